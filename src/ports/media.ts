@@ -1,0 +1,29 @@
+/** Bytes fetched from a URL with what the server said about them. */
+export interface FetchedMedia {
+  data: Buffer
+  /** Content-Type reported by the server, if any. */
+  contentType?: string
+  /** File name from Content-Disposition or the URL path, if any. */
+  fileName?: string
+}
+
+/**
+ * The media fetcher port: download a user-supplied http(s) URL for sending. Implementations must
+ * refuse private, loopback and link-local targets unless told otherwise, cap the size and time out;
+ * they throw a MediaFetchError describing what went wrong.
+ */
+export interface MediaFetcher {
+  fetch(url: string, limits: { maxBytes: number; timeoutMs: number }): Promise<FetchedMedia>
+}
+
+/** Why a media download failed; `reason` maps to the HTTP answer. */
+export class MediaFetchError extends Error {
+  constructor(
+    readonly reason: 'refused' | 'too-large' | 'timeout' | 'unreachable' | 'bad-status',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+    this.name = 'MediaFetchError'
+  }
+}

@@ -1,0 +1,221 @@
+import type { Storage } from './storage.ts'
+import type { Logger } from '../logger.ts'
+
+/**
+ * The transport port: one messaging-network session per device. The default is Baileys
+ * (adapters/transport-baileys); adapters/transport-memory is a simulated network with the same
+ * behaviour as far as the gateway can tell. Every method names the device it acts for.
+ *
+ * Addresses (`to`, `chat`): a phone number as digits with the country code (`5511999990000`), a group
+ * id (`<digits>@g.us`), or a network user id (`...@s.whatsapp.net`, `...@lid`).
+ */
+export interface Transport {
+  /** Called once by createGateway before any other method. */
+  start(context: TransportContext): Promise<void>
+  /**
+   * Open (or resume) the device's session. With stored credentials the session reconnects without a
+   * new link; without them it waits for `link`. Idempotent.
+   */
+  connect(deviceId: string): Promise<void>
+  /**
+   * Begin linking a device that is not connected: a QR string, or, when `phone` is given, the
+   * pairing `code` chosen by the gateway (8 characters) for that phone. Later QR refreshes arrive as
+   * `qr` events. Throws TransportError('already-connected') when the device is connected.
+   */
+  link(deviceId: string, request: LinkRequest): Promise<LinkChallenge>
+  /** Current state of the device's session (never throws for an unknown device: it is `closed`). */
+  status(deviceId: string): Promise<SessionStatus>
+  /** Unlink the device from the network and delete all its session state (credentials, keys). */
+  logout(deviceId: string): Promise<void>
+  /** Close the device's session without unlinking (it can resume later). */
+  disconnect(deviceId: string): Promise<void>
+  /** Send one message; resolves with the network's id for it. */
+  send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage>
+  /** Send a read receipt for a received message. */
+  markRead(deviceId: string, target: MessageRef): Promise<void>
+  /** Group metadata by id (`...@g.us`) or by invite code; undefined when there is no such group. */
+  groupInfo(deviceId: string, group: GroupRef): Promise<GroupInfo | undefined>
+  /** Create a group with the device as admin; participants are phone numbers. */
+  groupCreate(deviceId: string, subject: string, participants: string[]): Promise<GroupInfo>
+  /** Join a group by invite code; undefined when the invite is invalid or expired. */
+  groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined>
+  /** Close every session (without unlinking) and release resources. */
+  stop(): Promise<void>
+}
+
+/** What createGateway hands a transport. */
+export interface TransportContext {
+  /** A storage namespace reserved for the transport (auth state, message keys). */
+  storage: Storage
+  logger: Logger
+  /** Report something that happened on the network. Never throws; returns once recorded. */
+  emit(event: TransportEvent): Promise<void>
+}
+
+/** How to link: by QR (no phone) or by pairing code for `phone`. */
+export interface LinkRequest {
+  /** Phone number (digits) that will enter the pairing code; absent for QR linking. */
+  phone?: string
+  /** The 8-character pairing code the gateway chose; present exactly when `phone` is. */
+  code?: string
+}
+
+/** A challenge the user completes on the phone. */
+export type LinkChallenge = { kind: 'qr'; qr: string } | { kind: 'code'; code: string }
+
+/** Lifecycle of a device session. */
+export type SessionState =
+  | 'closed' // no session (never linked, or logged out)
+  | 'connecting' // opening or resuming
+  | 'linking' // waiting for a QR scan or pairing code
+  | 'open' // connected and usable
+  | 'replaced' // another client took the session; not reconnected automatically
+  | 'logged-out' // unlinked from the phone; needs a new link
+
+/** Session status as the gateway reports it. */
+export interface SessionStatus {
+  state: SessionState
+  connected: boolean
+  /** Linked phone number (digits), once known. */
+  phone?: string
+  /** Network user id (e.g. a LID), when the network has one. */
+  lid?: string
+  /** Last error or disconnect reason, for diagnostics. */
+  reason?: string
+}
+
+/** Identifies a message on the network: its chat and id. */
+export interface MessageRef {
+  chat: string
+  id: string
+  /** Sender inside a group, when known. */
+  participant?: string
+  /** Whether the device itself sent it, when known. */
+  fromMe?: boolean
+}
+
+/** A group, by its id or by an invite code (or link). */
+export type GroupRef = { id: string } | { invite: string }
+
+/** Group metadata. */
+export interface GroupInfo {
+  id: string
+  subject: string
+  description?: string
+  participants: { id: string; phone?: string; admin: boolean }[]
+  inviteCode?: string
+}
+
+/** Result of a send. */
+export interface SentMessage {
+  id: string
+  /** Milliseconds since the epoch. */
+  timestamp: number
+}
+
+/** A button of a buttons message. */
+export type Button =
+  | { type: 'reply'; id: string; text: string }
+  | { type: 'url'; text: string; url: string }
+  | { type: 'call'; text: string; phone: string }
+
+/** A carousel card. The image is fetched by the gateway before sending. */
+export interface Card {
+  image: MediaPayload
+  title: string
+  subtitle?: string
+  description?: string
+  buttons: Button[]
+}
+
+/** Media bytes and their description. */
+export interface MediaPayload {
+  data: Buffer
+  mimetype: string
+  fileName?: string
+}
+
+/** Media kinds, as the network distinguishes them. */
+export type MediaKind = 'image' | 'video' | 'audio' | 'document'
+
+/** Everything the gateway can send. */
+export type OutgoingMessage =
+  | { kind: 'text'; text: string }
+  | { kind: 'media'; media: MediaKind; file: MediaPayload; caption?: string; voiceNote?: boolean }
+  | { kind: 'contact'; name: string; phone: string }
+  | { kind: 'location'; latitude: number; longitude: number; text?: string }
+  /** An empty emoji removes the reaction. */
+  | { kind: 'reaction'; target: MessageRef; emoji: string }
+  | { kind: 'delete'; target: MessageRef }
+  | { kind: 'buttons'; text: string; header?: string; footer?: string; buttons: Button[] }
+  | { kind: 'carousel'; text: string; footer?: string; cards: Card[] }
+
+/** The content of a received (or own sent) message. */
+export type IncomingContent =
+  | { kind: 'text'; text: string }
+  | {
+      kind: MediaKind
+      caption?: string
+      fileName?: string
+      mimetype?: string
+      /** Base64 of the bytes, when small enough to inline. */
+      base64?: string
+      /** Where the host can fetch the bytes from, when not inlined. */
+      url?: string
+      voiceNote?: boolean
+    }
+  | { kind: 'contact'; name: string; phone?: string; vcard?: string }
+  | { kind: 'location'; latitude: number; longitude: number; name?: string }
+  /** An empty emoji means the reaction was removed. */
+  | { kind: 'reaction'; target: string; emoji: string }
+  | { kind: 'delete'; target: string }
+  /** A tap on a button (`list` false) or a list row (`list` true) of message `target`. */
+  | { kind: 'button'; target?: string; buttonId: string; text?: string; list?: boolean }
+
+/** A message seen by a device. */
+export interface IncomingMessage {
+  id: string
+  /** The chat: the other party's phone for 1:1 chats, or the group id. */
+  chat: string
+  /** Sender phone (digits), when known. */
+  from?: string
+  /** Sender's network user id (e.g. `...@lid`), when the network gave one. */
+  fromLid?: string
+  /** Recipient: the device's phone, the other party's phone (fromMe), or the group id. */
+  to: string
+  fromMe: boolean
+  isGroup: boolean
+  /** Group id, for group traffic. */
+  group?: string
+  /** Milliseconds since the epoch. */
+  timestamp: number
+  /** Sender's display name, when the network gave one. */
+  pushName?: string
+  content: IncomingContent
+}
+
+/** What a transport reports. */
+export type TransportEvent =
+  | { type: 'message'; deviceId: string; message: IncomingMessage }
+  | { type: 'qr'; deviceId: string; qr: string }
+  | { type: 'status'; deviceId: string; status: SessionStatus }
+
+/** Why a transport call failed; the gateway maps `code` to an HTTP answer. */
+export class TransportError extends Error {
+  constructor(
+    readonly code:
+      | 'not-connected' // 409
+      | 'already-connected' // 409
+      | 'not-found' // 404: unknown chat, group, invite or message
+      | 'not-admin' // 403
+      | 'rate-limited' // 429
+      | 'timeout' // 504
+      | 'invalid' // 400: the network refused the content
+      | 'failed', // 502: anything else
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+    this.name = 'TransportError'
+  }
+}

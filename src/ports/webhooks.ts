@@ -1,0 +1,27 @@
+/** One signed HTTP delivery of a webhook event, ready to be POSTed as is. */
+export interface WebhookDelivery {
+  /** Receiver URL (already checked against the URL policy when it was configured). */
+  url: string
+  /** Headers to send, including the Standard Webhooks `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
+  headers: Record<string, string>
+  /** The exact JSON body that was signed. */
+  body: string
+}
+
+/** What the receiver answered. A thrown error means no answer (network error, timeout, refused URL). */
+export interface WebhookResponse {
+  status: number
+  /** The receiver's `Retry-After` header, when it sent one. */
+  retryAfter?: string
+}
+
+/**
+ * The webhook sender port: deliver one event to one URL. Retries, signing and durability live in the
+ * core (the outbox); a sender only performs a single attempt.
+ */
+export interface WebhookSender {
+  /** POST the delivery once and report the receiver's status. Throws when no status was obtained. */
+  send(delivery: WebhookDelivery): Promise<WebhookResponse>
+  /** Stop accepting work and wait for deliveries in flight. */
+  close?(): Promise<void>
+}

@@ -1,0 +1,52 @@
+import { createHash, randomBytes, randomInt, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+
+/** A random secret of `bytes` bytes, base64url (no padding). 18 bytes = 144 bits. */
+export function randomKey(bytes = 24): string {
+  return randomBytes(bytes).toString('base64url')
+}
+
+/** A random string of `length` decimal digits drawn from `alphabet` (uniform, crypto-grade). */
+export function randomDigits(length: number, alphabet = '0123456789'): string {
+  let out = ''
+  for (let i = 0; i < length; i++) out += alphabet[randomInt(alphabet.length)]
+  return out
+}
+
+/**
+ * SHA-256 of a high-entropy key (authkey, appkey, link token), hex. Such keys are looked up by this
+ * hash and never stored in clear; a fast hash is right for random keys (passwords use scrypt).
+ */
+export function hashKey(key: string): string {
+  return createHash('sha256').update(key, 'utf8').digest('hex')
+}
+
+/** Constant-time equality of two strings (false when the lengths differ). */
+export function safeEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, 'utf8')
+  const y = Buffer.from(b, 'utf8')
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+const SCRYPT: ScryptOptions = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
+
+function scrypt(password: string, salt: Buffer, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scryptCb(password.normalize('NFKC'), salt, length, SCRYPT, (err, key) => (err ? reject(err) : resolve(key))),
+  )
+}
+
+/** A salted scrypt hash of a password: `scrypt$N$r$p$<salt b64>$<hash b64>`. */
+export async function hashPassword(password: string): Promise<string> {
+  const salt = randomBytes(16)
+  const hash = await scrypt(password, salt, 32)
+  return `scrypt$${SCRYPT.N}$${SCRYPT.r}$${SCRYPT.p}$${salt.toString('base64')}$${hash.toString('base64')}`
+}
+
+/** Whether `password` matches a hash made by hashPassword (constant-time compare). */
+export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+  const [scheme, , , , salt, hash] = stored.split('$')
+  if (scheme !== 'scrypt' || !salt || !hash) return false
+  const expected = Buffer.from(hash, 'base64')
+  const actual = await scrypt(password, Buffer.from(salt, 'base64'), expected.length)
+  return timingSafeEqual(actual, expected)
+}
