@@ -1,0 +1,64 @@
+/**
+ * Mounting the gateway inside an existing Koa app: the host keeps its own body parser, error
+ * handler and routes; the gateway lives under /whatsapp with its own parsing and error rendering.
+ *
+ *   PORT=4000 npx tsx examples/mount-in-existing-app.ts
+ */
+import Koa from 'koa'
+import Router from '@koa/router'
+import bodyParser from 'koa-bodyparser'
+import { pathToFileURL } from 'node:url'
+import type { Server } from 'node:http'
+import { createGateway } from 'zapgate'
+import { memoryTransport, MemoryNetwork } from 'zapgate/adapters/transport-memory'
+
+/** Start the host app on `port` (0 for any); resolves with the server and a stop function. */
+export async function startHostApp(port = 0) {
+  const app = new Koa()
+  // The host's own error handler renders its own shape: the gateway's routes never reach it.
+  app.use(async (ctx, next) => {
+    try {
+      await next()
+    } catch (err) {
+      ctx.status = (err as { status?: number }).status ?? 500
+      ctx.body = { error: (err as Error).message, host: true }
+    }
+  })
+  app.use(bodyParser()) // the host's parser runs first; the gateway uses what it parsed
+
+  const network = new MemoryNetwork()
+  const gateway = await createGateway({ transport: memoryTransport({ network }) })
+
+  const host = new Router()
+  host.get('/health', ctx => {
+    ctx.body = { ok: true }
+  })
+  host.post('/echo', ctx => {
+    ctx.body = { youSent: ctx.request.body }
+  })
+  host.get('/boom', () => {
+    throw Object.assign(new Error('host failure'), { status: 418 })
+  })
+  host.use('/whatsapp', gateway.router.routes(), gateway.router.allowedMethods())
+  app.use(host.routes()).use(host.allowedMethods())
+
+  const server: Server = app.listen(port)
+  await new Promise(resolve => server.once('listening', resolve))
+  const address = server.address()
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`
+  return {
+    url,
+    network,
+    gateway,
+    async stop() {
+      server.close()
+      server.closeAllConnections?.()
+      await gateway.close()
+    },
+  }
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  const { url } = await startHostApp(Number(process.env.PORT ?? 4000))
+  console.log(`host app on ${url}: GET /health, POST /echo, gateway under ${url}/whatsapp/api/...`)
+}

@@ -1,0 +1,98 @@
+/**
+ * The ready-to-run gateway server (`npm start`). Configuration comes from the environment:
+ *
+ *   PORT                         HTTP port (default 3000)
+ *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
+ *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite),
+ *                                redis://..., postgres://..., memory://
+ *   GATEWAY_BASE_URL             public URL of the server, for QR share links
+ *   GATEWAY_ALLOW_PRIVATE_URLS   1: webhook and media URLs may reach loopback/private addresses
+ *   GATEWAY_WEBHOOK_RETRY_MS     comma-separated webhook retry delays in ms
+ *   LOG_LEVEL                    pino level (default info)
+ */
+import Koa from 'koa'
+import pino from 'pino'
+import type { Server } from 'node:http'
+import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
+import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
+
+const env = process.env
+const logger = pino({
+  level: env.LOG_LEVEL ?? 'info',
+  redact: { paths: ['*.senha', '*.authkey', '*.appkey', '*.webhookSecret', '*.code', '*.password'], censor: '[redacted]' },
+})
+
+async function main(): Promise<void> {
+  const port = Number(env.PORT ?? 3000)
+  const transportName = env.GATEWAY_TRANSPORT ?? 'baileys'
+  const storeUrl = env.GATEWAY_STORE ?? 'sqlite://./data/gateway.sqlite'
+  const storage = await storageFromUrl(storeUrl)
+  const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
+
+  const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
+  let transport: Transport
+  let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
+  if (transportName === 'memory') {
+    const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
+    const network = new MemoryNetwork()
+    transport = memoryTransport({ network })
+    mountSimulator = gateway => {
+      const sim = simulatorRoutes(network, {
+        resolveDevice: async ({ appkey }) => (appkey ? (await gateway.services.devices.findAnywhere(appkey))?.id : undefined),
+      })
+      app.use(sim.routes())
+    }
+  } else if (transportName === 'baileys') {
+    transport = await loadBaileys()
+  } else {
+    throw new Error(`GATEWAY_TRANSPORT must be baileys or memory, not ${JSON.stringify(transportName)}`)
+  }
+
+  const options: GatewayOptions = {
+    storage,
+    transport,
+    logger,
+    allowPrivateUrls,
+    baseUrl: env.GATEWAY_BASE_URL,
+  }
+  const gateway = await createGateway(options)
+  mountSimulator?.(gateway)
+  app.use(gateway.routes())
+  const server: Server = app.listen(port)
+  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+  logger.info({ port, transport: transportName, store: redactUrl(storeUrl) }, `gateway listening on http://localhost:${port}`)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down')
+    server.close()
+    server.closeAllConnections?.()
+    await gateway.close()
+    await storage.close?.()
+    logger.info('stopped')
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+}
+
+async function loadBaileys(): Promise<Transport> {
+  const path = 'zapgate/adapters/transport-baileys'
+  try {
+    const { baileysTransport } = (await import(path)) as { baileysTransport: (options?: object) => Transport }
+    return baileysTransport({ printQrInTerminal: true })
+  } catch (cause) {
+    throw new Error('The Baileys transport is not available in this build yet. Run with GATEWAY_TRANSPORT=memory for the simulated network.', { cause })
+  }
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@')
+}
+
+main().catch(err => {
+  logger.fatal({ err }, err instanceof Error ? err.message : 'start-up failed')
+  process.exit(1)
+})

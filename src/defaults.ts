@@ -1,0 +1,35 @@
+import type { GatewayOptions, ResolvedOptions } from './options.ts'
+import type { MediaFetcher } from './ports/media.ts'
+import type { Storage } from './ports/storage.ts'
+import type { Transport } from './ports/transport.ts'
+import type { WebhookSender } from './ports/webhooks.ts'
+
+/**
+ * The one place where default adapters are wired. Each is imported lazily, so a host that passes its
+ * own adapter never loads the default's libraries (Baileys, got, Keyv).
+ */
+export async function defaultAdapters(options: GatewayOptions, resolved: ResolvedOptions) {
+  const storage: Storage = options.storage ?? (await import('../adapters/storage-keyv/index.ts')).keyvStorage()
+  const transport: Transport = options.transport ?? (await baileysTransport())
+  const webhooks: WebhookSender =
+    options.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls })
+  const media: MediaFetcher =
+    options.media ?? (await import('../adapters/media-http/index.ts')).httpMediaFetcher({ allowPrivateUrls: resolved.allowPrivateUrls })
+  return { storage, transport, webhooks, media, ownsStorage: options.storage === undefined }
+}
+
+// --- Internal helpers ---
+
+async function baileysTransport(): Promise<Transport> {
+  const path = '../adapters/transport-baileys/index.ts'
+  try {
+    const adapter = (await import(path)) as { baileysTransport: () => Transport }
+    return adapter.baileysTransport()
+  } catch (cause) {
+    throw new Error(
+      'createGateway: the Baileys transport is not available in this build yet; pass a transport, e.g. ' +
+        "transport: memoryTransport() from 'zapgate/adapters/transport-memory'",
+      { cause },
+    )
+  }
+}

@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto'
+import { GatewayError, Messages } from '../errors.ts'
+import { hashKey, hashPassword, randomKey, safeEqual } from '../security/keys.ts'
+import { Collection } from '../store/collection.ts'
+import type { KeyedLock } from '../store/keyed-lock.ts'
+import type { Storage } from '../ports/storage.ts'
+import { dateInZone } from './clock.ts'
+
+/** A subscription plan: its display name and how many days an account lasts. */
+export interface Plan {
+  name: string
+  days: number
+}
+
+/** The default plans: `plano: "1"` works out of the box. */
+export const defaultPlans: Record<string, Plan> = { '1': { name: 'Gratuito', days: 30 } }
+
+/** A user account as stored (no password or key in clear). */
+export interface Account {
+  id: string
+  name: string
+  email: string
+  phone: string
+  planId: string
+  planName: string
+  /** Last valid day, YYYY-MM-DD in the gateway's time zone. */
+  expiresOn: string
+  passwordHash: string
+  authkeyHash: string
+  createdAt: number
+}
+
+/** What a registration asks for. */
+export interface Registration {
+  name: string
+  email: string
+  password: string
+  phone: string
+  planId: string
+}
+
+/** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
+export class Accounts {
+  private readonly accounts: Collection<Account>
+  private readonly byEmail: Collection<{ accountId: string }>
+  private readonly byKey: Collection<{ accountId: string }>
+
+  constructor(
+    storage: Storage,
+    private readonly lock: KeyedLock,
+    private readonly plans: Record<string, Plan>,
+    private readonly timeZone: string,
+  ) {
+    this.accounts = new Collection(storage, lock, 'account')
+    this.byEmail = new Collection(storage, lock, 'account-email')
+    this.byKey = new Collection(storage, lock, 'authkey')
+  }
+
+  /**
+   * Create an account and its authkey (returned once, in clear). Throws 409 when the e-mail is taken,
+   * 401 `validation.required` for an unknown plan.
+   */
+  async register(input: Registration): Promise<{ account: Account; authkey: string }> {
+    const plan = Object.hasOwn(this.plans, input.planId) ? this.plans[input.planId] : undefined
+    if (!plan) throw new GatewayError(401, Messages.required)
+    const email = input.email.trim().toLowerCase()
+    const emailId = hashKey(email)
+    return this.lock.run(this.byEmail.key(emailId), async () => {
+      if (await this.byEmail.get(emailId)) throw new GatewayError(409, Messages.emailTaken)
+      const authkey = randomKey(24)
+      const account: Account = {
+        id: randomUUID(),
+        name: input.name.trim(),
+        email,
+        phone: input.phone,
+        planId: input.planId,
+        planName: plan.name,
+        expiresOn: dateInZone(this.timeZone, plan.days),
+        passwordHash: await hashPassword(input.password),
+        authkeyHash: hashKey(authkey),
+        createdAt: Date.now(),
+      }
+      // Order matters for crash safety: the e-mail index is written last, so a crash before it
+      // leaves an unreachable record and the e-mail free, never a taken e-mail without an account.
+      await this.accounts.put(account.id, account)
+      await this.byKey.put(account.authkeyHash, { accountId: account.id })
+      await this.byEmail.put(emailId, { accountId: account.id })
+      return { account, authkey }
+    })
+  }
+
+  /** The account of a valid, unexpired authkey, or undefined. */
+  async authenticate(authkey: unknown): Promise<Account | undefined> {
+    if (typeof authkey !== 'string' || authkey.length === 0 || authkey.length > 256) return undefined
+    const keyHash = hashKey(authkey)
+    const entry = await this.byKey.get(keyHash)
+    if (!entry) return undefined
+    const account = await this.accounts.get(entry.accountId)
+    if (!account || !safeEqual(account.authkeyHash, keyHash)) return undefined
+    if (account.expiresOn < dateInZone(this.timeZone)) return undefined
+    return account
+  }
+
+  /** The account of an authkey, or a GatewayError(status, message) to answer with. */
+  async require(authkey: unknown, status: number, message: string): Promise<Account> {
+    const account = await this.authenticate(authkey)
+    if (!account) throw new GatewayError(status, message)
+    return account
+  }
+
+  /** An account by id (internal use: the id comes from a record of that account). */
+  get(id: string): Promise<Account | undefined> {
+    return this.accounts.get(id)
+  }
+}

@@ -1,0 +1,243 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { GatewayError, Messages } from '../errors.ts'
+import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
+import { Collection } from '../store/collection.ts'
+import type { KeyedLock } from '../store/keyed-lock.ts'
+import type { Storage } from '../ports/storage.ts'
+import type { LinkChallenge, SessionState, SessionStatus, Transport } from '../ports/transport.ts'
+import type { Logger } from '../logger.ts'
+import type { Account } from './accounts.ts'
+import type { GatewayEvents } from '../events.ts'
+
+/** A device (a session on the messaging network) as stored. */
+export interface Device {
+  id: string
+  accountId: string
+  name: string
+  appkeyHash: string
+  /** The appkey is the device name (chosen with `setAppkey`), so it may be shown again. */
+  appkeyIsName: boolean
+  webhookUrl?: string
+  /** Standard Webhooks signing secret, `whsec_<base64>`. */
+  webhookSecret: string
+  /** Which webhook events are on (operation 20). */
+  webhookEvents: { chat: boolean; group: boolean }
+  /** Last known session facts, kept in step with the transport's status events. */
+  phone?: string
+  connected: boolean
+  state: SessionState
+  /** Linked once and not logged out since: resumed when the gateway starts. */
+  linked: boolean
+  /** Hashes of the QR share link tokens. */
+  shareTokens: string[]
+  /** Agents hosted by the device, oldest first; the last one answers. */
+  agentIds: string[]
+  createdAt: number
+}
+
+/** What a device lookup field may match. */
+export type DeviceMatch = 'id' | 'name' | 'appkey'
+
+/** Work to do when a device is deleted (agents, schedules, outbox of the device). */
+export type DeviceRemovalHook = (device: Device) => Promise<void>
+
+/** The characters the pairing code is drawn from: digits the network accepts (no 0). */
+const PAIRING_ALPHABET = '123456789'
+
+/**
+ * Devices of accounts: creation, lookups scoped to an account, linking, status and deletion.
+ * Every lookup takes the caller's account first; nothing here ever returns another account's device.
+ */
+export class Devices {
+  private readonly devices: Collection<Device>
+  private readonly byName: Collection<{ deviceId: string }>
+  private readonly byAppkey: Collection<{ deviceId: string; retired?: boolean }>
+  private readonly removalHooks: DeviceRemovalHook[] = []
+
+  constructor(
+    storage: Storage,
+    private readonly lock: KeyedLock,
+    private readonly transport: Transport,
+    private readonly events: GatewayEvents,
+    private readonly logger: Logger,
+  ) {
+    this.devices = new Collection(storage, lock, 'device')
+    this.byName = new Collection(storage, lock, 'device-name')
+    this.byAppkey = new Collection(storage, lock, 'device-appkey')
+  }
+
+  /** Register work to run when a device is deleted. */
+  onRemove(hook: DeviceRemovalHook): void {
+    this.removalHooks.push(hook)
+  }
+
+  /** A device of `account` whose id, name or appkey (as allowed by `match`) is `value`. */
+  async find(account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> {
+    if (match.includes('id')) {
+      const device = await this.devices.get(value)
+      if (device && device.accountId === account.id) return device
+    }
+    if (match.includes('appkey')) {
+      const entry = await this.byAppkey.get(appkeyIndexId(account.id, value))
+      if (entry && !entry.retired) {
+        const device = await this.devices.get(entry.deviceId)
+        if (device && device.accountId === account.id && safeEqual(device.appkeyHash, hashKey(value))) return device
+      }
+    }
+    if (match.includes('name')) {
+      const entry = await this.byName.get(nameIndexId(account.id, value))
+      const device = entry && (await this.devices.get(entry.deviceId))
+      if (device && device.accountId === account.id && device.name === value) return device
+    }
+    return undefined
+  }
+
+  /** Like find, but a missing device is 404 `Nenhum dispositivo encontrado.` */
+  async require(account: Account, value: string, match?: DeviceMatch[]): Promise<Device> {
+    const device = await this.find(account, value, match)
+    if (!device) throw new GatewayError(404, Messages.deviceNotFound)
+    return device
+  }
+
+  /** A device by id, unscoped (internal use: ids come from records of the same account). */
+  get(id: string): Promise<Device | undefined> {
+    return this.devices.get(id)
+  }
+
+  /** Change a device record under its lock; undefined when it no longer exists. */
+  update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
+    return this.devices.update(id, current => {
+      if (!current) return undefined
+      const copy = structuredClone(current)
+      return change(copy) ?? copy
+    })
+  }
+
+  /**
+   * The device named `name` in the account, created when absent. `appkey` undefined generates a
+   * random one; an appkey equal to the name is the `setAppkey` case. `created` tells which happened.
+   */
+  async ensure(account: Account, input: { name: string; appkey?: string; webhookUrl?: string }): Promise<{ device: Device; created: boolean; appkey?: string }> {
+    return this.lock.run(this.byName.key(nameIndexId(account.id, input.name)), async () => {
+      const existing = await this.find(account, input.name, ['name', 'appkey'])
+      if (existing) {
+        const device = input.webhookUrl === undefined ? existing : await this.update(existing.id, d => void (d.webhookUrl = input.webhookUrl))
+        return { device: device ?? existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
+      }
+      const appkey = input.appkey ?? randomKey(18)
+      const device: Device = {
+        id: randomUUID(),
+        accountId: account.id,
+        name: input.name,
+        appkeyHash: hashKey(appkey),
+        appkeyIsName: appkey === input.name,
+        webhookUrl: input.webhookUrl,
+        webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
+        webhookEvents: { chat: true, group: true },
+        connected: false,
+        state: 'closed',
+        linked: false,
+        shareTokens: [],
+        agentIds: [],
+        createdAt: Date.now(),
+      }
+      await this.devices.put(device.id, device)
+      await this.byAppkey.put(appkeyIndexId(account.id, appkey), { deviceId: device.id })
+      await this.byName.put(nameIndexId(account.id, device.name), { deviceId: device.id })
+      this.logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
+      return { device, created: true, appkey }
+    })
+  }
+
+  /** A generated device name, unique enough to never collide in practice. */
+  generatedName(): string {
+    return `dispositivo-${randomKey(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`
+  }
+
+  /**
+   * Start linking a device that is not connected: a QR string, or with `phone` an 8-digit pairing
+   * code chosen here. Throws 409 `Dispositivo já conectado.` for a connected device.
+   */
+  async link(device: Device, phone?: string): Promise<LinkChallenge> {
+    const status = await this.transport.status(device.id)
+    if (status.connected) throw new GatewayError(409, Messages.alreadyConnected)
+    const challenge = phone
+      ? await this.transport.link(device.id, { phone, code: randomDigits(8, PAIRING_ALPHABET) })
+      : await this.transport.link(device.id, {})
+    return challenge
+  }
+
+  /** The device's live session status (from the transport). */
+  status(device: Device): Promise<SessionStatus> {
+    return this.transport.status(device.id)
+  }
+
+  /**
+   * Delete a device: log its session out (deleting the transport's auth state), run the removal
+   * hooks, drop its records. Without `deleteAppkey` the appkey stays reserved for the account (a later
+   * operation 3 with `setAppkey` equal to it reuses it). Failures answer 500 and keep the device.
+   */
+  async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
+    try {
+      await this.transport.logout(device.id)
+      for (const hook of this.removalHooks) await hook(device)
+      await this.devices.remove(device.id)
+      await this.byName.remove(nameIndexId(device.accountId, device.name))
+      const appkeyId = `${device.accountId}:${device.appkeyHash}`
+      if (options.deleteAppkey) await this.byAppkey.remove(appkeyId)
+      else await this.byAppkey.put(appkeyId, { deviceId: device.id, retired: true })
+      this.logger.info({ deviceId: device.id }, 'device deleted')
+    } catch (cause) {
+      throw new GatewayError(500, Messages.deleteFailed, {}, { cause })
+    }
+  }
+
+  /** Keep the stored device in step with a transport status event; emits `device-status`. */
+  async applyStatus(deviceId: string, status: SessionStatus): Promise<void> {
+    const device = await this.update(deviceId, d => {
+      d.connected = status.connected
+      d.state = status.state
+      if (status.phone) d.phone = status.phone
+      if (status.state === 'open') d.linked = true
+      if (status.state === 'logged-out') d.linked = false
+    })
+    if (device) this.events.emit('device-status', { deviceId, accountId: device.accountId, status })
+  }
+
+  /** Resume the sessions of every linked device (at start-up), `concurrency` at a time. */
+  async resumeAll(concurrency = 16): Promise<number> {
+    const ids: string[] = []
+    for await (const [, device] of this.devices.all()) if (device.linked) ids.push(device.id)
+    let next = 0
+    const worker = async () => {
+      while (next < ids.length) {
+        const id = ids[next++]
+        await this.transport.connect(id).catch(err => this.logger.warn({ err, deviceId: id }, 'device resume failed'))
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker))
+    return ids.length
+  }
+
+  /**
+   * A device by appkey or name across all accounts (a scan). Only for development tools such as the
+   * simulator's `/_sim/scan`, never for API requests.
+   */
+  async findAnywhere(appkeyOrName: string): Promise<Device | undefined> {
+    const keyHash = hashKey(appkeyOrName)
+    for await (const [, device] of this.devices.all()) {
+      if (safeEqual(device.appkeyHash, keyHash) || device.name === appkeyOrName) return device
+    }
+    return undefined
+  }
+}
+
+// --- Internal helpers ---
+
+function nameIndexId(accountId: string, name: string): string {
+  return `${accountId}:${hashKey(name)}`
+}
+
+function appkeyIndexId(accountId: string, appkey: string): string {
+  return `${accountId}:${hashKey(appkey)}`
+}

@@ -1,0 +1,39 @@
+import type { IncomingMessage } from '../ports/transport.ts'
+import type { GatewayEvents } from '../events.ts'
+import type { Logger } from '../logger.ts'
+import type { Device } from './devices.ts'
+
+/** Something that reacts to every message a device sees (webhook outbox, agents, ...). */
+export type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void>
+
+/**
+ * The one stream of messages seen by devices: received ones (from the transport) and the gateway's
+ * own sends (published by the send path with `fromMe: true`). Subscribers run in order and are
+ * awaited, so a durable subscriber (the webhook outbox) has recorded the message before `publish`
+ * resolves; one failing subscriber is logged and does not stop the others.
+ */
+export class MessageFeed {
+  private readonly subscribers: MessageSubscriber[] = []
+
+  constructor(
+    private readonly events: GatewayEvents,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Add a subscriber; earlier subscribers run first. */
+  subscribe(subscriber: MessageSubscriber): void {
+    this.subscribers.push(subscriber)
+  }
+
+  /** Hand a message to every subscriber, then emit the host-facing `message` event. */
+  async publish(device: Device, message: IncomingMessage): Promise<void> {
+    for (const subscriber of this.subscribers) {
+      try {
+        await subscriber(device, message)
+      } catch (err) {
+        this.logger.error({ err, deviceId: device.id, messageId: message.id }, 'message subscriber failed')
+      }
+    }
+    this.events.emit('message', { deviceId: device.id, accountId: device.accountId, message })
+  }
+}

@@ -1,0 +1,84 @@
+import { hashKey, randomKey } from '../security/keys.ts'
+import { Collection } from '../store/collection.ts'
+import type { KeyedLock } from '../store/keyed-lock.ts'
+import type { Storage } from '../ports/storage.ts'
+import type { Device, Devices } from './devices.ts'
+
+/** How many share links a device keeps; older ones are revoked. */
+const MAX_LINKS_PER_DEVICE = 5
+/** How long a QR string is shown before the page asks the transport for a fresh one. */
+const QR_TTL_MS = 60_000
+
+/**
+ * QR share links: capability URLs (`/qr/<token>`) that show a device's live QR until it connects.
+ * Tokens are random and stored only as hashes; `GerenciarLinks: excluir` revokes them all.
+ */
+export class ShareLinks {
+  private readonly links: Collection<{ deviceId: string; accountId: string; createdAt: number }>
+  private readonly qrs: Collection<{ qr: string; at: number }>
+
+  constructor(
+    storage: Storage,
+    lock: KeyedLock,
+    private readonly devices: Devices,
+  ) {
+    this.links = new Collection(storage, lock, 'share-link')
+    this.qrs = new Collection(storage, lock, 'qr')
+  }
+
+  /** A new share token for the device (the oldest beyond the limit is revoked). */
+  async create(device: Device): Promise<string> {
+    const token = randomKey(18)
+    const tokenHash = hashKey(token)
+    await this.links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, createdAt: Date.now() })
+    let dropped: string[] = []
+    await this.devices.update(device.id, d => {
+      d.shareTokens.push(tokenHash)
+      dropped = d.shareTokens.splice(0, Math.max(0, d.shareTokens.length - MAX_LINKS_PER_DEVICE))
+    })
+    for (const old of dropped) await this.links.remove(old)
+    return token
+  }
+
+  /** The device a token shows, or undefined when the token is unknown or revoked. */
+  async resolve(token: string): Promise<Device | undefined> {
+    if (token.length > 64) return undefined
+    const tokenHash = hashKey(token)
+    const link = await this.links.get(tokenHash)
+    if (!link) return undefined
+    const device = await this.devices.get(link.deviceId)
+    return device && device.accountId === link.accountId && device.shareTokens.includes(tokenHash) ? device : undefined
+  }
+
+  /** Revoke every share link of the device; resolves with how many there were. */
+  async revokeAll(device: Device): Promise<number> {
+    let tokens: string[] = []
+    await this.devices.update(device.id, d => {
+      tokens = d.shareTokens
+      d.shareTokens = []
+    })
+    for (const tokenHash of tokens) await this.links.remove(tokenHash)
+    return tokens.length
+  }
+
+  /** Remember the device's current QR string (from a link call or a transport `qr` event). */
+  rememberQr(deviceId: string, qr: string): Promise<void> {
+    return this.qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS)
+  }
+
+  /** The device's current QR string, if one is fresh. */
+  async currentQr(deviceId: string): Promise<string | undefined> {
+    return (await this.qrs.get(deviceId))?.qr
+  }
+
+  /** Forget the device's QR (it connected, or was deleted). */
+  async forgetQr(deviceId: string): Promise<void> {
+    await this.qrs.remove(deviceId)
+  }
+
+  /** Drop the device's links and QR (removal hook). */
+  async removeDevice(device: Device): Promise<void> {
+    for (const tokenHash of device.shareTokens) await this.links.remove(tokenHash)
+    await this.forgetQr(device.id)
+  }
+}

@@ -1,0 +1,32 @@
+import { EventEmitter } from 'node:events'
+import type { IncomingMessage, SessionStatus } from './ports/transport.ts'
+
+/** What the gateway reports to its host, by event name. */
+export interface GatewayEventMap {
+  /** A message seen by a device (received, or sent by the gateway). */
+  message: [{ deviceId: string; accountId: string; message: IncomingMessage }]
+  /** A device's session changed state. */
+  'device-status': [{ deviceId: string; accountId: string; status: SessionStatus }]
+  /** A webhook event was delivered (2xx). */
+  delivery: [{ deviceId: string; eventId: string; url: string; attempt: number; status: number }]
+  /** A webhook attempt failed; `final` when the event moved to the dead-letter collection. */
+  'delivery-failed': [{ deviceId: string; eventId: string; url: string; attempt: number; status?: number; error?: string; final: boolean }]
+}
+
+/** The gateway's typed event emitter (observability for hosts: subscribe with `gateway.events.on`). */
+export class GatewayEvents extends EventEmitter<GatewayEventMap> {
+  constructor() {
+    super({ captureRejections: false })
+    // A host listener that throws must never break the gateway.
+    this.setMaxListeners(50)
+  }
+
+  /** Emit without letting a throwing listener escape into the gateway. */
+  override emit<K extends keyof GatewayEventMap>(event: K, ...args: GatewayEventMap[K]): boolean {
+    try {
+      return super.emit(event as any, ...(args as any))
+    } catch {
+      return true
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type Router from '@koa/router'
+import type { Middleware } from 'koa'
+import { Accounts } from './domain/accounts.ts'
+import { Agents } from './domain/agents.ts'
+import { Devices } from './domain/devices.ts'
+import { ShareLinks } from './domain/share-links.ts'
+import { MessageFeed } from './domain/message-feed.ts'
+import { defaultAdapters } from './defaults.ts'
+import { GatewayEvents } from './events.ts'
+import { buildRouter } from './http/router.ts'
+import { childLogger, silentLogger } from './logger.ts'
+import { operationTable } from './operations/table.ts'
+import { resolveOptions, type GatewayOptions } from './options.ts'
+import { prefixedStorage } from './ports/storage.ts'
+import type { TransportEvent } from './ports/transport.ts'
+import type { Services } from './services.ts'
+import { guardStorage } from './store/guarded-storage.ts'
+import { KeyedLock } from './store/keyed-lock.ts'
+
+/** A running gateway: mount `routes()` (or `router`) in a Koa app; `close()` when done. */
+export interface Gateway {
+  /** The gateway's @koa/router, to mount under a prefix with another router. */
+  router: Router
+  /** Koa middleware serving the gateway's routes (and 405/501 for wrong methods on them). */
+  routes(): Middleware
+  /** Typed events for observability: `message`, `device-status`, `delivery`, `delivery-failed`. */
+  events: GatewayEvents
+  /** Resolves once stored devices have been resumed on the transport. */
+  ready: Promise<void>
+  /** The wired services (advanced: tools such as the simulator reach the domain through them). */
+  services: Services
+  /** Close sessions (without unlinking), flush queues, release the store it created. */
+  close(): Promise<void>
+}
+
+/** Create a gateway. Every option has a default; see GatewayOptions. */
+export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
+  const resolved = resolveOptions(options)
+  const logger = options.logger ?? silentLogger
+  const adapters = await defaultAdapters(options, resolved)
+  const storage = guardStorage(adapters.storage)
+  const lock = new KeyedLock()
+  const events = new GatewayEvents()
+  const { transport, webhooks, media } = adapters
+  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone)
+  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }))
+  const agents = new Agents(storage, lock, devices)
+  const links = new ShareLinks(storage, lock, devices)
+  devices.onRemove(device => links.removeDevice(device))
+  devices.onRemove(device => agents.removeDevice(device))
+  const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed }
+
+  async function onTransportEvent(event: TransportEvent): Promise<void> {
+    try {
+      if (event.type === 'status') {
+        await devices.applyStatus(event.deviceId, event.status)
+        if (event.status.connected) await links.forgetQr(event.deviceId)
+      } else if (event.type === 'qr') {
+        await links.rememberQr(event.deviceId, event.qr)
+      } else if (event.type === 'message') {
+        const device = await devices.get(event.deviceId)
+        if (device) await feed.publish(device, event.message)
+      }
+    } catch (err) {
+      logger.error({ err, event: event.type, deviceId: event.deviceId }, 'transport event not recorded')
+    }
+  }
+
+  await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
+  const router = buildRouter(operationTable, services)
+  const ready = devices.resumeAll().then(
+    count => logger.info({ count }, 'devices resumed'),
+    err => logger.error({ err }, 'resuming devices failed'),
+  )
+  let closed: Promise<void> | undefined
+
+  return {
+    router,
+    routes() {
+      const routes = router.routes() as unknown as Middleware
+      const methods = router.allowedMethods() as unknown as Middleware
+      return (ctx, next) => routes(ctx, () => methods(ctx, next))
+    },
+    events,
+    ready,
+    services,
+    close() {
+      closed ??= (async () => {
+        await ready
+        await transport.stop()
+        await webhooks.close?.()
+        if (adapters.ownsStorage) await adapters.storage.close?.()
+        events.removeAllListeners()
+      })()
+      return closed
+    },
+  }
+}

@@ -1,0 +1,133 @@
+import Busboy from 'busboy'
+import koaBodyParser from 'koa-bodyparser'
+import type { Context, Next } from 'koa'
+import { GatewayError, Messages } from '../errors.ts'
+
+/** A file part of a multipart body. */
+export interface UploadedFile {
+  data: Buffer
+  fileName?: string
+  mimetype?: string
+}
+
+/** Parsed request: the body fields, and the files of a multipart body. */
+export interface ParsedBody {
+  fields: Record<string, unknown>
+  uploads: Map<string, UploadedFile>
+}
+
+/**
+ * Body parsing scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same.
+ * A body the host app already parsed is used as is; a request stream nobody read yet is parsed here,
+ * so mounting the gateway works with or without a host bodyparser. Puts a ParsedBody on ctx.state.
+ */
+export function parseBody(limitBytes: number) {
+  const jsonAndForm = koaBodyParser({
+    enableTypes: ['json', 'form'],
+    jsonLimit: `${limitBytes}b`,
+    formLimit: `${limitBytes}b`,
+    strict: false,
+    extendTypes: { json: ['application/*+json'] },
+  })
+  return async function gatewayBody(ctx: Context, next: Next) {
+    const uploads = new Map<string, UploadedFile>()
+    const unread = !ctx.req.readableEnded
+    const hostBody = (ctx.request as { body?: unknown }).body
+    let body: unknown = hostBody
+    if (hostBody === undefined || (unread && isEmptyObject(hostBody))) {
+      if (ctx.is('multipart')) {
+        body = await readMultipart(ctx, limitBytes, uploads)
+      } else if (!hasBody(ctx)) {
+        body = {}
+      } else if (ctx.is('json', 'urlencoded', 'application/*+json')) {
+        ;(ctx.request as { body?: unknown }).body = undefined
+        await jsonAndForm(ctx, async () => {}).catch(mapParserError)
+        body = (ctx.request as { body?: unknown }).body
+      } else {
+        throw new GatewayError(415, Messages.unsupportedType)
+      }
+    }
+    if (!isPlainObject(body)) throw new GatewayError(400, Messages.notObject)
+    ctx.state.gatewayBody = { fields: body, uploads } satisfies ParsedBody
+    await next()
+  }
+}
+
+// --- Internal helpers ---
+
+function hasBody(ctx: Context): boolean {
+  const length = ctx.get('content-length')
+  return length ? Number(length) > 0 : ctx.get('transfer-encoding') !== ''
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return isPlainObject(value) && Object.keys(value).length === 0
+}
+
+function mapParserError(err: { status?: number; type?: string }): never {
+  if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError(413, Messages.tooLarge, {}, { cause: err })
+  if (err.status === 415) throw new GatewayError(415, Messages.unsupportedType, {}, { cause: err })
+  if (err.status && err.status < 500) throw new GatewayError(400, Messages.badJson, {}, { cause: err })
+  throw err
+}
+
+function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, UploadedFile>): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, unknown> = Object.create(null)
+    let total = 0
+    let failed = false
+    const fail = (err: GatewayError) => {
+      if (failed) return
+      failed = true
+      ctx.req.unpipe(parser)
+      ctx.req.resume()
+      reject(err)
+    }
+    const count = (bytes: number) => {
+      total += bytes
+      if (total > limitBytes) fail(new GatewayError(413, Messages.tooLarge))
+    }
+    let parser: Busboy.Busboy
+    try {
+      parser = Busboy({
+        headers: ctx.req.headers,
+        limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
+      })
+    } catch (cause) {
+      reject(new GatewayError(400, Messages.notObject, {}, { cause }))
+      return
+    }
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) return fail(new GatewayError(413, Messages.tooLarge))
+      count(value.length)
+      fields[name] = value
+    })
+    parser.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => {
+        count(chunk.length)
+        chunks.push(chunk)
+      })
+      stream.on('limit', () => fail(new GatewayError(413, Messages.tooLarge)))
+      stream.on('end', () => {
+        if (failed) return
+        uploads.set(name, { data: Buffer.concat(chunks), fileName: info.filename || undefined, mimetype: info.mimeType || undefined })
+        if (!(name in fields)) fields[name] = info.filename || name
+      })
+    })
+    parser.on('partsLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
+    parser.on('filesLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
+    parser.on('fieldsLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
+    parser.on('error', cause => fail(new GatewayError(400, Messages.notObject, {}, { cause })))
+    parser.on('close', () => {
+      if (!failed) resolve({ ...fields })
+    })
+    ctx.req.pipe(parser)
+  })
+}

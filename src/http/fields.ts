@@ -1,0 +1,61 @@
+import { boolean, coerce, literal, number, optional, refine, string, union, type Struct } from 'superstruct'
+
+/**
+ * Field types of the wire format. Every request field is a JSON string, but clients also send
+ * numbers and booleans; numbers are read as their decimal text and flags accept the spellings of
+ * DESIGN.md (true: "true", true, "1"; false: "false", false, "0").
+ */
+
+/** Longest value of an ordinary field (names, keys, ids); text content has its own limit. */
+export const MAX_FIELD = 1024
+
+/** A required, non-blank string of at most `max` characters (numbers are taken as their text). */
+export function text(max = MAX_FIELD): Struct<string, null> {
+  return refine(coerce(string(), number(), n => String(n)), 'text', value => {
+    const length = value.trim().length
+    return (length > 0 && value.length <= max) || `expected 1 to ${max} characters`
+  })
+}
+
+/** An optional string; a blank value counts as absent. */
+export function optionalText(max = MAX_FIELD): Struct<string | undefined, null> {
+  return optional(coerce(text(max), string(), s => (s.trim() === '' ? undefined : s)) as Struct<string, null>)
+}
+
+/** A flag: true or false in any accepted spelling. */
+export function flag(): Struct<boolean, null> {
+  return coerce(boolean(), union([string(), number()]), parseFlag)
+}
+
+/** A flag that must be true (distinguishing fields such as `conecteQR`). */
+export function trueFlag(): Struct<true, true> {
+  return coerce(literal(true), union([string(), number(), boolean()]), parseFlag)
+}
+
+/** A flag that must be false (the fixed `message: "false"` of several operations). */
+export function falseFlag(): Struct<false, false> {
+  return coerce(literal(false), union([string(), number(), boolean()]), parseFlag)
+}
+
+/** An optional flag (absent or blank: undefined). */
+export function optionalFlag(): Struct<boolean | undefined, null> {
+  return optional(coerce(flag(), string(), s => (s.trim() === '' ? undefined : s)))
+}
+
+/** A phone number: digits with the country code after removing `+`, spaces, dots, dashes and parentheses. */
+export function phone(): Struct<string, null> {
+  return refine(
+    coerce(text(32), union([string(), number()]), v => String(v).replace(/[\s().+-]/g, '')),
+    'phone',
+    v => /^\d{8,15}$/.test(v) || 'expected 8 to 15 digits',
+  )
+}
+
+/** Read a flag spelling; anything unknown is returned as is (and then fails validation). */
+export function parseFlag(value: unknown): unknown {
+  if (typeof value === 'boolean') return value
+  const s = String(value).trim().toLowerCase()
+  if (s === 'true' || s === '1') return true
+  if (s === 'false' || s === '0') return false
+  return value
+}

@@ -1,0 +1,128 @@
+import type Router from '@koa/router'
+import type { Context, Middleware } from 'koa'
+import QRCode from 'qrcode'
+import { randomBytes } from 'node:crypto'
+import type { Services } from '../services.ts'
+import type { Device } from '../domain/devices.ts'
+
+/** How often the page asks for the device's state. */
+const POLL_MS = 2000
+
+/**
+ * The QR share page (`link` in the answers of operations 3 and 4): `GET /qr/:token` is an HTML page
+ * that shows the device's live QR and refreshes until the device connects, then says so;
+ * `GET /qr/:token/state` is its JSON feed. A revoked or unknown token answers 404.
+ */
+export function sharePageRoutes(router: Router, services: Services, boundary: Middleware): void {
+  router.get('/qr/:token', boundary, async (ctx: Context) => {
+    const device = await services.links.resolve(String(ctx.params.token))
+    securityHeaders(ctx)
+    if (!device) return notFound(ctx)
+    const state = await liveState(device, services)
+    const nonce = randomBytes(16).toString('base64')
+    ctx.set('Content-Security-Policy', `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'`)
+    ctx.type = 'text/html; charset=utf-8'
+    ctx.body = page(device.name, state, nonce)
+  })
+  router.get('/qr/:token/state', boundary, async (ctx: Context) => {
+    const device = await services.links.resolve(String(ctx.params.token))
+    securityHeaders(ctx)
+    if (!device) {
+      ctx.status = 404
+      ctx.body = { status: 404, message: 'Link inválido ou excluído.' }
+      return
+    }
+    ctx.body = await liveState(device, services)
+  })
+}
+
+/** What the page shows: connected, or the current QR as a data URI. */
+interface PageState {
+  conectado: boolean
+  telefone: string | null
+  qrcode: string | null
+}
+
+// --- Internal helpers ---
+
+async function liveState(device: Device, services: Services): Promise<PageState> {
+  const status = await services.devices.status(device)
+  if (status.connected) return { conectado: true, telefone: status.phone ?? null, qrcode: null }
+  let qr = await services.links.currentQr(device.id)
+  if (!qr) {
+    // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
+    const challenge = await services.devices.link(device).catch(() => undefined)
+    if (challenge?.kind === 'qr') {
+      qr = challenge.qr
+      await services.links.rememberQr(device.id, qr)
+    }
+  }
+  return { conectado: false, telefone: null, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
+}
+
+function securityHeaders(ctx: Context): void {
+  ctx.set('Cache-Control', 'no-store')
+  ctx.set('Referrer-Policy', 'no-referrer')
+  ctx.set('X-Robots-Tag', 'noindex')
+  ctx.set('X-Content-Type-Options', 'nosniff')
+  ctx.set('X-Frame-Options', 'DENY')
+}
+
+function notFound(ctx: Context): void {
+  ctx.status = 404
+  ctx.type = 'text/html; charset=utf-8'
+  ctx.body = '<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>Link inválido ou excluído.</p>'
+}
+
+function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
+}
+
+function page(name: string, state: PageState, nonce: string): string {
+  const initial = JSON.stringify(state).replace(/</g, '\\u003c')
+  return `<!doctype html>
+<html lang="pt-BR">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Conectar ${escapeHtml(name)}</title>
+<style>
+  body { font-family: system-ui, sans-serif; display: flex; flex-direction: column; align-items: center; margin: 2rem; color: #1b1b1b; }
+  #qr { width: 300px; height: 300px; image-rendering: pixelated; }
+  #connected { font-size: 1.4rem; color: #0a7a32; }
+  [hidden] { display: none !important; }
+</style>
+</head>
+<body>
+<h1>Conectar ${escapeHtml(name)}</h1>
+<p id="hint">Abra o WhatsApp no celular, toque em Aparelhos conectados e escaneie o código.</p>
+<img id="qr" alt="QR code" hidden>
+<p id="waiting" hidden>Gerando um novo QR code…</p>
+<p id="connected" hidden>Dispositivo conectado.</p>
+<script nonce="${nonce}">
+const url = location.pathname.replace(/\\/$/, '') + '/state'
+function show(s) {
+  const qr = document.getElementById('qr')
+  document.getElementById('connected').hidden = !s.conectado
+  document.getElementById('hint').hidden = s.conectado
+  document.getElementById('waiting').hidden = s.conectado || !!s.qrcode
+  qr.hidden = s.conectado || !s.qrcode
+  if (s.qrcode && qr.getAttribute('src') !== s.qrcode) qr.setAttribute('src', s.qrcode)
+  document.body.dataset.state = s.conectado ? 'connected' : 'waiting'
+}
+async function poll() {
+  try {
+    const r = await fetch(url, { cache: 'no-store' })
+    if (r.status === 404) { document.body.innerHTML = '<p>Link inválido ou excluído.</p>'; document.body.dataset.state = 'revoked'; return }
+    const s = await r.json()
+    show(s)
+    if (s.conectado) return
+  } catch (e) {}
+  setTimeout(poll, ${POLL_MS})
+}
+show(${initial})
+if (!${state.conectado}) setTimeout(poll, ${POLL_MS})
+</script>
+</body>
+</html>`
+}

@@ -1,0 +1,13 @@
+/** zapgate: an embeddable WhatsApp chatbot messaging gateway for Koa. */
+export { createGateway, type Gateway } from './gateway.ts'
+export type { GatewayOptions } from './options.ts'
+export { GatewayError, Messages } from './errors.ts'
+export { GatewayEvents, type GatewayEventMap } from './events.ts'
+export type { Logger } from './logger.ts'
+export type { Storage } from './ports/storage.ts'
+export { prefixedStorage } from './ports/storage.ts'
+export * from './ports/transport.ts'
+export type { WebhookSender, WebhookDelivery, WebhookResponse } from './ports/webhooks.ts'
+export { MediaFetchError, type MediaFetcher, type FetchedMedia } from './ports/media.ts'
+export type { Plan } from './domain/accounts.ts'
+export { operationTable } from './operations/table.ts'

@@ -1,0 +1,53 @@
+import { literal, refine, type } from 'superstruct'
+import { coerce, string } from 'superstruct'
+import { Messages } from '../errors.ts'
+import { defineOperation } from '../http/operation.ts'
+import { phone, text } from '../http/fields.ts'
+
+/** Passwords shorter than this are refused (401 `validation.required`). */
+export const MIN_PASSWORD = 6
+
+const email = refine(text(254), 'email', v => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) || 'expected an e-mail address')
+
+/** Operation 1: register a user account (`auth: "registrar"`). */
+export const registerUser = defineOperation({
+  field: 'auth',
+  name: 'registerUser',
+  summary: 'Register a user account and obtain its authkey',
+  schema: type({
+    auth: coerce(literal('registrar'), string(), s => s.trim().toLowerCase()),
+    email,
+    senha: refine(text(1024), 'password', v => v.length >= MIN_PASSWORD || `at least ${MIN_PASSWORD} characters`),
+    nome: text(200),
+    telefone: phone(),
+    plano: text(64),
+  }),
+  async handle({ email, senha, nome, telefone, plano }, { services }) {
+    const { account, authkey } = await services.accounts.register({ email, password: senha, name: nome, phone: telefone, planId: plano.trim() })
+    return {
+      message: 'Usuário registrado com sucesso.',
+      data: {
+        nome: account.name,
+        email: account.email,
+        telefone: account.phone,
+        authkey,
+        expiracao: account.expiresOn,
+        plano: account.planName,
+      },
+    }
+  },
+})
+
+/** Operation 2: create an AI agent on a device of the account. */
+export const createAgent = defineOperation({
+  name: 'createAgent',
+  summary: 'Create an AI agent hosted by a device',
+  schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
+  invalid: { status: 400, message: Messages.required },
+  async handle({ authkey, device: deviceRef, agent_name }, { services }) {
+    const account = await services.accounts.require(authkey, 401, Messages.agentAuth)
+    const device = await services.devices.require(account, deviceRef)
+    const agent = await services.agents.create(account, device, agent_name.trim())
+    return { message: 'Agente criado com sucesso.', agent_id: agent.id }
+  },
+})

@@ -1,0 +1,151 @@
+import QRCode from 'qrcode'
+import { any, coerce, literal, optional, refine, string, type } from 'superstruct'
+import { GatewayError, Messages } from '../errors.ts'
+import { defineOperation, type OperationContext } from '../http/operation.ts'
+import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../http/fields.ts'
+import { checkUrl } from '../security/url-policy.ts'
+import type { Device } from '../domain/devices.ts'
+import type { LinkChallenge } from '../ports/transport.ts'
+
+/** Longest device name or chosen appkey. */
+export const MAX_DEVICE_NAME = 64
+
+/** A device name: 1 to 64 printable characters. */
+const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u001f\u007f]/.test(v) || 'no control characters')
+
+/** Operation 3: QR code or pairing code for a (new or existing, unlinked) device. */
+export const generateQrCode = defineOperation({
+  name: 'generateQrCode',
+  summary: 'Create a device (or reuse the one named by setAppkey) and return a QR code or, with phone, a pairing code',
+  schema: type({
+    authkey: optional(any()),
+    setAppkey: optional(coerce(deviceName, string(), s => (s.trim() === '' ? undefined : s))),
+    phone: optional(coerce(phone(), string(), s => (s.trim() === '' ? undefined : s))),
+    webhook: optionalText(2048),
+  }),
+  invalid: { status: 400, message: Messages.qrInvalid },
+  async handle({ authkey, setAppkey, phone: pairingPhone, webhook }, context) {
+    const { services } = context
+    const account = await services.accounts.require(authkey, 401, Messages.qrAuth)
+    const webhookUrl = webhookOption(webhook, context, () => new GatewayError(400, Messages.qrInvalid))
+    const name = setAppkey ?? services.devices.generatedName()
+    const { device, appkey } = await services.devices.ensure(account, { name, appkey: setAppkey, webhookUrl })
+    const challenge = await services.devices.link(device, pairingPhone)
+    const common = { appkey, id: device.id, webhookSecret: device.webhookSecret }
+    if (challenge.kind === 'code') return { message: 'Código de pareamento gerado.', code: challenge.code, ...common }
+    return { message: 'QR code gerado.', qrcode: await qrDataUri(challenge, device, context), link: await shareLink(device, context), ...common }
+  },
+})
+
+/** Operation 4: add a device by name and return its QR code. */
+export const addDevice = defineOperation({
+  field: 'conecteQR',
+  name: 'addDevice',
+  summary: 'Add a device by name (or reuse an unlinked one of that name) and return its QR code',
+  schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
+  async handle({ authkey, message: name, webhook }, context) {
+    const { services } = context
+    const account = await services.accounts.require(authkey, 401, Messages.required)
+    const webhookUrl = webhookOption(webhook, context, () => new GatewayError(401, Messages.required))
+    const { device, appkey } = await services.devices.ensure(account, { name, webhookUrl })
+    let challenge: LinkChallenge
+    try {
+      challenge = await services.devices.link(device)
+    } catch (cause) {
+      if (cause instanceof GatewayError) throw cause
+      throw new GatewayError(404, Messages.addDeviceFailed, {}, { cause })
+    }
+    return {
+      message: 'Dispositivo adicionado.',
+      qrcode: await qrDataUri(challenge, device, context),
+      link: await shareLink(device, context),
+      id: device.id,
+      ...(appkey ? { appkey } : {}),
+      webhookSecret: device.webhookSecret,
+    }
+  },
+})
+
+/** Operation 5: a device's status, by id, name or appkey. */
+export const deviceStatus = defineOperation({
+  field: 'checkDispositivo',
+  name: 'deviceStatus',
+  summary: 'Status of a device of the account',
+  schema: type({ authkey: text(256), message: text(), checkDispositivo: trueFlag() }),
+  async handle({ authkey, message: ref }, { services }) {
+    const account = await services.accounts.require(authkey, 401, Messages.required)
+    const device = await services.devices.require(account, ref)
+    const status = await services.devices.status(device)
+    return {
+      message: 'Dispositivo encontrado.',
+      dispositivo: {
+        id: device.id,
+        nome: device.name,
+        telefone: status.phone ?? device.phone ?? null,
+        webhook: device.webhookUrl ?? null,
+        conectado: status.connected,
+        estado: status.state,
+        webhookSecret: device.webhookSecret,
+      },
+    }
+  },
+})
+
+/** Operation 6: delete a device (logging its session out), optionally with its appkey. */
+export const deleteDevice = defineOperation({
+  field: 'apagarDispositivo',
+  name: 'deleteDevice',
+  summary: 'Delete a device of the account',
+  schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
+  async handle({ authkey, message: ref, apagarAppkey }, { services }) {
+    const account = await services.accounts.require(authkey, 401, Messages.deleteAuth)
+    const device = await services.devices.require(account, ref)
+    await services.devices.remove(device, { deleteAppkey: apagarAppkey === true })
+    return { message: 'Dispositivo excluído com sucesso.' }
+  },
+})
+
+/** Operation 7: revoke the device's QR share links. */
+export const deleteShareLink = defineOperation({
+  field: 'GerenciarLinks',
+  name: 'deleteShareLink',
+  summary: 'Revoke the QR share links of a device',
+  schema: type({
+    appkey: text(),
+    authkey: text(256),
+    message: falseFlag(),
+    to: text(),
+    GerenciarLinks: coerce(literal('excluir'), string(), s => s.trim().toLowerCase()),
+  }),
+  async handle({ appkey, authkey, to }, { services }) {
+    const account = await services.accounts.require(authkey, 401, Messages.required)
+    const device = await services.devices.require(account, appkey, ['appkey', 'name'])
+    const target = await services.devices.find(account, to)
+    if (!target || target.id !== device.id) throw new GatewayError(404, Messages.deviceNotFound)
+    await services.links.revokeAll(device)
+    return { message: 'Link excluído com sucesso.' }
+  },
+})
+
+// --- Internal helpers ---
+
+/** The checked webhook URL, undefined when absent; `refuse` builds the error for a bad one. */
+function webhookOption(value: string | undefined, { services }: OperationContext, refuse: () => GatewayError): string | undefined {
+  if (value === undefined) return undefined
+  const checked = checkUrl(value.trim(), { allowPrivate: services.options.allowPrivateUrls })
+  if ('refused' in checked) throw refuse()
+  return checked.url.href
+}
+
+/** The QR as a PNG data URI, remembered as the device's current QR for the share page. */
+async function qrDataUri(challenge: LinkChallenge, device: Device, { services }: OperationContext): Promise<string> {
+  if (challenge.kind !== 'qr') throw new GatewayError(404, Messages.addDeviceFailed)
+  await services.links.rememberQr(device.id, challenge.qr)
+  return QRCode.toDataURL(challenge.qr, { margin: 2, scale: 6 })
+}
+
+/** A new QR share link for the device. */
+async function shareLink(device: Device, { services, baseUrl }: OperationContext): Promise<string> {
+  const token = await services.links.create(device)
+  return `${baseUrl}/qr/${token}`
+}

@@ -1,0 +1,15 @@
+import type { PathEntry } from '../http/operation.ts'
+import { createAgent, registerUser } from './accounts.ts'
+import { addDevice, deleteDevice, deleteShareLink, deviceStatus, generateQrCode } from './devices.ts'
+
+/**
+ * The map of the API: every path with its operations in precedence order (DESIGN.md, HTTP
+ * contract 2). The first operation whose distinguishing field is present wins; with none, the
+ * path's fallback applies, and without a fallback the answer is 401 `validation.required`.
+ */
+export const operationTable: PathEntry[] = [
+  { path: '/api/auth', operations: [registerUser] },
+  { path: '/api/v2/ia', operations: [], fallback: createAgent },
+  { path: '/api/v2/qrcode', operations: [], fallback: generateQrCode },
+  { path: '/api/developer', operations: [addDevice, deviceStatus, deleteDevice, deleteShareLink] },
+]

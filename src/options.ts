@@ -1,0 +1,73 @@
+import type { Logger } from './logger.ts'
+import type { MediaFetcher } from './ports/media.ts'
+import type { Storage } from './ports/storage.ts'
+import type { Transport } from './ports/transport.ts'
+import type { WebhookSender } from './ports/webhooks.ts'
+import type { HttpStatusMode } from './http/render.ts'
+import { defaultPlans, type Plan } from './domain/accounts.ts'
+import { isValidTimeZone } from './domain/clock.ts'
+
+/** Options of createGateway. Every one has a default. */
+export interface GatewayOptions {
+  /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
+  storage?: Storage
+  /** The messaging network. Default: Baileys (WhatsApp). */
+  transport?: Transport
+  /** Delivers webhook events. Default: got + p-queue, refusing private addresses unless allowed. */
+  webhooks?: WebhookSender
+  /** Downloads media URLs given to the send operations. Default: got with the same URL guard. */
+  media?: MediaFetcher
+  /** A pino-compatible logger. Default: silent. */
+  logger?: Logger
+  /** `mirror` (default): HTTP code = body `status`; `always200`: HTTP 200, real status in the body. */
+  httpStatus?: HttpStatusMode
+  /** Plans by id. Default `{ "1": { name: "Gratuito", days: 30 } }`. */
+  plans?: Record<string, Plan>
+  /** Absolute URL the gateway is reachable at, for links (default: the request's origin and mount path). */
+  baseUrl?: string
+  /** Let webhook and media URLs reach loopback and private addresses (default false). */
+  allowPrivateUrls?: boolean
+  /** IANA time zone for `agendamento` and `expiracao` (default UTC). */
+  timeZone?: string
+  /** Largest request body, in bytes or with a unit (`'20mb'`). Default 20 MB (base64 media). */
+  bodyLimit?: number | string
+}
+
+/** Options after defaults, as the domain reads them. */
+export interface ResolvedOptions {
+  httpStatus: HttpStatusMode
+  plans: Record<string, Plan>
+  baseUrl?: string
+  allowPrivateUrls: boolean
+  timeZone: string
+  bodyLimitBytes: number
+}
+
+/** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
+export function resolveOptions(options: GatewayOptions): ResolvedOptions {
+  const timeZone = options.timeZone ?? 'UTC'
+  if (!isValidTimeZone(timeZone)) throw new Error(`createGateway: unknown timeZone ${JSON.stringify(timeZone)}`)
+  const httpStatus = options.httpStatus ?? 'mirror'
+  if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
+  const plans = options.plans ?? defaultPlans
+  for (const [id, plan] of Object.entries(plans)) {
+    if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)
+  }
+  return {
+    httpStatus,
+    plans,
+    baseUrl: options.baseUrl?.replace(/\/+$/, ''),
+    allowPrivateUrls: options.allowPrivateUrls ?? false,
+    timeZone,
+    bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
+  }
+}
+
+/** Bytes in a size like `512kb`, `20mb` or a number of bytes. */
+export function parseSize(size: number | string): number {
+  if (typeof size === 'number') return size
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(size)
+  if (!match) throw new Error(`createGateway: cannot read size ${JSON.stringify(size)}`)
+  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b']
+  return Math.floor(Number(match[1]) * unit)
+}

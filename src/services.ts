@@ -1,0 +1,31 @@
+import type { Accounts } from './domain/accounts.ts'
+import type { Agents } from './domain/agents.ts'
+import type { Devices } from './domain/devices.ts'
+import type { MessageFeed } from './domain/message-feed.ts'
+import type { ShareLinks } from './domain/share-links.ts'
+import type { GatewayEvents } from './events.ts'
+import type { Logger } from './logger.ts'
+import type { MediaFetcher } from './ports/media.ts'
+import type { Storage } from './ports/storage.ts'
+import type { Transport } from './ports/transport.ts'
+import type { WebhookSender } from './ports/webhooks.ts'
+import type { KeyedLock } from './store/keyed-lock.ts'
+import type { ResolvedOptions } from './options.ts'
+
+/** The gateway's wired domain services, handed to every operation handler. */
+export interface Services {
+  options: ResolvedOptions
+  logger: Logger
+  storage: Storage
+  lock: KeyedLock
+  transport: Transport
+  webhooks: WebhookSender
+  media: MediaFetcher
+  events: GatewayEvents
+  accounts: Accounts
+  devices: Devices
+  agents: Agents
+  links: ShareLinks
+  /** Every message devices see (received, and the gateway's own sends). */
+  feed: MessageFeed
+}

@@ -1,0 +1,41 @@
+import type { Storage } from '../ports/storage.ts'
+
+/** The backing store failed (unreachable, timed out): answered 503 so the client retries. */
+export class StorageUnavailableError extends Error {
+  constructor(operation: string, options: { cause: unknown }) {
+    super(`storage ${operation} failed`, options)
+    this.name = 'StorageUnavailableError'
+  }
+}
+
+/**
+ * Wrap a storage so that every failure surfaces as StorageUnavailableError (with the original as
+ * `cause`) and a call that hangs past `timeoutMs` fails instead of hanging the request.
+ */
+export function guardStorage(storage: Storage, timeoutMs = 10_000): Storage {
+  const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new StorageUnavailableError(operation, { cause: new Error('timed out') })), timeoutMs)
+      timer.unref()
+    })
+    const attempt = (async () => work())().catch(cause => {
+      throw cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause })
+    })
+    return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer))
+  }
+  return {
+    get: key => guard('get', () => storage.get(key)),
+    set: (key, value, ttlMs) => guard('set', () => storage.set(key, value, ttlMs)),
+    delete: key => guard('delete', () => storage.delete(key)),
+    async *list<T>(prefix: string): AsyncIterable<[string, T]> {
+      try {
+        yield* storage.list<T>(prefix)
+      } catch (cause) {
+        throw new StorageUnavailableError('list', { cause })
+      }
+    },
+    ping: () => guard('ping', async () => storage.ping?.()),
+    close: () => (storage.close ? storage.close() : Promise.resolve()),
+  }
+}
