@@ -1,0 +1,210 @@
+import { mkdir } from 'node:fs/promises'
+import { dirname, resolve } from 'node:path'
+import Keyv, { type Deserialize, type Serialize } from 'keyv'
+import type { Storage } from '../../src/ports/storage.ts'
+import { scanPrefix } from './scan.ts'
+
+/** Options of keyvStorage. */
+export interface KeyvStorageOptions {
+  /** How long ping() waits for the backing store before it throws (default 5000 ms). */
+  pingTimeoutMs?: number
+}
+
+/** Options of storageFromUrl. */
+export interface StoreUrlOptions extends KeyvStorageOptions {
+  /** Namespace of the gateway's keys in a shared Redis or SQL database (default "zapgate"). */
+  namespace?: string
+  /** Extra options handed to the @keyv/* store adapter (e.g. `{ table }`, `{ busyTimeout }`). */
+  adapterOptions?: Record<string, unknown>
+}
+
+/**
+ * Storage over a Keyv instance (default: in memory, values kept as JSON strings, so every get and
+ * set copies). Keyv reports failures as `error` events and `false` returns: this switches its
+ * `throwOnErrors` on (and the store's, where it has one) and turns every failure into a thrown Error
+ * whose `cause` is the original.
+ */
+export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptions = {}): Storage {
+  const pingTimeoutMs = options.pingTimeoutMs ?? 5000
+  // Keys are handed to Keyv already namespaced: Keyv leaves a key that starts with `<namespace>:`
+  // as it is, so without this a caller's `keyv:x` and `x` would be the same record.
+  const base = keyv.useKeyPrefix && keyv.namespace ? `${keyv.namespace}:` : ''
+  let lastError: unknown
+  const onError = (error: unknown) => (lastError = error)
+  keyv.on('error', onError)
+  keyv.throwOnErrors = true
+  if (keyv.store && typeof keyv.store === 'object' && 'throwOnErrors' in keyv.store) keyv.store.throwOnErrors = true
+  let closing: Promise<void> | undefined
+
+  return {
+    get<T>(key: string): Promise<T | undefined> {
+      return attempt('get', key, () => keyv.get<T>(base + key))
+    },
+    async set(key, value, ttlMs) {
+      if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
+        throw new RangeError(`Storage set(${JSON.stringify(key)}): ttlMs must be a positive number, got ${ttlMs}`)
+      }
+      const ttl = ttlMs === undefined ? undefined : Math.ceil(ttlMs)
+      const errorBefore = lastError
+      const ok = await attempt('set', key, () => keyv.set(base + key, value, ttl))
+      if (!ok) throw failure('set', key, lastError !== errorBefore ? lastError : new Error('the Keyv store returned false'))
+    },
+    delete(key) {
+      return attempt('delete', key, () => keyv.delete(base + key))
+    },
+    async *list<T>(prefix: string): AsyncIterable<[string, T]> {
+      try {
+        for await (const [key, value] of scanPrefix(keyv, base + prefix)) yield [key.slice(base.length), value as T]
+      } catch (error) {
+        throw failure('list', prefix, error)
+      }
+    },
+    async ping() {
+      await attempt('ping', PING_KEY, () => withTimeout(keyv.get(base + PING_KEY), pingTimeoutMs))
+    },
+    close() {
+      closing ??= (async () => {
+        try {
+          // A Redis client that is reconnecting would wait for ever to say QUIT: drop it instead.
+          const store = keyv.store
+          if (store?.opts?.dialect === 'redis' && store.client?.isReady === false) await store.disconnect(true)
+          else await keyv.disconnect()
+        } finally {
+          keyv.off('error', onError)
+        }
+      })()
+      return closing
+    },
+  }
+}
+
+/**
+ * A Storage for a store URL: `memory://` (or empty), `sqlite://path` (relative or absolute; the
+ * parent directory is created), `redis://` / `rediss://`, `postgres://` / `postgresql://`. The
+ * store driver (`@keyv/sqlite`, `@keyv/redis`, `@keyv/postgres`) is an optional package imported
+ * here; the storage is pinged before it is returned, so an unreachable store fails now.
+ */
+export async function storageFromUrl(url: string, options: StoreUrlOptions = {}): Promise<Storage> {
+  const scheme = schemeOf(url)
+  const namespace = options.namespace ?? 'zapgate'
+  const adapterOptions = options.adapterOptions ?? {}
+  const storageOptions = { pingTimeoutMs: options.pingTimeoutMs }
+  if (scheme === 'memory') return keyvStorage(undefined, storageOptions)
+
+  let keyv: Keyv
+  let setup: (() => Promise<unknown>) | undefined
+  if (scheme === 'sqlite') {
+    const path = url.slice('sqlite://'.length)
+    if (!url.startsWith('sqlite://') || path === '') {
+      throw new Error(`Invalid store URL "${url}": write sqlite://<file path>, e.g. sqlite://./data/gateway.sqlite`)
+    }
+    const { KeyvSqlite } = await importDriver(scheme, '@keyv/sqlite', () => import('@keyv/sqlite'))
+    if (path !== ':memory:') await mkdir(dirname(resolve(path)), { recursive: true })
+    const store = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 5000, iterationLimit: 500, ...adapterOptions })
+    keyv = new Keyv(store, { namespace, ...JSON_SERIALIZER })
+    // WAL: readers never wait for the writer, and a commit is one append to the log. FULL keeps
+    // each commit durable across power loss (NORMAL would only survive a process crash).
+    setup = () => store.query('PRAGMA journal_mode = WAL').then(() => store.query('PRAGMA synchronous = FULL'))
+  } else if (scheme === 'redis' || scheme === 'rediss') {
+    const { default: KeyvRedis, defaultReconnectStrategy } = await importDriver(scheme, '@keyv/redis', () => import('@keyv/redis'))
+    // While the connection is down, commands fail at once instead of queueing (and hanging
+    // requests) until Redis is back; the client keeps reconnecting in the background.
+    const client = { url, disableOfflineQueue: true, socket: { reconnectStrategy: defaultReconnectStrategy } }
+    const store = new KeyvRedis(client, { namespace, throwOnErrors: true, connectionTimeout: 5000, ...adapterOptions })
+    // KeyvRedis prefixes keys itself (`zapgate::key`); Keyv's own prefix would double it.
+    keyv = new Keyv(store, { namespace, useKeyPrefix: false, ...JSON_SERIALIZER })
+  } else if (scheme === 'postgres' || scheme === 'postgresql') {
+    const { KeyvPostgres } = await importDriver(scheme, '@keyv/postgres', () => import('@keyv/postgres'))
+    // Note: KeyvPostgres keeps one module-level pool (for the last URI opened), and its disconnect
+    // ends that pool for every store on it: open one PostgreSQL storage per process.
+    const store = new KeyvPostgres({ uri: url, iterationLimit: 500, ...adapterOptions })
+    keyv = new Keyv(store, { namespace, ...JSON_SERIALIZER })
+  } else {
+    throw new Error(
+      `Unsupported store URL scheme "${scheme}:" in "${redactUrl(url)}": use memory://, sqlite://<path>, redis://, rediss://, postgres:// or postgresql://`,
+    )
+  }
+
+  const storage = keyvStorage(keyv, storageOptions)
+  try {
+    await setup?.()
+    await storage.ping!()
+  } catch (error) {
+    await storage.close!().catch(() => {})
+    throw new Error(`Cannot open the store at ${redactUrl(url)}: ${messageOf(error)}`, { cause: error })
+  }
+  return storage
+}
+
+/** The error thrown when a store URL needs an optional driver package that is not installed. */
+export function missingPackageError(scheme: string, packageName: string, cause?: unknown): Error {
+  return new Error(
+    `GATEWAY_STORE=${scheme}://… needs the optional package ${packageName}: npm install ${packageName}`,
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+// --- Internal helpers ---
+
+const PING_KEY = '__zapgate_ping__'
+
+/**
+ * Plain JSON instead of Keyv's default serializer (@keyv/serialize): values are JSON-compatible, and
+ * the native functions are about 3x faster (measured: ~2 µs instead of ~6-7 µs per in-memory op).
+ */
+const JSON_SERIALIZER = {
+  serialize: JSON.stringify as Serialize,
+  deserialize: JSON.parse as Deserialize,
+}
+
+function memoryKeyv(): Keyv {
+  // A Map holding JSON strings: one stringify per set and one parse per get are the copies that keep
+  // callers from mutating stored values; no namespace, the Map is ours alone.
+  return new Keyv({ useKeyPrefix: false, ...JSON_SERIALIZER })
+}
+
+function schemeOf(url: string): string {
+  const trimmed = url.trim()
+  if (trimmed === '') return 'memory'
+  const match = /^([a-z][a-z0-9+.-]*):/i.exec(trimmed)
+  if (!match) throw new Error(`Invalid store URL "${redactUrl(url)}": expected <scheme>://…, e.g. sqlite://./data/gateway.sqlite`)
+  return match[1].toLowerCase()
+}
+
+async function importDriver<M>(scheme: string, packageName: string, load: () => Promise<M>): Promise<M> {
+  try {
+    return await load()
+  } catch (error) {
+    const code = (error as { code?: string }).code
+    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw missingPackageError(scheme, packageName, error)
+    throw error
+  }
+}
+
+async function attempt<T>(operation: string, key: string, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    throw failure(operation, key, error)
+  }
+}
+
+function failure(operation: string, key: string, cause: unknown): Error {
+  return new Error(`Storage ${operation}(${JSON.stringify(key)}) failed: ${messageOf(cause)}`, { cause })
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
+
+function redactUrl(url: string): string {
+  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
+}
