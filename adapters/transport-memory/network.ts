@@ -1,0 +1,244 @@
+import { TransportError } from '../../src/ports/transport.ts'
+import type { GroupInfo, GroupRef, MessageRef, OutgoingMessage, SentMessage } from '../../src/ports/transport.ts'
+import { parsePhone } from './addresses.ts'
+import { deviceContent, invalid, phoneContent } from './content.ts'
+import { FaultGate } from './faults.ts'
+import { GroupRegistry } from './groups.ts'
+import type { Group } from './groups.ts'
+import { Post } from './post.ts'
+import type { Destination, LoggedMessage, Traffic } from './post.ts'
+import { SessionRegistry } from './sessions.ts'
+import type { LinkTarget } from './sessions.ts'
+import type { Fault, InboxEntry, MemoryNetworkOptions, PhoneMessage, PhoneProfile } from './types.ts'
+
+/**
+ * The simulated messaging network, shared by any number of MemoryTransports (devices of two gateways
+ * on one network reach each other). Simulated phones scan QR codes, send messages and read their
+ * inboxes through the methods below; transports reach it through `devices` and `post`.
+ */
+export class MemoryNetwork {
+  /** Linked devices and pending links (for transports). */
+  readonly devices: SessionRegistry
+  /** Message delivery, the message log and the phones' inboxes (for transports). */
+  readonly post: Post
+  /** Groups and their invite codes. */
+  readonly groups: GroupRegistry
+  /** Injected failures of device calls. */
+  readonly faults = new FaultGate()
+  private readonly inlineMediaBytes: number
+
+  constructor(options: MemoryNetworkOptions = {}) {
+    this.devices = new SessionRegistry(options.offlineLimit ?? 1_000)
+    this.post = new Post(
+      { logLimit: options.logLimit ?? 100_000, inboxLimit: options.inboxLimit ?? 1_000, phoneLimit: options.phoneLimit ?? 10_000 },
+      this.devices,
+    )
+    this.groups = new GroupRegistry(options.groupLimit ?? 10_000)
+    this.inlineMediaBytes = options.inlineMediaBytes ?? 256 * 1024
+  }
+
+  // --- Simulated phones ---
+
+  /**
+   * `phone` scans a QR or enters a pairing code (`target`: the QR string, the code, `{qr}`, `{code}`,
+   * or `{deviceId}` for whatever that device shows). The device becomes connected as `phone` before
+   * this resolves; answers the device id.
+   */
+  async scan(target: LinkTarget, phone: string): Promise<string> {
+    const number = requirePhone(phone)
+    const { deviceId, endpoint } = this.devices.takePending(target, number)
+    await endpoint.linked(deviceId, number)
+    return deviceId
+  }
+
+  /** `from` sends a message to a phone or to a group it belongs to; answers the message id. */
+  async sendFromPhone(from: string, to: string, message: PhoneMessage): Promise<string> {
+    const sender = requirePhone(from)
+    const destination = this.destination(sender, to)
+    if (message?.type === 'reaction' || message?.type === 'delete' || message?.type === 'button') {
+      this.checkTarget(sender, destination, message.target, message.type)
+    }
+    const content = phoneContent(message)
+    const sent = await this.post.send({ phone: sender }, destination, content, loggable(message.type))
+    if (message.type === 'delete') this.post.forget(message.target)
+    return sent.id
+  }
+
+  /** What `phone` has received, oldest first. */
+  inbox(phone: string): InboxEntry[] {
+    return this.post.inbox(requirePhone(phone))
+  }
+
+  /** Empty `phone`'s inbox. */
+  clearInbox(phone: string): void {
+    this.post.clearInbox(requirePhone(phone))
+  }
+
+  /** Call `listener` with every message that crosses the network from now on; answers an unsubscribe function. */
+  onMessage(listener: (traffic: Traffic) => void): () => void {
+    return this.post.listen(listener)
+  }
+
+  /** Set how `phone` appears to others (LID, push name, hidden number); answers its LID, if any. */
+  registerPhone(phone: string, profile: PhoneProfile): string | undefined {
+    return this.post.setProfile(requirePhone(phone), profile)
+  }
+
+  /** `creator` creates a group with `members` (phones); answers its metadata, invite code included. */
+  createGroup(creator: string, subject: string, members: string[] = [], options: { description?: string } = {}): GroupInfo {
+    const group = this.groups.create(requirePhone(creator), subject, members.map(requirePhone), options.description)
+    return this.describe(group, true)
+  }
+
+  /** A group's metadata as its admins see it, or undefined. */
+  group(groupId: string): GroupInfo | undefined {
+    const group = this.groups.get(groupId)
+    return group && this.describe(group, true)
+  }
+
+  /** The group's invite link (`https://chat.whatsapp.com/<code>`), or undefined for an unknown group. */
+  inviteLink(groupId: string): string | undefined {
+    const group = this.groups.get(groupId)
+    return group && this.groups.link(group)
+  }
+
+  /** Replace the group's invite code (old links become invalid); the new link, or undefined. */
+  revokeInvite(groupId: string): string | undefined {
+    const group = this.groups.get(groupId)
+    if (!group) return undefined
+    this.groups.revokeInvite(group)
+    return this.groups.link(group)
+  }
+
+  /** The phone removes a linked device: its session closes as `logged-out`. False if it was not linked. */
+  async unlink(deviceId: string): Promise<boolean> {
+    const { endpoint, known } = this.devices.revoke(deviceId)
+    this.faults.release(deviceId)
+    if (endpoint) await endpoint.closed(deviceId, 'logged-out', 'unlinked from the phone')
+    return known
+  }
+
+  /** Make the device's calls (or those of every device linked to a phone) hang, fail or be rate limited; null clears. */
+  setFault(deviceOrPhone: string, fault: Fault | null): void {
+    this.faults.set(parsePhone(deviceOrPhone) ?? deviceOrPhone, fault)
+  }
+
+  /** Resolve once every message under way has reached its devices (device sends are delivered just after they resolve). */
+  settled(): Promise<void> {
+    return this.devices.settled()
+  }
+
+  /** The phone a device is linked to, or undefined. */
+  linkedPhone(deviceId: string): string | undefined {
+    return this.devices.get(deviceId)?.phone
+  }
+
+  // --- Devices (used by MemoryTransport) ---
+
+  /** Send a device's message; checks the session, faults, the address and any target. */
+  async sendFromDevice(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
+    const phone = await this.gate(deviceId)
+    const destination = this.destination(phone, to)
+    if (message?.kind === 'reaction' || message?.kind === 'delete') this.checkTarget(phone, destination, message.target?.id, message.kind)
+    const content = deviceContent(message, this.inlineMediaBytes)
+    const sent = await this.post.send({ phone, deviceId }, destination, content, loggable(message.kind))
+    if (message.kind === 'delete') this.post.forget(message.target.id)
+    return sent
+  }
+
+  /** Send a read receipt for a message the device received. */
+  async markRead(deviceId: string, target: MessageRef): Promise<void> {
+    const phone = await this.gate(deviceId)
+    const message = typeof target?.id === 'string' ? this.post.message(target.id) : undefined
+    const chat = typeof target?.chat === 'string' ? this.post.resolve(target.chat) : undefined
+    const inChat = chat !== undefined && message !== undefined && ('group' in chat ? chat.group === message.to : chat.phone === message.from)
+    if (!message || !inChat || !this.receivedBy(message, phone)) throw new TransportError('not-found', 'no such received message in that chat')
+    this.post.receipt(phone, message.from, message.id, message.to.endsWith('@g.us') ? message.to : undefined)
+  }
+
+  /** Group metadata for a device: by id (members only), or by invite. */
+  async groupInfo(deviceId: string, ref: GroupRef): Promise<GroupInfo | undefined> {
+    const phone = await this.gate(deviceId)
+    if (!ref || typeof ref !== 'object') invalid('a group is named by {id} or {invite}')
+    if ('invite' in ref) {
+      const group = this.groups.byInvite(ref.invite)
+      return group && this.describe(group, true)
+    }
+    const group = this.groups.get(ref.id)
+    if (!group?.members.has(phone)) return undefined
+    return this.describe(group, group.members.get(phone) === true)
+  }
+
+  /** Create a group with the device as admin. */
+  async groupCreate(deviceId: string, subject: string, participants: string[]): Promise<GroupInfo> {
+    const phone = await this.gate(deviceId)
+    if (!Array.isArray(participants)) invalid('participants must be a list of phone numbers')
+    const phones = participants.map(p => parsePhone(p) ?? invalid(`not a phone number: ${String(p)}`))
+    return this.describe(this.groups.create(phone, subject, phones), true)
+  }
+
+  /** Join a group by invite code or link; the group id, or undefined for an invalid invite. */
+  async groupJoin(deviceId: string, invite: string): Promise<string | undefined> {
+    const phone = await this.gate(deviceId)
+    return this.groups.join(phone, invite)?.id
+  }
+
+  // --- Internal helpers ---
+
+  /** Wait out any fault of the device; the phone it is online as. */
+  private async gate(deviceId: string): Promise<string> {
+    const online = () => this.devices.get(deviceId)?.endpoint !== undefined
+    const phone = this.devices.get(deviceId)?.phone
+    if (phone === undefined || !online()) throw new TransportError('not-connected', 'the device is not connected')
+    await this.faults.check([deviceId, phone], online)
+    return phone
+  }
+
+  private destination(sender: string, to: string): Destination {
+    const resolved = this.post.resolve(to)
+    if (!resolved) {
+      if (typeof to === 'string' && to.trim().endsWith('@lid')) throw new TransportError('not-found', `unknown user ${to}`)
+      throw new TransportError('invalid', `not a phone number or group id: ${String(to)}`)
+    }
+    if ('phone' in resolved) return resolved
+    const group = this.groups.get(resolved.group)
+    if (!group?.members.has(sender)) throw new TransportError('not-found', `no group ${resolved.group} with this member`)
+    return { group: group.id, members: [...group.members.keys()] }
+  }
+
+  /** A reaction, delete or button tap must name a message of that chat (deletes: one the sender sent). */
+  private checkTarget(sender: string, destination: Destination, id: string | undefined, kind: string): void {
+    const message = typeof id === 'string' ? this.post.message(id) : undefined
+    const chat = 'group' in destination ? destination.group : destination.phone
+    const inChat =
+      message !== undefined &&
+      ('group' in destination
+        ? message.to === chat
+        : (message.from === sender && message.to === chat) || (message.from === chat && message.to === sender))
+    if (!message || !inChat) throw new TransportError('not-found', `no message ${String(id)} in that chat`)
+    if (kind === 'delete' && message.from !== sender) throw new TransportError('invalid', 'only the sender can delete a message')
+    if (kind === 'button' && (!this.receivedBy(message, sender) || (message.type !== 'buttons' && message.type !== 'carousel'))) {
+      throw new TransportError('invalid', `message ${id} has no buttons for this phone`)
+    }
+  }
+
+  private receivedBy(message: LoggedMessage, phone: string): boolean {
+    if (message.from === phone) return false
+    if (!message.to.endsWith('@g.us')) return message.to === phone
+    return this.groups.get(message.to)?.members.has(phone) === true
+  }
+
+  private describe(group: Group, withInvite: boolean): GroupInfo {
+    return this.groups.info(group, withInvite, phone => this.post.hiddenLid(phone))
+  }
+}
+
+/** The digits of a phone number, or TransportError('invalid'). */
+function requirePhone(phone: unknown): string {
+  return parsePhone(phone) ?? invalid(`not a phone number: ${String(phone)}`)
+}
+
+/** Whether a kind of message can later be the target of a reaction, delete, read or tap. */
+function loggable(kind: string): boolean {
+  return kind !== 'reaction' && kind !== 'delete'
+}

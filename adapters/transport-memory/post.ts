@@ -1,0 +1,175 @@
+import type { IncomingMessage, SentMessage } from '../../src/ports/transport.ts'
+import { lidFor, messageId, parseAddress, putBounded, pushBounded } from './addresses.ts'
+import type { Content } from './content.ts'
+import type { SessionRegistry } from './sessions.ts'
+import type { InboxContent, InboxEntry, PhoneProfile } from './types.ts'
+
+/** A message the network remembers, to validate later reaction, delete, read and button targets. */
+export interface LoggedMessage {
+  id: string
+  /** Sender phone. */
+  from: string
+  /** Recipient phone, or group id. */
+  to: string
+  type: InboxContent['type']
+  timestamp: number
+}
+
+/** Who sends: a phone, and the device it sends through (which gets no copy of its own message). */
+export interface Sender {
+  phone: string
+  deviceId?: string
+}
+
+/** Where a message goes: a phone, or a group with its members at sending time. */
+export type Destination = { phone: string } | { group: string; members: string[] }
+
+/** One message as it crossed the network (what `MemoryNetwork.onMessage` listeners get). */
+export interface Traffic {
+  id: string
+  /** Sender phone. */
+  from: string
+  /** The device it was sent through; absent when a simulated phone sent it. */
+  deviceId?: string
+  /** Recipient phone, or group id. */
+  to: string
+  timestamp: number
+  content: InboxContent
+}
+
+/** Limits of the post office (see MemoryNetworkOptions). */
+export interface PostLimits {
+  logLimit: number
+  inboxLimit: number
+  phoneLimit: number
+}
+
+/**
+ * Delivers messages: into the inbox of every receiving phone and, as `IncomingMessage`, to every
+ * device linked to a receiving phone (and, marked fromMe, to the sender's other devices). Keeps the
+ * bounded message log and the phones' profiles (LID, push name).
+ */
+export class Post {
+  private readonly log = new Map<string, LoggedMessage>()
+  private readonly inboxes = new Map<string, InboxEntry[]>()
+  private readonly profiles = new Map<string, { lid?: string; pushName?: string; hidePhone?: boolean }>()
+  private readonly lids = new Map<string, string>()
+  private readonly listeners = new Set<(traffic: Traffic) => void>()
+
+  constructor(
+    private readonly limits: PostLimits,
+    private readonly sessions: SessionRegistry,
+  ) {}
+
+  /** Set how the network presents `phone`; answers its LID, if it has one. */
+  setProfile(phone: string, profile: PhoneProfile): string | undefined {
+    const lid = profile.lid === true ? lidFor(phone) : (parseAddress(profile.lid)?.kind === 'lid' ? profile.lid : undefined)
+    const old = this.profiles.get(phone)
+    if (old?.lid) this.lids.delete(old.lid)
+    const stored = { lid, pushName: profile.pushName, hidePhone: Boolean(profile.hidePhone && lid) }
+    putBounded(this.profiles, phone, stored, this.limits.phoneLimit, (_, evicted) => evicted.lid && this.lids.delete(evicted.lid))
+    if (lid) this.lids.set(lid, phone)
+    return lid
+  }
+
+  /** The phone's LID, when it has one. */
+  lidOf(phone: string): string | undefined {
+    return this.profiles.get(phone)?.lid
+  }
+
+  /** The phone's LID when the phone hides its number from others. */
+  hiddenLid(phone: string): string | undefined {
+    const profile = this.profiles.get(phone)
+    return profile?.hidePhone ? profile.lid : undefined
+  }
+
+  /** Resolve an address to a phone or a group id (a LID through the profiles); undefined if unknown. */
+  resolve(input: string): { phone: string } | { group: string } | undefined {
+    const address = parseAddress(input)
+    if (address?.kind === 'phone') return { phone: address.phone }
+    if (address?.kind === 'group') return { group: address.id }
+    const phone = address?.kind === 'lid' ? this.lids.get(address.lid) : undefined
+    return phone === undefined ? undefined : { phone }
+  }
+
+  /** A remembered message, or undefined (unknown, deleted, or dropped from the log). */
+  message(id: string): LoggedMessage | undefined {
+    return this.log.get(id)
+  }
+
+  /** Forget a message (deleted for everyone). */
+  forget(id: string): void {
+    this.log.delete(id)
+  }
+
+  /** A copy of what `phone` has received, oldest first. */
+  inbox(phone: string): InboxEntry[] {
+    return [...(this.inboxes.get(phone) ?? [])]
+  }
+
+  /** Empty `phone`'s inbox. */
+  clearInbox(phone: string): void {
+    this.inboxes.delete(phone)
+  }
+
+  /** Call `listener` for every message sent from now on; answers a function that stops it. */
+  listen(listener: (traffic: Traffic) => void): () => void {
+    this.listeners.add(listener)
+    return () => this.listeners.delete(listener)
+  }
+
+  /**
+   * Deliver a message; `log` remembers it as a valid target for later messages. A simulated phone's
+   * send resolves once every receiving device has it; a device's send resolves at once and devices
+   * receive it just after, as on the real network (so two gateways never wait on each other).
+   */
+  async send(sender: Sender, destination: Destination, content: Content, log: boolean): Promise<SentMessage> {
+    const id = messageId()
+    const timestamp = Date.now()
+    const group = 'group' in destination ? destination.group : undefined
+    const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
+    const to = group ?? recipients[0]
+    for (const phone of recipients) this.file(phone, { id, from: sender.phone, ...content.inbox, ...(group ? { group } : {}), timestamp } as InboxEntry)
+    if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
+    const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: content.inbox }
+    for (const listener of this.listeners) listener(traffic)
+
+    const profile = this.profiles.get(sender.phone)
+    const lid = profile?.lid
+    const hidden = Boolean(profile?.hidePhone && lid)
+    const deliveries: Promise<void>[] = []
+    const common = { id, isGroup: group !== undefined, ...(group ? { group } : {}), timestamp, content: content.incoming }
+    for (const phone of recipients) {
+      const fromMe = phone === sender.phone
+      const message: IncomingMessage = {
+        ...common,
+        chat: group ?? (fromMe ? phone : hidden ? lid! : sender.phone),
+        ...(hidden && !fromMe ? {} : { from: sender.phone }),
+        ...(lid && !fromMe ? { fromLid: lid } : {}),
+        to: group ?? phone,
+        fromMe,
+        ...(profile?.pushName && !fromMe ? { pushName: profile.pushName } : {}),
+      }
+      for (const deviceId of this.sessions.devicesOf(phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, message))
+    }
+    if (!recipients.includes(sender.phone)) {
+      const echo: IncomingMessage = { ...common, chat: to, from: sender.phone, to, fromMe: true }
+      for (const deviceId of this.sessions.devicesOf(sender.phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, echo))
+    }
+    if (sender.deviceId === undefined) await Promise.all(deliveries)
+    return { id, timestamp }
+  }
+
+  /** Put a read receipt for message `target` from `reader` into `sender`'s inbox. */
+  receipt(reader: string, sender: string, target: string, group?: string): void {
+    this.file(sender, { id: messageId(), from: reader, type: 'read', target, ...(group ? { group } : {}), timestamp: Date.now() })
+  }
+
+  // --- Internal helpers ---
+
+  private file(phone: string, entry: InboxEntry): void {
+    const inbox = this.inboxes.get(phone) ?? []
+    pushBounded(inbox, entry, this.limits.inboxLimit)
+    putBounded(this.inboxes, phone, inbox, this.limits.phoneLimit)
+  }
+}

@@ -1,0 +1,196 @@
+import { TransportError } from '../../src/ports/transport.ts'
+import type { IncomingMessage } from '../../src/ports/transport.ts'
+import { parsePhone, putBounded, pushBounded } from './addresses.ts'
+import type { DeviceEndpoint } from './types.ts'
+
+/** What completes a pending link: a QR string, a pairing code, a device id, or any of them as text. */
+export type LinkTarget = string | { qr: string } | { code: string } | { deviceId: string }
+
+/** A device linked to a phone; `endpoint` is set while a transport holds its session open. */
+export interface LinkedDevice {
+  phone: string
+  endpoint?: DeviceEndpoint
+  /** Messages that arrived while the device was offline, delivered when it comes back. */
+  offline: IncomingMessage[]
+}
+
+/** A link waiting for a phone: the current QR, or a pairing code issued for one phone. */
+interface PendingLink {
+  endpoint: DeviceEndpoint
+  qr?: string
+  code?: string
+  phone?: string
+}
+
+/**
+ * Which devices are linked to which phones, which are online (and through which transport), and
+ * which links are pending. Every map is bounded: one entry per device, oldest dropped past `limit`.
+ */
+export class SessionRegistry {
+  private readonly devices = new Map<string, LinkedDevice>()
+  private readonly byPhone = new Map<string, Set<string>>()
+  private readonly pending = new Map<string, PendingLink>()
+  private readonly challenges = new Map<string, string>()
+  private readonly revoked = new Map<string, true>()
+  /** The last delivery queued per device (removed once the device's deliveries are done). */
+  private readonly tails = new Map<string, Promise<void>>()
+
+  constructor(
+    private readonly offlineLimit: number,
+    private readonly limit = 100_000,
+  ) {}
+
+  /** Wait for a phone to complete `challenge` for `deviceId` (replacing any earlier challenge). */
+  beginLink(deviceId: string, endpoint: DeviceEndpoint, challenge: { qr: string } | { code: string; phone: string }): void {
+    this.cancelLink(deviceId)
+    this.revoked.delete(deviceId)
+    const link: PendingLink = { endpoint, ...challenge }
+    putBounded(this.pending, deviceId, link, this.limit, (_, old) => this.dropChallenges(old))
+    if ('qr' in challenge) this.challenges.set(qrKey(challenge.qr), deviceId)
+    else this.challenges.set(codeKey(challenge.code, challenge.phone), deviceId)
+  }
+
+  /** Forget the device's pending link, if any. */
+  cancelLink(deviceId: string): void {
+    const link = this.pending.get(deviceId)
+    if (!link) return
+    this.pending.delete(deviceId)
+    this.dropChallenges(link)
+  }
+
+  /**
+   * Take the pending link that `phone` completes: by QR (any phone), by pairing code (only the phone
+   * it was issued for) or by device id. Throws not-found when nothing is pending, invalid when a
+   * pairing code belongs to another phone.
+   */
+  takePending(target: LinkTarget, phone: string): { deviceId: string; endpoint: DeviceEndpoint } {
+    let deviceId: string | undefined
+    if (typeof target === 'string') {
+      deviceId = this.challenges.get(qrKey(target)) ?? this.challenges.get(codeKey(target, phone)) ?? (this.pending.has(target) ? target : undefined)
+    } else if ('qr' in target) deviceId = this.challenges.get(qrKey(target.qr))
+    else if ('code' in target) deviceId = this.challenges.get(codeKey(target.code, phone))
+    else deviceId = target.deviceId
+    const link = deviceId === undefined ? undefined : this.pending.get(deviceId)
+    if (deviceId === undefined || !link) throw new TransportError('not-found', 'no pending link matches (QR expired, or code issued for another phone)')
+    if (link.code !== undefined && link.phone !== phone) {
+      throw new TransportError('invalid', 'the pairing code was issued for another phone')
+    }
+    this.cancelLink(deviceId)
+    return { deviceId, endpoint: link.endpoint }
+  }
+
+  /**
+   * Bring the device online as `phone` through `endpoint`. Answers `logged-out` when the phone
+   * unlinked the device while it was away; `replaced` is the endpoint that held it until now.
+   */
+  attach(deviceId: string, phone: string, endpoint: DeviceEndpoint): { state: 'open' | 'logged-out'; replaced?: DeviceEndpoint } {
+    if (this.revoked.has(deviceId)) {
+      this.revoked.delete(deviceId)
+      return { state: 'logged-out' }
+    }
+    const current = this.devices.get(deviceId)
+    const replaced = current?.endpoint && current.endpoint !== endpoint ? current.endpoint : undefined
+    if (current && current.phone !== phone) this.forget(deviceId)
+    const device = current && current.phone === phone ? current : { phone, offline: [] }
+    device.endpoint = endpoint
+    putBounded(this.devices, deviceId, device, this.limit, (id, old) => this.unindex(id, old.phone))
+    const set = this.byPhone.get(phone) ?? new Set()
+    this.byPhone.set(phone, set.add(deviceId))
+    return { state: 'open', replaced }
+  }
+
+  /** Take the device offline (its link stays) when `endpoint` holds it. */
+  detach(deviceId: string, endpoint: DeviceEndpoint): boolean {
+    const device = this.devices.get(deviceId)
+    if (!device || device.endpoint !== endpoint) return false
+    device.endpoint = undefined
+    return true
+  }
+
+  /** Unlink the device and drop what was queued for it. */
+  forget(deviceId: string): void {
+    this.cancelLink(deviceId)
+    this.revoked.delete(deviceId)
+    const device = this.devices.get(deviceId)
+    if (!device) return
+    this.devices.delete(deviceId)
+    this.unindex(deviceId, device.phone)
+  }
+
+  /** Unlink the device from the phone's side; the endpoint holding it, if it was online. */
+  revoke(deviceId: string): { endpoint?: DeviceEndpoint; known: boolean } {
+    const device = this.devices.get(deviceId)
+    this.forget(deviceId)
+    if (device) putBounded(this.revoked, deviceId, true, this.limit)
+    return { endpoint: device?.endpoint, known: device !== undefined }
+  }
+
+  /** The linked device, or undefined. */
+  get(deviceId: string): LinkedDevice | undefined {
+    return this.devices.get(deviceId)
+  }
+
+  /** The ids of devices linked to `phone`. */
+  devicesOf(phone: string): string[] {
+    return [...(this.byPhone.get(phone) ?? [])]
+  }
+
+  /**
+   * Hand a message to the device, or queue it (bounded) until it comes back online. Deliveries to one
+   * device happen one at a time, in order; the promise settles once this one is done.
+   */
+  deliver(deviceId: string, message: IncomingMessage): Promise<void> {
+    if (!this.devices.has(deviceId)) return Promise.resolve()
+    return this.enqueue(deviceId, async () => {
+      const device = this.devices.get(deviceId)
+      if (device?.endpoint) await device.endpoint.receive(deviceId, message)
+      else if (device) pushBounded(device.offline, message, this.offlineLimit)
+    })
+  }
+
+  /** Deliver (in order, after deliveries already under way) what was queued while the device was offline. */
+  flush(deviceId: string): Promise<void> {
+    return this.enqueue(deviceId, async () => {
+      const device = this.devices.get(deviceId)
+      while (device?.endpoint && device.offline.length > 0) await device.endpoint.receive(deviceId, device.offline.shift()!)
+    })
+  }
+
+  /** Resolve once every delivery under way (including ones they cause) is done. */
+  async settled(): Promise<void> {
+    while (this.tails.size > 0) await Promise.all(this.tails.values())
+  }
+
+  // --- Internal helpers ---
+
+  /** Run `task` after the device's earlier deliveries; a failed task does not stop later ones. */
+  private enqueue(deviceId: string, task: () => Promise<void>): Promise<void> {
+    const tail = (this.tails.get(deviceId) ?? Promise.resolve()).then(task).catch(() => undefined)
+    this.tails.set(deviceId, tail)
+    void tail.then(() => {
+      if (this.tails.get(deviceId) === tail) this.tails.delete(deviceId)
+    })
+    return tail
+  }
+
+  private dropChallenges(link: PendingLink): void {
+    if (link.qr !== undefined) this.challenges.delete(qrKey(link.qr))
+    if (link.code !== undefined && link.phone !== undefined) this.challenges.delete(codeKey(link.code, link.phone))
+  }
+
+  private unindex(deviceId: string, phone: string): void {
+    const set = this.byPhone.get(phone)
+    set?.delete(deviceId)
+    if (set?.size === 0) this.byPhone.delete(phone)
+  }
+}
+
+// --- Internal helpers ---
+
+function qrKey(qr: string): string {
+  return `qr:${qr}`
+}
+
+function codeKey(code: string, phone: string): string {
+  return `code:${parsePhone(phone) ?? phone}:${code.replace(/[\s-]/g, '').toUpperCase()}`
+}

@@ -1,0 +1,146 @@
+import Router from '@koa/router'
+import type { Context, Next } from 'koa'
+import bodyParser from 'koa-bodyparser'
+import { StructError, mask } from 'superstruct'
+import type { Struct } from 'superstruct'
+import { TransportError } from '../../src/ports/transport.ts'
+import type { Logger } from '../../src/logger.ts'
+import { parsePhone } from './addresses.ts'
+import type { MemoryNetwork } from './network.ts'
+import type { LinkTarget } from './sessions.ts'
+import { GroupBody, PhoneBody, ScanBody, SendBody, UnlinkBody, messageSchemas } from './sim-schemas.ts'
+import type { PhoneMessage } from './types.ts'
+
+/** Options of the simulator routes. */
+export interface SimulatorRoutesOptions {
+  /** The device id behind an appkey (or device name), or undefined when there is none. */
+  resolveDevice(ref: { appkey?: string }): Promise<string | undefined>
+  /** Where unexpected errors are logged. */
+  logger?: Logger
+}
+
+/**
+ * The simulator's HTTP routes under `/_sim` (DESIGN.md, "The simulated network"): a phone scans a
+ * device's QR or enters its pairing code, sends messages, reads its inbox, gets a group's invite link.
+ * JSON and form bodies are parsed here only; errors answer `{status, message}`.
+ */
+export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutesOptions): Router {
+  const router = new Router({ prefix: '/_sim' })
+  router.use(renderErrors(options.logger))
+  router.use(bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '2mb', formLimit: '2mb' }))
+
+  router.post('/scan', async ctx => {
+    const { phone, appkey, qr, code } = parse(ctx, ScanBody)
+    let target: LinkTarget
+    if (qr) target = { qr }
+    else if (code) target = { code }
+    else if (appkey) {
+      const deviceId = await options.resolveDevice({ appkey })
+      if (deviceId === undefined) throw new SimError(404, 'device not found')
+      target = { deviceId }
+    } else throw new SimError(400, 'appkey, qr or code is required')
+    await network.scan(target, phone)
+    reply(ctx, { message: 'device linked', phone: parsePhone(phone) })
+  })
+
+  router.post('/send', async ctx => {
+    const { type } = parse(ctx, SendBody)
+    const { from, to, ...message } = parse(ctx, messageSchemas[type]) as { from: string; to: string } & PhoneMessage
+    const id = await network.sendFromPhone(from, to, message as PhoneMessage)
+    reply(ctx, { message: 'message sent', id })
+  })
+
+  router.get('/inbox/:phone', ctx => {
+    ctx.body = network.inbox(ctx.params.phone)
+  })
+
+  router.get('/invite/:groupId', ctx => {
+    const id = ctx.params.groupId.includes('@') ? ctx.params.groupId : `${ctx.params.groupId}@g.us`
+    const link = network.inviteLink(id)
+    if (!link) throw new SimError(404, 'group not found')
+    reply(ctx, { message: 'invite link', link, code: link.slice(link.lastIndexOf('/') + 1) })
+  })
+
+  router.post('/groups', async ctx => {
+    const { creator, subject, members, description } = parse(ctx, GroupBody)
+    const group = network.createGroup(creator, subject, members, { description })
+    reply(ctx, { message: 'group created', group, link: network.inviteLink(group.id) })
+  })
+
+  router.post('/phones', async ctx => {
+    const { phone, lid, pushName, hidePhone } = parse(ctx, PhoneBody)
+    const assigned = network.registerPhone(phone, { lid: lid === 'true' ? true : lid || undefined, pushName, hidePhone })
+    reply(ctx, { message: 'phone registered', phone: parsePhone(phone), ...(assigned ? { lid: assigned } : {}) })
+  })
+
+  router.post('/unlink', async ctx => {
+    const { appkey } = parse(ctx, UnlinkBody)
+    const deviceId = await options.resolveDevice({ appkey })
+    if (deviceId === undefined || !(await network.unlink(deviceId))) throw new SimError(404, 'device not linked')
+    reply(ctx, { message: 'device unlinked' })
+  })
+
+  return router
+}
+
+// --- Internal helpers ---
+
+/** An error of the simulator routes, answered as `{status, message}`. */
+class SimError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+const TRANSPORT_STATUS: Record<TransportError['code'], number> = {
+  'not-connected': 409,
+  'already-connected': 409,
+  'not-found': 404,
+  'not-admin': 403,
+  'rate-limited': 429,
+  timeout: 504,
+  invalid: 400,
+  failed: 502,
+}
+
+function renderErrors(logger?: Logger) {
+  return async (ctx: Context, next: Next): Promise<void> => {
+    try {
+      await next()
+    } catch (err) {
+      const { status, message } = describeError(err)
+      if (status >= 500) logger?.error({ err }, 'simulator route failed')
+      ctx.status = status
+      ctx.body = { status, message }
+    }
+  }
+}
+
+function describeError(err: unknown): { status: number; message: string } {
+  if (err instanceof SimError) return { status: err.status, message: err.message }
+  if (err instanceof TransportError) return { status: TRANSPORT_STATUS[err.code] ?? 502, message: err.message }
+  if (err instanceof StructError) {
+    const path = err.path.join('.')
+    return { status: 400, message: path ? `${path}: ${err.message}` : err.message }
+  }
+  const status = (err as { status?: unknown })?.status
+  if (typeof status === 'number' && status >= 400 && status < 500) {
+    const exposed = (err as { expose?: boolean }).expose && err instanceof Error
+    return { status, message: exposed ? err.message : 'bad request' }
+  }
+  return { status: 500, message: 'internal error' }
+}
+
+/** The body checked against `schema` (coerced; unknown fields dropped). */
+function parse<T>(ctx: Context, schema: Struct<T, any>): T {
+  const body = ctx.request.body
+  if (!body || typeof body !== 'object' || Array.isArray(body)) throw new SimError(400, 'the body must be a JSON object')
+  return mask(body, schema)
+}
+
+function reply(ctx: Context, body: Record<string, unknown>): void {
+  ctx.body = { status: 200, ...body }
+}

@@ -1,0 +1,74 @@
+import {
+  array,
+  boolean,
+  coerce,
+  enums,
+  literal,
+  nonempty,
+  number,
+  object,
+  optional,
+  refine,
+  string,
+  union,
+} from 'superstruct'
+import type { Struct } from 'superstruct'
+
+/** A phone number field: a string (or a JSON number) of digits, `+` allowed. */
+const Phone = refine(coerce(string(), number(), n => String(n)), 'phone', v => /^\+?[\d\s\-().]{5,30}$/.test(v.trim()))
+/** A number field that may arrive as a string (form bodies). */
+const Num = refine(coerce(number(), string(), s => Number(s.trim() === '' ? NaN : s)), 'finite', Number.isFinite)
+/** A flag field: `true`, `"true"`, `"1"` or their opposites. */
+const Flag = coerce(boolean(), union([string(), number()]), v => v === 'true' || v === '1' || v === 1)
+const Text = nonempty(string())
+
+/** `POST /_sim/scan`: a phone scans a device's QR (or enters its code), by appkey, QR or code. */
+export const ScanBody = object({ phone: Phone, appkey: optional(string()), qr: optional(string()), code: optional(string()) })
+
+/** The type of a `POST /_sim/send`. */
+export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'contact', 'location', 'reaction', 'delete', 'button'] as const
+
+/** `POST /_sim/send`, read first for its type only. */
+export const SendBody = object({ type: enums(MESSAGE_TYPES) })
+
+const envelope = { from: Phone, to: Text }
+const mediaFields = {
+  caption: optional(string()),
+  fileName: optional(string()),
+  mimetype: optional(string()),
+  base64: optional(string()),
+  voiceNote: optional(Flag),
+}
+
+/** The full `POST /_sim/send` body of each type (unknown fields are dropped). */
+export const messageSchemas: Record<(typeof MESSAGE_TYPES)[number], Struct<any, any>> = {
+  text: object({ ...envelope, type: literal('text'), text: Text }),
+  image: object({ ...envelope, type: literal('image'), ...mediaFields }),
+  video: object({ ...envelope, type: literal('video'), ...mediaFields }),
+  audio: object({ ...envelope, type: literal('audio'), ...mediaFields }),
+  document: object({ ...envelope, type: literal('document'), ...mediaFields }),
+  contact: object({ ...envelope, type: literal('contact'), name: Text, phone: Phone }),
+  location: object({ ...envelope, type: literal('location'), latitude: Num, longitude: Num, text: optional(string()), name: optional(string()) }),
+  reaction: object({ ...envelope, type: literal('reaction'), target: Text, emoji: string() }),
+  delete: object({ ...envelope, type: literal('delete'), target: Text }),
+  button: object({ ...envelope, type: literal('button'), target: Text, buttonId: Text, text: optional(string()), list: optional(Flag) }),
+}
+
+/** `POST /_sim/groups`: a phone creates a group; members as a list or a `-`/`,`-separated string. */
+export const GroupBody = object({
+  creator: Phone,
+  subject: Text,
+  members: optional(coerce(array(Phone), string(), s => s.split(/[-,\s]+/).filter(Boolean))),
+  description: optional(string()),
+})
+
+/** `POST /_sim/phones`: how a phone appears to others (LID, push name, hidden number). */
+export const PhoneBody = object({
+  phone: Phone,
+  lid: optional(coerce(string(), boolean(), b => (b ? 'true' : ''))),
+  pushName: optional(string()),
+  hidePhone: optional(Flag),
+})
+
+/** `POST /_sim/unlink`: the phone removes a linked device. */
+export const UnlinkBody = object({ appkey: Text })
