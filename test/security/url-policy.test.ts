@@ -1,0 +1,81 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { checkUrl, isPrivateAddress } from '../../src/security/url-policy.ts'
+
+const policy = suite('url policy')
+
+const refused = (url: string) => {
+  const result = checkUrl(url, { allowPrivate: false })
+  return 'refused' in result ? result.refused : undefined
+}
+
+policy('refuses loopback, private, CGNAT, link-local and metadata addresses', () => {
+  for (const url of [
+    'http://127.0.0.1/',
+    'http://127.9.9.9:8080/x',
+    'http://10.1.2.3/',
+    'http://172.16.0.1/',
+    'http://172.31.255.255/',
+    'http://192.168.1.1/',
+    'http://100.64.0.1/',
+    'http://169.254.169.254/latest/meta-data',
+    'http://0.0.0.0/',
+    'http://224.0.0.1/',
+    'http://255.255.255.255/',
+  ])
+    assert.is(refused(url), 'private', url)
+})
+
+policy('refuses decimal, hex and octal spellings of loopback', () => {
+  for (const url of ['http://2130706433/', 'http://0x7f000001/', 'http://0177.0.0.1/', 'http://0x7f.1/', 'http://127.1/'])
+    assert.is(refused(url), 'private', url)
+})
+
+policy('refuses IPv6 loopback, ULA, link-local and IPv4-mapped private addresses', () => {
+  for (const url of [
+    'http://[::1]/',
+    'http://[::]/',
+    'http://[fd12:3456::1]/',
+    'http://[fc00::1]/',
+    'http://[fe80::1]/',
+    'http://[::ffff:127.0.0.1]/',
+    'http://[::ffff:7f00:1]/',
+    'http://[::ffff:10.0.0.1]/',
+    'http://[64:ff9b::7f00:1]/',
+    'http://[2002:7f00:1::]/',
+  ])
+    assert.is(refused(url), 'private', url)
+})
+
+policy('refuses internal host names', () => {
+  for (const url of ['http://localhost/', 'http://LOCALHOST:3000/', 'http://app.localhost/', 'http://metadata.google.internal/', 'http://printer.local/', 'http://intranet/'])
+    assert.is(refused(url), 'private', url)
+})
+
+policy('refuses non-http schemes, credentials and garbage', () => {
+  assert.is(refused('file:///etc/passwd'), 'scheme')
+  assert.is(refused('ftp://example.com/x'), 'scheme')
+  assert.is(refused('gopher://example.com/'), 'scheme')
+  assert.is(refused('javascript:alert(1)'), 'scheme')
+  assert.is(refused('http://user:pass@example.com/'), 'credentials')
+  assert.is(refused('not a url'), 'malformed')
+  assert.is(refused(''), 'malformed')
+})
+
+policy('accepts public addresses and names', () => {
+  for (const url of ['https://example.com/hook', 'http://8.8.8.8/', 'https://[2606:4700:4700::1111]/', 'https://api.example.com.br:8443/a?b=c'])
+    assert.is(refused(url), undefined, url)
+})
+
+policy('allowPrivate lets private targets through but still checks the scheme', () => {
+  assert.ok('url' in checkUrl('http://127.0.0.1:9999/', { allowPrivate: true }))
+  assert.ok('refused' in checkUrl('file:///etc/passwd', { allowPrivate: true }))
+})
+
+policy('isPrivateAddress treats non-addresses as private', () => {
+  assert.ok(isPrivateAddress('not-an-ip'))
+  assert.ok(!isPrivateAddress('1.1.1.1'))
+  assert.ok(isPrivateAddress('::ffff:192.168.0.1'))
+})
+
+policy.run()
