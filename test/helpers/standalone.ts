@@ -1,0 +1,68 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+const root = new URL('../..', import.meta.url).pathname
+
+/** A standalone server (examples/standalone.ts) running as a child process. */
+export interface StandaloneServer {
+  url: string
+  port: number
+  child: ChildProcess
+  /** Everything the child printed so far (pino JSON lines). */
+  output(): string
+  /** Send a signal and wait for the process to exit; resolves with its exit code (null when killed). */
+  kill(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+/** A fresh temporary directory for a test's SQLite file. */
+export function tempDir(prefix = 'zapgate-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/**
+ * Start `npm start`'s program with `env` (GATEWAY_TRANSPORT=memory unless given) and wait until it
+ * listens. Pass the same GATEWAY_STORE to a second start to test a restart.
+ */
+export async function startStandalone(env: Record<string, string> = {}, port?: number): Promise<StandaloneServer> {
+  const chosenPort = port ?? (await freePort())
+  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/standalone.ts'], {
+    cwd: root,
+    env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env, PORT: String(chosenPort) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', d => (output += d))
+  child.stderr!.on('data', d => (output += d))
+  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+  const deadline = Date.now() + 20_000
+  while (!output.includes('gateway listening')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`standalone server did not start:\n${output}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  return {
+    url: `http://127.0.0.1:${chosenPort}`,
+    port: chosenPort,
+    child,
+    output: () => output,
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
