@@ -57,5 +57,5 @@ function isPresent(value: unknown): boolean {
 function baseUrlOf(ctx: Context, operationPath: string, services: Services): string {
   if (services.options.baseUrl) return services.options.baseUrl
   const prefix = ctx.path.endsWith(operationPath) ? ctx.path.slice(0, -operationPath.length) : ''
-  return `${ctx.origin}${prefix}`
+  return `${ctx.protocol}://${ctx.host}${prefix}`
 }

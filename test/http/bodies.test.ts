@@ -1,0 +1,109 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { request } from '../helpers/http.ts'
+
+type Ctx = { t: TestGateway; authkey: string }
+const bodies = suite<Ctx>('request bodies')
+bodies.before(async ctx => {
+  ctx.t = await startGateway({ bodyLimit: '64kb' })
+  ctx.authkey = (await ctx.t.register()).authkey
+  await ctx.t.addDevice(ctx.authkey, 'loja')
+})
+bodies.after(ctx => ctx.t.stop())
+
+bodies('JSON, urlencoded and multipart bodies give the same answers', async ({ t, authkey }) => {
+  const cases = [
+    { authkey, message: 'loja', checkDispositivo: 'true' },
+    { authkey, message: 'ghost', checkDispositivo: 'true' },
+    { authkey, message: 'loja' },
+    { authkey: 'nope', message: 'loja', apagarDispositivo: 'true' },
+  ]
+  for (const body of cases) {
+    const [json, form, multipart] = await Promise.all((['json', 'form', 'multipart'] as const).map(enc => t.post('/api/developer', body, enc)))
+    assert.equal(form.body, json.body, `form vs json for ${JSON.stringify(body)}`)
+    assert.equal(multipart.body, json.body, `multipart vs json for ${JSON.stringify(body)}`)
+    assert.is(form.status, json.status)
+    assert.is(multipart.status, json.status)
+  }
+})
+
+bodies('registration works from an urlencoded and a multipart body', async ({ t }) => {
+  for (const enc of ['form', 'multipart'] as const) {
+    const answer = await t.post('/api/auth', { auth: 'registrar', nome: 'Caio', email: `caio-${enc}@example.com`, senha: 'segredo1', telefone: '5511912345678', plano: '1' }, enc)
+    assert.is(answer.status, 200, answer.text)
+    assert.is(answer.body.data.email, `caio-${enc}@example.com`)
+  }
+})
+
+bodies('malformed JSON is 400 JSON inválido., never 500', async ({ t }) => {
+  for (const raw of ['{bad', '{"a":', '[1,2', 'nul', '{"a":1}}']) {
+    const answer = await request(`${t.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw })
+    assert.is(answer.status, 400, raw)
+    assert.equal(answer.body, { status: 400, message: 'JSON inválido.' })
+  }
+})
+
+bodies('a JSON body that is not an object is 400', async ({ t }) => {
+  for (const raw of ['[]', '"texto"', '42', 'null', 'true']) {
+    const answer = await request(`${t.url}/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw })
+    assert.is(answer.status, 400, raw)
+    assert.is(answer.body.status, 400)
+  }
+})
+
+bodies('a body over the limit is 413 in every encoding', async ({ t, authkey }) => {
+  const big = 'x'.repeat(70 * 1024)
+  for (const enc of ['json', 'form', 'multipart'] as const) {
+    const answer = await t.post('/api/developer', { authkey, message: big, checkDispositivo: 'true' }, enc)
+    assert.is(answer.status, 413, enc)
+    assert.is(answer.body.status, 413)
+  }
+})
+
+bodies('an unsupported content type is 415; an empty body is a missing field', async ({ t }) => {
+  const text = await request(`${t.url}/api/auth`, { method: 'POST', headers: { 'content-type': 'text/csv' }, body: 'a,b' })
+  assert.is(text.status, 415)
+  assert.is(text.body.status, 415)
+  const empty = await request(`${t.url}/api/auth`, { method: 'POST' })
+  assert.equal(empty.body, { status: 401, message: 'validation.required' })
+})
+
+bodies('flags accept true/"true"/"1" and prototype keys do nothing', async ({ t, authkey }) => {
+  for (const flag of [true, 'true', '1', 1, 'TRUE'])
+    assert.is((await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: flag })).status, 200, String(flag))
+  const post = (body: string) => request(`${t.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  // A JSON body with a __proto__ key is refused outright (prototype poisoning), not merged.
+  const poisoned = await post(`{"__proto__":{"polluted":1,"checkDispositivo":"true"},"authkey":"${authkey}","message":"loja"}`)
+  assert.equal(poisoned.body, { status: 400, message: 'JSON inválido.' })
+  const constructorKey = await post(`{"constructor":{"prototype":{"polluted":1}},"authkey":"${authkey}","message":"loja"}`)
+  assert.equal(constructorKey.body, { status: 401, message: 'validation.required' })
+  const formPoison = await t.post('/api/developer', { __proto__x: 1, authkey, message: 'loja', 'constructor[prototype][polluted]': 1 }, 'form')
+  assert.is(formPoison.status, 401)
+  assert.is(({} as Record<string, unknown>).polluted, undefined)
+})
+
+bodies('GET on an operation path is 405, not a crash', async ({ t }) => {
+  const answer = await request(`${t.url}/api/auth`)
+  assert.is(answer.status, 405)
+})
+
+bodies.run()
+
+const always200 = suite('httpStatus: always200')
+
+always200('answers HTTP 200 with the real status in the body', async () => {
+  const t = await startGateway({ httpStatus: 'always200' })
+  try {
+    const missing = await t.post('/api/auth', {})
+    assert.is(missing.status, 200)
+    assert.equal(missing.body, { status: 401, message: 'validation.required' })
+    const bad = await request(`${t.url}/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' })
+    assert.is(bad.status, 200)
+    assert.is(bad.body.status, 400)
+  } finally {
+    await t.stop()
+  }
+})
+
+always200.run()
