@@ -17,7 +17,6 @@ export function guardStorage(storage: Storage, timeoutMs = 10_000): Storage {
     let timer: NodeJS.Timeout | undefined
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new StorageUnavailableError(operation, { cause: new Error('timed out') })), timeoutMs)
-      timer.unref()
     })
     const attempt = (async () => work())().catch(cause => {
       throw cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause })
