@@ -29,7 +29,7 @@ function walk(dir) {
 function runFile(file) {
   return new Promise(resolve => {
     const started = Date.now()
-    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -38,7 +38,7 @@ export function tempDir(prefix = 'zapgate-'): string {
  */
 export async function startStandalone(env: Record<string, string> = {}, port?: number): Promise<StandaloneServer> {
   const chosenPort = port ?? (await freePort())
-  const child = spawn(process.execPath, ['--import', 'tsx', 'examples/standalone.ts'], {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'examples/standalone.ts'], {
     cwd: root,
     env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env, PORT: String(chosenPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
