@@ -21,7 +21,6 @@ export class LinkAttempt {
         .catch(() => undefined)
         .finally(() => this.reject(new TransportError('timeout', `no link challenge within ${timeoutMs} ms`)))
     }, timeoutMs)
-    this.timer.unref?.()
   }
 
   /** Settle with the challenge (ignored once settled). */

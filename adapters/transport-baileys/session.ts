@@ -241,7 +241,6 @@ export class DeviceSession {
       await this.retire()
       return this.setState('closed', { reason: 'not linked' })
     }
-    this.linkRetries = 0
     if (linking.code) {
       if (linking.requested) return
       linking.requested = true

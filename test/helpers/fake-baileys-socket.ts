@@ -170,6 +170,8 @@ export class FakeBaileysSocket implements SocketLike {
   readonly sent: SentRecord[] = []
   /** QR strings shown, in order. */
   readonly qrs: string[] = []
+  /** When the factory built it (ms since the epoch). */
+  readonly createdAt = Date.now()
   closed = false
   opened = false
   /** The error the socket ended with (undefined: ended by `end(undefined)`). */
