@@ -91,7 +91,7 @@ export function vcard(name: string, phone: string): string {
 async function send(deps: SendDeps, jid: string, content: AnyMessageContent): Promise<SentMessage> {
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
   deps.session.ownIds.set(id, true)
-  const sent = await socketCall('send', deps.timeoutMs, () => deps.socket.sendMessage(jid, content, { messageId: id }))
+  const sent = await watched(deps, () => deps.socket.sendMessage(jid, content, { messageId: id }))
   const message: WAMessage = sent ?? { key: { remoteJid: jid, fromMe: true, id }, messageTimestamp: Math.floor(Date.now() / 1000) }
   return remember(deps, message)
 }
@@ -100,8 +100,20 @@ async function relay(deps: SendDeps, jid: string, content: proto.IMessage): Prom
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
   deps.session.ownIds.set(id, true)
   const message = deps.lib.generateWAMessageFromContent(jid, content, { userJid: deps.socket.user?.id ?? '', messageId: id })
-  await socketCall('send', deps.timeoutMs, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes(jid) }))
+  await watched(deps, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes(jid) }))
   return remember(deps, message)
+}
+
+/** A send with its deadline; a timeout marks the session stalled, a success clears that. */
+async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
+  try {
+    const result = await socketCall('send', deps.timeoutMs, call)
+    await deps.session.noteSend('ok')
+    return result
+  } catch (error) {
+    if (error instanceof TransportError && error.code === 'timeout') await deps.session.noteSend('timeout')
+    throw error
+  }
 }
 
 async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage> {

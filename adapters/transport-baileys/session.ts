@@ -1,6 +1,6 @@
-import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, UserFacingSocketConfig } from '@whiskeysockets/baileys'
+import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata } from '@whiskeysockets/baileys'
 import { TransportError } from '../../src/ports/transport.ts'
-import type { LinkChallenge, LinkRequest, SessionState, SessionStatus, TransportEvent } from '../../src/ports/transport.ts'
+import type { LinkChallenge, LinkRequest, SessionStatus, TransportEvent } from '../../src/ports/transport.ts'
 import type { Logger } from '../../src/logger.ts'
 import type { StoredAuthState } from './auth-state.ts'
 import { BoundedMap, boundedCacheStore } from './cache.ts'
@@ -12,6 +12,8 @@ import type { MessageStore } from './message-store.ts'
 import type { ResolvedOptions } from './options.ts'
 import { backoffDelay, closeAction, describeClose } from './policy.ts'
 import { printQr } from './qr-terminal.ts'
+import { attachHandlers, socketConfig } from './socket-wiring.ts'
+import { StatusReporter } from './status-reporter.ts'
 import type { BaileysModule, SocketFactory, SocketLike } from './types.ts'
 import type { VersionSource } from './version.ts'
 
@@ -48,10 +50,7 @@ export class DeviceSession {
   readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
   /** `chat:id` of messages already reported (dedupe of upserts). */
   readonly seen = new BoundedMap<string, true>(5_000, 24 * 3_600_000)
-  private state: SessionState = 'closed'
-  private phone?: string
-  private lid?: string
-  private reason?: string
+  private readonly report: StatusReporter
   private socket?: SocketLike
   private detach?: () => void
   private generation = 0
@@ -61,35 +60,28 @@ export class DeviceSession {
   private openedAt?: number
   private timer?: NodeJS.Timeout
   private linking?: { phone?: string; code?: string; requested: boolean; attempt?: LinkAttempt }
-  private lastStatus?: string
-  private waiters: (() => void)[] = []
   private updates: Promise<void> = Promise.resolve()
   private upserts: Promise<void> = Promise.resolve()
-  private emits: Promise<void> = Promise.resolve()
 
   constructor(private readonly deps: SessionDeps) {
-    const phone = deps.auth.paired() ? phoneOf(deps.auth.state.creds.me?.id) : undefined
-    if (phone) this.phone = phone
+    this.report = new StatusReporter(deps.deviceId, deps.emit)
+    if (deps.auth.paired()) this.report.phone = phoneOf(deps.auth.state.creds.me?.id)
   }
 
   /** The session's status as the gateway reports it. */
   status(): SessionStatus {
-    const status: SessionStatus = { state: this.state, connected: this.state === 'open' }
-    if (this.phone) status.phone = this.phone
-    if (this.lid) status.lid = this.lid
-    if (this.reason) status.reason = this.reason
-    return status
+    return this.report.snapshot()
   }
 
   /** The open socket, or TransportError('not-connected'). */
   requireOpen(): SocketLike {
-    if (this.state !== 'open' || !this.socket) throw new TransportError('not-connected', 'the device is not connected')
+    if (this.report.state !== 'open' || !this.socket) throw new TransportError('not-connected', 'the device is not connected')
     return this.socket
   }
 
   /** The open socket, or undefined. */
   socketIfOpen(): SocketLike | undefined {
-    return this.state === 'open' ? this.socket : undefined
+    return this.report.state === 'open' ? this.socket : undefined
   }
 
   /** Keys (and some contents) of the device's messages. */
@@ -97,57 +89,67 @@ export class DeviceSession {
     return this.deps.messages
   }
 
+  /** The linked account's phone and LID, as far as known. */
+  self(): { phone?: string; lid?: string } {
+    const user = this.socket?.user
+    return { phone: phoneOf(user?.id) ?? this.report.phone, lid: user?.lid ? normalizeJid(user.lid) : this.report.lid }
+  }
+
   /** Resume a linked session with its stored credentials (no QR). Does nothing when unlinked or active. */
   async resume(): Promise<void> {
     if (this.socket || this.timer || !this.deps.auth.paired()) return
     this.linking = undefined
-    await this.setState('connecting', { reason: undefined })
+    await this.report.set('connecting', { reason: undefined })
     await this.openSocket()
   }
 
   /**
    * Start a new link from fresh credentials and return the wait for its challenge (the first QR, or the
-   * pairing code once WhatsApp accepted it). The caller awaits the wait outside the device lock.
+   * pairing code once WhatsApp accepted it); the caller awaits it outside the device lock. Stored
+   * credentials are tried first (unless another client replaced this session): a device that opens
+   * with them is already connected.
    */
   async beginLink(request: LinkRequest): Promise<{ challenge: Promise<LinkChallenge> }> {
-    if (this.state === 'connecting' && this.deps.auth.paired() && (this.socket || this.timer)) {
-      await this.waitForChange(this.deps.options.socketConfig.connectTimeoutMs ?? 20_000)
+    if (this.report.state !== 'replaced') await this.resume()
+    if (this.report.state === 'connecting' && this.deps.auth.paired() && (this.socket || this.timer)) {
+      await this.report.nextChange(this.deps.options.socketConfig.connectTimeoutMs ?? 20_000)
     }
-    if (this.state === 'open') throw new TransportError('already-connected', 'the device is already connected')
+    if (this.report.state === 'open') throw new TransportError('already-connected', 'the device is already connected')
     this.failLink(new TransportError('failed', 'superseded by a newer link request'))
     await this.retire()
     await this.deps.auth.reset()
     const attempt = new LinkAttempt(this.deps.options.linkTimeoutMs, () => this.linkTimedOut(attempt))
     this.linking = { phone: request.phone, code: request.code, requested: false, attempt }
     this.linkRetries = 0
-    await this.setState('linking', { phone: undefined, lid: undefined, reason: undefined })
+    await this.report.set('linking', { phone: undefined, lid: undefined, reason: undefined })
     await this.openSocket()
     return { challenge: attempt.promise }
   }
 
   /** Close the socket without unlinking; the session can resume later. */
   async disconnect(): Promise<void> {
-    const active = this.socket !== undefined || this.timer !== undefined || this.state !== 'closed'
+    const active = this.socket !== undefined || this.timer !== undefined || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.retire()
-    if (active) await this.setState('closed', { reason: 'disconnected' })
+    if (active) await this.report.set('closed', { reason: 'disconnected' })
   }
 
   /** Unlink from the phone (when connected) and delete the credentials and keys. */
   async logout(): Promise<void> {
-    const hadSession = this.deps.auth.paired() || this.state !== 'closed'
+    const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
-    const socket = this.state === 'open' ? this.socket : undefined
+    const socket = this.socketIfOpen()
     if (socket) {
       this.generation++
       this.clearTimer()
       this.detachSocket()
+      this.socket = undefined
       await withTimeout(socket.logout(), 10_000, 'logout').catch(() => socket.end(undefined).catch(() => undefined))
     } else {
       await this.retire()
     }
     await this.deps.auth.clear()
-    if (hadSession) await this.setState('closed', { phone: undefined, lid: undefined, reason: 'logged out' })
+    if (hadSession) await this.report.set('closed', { phone: undefined, lid: undefined, reason: 'logged out' })
   }
 
   /** Close the socket (gateway shutdown): no status change is reported. */
@@ -156,10 +158,10 @@ export class DeviceSession {
     await this.retire()
   }
 
-  /** The linked account's phone and LID, as far as known. */
-  self(): { phone?: string; lid?: string } {
-    const user = this.socket?.user
-    return { phone: phoneOf(user?.id) ?? this.phone, lid: user?.lid ? normalizeJid(user.lid) : this.lid }
+  /** Note how a send ended: a timed-out send marks the open session as stalled (in its reason) until one succeeds. */
+  async noteSend(outcome: 'ok' | 'timeout'): Promise<void> {
+    if (this.report.state !== 'open') return
+    await this.report.set('open', { reason: outcome === 'timeout' ? 'stalled: a send timed out' : undefined })
   }
 
   // --- Internal helpers ---
@@ -172,7 +174,9 @@ export class DeviceSession {
     if (generation !== this.generation) return
     let socket: SocketLike
     try {
-      const made = this.deps.factory(this.socketConfig(version), { deviceId: this.deps.deviceId })
+      const { lib, options, auth, baileysLogger: logger, messages } = this.deps
+      const config = socketConfig({ lib, options, auth, logger, keyCache: this.keyCache, messages, groups: this.groups, version })
+      const made = this.deps.factory(config, { deviceId: this.deps.deviceId })
       socket = isPromise(made) ? await made : made
     } catch (error) {
       if (generation !== this.generation) return
@@ -184,46 +188,18 @@ export class DeviceSession {
     this.attach(socket, generation)
   }
 
-  private socketConfig(version: [number, number, number] | undefined): UserFacingSocketConfig {
-    const { lib, options, auth, baileysLogger, messages } = this.deps
-    const extra = Object.fromEntries(Object.entries(options.socketConfig).filter(([, value]) => value !== undefined))
-    return {
-      markOnlineOnConnect: false,
-      syncFullHistory: false,
-      ...extra,
-      auth: { creds: auth.state.creds, keys: lib.makeCacheableSignalKeyStore(auth.state.keys, baileysLogger, this.keyCache) },
-      logger: baileysLogger,
-      browser: options.browser ?? lib.Browsers.ubuntu('Chrome'),
-      emitOwnEvents: false,
-      getMessage: async key => (key.id ? messages.content(key.id) : undefined),
-      cachedGroupMetadata: async jid => this.groups.get(jid),
-      ...(version ? { version } : {}),
-    }
-  }
-
   private attach(socket: SocketLike, generation: number): void {
     const log = (what: string) => (err: unknown) => this.deps.logger.error({ err, deviceId: this.deps.deviceId }, what)
-    const onUpdate = (update: Partial<ConnectionState>) => {
-      this.updates = this.updates.then(() => this.onUpdate(socket, generation, update)).catch(log('connection update failed'))
-    }
-    const onCreds = () => void this.deps.auth.saveCreds().catch(log('saving credentials failed'))
-    const onUpsert = (upsert: BaileysEventMap['messages.upsert']) => {
-      this.upserts = this.upserts.then(() => this.deps.onUpsert(this, socket, upsert)).catch(log('incoming messages failed'))
-    }
-    const onGroups = (updates: { id?: string | null }[]) => updates.forEach(u => u.id && this.groups.delete(u.id))
-    const onParticipants = (update: { id: string }) => this.groups.delete(update.id)
-    socket.ev.on('connection.update', onUpdate)
-    socket.ev.on('creds.update', onCreds)
-    socket.ev.on('messages.upsert', onUpsert)
-    socket.ev.on('groups.update', onGroups)
-    socket.ev.on('group-participants.update', onParticipants)
-    this.detach = () => {
-      socket.ev.off('connection.update', onUpdate)
-      socket.ev.off('creds.update', onCreds)
-      socket.ev.off('messages.upsert', onUpsert)
-      socket.ev.off('groups.update', onGroups)
-      socket.ev.off('group-participants.update', onParticipants)
-    }
+    this.detach = attachHandlers(socket, {
+      connection: update => {
+        this.updates = this.updates.then(() => this.onUpdate(socket, generation, update)).catch(log('connection update failed'))
+      },
+      creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
+      messages: upsert => {
+        this.upserts = this.upserts.then(() => this.deps.onUpsert(this, socket, upsert)).catch(log('incoming messages failed'))
+      },
+      groupChanged: jid => this.groups.delete(jid),
+    })
   }
 
   private async onUpdate(socket: SocketLike, generation: number, update: Partial<ConnectionState>): Promise<void> {
@@ -239,7 +215,7 @@ export class DeviceSession {
     if (!linking) {
       this.deps.logger.warn({ deviceId: this.deps.deviceId }, 'WhatsApp asked for a new link without a link request; closing')
       await this.retire()
-      return this.setState('closed', { reason: 'not linked' })
+      return this.report.set('closed', { reason: 'not linked' })
     }
     if (linking.code) {
       if (linking.requested) return
@@ -255,7 +231,7 @@ export class DeviceSession {
     const output = this.deps.options.qrOutput
     if (output) void printQr(qr, output, `Scan this QR in WhatsApp > Linked devices (device ${this.deps.deviceId}):`).catch(() => undefined)
     if (linking.attempt && !linking.attempt.settled) linking.attempt.resolve({ kind: 'qr', qr })
-    else await this.emit({ type: 'qr', deviceId: this.deps.deviceId, qr })
+    else await this.report.emit({ type: 'qr', deviceId: this.deps.deviceId, qr })
   }
 
   private async onOpen(socket: SocketLike): Promise<void> {
@@ -264,9 +240,9 @@ export class DeviceSession {
     this.restarts = 0
     this.linking?.attempt?.reject(new TransportError('already-connected', 'the device connected'))
     this.linking = undefined
-    await this.setState('open', {
-      phone: phoneOf(user?.id) ?? (user?.id ? userOf(user.id) : this.phone),
-      lid: user?.lid ? normalizeJid(user.lid) : this.lid,
+    await this.report.set('open', {
+      phone: phoneOf(user?.id) ?? (user?.id ? userOf(user.id) : this.report.phone),
+      lid: user?.lid ? normalizeJid(user.lid) : this.report.lid,
       reason: undefined,
     })
   }
@@ -287,8 +263,9 @@ export class DeviceSession {
     if (this.openedAt !== undefined && Date.now() - this.openedAt >= this.deps.options.reconnect.stableAfterMs) this.attempts = 0
     this.openedAt = undefined
     const generation = this.generation
+    const reason = describeClose(code)
     if (action.kind === 'restart' && this.restarts++ < 3) {
-      if (paired) await this.setState('connecting', { reason: undefined })
+      if (paired) await this.report.set('connecting', { reason: undefined })
       if (generation === this.generation) await this.openSocket()
       return
     }
@@ -296,20 +273,16 @@ export class DeviceSession {
       await this.deps.auth.clear()
       if (generation !== this.generation) return
       this.failLink(new TransportError('failed', 'WhatsApp refused the link'))
-      return this.setState(paired ? 'logged-out' : 'closed', { phone: undefined, lid: undefined, reason: describeClose(code) })
+      return this.report.set(paired ? 'logged-out' : 'closed', { phone: undefined, lid: undefined, reason })
     }
-    if (action.kind === 'replaced') {
-      this.failLink(new TransportError('failed', describeClose(code)))
-      return this.setState('replaced', { reason: describeClose(code) })
-    }
-    if (action.kind === 'stop') {
-      this.failLink(new TransportError('failed', action.reason))
-      return this.setState('closed', { reason: action.reason })
+    if (action.kind === 'replaced' || action.kind === 'stop') {
+      this.failLink(new TransportError('failed', reason))
+      return this.report.set(action.kind === 'replaced' ? 'replaced' : 'closed', { reason })
     }
     if (action.kind === 'link-expired') return this.endLink(new TransportError('timeout', 'the QR codes expired'), 'link expired: the QR was not scanned in time')
     if (action.kind === 'reconnect' && action.outdatedVersion) this.deps.version.invalidate()
     if (!paired && (!this.linking || this.linking.code || ++this.linkRetries > 3)) {
-      return this.endLink(new TransportError('failed', describeClose(code)), `link interrupted: ${describeClose(code)}`)
+      return this.endLink(new TransportError('failed', reason), `link interrupted: ${reason}`)
     }
     const delay = backoffDelay(this.attempts++, this.deps.options.reconnect, this.deps.random)
     this.timer = setTimeout(() => {
@@ -317,15 +290,14 @@ export class DeviceSession {
       if (generation === this.generation) void this.openSocket().catch(err => this.deps.logger.error({ err }, 'reconnect failed'))
     }, delay)
     this.timer.unref?.()
-    const reason = `${describeClose(code)}; reconnecting in ${Math.ceil(delay / 1000)} s`
-    await this.setState(this.linking ? 'linking' : 'connecting', { reason })
+    await this.report.set(this.linking ? 'linking' : 'connecting', { reason: `${reason}; reconnecting in ${Math.ceil(delay / 1000)} s` })
   }
 
   /** The link failed or expired: reject a pending link() and report the session closed. */
   private async endLink(error: TransportError, reason: string): Promise<void> {
     this.failLink(error)
     await this.retire()
-    await this.setState('closed', { reason })
+    await this.report.set('closed', { reason })
   }
 
   private async linkTimedOut(attempt: LinkAttempt): Promise<void> {
@@ -356,38 +328,6 @@ export class DeviceSession {
   private clearTimer(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
-  }
-
-  private waitForChange(ms: number): Promise<void> {
-    return new Promise(resolve => {
-      const done = () => {
-        clearTimeout(timer)
-        this.waiters = this.waiters.filter(w => w !== done)
-        resolve()
-      }
-      const timer = setTimeout(done, ms)
-      this.waiters.push(done)
-    })
-  }
-
-  private async setState(state: SessionState, patch: { phone?: string; lid?: string; reason?: string } = {}): Promise<void> {
-    this.state = state
-    if ('phone' in patch) this.phone = patch.phone
-    if ('lid' in patch) this.lid = patch.lid
-    if ('reason' in patch) this.reason = patch.reason
-    for (const wake of [...this.waiters]) wake()
-    const status = this.status()
-    const text = JSON.stringify(status)
-    if (text === this.lastStatus) return
-    this.lastStatus = text
-    await this.emit({ type: 'status', deviceId: this.deps.deviceId, status })
-  }
-
-  /** Events go out one at a time, in the order they happened. */
-  private emit(event: TransportEvent): Promise<void> {
-    const sent = this.emits.then(() => this.deps.emit(event))
-    this.emits = sent.catch(() => undefined)
-    return sent
   }
 }
 

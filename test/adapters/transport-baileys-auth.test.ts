@@ -3,13 +3,13 @@ import * as assert from 'uvu/assert'
 import * as baileys from '@whiskeysockets/baileys'
 import type { Storage } from '../../src/ports/storage.ts'
 import { deleteByPrefix, loadAuthState, storedPhone } from '../../adapters/transport-baileys/auth-state.ts'
-import { MemoryStorage } from '../helpers/memory-storage.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { sqliteStorage } from '../helpers/sqlite-storage.ts'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
 
 const stores: [string, () => Storage & { close?(): Promise<void> }][] = [
-  ['memory', () => new MemoryStorage()],
+  ['memory', () => new RecordingStorage()],
   ['sqlite', () => sqliteStorage()],
 ]
 
@@ -103,7 +103,7 @@ for (const [name, makeStore] of stores) {
 const transport = suite('auth state through the transport')
 
 transport('a restart with stored creds reconnects with no QR', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const first = await setupBaileys({ storage })
   await first.linked('dev', '5511999990000', '123456789@lid')
   await first.transport.stop()
@@ -132,7 +132,7 @@ transport('connect() without stored creds opens nothing', async () => {
 })
 
 transport('connect() does not resume the leftovers of an unfinished pairing-code link', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const auth = await loadAuthState(storage, 'device:dev:auth:', baileys)
   auth.state.creds.me = { id: '5511999990000@s.whatsapp.net', name: '~' }
   await auth.saveCreds()
@@ -144,7 +144,7 @@ transport('connect() does not resume the leftovers of an unfinished pairing-code
 })
 
 transport('a new link resets creds that have `me` but no `account`', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const auth = await loadAuthState(storage, 'device:dev:auth:', baileys)
   auth.state.creds.me = { id: '5511999990000@s.whatsapp.net', name: '~' }
   const oldNoise = Buffer.from(auth.state.creds.noiseKey.public)
@@ -160,7 +160,7 @@ transport('a new link resets creds that have `me` but no `account`', async () =>
 })
 
 transport('creds.update persists the whole creds (the pairing result included)', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await setupBaileys({ storage })
   await s.linked('dev', '5511999990000')
   const reloaded = await loadAuthState(storage, 'device:dev:auth:', baileys)
@@ -171,7 +171,7 @@ transport('creds.update persists the whole creds (the pairing result included)',
 })
 
 transport('keys written by the socket land in the device namespace', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await setupBaileys({ storage })
   await s.linked('dev', '5511999990000')
   await s.fake.current('dev').storeKeys({ session: { '5511888880000.0': Buffer.from('x') } })
@@ -180,7 +180,7 @@ transport('keys written by the socket land in the device namespace', async () =>
 })
 
 transport('logout unlinks through the socket and clears the device namespace', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await setupBaileys({ storage })
   await s.linked('dev', '5511999990000')
   await s.linked('other', '5511777770000')
@@ -200,7 +200,7 @@ transport('logout unlinks through the socket and clears the device namespace', a
 })
 
 transport('logout of a device that is stored but not running deletes its state', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const first = await setupBaileys({ storage })
   await first.linked('dev', '5511999990000')
   await first.transport.stop()
@@ -212,7 +212,7 @@ transport('logout of a device that is stored but not running deletes its state',
 })
 
 transport('deleteByPrefix removes only matching keys', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   await storage.set('device:a:x', 1)
   await storage.set('device:a:y', 2)
   await storage.set('device:ab:z', 3)

@@ -5,7 +5,7 @@ import type { IncomingContent, IncomingMessage, TransportEvent } from '../../src
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { waMessage } from '../helpers/baileys-fixtures.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
-import { MemoryStorage } from '../helpers/memory-storage.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
 
 const incoming = suite('Baileys transport: incoming messages')
 
@@ -17,7 +17,7 @@ const BOB_LID = '98765432@lid'
 const GROUP = '120363000000000001@g.us'
 
 async function open(options: SetupOptions = {}) {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await setupBaileys({ storage, ...options })
   await s.linked('dev', ME, ME_LID)
   return { ...s, storage }
@@ -178,7 +178,7 @@ incoming("'append' upserts (caught up after a reconnect) are reported like 'noti
 })
 
 incoming('duplicates (same chat and id) are reported once, across upserts and restarts', async () => {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await open({ storage })
   const message = waMessage({ chat: BOB_JID, id: 'DUP1', message: { conversation: 'once' } })
   await s.fake.deliver('dev', [message, message])

@@ -4,6 +4,7 @@ import { Boom } from '@hapi/boom'
 import { TransportError } from '../../src/ports/transport.ts'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
 
 const link = suite('Baileys transport: linking')
 
@@ -167,6 +168,48 @@ link('the version is resolved once for all devices and sockets', async () => {
   await s.fake.completeLink('a', '5511999990000')
   assert.is(calls, 1)
   assert.equal(s.fake.current('a').config.version, [2, 3000, 7])
+  await s.transport.stop()
+})
+
+link('link() on a linked device that is not running tries its credentials first: already-connected when they open', async () => {
+  const storage = new RecordingStorage()
+  const first = await setupBaileys({ storage })
+  await first.linked('dev', '5511999990000')
+  await first.transport.stop()
+  const s = await setupBaileys({ storage })
+  await rejects(s.transport.link('dev', {}), 'already-connected')
+  assert.is(s.fake.sockets.length, 1)
+  assert.ok(s.fake.current('dev').config.auth.creds.account, 'resumed with the stored credentials')
+  assert.is(s.statuses('dev').at(-1)?.state, 'open')
+  await s.transport.stop()
+})
+
+link('link() starts fresh when the stored credentials are refused (401)', async () => {
+  const storage = new RecordingStorage()
+  const first = await setupBaileys({ storage })
+  await first.linked('dev', '5511999990000')
+  await first.transport.stop()
+  const s = await setupBaileys({ storage, behaviour: { autoOpen: false } })
+  const pending = s.transport.link('dev', {})
+  await waitFor(() => s.fake.sockets.length === 1, 'the resume socket')
+  await s.fake.current('dev').close(401)
+  const challenge = await pending
+  assert.is(challenge.kind, 'qr')
+  assert.is(s.fake.sockets.length, 2)
+  assert.is(s.fake.current('dev').config.auth.creds.account, undefined)
+  await s.transport.stop()
+})
+
+link('link() after the session was replaced starts a fresh link instead of fighting the other client', async () => {
+  const s = await setupBaileys()
+  await s.linked('dev', '5511999990000')
+  await s.fake.current('dev').close(440)
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'replaced', 'replaced')
+  const count = s.fake.sockets.length
+  const challenge = await s.transport.link('dev', {})
+  assert.is(challenge.kind, 'qr')
+  assert.is(s.fake.sockets.length, count + 1)
+  assert.is(s.fake.current('dev').config.auth.creds.account, undefined)
   await s.transport.stop()
 })
 

@@ -1,14 +1,14 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { TransportError } from '../../src/ports/transport.ts'
-import { MemoryStorage } from '../helpers/memory-storage.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { settle, waitFor, type FakeBaileys } from '../helpers/fake-baileys-socket.ts'
 
 const policy = suite('Baileys transport: connection policy by DisconnectReason')
 
 async function openDevice(options: SetupOptions = {}) {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await setupBaileys({ storage, ...options })
   await s.linked('dev', '5511999990000', '123456789@lid')
   return { ...s, storage }

@@ -6,7 +6,7 @@ import { TransportError, type OutgoingMessage } from '../../src/ports/transport.
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { waMessage } from '../helpers/baileys-fixtures.ts'
 import type { SentRecord } from '../helpers/fake-baileys-socket.ts'
-import { MemoryStorage } from '../helpers/memory-storage.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
 
 const send = suite('Baileys transport: sending')
 
@@ -16,7 +16,7 @@ const BOB_JID = `${BOB}@s.whatsapp.net`
 const GROUP = '120363000000000001@g.us'
 
 async function open(options: SetupOptions = {}) {
-  const storage = new MemoryStorage()
+  const storage = new RecordingStorage()
   const s = await setupBaileys({ storage, ...options })
   await s.linked('dev', ME, '11112222@lid')
   return { ...s, storage }
@@ -370,6 +370,18 @@ send('own sends echoed back by the socket are not reported as received', async (
   const sent = await s.transport.send('dev', BOB, { kind: 'text', text: 'mine' })
   await s.fake.deliver('dev', waMessage({ chat: BOB_JID, fromMe: true, id: sent.id, message: { conversation: 'mine' } }), 'append')
   assert.equal(s.messages('dev'), [])
+  await s.transport.stop()
+})
+
+send('a stalled send marks the open session in its status reason until a send succeeds', async () => {
+  const s = await open({ sendTimeoutMs: 30 })
+  s.fake.hanging.add('sendMessage')
+  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'timeout')
+  assert.equal(await s.transport.status('dev'), { state: 'open', connected: true, phone: ME, lid: '11112222@lid', reason: 'stalled: a send timed out' })
+  assert.is(s.statuses('dev').at(-1)?.reason, 'stalled: a send timed out')
+  s.fake.hanging.delete('sendMessage')
+  await s.transport.send('dev', BOB, { kind: 'text', text: 'y' })
+  assert.equal(s.statuses('dev').at(-1), { state: 'open', connected: true, phone: ME, lid: '11112222@lid' })
   await s.transport.stop()
 })
 

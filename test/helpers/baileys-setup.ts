@@ -4,7 +4,7 @@ import { silentLogger, type Logger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransport } from '../../adapters/transport-baileys/index.ts'
 import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
 import { FakeBaileys, settle, waitFor, type FakeBehaviour } from './fake-baileys-socket.ts'
-import { MemoryStorage } from './memory-storage.ts'
+import { RecordingStorage } from './recording-storage.ts'
 
 /** A started Baileys transport over a FakeBaileys network, with every event it emitted recorded. */
 export interface BaileysSetup {
@@ -27,7 +27,7 @@ export type SetupOptions = BaileysTransportOptions & { behaviour?: FakeBehaviour
 
 /** Start a Baileys transport on a fake network (offline). */
 export async function setupBaileys(options: SetupOptions = {}): Promise<BaileysSetup> {
-  const { behaviour, storage = new MemoryStorage(), logger = silentLogger, ...transportOptions } = options
+  const { behaviour, storage = new RecordingStorage(), logger = silentLogger, ...transportOptions } = options
   const fake = new FakeBaileys(behaviour)
   const events: TransportEvent[] = []
   const transport = baileysTransport({

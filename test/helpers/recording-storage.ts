@@ -1,10 +1,11 @@
 import type { Storage } from '../../src/ports/storage.ts'
 
 /**
- * A Map-based Storage for tests. Values are stored as JSON (like a real store), so a test sees exactly
- * what survives serialisation; `ttlMs` is honoured on read. `entries` exposes the raw map.
+ * A Map-based Storage for tests that also records every write (key and TTL). Values are stored as
+ * JSON, like a real store, so a test sees exactly what survives serialisation; `ttlMs` is honoured on
+ * read. `entries` exposes the raw map.
  */
-export class MemoryStorage implements Storage {
+export class RecordingStorage implements Storage {
   /** Raw entries: key to JSON text and expiry. */
   readonly entries = new Map<string, { json: string; expires: number }>()
   /** Every set call, in order (key and ttl), for assertions. */
