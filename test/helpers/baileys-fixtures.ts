@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import { proto, type WAMessage } from '@whiskeysockets/baileys'
+import type { IncomingContent } from '../../src/ports/transport.ts'
 
 /** A received (or own) message as Baileys 7 upserts it: a decoded WebMessageInfo plus v7's key extras. */
 export function waMessage(input: {
@@ -29,4 +30,45 @@ export function waMessage(input: {
     addressingMode: (input.participant ?? input.chat).endsWith('@lid') ? 'lid' : 'pn',
   }
   return info
+}
+
+/**
+ * The proto message a phone would send for a gateway IncomingContent (the inverse of the adapter's
+ * classification), for harnesses that deliver messages described in the port's terms.
+ */
+export function protoFor(content: IncomingContent): proto.IMessage {
+  switch (content.kind) {
+    case 'text':
+      return { conversation: content.text }
+    case 'image':
+      return { imageMessage: { mimetype: content.mimetype ?? 'image/jpeg', ...(content.caption ? { caption: content.caption } : {}) } }
+    case 'video':
+      return { videoMessage: { mimetype: content.mimetype ?? 'video/mp4', ...(content.caption ? { caption: content.caption } : {}) } }
+    case 'audio':
+      return { audioMessage: { mimetype: content.mimetype ?? 'audio/ogg; codecs=opus', ...(content.voiceNote ? { ptt: true } : {}) } }
+    case 'document':
+      return {
+        documentMessage: {
+          mimetype: content.mimetype ?? 'application/octet-stream',
+          ...(content.fileName ? { fileName: content.fileName } : {}),
+          ...(content.caption ? { caption: content.caption } : {}),
+        },
+      }
+    case 'contact': {
+      const tel = content.phone ? `TEL;type=CELL;waid=${content.phone}:+${content.phone}\n` : ''
+      return { contactMessage: { displayName: content.name, vcard: content.vcard ?? `BEGIN:VCARD\nVERSION:3.0\nFN:${content.name}\n${tel}END:VCARD` } }
+    }
+    case 'location':
+      return { locationMessage: { degreesLatitude: content.latitude, degreesLongitude: content.longitude, ...(content.name ? { name: content.name } : {}) } }
+    case 'reaction':
+      return { reactionMessage: { key: { id: content.target }, text: content.emoji } }
+    case 'delete':
+      return { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { id: content.target } } }
+    case 'button': {
+      const contextInfo = content.target ? { stanzaId: content.target } : undefined
+      return content.list
+        ? { listResponseMessage: { title: content.text, singleSelectReply: { selectedRowId: content.buttonId }, contextInfo } }
+        : { buttonsResponseMessage: { selectedButtonId: content.buttonId, selectedDisplayText: content.text, contextInfo } }
+    }
+  }
 }
