@@ -1,40 +1,16 @@
-import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata } from '@whiskeysockets/baileys'
+import type { CacheStore, ConnectionState, GroupMetadata } from '@whiskeysockets/baileys'
 import { TransportError } from '../../src/ports/transport.ts'
-import type { LinkChallenge, LinkRequest, SessionStatus, TransportEvent } from '../../src/ports/transport.ts'
-import type { Logger } from '../../src/logger.ts'
-import type { StoredAuthState } from './auth-state.ts'
+import type { LinkChallenge, LinkRequest, SessionStatus } from '../../src/ports/transport.ts'
 import { BoundedMap, boundedCacheStore } from './cache.ts'
-import { socketCall, statusCodeOf, toTransportError, withTimeout } from './errors.ts'
+import { statusCodeOf, toTransportError, withTimeout } from './errors.ts'
 import { normalizeJid, phoneOf, userOf } from './jid.ts'
 import { LinkAttempt } from './link-attempt.ts'
-import type { BaileysLogger } from './logger.ts'
 import type { MessageStore } from './message-store.ts'
-import type { ResolvedOptions } from './options.ts'
 import { backoffDelay, closeAction, describeClose } from './policy.ts'
 import { printQr } from './qr-terminal.ts'
-import { attachHandlers, socketConfig } from './socket-wiring.ts'
+import { attachHandlers, createSocket, socketConfig, type SessionDeps } from './socket-wiring.ts'
 import { StatusReporter } from './status-reporter.ts'
-import type { BaileysModule, SocketFactory, SocketLike } from './types.ts'
-import type { VersionSource } from './version.ts'
-
-/** What a device session needs from the transport. */
-export interface SessionDeps {
-  deviceId: string
-  lib: BaileysModule
-  options: ResolvedOptions
-  factory: SocketFactory
-  auth: StoredAuthState
-  messages: MessageStore
-  version: VersionSource
-  logger: Logger
-  baileysLogger: BaileysLogger
-  /** Report an event to the gateway (resolves once recorded). */
-  emit(event: TransportEvent): Promise<void>
-  /** Handle one messages.upsert of this session's socket; calls are made one at a time, in order. */
-  onUpsert(session: DeviceSession, socket: SocketLike, upsert: BaileysEventMap['messages.upsert']): Promise<void>
-  /** Source of randomness for the back-off jitter. */
-  random?: () => number
-}
+import type { SocketLike } from './types.ts'
 
 /**
  * One device's socket lifecycle and connection policy. Each socket gets a generation number; events of
@@ -59,7 +35,7 @@ export class DeviceSession {
   private linkRetries = 0
   private openedAt?: number
   private timer?: NodeJS.Timeout
-  private linking?: { phone?: string; code?: string; requested: boolean; attempt?: LinkAttempt }
+  private linking?: LinkAttempt
   private updates: Promise<void> = Promise.resolve()
   private upserts: Promise<void> = Promise.resolve()
 
@@ -118,8 +94,8 @@ export class DeviceSession {
     this.failLink(new TransportError('failed', 'superseded by a newer link request'))
     await this.retire()
     await this.deps.auth.reset()
-    const attempt = new LinkAttempt(this.deps.options.linkTimeoutMs, () => this.linkTimedOut(attempt))
-    this.linking = { phone: request.phone, code: request.code, requested: false, attempt }
+    const attempt = new LinkAttempt(request.phone, request.code, this.deps.options.linkTimeoutMs, () => this.linkTimedOut(attempt))
+    this.linking = attempt
     this.linkRetries = 0
     await this.report.set('linking', { phone: undefined, lid: undefined, reason: undefined })
     await this.openSocket()
@@ -176,8 +152,7 @@ export class DeviceSession {
     try {
       const { lib, options, auth, baileysLogger: logger, messages } = this.deps
       const config = socketConfig({ lib, options, auth, logger, keyCache: this.keyCache, messages, groups: this.groups, version })
-      const made = this.deps.factory(config, { deviceId: this.deps.deviceId })
-      socket = isPromise(made) ? await made : made
+      socket = await createSocket(this.deps.factory, config, { deviceId: this.deps.deviceId })
     } catch (error) {
       if (generation !== this.generation) return
       this.deps.logger.warn({ err: error, deviceId: this.deps.deviceId }, 'could not create the socket')
@@ -217,28 +192,20 @@ export class DeviceSession {
       await this.retire()
       return this.report.set('closed', { reason: 'not linked' })
     }
-    if (linking.code) {
-      if (linking.requested) return
-      linking.requested = true
-      try {
-        const code = await socketCall('pairing code', this.deps.options.sendTimeoutMs, () => socket.requestPairingCode(linking.phone!, linking.code))
-        linking.attempt?.resolve({ kind: 'code', code: code || linking.code })
-      } catch (error) {
-        if (generation === this.generation) await this.endLink(toTransportError(error, 'pairing code'), 'the pairing code was refused')
-      }
-      return
-    }
     const output = this.deps.options.qrOutput
-    if (output) void printQr(qr, output, `Scan this QR in WhatsApp > Linked devices (device ${this.deps.deviceId}):`).catch(() => undefined)
-    if (linking.attempt && !linking.attempt.settled) linking.attempt.resolve({ kind: 'qr', qr })
-    else await this.report.emit({ type: 'qr', deviceId: this.deps.deviceId, qr })
+    if (output && linking.code === undefined) void printQr(qr, output, `Scan this QR in WhatsApp > Linked devices (device ${this.deps.deviceId}):`).catch(() => undefined)
+    try {
+      if (await linking.onQr(socket, qr, this.deps.options.sendTimeoutMs)) await this.report.emit({ type: 'qr', deviceId: this.deps.deviceId, qr })
+    } catch (error) {
+      if (generation === this.generation) await this.endLink(toTransportError(error, 'pairing code'), 'the pairing code was refused')
+    }
   }
 
   private async onOpen(socket: SocketLike): Promise<void> {
     const user = socket.user
     this.openedAt = Date.now()
     this.restarts = 0
-    this.linking?.attempt?.reject(new TransportError('already-connected', 'the device connected'))
+    this.linking?.reject(new TransportError('already-connected', 'the device connected'))
     this.linking = undefined
     await this.report.set('open', {
       phone: phoneOf(user?.id) ?? (user?.id ? userOf(user.id) : this.report.phone),
@@ -301,12 +268,12 @@ export class DeviceSession {
   }
 
   private async linkTimedOut(attempt: LinkAttempt): Promise<void> {
-    if (this.linking?.attempt !== attempt) return
+    if (this.linking !== attempt) return
     await this.endLink(new TransportError('timeout', 'WhatsApp sent no QR in time'), 'link timed out')
   }
 
   private failLink(error: TransportError): void {
-    this.linking?.attempt?.reject(error)
+    this.linking?.reject(error)
     this.linking = undefined
   }
 
@@ -329,8 +296,4 @@ export class DeviceSession {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
   }
-}
-
-function isPromise<T>(value: T | Promise<T>): value is Promise<T> {
-  return typeof (value as { then?: unknown })?.then === 'function'
 }

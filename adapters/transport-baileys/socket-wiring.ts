@@ -1,9 +1,32 @@
 import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
+import type { TransportEvent } from '../../src/ports/transport.ts'
+import type { Logger } from '../../src/logger.ts'
 import type { StoredAuthState } from './auth-state.ts'
 import type { BaileysLogger } from './logger.ts'
 import type { MessageStore } from './message-store.ts'
 import type { ResolvedOptions } from './options.ts'
-import type { BaileysModule, SocketLike } from './types.ts'
+import type { DeviceSession } from './session.ts'
+import type { BaileysModule, SocketFactory, SocketInfo, SocketLike } from './types.ts'
+import type { VersionSource } from './version.ts'
+
+/** What a device session needs from the transport. */
+export interface SessionDeps {
+  deviceId: string
+  lib: BaileysModule
+  options: ResolvedOptions
+  factory: SocketFactory
+  auth: StoredAuthState
+  messages: MessageStore
+  version: VersionSource
+  logger: Logger
+  baileysLogger: BaileysLogger
+  /** Report an event to the gateway (resolves once recorded). */
+  emit(event: TransportEvent): Promise<void>
+  /** Handle one messages.upsert of this session's socket; calls are made one at a time, in order. */
+  onUpsert(session: DeviceSession, socket: SocketLike, upsert: BaileysEventMap['messages.upsert']): Promise<void>
+  /** Source of randomness for the back-off jitter. */
+  random?: () => number
+}
 
 /** What a device's socket config is made of. */
 export interface SocketConfigInput {
@@ -67,4 +90,10 @@ export function attachHandlers(socket: SocketLike, handlers: SocketHandlers): ()
     socket.ev.off('groups.update', onGroups)
     socket.ev.off('group-participants.update', onParticipants)
   }
+}
+
+/** Call the factory, synchronously when it answers synchronously, so that no event can slip past the listeners. */
+export async function createSocket(factory: SocketFactory, config: UserFacingSocketConfig, info: SocketInfo): Promise<SocketLike> {
+  const made = factory(config, info)
+  return typeof (made as { then?: unknown }).then === 'function' ? await made : (made as SocketLike)
 }
