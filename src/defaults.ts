@@ -21,15 +21,7 @@ export async function defaultAdapters(options: GatewayOptions, resolved: Resolve
 // --- Internal helpers ---
 
 async function baileysTransport(): Promise<Transport> {
-  const path = '../adapters/transport-baileys/index.ts'
-  try {
-    const adapter = (await import(path)) as { baileysTransport: () => Transport }
-    return adapter.baileysTransport()
-  } catch (cause) {
-    throw new Error(
-      'createGateway: the Baileys transport is not available in this build yet; pass a transport, e.g. ' +
-        "transport: memoryTransport() from 'zapgate/adapters/transport-memory'",
-      { cause },
-    )
-  }
+  // The adapter imports Baileys itself on first use, so loading it here costs nothing until then.
+  const { baileysTransport } = await import('../adapters/transport-baileys/index.ts')
+  return baileysTransport()
 }

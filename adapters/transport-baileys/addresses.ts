@@ -1,0 +1,50 @@
+import { TransportError } from '../../src/ports/transport.ts'
+import { BoundedMap } from './cache.ts'
+import { socketCall } from './errors.ts'
+import { brazilianAlternative, isGroupJid, parseAddress } from './jid.ts'
+import type { SocketLike } from './types.ts'
+
+/**
+ * Turns `to` addresses into JIDs. JIDs (group, PN, LID) pass through; a phone number is looked up with
+ * onWhatsApp, which answers the canonical JID (Brazilian numbers with or without the ninth digit as
+ * registered) and leaves out numbers that are not on WhatsApp. When a Brazilian mobile is not found,
+ * the other form (with or without the 9) is tried. Answers are cached, bounded; misses for a shorter time.
+ */
+export class AddressResolver {
+  private readonly cache = new BoundedMap<string, string | null>(10_000, 24 * 3_600_000)
+
+  constructor(private readonly missTtlMs = 10 * 60_000) {}
+
+  /** The JID for `to`; TransportError('invalid') for a malformed address, ('not-found') for a number not on WhatsApp. */
+  async resolve(socket: SocketLike, to: string, timeoutMs: number): Promise<string> {
+    const address = parseAddress(to)
+    if (!address) throw new TransportError('invalid', `not a phone number or WhatsApp id: ${String(to)}`)
+    if (address.kind === 'jid') return address.jid
+    const cached = this.cache.get(address.phone)
+    if (cached === null) throw notOnWhatsApp(address.phone)
+    if (cached) return cached
+    let jid = await lookup(socket, address.phone, timeoutMs)
+    const alternative = jid ? undefined : brazilianAlternative(address.phone)
+    if (alternative) jid = await lookup(socket, alternative, timeoutMs)
+    this.cache.set(address.phone, jid ?? null, jid ? undefined : this.missTtlMs)
+    if (!jid) throw notOnWhatsApp(address.phone)
+    return jid
+  }
+
+  /** Like resolve, but a group id is refused (group participants must be users). */
+  async resolveUser(socket: SocketLike, to: string, timeoutMs: number): Promise<string> {
+    if (isGroupJid(parseAddress(to)?.kind === 'jid' ? to.trim() : undefined)) throw new TransportError('invalid', `a group cannot be a participant: ${to}`)
+    return this.resolve(socket, to, timeoutMs)
+  }
+}
+
+// --- Internal helpers ---
+
+async function lookup(socket: SocketLike, phone: string, timeoutMs: number): Promise<string | undefined> {
+  const results = await socketCall('number lookup', timeoutMs, () => socket.onWhatsApp(phone))
+  return results?.find(result => result.exists !== false && result.jid)?.jid
+}
+
+function notOnWhatsApp(phone: string): TransportError {
+  return new TransportError('not-found', `${phone} is not on WhatsApp`)
+}

@@ -1,0 +1,94 @@
+import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from '@whiskeysockets/baileys'
+import type { Storage } from '../../src/ports/storage.ts'
+import type { BaileysModule } from './types.ts'
+
+/**
+ * A device's Baileys auth state kept in the Storage port (never in files): the creds under
+ * `<prefix>creds` and every signal key under `<prefix>key:<type>:<id>`, each serialised with BufferJSON
+ * so that Buffers come back as Buffers.
+ */
+export interface StoredAuthState {
+  /** The creds (Baileys mutates them in place) and the raw signal key store (wrap it in a cache). */
+  readonly state: AuthenticationState
+  /** Whether the creds belong to a linked account: `creds.account` is set on pair-success. */
+  paired(): boolean
+  /** Persist the whole creds (call on every creds.update: Baileys has already merged the update in). */
+  saveCreds(): Promise<void>
+  /** Start over with fresh creds and no keys (before a new link). */
+  reset(): Promise<void>
+  /** Delete the creds and every key; later writes from a dying socket are dropped. */
+  clear(): Promise<void>
+}
+
+/** Load (or create in memory) the auth state stored under `prefix`. */
+export async function loadAuthState(storage: Storage, prefix: string, lib: BaileysModule): Promise<StoredAuthState> {
+  const encode = (value: unknown) => JSON.stringify(value, lib.BufferJSON.replacer)
+  const decode = (text: unknown) => (typeof text === 'string' ? JSON.parse(text, lib.BufferJSON.reviver) : undefined)
+  const credsKey = `${prefix}creds`
+  const keyOf = (type: string, id: string) => `${prefix}key:${type}:${id}`
+  let cleared = false
+  let writes: Promise<unknown> = Promise.resolve()
+  const queue = (write: () => Promise<unknown>) => (writes = writes.then(write, write))
+
+  const state: AuthenticationState = {
+    creds: (decode(await storage.get(credsKey)) as AuthenticationCreds | undefined) ?? lib.initAuthCreds(),
+    keys: {
+      async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
+        const found: { [id: string]: SignalDataTypeMap[T] } = {}
+        await Promise.all(
+          ids.map(async id => {
+            let value = decode(await storage.get(keyOf(type, id)))
+            if (value != null && type === 'app-state-sync-key') value = lib.proto.Message.AppStateSyncKeyData.fromObject(value)
+            if (value != null) found[id] = value
+          }),
+        )
+        return found
+      },
+      async set(data: SignalDataSet) {
+        if (cleared) return
+        const ops: Promise<unknown>[] = []
+        for (const [type, entries] of Object.entries(data)) {
+          for (const [id, value] of Object.entries(entries ?? {})) {
+            ops.push(value == null ? storage.delete(keyOf(type, id)) : storage.set(keyOf(type, id), encode(value)))
+          }
+        }
+        await Promise.all(ops)
+      },
+    },
+  }
+
+  return {
+    state,
+    paired: () => Boolean(state.creds.account),
+    saveCreds: () => queue(() => (cleared ? Promise.resolve() : storage.set(credsKey, encode(state.creds)))).then(() => undefined),
+    async reset() {
+      cleared = true
+      await queue(() => deleteByPrefix(storage, prefix))
+      state.creds = lib.initAuthCreds()
+      cleared = false
+      await queue(() => storage.set(credsKey, encode(state.creds)))
+    },
+    async clear() {
+      cleared = true
+      await queue(() => deleteByPrefix(storage, prefix))
+      state.creds = lib.initAuthCreds()
+    },
+  }
+}
+
+/** The phone number (digits) of the linked account stored under `prefix`, without loading Baileys. */
+export async function storedPhone(storage: Storage, prefix: string): Promise<string | undefined> {
+  const text = await storage.get<string>(`${prefix}creds`)
+  if (typeof text !== 'string') return undefined
+  const creds = JSON.parse(text) as { me?: { id?: string }; account?: unknown }
+  const user = creds.account ? creds.me?.id?.split('@')[0].split(':')[0] : undefined
+  return user && /^\d+$/.test(user) ? user : undefined
+}
+
+/** Delete every entry whose key starts with `prefix` (listed first, then deleted). */
+export async function deleteByPrefix(storage: Storage, prefix: string): Promise<number> {
+  const keys: string[] = []
+  for await (const [key] of storage.list(prefix)) keys.push(key)
+  await Promise.all(keys.map(key => storage.delete(key)))
+  return keys.length
+}

@@ -1,0 +1,94 @@
+import type { GroupMetadata } from '@whiskeysockets/baileys'
+import { TransportError } from '../../src/ports/transport.ts'
+import type { GroupInfo, GroupRef } from '../../src/ports/transport.ts'
+import type { AddressResolver } from './addresses.ts'
+import { socketCall } from './errors.ts'
+import { isGroupJid, normalizeJid, parseAddress, parseInviteCode, phoneOf } from './jid.ts'
+import type { DeviceSession } from './session.ts'
+import type { SocketLike } from './types.ts'
+
+/** What group calls need. */
+export interface GroupDeps {
+  session: DeviceSession
+  socket: SocketLike
+  resolver: AddressResolver
+  timeoutMs: number
+}
+
+/**
+ * Group metadata by id (the device must be a member) or by invite code or link (a preview, without
+ * joining). Undefined when WhatsApp knows no such group for this device or the invite is invalid.
+ */
+export async function groupInfo(deps: GroupDeps, ref: GroupRef): Promise<GroupInfo | undefined> {
+  if (!ref || typeof ref !== 'object') throw new TransportError('invalid', 'a group is named by id or invite')
+  if ('invite' in ref) {
+    const code = parseInviteCode(ref.invite)
+    if (!code) return undefined
+    const metadata = await missingAsUndefined(socketCall('group invite info', deps.timeoutMs, () => deps.socket.groupGetInviteInfo(code)))
+    return metadata && toGroupInfo(metadata, code)
+  }
+  const address = typeof ref.id === 'string' ? parseAddress(ref.id) : undefined
+  if (address?.kind !== 'jid' || !isGroupJid(address.jid)) return undefined
+  const metadata = await missingAsUndefined(socketCall('group metadata', deps.timeoutMs, () => deps.socket.groupMetadata(address.jid)))
+  if (!metadata) return undefined
+  deps.session.groups.set(metadata.id, metadata)
+  const inviteCode = isAdmin(metadata, deps.session) ? await inviteCodeOf(deps, metadata.id) : undefined
+  return toGroupInfo(metadata, inviteCode)
+}
+
+/** Create a group with the device as admin; participants are phone numbers (or user JIDs). */
+export async function groupCreate(deps: GroupDeps, subject: string, participants: string[]): Promise<GroupInfo> {
+  if (typeof subject !== 'string' || subject.trim() === '') throw new TransportError('invalid', 'a group needs a subject')
+  if (!Array.isArray(participants)) throw new TransportError('invalid', 'participants must be a list of phone numbers')
+  const jids: string[] = []
+  for (const participant of participants) jids.push(await deps.resolver.resolveUser(deps.socket, participant, deps.timeoutMs))
+  const metadata = await socketCall('group create', deps.timeoutMs, () => deps.socket.groupCreate(subject, jids))
+  deps.session.groups.set(metadata.id, metadata)
+  return toGroupInfo(metadata, await inviteCodeOf(deps, metadata.id))
+}
+
+/** Join by invite code or link; the group id, or undefined when the invite is invalid or expired. */
+export async function groupJoin(deps: GroupDeps, invite: string): Promise<string | undefined> {
+  const code = parseInviteCode(invite)
+  if (!code) return undefined
+  const jid = await missingAsUndefined(socketCall('group join', deps.timeoutMs, () => deps.socket.groupAcceptInvite(code)))
+  return jid ? normalizeJid(jid) : undefined
+}
+
+/** GroupMetadata as the gateway reports it: LID participants carry their phone number when WhatsApp gave it. */
+export function toGroupInfo(metadata: GroupMetadata, inviteCode?: string): GroupInfo {
+  const info: GroupInfo = {
+    id: metadata.id,
+    subject: metadata.subject ?? '',
+    participants: (metadata.participants ?? []).map(p => {
+      const phone = phoneOf(p.phoneNumber) ?? phoneOf(p.id)
+      const admin = p.admin === 'admin' || p.admin === 'superadmin' || Boolean(p.isAdmin || p.isSuperAdmin)
+      return { id: p.id, ...(phone ? { phone } : {}), admin }
+    }),
+  }
+  if (metadata.desc) info.description = metadata.desc
+  if (inviteCode) info.inviteCode = inviteCode
+  return info
+}
+
+// --- Internal helpers ---
+
+/** Not found, not a member, gone or refused invites read as "no such group". */
+async function missingAsUndefined<T>(call: Promise<T>): Promise<T | undefined> {
+  try {
+    return await call
+  } catch (error) {
+    if (error instanceof TransportError && (error.code === 'not-found' || error.code === 'not-admin' || error.code === 'invalid')) return undefined
+    throw error
+  }
+}
+
+function isAdmin(metadata: GroupMetadata, session: DeviceSession): boolean {
+  const self = session.self()
+  const me = metadata.participants?.find(p => (self.phone && (phoneOf(p.phoneNumber) ?? phoneOf(p.id)) === self.phone) || (self.lid && normalizeJid(p.id) === self.lid))
+  return Boolean(me && (me.admin === 'admin' || me.admin === 'superadmin'))
+}
+
+async function inviteCodeOf(deps: GroupDeps, jid: string): Promise<string | undefined> {
+  return socketCall('group invite code', deps.timeoutMs, () => deps.socket.groupInviteCode(jid)).catch(() => undefined)
+}

@@ -1,0 +1,98 @@
+import type { SocketConfig, WABrowserDescription, WAVersion } from '@whiskeysockets/baileys'
+import type { MediaDownloader, SocketFactory } from './types.ts'
+
+/** Log levels for Baileys' own (chatty) logging. */
+export type BaileysLogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'silent'
+
+/** Reconnection back-off after an unexpected close: `initialDelayMs * factor^attempt`, capped, with jitter. */
+export interface ReconnectOptions {
+  /** First delay (default 1 s). */
+  initialDelayMs?: number
+  /** Cap (default 60 s). */
+  maxDelayMs?: number
+  /** Growth per attempt (default 2). */
+  factor?: number
+  /** Random spread, a fraction of the delay either way (default 0.2). */
+  jitter?: number
+  /** A connection open at least this long resets the back-off (default 60 s). */
+  stableAfterMs?: number
+}
+
+/** Options of the Baileys transport. Every one has a default. */
+export interface BaileysTransportOptions {
+  /** Creates a device's socket. Default: Baileys' makeWASocket, imported lazily. Tests pass a fake. */
+  socketFactory?: SocketFactory
+  /**
+   * The WhatsApp Web version to announce. Default: `WA_VERSION` from the environment (`2.3000.1234567890`),
+   * else the current one read from web.whatsapp.com (5 s timeout), else Baileys' bundled one.
+   */
+  resolveVersion?: () => Promise<WAVersion | undefined>
+  /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410). */
+  downloadMedia?: MediaDownloader
+  /** Print each QR in the terminal: true for stdout, or a stream to write to. Default false. */
+  printQrInTerminal?: boolean | { write(text: string): unknown }
+  /**
+   * Received media up to this size carries its bytes as base64 in the message event (default 5 MB).
+   * Larger media carries its metadata only; the host fetches the bytes with `downloadMedia(deviceId, id)`.
+   */
+  inlineMediaMaxBytes?: number
+  /** Buttons and carousels as WhatsApp interactive messages (default) or as numbered plain text. */
+  buttonsFallback?: 'interactive' | 'text'
+  /** A send (or group call) that has not completed after this long fails with TransportError('timeout'). Default 60 s. */
+  sendTimeoutMs?: number
+  /** How long link() waits for the first QR from WhatsApp. Default 30 s. */
+  linkTimeoutMs?: number
+  /** Back-off of automatic reconnects. */
+  reconnect?: ReconnectOptions
+  /** Level of Baileys' own logs, written to the gateway's logger. Default 'warn'. */
+  baileysLogLevel?: BaileysLogLevel
+  /** How long keys of sent and received messages are remembered (for delete, react, read, downloads). Default 7 days. */
+  messageTtlMs?: number
+  /** Browser announced to WhatsApp (shown on the phone's linked devices). Default Ubuntu / Chrome. */
+  browser?: WABrowserDescription
+  /** Further Baileys socket options (e.g. `agent` for a proxy). The adapter's own settings win. */
+  socketConfig?: Partial<Omit<SocketConfig, 'auth' | 'logger' | 'getMessage' | 'cachedGroupMetadata' | 'version'>>
+}
+
+/** Options with defaults filled in (factory, version and downloader are filled once Baileys is loaded). */
+export interface ResolvedOptions {
+  socketFactory?: SocketFactory
+  resolveVersion?: () => Promise<WAVersion | undefined>
+  downloadMedia?: MediaDownloader
+  qrOutput?: { write(text: string): unknown }
+  inlineMediaMaxBytes: number
+  buttonsFallback: 'interactive' | 'text'
+  sendTimeoutMs: number
+  linkTimeoutMs: number
+  reconnect: Required<ReconnectOptions>
+  baileysLogLevel: BaileysLogLevel
+  messageTtlMs: number
+  browser?: WABrowserDescription
+  socketConfig: Partial<SocketConfig>
+}
+
+/** Fill in the defaults. */
+export function resolveOptions(options: BaileysTransportOptions = {}): ResolvedOptions {
+  const print = options.printQrInTerminal
+  return {
+    socketFactory: options.socketFactory,
+    resolveVersion: options.resolveVersion,
+    downloadMedia: options.downloadMedia,
+    qrOutput: print === true ? process.stdout : print ? print : undefined,
+    inlineMediaMaxBytes: options.inlineMediaMaxBytes ?? 5 * 1024 * 1024,
+    buttonsFallback: options.buttonsFallback ?? 'interactive',
+    sendTimeoutMs: options.sendTimeoutMs ?? 60_000,
+    linkTimeoutMs: options.linkTimeoutMs ?? 30_000,
+    reconnect: {
+      initialDelayMs: options.reconnect?.initialDelayMs ?? 1_000,
+      maxDelayMs: options.reconnect?.maxDelayMs ?? 60_000,
+      factor: options.reconnect?.factor ?? 2,
+      jitter: options.reconnect?.jitter ?? 0.2,
+      stableAfterMs: options.reconnect?.stableAfterMs ?? 60_000,
+    },
+    baileysLogLevel: options.baileysLogLevel ?? 'warn',
+    messageTtlMs: options.messageTtlMs ?? 7 * 24 * 3600_000,
+    browser: options.browser,
+    socketConfig: options.socketConfig ?? {},
+  }
+}

@@ -1,0 +1,131 @@
+import type { AnyMessageContent, proto, WAMessage } from '@whiskeysockets/baileys'
+import { TransportError } from '../../src/ports/transport.ts'
+import type { MessageRef, OutgoingMessage, SentMessage } from '../../src/ports/transport.ts'
+import type { Logger } from '../../src/logger.ts'
+import type { AddressResolver } from './addresses.ts'
+import { socketCall } from './errors.ts'
+import { buttonsContent, buttonsText, carouselContent, carouselText, interactiveNodes } from './interactive.ts'
+import { isGroupJid } from './jid.ts'
+import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
+import type { DeviceSession } from './session.ts'
+import type { BaileysModule, SocketLike } from './types.ts'
+import { invalid, validateOutgoing } from './validate.ts'
+
+/** What sending needs: the device's open socket and session, the message store, the address resolver. */
+export interface SendDeps {
+  lib: BaileysModule
+  session: DeviceSession
+  socket: SocketLike
+  messages: MessageStore
+  resolver: AddressResolver
+  buttonsFallback: 'interactive' | 'text'
+  timeoutMs: number
+  logger: Logger
+}
+
+/**
+ * Send one message and remember its key (and content, for Baileys' retries). Reactions and deletes go
+ * to the chat of their target, whose key must be remembered (sent or received by this device).
+ */
+export async function sendOutgoing(deps: SendDeps, to: string, message: OutgoingMessage): Promise<SentMessage> {
+  validateOutgoing(message)
+  if (message.kind === 'reaction' || message.kind === 'delete') {
+    const target = await requireTarget(deps.messages, message.target)
+    if (message.kind === 'reaction') return send(deps, target.key.remoteJid, { react: { text: message.emoji, key: messageKey(target.key) } })
+    if (!target.key.fromMe && !isGroupJid(target.key.remoteJid)) invalid('only the sender can delete a message in a 1:1 chat')
+    return send(deps, target.key.remoteJid, { delete: messageKey(target.key) })
+  }
+  const jid = await deps.resolver.resolve(deps.socket, to, deps.timeoutMs)
+  if (message.kind === 'buttons' || message.kind === 'carousel') {
+    if (deps.buttonsFallback === 'text') return send(deps, jid, { text: message.kind === 'buttons' ? buttonsText(message) : carouselText(message) })
+    const content = message.kind === 'buttons' ? buttonsContent(message) : await socketCall('media upload', deps.timeoutMs, () => carouselContent(deps.lib, deps.socket, message))
+    return relay(deps, jid, content)
+  }
+  return send(deps, jid, messageContent(message))
+}
+
+/** Send a read receipt for a received message, with its key as received (participant in groups). */
+export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'timeoutMs'>, target: MessageRef): Promise<void> {
+  if (!target || typeof target.id !== 'string' || target.id === '') invalid('target must name a message id')
+  const stored = await deps.messages.find(target.id)
+  if (!stored || stored.key.fromMe) throw new TransportError('not-found', `no received message ${target.id}`)
+  if (isGroupJid(stored.key.remoteJid) && !stored.key.participant) throw new TransportError('not-found', `the sender of ${target.id} is unknown`)
+  await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
+}
+
+/** The Baileys content of a plain (non-interactive, non-target) message: media from bytes, never a path. */
+export function messageContent(message: Exclude<OutgoingMessage, { kind: 'reaction' | 'delete' | 'buttons' | 'carousel' }>): AnyMessageContent {
+  switch (message.kind) {
+    case 'text':
+      return { text: message.text }
+    case 'contact':
+      return { contacts: { displayName: message.name, contacts: [{ displayName: message.name, vcard: vcard(message.name, message.phone) }] } }
+    case 'location':
+      return { location: { degreesLatitude: message.latitude, degreesLongitude: message.longitude, ...(message.text ? { name: message.text } : {}) } }
+    case 'media': {
+      const { data, mimetype, fileName } = message.file
+      const caption = message.caption ? { caption: message.caption } : {}
+      switch (message.media) {
+        case 'image':
+          return { image: data, mimetype, ...caption }
+        case 'video':
+          return { video: data, mimetype, ...caption }
+        case 'audio':
+          return message.voiceNote ? { audio: data, ptt: true, mimetype: 'audio/ogg; codecs=opus' } : { audio: data, mimetype: mimetype || 'audio/mp4' }
+        case 'document':
+          return { document: data, mimetype, fileName: fileName || 'file', ...caption }
+      }
+    }
+  }
+}
+
+/** A vCard 3.0 whose phone carries `waid`, so that WhatsApp offers to message the contact. */
+export function vcard(name: string, phone: string): string {
+  const digits = phone.replace(/\D/g, '')
+  const escaped = name.replace(/\\/g, '\\\\').replace(/[,;]/g, m => `\\${m}`).replace(/\r?\n/g, '\\n')
+  return ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, `N:;${escaped};;;`, `TEL;type=CELL;type=VOICE;waid=${digits}:+${digits}`, 'END:VCARD'].join('\n')
+}
+
+// --- Internal helpers ---
+
+async function send(deps: SendDeps, jid: string, content: AnyMessageContent): Promise<SentMessage> {
+  const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
+  deps.session.ownIds.set(id, true)
+  const sent = await watched(deps, () => deps.socket.sendMessage(jid, content, { messageId: id }))
+  const message: WAMessage = sent ?? { key: { remoteJid: jid, fromMe: true, id }, messageTimestamp: Math.floor(Date.now() / 1000) }
+  return remember(deps, message)
+}
+
+async function relay(deps: SendDeps, jid: string, content: proto.IMessage): Promise<SentMessage> {
+  const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
+  deps.session.ownIds.set(id, true)
+  const message = deps.lib.generateWAMessageFromContent(jid, content, { userJid: deps.socket.user?.id ?? '', messageId: id })
+  await watched(deps, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes(jid) }))
+  return remember(deps, message)
+}
+
+/** A send with its deadline; a timeout marks the session stalled, a success clears that. */
+async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
+  try {
+    const result = await socketCall('send', deps.timeoutMs, call)
+    await deps.session.noteSend('ok')
+    return result
+  } catch (error) {
+    if (error instanceof TransportError && error.code === 'timeout') await deps.session.noteSend('timeout')
+    throw error
+  }
+}
+
+async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage> {
+  const id = message.key.id!
+  deps.session.ownIds.set(id, true)
+  await deps.messages.remember(message, true).catch(err => deps.logger.warn({ err, messageId: id }, 'could not remember a sent message'))
+  const seconds = Number(message.messageTimestamp ?? 0)
+  return { id, timestamp: seconds > 0 ? seconds * 1000 : Date.now() }
+}
+
+async function requireTarget(messages: MessageStore, target: MessageRef): Promise<StoredMessage> {
+  const stored = await messages.find(target.id)
+  if (!stored) throw new TransportError('not-found', `no message ${target.id} known to this device`)
+  return stored
+}

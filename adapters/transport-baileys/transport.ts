@@ -1,0 +1,233 @@
+import { TransportError } from '../../src/ports/transport.ts'
+import type {
+  GroupInfo,
+  GroupRef,
+  LinkChallenge,
+  LinkRequest,
+  MediaPayload,
+  MessageRef,
+  OutgoingMessage,
+  SentMessage,
+  SessionStatus,
+  Transport,
+  TransportContext,
+} from '../../src/ports/transport.ts'
+import { KeyedLock } from '../../src/store/keyed-lock.ts'
+import { AddressResolver } from './addresses.ts'
+import { deleteByPrefix, loadAuthState, storedPhone } from './auth-state.ts'
+import { toTransportError, withTimeout } from './errors.ts'
+import { groupCreate, groupInfo, groupJoin, type GroupDeps } from './groups.ts'
+import { parsePhone } from './jid.ts'
+import { baileysLogger, type BaileysLogger } from './logger.ts'
+import { MessageStore } from './message-store.ts'
+import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
+import { receiveUpsert } from './receive.ts'
+import { markRead, sendOutgoing } from './send.ts'
+import { DeviceSession } from './session.ts'
+import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
+import { defaultVersionResolver, VersionSource } from './version.ts'
+
+/**
+ * The Transport over WhatsApp through Baileys: one DeviceSession (socket lifecycle and connection
+ * policy) per device, auth state and message keys in the transport's Storage namespace under
+ * `device:<deviceId>:`. Baileys itself is imported on first use.
+ */
+export class BaileysTransport implements Transport {
+  private readonly options: ResolvedOptions
+  private readonly sessions = new Map<string, DeviceSession>()
+  private readonly lock = new KeyedLock()
+  private readonly resolver = new AddressResolver()
+  private context?: TransportContext
+  private loaded?: Promise<Loaded>
+
+  constructor(options: BaileysTransportOptions = {}) {
+    this.options = resolveOptions(options)
+  }
+
+  async start(context: TransportContext): Promise<void> {
+    this.context = context
+  }
+
+  async connect(deviceId: string): Promise<void> {
+    await this.lock.run(deviceId, async () => (await this.session(deviceId)).resume())
+  }
+
+  async link(deviceId: string, request: LinkRequest): Promise<LinkChallenge> {
+    const normalized = linkRequest(request)
+    const { challenge } = await this.lock.run(deviceId, async () => (await this.session(deviceId)).beginLink(normalized))
+    return challenge
+  }
+
+  async status(deviceId: string): Promise<SessionStatus> {
+    const session = this.sessions.get(deviceId)
+    if (session) return session.status()
+    const phone = this.context ? await storedPhone(this.context.storage, authPrefix(deviceId)).catch(() => undefined) : undefined
+    return { state: 'closed', connected: false, ...(phone ? { phone } : {}) }
+  }
+
+  async logout(deviceId: string): Promise<void> {
+    const context = this.ctx()
+    await this.lock.run(deviceId, async () => {
+      const session = this.sessions.get(deviceId)
+      if (session) await session.logout()
+      const removed = await deleteByPrefix(context.storage, devicePrefix(deviceId))
+      this.sessions.delete(deviceId)
+      if (!session && removed > 0) {
+        await context.emit({ type: 'status', deviceId, status: { state: 'closed', connected: false, reason: 'logged out' } })
+      }
+    })
+  }
+
+  async disconnect(deviceId: string): Promise<void> {
+    await this.lock.run(deviceId, async () => this.sessions.get(deviceId)?.disconnect())
+  }
+
+  async send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
+    const { session, socket } = this.open(deviceId)
+    const { lib } = await this.load()
+    const { buttonsFallback, sendTimeoutMs: timeoutMs } = this.options
+    const logger = this.ctx().logger
+    return sendOutgoing({ lib, session, socket, messages: session.messages, resolver: this.resolver, buttonsFallback, timeoutMs, logger }, to, message)
+  }
+
+  async markRead(deviceId: string, target: MessageRef): Promise<void> {
+    const { session, socket } = this.open(deviceId)
+    await markRead({ socket, messages: session.messages, timeoutMs: this.options.sendTimeoutMs }, target)
+  }
+
+  async groupInfo(deviceId: string, group: GroupRef): Promise<GroupInfo | undefined> {
+    return groupInfo(this.groupDeps(deviceId), group)
+  }
+
+  async groupCreate(deviceId: string, subject: string, participants: string[]): Promise<GroupInfo> {
+    return groupCreate(this.groupDeps(deviceId), subject, participants)
+  }
+
+  async groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined> {
+    return groupJoin(this.groupDeps(deviceId), inviteCode)
+  }
+
+  async stop(): Promise<void> {
+    const sessions = [...this.sessions.values()]
+    this.sessions.clear()
+    await Promise.all(sessions.map(session => session.shutdown()))
+  }
+
+  /**
+   * The bytes of a received media message (for media above `inlineMediaMaxBytes`, whose message event
+   * carries metadata only). Undefined when the device does not remember the message or it is not media.
+   */
+  async downloadMedia(deviceId: string, messageId: string): Promise<MediaPayload | undefined> {
+    const session = await this.lock.run(deviceId, () => this.session(deviceId))
+    const message = await session.messages.message(messageId)
+    const { lib, downloadMedia } = await this.load()
+    const content = message && lib.normalizeMessageContent(message.message)
+    const type = content && lib.getContentType(content)
+    const media = type ? (content[type] as { mimetype?: string | null; fileName?: string | null; url?: string | null } | undefined) : undefined
+    if (!message || !media || typeof media !== 'object' || !('mimetype' in media || 'url' in media)) return undefined
+    try {
+      const data = await withTimeout(downloadMedia(message, { socket: session.socketIfOpen(), logger: this.ctx().logger }), this.options.sendTimeoutMs, 'media download')
+      return { data, mimetype: media.mimetype || 'application/octet-stream', ...(media.fileName ? { fileName: media.fileName } : {}) }
+    } catch (error) {
+      throw toTransportError(error, 'media download')
+    }
+  }
+
+  // --- Internal helpers ---
+
+  private ctx(): TransportContext {
+    if (!this.context) throw new TransportError('failed', 'the Baileys transport has not been started')
+    return this.context
+  }
+
+  private open(deviceId: string): { session: DeviceSession; socket: SocketLike } {
+    const session = this.sessions.get(deviceId)
+    if (!session) throw new TransportError('not-connected', 'the device is not connected')
+    return { session, socket: session.requireOpen() }
+  }
+
+  private groupDeps(deviceId: string): GroupDeps {
+    const { session, socket } = this.open(deviceId)
+    return { session, socket, resolver: this.resolver, timeoutMs: this.options.sendTimeoutMs }
+  }
+
+  /** The device's session, created (with its stored auth state) on first use. Call under the device lock. */
+  private async session(deviceId: string): Promise<DeviceSession> {
+    const existing = this.sessions.get(deviceId)
+    if (existing) return existing
+    const context = this.ctx()
+    const { lib, factory, version, logger: baileysLog, downloadMedia } = await this.load()
+    const logger = context.logger
+    const auth = await loadAuthState(context.storage, authPrefix(deviceId), lib)
+    const messages = new MessageStore(context.storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
+    const receive = {
+      deviceId,
+      lib,
+      messages,
+      downloadMedia,
+      inlineMediaMaxBytes: this.options.inlineMediaMaxBytes,
+      downloadTimeoutMs: this.options.sendTimeoutMs,
+      logger,
+      emit: context.emit,
+    }
+    const session = new DeviceSession({
+      deviceId,
+      lib,
+      options: this.options,
+      factory,
+      auth,
+      messages,
+      version,
+      logger,
+      baileysLogger: baileysLog,
+      emit: context.emit,
+      onUpsert: (s, socket, upsert) => receiveUpsert(receive, s, socket, upsert),
+    })
+    this.sessions.set(deviceId, session)
+    return session
+  }
+
+  /** Import Baileys (once) and fill in the defaults that need it. */
+  private load(): Promise<Loaded> {
+    this.loaded ??= (async () => {
+      const lib: BaileysModule = await import('@whiskeysockets/baileys')
+      const logger = baileysLogger(this.ctx().logger, this.options.baileysLogLevel)
+      const factory: SocketFactory = this.options.socketFactory ?? (config => lib.makeWASocket(config) satisfies SocketLike)
+      const version = new VersionSource(this.options.resolveVersion ?? defaultVersionResolver(lib, this.ctx().logger))
+      const downloadMedia: MediaDownloader =
+        this.options.downloadMedia ??
+        ((message, { socket }) => lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined))
+      return { lib, logger, factory, version, downloadMedia }
+    })()
+    this.loaded.catch(() => (this.loaded = undefined))
+    return this.loaded
+  }
+}
+
+// --- Internal helpers ---
+
+interface Loaded {
+  lib: BaileysModule
+  logger: BaileysLogger
+  factory: SocketFactory
+  version: VersionSource
+  downloadMedia: MediaDownloader
+}
+
+function devicePrefix(deviceId: string): string {
+  return `device:${encodeURIComponent(deviceId)}:`
+}
+
+function authPrefix(deviceId: string): string {
+  return `${devicePrefix(deviceId)}auth:`
+}
+
+function linkRequest(request: LinkRequest): LinkRequest {
+  if (!request || typeof request !== 'object') throw new TransportError('invalid', 'a link request must be an object')
+  if ((request.phone === undefined) !== (request.code === undefined)) throw new TransportError('invalid', 'phone and code go together')
+  if (request.phone === undefined) return {}
+  const phone = typeof request.phone === 'string' ? parsePhone(request.phone) : undefined
+  if (!phone) throw new TransportError('invalid', 'phone must be a phone number with its country code')
+  if (typeof request.code !== 'string' || !/^[A-Za-z0-9]{8}$/.test(request.code)) throw new TransportError('invalid', 'a pairing code has 8 letters or digits')
+  return { phone, code: request.code.toUpperCase() }
+}

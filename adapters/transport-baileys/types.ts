@@ -1,0 +1,63 @@
+import type {
+  AnyMessageContent,
+  BaileysEventMap,
+  Contact,
+  GroupMetadata,
+  MessageRelayOptions,
+  MiscMessageGenerationOptions,
+  proto,
+  UserFacingSocketConfig,
+  WAMediaUploadFunction,
+  WAMessage,
+  WAMessageKey,
+} from '@whiskeysockets/baileys'
+import type { Logger } from '../../src/logger.ts'
+
+/** The Baileys module (loaded lazily: users of other transports never load it). */
+export type BaileysModule = typeof import('@whiskeysockets/baileys')
+
+/** The event side of a Baileys socket, as far as the adapter uses it. */
+export interface SocketEvents {
+  on<E extends keyof BaileysEventMap>(event: E, listener: (arg: BaileysEventMap[E]) => void): unknown
+  off<E extends keyof BaileysEventMap>(event: E, listener: (arg: BaileysEventMap[E]) => void): unknown
+}
+
+/**
+ * What the adapter needs of a Baileys socket. A real `WASocket` satisfies it (checked where the default
+ * factory builds one); tests pass a fake (test/helpers/fake-baileys-socket.ts).
+ */
+export interface SocketLike {
+  ev: SocketEvents
+  /** The linked account (`id` carries `:<device>`, `lid` the account's LID), once known. */
+  readonly user: Contact | undefined
+  end(error: Error | undefined): Promise<void>
+  logout(msg?: string): Promise<void>
+  sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined>
+  relayMessage(jid: string, message: proto.IMessage, options: MessageRelayOptions): Promise<string>
+  readMessages(keys: WAMessageKey[]): Promise<void>
+  onWhatsApp(...phoneNumber: string[]): Promise<{ jid: string; exists: boolean }[] | undefined>
+  requestPairingCode(phoneNumber: string, customPairingCode?: string): Promise<string>
+  groupMetadata(jid: string): Promise<GroupMetadata>
+  groupGetInviteInfo(code: string): Promise<GroupMetadata>
+  groupCreate(subject: string, participants: string[]): Promise<GroupMetadata>
+  groupAcceptInvite(code: string): Promise<string | undefined>
+  groupInviteCode(jid: string): Promise<string | undefined>
+  updateMediaMessage(message: WAMessage): Promise<WAMessage>
+  waUploadToServer: WAMediaUploadFunction
+  /** LID to phone number mappings the socket has seen (optional: a fake may leave it out). */
+  signalRepository?: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } }
+}
+
+/** Which device a socket is for, handed to the factory with the socket config. */
+export interface SocketInfo {
+  deviceId: string
+}
+
+/**
+ * Creates one device's socket from a complete Baileys config. The default calls Baileys' makeWASocket,
+ * which connects at once; every reconnect is a new call.
+ */
+export type SocketFactory = (config: UserFacingSocketConfig, info: SocketInfo) => SocketLike | Promise<SocketLike>
+
+/** Downloads the bytes of a received media message (default: Baileys' downloadMediaMessage, with a re-upload request through `socket` when given). */
+export type MediaDownloader = (message: WAMessage, context: { socket?: SocketLike; logger: Logger }) => Promise<Buffer>
