@@ -30,8 +30,8 @@ export interface Receiver {
   stop(): Promise<void>
 }
 
-/** Start a receiver that answers 200 unless told otherwise. */
-export async function startReceiver(answer: (hook: ReceivedHook, index: number) => ReceiverAnswer = () => 200): Promise<Receiver> {
+/** Start a receiver that answers 200 unless told otherwise, on `port` (default: a free one). */
+export async function startReceiver(answer: (hook: ReceivedHook, index: number) => ReceiverAnswer = () => 200, port = 0): Promise<Receiver> {
   let respond = answer
   const app = new Koa()
   const receiver = {} as Receiver
@@ -56,7 +56,7 @@ export async function startReceiver(answer: (hook: ReceivedHook, index: number) 
     ctx.body = { ok: status < 300 }
     receiver.answered++
   })
-  const server = await listen(app)
+  const server = await listen(app, port)
   Object.assign(receiver, {
     url: `${server.url}/hook`,
     hooks: [],
