@@ -103,9 +103,11 @@ export class DeliveryLoop {
 
   // --- Internal helpers ---
 
+  /** Set the one timer for the earliest due delivery (or reload, when there is room for one). */
   private arm(): void {
     if (this.closed) return
-    const next = Math.min(this.schedule.peek()?.due ?? Infinity, this.schedule.horizon)
+    const horizon = !this.reloading && this.roomToReload() ? this.schedule.horizon : Infinity
+    const next = Math.min(this.schedule.peek()?.due ?? Infinity, horizon)
     if (next === Infinity || (this.timer && this.timerAt <= next)) return
     clearTimeout(this.timer)
     const now = this.clock()
@@ -120,10 +122,6 @@ export class DeliveryLoop {
     this.timerAt = Infinity
     if (this.closed) return
     const now = this.clock()
-    if (this.schedule.horizon <= now && !this.reloading) {
-      void this.reload()
-      return
-    }
     const devices = new Set<string>()
     for (const item of this.schedule.takeDue(now)) {
       const line = this.waiting.get(item.deviceId) ?? []
@@ -134,7 +132,15 @@ export class DeliveryLoop {
       devices.add(item.deviceId)
     }
     for (const deviceId of devices) this.pump(deviceId)
-    this.arm()
+    // Whatever was left out of the timetable is due: bring it in once half the timetable is free.
+    if (this.schedule.horizon <= now && this.roomToReload() && !this.reloading) void this.reload()
+    else this.arm()
+  }
+
+  /** Whether a reload would bring in a useful batch: half the timetable is free (so reloads stay rare). */
+  private roomToReload(): boolean {
+    const { capacity } = this.schedule
+    return capacity - this.schedule.size - this.waitingCount >= Math.max(1, Math.floor(capacity / 2))
   }
 
   /** Start the device's waiting deliveries while it has free slots. */
@@ -147,6 +153,7 @@ export class DeliveryLoop {
       this.launch(key, deviceId)
     }
     if (line?.length === 0) this.waiting.delete(deviceId)
+    if (this.schedule.horizon !== Infinity) this.arm()
   }
 
   private launch(key: string, deviceId: string): void {
