@@ -20,15 +20,20 @@ export interface WebhookSettings {
   timeoutMs: number
   /** Attempts in flight per device (the default sender also bounds them per receiver host). */
   concurrencyPerDevice: number
-  /** Pending deliveries held in memory at once; the rest wait in storage (see DeliverySchedule). */
+  /** Pending deliveries held in the in-memory timetable at once; the rest wait in storage (see DeliverySchedule). */
   scheduleCapacity: number
+  /** Due deliveries waiting per device for a free slot; the rest wait in storage (see DeliveryLoop). */
+  lineLimit: number
 }
 
 /** Attempts in flight per device. */
 export const CONCURRENCY_PER_DEVICE = 8
 
-/** Pending deliveries held in memory at once (about 100 bytes each). */
+/** Pending deliveries held in the in-memory timetable at once (about 100 bytes each). */
 export const SCHEDULE_CAPACITY = 10_000
+
+/** Due deliveries waiting in memory per device for a free slot. */
+export const LINE_LIMIT = 256
 
 /** Fill in the defaults of the webhook options; throws a clear Error for a bad value. */
 export function resolveWebhookOptions(options: WebhookOptions): WebhookSettings {
@@ -42,5 +47,6 @@ export function resolveWebhookOptions(options: WebhookOptions): WebhookSettings 
     timeoutMs,
     concurrencyPerDevice: CONCURRENCY_PER_DEVICE,
     scheduleCapacity: SCHEDULE_CAPACITY,
+    lineLimit: LINE_LIMIT,
   }
 }

@@ -1,26 +1,9 @@
-import type { GatewayEvents } from '../../events.ts'
-import { abortable } from '../abortable.ts'
-import type { Logger } from '../../logger.ts'
-import type { WebhookSender } from '../../ports/webhooks.ts'
-import type { Devices } from '../devices.ts'
-import type { WebhookSettings } from './config.ts'
+import { DeliveryAttempts, ShutdownAbort, type DeliveryDependencies } from './attempt.ts'
 import { leaseHolds, leaseOwner } from './lease.ts'
-import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox.ts'
-import { parseRetryAfter, retryDelay } from './retry.ts'
+import type { OutboxRecord } from './outbox.ts'
 import { DeliverySchedule } from './schedule.ts'
-import { webhookHeaders } from './signer.ts'
 
-/** What the loop needs from the gateway. */
-export interface DeliveryDependencies {
-  store: OutboxStore
-  devices: Devices
-  sender: WebhookSender
-  events: GatewayEvents
-  logger: Logger
-  settings: WebhookSettings
-  clock?: () => number
-  random?: () => number
-}
+export type { DeliveryDependencies } from './attempt.ts'
 
 /** Longest single timer: shorter than setTimeout's limit, and harmless when the wall clock jumps. */
 const MAX_TIMER_MS = 3_600_000
@@ -29,42 +12,44 @@ const INTERNAL_RETRY_MS = 5_000
 /** How long close() lets attempts in flight finish before aborting them. */
 const CLOSE_GRACE_MS = 2_000
 
-/** What one attempt got: a status (and Retry-After), or an error when there was no answer. */
-type Outcome = { status: number; retryAfter?: string; error?: undefined } | { status?: undefined; error: string }
-
 /**
- * Delivers the outbox. A bounded timetable (DeliverySchedule) says what is due when; due deliveries
- * wait in a per-device line and start while the device has fewer than `concurrencyPerDevice`
- * attempts in flight. The loop never awaits an attempt: a slow or dead receiver holds only its own
- * device's slots, never the timer or another device's deliveries. Each attempt claims its record
- * (a lease) first, signs the stored body afresh, and on failure writes the next due time back.
+ * Delivers the outbox: decides when attempts happen (DeliveryAttempts does each one).
+ *
+ * A bounded timetable (DeliverySchedule) says what is due when. Due deliveries wait in a per-device
+ * line and start while the device has fewer than `concurrencyPerDevice` attempts in flight. The loop
+ * never awaits an attempt, so a slow or dead receiver holds only its own device's slots. Memory stays
+ * bounded: the timetable holds at most `scheduleCapacity` entries and each line `lineLimit` keys;
+ * whatever does not fit waits in storage. A device whose line overflowed is refilled from its own
+ * records (a prefix scan) when its line is half empty; what the timetable left out is reloaded (a
+ * scan of the outbox, skipping overflowed devices) when its time comes and half the timetable is free.
  */
 export class DeliveryLoop {
-  /** This process's name on the leases it takes. */
-  readonly owner = leaseOwner()
+  private readonly attempts: DeliveryAttempts
   private readonly schedule: DeliverySchedule
-  private readonly waiting = new Map<string, string[]>()
-  private waitingCount = 0
+  private readonly lines = new Map<string, string[]>()
   private readonly queued = new Set<string>()
+  /** Devices with due deliveries in storage only, each with the number of its last overflow. */
+  private readonly overflowed = new Map<string, number>()
+  private overflows = 0
+  private readonly refilling = new Set<string>()
   private readonly inFlight = new Map<string, AbortController>()
   private readonly busy = new Map<string, number>()
-  private readonly running = new Set<Promise<void>>()
+  private readonly running = new Set<Promise<unknown>>()
   private timer?: NodeJS.Timeout
   private timerAt = Infinity
   private reloading?: Promise<void>
   private closed = false
   private readonly clock: () => number
-  private readonly random: () => number
 
   constructor(private readonly deps: DeliveryDependencies) {
     this.clock = deps.clock ?? Date.now
-    this.random = deps.random ?? Math.random
-    this.schedule = new DeliverySchedule(deps.settings.scheduleCapacity, () => this.waitingCount)
+    this.attempts = new DeliveryAttempts(deps, leaseOwner(), key => this.inFlight.has(key))
+    this.schedule = new DeliverySchedule(deps.settings.scheduleCapacity)
   }
 
-  /** How long a claim holds: twice the attempt time-out plus a margin, so a live attempt never loses it. */
-  get leaseMs(): number {
-    return this.deps.settings.timeoutMs * 2 + 5_000
+  /** This process's name on the leases it takes. */
+  get owner(): string {
+    return this.attempts.owner
   }
 
   /** Load the pending deliveries from storage and start delivering. */
@@ -81,10 +66,9 @@ export class DeliveryLoop {
 
   /** Forget what is held in memory for a deleted device (its records are deleted by the caller). */
   forgetDevice(deviceId: string): void {
-    const line = this.waiting.get(deviceId) ?? []
-    for (const key of line) this.queued.delete(key)
-    this.waitingCount -= line.length
-    this.waiting.delete(deviceId)
+    for (const key of this.lines.get(deviceId) ?? []) this.queued.delete(key)
+    this.lines.delete(deviceId)
+    this.overflowed.delete(deviceId)
   }
 
   /** Stop: no new attempts; those in flight get a short grace, then are aborted (their records stay due). */
@@ -96,7 +80,7 @@ export class DeliveryLoop {
     const grace = new Promise<void>(resolve => (graceTimer = setTimeout(resolve, CLOSE_GRACE_MS)))
     await Promise.race([Promise.allSettled([...this.running]), grace])
     clearTimeout(graceTimer)
-    for (const controller of this.inFlight.values()) controller.abort(new Error('the gateway is closing'))
+    for (const controller of this.inFlight.values()) controller.abort(new ShutdownAbort())
     await Promise.allSettled([...this.running])
     await this.reloading
   }
@@ -124,11 +108,7 @@ export class DeliveryLoop {
     const now = this.clock()
     const devices = new Set<string>()
     for (const item of this.schedule.takeDue(now)) {
-      const line = this.waiting.get(item.deviceId) ?? []
-      line.push(item.key)
-      this.waiting.set(item.deviceId, line)
-      this.queued.add(item.key)
-      this.waitingCount++
+      this.toLine(item.deviceId, item.key)
       devices.add(item.deviceId)
     }
     for (const deviceId of devices) this.pump(deviceId)
@@ -140,27 +120,41 @@ export class DeliveryLoop {
   /** Whether a reload would bring in a useful batch: half the timetable is free (so reloads stay rare). */
   private roomToReload(): boolean {
     const { capacity } = this.schedule
-    return capacity - this.schedule.size - this.waitingCount >= Math.max(1, Math.floor(capacity / 2))
+    return capacity - this.schedule.size >= Math.max(1, Math.floor(capacity / 2))
   }
 
-  /** Start the device's waiting deliveries while it has free slots. */
+  /** Put a due delivery in its device's line; a full line marks the device overflowed (the key stays in storage only). */
+  private toLine(deviceId: string, key: string): boolean {
+    if (this.queued.has(key) || this.inFlight.has(key)) return true
+    const line = this.lines.get(deviceId) ?? []
+    if (line.length >= this.deps.settings.lineLimit) {
+      this.overflowed.set(deviceId, ++this.overflows)
+      return false
+    }
+    line.push(key)
+    this.lines.set(deviceId, line)
+    this.queued.add(key)
+    return true
+  }
+
+  /** Start the device's waiting deliveries while it has free slots; refill an overflowed line once half empty. */
   private pump(deviceId: string): void {
-    const line = this.waiting.get(deviceId)
+    const line = this.lines.get(deviceId)
     while (!this.closed && line && line.length > 0 && (this.busy.get(deviceId) ?? 0) < this.deps.settings.concurrencyPerDevice) {
       const key = line.shift()!
       this.queued.delete(key)
-      this.waitingCount--
       this.launch(key, deviceId)
     }
-    if (line?.length === 0) this.waiting.delete(deviceId)
-    if (this.schedule.horizon !== Infinity) this.arm()
+    if (line?.length === 0) this.lines.delete(deviceId)
+    if (this.overflowed.has(deviceId) && (line?.length ?? 0) <= this.deps.settings.lineLimit / 2) this.refill(deviceId)
   }
 
   private launch(key: string, deviceId: string): void {
     const controller = new AbortController()
     this.inFlight.set(key, controller)
     this.busy.set(deviceId, (this.busy.get(deviceId) ?? 0) + 1)
-    const run: Promise<void> = this.attempt(key, controller)
+    const run: Promise<void> = this.attempts
+      .run(key, controller)
       .catch(err => {
         this.deps.logger.error({ err, deviceId, key }, 'webhook attempt failed; retrying soon')
         return this.clock() + INTERNAL_RETRY_MS
@@ -177,96 +171,44 @@ export class DeliveryLoop {
     this.running.add(run)
   }
 
-  /** One attempt at one record; resolves with when to look at it again (undefined: done with it). */
-  private async attempt(key: string, controller: AbortController): Promise<number | undefined> {
-    const { store, devices, settings } = this.deps
-    const now = this.clock()
-    const claim = await store.claim(key, this.owner, now, this.leaseMs)
-    if (claim.kind === 'missing') return undefined
-    if (claim.kind === 'held') return claim.until
-    if (claim.kind === 'later') return claim.due
-    const record = claim.record
-    const device = await devices.get(record.deviceId)
-    if (!device) {
-      await store.drop(key)
-      return undefined
-    }
-    if (now - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url: device.webhookUrl })
-    const url = device.webhookUrl
-    if (!url) return this.bury(key, record, 'no-webhook', {})
-
-    const attempt = record.attempts + 1
-    const outcome = await this.send(url, device.webhookSecret, record, controller)
-    if (this.closed && controller.signal.aborted) {
-      await store.retryLater(key, this.owner, { dueAt: now, counted: false })
-      return undefined
-    }
-    const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
-    if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
-      await store.complete(key)
-      this.deps.events.emit('delivery', { ...base, status: outcome.status })
-      return undefined
-    }
-    if (outcome.status === 410) return this.gone(key, record, url)
-
-    const failedAt = this.clock()
-    const failure = { lastStatus: outcome.status, lastError: outcome.error }
-    if (failedAt - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url, ...failure, attempted: true })
-    const retryAfter = outcome.status !== undefined ? parseRetryAfter(outcome.retryAfter, failedAt) : undefined
-    const delay = retryAfter ?? retryDelay(settings.retryMs, attempt, this.random)
-    const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
-    await store.retryLater(key, this.owner, { dueAt, counted: true, ...failure })
-    this.deps.logger.debug({ ...base, status: outcome.status, error: outcome.error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
-    this.deps.events.emit('delivery-failed', { ...base, ...defined({ status: outcome.status, error: outcome.error }), final: false })
-    return dueAt
+  /** When a record is due for this process: its due time, or the end of a live lease held elsewhere. */
+  private dueOf(record: OutboxRecord, now: number): number {
+    return leaseHolds(record.lease, this.owner, now) ? record.lease!.until : Number(record.dueAt) || now
   }
 
-  /** POST once through the sender, within the time-out; never throws. */
-  private async send(url: string, secret: string, record: OutboxRecord, controller: AbortController): Promise<Outcome> {
-    const headers = webhookHeaders(secret, record.id, record.body, this.clock())
-    const timeoutMs = this.deps.settings.timeoutMs
-    // The sender times out first; this guard is for senders that never settle.
-    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs + 1_000)
-    try {
-      const response = await abortable(this.deps.sender.send({ url, headers, body: record.body, signal: controller.signal }), controller.signal)
-      if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
-      return { status: response.status, ...(response.retryAfter !== undefined ? { retryAfter: String(response.retryAfter) } : {}) }
-    } catch (err) {
-      return { error: err instanceof Error ? err.message : String(err) }
-    } finally {
-      clearTimeout(timer)
-    }
-  }
-
-  /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */
-  private async gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
-    const { store, devices, logger } = this.deps
-    await this.bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
-    await devices.update(record.deviceId, device => {
-      if (device.webhookUrl === url) device.webhookUrl = undefined
-    })
-    logger.warn({ deviceId: record.deviceId, url }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
-    const others: [string, OutboxRecord][] = []
-    for await (const entry of store.ofDevice(record.deviceId)) if (!this.inFlight.has(entry[0])) others.push(entry)
-    for (const [otherKey, other] of others) await this.bury(otherKey, other, 'gone', { url })
-    return undefined
-  }
-
-  /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
-  private async bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean }): Promise<undefined> {
-    const letter = await this.deps.store.deadLetter(key, reason, this.clock(), details)
-    if (!letter) return undefined
-    this.deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
-    this.deps.events.emit('delivery-failed', {
-      deviceId: record.deviceId,
-      eventId: record.id,
-      url: details.url ?? '',
-      attempt: letter.attempts,
-      ...defined({ status: details.lastStatus, error: details.lastError ?? reasonText[reason] }),
-      final: true,
-      reason,
-    })
-    return undefined
+  /** Bring an overflowed device's records back: due ones into its line (until full), the others into the timetable. */
+  private refill(deviceId: string): void {
+    if (this.refilling.has(deviceId) || this.closed) return
+    this.refilling.add(deviceId)
+    const since = this.overflowed.get(deviceId)
+    const run = (async () => {
+      const now = this.clock()
+      for await (const [key, record] of this.deps.store.ofDevice(deviceId)) {
+        if (this.closed) return
+        if (this.inFlight.has(key) || this.queued.has(key)) continue
+        const due = this.dueOf(record, now)
+        if (due > now) {
+          this.schedule.add({ key, deviceId, due })
+          continue
+        }
+        this.schedule.remove(key)
+        if (!this.toLine(deviceId, key)) return // the line is full again: still overflowed
+      }
+      // Everything is in memory now, unless the line overflowed again while this scan ran.
+      if (this.overflowed.get(deviceId) === since) this.overflowed.delete(deviceId)
+    })().then(
+      () => {
+        this.refilling.delete(deviceId)
+        this.pump(deviceId)
+        this.arm()
+      },
+      err => {
+        this.deps.logger.error({ err, deviceId }, 'loading the webhook backlog of a device failed; trying again soon')
+        setTimeout(() => (this.refilling.delete(deviceId), this.pump(deviceId)), INTERNAL_RETRY_MS).unref()
+      },
+    )
+    this.running.add(run)
+    void run.finally(() => this.running.delete(run))
   }
 
   /** Rebuild the timetable from storage: at start-up, and when the clock reaches what was left out. */
@@ -278,9 +220,9 @@ export class DeliveryLoop {
       try {
         for await (const [key, record] of this.deps.store.pending()) {
           if (this.closed) return
-          if (this.inFlight.has(key) || this.queued.has(key) || typeof record?.deviceId !== 'string') continue
-          const due = leaseHolds(record.lease, this.owner, now) ? record.lease!.until : Number(record.dueAt) || now
-          this.schedule.add({ key, deviceId: record.deviceId, due })
+          if (typeof record?.deviceId !== 'string' || this.overflowed.has(record.deviceId)) continue
+          if (this.inFlight.has(key) || this.queued.has(key)) continue
+          this.schedule.add({ key, deviceId: record.deviceId, due: this.dueOf(record, now) })
         }
       } catch (err) {
         this.deps.logger.error({ err }, 'loading pending webhook deliveries failed; trying again soon')
@@ -293,16 +235,4 @@ export class DeliveryLoop {
     })
     return this.reloading
   }
-}
-
-// --- Internal helpers ---
-
-const reasonText: Record<DeadLetterReason, string> = {
-  'max-age': 'older than the maximum age',
-  gone: 'the receiver answered 410 Gone',
-  'no-webhook': 'the device has no webhook URL',
-}
-
-function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
 }

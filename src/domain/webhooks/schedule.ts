@@ -6,8 +6,7 @@ export interface ScheduledDelivery {
 }
 
 /**
- * The in-memory timetable of pending deliveries, bounded: at most `capacity` entries (minus what
- * `elsewhere()` reports as held outside it, e.g. waiting for a free slot). When full, the entry due
+ * The in-memory timetable of pending deliveries, bounded: at most `capacity` entries. When full, the entry due
  * last gives way to an earlier one, and whatever is left out (it stays in storage) lowers the
  * `horizon`: every pending delivery not held here is due at or after it. When the clock reaches the
  * horizon the owner reloads the schedule from storage (`beginReload`, then `add` each record).
@@ -20,10 +19,7 @@ export class DeliverySchedule {
   private readonly byKey = new Map<string, ScheduledDelivery>()
   private leftOutFrom = Infinity
 
-  constructor(
-    readonly capacity: number,
-    private readonly elsewhere: () => number = () => 0,
-  ) {}
+  constructor(readonly capacity: number) {}
 
   /** Entries held. */
   get size(): number {
@@ -43,7 +39,7 @@ export class DeliverySchedule {
   /** Hold a delivery (replacing its earlier entry), or leave it to storage when it is due too late to fit. */
   add(entry: ScheduledDelivery): void {
     this.remove(entry.key)
-    if (this.order.length + this.elsewhere() >= this.capacity) {
+    if (this.order.length >= this.capacity) {
       const latest = this.order[0]
       if (latest === undefined || !(entry.due < latest.due)) {
         this.leftOutFrom = Math.min(this.leftOutFrom, entry.due)

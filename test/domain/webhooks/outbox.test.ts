@@ -25,6 +25,7 @@ const settings = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
   timeoutMs: 1_000,
   concurrencyPerDevice: 2,
   scheduleCapacity: 5,
+  lineLimit: 256,
   ...extra,
 })
 
@@ -84,7 +85,7 @@ test('with a timetable of 5 entries, 200 events of 3 devices are all delivered, 
   let mostHeld = 0
   const sender = recordingSender(() => {
     const loop = (box as any).loop
-    mostHeld = Math.max(mostHeld, loop.schedule.size + loop.waitingCount)
+    mostHeld = Math.max(mostHeld, loop.schedule.size)
     return 200
   })
   box = outbox(memoryStorage(), sender)
@@ -93,6 +94,40 @@ test('with a timetable of 5 entries, 200 events of 3 devices are all delivered, 
   await waitFor(() => new Set(texts(sender)).size === 200, 10_000, 'all 200 deliveries')
   assert.ok(mostHeld <= 5, `held ${mostHeld}`)
   for (const delivery of sender.sent) new Webhook(SECRET).verify(delivery.body, delivery.headers)
+  await waitFor(async () => (await box.pending()) === 0)
+  await box.close()
+})
+
+test('a stuck device with a backlog larger than memory holds up no other device, and drains once unstuck', async () => {
+  let release!: () => void
+  const unstuck = new Promise<void>(resolve => (release = resolve))
+  let inFlight = 0
+  let mostInFlight = 0
+  let mostHeld = 0
+  let box!: WebhookOutbox
+  const sent: WebhookDelivery[] = []
+  const sender: WebhookSender = {
+    async send(delivery) {
+      sent.push(delivery)
+      const loop = (box as any).loop
+      mostHeld = Math.max(mostHeld, loop.schedule.size, loop.lines.get('d1')?.length ?? 0)
+      if (!delivery.url.endsWith('/d1')) return { status: 200 }
+      mostInFlight = Math.max(mostInFlight, ++inFlight)
+      await unstuck
+      inFlight--
+      return { status: 200 }
+    },
+  }
+  box = outbox(memoryStorage(), sender, { scheduleCapacity: 5, lineLimit: 4, concurrencyPerDevice: 1 })
+  await box.start()
+  for (let i = 0; i < 30; i++) await box.record(device('d1'), message(`stuck${i}`))
+  for (let i = 0; i < 3; i++) await box.record(device('d2'), message(`free${i}`))
+  await waitFor(() => texts({ sent }).filter(t => t.startsWith('free')).length === 3, 5_000, "the other device's events")
+  assert.is(texts({ sent }).filter(t => t.startsWith('stuck')).length, 1, 'the stuck device is still on its first event')
+  release()
+  await waitFor(() => new Set(texts({ sent })).size === 33, 10_000, 'the backlog to drain')
+  assert.is(mostInFlight, 1)
+  assert.ok(mostHeld <= 5, `held ${mostHeld} in memory`)
   await waitFor(async () => (await box.pending()) === 0)
   await box.close()
 })

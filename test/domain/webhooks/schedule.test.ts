@@ -46,20 +46,6 @@ test('when full, the entry due last gives way to an earlier one, and the horizon
   assert.equal(schedule.takeDue(100).map(e => e.key), ['early', 'a', 'b'])
 })
 
-test('the capacity counts what the owner holds elsewhere', () => {
-  let elsewhere = 2
-  const schedule = new DeliverySchedule(3, () => elsewhere)
-  schedule.add(entry('a', 10))
-  schedule.add(entry('b', 20))
-  assert.is(schedule.size, 1)
-  assert.is(schedule.horizon, 20)
-  elsewhere = 0
-  schedule.beginReload()
-  schedule.add(entry('b', 20))
-  assert.is(schedule.size, 2)
-  assert.is(schedule.horizon, Infinity)
-})
-
 test('a thousand random entries come out in due order', () => {
   const schedule = new DeliverySchedule(10_000)
   const dues = Array.from({ length: 1000 }, (_, i) => ({ key: `k${i}`, due: Math.floor(Math.random() * 500) }))
