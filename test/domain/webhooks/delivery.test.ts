@@ -178,4 +178,23 @@ test('the same message handed over twice is one event (one webhook-id, delivered
   assert.is(ctx.receiver.hooks.length, 1)
 })
 
+test('without allowPrivateUrls a loopback receiver is refused when set, and never contacted', async ctx => {
+  ctx.receiver = await startReceiver()
+  ctx.t = await startGateway({ webhookRetryMs: [30] })
+  const { authkey } = await ctx.t.register()
+  const qr = await ctx.t.post('/api/v2/qrcode', { authkey, setAppkey: 'private', webhook: ctx.receiver.url })
+  assert.equal(qr.body, { status: 400, message: 'Parâmetros inválidos.' })
+  const added = await ctx.t.post('/api/developer', { authkey, message: 'private-2', conecteQR: 'true', webhook: ctx.receiver.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') })
+  assert.equal(added.body, { status: 401, message: 'validation.required' })
+  // A URL that slipped in anyway (e.g. stored while allowed) is refused by the default sender at every attempt.
+  const failed: Failed[] = []
+  ctx.t.gateway.events.on('delivery-failed', e => void failed.push(e))
+  const device = await ctx.t.linkedDevice(authkey, 'private-3', DEVICE_PHONE)
+  await ctx.t.gateway.services.devices.update(device.id, d => void (d.webhookUrl = ctx.receiver.url))
+  await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'vazamento?' })
+  await waitFor(() => failed.length >= 2, 10_000, 'refused attempts')
+  assert.match(failed[0].error!, /refused/)
+  assert.is(ctx.receiver.hooks.length, 0)
+})
+
 test.run()
