@@ -101,7 +101,7 @@ test('410 Gone switches the device webhook off: URL cleared, event dead-lettered
 })
 
 test('an event older than the maximum age moves to the dead letters; redrive delivers it with the same webhook-id', async ctx => {
-  await setUp(ctx, { webhookMaxAgeMs: 400 })
+  await setUp(ctx, { webhookMaxAgeMs: 1_000 })
   ctx.receiver.answer(() => 500)
   await say(ctx, 'tarde demais')
   await waitFor(() => ctx.failed.some(f => f.final), 10_000, 'the final failure')
