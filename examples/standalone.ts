@@ -7,13 +7,14 @@
  *                                redis://..., postgres://..., memory://
  *   GATEWAY_BASE_URL             public URL of the server, for QR share links
  *   GATEWAY_ALLOW_PRIVATE_URLS   1: webhook and media URLs may reach loopback/private addresses
- *   GATEWAY_WEBHOOK_RETRY_MS     comma-separated webhook retry delays in ms
+ *   GATEWAY_WEBHOOK_RETRY_MS     comma-separated webhook retry delays in ms (default
+ *                                5000,300000,1800000,7200000,18000000,36000000,50400000,72000000,86400000)
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
-import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
+import { createGateway, parseRetrySchedule, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 
 const env = process.env
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
     logger,
     allowPrivateUrls,
     baseUrl: env.GATEWAY_BASE_URL,
+    ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)

@@ -12,7 +12,7 @@ export async function defaultAdapters(options: GatewayOptions, resolved: Resolve
   const storage: Storage = options.storage ?? (await import('../adapters/storage-keyv/index.ts')).keyvStorage()
   const transport: Transport = options.transport ?? (await baileysTransport())
   const webhooks: WebhookSender =
-    options.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls })
+    options.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls, timeoutMs: resolved.webhookDelivery.timeoutMs })
   const media: MediaFetcher =
     options.media ?? (await import('../adapters/media-http/index.ts')).httpMediaFetcher({ allowPrivateUrls: resolved.allowPrivateUrls })
   return { storage, transport, webhooks, media, ownsStorage: options.storage === undefined }

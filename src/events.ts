@@ -10,7 +10,20 @@ export interface GatewayEventMap {
   /** A webhook event was delivered (2xx). */
   delivery: [{ deviceId: string; eventId: string; url: string; attempt: number; status: number }]
   /** A webhook attempt failed; `final` when the event moved to the dead-letter collection. */
-  'delivery-failed': [{ deviceId: string; eventId: string; url: string; attempt: number; status?: number; error?: string; final: boolean }]
+  'delivery-failed': [
+    {
+      deviceId: string
+      eventId: string
+      /** The receiver tried ('' when the device had no webhook URL any more). */
+      url: string
+      attempt: number
+      status?: number
+      error?: string
+      final: boolean
+      /** Why the event was dead-lettered (`final` only): `max-age`, `gone` (410) or `no-webhook`. */
+      reason?: 'max-age' | 'gone' | 'no-webhook'
+    },
+  ]
 }
 
 /** The gateway's typed event emitter (observability for hosts: subscribe with `gateway.events.on`). */

@@ -5,6 +5,9 @@ import { Agents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
 import { ShareLinks } from './domain/share-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
+import { FlowConversations } from './domain/flows.ts'
+import { startAgents } from './domain/agent-runner.ts'
+import { startWebhookOutbox, type WebhookAdmin } from './domain/webhooks/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
 import { buildRouter } from './http/router.ts'
@@ -25,6 +28,8 @@ export interface Gateway {
   routes(): Middleware
   /** Typed events for observability: `message`, `device-status`, `delivery`, `delivery-failed`. */
   events: GatewayEvents
+  /** Webhook deliveries: dead letters (read, redrive, discard) and the backlog. */
+  webhooks: WebhookAdmin
   /** Resolves once stored devices have been resumed on the transport. */
   ready: Promise<void>
   /** The wired services (advanced: tools such as the simulator reach the domain through them). */
@@ -49,7 +54,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
-  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed }
+  const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows }
+  const outbox = startWebhookOutbox(services) // subscribes first: events are stored before anything else
+  const agentRunner = startAgents(services)
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
     try {
@@ -83,12 +91,15 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return (ctx, next) => routes(ctx, () => methods(ctx, next))
     },
     events,
+    webhooks: outbox,
     ready,
     services,
     close() {
       closed ??= (async () => {
         await ready
+        await agentRunner.close()
         await transport.stop()
+        await outbox.close()
         await webhooks.close?.()
         if (adapters.ownsStorage) await adapters.storage.close?.()
         events.removeAllListeners()

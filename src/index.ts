@@ -11,3 +11,7 @@ export type { WebhookSender, WebhookDelivery, WebhookResponse } from './ports/we
 export { MediaFetchError, type MediaFetcher, type FetchedMedia } from './ports/media.ts'
 export type { Plan } from './domain/accounts.ts'
 export { operationTable } from './operations/table.ts'
+export type { AgentResponder, AgentRequest, AgentReply, AgentContact, AgentTurn, AgentOptions } from './ports/agents.ts'
+export type { WebhookAdmin, DeadLetter, DeadLetterReason, WebhookPayload, WebhookEventName, WebhookOptions } from './domain/webhooks/index.ts'
+export { signWebhook, webhookHeaders } from './domain/webhooks/signer.ts'
+export { parseRetrySchedule } from './domain/webhooks/retry.ts'

@@ -6,9 +6,12 @@ import type { WebhookSender } from './ports/webhooks.ts'
 import type { HttpStatusMode } from './http/render.ts'
 import { defaultPlans, type Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
+import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
+import { resolveAgentOptions, type AgentSettings } from './domain/agent-runner.ts'
+import type { AgentOptions } from './ports/agents.ts'
 
 /** Options of createGateway. Every one has a default. */
-export interface GatewayOptions {
+export interface GatewayOptions extends WebhookOptions, AgentOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -41,6 +44,8 @@ export interface ResolvedOptions {
   allowPrivateUrls: boolean
   timeZone: string
   bodyLimitBytes: number
+  webhookDelivery: WebhookSettings
+  agents: AgentSettings
 }
 
 /** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
@@ -60,6 +65,8 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     allowPrivateUrls: options.allowPrivateUrls ?? false,
     timeZone,
     bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
+    webhookDelivery: resolveWebhookOptions(options),
+    agents: resolveAgentOptions(options),
   }
 }
 

@@ -1,6 +1,7 @@
 import type { Accounts } from './domain/accounts.ts'
 import type { Agents } from './domain/agents.ts'
 import type { Devices } from './domain/devices.ts'
+import type { FlowConversations } from './domain/flows.ts'
 import type { MessageFeed } from './domain/message-feed.ts'
 import type { ShareLinks } from './domain/share-links.ts'
 import type { GatewayEvents } from './events.ts'
@@ -28,4 +29,6 @@ export interface Services {
   links: ShareLinks
   /** Every message devices see (received, and the gateway's own sends). */
   feed: MessageFeed
+  /** Agents' conversations per contact (operation 19 deletes them). */
+  flows: FlowConversations
 }

@@ -1,5 +1,6 @@
 import type { Agent as HttpAgent } from 'node:http'
 import type { Agent as HttpsAgent } from 'node:https'
+import type PQueue from 'p-queue'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../src/ports/webhooks.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
 
@@ -7,61 +8,57 @@ import { checkUrl } from '../../src/security/url-policy.ts'
 export interface HttpWebhookOptions {
   /** Allow loopback and private receivers (tests, private deployments). Default false. */
   allowPrivateUrls?: boolean
-  /** Per-attempt timeout. Default 15 s. */
+  /** Per-attempt timeout (the whole request, response headers included). Default 15 s. */
   timeoutMs?: number
   /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others. Default 8. */
   concurrencyPerHost?: number
+  /** Deliveries waiting per receiver host beyond those in flight; more fail at once ("busy"). Default 1000. */
+  maxQueuedPerHost?: number
 }
+
+/** Response bytes read before the connection is dropped (the status is all that matters). */
+const MAX_RESPONSE_BYTES = 64 * 1024
 
 /**
  * The default WebhookSender: one POST per call with got (no redirects, no retries of its own: the
  * outbox retries), bounded concurrency per receiver host with p-queue, private and loopback targets
- * refused at connect time unless allowed.
+ * refused (on the URL, and after DNS at connect time) unless allowed. The response body is read up
+ * to 64 KiB and dropped. A delivery's `signal` cancels it, queued or in flight.
  */
 export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSender {
   const allowPrivate = options.allowPrivateUrls ?? false
   const timeoutMs = options.timeoutMs ?? 15_000
   const perHost = options.concurrencyPerHost ?? 8
-  const queues = new Map<string, import('p-queue').default>()
+  const maxQueued = options.maxQueuedPerHost ?? 1_000
+  const queues = new Map<string, PQueue>()
   let clients: Promise<Clients> | undefined
+  let closed = false
 
-  async function queueFor(host: string) {
+  function queueFor(host: string, PQueueClass: typeof PQueue): PQueue {
     let queue = queues.get(host)
     if (!queue) {
-      const { default: PQueue } = await import('p-queue')
-      queue = queues.get(host) ?? new PQueue({ concurrency: perHost })
-      queues.set(host, queue)
+      const created = new PQueueClass({ concurrency: perHost })
       // Drop idle queues so the map stays as small as the set of busy receivers.
-      queue.on('idle', () => queue!.size === 0 && queue!.pending === 0 && queues.delete(host))
+      created.on('idle', () => queues.get(host) === created && created.size === 0 && created.pending === 0 && queues.delete(host))
+      queues.set(host, (queue = created))
     }
     return queue
   }
 
   return {
     async send(delivery: WebhookDelivery): Promise<WebhookResponse> {
+      if (closed) throw new Error('the webhook sender is closed')
       const checked = checkUrl(delivery.url, { allowPrivate })
       if ('refused' in checked) throw new Error(`webhook URL refused (${checked.refused})`)
       clients ??= loadClients(allowPrivate)
-      const { got, agent } = await clients
-      const queue = await queueFor(checked.url.host)
-      return queue.add(
-        async () => {
-          const response = await got.post(checked.url, {
-            agent,
-            body: delivery.body,
-            headers: { 'content-type': 'application/json', 'user-agent': 'zapgate-webhooks/1', ...delivery.headers },
-            timeout: { request: timeoutMs },
-            retry: { limit: 0 },
-            followRedirect: false,
-            throwHttpErrors: false,
-          })
-          const retryAfter = response.headers['retry-after']
-          return { status: response.statusCode, ...(retryAfter ? { retryAfter: String(retryAfter) } : {}) }
-        },
-        { throwOnTimeout: true },
-      ) as Promise<WebhookResponse>
+      const loaded = await clients
+      const queue = queueFor(checked.url.host, loaded.PQueue)
+      if (queue.size >= maxQueued) throw new Error(`receiver ${checked.url.host} is busy (${queue.size} deliveries waiting)`)
+      const result = await queue.add(({ signal }) => postOnce(loaded, checked.url, delivery, timeoutMs, signal), { signal: delivery.signal })
+      return result as WebhookResponse
     },
     async close() {
+      closed = true
       await Promise.all([...queues.values()].map(q => q.onIdle()))
       const loaded = await clients
       loaded?.agent?.http.destroy()
@@ -72,11 +69,49 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
 
 // --- Internal helpers ---
 
-type Clients = { got: typeof import('got').default; agent: { http: HttpAgent; https: HttpsAgent } | undefined }
+type Clients = {
+  got: typeof import('got').default
+  PQueue: typeof PQueue
+  agent: { http: HttpAgent; https: HttpsAgent } | undefined
+}
 
 async function loadClients(allowPrivate: boolean): Promise<Clients> {
-  const { default: got } = await import('got')
-  if (allowPrivate) return { got, agent: undefined }
+  const [{ default: got }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
+  if (allowPrivate) return { got, PQueue: PQueueClass, agent: undefined }
   const { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } = await import('request-filtering-agent')
-  return { got, agent: { http: new RequestFilteringHttpAgent({ keepAlive: true }), https: new RequestFilteringHttpsAgent({ keepAlive: true }) } }
+  return {
+    got,
+    PQueue: PQueueClass,
+    agent: { http: new RequestFilteringHttpAgent({ keepAlive: true }), https: new RequestFilteringHttpsAgent({ keepAlive: true }) },
+  }
+}
+
+/** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */
+function postOnce({ got, agent }: Clients, url: URL, delivery: WebhookDelivery, timeoutMs: number, signal?: AbortSignal): Promise<WebhookResponse> {
+  return new Promise<WebhookResponse>((resolve, reject) => {
+    const stream = got.stream.post(url, {
+      agent,
+      body: delivery.body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'zapgate-webhooks/1', ...delivery.headers },
+      timeout: { request: timeoutMs },
+      retry: { limit: 0 },
+      followRedirect: false,
+      throwHttpErrors: false,
+      ...(signal ? { signal } : {}),
+    })
+    let answered = false
+    let bytes = 0
+    stream.once('response', response => {
+      answered = true
+      const retryAfter = response.headers['retry-after']
+      resolve({ status: response.statusCode, ...(retryAfter ? { retryAfter: String(retryAfter) } : {}) })
+    })
+    stream.on('data', (chunk: Buffer) => {
+      bytes += chunk.length
+      if (bytes > MAX_RESPONSE_BYTES) stream.destroy()
+    })
+    stream.on('error', error => {
+      if (!answered) reject(error)
+    })
+  })
 }

@@ -1,6 +1,7 @@
 import type { PathEntry } from '../http/operation.ts'
 import { createAgent, registerUser } from './accounts.ts'
 import { addDevice, deleteDevice, deleteShareLink, deviceStatus, generateQrCode } from './devices.ts'
+import { deleteFlowConversations, switchWebhook } from './settings.ts'
 
 /**
  * The map of the API: every path with its operations in precedence order (DESIGN.md, HTTP
@@ -12,4 +13,5 @@ export const operationTable: PathEntry[] = [
   { path: '/api/v2/ia', operations: [], fallback: createAgent },
   { path: '/api/v2/qrcode', operations: [], fallback: generateQrCode },
   { path: '/api/developer', operations: [addDevice, deviceStatus, deleteDevice, deleteShareLink] },
+  { path: '/api/settings', operations: [deleteFlowConversations, switchWebhook] },
 ]

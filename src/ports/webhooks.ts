@@ -6,6 +6,8 @@ export interface WebhookDelivery {
   headers: Record<string, string>
   /** The exact JSON body that was signed. */
   body: string
+  /** Aborted when the gateway gives up on the attempt (its time-out, or shutdown); senders should honour it. */
+  signal?: AbortSignal
 }
 
 /** What the receiver answered. A thrown error means no answer (network error, timeout, refused URL). */

@@ -43,14 +43,14 @@ export async function request(url: string, init: RequestInit = {}): Promise<Answ
   return { status: response.status, body, headers: response.headers, text }
 }
 
-/** Listen on a free port; resolves with the base URL and a stop function. */
-export async function listen(app: Koa): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
-  const server = app.listen(0, '127.0.0.1')
+/** Listen on `port` (default: a free one); resolves with the base URL and a stop function. */
+export async function listen(app: Koa, port = 0): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
+  const server = app.listen(port, '127.0.0.1')
   await new Promise(resolve => server.once('listening', resolve))
   const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
+  const bound = typeof address === 'object' && address ? address.port : 0
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${bound}`,
     server,
     stop: () =>
       new Promise<void>(resolve => {

@@ -1,0 +1,163 @@
+import type { AgentContact, AgentOptions, AgentResponder, AgentTurn } from '../ports/agents.ts'
+import { abortable } from './abortable.ts'
+import type { IncomingMessage } from '../ports/transport.ts'
+import type { Services } from '../services.ts'
+import { childLogger, type Logger } from '../logger.ts'
+import { KeyedLock } from '../store/keyed-lock.ts'
+import type { Device } from './devices.ts'
+import { contactKey } from './flows.ts'
+
+/** Agent settings after defaults. */
+export interface AgentSettings {
+  responder?: AgentResponder['respond']
+  timeoutMs: number
+  historyLimit: number
+}
+
+/** Agent replies allowed per contact per minute: two bots answering each other stop here. */
+export const AGENT_REPLIES_PER_MINUTE = 10
+
+/** Incoming texts waiting for an answer, over all contacts; more are dropped (and logged). */
+export const MAX_PENDING_TEXTS = 1_000
+
+/** Fill in the defaults of the agent options; throws a clear Error for a bad value. */
+export function resolveAgentOptions(options: AgentOptions): AgentSettings {
+  const given = options.agentResponder
+  if (given !== undefined && typeof given !== 'function' && typeof given?.respond !== 'function') {
+    throw new Error('createGateway: agentResponder must be a function or an object with respond()')
+  }
+  const responder = given === undefined ? undefined : typeof given === 'function' ? given : given.respond.bind(given)
+  const timeoutMs = options.agentTimeoutMs ?? 30_000
+  const historyLimit = options.agentHistoryLimit ?? 20
+  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new Error('createGateway: agentTimeoutMs must be a positive number of ms')
+  if (!Number.isInteger(historyLimit) || historyLimit < 0) throw new Error('createGateway: agentHistoryLimit must be a whole number >= 0')
+  return { responder, timeoutMs, historyLimit }
+}
+
+/**
+ * Runs the agents: for each incoming 1:1 text (never the device's own messages, never groups) on a
+ * device with an agent, asks the responder, sends its reply through the device and publishes that
+ * reply to the feed as the device's own text (so it also produces a `Texto` webhook). Work runs off
+ * the feed (the feed is never held up by a slow responder), one text at a time per contact; the
+ * conversation history is the flow conversation of that contact.
+ */
+export class AgentRunner {
+  private readonly perContact = new KeyedLock()
+  private readonly controllers = new Set<AbortController>()
+  private readonly running = new Set<Promise<void>>()
+  private pending = 0
+  private closed = false
+
+  constructor(
+    private readonly services: Pick<Services, 'agents' | 'flows' | 'transport' | 'feed'>,
+    private readonly settings: AgentSettings,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Feed subscriber: queue the message for its agent when it is an incoming 1:1 text on a device with agents. */
+  readonly consider = async (device: Device, message: IncomingMessage): Promise<void> => {
+    if (!this.settings.responder || this.closed || device.agentIds.length === 0) return
+    if (message.fromMe || message.isGroup || message.content.kind !== 'text') return
+    const contact = contactKey(message.from ?? message.fromLid ?? message.chat)
+    if (!contact) return
+    if (this.pending >= MAX_PENDING_TEXTS) {
+      this.logger.warn({ deviceId: device.id }, 'too many texts waiting for agents; this one is not answered')
+      return
+    }
+    this.pending++
+    const run = this.perContact
+      .run(`${device.id}:${contact}`, () => this.answer(device, contact, message))
+      .catch(err => this.logger.error({ err, deviceId: device.id }, 'agent reply failed'))
+      .finally(() => {
+        this.pending--
+        this.running.delete(run)
+      })
+    this.running.add(run)
+  }
+
+  /** Stop taking texts, abort the responders still thinking, wait for the rest. */
+  async close(): Promise<void> {
+    this.closed = true
+    for (const controller of this.controllers) controller.abort(new Error('the gateway is closing'))
+    await Promise.allSettled([...this.running])
+  }
+
+  // --- Internal helpers ---
+
+  private async answer(device: Device, contact: string, message: IncomingMessage): Promise<void> {
+    const { agents, flows } = this.services
+    if (this.closed) return
+    const agent = await agents.activeFor(device)
+    if (!agent || message.content.kind !== 'text') return
+    const text = message.content.text
+    const history = await flows.history(device.id, contact)
+    const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]
+    const lastMinute = history.filter(turn => turn.role === 'agent' && turn.at > Date.now() - 60_000).length
+    if (lastMinute >= AGENT_REPLIES_PER_MINUTE) {
+      this.logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
+      return flows.append(device.id, contact, turns)
+    }
+    const reply = await this.ask(device, agent, contactOf(message), text, history)
+    if (reply) {
+      const sent = await this.services.transport.send(device.id, message.chat, { kind: 'text', text: reply })
+      turns.push({ role: 'agent', text: reply, at: sent.timestamp })
+      await flows.append(device.id, contact, turns)
+      await this.services.feed.publish(device, {
+        id: sent.id,
+        chat: message.chat,
+        ...(device.phone ? { from: device.phone } : {}),
+        to: message.from ?? message.chat,
+        fromMe: true,
+        isGroup: false,
+        timestamp: sent.timestamp,
+        content: { kind: 'text', text: reply },
+      })
+    } else await flows.append(device.id, contact, turns)
+  }
+
+  /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
+  private async ask(device: Device, agent: { id: string; name: string }, contact: AgentContact, text: string, history: AgentTurn[]): Promise<string | undefined> {
+    const controller = new AbortController()
+    this.controllers.add(controller)
+    const timer = setTimeout(() => controller.abort(new Error(`the agent did not answer within ${this.settings.timeoutMs} ms`)), this.settings.timeoutMs)
+    try {
+      const request = {
+        agent: { id: agent.id, name: agent.name },
+        device: { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}) },
+        contact,
+        text,
+        history,
+        signal: controller.signal,
+      }
+      const reply = await abortable(Promise.resolve().then(() => this.settings.responder!(request)), controller.signal)
+      if (reply === undefined || reply === null) return undefined
+      if (typeof reply !== 'string') throw new Error(`the agent answered a ${typeof reply}, not text`)
+      return reply.trim() || undefined
+    } catch (err) {
+      this.logger.warn({ err, deviceId: device.id, agentId: agent.id }, 'agent responder failed; no reply sent')
+      return undefined
+    } finally {
+      clearTimeout(timer)
+      this.controllers.delete(controller)
+    }
+  }
+}
+
+/** Build the agent runner on the gateway's services and subscribe it to the feed (after the webhook outbox). */
+export function startAgents(services: Services): AgentRunner {
+  const runner = new AgentRunner(services, services.options.agents, childLogger(services.logger, { module: 'agents' }))
+  services.feed.subscribe(runner.consider)
+  services.devices.onRemove(device => services.flows.removeAll(device.id).then(() => undefined))
+  return runner
+}
+
+// --- Internal helpers ---
+
+function contactOf(message: IncomingMessage): AgentContact {
+  return {
+    ...(message.from ? { phone: message.from } : {}),
+    ...(message.fromLid ? { lid: message.fromLid } : {}),
+    ...(message.pushName ? { name: message.pushName } : {}),
+    chat: message.chat,
+  }
+}

@@ -1,0 +1,85 @@
+import type { AgentTurn } from '../ports/agents.ts'
+import type { Storage } from '../ports/storage.ts'
+import { Collection } from '../store/collection.ts'
+import type { KeyedLock } from '../store/keyed-lock.ts'
+
+/** A flow conversation: the recent turns between a device's agent and one contact. */
+export interface FlowConversation {
+  deviceId: string
+  contact: string
+  turns: AgentTurn[]
+  updatedAt: number
+}
+
+/** A conversation idle this long expires from storage. */
+export const FLOW_TTL_MS = 30 * 86_400_000
+
+/** Longest text kept per turn (longer texts are cut; the reply sent is not). */
+export const MAX_TURN_TEXT = 4_000
+
+/**
+ * Flow conversations, per device and contact (`flow:<deviceId>:<contact>`): bounded to the last
+ * `limit` turns and expiring after 30 idle days. Operation 19 deletes them.
+ */
+export class FlowConversations {
+  private readonly flows: Collection<FlowConversation>
+
+  constructor(
+    storage: Storage,
+    private readonly lock: KeyedLock,
+    private readonly limit: number,
+  ) {
+    this.flows = new Collection(storage, lock, 'flow')
+  }
+
+  /** The contact's turns, oldest first (empty when there is no conversation). */
+  async history(deviceId: string, contact: string): Promise<AgentTurn[]> {
+    return (await this.flows.get(flowId(deviceId, contact)))?.turns ?? []
+  }
+
+  /** Add turns to the contact's conversation, keeping the last `limit`. */
+  async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
+    const id = flowId(deviceId, contact)
+    await this.lock.run(this.flows.key(id), async () => {
+      const current = await this.flows.get(id)
+      const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
+      const all = [...(current?.turns ?? []), ...added].slice(-this.limit)
+      await this.flows.put(id, { deviceId, contact, turns: all, updatedAt: Date.now() }, FLOW_TTL_MS)
+    })
+  }
+
+  /** Delete the conversation with one contact; true when there was one. */
+  remove(deviceId: string, contact: string): Promise<boolean> {
+    return this.lock.run(this.flows.key(flowId(deviceId, contact)), () => this.flows.remove(flowId(deviceId, contact)))
+  }
+
+  /** Delete every conversation of a device; resolves with how many there were. */
+  async removeAll(deviceId: string): Promise<number> {
+    const ids: string[] = []
+    for await (const [id] of this.flows.withPrefix(`${deviceId}:`)) ids.push(id)
+    let removed = 0
+    for (const id of ids) if (await this.lock.run(this.flows.key(id), () => this.flows.remove(id))) removed++
+    return removed
+  }
+}
+
+/**
+ * The key of a contact in flow conversations: phone digits for a number in any spelling
+ * (`+55 11 9...`, `5511...@s.whatsapp.net`), the lower-case LID (`<digits>@lid`) otherwise;
+ * undefined for anything else.
+ */
+export function contactKey(address: string): string | undefined {
+  const text = String(address ?? '').trim().toLowerCase()
+  const lid = /^(\d{1,32})(?::\d+)?@lid$/.exec(text)
+  if (lid) return `${lid[1]}@lid`
+  const jid = /^(\d{8,15})(?::\d+)?@s\.whatsapp\.net$/.exec(text)
+  if (jid) return jid[1]
+  const digits = text.replace(/[\s().+-]/g, '')
+  return /^\d{8,15}$/.test(digits) ? digits : undefined
+}
+
+// --- Internal helpers ---
+
+function flowId(deviceId: string, contact: string): string {
+  return `${deviceId}:${contact}`
+}

@@ -1,0 +1,164 @@
+import type { GatewayEvents } from '../../events.ts'
+import type { Logger } from '../../logger.ts'
+import type { WebhookSender } from '../../ports/webhooks.ts'
+import { abortable } from '../abortable.ts'
+import type { Devices } from '../devices.ts'
+import type { WebhookSettings } from './config.ts'
+import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox.ts'
+import { parseRetryAfter, retryDelay } from './retry.ts'
+import { webhookHeaders } from './signer.ts'
+
+/** What delivering needs from the gateway. */
+export interface DeliveryDependencies {
+  store: OutboxStore
+  devices: Devices
+  sender: WebhookSender
+  events: GatewayEvents
+  logger: Logger
+  settings: WebhookSettings
+  clock?: () => number
+  random?: () => number
+}
+
+/** The abort reason of attempts cut short by shutdown: their record stays due, the attempt uncounted. */
+export class ShutdownAbort extends Error {
+  constructor() {
+    super('the gateway is closing')
+    this.name = 'ShutdownAbort'
+  }
+}
+
+/** What one POST got: a status (and Retry-After), or an error when there was no answer. */
+type Outcome = { status: number; retryAfter?: string; error?: undefined } | { status?: undefined; error: string }
+
+/**
+ * One delivery attempt of one outbox record: claim it, check its age and its device's URL, sign the
+ * stored body afresh, POST it once, and record the outcome (delivered, retry later, dead letter, or
+ * 410: the device's webhook switched off). Emits `delivery` and `delivery-failed`.
+ */
+export class DeliveryAttempts {
+  private readonly clock: () => number
+  private readonly random: () => number
+
+  constructor(
+    private readonly deps: DeliveryDependencies,
+    /** This process's name on the leases it takes. */
+    readonly owner: string,
+    /** Whether this process is delivering a record right now (those are left alone by a 410 sweep). */
+    private readonly inFlight: (key: string) => boolean,
+  ) {
+    this.clock = deps.clock ?? Date.now
+    this.random = deps.random ?? Math.random
+  }
+
+  /** How long a claim holds: twice the attempt time-out plus a margin, so a live attempt never loses it. */
+  get leaseMs(): number {
+    return this.deps.settings.timeoutMs * 2 + 5_000
+  }
+
+  /** Attempt the record under `key`; resolves with when to look at it again (undefined: done with it). */
+  async run(key: string, controller: AbortController): Promise<number | undefined> {
+    const { store, devices, settings } = this.deps
+    const now = this.clock()
+    const claim = await store.claim(key, this.owner, now, this.leaseMs)
+    if (claim.kind === 'missing') return undefined
+    if (claim.kind === 'held') return claim.until
+    if (claim.kind === 'later') return claim.due
+    const record = claim.record
+    const device = await devices.get(record.deviceId)
+    if (!device) {
+      await store.drop(key)
+      return undefined
+    }
+    if (now - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url: device.webhookUrl })
+    const url = device.webhookUrl
+    if (!url) return this.bury(key, record, 'no-webhook', {})
+
+    const attempt = record.attempts + 1
+    const outcome = await this.send(url, device.webhookSecret, record, controller)
+    if (controller.signal.reason instanceof ShutdownAbort) {
+      await store.retryLater(key, this.owner, { dueAt: now, counted: false })
+      return undefined
+    }
+    const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
+    if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
+      await store.complete(key)
+      this.deps.events.emit('delivery', { ...base, status: outcome.status })
+      return undefined
+    }
+    if (outcome.status === 410) return this.gone(key, record, url)
+
+    const failedAt = this.clock()
+    const failure = { lastStatus: outcome.status, lastError: outcome.error }
+    if (failedAt - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url, ...failure, attempted: true })
+    const retryAfter = outcome.status !== undefined ? parseRetryAfter(outcome.retryAfter, failedAt) : undefined
+    const delay = retryAfter ?? retryDelay(settings.retryMs, attempt, this.random)
+    const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
+    await store.retryLater(key, this.owner, { dueAt, counted: true, ...failure })
+    this.deps.logger.debug({ ...base, status: outcome.status, error: outcome.error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
+    this.deps.events.emit('delivery-failed', { ...base, ...defined({ status: outcome.status, error: outcome.error }), final: false })
+    return dueAt
+  }
+
+  // --- Internal helpers ---
+
+  /** POST once through the sender, within the time-out; never throws. */
+  private async send(url: string, secret: string, record: OutboxRecord, controller: AbortController): Promise<Outcome> {
+    const headers = webhookHeaders(secret, record.id, record.body, this.clock())
+    const timeoutMs = this.deps.settings.timeoutMs
+    // The sender times out first; this guard is for senders that never settle.
+    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs + 1_000)
+    try {
+      const response = await abortable(this.deps.sender.send({ url, headers, body: record.body, signal: controller.signal }), controller.signal)
+      if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
+      return { status: response.status, ...(response.retryAfter !== undefined ? { retryAfter: String(response.retryAfter) } : {}) }
+    } catch (err) {
+      return { error: err instanceof Error ? err.message : String(err) }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */
+  private async gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
+    const { store, devices, logger } = this.deps
+    await this.bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
+    await devices.update(record.deviceId, device => {
+      if (device.webhookUrl === url) device.webhookUrl = undefined
+    })
+    logger.warn({ deviceId: record.deviceId, url }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
+    const others: [string, OutboxRecord][] = []
+    for await (const entry of store.ofDevice(record.deviceId)) if (!this.inFlight(entry[0])) others.push(entry)
+    for (const [otherKey, other] of others) await this.bury(otherKey, other, 'gone', { url })
+    return undefined
+  }
+
+  /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
+  private async bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean }): Promise<undefined> {
+    const letter = await this.deps.store.deadLetter(key, reason, this.clock(), details)
+    if (!letter) return undefined
+    this.deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
+    this.deps.events.emit('delivery-failed', {
+      deviceId: record.deviceId,
+      eventId: record.id,
+      url: details.url ?? '',
+      attempt: letter.attempts,
+      ...defined({ status: details.lastStatus, error: details.lastError ?? reasonText[reason] }),
+      final: true,
+      reason,
+    })
+    return undefined
+  }
+}
+
+// --- Internal helpers ---
+
+const reasonText: Record<DeadLetterReason, string> = {
+  'max-age': 'older than the maximum age',
+  gone: 'the receiver answered 410 Gone',
+  'no-webhook': 'the device has no webhook URL',
+}
+
+function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
+}

@@ -1,0 +1,106 @@
+import type { IncomingMessage } from '../../ports/transport.ts'
+import type { Services } from '../../services.ts'
+import { childLogger } from '../../logger.ts'
+import type { Device } from '../devices.ts'
+import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
+import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
+import { channelOf, webhookPayload } from './payload.ts'
+
+/** What the host can do with webhook deliveries (`gateway.webhooks`). */
+export interface WebhookAdmin {
+  /** Events that stopped being retried, newest first (kept 30 days). */
+  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]>
+  /** Put a dead letter back in the outbox (same `webhook-id`, fresh age); false when there is no such dead letter. */
+  redrive(id: string): Promise<boolean>
+  /** Delete a dead letter; false when there was none. */
+  discard(id: string): Promise<boolean>
+  /** Number of events waiting for delivery, of one device or of all (a scan of the outbox). */
+  pending(deviceId?: string): Promise<number>
+}
+
+/**
+ * The webhook outbox service: records every event of a device with a webhook durably (as a feed
+ * subscriber, so before the feed's publish resolves) and delivers it at least once (DeliveryLoop).
+ */
+export class WebhookOutbox implements WebhookAdmin {
+  private readonly store: OutboxStore
+  private readonly loop: DeliveryLoop
+  private readonly clock: () => number
+
+  constructor(deps: Omit<DeliveryDependencies, 'store'> & Pick<Services, 'storage' | 'lock'>) {
+    this.store = new OutboxStore(deps.storage, deps.lock)
+    this.loop = new DeliveryLoop({ ...deps, store: this.store })
+    this.clock = deps.clock ?? Date.now
+  }
+
+  /**
+   * Feed subscriber: the event of a message seen by `device`, written to storage, then scheduled.
+   * Nothing is stored for a device without a webhook URL, or whose switch (operation 20) for this
+   * kind of chat is off: the switches apply when the event happens.
+   */
+  readonly record = async (device: Device, message: IncomingMessage): Promise<void> => {
+    if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return
+    const payload = webhookPayload(device, message)
+    if (!payload) return
+    const now = this.clock()
+    const record: OutboxRecord = {
+      id: eventId(device.id, message.id),
+      deviceId: device.id,
+      accountId: device.accountId,
+      event: payload.event,
+      body: JSON.stringify(payload),
+      createdAt: now,
+      dueAt: now,
+      attempts: 0,
+    }
+    if (await this.store.add(record)) this.loop.enqueue(outboxKey(device.id, record.id), device.id, now)
+  }
+
+  /** Load pending deliveries from storage and start delivering. */
+  start(): Promise<void> {
+    return this.loop.start()
+  }
+
+  /** Stop delivering (attempts in flight get a short grace); pending events stay in storage. */
+  close(): Promise<void> {
+    return this.loop.close()
+  }
+
+  /** Removal hook: a deleted device's pending events and dead letters are deleted, not delivered. */
+  async removeDevice(device: Device): Promise<void> {
+    this.loop.forgetDevice(device.id)
+    await this.store.removeDevice(device.id)
+  }
+
+  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]> {
+    return this.store.deadLetters(filter)
+  }
+
+  async redrive(id: string): Promise<boolean> {
+    const record = await this.store.redrive(id, this.clock())
+    if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
+    return record !== undefined
+  }
+
+  discard(id: string): Promise<boolean> {
+    return this.store.discard(id)
+  }
+
+  pending(deviceId?: string): Promise<number> {
+    return this.store.count(deviceId)
+  }
+}
+
+/** Build the outbox on the gateway's services: subscribe it to the feed, hook device removal, start delivering. */
+export function startWebhookOutbox(services: Services): WebhookOutbox {
+  const { storage, lock, devices, webhooks: sender, events, logger, options } = services
+  const outbox = new WebhookOutbox({ storage, lock, devices, sender, events, logger: childLogger(logger, { module: 'webhooks' }), settings: options.webhookDelivery })
+  services.feed.subscribe(outbox.record)
+  devices.onRemove(device => outbox.removeDevice(device))
+  outbox.start().catch(err => logger.error({ err }, 'webhook outbox did not start'))
+  return outbox
+}
+
+export type { DeadLetter, DeadLetterReason } from './outbox.ts'
+export type { WebhookPayload, WebhookEventName } from './payload.ts'
+export type { WebhookOptions } from './config.ts'

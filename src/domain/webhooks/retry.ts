@@ -1,0 +1,60 @@
+/** The default delays between attempts, as Standard Webhooks suggests: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+export const DEFAULT_RETRY_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map(s => s * 1000)
+
+/** How long an event is retried before it moves to the dead letters (72 h). */
+export const DEFAULT_MAX_AGE_MS = 72 * 3_600_000
+
+/** The longest wait a receiver's `Retry-After` can impose (24 h); longer values are cut to this. */
+export const MAX_RETRY_AFTER_MS = 24 * 3_600_000
+
+/** The shortest wait a `Retry-After` yields (a `0` must not become a tight loop). */
+export const MIN_RETRY_AFTER_MS = 1_000
+
+/** Jitter applied to each scheduled delay: ±20 %, so that retries of many events spread out. */
+const JITTER = 0.2
+
+/**
+ * The delay before the next attempt after `failures` failed ones (1 = the first attempt failed).
+ * Past the end of the schedule the last delay repeats, until the event's maximum age.
+ */
+export function retryDelay(schedule: readonly number[], failures: number, random: () => number = Math.random): number {
+  const base = schedule[Math.min(Math.max(failures, 1), schedule.length) - 1]
+  return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())))
+}
+
+/**
+ * The wait a `Retry-After` header asks for, in ms: delta-seconds or an HTTP date; at least 1 s and
+ * at most 24 h. Undefined when the header is absent or unreadable (the schedule then applies).
+ */
+export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
+  const text = value?.trim()
+  if (!text) return undefined
+  let ms: number
+  if (/^\d+$/.test(text)) ms = Number(text) * 1000
+  else {
+    const at = Date.parse(text)
+    if (Number.isNaN(at) || !/[a-z]/i.test(text)) return undefined
+    ms = at - now
+  }
+  return Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS)
+}
+
+/** Read a comma-separated list of delays in ms (`GATEWAY_WEBHOOK_RETRY_MS`); throws a clear Error on bad input. */
+export function parseRetrySchedule(text: string): number[] {
+  const parts = text.split(',').map(part => part.trim())
+  if (parts.some(part => !/^\d+$/.test(part))) {
+    throw new Error(`webhook retry delays must be comma-separated milliseconds, e.g. 5000,300000 (got ${JSON.stringify(text)})`)
+  }
+  return checkRetrySchedule(parts.map(Number))
+}
+
+/** The schedule itself when it is a non-empty list of non-negative finite numbers; throws otherwise. */
+export function checkRetrySchedule(schedule: readonly number[]): number[] {
+  if (!Array.isArray(schedule) || schedule.length === 0 || schedule.length > 100) {
+    throw new Error('createGateway: webhookRetryMs must list 1 to 100 delays in ms')
+  }
+  for (const delay of schedule) {
+    if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new Error(`createGateway: webhookRetryMs has a bad delay ${delay}`)
+  }
+  return [...schedule]
+}

@@ -1,0 +1,109 @@
+/** A pending delivery as the schedule knows it: its outbox key, its device, and when it is due. */
+export interface ScheduledDelivery {
+  key: string
+  deviceId: string
+  due: number
+}
+
+/**
+ * The in-memory timetable of pending deliveries, bounded: at most `capacity` entries. When full, the entry due
+ * last gives way to an earlier one, and whatever is left out (it stays in storage) lowers the
+ * `horizon`: every pending delivery not held here is due at or after it. When the clock reaches the
+ * horizon the owner reloads the schedule from storage (`beginReload`, then `add` each record).
+ *
+ * Entries are kept sorted latest-first, so taking the earliest is O(1) and an insert is a binary
+ * search plus one array move (microseconds at the default capacity of 10 000).
+ */
+export class DeliverySchedule {
+  private readonly order: ScheduledDelivery[] = []
+  private readonly byKey = new Map<string, ScheduledDelivery>()
+  private leftOutFrom = Infinity
+
+  constructor(readonly capacity: number) {}
+
+  /** Entries held. */
+  get size(): number {
+    return this.order.length
+  }
+
+  /** Every pending delivery not held here is due at or after this time (Infinity: none was left out). */
+  get horizon(): number {
+    return this.leftOutFrom
+  }
+
+  /** Whether the delivery is held. */
+  has(key: string): boolean {
+    return this.byKey.has(key)
+  }
+
+  /** Hold a delivery (replacing its earlier entry), or leave it to storage when it is due too late to fit. */
+  add(entry: ScheduledDelivery): void {
+    this.remove(entry.key)
+    if (this.order.length >= this.capacity) {
+      const latest = this.order[0]
+      if (latest === undefined || !(entry.due < latest.due)) {
+        this.leftOutFrom = Math.min(this.leftOutFrom, entry.due)
+        return
+      }
+      this.order.shift()
+      this.byKey.delete(latest.key)
+      this.leftOutFrom = Math.min(this.leftOutFrom, latest.due)
+    }
+    const item = { ...entry }
+    this.order.splice(this.insertionIndex(item), 0, item)
+    this.byKey.set(item.key, item)
+  }
+
+  /** Drop a delivery's entry; true when there was one. */
+  remove(key: string): boolean {
+    const item = this.byKey.get(key)
+    if (!item) return false
+    this.byKey.delete(key)
+    // Keys are unique and the order is strict, so the search lands on the entry itself.
+    const index = this.insertionIndex(item)
+    this.order.splice(this.order[index] === item ? index : this.order.indexOf(item), 1)
+    return true
+  }
+
+  /** The earliest entry, without taking it. */
+  peek(): ScheduledDelivery | undefined {
+    return this.order.at(-1)
+  }
+
+  /** Take every entry due at or before `now`, earliest first. */
+  takeDue(now: number): ScheduledDelivery[] {
+    const due: ScheduledDelivery[] = []
+    while (this.order.length > 0 && this.order[this.order.length - 1].due <= now) {
+      const item = this.order.pop()!
+      this.byKey.delete(item.key)
+      due.push(item)
+    }
+    return due
+  }
+
+  /** Start a reload from storage: nothing counts as left out until `add` leaves something out again. */
+  beginReload(): void {
+    this.leftOutFrom = Infinity
+  }
+
+  /** Note that some pending delivery, due at `due`, is not held (e.g. a reload failed): the owner reloads then. */
+  leaveOut(due: number): void {
+    this.leftOutFrom = Math.min(this.leftOutFrom, due)
+  }
+
+  // --- Internal helpers ---
+
+  /** Index at which `item` keeps the order latest-first (ties: by key, descending). */
+  private insertionIndex(item: ScheduledDelivery): number {
+    let low = 0
+    let high = this.order.length
+    while (low < high) {
+      const mid = (low + high) >>> 1
+      const other = this.order[mid]
+      const otherFirst = other.due > item.due || (other.due === item.due && other.key > item.key)
+      if (otherFirst) low = mid + 1
+      else high = mid
+    }
+    return low
+  }
+}

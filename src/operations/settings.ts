@@ -1,0 +1,63 @@
+import { coerce, enums, refine, string, type } from 'superstruct'
+import { GatewayError, Messages } from '../errors.ts'
+import { defineOperation, type OperationContext } from '../http/operation.ts'
+import { falseFlag, flag, text, trueFlag } from '../http/fields.ts'
+import type { Account } from '../domain/accounts.ts'
+import type { Device } from '../domain/devices.ts'
+import { contactKey } from '../domain/flows.ts'
+
+/** `to` of operation 19: `todos` (every contact) or one contact's number or LID. */
+const flowTarget = refine(text(64), 'flowTarget', v => v.trim().toLowerCase() === 'todos' || contactKey(v) !== undefined || 'expected todos, a phone number or a LID')
+
+/** Operation 19: delete the device's flow conversations with one contact, or all of them (`to: "todos"`). */
+export const deleteFlowConversations = defineOperation({
+  field: 'deleteConversaFluxo',
+  name: 'deleteFlowConversations',
+  summary: "Delete the device's flow (agent) conversations with a contact, or with everyone",
+  schema: type({ appkey: text(), authkey: text(256), to: flowTarget, message: falseFlag(), deleteConversaFluxo: trueFlag() }),
+  async handle({ appkey, authkey, to }, context) {
+    const { device } = await deviceOf(appkey, authkey, context)
+    const flows = context.services.flows
+    const everyone = to.trim().toLowerCase() === 'todos'
+    const removed = everyone ? await flows.removeAll(device.id) : Number(await flows.remove(device.id, contactKey(to)!))
+    return { message: 'Conversas excluídas com sucesso.', excluidas: removed }
+  },
+})
+
+/** Operation 20: switch the device's webhook events for chats or for groups on or off. */
+export const switchWebhook = defineOperation({
+  field: 'statusWebhook',
+  name: 'switchWebhook',
+  summary: "Switch the device's webhook events for 1:1 chats or for groups on or off",
+  schema: type({
+    appkey: text(),
+    authkey: text(256),
+    type: coerce(enums(['chat', 'grupo']), string(), s => s.trim().toLowerCase()),
+    message: text(),
+    statusWebhook: flag(),
+  }),
+  async handle({ appkey, authkey, type: channel, message: deviceRef, statusWebhook }, context) {
+    const { account, device } = await deviceOf(appkey, authkey, context)
+    const named = await context.services.devices.find(account, deviceRef)
+    if (!named || named.id !== device.id) throw new GatewayError(404, Messages.deviceNotFound)
+    const updated = await context.services.devices.update(device.id, d => {
+      d.webhookEvents = { ...d.webhookEvents, [channel === 'chat' ? 'chat' : 'group']: statusWebhook }
+    })
+    if (!updated) throw new GatewayError(404, Messages.deviceNotFound)
+    return {
+      message: statusWebhook ? 'Webhook ativado.' : 'Webhook desativado.',
+      webhook: { chat: updated.webhookEvents.chat, grupo: updated.webhookEvents.group },
+    }
+  },
+})
+
+// --- Internal helpers ---
+
+/**
+ * The caller's account and the device named by `appkey` (its appkey or name) inside it. An unknown
+ * or expired authkey is 401 `validation.required` (DESIGN.md, HTTP contract 3); no such device 404.
+ */
+async function deviceOf(appkey: string, authkey: string, { services }: OperationContext): Promise<{ account: Account; device: Device }> {
+  const account = await services.accounts.require(authkey, 401, Messages.required)
+  return { account, device: await services.devices.require(account, appkey, ['appkey', 'name']) }
+}

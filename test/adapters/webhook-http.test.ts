@@ -1,0 +1,149 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
+import { startReceiver, type Receiver, type ReceiverAnswer } from '../helpers/receiver.ts'
+
+interface Context {
+  receiver: Receiver
+}
+
+const test = suite<Context>('adapters/webhook-http: the default WebhookSender')
+
+test.after.each(async ctx => {
+  await ctx.receiver?.stop()
+})
+
+const delivery = (url: string, body = '{"event":"Texto"}') => ({ url, body, headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' } })
+
+async function receiver(ctx: Context, answer?: (index: number) => ReceiverAnswer): Promise<Receiver> {
+  ctx.receiver = await startReceiver(answer ? (_, index) => answer(index) : undefined)
+  return ctx.receiver
+}
+
+test('send(delivery) POSTs the body and headers once and reports the status and Retry-After', async ctx => {
+  const r = await receiver(ctx, () => ({ status: 429, headers: { 'retry-after': '30' } }))
+  const sender = httpWebhookSender({ allowPrivateUrls: true })
+  const response = await sender.send(delivery(r.url, '{"a":"é"}'))
+  assert.equal(response, { status: 429, retryAfter: '30' })
+  assert.is(r.hooks.length, 1, 'no retries of its own')
+  assert.is(r.hooks[0].body, '{"a":"é"}')
+  assert.is(r.hooks[0].headers['webhook-id'], 'msg_1')
+  assert.match(r.hooks[0].headers['content-type'], /^application\/json/)
+  await sender.close!()
+})
+
+test('send(delivery) refuses loopback and private receivers unless allowPrivateUrls', async ctx => {
+  const r = await receiver(ctx)
+  const sender = httpWebhookSender()
+  const port = new URL(r.url).port
+  for (const url of [r.url, `http://[::ffff:127.0.0.1]:${port}/hook`, `http://2130706433:${port}/hook`, 'http://10.0.0.1/hook', 'http://localhost/hook']) {
+    try {
+      await sender.send(delivery(url))
+      assert.unreachable(`${url} was not refused`)
+    } catch (err) {
+      assert.match((err as Error).message, /refused/, url)
+    }
+  }
+  assert.is(r.hooks.length, 0)
+  await sender.close!()
+})
+
+test('send(delivery) does not follow redirects: the 3xx is the answer', async ctx => {
+  const target = await startReceiver()
+  try {
+    const r = await receiver(ctx, () => ({ status: 302, headers: { location: target.url } }))
+    const sender = httpWebhookSender({ allowPrivateUrls: true })
+    assert.is((await sender.send(delivery(r.url))).status, 302)
+    assert.is(target.hooks.length, 0)
+    await sender.close!()
+  } finally {
+    await target.stop()
+  }
+})
+
+test('send(delivery) throws when the receiver does not answer within timeoutMs', async ctx => {
+  const r = await receiver(ctx, () => ({ status: 200, delayMs: 3_000 }))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 200 })
+  const started = Date.now()
+  try {
+    await sender.send(delivery(r.url))
+    assert.unreachable('should have timed out')
+  } catch (err) {
+    assert.match((err as Error).message, /timeout|timed out/i)
+  }
+  assert.ok(Date.now() - started < 2_500, 'gave up before the receiver answered')
+  await sender.close!()
+})
+
+test('at most concurrencyPerHost deliveries are in flight per receiver host', async ctx => {
+  let inFlight = 0
+  let most = 0
+  const r = await receiver(ctx, () => {
+    most = Math.max(most, ++inFlight)
+    setTimeout(() => inFlight--, 150)
+    return { status: 200, delayMs: 150 }
+  })
+  const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 2 })
+  const answers = await Promise.all(Array.from({ length: 6 }, () => sender.send(delivery(r.url))))
+  assert.equal(answers.map(a => a.status), [200, 200, 200, 200, 200, 200])
+  assert.is(most, 2)
+  await sender.close!()
+})
+
+test('a receiver host with a full queue fails new deliveries at once instead of queueing them', async ctx => {
+  const r = await receiver(ctx, () => ({ status: 200, delayMs: 500 }))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 1, maxQueuedPerHost: 1 })
+  const first = sender.send(delivery(r.url))
+  const second = sender.send(delivery(r.url))
+  await new Promise(resolve => setTimeout(resolve, 50))
+  try {
+    await sender.send(delivery(r.url))
+    assert.unreachable('the third delivery should fail')
+  } catch (err) {
+    assert.match((err as Error).message, /busy/)
+  }
+  assert.is(r.answered, 0, 'it failed before the receiver answered anything')
+  assert.equal([(await first).status, (await second).status], [200, 200])
+  await sender.close!()
+})
+
+test("a delivery's signal cancels it while it waits in the queue", async ctx => {
+  const r = await receiver(ctx, () => ({ status: 200, delayMs: 300 }))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 1 })
+  const first = sender.send(delivery(r.url))
+  const controller = new AbortController()
+  const second = sender.send({ ...delivery(r.url), signal: controller.signal })
+  controller.abort()
+  await second.then(
+    () => assert.unreachable('the aborted delivery resolved'),
+    () => undefined,
+  )
+  assert.is((await first).status, 200)
+  assert.is(r.hooks.length, 1)
+  await sender.close!()
+})
+
+test('a huge response body that never ends does not hold the answer back', async () => {
+  const sender = httpWebhookSender({ allowPrivateUrls: true })
+  const bigServer = await import('node:http').then(
+    http =>
+      new Promise<import('node:http').Server>(resolve => {
+        const server = http.createServer((_, res) => {
+          res.writeHead(200)
+          res.write(Buffer.alloc(1024 * 1024))
+          // never ends: the sender must answer on the status and drop the rest
+        })
+        server.listen(0, '127.0.0.1', () => resolve(server))
+      }),
+  )
+  try {
+    const port = (bigServer.address() as import('node:net').AddressInfo).port
+    assert.is((await sender.send(delivery(`http://127.0.0.1:${port}/`))).status, 200)
+  } finally {
+    bigServer.closeAllConnections()
+    bigServer.close()
+    await sender.close!()
+  }
+})
+
+test.run()

@@ -1,0 +1,227 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { spawnSync } from 'node:child_process'
+import { hostname } from 'node:os'
+import { Webhook } from 'standardwebhooks'
+import { WebhookOutbox } from '../../../src/domain/webhooks/index.ts'
+import { outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox.ts'
+import type { WebhookSettings } from '../../../src/domain/webhooks/config.ts'
+import type { Device, Devices } from '../../../src/domain/devices.ts'
+import type { IncomingMessage } from '../../../src/ports/transport.ts'
+import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../../src/ports/webhooks.ts'
+import type { Storage } from '../../../src/ports/storage.ts'
+import { GatewayEvents } from '../../../src/events.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { memoryStorage } from '../../helpers/memory-storage.ts'
+import { waitFor } from '../../helpers/gateway.ts'
+
+const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
+
+const SECRET = 'whsec_' + Buffer.from('outbox test secret bytes').toString('base64')
+const settings = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
+  retryMs: [20],
+  maxAgeMs: 60_000,
+  timeoutMs: 1_000,
+  concurrencyPerDevice: 2,
+  scheduleCapacity: 5,
+  lineLimit: 256,
+  ...extra,
+})
+
+function device(id: string): Device {
+  return {
+    id,
+    accountId: 'acc',
+    name: id,
+    appkeyHash: 'h',
+    appkeyIsName: false,
+    webhookUrl: `https://receiver.example/${id}`,
+    webhookSecret: SECRET,
+    webhookEvents: { chat: true, group: true },
+    connected: true,
+    state: 'open',
+    linked: true,
+    shareTokens: [],
+    agentIds: [],
+    createdAt: 0,
+  }
+}
+
+/** A Devices stand-in that knows devices d0..d9. */
+const devices = {
+  async get(id: string) {
+    return /^d\d$/.test(id) ? device(id) : undefined
+  },
+  async update() {
+    return undefined
+  },
+} as unknown as Devices
+
+/** A sender that records deliveries and answers with `status(delivery)` (a thrown error: no answer). */
+function recordingSender(status: (delivery: WebhookDelivery) => number = () => 200): WebhookSender & { sent: WebhookDelivery[] } {
+  const sent: WebhookDelivery[] = []
+  return {
+    sent,
+    async send(delivery): Promise<WebhookResponse> {
+      sent.push(delivery)
+      return { status: status(delivery) }
+    },
+  }
+}
+
+function outbox(storage: Storage, sender: WebhookSender, extra: Partial<WebhookSettings> = {}): WebhookOutbox {
+  return new WebhookOutbox({ storage, lock: new KeyedLock(), devices, sender, events: new GatewayEvents(), logger: silentLogger, settings: settings(extra) })
+}
+
+function message(id: string): IncomingMessage {
+  return { id, chat: '5511988880002', from: '5511988880002', to: '5511999990001', fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text: id } }
+}
+
+const texts = (sender: { sent: WebhookDelivery[] }) => sender.sent.map(d => JSON.parse(d.body).text as string)
+
+test('with a timetable of 5 entries, 200 events of 3 devices are all delivered, never more than 5 held in memory', async () => {
+  let box!: WebhookOutbox
+  let mostHeld = 0
+  const sender = recordingSender(() => {
+    const loop = (box as any).loop
+    mostHeld = Math.max(mostHeld, loop.schedule.size)
+    return 200
+  })
+  box = outbox(memoryStorage(), sender)
+  await box.start()
+  for (let i = 0; i < 200; i++) await box.record(device(`d${i % 3}`), message(`m${i}`))
+  await waitFor(() => new Set(texts(sender)).size === 200, 10_000, 'all 200 deliveries')
+  assert.ok(mostHeld <= 5, `held ${mostHeld}`)
+  for (const delivery of sender.sent) new Webhook(SECRET).verify(delivery.body, delivery.headers)
+  await waitFor(async () => (await box.pending()) === 0)
+  await box.close()
+})
+
+test('a stuck device with a backlog larger than memory holds up no other device, and drains once unstuck', async () => {
+  let release!: () => void
+  const unstuck = new Promise<void>(resolve => (release = resolve))
+  let inFlight = 0
+  let mostInFlight = 0
+  let mostHeld = 0
+  let box!: WebhookOutbox
+  const sent: WebhookDelivery[] = []
+  const sender: WebhookSender = {
+    async send(delivery) {
+      sent.push(delivery)
+      const loop = (box as any).loop
+      mostHeld = Math.max(mostHeld, loop.schedule.size, loop.lines.get('d1')?.length ?? 0)
+      if (!delivery.url.endsWith('/d1')) return { status: 200 }
+      mostInFlight = Math.max(mostInFlight, ++inFlight)
+      await unstuck
+      inFlight--
+      return { status: 200 }
+    },
+  }
+  box = outbox(memoryStorage(), sender, { scheduleCapacity: 5, lineLimit: 4, concurrencyPerDevice: 1 })
+  await box.start()
+  for (let i = 0; i < 30; i++) await box.record(device('d1'), message(`stuck${i}`))
+  for (let i = 0; i < 3; i++) await box.record(device('d2'), message(`free${i}`))
+  await waitFor(() => texts({ sent }).filter(t => t.startsWith('free')).length === 3, 5_000, "the other device's events")
+  assert.is(texts({ sent }).filter(t => t.startsWith('stuck')).length, 1, 'the stuck device is still on its first event')
+  release()
+  await waitFor(() => new Set(texts({ sent })).size === 33, 10_000, 'the backlog to drain')
+  assert.is(mostInFlight, 1)
+  assert.ok(mostHeld <= 5, `held ${mostHeld} in memory`)
+  await waitFor(async () => (await box.pending()) === 0)
+  await box.close()
+})
+
+test('a new event is delivered at once even when the timetable is full of far-future retries', async () => {
+  const storage = memoryStorage()
+  const now = Date.now()
+  for (let i = 0; i < 20; i++) {
+    const record: OutboxRecord = { id: `msg_late${i}`, deviceId: 'd1', accountId: 'acc', event: 'Texto', body: JSON.stringify({ text: `late${i}` }), createdAt: now, dueAt: now + 3_600_000, attempts: 1 }
+    await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  }
+  const sender = recordingSender()
+  const box = outbox(storage, sender)
+  await box.start()
+  await box.record(device('d2'), message('fresh'))
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the fresh event')
+  assert.equal(texts(sender), ['fresh'])
+  assert.is(await box.pending(), 20)
+  await box.close()
+})
+
+test('events recorded before a close are delivered by the next outbox on the same storage, with the same webhook-id', async () => {
+  const storage = memoryStorage()
+  const failing = recordingSender(() => 503)
+  const first = outbox(storage, failing)
+  await first.start()
+  for (const id of ['a', 'b', 'c']) await first.record(device('d1'), message(id))
+  await waitFor(() => failing.sent.length >= 3, 5_000, 'first attempts')
+  await first.close()
+
+  const sender = recordingSender()
+  const second = outbox(storage, sender)
+  await second.start()
+  await waitFor(() => sender.sent.length === 3, 5_000, 'the deliveries after the restart')
+  assert.equal(texts(sender).sort(), ['a', 'b', 'c'])
+  const idsBefore = new Set(failing.sent.map(d => d.headers['webhook-id']))
+  for (const delivery of sender.sent) assert.ok(idsBefore.has(delivery.headers['webhook-id']))
+  await second.close()
+})
+
+test('a record claimed by another live process is left alone until its lease expires', async () => {
+  const storage = memoryStorage()
+  const until = Date.now() + 400
+  const record: OutboxRecord = {
+    id: 'msg_leased',
+    deviceId: 'd1',
+    accountId: 'acc',
+    event: 'Texto',
+    body: JSON.stringify({ text: 'leased' }),
+    createdAt: Date.now(),
+    dueAt: Date.now(),
+    attempts: 0,
+    lease: { owner: 'another-host/1234/abcd', until },
+  }
+  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  const sender = recordingSender()
+  const box = outbox(storage, sender)
+  await box.start()
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery after the lease')
+  assert.ok(Date.now() >= until, 'not delivered before the lease expired')
+  await box.close()
+})
+
+test('a claim left by a dead process of this host is taken over at once', async () => {
+  const deadPid = spawnSync(process.execPath, ['-e', '']).pid!
+  const storage = memoryStorage()
+  const record: OutboxRecord = {
+    id: 'msg_orphan',
+    deviceId: 'd1',
+    accountId: 'acc',
+    event: 'Texto',
+    body: JSON.stringify({ text: 'orphan' }),
+    createdAt: Date.now(),
+    dueAt: Date.now(),
+    attempts: 0,
+    lease: { owner: `${hostname()}/${deadPid}/dead`, until: Date.now() + 600_000 },
+  }
+  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  const sender = recordingSender()
+  const box = outbox(storage, sender)
+  await box.start()
+  await waitFor(() => sender.sent.length === 1, 10_000, 'the orphaned delivery (its lease runs for 10 more minutes)')
+  await box.close()
+})
+
+test('an event of a device that no longer exists is dropped, not sent', async () => {
+  const sender = recordingSender()
+  const storage = memoryStorage()
+  const box = outbox(storage, sender)
+  await box.start()
+  await box.record(device('gone-device'), message('orphan'))
+  await waitFor(async () => (await box.pending()) === 0, 5_000, 'the record to be dropped')
+  assert.is(sender.sent.length, 0)
+  await box.close()
+})
+
+test.run()
