@@ -5,6 +5,7 @@ import { Agents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
 import { ShareLinks } from './domain/share-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
+import { createMessaging } from './domain/messaging/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
 import { buildRouter } from './http/router.ts'
@@ -49,7 +50,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
-  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed }
+  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
+  devices.onRemove(device => messaging.removeDevice(device))
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, messaging }
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
     try {
@@ -73,6 +76,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     count => logger.info({ count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),
   )
+  void ready.then(() => messaging.start())
   let closed: Promise<void> | undefined
 
   return {
@@ -88,6 +92,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     close() {
       closed ??= (async () => {
         await ready
+        await messaging.close()
         await transport.stop()
         await webhooks.close?.()
         if (adapters.ownsStorage) await adapters.storage.close?.()

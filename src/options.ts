@@ -6,9 +6,10 @@ import type { WebhookSender } from './ports/webhooks.ts'
 import type { HttpStatusMode } from './http/render.ts'
 import { defaultPlans, type Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
+import { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './domain/messaging/options.ts'
 
-/** Options of createGateway. Every one has a default. */
-export interface GatewayOptions {
+/** Options of createGateway. Every one has a default. Messaging options: see MessagingOptions. */
+export interface GatewayOptions extends MessagingOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -41,6 +42,7 @@ export interface ResolvedOptions {
   allowPrivateUrls: boolean
   timeZone: string
   bodyLimitBytes: number
+  messaging: ResolvedMessagingOptions
 }
 
 /** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
@@ -60,6 +62,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     allowPrivateUrls: options.allowPrivateUrls ?? false,
     timeZone,
     bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
+    messaging: resolveMessagingOptions(options, parseSize),
   }
 }
 

@@ -2,6 +2,7 @@ import type { Accounts } from './domain/accounts.ts'
 import type { Agents } from './domain/agents.ts'
 import type { Devices } from './domain/devices.ts'
 import type { MessageFeed } from './domain/message-feed.ts'
+import type { Messaging } from './domain/messaging/index.ts'
 import type { ShareLinks } from './domain/share-links.ts'
 import type { GatewayEvents } from './events.ts'
 import type { Logger } from './logger.ts'
@@ -28,4 +29,6 @@ export interface Services {
   links: ShareLinks
   /** Every message devices see (received, and the gateway's own sends). */
   feed: MessageFeed
+  /** Sending (per-device queues), media, schedules, OTP and groups. */
+  messaging: Messaging
 }
