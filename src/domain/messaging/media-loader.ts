@@ -68,7 +68,7 @@ export class MediaLoader {
     let file: LoadedFile
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
     else if (isHttpUrl(source.trim())) file = await this.download(source.trim())
-    else file = decodeInline(source)
+    else file = await decodeInline(source)
     if (file.data.length === 0) throw new GatewayError(401, Messages.required)
     if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
     return file
@@ -117,12 +117,18 @@ function isHttpUrl(value: string): boolean {
   return /^https?:\/\//i.test(value)
 }
 
-/** Base64 (standard or URL-safe, padding optional, whitespace ignored) or a base64 data URI; else 401. */
-function decodeInline(source: string): LoadedFile {
+/**
+ * Base64 (standard or URL-safe, padding optional, whitespace ignored) or a base64 data URI; else 401.
+ * A value that starts with `/` is also a valid-looking base64 for a path such as `/etc/passwd`: it
+ * is taken only when its bytes are a known file type (JPEG's base64 starts with `/9j/`).
+ */
+async function decodeInline(source: string): Promise<LoadedFile> {
   const dataUri = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)?((?:;[a-z0-9-]+=[^;,]*)*);base64,/i.exec(source.trimStart())
   const text = (dataUri ? source.trimStart().slice(dataUri[0].length) : source).replace(/\s+/g, '')
   if (text.length === 0 || text.length % 4 === 1 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new GatewayError(401, Messages.required)
-  return { data: Buffer.from(text, 'base64'), ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
+  const data = Buffer.from(text, 'base64')
+  if (!dataUri && text.startsWith('/') && !(await fileTypeFromBuffer(data).catch(() => undefined))) throw new GatewayError(401, Messages.required)
+  return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
 }
 
 /** A safe display name: the last path segment, no control characters, at most 200 characters. */
