@@ -15,7 +15,7 @@ export interface ScheduleTime {
 export function parseScheduleTime(input: string, timeZone: string): ScheduleTime | undefined {
   const match = /^\s*(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(input)
   if (!match) return undefined
-  const [year, month, day, hour, minute, second = 0] = match.slice(1).map(Number)
+  const [year, month, day, hour, minute, second] = match.slice(1).map(v => Number(v ?? 0))
   if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined
   const naive = Date.UTC(year, month - 1, day, hour, minute, second)
   if (new Date(naive).getUTCDate() !== day) return undefined
