@@ -45,7 +45,6 @@ export class SendQueues {
         }
       })
       const timer = setTimeout(() => expire(), this.options.timeoutMs)
-      timer.unref()
       void queue.add(async () => {
         if (state !== 'queued') return
         state = 'running'
@@ -102,6 +101,6 @@ export class SendQueues {
   private pause(): Promise<void> {
     const ms = this.options.minIntervalMs + (this.options.jitterMs > 0 ? Math.floor(Math.random() * (this.options.jitterMs + 1)) : 0)
     if (ms <= 0) return Promise.resolve()
-    return new Promise(resolve => setTimeout(resolve, ms).unref())
+    return new Promise(resolve => setTimeout(resolve, ms))
   }
 }
