@@ -31,7 +31,7 @@ export function shapeOfFormat(format: string): MediaShape | undefined {
 export function shapeOfMime(mime: string): MediaShape {
   const type = mime.split(';')[0].trim().toLowerCase()
   for (const [ext, shape] of Object.entries(FORMATS)) {
-    if (shape.mimetype.split(';')[0] === type || ALIASES[type] === ext) return { ...shape, mimetype: shape.mimetype, extension: ext === 'jpeg' ? 'jpg' : ext }
+    if (shape.mimetype.split(';')[0] === type || ALIASES[type] === ext) return { ...shape, extension: ext === 'jpeg' ? 'jpg' : ext }
   }
   const extension = Object.entries(DOCUMENT_MIMES).find(([, m]) => m === type)?.[0]
   return { kind: 'document', mimetype: type || 'application/octet-stream', ...(extension ? { extension } : {}) }
