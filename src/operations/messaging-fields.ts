@@ -12,8 +12,9 @@ export const MAX_HEADER = 60
 export const MAX_LABEL = 20
 /** Reply buttons per buttons message (WhatsApp shows at most 3). */
 export const MAX_BUTTONS = 3
-/** Cards per carousel (WhatsApp: 10), buttons per card (WhatsApp: 2). */
+/** Cards per carousel (WhatsApp: 10). */
 export const MAX_CARDS = 10
+/** Buttons per carousel card (WhatsApp: 2). */
 export const MAX_CARD_BUTTONS = 2
 
 /** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
