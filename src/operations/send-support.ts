@@ -32,18 +32,18 @@ export async function requireDevice({ services }: OperationContext, { appkey, au
 export async function sendOrSchedule(
   context: OperationContext,
   fields: KeyFields & { agendamento?: string },
-  build: (device: Device) => Promise<Action>,
+  build: () => Promise<Action>,
   sentMessage: string,
 ): Promise<Reply> {
   const { device } = await requireDevice(context, fields)
   const { messaging, options } = context.services
   if (fields.agendamento !== undefined) {
     const time = scheduleTime(fields.agendamento, options.timeZone)
-    const item = await messaging.scheduler.schedule(device, await build(device), time)
+    const item = await messaging.scheduler.schedule(device, await build(), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
   }
   await messaging.messenger.requireConnected(device)
-  const id = await messaging.messenger.perform(device, await build(device))
+  const id = await messaging.messenger.perform(device, await build())
   return { message: sentMessage, ...(id === undefined ? {} : { id }) }
 }
 
