@@ -44,4 +44,16 @@ export const Messages = {
   transportTimeout: 'A rede de mensagens não respondeu a tempo.',
   transportFailed: 'Falha na rede de mensagens.',
   internal: 'Erro interno.',
+  // Messaging (send queue, media, message targets, schedules).
+  sendQueueFull: 'Fila de envio do dispositivo cheia. Tente novamente mais tarde.',
+  sendQueueTimeout: 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.',
+  sendStalled: 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.',
+  shuttingDown: 'O gateway está sendo encerrado. Tente novamente em instantes.',
+  messageNotFound: 'Mensagem não encontrada nesta conversa.',
+  mediaRefused: 'URL do arquivo não permitida: use http(s) de um endereço público.',
+  mediaTooLarge: 'Arquivo maior que o limite permitido.',
+  mediaTimeout: 'Tempo esgotado ao baixar o arquivo da URL.',
+  mediaUnreachable: 'Não foi possível baixar o arquivo da URL.',
+  mediaBadStatus: 'O servidor do arquivo respondeu com erro.',
+  cardImageInvalid: 'A imagem do cartão (image_url) não é uma imagem JPEG, PNG ou WebP.',
 } as const

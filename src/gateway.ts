@@ -8,6 +8,7 @@ import { MessageFeed } from './domain/message-feed.ts'
 import { FlowConversations } from './domain/flows.ts'
 import { startAgents } from './domain/agent-runner.ts'
 import { startWebhookOutbox, type WebhookAdmin } from './domain/webhooks/index.ts'
+import { createMessaging } from './domain/messaging/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
 import { buildRouter } from './http/router.ts'
@@ -54,8 +55,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
+  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
+  devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
-  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows }
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging }
   const outbox = startWebhookOutbox(services) // subscribes first: events are stored before anything else
   const agentRunner = startAgents(services)
 
@@ -81,6 +84,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     count => logger.info({ count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),
   )
+  void ready.then(() => messaging.start())
   let closed: Promise<void> | undefined
 
   return {
@@ -98,6 +102,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       closed ??= (async () => {
         await ready
         await agentRunner.close()
+        await messaging.close()
         await transport.stop()
         await outbox.close()
         await webhooks.close?.()

@@ -9,9 +9,10 @@ import { isValidTimeZone } from './domain/clock.ts'
 import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
 import { resolveAgentOptions, type AgentSettings } from './domain/agent-runner.ts'
 import type { AgentOptions } from './ports/agents.ts'
+import { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './domain/messaging/options.ts'
 
-/** Options of createGateway. Every one has a default. */
-export interface GatewayOptions extends WebhookOptions, AgentOptions {
+/** Options of createGateway. Every one has a default. Messaging options: see MessagingOptions. */
+export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -46,6 +47,7 @@ export interface ResolvedOptions {
   bodyLimitBytes: number
   webhookDelivery: WebhookSettings
   agents: AgentSettings
+  messaging: ResolvedMessagingOptions
 }
 
 /** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
@@ -67,6 +69,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
+    messaging: resolveMessagingOptions(options, parseSize),
   }
 }
 

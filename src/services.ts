@@ -3,6 +3,7 @@ import type { Agents } from './domain/agents.ts'
 import type { Devices } from './domain/devices.ts'
 import type { FlowConversations } from './domain/flows.ts'
 import type { MessageFeed } from './domain/message-feed.ts'
+import type { Messaging } from './domain/messaging/index.ts'
 import type { ShareLinks } from './domain/share-links.ts'
 import type { GatewayEvents } from './events.ts'
 import type { Logger } from './logger.ts'
@@ -31,4 +32,6 @@ export interface Services {
   feed: MessageFeed
   /** Agents' conversations per contact (operation 19 deletes them). */
   flows: FlowConversations
+  /** Sending (per-device queues), media, schedules, OTP and groups. */
+  messaging: Messaging
 }

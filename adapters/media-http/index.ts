@@ -82,7 +82,9 @@ function fileNameOf(disposition: string | undefined, url: URL): string | undefin
 function toFetchError(err: unknown): MediaFetchError {
   if (err instanceof MediaFetchError) return err
   const e = err as { code?: string; name?: string; message?: string; response?: { statusCode?: number } }
-  if (e.name === 'HTTPError') return new MediaFetchError('bad-status', `the server answered ${e.response?.statusCode}`, { cause: err })
+  if (e.name === 'HTTPError') {
+    return new MediaFetchError('bad-status', `the server answered ${e.response?.statusCode}`, { cause: err, statusCode: e.response?.statusCode })
+  }
   if (e.code === 'ETIMEDOUT' || e.name === 'TimeoutError') return new MediaFetchError('timeout', 'download timed out', { cause: err })
   if (e.message?.includes('is not allowed')) return new MediaFetchError('refused', 'URL resolves to a private address', { cause: err })
   if ((err as { cause?: unknown }).cause instanceof MediaFetchError) return (err as { cause: MediaFetchError }).cause

@@ -2,6 +2,7 @@ import Busboy from 'busboy'
 import koaBodyParser from 'koa-bodyparser'
 import type { Context, Next } from 'koa'
 import { GatewayError, Messages } from '../errors.ts'
+import { nestFields } from './nested-fields.ts'
 
 /** A file part of a multipart body. */
 export interface UploadedFile {
@@ -126,7 +127,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     parser.on('fieldsLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
     parser.on('error', cause => fail(new GatewayError(400, Messages.notObject, {}, { cause })))
     parser.on('close', () => {
-      if (!failed) resolve({ ...fields })
+      if (!failed) resolve({ ...nestFields(fields) })
     })
     ctx.req.pipe(parser)
   })

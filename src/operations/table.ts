@@ -2,6 +2,12 @@ import type { PathEntry } from '../http/operation.ts'
 import { createAgent, registerUser } from './accounts.ts'
 import { addDevice, deleteDevice, deleteShareLink, deviceStatus, generateQrCode } from './devices.ts'
 import { deleteFlowConversations, switchWebhook } from './settings.ts'
+import { createGroup, groupInfo, joinGroup } from './groups.ts'
+import { sendButtons, sendCarousel } from './interactive.ts'
+import { deleteMessage, markMessageRead, reactToMessage } from './message-actions.ts'
+import { sendContact, sendLocation, sendMedia, sendText } from './messages.ts'
+import { sendOtp, verifyOtp } from './otp.ts'
+import { listSchedules } from './schedules.ts'
 
 /**
  * The map of the API: every path with its operations in precedence order (DESIGN.md, HTTP
@@ -14,4 +20,22 @@ export const operationTable: PathEntry[] = [
   { path: '/api/v2/qrcode', operations: [], fallback: generateQrCode },
   { path: '/api/developer', operations: [addDevice, deviceStatus, deleteDevice, deleteShareLink] },
   { path: '/api/settings', operations: [deleteFlowConversations, switchWebhook] },
+  {
+    path: '/api/create-message',
+    operations: [
+      listSchedules,
+      verifyOtp,
+      sendOtp,
+      markMessageRead,
+      deleteMessage,
+      reactToMessage,
+      sendCarousel,
+      sendButtons,
+      sendMedia,
+      sendContact,
+      sendLocation,
+    ],
+    fallback: sendText,
+  },
+  { path: '/api/groups', operations: [groupInfo, createGroup, joinGroup] },
 ]

@@ -21,9 +21,12 @@ export class MediaFetchError extends Error {
   constructor(
     readonly reason: 'refused' | 'too-large' | 'timeout' | 'unreachable' | 'bad-status',
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; statusCode?: number },
   ) {
-    super(message, options)
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'MediaFetchError'
+    this.statusCode = options?.statusCode
   }
+  /** The HTTP status the server answered, for `bad-status`. */
+  readonly statusCode?: number
 }

@@ -1,0 +1,87 @@
+import type { GatewayEvents } from '../../events.ts'
+import type { Logger } from '../../logger.ts'
+import type { MediaFetcher } from '../../ports/media.ts'
+import type { Storage } from '../../ports/storage.ts'
+import type { Transport } from '../../ports/transport.ts'
+import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Device, Devices } from '../devices.ts'
+import type { MessageFeed } from '../message-feed.ts'
+import { Groups } from './groups.ts'
+import { MediaLoader } from './media-loader.ts'
+import { Messenger } from './messenger.ts'
+import type { ResolvedMessagingOptions } from './options.ts'
+import { Otps } from './otp.ts'
+import { ScheduleStore } from './schedule-store.ts'
+import { Scheduler } from './scheduler.ts'
+import { SendQueues } from './send-queue.ts'
+
+export { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './options.ts'
+
+/** The messaging services: sending (queued), media, schedules, OTP and groups. */
+export interface Messaging {
+  messenger: Messenger
+  media: MediaLoader
+  scheduler: Scheduler
+  otps: Otps
+  groups: Groups
+  /** Start the scheduler (once the stored devices have been resumed). */
+  start(): void
+  /** Drop a deleted device's schedules and OTP codes. */
+  removeDevice(device: Device): Promise<void>
+  /** Stop the scheduler and let queued sends finish. */
+  close(): Promise<void>
+}
+
+/** What the messaging services are built from. */
+export interface MessagingDeps {
+  options: ResolvedMessagingOptions
+  storage: Storage
+  lock: KeyedLock
+  transport: Transport
+  media: MediaFetcher
+  devices: Devices
+  feed: MessageFeed
+  events: GatewayEvents
+  logger: Logger
+}
+
+/** Build the messaging services; a device that connects gets its waiting scheduled items at once. */
+export function createMessaging(deps: MessagingDeps): Messaging {
+  const { options, logger } = deps
+  const queues = new SendQueues({
+    timeoutMs: options.sendTimeoutMs,
+    minIntervalMs: options.minIntervalMs,
+    jitterMs: options.intervalJitterMs,
+    limit: options.sendQueueLimit,
+  })
+  const messenger = new Messenger(deps.transport, queues, deps.feed, logger)
+  const scheduler = new Scheduler(
+    new ScheduleStore(deps.storage, deps.lock),
+    messenger,
+    deps.devices,
+    { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000 },
+    logger,
+  )
+  const otps = new Otps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
+  const onStatus = ({ deviceId, status }: { deviceId: string; status: { connected: boolean } }) => {
+    if (status.connected) scheduler.wake(deviceId)
+  }
+  deps.events.on('device-status', onStatus)
+  return {
+    messenger,
+    media: new MediaLoader(deps.media, { maxBytes: options.mediaMaxBytes, timeoutMs: options.mediaTimeoutMs }),
+    scheduler,
+    otps,
+    groups: new Groups(deps.transport, messenger),
+    start: () => scheduler.start(),
+    async removeDevice(device) {
+      await scheduler.removeDevice(device)
+      await otps.removeDevice(device)
+    },
+    async close() {
+      deps.events.off('device-status', onStatus)
+      await scheduler.close()
+      await queues.close()
+    },
+  }
+}

@@ -1,0 +1,146 @@
+import { basename } from 'node:path'
+import { fileTypeFromBuffer } from 'file-type'
+import { GatewayError, Messages } from '../../errors.ts'
+import { MediaFetchError, type MediaFetcher } from '../../ports/media.ts'
+import type { MediaPayload, OutgoingMessage } from '../../ports/transport.ts'
+import { mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
+
+/** A file part of a multipart body (the shape the HTTP edge hands over). */
+export interface UploadedBytes {
+  data: Buffer
+  fileName?: string
+  mimetype?: string
+}
+
+/** What a media send asks for. */
+export interface MediaRequest {
+  /** An http(s) URL, base64, a base64 data URI, or an uploaded part. */
+  source: string | UploadedBytes
+  /** File name shown to the recipient. */
+  fileName?: string
+  caption?: string
+  /** Forces the kind (see shapeOfFormat). */
+  format?: string
+}
+
+/** Limits of media loading. */
+export interface MediaLimits {
+  maxBytes: number
+  timeoutMs: number
+}
+
+/**
+ * Turns the `file` of a send into bytes with a kind: downloads URLs through the MediaFetcher (which
+ * refuses private addresses unless allowed, caps the size and times out), decodes base64 and data
+ * URIs, takes uploaded parts; never reads a local path. The kind comes from `format` when given,
+ * else from the sniffed bytes (file-type), else from the declared type or the file name.
+ */
+export class MediaLoader {
+  constructor(
+    private readonly fetcher: MediaFetcher,
+    private readonly limits: MediaLimits,
+  ) {}
+
+  /** The media message for a request; GatewayError 401/400/413 for a file that cannot be used. */
+  async message(request: MediaRequest): Promise<Extract<OutgoingMessage, { kind: 'media' }>> {
+    const forced = request.format === undefined ? undefined : shapeOfFormat(request.format)
+    if (request.format !== undefined && !forced) throw new GatewayError(401, Messages.required)
+    const file = await this.load(request.source)
+    const shape = forced ?? (await this.sniff(file))
+    const fileName = nameWithExtension(cleanName(request.fileName) ?? file.name, shape)
+    const payload: MediaPayload = { data: file.data, mimetype: shape.mimetype, ...(fileName ? { fileName } : {}) }
+    const caption = shape.kind === 'audio' ? undefined : request.caption
+    return { kind: 'media', media: shape.kind, file: payload, ...(caption ? { caption } : {}), ...(shape.voiceNote ? { voiceNote: true } : {}) }
+  }
+
+  /** A carousel card's image from its URL: JPEG, PNG or WebP, else 400. */
+  async cardImage(url: string): Promise<MediaPayload> {
+    if (!isHttpUrl(url)) throw new GatewayError(401, Messages.required)
+    const file = await this.load(url)
+    const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
+    if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError(400, Messages.cardImageInvalid)
+    return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
+  }
+
+  // --- Internal helpers ---
+
+  private async load(source: string | UploadedBytes): Promise<LoadedFile> {
+    let file: LoadedFile
+    if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
+    else if (isHttpUrl(source.trim())) file = await this.download(source.trim())
+    else file = await decodeInline(source)
+    if (file.data.length === 0) throw new GatewayError(401, Messages.required)
+    if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
+    return file
+  }
+
+  private async download(url: string): Promise<LoadedFile> {
+    try {
+      const fetched = await this.fetcher.fetch(url, this.limits)
+      return { data: fetched.data, declared: fetched.contentType, name: cleanName(fetched.fileName) }
+    } catch (err) {
+      if (!(err instanceof MediaFetchError)) throw err
+      if (err.reason === 'too-large') throw this.tooLarge(err)
+      const message = {
+        refused: Messages.mediaRefused,
+        timeout: Messages.mediaTimeout,
+        unreachable: Messages.mediaUnreachable,
+        'bad-status': err.statusCode ? `${Messages.mediaBadStatus} (HTTP ${err.statusCode})` : Messages.mediaBadStatus,
+      }[err.reason]
+      throw new GatewayError(400, message, {}, { cause: err })
+    }
+  }
+
+  private async sniff(file: LoadedFile): Promise<MediaShape> {
+    const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
+    const declared = file.declared?.split(';')[0].trim().toLowerCase()
+    const usable = declared && declared !== 'application/octet-stream' && /^[a-z]+\/[a-z0-9.+-]+$/.test(declared) ? declared : undefined
+    return shapeOfMime(sniffed?.mime ?? usable ?? mimeOfFileName(file.name) ?? 'application/octet-stream')
+  }
+
+  private tooLarge(cause?: unknown): GatewayError {
+    const mb = Math.round((this.limits.maxBytes / 1024 / 1024) * 10) / 10
+    return new GatewayError(413, `${Messages.mediaTooLarge} (${mb} MB)`, {}, { cause })
+  }
+}
+
+// --- Internal helpers ---
+
+interface LoadedFile {
+  data: Buffer
+  /** Mime type declared by the source (upload, data URI, HTTP Content-Type). */
+  declared?: string
+  name?: string
+}
+
+function isHttpUrl(value: string): boolean {
+  return /^https?:\/\//i.test(value)
+}
+
+/**
+ * Base64 (standard or URL-safe, padding optional, whitespace ignored) or a base64 data URI; else 401.
+ * A value that starts with `/` is also a valid-looking base64 for a path such as `/etc/passwd`: it
+ * is taken only when its bytes are a known file type (JPEG's base64 starts with `/9j/`).
+ */
+async function decodeInline(source: string): Promise<LoadedFile> {
+  const dataUri = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)?((?:;[a-z0-9-]+=[^;,]*)*);base64,/i.exec(source.trimStart())
+  const text = (dataUri ? source.trimStart().slice(dataUri[0].length) : source).replace(/\s+/g, '')
+  if (text.length === 0 || text.length % 4 === 1 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new GatewayError(401, Messages.required)
+  const data = Buffer.from(text, 'base64')
+  if (!dataUri && text.startsWith('/') && !(await fileTypeFromBuffer(data).catch(() => undefined))) throw new GatewayError(401, Messages.required)
+  return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
+}
+
+/** A safe display name: the last path segment, no control characters, at most 200 characters. */
+function cleanName(name: string | undefined): string | undefined {
+  if (!name) return undefined
+  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200)
+  return base && base !== '.' && base !== '..' ? base : undefined
+}
+
+/** The name, with the type's extension appended when it has none; a default name for documents. */
+function nameWithExtension(name: string | undefined, shape: MediaShape): string | undefined {
+  const ext = shape.extension
+  if (!name) return shape.kind === 'document' ? `arquivo${ext ? `.${ext}` : ''}` : undefined
+  return ext && !/\.[a-z0-9]{1,10}$/i.test(name) ? `${name}.${ext}` : name
+}

@@ -1,0 +1,76 @@
+import { GatewayError, Messages } from '../../errors.ts'
+import type { Logger } from '../../logger.ts'
+import { TransportError, type IncomingMessage, type SentMessage, type Transport } from '../../ports/transport.ts'
+import type { Device } from '../devices.ts'
+import type { MessageFeed } from '../message-feed.ts'
+import type { Action } from './actions.ts'
+import { isGroupAddress } from './addresses.ts'
+import type { SendQueues } from './send-queue.ts'
+
+/**
+ * Performs actions on the network for a device, through its send queue (in order, paced, timed
+ * out). A sent text is published on the message feed as the device's own message (`fromMe`), so the
+ * webhook outbox reports it as `Texto`.
+ */
+export class Messenger {
+  constructor(
+    private readonly transport: Transport,
+    private readonly queues: SendQueues,
+    private readonly feed: MessageFeed,
+    private readonly logger: Logger,
+  ) {}
+
+  /** 409 `Dispositivo desconectado.` unless the device's session is open. */
+  async requireConnected(device: Device): Promise<void> {
+    const status = await this.transport.status(device.id)
+    if (!status.connected) throw new GatewayError(409, Messages.disconnected)
+  }
+
+  /**
+   * Do `action` now; resolves with the network's message id (undefined for a read receipt).
+   * `publish: false` keeps a text off the feed (OTP codes never reach webhooks).
+   */
+  async perform(device: Device, action: Action, options: { publish?: boolean } = {}): Promise<string | undefined> {
+    if (action.kind === 'read') {
+      await this.call(device, () => this.transport.markRead(device.id, action.target), true)
+      return undefined
+    }
+    const { message, to } = action
+    const targeted = message.kind === 'reaction' || message.kind === 'delete'
+    const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
+    if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent)
+    return sent.id
+  }
+
+  /** Run another network call of the device (group operations) through its queue. */
+  call<T>(device: Device, work: () => Promise<T>, targeted = false): Promise<T> {
+    return this.queues.run(device.id, work).catch(err => {
+      if (targeted && err instanceof TransportError && err.code === 'not-found') throw new GatewayError(404, Messages.messageNotFound, {}, { cause: err })
+      throw err
+    })
+  }
+
+  // --- Internal helpers ---
+
+  private async publishText(device: Device, to: string, text: string, sent: SentMessage): Promise<void> {
+    try {
+      const status = await this.transport.status(device.id)
+      const group = isGroupAddress(to)
+      const phone = status.phone ?? device.phone
+      const message: IncomingMessage = {
+        id: sent.id,
+        chat: to,
+        ...(phone ? { from: phone } : {}),
+        to,
+        fromMe: true,
+        isGroup: group,
+        ...(group ? { group: to } : {}),
+        timestamp: sent.timestamp,
+        content: { kind: 'text', text },
+      }
+      await this.feed.publish(device, message)
+    } catch (err) {
+      this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
+    }
+  }
+}

@@ -1,0 +1,93 @@
+import { createHmac, randomBytes, randomInt } from 'node:crypto'
+import type { Storage } from '../../ports/storage.ts'
+import { safeEqual } from '../../security/keys.ts'
+import { Collection } from '../../store/collection.ts'
+import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Device } from '../devices.ts'
+
+/** OTP settings. */
+export interface OtpOptions {
+  ttlMs: number
+  maxTries: number
+  /** HMAC key of the code hashes. */
+  secret: string
+}
+
+/** An issued code as stored: never the code itself, only its keyed hash. */
+interface StoredOtp {
+  salt: string
+  hash: string
+  expiresAt: number
+  tries: number
+}
+
+/**
+ * One-time passwords: a 6-digit code per device and recipient (the device belongs to one account,
+ * so the scope is account + device + recipient). A new code replaces the previous one. Codes are
+ * stored as HMAC-SHA256(secret, salt + code), expire after `ttlMs`, allow `maxTries` attempts and
+ * work once.
+ */
+export class Otps {
+  private readonly codes: Collection<StoredOtp>
+
+  constructor(
+    storage: Storage,
+    private readonly lock: KeyedLock,
+    private readonly options: OtpOptions,
+  ) {
+    this.codes = new Collection(storage, lock, 'otp')
+  }
+
+  /** Issue a new code for `recipient` (replacing any earlier one); answers the code in clear, once. */
+  async issue(device: Device, recipient: string): Promise<string> {
+    const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
+    const salt = randomBytes(16).toString('base64')
+    const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.ttlMs, tries: 0 }
+    await this.lock.run(this.codes.key(otpId(device, recipient)), () => this.codes.put(otpId(device, recipient), record, this.options.ttlMs))
+    return code
+  }
+
+  /** Void the code of `recipient` (its send failed). */
+  async revoke(device: Device, recipient: string): Promise<void> {
+    await this.codes.remove(otpId(device, recipient))
+  }
+
+  /** Whether `code` is the valid code of `recipient`; a right code is used up, wrong ones count as tries. */
+  async verify(device: Device, recipient: string, code: string): Promise<boolean> {
+    const id = otpId(device, recipient)
+    return this.lock.run(this.codes.key(id), async () => {
+      const record = await this.codes.get(id)
+      if (!record) return false
+      if (record.expiresAt <= Date.now() || record.tries >= this.options.maxTries) {
+        await this.codes.remove(id)
+        return false
+      }
+      const tries = record.tries + 1
+      const candidate = /^\d{6}$/.test(code) ? code : ''
+      if (safeEqual(this.hash(record.salt, candidate), record.hash)) {
+        await this.codes.remove(id)
+        return true
+      }
+      if (tries >= this.options.maxTries) await this.codes.remove(id)
+      else await this.codes.put(id, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
+      return false
+    })
+  }
+
+  /** Drop the codes of a deleted device. */
+  async removeDevice(device: Device): Promise<void> {
+    for await (const [id] of this.codes.withPrefix(`${device.id}:`)) await this.codes.remove(id)
+  }
+
+  // --- Internal helpers ---
+
+  private hash(salt: string, code: string): string {
+    return createHmac('sha256', this.options.secret).update(salt).update(':').update(code).digest('base64')
+  }
+}
+
+// --- Internal helpers ---
+
+function otpId(device: Device, recipient: string): string {
+  return `${device.id}:${recipient}`
+}

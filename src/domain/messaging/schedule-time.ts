@@ -1,0 +1,66 @@
+/** Wall-clock times of `agendamento` (`YYYY-MM-DD HH:MM:SS`) in an IANA time zone. */
+
+/** A schedule time: the instant, and its canonical wall-clock text. */
+export interface ScheduleTime {
+  at: number
+  text: string
+}
+
+/**
+ * Read `YYYY-MM-DD HH:MM:SS` (also `T` for the space, and without seconds) as a wall-clock time in
+ * `timeZone`. Undefined for a malformed or impossible date (2026-02-30, 24:00) and for a time that
+ * does not exist in the zone (skipped by a daylight-saving change). A repeated time (clocks set
+ * back) is its first occurrence.
+ */
+export function parseScheduleTime(input: string, timeZone: string): ScheduleTime | undefined {
+  const match = /^\s*(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(input)
+  if (!match) return undefined
+  const [year, month, day, hour, minute, second] = match.slice(1).map(v => Number(v ?? 0))
+  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return undefined
+  const naive = Date.UTC(year, month - 1, day, hour, minute, second)
+  if (new Date(naive).getUTCDate() !== day) return undefined
+  const text = formatWallClock(naive, 'UTC')
+  // The zone's offset at the instant, tried for the offsets before and after a change.
+  const candidates = [naive - offsetAt(naive - 86_400_000, timeZone), naive - offsetAt(naive + 86_400_000, timeZone)]
+  const matching = candidates.filter(at => formatWallClock(at, timeZone) === text).sort((a, b) => a - b)
+  return matching.length > 0 ? { at: matching[0], text } : undefined
+}
+
+/** The wall-clock text (`YYYY-MM-DD HH:MM:SS`) of an instant in `timeZone`. */
+export function formatWallClock(at: number, timeZone: string): string {
+  const parts = formatter(timeZone).formatToParts(new Date(at))
+  const get = (type: string) => parts.find(p => p.type === type)?.value ?? '00'
+  const hour = get('hour') === '24' ? '00' : get('hour')
+  return `${get('year')}-${get('month')}-${get('day')} ${hour}:${get('minute')}:${get('second')}`
+}
+
+// --- Internal helpers ---
+
+const formatters = new Map<string, Intl.DateTimeFormat>()
+
+function formatter(timeZone: string): Intl.DateTimeFormat {
+  let f = formatters.get(timeZone)
+  if (!f) {
+    f = new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+    if (formatters.size < 64) formatters.set(timeZone, f)
+  }
+  return f
+}
+
+/** Milliseconds the zone is ahead of UTC at instant `at`. */
+function offsetAt(at: number, timeZone: string): number {
+  const wall = formatWallClock(at, timeZone)
+  const [date, time] = wall.split(' ')
+  const [y, mo, d] = date.split('-').map(Number)
+  const [h, mi, s] = time.split(':').map(Number)
+  return Date.UTC(y, mo - 1, d, h, mi, s) - Math.floor(at / 1000) * 1000
+}

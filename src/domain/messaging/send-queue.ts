@@ -1,0 +1,106 @@
+import PQueue from 'p-queue'
+import { GatewayError, Messages } from '../../errors.ts'
+
+/** Limits of the per-device send queues. */
+export interface SendQueueOptions {
+  /** A job answers within this time (queued: dropped unsent; under way: reported as stalled). */
+  timeoutMs: number
+  /** Pause after each job of a device before its next one starts. */
+  minIntervalMs: number
+  /** Random extra pause, 0 to this many ms. */
+  jitterMs: number
+  /** Most jobs waiting or running per device. */
+  limit: number
+}
+
+/**
+ * One queue per device (p-queue, concurrency 1), so the sends of a device reach the network one at a
+ * time and in order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job
+ * still waiting is dropped (never sent) with 504, a job that stalls on the network is answered 504
+ * and the queue moves on. Queues are deleted as soon as they are idle, so the map holds only devices
+ * with work in flight.
+ */
+export class SendQueues {
+  private readonly queues = new Map<string, PQueue>()
+  private closed = false
+
+  constructor(private readonly options: SendQueueOptions) {}
+
+  /** Run `job` in the device's queue; resolves or rejects with its result, or 504 past the timeout. */
+  run<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new GatewayError(503, Messages.shuttingDown))
+    const queue = this.queueOf(deviceId)
+    if (queue.size + queue.pending >= this.options.limit) {
+      return Promise.reject(new GatewayError(429, Messages.sendQueueFull, {}, { headers: { 'retry-after': '5' } }))
+    }
+    return new Promise<T>((resolve, reject) => {
+      let state: 'queued' | 'running' | 'done' = 'queued'
+      let expire: () => void = () => {}
+      const deadline = new Promise<void>(release => {
+        expire = () => {
+          if (state === 'done') return
+          reject(new GatewayError(504, state === 'queued' ? Messages.sendQueueTimeout : Messages.sendStalled))
+          state = 'done'
+          release()
+        }
+      })
+      const timer = setTimeout(() => expire(), this.options.timeoutMs)
+      void queue.add(async () => {
+        if (state !== 'queued') return
+        state = 'running'
+        const work = (async () => job())().then(
+          value => {
+            if (state === 'running') resolve(value)
+          },
+          err => {
+            if (state === 'running') reject(err)
+          },
+        )
+        await Promise.race([work, deadline])
+        state = 'done'
+        clearTimeout(timer)
+        await this.pause()
+      })
+    })
+  }
+
+  /** Stop taking jobs and wait (at most `timeoutMs`) for the queued ones to finish. */
+  async close(): Promise<void> {
+    this.closed = true
+    const idle = Promise.all([...this.queues.values()].map(queue => queue.onIdle()))
+    let timer: NodeJS.Timeout | undefined
+    const limit = new Promise<void>(resolve => {
+      timer = setTimeout(resolve, this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
+      timer.unref()
+    })
+    await Promise.race([idle, limit])
+    clearTimeout(timer)
+  }
+
+  /** Number of devices with a queue (only those with work in flight). */
+  get size(): number {
+    return this.queues.size
+  }
+
+  // --- Internal helpers ---
+
+  private queueOf(deviceId: string): PQueue {
+    let queue = this.queues.get(deviceId)
+    if (!queue) {
+      const created = new PQueue({ concurrency: 1 })
+      created.on('idle', () => {
+        if (this.queues.get(deviceId) === created && created.size === 0 && created.pending === 0) this.queues.delete(deviceId)
+      })
+      this.queues.set(deviceId, created)
+      queue = created
+    }
+    return queue
+  }
+
+  /** The pacing pause between two jobs of a device. */
+  private pause(): Promise<void> {
+    const ms = this.options.minIntervalMs + (this.options.jitterMs > 0 ? Math.floor(Math.random() * (this.options.jitterMs + 1)) : 0)
+    if (ms <= 0) return Promise.resolve()
+    return new Promise(resolve => setTimeout(resolve, ms))
+  }
+}

@@ -1,0 +1,83 @@
+import { any, array, coerce, refine, string, type } from 'superstruct'
+import { defineOperation } from '../http/operation.ts'
+import { falseFlag, text, trueFlag } from '../http/fields.ts'
+import { parseRecipient } from '../domain/messaging/addresses.ts'
+import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
+import { requireDevice } from './send-support.ts'
+
+/** Most members a new group can be created with (WhatsApp: 1 024 including the creator). */
+const MAX_MEMBERS = 1023
+
+/** Operation 21: a group's information, by group id or invite link/code. */
+export const groupInfo = defineOperation({
+  field: 'infoConvite',
+  name: 'groupInfo',
+  summary: 'Information about a group, by id or invite',
+  schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
+  async handle({ infoConvite: ref, ...keys }, context) {
+    const { device } = await requireDevice(context, keys)
+    const info = await context.services.messaging.groups.info(device, ref)
+    return {
+      message: 'Grupo encontrado.',
+      grupo: {
+        id: info.id,
+        titulo: info.subject,
+        descricao: info.description ?? '',
+        participantes: info.participants.map(p => ({ id: p.id, admin: p.admin })),
+      },
+    }
+  },
+})
+
+/** Operation 22: create a group (`message` = name, `usuarios` = phones separated by `-`); answers `grupoId`. */
+export const createGroup = defineOperation({
+  field: 'criarGrupo',
+  name: 'createGroup',
+  summary: 'Create a group with the device as admin',
+  schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
+  async handle({ message: subject, usuarios: participants, ...keys }, context) {
+    const { device } = await requireDevice(context, keys)
+    const info = await context.services.messaging.groups.create(device, subject.trim(), participants)
+    return { message: 'Grupo criado.', grupoId: info.id, ...(info.inviteCode ? { convite: INVITE_LINK_BASE + info.inviteCode } : {}) }
+  },
+})
+
+/** Operation 23: join a group by its invite link (or code); answers `grupoId`. */
+export const joinGroup = defineOperation({
+  field: 'entrarConvite',
+  name: 'joinGroup',
+  summary: 'Join a group by invite link',
+  schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
+  async handle({ entrarConvite: invite, ...keys }, context) {
+    const { device } = await requireDevice(context, keys)
+    const grupoId = await context.services.messaging.groups.join(device, invite)
+    return { message: 'Entrou no grupo.', grupoId }
+  },
+})
+
+// --- Internal helpers ---
+
+/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list; 1 to 1 023 distinct phones. */
+function members() {
+  const phones = coerce(array(string()), any(), value => {
+    const items = typeof value === 'string' ? split(value) : Array.isArray(value) ? value.map(String) : value
+    return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(p) ?? p))] : items
+  })
+  return refine(phones, 'members', list => {
+    if (list.length < 1 || list.length > MAX_MEMBERS) return `expected 1 to ${MAX_MEMBERS} phone numbers`
+    return list.every(p => /^\d{8,15}$/.test(p)) || 'expected phone numbers'
+  })
+}
+
+function split(value: string): string[] | string {
+  const trimmed = value.trim()
+  if (trimmed.startsWith('[')) {
+    try {
+      const parsed = JSON.parse(trimmed)
+      if (Array.isArray(parsed)) return parsed.map(String)
+    } catch {
+      return value
+    }
+  }
+  return trimmed.split(/[-,;]/).map(s => s.trim()).filter(Boolean)
+}

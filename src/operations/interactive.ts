@@ -1,0 +1,81 @@
+import { type } from 'superstruct'
+import { GatewayError, Messages } from '../errors.ts'
+import { defineOperation } from '../http/operation.ts'
+import { optionalText, text } from '../http/fields.ts'
+import type { Button, Card } from '../ports/transport.ts'
+import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, sendFields, type WireButton, type WireCardButton } from './messaging-fields.ts'
+import { sendOrSchedule } from './send-support.ts'
+
+/** Operation 15: a text with up to 3 buttons (reply, URL, call), optional header and footer. */
+export const sendButtons = defineOperation({
+  field: 'buttons',
+  name: 'sendButtons',
+  summary: 'Send a message with buttons',
+  schema: type({
+    ...sendFields,
+    message: text(MAX_CAPTION),
+    buttons: list(button, 1, MAX_BUTTONS),
+    header_title: optionalText(MAX_HEADER),
+    footer_text: optionalText(MAX_HEADER),
+  }),
+  handle: ({ message: text, buttons, header_title: header, footer_text: footer, to, ...keys }, context) => {
+    if (hasDuplicateIds(buttons)) throw new GatewayError(401, Messages.required)
+    return sendOrSchedule(
+      context,
+      keys,
+      async () => ({
+        kind: 'send',
+        to,
+        message: { kind: 'buttons', text, ...(header ? { header } : {}), ...(footer ? { footer } : {}), buttons: buttons.map(toButton) },
+      }),
+      'Mensagem com botões enviada.',
+    )
+  },
+})
+
+/** Operation 16: a text above 1 to 10 cards, each with an image (fetched from `image_url`) and 1 or 2 buttons. */
+export const sendCarousel = defineOperation({
+  field: 'cards',
+  name: 'sendCarousel',
+  summary: 'Send a carousel of cards',
+  schema: type({ ...sendFields, message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) }),
+  handle: ({ message: text, cards, footer_text: footer, to, ...keys }, context) => {
+    for (const c of cards) if (hasDuplicateIds(c.buttons)) throw new GatewayError(401, Messages.required)
+    return sendOrSchedule(
+      context,
+      keys,
+      async () => {
+        const images = await Promise.all(cards.map(c => context.services.messaging.media.cardImage(c.image_url.trim())))
+        const built: Card[] = cards.map((c, i) => ({
+          image: images[i],
+          title: c.title,
+          ...(c.subtitle ? { subtitle: c.subtitle } : {}),
+          ...(c.description ? { description: c.description } : {}),
+          buttons: c.buttons.map(toButton),
+        }))
+        return { kind: 'send', to, message: { kind: 'carousel', text, ...(footer ? { footer } : {}), cards: built } }
+      },
+      'Carrossel enviado.',
+    )
+  },
+})
+
+// --- Internal helpers ---
+
+/** A wire button as the Transport port's Button (reply buttons without an id are numbered 1, 2, 3). */
+function toButton(wire: WireButton | WireCardButton, index: number): Button {
+  switch (wire.type) {
+    case 'replyButton':
+    case 'quickReplyButton':
+      return { type: 'reply', id: wire.id?.trim() || String(index + 1), text: wire.displaytext }
+    case 'urlButton':
+      return { type: 'url', text: wire.displaytext, url: wire.action.trim() }
+    case 'callButton':
+      return { type: 'call', text: wire.displaytext, phone: `+${wire.action}` }
+  }
+}
+
+function hasDuplicateIds(buttons: (WireButton | WireCardButton)[]): boolean {
+  const ids = buttons.map((b, i) => (b.type === 'replyButton' || b.type === 'quickReplyButton' ? b.id?.trim() || String(i + 1) : undefined)).filter(Boolean)
+  return new Set(ids).size !== ids.length
+}

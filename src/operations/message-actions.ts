@@ -1,0 +1,70 @@
+import { boolean, coerce, refine, type } from 'superstruct'
+import { GatewayError, Messages } from '../errors.ts'
+import { defineOperation } from '../http/operation.ts'
+import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../http/fields.ts'
+import { sendFields } from './messaging-fields.ts'
+import { sendOrSchedule } from './send-support.ts'
+
+/** Longest message id accepted. */
+const MAX_ID = 256
+
+/** Operation 12: react to a message (`message` = an emoji, or `remove` to take the reaction back). */
+export const reactToMessage = defineOperation({
+  field: 'reactionMessage',
+  name: 'reactToMessage',
+  summary: 'React to a message with an emoji, or remove the reaction',
+  schema: type({ ...sendFields, reactionMessage: trueFlag(), message: reaction(), id: text(MAX_ID) }),
+  handle: ({ message, id, to, ...keys }, context) => {
+    const emoji = message.trim().toLowerCase() === 'remove' ? '' : message.trim()
+    return sendOrSchedule(
+      context,
+      keys,
+      async () => ({ kind: 'send', to, message: { kind: 'reaction', target: { chat: to, id: id.trim() }, emoji } }),
+      emoji ? 'Reação enviada.' : 'Reação removida.',
+    )
+  },
+})
+
+/** Operation 13: delete a message the device sent, for everyone. */
+export const deleteMessage = defineOperation({
+  field: 'deleteID',
+  name: 'deleteMessage',
+  summary: 'Delete a sent message for everyone',
+  schema: type({ ...sendFields, message: falseFlag(), deleteID: text(MAX_ID) }),
+  handle: ({ deleteID, to, ...keys }, context) =>
+    sendOrSchedule(
+      context,
+      keys,
+      async () => ({ kind: 'send', to, message: { kind: 'delete', target: { chat: to, id: deleteID.trim(), fromMe: true } } }),
+      'Mensagem apagada.',
+    ),
+})
+
+/**
+ * Operation 14: mark a received message as read. `markRead` carries the message id (the webhook's
+ * `idMessagem`); `markRead: "true"` with the id in `idMessagem` or `idMensagem` works too.
+ */
+export const markMessageRead = defineOperation({
+  field: 'markRead',
+  name: 'markMessageRead',
+  summary: 'Send a read receipt for a received message',
+  schema: type({ ...sendFields, markRead: coerce(text(MAX_ID), boolean(), b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
+  handle: ({ markRead, idMessagem, idMensagem, to, ...keys }, context) => {
+    const id = parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
+    if (id === undefined) throw new GatewayError(401, Messages.required)
+    return sendOrSchedule(context, keys, async () => ({ kind: 'read', to, target: { chat: to, id: id.trim() } }), 'Mensagem marcada como lida.')
+  },
+})
+
+// --- Internal helpers ---
+
+/** One emoji (a single grapheme that is a pictograph, flag or keycap), or `remove`. */
+function reaction() {
+  const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+  return refine(text(32), 'emoji', v => {
+    const s = v.trim()
+    if (s.toLowerCase() === 'remove') return true
+    const graphemes = [...segmenter.segment(s)]
+    return (graphemes.length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(s)) || 'expected one emoji or remove'
+  })
+}

@@ -1,0 +1,73 @@
+import { refine, type } from 'superstruct'
+import { defineOperation } from '../http/operation.ts'
+import { optionalText, phone, text } from '../http/fields.ts'
+import { MAX_CAPTION, MAX_TEXT, sendFields } from './messaging-fields.ts'
+import { sendOrSchedule } from './send-support.ts'
+
+/** Operation 8 (the default of /api/create-message): send a text. */
+export const sendText = defineOperation({
+  name: 'sendText',
+  summary: 'Send a text message',
+  schema: type({ ...sendFields, message: text(MAX_TEXT) }),
+  handle: ({ message: text, to, ...keys }, context) =>
+    sendOrSchedule(context, keys, async () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
+})
+
+/** Operation 9: send a file (URL, base64, data URI or uploaded part) as image, video, audio or document. */
+export const sendMedia = defineOperation({
+  field: 'file',
+  name: 'sendMedia',
+  summary: 'Send a media file',
+  schema: type({
+    ...sendFields,
+    file: text(Number.MAX_SAFE_INTEGER),
+    message: optionalText(200),
+    descricao: optionalText(MAX_CAPTION),
+    format: optionalText(16),
+  }),
+  handle: ({ file, message: fileName, descricao: caption, format, to, ...keys }, context) =>
+    sendOrSchedule(
+      context,
+      keys,
+      async () => {
+        const source = context.uploads.get('file') ?? file
+        return { kind: 'send', to, message: await context.services.messaging.media.message({ source, fileName, caption, format }) }
+      },
+      'Arquivo enviado.',
+    ),
+})
+
+/** Operation 10: share a contact card (`contact` = name, `message` = the contact's phone). */
+export const sendContact = defineOperation({
+  field: 'contact',
+  name: 'sendContact',
+  summary: 'Send a contact card',
+  schema: type({ ...sendFields, contact: text(256), message: phone() }),
+  handle: ({ contact: name, message: contactPhone, to, ...keys }, context) =>
+    sendOrSchedule(context, keys, async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }), 'Contato enviado.'),
+})
+
+/** Operation 11: send a location (decimal `latitude` and `longitude`, optional text in `message`). */
+export const sendLocation = defineOperation({
+  field: ['latitude', 'longitude'],
+  name: 'sendLocation',
+  summary: 'Send a location',
+  schema: type({ ...sendFields, latitude: coordinate(90), longitude: coordinate(180), message: optionalText(1024) }),
+  handle: ({ latitude, longitude, message: text, to, ...keys }, context) =>
+    sendOrSchedule(
+      context,
+      keys,
+      async () => ({ kind: 'send', to, message: { kind: 'location', latitude: Number(latitude), longitude: Number(longitude), ...(text ? { text } : {}) } }),
+      'Localização enviada.',
+    ),
+})
+
+// --- Internal helpers ---
+
+/** A decimal coordinate within ±`limit` (as text: `-23.5505`). */
+function coordinate(limit: number) {
+  return refine(text(32), 'coordinate', v => {
+    const s = v.trim()
+    return (/^[-+]?\d{1,3}(\.\d{1,15})?$/.test(s) && Math.abs(Number(s)) <= limit) || `expected a decimal number within ±${limit}`
+  })
+}

@@ -1,0 +1,123 @@
+import { any, array, coerce, dynamic, literal, never, refine, string, type, number, union, type Struct } from 'superstruct'
+import { optionalText, phone, text } from '../http/fields.ts'
+import { parseRecipient } from '../domain/messaging/addresses.ts'
+
+/** Longest text message (WhatsApp's own limit). */
+export const MAX_TEXT = 65_536
+/** Longest media caption, buttons body or carousel text (WhatsApp: 1 024). */
+export const MAX_CAPTION = 1024
+/** Longest header or footer of an interactive message (WhatsApp: 60). */
+export const MAX_HEADER = 60
+/** Longest button label (WhatsApp: 20). */
+export const MAX_LABEL = 20
+/** Reply buttons per buttons message (WhatsApp shows at most 3). */
+export const MAX_BUTTONS = 3
+/** Cards per carousel (WhatsApp: 10). */
+export const MAX_CARDS = 10
+/** Buttons per carousel card (WhatsApp: 2). */
+export const MAX_CARD_BUTTONS = 2
+
+/** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
+export function recipient(): Struct<string, null> {
+  return refine(
+    coerce(string(), union([string(), number()]), v => {
+      const s = String(v)
+      return parseRecipient(s) ?? s
+    }),
+    'recipient',
+    v => parseRecipient(v) === v || 'expected a phone number or a group id',
+  )
+}
+
+/** An absolute http(s) URL of at most `max` characters. */
+export function httpUrl(max = 2048): Struct<string, null> {
+  return refine(text(max), 'url', v => {
+    try {
+      const url = new URL(v.trim())
+      return url.protocol === 'http:' || url.protocol === 'https:' || 'expected an http(s) URL'
+    } catch {
+      return 'expected an http(s) URL'
+    }
+  })
+}
+
+/**
+ * A list of `min` to `max` items. Form and multipart bodies may carry it as JSON text or as a
+ * qs-nested object with numeric keys (`buttons[0][type]=...`); both become the array.
+ */
+export function list<T>(item: Struct<T, any>, min: number, max: number): Struct<T[], any> {
+  return refine(coerce(array(item), any(), toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
+}
+
+/** Fields common to the send operations 8 to 16: keys, recipient, optional schedule time. */
+export const sendFields = {
+  appkey: text(),
+  authkey: text(256),
+  to: recipient(),
+  agendamento: optionalText(40),
+}
+
+/** A button of a buttons message (operation 15). */
+export type WireButton =
+  | { type: 'replyButton'; displaytext: string; id?: string }
+  | { type: 'urlButton'; displaytext: string; action: string }
+  | { type: 'callButton'; displaytext: string; action: string }
+
+/** A button of a carousel card (operation 16). */
+export type WireCardButton =
+  | { type: 'quickReplyButton'; displaytext: string; id: string }
+  | { type: 'urlButton'; displaytext: string; action: string }
+  | { type: 'callButton'; displaytext: string; action: string }
+
+const urlButton = type({ type: literal('urlButton'), displaytext: text(MAX_LABEL), action: httpUrl() })
+const callButton = type({ type: literal('callButton'), displaytext: text(MAX_LABEL), action: phone() })
+
+/** Operation 15's buttons: `replyButton` (displaytext, optional id), `urlButton`, `callButton`. */
+export const button: Struct<WireButton, null> = byType({
+  replyButton: type({ type: literal('replyButton'), displaytext: text(MAX_LABEL), id: optionalText(256) }),
+  urlButton,
+  callButton,
+})
+
+/** Operation 16's card buttons: `quickReplyButton` (displaytext, id), `urlButton`, `callButton`. */
+export const cardButton: Struct<WireCardButton, null> = byType({
+  quickReplyButton: type({ type: literal('quickReplyButton'), displaytext: text(MAX_LABEL), id: text(256) }),
+  urlButton,
+  callButton,
+})
+
+/** A carousel card (operation 16). */
+export const card = type({
+  image_url: httpUrl(),
+  title: text(MAX_HEADER),
+  subtitle: optionalText(MAX_HEADER),
+  description: optionalText(160),
+  buttons: list(cardButton, 1, MAX_CARD_BUTTONS),
+})
+
+// --- Internal helpers ---
+
+/** A struct that picks its shape by the value's `type`; an unknown type never validates. */
+function byType<T>(shapes: Record<string, Struct<any, any>>): Struct<T, null> {
+  return dynamic(value => {
+    const kind = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined
+    return typeof kind === 'string' && Object.hasOwn(shapes, kind) ? shapes[kind] : (never() as unknown as Struct<any, any>)
+  }) as unknown as Struct<T, null>
+}
+
+function toArray(value: unknown): unknown {
+  if (typeof value === 'string') {
+    try {
+      return toArray(JSON.parse(value))
+    } catch {
+      return value
+    }
+  }
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    const keys = Object.keys(value)
+    if (keys.length > 0 && keys.every(k => /^\d{1,3}$/.test(k))) {
+      return keys.sort((a, b) => Number(a) - Number(b)).map(k => (value as Record<string, unknown>)[k])
+    }
+  }
+  return value
+}

@@ -1,0 +1,29 @@
+import { type } from 'superstruct'
+import { defineOperation } from '../http/operation.ts'
+import { falseFlag, text, trueFlag } from '../http/fields.ts'
+import { requireDevice } from './send-support.ts'
+
+/**
+ * Operation 17: the device's scheduled messages, earliest first: `{id, to, message, agendamento}`
+ * plus `situacao` (`pendente`, or `falhou` for a send that failed every retry, kept 7 days).
+ */
+export const listSchedules = defineOperation({
+  field: 'listaAgendamento',
+  name: 'listSchedules',
+  summary: 'List the scheduled messages of a device',
+  schema: type({ appkey: text(), authkey: text(256), listaAgendamento: trueFlag(), message: falseFlag() }),
+  async handle(fields, context) {
+    const { device } = await requireDevice(context, fields)
+    const items = await context.services.messaging.scheduler.list(device)
+    return {
+      message: items.length > 0 ? 'Agendamentos encontrados.' : 'Nenhum agendamento encontrado.',
+      data: items.map(item => ({
+        id: item.id,
+        to: item.to,
+        message: item.summary,
+        agendamento: item.agendamento,
+        situacao: item.state === 'failed' ? 'falhou' : 'pendente',
+      })),
+    }
+  },
+})

@@ -1,0 +1,55 @@
+import { GatewayError, Messages } from '../errors.ts'
+import type { OperationContext, Reply } from '../http/operation.ts'
+import type { Account } from '../domain/accounts.ts'
+import type { Device } from '../domain/devices.ts'
+import type { Action } from '../domain/messaging/actions.ts'
+import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
+
+/** Furthest a message can be scheduled ahead. */
+export const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
+
+/** The keys of a request on the send, group and OTP paths. */
+export interface KeyFields {
+  appkey: string
+  authkey: string
+}
+
+/**
+ * The caller's account and device: an unknown or expired authkey is 401 `validation.required`, an
+ * appkey (or device name) that is not a device of that account is 404 `Nenhum dispositivo encontrado.`
+ */
+export async function requireDevice({ services }: OperationContext, { appkey, authkey }: KeyFields): Promise<{ account: Account; device: Device }> {
+  const account = await services.accounts.require(authkey, 401, Messages.required)
+  const device = await services.devices.require(account, appkey, ['appkey', 'name'])
+  return { account, device }
+}
+
+/**
+ * The common path of operations 8 to 16: find the device; with `agendamento`, build the action and
+ * store it for later (`{message, id, agendamento}`); without, check the device is connected (409),
+ * build the action and do it now (`{message, id}` with the network's message id).
+ */
+export async function sendOrSchedule(
+  context: OperationContext,
+  fields: KeyFields & { agendamento?: string },
+  build: () => Promise<Action>,
+  sentMessage: string,
+): Promise<Reply> {
+  const { device } = await requireDevice(context, fields)
+  const { messaging, options } = context.services
+  if (fields.agendamento !== undefined) {
+    const time = scheduleTime(fields.agendamento, options.timeZone)
+    const item = await messaging.scheduler.schedule(device, await build(), time)
+    return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
+  }
+  await messaging.messenger.requireConnected(device)
+  const id = await messaging.messenger.perform(device, await build())
+  return { message: sentMessage, ...(id === undefined ? {} : { id }) }
+}
+
+/** The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a year ahead. */
+export function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
+  const time = parseScheduleTime(value, timeZone)
+  if (!time || time.at < Math.floor(now / 1000) * 1000 || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError(401, Messages.required)
+  return time
+}

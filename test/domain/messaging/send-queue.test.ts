@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { SendQueues } from '../../../src/domain/messaging/send-queue.ts'
+import { GatewayError } from '../../../src/errors.ts'
+
+const test = suite('per-device send queues')
+
+const options = { timeoutMs: 1000, minIntervalMs: 0, jitterMs: 0, limit: 100 }
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+test('run(device, job) runs the jobs of one device one at a time, in order', async () => {
+  const queues = new SendQueues(options)
+  const log: string[] = []
+  let running = 0
+  const job = (name: string, ms: number) => async () => {
+    running++
+    assert.equal(running, 1, 'one job at a time')
+    log.push(`start ${name}`)
+    await sleep(ms)
+    log.push(`end ${name}`)
+    running--
+    return name
+  }
+  const results = await Promise.all([queues.run('d1', job('a', 30)), queues.run('d1', job('b', 5)), queues.run('d1', job('c', 1))])
+  assert.deepEqual(results, ['a', 'b', 'c'])
+  assert.deepEqual(log, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c'])
+})
+
+test('run(device, job) runs the jobs of different devices side by side', async () => {
+  const queues = new SendQueues(options)
+  const started = Date.now()
+  await Promise.all(['d1', 'd2', 'd3'].map(d => queues.run(d, () => sleep(100))))
+  assert.ok(Date.now() - started < 250)
+})
+
+test('minIntervalMs and jitter space the jobs of a device', async () => {
+  const queues = new SendQueues({ ...options, minIntervalMs: 60, jitterMs: 40 })
+  const starts: number[] = []
+  await Promise.all(Array.from({ length: 4 }, () => queues.run('d1', async () => void starts.push(Date.now()))))
+  for (let i = 1; i < starts.length; i++) {
+    const gap = starts[i] - starts[i - 1]
+    assert.ok(gap >= 58 && gap <= 160, `gap ${gap}`)
+  }
+})
+
+test('a job that stalls past timeoutMs is answered 504 and the queue moves on', async () => {
+  const queues = new SendQueues({ ...options, timeoutMs: 150 })
+  const started = Date.now()
+  const stalled = queues.run('d1', () => new Promise(() => {}))
+  const next = queues.run('d1', async () => 'next')
+  await assert.rejects(stalled, (err: GatewayError) => err.status === 504 && err.message === 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
+  assert.ok(Date.now() - started < 300)
+  assert.equal(await next, 'next')
+})
+
+test('a job still queued at its timeout (behind a pacing pause) is answered 504 and never runs', async () => {
+  const queues = new SendQueues({ ...options, timeoutMs: 150, minIntervalMs: 400 })
+  let ran = false
+  assert.equal(await queues.run('d1', async () => 'first'), 'first')
+  const queued = queues.run('d1', async () => void (ran = true))
+  await assert.rejects(queued, (err: GatewayError) => err.status === 504 && err.message === 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.')
+  await sleep(400)
+  assert.equal(ran, false)
+})
+
+test('a job failure is passed on and does not stop later jobs', async () => {
+  const queues = new SendQueues(options)
+  const failing = queues.run('d1', async () => {
+    throw new Error('boom')
+  })
+  const later = queues.run('d1', async () => 'ok')
+  await assert.rejects(failing, /boom/)
+  assert.equal(await later, 'ok')
+})
+
+test('a device with limit jobs waiting gets 429 for the next one', async () => {
+  const queues = new SendQueues({ ...options, limit: 2 })
+  const first = queues.run('d1', () => sleep(50))
+  const second = queues.run('d1', () => sleep(1))
+  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.status === 429)
+  await Promise.all([first, second])
+  assert.equal(await queues.run('d1', async () => 2), 2)
+})
+
+test('idle queues are deleted, so the map holds only devices with work in flight', async () => {
+  const queues = new SendQueues({ ...options, minIntervalMs: 20 })
+  await Promise.all(Array.from({ length: 50 }, (_, i) => queues.run(`d${i}`, async () => i)))
+  assert.ok(queues.size > 0, 'pacing holds the queues for a moment')
+  await sleep(60)
+  assert.equal(queues.size, 0)
+})
+
+test('close() lets queued jobs finish and refuses new ones with 503', async () => {
+  const queues = new SendQueues(options)
+  const pending = queues.run('d1', () => sleep(50).then(() => 'done'))
+  await queues.close()
+  assert.equal(await pending, 'done')
+  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.status === 503)
+})
+
+test.run()

@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict'
+import type { GatewayOptions } from '../../src/index.ts'
+import type { MemoryNetwork } from '../../adapters/transport-memory/index.ts'
+import { startGateway, type TestGateway } from './gateway.ts'
+import type { Answer, Encoding } from './http.ts'
+
+/** The phone the test device is linked to, and two other phones. */
+export const DEVICE_PHONE = '5511999990001'
+export const FRIEND = '5511988880002'
+export const OTHER = '5511977770003'
+
+/** A gateway with one account and one linked device (appkey `loja`), ready to send. */
+export interface SendingGateway {
+  t: TestGateway
+  network: MemoryNetwork
+  authkey: string
+  appkey: string
+  deviceId: string
+  /** POST /api/create-message with the device's keys (overridable) and `body`. */
+  send(body: Record<string, unknown>, encoding?: Encoding): Promise<Answer>
+  /** POST /api/groups with the device's keys and `body`. */
+  groups(body: Record<string, unknown>, encoding?: Encoding): Promise<Answer>
+  stop(): Promise<void>
+}
+
+/** Start a gateway on a fresh simulated network with a linked device `loja` on DEVICE_PHONE. */
+export async function sendingGateway(options: GatewayOptions & { network?: MemoryNetwork } = {}): Promise<SendingGateway> {
+  const t = await startGateway(options)
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'loja', DEVICE_PHONE)
+  const keys = { appkey: device.appkey, authkey }
+  return {
+    t,
+    network: t.network,
+    authkey,
+    appkey: device.appkey,
+    deviceId: device.id,
+    send: (body, encoding) => t.post('/api/create-message', { ...keys, ...body }, encoding),
+    groups: (body, encoding) => t.post('/api/groups', { ...keys, ...body }, encoding),
+    stop: () => t.stop(),
+  }
+}
+
+/** Assert an error answer: HTTP code and body status both `status`, exact message (and extra fields). */
+export function assertError(answer: Answer, status: number, message: string, extra: Record<string, unknown> = {}): void {
+  assert.equal(answer.status, status, `HTTP ${answer.status}: ${answer.text}`)
+  assert.deepEqual(answer.body, { status, message, ...extra })
+}
+
+/** Assert a 200 answer and return its body. */
+export function assertOk(answer: Answer): any {
+  assert.equal(answer.status, 200, answer.text)
+  assert.equal(answer.body.status, 200)
+  return answer.body
+}
+
+/** The inbox of `phone` without the volatile fields (`timestamp`). */
+export function inbox(network: MemoryNetwork, phone: string): Record<string, unknown>[] {
+  return network.inbox(phone).map(({ timestamp: _t, ...entry }) => entry)
+}
+
+/** `body` without `field`. */
+export function without(body: Record<string, unknown>, field: string): Record<string, unknown> {
+  const { [field]: _dropped, ...rest } = body
+  return rest
+}

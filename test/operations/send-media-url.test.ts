@@ -1,0 +1,73 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { fileServer, type FileServer } from '../helpers/file-server.ts'
+import { FRIEND, assertError, assertOk, inbox, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
+import { freePort } from '../helpers/standalone.ts'
+import { PDF, PNG } from '../helpers/samples.ts'
+
+const test = suite<{ g: SendingGateway; files: FileServer }>('operation 9: send media from a URL')
+
+test.before.each(async ctx => {
+  ctx.files = await fileServer({
+    '/images/produto.png': { body: PNG, type: 'image/png' },
+    '/docs/manual': { body: PDF, type: 'application/octet-stream' },
+    '/big.bin': { body: Buffer.alloc(70 * 1024, 1), type: 'application/octet-stream' },
+    '/big-chunked.bin': { body: Buffer.alloc(70 * 1024, 1), chunked: true },
+    '/slow.png': { body: PNG, type: 'image/png', delayMs: 1500 },
+    '/gone.png': { body: Buffer.from('gone'), status: 410 },
+  })
+})
+test.after.each(async ctx => {
+  await ctx.g?.stop()
+  await ctx.files.stop()
+})
+
+test('send media downloads a URL of a local server when allowPrivateUrls is on', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true, mediaMaxBytes: 64 * 1024 })
+  const body = assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/images/produto.png`, descricao: 'Novo' }))
+  assert.deepEqual(inbox(ctx.g.network, FRIEND), [
+    { id: body.id, from: '5511999990001', type: 'image', caption: 'Novo', fileName: 'produto.png', mimetype: 'image/png', bytes: PNG.length },
+  ])
+})
+
+test('send media from a URL sniffs the bytes when the server says octet-stream', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true })
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/docs/manual` }))
+  const [entry] = inbox(ctx.g.network, FRIEND)
+  assert.equal(entry.type, 'document')
+  assert.equal(entry.mimetype, 'application/pdf')
+  assert.equal(entry.fileName, 'manual.pdf')
+})
+
+test('send media refuses a loopback URL without allowPrivateUrls, with 400 and a clear message, and never fetches it', async ctx => {
+  ctx.g = await sendingGateway()
+  for (const url of [`${ctx.files.url}/images/produto.png`, 'http://localhost/x.png', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x.png', 'http://2130706433/x.png']) {
+    assertError(await ctx.g.send({ to: FRIEND, file: url }), 400, 'URL do arquivo não permitida: use http(s) de um endereço público.')
+  }
+  assert.deepEqual(ctx.files.requests, [])
+  assert.deepEqual(ctx.g.network.inbox(FRIEND), [])
+})
+
+test('send media refuses a download over mediaMaxBytes with 413, announced or streamed', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true, mediaMaxBytes: 64 * 1024 })
+  assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/big.bin` }), 413, 'Arquivo maior que o limite permitido. (0.1 MB)')
+  assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/big-chunked.bin` }), 413, 'Arquivo maior que o limite permitido. (0.1 MB)')
+  assert.deepEqual(ctx.g.network.inbox(FRIEND), [])
+})
+
+test('send media answers 400 with the HTTP status when the file server answers an error', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true })
+  assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/missing.png` }), 400, 'O servidor do arquivo respondeu com erro. (HTTP 404)')
+  assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/gone.png` }), 400, 'O servidor do arquivo respondeu com erro. (HTTP 410)')
+})
+
+test('send media answers 400 when the download times out or the server is unreachable', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true, mediaTimeoutMs: 300 })
+  const started = Date.now()
+  assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/slow.png` }), 400, 'Tempo esgotado ao baixar o arquivo da URL.')
+  assert.ok(Date.now() - started < 1400, 'answered before the server did')
+  const port = await freePort()
+  assertError(await ctx.g.send({ to: FRIEND, file: `http://127.0.0.1:${port}/x.png` }), 400, 'Não foi possível baixar o arquivo da URL.')
+})
+
+test.run()

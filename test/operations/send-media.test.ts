@@ -1,0 +1,134 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
+import { JPEG, MP3, MP4, OPUS, PDF, PNG } from '../helpers/samples.ts'
+
+const test = suite<{ g: SendingGateway }>('operation 9: send media')
+
+test.before.each(async ctx => {
+  ctx.g = await sendingGateway({ mediaMaxBytes: 64 * 1024 })
+})
+test.after.each(async ctx => {
+  await ctx.g.stop()
+})
+
+const last = (g: SendingGateway) => inbox(g.network, FRIEND).at(-1)!
+
+test('send media with base64 sends an image whose kind comes from the bytes, with file name and caption', async ({ g }) => {
+  const body = assertOk(await g.send({ to: FRIEND, file: PNG.toString('base64'), message: 'foto.png', descricao: 'Nossa loja' }))
+  assert.equal(body.message, 'Arquivo enviado.')
+  assert.deepEqual(last(g), {
+    id: body.id,
+    from: DEVICE_PHONE,
+    type: 'image',
+    caption: 'Nossa loja',
+    fileName: 'foto.png',
+    mimetype: 'image/png',
+    bytes: PNG.length,
+  })
+})
+
+test('send media reads a base64 data URI', async ({ g }) => {
+  assertOk(await g.send({ to: FRIEND, file: `data:application/pdf;base64,${PDF.toString('base64')}`, message: 'contrato' }))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'contrato.pdf', mimetype: 'application/pdf', bytes: PDF.length })
+})
+
+test('send media sniffs the bytes rather than trusting the file name', async ({ g }) => {
+  assertOk(await g.send({ to: FRIEND, file: JPEG.toString('base64'), message: 'relatorio.pdf' }))
+  assert.deepEqual(without(last(g)), { type: 'image', fileName: 'relatorio.pdf', mimetype: 'image/jpeg', bytes: JPEG.length })
+  assertOk(await g.send({ to: FRIEND, file: MP3.toString('base64') }))
+  assert.deepEqual(without(last(g)), { type: 'audio', mimetype: 'audio/mpeg', bytes: MP3.length })
+  assertOk(await g.send({ to: FRIEND, file: MP4.toString('base64') }))
+  assert.deepEqual(without(last(g)), { type: 'video', mimetype: 'video/mp4', bytes: MP4.length })
+  assertOk(await g.send({ to: FRIEND, file: OPUS.toString('base64') }))
+  assert.deepEqual(without(last(g)), { type: 'audio', mimetype: 'audio/ogg; codecs=opus', bytes: OPUS.length, voiceNote: true })
+})
+
+test('send media with unknown bytes sends a document named arquivo', async ({ g }) => {
+  assertOk(await g.send({ to: FRIEND, file: Buffer.from('just some plain text').toString('base64') }))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'arquivo', mimetype: 'application/octet-stream', bytes: 20 })
+})
+
+test('send media with format forces the kind: mp3 audio, ogg voice note, mp4 video, png image, pdf and others document', async ({ g }) => {
+  const cases: [string, Record<string, unknown>][] = [
+    ['mp3', { type: 'audio', mimetype: 'audio/mpeg' }],
+    ['ogg', { type: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
+    ['opus', { type: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
+    ['mp4', { type: 'video', mimetype: 'video/mp4' }],
+    ['PNG', { type: 'image', mimetype: 'image/png' }],
+    ['jpg', { type: 'image', mimetype: 'image/jpeg' }],
+    ['pdf', { type: 'document', mimetype: 'application/pdf', fileName: 'arquivo.pdf' }],
+    ['.xlsx', { type: 'document', mimetype: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: 'arquivo.xlsx' }],
+    ['xyz', { type: 'document', mimetype: 'application/octet-stream', fileName: 'arquivo.xyz' }],
+  ]
+  for (const [format, expected] of cases) {
+    assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), format }))
+    assert.deepEqual(without(last(g)), { ...expected, bytes: PDF.length }, format)
+  }
+})
+
+test('send media drops the caption of audio (WhatsApp shows none) and keeps it for documents', async ({ g }) => {
+  assertOk(await g.send({ to: FRIEND, file: MP3.toString('base64'), descricao: 'ouça' }))
+  assert.equal(last(g).caption, undefined)
+  assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), descricao: 'leia' }))
+  assert.equal(last(g).caption, 'leia')
+})
+
+test('send media takes an uploaded multipart file', async ({ g }) => {
+  const file = new File([PNG], 'logo.png', { type: 'image/png' })
+  const body = assertOk(await g.send({ to: FRIEND, file, descricao: 'logo' }, 'multipart'))
+  assert.deepEqual(last(g), { id: body.id, from: DEVICE_PHONE, type: 'image', caption: 'logo', fileName: 'logo.png', mimetype: 'image/png', bytes: PNG.length })
+})
+
+test('send media gives the same answer and delivery for JSON, urlencoded and multipart bodies', async ({ g }) => {
+  const base64 = PNG.toString('base64')
+  const answers = []
+  answers.push(await g.send({ to: FRIEND, file: base64, message: 'a.png', descricao: 'x' }, 'json'))
+  answers.push(await g.send({ to: FRIEND, file: base64, message: 'a.png', descricao: 'x' }, 'form'))
+  answers.push(await g.send({ to: FRIEND, file: base64, message: 'a.png', descricao: 'x' }, 'multipart'))
+  answers.push(await g.send({ to: FRIEND, file: new File([PNG], 'a.png'), descricao: 'x' }, 'multipart'))
+  for (const answer of answers) assert.deepEqual({ ...assertOk(answer), id: 'ID' }, { status: 200, message: 'Arquivo enviado.', id: 'ID' })
+  const entries = inbox(g.network, FRIEND).map(({ id, ...entry }) => entry)
+  assert.equal(entries.length, 4)
+  for (const entry of entries) assert.deepEqual(entry, entries[0])
+  for (const [i, entry] of inbox(g.network, FRIEND).entries()) assert.equal(entry.id, answers[i].body.id)
+})
+
+test('send media refuses a file over mediaMaxBytes with 413 and a clear message', async ({ g }) => {
+  const big = Buffer.alloc(64 * 1024 + 1, 7)
+  assertError(await g.send({ to: FRIEND, file: big.toString('base64') }), 413, 'Arquivo maior que o limite permitido. (0.1 MB)')
+  assertError(await g.send({ to: FRIEND, file: new File([big], 'big.bin') }, 'multipart'), 413, 'Arquivo maior que o limite permitido. (0.1 MB)')
+  assertOk(await g.send({ to: FRIEND, file: Buffer.alloc(64 * 1024, 7).toString('base64') }))
+})
+
+test('send media never reads a local path: a path or file URL is 401 validation.required', async ({ g }) => {
+  for (const file of ['/etc/passwd', 'file:///etc/passwd', './package.json', 'C:\\Windows\\win.ini', '~/.ssh/id_rsa', 'ftp://example.com/a.png']) {
+    assertError(await g.send({ to: FRIEND, file }), 401, 'validation.required')
+  }
+  assert.deepEqual(g.network.inbox(FRIEND), [])
+})
+
+test('send media answers 401 validation.required for bad base64, an unknown format or a missing to', async ({ g }) => {
+  assertError(await g.send({ to: FRIEND, file: 'not base64!' }), 401, 'validation.required')
+  assertError(await g.send({ to: FRIEND, file: 'data:image/png;base64,' }), 401, 'validation.required')
+  assertError(await g.send({ to: FRIEND, file: PNG.toString('base64'), format: 'p n g' }), 401, 'validation.required')
+  assertError(await g.send({ file: PNG.toString('base64') }), 401, 'validation.required')
+  assertError(await g.send({ authkey: 'nope', to: FRIEND, file: PNG.toString('base64') }), 401, 'validation.required')
+})
+
+test('send media answers 404 for an appkey of another account and 409 for a disconnected device', async ({ g }) => {
+  const other = await g.t.register()
+  const device = await g.t.addDevice(other.authkey, 'outra')
+  assertError(await g.send({ appkey: device.appkey, to: FRIEND, file: PNG.toString('base64') }), 404, 'Nenhum dispositivo encontrado.')
+  await g.t.addDevice(g.authkey, 'offline')
+  assertError(await g.send({ appkey: 'offline', to: FRIEND, file: PNG.toString('base64') }), 409, 'Dispositivo desconectado.')
+})
+
+test.run()
+
+// --- Internal helpers ---
+
+function without(entry: Record<string, unknown>): Record<string, unknown> {
+  const { id: _id, from: _from, ...rest } = entry
+  return rest
+}
