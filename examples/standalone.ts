@@ -9,6 +9,10 @@
  *   GATEWAY_ALLOW_PRIVATE_URLS   1: webhook and media URLs may reach loopback/private addresses
  *   GATEWAY_WEBHOOK_RETRY_MS     comma-separated webhook retry delays in ms (default
  *                                5000,300000,1800000,7200000,18000000,36000000,50400000,72000000,86400000)
+ *   GATEWAY_TIME_ZONE            IANA zone for agendamento and expiracao (default UTC)
+ *   GATEWAY_OTP_SECRET           key of stored OTP hashes (default: random per process)
+ *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000)
+ *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000)
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
@@ -56,6 +60,10 @@ async function main(): Promise<void> {
     allowPrivateUrls,
     baseUrl: env.GATEWAY_BASE_URL,
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
+    ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
+    ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
+    ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.GATEWAY_MIN_INTERVAL_MS) } : {}),
+    ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: Number(env.GATEWAY_INTERVAL_JITTER_MS) } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)

@@ -49,7 +49,7 @@ export class AgentRunner {
   private closed = false
 
   constructor(
-    private readonly services: Pick<Services, 'agents' | 'flows' | 'transport' | 'feed'>,
+    private readonly services: Pick<Services, 'agents' | 'flows' | 'messaging' | 'feed'>,
     private readonly settings: AgentSettings,
     private readonly logger: Logger,
   ) {}
@@ -99,19 +99,11 @@ export class AgentRunner {
     }
     const reply = await this.ask(device, agent, contactOf(message), text, history)
     if (reply) {
-      const sent = await this.services.transport.send(device.id, message.chat, { kind: 'text', text: reply })
-      turns.push({ role: 'agent', text: reply, at: sent.timestamp })
+      // Through the device's send queue (order, pacing, time-out); the messenger publishes the reply
+      // on the feed as the device's own text, so it also reaches the webhook as `Texto`.
+      await this.services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
+      turns.push({ role: 'agent', text: reply, at: Date.now() })
       await flows.append(device.id, contact, turns)
-      await this.services.feed.publish(device, {
-        id: sent.id,
-        chat: message.chat,
-        ...(device.phone ? { from: device.phone } : {}),
-        to: message.from ?? message.chat,
-        fromMe: true,
-        isGroup: false,
-        timestamp: sent.timestamp,
-        content: { kind: 'text', text: reply },
-      })
     } else await flows.append(device.id, contact, turns)
   }
 

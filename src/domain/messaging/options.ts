@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 /** Options of messaging: media, the per-device send queue, scheduling and OTP. Every one has a default. */
 export interface MessagingOptions {
   /** Largest media file (URL download, base64 or upload), in bytes or with a unit (`'16mb'`). Default 16 MB. */
@@ -52,7 +53,10 @@ export function resolveMessagingOptions(options: MessagingOptions, parseSize: (s
     schedulePollMs: options.schedulePollMs ?? 15_000,
     otpTtlMs: options.otpTtlMs ?? 300_000,
     otpMaxTries: options.otpMaxTries ?? 5,
-    otpSecret: options.otpSecret ?? 'zapgate-otp',
+    // Without a configured secret each process draws its own: a leaked store alone never reveals codes
+    // (a hash of a 6-digit code under a known key falls to brute force), at the price of pending codes
+    // not surviving a restart. Set otpSecret (the same on every process) to keep them.
+    otpSecret: options.otpSecret ?? randomBytes(32).toString('base64'),
   }
   const positive = ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'sendQueueLimit', 'schedulePollMs', 'otpTtlMs', 'otpMaxTries'] as const
   for (const name of positive) {
