@@ -71,11 +71,16 @@ function isEmptyObject(value: unknown): boolean {
   return isPlainObject(value) && Object.keys(value).length === 0
 }
 
-function mapParserError(err: { status?: number; type?: string }): never {
+/**
+ * A body the parser cannot read is the client's to fix: too large 413, unsupported charset or
+ * encoding 415, unparsable 400. That includes a body whose Content-Encoding does not match its bytes
+ * (zlib fails without an HTTP status), which must not become a 500.
+ */
+function mapParserError(err: { status?: number; type?: string; code?: unknown }): never {
   if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError(413, Messages.tooLarge, {}, { cause: err })
   if (err.status === 415) throw new GatewayError(415, Messages.unsupportedType, {}, { cause: err })
   if (err.status && err.status < 500) throw new GatewayError(400, Messages.badJson, {}, { cause: err })
-  throw err
+  throw new GatewayError(400, Messages.notObject, {}, { cause: err })
 }
 
 function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, UploadedFile>): Promise<Record<string, unknown>> {
@@ -116,6 +121,8 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
         chunks.push(chunk)
       })
       stream.on('limit', () => fail(new GatewayError(413, Messages.tooLarge)))
+      // A file part cut short (no closing boundary) errors on its own stream: unhandled, it would end the process.
+      stream.on('error', cause => fail(new GatewayError(400, Messages.notObject, {}, { cause })))
       stream.on('end', () => {
         if (failed) return
         uploads.set(name, { data: Buffer.concat(chunks), fileName: info.filename || undefined, mimetype: info.mimeType || undefined })

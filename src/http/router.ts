@@ -1,6 +1,6 @@
 import Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
-import { validate } from 'superstruct'
+import { StructError, validate, type Struct } from 'superstruct'
 import { GatewayError, Messages } from '../errors.ts'
 import type { Services } from '../services.ts'
 import { parseBody, type ParsedBody } from './body.ts'
@@ -35,15 +35,27 @@ function dispatch(entry: PathEntry, services: Services): Middleware {
     const body = ctx.state.gatewayBody as ParsedBody
     const operation = selectOperation(entry, body)
     if (!operation) throw new GatewayError(401, Messages.required)
-    const [error, input] = validate(body.fields, operation.schema, { coerce: true })
+    const [error, input] = validateBody(body.fields, operation.schema)
     if (error) {
       const invalid = operation.invalid ?? { status: 401, message: Messages.required }
-      services.logger.debug({ operation: operation.name, field: error.path.join('.') }, 'invalid request')
+      services.logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
       throw new GatewayError(invalid.status, invalid.message, invalid.extra)
     }
     const reply = await operation.handle(input, { services, uploads: body.uploads, baseUrl: baseUrlOf(ctx, entry.path, services) })
     ctx.state.gatewayOperation = operation.name
     sendAnswer(ctx, services.options.httpStatus, { status: 200, ...reply })
+  }
+}
+
+/**
+ * Validate (and coerce) a body. A value a struct cannot even inspect (e.g. `{"toString": "x"}`, which
+ * superstruct fails to print in its error message) is a refusal like any other, never a 500.
+ */
+function validateBody(fields: Record<string, unknown>, schema: Struct<any, any>): [Error | undefined, unknown] {
+  try {
+    return validate(fields, schema, { coerce: true })
+  } catch (err) {
+    return [err instanceof Error ? err : new Error(String(err)), undefined]
   }
 }
 
