@@ -19,6 +19,7 @@ import { prefixedStorage } from './ports/storage.ts'
 import type { TransportEvent } from './ports/transport.ts'
 import type { Services } from './services.ts'
 import { guardStorage } from './store/guarded-storage.ts'
+import { guardTransport } from './domain/guarded-transport.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
 /** A running gateway: mount `routes()` (or `router`) in a Koa app; `close()` when done. */
@@ -47,7 +48,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const storage = guardStorage(adapters.storage)
   const lock = new KeyedLock()
   const events = new GatewayEvents()
-  const { transport, webhooks, media } = adapters
+  const { webhooks, media } = adapters
+  const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }))
   const agents = new Agents(storage, lock, devices)

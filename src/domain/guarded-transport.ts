@@ -1,0 +1,48 @@
+import { GatewayError } from '../errors.ts'
+import { TransportError, type Transport } from '../ports/transport.ts'
+
+/**
+ * Wrap a transport so that a failing or hanging adapter gives a clear answer, never a 500 with a
+ * stack: anything it throws that is not a TransportError (a bug, a library's own error) becomes
+ * TransportError('failed') (502) with the original as `cause`, and the calls a request waits on
+ * directly (`status`, `link`, `logout`) fail with TransportError('timeout') (504) after `timeoutMs`.
+ * Sends, read receipts and group calls go through the device's send queue, which times them out
+ * itself; `connect` and `disconnect` run in the background and are only converted.
+ */
+export function guardTransport(transport: Transport, timeoutMs: number): Transport {
+  return {
+    start: context => transport.start(context),
+    stop: () => transport.stop(),
+    connect: deviceId => converted(() => transport.connect(deviceId)),
+    disconnect: deviceId => converted(() => transport.disconnect(deviceId)),
+    link: (deviceId, request) => timed('link', timeoutMs, () => transport.link(deviceId, request)),
+    status: deviceId => timed('status', timeoutMs, () => transport.status(deviceId)),
+    logout: deviceId => timed('logout', timeoutMs, () => transport.logout(deviceId)),
+    send: (deviceId, to, message) => converted(() => transport.send(deviceId, to, message)),
+    markRead: (deviceId, target) => converted(() => transport.markRead(deviceId, target)),
+    groupInfo: (deviceId, group) => converted(() => transport.groupInfo(deviceId, group)),
+    groupCreate: (deviceId, subject, participants) => converted(() => transport.groupCreate(deviceId, subject, participants)),
+    groupJoin: (deviceId, inviteCode) => converted(() => transport.groupJoin(deviceId, inviteCode)),
+  }
+}
+
+// --- Internal helpers ---
+
+/** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
+async function converted<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call()
+  } catch (err) {
+    if (err instanceof TransportError || err instanceof GatewayError) throw err
+    throw new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
+  }
+}
+
+/** Like converted, but a call still pending after `ms` fails with TransportError('timeout'). */
+function timed<T>(name: string, ms: number, call: () => Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TransportError('timeout', `transport ${name} did not answer within ${ms} ms`)), ms)
+  })
+  return Promise.race([converted(call), deadline]).finally(() => clearTimeout(timer))
+}
