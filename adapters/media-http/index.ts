@@ -1,47 +1,63 @@
 import { basename } from 'node:path'
 import { MediaFetchError, type FetchedMedia, type MediaFetcher } from '../../src/ports/media.ts'
+import { guardedAgents, type AddressPolicy, type LookupFunction } from '../../src/security/address-guard.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
 
 /** Options of the default media fetcher. */
 export interface HttpMediaOptions {
   /** Allow loopback and private targets (tests, private deployments). Default false. */
   allowPrivateUrls?: boolean
+  /**
+   * Which IP addresses may be reached (literal, resolved, and on every redirect hop). Default:
+   * public addresses only. Ignored with `allowPrivateUrls`. E.g. allow one internal file server.
+   */
+  isAllowedAddress?: AddressPolicy
+  /** DNS lookup of every connection (default `dns.lookup`): tests map names to addresses with it. */
+  lookup?: LookupFunction
   /** Most redirects followed (each target checked again). Default 3. */
   maxRedirects?: number
 }
 
 /**
- * The default MediaFetcher: got, over agents that refuse private, loopback, link-local and metadata
- * addresses at connect time (after DNS, so a public name pointing inside is refused too, and so is
- * every redirect hop), a size cap enforced while streaming, and a timeout.
+ * The default MediaFetcher: got, over agents that check every address at connect time (after DNS,
+ * so a public name pointing inside is refused too, and so is every redirect hop), each redirect's
+ * URL checked before it is followed, a size cap enforced while streaming, and a timeout.
  */
 export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
   const allowPrivate = options.allowPrivateUrls ?? false
-  let clients: Promise<Clients> | undefined
+  const isAllowedAddress: AddressPolicy | undefined = allowPrivate ? () => true : options.isAllowedAddress
+  const urlRules = { allowPrivate, isAllowedAddress }
+  let got: Promise<typeof import('got').default> | undefined
+  let agent: ReturnType<typeof guardedAgents> | undefined
   return {
     async fetch(url, limits): Promise<FetchedMedia> {
-      const checked = checkUrl(url, { allowPrivate })
+      const checked = checkUrl(url, urlRules)
       if ('refused' in checked) throw new MediaFetchError('refused', `URL refused (${checked.refused})`)
-      clients ??= loadClients(allowPrivate)
-      const { got, agent } = await clients
-      const stream = got.stream(checked.url, {
+      got ??= import('got').then(module => module.default)
+      agent ??= guardedAgents({ isAllowedAddress, lookup: options.lookup })
+      const stream = (await got).stream(checked.url, {
         agent,
         timeout: { request: limits.timeoutMs },
         retry: { limit: 0 },
         followRedirect: true,
         maxRedirects: options.maxRedirects ?? 3,
         headers: { 'user-agent': 'zapgate-media/1' },
+        hooks: {
+          // Runs before the next hop is requested: throwing here stops the redirect.
+          beforeRedirect: [
+            next => {
+              const hop = checkUrl(next.url instanceof URL ? next.url.href : String(next.url), urlRules)
+              if ('refused' in hop) throw new MediaFetchError('refused', `redirect refused (${hop.refused})`)
+            },
+          ],
+        },
       })
       const chunks: Buffer[] = []
       let size = 0
       let contentType: string | undefined
       let fileName: string | undefined
       try {
-        stream.on('redirect', (_: unknown, next: { url: URL }) => {
-          const hop = checkUrl(next.url.href, { allowPrivate })
-          if ('refused' in hop) stream.destroy(new MediaFetchError('refused', `redirect refused (${hop.refused})`))
-        })
-        stream.on('response', (response: { headers: Record<string, string | undefined> }) => {
+        stream.on('response', (response: { headers: Record<string, string | undefined>; url?: string }) => {
           const length = Number(response.headers['content-length'] ?? 0)
           if (length > limits.maxBytes) stream.destroy(new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`))
           contentType = response.headers['content-type']?.split(';')[0].trim() || undefined
@@ -63,30 +79,34 @@ export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
 
 // --- Internal helpers ---
 
-type Clients = { got: typeof import('got').default; agent: { http: import('node:http').Agent; https: import('node:https').Agent } | undefined }
-
-async function loadClients(allowPrivate: boolean): Promise<Clients> {
-  const { default: got } = await import('got')
-  if (allowPrivate) return { got, agent: undefined }
-  const { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } = await import('request-filtering-agent')
-  return { got, agent: { http: new RequestFilteringHttpAgent({ keepAlive: true }), https: new RequestFilteringHttpsAgent({ keepAlive: true }) } }
-}
-
 function fileNameOf(disposition: string | undefined, url: URL): string | undefined {
   const match = disposition && /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition)
-  if (match) return basename(decodeURIComponent(match[1]))
-  const last = basename(decodeURIComponent(url.pathname))
+  if (match) return basename(safeDecode(match[1]))
+  const last = basename(safeDecode(url.pathname))
   return last && last !== '/' ? last : undefined
+}
+
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text)
+  } catch {
+    return text
+  }
 }
 
 function toFetchError(err: unknown): MediaFetchError {
   if (err instanceof MediaFetchError) return err
-  const e = err as { code?: string; name?: string; message?: string; response?: { statusCode?: number } }
+  const e = err as { code?: string; name?: string; message?: string; response?: { statusCode?: number }; cause?: unknown }
+  if (e.cause instanceof MediaFetchError) return e.cause
+  // got refuses a redirect to another scheme (file:, gopher:...) itself, before any hook runs.
+  if (e.code === 'ERR_UNSUPPORTED_PROTOCOL') return new MediaFetchError('refused', 'redirect to a scheme other than http(s)', { cause: err })
+  if (e.code === 'ERR_ADDRESS_REFUSED' || (e.cause as { code?: string } | undefined)?.code === 'ERR_ADDRESS_REFUSED') {
+    return new MediaFetchError('refused', 'URL resolves to an address that is not allowed', { cause: err })
+  }
   if (e.name === 'HTTPError') {
     return new MediaFetchError('bad-status', `the server answered ${e.response?.statusCode}`, { cause: err, statusCode: e.response?.statusCode })
   }
   if (e.code === 'ETIMEDOUT' || e.name === 'TimeoutError') return new MediaFetchError('timeout', 'download timed out', { cause: err })
-  if (e.message?.includes('is not allowed')) return new MediaFetchError('refused', 'URL resolves to a private address', { cause: err })
-  if ((err as { cause?: unknown }).cause instanceof MediaFetchError) return (err as { cause: MediaFetchError }).cause
+  if (e.name === 'MaxRedirectsError') return new MediaFetchError('unreachable', 'too many redirects', { cause: err })
   return new MediaFetchError('unreachable', 'could not download the file', { cause: err })
 }

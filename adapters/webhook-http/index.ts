@@ -2,12 +2,20 @@ import type { Agent as HttpAgent } from 'node:http'
 import type { Agent as HttpsAgent } from 'node:https'
 import type PQueue from 'p-queue'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../src/ports/webhooks.ts'
+import { guardedAgents, type AddressPolicy, type LookupFunction } from '../../src/security/address-guard.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
 
 /** Options of the default webhook sender. */
 export interface HttpWebhookOptions {
   /** Allow loopback and private receivers (tests, private deployments). Default false. */
   allowPrivateUrls?: boolean
+  /**
+   * Which IP addresses may be reached (literal, or resolved at connect time). Default: public
+   * addresses only. Ignored with `allowPrivateUrls`. E.g. allow one internal receiver.
+   */
+  isAllowedAddress?: AddressPolicy
+  /** DNS lookup of every connection (default `dns.lookup`): tests map names to addresses with it. */
+  lookup?: LookupFunction
   /** Per-attempt timeout (the whole request, response headers included). Default 15 s. */
   timeoutMs?: number
   /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others. Default 8. */
@@ -27,6 +35,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024
  */
 export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSender {
   const allowPrivate = options.allowPrivateUrls ?? false
+  const isAllowedAddress: AddressPolicy | undefined = allowPrivate ? () => true : options.isAllowedAddress
   const timeoutMs = options.timeoutMs ?? 15_000
   const perHost = options.concurrencyPerHost ?? 8
   const maxQueued = options.maxQueuedPerHost ?? 1_000
@@ -48,9 +57,9 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
   return {
     async send(delivery: WebhookDelivery): Promise<WebhookResponse> {
       if (closed) throw new Error('the webhook sender is closed')
-      const checked = checkUrl(delivery.url, { allowPrivate })
+      const checked = checkUrl(delivery.url, { allowPrivate, isAllowedAddress })
       if ('refused' in checked) throw new Error(`webhook URL refused (${checked.refused})`)
-      clients ??= loadClients(allowPrivate)
+      clients ??= loadClients(isAllowedAddress, options.lookup)
       const loaded = await clients
       const queue = queueFor(checked.url.host, loaded.PQueue)
       if (queue.size >= maxQueued) throw new Error(`receiver ${checked.url.host} is busy (${queue.size} deliveries waiting)`)
@@ -61,8 +70,8 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       closed = true
       await Promise.all([...queues.values()].map(q => q.onIdle()))
       const loaded = await clients
-      loaded?.agent?.http.destroy()
-      loaded?.agent?.https.destroy()
+      loaded?.agent.http.destroy()
+      loaded?.agent.https.destroy()
     },
   }
 }
@@ -72,18 +81,12 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
 type Clients = {
   got: typeof import('got').default
   PQueue: typeof PQueue
-  agent: { http: HttpAgent; https: HttpsAgent } | undefined
+  agent: { http: HttpAgent; https: HttpsAgent }
 }
 
-async function loadClients(allowPrivate: boolean): Promise<Clients> {
+async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined): Promise<Clients> {
   const [{ default: got }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
-  if (allowPrivate) return { got, PQueue: PQueueClass, agent: undefined }
-  const { RequestFilteringHttpAgent, RequestFilteringHttpsAgent } = await import('request-filtering-agent')
-  return {
-    got,
-    PQueue: PQueueClass,
-    agent: { http: new RequestFilteringHttpAgent({ keepAlive: true }), https: new RequestFilteringHttpsAgent({ keepAlive: true }) },
-  }
+  return { got, PQueue: PQueueClass, agent: guardedAgents({ isAllowedAddress, lookup }) }
 }
 
 /** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */

@@ -85,8 +85,9 @@ export type UrlRefusal = 'malformed' | 'scheme' | 'credentials' | 'private'
  * `allowPrivate`) no literal private address or internal host name. The URL parser canonicalises
  * decimal, hex and octal IPv4 forms first, so `http://2130706433/` is seen as 127.0.0.1. Names that
  * resolve to private addresses are caught again at connect time by the HTTP adapters.
+ * `isAllowedAddress` replaces the private-address rule for literal addresses (the adapters' seam).
  */
-export function checkUrl(input: string, options: { allowPrivate: boolean }): { url: URL } | { refused: UrlRefusal } {
+export function checkUrl(input: string, options: { allowPrivate: boolean; isAllowedAddress?: (address: string) => boolean }): { url: URL } | { refused: UrlRefusal } {
   let url: URL
   try {
     url = new URL(input)
@@ -98,7 +99,7 @@ export function checkUrl(input: string, options: { allowPrivate: boolean }): { u
   if (options.allowPrivate) return { url }
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '')
   if (!host) return { refused: 'malformed' }
-  if (isIP(host)) return isPrivateAddress(host) ? { refused: 'private' } : { url }
+  if (isIP(host)) return (options.isAllowedAddress ? !options.isAllowedAddress(host) : isPrivateAddress(host)) ? { refused: 'private' } : { url }
   if (internalNames.test(host) || !host.includes('.')) return { refused: 'private' }
   return { url }
 }
