@@ -20,6 +20,7 @@ import type { TransportEvent } from './ports/transport.ts'
 import type { Services } from './services.ts'
 import { guardStorage } from './store/guarded-storage.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
+import { memoryRateLimitStore, RateLimits } from './security/rate-limits.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
 /** A running gateway: mount `routes()` (or `router`) in a Koa app; `close()` when done. */
@@ -60,7 +61,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
-  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging }
+  const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging, rateLimits }
   const outbox = startWebhookOutbox(services) // subscribes first: events are stored before anything else
   const agentRunner = startAgents(services)
 

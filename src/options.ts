@@ -10,9 +10,10 @@ import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from
 import { resolveAgentOptions, type AgentSettings } from './domain/agent-runner.ts'
 import type { AgentOptions } from './ports/agents.ts'
 import { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './domain/messaging/options.ts'
+import { resolveRateLimitOptions, type RateLimitOptions, type RateLimitSettings } from './security/rate-limits.ts'
 
 /** Options of createGateway. Every one has a default. Messaging options: see MessagingOptions. */
-export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions {
+export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions, RateLimitOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -48,6 +49,7 @@ export interface ResolvedOptions {
   webhookDelivery: WebhookSettings
   agents: AgentSettings
   messaging: ResolvedMessagingOptions
+  rateLimits: RateLimitSettings
 }
 
 /** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
@@ -70,6 +72,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
     messaging: resolveMessagingOptions(options, parseSize),
+    rateLimits: resolveRateLimitOptions(options),
   }
 }
 

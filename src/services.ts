@@ -13,6 +13,7 @@ import type { Transport } from './ports/transport.ts'
 import type { WebhookSender } from './ports/webhooks.ts'
 import type { KeyedLock } from './store/keyed-lock.ts'
 import type { ResolvedOptions } from './options.ts'
+import type { RateLimits } from './security/rate-limits.ts'
 
 /** The gateway's wired domain services, handed to every operation handler. */
 export interface Services {
@@ -34,4 +35,6 @@ export interface Services {
   flows: FlowConversations
   /** Sending (per-device queues), media, schedules, OTP and groups. */
   messaging: Messaging
+  /** Request limits (per account key, failed authkeys and registrations per IP, OTP verifications). */
+  rateLimits: RateLimits
 }

@@ -39,6 +39,9 @@ export interface Registration {
   planId: string
 }
 
+/** An unknown or expired authkey, answered with the operation's status and message; the failed-authkey limit counts it. */
+export class AuthenticationError extends GatewayError {}
+
 /** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
 export class Accounts {
   private readonly accounts: Collection<Account>
@@ -101,10 +104,10 @@ export class Accounts {
     return account
   }
 
-  /** The account of an authkey, or a GatewayError(status, message) to answer with. */
+  /** The account of an authkey, or an AuthenticationError(status, message) to answer with. */
   async require(authkey: unknown, status: number, message: string): Promise<Account> {
     const account = await this.authenticate(authkey)
-    if (!account) throw new GatewayError(status, message)
+    if (!account) throw new AuthenticationError(status, message)
     return account
   }
 

@@ -9,6 +9,8 @@ export interface OperationContext {
   uploads: Map<string, UploadedFile>
   /** Absolute URL of the gateway's mount point (for links), without a trailing slash. */
   baseUrl: string
+  /** The client's IP address (from X-Forwarded-For only when the Koa app trusts its proxy). */
+  clientIp: string
 }
 
 /** A handler's answer: the response body without `status` (always 200 on success). */

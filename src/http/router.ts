@@ -6,6 +6,7 @@ import type { Services } from '../services.ts'
 import { parseBody, type ParsedBody } from './body.ts'
 import type { Operation, PathEntry } from './operation.ts'
 import { errorBoundary, sendAnswer } from './render.ts'
+import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 
 /** Build the gateway's router: every path of the table, plus the QR share pages. */
@@ -14,7 +15,8 @@ export function buildRouter(table: PathEntry[], services: Services): Router {
   const router = new Router()
   const boundary = errorBoundary(options.httpStatus, logger)
   const body = parseBody(options.bodyLimitBytes)
-  for (const entry of table) router.post(entry.path, boundary, body, dispatch(entry, services))
+  const limits = rateLimitRequests(services)
+  for (const entry of table) router.post(entry.path, boundary, body, limits, dispatch(entry, services))
   sharePageRoutes(router, services, boundary)
   return router
 }
@@ -41,7 +43,7 @@ function dispatch(entry: PathEntry, services: Services): Middleware {
       services.logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
       throw new GatewayError(invalid.status, invalid.message, invalid.extra)
     }
-    const reply = await operation.handle(input, { services, uploads: body.uploads, baseUrl: baseUrlOf(ctx, entry.path, services) })
+    const reply = await operation.handle(input, { services, uploads: body.uploads, baseUrl: baseUrlOf(ctx, entry.path, services), clientIp: ctx.ip })
     ctx.state.gatewayOperation = operation.name
     sendAnswer(ctx, services.options.httpStatus, { status: 200, ...reply })
   }

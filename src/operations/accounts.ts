@@ -22,7 +22,8 @@ export const registerUser = defineOperation({
     telefone: phone(),
     plano: text(64),
   }),
-  async handle({ email, senha, nome, telefone, plano }, { services }) {
+  async handle({ email, senha, nome, telefone, plano }, { services, clientIp }) {
+    await services.rateLimits.registration(clientIp)
     const { account, authkey } = await services.accounts.register({ email, password: senha, name: nome, phone: telefone, planId: plano.trim() })
     return {
       message: 'Usuário registrado com sucesso.',

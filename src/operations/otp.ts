@@ -45,11 +45,16 @@ export const verifyOtp = defineOperation({
   async handle({ to, verificarOTP: code, ...keys }, context) {
     try {
       const { device } = await requireDevice(context, keys)
+      await context.services.rateLimits.otpVerification(device.id, to)
       const valid = await context.services.messaging.otps.verify(device, to, code.trim())
       if (!valid) throw new GatewayError(401, Messages.otpInvalid)
       return { message: 'OTP válido.', valid: true }
     } catch (err) {
-      if (err instanceof GatewayError) throw new GatewayError(err.status, err.message, { ...err.extra, valid: false }, { cause: err.cause, headers: err.headers })
+      if (err instanceof GatewayError) {
+        // The same class with valid: false (an AuthenticationError stays one: the failed-authkey limit counts it).
+        const Same = err.constructor as typeof GatewayError
+        throw new Same(err.status, err.message, { ...err.extra, valid: false }, { cause: err.cause, headers: err.headers })
+      }
       throw err
     }
   },

@@ -41,7 +41,7 @@ export interface FuzzWorld {
 
 /** A gateway on the simulated network with one account, one linked device, a group and messages. */
 export async function fuzzWorld(options: GatewayOptions = {}): Promise<FuzzWorld> {
-  const t = await startGateway({ media: stubMedia, webhooks: stubWebhooks, ...options })
+  const t = await startGateway({ media: stubMedia, webhooks: stubWebhooks, rateLimit: false, ...options })
   const { authkey } = await t.register({ email: 'fuzz@example.com' })
   const { authkey: otherAuthkey } = await t.register({ email: 'fuzz-other@example.com' })
   const device = await t.linkedDevice(authkey, 'loja', DEVICE_PHONE)
