@@ -13,18 +13,22 @@
  *   GATEWAY_OTP_SECRET           key of stored OTP hashes (default: random per process)
  *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000)
  *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000)
+ *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
+ *                                limits keep their defaults). With a redis:// store the counters live
+ *                                in that Redis, shared by every process on it.
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
-import { createGateway, parseRetrySchedule, type GatewayOptions, type Transport } from 'zapgate'
+import { createGateway, parseRateLimit, parseRetrySchedule, redactPaths, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
+import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
 
 const env = process.env
 const logger = pino({
   level: env.LOG_LEVEL ?? 'info',
-  redact: { paths: ['*.senha', '*.authkey', '*.appkey', '*.webhookSecret', '*.code', '*.password'], censor: '[redacted]' },
+  redact: { paths: redactPaths, censor: '[redacted]' },
 })
 
 async function main(): Promise<void> {
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
   const storeUrl = env.GATEWAY_STORE ?? 'sqlite://./data/gateway.sqlite'
   const storage = await storageFromUrl(storeUrl)
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
+  const rateLimitStore: RateLimitStore | undefined = /^rediss?:/i.test(storeUrl) ? await redisRateLimitStore({ url: storeUrl }) : undefined
 
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
   let transport: Transport
@@ -64,6 +69,8 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
     ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.GATEWAY_MIN_INTERVAL_MS) } : {}),
     ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: Number(env.GATEWAY_INTERVAL_JITTER_MS) } : {}),
+    ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
+    ...(rateLimitStore ? { rateLimitStore } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)
@@ -80,6 +87,7 @@ async function main(): Promise<void> {
     server.close()
     server.closeAllConnections?.()
     await gateway.close()
+    await rateLimitStore?.close?.()
     await storage.close?.()
     logger.info('stopped')
     process.exit(0)

@@ -15,3 +15,6 @@ export type { AgentResponder, AgentRequest, AgentReply, AgentContact, AgentTurn,
 export type { WebhookAdmin, DeadLetter, DeadLetterReason, WebhookPayload, WebhookEventName, WebhookOptions } from './domain/webhooks/index.ts'
 export { signWebhook, webhookHeaders } from './domain/webhooks/signer.ts'
 export { parseRetrySchedule } from './domain/webhooks/retry.ts'
+export type { RateLimitStore, RateLimiter, RateLimitRule, RateLimitState } from './ports/rate-limit.ts'
+export { redactPaths, secretFields } from './security/redaction.ts'
+export { defaultRateLimits, memoryRateLimitStore, parseRateLimit, type RateLimitOptions, type RateLimitRules, type RateRule } from './security/rate-limits.ts'

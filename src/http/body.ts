@@ -76,7 +76,9 @@ function isEmptyObject(value: unknown): boolean {
  * encoding 415, unparsable 400. That includes a body whose Content-Encoding does not match its bytes
  * (zlib fails without an HTTP status), which must not become a 500.
  */
-function mapParserError(err: { status?: number; type?: string; code?: unknown }): never {
+function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
+  // The parser's error carries the raw body (passwords, keys): it must never reach a log as a cause.
+  delete err.body
   if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError(413, Messages.tooLarge, {}, { cause: err })
   if (err.status === 415) throw new GatewayError(415, Messages.unsupportedType, {}, { cause: err })
   if (err.status && err.status < 500) throw new GatewayError(400, Messages.badJson, {}, { cause: err })
