@@ -13,6 +13,7 @@
  *   GATEWAY_OTP_SECRET           key of stored OTP hashes (default: random per process)
  *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000)
  *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000)
+ *   GATEWAY_SIM_LOG_LIMIT        memory transport: messages the simulated network remembers (default 100000)
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
  *                                limits keep their defaults). With a redis:// store the counters live
  *                                in that Redis, shared by every process on it.
@@ -44,7 +45,7 @@ async function main(): Promise<void> {
   let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
   if (transportName === 'memory') {
     const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
-    const network = new MemoryNetwork()
+    const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
     transport = memoryTransport({ network })
     mountSimulator = gateway => {
       const sim = simulatorRoutes(network, {
