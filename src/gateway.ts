@@ -5,6 +5,7 @@ import { Agents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
 import { ShareLinks } from './domain/share-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
+import { MediaLinks } from './domain/media-links.ts'
 import { FlowConversations } from './domain/flows.ts'
 import { startAgents } from './domain/agent-runner.ts'
 import { startWebhookOutbox, type WebhookAdmin } from './domain/webhooks/index.ts'
@@ -16,7 +17,7 @@ import { childLogger, silentLogger } from './logger.ts'
 import { operationTable } from './operations/table.ts'
 import { resolveOptions, type GatewayOptions } from './options.ts'
 import { prefixedStorage } from './ports/storage.ts'
-import type { TransportEvent } from './ports/transport.ts'
+import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import type { Services } from './services.ts'
 import { guardStorage } from './store/guarded-storage.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
@@ -54,11 +55,12 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const links = new ShareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
+  const mediaLinks = new MediaLinks(storage)
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
   const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
-  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging }
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging, mediaLinks }
   const outbox = startWebhookOutbox(services) // subscribes first: events are stored before anything else
   const agentRunner = startAgents(services)
 
@@ -71,11 +73,20 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         await links.rememberQr(event.deviceId, event.qr)
       } else if (event.type === 'message') {
         const device = await devices.get(event.deviceId)
-        if (device) await feed.publish(device, event.message)
+        if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
       }
     } catch (err) {
       logger.error({ err, event: event.type, deviceId: event.deviceId }, 'transport event not recorded')
     }
+  }
+
+  /** Give a media message that carries no bytes a signed URL to fetch them from, when possible. */
+  async function withMediaUrl(deviceId: string, message: IncomingMessage): Promise<IncomingMessage> {
+    const content = message.content
+    const media = content.kind === 'image' || content.kind === 'video' || content.kind === 'audio' || content.kind === 'document'
+    if (!media || content.base64 || content.url || !transport.downloadMedia || !resolved.baseUrl) return message
+    const token = await mediaLinks.sign({ deviceId, messageId: message.id })
+    return { ...message, content: { ...content, url: `${resolved.baseUrl}/media/${token}` } }
   }
 
   await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })

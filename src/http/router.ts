@@ -7,6 +7,7 @@ import { parseBody, type ParsedBody } from './body.ts'
 import type { Operation, PathEntry } from './operation.ts'
 import { errorBoundary, sendAnswer } from './render.ts'
 import { sharePageRoutes } from './share-page.ts'
+import { mediaRoutes } from './media-route.ts'
 
 /** Build the gateway's router: every path of the table, plus the QR share pages. */
 export function buildRouter(table: PathEntry[], services: Services): Router {
@@ -16,6 +17,7 @@ export function buildRouter(table: PathEntry[], services: Services): Router {
   const body = parseBody(options.bodyLimitBytes)
   for (const entry of table) router.post(entry.path, boundary, body, dispatch(entry, services))
   sharePageRoutes(router, services, boundary)
+  mediaRoutes(router, services, boundary)
   return router
 }
 
