@@ -15,3 +15,5 @@ export type { AgentResponder, AgentRequest, AgentReply, AgentContact, AgentTurn,
 export type { WebhookAdmin, DeadLetter, DeadLetterReason, WebhookPayload, WebhookEventName, WebhookOptions } from './domain/webhooks/index.ts'
 export { signWebhook, webhookHeaders } from './domain/webhooks/signer.ts'
 export { parseRetrySchedule } from './domain/webhooks/retry.ts'
+export { storageContract } from './testing/storage-contract.ts'
+export { transportContract, type TransportHarness, type SentRecord, type IncomingSpec, type ContractOptions } from './testing/transport-contract.ts'
