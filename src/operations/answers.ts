@@ -54,16 +54,6 @@ export const mediaErrors: ErrorAnswer[] = [
   { status: 413, message: Messages.mediaTooLarge },
 ]
 
-/** The errors every operation may give before it runs: the body and the store. */
-export const bodyErrors: ErrorAnswer[] = [
-  { status: 400, message: Messages.badJson },
-  { status: 400, message: Messages.notObject },
-  { status: 413, message: Messages.tooLarge },
-  { status: 415, message: Messages.unsupportedType },
-  { status: 503, message: Messages.storageDown },
-  { status: 500, message: Messages.internal },
-]
-
 // --- Internal helpers ---
 
 /** The answer a transport failure is rendered as (src/http/render.ts decides it). */

@@ -41,6 +41,8 @@ export interface Transport {
   groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined>
   /** Close every session (without unlinking) and release resources. */
   stop(): Promise<void>
+  /** Reachability probe for health checks; throws when the network cannot be reached. */
+  ping?(): Promise<void>
 }
 
 /** What createGateway hands a transport. */
