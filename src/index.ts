@@ -15,3 +15,8 @@ export type { AgentResponder, AgentRequest, AgentReply, AgentContact, AgentTurn,
 export type { WebhookAdmin, DeadLetter, DeadLetterReason, WebhookPayload, WebhookEventName, WebhookOptions } from './domain/webhooks/index.ts'
 export { signWebhook, webhookHeaders } from './domain/webhooks/signer.ts'
 export { parseRetrySchedule } from './domain/webhooks/retry.ts'
+export { operations, type OperationName } from './operations/registry.ts'
+export type * from './client-types.ts'
+export type { GatewayMetrics } from './metrics.ts'
+export type { ServiceOptions } from './http/service-routes.ts'
+export type { SendKind } from './events.ts'
