@@ -6,6 +6,12 @@ import { startGateway, waitFor } from '../helpers/gateway.ts'
 
 const DEVICE_PHONE = '5511933334444'
 
+/** What the page scripts below read (the project's TypeScript has no DOM library). */
+type PageGlobals = { document: { body: { dataset: Record<string, string | undefined> } } }
+
+/** The page's state (`waiting`, `connected`, `revoked`): runs inside the page (the CSP forbids string evaluation). */
+const pageState = () => (globalThis as unknown as PageGlobals).document.body.dataset.state
+
 if (browserAvailable('the QR share page in a real browser')) {
   type Ctx = { browser: Awaited<ReturnType<typeof launchBrowser>> }
   const page = suite<Ctx>('QR share page in a real browser (Chromium)')
@@ -31,10 +37,10 @@ if (browserAvailable('the QR share page in a real browser')) {
       const shown = await readQr(qr)
       assert.ok(shown, 'a QR code decodes from a screenshot of the page')
       assert.is(shown, await t.gateway.services.links.currentQr(added.body.id), "it is the device's current QR")
-      assert.is(await tab.evaluate(() => document.body.dataset.state), 'waiting')
+      assert.is(await tab.evaluate(pageState), 'waiting')
 
       await t.network.scan({ deviceId: added.body.id }, DEVICE_PHONE)
-      await tab.waitForFunction(() => document.body.dataset.state === 'connected', null, { timeout: 15_000 })
+      await tab.waitForFunction(() => (globalThis as unknown as PageGlobals).document.body.dataset.state === 'connected', null, { timeout: 15_000 })
       assert.ok(await tab.locator('#connected').isVisible(), 'the page says the device is connected')
       assert.not.ok(await qr.isVisible(), 'the QR is gone')
 

@@ -36,5 +36,6 @@ export async function launchBrowser(): Promise<{ context: BrowserContext; close(
 /** The text of the QR code an element shows, read from a screenshot of it (undefined when none decodes). */
 export async function readQr(element: Locator): Promise<string | undefined> {
   const image = PNG.sync.read(await element.screenshot())
-  return jsQR(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data
+  // jsqr is CommonJS typed as an ES module: its function is `.default` of what Node imports.
+  return jsQR.default(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data
 }
