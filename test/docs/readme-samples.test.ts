@@ -59,7 +59,7 @@ const before: Record<string, (story: Story) => Promise<void>> = {
   '2.': async ({ t, authkey }) => void (await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })),
   '5.': ({ t }) => linkByName(t, 'recepcao', RECEPTION_PHONE),
   '8.': ({ t }) => linkByName(t, 'loja', DEVICE_PHONE),
-  '14.': async ({ t, stands }) => stands.set(STORY.receivedId, await t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'Quando chega meu pedido?' })),
+  '14.': async ({ t, stands }) => void stands.set(STORY.receivedId, await t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'Quando chega meu pedido?' })),
   '17.': async ({ stands }) => void stands.set(STORY.scheduleTime, `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)} 18:00:00`),
   '18.': async ({ t, stands }) => {
     const code = t.network.inbox(CUSTOMER).flatMap(entry => (entry.type === 'text' ? (/Seu código Loja: (\d{6})/.exec(entry.text)?.[1] ?? []) : []))
