@@ -4,7 +4,7 @@ import type { Storage } from './ports/storage.ts'
 import type { Transport } from './ports/transport.ts'
 import type { WebhookSender } from './ports/webhooks.ts'
 import type { HttpStatusMode } from './http/render.ts'
-import type { ServiceOptions } from './http/service-routes.ts'
+import { checkServiceOptions, type ServiceOptions } from './http/service-routes.ts'
 import { defaultPlans, type Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
 import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
@@ -57,6 +57,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!isValidTimeZone(timeZone)) throw new Error(`createGateway: unknown timeZone ${JSON.stringify(timeZone)}`)
   const httpStatus = options.httpStatus ?? 'mirror'
   if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
+  checkServiceOptions(options)
   const plans = options.plans ?? defaultPlans
   for (const [id, plan] of Object.entries(plans)) {
     if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)

@@ -21,6 +21,12 @@ export interface ServiceOptions {
   healthTimeoutMs?: number
 }
 
+/** Reject bad service options with a clear Error at start-up (called by resolveOptions). */
+export function checkServiceOptions(options: ServiceOptions): void {
+  const { healthTimeoutMs } = options
+  if (healthTimeoutMs !== undefined && !(healthTimeoutMs > 0 && Number.isFinite(healthTimeoutMs))) throw new Error('createGateway: healthTimeoutMs must be a positive number of ms')
+}
+
 /**
  * Add the service routes to the gateway's router: `/health` (always), `/openapi.json` and `/docs`
  * (unless `docs: false`), `/metrics` (with `metrics`). Resolves with the metrics when they are on.

@@ -74,4 +74,13 @@ health("answers 503 when the transport's probe fails or does not answer in time"
   }
 })
 
+health('createGateway refuses a healthTimeoutMs that is not a positive number', async () => {
+  for (const healthTimeoutMs of [0, -1, Number.NaN]) {
+    await startGateway({ healthTimeoutMs }).then(
+      t => t.stop().then(() => assert.unreachable(`accepted ${healthTimeoutMs}`)),
+      (err: Error) => assert.match(err.message, /healthTimeoutMs must be a positive number/),
+    )
+  }
+})
+
 health.run()
