@@ -13,6 +13,8 @@
  *   GATEWAY_OTP_SECRET           key of stored OTP hashes (default: random per process)
  *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000)
  *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000)
+ *   GATEWAY_METRICS              1: serve Prometheus metrics at /metrics
+ *   GATEWAY_DOCS                 0: serve neither /openapi.json nor the /docs page
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
@@ -64,6 +66,8 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
     ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.GATEWAY_MIN_INTERVAL_MS) } : {}),
     ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: Number(env.GATEWAY_INTERVAL_JITTER_MS) } : {}),
+    ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
+    ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)

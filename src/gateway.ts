@@ -1,4 +1,5 @@
 import type Router from '@koa/router'
+import type { Registry } from 'prom-client'
 import type { Middleware } from 'koa'
 import { Accounts } from './domain/accounts.ts'
 import { Agents } from './domain/agents.ts'
@@ -13,6 +14,7 @@ import { createMessaging } from './domain/messaging/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
 import { buildRouter } from './http/router.ts'
+import { addServiceRoutes } from './http/service-routes.ts'
 import { childLogger, silentLogger } from './logger.ts'
 import { operationTable } from './operations/table.ts'
 import { resolveOptions, type GatewayOptions } from './options.ts'
@@ -34,6 +36,8 @@ export interface Gateway {
   webhooks: WebhookAdmin
   /** Resolves once stored devices have been resumed on the transport. */
   ready: Promise<void>
+  /** The prom-client Registry behind `/metrics` (only with the `metrics` option). */
+  metrics?: Registry
   /** The wired services (advanced: tools such as the simulator reach the domain through them). */
   services: Services
   /** Close sessions (without unlinking), flush queues, release the store it created. */
@@ -91,6 +95,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
 
   await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
   const router = buildRouter(operationTable, services)
+  const metrics = await addServiceRoutes(router, services, operationTable, outbox, options)
   const ready = devices.resumeAll().then(
     count => logger.info({ count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),
@@ -107,11 +112,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     },
     events,
     webhooks: outbox,
+    metrics: metrics?.registry,
     ready,
     services,
     close() {
       closed ??= (async () => {
         await ready
+        metrics?.close()
         await agentRunner.close()
         await messaging.close()
         await transport.stop()

@@ -4,6 +4,7 @@ import type { Storage } from './ports/storage.ts'
 import type { Transport } from './ports/transport.ts'
 import type { WebhookSender } from './ports/webhooks.ts'
 import type { HttpStatusMode } from './http/render.ts'
+import { checkServiceOptions, type ServiceOptions } from './http/service-routes.ts'
 import { defaultPlans, type Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
 import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
@@ -12,7 +13,7 @@ import type { AgentOptions } from './ports/agents.ts'
 import { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './domain/messaging/options.ts'
 
 /** Options of createGateway. Every one has a default. Messaging options: see MessagingOptions. */
-export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions {
+export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions, ServiceOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -56,6 +57,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!isValidTimeZone(timeZone)) throw new Error(`createGateway: unknown timeZone ${JSON.stringify(timeZone)}`)
   const httpStatus = options.httpStatus ?? 'mirror'
   if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
+  checkServiceOptions(options)
   const plans = options.plans ?? defaultPlans
   for (const [id, plan] of Object.entries(plans)) {
     if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)

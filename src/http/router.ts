@@ -6,6 +6,7 @@ import type { Services } from '../services.ts'
 import { parseBody, type ParsedBody } from './body.ts'
 import type { Operation, PathEntry } from './operation.ts'
 import { errorBoundary, sendAnswer } from './render.ts'
+import { observeRequests } from './observe.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
 
@@ -15,6 +16,7 @@ export function buildRouter(table: PathEntry[], services: Services): Router {
   const router = new Router()
   const boundary = errorBoundary(options.httpStatus, logger)
   const body = parseBody(options.bodyLimitBytes)
+  router.use(observeRequests(services.events))
   for (const entry of table) router.post(entry.path, boundary, body, dispatch(entry, services))
   sharePageRoutes(router, services, boundary)
   mediaRoutes(router, services, boundary)
@@ -37,6 +39,7 @@ function dispatch(entry: PathEntry, services: Services): Middleware {
     const body = ctx.state.gatewayBody as ParsedBody
     const operation = selectOperation(entry, body)
     if (!operation) throw new GatewayError(401, Messages.required)
+    ctx.state.gatewayOperation = operation.name
     const [error, input] = validate(body.fields, operation.schema, { coerce: true })
     if (error) {
       const invalid = operation.invalid ?? { status: 401, message: Messages.required }
@@ -44,7 +47,6 @@ function dispatch(entry: PathEntry, services: Services): Middleware {
       throw new GatewayError(invalid.status, invalid.message, invalid.extra)
     }
     const reply = await operation.handle(input, { services, uploads: body.uploads, baseUrl: baseUrlOf(ctx, entry.path, services) })
-    ctx.state.gatewayOperation = operation.name
     sendAnswer(ctx, services.options.httpStatus, { status: 200, ...reply })
   }
 }

@@ -46,6 +46,8 @@ export interface Transport {
    * When present, the gateway gives media events a `url` that serves them (needs `baseUrl`).
    */
   downloadMedia?(deviceId: string, messageId: string): Promise<MediaPayload | undefined>
+  /** Reachability probe for health checks; throws when the network cannot be reached. */
+  ping?(): Promise<void>
 }
 
 /** What createGateway hands a transport. */
