@@ -13,6 +13,8 @@
  *   GATEWAY_OTP_SECRET           key of stored OTP hashes (default: random per process)
  *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000)
  *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000)
+ *   GATEWAY_METRICS              1: serve Prometheus metrics at /metrics
+ *   GATEWAY_DOCS                 0: serve neither /openapi.json nor the /docs page
  *   GATEWAY_SIM_LOG_LIMIT        memory transport: messages the simulated network remembers (default 100000)
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
  *                                limits keep their defaults). With a redis:// store the counters live
@@ -70,6 +72,8 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
     ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.GATEWAY_MIN_INTERVAL_MS) } : {}),
     ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: Number(env.GATEWAY_INTERVAL_JITTER_MS) } : {}),
+    ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
+    ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
     ...(rateLimitStore ? { rateLimitStore } : {}),
   }

@@ -24,7 +24,14 @@ export interface GatewayEventMap {
       reason?: 'max-age' | 'gone' | 'no-webhook'
     },
   ]
+  /** The gateway performed a network action for a device (a send, a reaction, a read receipt...), or failed to. */
+  send: [{ deviceId: string; kind: SendKind; ok: boolean; /** Why it failed: a TransportError code, an HTTP status, or `error`. */ reason?: string }]
+  /** One of the gateway's HTTP routes answered (only emitted while someone listens). */
+  request: [{ method: string; /** The route pattern, e.g. `/api/create-message` or `/qr/:token`. */ route: string; operation?: string; status: number; durationMs: number }]
 }
+
+/** What a `send` event did: a message kind (media by its kind) or `read` (a read receipt). */
+export type SendKind = 'text' | 'image' | 'video' | 'audio' | 'document' | 'contact' | 'location' | 'reaction' | 'delete' | 'buttons' | 'carousel' | 'read'
 
 /** The gateway's typed event emitter (observability for hosts: subscribe with `gateway.events.on`). */
 export class GatewayEvents extends EventEmitter<GatewayEventMap> {

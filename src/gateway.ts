@@ -1,10 +1,12 @@
 import type Router from '@koa/router'
+import type { Registry } from 'prom-client'
 import type { Middleware } from 'koa'
 import { Accounts } from './domain/accounts.ts'
 import { Agents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
 import { ShareLinks } from './domain/share-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
+import { MediaLinks } from './domain/media-links.ts'
 import { FlowConversations } from './domain/flows.ts'
 import { startAgents } from './domain/agent-runner.ts'
 import { startWebhookOutbox, type WebhookAdmin } from './domain/webhooks/index.ts'
@@ -12,11 +14,12 @@ import { createMessaging } from './domain/messaging/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
 import { buildRouter } from './http/router.ts'
+import { addServiceRoutes } from './http/service-routes.ts'
 import { childLogger, silentLogger } from './logger.ts'
 import { operationTable } from './operations/table.ts'
 import { resolveOptions, type GatewayOptions } from './options.ts'
 import { prefixedStorage } from './ports/storage.ts'
-import type { TransportEvent } from './ports/transport.ts'
+import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import type { Services } from './services.ts'
 import { guardStorage } from './store/guarded-storage.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
@@ -35,6 +38,8 @@ export interface Gateway {
   webhooks: WebhookAdmin
   /** Resolves once stored devices have been resumed on the transport. */
   ready: Promise<void>
+  /** The prom-client Registry behind `/metrics` (only with the `metrics` option). */
+  metrics?: Registry
   /** The wired services (advanced: tools such as the simulator reach the domain through them). */
   services: Services
   /** Close sessions (without unlinking), flush queues, release the store it created. */
@@ -57,12 +62,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const links = new ShareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
+  const mediaLinks = new MediaLinks(storage)
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
   const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
   const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
-  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging, rateLimits }
+  const services: Services = { options: resolved, logger, storage, lock, transport, webhooks, media, events, accounts, devices, agents, links, feed, flows, messaging, mediaLinks, rateLimits }
   const outbox = startWebhookOutbox(services) // subscribes first: events are stored before anything else
   const agentRunner = startAgents(services)
 
@@ -75,15 +81,25 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
         await links.rememberQr(event.deviceId, event.qr)
       } else if (event.type === 'message') {
         const device = await devices.get(event.deviceId)
-        if (device) await feed.publish(device, event.message)
+        if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
       }
     } catch (err) {
       logger.error({ err, event: event.type, deviceId: event.deviceId }, 'transport event not recorded')
     }
   }
 
+  /** Give a media message that carries no bytes a signed URL to fetch them from, when possible. */
+  async function withMediaUrl(deviceId: string, message: IncomingMessage): Promise<IncomingMessage> {
+    const content = message.content
+    const media = content.kind === 'image' || content.kind === 'video' || content.kind === 'audio' || content.kind === 'document'
+    if (!media || content.base64 || content.url || !transport.downloadMedia || !resolved.baseUrl) return message
+    const token = await mediaLinks.sign({ deviceId, messageId: message.id })
+    return { ...message, content: { ...content, url: `${resolved.baseUrl}/media/${token}` } }
+  }
+
   await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
   const router = buildRouter(operationTable, services)
+  const metrics = await addServiceRoutes(router, services, operationTable, outbox, options)
   const ready = devices.resumeAll().then(
     count => logger.info({ count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),
@@ -100,11 +116,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     },
     events,
     webhooks: outbox,
+    metrics: metrics?.registry,
     ready,
     services,
     close() {
       closed ??= (async () => {
         await ready
+        metrics?.close()
         await agentRunner.close()
         await messaging.close()
         await transport.stop()

@@ -4,6 +4,7 @@ import type { Storage } from './ports/storage.ts'
 import type { Transport } from './ports/transport.ts'
 import type { WebhookSender } from './ports/webhooks.ts'
 import type { HttpStatusMode } from './http/render.ts'
+import { checkServiceOptions, type ServiceOptions } from './http/service-routes.ts'
 import { defaultPlans, type Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
 import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
@@ -13,7 +14,7 @@ import { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingO
 import { resolveRateLimitOptions, type RateLimitOptions, type RateLimitSettings } from './security/rate-limits.ts'
 
 /** Options of createGateway. Every one has a default. Messaging options: see MessagingOptions. */
-export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions, RateLimitOptions {
+export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions, ServiceOptions, RateLimitOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -58,6 +59,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!isValidTimeZone(timeZone)) throw new Error(`createGateway: unknown timeZone ${JSON.stringify(timeZone)}`)
   const httpStatus = options.httpStatus ?? 'mirror'
   if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
+  checkServiceOptions(options)
   const plans = options.plans ?? defaultPlans
   for (const [id, plan] of Object.entries(plans)) {
     if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)

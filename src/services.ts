@@ -3,6 +3,7 @@ import type { Agents } from './domain/agents.ts'
 import type { Devices } from './domain/devices.ts'
 import type { FlowConversations } from './domain/flows.ts'
 import type { MessageFeed } from './domain/message-feed.ts'
+import type { MediaLinks } from './domain/media-links.ts'
 import type { Messaging } from './domain/messaging/index.ts'
 import type { ShareLinks } from './domain/share-links.ts'
 import type { GatewayEvents } from './events.ts'
@@ -31,6 +32,8 @@ export interface Services {
   links: ShareLinks
   /** Every message devices see (received, and the gateway's own sends). */
   feed: MessageFeed
+  /** Signed links to received media too large to inline. */
+  mediaLinks: MediaLinks
   /** Agents' conversations per contact (operation 19 deletes them). */
   flows: FlowConversations
   /** Sending (per-device queues), media, schedules, OTP and groups. */

@@ -219,6 +219,11 @@ export class Devices {
     return ids.length
   }
 
+  /** Every device of every account (a scan: for metrics and tools, never for API requests). */
+  async *all(): AsyncIterable<Device> {
+    for await (const [, device] of this.devices.all()) yield device
+  }
+
   /**
    * A device by appkey or name across all accounts (a scan). Only for development tools such as the
    * simulator's `/_sim/scan`, never for API requests.

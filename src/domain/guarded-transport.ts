@@ -7,7 +7,8 @@ import { TransportError, type Transport } from '../ports/transport.ts'
  * TransportError('failed') (502) with the original as `cause`, and the calls a request waits on
  * directly (`status`, `link`, `logout`) fail with TransportError('timeout') (504) after `timeoutMs`.
  * Sends, read receipts and group calls go through the device's send queue, which times them out
- * itself; `connect` and `disconnect` run in the background and are only converted.
+ * itself; `connect`, `disconnect`, `downloadMedia` and `ping` are only converted (health checks
+ * time `ping` out themselves).
  */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   return {
@@ -23,6 +24,9 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     groupInfo: (deviceId, group) => converted(() => transport.groupInfo(deviceId, group)),
     groupCreate: (deviceId, subject, participants) => converted(() => transport.groupCreate(deviceId, subject, participants)),
     groupJoin: (deviceId, inviteCode) => converted(() => transport.groupJoin(deviceId, inviteCode)),
+    // Optional members stay absent when the transport lacks them (the gateway checks for them).
+    ...(transport.downloadMedia ? { downloadMedia: (deviceId: string, messageId: string) => converted(() => transport.downloadMedia!(deviceId, messageId)) } : {}),
+    ...(transport.ping ? { ping: () => converted(() => transport.ping!()) } : {}),
   }
 }
 

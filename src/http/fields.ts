@@ -1,4 +1,5 @@
 import { boolean, coerce, literal, number, optional, refine, string, union, type Struct } from 'superstruct'
+import { documentStruct } from './struct-schema.ts'
 
 /**
  * Field types of the wire format. Every request field is a JSON string, but clients also send
@@ -44,11 +45,12 @@ export function optionalFlag(): Struct<boolean | undefined, null> {
 
 /** A phone number: digits with the country code after removing `+`, spaces, dots, dashes and parentheses. */
 export function phone(): Struct<string, null> {
-  return refine(
+  const struct = refine(
     coerce(text(32), union([string(), number()]), v => String(v).replace(/[\s().+-]/g, '')),
     'phone',
     v => /^\d{8,15}$/.test(v) || 'expected 8 to 15 digits',
   )
+  return documentStruct(struct, { description: 'Phone number with the country code: 8 to 15 digits once +, spaces, dots, dashes and parentheses are removed.' })
 }
 
 /** Read a flag spelling; anything unknown is returned as is (and then fails validation). */

@@ -6,8 +6,10 @@ import type { Services } from '../services.ts'
 import { parseBody, type ParsedBody } from './body.ts'
 import type { Operation, PathEntry } from './operation.ts'
 import { errorBoundary, sendAnswer } from './render.ts'
+import { observeRequests } from './observe.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
+import { mediaRoutes } from './media-route.ts'
 
 /** Build the gateway's router: every path of the table, plus the QR share pages. */
 export function buildRouter(table: PathEntry[], services: Services): Router {
@@ -15,9 +17,11 @@ export function buildRouter(table: PathEntry[], services: Services): Router {
   const router = new Router()
   const boundary = errorBoundary(options.httpStatus, logger)
   const body = parseBody(options.bodyLimitBytes)
+  router.use(observeRequests(services.events))
   const limits = rateLimitRequests(services)
   for (const entry of table) router.post(entry.path, boundary, body, limits, dispatch(entry, services))
   sharePageRoutes(router, services, boundary)
+  mediaRoutes(router, services, boundary)
   return router
 }
 
@@ -37,6 +41,7 @@ function dispatch(entry: PathEntry, services: Services): Middleware {
     const body = ctx.state.gatewayBody as ParsedBody
     const operation = selectOperation(entry, body)
     if (!operation) throw new GatewayError(401, Messages.required)
+    ctx.state.gatewayOperation = operation.name
     const [error, input] = validateBody(body.fields, operation.schema)
     if (error) {
       const invalid = operation.invalid ?? { status: 401, message: Messages.required }
@@ -44,7 +49,6 @@ function dispatch(entry: PathEntry, services: Services): Middleware {
       throw new GatewayError(invalid.status, invalid.message, invalid.extra)
     }
     const reply = await operation.handle(input, { services, uploads: body.uploads, baseUrl: baseUrlOf(ctx, entry.path, services), clientIp: ctx.ip })
-    ctx.state.gatewayOperation = operation.name
     sendAnswer(ctx, services.options.httpStatus, { status: 200, ...reply })
   }
 }

@@ -1,19 +1,28 @@
-import { literal, refine, type } from 'superstruct'
+import { literal, object, refine, type } from 'superstruct'
 import { coerce, string } from 'superstruct'
 import { Messages } from '../errors.ts'
 import { defineOperation } from '../http/operation.ts'
 import { phone, text } from '../http/fields.ts'
+import { documentStruct } from '../http/struct-schema.ts'
+import { answer, deviceErrors } from './answers.ts'
 
 /** Passwords shorter than this are refused (401 `validation.required`). */
 export const MIN_PASSWORD = 6
 
-const email = refine(text(254), 'email', v => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) || 'expected an e-mail address')
+const email = documentStruct(
+  refine(text(254), 'email', v => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) || 'expected an e-mail address'),
+  { format: 'email' },
+)
 
 /** Operation 1: register a user account (`auth: "registrar"`). */
 export const registerUser = defineOperation({
   field: 'auth',
   name: 'registerUser',
   summary: 'Register a user account and obtain its authkey',
+  answer: answer({
+    data: object({ nome: string(), email: string(), telefone: string(), authkey: string(), expiracao: string(), plano: string() }),
+  }),
+  errors: [{ status: 409, message: Messages.emailTaken }],
   schema: type({
     auth: coerce(literal('registrar'), string(), s => s.trim().toLowerCase()),
     email,
@@ -43,6 +52,8 @@ export const registerUser = defineOperation({
 export const createAgent = defineOperation({
   name: 'createAgent',
   summary: 'Create an AI agent hosted by a device',
+  answer: answer({ agent_id: string() }),
+  errors: [{ status: 401, message: Messages.agentAuth }, deviceErrors[1]],
   schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
   invalid: { status: 400, message: Messages.required },
   async handle({ authkey, device: deviceRef, agent_name }, { services }) {

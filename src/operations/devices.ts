@@ -1,11 +1,12 @@
 import QRCode from 'qrcode'
-import { any, coerce, literal, optional, refine, string, type } from 'superstruct'
+import { any, boolean, coerce, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
 import { GatewayError, Messages } from '../errors.ts'
 import { defineOperation, type OperationContext } from '../http/operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../http/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
 import type { LinkChallenge } from '../ports/transport.ts'
+import { answer, deviceErrors, required } from './answers.ts'
 
 /** Longest device name or chosen appkey. */
 export const MAX_DEVICE_NAME = 64
@@ -17,6 +18,18 @@ const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u
 export const generateQrCode = defineOperation({
   name: 'generateQrCode',
   summary: 'Create a device (or reuse the one named by setAppkey) and return a QR code or, with phone, a pairing code',
+  answer: answer({
+    /** The QR as a PNG data URI (without `phone`). */
+    qrcode: optional(string()),
+    /** The QR share page (without `phone`). */
+    link: optional(string()),
+    /** The 8-digit pairing code (with `phone`). */
+    code: optional(string()),
+    appkey: optional(string()),
+    id: string(),
+    webhookSecret: string(),
+  }),
+  errors: [{ status: 401, message: Messages.qrAuth }, { status: 409, message: Messages.alreadyConnected }],
   schema: type({
     authkey: optional(any()),
     setAppkey: optional(coerce(deviceName, string(), s => (s.trim() === '' ? undefined : s))),
@@ -42,6 +55,8 @@ export const addDevice = defineOperation({
   field: 'conecteQR',
   name: 'addDevice',
   summary: 'Add a device by name (or reuse an unlinked one of that name) and return its QR code',
+  answer: answer({ qrcode: string(), link: string(), id: string(), appkey: optional(string()), webhookSecret: string() }),
+  errors: [required, { status: 404, message: Messages.addDeviceFailed }, { status: 409, message: Messages.alreadyConnected }],
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
   async handle({ authkey, message: name, webhook }, context) {
     const { services } = context
@@ -71,6 +86,18 @@ export const deviceStatus = defineOperation({
   field: 'checkDispositivo',
   name: 'deviceStatus',
   summary: 'Status of a device of the account',
+  answer: answer({
+    dispositivo: object({
+      id: string(),
+      nome: string(),
+      telefone: nullable(string()),
+      webhook: nullable(string()),
+      conectado: boolean(),
+      estado: enums(['closed', 'connecting', 'linking', 'open', 'replaced', 'logged-out']),
+      webhookSecret: string(),
+    }),
+  }),
+  errors: deviceErrors,
   schema: type({ authkey: text(256), message: text(), checkDispositivo: trueFlag() }),
   async handle({ authkey, message: ref }, { services }) {
     const account = await services.accounts.require(authkey, 401, Messages.required)
@@ -96,6 +123,8 @@ export const deleteDevice = defineOperation({
   field: 'apagarDispositivo',
   name: 'deleteDevice',
   summary: 'Delete a device of the account',
+  answer: answer({}),
+  errors: [{ status: 401, message: Messages.deleteAuth }, ...deviceErrors, { status: 500, message: Messages.deleteFailed }],
   schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
   async handle({ authkey, message: ref, apagarAppkey }, { services }) {
     const account = await services.accounts.require(authkey, 401, Messages.deleteAuth)
@@ -110,6 +139,8 @@ export const deleteShareLink = defineOperation({
   field: 'GerenciarLinks',
   name: 'deleteShareLink',
   summary: 'Revoke the QR share links of a device',
+  answer: answer({}),
+  errors: deviceErrors,
   schema: type({
     appkey: text(),
     authkey: text(256),

@@ -1,9 +1,12 @@
-import { any, array, coerce, refine, string, type } from 'superstruct'
+import { any, array, boolean, coerce, object, optional, refine, string, type } from 'superstruct'
 import { defineOperation } from '../http/operation.ts'
 import { falseFlag, text, trueFlag } from '../http/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
 import { requireDevice } from './send-support.ts'
+import { documentStruct } from '../http/struct-schema.ts'
+import { Messages } from '../errors.ts'
+import { answer, deviceErrors, queueErrors } from './answers.ts'
 
 /** Most members a new group can be created with (WhatsApp: 1 024 including the creator). */
 const MAX_MEMBERS = 1023
@@ -13,6 +16,10 @@ export const groupInfo = defineOperation({
   field: 'infoConvite',
   name: 'groupInfo',
   summary: 'Information about a group, by id or invite',
+  answer: answer({
+    grupo: object({ id: string(), titulo: string(), descricao: string(), participantes: array(object({ id: string(), admin: boolean() })) }),
+  }),
+  errors: [...deviceErrors, { status: 404, message: Messages.groupNotFound }, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
   async handle({ infoConvite: ref, ...keys }, context) {
     const { device } = await requireDevice(context, keys)
@@ -34,6 +41,8 @@ export const createGroup = defineOperation({
   field: 'criarGrupo',
   name: 'createGroup',
   summary: 'Create a group with the device as admin',
+  answer: answer({ grupoId: string(), convite: optional(string()) }),
+  errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
   async handle({ message: subject, usuarios: participants, ...keys }, context) {
     const { device } = await requireDevice(context, keys)
@@ -47,6 +56,8 @@ export const joinGroup = defineOperation({
   field: 'entrarConvite',
   name: 'joinGroup',
   summary: 'Join a group by invite link',
+  answer: answer({ grupoId: string() }),
+  errors: [...deviceErrors, { status: 404, message: Messages.inviteInvalid }, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
   async handle({ entrarConvite: invite, ...keys }, context) {
     const { device } = await requireDevice(context, keys)
@@ -63,9 +74,17 @@ function members() {
     const items = typeof value === 'string' ? split(value) : Array.isArray(value) ? value.map(String) : value
     return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(p) ?? p))] : items
   })
-  return refine(phones, 'members', list => {
+  const struct = refine(phones, 'members', list => {
     if (list.length < 1 || list.length > MAX_MEMBERS) return `expected 1 to ${MAX_MEMBERS} phone numbers`
     return list.every(p => /^\d{8,15}$/.test(p)) || 'expected phone numbers'
+  })
+  return documentStruct(struct, {
+    wire: schema => ({
+      anyOf: [
+        { type: 'string', description: 'Phone numbers separated by `-` (or `,`), each written without dashes.' },
+        { ...schema, minItems: 1, maxItems: MAX_MEMBERS },
+      ],
+    }),
   })
 }
 

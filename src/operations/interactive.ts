@@ -5,12 +5,15 @@ import { optionalText, text } from '../http/fields.ts'
 import type { Button, Card } from '../ports/transport.ts'
 import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, sendFields, type WireButton, type WireCardButton } from './messaging-fields.ts'
 import { sendOrSchedule } from './send-support.ts'
+import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
 
 /** Operation 15: a text with up to 3 buttons (reply, URL, call), optional header and footer. */
 export const sendButtons = defineOperation({
   field: 'buttons',
   name: 'sendButtons',
   summary: 'Send a message with buttons',
+  answer: sentAnswer,
+  errors: sendErrors,
   schema: type({
     ...sendFields,
     message: text(MAX_CAPTION),
@@ -38,6 +41,8 @@ export const sendCarousel = defineOperation({
   field: 'cards',
   name: 'sendCarousel',
   summary: 'Send a carousel of cards',
+  answer: sentAnswer,
+  errors: [...sendErrors, ...mediaErrors, { status: 400, message: Messages.cardImageInvalid }],
   schema: type({ ...sendFields, message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) }),
   handle: ({ message: text, cards, footer_text: footer, to, ...keys }, context) => {
     for (const c of cards) if (hasDuplicateIds(c.buttons)) throw new GatewayError(401, Messages.required)

@@ -4,6 +4,8 @@ import { defineOperation } from '../http/operation.ts'
 import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../http/fields.ts'
 import { sendFields } from './messaging-fields.ts'
 import { sendOrSchedule } from './send-support.ts'
+import { documentStruct } from '../http/struct-schema.ts'
+import { sentAnswer, targetErrors } from './answers.ts'
 
 /** Longest message id accepted. */
 const MAX_ID = 256
@@ -13,6 +15,8 @@ export const reactToMessage = defineOperation({
   field: 'reactionMessage',
   name: 'reactToMessage',
   summary: 'React to a message with an emoji, or remove the reaction',
+  answer: sentAnswer,
+  errors: targetErrors,
   schema: type({ ...sendFields, reactionMessage: trueFlag(), message: reaction(), id: text(MAX_ID) }),
   handle: ({ message, id, to, ...keys }, context) => {
     const emoji = message.trim().toLowerCase() === 'remove' ? '' : message.trim()
@@ -30,6 +34,8 @@ export const deleteMessage = defineOperation({
   field: 'deleteID',
   name: 'deleteMessage',
   summary: 'Delete a sent message for everyone',
+  answer: sentAnswer,
+  errors: targetErrors,
   schema: type({ ...sendFields, message: falseFlag(), deleteID: text(MAX_ID) }),
   handle: ({ deleteID, to, ...keys }, context) =>
     sendOrSchedule(
@@ -48,6 +54,8 @@ export const markMessageRead = defineOperation({
   field: 'markRead',
   name: 'markMessageRead',
   summary: 'Send a read receipt for a received message',
+  answer: sentAnswer,
+  errors: targetErrors,
   schema: type({ ...sendFields, markRead: coerce(text(MAX_ID), boolean(), b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
   handle: ({ markRead, idMessagem, idMensagem, to, ...keys }, context) => {
     const id = parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
@@ -61,10 +69,11 @@ export const markMessageRead = defineOperation({
 /** One emoji (a single grapheme that is a pictograph, flag or keycap), or `remove`. */
 function reaction() {
   const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
-  return refine(text(32), 'emoji', v => {
+  const struct = refine(text(32), 'emoji', v => {
     const s = v.trim()
     if (s.toLowerCase() === 'remove') return true
     const graphemes = [...segmenter.segment(s)]
     return (graphemes.length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(s)) || 'expected one emoji or remove'
   })
+  return documentStruct(struct, { description: 'One emoji, or `remove` to take the reaction back.' })
 }

@@ -3,11 +3,15 @@ import { defineOperation } from '../http/operation.ts'
 import { optionalText, phone, text } from '../http/fields.ts'
 import { MAX_CAPTION, MAX_TEXT, sendFields } from './messaging-fields.ts'
 import { sendOrSchedule } from './send-support.ts'
+import { documentStruct } from '../http/struct-schema.ts'
+import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
 
 /** Operation 8 (the default of /api/create-message): send a text. */
 export const sendText = defineOperation({
   name: 'sendText',
   summary: 'Send a text message',
+  answer: sentAnswer,
+  errors: sendErrors,
   schema: type({ ...sendFields, message: text(MAX_TEXT) }),
   handle: ({ message: text, to, ...keys }, context) =>
     sendOrSchedule(context, keys, async () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
@@ -18,9 +22,11 @@ export const sendMedia = defineOperation({
   field: 'file',
   name: 'sendMedia',
   summary: 'Send a media file',
+  answer: sentAnswer,
+  errors: [...sendErrors, ...mediaErrors],
   schema: type({
     ...sendFields,
-    file: text(Number.MAX_SAFE_INTEGER),
+    file: documentStruct(text(Number.MAX_SAFE_INTEGER), { description: 'An http(s) URL, base64, a base64 data URI, or (multipart) an uploaded file part named `file`.' }),
     message: optionalText(200),
     descricao: optionalText(MAX_CAPTION),
     format: optionalText(16),
@@ -42,6 +48,8 @@ export const sendContact = defineOperation({
   field: 'contact',
   name: 'sendContact',
   summary: 'Send a contact card',
+  answer: sentAnswer,
+  errors: sendErrors,
   schema: type({ ...sendFields, contact: text(256), message: phone() }),
   handle: ({ contact: name, message: contactPhone, to, ...keys }, context) =>
     sendOrSchedule(context, keys, async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }), 'Contato enviado.'),
@@ -52,6 +60,8 @@ export const sendLocation = defineOperation({
   field: ['latitude', 'longitude'],
   name: 'sendLocation',
   summary: 'Send a location',
+  answer: sentAnswer,
+  errors: sendErrors,
   schema: type({ ...sendFields, latitude: coordinate(90), longitude: coordinate(180), message: optionalText(1024) }),
   handle: ({ latitude, longitude, message: text, to, ...keys }, context) =>
     sendOrSchedule(
@@ -66,8 +76,9 @@ export const sendLocation = defineOperation({
 
 /** A decimal coordinate within ±`limit` (as text: `-23.5505`). */
 function coordinate(limit: number) {
-  return refine(text(32), 'coordinate', v => {
+  const struct = refine(text(32), 'coordinate', v => {
     const s = v.trim()
     return (/^[-+]?\d{1,3}(\.\d{1,15})?$/.test(s) && Math.abs(Number(s)) <= limit) || `expected a decimal number within ±${limit}`
   })
+  return documentStruct(struct, { description: `Decimal degrees as text, within ±${limit} (e.g. \`-23.5505\`).` })
 }

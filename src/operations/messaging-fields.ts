@@ -1,6 +1,7 @@
 import { any, array, coerce, dynamic, literal, never, refine, string, type, number, union, type Struct } from 'superstruct'
 import { optionalText, phone, text } from '../http/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
+import { documentStruct } from '../http/struct-schema.ts'
 
 /** Longest text message (WhatsApp's own limit). */
 export const MAX_TEXT = 65_536
@@ -19,7 +20,7 @@ export const MAX_CARD_BUTTONS = 2
 
 /** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
 export function recipient(): Struct<string, null> {
-  return refine(
+  const struct = refine(
     coerce(string(), union([string(), number()]), v => {
       const s = String(v)
       return parseRecipient(s) ?? s
@@ -27,11 +28,12 @@ export function recipient(): Struct<string, null> {
     'recipient',
     v => parseRecipient(v) === v || 'expected a phone number or a group id',
   )
+  return documentStruct(struct, { description: 'Recipient: a phone number with the country code (any spelling, or `<digits>@s.whatsapp.net`), a group id (`<digits>@g.us`) or a LID (`<digits>@lid`).' })
 }
 
 /** An absolute http(s) URL of at most `max` characters. */
 export function httpUrl(max = 2048): Struct<string, null> {
-  return refine(text(max), 'url', v => {
+  const struct = refine(text(max), 'url', v => {
     try {
       const url = new URL(v.trim())
       return url.protocol === 'http:' || url.protocol === 'https:' || 'expected an http(s) URL'
@@ -39,6 +41,7 @@ export function httpUrl(max = 2048): Struct<string, null> {
       return 'expected an http(s) URL'
     }
   })
+  return documentStruct(struct, { format: 'uri', description: 'An absolute http(s) URL.' })
 }
 
 /**
@@ -46,7 +49,15 @@ export function httpUrl(max = 2048): Struct<string, null> {
  * qs-nested object with numeric keys (`buttons[0][type]=...`); both become the array.
  */
 export function list<T>(item: Struct<T, any>, min: number, max: number): Struct<T[], any> {
-  return refine(coerce(array(item), any(), toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
+  const struct = refine(coerce(array(item), any(), toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
+  return documentStruct(struct, {
+    wire: schema => ({
+      anyOf: [
+        { ...schema, minItems: min, maxItems: max },
+        { type: 'string', description: 'The list as JSON text (form and multipart bodies may also send qs-nested fields: `buttons[0][type]=...`).' },
+      ],
+    }),
+  })
 }
 
 /** Fields common to the send operations 8 to 16: keys, recipient, optional schedule time. */
@@ -54,7 +65,7 @@ export const sendFields = {
   appkey: text(),
   authkey: text(256),
   to: recipient(),
-  agendamento: optionalText(40),
+  agendamento: documentStruct(optionalText(40), { description: 'Send later: `YYYY-MM-DD HH:MM:SS` in the gateway time zone (also `T` for the space, seconds optional).' }),
 }
 
 /** A button of a buttons message (operation 15). */
@@ -99,10 +110,11 @@ export const card = type({
 
 /** A struct that picks its shape by the value's `type`; an unknown type never validates. */
 function byType<T>(shapes: Record<string, Struct<any, any>>): Struct<T, null> {
-  return dynamic(value => {
+  const struct = dynamic(value => {
     const kind = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined
     return typeof kind === 'string' && Object.hasOwn(shapes, kind) ? shapes[kind] : (never() as unknown as Struct<any, any>)
   }) as unknown as Struct<T, null>
+  return documentStruct(struct, { variants: Object.values(shapes) })
 }
 
 function toArray(value: unknown): unknown {

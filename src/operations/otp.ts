@@ -1,10 +1,11 @@
-import { type } from 'superstruct'
+import { literal, optional, string, type } from 'superstruct'
 import { GatewayError, Messages } from '../errors.ts'
 import { defineOperation } from '../http/operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../http/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
 import { requireDevice } from './send-support.ts'
+import { answer, deviceErrors, queueErrors, required } from './answers.ts'
 
 /** The text sent when `message` gives no template. */
 const DEFAULT_TEMPLATE = 'Seu código de verificação é {code}. Ele expira em {minutes} minutos.'
@@ -14,6 +15,8 @@ export const sendOtp = defineOperation({
   field: 'enviarOTP',
   name: 'sendOtp',
   summary: 'Send a one-time code through the device',
+  answer: answer({ id: optional(string()) }),
+  errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), enviarOTP: trueFlag(), message: optionalText(1024), agendamento: optionalText(40) }),
   async handle({ to, message: template, agendamento, ...keys }, context) {
     if (isGroupAddress(to) || agendamento !== undefined || (template !== undefined && !template.includes('{code}'))) {
@@ -40,6 +43,12 @@ export const verifyOtp = defineOperation({
   field: 'verificarOTP',
   name: 'verifyOtp',
   summary: 'Verify a one-time code',
+  answer: answer({ valid: literal(true) }),
+  errors: [
+    { ...required, extra: { valid: false } },
+    { status: 401, message: Messages.otpInvalid, extra: { valid: false } },
+    { status: 404, message: Messages.deviceNotFound, extra: { valid: false } },
+  ],
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), message: falseFlag(), verificarOTP: text(32) }),
   invalid: { status: 401, message: Messages.required, extra: { valid: false } },
   async handle({ to, verificarOTP: code, ...keys }, context) {
@@ -48,7 +57,7 @@ export const verifyOtp = defineOperation({
       await context.services.rateLimits.otpVerification(device.id, to)
       const valid = await context.services.messaging.otps.verify(device, to, code.trim())
       if (!valid) throw new GatewayError(401, Messages.otpInvalid)
-      return { message: 'OTP válido.', valid: true }
+      return { message: 'OTP válido.', valid: true as const }
     } catch (err) {
       if (err instanceof GatewayError) {
         // The same class with valid: false (an AuthenticationError stays one: the failed-authkey limit counts it).

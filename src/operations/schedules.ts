@@ -1,7 +1,8 @@
-import { type } from 'superstruct'
+import { array, enums, object, string, type } from 'superstruct'
 import { defineOperation } from '../http/operation.ts'
 import { falseFlag, text, trueFlag } from '../http/fields.ts'
 import { requireDevice } from './send-support.ts'
+import { answer, deviceErrors } from './answers.ts'
 
 /**
  * Operation 17: the device's scheduled messages, earliest first: `{id, to, message, agendamento}`
@@ -11,6 +12,10 @@ export const listSchedules = defineOperation({
   field: 'listaAgendamento',
   name: 'listSchedules',
   summary: 'List the scheduled messages of a device',
+  answer: answer({
+    data: array(object({ id: string(), to: string(), message: string(), agendamento: string(), situacao: enums(['pendente', 'falhou']) })),
+  }),
+  errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), listaAgendamento: trueFlag(), message: falseFlag() }),
   async handle(fields, context) {
     const { device } = await requireDevice(context, fields)
@@ -22,7 +27,7 @@ export const listSchedules = defineOperation({
         to: item.to,
         message: item.summary,
         agendamento: item.agendamento,
-        situacao: item.state === 'failed' ? 'falhou' : 'pendente',
+        situacao: item.state === 'failed' ? ('falhou' as const) : ('pendente' as const),
       })),
     }
   },

@@ -1,9 +1,10 @@
 import { GatewayError, Messages } from '../errors.ts'
-import type { OperationContext, Reply } from '../http/operation.ts'
+import type { OperationContext, ReplyOf } from '../http/operation.ts'
 import type { Account } from '../domain/accounts.ts'
 import type { Device } from '../domain/devices.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
+import type { sentAnswer } from './answers.ts'
 
 /** Furthest a message can be scheduled ahead. */
 export const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
@@ -34,7 +35,7 @@ export async function sendOrSchedule(
   fields: KeyFields & { agendamento?: string },
   build: () => Promise<Action>,
   sentMessage: string,
-): Promise<Reply> {
+): Promise<ReplyOf<typeof sentAnswer>> {
   const { device } = await requireDevice(context, fields)
   const { messaging, options } = context.services
   if (fields.agendamento !== undefined) {

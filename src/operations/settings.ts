@@ -1,19 +1,26 @@
-import { coerce, enums, refine, string, type } from 'superstruct'
+import { boolean, coerce, enums, integer, object, refine, string, type } from 'superstruct'
 import { GatewayError, Messages } from '../errors.ts'
 import { defineOperation, type OperationContext } from '../http/operation.ts'
 import { falseFlag, flag, text, trueFlag } from '../http/fields.ts'
 import type { Account } from '../domain/accounts.ts'
 import type { Device } from '../domain/devices.ts'
 import { contactKey } from '../domain/flows.ts'
+import { documentStruct } from '../http/struct-schema.ts'
+import { answer, deviceErrors } from './answers.ts'
 
 /** `to` of operation 19: `todos` (every contact) or one contact's number or LID. */
-const flowTarget = refine(text(64), 'flowTarget', v => v.trim().toLowerCase() === 'todos' || contactKey(v) !== undefined || 'expected todos, a phone number or a LID')
+const flowTarget = documentStruct(
+  refine(text(64), 'flowTarget', v => v.trim().toLowerCase() === 'todos' || contactKey(v) !== undefined || 'expected todos, a phone number or a LID'),
+  { description: '`todos` (every contact), or one contact: a phone number (any spelling) or a LID (`<digits>@lid`).' },
+)
 
 /** Operation 19: delete the device's flow conversations with one contact, or all of them (`to: "todos"`). */
 export const deleteFlowConversations = defineOperation({
   field: 'deleteConversaFluxo',
   name: 'deleteFlowConversations',
   summary: "Delete the device's flow (agent) conversations with a contact, or with everyone",
+  answer: answer({ excluidas: integer() }),
+  errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), to: flowTarget, message: falseFlag(), deleteConversaFluxo: trueFlag() }),
   async handle({ appkey, authkey, to }, context) {
     const { device } = await deviceOf(appkey, authkey, context)
@@ -29,6 +36,8 @@ export const switchWebhook = defineOperation({
   field: 'statusWebhook',
   name: 'switchWebhook',
   summary: "Switch the device's webhook events for 1:1 chats or for groups on or off",
+  answer: answer({ webhook: object({ chat: boolean(), grupo: boolean() }) }),
+  errors: deviceErrors,
   schema: type({
     appkey: text(),
     authkey: text(256),

@@ -41,6 +41,13 @@ export interface Transport {
   groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined>
   /** Close every session (without unlinking) and release resources. */
   stop(): Promise<void>
+  /**
+   * Optional: the bytes of a received media message that was not inlined as base64 (too large).
+   * When present, the gateway gives media events a `url` that serves them (needs `baseUrl`).
+   */
+  downloadMedia?(deviceId: string, messageId: string): Promise<MediaPayload | undefined>
+  /** Reachability probe for health checks; throws when the network cannot be reached. */
+  ping?(): Promise<void>
 }
 
 /** What createGateway hands a transport. */

@@ -54,7 +54,7 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     jitterMs: options.intervalJitterMs,
     limit: options.sendQueueLimit,
   })
-  const messenger = new Messenger(deps.transport, queues, deps.feed, logger)
+  const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
   const scheduler = new Scheduler(
     new ScheduleStore(deps.storage, deps.lock),
     messenger,

@@ -1,4 +1,5 @@
 import { GatewayError, Messages } from '../../errors.ts'
+import type { GatewayEvents, SendKind } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import { TransportError, type IncomingMessage, type SentMessage, type Transport } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
@@ -18,6 +19,7 @@ export class Messenger {
     private readonly queues: SendQueues,
     private readonly feed: MessageFeed,
     private readonly logger: Logger,
+    private readonly events?: GatewayEvents,
   ) {}
 
   /** 409 `Dispositivo desconectado.` unless the device's session is open. */
@@ -31,15 +33,15 @@ export class Messenger {
    * `publish: false` keeps a text off the feed (OTP codes never reach webhooks).
    */
   async perform(device: Device, action: Action, options: { publish?: boolean } = {}): Promise<string | undefined> {
-    if (action.kind === 'read') {
-      await this.call(device, () => this.transport.markRead(device.id, action.target), true)
-      return undefined
+    const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
+    try {
+      const id = await this.performNow(device, action, options)
+      this.events?.emit('send', { deviceId: device.id, kind, ok: true })
+      return id
+    } catch (err) {
+      this.events?.emit('send', { deviceId: device.id, kind, ok: false, reason: failureReason(err) })
+      throw err
     }
-    const { message, to } = action
-    const targeted = message.kind === 'reaction' || message.kind === 'delete'
-    const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
-    if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent)
-    return sent.id
   }
 
   /** Run another network call of the device (group operations) through its queue. */
@@ -51,6 +53,18 @@ export class Messenger {
   }
 
   // --- Internal helpers ---
+
+  private async performNow(device: Device, action: Action, options: { publish?: boolean }): Promise<string | undefined> {
+    if (action.kind === 'read') {
+      await this.call(device, () => this.transport.markRead(device.id, action.target), true)
+      return undefined
+    }
+    const { message, to } = action
+    const targeted = message.kind === 'reaction' || message.kind === 'delete'
+    const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
+    if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent)
+    return sent.id
+  }
 
   private async publishText(device: Device, to: string, text: string, sent: SentMessage): Promise<void> {
     try {
@@ -73,4 +87,11 @@ export class Messenger {
       this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
     }
   }
+}
+
+/** A short, bounded description of why a network action failed (for the `send` event). */
+function failureReason(err: unknown): string {
+  if (err instanceof TransportError) return err.code
+  if (err instanceof GatewayError) return String(err.status)
+  return 'error'
 }

@@ -62,6 +62,19 @@ export class Scheduler {
     return this.store.forDevice(device.id)
   }
 
+  /** How many stored items are pending, failed, and pending and already due (a scan, for metrics). */
+  async backlog(now = Date.now()): Promise<{ pending: number; failed: number; due: number }> {
+    const counts = { pending: 0, failed: 0, due: 0 }
+    for await (const item of this.store.all()) {
+      if (item.state === 'failed') counts.failed++
+      else {
+        counts.pending++
+        if (Math.max(item.dueAt, item.retryAt ?? 0) <= now) counts.due++
+      }
+    }
+    return counts
+  }
+
   /** Start sending (call once the stored devices have been resumed). */
   start(): void {
     if (this.started || this.stopped) return

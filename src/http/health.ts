@@ -1,0 +1,62 @@
+import type Router from '@koa/router'
+import type { Context } from 'koa'
+import { boolean, integer, number, object, string } from 'superstruct'
+import type { Services } from '../services.ts'
+
+/** One check of the health answer: reachable or not, and how long the probe took. */
+const check = object({ ok: boolean(), ms: number() })
+
+/** The body of `GET /health` (documented in the OpenAPI document from this struct). */
+export const healthAnswer = object({ status: integer(), message: string(), checks: object({ storage: check, transport: check }) })
+
+/** Default time a probe may take before it counts as unreachable. */
+export const DEFAULT_HEALTH_TIMEOUT_MS = 5000
+
+/**
+ * `GET /health`: whether the store (`Storage.ping`) and the transport (`Transport.ping`, or a status
+ * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
+ * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
+ */
+export function healthRoute(router: Router, services: Services, timeoutMs = DEFAULT_HEALTH_TIMEOUT_MS): void {
+  const { storage, transport, logger } = services
+  router.get('/health', async (ctx: Context) => {
+    const [storageCheck, transportCheck] = await Promise.all([
+      probe('storage', () => storage.ping?.() ?? Promise.resolve()),
+      probe('transport', () => (transport.ping ? transport.ping() : transport.status(PROBE_DEVICE).then(() => undefined))),
+    ])
+    const healthy = storageCheck.ok && transportCheck.ok
+    ctx.set('Cache-Control', 'no-store')
+    ctx.status = healthy ? 200 : 503
+    ctx.body = {
+      status: ctx.status,
+      message: healthy ? 'Gateway disponível.' : 'Gateway indisponível.',
+      checks: { storage: storageCheck, transport: transportCheck },
+    }
+  })
+
+  async function probe(name: string, run: () => Promise<unknown>): Promise<{ ok: boolean; ms: number }> {
+    const started = performance.now()
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs)
+    })
+    try {
+      await Promise.race([run(), timeout])
+      return { ok: true, ms: elapsed(started) }
+    } catch (err) {
+      logger.warn({ err, check: name }, 'health check failed')
+      return { ok: false, ms: elapsed(started) }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+// --- Internal helpers ---
+
+/** A device id no device has: reading its status exercises the transport without touching a session. */
+const PROBE_DEVICE = '__zapgate_health_probe__'
+
+function elapsed(started: number): number {
+  return Math.round((performance.now() - started) * 10) / 10
+}

@@ -1,0 +1,26 @@
+import type Router from '@koa/router'
+import type { Context, Middleware } from 'koa'
+import type { Services } from '../services.ts'
+
+/**
+ * `GET /media/:token`: the bytes of a received media message that was too large to inline in its
+ * webhook event (the event's `url`). The token is signed and expires; the transport fetches the
+ * bytes on demand. 404 for a bad or expired token or media the network no longer has.
+ */
+export function mediaRoutes(router: Router, services: Services, boundary: Middleware): void {
+  router.get('/media/:token', boundary, async (ctx: Context) => {
+    ctx.set('Cache-Control', 'private, no-store')
+    ctx.set('X-Content-Type-Options', 'nosniff')
+    const target = await services.mediaLinks.verify(String(ctx.params.token))
+    const media = target && (await services.transport.downloadMedia?.(target.deviceId, target.messageId))
+    const device = target && (await services.devices.get(target.deviceId))
+    if (!media || !device) {
+      ctx.status = 404
+      ctx.body = { status: 404, message: 'Mídia não encontrada ou link expirado.' }
+      return
+    }
+    ctx.type = media.mimetype || 'application/octet-stream'
+    if (media.fileName) ctx.attachment(media.fileName, { type: 'attachment' })
+    ctx.body = media.data
+  })
+}

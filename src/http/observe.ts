@@ -1,0 +1,38 @@
+import type { Context, Middleware, Next } from 'koa'
+import type { GatewayEvents } from '../events.ts'
+
+/**
+ * Report every answered request of the gateway's routes as a `request` event (route pattern, chosen
+ * operation, the answer's status, duration), for metrics and host observability. Costs nothing
+ * while nobody listens. The status is the body's `status` when the answer is a gateway JSON body
+ * (so `httpStatus: 'always200'` still reports the real outcome), else the HTTP status.
+ */
+export function observeRequests(events: GatewayEvents): Middleware {
+  return async function gatewayObserve(ctx: Context, next: Next) {
+    if (events.listenerCount('request') === 0) return next()
+    const started = performance.now()
+    let failed = false
+    try {
+      await next()
+    } catch (err) {
+      failed = true
+      throw err
+    } finally {
+      events.emit('request', {
+        method: ctx.method,
+        route: String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path),
+        ...(typeof ctx.state.gatewayOperation === 'string' ? { operation: ctx.state.gatewayOperation } : {}),
+        status: failed ? 500 : answerStatus(ctx),
+        durationMs: performance.now() - started,
+      })
+    }
+  }
+}
+
+// --- Internal helpers ---
+
+function answerStatus(ctx: Context): number {
+  const body = ctx.body as { status?: unknown } | null | undefined
+  const inBody = body && typeof body === 'object' && !Buffer.isBuffer(body) ? body.status : undefined
+  return typeof inBody === 'number' && Number.isInteger(inBody) ? inBody : ctx.status
+}

@@ -1,0 +1,191 @@
+import { Messages } from '../errors.ts'
+import type { ErrorAnswer, Operation, PathEntry } from './operation.ts'
+import { serviceRouteDocs, type ServiceRouteFlags } from './openapi-routes.ts'
+import { structSchema, type JsonSchema } from './struct-schema.ts'
+
+/** What the generated document describes besides the operation table. */
+export interface OpenApiOptions extends ServiceRouteFlags {
+  /** Version of the package (info.version). */
+  version: string
+  /** Absolute URL the gateway is served at (servers[0].url). */
+  serverUrl?: string
+}
+
+/** The errors every operation may answer before it runs: the body, the store, the unexpected. */
+export const bodyErrors: ErrorAnswer[] = [
+  { status: 400, message: Messages.badJson },
+  { status: 400, message: Messages.notObject },
+  { status: 413, message: Messages.tooLarge },
+  { status: 415, message: Messages.unsupportedType },
+  { status: 503, message: Messages.storageDown },
+  { status: 500, message: Messages.internal },
+]
+
+/**
+ * The OpenAPI 3.1 document of the gateway, generated from the operation table (never written by
+ * hand): each path's POST takes a `oneOf` of its operations' request schemas (walked from their
+ * superstruct structs), each marked with its distinguishing field and precedence and excluding the
+ * fields that take precedence over it, so exactly one schema matches the body the gateway would
+ * accept for that operation. Answers come from each operation's `answer` struct; errors from its
+ * `invalid`, its `errors` and the body errors of every path.
+ */
+export function openApiDocument(table: PathEntry[], options: OpenApiOptions): Record<string, unknown> {
+  const schemas: Record<string, JsonSchema> = { ErrorAnswer: errorAnswerSchema }
+  const paths: Record<string, unknown> = {}
+  for (const entry of table) {
+    const ordered = operationsOf(entry)
+    ordered.forEach((operation, index) => {
+      schemas[componentName(operation, 'Request')] = requestSchema(entry, operation, index)
+      schemas[componentName(operation, 'Answer')] = { title: operation.name, ...(structSchema(operation.answer) as object) }
+    })
+    paths[entry.path] = { post: postOperation(entry, ordered) }
+  }
+  Object.assign(paths, serviceRouteDocs(options))
+  return {
+    openapi: '3.1.0',
+    info: { title: 'zapgate', version: options.version, description: INFO },
+    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    tags: [...table.map(entry => ({ name: tagOf(entry.path) })), { name: 'service', description: 'Health, metrics, documentation and the QR share page.' }],
+    paths,
+    components: { schemas },
+  }
+}
+
+/** The operations of a path in precedence order, the fallback last. */
+export function operationsOf(entry: PathEntry): Operation[] {
+  return [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
+}
+
+/** The component name of an operation's request or answer schema (`SendTextRequest`): the names of the exported types. */
+export function componentName(operation: Operation, kind: 'Request' | 'Answer'): string {
+  return operation.name[0].toUpperCase() + operation.name.slice(1) + kind
+}
+
+/** The distinguishing fields of an operation (none for a fallback). */
+export function fieldsOf(operation: Operation): string[] {
+  return operation.field === undefined ? [] : Array.isArray(operation.field) ? operation.field : [operation.field]
+}
+
+// --- Internal helpers ---
+
+const INFO = `The gateway API: every operation is a \`POST\` with a JSON, \`application/x-www-form-urlencoded\` or \`multipart/form-data\` body (all three mean the same; in form bodies lists come as JSON text or qs-nested fields, and a multipart file part counts as its field). Every answer is JSON with \`status\` and \`message\`.
+
+**Operation choice** on a shared path: the first distinguishing field present (not empty) in the path's precedence order wins (each request schema says its field and rank); with none, the path's default operation applies, or 401 \`validation.required\` when it has none.
+
+**Fields**: every field is a string on the wire (numbers are accepted as their text); flags accept \`"true"\`, \`true\`, \`"1"\` and \`"false"\`, \`false\`, \`"0"\`.
+
+**HTTP status** equals the body's \`status\`, unless the gateway runs with \`httpStatus: 'always200'\` (then HTTP 200 with the real status in the body).`
+
+const errorAnswerSchema: JsonSchema = {
+  type: 'object',
+  required: ['status', 'message'],
+  properties: {
+    status: { type: 'integer' },
+    message: { type: 'string' },
+    valid: { type: 'boolean', description: 'OTP verification only: always false on an error.' },
+  },
+}
+
+function requestSchema(entry: PathEntry, operation: Operation, index: number): JsonSchema {
+  const fields = fieldsOf(operation)
+  const before = entry.operations.slice(0, index).flatMap(fieldsOf)
+  const total = operationsOf(entry).length
+  const choice =
+    fields.length === 0
+      ? before.length
+        ? `The default of \`${entry.path}\`: applies when none of ${list(before)} is present.`
+        : `The only operation of \`${entry.path}\`.`
+      : `Chosen by ${list(fields, ' or ')} (precedence ${index + 1} of ${total} on \`${entry.path}\`)` +
+        (before.length ? `, when none of ${list(before)} (which take precedence) is present.` : '.')
+  return {
+    title: operation.name,
+    description: `${operation.summary}. ${choice}`,
+    ...(structSchema(operation.schema) as object),
+    'x-operation': operation.name,
+    'x-distinguishing-field': fields.length === 0 ? null : fields.length === 1 ? fields[0] : fields,
+    'x-precedence': index + 1,
+    ...(before.length ? { not: { anyOf: before.map(present) } } : {}),
+  }
+}
+
+/** A body where `field` is present and not blank. */
+function present(field: string): JsonSchema {
+  return { required: [field], properties: { [field]: { not: { anyOf: [{ type: 'null' }, { type: 'string', pattern: '^\\s*$' }] } } } }
+}
+
+function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, unknown> {
+  const requests = { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Request')}` })) }
+  const hasFile = ordered.some(operation => (operation.schema.schema as Record<string, unknown> | null)?.file !== undefined)
+  return {
+    operationId: `post${entry.path.split(/[^a-zA-Z0-9]+/).filter(Boolean).map(part => part[0].toUpperCase() + part.slice(1)).join('')}`,
+    tags: [tagOf(entry.path)],
+    summary: ordered.map(operation => operation.name).join(', '),
+    description: ordered
+      .map((operation, index) => {
+        const fields = fieldsOf(operation)
+        return `${index + 1}. **${operation.name}**${fields.length ? ` (${fields.map(f => `\`${f}\``).join(' or ')})` : ' (default)'}: ${operation.summary}.`
+      })
+      .join('\n'),
+    'x-operations': ordered.map((operation, index) => ({ name: operation.name, field: fieldsOf(operation), precedence: index + 1, summary: operation.summary })),
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': { schema: requests },
+        'application/x-www-form-urlencoded': { schema: requests },
+        'multipart/form-data': { schema: requests, ...(hasFile ? { encoding: { file: { contentType: '*/*' } } } : {}) },
+      },
+    },
+    responses: {
+      '200': {
+        description: 'The answer of the operation the body chose.',
+        content: { 'application/json': { schema: { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })) } } },
+      },
+      ...errorResponses(entry, ordered),
+    },
+  }
+}
+
+/** One response per error status, with an example per distinct answer and the operations giving it. */
+function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, unknown> {
+  const byAnswer = new Map<string, { answer: ErrorAnswer; operations: Set<string> }>()
+  const add = (answer: ErrorAnswer, operation: string) => {
+    const key = JSON.stringify([answer.status, answer.message, answer.extra ?? {}])
+    const found = byAnswer.get(key) ?? { answer, operations: new Set<string>() }
+    found.operations.add(operation)
+    byAnswer.set(key, found)
+  }
+  for (const operation of ordered) {
+    add(operation.invalid ?? { status: 401, message: Messages.required }, operation.name)
+    for (const answer of operation.errors ?? []) add(answer, operation.name)
+    for (const answer of bodyErrors) add(answer, operation.name)
+  }
+  if (!entry.fallback) add({ status: 401, message: Messages.required }, 'no operation chosen')
+  const responses: Record<string, { description: string; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }> = {}
+  for (const { answer, operations } of [...byAnswer.values()].sort((a, b) => a.answer.status - b.answer.status)) {
+    const status = String(answer.status)
+    responses[status] ??= { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorAnswer' }, examples: {} } } }
+    const examples = responses[status].content['application/json'].examples
+    const name = exampleName(answer, examples)
+    examples[name] = { summary: `${answer.message} (${[...operations].join(', ')})`, value: { status: answer.status, message: answer.message, ...answer.extra } }
+  }
+  for (const response of Object.values(responses)) {
+    response.description = [...new Set(Object.values(response.content['application/json'].examples).map(example => (example as { value: { message: string } }).value.message))].join(' | ')
+  }
+  return responses
+}
+
+function exampleName(answer: ErrorAnswer, taken: Record<string, unknown>): string {
+  const known = Object.entries(Messages).find(([, message]) => message === answer.message)?.[0]
+  const base = known ?? answer.message.normalize('NFD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase()
+  let name = answer.extra ? `${base}-${Object.keys(answer.extra).join('-')}` : base
+  for (let n = 2; name in taken; n++) name = `${base}-${n}`
+  return name
+}
+
+function tagOf(path: string): string {
+  return path.split('/').filter(Boolean).pop() ?? path
+}
+
+function list(fields: string[], joiner = ', '): string {
+  return fields.map(field => `\`${field}\``).join(joiner)
+}

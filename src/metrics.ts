@@ -1,0 +1,154 @@
+import type { Registry } from 'prom-client'
+import type { GatewayEventMap } from './events.ts'
+import type { SessionState } from './ports/transport.ts'
+import type { Services } from './services.ts'
+import type { WebhookAdmin } from './domain/webhooks/index.ts'
+
+/** The gateway's Prometheus metrics: the Registry they live in, and how to stop counting. */
+export interface GatewayMetrics {
+  /** The prom-client Registry the gateway fills (its own unless one was given). */
+  registry: Registry
+  /** Text exposition of every metric (what `GET /metrics` answers) and its content type. */
+  scrape(): Promise<{ contentType: string; text: string }>
+  /** Stop listening to the gateway's events. */
+  close(): void
+}
+
+/** Every metric the gateway exposes, by name (README lists them). */
+export const METRIC_NAMES = [
+  'zapgate_http_requests_total',
+  'zapgate_http_request_duration_seconds',
+  'zapgate_sends_total',
+  'zapgate_send_failures_total',
+  'zapgate_webhook_deliveries_total',
+  'zapgate_webhook_failed_attempts_total',
+  'zapgate_webhook_retries_total',
+  'zapgate_webhook_dead_letters_total',
+  'zapgate_webhook_outbox_pending',
+  'zapgate_devices',
+  'zapgate_scheduled_messages',
+  'zapgate_scheduled_messages_due',
+] as const
+
+/**
+ * Count what the gateway does into a prom-client Registry of its own (never the global default, so
+ * several gateways in one process do not clash): requests, sends, webhook deliveries from the
+ * gateway's events; outbox depth, devices by state and the scheduler's backlog read from the store
+ * at scrape time (a scan of each: keep the scrape interval at tens of seconds for large stores).
+ * prom-client is loaded only when metrics are on.
+ */
+export async function startMetrics(services: Services, webhooks: WebhookAdmin, registry?: Registry): Promise<GatewayMetrics> {
+  const prom = await import('prom-client')
+  const register = registry ?? new prom.Registry()
+  const registers = [register]
+  const { events, devices, messaging, logger } = services
+
+  const requests = new prom.Counter({ name: 'zapgate_http_requests_total', help: 'Requests answered, by route, operation and answer status.', labelNames: ['route', 'operation', 'status'], registers })
+  const duration = new prom.Histogram({
+    name: 'zapgate_http_request_duration_seconds',
+    help: 'Time to answer a request, by route and operation.',
+    labelNames: ['route', 'operation'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    registers,
+  })
+  const sends = new prom.Counter({ name: 'zapgate_sends_total', help: 'Network actions of devices (sends, reactions, deletions, read receipts), by kind and result.', labelNames: ['kind', 'result'], registers })
+  const sendFailures = new prom.Counter({ name: 'zapgate_send_failures_total', help: 'Failed network actions, by kind and reason (transport error code or answer status).', labelNames: ['kind', 'reason'], registers })
+  const deliveries = new prom.Counter({ name: 'zapgate_webhook_deliveries_total', help: 'Webhook events delivered (2xx).', registers })
+  const failedAttempts = new prom.Counter({ name: 'zapgate_webhook_failed_attempts_total', help: 'Webhook attempts that failed and will be retried.', registers })
+  const retries = new prom.Counter({ name: 'zapgate_webhook_retries_total', help: 'Webhook attempts after the first one of their event.', registers })
+  const deadLetters = new prom.Counter({ name: 'zapgate_webhook_dead_letters_total', help: 'Webhook events moved to the dead letters, by reason.', labelNames: ['reason'], registers })
+
+  new prom.Gauge({
+    name: 'zapgate_webhook_outbox_pending',
+    help: 'Webhook events waiting for delivery (outbox depth).',
+    registers,
+    async collect() {
+      await readOrKeep(() => webhooks.pending(), count => this.set(count))
+    },
+  })
+  new prom.Gauge({
+    name: 'zapgate_devices',
+    help: 'Devices by the last known state of their session.',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      await readOrKeep(
+        async () => {
+          const counts: Record<SessionState, number> = { closed: 0, connecting: 0, linking: 0, open: 0, replaced: 0, 'logged-out': 0 }
+          for await (const device of devices.all()) counts[device.state] = (counts[device.state] ?? 0) + 1
+          return counts
+        },
+        counts => {
+          for (const [state, count] of Object.entries(counts)) this.set({ state }, count)
+        },
+      )
+    },
+  })
+  // Both scheduler gauges are collected together (prom-client collects concurrently): one scan serves both.
+  let backlog: Promise<{ pending: number; failed: number; due: number }> | undefined
+  const readBacklog = () => (backlog ??= messaging.scheduler.backlog().finally(() => (backlog = undefined)))
+  new prom.Gauge({
+    name: 'zapgate_scheduled_messages',
+    help: 'Scheduled messages in the store, by state (pending, failed).',
+    labelNames: ['state'],
+    registers,
+    async collect() {
+      await readOrKeep(readBacklog, counts => {
+        this.set({ state: 'pending' }, counts.pending)
+        this.set({ state: 'failed' }, counts.failed)
+      })
+    },
+  })
+  new prom.Gauge({
+    name: 'zapgate_scheduled_messages_due',
+    help: 'Pending scheduled messages already due (the scheduler backlog).',
+    registers,
+    async collect() {
+      await readOrKeep(readBacklog, counts => this.set(counts.due))
+    },
+  })
+
+  const onRequest = ({ route, operation = 'none', status, durationMs }: GatewayEventMap['request'][0]) => {
+    requests.inc({ route, operation, status: String(status) })
+    duration.observe({ route, operation }, durationMs / 1000)
+  }
+  const onSend = ({ kind, ok, reason }: GatewayEventMap['send'][0]) => {
+    sends.inc({ kind, result: ok ? 'sent' : 'failed' })
+    if (!ok) sendFailures.inc({ kind, reason: reason ?? 'error' })
+  }
+  const onDelivery = ({ attempt }: GatewayEventMap['delivery'][0]) => {
+    deliveries.inc()
+    if (attempt > 1) retries.inc()
+  }
+  const onDeliveryFailed = ({ attempt, final, reason }: GatewayEventMap['delivery-failed'][0]) => {
+    if (final) return deadLetters.inc({ reason: reason ?? 'unknown' })
+    failedAttempts.inc()
+    if (attempt > 1) retries.inc()
+  }
+  events.on('request', onRequest)
+  events.on('send', onSend)
+  events.on('delivery', onDelivery)
+  events.on('delivery-failed', onDeliveryFailed)
+
+  /** Run a store read for a gauge; when the store fails, keep the last value (health reports the store). */
+  async function readOrKeep<T>(read: () => Promise<T>, apply: (value: T) => void): Promise<void> {
+    try {
+      apply(await read())
+    } catch (err) {
+      logger.warn({ err }, 'metrics: store read failed, keeping the last value')
+    }
+  }
+
+  return {
+    registry: register,
+    async scrape() {
+      return { contentType: register.contentType, text: await register.metrics() }
+    },
+    close() {
+      events.off('request', onRequest)
+      events.off('send', onSend)
+      events.off('delivery', onDelivery)
+      events.off('delivery-failed', onDeliveryFailed)
+    },
+  }
+}

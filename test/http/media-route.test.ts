@@ -1,0 +1,69 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { MediaLinks } from '../../src/domain/media-links.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { request } from '../helpers/http.ts'
+import type { MediaPayload } from '../../src/ports/transport.ts'
+
+const links = suite('MediaLinks')
+
+links('a signed token verifies to its device and message until it expires', async () => {
+  const media = new MediaLinks(memoryStorage())
+  const token = await media.sign({ deviceId: 'd1', messageId: 'm1' }, 1000, 0)
+  assert.equal(await media.verify(token, 500), { deviceId: 'd1', messageId: 'm1' })
+  assert.is(await media.verify(token, 1000), undefined)
+})
+
+links('a tampered, truncated or foreign token is refused', async () => {
+  const storage = memoryStorage()
+  const media = new MediaLinks(storage)
+  const token = await media.sign({ deviceId: 'd1', messageId: 'm1' })
+  const [payload, mac] = token.split('.')
+  const forged = Buffer.from(JSON.stringify(['d2', 'm1', Date.now() + 1e6])).toString('base64url')
+  for (const bad of [`${forged}.${mac}`, payload, `${payload}.`, `${payload}.${mac}.x`, 'garbage', '', 'a'.repeat(5000)])
+    assert.is(await media.verify(bad), undefined, bad.slice(0, 20))
+  assert.is(await new MediaLinks(memoryStorage()).verify(token), undefined, 'another key')
+  assert.ok(await new MediaLinks(storage).verify(token), 'the key survives a restart through storage')
+})
+
+links.run()
+
+type Ctx = { t: TestGateway; receiver: Receiver; bytes: Buffer }
+const route = suite<Ctx>('media too large to inline reaches the webhook as a URL served by the gateway')
+route.before(async ctx => {
+  ctx.receiver = await startReceiver()
+  ctx.t = await startGateway({ allowPrivateUrls: true, baseUrl: 'http://placeholder' })
+  ctx.bytes = Buffer.from('%PDF-1.7 a large document'.repeat(1000))
+  // The memory network inlines nothing here; this transport can fetch the bytes on demand, as Baileys does.
+  const transport = ctx.t.gateway.services.transport as typeof ctx.t.gateway.services.transport & { downloadMedia?: unknown }
+  transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> =>
+    messageId.startsWith('3EB0') ? { data: ctx.bytes, mimetype: 'application/pdf', fileName: 'contrato.pdf' } : undefined
+  ;(ctx.t.gateway.services.options as { baseUrl?: string }).baseUrl = ctx.t.url
+})
+route.after(async ctx => {
+  await ctx.t.stop()
+  await ctx.receiver.stop()
+})
+
+route('the event carries a url; the url serves the bytes; a bad token is 404', async ({ t, receiver, bytes }) => {
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'docs', '5511944443333', { webhook: receiver.url })
+  await t.network.sendFromPhone('5511900001111', '5511944443333', { type: 'document', fileName: 'contrato.pdf', mimetype: 'application/pdf' })
+  await receiver.waitForHooks(1)
+  const event = receiver.verified(device.webhookSecret)[0]
+  assert.is(event.event, 'Documento')
+  assert.is(event.base64, undefined)
+  assert.match(event.url, new RegExp(`^${t.url}/media/[A-Za-z0-9_-]+\\.[A-Za-z0-9_-]+$`))
+  const download = await fetch(event.url)
+  assert.is(download.status, 200)
+  assert.is(download.headers.get('content-type'), 'application/pdf')
+  assert.match(download.headers.get('content-disposition') ?? '', /contrato\.pdf/)
+  assert.ok(Buffer.from(await download.arrayBuffer()).equals(bytes))
+  const bad = await request(`${t.url}/media/${event.url.split('/media/')[1].slice(0, -3)}xyz`)
+  assert.is(bad.status, 404)
+  assert.is(bad.body.status, 404)
+})
+
+route.run()

@@ -1,0 +1,137 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import Koa from 'koa'
+import Router from '@koa/router'
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { dirname, join } from 'node:path'
+import { compileErrors, validate } from '@readme/openapi-parser'
+import { createGateway, operations, operationTable } from '../../src/index.ts'
+import { memoryTransport } from '../../adapters/transport-memory/index.ts'
+import { fieldsOf, operationsOf } from '../../src/http/openapi.ts'
+import { Messages } from '../../src/errors.ts'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { listen, request } from '../helpers/http.ts'
+import { requestMatcher } from '../helpers/openapi.ts'
+
+type Document = {
+  openapi: string
+  servers: { url: string }[]
+  paths: Record<string, any>
+  components: { schemas: Record<string, any> }
+}
+type Ctx = { t: TestGateway; document: Document }
+const docs = suite<Ctx>('OpenAPI document and docs page')
+docs.before(async ctx => {
+  ctx.t = await startGateway()
+  ctx.document = (await request(`${ctx.t.url}/openapi.json`)).body
+})
+docs.after(ctx => ctx.t.stop())
+
+docs('is a valid OpenAPI 3.1 document for an independent validator', async ({ document }) => {
+  assert.is(document.openapi, '3.1.0')
+  const result = await validate(structuredClone(document) as never)
+  assert.ok(result.valid, result.valid ? '' : compileErrors(result))
+})
+
+docs('has every path of the table, each operation as a oneOf branch with its field, precedence and answer', ({ document }) => {
+  for (const entry of operationTable) {
+    const post = document.paths[entry.path]?.post
+    assert.ok(post, `${entry.path} is documented`)
+    const ordered = operationsOf(entry)
+    const refs = post.requestBody.content['application/json'].schema.oneOf.map((branch: { $ref: string }) => branch.$ref.split('/').pop())
+    assert.is(refs.length, ordered.length, `${entry.path}: one branch per operation`)
+    ordered.forEach((operation, index) => {
+      const schema = document.components.schemas[refs[index]]
+      assert.is(schema.title, operation.name)
+      assert.is(schema['x-precedence'], index + 1, `${operation.name} precedence`)
+      const field = fieldsOf(operation)
+      assert.equal(schema['x-distinguishing-field'], field.length === 0 ? null : field.length === 1 ? field[0] : field, `${operation.name} field`)
+      for (const name of field) assert.ok(name in schema.properties, `${operation.name} documents its field ${name}`)
+      assert.ok(document.components.schemas[`${operation.name[0].toUpperCase()}${operation.name.slice(1)}Answer`], `${operation.name} answer`)
+      assert.ok(post.description.includes(`**${operation.name}**`))
+      const invalid = operation.invalid ?? { status: 401, message: Messages.required }
+      for (const error of [invalid, ...(operation.errors ?? [])]) {
+        const examples = Object.values(post.responses[String(error.status)]?.content['application/json'].examples ?? {}) as { value: { message: string } }[]
+        assert.ok(examples.some(example => example.value.message === error.message), `${operation.name} documents ${error.status} ${error.message}`)
+      }
+    })
+  }
+})
+
+docs('documents the service routes: share page, health and the docs themselves', ({ document }) => {
+  for (const path of ['/qr/{token}', '/qr/{token}/state', '/health', '/openapi.json', '/docs']) assert.ok(document.paths[path]?.get, path)
+  assert.is(document.paths['/metrics'], undefined, 'no /metrics while metrics are off')
+})
+
+docs('the table and the exported operations list the same operations', () => {
+  const inTable = operationTable.flatMap(operationsOf).map(operation => operation.name).sort()
+  assert.equal(inTable, Object.keys(operations).sort())
+  for (const [name, operation] of Object.entries(operations)) assert.is(operation.name, name)
+})
+
+docs("a path's oneOf matches exactly the operation the router's precedence chooses", async ({ document }) => {
+  const matches = await requestMatcher(document as never)
+  const keys = { appkey: 'loja', authkey: 'k', to: '5511988880002' }
+  const button = { type: 'replyButton', displaytext: 'Sim' }
+  assert.equal(matches('/api/create-message', { ...keys, message: 'oi' }), ['sendText'])
+  assert.equal(matches('/api/create-message', { ...keys, file: 'https://example.com/a.pdf', message: 'a.pdf' }), ['sendMedia'])
+  assert.equal(matches('/api/create-message', { ...keys, message: 'x', buttons: [button], file: 'https://example.com/a.pdf' }), ['sendButtons'])
+  assert.equal(matches('/api/create-message', { ...keys, message: 'x', buttons: [button], file: '  ' }), ['sendButtons'], 'a blank field is absent')
+  assert.equal(matches('/api/create-message', { ...keys, buttons: [button], contact: 'Ana' }), [], 'an invalid body of the chosen operation (no message) matches nothing')
+  assert.equal(matches('/api/create-message', { ...keys, latitude: '-23.5', longitude: '-46.6' }), ['sendLocation'])
+  assert.equal(matches('/api/developer', { authkey: 'k', message: 'loja', conecteQR: 'true', checkDispositivo: 'true' }), ['addDevice'])
+  assert.equal(matches('/api/developer', { authkey: 'k', message: 'loja', checkDispositivo: '1' }), ['deviceStatus'])
+  assert.equal(matches('/api/developer', { authkey: 'k', message: 'loja' }), [], 'no distinguishing field, no default')
+  assert.equal(matches('/api/groups', { ...keys, message: 'false', infoConvite: 'x', entrarConvite: 'y' }), ['groupInfo'])
+})
+
+docs('the server URL is the request origin and mount prefix; the document answers under a prefix', async () => {
+  const gateway = await createGateway({ transport: memoryTransport() })
+  const host = new Router()
+  host.use('/whatsapp', gateway.router.routes(), gateway.router.allowedMethods())
+  const app = new Koa()
+  app.use(host.routes())
+  const server = await listen(app)
+  try {
+    const answer = await request(`${server.url}/whatsapp/openapi.json`)
+    assert.is(answer.status, 200)
+    assert.equal(answer.body.servers, [{ url: `${server.url}/whatsapp` }])
+    const page = await request(`${server.url}/whatsapp/docs`)
+    assert.ok(page.text.includes('data-spec="/whatsapp/openapi.json"'))
+    assert.ok(page.text.includes('src="/whatsapp/docs/swagger-ui-bundle.js"'))
+  } finally {
+    await server.stop()
+    await gateway.close()
+  }
+})
+
+docs('/docs is Swagger UI from the installed swagger-ui-dist, under a CSP that allows only its own files', async ({ t }) => {
+  const page = await request(`${t.url}/docs`)
+  assert.is(page.status, 200)
+  const csp = page.headers.get('content-security-policy') ?? ''
+  assert.match(csp, /default-src 'none'/)
+  assert.match(csp, /script-src 'self';/)
+  assert.not.match(page.text, /https?:\/\//, 'no external URL: no CDN')
+  const dist = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+  for (const file of ['swagger-ui-bundle.js', 'swagger-ui.css']) {
+    const asset = await request(`${t.url}/docs/${file}`)
+    assert.is(asset.status, 200)
+    assert.is(asset.text, readFileSync(join(dist, file), 'utf8'), `${file} is the package's file`)
+  }
+  assert.match((await request(`${t.url}/docs/start.js`)).text, /SwaggerUIBundle\(/)
+  assert.is((await request(`${t.url}/docs/package.json`)).status, 404, 'only the listed files are served')
+})
+
+docs('docs: false serves neither the document nor the page', async () => {
+  const t = await startGateway({ docs: false })
+  try {
+    assert.is((await request(`${t.url}/openapi.json`)).status, 404)
+    assert.is((await request(`${t.url}/docs`)).status, 404)
+    assert.is((await request(`${t.url}/health`)).status, 200, 'health stays on')
+  } finally {
+    await t.stop()
+  }
+})
+
+docs.run()
