@@ -31,7 +31,9 @@ export function docsRoutes(router: Router, services: Services, table: PathEntry[
     ctx.body = page(prefix)
   })
   router.get('/docs/:asset', async (ctx: Context) => {
-    const asset = ASSETS[String(ctx.params.asset)]
+    const name = String(ctx.params.asset)
+    // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's members.
+    const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
     if (!asset) return
     ctx.set('Cache-Control', 'public, max-age=3600')
     ctx.set('X-Content-Type-Options', 'nosniff')

@@ -107,3 +107,28 @@ for (const entry of paths) {
 }
 
 test.run()
+
+const pages = suite<{ world: FuzzWorld }>(`fuzzing the token routes (seed ${SEED})`)
+
+pages.before(async ctx => {
+  ctx.world = await fuzzWorld()
+})
+pages.after(ctx => ctx.world.t.stop())
+
+pages('GET /qr/:token, /qr/:token/state, /media/:token and /docs/:asset with any token never answer 5xx', async ({ world }) => {
+  const token = fc.oneof(
+    fc.string({ maxLength: 80 }),
+    fc.string({ unit: 'binary', maxLength: 40 }),
+    fc.constantFrom('..', '%2e%2e', '..%2f..%2fetc%2fpasswd', '%00', '%', '%E0%A4%A', 'x'.repeat(5000), '__proto__', 'constructor', 'toString'),
+  )
+  const route = fc.constantFrom('/qr/', '/qr/:state', '/media/', '/docs/')
+  await check('token routes', fc.tuple(route, token), async ([prefix, value]) => {
+    const segment = /%/.test(value) ? value : encodeURIComponent(value)
+    const path = prefix === '/qr/:state' ? `/qr/${segment}/state` : `${prefix}${segment}`
+    const response = await fetch(world.t.url + path)
+    await response.arrayBuffer()
+    if (response.status >= 500) throw new Error(`GET ${path} answered ${response.status}`)
+  }, 300)
+})
+
+pages.run()

@@ -56,4 +56,11 @@ test('a multipart body cut short inside a file part is 400 and the process keeps
   assert.is(after.status, 200)
 })
 
+test('GET /docs/<a name of Object.prototype> is 404, not 500', async ({ t }) => {
+  for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+    const answer = await request(`${t.url}/docs/${name}`)
+    assert.is(answer.status, 404, name)
+  }
+})
+
 test.run()
