@@ -1,5 +1,3 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createConnection } from 'node:net'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { redisRateLimitStore } from '../../adapters/rate-limit-redis/index.ts'
@@ -7,6 +5,7 @@ import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import type { RateLimitStore, Storage } from '../../src/index.ts'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { request, type Answer } from '../helpers/http.ts'
+import { killRedis, redisServerAvailable, startRedis } from '../helpers/redis-server.ts'
 import { freePort, tempDir } from '../helpers/standalone.ts'
 
 /**
@@ -15,31 +14,7 @@ import { freePort, tempDir } from '../helpers/standalone.ts'
  */
 const test = suite('a Redis store that goes away and comes back')
 
-const available = spawnSync('redis-server', ['--version']).status === 0
-
-/** A redis-server child process on `port`, persisting every write to `dir` (so a restart keeps the data). */
-async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' })
-  await waitFor(() => pingable(port), 10_000, `redis-server on port ${port}`)
-  return child
-}
-
-function pingable(port: number): Promise<boolean> {
-  return new Promise(resolve => {
-    const socket = createConnection({ port, host: '127.0.0.1' }, () => socket.write('PING\r\n'))
-    socket.once('data', data => (socket.destroy(), resolve(data.toString().startsWith('+PONG'))))
-    socket.once('error', () => resolve(false))
-  })
-}
-
-async function kill(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  child.kill('SIGKILL')
-  await exited
-}
-
-if (!available) {
+if (!redisServerAvailable) {
   console.log('redis-server is not installed: skipping the Redis outage test')
 } else {
   test('while Redis is down the API answers 503 with a clear message, and it recovers without a restart', async () => {
@@ -63,7 +38,7 @@ if (!available) {
       const send = () => call('/api/create-message', { appkey: device.appkey, authkey, to: '5511988880002', message: 'olá' })
       assert.is((await send()).status, 200)
 
-      await kill(redis)
+      await killRedis(redis)
       for (const answer of [await status(), await send(), await call('/api/auth', { auth: 'registrar', nome: 'X', email: 'outage@example.com', senha: 'segredo1', telefone: '5511912345678', plano: '1' })]) {
         assert.is(answer.status, 503, answer.text)
         assert.equal(answer.body, { status: 503, message: 'Armazenamento indisponível. Tente novamente mais tarde.' })
@@ -80,7 +55,7 @@ if (!available) {
       await t?.stop()
       await limits?.close?.()
       await storage?.close?.()
-      await kill(redis)
+      await killRedis(redis)
     }
   })
 }

@@ -1,0 +1,51 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { ChildProcess } from 'node:child_process'
+import { post } from '../helpers/http.ts'
+import { killRedis, redisServerAvailable, startRedis } from '../helpers/redis-server.ts'
+import { freePort, startStandalone, tempDir, type StandaloneServer } from '../helpers/standalone.ts'
+
+const test = suite('standalone server: GATEWAY_RATE_LIMIT')
+
+const registration = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' }
+
+test('GATEWAY_RATE_LIMIT=<points>/<seconds> limits the requests of an account key', async () => {
+  const server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_RATE_LIMIT: '3/60' })
+  try {
+    const authkey = (await post(`${server.url}/api/auth`, registration)).body.data.authkey
+    const status = () => post(`${server.url}/api/developer`, { authkey, message: 'nenhum', checkDispositivo: 'true' })
+    for (let i = 0; i < 3; i++) assert.is((await status()).status, 404)
+    const limited = await status()
+    assert.is(limited.status, 429)
+    assert.ok(Number(limited.headers.get('retry-after')) >= 1)
+  } finally {
+    await server.kill()
+  }
+})
+
+if (!redisServerAvailable) {
+  console.log('redis-server is not installed: skipping the shared-limit test of the standalone server')
+} else {
+  test('two standalone servers on one redis:// store share the limit', async () => {
+    const port = await freePort()
+    let redis: ChildProcess | undefined
+    const servers: StandaloneServer[] = []
+    try {
+      redis = await startRedis(port, tempDir('zapgate-redis-'))
+      const env = { GATEWAY_STORE: `redis://127.0.0.1:${port}`, GATEWAY_RATE_LIMIT: '3/60' }
+      servers.push(await startStandalone(env), await startStandalone(env))
+      const authkey = (await post(`${servers[0].url}/api/auth`, registration)).body.data.authkey
+      const status = (server: StandaloneServer) => post(`${server.url}/api/developer`, { authkey, message: 'nenhum', checkDispositivo: 'true' })
+      assert.is((await status(servers[0])).status, 404)
+      assert.is((await status(servers[1])).status, 404)
+      assert.is((await status(servers[0])).status, 404)
+      assert.is((await status(servers[1])).status, 429)
+      assert.is((await status(servers[0])).status, 429)
+    } finally {
+      for (const server of servers) await server.kill()
+      if (redis) await killRedis(redis)
+    }
+  })
+}
+
+test.run()
