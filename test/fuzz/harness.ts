@@ -1,4 +1,3 @@
-import { Agent as HttpAgent, request as httpRequest } from 'node:http'
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { operationTable } from '../../src/index.ts'
@@ -6,7 +5,8 @@ import { MediaFetchError, type GatewayOptions, type MediaFetcher, type WebhookSe
 import type { Operation, PathEntry } from '../../src/http/operation.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
-import { request, type Answer } from '../helpers/http.ts'
+import type { Answer } from '../helpers/http.ts'
+import { DeepValue, HugeString } from './wire.ts'
 import { PNG } from '../helpers/samples.ts'
 
 /**
@@ -83,6 +83,8 @@ export function fieldsOf(operation: Operation): string[] {
 export function operationsOf(entry: PathEntry): Operation[] {
   return [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
 }
+
+export { send, sendRaw } from './wire.ts'
 
 /** The paths of the operation table. */
 export const paths: PathEntry[] = operationTable
@@ -184,15 +186,6 @@ export function bodyFor(entry: PathEntry, world: FuzzWorld): fc.Arbitrary<Record
 /** How a body travels: JSON, urlencoded or multipart. */
 export const encodings = fc.constantFrom('json', 'json', 'json', 'form', 'multipart') as fc.Arbitrary<'json' | 'form' | 'multipart'>
 
-/** POST a body in an encoding (JSON written by hand, so own `__proto__` keys and deep nesting go over the wire as such). */
-export function send(url: string, body: Record<string, unknown>, encoding: 'json' | 'form' | 'multipart'): Promise<Answer> {
-  if (encoding === 'json') return request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: jsonText(body) })
-  if (encoding === 'form') return request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: formEncode(body) })
-  const form = new FormData()
-  for (const [key, value] of Object.entries(body)) form.append(key, typeof value === 'string' ? value : value instanceof HugeString ? value.text() : jsonText(value))
-  return request(url, { method: 'POST', body: form })
-}
-
 /**
  * The properties every answer must have: never 5xx, a JSON `{status: number, message: string}` body
  * whose status is the HTTP code (mirror mode) or HTTP 200 (always200 mode).
@@ -281,45 +274,6 @@ const SPECIAL_VALUES: unknown[] = [
   { 0: { type: 'replyButton', displaytext: 'x' } },
 ]
 
-/** A string of `length` characters, built only when sent (so reports stay one line). */
-class HugeString {
-  constructor(readonly length: number) {}
-  text(): string {
-    return 'x'.repeat(this.length)
-  }
-  [fc.toStringMethod](): string {
-    return `HugeString(${this.length})`
-  }
-}
-
-/** A value nested `depth` levels deep (objects and arrays in turn), written as text without recursion. */
-class DeepValue {
-  constructor(readonly depth: number) {}
-  json(): string {
-    const opens: string[] = []
-    for (let i = 0; i < this.depth; i++) opens.push(i % 2 ? '[' : '{"a":')
-    return opens.reverse().join('') + '"fundo"' + opens.map(o => (o === '[' ? ']' : '}')).reverse().join('')
-  }
-  /** The same nesting as qs brackets: `name[a][0][a]...=fundo`. */
-  form(name: string): string {
-    const path: string[] = []
-    for (let i = this.depth - 1; i >= 0; i--) path.push(i % 2 ? '[0]' : '[a]')
-    return `${percent(name + path.join(''))}=fundo`
-  }
-  [fc.toStringMethod](): string {
-    return `DeepValue(${this.depth})`
-  }
-}
-
-/** JSON text of a value, with HugeString and DeepValue expanded. */
-function jsonText(value: unknown): string {
-  if (value instanceof HugeString) return JSON.stringify(value.text())
-  if (value instanceof DeepValue) return value.json()
-  if (Array.isArray(value)) return `[${value.map(jsonText).join(',')}]`
-  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${jsonText(v)}`).join(',')}}`
-  return JSON.stringify(value) ?? 'null'
-}
-
 function prototypeKeys(): fc.Arbitrary<unknown> {
   return fc.constantFrom<unknown>(
     JSON.parse('{"__proto__":{"polluted":true,"status":500}}'),
@@ -332,22 +286,6 @@ function prototypeKeys(): fc.Arbitrary<unknown> {
 /** Set an own property, even one named `__proto__` (a plain assignment would change the prototype). */
 function defineField(body: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(body, key, { value, enumerable: true, writable: true, configurable: true })
-}
-
-function formEncode(body: unknown, prefix = ''): string {
-  if (body instanceof DeepValue) return body.form(prefix)
-  if (body instanceof HugeString) return `${percent(prefix)}=${body.text()}`
-  if (body === null || typeof body !== 'object') return `${percent(prefix)}=${percent(String(body))}`
-  const parts: string[] = []
-  for (const [key, value] of Object.entries(body)) parts.push(formEncode(value, prefix ? `${prefix}[${key}]` : key))
-  return parts.filter(Boolean).join('&')
-}
-
-/** Percent-encoding of the UTF-8 bytes of any string (lone surrogates included, as U+FFFD). */
-function percent(text: string): string {
-  let out = ''
-  for (const byte of Buffer.from(text, 'utf8')) out += /[A-Za-z0-9_.~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0')}`
-  return out
 }
 
 const stubMedia: MediaFetcher = {
@@ -364,29 +302,3 @@ const stubWebhooks: WebhookSender = {
     return { status: 200 }
   },
 }
-
-/** Send raw bytes with exactly the given headers (no content type unless given), over a kept-alive connection. */
-export function sendRaw(url: string, body: Uint8Array | string, headers: Record<string, string>): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const data = typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body)
-    const req = httpRequest(url, { method: 'POST', agent: rawAgent, headers: { ...headers, 'content-length': String(data.length) } }, res => {
-      const chunks: Buffer[] = []
-      res.on('data', chunk => chunks.push(chunk))
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8')
-        let parsed: unknown
-        try {
-          parsed = JSON.parse(text)
-        } catch {
-          parsed = undefined
-        }
-        resolve({ status: res.statusCode ?? 0, body: parsed, headers: new Headers(res.headers as Record<string, string>), text })
-      })
-      res.on('error', reject)
-    })
-    req.on('error', reject)
-    req.end(data)
-  })
-}
-
-const rawAgent = new HttpAgent({ keepAlive: true, maxSockets: 4 })
