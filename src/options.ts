@@ -37,6 +37,12 @@ export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingO
   timeZone?: string
   /** Largest request body, in bytes or with a unit (`'20mb'`). Default 20 MB (base64 media). */
   bodyLimit?: number | string
+  /**
+   * How long account, authkey and device records read by requests stay cached in the process
+   * (default 2000 ms; 0: read the store on every request). Changes made through the gateway apply at
+   * once; a change made by another process sharing the store, or by hand, within this time.
+   */
+  cacheTtlMs?: number
 }
 
 /** Options after defaults, as the domain reads them. */
@@ -47,6 +53,7 @@ export interface ResolvedOptions {
   allowPrivateUrls: boolean
   timeZone: string
   bodyLimitBytes: number
+  cacheTtlMs: number
   webhookDelivery: WebhookSettings
   agents: AgentSettings
   messaging: ResolvedMessagingOptions
@@ -61,6 +68,8 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
   checkServiceOptions(options)
   const plans = options.plans ?? defaultPlans
+  const cacheTtlMs = options.cacheTtlMs ?? 2000
+  if (!(Number.isFinite(cacheTtlMs) && cacheTtlMs >= 0)) throw new Error('createGateway: cacheTtlMs must be a number >= 0')
   for (const [id, plan] of Object.entries(plans)) {
     if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)
   }
@@ -71,6 +80,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     allowPrivateUrls: options.allowPrivateUrls ?? false,
     timeZone,
     bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
+    cacheTtlMs,
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
     messaging: resolveMessagingOptions(options, parseSize),

@@ -1,25 +1,13 @@
-import {
-  array,
-  boolean,
-  coerce,
-  enums,
-  literal,
-  nonempty,
-  number,
-  object,
-  optional,
-  refine,
-  string,
-  union,
-} from 'superstruct'
+import { array, boolean, enums, literal, nonempty, number, object, optional, refine, string } from 'superstruct'
+import { coerceWhen, isBoolean, isNumber, isString, isStringOrNumber } from '../../src/http/coerce-when.ts'
 import type { Struct } from 'superstruct'
 
 /** A phone number field: a string (or a JSON number) of digits, `+` allowed. */
-const Phone = refine(coerce(string(), number(), n => String(n)), 'phone', v => /^\+?[\d\s\-().]{5,30}$/.test(v.trim()))
+const Phone = refine(coerceWhen(string(), isNumber, n => String(n)), 'phone', v => /^\+?[\d\s\-().]{5,30}$/.test(v.trim()))
 /** A number field that may arrive as a string (form bodies). */
-const Num = refine(coerce(number(), string(), s => Number(s.trim() === '' ? NaN : s)), 'finite', Number.isFinite)
+const Num = refine(coerceWhen(number(), isString, s => Number(s.trim() === '' ? NaN : s)), 'finite', Number.isFinite)
 /** A flag field: `true`, `"true"`, `"1"` or their opposites. */
-const Flag = coerce(boolean(), union([string(), number()]), v => v === 'true' || v === '1' || v === 1)
+const Flag = coerceWhen(boolean(), isStringOrNumber, v => v === 'true' || v === '1' || v === 1)
 const Text = nonempty(string())
 
 /** `POST /_sim/scan`: a phone scans a device's QR (or enters its code), by appkey, QR or code. */
@@ -58,14 +46,14 @@ export const messageSchemas: Record<(typeof MESSAGE_TYPES)[number], Struct<any, 
 export const GroupBody = object({
   creator: Phone,
   subject: Text,
-  members: optional(coerce(array(Phone), string(), s => s.split(/[-,\s]+/).filter(Boolean))),
+  members: optional(coerceWhen(array(Phone), isString, s => s.split(/[-,\s]+/).filter(Boolean))),
   description: optional(string()),
 })
 
 /** `POST /_sim/phones`: how a phone appears to others (LID, push name, hidden number). */
 export const PhoneBody = object({
   phone: Phone,
-  lid: optional(coerce(string(), boolean(), b => (b ? 'true' : ''))),
+  lid: optional(coerceWhen(string(), isBoolean, b => (b ? 'true' : ''))),
   pushName: optional(string()),
   hidePhone: optional(Flag),
 })

@@ -53,10 +53,13 @@ export class Accounts {
     private readonly lock: KeyedLock,
     private readonly plans: Record<string, Plan>,
     private readonly timeZone: string,
+    cacheTtlMs = 0,
   ) {
-    this.accounts = new Collection(storage, lock, 'account')
+    // Every request authenticates: accounts and authkey entries read stay cached cacheTtlMs.
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000 } }
+    this.accounts = new Collection(storage, lock, 'account', cache)
     this.byEmail = new Collection(storage, lock, 'account-email')
-    this.byKey = new Collection(storage, lock, 'authkey')
+    this.byKey = new Collection(storage, lock, 'authkey', cache)
   }
 
   /**

@@ -2,9 +2,17 @@
 
 /** Today's date (YYYY-MM-DD) in `timeZone`, `days` days from `now`. */
 export function dateInZone(timeZone: string, days = 0, now = Date.now()): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).formatToParts(
-    new Date(now + days * 86_400_000),
-  )
+  // Every zone changes date on a minute boundary: the answer for a zone, offset and minute is fixed.
+  const minute = Math.floor(now / 60_000)
+  const cached = lastDates.get(timeZone)
+  if (cached && cached.minute === minute && cached.days === days) return cached.date
+  const date = computeDate(timeZone, days, now)
+  if (lastDates.size < 64 || lastDates.has(timeZone)) lastDates.set(timeZone, { minute, days, date })
+  return date
+}
+
+function computeDate(timeZone: string, days: number, now: number): string {
+  const parts = dayFormat(timeZone).formatToParts(new Date(now + days * 86_400_000))
   const get = (type: string) => parts.find(p => p.type === type)?.value
   return `${get('year')}-${get('month')}-${get('day')}`
 }
@@ -17,4 +25,21 @@ export function isValidTimeZone(timeZone: string): boolean {
   } catch {
     return false
   }
+}
+
+// --- Internal helpers ---
+
+/** The last answer per zone (requests ask for today's date again and again). */
+const lastDates = new Map<string, { minute: number; days: number; date: string }>()
+
+/** One formatter per zone: building an Intl.DateTimeFormat costs ~100 µs, using one ~2 µs. */
+const dayFormats = new Map<string, Intl.DateTimeFormat>()
+
+function dayFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = dayFormats.get(timeZone)
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' })
+    if (dayFormats.size < 64) dayFormats.set(timeZone, format)
+  }
+  return format
 }

@@ -60,10 +60,13 @@ export class Devices {
     private readonly transport: Transport,
     private readonly events: GatewayEvents,
     private readonly logger: Logger,
+    cacheTtlMs = 0,
   ) {
-    this.devices = new Collection(storage, lock, 'device')
-    this.byName = new Collection(storage, lock, 'device-name')
-    this.byAppkey = new Collection(storage, lock, 'device-appkey')
+    // Devices and their name and appkey entries are read on every request: cached cacheTtlMs.
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000 } }
+    this.devices = new Collection(storage, lock, 'device', cache)
+    this.byName = new Collection(storage, lock, 'device-name', cache)
+    this.byAppkey = new Collection(storage, lock, 'device-appkey', cache)
   }
 
   /** Register work to run when a device is deleted. */

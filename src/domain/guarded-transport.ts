@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors.ts'
 import { TransportError, type Transport } from '../ports/transport.ts'
+import { Deadlines } from '../store/deadlines.ts'
 
 /**
  * Wrap a transport so that a failing or hanging adapter gives a clear answer, never a 500 with a
@@ -11,14 +12,17 @@ import { TransportError, type Transport } from '../ports/transport.ts'
  * time `ping` out themselves).
  */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
+  const deadlines = new Deadlines(timeoutMs)
+  const timed = <T>(name: string, call: () => Promise<T>): Promise<T> =>
+    deadlines.run(converted(call), () => new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`))
   return {
     start: context => transport.start(context),
     stop: () => transport.stop(),
     connect: deviceId => converted(() => transport.connect(deviceId)),
     disconnect: deviceId => converted(() => transport.disconnect(deviceId)),
-    link: (deviceId, request) => timed('link', timeoutMs, () => transport.link(deviceId, request)),
-    status: deviceId => timed('status', timeoutMs, () => transport.status(deviceId)),
-    logout: deviceId => timed('logout', timeoutMs, () => transport.logout(deviceId)),
+    link: (deviceId, request) => timed('link', () => transport.link(deviceId, request)),
+    status: deviceId => timed('status', () => transport.status(deviceId)),
+    logout: deviceId => timed('logout', () => transport.logout(deviceId)),
     send: (deviceId, to, message) => converted(() => transport.send(deviceId, to, message)),
     markRead: (deviceId, target) => converted(() => transport.markRead(deviceId, target)),
     groupInfo: (deviceId, group) => converted(() => transport.groupInfo(deviceId, group)),
@@ -40,13 +44,4 @@ async function converted<T>(call: () => Promise<T>): Promise<T> {
     if (err instanceof TransportError || err instanceof GatewayError) throw err
     throw new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
   }
-}
-
-/** Like converted, but a call still pending after `ms` fails with TransportError('timeout'). */
-function timed<T>(name: string, ms: number, call: () => Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TransportError('timeout', `transport ${name} did not answer within ${ms} ms`)), ms)
-  })
-  return Promise.race([converted(call), deadline]).finally(() => clearTimeout(timer))
 }

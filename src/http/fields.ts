@@ -1,4 +1,5 @@
-import { boolean, coerce, literal, number, optional, refine, string, union, type Struct } from 'superstruct'
+import { boolean, literal, optional, refine, string, type Struct } from 'superstruct'
+import { coerceWhen, isNumber, isScalar, isString, isStringOrNumber } from './coerce-when.ts'
 import { documentStruct } from './struct-schema.ts'
 
 /**
@@ -12,7 +13,7 @@ export const MAX_FIELD = 1024
 
 /** A required, non-blank string of at most `max` characters (numbers are taken as their text). */
 export function text(max = MAX_FIELD): Struct<string, null> {
-  return refine(coerce(string(), number(), n => String(n)), 'text', value => {
+  return refine(coerceWhen(string(), isNumber, n => String(n)), 'text', value => {
     const length = value.trim().length
     return (length > 0 && value.length <= max) || `expected 1 to ${max} characters`
   })
@@ -20,33 +21,33 @@ export function text(max = MAX_FIELD): Struct<string, null> {
 
 /** An optional string; a blank value counts as absent. */
 export function optionalText(max = MAX_FIELD): Struct<string | undefined, null> {
-  return optional(coerce(text(max), string(), s => (s.trim() === '' ? undefined : s)) as Struct<string, null>)
+  return optional(coerceWhen(text(max), isString, s => (s.trim() === '' ? undefined : s)) as Struct<string, null>)
 }
 
 /** A flag: true or false in any accepted spelling. */
 export function flag(): Struct<boolean, null> {
-  return coerce(boolean(), union([string(), number()]), parseFlag)
+  return coerceWhen(boolean(), isStringOrNumber, parseFlag)
 }
 
 /** A flag that must be true (distinguishing fields such as `conecteQR`). */
 export function trueFlag(): Struct<true, true> {
-  return coerce(literal(true), union([string(), number(), boolean()]), parseFlag)
+  return coerceWhen(literal(true), isScalar, parseFlag)
 }
 
 /** A flag that must be false (the fixed `message: "false"` of several operations). */
 export function falseFlag(): Struct<false, false> {
-  return coerce(literal(false), union([string(), number(), boolean()]), parseFlag)
+  return coerceWhen(literal(false), isScalar, parseFlag)
 }
 
 /** An optional flag (absent or blank: undefined). */
 export function optionalFlag(): Struct<boolean | undefined, null> {
-  return optional(coerce(flag(), string(), s => (s.trim() === '' ? undefined : s)))
+  return optional(coerceWhen(flag(), isString, s => (s.trim() === '' ? undefined : s)))
 }
 
 /** A phone number: digits with the country code after removing `+`, spaces, dots, dashes and parentheses. */
 export function phone(): Struct<string, null> {
   const struct = refine(
-    coerce(text(32), union([string(), number()]), v => String(v).replace(/[\s().+-]/g, '')),
+    coerceWhen(text(32), isStringOrNumber, v => String(v).replace(/[\s().+-]/g, '')),
     'phone',
     v => /^\d{8,15}$/.test(v) || 'expected 8 to 15 digits',
   )

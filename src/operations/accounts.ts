@@ -1,4 +1,5 @@
 import { literal, object, refine, type } from 'superstruct'
+import { coerceWhen, isString } from '../http/coerce-when.ts'
 import { coerce, string } from 'superstruct'
 import { Messages } from '../errors.ts'
 import { defineOperation } from '../http/operation.ts'
@@ -24,7 +25,7 @@ export const registerUser = defineOperation({
   }),
   errors: [{ status: 409, message: Messages.emailTaken }],
   schema: type({
-    auth: coerce(literal('registrar'), string(), s => s.trim().toLowerCase()),
+    auth: coerceWhen(literal('registrar'), isString, s => s.trim().toLowerCase()),
     email,
     senha: refine(text(1024), 'password', v => v.length >= MIN_PASSWORD || `at least ${MIN_PASSWORD} characters`),
     nome: text(200),

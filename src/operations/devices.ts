@@ -1,5 +1,6 @@
 import QRCode from 'qrcode'
-import { any, boolean, coerce, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
+import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
+import { coerceWhen, isString } from '../http/coerce-when.ts'
 import { GatewayError, Messages } from '../errors.ts'
 import { defineOperation, type OperationContext } from '../http/operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../http/fields.ts'
@@ -32,8 +33,8 @@ export const generateQrCode = defineOperation({
   errors: [{ status: 401, message: Messages.qrAuth }, { status: 409, message: Messages.alreadyConnected }],
   schema: type({
     authkey: optional(any()),
-    setAppkey: optional(coerce(deviceName, string(), s => (s.trim() === '' ? undefined : s))),
-    phone: optional(coerce(phone(), string(), s => (s.trim() === '' ? undefined : s))),
+    setAppkey: optional(coerceWhen(deviceName, isString, s => (s.trim() === '' ? undefined : s))),
+    phone: optional(coerceWhen(phone(), isString, s => (s.trim() === '' ? undefined : s))),
     webhook: optionalText(2048),
   }),
   invalid: { status: 400, message: Messages.qrInvalid },
@@ -146,7 +147,7 @@ export const deleteShareLink = defineOperation({
     authkey: text(256),
     message: falseFlag(),
     to: text(),
-    GerenciarLinks: coerce(literal('excluir'), string(), s => s.trim().toLowerCase()),
+    GerenciarLinks: coerceWhen(literal('excluir'), isString, s => s.trim().toLowerCase()),
   }),
   async handle({ appkey, authkey, to }, { services }) {
     const account = await services.accounts.require(authkey, 401, Messages.required)

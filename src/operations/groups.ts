@@ -1,4 +1,5 @@
-import { any, array, boolean, coerce, object, optional, refine, string, type } from 'superstruct'
+import { array, boolean, object, optional, refine, string, type } from 'superstruct'
+import { coerceWhen, isAnything } from '../http/coerce-when.ts'
 import { defineOperation } from '../http/operation.ts'
 import { falseFlag, text, trueFlag } from '../http/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
@@ -70,7 +71,7 @@ export const joinGroup = defineOperation({
 
 /** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list; 1 to 1 023 distinct phones. */
 function members() {
-  const phones = coerce(array(string()), any(), value => {
+  const phones = coerceWhen(array(string()), isAnything, value => {
     const items = typeof value === 'string' ? split(value) : Array.isArray(value) ? value.map(String) : value
     return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(p) ?? p))] : items
   })

@@ -1,4 +1,5 @@
-import { boolean, coerce, refine, type } from 'superstruct'
+import { refine, type } from 'superstruct'
+import { coerceWhen, isBoolean } from '../http/coerce-when.ts'
 import { GatewayError, Messages } from '../errors.ts'
 import { defineOperation } from '../http/operation.ts'
 import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../http/fields.ts'
@@ -56,7 +57,7 @@ export const markMessageRead = defineOperation({
   summary: 'Send a read receipt for a received message',
   answer: sentAnswer,
   errors: targetErrors,
-  schema: type({ ...sendFields, markRead: coerce(text(MAX_ID), boolean(), b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
+  schema: type({ ...sendFields, markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
   handle: ({ markRead, idMessagem, idMensagem, to, ...keys }, context) => {
     const id = parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
     if (id === undefined) throw new GatewayError(401, Messages.required)

@@ -1,4 +1,5 @@
-import { any, array, coerce, dynamic, literal, never, refine, string, type, number, union, type Struct } from 'superstruct'
+import { any, array, dynamic, literal, never, refine, string, type, number, type Struct } from 'superstruct'
+import { coerceWhen, isAnything, isStringOrNumber } from '../http/coerce-when.ts'
 import { optionalText, phone, text } from '../http/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { documentStruct } from '../http/struct-schema.ts'
@@ -21,7 +22,7 @@ export const MAX_CARD_BUTTONS = 2
 /** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
 export function recipient(): Struct<string, null> {
   const struct = refine(
-    coerce(string(), union([string(), number()]), v => {
+    coerceWhen(string(), isStringOrNumber, v => {
       const s = String(v)
       return parseRecipient(s) ?? s
     }),
@@ -49,7 +50,7 @@ export function httpUrl(max = 2048): Struct<string, null> {
  * qs-nested object with numeric keys (`buttons[0][type]=...`); both become the array.
  */
 export function list<T>(item: Struct<T, any>, min: number, max: number): Struct<T[], any> {
-  const struct = refine(coerce(array(item), any(), toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
+  const struct = refine(coerceWhen(array(item), isAnything, toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
   return documentStruct(struct, {
     wire: schema => ({
       anyOf: [

@@ -1,4 +1,5 @@
-import { boolean, coerce, enums, integer, object, refine, string, type } from 'superstruct'
+import { boolean, enums, integer, object, refine, string, type } from 'superstruct'
+import { coerceWhen, isString } from '../http/coerce-when.ts'
 import { GatewayError, Messages } from '../errors.ts'
 import { defineOperation, type OperationContext } from '../http/operation.ts'
 import { falseFlag, flag, text, trueFlag } from '../http/fields.ts'
@@ -41,7 +42,7 @@ export const switchWebhook = defineOperation({
   schema: type({
     appkey: text(),
     authkey: text(256),
-    type: coerce(enums(['chat', 'grupo']), string(), s => s.trim().toLowerCase()),
+    type: coerceWhen(enums(['chat', 'grupo']), isString, s => s.trim().toLowerCase()),
     message: text(),
     statusWebhook: flag(),
   }),

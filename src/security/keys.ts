@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomInt, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
+import { hash, randomBytes, randomInt, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto'
 
 /** A random secret of `bytes` bytes, base64url (no padding). 18 bytes = 144 bits. */
 export function randomKey(bytes = 24): string {
@@ -17,7 +17,7 @@ export function randomDigits(length: number, alphabet = '0123456789'): string {
  * hash and never stored in clear; a fast hash is right for random keys (passwords use scrypt).
  */
 export function hashKey(key: string): string {
-  return createHash('sha256').update(key, 'utf8').digest('hex')
+  return hash('sha256', key, 'hex')
 }
 
 /** Constant-time equality of two strings (false when the lengths differ). */

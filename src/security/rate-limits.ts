@@ -3,6 +3,7 @@ import { GatewayError, Messages } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { RateLimiter, RateLimitState, RateLimitStore } from '../ports/rate-limit.ts'
 import { hashKey } from './keys.ts'
+import { Deadlines } from '../store/deadlines.ts'
 
 /** A limit: `points` per `duration` seconds. */
 export interface RateRule {
@@ -81,6 +82,7 @@ export function memoryRateLimitStore(): RateLimitStore {
  */
 export class RateLimits {
   private readonly limiters: Partial<Record<keyof RateLimitRules, RateLimiter>> = {}
+  private readonly deadlines = new Deadlines(1000)
 
   constructor(
     private readonly settings: RateLimitSettings,
@@ -94,8 +96,8 @@ export class RateLimits {
   }
 
   /** Count a request of the account key `authkey` (its hash is the key; the key itself is never stored). */
-  account(authkey: string): Promise<void> {
-    return this.consume('perAccount', hashKey(authkey))
+  async account(authkey: string): Promise<void> {
+    if (this.limiters.perAccount) await this.consume('perAccount', hashKey(authkey))
   }
 
   /** 429 while `ip` has used up its failed authkey attempts. */
@@ -137,27 +139,21 @@ export class RateLimits {
 
   /** Run a store call; a store failure or a call longer than a second resolves undefined (fail open). */
   private async guard<T>(call: () => Promise<T>): Promise<T | undefined> {
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<'late'>(resolve => {
-      timer = setTimeout(() => resolve('late'), 1000)
-    })
     try {
-      const result = await Promise.race([call(), late])
-      if (result === 'late') {
+      return await this.deadlines.run(call(), () => new LateStoreError())
+    } catch (err) {
+      if (err instanceof LateStoreError) {
         this.logger.warn({}, 'rate-limit store did not answer in time; request let through')
         return undefined
       }
-      return result
-    } catch (err) {
       if (err instanceof Error) {
         this.logger.warn({ err }, 'rate-limit store failed; request let through')
         return undefined
       }
       throw err
-    } finally {
-      clearTimeout(timer)
     }
   }
+
 }
 
 // --- Internal helpers ---
@@ -166,3 +162,6 @@ function tooMany(state: RateLimitState): GatewayError {
   const seconds = Math.max(1, Math.ceil((state?.msBeforeNext ?? 1000) / 1000))
   return new GatewayError(429, Messages.rateLimited, {}, { headers: { 'retry-after': String(seconds) } })
 }
+
+/** The rate-limit store took longer than a second. */
+class LateStoreError extends Error {}

@@ -1,35 +1,71 @@
 import type { Storage } from '../ports/storage.ts'
 import type { KeyedLock } from './keyed-lock.ts'
+import { RecordCache } from './record-cache.ts'
+
+/** Options of a collection. */
+export interface CollectionOptions {
+  /**
+   * Keep records read for `ttlMs` in this process (hot lookups such as authkeys and devices on every
+   * request). Writes through the collection refresh it at once; a change made by another process
+   * sharing the store is seen within `ttlMs`. Cached records are frozen.
+   */
+  cache?: { ttlMs: number; maxEntries: number }
+}
 
 /**
  * A typed collection of records over the storage port: records live under `<name>:<id>`. Updates of
  * one record are serialised through the shared lock, so two concurrent updates both land.
  */
 export class Collection<T> {
+  private readonly cache?: RecordCache<T>
+  /** Writes so far: a read that overlapped a write does not fill the cache (it may hold the old value). */
+  private writes = 0
+
   constructor(
     private readonly storage: Storage,
     private readonly lock: KeyedLock,
     readonly name: string,
-  ) {}
+    options: CollectionOptions = {},
+  ) {
+    if (options.cache && options.cache.ttlMs > 0) this.cache = new RecordCache(options.cache.ttlMs, options.cache.maxEntries)
+  }
 
   /** Storage key of a record. */
   key(id: string): string {
     return `${this.name}:${id}`
   }
 
-  /** The record, or undefined. */
+  /** The record, or undefined (from the cache, when the collection has one; then frozen). */
   get(id: string): Promise<T | undefined> {
-    return this.storage.get<T>(this.key(id))
+    if (!this.cache) return this.storage.get<T>(this.key(id))
+    const cached = this.cache.get(id)
+    if (cached !== undefined) return Promise.resolve(cached)
+    const writesBefore = this.writes
+    return this.storage.get<T>(this.key(id)).then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, value)))
   }
 
   /** Write a record (no lock: use for records created under a lock or owned by one writer). */
-  put(id: string, value: T, ttlMs?: number): Promise<void> {
-    return this.storage.set(this.key(id), value, ttlMs)
+  async put(id: string, value: T, ttlMs?: number): Promise<void> {
+    this.writes++
+    this.cache?.delete(id)
+    try {
+      await this.storage.set(this.key(id), value, ttlMs)
+    } finally {
+      this.writes++
+      this.cache?.delete(id)
+    }
   }
 
   /** Remove a record; true when it existed. */
-  remove(id: string): Promise<boolean> {
-    return this.storage.delete(this.key(id))
+  async remove(id: string): Promise<boolean> {
+    this.writes++
+    this.cache?.delete(id)
+    try {
+      return await this.storage.delete(this.key(id))
+    } finally {
+      this.writes++
+      this.cache?.delete(id)
+    }
   }
 
   /**
@@ -38,7 +74,8 @@ export class Collection<T> {
    */
   update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
     return this.lock.run(this.key(id), async () => {
-      const current = await this.get(id)
+      // From the store, never the cache: the change must start from the latest record.
+      const current = await this.storage.get<T>(this.key(id))
       const next = await change(current)
       if (next !== undefined) await this.put(id, next)
       return next ?? current

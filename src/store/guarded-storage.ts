@@ -1,4 +1,5 @@
 import type { Storage } from '../ports/storage.ts'
+import { Deadlines } from './deadlines.ts'
 
 /** The backing store failed (unreachable, timed out): answered 503 so the client retries. */
 export class StorageUnavailableError extends Error {
@@ -13,15 +14,20 @@ export class StorageUnavailableError extends Error {
  * `cause`) and a call that hangs past `timeoutMs` fails instead of hanging the request.
  */
 export function guardStorage(storage: Storage, timeoutMs = 10_000): Storage {
+  const deadlines = new Deadlines(timeoutMs)
   const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
-    let timer: NodeJS.Timeout | undefined
-    const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new StorageUnavailableError(operation, { cause: new Error('timed out') })), timeoutMs)
-    })
-    const attempt = (async () => work())().catch(cause => {
-      throw cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause })
-    })
-    return Promise.race([attempt, timeout]).finally(() => clearTimeout(timer))
+    let attempt: Promise<T>
+    try {
+      attempt = work()
+    } catch (cause) {
+      attempt = Promise.reject(cause)
+    }
+    return deadlines.run(
+      attempt.catch(cause => {
+        throw cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause })
+      }),
+      () => new StorageUnavailableError(operation, { cause: new Error('timed out') }),
+    )
   }
   return {
     get: key => guard('get', () => storage.get(key)),

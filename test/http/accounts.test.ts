@@ -118,14 +118,16 @@ agents.run()
 const expiry = suite('expired accounts')
 
 expiry('an expired account\'s authkey is refused with each operation\'s own 401', async () => {
-  const t = await startGateway()
+  const t = await startGateway({ cacheTtlMs: 100 })
   try {
     const { authkey } = await t.register()
     await t.addDevice(authkey, 'loja')
-    // Move the account's last valid day into the past, as time would.
+    // Move the account's last valid day into the past, as time would, by hand in the store: the
+    // gateway sees it once its cached copy is older than cacheTtlMs.
     for await (const [key, value] of t.gateway.services.storage.list<any>('account:')) {
       await t.gateway.services.storage.set(key, { ...value, expiresOn: '2020-01-01' })
     }
+    await new Promise(resolve => setTimeout(resolve, 150))
     answers(await t.post('/api/v2/ia', { authkey, device: 'loja', agent_name: 'x' }), 401, 'Authkey invalida ou expirada.')
     answers(await t.post('/api/v2/qrcode', { authkey }), 401, 'Authkey inválida ou não encontrada.')
     answers(await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }), 401, 'validation.required')

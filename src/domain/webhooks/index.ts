@@ -5,6 +5,7 @@ import type { Device } from '../devices.ts'
 import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
 import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
 import { channelOf, webhookPayload } from './payload.ts'
+import { UnrecordedEvents } from './unrecorded.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
 export interface WebhookAdmin {
@@ -16,6 +17,8 @@ export interface WebhookAdmin {
   discard(id: string): Promise<boolean>
   /** Number of events waiting for delivery, of one device or of all (a scan of the outbox). */
   pending(deviceId?: string): Promise<number>
+  /** Events waiting in memory because the store refused them (it was down); stored once it answers. */
+  readonly unrecordedCount: number
 }
 
 /**
@@ -26,17 +29,21 @@ export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
   private readonly loop: DeliveryLoop
   private readonly clock: () => number
+  /** Events the store refused (it was down), retried from memory. */
+  private readonly unrecorded: UnrecordedEvents
 
   constructor(deps: Omit<DeliveryDependencies, 'store'> & Pick<Services, 'storage' | 'lock'>) {
     this.store = new OutboxStore(deps.storage, deps.lock)
     this.loop = new DeliveryLoop({ ...deps, store: this.store })
     this.clock = deps.clock ?? Date.now
+    this.unrecorded = new UnrecordedEvents((key, record) => this.save(key, record), deps.logger)
   }
 
   /**
    * Feed subscriber: the event of a message seen by `device`, written to storage, then scheduled.
    * Nothing is stored for a device without a webhook URL, or whose switch (operation 20) for this
-   * kind of chat is off: the switches apply when the event happens.
+   * kind of chat is off: the switches apply when the event happens. When the store refuses the
+   * event, it waits in memory and is offered again until the store takes it (UnrecordedEvents).
    */
   readonly record = async (device: Device, message: IncomingMessage): Promise<void> => {
     if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return
@@ -53,7 +60,13 @@ export class WebhookOutbox implements WebhookAdmin {
       dueAt: now,
       attempts: 0,
     }
-    if (await this.store.add(record)) this.loop.enqueue(outboxKey(device.id, record.id), device.id, now)
+    const key = outboxKey(device.id, record.id)
+    await this.save(key, record).catch(err => this.unrecorded.keep(key, record, err))
+  }
+
+  /** Events waiting in memory for the store to come back. */
+  get unrecordedCount(): number {
+    return this.unrecorded.size
   }
 
   /** Load pending deliveries from storage and start delivering. */
@@ -62,8 +75,9 @@ export class WebhookOutbox implements WebhookAdmin {
   }
 
   /** Stop delivering (attempts in flight get a short grace); pending events stay in storage. */
-  close(): Promise<void> {
-    return this.loop.close()
+  async close(): Promise<void> {
+    await this.unrecorded.close()
+    await this.loop.close()
   }
 
   /** Removal hook: a deleted device's pending events and dead letters are deleted, not delivered. */
@@ -74,6 +88,11 @@ export class WebhookOutbox implements WebhookAdmin {
 
   deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]> {
     return this.store.deadLetters(filter)
+  }
+
+  /** Store a new event and schedule its delivery (nothing when it is already pending). */
+  private async save(key: string, record: OutboxRecord): Promise<void> {
+    if (await this.store.add(record)) this.loop.enqueue(key, record.deviceId, this.clock())
   }
 
   async redrive(id: string): Promise<boolean> {

@@ -1,0 +1,55 @@
+/**
+ * Time limits for many short async calls at once. A `setTimeout` plus `Promise.race` per call costs
+ * more than the storage read it guards (a timer inserted and removed, three promises); here a call
+ * joins a set, and one interval, running only while calls are pending, fails those past their
+ * deadline. A call may overrun its limit by up to one sweep (a tenth of the limit, at most 250 ms).
+ */
+export class Deadlines {
+  private readonly pending = new Set<Pending>()
+  private sweeper: NodeJS.Timeout | undefined
+  private readonly sweepMs: number
+
+  /** Calls given to `run` fail with `onTimeout()` once pending for `limitMs`. */
+  constructor(private readonly limitMs: number) {
+    this.sweepMs = Math.max(1, Math.min(250, Math.floor(limitMs / 10)))
+  }
+
+  /** Settle like `work`, or reject with `timeoutError()` once the limit has passed. */
+  run<T>(work: Promise<T>, timeoutError: () => Error): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const entry: Pending = { expiresAt: Date.now() + this.limitMs, fail: () => reject(timeoutError()) }
+      this.pending.add(entry)
+      this.sweeper ??= setInterval(() => this.sweep(), this.sweepMs)
+      work.then(
+        value => {
+          this.pending.delete(entry)
+          resolve(value)
+        },
+        error => {
+          this.pending.delete(entry)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  private sweep(): void {
+    const now = Date.now()
+    for (const entry of this.pending) {
+      if (entry.expiresAt <= now) {
+        this.pending.delete(entry)
+        entry.fail()
+      }
+    }
+    // Idle: stop until the next call, so an idle gateway holds no timer (and lets the process exit).
+    if (this.pending.size === 0) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+    }
+  }
+}
+
+interface Pending {
+  expiresAt: number
+  fail(): void
+}
