@@ -17,29 +17,41 @@ export class Deadlines {
   /** Settle like `work`, or reject with `timeoutError()` once the limit has passed. */
   run<T>(work: Promise<T>, timeoutError: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const entry: Pending = { expiresAt: Date.now() + this.limitMs, fail: () => reject(timeoutError()) }
-      this.pending.add(entry)
-      this.sweeper ??= setInterval(() => this.sweep(), this.sweepMs)
+      const done = this.watch(() => reject(timeoutError()))
       work.then(
         value => {
-          this.pending.delete(entry)
+          done()
           resolve(value)
         },
         error => {
-          this.pending.delete(entry)
+          done()
           reject(error)
         },
       )
     })
   }
 
+  /** Call `onExpiry` once the limit has passed, unless the answered function is called first. */
+  watch(onExpiry: () => void): () => void {
+    const entry: Pending = { expiresAt: Date.now() + this.limitMs, fail: onExpiry }
+    this.pending.add(entry)
+    this.sweeper ??= setInterval(() => this.sweep(), this.sweepMs)
+    return () => void this.pending.delete(entry)
+  }
+
+  /**
+   * Fail the first call past its deadline, then look again on the next turn of the event loop: each
+   * failure's consequences (a queue moving on to its next job) play out before the next one is
+   * judged, as with one timer per call.
+   */
   private sweep(): void {
-    const now = Date.now()
-    for (const entry of this.pending) {
-      if (entry.expiresAt <= now) {
-        this.pending.delete(entry)
-        entry.fail()
-      }
+    // One limit for all: calls expire in the order they joined, so the oldest is the only candidate.
+    const oldest = this.pending.values().next().value
+    if (oldest && oldest.expiresAt <= Date.now()) {
+      this.pending.delete(oldest)
+      oldest.fail()
+      setImmediate(() => this.sweep())
+      return
     }
     // Idle: stop until the next call, so an idle gateway holds no timer (and lets the process exit).
     if (this.pending.size === 0) {

@@ -1,5 +1,6 @@
 import PQueue from 'p-queue'
 import { GatewayError, Messages } from '../../errors.ts'
+import { Deadlines } from '../../store/deadlines.ts'
 
 /** Limits of the per-device send queues. */
 export interface SendQueueOptions {
@@ -11,20 +12,31 @@ export interface SendQueueOptions {
   jitterMs: number
   /** Most jobs waiting or running per device. */
   limit: number
+  /** How long an idle device queue is kept for the device's next send (default 60 s). */
+  idleQueueMs?: number
 }
 
 /**
  * One queue per device (p-queue, concurrency 1), so the sends of a device reach the network one at a
  * time and in order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job
  * still waiting is dropped (never sent) with 504, a job that stalls on the network is answered 504
- * and the queue moves on. Queues are deleted as soon as they are idle, so the map holds only devices
- * with work in flight.
+ * and the queue moves on. A queue is deleted once it has been idle for a minute, so the map holds only
+ * devices with recent work (and a busy device does not build a new queue for every send).
  */
 export class SendQueues {
   private readonly queues = new Map<string, PQueue>()
+  private readonly idleSince = new Map<string, number>()
+  private readonly deadlines: Deadlines
+  private sweeper: NodeJS.Timeout | undefined
   private closed = false
 
-  constructor(private readonly options: SendQueueOptions) {}
+  constructor(private readonly options: SendQueueOptions) {
+    this.deadlines = new Deadlines(options.timeoutMs)
+  }
+
+  private get idleQueueMs(): number {
+    return this.options.idleQueueMs ?? 60_000
+  }
 
   /** Run `job` in the device's queue; resolves or rejects with its result, or 504 past the timeout. */
   run<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
@@ -44,7 +56,7 @@ export class SendQueues {
           release()
         }
       })
-      const timer = setTimeout(() => expire(), this.options.timeoutMs)
+      const answered = this.deadlines.watch(() => expire())
       void queue.add(async () => {
         if (state !== 'queued') return
         state = 'running'
@@ -58,7 +70,7 @@ export class SendQueues {
         )
         await Promise.race([work, deadline])
         state = 'done'
-        clearTimeout(timer)
+        answered()
         await this.pause()
       })
     })
@@ -75,6 +87,7 @@ export class SendQueues {
     })
     await Promise.race([idle, limit])
     clearTimeout(timer)
+    clearInterval(this.sweeper)
   }
 
   /** Number of devices with a queue (only those with work in flight). */
@@ -88,13 +101,29 @@ export class SendQueues {
     let queue = this.queues.get(deviceId)
     if (!queue) {
       const created = new PQueue({ concurrency: 1 })
-      created.on('idle', () => {
-        if (this.queues.get(deviceId) === created && created.size === 0 && created.pending === 0) this.queues.delete(deviceId)
-      })
+      created.on('idle', () => this.idleSince.set(deviceId, Date.now()))
+      created.on('add', () => this.idleSince.delete(deviceId))
       this.queues.set(deviceId, created)
       queue = created
+      this.sweeper ??= setInterval(() => this.dropIdle(), this.idleQueueMs / 2).unref()
     }
     return queue
+  }
+
+  /** Delete the queues idle for idleQueueMs. */
+  private dropIdle(): void {
+    const before = Date.now() - this.idleQueueMs
+    for (const [deviceId, since] of this.idleSince) {
+      const queue = this.queues.get(deviceId)
+      if (since <= before && queue && queue.size === 0 && queue.pending === 0) {
+        this.queues.delete(deviceId)
+        this.idleSince.delete(deviceId)
+      }
+    }
+    if (this.queues.size === 0) {
+      clearInterval(this.sweeper)
+      this.sweeper = undefined
+    }
   }
 
   /** The pacing pause between two jobs of a device. */

@@ -82,11 +82,13 @@ test('a device with limit jobs waiting gets 429 for the next one', async () => {
   assert.equal(await queues.run('d1', async () => 2), 2)
 })
 
-test('idle queues are deleted, so the map holds only devices with work in flight', async () => {
-  const queues = new SendQueues({ ...options, minIntervalMs: 20 })
+test('queues idle for idleQueueMs are deleted, so the map holds only devices with recent work', async () => {
+  const queues = new SendQueues({ ...options, minIntervalMs: 20, idleQueueMs: 30 })
   await Promise.all(Array.from({ length: 50 }, (_, i) => queues.run(`d${i}`, async () => i)))
   assert.ok(queues.size > 0, 'pacing holds the queues for a moment')
-  await sleep(60)
+  await sleep(20)
+  assert.equal(queues.size, 50, 'a queue idle for less than idleQueueMs is kept')
+  await sleep(100)
   assert.equal(queues.size, 0)
 })
 
