@@ -1,5 +1,6 @@
 import { boolean, literal, optional, refine, string, type Struct } from 'superstruct'
 import { coerceWhen, isNumber, isScalar, isString, isStringOrNumber } from './coerce-when.ts'
+import { UNSURE, withFastCheck, type FastCheck } from './fast-check.ts'
 import { documentStruct } from './struct-schema.ts'
 
 /**
@@ -13,44 +14,59 @@ export const MAX_FIELD = 1024
 
 /** A required, non-blank string of at most `max` characters (numbers are taken as their text). */
 export function text(max = MAX_FIELD): Struct<string, null> {
-  return refine(coerceWhen(string(), isNumber, n => String(n)), 'text', value => {
+  const struct = refine(coerceWhen(string(), isNumber, n => String(n)), 'text', value => {
     const length = value.trim().length
     return (length > 0 && value.length <= max) || `expected 1 to ${max} characters`
   })
+  return withFastCheck(struct, textCheck(max))
 }
 
 /** An optional string; a blank value counts as absent. */
 export function optionalText(max = MAX_FIELD): Struct<string | undefined, null> {
-  return optional(coerceWhen(text(max), isString, s => (s.trim() === '' ? undefined : s)) as Struct<string, null>)
+  const check = textCheck(max)
+  const struct = optional(coerceWhen(text(max), isString, s => (s.trim() === '' ? undefined : s)) as Struct<string, null>)
+  return withFastCheck(struct, value => {
+    const blankless = isString(value) && value.trim() === '' ? undefined : value
+    return blankless === undefined ? undefined : check(blankless)
+  })
 }
 
 /** A flag: true or false in any accepted spelling. */
 export function flag(): Struct<boolean, null> {
-  return coerceWhen(boolean(), isStringOrNumber, parseFlag)
+  return withFastCheck(coerceWhen(boolean(), isStringOrNumber, parseFlag), flagCheck)
 }
 
 /** A flag that must be true (distinguishing fields such as `conecteQR`). */
 export function trueFlag(): Struct<true, true> {
-  return coerceWhen(literal(true), isScalar, parseFlag)
+  return withFastCheck(coerceWhen(literal(true), isScalar, parseFlag), value => (isScalar(value) && parseFlag(value) === true ? true : UNSURE))
 }
 
 /** A flag that must be false (the fixed `message: "false"` of several operations). */
 export function falseFlag(): Struct<false, false> {
-  return coerceWhen(literal(false), isScalar, parseFlag)
+  return withFastCheck(coerceWhen(literal(false), isScalar, parseFlag), value => (isScalar(value) && parseFlag(value) === false ? false : UNSURE))
 }
 
 /** An optional flag (absent or blank: undefined). */
 export function optionalFlag(): Struct<boolean | undefined, null> {
-  return optional(coerceWhen(flag(), isString, s => (s.trim() === '' ? undefined : s)))
+  const struct = optional(coerceWhen(flag(), isString, s => (s.trim() === '' ? undefined : s)))
+  return withFastCheck(struct, value => {
+    const blankless = isString(value) && value.trim() === '' ? undefined : value
+    return blankless === undefined ? undefined : flagCheck(blankless)
+  })
 }
 
 /** A phone number: digits with the country code after removing `+`, spaces, dots, dashes and parentheses. */
 export function phone(): Struct<string, null> {
+  const check = textCheck(32)
   const struct = refine(
     coerceWhen(text(32), isStringOrNumber, v => String(v).replace(/[\s().+-]/g, '')),
     'phone',
     v => /^\d{8,15}$/.test(v) || 'expected 8 to 15 digits',
   )
+  withFastCheck(struct, value => {
+    const digits = check(isStringOrNumber(value) ? String(value).replace(/[\s().+-]/g, '') : value)
+    return typeof digits === 'string' && /^\d{8,15}$/.test(digits) ? digits : UNSURE
+  })
   return documentStruct(struct, { description: 'Phone number with the country code: 8 to 15 digits once +, spaces, dots, dashes and parentheses are removed.' })
 }
 
@@ -61,4 +77,21 @@ export function parseFlag(value: unknown): unknown {
   if (s === 'true' || s === '1') return true
   if (s === 'false' || s === '0') return false
   return value
+}
+
+// --- Internal helpers ---
+
+/** text(max) as a fast check. */
+function textCheck(max: number): FastCheck {
+  return value => {
+    const s = isNumber(value) ? String(value) : value
+    if (typeof s !== 'string') return UNSURE
+    return s.trim().length > 0 && s.length <= max ? s : UNSURE
+  }
+}
+
+/** flag() as a fast check. */
+function flagCheck(value: unknown): unknown {
+  const parsed = isStringOrNumber(value) ? parseFlag(value) : value
+  return typeof parsed === 'boolean' ? parsed : UNSURE
 }

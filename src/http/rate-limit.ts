@@ -8,8 +8,10 @@ import type { ParsedBody } from './body.ts'
  * authkey is refused (429) while its client IP has used up its failed authkey attempts, and counts
  * against the limit of that account key; an authkey that turns out unknown or expired counts as a
  * failed attempt of the IP. Registrations and OTP verifications are limited in their handlers.
+ * Undefined (no middleware at all) when both of those limits are off.
  */
 export function rateLimitRequests({ rateLimits }: Services) {
+  if (!rateLimits.limitsRequests) return undefined
   return async function gatewayRateLimit(ctx: Context, next: Next) {
     const authkey = (ctx.state.gatewayBody as ParsedBody).fields.authkey
     const carriesKey = authkey !== undefined && authkey !== null && authkey !== ''

@@ -33,7 +33,8 @@ export function toGatewayError(err: unknown): GatewayError {
 /** Write a JSON answer with the HTTP code chosen by the status mode. */
 export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: number; message: string } & Record<string, unknown>) {
   ctx.status = mode === 'always200' ? 200 : body.status
-  ctx.type = 'application/json; charset=utf-8'
+  // The header itself: Koa's `ctx.type` setter looks the type up in the MIME database each time.
+  ctx.set('Content-Type', 'application/json; charset=utf-8')
   ctx.body = body
 }
 

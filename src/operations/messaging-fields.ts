@@ -3,6 +3,7 @@ import { coerceWhen, isAnything, isStringOrNumber } from '../http/coerce-when.ts
 import { optionalText, phone, text } from '../http/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { documentStruct } from '../http/struct-schema.ts'
+import { UNSURE, withFastCheck } from '../http/fast-check.ts'
 
 /** Longest text message (WhatsApp's own limit). */
 export const MAX_TEXT = 65_536
@@ -29,6 +30,12 @@ export function recipient(): Struct<string, null> {
     'recipient',
     v => parseRecipient(v) === v || 'expected a phone number or a group id',
   )
+  withFastCheck(struct, value => {
+    if (!isStringOrNumber(value)) return UNSURE
+    const s = String(value)
+    const coerced = parseRecipient(s) ?? s
+    return parseRecipient(coerced) === coerced ? coerced : UNSURE
+  })
   return documentStruct(struct, { description: 'Recipient: a phone number with the country code (any spelling, or `<digits>@s.whatsapp.net`), a group id (`<digits>@g.us`) or a LID (`<digits>@lid`).' })
 }
 

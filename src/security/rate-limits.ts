@@ -95,6 +95,11 @@ export class RateLimits {
     }
   }
 
+  /** Whether requests carrying an authkey are limited at all (per account, or failed attempts per IP). */
+  get limitsRequests(): boolean {
+    return this.limiters.perAccount !== undefined || this.limiters.authFailures !== undefined
+  }
+
   /** Count a request of the account key `authkey` (its hash is the key; the key itself is never stored). */
   async account(authkey: string): Promise<void> {
     if (this.limiters.perAccount) await this.consume('perAccount', hashKey(authkey))
