@@ -54,6 +54,21 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
     return queue
   }
 
+  /** The requests in flight under each signal; its one listener destroys them when it aborts. */
+  const inFlight = new WeakMap<AbortSignal, Set<{ destroy(error?: Error): void }>>()
+  function streamsOf(signal: AbortSignal): Set<{ destroy(error?: Error): void }> {
+    let streams = inFlight.get(signal)
+    if (!streams) {
+      const created = new Set<{ destroy(error?: Error): void }>()
+      signal.addEventListener('abort', () => {
+        for (const stream of created) stream.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
+        created.clear()
+      }, { once: true })
+      inFlight.set(signal, (streams = created))
+    }
+    return streams
+  }
+
   return {
     async send(delivery: WebhookDelivery): Promise<WebhookResponse> {
       if (closed) throw new Error('the webhook sender is closed')
@@ -63,7 +78,13 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       const loaded = await clients
       const queue = queueFor(checked.url.host, loaded.PQueue)
       if (queue.size >= maxQueued) throw new Error(`receiver ${checked.url.host} is busy (${queue.size} deliveries waiting)`)
-      const result = await queue.add(({ signal }) => postOnce(loaded, checked.url, delivery, timeoutMs, signal), { signal: delivery.signal })
+      const { signal } = delivery
+      // The signal is not handed to p-queue or got: each would listen to it once per delivery, and an
+      // AbortSignal listener costs more than the POST. One listener per signal ends what it covers.
+      const result = await queue.add(() => {
+        if (signal?.aborted) throw signal.reason
+        return postOnce(loaded, checked.url, delivery, timeoutMs, signal && streamsOf(signal))
+      })
       return result as WebhookResponse
     },
     async close() {
@@ -90,7 +111,7 @@ async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: 
 }
 
 /** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */
-function postOnce({ got, agent }: Clients, url: URL, delivery: WebhookDelivery, timeoutMs: number, signal?: AbortSignal): Promise<WebhookResponse> {
+function postOnce({ got, agent }: Clients, url: URL, delivery: WebhookDelivery, timeoutMs: number, cancellable?: Set<{ destroy(error?: Error): void }>): Promise<WebhookResponse> {
   return new Promise<WebhookResponse>((resolve, reject) => {
     const stream = got.stream.post(url, {
       agent,
@@ -100,8 +121,9 @@ function postOnce({ got, agent }: Clients, url: URL, delivery: WebhookDelivery, 
       retry: { limit: 0 },
       followRedirect: false,
       throwHttpErrors: false,
-      ...(signal ? { signal } : {}),
     })
+    cancellable?.add(stream)
+    stream.once('close', () => cancellable?.delete(stream))
     let answered = false
     let bytes = 0
     stream.once('response', response => {

@@ -1,7 +1,8 @@
 import type { GatewayEvents } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import type { WebhookSender } from '../../ports/webhooks.ts'
-import { abortable } from '../abortable.ts'
+import { Cancellation } from '../cancellation.ts'
+import { Deadlines } from '../../store/deadlines.ts'
 import type { Devices } from '../devices.ts'
 import type { WebhookSettings } from './config.ts'
 import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox.ts'
@@ -39,6 +40,11 @@ type Outcome = { status: number; retryAfter?: string; error?: undefined } | { st
 export class DeliveryAttempts {
   private readonly clock: () => number
   private readonly random: () => number
+  /** Gives up on a sender that never settles (it should time out by itself first). */
+  private readonly hangGuard: Deadlines
+  /** Ends the attempts in flight when the shutdown signal aborts. */
+  private readonly stopping = new Cancellation()
+  private watched: AbortSignal | undefined
 
   constructor(
     private readonly deps: DeliveryDependencies,
@@ -49,6 +55,7 @@ export class DeliveryAttempts {
   ) {
     this.clock = deps.clock ?? Date.now
     this.random = deps.random ?? Math.random
+    this.hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   }
 
   /** How long a claim holds: twice the attempt time-out plus a margin, so a live attempt never loses it. */
@@ -56,8 +63,11 @@ export class DeliveryAttempts {
     return this.deps.settings.timeoutMs * 2 + 5_000
   }
 
-  /** Attempt the record under `key`; resolves with when to look at it again (undefined: done with it). */
-  async run(key: string, controller: AbortController): Promise<number | undefined> {
+  /**
+   * Attempt the record under `key`; resolves with when to look at it again (undefined: done with it).
+   * `shutdown` (shared by every attempt) aborts with a ShutdownAbort when the gateway closes.
+   */
+  async run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = this.deps
     const now = this.clock()
     const claim = await store.claim(key, this.owner, now, this.leaseMs)
@@ -75,8 +85,8 @@ export class DeliveryAttempts {
     if (!url) return this.bury(key, record, 'no-webhook', {})
 
     const attempt = record.attempts + 1
-    const outcome = await this.send(url, device.webhookSecret, record, controller)
-    if (controller.signal.reason instanceof ShutdownAbort) {
+    const outcome = await this.send(url, device.webhookSecret, record, shutdown)
+    if (shutdown.reason instanceof ShutdownAbort) {
       await store.retryLater(key, this.owner, { dueAt: now, counted: false })
       return undefined
     }
@@ -103,20 +113,27 @@ export class DeliveryAttempts {
   // --- Internal helpers ---
 
   /** POST once through the sender, within the time-out; never throws. */
-  private async send(url: string, secret: string, record: OutboxRecord, controller: AbortController): Promise<Outcome> {
+  private async send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
+    this.watch(shutdown)
     const headers = webhookHeaders(secret, record.id, record.body, this.clock())
     const timeoutMs = this.deps.settings.timeoutMs
-    // The sender times out first; this guard is for senders that never settle.
-    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs + 1_000)
     try {
-      const response = await abortable(this.deps.sender.send({ url, headers, body: record.body, signal: controller.signal }), controller.signal)
+      const sending = this.deps.sender.send({ url, headers, body: record.body, signal: shutdown })
+      // The sender times out first; the guard is for senders that never settle.
+      const response = await this.stopping.run(this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)))
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
       return { status: response.status, ...(response.retryAfter !== undefined ? { retryAfter: String(response.retryAfter) } : {}) }
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) }
-    } finally {
-      clearTimeout(timer)
     }
+  }
+
+  /** Listen (once) to the shutdown signal: it ends every attempt in flight. */
+  private watch(shutdown: AbortSignal): void {
+    if (this.watched === shutdown) return
+    this.watched = shutdown
+    if (shutdown.aborted) this.stopping.cancel(shutdown.reason)
+    else shutdown.addEventListener('abort', () => this.stopping.cancel(shutdown.reason), { once: true })
   }
 
   /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */

@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+
+/** The repository root (benchmarks run from anywhere). */
+export const root = new URL('../..', import.meta.url).pathname
+
+/** A server started in its own process. */
+export interface ServerProcess {
+  url: string
+  /** performance.now() of the driver when the process was spawned. */
+  spawnedAt: number
+  child: ChildProcess
+  /** Ask it for a JSON document (GET). */
+  get(path: string): Promise<any>
+  /** POST JSON; throws unless the answer is 2xx. */
+  post(path: string, body: unknown): Promise<any>
+  stop(): Promise<void>
+}
+
+/**
+ * Start `bench/servers/<script>` (plain JavaScript) in a child process of `node` alone and wait for
+ * its `READY <port>` line. The servers import the gateway as an app using the library does: the
+ * compiled package (`dist/`, built by `bench/run.mjs` first), without a TypeScript loader. With BENCH_PROFILE=<dir> in the
+ * environment the servers run under `node --cpu-prof` and leave their profiles there (read them with
+ * `node bench/profile-top.mjs <file>`); BENCH_NODE_ARGS adds other Node flags (e.g. `--heap-prof`).
+ */
+export async function startServer(script: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+  const spawnedAt = performance.now()
+  const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
+  profile.push(...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []))
+  const child = spawn(process.execPath, [...profile, '--expose-gc', `bench/servers/${script}`], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise<void>(resolve => child.once('exit', () => resolve()))
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffered = ''
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk
+      const match = /READY (\d+)/.exec(buffered)
+      if (match) resolve(Number(match[1]))
+    })
+    child.once('exit', code => reject(new Error(`${script} exited (${code}) before it was ready`)))
+  })
+  const url = `http://127.0.0.1:${port}`
+  return {
+    url,
+    spawnedAt,
+    child,
+    get: path => request(`${url}${path}`),
+    post: (path, body) => request(`${url}${path}`, body),
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM')
+      await exited
+    },
+  }
+}
+
+/** Run a script under bench/servers to completion; resolves with its stdout. */
+export async function runScript(script: string, env: Record<string, string> = {}): Promise<string> {
+  const child = spawn(process.execPath, [`bench/servers/${script}`], {
+    cwd: root,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  let out = ''
+  child.stdout!.on('data', chunk => (out += chunk))
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  if (code !== 0) throw new Error(`${script} exited with ${code}`)
+  return out
+}
+
+/** POST (with a body) or GET a JSON document; throws unless the answer is 2xx. */
+export async function request(url: string, body?: unknown): Promise<any> {
+  const response = await fetch(url, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const text = await response.text()
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${text}`)
+  return text ? JSON.parse(text) : undefined
+}

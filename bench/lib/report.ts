@@ -1,0 +1,41 @@
+/** One benchmark figure and its verdict, printed as the `bench <name>: ...` line `bench/run.mjs` collects. */
+export interface Figure {
+  name: string
+  value: number
+  unit: string
+  baseline: number
+  baselineUnit?: string
+  /** What the target applies to: the ratio ours/baseline, or the value itself. Absent: report only. */
+  target?: { of: 'ratio' | 'value'; op: '>=' | '<='; limit: number }
+}
+
+/** Print a figure's line and say whether it met its target (true when it has none). */
+export function report(figure: Figure): boolean {
+  const ratio = figure.baseline === 0 ? Number.NaN : figure.value / figure.baseline
+  const { target } = figure
+  let verdict = 'REPORT'
+  let met = true
+  let targetText = 'none'
+  if (target) {
+    const measured = target.of === 'ratio' ? ratio : figure.value
+    met = target.op === '>=' ? measured >= target.limit : measured <= target.limit
+    verdict = met ? 'PASS' : 'FAIL'
+    targetText = `${target.op} ${target.limit}${target.of === 'value' ? ` ${figure.unit}` : ''}`
+  }
+  console.log(
+    `bench ${figure.name}: ${format(figure.value)} ${figure.unit} | baseline ${format(figure.baseline)} ${figure.baselineUnit ?? figure.unit} | ratio ${Number.isFinite(ratio) ? ratio.toFixed(2) : '-'} | target ${targetText} | ${verdict}`,
+  )
+  return met
+}
+
+/** A progress note (not a figure): printed with a leading `#` so the summary skips it. */
+export function note(text: string): void {
+  console.log(`# ${text}`)
+}
+
+function format(value: number): string {
+  if (!Number.isFinite(value)) return String(value)
+  if (Math.abs(value) >= 100) return value.toFixed(0)
+  if (Math.abs(value) >= 10) return value.toFixed(1)
+  return value.toFixed(2)
+}

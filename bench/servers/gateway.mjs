@@ -1,0 +1,58 @@
+/**
+ * The gateway as the benchmarks run it: the simulated network (memory transport) with its `/_sim`
+ * routes, the store of BENCH_STORE (default memory://; its keys under the namespace BENCH_NAMESPACE,
+ * default the gateway's own, "zapgate"), rate limits off (a benchmark is one client
+ * hammering one account), no logger. Prints `READY <port>` once listening.
+ *
+ * Two routes for the driver only: `POST /_bench/inject {from, to[], count}` has simulated phones send
+ * `count` texts to the devices' phones (round robin) straight on the network, as WhatsApp would
+ * deliver them, and answers once all are handed to the transport; `GET /_bench/memory` answers
+ * process.memoryUsage() right after a full garbage collection.
+ *
+ * Plain JavaScript on the compiled package (`dist/`), run by `node` alone: what is measured is the
+ * gateway as an app using the library runs it, without a TypeScript loader in the process.
+ */
+import Koa from 'koa'
+import bodyParser from 'koa-bodyparser'
+import Router from '@koa/router'
+import { createGateway } from 'zapgate'
+import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
+import { MemoryNetwork, memoryTransport, simulatorRoutes } from 'zapgate/adapters/transport-memory'
+
+const network = new MemoryNetwork({ logLimit: 2_000 })
+const storage = await storageFromUrl(process.env.BENCH_STORE ?? 'memory://', process.env.BENCH_NAMESPACE ? { namespace: process.env.BENCH_NAMESPACE } : {})
+const gateway = await createGateway({ storage, transport: memoryTransport({ network }), rateLimit: false, allowPrivateUrls: true })
+
+const app = new Koa()
+app.use(simulatorRoutes(network, { resolveDevice: async ({ appkey }) => (appkey ? (await gateway.services.devices.findAnywhere(appkey))?.id : undefined) }).routes())
+const bench = new Router({ prefix: '/_bench' })
+bench.post('/inject', bodyParser(), async ctx => {
+  const { from, to, count } = ctx.request.body
+  let next = 0
+  const worker = async () => {
+    while (next < count) {
+      const n = next++
+      await network.sendFromPhone(from, to[n % to.length], { type: 'text', text: `mensagem ${n}` })
+    }
+  }
+  await Promise.all(Array.from({ length: 16 }, worker))
+  ctx.body = { injected: count }
+})
+bench.get('/memory', ctx => {
+  globalThis.gc?.()
+  ctx.body = process.memoryUsage()
+})
+app.use(bench.routes())
+app.use(gateway.routes())
+
+const server = app.listen(Number(process.env.PORT ?? 0), '127.0.0.1', () => {
+  const { port } = server.address()
+  process.stdout.write(`READY ${port}\n`)
+})
+process.once('SIGTERM', async () => {
+  server.close()
+  server.closeAllConnections()
+  await gateway.close()
+  await storage.close?.()
+  process.exit(0)
+})
