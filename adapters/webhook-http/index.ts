@@ -122,8 +122,15 @@ function postOnce({ got, agent }: Clients, url: URL, delivery: WebhookDelivery, 
       followRedirect: false,
       throwHttpErrors: false,
     })
-    cancellable?.add(stream)
-    stream.once('close', () => cancellable?.delete(stream))
+    if (cancellable) {
+      // A got stream whose body was given as an option never emits 'close' (its writable side stays
+      // open), so it leaves the set when its response ends or it fails.
+      cancellable.add(stream)
+      const forget = () => cancellable.delete(stream)
+      stream.once('end', forget)
+      stream.once('error', forget)
+      stream.once('close', forget)
+    }
     let answered = false
     let bytes = 0
     stream.once('response', response => {

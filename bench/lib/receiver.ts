@@ -17,6 +17,8 @@ export interface WebhookReceiver {
   readonly first?: Delivery
   /** performance.now() of the last request that brought `requests` or `unique` up. */
   readonly lastAt: number
+  /** TCP connections accepted since the last reset (a keep-alive sender opens few). */
+  readonly connections: number
   /** Forget what arrived so far. */
   reset(): void
   /**
@@ -57,6 +59,8 @@ export async function startReceiver(): Promise<WebhookReceiver> {
     })
   })
   server.keepAliveTimeout = 60_000
+  let connections = 0
+  server.on('connection', () => connections++)
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as { port: number }
 
@@ -74,9 +78,13 @@ export async function startReceiver(): Promise<WebhookReceiver> {
     get lastAt() {
       return lastAt
     },
+    get connections() {
+      return connections
+    },
     reset() {
       ids = new Set()
       requests = 0
+      connections = 0
       first = undefined
     },
     reached(what, count, timeoutMs) {

@@ -7,7 +7,8 @@
  * Two routes for the driver only: `POST /_bench/inject {from, to[], count}` has simulated phones send
  * `count` texts to the devices' phones (round robin) straight on the network, as WhatsApp would
  * deliver them, and answers once all are handed to the transport; `GET /_bench/memory` answers
- * process.memoryUsage() right after a full garbage collection.
+ * process.memoryUsage() right after a full garbage collection; `GET /_bench/deliveries` the
+ * count of 2xx webhook deliveries so far and process.cpuUsage().
  *
  * Plain JavaScript on the compiled package (`dist/`), run by `node` alone: what is measured is the
  * gateway as an app using the library runs it, without a TypeScript loader in the process.
@@ -21,7 +22,11 @@ import { MemoryNetwork, memoryTransport, simulatorRoutes } from 'zapgate/adapter
 
 const network = new MemoryNetwork({ logLimit: 2_000 })
 const storage = await storageFromUrl(process.env.BENCH_STORE ?? 'memory://', process.env.BENCH_NAMESPACE ? { namespace: process.env.BENCH_NAMESPACE } : {})
-const gateway = await createGateway({ storage, transport: memoryTransport({ network }), rateLimit: false, allowPrivateUrls: true })
+// BENCH_WEBHOOKS=instant: a sender that answers 204 at once without a request (the gateway's own cost per event).
+const instant = process.env.BENCH_WEBHOOKS === 'instant' ? { webhooks: { send: async () => ({ status: 204 }) } } : {}
+const gateway = await createGateway({ storage, transport: memoryTransport({ network }), rateLimit: false, allowPrivateUrls: true, ...instant })
+let delivered = 0
+gateway.events.on('delivery', () => delivered++)
 
 const app = new Koa()
 app.use(simulatorRoutes(network, { resolveDevice: async ({ appkey }) => (appkey ? (await gateway.services.devices.findAnywhere(appkey))?.id : undefined) }).routes())
@@ -37,6 +42,9 @@ bench.post('/inject', bodyParser(), async ctx => {
   }
   await Promise.all(Array.from({ length: 16 }, worker))
   ctx.body = { injected: count }
+})
+bench.get('/deliveries', ctx => {
+  ctx.body = { delivered, cpu: process.cpuUsage() }
 })
 bench.get('/memory', ctx => {
   globalThis.gc?.()

@@ -3,7 +3,7 @@
  * `{headers, body}`) to `GOT_LOOP_URL` with got, `GOT_LOOP_CONCURRENCY` requests in flight (default 8,
  * the webhook sender's per-host limit) over a keep-alive agent as the gateway's sender has, no retries
  * or redirects. First `GOT_LOOP_WARMUP` requests unmeasured (default 500), then `GOT_LOOP_COUNT`
- * measured; prints `DONE <count> <ms> <non2xx>` and exits. Plain JavaScript run by `node` alone.
+ * measured; prints `DONE <count> <ms> <non2xx> <cpu ms>` and exits. Plain JavaScript run by `node` alone.
  */
 import { Agent } from 'node:http'
 import got from 'got'
@@ -32,6 +32,8 @@ async function run(total) {
 
 await run(warmup)
 const started = performance.now()
+const cpu = process.cpuUsage()
 const failed = await run(count)
-process.stdout.write(`DONE ${count} ${(performance.now() - started).toFixed(1)} ${failed}\n`)
+const used = process.cpuUsage(cpu)
+process.stdout.write(`DONE ${count} ${(performance.now() - started).toFixed(1)} ${failed} ${((used.user + used.system) / 1000).toFixed(0)}\n`)
 agent.http.destroy()

@@ -18,8 +18,8 @@ const CLOSE_GRACE_MS = 2_000
  * A bounded timetable (DeliverySchedule) says what is due when. Due deliveries wait in a per-device
  * line and start while the device has fewer than `concurrencyPerDevice` attempts in flight. The loop
  * never awaits an attempt, so a slow or dead receiver holds only its own device's slots. Memory stays
- * bounded: the timetable holds at most `scheduleCapacity` entries and each line `lineLimit` keys;
- * whatever does not fit waits in storage. A device whose line overflowed is refilled from its own
+ * bounded: the timetable holds at most `scheduleCapacity` entries, and the lines together as many
+ * (each line is sure of `lineLimit`); whatever does not fit waits in storage. A device whose line overflowed is refilled from its own
  * records (a prefix scan) when its line is half empty; what the timetable left out is reloaded (a
  * scan of the outbox, skipping overflowed devices) when its time comes and half the timetable is free.
  */
@@ -125,11 +125,17 @@ export class DeliveryLoop {
     return capacity - this.schedule.size >= Math.max(1, Math.floor(capacity / 2))
   }
 
-  /** Put a due delivery in its device's line; a full line marks the device overflowed (the key stays in storage only). */
+  /**
+   * Put a due delivery in its device's line; a full line marks the device overflowed (the key stays
+   * in storage only). Every line may hold `lineLimit` keys, and more while all lines together hold
+   * fewer than `scheduleCapacity`: a burst on a few devices then stays in memory instead of being
+   * read back from storage in slices, and one device's backlog cannot take another's share.
+   */
   private toLine(deviceId: string, key: string): boolean {
     if (this.queued.has(key) || this.inFlight.has(key)) return true
     const line = this.lines.get(deviceId) ?? []
-    if (line.length >= this.deps.settings.lineLimit) {
+    const { lineLimit, scheduleCapacity } = this.deps.settings
+    if (line.length >= lineLimit && this.queued.size >= scheduleCapacity) {
       this.overflowed.set(deviceId, ++this.overflows)
       return false
     }
