@@ -4,6 +4,7 @@ import type PQueue from 'p-queue'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../src/ports/webhooks.ts'
 import { guardedAgents, type AddressPolicy, type LookupFunction } from '../../src/security/address-guard.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
+import { rememberOriginal, useNativeRequestOptions } from './native-options.ts'
 
 /** Options of the default webhook sender. */
 export interface HttpWebhookOptions {
@@ -106,7 +107,9 @@ type Clients = {
 }
 
 async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined): Promise<Clients> {
-  const [{ default: got }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
+  const [{ default: baseGot, Options }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
+  rememberOriginal(Options)
+  const got = baseGot.extend({ hooks: { beforeRequest: [useNativeRequestOptions] } })
   return { got, PQueue: PQueueClass, agent: guardedAgents({ isAllowedAddress, lookup }) }
 }
 
