@@ -11,11 +11,15 @@ export interface ScheduledDelivery {
  * `horizon`: every pending delivery not held here is due at or after it. When the clock reaches the
  * horizon the owner reloads the schedule from storage (`beginReload`, then `add` each record).
  *
- * Entries are kept sorted latest-first, so taking the earliest is O(1) and an insert is a binary
- * search plus one array move (microseconds at the default capacity of 10 000).
+ * Entries are kept sorted earliest-first behind a moving head: a new event (due now, the latest so
+ * far) is appended, taking the earliest advances the head, and the taken slots are dropped in one
+ * move once they are half the array. Only an entry due before others (a retry moved earlier, a
+ * reload) costs a binary search plus an array move.
  */
 export class DeliverySchedule {
-  private readonly order: ScheduledDelivery[] = []
+  /** The entries from `head` on, earliest first (ties: by key); the slots before `head` were taken. */
+  private order: ScheduledDelivery[] = []
+  private head = 0
   private readonly byKey = new Map<string, ScheduledDelivery>()
   private leftOutFrom = Infinity
 
@@ -23,7 +27,7 @@ export class DeliverySchedule {
 
   /** Entries held. */
   get size(): number {
-    return this.order.length
+    return this.order.length - this.head
   }
 
   /** Every pending delivery not held here is due at or after this time (Infinity: none was left out). */
@@ -39,18 +43,20 @@ export class DeliverySchedule {
   /** Hold a delivery (replacing its earlier entry), or leave it to storage when it is due too late to fit. */
   add(entry: ScheduledDelivery): void {
     this.remove(entry.key)
-    if (this.order.length >= this.capacity) {
-      const latest = this.order[0]
+    if (this.size >= this.capacity) {
+      const latest = this.order[this.order.length - 1]
       if (latest === undefined || !(entry.due < latest.due)) {
         this.leftOutFrom = Math.min(this.leftOutFrom, entry.due)
         return
       }
-      this.order.shift()
+      this.order.pop()
       this.byKey.delete(latest.key)
       this.leftOutFrom = Math.min(this.leftOutFrom, latest.due)
     }
     const item = { ...entry }
-    this.order.splice(this.insertionIndex(item), 0, item)
+    const index = this.insertionIndex(item)
+    if (index === this.order.length) this.order.push(item)
+    else this.order.splice(index, 0, item)
     this.byKey.set(item.key, item)
   }
 
@@ -61,23 +67,25 @@ export class DeliverySchedule {
     this.byKey.delete(key)
     // Keys are unique and the order is strict, so the search lands on the entry itself.
     const index = this.insertionIndex(item)
-    this.order.splice(this.order[index] === item ? index : this.order.indexOf(item), 1)
+    this.order.splice(this.order[index] === item ? index : this.order.indexOf(item, this.head), 1)
+    this.compact()
     return true
   }
 
   /** The earliest entry, without taking it. */
   peek(): ScheduledDelivery | undefined {
-    return this.order.at(-1)
+    return this.order[this.head]
   }
 
   /** Take every entry due at or before `now`, earliest first. */
   takeDue(now: number): ScheduledDelivery[] {
     const due: ScheduledDelivery[] = []
-    while (this.order.length > 0 && this.order[this.order.length - 1].due <= now) {
-      const item = this.order.pop()!
+    while (this.head < this.order.length && this.order[this.head].due <= now) {
+      const item = this.order[this.head++]
       this.byKey.delete(item.key)
       due.push(item)
     }
+    this.compact()
     return due
   }
 
@@ -93,14 +101,26 @@ export class DeliverySchedule {
 
   // --- Internal helpers ---
 
-  /** Index at which `item` keeps the order latest-first (ties: by key, descending). */
+  /** Drop the taken slots: at once when nothing is left, else when they are half the array. */
+  private compact(): void {
+    if (this.head === 0) return
+    if (this.head === this.order.length) {
+      this.order = []
+      this.head = 0
+    } else if (this.head * 2 >= this.order.length) {
+      this.order.splice(0, this.head)
+      this.head = 0
+    }
+  }
+
+  /** Index (at or after the head) at which `item` keeps the order earliest-first (ties: by key, ascending). */
   private insertionIndex(item: ScheduledDelivery): number {
-    let low = 0
+    let low = this.head
     let high = this.order.length
     while (low < high) {
       const mid = (low + high) >>> 1
       const other = this.order[mid]
-      const otherFirst = other.due > item.due || (other.due === item.due && other.key > item.key)
+      const otherFirst = other.due < item.due || (other.due === item.due && other.key < item.key)
       if (otherFirst) low = mid + 1
       else high = mid
     }

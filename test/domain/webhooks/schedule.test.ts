@@ -56,4 +56,49 @@ test('a thousand random entries come out in due order', () => {
   for (let i = 1; i < out.length; i++) assert.ok(out[i - 1].due <= out[i].due)
 })
 
+test('random adds, removes and partial takes agree with a simple sorted model, full or not', () => {
+  // A seeded generator so a failure can be replayed.
+  let seed = 7
+  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648)
+  for (const capacity of [5, 50, 10_000]) {
+    const schedule = new DeliverySchedule(capacity)
+    let model: { key: string; due: number }[] = []
+    let horizon = Infinity
+    let now = 0
+    const sort = () => model.sort((a, b) => a.due - b.due || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+    for (let step = 0; step < 5_000; step++) {
+      const roll = random()
+      if (roll < 0.6) {
+        // Mostly new events due now or later (appended), sometimes an earlier one (inserted).
+        const key = `k${Math.floor(random() * 400)}`
+        const due = now + Math.floor(random() < 0.8 ? random() * 50 : -random() * 20)
+        schedule.add(entry(key, due))
+        model = model.filter(item => item.key !== key)
+        const latest = model[model.length - 1]
+        if (model.length < capacity) model.push({ key, due })
+        else if (due < latest.due) {
+          // Full: the entry due last gives way to an earlier newcomer...
+          model.pop()
+          model.push({ key, due })
+          horizon = Math.min(horizon, latest.due)
+        } else horizon = Math.min(horizon, due) // ...and a newcomer due no earlier is left out.
+        sort()
+      } else if (roll < 0.75) {
+        const key = `k${Math.floor(random() * 400)}`
+        assert.is(schedule.remove(key), model.some(item => item.key === key))
+        model = model.filter(item => item.key !== key)
+      } else {
+        now += Math.floor(random() * 30)
+        const taken = schedule.takeDue(now).map(item => `${item.key}@${item.due}`)
+        const expected = model.filter(item => item.due <= now).map(item => `${item.key}@${item.due}`)
+        model = model.filter(item => item.due > now)
+        assert.equal(taken, expected, `step ${step}, capacity ${capacity}`)
+      }
+      assert.is(schedule.size, model.length)
+      assert.is(schedule.peek()?.key, model[0]?.key)
+      assert.is(schedule.horizon, horizon)
+    }
+  }
+})
+
 test.run()
