@@ -2,7 +2,8 @@
  * send-text-rps: authenticated sends of a text (op 8) through the gateway (memory transport, memory
  * store) against a bare Koa app parsing the same JSON body, each server in its own process, the same
  * autocannon load (10 connections, 3 s warm-up, 10 s measured). send-text-p99: the gateway's p99 at
- * half the bare Koa rate (open loop), against bare Koa's own p99 at that rate.
+ * half the bare Koa rate, against bare Koa's own p99 at that rate; it FAILs when the gateway could
+ * not keep that rate (autocannon then sends less, and its latencies no longer mean anything).
  */
 import { load } from './lib/load.ts'
 import { startServer } from './lib/process.ts'
@@ -23,7 +24,17 @@ try {
   const bareAtRate = await load({ url: bare.url, path: '/api/create-message', body, rate })
   const oursAtRate = await load({ url: gateway.url, path: '/api/create-message', body, rate })
   note(`at ${rate} req/s: bare Koa p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms; gateway p50 ${oursAtRate.p50} ms p99 ${oursAtRate.p99} ms (${oursAtRate.rps.toFixed(0)} req/s done)`)
-  report({ name: 'send-text-p99', value: oursAtRate.p99, unit: 'ms', baseline: bareAtRate.p99, target: { of: 'value', op: '<=', limit: 10 } })
+  // autocannon holds requests back when the server falls behind (closed loop per connection), so a
+  // p99 taken below the asked rate hides the queueing: it only counts when the rate was kept.
+  const kept = oursAtRate.rps >= 0.95 * rate
+  report({
+    name: 'send-text-p99',
+    value: oursAtRate.p99,
+    unit: 'ms',
+    baseline: bareAtRate.p99,
+    target: { of: 'value', op: '<=', limit: 10 },
+    ...(kept ? {} : { invalid: `the gateway answered ${oursAtRate.rps.toFixed(0)} req/s, below the ${rate} req/s asked (half the bare Koa rate)` }),
+  })
 } finally {
   await Promise.all([bare.stop(), gateway.stop()])
 }

@@ -7,6 +7,8 @@ export interface Figure {
   baselineUnit?: string
   /** What the target applies to: the ratio ours/baseline, or the value itself. Absent: report only. */
   target?: { of: 'ratio' | 'value'; op: '>=' | '<='; limit: number }
+  /** Why the figure does not measure what its target is about (printed as a note): the verdict is FAIL. */
+  invalid?: string
 }
 
 /** Print a figure's line and say whether it met its target (true when it has none). */
@@ -18,8 +20,9 @@ export function report(figure: Figure): boolean {
   let targetText = 'none'
   if (target) {
     const measured = target.of === 'ratio' ? ratio : figure.value
-    met = target.op === '>=' ? measured >= target.limit : measured <= target.limit
+    met = (target.op === '>=' ? measured >= target.limit : measured <= target.limit) && figure.invalid === undefined
     verdict = met ? 'PASS' : 'FAIL'
+    if (figure.invalid !== undefined) note(`${figure.name} does not count: ${figure.invalid}`)
     targetText = `${target.op} ${target.limit}${target.of === 'value' ? ` ${figure.unit}` : ''}`
   }
   console.log(
