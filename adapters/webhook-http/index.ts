@@ -17,7 +17,7 @@ export interface HttpWebhookOptions {
   isAllowedAddress?: AddressPolicy
   /** DNS lookup of every connection (default `dns.lookup`): tests map names to addresses with it. */
   lookup?: LookupFunction
-  /** Per-attempt timeout (the whole request, response headers included). Default 15 s. */
+  /** Per-attempt timeout, from the call to send() (queue wait and the whole request). Default 15 s; a delivery's own `deadline` may shorten it. */
   timeoutMs?: number
   /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others. Default 8. */
   concurrencyPerHost?: number
@@ -80,11 +80,16 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       const queue = queueFor(checked.url.host, loaded.PQueue)
       if (queue.size >= maxQueued) throw new Error(`receiver ${checked.url.host} is busy (${queue.size} deliveries waiting)`)
       const { signal } = delivery
+      // The time-out runs from now, waiting in the queue included: a delivery still queued at its
+      // deadline is dropped unsent, so a POST the gateway has given up on never goes out later.
+      const deadline = Math.min(delivery.deadline ?? Infinity, Date.now() + timeoutMs)
       // The signal is not handed to p-queue or got: each would listen to it once per delivery, and an
       // AbortSignal listener costs more than the POST. One listener per signal ends what it covers.
       const result = await queue.add(() => {
         if (signal?.aborted) throw signal.reason
-        return postOnce(loaded, checked.url, delivery, timeoutMs, signal && streamsOf(signal))
+        const left = Math.floor(deadline - Date.now())
+        if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${checked.url.host}`)
+        return postOnce(loaded, checked.url, delivery, left, signal && streamsOf(signal))
       })
       return result as WebhookResponse
     },

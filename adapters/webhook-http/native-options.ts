@@ -48,7 +48,7 @@ export function nativeRequestOptions(this: Options): ReturnType<Options['createN
   }
   // In got's literal the spread objects come first, so the named properties above win over them.
   for (const extra of [internals.cacheOptions, self._unixOptions]) {
-    if (extra) for (const key of Object.keys(extra)) if (!(key in native)) native[key] = extra[key]
+    if (extra) for (const key of Object.keys(extra)) if (!Object.hasOwn(native, key)) native[key] = extra[key]
   }
   return native as ReturnType<Options['createNativeRequestOptions']>
 }

@@ -10,7 +10,10 @@ export class Cancellation {
 
   /** Settle like `work`, or reject with the reason as soon as cancel() is called. */
   run<T>(work: Promise<T>): Promise<T> {
-    if (this.cancelled) return Promise.reject(this.reason)
+    if (this.cancelled) {
+      work.catch(() => {}) // nobody waits for it any more: its failure must not become an unhandled rejection
+      return Promise.reject(this.reason)
+    }
     return new Promise<T>((resolve, reject) => {
       this.pending.add(reject)
       work.then(

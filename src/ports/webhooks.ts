@@ -6,8 +6,14 @@ export interface WebhookDelivery {
   headers: Record<string, string>
   /** The exact JSON body that was signed. */
   body: string
-  /** Aborted when the gateway gives up on the attempt (its time-out, or shutdown); senders should honour it. */
+  /** Aborted when the gateway stops (shared by every attempt in flight); senders should honour it. */
   signal?: AbortSignal
+  /**
+   * When the attempt must have settled (ms since the epoch: now + `webhookTimeoutMs`), time spent
+   * waiting in the sender's own queue included. The gateway gives up on a sender 1 s past it and
+   * retries later, so a POST a sender still makes after its deadline may arrive twice.
+   */
+  deadline?: number
 }
 
 /** What the receiver answered. A thrown error means no answer (network error, timeout, refused URL). */

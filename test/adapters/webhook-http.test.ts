@@ -107,6 +107,27 @@ test('a receiver host with a full queue fails new deliveries at once instead of 
   await sender.close!()
 })
 
+test('the time-out counts from send(): a delivery still queued at its deadline fails and is never sent later', async ctx => {
+  const r = await receiver(ctx, () => ({ status: 200, delayMs: 400 }))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 1, timeoutMs: 250 })
+  const first = sender.send(delivery(r.url))
+  const second = sender.send({ ...delivery(r.url), headers: { 'webhook-id': 'msg_2' } })
+  const third = sender.send({ ...delivery(r.url), headers: { 'webhook-id': 'msg_3' }, deadline: Date.now() + 100 })
+  for (const [name, pending] of [['first', first], ['second', second], ['third', third]] as const) {
+    await pending.then(
+      () => assert.unreachable(`the ${name} delivery answered within the time-out`),
+      err => assert.match((err as Error).message, /time-?out|timed out/i),
+    )
+  }
+  await new Promise(resolve => setTimeout(resolve, 700))
+  assert.equal(
+    r.hooks.map(hook => hook.headers['webhook-id']),
+    ['msg_1'],
+    'the queued deliveries were dropped, not POSTed after the gateway gave up',
+  )
+  await sender.close!()
+})
+
 test("a delivery's signal cancels it while it waits in the queue", async ctx => {
   const r = await receiver(ctx, () => ({ status: 200, delayMs: 300 }))
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 1 })

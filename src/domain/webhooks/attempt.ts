@@ -86,14 +86,15 @@ export class DeliveryAttempts {
 
     const attempt = record.attempts + 1
     const outcome = await this.send(url, device.webhookSecret, record, shutdown)
-    if (shutdown.reason instanceof ShutdownAbort) {
-      await store.retryLater(key, this.owner, { dueAt: now, counted: false })
-      return undefined
-    }
     const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
+    // A 2xx counts even when it arrives as the gateway stops: retrying it would deliver it twice.
     if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
       await store.complete(key)
       this.deps.events.emit('delivery', { ...base, status: outcome.status })
+      return undefined
+    }
+    if (shutdown.reason instanceof ShutdownAbort) {
+      await store.retryLater(key, this.owner, { dueAt: now, counted: false })
       return undefined
     }
     if (outcome.status === 410) return this.gone(key, record, url)
@@ -115,10 +116,12 @@ export class DeliveryAttempts {
   /** POST once through the sender, within the time-out; never throws. */
   private async send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
     this.watch(shutdown)
+    if (shutdown.aborted) return { error: 'the gateway is stopping' }
     const headers = webhookHeaders(secret, record.id, record.body, this.clock())
     const timeoutMs = this.deps.settings.timeoutMs
     try {
-      const sending = this.deps.sender.send({ url, headers, body: record.body, signal: shutdown })
+      const deadline = Date.now() + timeoutMs
+      const sending = this.deps.sender.send({ url, headers, body: record.body, signal: shutdown, deadline })
       // The sender times out first; the guard is for senders that never settle.
       const response = await this.stopping.run(this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)))
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }

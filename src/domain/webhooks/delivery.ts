@@ -18,8 +18,9 @@ const CLOSE_GRACE_MS = 2_000
  * A bounded timetable (DeliverySchedule) says what is due when. Due deliveries wait in a per-device
  * line and start while the device has fewer than `concurrencyPerDevice` attempts in flight. The loop
  * never awaits an attempt, so a slow or dead receiver holds only its own device's slots. Memory stays
- * bounded: the timetable holds at most `scheduleCapacity` entries, and the lines together as many
- * (each line is sure of `lineLimit`); whatever does not fit waits in storage. A device whose line overflowed is refilled from its own
+ * bounded: the timetable holds at most `scheduleCapacity` entries; each line holds `lineLimit` keys,
+ * and more only while all lines together hold fewer than `scheduleCapacity`; whatever does not fit
+ * waits in storage. A device whose line overflowed is refilled from its own
  * records (a prefix scan) when its line is half empty; what the timetable left out is reloaded (a
  * scan of the outbox, skipping overflowed devices) when its time comes and half the timetable is free.
  */

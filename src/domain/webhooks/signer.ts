@@ -6,7 +6,8 @@ import { createHmac } from 'node:crypto'
  * `whsec_`. Any Standard Webhooks library verifies what this signs.
  */
 export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  return `v1,${createHmac('sha256', keyOf(secret)).update(`${id}.${timestamp}.${body}`).digest('base64')}`
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
 }
 
 /**
@@ -22,17 +23,3 @@ export function webhookHeaders(secret: string, id: string, body: string, now = D
   }
 }
 
-// --- Internal helpers ---
-
-/** Decoded keys by secret (one per device with a webhook): decoding on every attempt showed in profiles. */
-const keys = new Map<string, Buffer>()
-
-function keyOf(secret: string): Buffer {
-  let key = keys.get(secret)
-  if (!key) {
-    key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
-    if (keys.size >= 10_000) keys.delete(keys.keys().next().value!)
-    keys.set(secret, key)
-  }
-  return key
-}

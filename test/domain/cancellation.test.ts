@@ -1,0 +1,55 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { abortable } from '../../src/domain/abortable.ts'
+import { Cancellation } from '../../src/domain/cancellation.ts'
+
+const test = suite('Cancellation and abortable: giving up on work without losing track of it')
+
+/** Unhandled rejections seen while `run` goes on (and a little after). */
+async function unhandledDuring(run: () => Promise<void>): Promise<unknown[]> {
+  const seen: unknown[] = []
+  const listener = (reason: unknown) => seen.push(reason)
+  process.on('unhandledRejection', listener)
+  try {
+    await run()
+    await new Promise(resolve => setTimeout(resolve, 50))
+  } finally {
+    process.off('unhandledRejection', listener)
+  }
+  return seen
+}
+
+const later = (ms: number, error: Error) => new Promise<never>((_, reject) => setTimeout(() => reject(error), ms))
+
+test('cancel() rejects every pending run with its reason; work that settles first keeps its result', async () => {
+  const cancellation = new Cancellation()
+  const done = cancellation.run(Promise.resolve('done'))
+  const pending = cancellation.run(new Promise(() => {}))
+  assert.is(await done, 'done')
+  const reason = new Error('stopping')
+  cancellation.cancel(reason)
+  await pending.then(
+    () => assert.unreachable('resolved'),
+    err => assert.is(err, reason),
+  )
+})
+
+test('work handed to run() after cancel() is rejected at once, and its own later failure is not an unhandled rejection', async () => {
+  const cancellation = new Cancellation()
+  cancellation.cancel(new Error('stopping'))
+  const seen = await unhandledDuring(async () => {
+    await cancellation.run(later(10, new Error('the sender gave up'))).catch(err => assert.is((err as Error).message, 'stopping'))
+  })
+  assert.equal(seen, [])
+})
+
+test('work given to abortable() with an aborted signal fails later without an unhandled rejection', async () => {
+  const controller = new AbortController()
+  controller.abort(new Error('aborted first'))
+  const seen = await unhandledDuring(async () => {
+    await abortable(later(10, new Error('the responder failed')), controller.signal).catch(err => assert.is((err as Error).message, 'aborted first'))
+  })
+  assert.equal(seen, [])
+})
+
+test.run()
