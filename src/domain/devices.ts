@@ -80,15 +80,17 @@ export class Devices {
       const device = await this.devices.get(value)
       if (device && device.accountId === account.id) return device
     }
+    // Both indexes are keyed by the value's hash: hashed once per lookup.
+    const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
-      const entry = await this.byAppkey.get(appkeyIndexId(account.id, value))
+      const entry = await this.byAppkey.get(`${account.id}:${valueHash}`)
       if (entry && !entry.retired) {
         const device = await this.devices.get(entry.deviceId)
-        if (device && device.accountId === account.id && safeEqual(device.appkeyHash, hashKey(value))) return device
+        if (device && device.accountId === account.id && safeEqual(device.appkeyHash, valueHash)) return device
       }
     }
     if (match.includes('name')) {
-      const entry = await this.byName.get(nameIndexId(account.id, value))
+      const entry = await this.byName.get(`${account.id}:${valueHash}`)
       const device = entry && (await this.devices.get(entry.deviceId))
       if (device && device.accountId === account.id && device.name === value) return device
     }
@@ -242,6 +244,7 @@ export class Devices {
 
 // --- Internal helpers ---
 
+/** Index ids: `<accountId>:<hash>` (find() builds the same from a hash it already has). */
 function nameIndexId(accountId: string, name: string): string {
   return `${accountId}:${hashKey(name)}`
 }

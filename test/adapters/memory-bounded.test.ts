@@ -1,0 +1,43 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { putBounded } from '../../adapters/transport-memory/addresses.ts'
+
+const test = suite('transport-memory: bounded maps keep the newest entries')
+
+test('putBounded evicts the oldest entries in order, a re-set key counts as new, outside deletes and clears are fine', () => {
+  let state = 11
+  const random = () => {
+    state = (state + 0x6d2b79f5) >>> 0
+    let t = state
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
+  }
+  for (const limit of [1, 3, 50]) {
+    const map = new Map<string, number>()
+    let model: string[] = [] // oldest first
+    const evicted: string[] = []
+    const expectedEvicted: string[] = []
+    for (let step = 0; step < 20_000; step++) {
+      const roll = random()
+      const key = `k${Math.floor(random() * limit * 4)}`
+      if (roll < 0.8) {
+        putBounded(map, key, step, limit, old => evicted.push(old))
+        model = model.filter(k => k !== key)
+        model.push(key)
+        while (model.length > limit) expectedEvicted.push(model.shift()!)
+      } else if (roll < 0.98) {
+        map.delete(key)
+        model = model.filter(k => k !== key)
+      } else {
+        map.clear()
+        model = []
+      }
+      assert.equal([...map.keys()], model, `limit ${limit}, step ${step}`)
+    }
+    assert.equal(evicted, expectedEvicted, `limit ${limit}: evictions in order`)
+    assert.ok(evicted.length > 1000, 'the test evicted enough to mean something')
+  }
+})
+
+test.run()
