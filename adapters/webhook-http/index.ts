@@ -114,22 +114,24 @@ type Clients = {
 async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined): Promise<Clients> {
   const [{ default: baseGot, Options }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
   rememberOriginal(Options)
-  const got = baseGot.extend({ hooks: { beforeRequest: [useNativeRequestOptions] } })
-  return { got, PQueue: PQueueClass, agent: guardedAgents({ isAllowedAddress, lookup }) }
+  const agent = guardedAgents({ isAllowedAddress, lookup })
+  // What every delivery shares is set once here: got merges only what a request passes itself.
+  const got = baseGot.extend({
+    agent,
+    retry: { limit: 0 },
+    followRedirect: false,
+    throwHttpErrors: false,
+    headers: { 'content-type': 'application/json', 'user-agent': 'zapgate-webhooks/1' },
+    hooks: { beforeRequest: [useNativeRequestOptions] },
+  })
+  return { got, PQueue: PQueueClass, agent }
 }
 
 /** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */
-function postOnce({ got, agent }: Clients, url: URL, delivery: WebhookDelivery, timeoutMs: number, cancellable?: Set<{ destroy(error?: Error): void }>): Promise<WebhookResponse> {
+function postOnce({ got }: Clients, url: URL, delivery: WebhookDelivery, timeoutMs: number, cancellable?: Set<{ destroy(error?: Error): void }>): Promise<WebhookResponse> {
   return new Promise<WebhookResponse>((resolve, reject) => {
-    const stream = got.stream.post(url, {
-      agent,
-      body: delivery.body,
-      headers: { 'content-type': 'application/json', 'user-agent': 'zapgate-webhooks/1', ...delivery.headers },
-      timeout: { request: timeoutMs },
-      retry: { limit: 0 },
-      followRedirect: false,
-      throwHttpErrors: false,
-    })
+    // No redirects, no retries of got's own, any status answered (set on the client in loadClients).
+    const stream = got.stream.post(url, { body: delivery.body, headers: delivery.headers, timeout: { request: timeoutMs } })
     if (cancellable) {
       // A got stream whose body was given as an option never emits 'close' (its writable side stays
       // open), so it leaves the set when its response ends or it fails.
