@@ -37,11 +37,19 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
 // --- Internal helpers ---
 
 /** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
-async function converted<T>(call: () => Promise<T>): Promise<T> {
+function converted<T>(call: () => Promise<T>): Promise<T> {
+  let result: Promise<T>
   try {
-    return await call()
+    result = Promise.resolve(call())
   } catch (err) {
-    if (err instanceof TransportError || err instanceof GatewayError) throw err
-    throw new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
+    return Promise.reject(asTransportError(err))
   }
+  return result.catch(err => {
+    throw asTransportError(err)
+  })
+}
+
+function asTransportError(err: unknown): unknown {
+  if (err instanceof TransportError || err instanceof GatewayError) return err
+  return new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
 }

@@ -43,8 +43,8 @@ export async function sendOrSchedule(
     const item = await messaging.scheduler.schedule(device, await build(), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
   }
-  await messaging.messenger.requireConnected(device)
-  const id = await messaging.messenger.perform(device, await build())
+  const status = await messaging.messenger.requireConnected(device)
+  const id = await messaging.messenger.perform(device, await build(), { status })
   return { message: sentMessage, ...(id === undefined ? {} : { id }) }
 }
 

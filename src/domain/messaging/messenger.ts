@@ -1,7 +1,7 @@
 import { GatewayError, Messages } from '../../errors.ts'
 import type { GatewayEvents, SendKind } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
-import { TransportError, type IncomingMessage, type SentMessage, type Transport } from '../../ports/transport.ts'
+import { TransportError, type IncomingMessage, type SentMessage, type SessionStatus, type Transport } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import type { Action } from './actions.ts'
@@ -22,17 +22,19 @@ export class Messenger {
     private readonly events?: GatewayEvents,
   ) {}
 
-  /** 409 `Dispositivo desconectado.` unless the device's session is open. */
-  async requireConnected(device: Device): Promise<void> {
+  /** 409 `Dispositivo desconectado.` unless the device's session is open; answers the session's status. */
+  async requireConnected(device: Device): Promise<SessionStatus> {
     const status = await this.transport.status(device.id)
     if (!status.connected) throw new GatewayError(409, Messages.disconnected)
+    return status
   }
 
   /**
    * Do `action` now; resolves with the network's message id (undefined for a read receipt).
-   * `publish: false` keeps a text off the feed (OTP codes never reach webhooks).
+   * `publish: false` keeps a text off the feed (OTP codes never reach webhooks); `status`, when the
+   * caller has just read it, spares asking the transport again for the sent text's event.
    */
-  async perform(device: Device, action: Action, options: { publish?: boolean } = {}): Promise<string | undefined> {
+  async perform(device: Device, action: Action, options: PerformOptions = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
     try {
       const id = await this.performNow(device, action, options)
@@ -54,7 +56,7 @@ export class Messenger {
 
   // --- Internal helpers ---
 
-  private async performNow(device: Device, action: Action, options: { publish?: boolean }): Promise<string | undefined> {
+  private async performNow(device: Device, action: Action, options: PerformOptions): Promise<string | undefined> {
     if (action.kind === 'read') {
       await this.call(device, () => this.transport.markRead(device.id, action.target), true)
       return undefined
@@ -62,13 +64,13 @@ export class Messenger {
     const { message, to } = action
     const targeted = message.kind === 'reaction' || message.kind === 'delete'
     const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
-    if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent)
+    if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent, options.status)
     return sent.id
   }
 
-  private async publishText(device: Device, to: string, text: string, sent: SentMessage): Promise<void> {
+  private async publishText(device: Device, to: string, text: string, sent: SentMessage, known?: SessionStatus): Promise<void> {
     try {
-      const status = await this.transport.status(device.id)
+      const status = known ?? (await this.transport.status(device.id))
       const group = isGroupAddress(to)
       const phone = status.phone ?? device.phone
       const message: IncomingMessage = {
@@ -87,6 +89,14 @@ export class Messenger {
       this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
     }
   }
+}
+
+/** Options of Messenger.perform. */
+export interface PerformOptions {
+  /** false: keep a sent text off the message feed. */
+  publish?: boolean
+  /** The device's session status, when the caller has just read it. */
+  status?: SessionStatus
 }
 
 /** A short, bounded description of why a network action failed (for the `send` event). */

@@ -34,6 +34,11 @@ export class SendQueues {
     this.deadlines = new Deadlines(options.timeoutMs)
   }
 
+  /** Whether jobs of a device are spaced by a pause. */
+  private get paced(): boolean {
+    return this.options.minIntervalMs > 0 || this.options.jitterMs > 0
+  }
+
   private get idleQueueMs(): number {
     return this.options.idleQueueMs ?? 60_000
   }
@@ -47,31 +52,36 @@ export class SendQueues {
     }
     return new Promise<T>((resolve, reject) => {
       let state: 'queued' | 'running' | 'done' = 'queued'
-      let expire: () => void = () => {}
-      const deadline = new Promise<void>(release => {
-        expire = () => {
-          if (state === 'done') return
-          reject(new GatewayError(504, state === 'queued' ? Messages.sendQueueTimeout : Messages.sendStalled))
-          state = 'done'
-          release()
-        }
-      })
-      const answered = this.deadlines.watch(() => expire())
-      void queue.add(async () => {
-        if (state !== 'queued') return
-        state = 'running'
-        const work = (async () => job())().then(
-          value => {
-            if (state === 'running') resolve(value)
-          },
-          err => {
-            if (state === 'running') reject(err)
-          },
-        )
-        await Promise.race([work, deadline])
+      // Frees the queue for the device's next job: when this one settles, or when it is given up on.
+      let release: (() => void) | undefined
+      const answered = this.deadlines.watch(() => {
+        if (state === 'done') return
+        reject(new GatewayError(504, state === 'queued' ? Messages.sendQueueTimeout : Messages.sendStalled))
         state = 'done'
-        answered()
-        await this.pause()
+        release?.()
+      })
+      void queue.add(() => {
+        if (state !== 'queued') return Promise.resolve() // given up on while it waited: never run
+        state = 'running'
+        const slot = new Promise<void>(free => (release = free))
+        const settle = (settled: () => void) => {
+          if (state !== 'running') return
+          state = 'done'
+          answered()
+          settled()
+          release!()
+        }
+        let work: Promise<T>
+        try {
+          work = job()
+        } catch (err) {
+          work = Promise.reject(err)
+        }
+        work.then(
+          value => settle(() => resolve(value)),
+          err => settle(() => reject(err)),
+        )
+        return this.paced ? slot.then(() => this.pause()) : slot
       })
     })
   }
