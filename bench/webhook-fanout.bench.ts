@@ -12,7 +12,7 @@
  */
 import { runScript, startServer, type ServerProcess } from './lib/process.ts'
 import { startReceiver, type Delivery, type WebhookReceiver } from './lib/receiver.ts'
-import { note, report } from './lib/report.ts'
+import { median, note, report } from './lib/report.ts'
 import { accountWithDevices, type Fixture } from './lib/setup.ts'
 
 const EVENTS = 10_000
@@ -65,12 +65,6 @@ async function inject(server: ServerProcess, fixture: Fixture, receiver: Webhook
   const after = (await server.get('/_bench/deliveries')).cpu
   const cpuPerEvent = (after.user + after.system - before.user - before.system) / count
   return { delivered: receiver.unique, seconds, connections: receiver.connections, cpuPerEvent }
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = Math.floor(sorted.length / 2)
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
 }
 
 /** The headers a sender sets (not those of the connection), with the body. */

@@ -36,6 +36,13 @@ export function note(text: string): void {
   console.log(`# ${text}`)
 }
 
+/** The median of some runs (the mean of the middle two for an even count). */
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b)
+  const middle = Math.floor(sorted.length / 2)
+  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
+}
+
 function format(value: number): string {
   if (!Number.isFinite(value)) return String(value)
   if (Math.abs(value) >= 100) return value.toFixed(0)
