@@ -1,18 +1,12 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { putBounded } from '../../adapters/transport-memory/addresses.ts'
+import { seededRandom } from '../helpers/random.ts'
 
 const test = suite('transport-memory: bounded maps keep the newest entries')
 
 test('putBounded evicts the oldest entries in order, a re-set key counts as new, outside deletes and clears are fine', () => {
-  let state = 11
-  const random = () => {
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
+  const random = seededRandom(11)
   for (const limit of [1, 3, 50]) {
     const map = new Map<string, number>()
     let model: string[] = [] // oldest first

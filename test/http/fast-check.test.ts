@@ -5,6 +5,7 @@ import { compileBodyCheck, fastCheckOf, UNSURE } from '../../src/http/fast-check
 import { falseFlag, flag, optionalFlag, optionalText, phone, text, trueFlag } from '../../src/http/fields.ts'
 import { recipient } from '../../src/operations/messaging-fields.ts'
 import { operationTable } from '../../src/operations/table.ts'
+import { seededRandom } from '../helpers/random.ts'
 
 /**
  * The fast checks must agree with superstruct: whenever one accepts a value, superstruct accepts it
@@ -14,16 +15,7 @@ import { operationTable } from '../../src/operations/table.ts'
 const test = suite('fast body checks agree with superstruct')
 
 const seed = Number(process.env.FAST_CHECK_SEED ?? Date.now() % 2 ** 31)
-// mulberry32: 32-bit integer arithmetic throughout. (A float LCG `state * 1103515245` passes 2^53
-// and loses its low bits; some seeds then fell into a short cycle that produced no valid body.)
-let state = seed >>> 0
-const random = () => {
-  state = (state + 0x6d2b79f5) >>> 0
-  let t = state
-  t = Math.imul(t ^ (t >>> 15), t | 1)
-  t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-  return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-}
+const random = seededRandom(seed)
 const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]
 
 const EDGE: unknown[] = [

@@ -1,6 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { DeliverySchedule } from '../../../src/domain/webhooks/schedule.ts'
+import { seededRandom } from '../../helpers/random.ts'
 
 const test = suite('DeliverySchedule')
 const entry = (key: string, due: number) => ({ key, deviceId: 'd', due })
@@ -58,15 +59,7 @@ test('a thousand random entries come out in due order', () => {
 
 test('random adds, removes and partial takes agree with a simple sorted model, full or not', () => {
   // A seeded generator so a failure can be replayed.
-  let state = 7
-  const random = () => {
-    // mulberry32 (32-bit integer arithmetic, so every seed gives a full-period sequence)
-    state = (state + 0x6d2b79f5) >>> 0
-    let t = state
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296
-  }
+  const random = seededRandom(7)
   for (const capacity of [5, 50, 10_000]) {
     const schedule = new DeliverySchedule(capacity)
     let model: { key: string; due: number }[] = []
