@@ -1,4 +1,5 @@
 import { createHash, randomBytes, randomFillSync, randomInt } from 'node:crypto'
+export { putBounded } from '../../src/store/bounded-map.ts'
 
 /** A parsed address: a phone number (digits), a group id, or a network user id still to resolve. */
 export type Address = { kind: 'phone'; phone: string } | { kind: 'group'; id: string } | { kind: 'lid'; lid: string }
@@ -84,33 +85,6 @@ export function lidFor(phone: string): string {
   const n = hash.readBigUInt64BE(0) % 10n ** 14n
   return `1${n.toString().padStart(14, '0')}@lid`
 }
-
-/**
- * Set `key` (moving it to the newest position) and drop the oldest entries past `limit`.
- *
- * The oldest entry comes from one live iterator kept per map: a fresh `map.entries().next()` walks
- * over every slot deleted since V8 last compacted the table, about a microsecond per call on a full
- * log of 2,000 messages. Everything before the kept iterator's position has been evicted through it
- * and entries are only ever appended, so what it yields next is always the oldest entry.
- */
-export function putBounded<K, V>(map: Map<K, V>, key: K, value: V, limit: number, onEvict?: (key: K, value: V) => void): void {
-  map.delete(key)
-  map.set(key, value)
-  while (map.size > limit) {
-    let oldest = evictionCursors.get(map)?.next()
-    if (!oldest || oldest.done) {
-      const cursor = map.entries()
-      evictionCursors.set(map, cursor)
-      oldest = cursor.next()
-    }
-    const [oldKey, oldValue] = oldest.value as [K, V]
-    map.delete(oldKey)
-    onEvict?.(oldKey, oldValue)
-  }
-}
-
-/** The eviction iterator of each bounded map (see putBounded). */
-const evictionCursors = new WeakMap<Map<unknown, unknown>, Iterator<[unknown, unknown]>>()
 
 /** Append to a list, dropping the oldest items past `limit`. */
 export function pushBounded<T>(list: T[], item: T, limit: number): void {

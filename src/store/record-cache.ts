@@ -1,3 +1,5 @@
+import { putBounded } from './bounded-map.ts'
+
 /**
  * Recently read records of one collection, kept for `ttlMs` (at most `maxEntries`, oldest dropped
  * first). Cached values are deep-frozen: a caller that tried to change one would throw instead of
@@ -24,9 +26,7 @@ export class RecordCache<T> {
 
   /** Remember `value` (frozen in place) for ttlMs; answers it. */
   set(id: string, value: T): T {
-    this.entries.delete(id)
-    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value!)
-    this.entries.set(id, { value: deepFreeze(value), expiresAt: Date.now() + this.ttlMs })
+    putBounded(this.entries, id, { value: deepFreeze(value), expiresAt: Date.now() + this.ttlMs }, this.maxEntries)
     return value
   }
 

@@ -1,9 +1,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { putBounded } from '../../adapters/transport-memory/addresses.ts'
+import { putBounded } from '../../src/store/bounded-map.ts'
 import { seededRandom } from '../helpers/random.ts'
 
-const test = suite('transport-memory: bounded maps keep the newest entries')
+const test = suite('bounded maps keep the newest entries (simulator state, record caches)')
 
 test('putBounded evicts the oldest entries in order, a re-set key counts as new, outside deletes and clears are fine', () => {
   const random = seededRandom(11)
