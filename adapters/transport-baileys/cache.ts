@@ -1,4 +1,5 @@
 import type { CacheStore } from '@whiskeysockets/baileys'
+import { putBounded } from '../../src/store/bounded-map.ts'
 
 /**
  * A Map with a size bound and an optional time-to-live: the oldest entry goes first when full, and an
@@ -31,9 +32,7 @@ export class BoundedMap<K, V> {
 
   /** Store `value` (as the newest entry), evicting the oldest past the limit; `ttlMs` overrides the default. */
   set(key: K, value: V, ttlMs = this.ttlMs): void {
-    this.entries.delete(key)
-    this.entries.set(key, { value, expires: Date.now() + ttlMs })
-    while (this.entries.size > this.limit) this.entries.delete(this.entries.keys().next().value as K)
+    putBounded(this.entries, key, { value, expires: Date.now() + ttlMs }, this.limit)
   }
 
   /** Remove `key`. */
