@@ -57,12 +57,12 @@ try {
 /** Have `count` texts sent to the devices; wait until the receiver has them all (or WAIT_MS passed). */
 async function inject(server: ServerProcess, fixture: Fixture, receiver: WebhookReceiver, count: number) {
   receiver.reset()
-  const before = (await server.get('/_bench/deliveries')).cpu
+  const before = await server.get('/_bench/cpu')
   const started = performance.now()
   await server.post('/_bench/inject', { from: SENDER, to: fixture.devices.map(device => device.phone), count })
   const done = await receiver.reached('unique', count, WAIT_MS)
   const seconds = ((done ?? receiver.lastAt) - started) / 1000
-  const after = (await server.get('/_bench/deliveries')).cpu
+  const after = await server.get('/_bench/cpu')
   const cpuPerEvent = (after.user + after.system - before.user - before.system) / count
   return { delivered: receiver.unique, seconds, connections: receiver.connections, cpuPerEvent }
 }

@@ -1,5 +1,4 @@
 import { createHash, randomBytes, randomFillSync, randomInt } from 'node:crypto'
-export { putBounded } from '../../src/store/bounded-map.ts'
 
 /** A parsed address: a phone number (digits), a group id, or a network user id still to resolve. */
 export type Address = { kind: 'phone'; phone: string } | { kind: 'group'; id: string } | { kind: 'lid'; lid: string }

@@ -1,6 +1,7 @@
 import { TransportError } from '../../src/ports/transport.ts'
 import type { GroupInfo } from '../../src/ports/transport.ts'
-import { INVITE_BASE, groupId, inviteCode, parseAddress, parseInvite, putBounded, userId } from './addresses.ts'
+import { putBounded } from '../../src/store/bounded-map.ts'
+import { INVITE_BASE, groupId, inviteCode, parseAddress, parseInvite, userId } from './addresses.ts'
 
 /** The most members a group can have, as on the real network. */
 export const MAX_MEMBERS = 1024

@@ -1,5 +1,6 @@
 import type { IncomingMessage, SentMessage } from '../../src/ports/transport.ts'
-import { lidFor, messageId, parseAddress, putBounded } from './addresses.ts'
+import { putBounded } from '../../src/store/bounded-map.ts'
+import { lidFor, messageId, parseAddress } from './addresses.ts'
 import type { Content } from './content.ts'
 import type { SessionRegistry } from './sessions.ts'
 import type { InboxContent, InboxEntry, PhoneProfile } from './types.ts'

@@ -1,6 +1,7 @@
 import { TransportError } from '../../src/ports/transport.ts'
 import type { IncomingMessage } from '../../src/ports/transport.ts'
-import { parsePhone, putBounded, pushBounded } from './addresses.ts'
+import { putBounded } from '../../src/store/bounded-map.ts'
+import { parsePhone, pushBounded } from './addresses.ts'
 import type { DeviceEndpoint } from './types.ts'
 
 /** What completes a pending link: a QR string, a pairing code, a device id, or any of them as text. */

@@ -83,14 +83,14 @@ export class Devices {
     // Both indexes are keyed by the value's hash: hashed once per lookup.
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
-      const entry = await this.byAppkey.get(`${account.id}:${valueHash}`)
+      const entry = await this.byAppkey.get(indexId(account.id, valueHash))
       if (entry && !entry.retired) {
         const device = await this.devices.get(entry.deviceId)
         if (device && device.accountId === account.id && safeEqual(device.appkeyHash, valueHash)) return device
       }
     }
     if (match.includes('name')) {
-      const entry = await this.byName.get(`${account.id}:${valueHash}`)
+      const entry = await this.byName.get(indexId(account.id, valueHash))
       const device = entry && (await this.devices.get(entry.deviceId))
       if (device && device.accountId === account.id && device.name === value) return device
     }
@@ -244,11 +244,15 @@ export class Devices {
 
 // --- Internal helpers ---
 
-/** Index ids: `<accountId>:<hash>` (find() builds the same from a hash it already has). */
+/** The id of a name or appkey index entry: the account and the value's hash. */
+function indexId(accountId: string, valueHash: string): string {
+  return `${accountId}:${valueHash}`
+}
+
 function nameIndexId(accountId: string, name: string): string {
-  return `${accountId}:${hashKey(name)}`
+  return indexId(accountId, hashKey(name))
 }
 
 function appkeyIndexId(accountId: string, appkey: string): string {
-  return `${accountId}:${hashKey(appkey)}`
+  return indexId(accountId, hashKey(appkey))
 }

@@ -20,9 +20,9 @@ const CLOSE_GRACE_MS = 2_000
  * never awaits an attempt, so a slow or dead receiver holds only its own device's slots. Memory stays
  * bounded: the timetable holds at most `scheduleCapacity` entries; each line holds `lineLimit` keys,
  * and more only while all lines together hold fewer than `scheduleCapacity`; whatever does not fit
- * waits in storage. A device whose line overflowed is refilled from its own
- * records (a prefix scan) when its line is half empty; what the timetable left out is reloaded (a
- * scan of the outbox, skipping overflowed devices) when its time comes and half the timetable is free.
+ * waits in storage. A device whose line overflowed is refilled from its own records (a prefix scan)
+ * when its line is half empty; what the timetable left out is reloaded (a scan of the outbox,
+ * skipping overflowed devices) when its time comes and half the timetable is free.
  */
 export class DeliveryLoop {
   private readonly attempts: DeliveryAttempts

@@ -22,4 +22,3 @@ export function webhookHeaders(secret: string, id: string, body: string, now = D
     'webhook-signature': signWebhook(secret, id, timestamp, body),
   }
 }
-
