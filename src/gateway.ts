@@ -98,7 +98,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   }
 
   await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
-  const router = buildRouter(operationTable, services)
+  const { router, operations, observe } = buildRouter(operationTable, services)
   const metrics = await addServiceRoutes(router, services, operationTable, outbox, options)
   const ready = devices.resumeAll().then(
     count => logger.info({ count }, 'devices resumed'),
@@ -112,7 +112,16 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     routes() {
       const routes = router.routes() as unknown as Middleware
       const methods = router.allowedMethods() as unknown as Middleware
-      return (ctx, next) => routes(ctx, () => methods(ctx, next))
+      const viaRouter: Middleware = (ctx, next) => routes(ctx, () => methods(ctx, next))
+      // A POST to an operation's exact path goes straight to the route the router would pick (after
+      // the same observer): matching every route of the router costs more than some operations.
+      // Any other request, and every request once the router has a prefix, goes through the router.
+      return (ctx, next) => {
+        const operation = ctx.method === 'POST' && !router.opts.prefix ? operations.get(ctx.path) : undefined
+        if (!operation) return viaRouter(ctx, next)
+        ;(ctx as { _matchedRoute?: string })._matchedRoute = ctx.path
+        return observe(ctx, () => operation(ctx, next))
+      }
     },
     events,
     webhooks: outbox,

@@ -1,7 +1,8 @@
 import Busboy from 'busboy'
 import koaBodyParser from 'koa-bodyparser'
-import type { Context, Next } from 'koa'
+import type { Context } from 'koa'
 import { GatewayError, Messages } from '../errors.ts'
+import { readJsonBody } from './json-body.ts'
 import { nestFields } from './nested-fields.ts'
 
 /** A file part of a multipart body. */
@@ -18,11 +19,12 @@ export interface ParsedBody {
 }
 
 /**
- * Body parsing scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same.
- * A body the host app already parsed is used as is; a request stream nobody read yet is parsed here,
- * so mounting the gateway works with or without a host bodyparser. Puts a ParsedBody on ctx.state.
+ * Body reading scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same.
+ * A body the host app already parsed is used as is; a request stream nobody read yet is read here,
+ * so mounting the gateway works with or without a host bodyparser. Plain JSON (nearly every request)
+ * takes readJsonBody; other JSON types, forms and compressed bodies koa-bodyparser.
  */
-export function parseBody(limitBytes: number) {
+export function bodyReader(limitBytes: number): (ctx: Context) => Promise<ParsedBody> {
   const jsonAndForm = koaBodyParser({
     enableTypes: ['json', 'form'],
     jsonLimit: `${limitBytes}b`,
@@ -30,18 +32,22 @@ export function parseBody(limitBytes: number) {
     strict: false,
     extendTypes: { json: ['application/*+json'] },
   })
-  return async function gatewayBody(ctx: Context, next: Next) {
+  return async function readBody(ctx: Context): Promise<ParsedBody> {
     const uploads = new Map<string, UploadedFile>()
     const unread = !ctx.req.readableEnded
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
     if (hostBody === undefined || (unread && isEmptyObject(hostBody))) {
       // Most requests say exactly `application/json`: known at a glance, without parsing the type twice.
-      const plainJson = PLAIN_JSON.test(ctx.req.headers['content-type'] ?? '')
+      const headers = ctx.req.headers
+      const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
         body = await readMultipart(ctx, limitBytes, uploads)
       } else if (!hasBody(ctx)) {
         body = {}
+      } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
+        body = await readJsonBody(ctx.req, limitBytes)
+        ;(ctx.request as { body?: unknown }).body = body // where koa-bodyparser would have put it
       } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
         ;(ctx.request as { body?: unknown }).body = undefined
         await jsonAndForm(ctx, async () => {}).catch(mapParserError)
@@ -51,8 +57,7 @@ export function parseBody(limitBytes: number) {
       }
     }
     if (!isPlainObject(body)) throw new GatewayError(400, Messages.notObject)
-    ctx.state.gatewayBody = { fields: body, uploads } satisfies ParsedBody
-    await next()
+    return { fields: body, uploads }
   }
 }
 

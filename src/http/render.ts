@@ -47,11 +47,16 @@ export function errorBoundary(mode: HttpStatusMode, logger: Logger) {
     try {
       await next()
     } catch (err) {
-      const answer = toGatewayError(err)
-      if (answer.status >= 500) logger.error({ err: answer.cause ?? err, path: ctx.path }, answer.message)
-      else if (answer.cause) logger.debug({ err: answer.cause, path: ctx.path }, answer.message)
-      for (const [name, value] of Object.entries(answer.headers ?? {})) ctx.set(name, value)
-      sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra })
+      answerError(ctx, mode, logger, err)
     }
   }
+}
+
+/** Answer `err` as errorBoundary does (for handlers that catch their own errors). */
+export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, err: unknown): void {
+  const answer = toGatewayError(err)
+  if (answer.status >= 500) logger.error({ err: answer.cause ?? err, path: ctx.path }, answer.message)
+  else if (answer.cause) logger.debug({ err: answer.cause, path: ctx.path }, answer.message)
+  for (const [name, value] of Object.entries(answer.headers ?? {})) ctx.set(name, value)
+  sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra })
 }

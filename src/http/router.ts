@@ -3,28 +3,42 @@ import type { Context, Middleware } from 'koa'
 import { StructError, validate, type Struct } from 'superstruct'
 import { GatewayError, Messages } from '../errors.ts'
 import type { Services } from '../services.ts'
-import { parseBody, type ParsedBody, type UploadedFile } from './body.ts'
+import { bodyReader, type ParsedBody, type UploadedFile } from './body.ts'
 import { compileBodyCheck, UNSURE, type FastCheck } from './fast-check.ts'
 import type { Operation, OperationContext, PathEntry } from './operation.ts'
-import { errorBoundary, sendAnswer } from './render.ts'
+import { answerError, errorBoundary, sendAnswer } from './render.ts'
 import { observeRequests } from './observe.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
 
-/** Build the gateway's router: every path of the table, plus the QR share pages. */
-export function buildRouter(table: PathEntry[], services: Services): Router {
+/** The gateway's router, and what lets `routes()` dispatch operation requests without it. */
+export interface GatewayRouter {
+  router: Router
+  /** The middleware of each operation path (the route the router has for it), by exact path. */
+  operations: ReadonlyMap<string, Middleware>
+  /** The request observer the router runs before every route. */
+  observe: Middleware
+}
+
+/** Build the gateway's router: every path of the table, plus the QR share pages and media links. */
+export function buildRouter(table: PathEntry[], services: Services): GatewayRouter {
   const { options, logger } = services
   const router = new Router()
-  const boundary = errorBoundary(options.httpStatus, logger)
-  const body = parseBody(options.bodyLimitBytes)
-  router.use(observeRequests(services.events))
+  const observe = observeRequests(services.events)
+  router.use(observe)
+  const readBody = bodyReader(options.bodyLimitBytes)
   const limits = rateLimitRequests(services)
-  const before = limits ? [boundary, body, limits] : [boundary, body]
-  for (const entry of table) router.post(entry.path, ...before, dispatch(entry, services))
+  const operations = new Map<string, Middleware>()
+  for (const entry of table) {
+    const route = operationRoute(entry, services, readBody, limits)
+    operations.set(entry.path, route)
+    router.post(entry.path, route)
+  }
+  const boundary = errorBoundary(options.httpStatus, logger)
   sharePageRoutes(router, services, boundary)
   mediaRoutes(router, services, boundary)
-  return router
+  return { router, operations, observe }
 }
 
 /** The operation a body selects on a path, or undefined (then 401 `validation.required`). */
@@ -38,21 +52,38 @@ export function selectOperation(entry: PathEntry, body: ParsedBody): Operation |
 
 // --- Internal helpers ---
 
-function dispatch(entry: PathEntry, services: Services): Middleware {
+type Limits = ReturnType<typeof rateLimitRequests>
+
+/**
+ * Everything a request on an operation path goes through, in one middleware: read the body, apply
+ * the request limits, select the operation, validate, run it and answer; any error is answered as
+ * the error boundary does. One function rather than a chain of four: each link of a Koa chain is
+ * an async function and a promise more on every request.
+ */
+function operationRoute(entry: PathEntry, services: Services, readBody: (ctx: Context) => Promise<ParsedBody>, limits: Limits): Middleware {
+  const { options, logger } = services
   const fastChecks = new Map([...entry.operations, ...(entry.fallback ? [entry.fallback] : [])].map(operation => [operation, compileBodyCheck(operation.schema)]))
-  return async function gatewayOperation(ctx: Context) {
-    const body = ctx.state.gatewayBody as ParsedBody
+  const run = async (ctx: Context, body: ParsedBody) => {
     const operation = selectOperation(entry, body)
     if (!operation) throw new GatewayError(401, Messages.required)
     ctx.state.gatewayOperation = operation.name
     const [error, input] = validateBody(body.fields, operation.schema, fastChecks.get(operation))
     if (error) {
       const invalid = operation.invalid ?? { status: 401, message: Messages.required }
-      services.logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
+      logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
       throw new GatewayError(invalid.status, invalid.message, invalid.extra)
     }
-    const reply = await operation.handle(input, operationContext(ctx, entry.path, services, body))
-    sendAnswer(ctx, services.options.httpStatus, { status: 200, ...reply })
+    const reply = await operation.handle(input, new RequestContext(ctx, entry.path, services, body.uploads))
+    sendAnswer(ctx, options.httpStatus, { status: 200, ...reply })
+  }
+  return async function gatewayOperation(ctx: Context) {
+    try {
+      const body = await readBody(ctx)
+      ctx.state.gatewayBody = body
+      await (limits ? limits(ctx, () => run(ctx, body)) : run(ctx, body))
+    } catch (err) {
+      answerError(ctx, options.httpStatus, logger, err)
+    }
   }
 }
 
@@ -99,10 +130,6 @@ class RequestContext implements OperationContext {
   get clientIp(): string {
     return this.ctx.ip
   }
-}
-
-function operationContext(ctx: Context, path: string, services: Services, body: ParsedBody): OperationContext {
-  return new RequestContext(ctx, path, services, body.uploads)
 }
 
 /** The configured base URL, or the request's origin plus the prefix the gateway is mounted under. */

@@ -1,0 +1,104 @@
+import http from 'node:http'
+import Koa from 'koa'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createGateway } from '../../src/index.ts'
+import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { listen } from '../helpers/http.ts'
+
+// Plain JSON bodies are read by the gateway's own reader (src/http/json-body.ts); every other body
+// by koa-bodyparser. `Content-Type: application/vnd.api+json` (also JSON to the gateway) sends the
+// very same bytes down koa-bodyparser's path, so the two readers can be held to the same answers.
+
+type Ctx = { t: TestGateway; authkey: string }
+const json = suite<Ctx>('plain JSON body reader')
+json.before(async ctx => {
+  ctx.t = await startGateway({ bodyLimit: '1kb' })
+  ctx.authkey = (await ctx.t.register()).authkey
+  await ctx.t.addDevice(ctx.authkey, 'loja')
+})
+json.after(ctx => ctx.t.stop())
+
+const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
+
+/** POST raw bytes over one kept-alive connection; `chunked` leaves Content-Length out. */
+function send(url: string, body: Buffer, headers: Record<string, string> = {}, chunked = false): Promise<{ status: number; body: any; socket: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(`${url}/api/developer`, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(body.length) }), ...headers } }, res => {
+      const chunks: Buffer[] = []
+      res.on('data', chunk => chunks.push(chunk))
+      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), socket: req.socket }))
+    })
+    req.on('error', reject)
+    if (chunked) for (let i = 0; i < body.length; i += 300) req.write(body.subarray(i, i + 300))
+    else req.write(body)
+    req.end()
+  })
+}
+
+json('answers every body as koa-bodyparser does', async ({ t, authkey }) => {
+  const valid = JSON.stringify({ authkey, message: 'loja', checkDispositivo: 'true' })
+  const bodies = [
+    valid,
+    `\ufeff${valid}`,
+    JSON.stringify({ authkey, message: 'ghost', checkDispositivo: 'true' }),
+    `  ${valid}\n`,
+    '{bad',
+    '{"a":1}}',
+    '',
+    '   ',
+    '[]',
+    'null',
+    '"texto"',
+    '{"__proto__":{"checkDispositivo":"true"}}',
+    `{"constructor":{"prototype":{"x":1}},"authkey":"${authkey}","message":"loja"}`,
+    JSON.stringify({ authkey, message: 'l\u0000oja', checkDispositivo: 'true' }),
+  ].map(text => Buffer.from(text, 'utf8'))
+  bodies.push(Buffer.concat([Buffer.from('{"authkey":"'), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('","message":"loja"}')]))
+  for (const body of bodies) {
+    for (const chunked of [false, true]) {
+      const ours = await send(t.url, body, {}, chunked)
+      const theirs = await send(t.url, body, { 'content-type': 'application/vnd.api+json' }, chunked)
+      assert.equal(ours.body, theirs.body, `${JSON.stringify(body.toString('utf8'))} chunked ${chunked}`)
+      assert.is(ours.status, theirs.status)
+      assert.ok(ours.status < 500)
+    }
+  }
+  assert.is((await send(t.url, bodies[1]!)).status, 200, 'a BOM is skipped')
+})
+
+json('a body over the limit is 413, declared or streamed, and the connection carries on', async ({ t, authkey }) => {
+  const big = Buffer.from(JSON.stringify({ authkey, message: 'x'.repeat(2000) }))
+  const small = Buffer.from(JSON.stringify({ authkey, message: 'loja', checkDispositivo: 'true' }))
+  for (const chunked of [false, true]) {
+    const refused = await send(t.url, big, {}, chunked)
+    assert.is(refused.status, 413)
+    assert.equal(refused.body, { status: 413, message: 'Corpo da requisição grande demais.' })
+    const next = await send(t.url, small)
+    assert.is(next.status, 200, 'the next request on the connection is answered')
+  }
+})
+
+json('the parsed body is where a host app expects it (ctx.request.body)', async () => {
+  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
+  const app = new Koa()
+  const seen: unknown[] = []
+  app.use(async (ctx, next) => {
+    await next()
+    seen.push((ctx.request as { body?: unknown }).body)
+  })
+  app.use(gateway.routes())
+  const server = await listen(app)
+  try {
+    const answer = await send(server.url, Buffer.from('{"authkey":"nope","message":"loja"}'))
+    assert.is(answer.status, 401)
+    assert.equal(seen, [{ authkey: 'nope', message: 'loja' }])
+  } finally {
+    await server.stop()
+    await gateway.close()
+  }
+})
+
+json.after(() => agent.destroy())
+json.run()
