@@ -56,6 +56,8 @@ export class Post {
   private readonly profiles = new Map<string, { lid?: string; pushName?: string; hidePhone?: boolean }>()
   private readonly lids = new Map<string, string>()
   private readonly listeners = new Set<(traffic: Traffic) => void>()
+  /** The phone whose inbox was filed last: the newest in `inboxes`, so filing to it again moves nothing. */
+  private newestInbox: string | undefined
 
   constructor(
     private readonly limits: PostLimits,
@@ -111,6 +113,7 @@ export class Post {
   /** Empty `phone`'s inbox. */
   clearInbox(phone: string): void {
     this.inboxes.delete(phone)
+    if (phone === this.newestInbox) this.newestInbox = undefined
   }
 
   /** Call `listener` for every message sent from now on; answers a function that stops it. */
@@ -130,10 +133,16 @@ export class Post {
     const group = 'group' in destination ? destination.group : undefined
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
-    for (const phone of recipients) this.file(phone, { id, from: sender.phone, ...content.inbox, ...(group ? { group } : {}), timestamp } as InboxEntry)
+    for (const phone of recipients) {
+      const entry = { id, from: sender.phone, ...content.inbox, timestamp } as InboxEntry
+      if (group) entry.group = group
+      this.file(phone, entry)
+    }
     if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
-    const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: content.inbox }
-    for (const listener of this.listeners) listener(traffic)
+    if (this.listeners.size > 0) {
+      const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: content.inbox }
+      for (const listener of this.listeners) listener(traffic)
+    }
 
     const profile = this.profiles.get(sender.phone)
     const lid = profile?.lid
@@ -176,6 +185,8 @@ export class Post {
     // whole list each time, the costliest step of a send.
     inbox.push(entry)
     if (inbox.length >= 2 * this.limits.inboxLimit) inbox.splice(0, inbox.length - this.limits.inboxLimit)
+    if (phone === this.newestInbox) return
     putBounded(this.inboxes, phone, inbox, this.limits.phoneLimit)
+    this.newestInbox = phone
   }
 }

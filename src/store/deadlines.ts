@@ -1,17 +1,29 @@
 /**
  * Time limits for many short async calls at once. A `setTimeout` plus `Promise.race` per call costs
  * more than the storage read it guards (a timer inserted and removed, three promises); here a call
- * joins a set, and one interval, running only while calls are pending, fails those past their
+ * joins a list, and one interval, running only while calls are pending, fails those past their
  * deadline. A call may overrun its limit by up to one sweep (a tenth of the limit, at most 250 ms).
+ *
+ * One limit for all, so calls expire in the order they joined: the list is kept in that order and
+ * only its head is ever a candidate. An answered call is marked (no hashing per call) and dropped
+ * as soon as no older call is pending; the sweep compacts the list when answered calls pile up
+ * behind one that takes long.
  */
 export class Deadlines {
-  private readonly pending = new Set<Pending>()
+  private entries: (Pending | undefined)[] = []
+  private head = 0
+  private live = 0
   private sweeper: NodeJS.Timeout | undefined
   private readonly sweepMs: number
 
   /** Calls given to `run` fail with `onTimeout()` once pending for `limitMs`. */
   constructor(private readonly limitMs: number) {
     this.sweepMs = Math.max(1, Math.min(250, Math.floor(limitMs / 10)))
+  }
+
+  /** Calls being watched (neither answered nor expired). */
+  get size(): number {
+    return this.live
   }
 
   /** Settle like `work`, or reject with `timeoutError()` once the limit has passed. */
@@ -33,10 +45,30 @@ export class Deadlines {
 
   /** Call `onExpiry` once the limit has passed, unless the answered function is called first. */
   watch(onExpiry: () => void): () => void {
-    const entry: Pending = { expiresAt: Date.now() + this.limitMs, fail: onExpiry }
-    this.pending.add(entry)
+    const entry: Pending = { expiresAt: Date.now() + this.limitMs, fail: onExpiry, done: false }
+    this.entries.push(entry)
+    this.live++
     this.sweeper ??= setInterval(() => this.sweep(), this.sweepMs)
-    return () => void this.pending.delete(entry)
+    return () => {
+      if (entry.done) return
+      entry.done = true
+      this.live--
+      if (this.entries[this.head] === entry) this.dropAnswered()
+    }
+  }
+
+  /** Drop the answered entries at the head, so they die young; reuse the list once it is empty. */
+  private dropAnswered(): void {
+    const { entries } = this
+    while (this.head < entries.length && entries[this.head]!.done) entries[this.head++] = undefined
+    if (this.head === entries.length) {
+      entries.length = 0
+      this.head = 0
+    } else if (this.head >= 1024) {
+      entries.copyWithin(0, this.head)
+      entries.length -= this.head
+      this.head = 0
+    }
   }
 
   /**
@@ -45,18 +77,26 @@ export class Deadlines {
    * judged, as with one timer per call.
    */
   private sweep(): void {
-    // One limit for all: calls expire in the order they joined, so the oldest is the only candidate.
-    const oldest = this.pending.values().next().value
+    this.dropAnswered()
+    const { entries } = this
+    const oldest = entries[this.head]
     if (oldest && oldest.expiresAt <= Date.now()) {
-      this.pending.delete(oldest)
+      entries[this.head++] = undefined
+      oldest.done = true
+      this.live--
       oldest.fail()
       setImmediate(() => this.sweep())
       return
     }
-    // Idle: stop until the next call, so an idle gateway holds no timer (and lets the process exit).
-    if (this.pending.size === 0) {
+    if (this.live === 0) {
+      // Idle: stop until the next call, so an idle gateway holds no timer (and lets the process exit).
+      this.entries = []
+      this.head = 0
       clearInterval(this.sweeper)
       this.sweeper = undefined
+    } else if (entries.length - this.head > 2 * this.live + 1024) {
+      this.entries = entries.filter((entry, i): entry is Pending => i >= this.head && !entry!.done)
+      this.head = 0
     }
   }
 }
@@ -64,4 +104,5 @@ export class Deadlines {
 interface Pending {
   expiresAt: number
   fail(): void
+  done: boolean
 }

@@ -1,4 +1,3 @@
-import PQueue from 'p-queue'
 import { GatewayError, Messages } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
@@ -17,15 +16,18 @@ export interface SendQueueOptions {
 }
 
 /**
- * One queue per device (p-queue, concurrency 1), so the sends of a device reach the network one at a
- * time and in order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job
- * still waiting is dropped (never sent) with 504, a job that stalls on the network is answered 504
- * and the queue moves on. A queue is deleted once it has been idle for a minute, so the map holds only
- * devices with recent work (and a busy device does not build a new queue for every send).
+ * One queue per device, so the sends of a device reach the network one at a time and in order,
+ * paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job still waiting is
+ * dropped (never sent) with 504, a job that stalls on the network is answered 504 and the queue
+ * moves on. A queue is deleted once it has been idle for a minute, so the map holds only devices
+ * with recent work (and a busy device does not build a new queue for every send).
+ *
+ * Hand-rolled rather than a p-queue per device: a send is a few microseconds of work, and p-queue's
+ * events, interval checks and promise per job cost about as much again. A job starts in the very
+ * turn it is added when its device is idle.
  */
 export class SendQueues {
-  private readonly queues = new Map<string, PQueue>()
-  private readonly idleSince = new Map<string, number>()
+  private readonly queues = new Map<string, DeviceQueue>()
   private readonly deadlines: Deadlines
   private sweeper: NodeJS.Timeout | undefined
   private closed = false
@@ -34,62 +36,32 @@ export class SendQueues {
     this.deadlines = new Deadlines(options.timeoutMs)
   }
 
-  /** Whether jobs of a device are spaced by a pause. */
-  private get paced(): boolean {
-    return this.options.minIntervalMs > 0 || this.options.jitterMs > 0
-  }
-
-  private get idleQueueMs(): number {
-    return this.options.idleQueueMs ?? 60_000
-  }
-
   /** Run `job` in the device's queue; resolves or rejects with its result, or 504 past the timeout. */
   run<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new GatewayError(503, Messages.shuttingDown))
     const queue = this.queueOf(deviceId)
-    if (queue.size + queue.pending >= this.options.limit) {
+    if (queue.unsettled >= this.options.limit) {
       return Promise.reject(new GatewayError(429, Messages.sendQueueFull, {}, { headers: { 'retry-after': '5' } }))
     }
     return new Promise<T>((resolve, reject) => {
-      let state: 'queued' | 'running' | 'done' = 'queued'
-      // Frees the queue for the device's next job: when this one settles, or when it is given up on.
-      let release: (() => void) | undefined
-      const answered = this.deadlines.watch(() => {
-        if (state === 'done') return
-        reject(new GatewayError(504, state === 'queued' ? Messages.sendQueueTimeout : Messages.sendStalled))
-        state = 'done'
-        release?.()
+      const task: Task = { job, resolve: resolve as (value: unknown) => void, reject, state: 'queued', answered: NOTHING }
+      task.answered = this.deadlines.watch(() => {
+        if (task.state === 'done') return
+        const running = task.state === 'running'
+        this.finish(queue, task)
+        reject(new GatewayError(504, running ? Messages.sendStalled : Messages.sendQueueTimeout))
+        if (running) this.release(queue)
       })
-      void queue.add(() => {
-        if (state !== 'queued') return Promise.resolve() // given up on while it waited: never run
-        state = 'running'
-        const slot = new Promise<void>(free => (release = free))
-        const settle = (settled: () => void) => {
-          if (state !== 'running') return
-          state = 'done'
-          answered()
-          settled()
-          release!()
-        }
-        let work: Promise<T>
-        try {
-          work = job()
-        } catch (err) {
-          work = Promise.reject(err)
-        }
-        work.then(
-          value => settle(() => resolve(value)),
-          err => settle(() => reject(err)),
-        )
-        return this.paced ? slot.then(() => this.pause()) : slot
-      })
+      queue.unsettled++
+      queue.tasks.push(task)
+      if (!queue.busy) this.next(queue)
     })
   }
 
   /** Stop taking jobs and wait (at most `timeoutMs`) for the queued ones to finish. */
   async close(): Promise<void> {
     this.closed = true
-    const idle = Promise.all([...this.queues.values()].map(queue => queue.onIdle()))
+    const idle = Promise.all([...this.queues.values()].map(queue => (queue.busy ? new Promise<void>(resolve => queue.onIdle.push(resolve)) : undefined)))
     let timer: NodeJS.Timeout | undefined
     const limit = new Promise<void>(resolve => {
       timer = setTimeout(resolve, this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
@@ -107,28 +79,73 @@ export class SendQueues {
 
   // --- Internal helpers ---
 
-  private queueOf(deviceId: string): PQueue {
+  private queueOf(deviceId: string): DeviceQueue {
     let queue = this.queues.get(deviceId)
     if (!queue) {
-      const created = new PQueue({ concurrency: 1 })
-      created.on('idle', () => this.idleSince.set(deviceId, Date.now()))
-      created.on('add', () => this.idleSince.delete(deviceId))
-      this.queues.set(deviceId, created)
-      queue = created
+      queue = { tasks: [], head: 0, busy: false, unsettled: 0, idleSince: Date.now(), onIdle: [] }
+      this.queues.set(deviceId, queue)
       this.sweeper ??= setInterval(() => this.dropIdle(), this.idleQueueMs / 2).unref()
     }
     return queue
   }
 
+  /** Start the device's next waiting job, or mark the queue idle. */
+  private next(queue: DeviceQueue): void {
+    while (queue.head < queue.tasks.length) {
+      const task = queue.tasks[queue.head]!
+      queue.tasks[queue.head++] = undefined
+      if (task.state !== 'queued') continue // given up on while it waited: never run
+      queue.busy = true
+      task.state = 'running'
+      let work: Promise<unknown>
+      try {
+        work = task.job()
+      } catch (err) {
+        work = Promise.reject(err)
+      }
+      work.then(
+        value => this.settle(queue, task, () => task.resolve(value)),
+        err => this.settle(queue, task, () => task.reject(err)),
+      )
+      return
+    }
+    queue.tasks.length = 0
+    queue.head = 0
+    queue.busy = false
+    queue.idleSince = Date.now()
+    for (const resolve of queue.onIdle.splice(0)) resolve()
+  }
+
+  /** A running job's outcome: answered, unless the timeout already answered it. */
+  private settle(queue: DeviceQueue, task: Task, answer: () => void): void {
+    if (task.state !== 'running') return
+    this.finish(queue, task)
+    answer()
+    this.release(queue)
+  }
+
+  private finish(queue: DeviceQueue, task: Task): void {
+    task.state = 'done'
+    task.answered()
+    queue.unsettled--
+  }
+
+  /** The device's slot is free: after the pacing pause, if any, the next job starts. */
+  private release(queue: DeviceQueue): void {
+    const ms = this.pauseMs()
+    if (ms <= 0) return this.next(queue)
+    setTimeout(() => this.next(queue), ms)
+  }
+
+  private get idleQueueMs(): number {
+    return this.options.idleQueueMs ?? 60_000
+  }
+
   /** Delete the queues idle for idleQueueMs. */
   private dropIdle(): void {
     const before = Date.now() - this.idleQueueMs
-    for (const [deviceId, since] of this.idleSince) {
-      const queue = this.queues.get(deviceId)
-      if (since <= before && queue && queue.size === 0 && queue.pending === 0) {
-        this.queues.delete(deviceId)
-        this.idleSince.delete(deviceId)
-      }
+    for (const [deviceId, queue] of this.queues) {
+      if (!queue.busy && queue.idleSince <= before) this.queues.delete(deviceId)
     }
     if (this.queues.size === 0) {
       clearInterval(this.sweeper)
@@ -137,9 +154,34 @@ export class SendQueues {
   }
 
   /** The pacing pause between two jobs of a device. */
-  private pause(): Promise<void> {
-    const ms = this.options.minIntervalMs + (this.options.jitterMs > 0 ? Math.floor(Math.random() * (this.options.jitterMs + 1)) : 0)
-    if (ms <= 0) return Promise.resolve()
-    return new Promise(resolve => setTimeout(resolve, ms))
+  private pauseMs(): number {
+    const { minIntervalMs, jitterMs } = this.options
+    return minIntervalMs + (jitterMs > 0 ? Math.floor(Math.random() * (jitterMs + 1)) : 0)
   }
 }
+
+// --- Internal types ---
+
+interface DeviceQueue {
+  /** Jobs in order; those before `head` have been taken (their slots cleared). */
+  tasks: (Task | undefined)[]
+  head: number
+  /** A job is running, or the pause after one has not ended. */
+  busy: boolean
+  /** Jobs waiting or running (not answered yet): the queue's length for its limit. */
+  unsettled: number
+  idleSince: number
+  /** Waiting for the queue to go idle (close). */
+  onIdle: (() => void)[]
+}
+
+interface Task {
+  job: () => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
+  state: 'queued' | 'running' | 'done'
+  /** Tells the deadline the task has been answered. */
+  answered: () => void
+}
+
+const NOTHING = () => {}

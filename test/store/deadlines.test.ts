@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { Deadlines } from '../../src/store/deadlines.ts'
+
+const test = suite('Deadlines')
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+
+test('a call answered in time never fails; one left pending fails once, after its limit', async () => {
+  const deadlines = new Deadlines(60)
+  const failed: string[] = []
+  const answered = deadlines.watch(() => failed.push('answered'))
+  deadlines.watch(() => failed.push('pending'))
+  const started = Date.now()
+  answered()
+  answered() // a second answer changes nothing
+  assert.equal(deadlines.size, 1)
+  await sleep(40)
+  assert.deepEqual(failed, [])
+  await sleep(80)
+  assert.deepEqual(failed, ['pending'])
+  assert.ok(Date.now() - started >= 60)
+  assert.equal(deadlines.size, 0)
+})
+
+test('run() settles like the work, or rejects with the timeout error', async () => {
+  const deadlines = new Deadlines(50)
+  assert.equal(await deadlines.run(Promise.resolve('ok'), () => new Error('late')), 'ok')
+  await assert.rejects(deadlines.run(Promise.reject(new Error('boom')), () => new Error('late')), /boom/)
+  await assert.rejects(deadlines.run(new Promise(() => {}), () => new Error('late')), /late/)
+})
+
+test('calls expire in the order they joined, each in a turn of its own', async () => {
+  const deadlines = new Deadlines(30)
+  const order: number[] = []
+  for (let i = 0; i < 5; i++) deadlines.watch(() => order.push(i))
+  await sleep(100)
+  assert.deepEqual(order, [0, 1, 2, 3, 4])
+})
+
+test('answered calls behind a long one neither fail nor pile up, and later calls still expire', async () => {
+  const deadlines = new Deadlines(200)
+  let failures = 0
+  const slow = deadlines.watch(() => failures++)
+  // Many calls answered out of order behind the slow one (the list compacts them away).
+  for (let round = 0; round < 5; round++) {
+    const answers = Array.from({ length: 1000 }, () => deadlines.watch(() => failures++))
+    for (const answer of answers.reverse()) answer()
+    await sleep(25)
+  }
+  assert.equal(deadlines.size, 1)
+  const late = deadlines.watch(() => failures++)
+  slow()
+  await sleep(260)
+  assert.equal(failures, 1, 'only the call never answered failed')
+  assert.equal(deadlines.size, 0)
+  late() // answering after expiry changes nothing
+  assert.equal(deadlines.size, 0)
+})
+
+test('an idle Deadlines holds no timer (the process can exit)', async () => {
+  const deadlines = new Deadlines(20)
+  const before = process.getActiveResourcesInfo().filter(name => name === 'Timeout').length
+  deadlines.watch(() => {})()
+  await sleep(60)
+  assert.equal(process.getActiveResourcesInfo().filter(name => name === 'Timeout').length, before)
+})
+
+test.run()
