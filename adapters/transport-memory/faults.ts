@@ -17,6 +17,11 @@ export class FaultGate {
     this.release(target)
   }
 
+  /** Whether any fault is set at all. */
+  any(): boolean {
+    return this.faults.size > 0
+  }
+
   /** Resolve when no fault applies to `keys`; throw the fault's error otherwise. */
   async check(keys: string[], stillOpen: () => boolean): Promise<void> {
     for (;;) {

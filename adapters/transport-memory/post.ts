@@ -123,11 +123,12 @@ export class Post {
   }
 
   /**
-   * Deliver a message; `log` remembers it as a valid target for later messages. A simulated phone's
-   * send resolves once every receiving device has it; a device's send resolves at once and devices
-   * receive it just after, as on the real network (so two gateways never wait on each other).
+   * Deliver a message; `log` remembers it as a valid target for later messages. Answers its id and
+   * timestamp, and the deliveries to devices under way: a simulated phone's send waits for them
+   * (it is done once every receiving device has it); a device's send does not, and devices receive
+   * it just after, as on the real network (so two gateways never wait on each other).
    */
-  async send(sender: Sender, destination: Destination, content: Content, log: boolean): Promise<SentMessage> {
+  send(sender: Sender, destination: Destination, content: Content, log: boolean): { sent: SentMessage; deliveries: Promise<void>[] } {
     const id = messageId()
     const timestamp = Date.now()
     const group = 'group' in destination ? destination.group : undefined
@@ -168,8 +169,7 @@ export class Post {
       echo.from = sender.phone
       for (const deviceId of this.sessions.devicesOf(sender.phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, echo))
     }
-    if (sender.deviceId === undefined) await Promise.all(deliveries)
-    return { id, timestamp }
+    return { sent: { id, timestamp }, deliveries }
   }
 
   /** Put a read receipt for message `target` from `reader` into `sender`'s inbox. */

@@ -15,8 +15,11 @@ export interface UploadedFile {
 /** Parsed request: the body fields, and the files of a multipart body. */
 export interface ParsedBody {
   fields: Record<string, unknown>
-  uploads: Map<string, UploadedFile>
+  uploads: ReadonlyMap<string, UploadedFile>
 }
+
+/** The uploads of every body that is not multipart: one empty map for all. */
+const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
 
 /**
  * Body reading scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same.
@@ -33,7 +36,7 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
     extendTypes: { json: ['application/*+json'] },
   })
   return async function readBody(ctx: Context): Promise<ParsedBody> {
-    const uploads = new Map<string, UploadedFile>()
+    let uploads = NO_UPLOADS
     const unread = !ctx.req.readableEnded
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
@@ -42,7 +45,9 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
       const headers = ctx.req.headers
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
-        body = await readMultipart(ctx, limitBytes, uploads)
+        const files = new Map<string, UploadedFile>()
+        body = await readMultipart(ctx, limitBytes, files)
+        uploads = files
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {

@@ -6,7 +6,7 @@ import type { UploadedFile } from './body.ts'
 export interface OperationContext {
   services: Services
   /** Files of a multipart body, by field name. */
-  uploads: Map<string, UploadedFile>
+  uploads: ReadonlyMap<string, UploadedFile>
   /** Absolute URL of the gateway's mount point (for links), without a trailing slash. */
   baseUrl: string
   /** The client's IP address (from X-Forwarded-For only when the Koa app trusts its proxy). */

@@ -43,11 +43,18 @@ export function buildRouter(table: PathEntry[], services: Services): GatewayRout
 
 /** The operation a body selects on a path, or undefined (then 401 `validation.required`). */
 export function selectOperation(entry: PathEntry, body: ParsedBody): Operation | undefined {
-  for (const operation of entry.operations) {
-    const fields = Array.isArray(operation.field) ? operation.field : [operation.field]
-    if (fields.some(field => field !== undefined && (isPresent(body.fields[field]) || body.uploads.has(field)))) return operation
+  return operationSelector(entry)(body)
+}
+
+/** selectOperation for one path, with the distinguishing fields of its operations listed once. */
+function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | undefined {
+  const choices = entry.operations.map(operation => ({ operation, fields: (Array.isArray(operation.field) ? operation.field : [operation.field]).filter(field => field !== undefined) }))
+  return body => {
+    for (const { operation, fields } of choices) {
+      for (const field of fields) if (isPresent(body.fields[field]) || body.uploads.has(field)) return operation
+    }
+    return entry.fallback
   }
-  return entry.fallback
 }
 
 // --- Internal helpers ---
@@ -63,8 +70,9 @@ type Limits = ReturnType<typeof rateLimitRequests>
 function operationRoute(entry: PathEntry, services: Services, readBody: (ctx: Context) => Promise<ParsedBody>, limits: Limits): Middleware {
   const { options, logger } = services
   const fastChecks = new Map([...entry.operations, ...(entry.fallback ? [entry.fallback] : [])].map(operation => [operation, compileBodyCheck(operation.schema)]))
+  const select = operationSelector(entry)
   const run = async (ctx: Context, body: ParsedBody) => {
-    const operation = selectOperation(entry, body)
+    const operation = select(body)
     if (!operation) throw new GatewayError(401, Messages.required)
     ctx.state.gatewayOperation = operation.name
     const [error, input] = validateBody(body.fields, operation.schema, fastChecks.get(operation))
@@ -120,7 +128,7 @@ class RequestContext implements OperationContext {
     private readonly ctx: Context,
     private readonly path: string,
     readonly services: Services,
-    readonly uploads: Map<string, UploadedFile>,
+    readonly uploads: ReadonlyMap<string, UploadedFile>,
   ) {}
 
   get baseUrl(): string {
