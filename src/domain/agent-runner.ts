@@ -55,7 +55,7 @@ export class AgentRunner {
   ) {}
 
   /** Feed subscriber: queue the message for its agent when it is an incoming 1:1 text on a device with agents. */
-  readonly consider = async (device: Device, message: IncomingMessage): Promise<void> => {
+  readonly consider = (device: Device, message: IncomingMessage): void => {
     if (!this.settings.responder || this.closed || device.agentIds.length === 0) return
     if (message.fromMe || message.isGroup || message.content.kind !== 'text') return
     const contact = contactKey(message.from ?? message.fromLid ?? message.chat)

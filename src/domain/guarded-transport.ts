@@ -13,8 +13,27 @@ import { Deadlines } from '../store/deadlines.ts'
  */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   const deadlines = new Deadlines(timeoutMs)
+  // converted() and deadlines.run() in one promise: `status` runs on every send.
   const timed = <T>(name: string, call: () => Promise<T>): Promise<T> =>
-    deadlines.run(converted(call), () => new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`))
+    new Promise<T>((resolve, reject) => {
+      let result: Promise<T>
+      try {
+        result = call()
+      } catch (err) {
+        return reject(asTransportError(err))
+      }
+      const answered = deadlines.watch(() => reject(new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`)))
+      Promise.resolve(result).then(
+        value => {
+          answered()
+          resolve(value)
+        },
+        err => {
+          answered()
+          reject(asTransportError(err))
+        },
+      )
+    })
   return {
     start: context => transport.start(context),
     stop: () => transport.stop(),

@@ -3,8 +3,11 @@ import type { GatewayEvents } from '../events.ts'
 import type { Logger } from '../logger.ts'
 import type { Device } from './devices.ts'
 
-/** Something that reacts to every message a device sees (webhook outbox, agents, ...). */
-export type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void>
+/**
+ * Something that reacts to every message a device sees (webhook outbox, agents, ...): a promise when
+ * it has work to wait for, nothing when the message is none of its business.
+ */
+export type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void> | void
 
 /**
  * The one stream of messages seen by devices: received ones (from the transport) and the gateway's
@@ -29,7 +32,8 @@ export class MessageFeed {
   async publish(device: Device, message: IncomingMessage): Promise<void> {
     for (const subscriber of this.subscribers) {
       try {
-        await subscriber(device, message)
+        const work = subscriber(device, message)
+        if (work) await work
       } catch (err) {
         this.logger.error({ err, deviceId: device.id, messageId: message.id }, 'message subscriber failed')
       }

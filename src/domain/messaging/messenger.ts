@@ -37,7 +37,16 @@ export class Messenger {
   async perform(device: Device, action: Action, options: PerformOptions = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
     try {
-      const id = await this.performNow(device, action, options)
+      let id: string | undefined
+      if (action.kind === 'read') {
+        await this.call(device, () => this.transport.markRead(device.id, action.target), true)
+      } else {
+        const { message, to } = action
+        const targeted = message.kind === 'reaction' || message.kind === 'delete'
+        const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
+        if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent, options.status)
+        id = sent.id
+      }
       this.events?.emit('send', { deviceId: device.id, kind, ok: true })
       return id
     } catch (err) {
@@ -57,18 +66,6 @@ export class Messenger {
   }
 
   // --- Internal helpers ---
-
-  private async performNow(device: Device, action: Action, options: PerformOptions): Promise<string | undefined> {
-    if (action.kind === 'read') {
-      await this.call(device, () => this.transport.markRead(device.id, action.target), true)
-      return undefined
-    }
-    const { message, to } = action
-    const targeted = message.kind === 'reaction' || message.kind === 'delete'
-    const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
-    if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent, options.status)
-    return sent.id
-  }
 
   private async publishText(device: Device, to: string, text: string, sent: SentMessage, known?: SessionStatus): Promise<void> {
     try {

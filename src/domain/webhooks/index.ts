@@ -45,10 +45,10 @@ export class WebhookOutbox implements WebhookAdmin {
    * kind of chat is off: the switches apply when the event happens. When the store refuses the
    * event, it waits in memory and is offered again until the store takes it (UnrecordedEvents).
    */
-  readonly record = async (device: Device, message: IncomingMessage): Promise<void> => {
-    if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return
+  readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
+    if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
     const payload = webhookPayload(device, message)
-    if (!payload) return
+    if (!payload) return undefined
     const now = this.clock()
     const record: OutboxRecord = {
       id: eventId(device.id, message.id),
@@ -61,7 +61,7 @@ export class WebhookOutbox implements WebhookAdmin {
       attempts: 0,
     }
     const key = outboxKey(device.id, record.id)
-    await this.save(key, record).catch(err => this.unrecorded.keep(key, record, err))
+    return this.save(key, record).catch(err => this.unrecorded.keep(key, record, err))
   }
 
   /** Events waiting in memory for the store to come back. */
