@@ -20,36 +20,32 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = []
     let received = 0
-    const stop = () => {
-      req.off('data', onData)
-      req.off('end', onEnd)
-      req.off('error', onFailure)
-      req.off('aborted', onFailure)
-    }
-    const onData = (chunk: Buffer) => {
+    // Listeners stay until the request is done with (no removal per request): once settled they
+    // only let the rest of an oversized body flow by unkept. A client that goes away mid-body
+    // ends the request with 'error'.
+    let settled = false
+    req.on('data', (chunk: Buffer) => {
+      if (settled) return
       received += chunk.length
       if (received <= limitBytes) return void chunks.push(chunk)
-      stop()
-      req.resume()
+      settled = true
       reject(new GatewayError(413, Messages.tooLarge))
-    }
-    const onEnd = () => {
-      stop()
+    })
+    req.on('end', () => {
+      if (settled) return
+      settled = true
       if (length >= 0 && received !== length) return reject(new GatewayError(400, Messages.badJson))
       try {
         resolve(parseJson(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)))
       } catch (cause) {
         reject(new GatewayError(400, Messages.badJson, {}, { cause }))
       }
-    }
-    const onFailure = (cause?: unknown) => {
-      stop()
-      reject(new GatewayError(400, Messages.badJson, {}, cause instanceof Error ? { cause } : {}))
-    }
-    req.on('data', onData)
-    req.on('end', onEnd)
-    req.on('error', onFailure)
-    req.on('aborted', onFailure)
+    })
+    req.on('error', cause => {
+      if (settled) return
+      settled = true
+      reject(new GatewayError(400, Messages.badJson, {}, { cause }))
+    })
   })
 }
 

@@ -1,13 +1,16 @@
 import { GatewayError, Messages } from '../errors.ts'
 import type { OperationContext, ReplyOf } from '../http/operation.ts'
 import type { Account } from '../domain/accounts.ts'
-import type { Device } from '../domain/devices.ts'
+import type { Device, DeviceMatch } from '../domain/devices.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
 import type { sentAnswer } from './answers.ts'
 
 /** Furthest a message can be scheduled ahead. */
 export const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
+
+/** What the appkey field of a request may match: a device's appkey, or its name. */
+const KEY_MATCH: DeviceMatch[] = ['appkey', 'name']
 
 /** The keys of a request on the send, group and OTP paths. */
 export interface KeyFields {
@@ -21,7 +24,7 @@ export interface KeyFields {
  */
 export async function requireDevice({ services }: OperationContext, { appkey, authkey }: KeyFields): Promise<{ account: Account; device: Device }> {
   const account = await services.accounts.require(authkey, 401, Messages.required)
-  const device = await services.devices.require(account, appkey, ['appkey', 'name'])
+  const device = await services.devices.require(account, appkey, KEY_MATCH)
   return { account, device }
 }
 
@@ -36,8 +39,9 @@ export async function sendOrSchedule(
   build: () => Promise<Action>,
   sentMessage: string,
 ): Promise<ReplyOf<typeof sentAnswer>> {
-  const { device } = await requireDevice(context, fields)
-  const { messaging, options } = context.services
+  const { accounts, devices, messaging, options } = context.services
+  const account = await accounts.require(fields.authkey, 401, Messages.required)
+  const device = await devices.require(account, fields.appkey, KEY_MATCH)
   if (fields.agendamento !== undefined) {
     const time = scheduleTime(fields.agendamento, options.timeZone)
     const item = await messaging.scheduler.schedule(device, await build(), time)
@@ -45,7 +49,9 @@ export async function sendOrSchedule(
   }
   const status = await messaging.messenger.requireConnected(device)
   const id = await messaging.messenger.perform(device, await build(), { status })
-  return { message: sentMessage, ...(id === undefined ? {} : { id }) }
+  const reply: ReplyOf<typeof sentAnswer> = { message: sentMessage }
+  if (id !== undefined) reply.id = id
+  return reply
 }
 
 /** The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a year ahead. */

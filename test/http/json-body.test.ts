@@ -1,4 +1,5 @@
 import http from 'node:http'
+import net from 'node:net'
 import Koa from 'koa'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -78,6 +79,19 @@ json('a body over the limit is 413, declared or streamed, and the connection car
     const next = await send(t.url, small)
     assert.is(next.status, 200, 'the next request on the connection is answered')
   }
+})
+
+json('a client that goes away mid-body leaves the gateway answering others', async ({ t, authkey }) => {
+  const { port } = new URL(t.url)
+  for (let i = 0; i < 20; i++) {
+    const socket = net.connect(Number(port), '127.0.0.1')
+    await new Promise(resolve => socket.once('connect', resolve))
+    socket.write(`POST /api/developer HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 500\r\n\r\n{"authkey":"`)
+    await new Promise(resolve => setTimeout(resolve, 5))
+    socket.destroy()
+  }
+  const answer = await send(t.url, Buffer.from(JSON.stringify({ authkey, message: 'loja', checkDispositivo: 'true' })))
+  assert.is(answer.status, 200)
 })
 
 json('the parsed body is where a host app expects it (ctx.request.body)', async () => {
