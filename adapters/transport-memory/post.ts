@@ -157,6 +157,7 @@ export class Post {
       return message
     }
     for (const phone of recipients) {
+      if (!this.sessions.hasDevicesBesides(phone, sender.deviceId)) continue
       const fromMe = phone === sender.phone
       const message = base(group ?? (fromMe ? phone : hidden ? lid! : sender.phone), group ?? phone, fromMe)
       if (!hidden || fromMe) message.from = sender.phone
@@ -164,7 +165,7 @@ export class Post {
       if (profile?.pushName && !fromMe) message.pushName = profile.pushName
       for (const deviceId of this.sessions.devicesOf(phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, message))
     }
-    if (!recipients.includes(sender.phone)) {
+    if (!recipients.includes(sender.phone) && this.sessions.hasDevicesBesides(sender.phone, sender.deviceId)) {
       const echo = base(to, to, true)
       echo.from = sender.phone
       for (const deviceId of this.sessions.devicesOf(sender.phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, echo))

@@ -136,6 +136,12 @@ export class SessionRegistry {
     return [...(this.byPhone.get(phone) ?? [])]
   }
 
+  /** Whether `phone` has a linked device other than `except`. */
+  hasDevicesBesides(phone: string, except: string | undefined): boolean {
+    const devices = this.byPhone.get(phone)
+    return devices !== undefined && (devices.size > 1 || (devices.size === 1 && !devices.has(except!)))
+  }
+
   /**
    * Hand a message to the device, or queue it (bounded) until it comes back online. Deliveries to one
    * device happen one at a time, in order; the promise settles once this one is done.

@@ -71,8 +71,9 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
 
 function hasBody(ctx: Context): boolean {
-  const length = ctx.get('content-length')
-  return length ? Number(length) > 0 : ctx.get('transfer-encoding') !== ''
+  const { headers } = ctx.req
+  const length = headers['content-length']
+  return length ? Number(length) > 0 : (headers['transfer-encoding'] ?? '') !== ''
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
