@@ -1,6 +1,6 @@
 import type Router from '@koa/router'
 import type { Registry } from 'prom-client'
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
 import { Accounts } from './domain/accounts.ts'
 import { Agents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
@@ -119,7 +119,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return (ctx, next) => {
         const operation = ctx.method === 'POST' && !router.opts.prefix ? operations.get(ctx.path) : undefined
         if (!operation) return viaRouter(ctx, next)
-        ;(ctx as { _matchedRoute?: string })._matchedRoute = ctx.path
+        matchedAsRouterDoes(ctx, router)
         return observe(ctx, () => operation(ctx, next))
       }
     },
@@ -143,4 +143,18 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       return closed
     },
   }
+}
+
+/**
+ * What @koa/router puts on the context of a request matching a route without parameters (the
+ * operation paths have none), so a request dispatched straight to its route looks the same to the
+ * host's middleware: the route's path, empty params and captures, the router.
+ */
+function matchedAsRouterDoes(ctx: Context, router: Router): void {
+  const routed = ctx as Context & { _matchedRoute?: string; routerPath?: string; params?: object; captures?: string[]; router?: Router }
+  routed._matchedRoute = ctx.path
+  routed.routerPath = ctx.path
+  routed.captures = []
+  routed.params = (ctx.request as { params?: object }).params = {}
+  routed.router = router
 }

@@ -2,7 +2,7 @@ import Busboy from 'busboy'
 import koaBodyParser from 'koa-bodyparser'
 import type { Context } from 'koa'
 import { GatewayError, Messages } from '../errors.ts'
-import { readJsonBody } from './json-body.ts'
+import { isSpent, readJsonBody } from './json-body.ts'
 import { nestFields } from './nested-fields.ts'
 
 /** A file part of a multipart body. */
@@ -101,6 +101,7 @@ function mapParserError(err: { status?: number; type?: string; code?: unknown; b
 }
 
 function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, UploadedFile>): Promise<Record<string, unknown>> {
+  if (isSpent(ctx.req)) return Promise.reject(new GatewayError(400, Messages.notObject))
   return new Promise((resolve, reject) => {
     const fields: Record<string, unknown> = Object.create(null)
     let total = 0
@@ -152,6 +153,10 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     parser.on('error', cause => fail(new GatewayError(400, Messages.notObject, {}, { cause })))
     parser.on('close', () => {
       if (!failed) resolve({ ...nestFields(fields) })
+    })
+    // A client gone mid-body stops the pipe short of the parser's end: answered, never left pending.
+    ctx.req.on('close', () => {
+      if (!ctx.req.complete) fail(new GatewayError(400, Messages.notObject))
     })
     ctx.req.pipe(parser)
   })

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert'
 import { createGateway } from '../../src/index.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
-import { listen } from '../helpers/http.ts'
+import { listen, request } from '../helpers/http.ts'
 
 // Plain JSON bodies are read by the gateway's own reader (src/http/json-body.ts); every other body
 // by koa-bodyparser. `Content-Type: application/vnd.api+json` (also JSON to the gateway) sends the
@@ -110,6 +110,104 @@ json('the parsed body is where a host app expects it (ctx.request.body)', async 
     assert.equal(seen, [{ authkey: 'nope', message: 'loja' }])
   } finally {
     await server.stop()
+    await gateway.close()
+  }
+})
+
+/** `work`, or a failure naming `what` when it has not settled within `ms`. */
+function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  const late = new Promise<T>((_, reject) => {
+    setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms).unref()
+  })
+  return Promise.race([work, late])
+}
+
+json('a body the host already read to its end is answered 400, never left pending (JSON and multipart)', async () => {
+  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
+  const app = new Koa()
+  // A host that reads the raw bytes itself (say, to check a signature) and leaves ctx.request.body unset.
+  app.use(async (ctx, next) => {
+    for await (const _ of ctx.req) void _
+    await next()
+  })
+  app.use(gateway.routes())
+  const server = await listen(app)
+  try {
+    const asJson = await within(3000, 'JSON', request(`${server.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"authkey":"k","message":"loja","checkDispositivo":"true"}' }))
+    assert.is(asJson.status, 400)
+    assert.equal(asJson.body, { status: 400, message: 'Corpo da requisição inválido.' })
+    const form = new FormData()
+    form.append('authkey', 'k')
+    const asMultipart = await within(3000, 'multipart', request(`${server.url}/api/developer`, { method: 'POST', body: form }))
+    assert.is(asMultipart.status, 400)
+    assert.equal(asMultipart.body, { status: 400, message: 'Corpo da requisição inválido.' })
+  } finally {
+    await server.stop()
+    await gateway.close()
+  }
+})
+
+json('a client gone before the gateway reads its body ends the request (host middleware after it returns)', async () => {
+  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
+  const app = new Koa()
+  const finished: string[] = []
+  let arrived = 0
+  // A host that awaits something (an auth lookup, a limiter) before the gateway; the client leaves meanwhile.
+  app.use(async (ctx, next) => {
+    arrived++
+    await new Promise(resolve => setTimeout(resolve, 80))
+    await next()
+    finished.push(String(ctx.status))
+  })
+  app.use(gateway.routes())
+  const server = await listen(app)
+  try {
+    const { port } = new URL(server.url)
+    const clients = [
+      { type: 'application/json', body: '{"authkey":"' },
+      { type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="authkey"\r\n\r\nk' },
+    ]
+    for (const client of clients) {
+      const socket = net.connect(Number(port), '127.0.0.1')
+      await new Promise(resolve => socket.once('connect', resolve))
+      socket.write(`POST /api/developer HTTP/1.1\r\nHost: x\r\nContent-Type: ${client.type}\r\nContent-Length: 500\r\n\r\n${client.body}`)
+      await new Promise(resolve => setTimeout(resolve, 20))
+      socket.destroy()
+    }
+    await within(3000, 'the aborted requests', (async () => {
+      while (finished.length < clients.length) await new Promise(resolve => setTimeout(resolve, 10))
+    })())
+    assert.is(arrived, 2)
+    assert.equal(finished, ['400', '400'])
+  } finally {
+    await server.stop()
+    await gateway.close()
+  }
+})
+
+json('an operation request has the same router fields on ctx through routes() as through the router', async () => {
+  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
+  const seen: Record<string, unknown>[] = []
+  const app = (middleware: Koa.Middleware) => {
+    const koa = new Koa()
+    koa.use(async (ctx, next) => {
+      await next()
+      const routed = ctx as unknown as Record<string, unknown>
+      seen.push({ route: routed._matchedRoute, routerPath: routed.routerPath, params: routed.params, requestParams: (ctx.request as unknown as Record<string, unknown>).params, captures: routed.captures, router: routed.router === gateway.router, status: ctx.status })
+    })
+    return koa.use(middleware)
+  }
+  const direct = await listen(app(gateway.routes()))
+  const viaRouter = await listen(app(gateway.router.routes() as unknown as Koa.Middleware))
+  try {
+    for (const server of [direct, viaRouter]) {
+      const answer = await request(`${server.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"authkey":"nope","appkey":"x","to":"5511999999999","message":"oi"}' })
+      assert.is(answer.status, 401)
+    }
+    assert.equal(seen[0], { route: '/api/create-message', routerPath: '/api/create-message', params: {}, requestParams: {}, captures: [], router: true, status: 401 })
+    assert.equal(seen[0], seen[1])
+  } finally {
+    await Promise.all([direct.stop(), viaRouter.stop()])
     await gateway.close()
   }
 })
