@@ -44,12 +44,11 @@ export class SendQueues {
       return Promise.reject(new GatewayError(429, Messages.sendQueueFull, {}, { headers: { 'retry-after': '5' } }))
     }
     return new Promise<T>((resolve, reject) => {
-      const task: Task = { job, resolve: resolve as (value: unknown) => void, reject, state: 'queued', answered: NOTHING }
+      const task: Task = { job, resolve: resolve as (value: unknown) => void, reject, state: 'queued', answered: NOTHING, expiresAt: Date.now() + this.options.timeoutMs }
       task.answered = this.deadlines.watch(() => {
         if (task.state === 'done') return
         const running = task.state === 'running'
-        this.finish(queue, task)
-        reject(new GatewayError(504, running ? Messages.sendStalled : Messages.sendQueueTimeout))
+        this.expire(queue, task)
         if (running) this.release(queue)
       })
       queue.unsettled++
@@ -95,6 +94,12 @@ export class SendQueues {
       const task = queue.tasks[queue.head]!
       queue.tasks[queue.head++] = undefined
       if (task.state !== 'queued') continue // given up on while it waited: never run
+      if (task.expiresAt <= Date.now()) {
+        // Past its time-out, though the deadline sweep has not come round to it yet: never run either.
+        this.expire(queue, task)
+        continue
+      }
+      if (queue.head >= COMPACT_AFTER) this.compact(queue)
       queue.busy = true
       task.state = 'running'
       let work: Promise<unknown>
@@ -122,6 +127,23 @@ export class SendQueues {
     this.finish(queue, task)
     answer()
     this.release(queue)
+  }
+
+  /** Answer a task 504: stalled when it was running, dropped unsent when it was still waiting. */
+  private expire(queue: DeviceQueue, task: Task): void {
+    const running = task.state === 'running'
+    this.finish(queue, task)
+    task.reject(new GatewayError(504, running ? Messages.sendStalled : Messages.sendQueueTimeout))
+  }
+
+  /**
+   * Drop the taken slots before `head`: a device that always has work waiting never drains (where
+   * the array is reset), so without this its array would grow by a slot per send.
+   */
+  private compact(queue: DeviceQueue): void {
+    queue.tasks.copyWithin(0, queue.head)
+    queue.tasks.length -= queue.head
+    queue.head = 0
   }
 
   private finish(queue: DeviceQueue, task: Task): void {
@@ -182,6 +204,11 @@ interface Task {
   state: 'queued' | 'running' | 'done'
   /** Tells the deadline the task has been answered. */
   answered: () => void
+  /** When a task still waiting is dropped unsent (Date.now() ms). */
+  expiresAt: number
 }
+
+/** Taken slots kept at the head of a device's task array before it is compacted. */
+const COMPACT_AFTER = 1024
 
 const NOTHING = () => {}

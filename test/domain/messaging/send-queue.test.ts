@@ -47,6 +47,7 @@ test('a job that stalls past timeoutMs is answered 504 and the queue moves on', 
   const queues = new SendQueues({ ...options, timeoutMs: 150 })
   const started = Date.now()
   const stalled = queues.run('d1', () => new Promise(() => {}))
+  await sleep(50) // joins with time left after the stalled job is given up on
   const next = queues.run('d1', async () => 'next')
   await assert.rejects(stalled, (err: GatewayError) => err.status === 504 && err.message === 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
   assert.ok(Date.now() - started < 300)
@@ -61,6 +62,46 @@ test('a job still queued at its timeout (behind a pacing pause) is answered 504 
   await assert.rejects(queued, (err: GatewayError) => err.status === 504 && err.message === 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.')
   await sleep(400)
   assert.equal(ran, false)
+})
+
+test('a job whose timeout passed behind a stalled one is never run, even when the stalled one is given up on first', async () => {
+  // Both join in the same millisecond, so both are due at once; the sweep gives up on the stalled
+  // one first and frees the device, and the one behind it must not start as if it had time left.
+  const queues = new SendQueues({ ...options, timeoutMs: 60 })
+  const realNow = Date.now
+  const joined = realNow()
+  Date.now = () => joined
+  let ran = false
+  let stalled: Promise<unknown>
+  let behind: Promise<unknown>
+  try {
+    stalled = queues.run('d1', () => new Promise(() => {}))
+    behind = queues.run('d1', async () => void (ran = true))
+  } finally {
+    Date.now = realNow
+  }
+  await assert.rejects(stalled, (err: GatewayError) => err.status === 504 && err.message === 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
+  await assert.rejects(behind, (err: GatewayError) => err.status === 504 && err.message !== 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
+  assert.equal(ran, false, 'the job past its timeout was not sent')
+  assert.equal(await queues.run('d1', async () => 'later'), 'later')
+})
+
+test('a device that never runs out of work keeps a bounded task array', async () => {
+  // Each job queues the next before it ends, so the device's queue never drains (where it is reset).
+  const queues = new SendQueues({ ...options, limit: 10 })
+  const internal = queues as unknown as { queues: Map<string, { tasks: unknown[] }> }
+  let longest = 0
+  const sends = 5000
+  await new Promise<void>((resolve, reject) => {
+    let done = 0
+    const job = async () => {
+      longest = Math.max(longest, internal.queues.get('d1')!.tasks.length)
+      if (++done < sends) queues.run('d1', job).catch(reject)
+      else resolve()
+    }
+    queues.run('d1', job).catch(reject)
+  })
+  assert.ok(longest <= 1100, `task array reached ${longest} slots for ${sends} sends`)
 })
 
 test('a job failure is passed on and does not stop later jobs', async () => {
