@@ -52,8 +52,14 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
         reject(new GatewayError(400, Messages.badJson, {}, { cause }))
       }
     })
-    req.on('error', cause => fail(new GatewayError(400, Messages.badJson, {}, { cause })))
-    req.on('close', () => fail(new GatewayError(400, Messages.badJson)))
+    // Errors are built only when they answer: 'close' comes after every request, and an Error
+    // captures a stack trace.
+    req.on('error', cause => {
+      if (!settled) fail(new GatewayError(400, Messages.badJson, {}, { cause }))
+    })
+    req.on('close', () => {
+      if (!settled) fail(new GatewayError(400, Messages.badJson))
+    })
   })
 }
 
