@@ -78,7 +78,7 @@ export class Devices {
   async find(account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> {
     if (match.includes('id')) {
       const device = await this.devices.get(value)
-      if (device && device.accountId === account.id) return device
+      if (byId(device, account)) return device
     }
     // Both indexes are keyed by the value's hash: hashed once per lookup.
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
@@ -86,15 +86,36 @@ export class Devices {
       const entry = await this.byAppkey.get(indexId(account.id, valueHash))
       if (entry && !entry.retired) {
         const device = await this.devices.get(entry.deviceId)
-        if (device && device.accountId === account.id && safeEqual(device.appkeyHash, valueHash)) return device
+        if (byAppkey(device, account, valueHash)) return device
       }
     }
     if (match.includes('name')) {
       const entry = await this.byName.get(indexId(account.id, valueHash))
       const device = entry && (await this.devices.get(entry.deviceId))
-      if (device && device.accountId === account.id && device.name === value) return device
+      if (byName(device, account, value)) return device
     }
     return undefined
+  }
+
+  /**
+   * The device find() would answer, when the cache alone tells: the first way of matching that
+   * `match` allows is decided from cached records, and finds the device. Anything the cache cannot
+   * settle answers undefined, and the caller asks find() or require(), which read the store; so this
+   * never answers "no such device", and a device it answers passed find()'s own checks (scoped to
+   * `account`). Spares the hot path its promises.
+   */
+  cachedDevice(account: Account, value: string, match: DeviceMatch[]): Device | undefined {
+    // In find()'s order: by id, then by appkey (by name only ever through find()).
+    if (match.includes('id')) {
+      const device = this.devices.peek(value)
+      return byId(device, account) ? device : undefined
+    }
+    if (!match.includes('appkey')) return undefined
+    const valueHash = hashKey(value)
+    const entry = this.byAppkey.peek(indexId(account.id, valueHash))
+    if (!entry || entry.retired) return undefined
+    const device = this.devices.peek(entry.deviceId)
+    return byAppkey(device, account, valueHash) ? device : undefined
   }
 
   /** Like find, but a missing device is 404 `Nenhum dispositivo encontrado.` */
@@ -243,6 +264,21 @@ export class Devices {
 }
 
 // --- Internal helpers ---
+
+/** Whether `device` is a device of `account` (the lookup by id). */
+function byId(device: Device | undefined, account: Account): device is Device {
+  return device !== undefined && device.accountId === account.id
+}
+
+/** Whether `device` is the device of `account` whose appkey hashes to `valueHash` (constant-time compare). */
+function byAppkey(device: Device | undefined, account: Account, valueHash: string): device is Device {
+  return device !== undefined && device.accountId === account.id && safeEqual(device.appkeyHash, valueHash)
+}
+
+/** Whether `device` is the device of `account` named `name`. */
+function byName(device: Device | undefined, account: Account, name: string): device is Device {
+  return device !== undefined && device.accountId === account.id && device.name === name
+}
 
 /** The id of a name or appkey index entry: the account and the value's hash. */
 function indexId(accountId: string, valueHash: string): string {

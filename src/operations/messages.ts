@@ -14,7 +14,7 @@ export const sendText = defineOperation({
   errors: sendErrors,
   schema: type({ ...sendFields, message: text(MAX_TEXT) }),
   handle: ({ message: text, to, ...keys }, context) =>
-    sendOrSchedule(context, keys, async () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
+    sendOrSchedule(context, keys, () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
 })
 
 /** Operation 9: send a file (URL, base64, data URI or uploaded part) as image, video, audio or document. */

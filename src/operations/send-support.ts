@@ -23,8 +23,10 @@ export interface KeyFields {
  * appkey (or device name) that is not a device of that account is 404 `Nenhum dispositivo encontrado.`
  */
 export async function requireDevice({ services }: OperationContext, { appkey, authkey }: KeyFields): Promise<{ account: Account; device: Device }> {
-  const account = await services.accounts.require(authkey, 401, Messages.required)
-  const device = await services.devices.require(account, appkey, KEY_MATCH)
+  const { accounts, devices } = services
+  // From the cache without a promise when it can tell; the store decides everything else.
+  const account = accounts.cachedAccount(authkey) ?? (await accounts.require(authkey, 401, Messages.required))
+  const device = devices.cachedDevice(account, appkey, KEY_MATCH) ?? (await devices.require(account, appkey, KEY_MATCH))
   return { account, device }
 }
 
@@ -36,19 +38,20 @@ export async function requireDevice({ services }: OperationContext, { appkey, au
 export async function sendOrSchedule(
   context: OperationContext,
   fields: KeyFields & { agendamento?: string },
-  build: () => Promise<Action>,
+  build: () => Action | Promise<Action>,
   sentMessage: string,
 ): Promise<ReplyOf<typeof sentAnswer>> {
   const { accounts, devices, messaging, options } = context.services
-  const account = await accounts.require(fields.authkey, 401, Messages.required)
-  const device = await devices.require(account, fields.appkey, KEY_MATCH)
+  const account = accounts.cachedAccount(fields.authkey) ?? (await accounts.require(fields.authkey, 401, Messages.required))
+  const device = devices.cachedDevice(account, fields.appkey, KEY_MATCH) ?? (await devices.require(account, fields.appkey, KEY_MATCH))
   if (fields.agendamento !== undefined) {
     const time = scheduleTime(fields.agendamento, options.timeZone)
     const item = await messaging.scheduler.schedule(device, await build(), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
   }
   const status = await messaging.messenger.requireConnected(device)
-  const id = await messaging.messenger.perform(device, await build(), { status })
+  const action = build() // a text's action is built at once; media may have to be fetched
+  const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status })
   const reply: ReplyOf<typeof sentAnswer> = { message: sentMessage }
   if (id !== undefined) reply.id = id
   return reply

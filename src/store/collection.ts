@@ -35,6 +35,14 @@ export class Collection<T> {
     return `${this.name}:${id}`
   }
 
+  /**
+   * The record when the cache holds it (frozen), else undefined: undefined says nothing about the
+   * store, so a caller that gets it reads with get(). Lets a hot path answer without a promise.
+   */
+  peek(id: string): T | undefined {
+    return this.cache?.get(id)
+  }
+
   /** The record, or undefined (from the cache, when the collection has one; then frozen). */
   get(id: string): Promise<T | undefined> {
     if (!this.cache) return this.storage.get<T>(this.key(id))
