@@ -52,7 +52,7 @@ export interface PostLimits {
  */
 export class Post {
   private readonly log = new Map<string, LoggedMessage>()
-  private readonly inboxes = new Map<string, InboxEntry[]>()
+  private readonly inboxes = new Map<string, Filed[]>()
   private readonly profiles = new Map<string, { lid?: string; pushName?: string; hidePhone?: boolean }>()
   private readonly lids = new Map<string, string>()
   private readonly listeners = new Set<(traffic: Traffic) => void>()
@@ -107,7 +107,7 @@ export class Post {
 
   /** A copy of what `phone` has received, oldest first. */
   inbox(phone: string): InboxEntry[] {
-    return (this.inboxes.get(phone) ?? []).slice(-this.limits.inboxLimit)
+    return (this.inboxes.get(phone) ?? []).slice(-this.limits.inboxLimit).map(asInboxEntry)
   }
 
   /** Empty `phone`'s inbox. */
@@ -134,11 +134,7 @@ export class Post {
     const group = 'group' in destination ? destination.group : undefined
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
-    for (const phone of recipients) {
-      const entry = { id, from: sender.phone, ...content.inbox, timestamp } as InboxEntry
-      if (group) entry.group = group
-      this.file(phone, entry)
-    }
+    for (const phone of recipients) this.file(phone, { id, from: sender.phone, timestamp, group, content: content.inbox })
     if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
     if (this.listeners.size > 0) {
       const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: content.inbox }
@@ -175,12 +171,12 @@ export class Post {
 
   /** Put a read receipt for message `target` from `reader` into `sender`'s inbox. */
   receipt(reader: string, sender: string, target: string, group?: string): void {
-    this.file(sender, { id: messageId(), from: reader, type: 'read', target, ...(group ? { group } : {}), timestamp: Date.now() })
+    this.file(sender, { id: messageId(), from: reader, timestamp: Date.now(), group, content: { type: 'read', target } })
   }
 
   // --- Internal helpers ---
 
-  private file(phone: string, entry: InboxEntry): void {
+  private file(phone: string, entry: Filed): void {
     const inbox = this.inboxes.get(phone) ?? []
     // Trimmed in bulk (readers take the last inboxLimit): dropping one entry per message moved the
     // whole list each time, the costliest step of a send.
@@ -190,4 +186,22 @@ export class Post {
     putBounded(this.inboxes, phone, inbox, this.limits.phoneLimit)
     this.newestInbox = phone
   }
+}
+
+/**
+ * An inbox entry as filed: the content object shared, not copied (a copy per message, spread into
+ * the entry, cost more than the rest of filing it); inbox() flattens entries when they are read.
+ */
+interface Filed {
+  id: string
+  from: string
+  timestamp: number
+  group: string | undefined
+  content: InboxContent
+}
+
+function asInboxEntry({ id, from, timestamp, group, content }: Filed): InboxEntry {
+  const entry = { id, from, ...content, timestamp } as InboxEntry
+  if (group) entry.group = group
+  return entry
 }
