@@ -1,8 +1,9 @@
 /**
  * send-text-rps: authenticated sends of a text (op 8) through the gateway (memory transport, memory
  * store) against a bare Koa app parsing the same JSON body, each server in its own process, the same
- * autocannon load (10 connections): 3 s of warm-up each, then three alternating 5 s runs of each;
- * the figures are the medians. send-text-p99: the gateway's p99 at
+ * autocannon load (10 connections): 3 s of warm-up each, then five alternating 5 s runs of each
+ * (BENCH_ROUNDS); the figures are the medians (a neighbour on this shared VM can halve one run of
+ * either server, and five runs keep one such run out of the median). send-text-p99: the gateway's p99 at
  * half the bare Koa rate, against bare Koa's own p99 at that rate; it FAILs when the gateway could
  * not keep that rate (autocannon then sends less, and its latencies no longer mean anything).
  */
@@ -11,7 +12,7 @@ import { startServer } from './lib/process.ts'
 import { median, note, report } from './lib/report.ts'
 import { accountWithDevices, sendTextBody } from './lib/setup.ts'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 
 const bare = await startServer('bare-koa.mjs')
 const gateway = await startServer('gateway.mjs')
