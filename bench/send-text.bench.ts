@@ -1,54 +1,78 @@
 /**
  * send-text-rps: authenticated sends of a text (op 8) through the gateway (memory transport, memory
  * store) against a bare Koa app parsing the same JSON body, each server in its own process, the same
- * autocannon load (10 connections): 3 s of warm-up each, then five alternating 5 s runs of each
- * (BENCH_ROUNDS); the figures are the medians (a neighbour on this shared VM can halve one run of
- * either server, and five runs keep one such run out of the median). send-text-p99: the gateway's p99 at
- * half the bare Koa rate, against bare Koa's own p99 at that rate; it FAILs when the gateway could
- * not keep that rate (autocannon then sends less, and its latencies no longer mean anything).
+ * autocannon load (10 connections): 3 s of warm-up each, then seven rounds (BENCH_ROUNDS) of 3 s on
+ * bare Koa followed at once by 3 s on the gateway. This shared VM's speed drifts by half over tens
+ * of seconds (the same server's CPU per identical request moves from 90 to 140 µs), so a round's two
+ * runs, seconds apart, see about the same machine, and medians taken of each server apart can pair
+ * one server's slow stretch with the other's fast one. The figure is the round whose ratio is the
+ * median of the rounds' ratios: its two rates are the value and the baseline, so the line's ratio
+ * is value / baseline as everywhere. Every round is printed.
+ * send-text-p99: the gateway's p99 at half the bare Koa rate, against bare Koa's own p99 at that
+ * rate, in three rounds that each measure bare Koa's rate right before (see below); a round where
+ * the gateway could not keep the rate fails (autocannon then sends less, and its latencies no
+ * longer mean anything), and the figure is the median round.
  */
 import { load } from './lib/load.ts'
 import { startServer } from './lib/process.ts'
 import { median, note, report } from './lib/report.ts'
 import { accountWithDevices, sendTextBody } from './lib/setup.ts'
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+const P99_ROUNDS = 3
 
 const bare = await startServer('bare-koa.mjs')
 const gateway = await startServer('gateway.mjs')
 try {
   const fixture = await accountWithDevices(gateway, 1)
   const body = sendTextBody(fixture)
-  // Warm both up, then alternate: one run on this shared machine swings by 20 %, medians much less.
+  // Warm both up, then rounds of one run each, back to back.
   await load({ url: bare.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
   await load({ url: gateway.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
-  const bareRuns: number[] = []
-  const ourRuns: number[] = []
+  const rounds: { bare: number; ours: number }[] = []
   for (let round = 1; round <= ROUNDS; round++) {
-    const baseline = await load({ url: bare.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
-    const ours = await load({ url: gateway.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
-    bareRuns.push(baseline.rps)
-    ourRuns.push(ours.rps)
-    note(`round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms)`)
+    const baseline = await load({ url: bare.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
+    const ours = await load({ url: gateway.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
+    rounds.push({ bare: baseline.rps, ours: ours.rps })
+    note(`round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`)
   }
-  const bareRps = median(bareRuns)
-  report({ name: 'send-text-rps', value: median(ourRuns), unit: 'req/s', baseline: bareRps, target: { of: 'ratio', op: '>=', limit: 0.6 } })
+  const middle = medianRound(rounds)
+  note(`medians of each server apart: bare Koa ${median(rounds.map(r => r.bare)).toFixed(0)}, gateway ${median(rounds.map(r => r.ours)).toFixed(0)} req/s`)
+  report({ name: 'send-text-rps', value: middle.ours, unit: 'req/s', baseline: middle.bare, target: { of: 'ratio', op: '>=', limit: 0.6 } })
 
-  const rate = Math.round(bareRps / 2)
-  const bareAtRate = await load({ url: bare.url, path: '/api/create-message', body, rate })
-  const oursAtRate = await load({ url: gateway.url, path: '/api/create-message', body, rate })
-  note(`at ${rate} req/s: bare Koa p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms; gateway p50 ${oursAtRate.p50} ms p99 ${oursAtRate.p99} ms (${oursAtRate.rps.toFixed(0)} req/s done)`)
-  // autocannon holds requests back when the server falls behind (closed loop per connection), so a
-  // p99 taken below the asked rate hides the queueing: it only counts when the rate was kept.
-  const kept = oursAtRate.rps >= 0.95 * rate
+  // p99 at half the bare Koa rate, in rounds for the same reason: each round takes bare Koa's rate
+  // right before (3 s), then holds both servers at half of it (5 s each). autocannon's rate is a
+  // budget per second per connection, sent as fast as answers come, so a server kept the rate only
+  // if it had the capacity in every second of the run: a round whose gateway run fell short counts
+  // as failed (p99 infinite). The figure is the median round: two of three must keep the rate.
+  const p99Rounds: { rate: number; bare: number; ours: number }[] = []
+  for (let round = 1; round <= P99_ROUNDS; round++) {
+    const now = await load({ url: bare.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
+    const rate = Math.round(now.rps / 2)
+    const bareAtRate = await load({ url: bare.url, path: '/api/create-message', body, rate, seconds: 5, warmupSeconds: 0 })
+    const oursAtRate = await load({ url: gateway.url, path: '/api/create-message', body, rate, seconds: 5, warmupSeconds: 0 })
+    // autocannon holds requests back when the server falls behind (closed loop per connection), so a
+    // p99 taken below the asked rate hides the queueing: it only counts when the rate was kept.
+    const kept = oursAtRate.rps >= 0.95 * rate
+    p99Rounds.push({ rate, bare: bareAtRate.p99, ours: kept ? oursAtRate.p99 : Number.POSITIVE_INFINITY })
+    note(`p99 round ${round}: bare Koa ${now.rps.toFixed(0)} req/s, so ${rate} req/s asked: bare Koa p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms; gateway p50 ${oursAtRate.p50} ms p99 ${oursAtRate.p99} ms (${oursAtRate.rps.toFixed(0)} req/s done${kept ? '' : ', rate not kept'})`)
+  }
+  const p99Round = [...p99Rounds].sort((a, b) => a.ours - b.ours)[Math.floor((p99Rounds.length - 1) / 2)]!
+  const kept = Number.isFinite(p99Round.ours)
   report({
     name: 'send-text-p99',
-    value: oursAtRate.p99,
+    value: kept ? p99Round.ours : Number.POSITIVE_INFINITY,
     unit: 'ms',
-    baseline: bareAtRate.p99,
+    baseline: p99Round.bare,
     target: { of: 'value', op: '<=', limit: 10 },
-    ...(kept ? {} : { invalid: `the gateway answered ${oursAtRate.rps.toFixed(0)} req/s, below the ${rate} req/s asked (half the bare Koa rate)` }),
+    ...(kept ? {} : { invalid: 'the gateway did not keep half the bare Koa rate in most rounds' }),
   })
 } finally {
   await Promise.all([bare.stop(), gateway.stop()])
+}
+
+/** The round whose ratio (ours / bare) is the median of the rounds' ratios (the lower middle one for an even count). */
+function medianRound<T extends { bare: number; ours: number }>(rounds: T[]): T {
+  const sorted = [...rounds].sort((a, b) => a.ours / a.bare - b.ours / b.bare)
+  return sorted[Math.floor((sorted.length - 1) / 2)]!
 }

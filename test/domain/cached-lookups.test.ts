@@ -83,7 +83,7 @@ cached('sends answer the same with the cache cold and warm: 401 for a bad authke
     assert.is((await t.post('/api/create-message', { ...body, authkey: b })).status, 404)
     const sent = await t.post('/api/create-message', { ...body, authkey: a })
     assert.is(sent.status, 200)
-    assert.is(t.network.inbox('5511988887777').at(-1)?.text, `oi ${round}`)
+    assert.is((t.network.inbox('5511988887777').at(-1) as { text?: string } | undefined)?.text, `oi ${round}`)
   }
 })
 
