@@ -5,10 +5,11 @@
  * Baseline: a plain loop of got POSTs of one recorded delivery (same body and headers) to the same
  * receiver, 8 in flight (the sender's per-host limit), in its own process.
  *
- * Both sides warm up with WARMUP deliveries, then run ROUNDS rounds of 10,000, alternating gateway
- * and baseline so that both see the same machine; the figure is each side's median round (one round
- * on a shared 2-core machine swings by 20 %). Targets: ratio >= 0.7; webhook-fanout-lost (events of
- * all rounds not delivered within 120 s each) <= 0.
+ * Both sides warm up with WARMUP deliveries, then run ROUNDS rounds of 10,000 on the gateway followed
+ * at once by 10,000 on the baseline, so that a round's two runs see about the same machine (this
+ * shared VM's speed drifts by half over tens of seconds). The figure is the round whose ratio is the
+ * median of the rounds' ratios: its two rates are the value and the baseline. Targets: ratio >= 0.7;
+ * webhook-fanout-lost (events of all rounds not delivered within 120 s each) <= 0.
  */
 import { runScript, startServer, type ServerProcess } from './lib/process.ts'
 import { startReceiver, type Delivery, type WebhookReceiver } from './lib/receiver.ts'
@@ -17,7 +18,7 @@ import { accountWithDevices, type Fixture } from './lib/setup.ts'
 
 const EVENTS = 10_000
 const WARMUP = 2_000
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const DEVICES = 4
 const WAIT_MS = 120_000
 const SENDER = '5511977776666'
@@ -30,24 +31,26 @@ try {
   if (warm.delivered < WARMUP) throw new Error(`warm-up: ${warm.delivered} of ${WARMUP} events delivered in ${WAIT_MS / 1000} s`)
   const recorded = replayable(receiver.first!)
 
-  const ours: number[] = []
-  const baseline: number[] = []
+  const rounds: { ours: number; baseline: number }[] = []
   let lost = 0
   for (let round = 1; round <= ROUNDS; round++) {
     const run = await inject(gateway, fixture, receiver, EVENTS)
     lost += EVENTS - run.delivered
-    ours.push(run.delivered / run.seconds)
+    const ours = run.delivered / run.seconds
     note(`round ${round} gateway: ${run.delivered} of ${EVENTS} events in ${run.seconds.toFixed(2)} s (${run.connections} connections; ${run.cpuPerEvent.toFixed(0)} µs CPU per event)`)
 
     receiver.reset()
     const out = await runScript('got-loop.mjs', { GOT_LOOP_URL: receiver.url, GOT_LOOP_PAYLOAD: JSON.stringify(recorded), GOT_LOOP_COUNT: String(EVENTS), GOT_LOOP_WARMUP: String(WARMUP) })
     const [, , ms, failed, cpuMs] = /DONE (\d+) ([\d.]+) (\d+) (\d+)/.exec(out) ?? []
     if (ms === undefined || failed !== '0') throw new Error(`got-loop: ${out.trim()}`)
-    baseline.push(EVENTS / (Number(ms) / 1000))
-    note(`round ${round} got loop: ${EVENTS} POSTs in ${(Number(ms) / 1000).toFixed(2)} s (${((Number(cpuMs) * 1000) / EVENTS).toFixed(0)} µs CPU per POST)`)
+    const baseline = EVENTS / (Number(ms) / 1000)
+    rounds.push({ ours, baseline })
+    note(`round ${round} got loop: ${EVENTS} POSTs in ${(Number(ms) / 1000).toFixed(2)} s (${((Number(cpuMs) * 1000) / EVENTS).toFixed(0)} µs CPU per POST); ratio ${(ours / baseline).toFixed(2)}`)
   }
 
-  report({ name: 'webhook-fanout', value: median(ours), unit: 'events/s', baseline: median(baseline), target: { of: 'ratio', op: '>=', limit: 0.7 } })
+  const middle = [...rounds].sort((a, b) => a.ours / a.baseline - b.ours / b.baseline)[Math.floor((rounds.length - 1) / 2)]!
+  note(`medians of each side apart: gateway ${median(rounds.map(r => r.ours)).toFixed(0)}, got loop ${median(rounds.map(r => r.baseline)).toFixed(0)} events/s`)
+  report({ name: 'webhook-fanout', value: middle.ours, unit: 'events/s', baseline: middle.baseline, target: { of: 'ratio', op: '>=', limit: 0.7 } })
   report({ name: 'webhook-fanout-lost', value: lost, unit: 'events', baseline: 0, target: { of: 'value', op: '<=', limit: 0 } })
 } finally {
   await gateway.stop()
