@@ -148,13 +148,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
 /**
  * What @koa/router puts on the context of a request matching a route without parameters (the
  * operation paths have none), so a request dispatched straight to its route looks the same to the
- * host's middleware: the route's path, empty params and captures, the router.
+ * host's middleware: the route's path, the params so far (none of its own) and no captures, the router.
  */
 function matchedAsRouterDoes(ctx: Context, router: Router): void {
   const routed = ctx as Context & { _matchedRoute?: string; routerPath?: string; params?: object; captures?: string[]; router?: Router }
   routed._matchedRoute = ctx.path
   routed.routerPath = ctx.path
   routed.captures = []
-  routed.params = (ctx.request as { params?: object }).params = {}
+  routed.params = (ctx.request as { params?: object }).params = { ...routed.params } // an enclosing router's params kept, as @koa/router keeps them
   routed.router = router
 }

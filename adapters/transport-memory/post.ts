@@ -137,7 +137,8 @@ export class Post {
     for (const phone of recipients) this.file(phone, { id, from: sender.phone, timestamp, group, content: content.inbox })
     if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
     if (this.listeners.size > 0) {
-      const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: content.inbox }
+      // A copy: the inboxes share content.inbox, and a listener must not be able to change them.
+      const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: { ...content.inbox } }
       for (const listener of this.listeners) listener(traffic)
     }
 

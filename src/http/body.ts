@@ -155,8 +155,9 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
       if (!failed) resolve({ ...nestFields(fields) })
     })
     // A client gone mid-body stops the pipe short of the parser's end: answered, never left pending.
+    // (Not `complete`: that says the bytes were parsed, not that the stream delivered them all.)
     ctx.req.on('close', () => {
-      if (!ctx.req.complete) fail(new GatewayError(400, Messages.notObject))
+      if (!ctx.req.readableEnded) fail(new GatewayError(400, Messages.notObject))
     })
     ctx.req.pipe(parser)
   })

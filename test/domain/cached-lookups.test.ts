@@ -76,15 +76,40 @@ cached('a device removed or an appkey retired is never answered from the cache',
   assert.is(send.status, 404)
 })
 
-cached('sends answer the same with the cache cold and warm: 401 for a bad authkey, 404 for another account, 200 for the owner', async ({ t, a, b, device }) => {
-  for (let round = 0; round < 2; round++) {
-    const body = { appkey: device.appkey, to: '5511988887777', message: `oi ${round}` }
-    assert.is((await t.post('/api/create-message', { ...body, authkey: 'z'.repeat(32) })).status, 401)
-    assert.is((await t.post('/api/create-message', { ...body, authkey: b })).status, 404)
-    const sent = await t.post('/api/create-message', { ...body, authkey: a })
-    assert.is(sent.status, 200)
-    assert.is((t.network.inbox('5511988887777').at(-1) as { text?: string } | undefined)?.text, `oi ${round}`)
+cached('sends answer the same with the cache cold and warm: 401 for a bad authkey, 404 for another account, 200 for the owner', async () => {
+  const t = await startGateway({ cacheTtlMs: 300 })
+  try {
+    const a = (await t.register()).authkey
+    const b = (await t.register()).authkey
+    const device = await t.linkedDevice(a, 'loja-a', '5511911112222')
+    const { accounts } = t.gateway.services
+    await new Promise(resolve => setTimeout(resolve, 400)) // what linking read is no longer cached
+    for (const round of ['cold', 'warm']) {
+      assert.is(accounts.cachedAccount(a) === undefined, round === 'cold', `${round}: the account is ${round === 'cold' ? 'not ' : ''}cached`)
+      const body = { appkey: device.appkey, to: '5511988887777', message: `oi ${round}` }
+      assert.is((await t.post('/api/create-message', { ...body, authkey: 'z'.repeat(32) })).status, 401)
+      assert.is((await t.post('/api/create-message', { ...body, authkey: b })).status, 404)
+      const sent = await t.post('/api/create-message', { ...body, authkey: a })
+      assert.is(sent.status, 200)
+      assert.is((t.network.inbox('5511988887777').at(-1) as { text?: string } | undefined)?.text, `oi ${round}`)
+    }
+  } finally {
+    await t.stop()
   }
+})
+
+cached('cachedDevice refuses a retired appkey entry even beside a device record still cached', async ({ t, a, accountA }) => {
+  const { devices } = t.gateway.services
+  const gone = await t.addDevice(a, 'loja-d')
+  const record = await devices.find(accountA, gone.appkey, KEY_MATCH)
+  assert.ok(record)
+  assert.is((await t.post('/api/developer', { authkey: a, message: 'loja-d', apagarDispositivo: 'true' })).status, 200)
+  assert.is(await devices.find(accountA, gone.appkey, KEY_MATCH), undefined, 'find() reads (and caches) the retired entry')
+  // A device record left in the cache (as a read racing the removal could leave it): the retired
+  // appkey entry alone must keep the device from being answered.
+  const internal = devices as unknown as { devices: { cache: { set(id: string, value: unknown): void } } }
+  internal.devices.cache.set(gone.id, structuredClone(record))
+  assert.is(devices.cachedDevice(accountA, gone.appkey, KEY_MATCH), undefined)
 })
 
 cached.run()

@@ -185,12 +185,53 @@ json('a client gone before the gateway reads its body ends the request (host mid
   }
 })
 
+json('a client gone mid-body after the gateway started reading ends the request (JSON and multipart)', async () => {
+  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
+  const app = new Koa()
+  app.silent = true
+  const finished: string[] = []
+  const reading: string[] = []
+  app.use(async (ctx, next) => {
+    reading.push(ctx.get('content-type'))
+    await next()
+    finished.push(String(ctx.status))
+  })
+  app.use(gateway.routes())
+  const server = await listen(app)
+  try {
+    const { port } = new URL(server.url)
+    const clients = [
+      { type: 'application/json', body: '{"authkey":"' },
+      { type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="authkey"\r\n\r\nk' },
+    ]
+    for (const client of clients) {
+      const socket = net.connect(Number(port), '127.0.0.1')
+      await new Promise(resolve => socket.once('connect', resolve))
+      socket.write(`POST /api/developer HTTP/1.1\r\nHost: x\r\nContent-Type: ${client.type}\r\nContent-Length: 500\r\n\r\n${client.body}`)
+      // Leave only once the gateway is reading (the host middleware ran, nothing stands between).
+      await within(3000, 'the request to reach the gateway', (async () => {
+        while (reading.length < clients.indexOf(client) + 1) await new Promise(resolve => setTimeout(resolve, 2))
+      })())
+      await new Promise(resolve => setTimeout(resolve, 20))
+      socket.destroy()
+    }
+    await within(3000, 'the aborted requests', (async () => {
+      while (finished.length < clients.length) await new Promise(resolve => setTimeout(resolve, 10))
+    })())
+    assert.equal(finished, ['400', '400'])
+  } finally {
+    await server.stop()
+    await gateway.close()
+  }
+})
+
 json('an operation request has the same router fields on ctx through routes() as through the router', async () => {
   const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
   const seen: Record<string, unknown>[] = []
   const app = (middleware: Koa.Middleware) => {
     const koa = new Koa()
     koa.use(async (ctx, next) => {
+      ;(ctx as unknown as { params: object }).params = { tenant: 'acme' } // as an enclosing router would
       await next()
       const routed = ctx as unknown as Record<string, unknown>
       seen.push({ route: routed._matchedRoute, routerPath: routed.routerPath, params: routed.params, requestParams: (ctx.request as unknown as Record<string, unknown>).params, captures: routed.captures, router: routed.router === gateway.router, status: ctx.status })
@@ -204,7 +245,7 @@ json('an operation request has the same router fields on ctx through routes() as
       const answer = await request(`${server.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"authkey":"nope","appkey":"x","to":"5511999999999","message":"oi"}' })
       assert.is(answer.status, 401)
     }
-    assert.equal(seen[0], { route: '/api/create-message', routerPath: '/api/create-message', params: {}, requestParams: {}, captures: [], router: true, status: 401 })
+    assert.equal(seen[0], { route: '/api/create-message', routerPath: '/api/create-message', params: { tenant: 'acme' }, requestParams: { tenant: 'acme' }, captures: [], router: true, status: 401 })
     assert.equal(seen[0], seen[1])
   } finally {
     await Promise.all([direct.stop(), viaRouter.stop()])
