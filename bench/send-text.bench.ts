@@ -1,8 +1,8 @@
 /**
  * send-text-rps: authenticated sends of a text (op 8) through the gateway (memory transport, memory
  * store) against a bare Koa app parsing the same JSON body, each server in its own process, the same
- * autocannon load (10 connections): 3 s of warm-up each, then seven rounds (BENCH_ROUNDS) of 3 s on
- * bare Koa followed at once by 3 s on the gateway. This shared VM's speed drifts by half over tens
+ * autocannon load (10 connections): 5 s of warm-up each, then seven rounds (BENCH_ROUNDS) of 3 s on
+ * each server back to back (bare Koa first in odd rounds, the gateway first in even ones). This shared VM's speed drifts by half over tens
  * of seconds (the same server's CPU per identical request moves from 90 to 140 µs), so a round's two
  * runs, seconds apart, see about the same machine, and medians taken of each server apart can pair
  * one server's slow stretch with the other's fast one. The figure is the round whose ratio is the
@@ -13,7 +13,7 @@
  * the gateway could not keep the rate fails (autocannon then sends less, and its latencies no
  * longer mean anything), and the figure is the median round.
  */
-import { load } from './lib/load.ts'
+import { load, type LoadResult } from './lib/load.ts'
 import { startServer } from './lib/process.ts'
 import { median, note, report } from './lib/report.ts'
 import { accountWithDevices, sendTextBody } from './lib/setup.ts'
@@ -26,13 +26,22 @@ const gateway = await startServer('gateway.mjs')
 try {
   const fixture = await accountWithDevices(gateway, 1)
   const body = sendTextBody(fixture)
-  // Warm both up, then rounds of one run each, back to back.
-  await load({ url: bare.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
-  await load({ url: gateway.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
+  // Warm both up, then rounds of one run each, back to back, the order swapped every round (so
+  // that neither server always runs on the machine the other just left).
+  await load({ url: bare.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
+  await load({ url: gateway.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
   const rounds: { bare: number; ours: number }[] = []
+  const run = (url: string) => load({ url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
   for (let round = 1; round <= ROUNDS; round++) {
-    const baseline = await load({ url: bare.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
-    const ours = await load({ url: gateway.url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
+    let baseline: LoadResult
+    let ours: LoadResult
+    if (round % 2) {
+      baseline = await run(bare.url)
+      ours = await run(gateway.url)
+    } else {
+      ours = await run(gateway.url)
+      baseline = await run(bare.url)
+    }
     rounds.push({ bare: baseline.rps, ours: ours.rps })
     note(`round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`)
   }
