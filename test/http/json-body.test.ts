@@ -147,83 +147,60 @@ json('a body the host already read to its end is answered 400, never left pendin
   }
 })
 
-json('a client gone before the gateway reads its body ends the request (host middleware after it returns)', async () => {
-  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
-  const app = new Koa()
-  const finished: string[] = []
-  let arrived = 0
-  // A host that awaits something (an auth lookup, a limiter) before the gateway; the client leaves meanwhile.
-  app.use(async (ctx, next) => {
-    arrived++
-    await new Promise(resolve => setTimeout(resolve, 80))
-    await next()
-    finished.push(String(ctx.status))
-  })
-  app.use(gateway.routes())
-  const server = await listen(app)
-  try {
-    const { port } = new URL(server.url)
-    const clients = [
-      { type: 'application/json', body: '{"authkey":"' },
-      { type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="authkey"\r\n\r\nk' },
-    ]
-    for (const client of clients) {
-      const socket = net.connect(Number(port), '127.0.0.1')
-      await new Promise(resolve => socket.once('connect', resolve))
-      socket.write(`POST /api/developer HTTP/1.1\r\nHost: x\r\nContent-Type: ${client.type}\r\nContent-Length: 500\r\n\r\n${client.body}`)
-      await new Promise(resolve => setTimeout(resolve, 20))
-      socket.destroy()
-    }
-    await within(3000, 'the aborted requests', (async () => {
-      while (finished.length < clients.length) await new Promise(resolve => setTimeout(resolve, 10))
-    })())
-    assert.is(arrived, 2)
-    assert.equal(finished, ['400', '400'])
-  } finally {
-    await server.stop()
-    await gateway.close()
-  }
-})
+/** Bodies that stop short of the 500 bytes their request announces. */
+const PARTIAL_BODIES = [
+  { type: 'application/json', body: '{"authkey":"' },
+  { type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="authkey"\r\n\r\nk' },
+]
 
-json('a client gone mid-body after the gateway started reading ends the request (JSON and multipart)', async () => {
-  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
-  const app = new Koa()
-  app.silent = true
-  const finished: string[] = []
-  const reading: string[] = []
-  app.use(async (ctx, next) => {
-    reading.push(ctx.get('content-type'))
-    await next()
-    finished.push(String(ctx.status))
-  })
-  app.use(gateway.routes())
-  const server = await listen(app)
-  try {
-    const { port } = new URL(server.url)
-    const clients = [
-      { type: 'application/json', body: '{"authkey":"' },
-      { type: 'multipart/form-data; boundary=x', body: '--x\r\nContent-Disposition: form-data; name="authkey"\r\n\r\nk' },
-    ]
-    for (const client of clients) {
-      const socket = net.connect(Number(port), '127.0.0.1')
-      await new Promise(resolve => socket.once('connect', resolve))
-      socket.write(`POST /api/developer HTTP/1.1\r\nHost: x\r\nContent-Type: ${client.type}\r\nContent-Length: 500\r\n\r\n${client.body}`)
-      // Leave only once the gateway is reading (the host middleware ran, nothing stands between).
-      await within(3000, 'the request to reach the gateway', (async () => {
-        while (reading.length < clients.indexOf(client) + 1) await new Promise(resolve => setTimeout(resolve, 2))
-      })())
-      await new Promise(resolve => setTimeout(resolve, 20))
-      socket.destroy()
+/** Open a connection and send a POST whose body stops short; resolves with the socket. */
+async function partialRequest(port: number, { type, body }: { type: string; body: string }): Promise<net.Socket> {
+  const socket = net.connect(port, '127.0.0.1')
+  await new Promise(resolve => socket.once('connect', resolve))
+  socket.write(`POST /api/developer HTTP/1.1\r\nHost: x\r\nContent-Type: ${type}\r\nContent-Length: 500\r\n\r\n${body}`)
+  return socket
+}
+
+/** Wait until `check()` holds (a failure naming `what` after 3 s). */
+function until(what: string, check: () => boolean): Promise<void> {
+  return within(3000, what, (async () => {
+    while (!check()) await new Promise(resolve => setTimeout(resolve, 2))
+  })())
+}
+
+// The client leaves while a host middleware still awaits something before the gateway (an auth
+// lookup, a limiter), or once the gateway is reading the body: either way the request must end.
+for (const [when, hostDelayMs] of [['before the gateway reads its body', 80], ['after the gateway started reading', 0]] as const) {
+  json(`a client gone mid-body ${when} ends the request, JSON and multipart (host middleware after it returns)`, async () => {
+    const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
+    const app = new Koa()
+    app.silent = true
+    const finished: string[] = []
+    let arrived = 0
+    app.use(async (ctx, next) => {
+      arrived++
+      if (hostDelayMs) await new Promise(resolve => setTimeout(resolve, hostDelayMs))
+      await next()
+      finished.push(String(ctx.status))
+    })
+    app.use(gateway.routes())
+    const server = await listen(app)
+    try {
+      const port = Number(new URL(server.url).port)
+      for (const [i, client] of PARTIAL_BODIES.entries()) {
+        const socket = await partialRequest(port, client)
+        await until('the request to reach the host middleware', () => arrived > i)
+        await new Promise(resolve => setTimeout(resolve, 20))
+        socket.destroy()
+      }
+      await until('the aborted requests to end', () => finished.length === PARTIAL_BODIES.length)
+      assert.equal(finished, ['400', '400'])
+    } finally {
+      await server.stop()
+      await gateway.close()
     }
-    await within(3000, 'the aborted requests', (async () => {
-      while (finished.length < clients.length) await new Promise(resolve => setTimeout(resolve, 10))
-    })())
-    assert.equal(finished, ['400', '400'])
-  } finally {
-    await server.stop()
-    await gateway.close()
-  }
-})
+  })
+}
 
 json('an operation request has the same router fields on ctx through routes() as through the router', async () => {
   const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
