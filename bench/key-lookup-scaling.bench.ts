@@ -13,7 +13,7 @@
 import { copyFile, stat } from 'node:fs/promises'
 import { load, type LoadResult } from './lib/load.ts'
 import { startServer } from './lib/process.ts'
-import { note, report } from './lib/report.ts'
+import { medianBy, note, pairedRounds, report } from './lib/report.ts'
 import { countRecords, seedAccounts, type SqliteStore } from './lib/seed-accounts.ts'
 import { accountWithDevices, sendTextBody, type Fixture } from './lib/setup.ts'
 import { tempDir } from './lib/temp.ts'
@@ -61,22 +61,11 @@ try {
     const run = (url: string, seconds: number): Promise<LoadResult> => load({ url, path: '/api/create-message', body, seconds, warmupSeconds: 0 })
     await run(few.url, 3)
     await run(many.url, 3)
-    const rounds: { few: LoadResult; many: LoadResult }[] = []
-    for (let round = 1; round <= ROUNDS; round++) {
-      let fewRun: LoadResult
-      let manyRun: LoadResult
-      if (round % 2) {
-        fewRun = await run(few.url, 3)
-        manyRun = await run(many.url, 3)
-      } else {
-        manyRun = await run(many.url, 3)
-        fewRun = await run(few.url, 3)
-      }
-      rounds.push({ few: fewRun, many: manyRun })
-      note(`round ${round}: ${SMALL} accounts ${fewRun.rps.toFixed(0)} req/s (p99 ${fewRun.p99} ms); ${LARGE} accounts ${manyRun.rps.toFixed(0)} req/s (p99 ${manyRun.p99} ms); ratio ${(manyRun.rps / fewRun.rps).toFixed(2)}`)
-    }
-    const middle = [...rounds].sort((a, b) => a.many.rps / a.few.rps - b.many.rps / b.few.rps)[Math.floor((rounds.length - 1) / 2)]!
-    report({ name: 'key-lookup-scaling', value: middle.many.rps, unit: 'req/s', baseline: middle.few.rps, target: { of: 'ratio', op: '>=', limit: 0.67 } })
+    const rounds = await pairedRounds(ROUNDS, () => run(few.url, 3), () => run(many.url, 3), (round, { baseline, ours }) =>
+      note(`round ${round}: ${SMALL} accounts ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); ${LARGE} accounts ${ours.rps.toFixed(0)} req/s (p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`),
+    )
+    const middle = medianBy(rounds, r => r.ours.rps / r.baseline.rps)
+    report({ name: 'key-lookup-scaling', value: middle.ours.rps, unit: 'req/s', baseline: middle.baseline.rps, target: { of: 'ratio', op: '>=', limit: 0.67 } })
   } finally {
     await Promise.all([few.stop(), many.stop()])
   }

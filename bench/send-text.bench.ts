@@ -13,9 +13,9 @@
  * the gateway could not keep the rate fails (autocannon then sends less, and its latencies no
  * longer mean anything), and the figure is the median round.
  */
-import { load, type LoadResult } from './lib/load.ts'
+import { load } from './lib/load.ts'
 import { startServer } from './lib/process.ts'
-import { median, note, report } from './lib/report.ts'
+import { median, medianBy, note, pairedRounds, report } from './lib/report.ts'
 import { accountWithDevices, sendTextBody } from './lib/setup.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
@@ -30,24 +30,13 @@ try {
   // that neither server always runs on the machine the other just left).
   await load({ url: bare.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
   await load({ url: gateway.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
-  const rounds: { bare: number; ours: number }[] = []
   const run = (url: string) => load({ url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
-  for (let round = 1; round <= ROUNDS; round++) {
-    let baseline: LoadResult
-    let ours: LoadResult
-    if (round % 2) {
-      baseline = await run(bare.url)
-      ours = await run(gateway.url)
-    } else {
-      ours = await run(gateway.url)
-      baseline = await run(bare.url)
-    }
-    rounds.push({ bare: baseline.rps, ours: ours.rps })
-    note(`round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`)
-  }
-  const middle = medianRound(rounds)
-  note(`medians of each server apart: bare Koa ${median(rounds.map(r => r.bare)).toFixed(0)}, gateway ${median(rounds.map(r => r.ours)).toFixed(0)} req/s`)
-  report({ name: 'send-text-rps', value: middle.ours, unit: 'req/s', baseline: middle.bare, target: { of: 'ratio', op: '>=', limit: 0.6 } })
+  const rounds = await pairedRounds(ROUNDS, () => run(bare.url), () => run(gateway.url), (round, { baseline, ours }) =>
+    note(`round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`),
+  )
+  const middle = medianBy(rounds, r => r.ours.rps / r.baseline.rps)
+  note(`medians of each server apart: bare Koa ${median(rounds.map(r => r.baseline.rps)).toFixed(0)}, gateway ${median(rounds.map(r => r.ours.rps)).toFixed(0)} req/s`)
+  report({ name: 'send-text-rps', value: middle.ours.rps, unit: 'req/s', baseline: middle.baseline.rps, target: { of: 'ratio', op: '>=', limit: 0.6 } })
 
   // p99 at half the bare Koa rate, in rounds for the same reason: each round takes bare Koa's rate
   // right before (3 s), then holds both servers at half of it (5 s each). autocannon's rate is a
@@ -66,7 +55,7 @@ try {
     p99Rounds.push({ rate, bare: bareAtRate.p99, ours: kept ? oursAtRate.p99 : Number.POSITIVE_INFINITY })
     note(`p99 round ${round}: bare Koa ${now.rps.toFixed(0)} req/s, so ${rate} req/s asked: bare Koa p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms; gateway p50 ${oursAtRate.p50} ms p99 ${oursAtRate.p99} ms (${oursAtRate.rps.toFixed(0)} req/s done${kept ? '' : ', rate not kept'})`)
   }
-  const p99Round = [...p99Rounds].sort((a, b) => a.ours - b.ours)[Math.floor((p99Rounds.length - 1) / 2)]!
+  const p99Round = medianBy(p99Rounds, r => r.ours)
   const kept = Number.isFinite(p99Round.ours)
   report({
     name: 'send-text-p99',
@@ -78,10 +67,4 @@ try {
   })
 } finally {
   await Promise.all([bare.stop(), gateway.stop()])
-}
-
-/** The round whose ratio (ours / bare) is the median of the rounds' ratios (the lower middle one for an even count). */
-function medianRound<T extends { bare: number; ours: number }>(rounds: T[]): T {
-  const sorted = [...rounds].sort((a, b) => a.ours / a.bare - b.ours / b.bare)
-  return sorted[Math.floor((sorted.length - 1) / 2)]!
 }

@@ -6,14 +6,14 @@
  * receiver, 8 in flight (the sender's per-host limit), in its own process.
  *
  * Both sides warm up with WARMUP deliveries, then run ROUNDS rounds of 10,000 on each side back to
- * back (the gateway first in odd rounds, the baseline first in even ones), so that a round's two runs
+ * back (the baseline first in odd rounds, the gateway first in even ones), so that a round's two runs
  * see about the same machine (this shared VM's speed drifts by half over tens of seconds). The figure is the round whose ratio is the
  * median of the rounds' ratios: its two rates are the value and the baseline. Targets: ratio >= 0.7;
  * webhook-fanout-lost (events of all rounds not delivered within 120 s each) <= 0.
  */
 import { runScript, startServer, type ServerProcess } from './lib/process.ts'
 import { startReceiver, type Delivery, type WebhookReceiver } from './lib/receiver.ts'
-import { median, note, report } from './lib/report.ts'
+import { median, medianBy, note, pairedRounds, report } from './lib/report.ts'
 import { accountWithDevices, type Fixture } from './lib/setup.ts'
 
 const EVENTS = 10_000
@@ -31,32 +31,24 @@ try {
   if (warm.delivered < WARMUP) throw new Error(`warm-up: ${warm.delivered} of ${WARMUP} events delivered in ${WAIT_MS / 1000} s`)
   const recorded = replayable(receiver.first!)
 
-  const rounds: { ours: number; baseline: number }[] = []
   let lost = 0
-  for (let round = 1; round <= ROUNDS; round++) {
-    // The order swaps every round, so that neither side always runs on the machine the other just left.
-    let ours = 0
-    let baseline = 0
-    for (const side of round % 2 ? ['gateway', 'got loop'] : ['got loop', 'gateway']) {
-      if (side === 'gateway') {
-        const run = await inject(gateway, fixture, receiver, EVENTS)
-        lost += EVENTS - run.delivered
-        ours = run.delivered / run.seconds
-        note(`round ${round} gateway: ${run.delivered} of ${EVENTS} events in ${run.seconds.toFixed(2)} s (${run.connections} connections; ${run.cpuPerEvent.toFixed(0)} µs CPU per event)`)
-      } else {
-        receiver.reset()
-        const out = await runScript('got-loop.mjs', { GOT_LOOP_URL: receiver.url, GOT_LOOP_PAYLOAD: JSON.stringify(recorded), GOT_LOOP_COUNT: String(EVENTS), GOT_LOOP_WARMUP: String(WARMUP) })
-        const [, , ms, failed, cpuMs] = /DONE (\d+) ([\d.]+) (\d+) (\d+)/.exec(out) ?? []
-        if (ms === undefined || failed !== '0') throw new Error(`got-loop: ${out.trim()}`)
-        baseline = EVENTS / (Number(ms) / 1000)
-        note(`round ${round} got loop: ${EVENTS} POSTs in ${(Number(ms) / 1000).toFixed(2)} s (${((Number(cpuMs) * 1000) / EVENTS).toFixed(0)} µs CPU per POST)`)
-      }
-    }
-    rounds.push({ ours, baseline })
-    note(`round ${round}: ratio ${(ours / baseline).toFixed(2)}`)
+  const ours = async () => {
+    const run = await inject(gateway, fixture, receiver, EVENTS)
+    lost += EVENTS - run.delivered
+    note(`gateway: ${run.delivered} of ${EVENTS} events in ${run.seconds.toFixed(2)} s (${run.connections} connections; ${run.cpuPerEvent.toFixed(0)} µs CPU per event)`)
+    return run.delivered / run.seconds
   }
+  const baseline = async () => {
+    receiver.reset()
+    const out = await runScript('got-loop.mjs', { GOT_LOOP_URL: receiver.url, GOT_LOOP_PAYLOAD: JSON.stringify(recorded), GOT_LOOP_COUNT: String(EVENTS), GOT_LOOP_WARMUP: String(WARMUP) })
+    const [, , ms, failed, cpuMs] = /DONE (\d+) ([\d.]+) (\d+) (\d+)/.exec(out) ?? []
+    if (ms === undefined || failed !== '0') throw new Error(`got-loop: ${out.trim()}`)
+    note(`got loop: ${EVENTS} POSTs in ${(Number(ms) / 1000).toFixed(2)} s (${((Number(cpuMs) * 1000) / EVENTS).toFixed(0)} µs CPU per POST)`)
+    return EVENTS / (Number(ms) / 1000)
+  }
+  const rounds = await pairedRounds(ROUNDS, baseline, ours, (round, pair) => note(`round ${round}: ratio ${(pair.ours / pair.baseline).toFixed(2)}`))
 
-  const middle = [...rounds].sort((a, b) => a.ours / a.baseline - b.ours / b.baseline)[Math.floor((rounds.length - 1) / 2)]!
+  const middle = medianBy(rounds, r => r.ours / r.baseline)
   note(`medians of each side apart: gateway ${median(rounds.map(r => r.ours)).toFixed(0)}, got loop ${median(rounds.map(r => r.baseline)).toFixed(0)} events/s`)
   report({ name: 'webhook-fanout', value: middle.ours, unit: 'events/s', baseline: middle.baseline, target: { of: 'ratio', op: '>=', limit: 0.7 } })
   report({ name: 'webhook-fanout-lost', value: lost, unit: 'events', baseline: 0, target: { of: 'value', op: '<=', limit: 0 } })

@@ -49,3 +49,37 @@ function format(value: number): string {
   if (Math.abs(value) >= 10) return value.toFixed(1)
   return value.toFixed(2)
 }
+
+/** One round of a paired comparison: the baseline's run and ours, back to back. */
+export interface Paired<B, O> {
+  baseline: B
+  ours: O
+}
+
+/**
+ * `count` rounds of one baseline run and one of ours back to back, the order swapped every round
+ * (the baseline first in odd rounds), so that both runs of a round see about the same machine and
+ * neither side always runs on the machine the other just left. `onRound` reports each round.
+ */
+export async function pairedRounds<B, O>(count: number, baseline: () => Promise<B>, ours: () => Promise<O>, onRound: (round: number, pair: Paired<B, O>) => void): Promise<Paired<B, O>[]> {
+  const rounds: Paired<B, O>[] = []
+  for (let round = 1; round <= count; round++) {
+    let pair: Paired<B, O>
+    if (round % 2) {
+      const first = await baseline()
+      pair = { baseline: first, ours: await ours() }
+    } else {
+      const first = await ours()
+      pair = { baseline: await baseline(), ours: first }
+    }
+    rounds.push(pair)
+    onRound(round, pair)
+  }
+  return rounds
+}
+
+/** The item whose `score` is the median of the items' scores (the lower middle one for an even count). */
+export function medianBy<T>(items: T[], score: (item: T) => number): T {
+  const sorted = [...items].sort((a, b) => score(a) - score(b))
+  return sorted[Math.floor((sorted.length - 1) / 2)]!
+}
