@@ -1,7 +1,7 @@
 import { basename } from 'node:path'
-import { MediaFetchError, type FetchedMedia, type MediaFetcher } from '../../src/ports/media.ts'
-import { guardedAgents, type AddressPolicy, type LookupFunction } from '../../src/security/address-guard.ts'
-import { checkUrl } from '../../src/security/url-policy.ts'
+import { MediaFetchError, type FetchedMedia, type MediaFetcher } from 'zapgate'
+import { guardedAgents, type AddressPolicy, type LookupFunction } from 'zapgate/adapter-kit'
+import { checkUrl } from 'zapgate/adapter-kit'
 
 /** Options of the default media fetcher. */
 export interface HttpMediaOptions {

@@ -1,5 +1,5 @@
 import { RateLimiterRedis } from 'rate-limiter-flexible'
-import type { RateLimitStore } from '../../src/ports/rate-limit.ts'
+import type { RateLimitStore } from 'zapgate'
 
 /** Options of redisRateLimitStore: a Redis URL (a client of its own is opened) or a connected node-redis client. */
 export type RedisRateLimitOptions = ({ url: string } | { client: RedisLike }) & {

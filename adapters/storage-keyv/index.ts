@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Keyv, { type Deserialize, type Serialize } from 'keyv'
-import type { Storage } from '../../src/ports/storage.ts'
+import type { Storage } from 'zapgate'
 import { scanPrefix } from './scan.ts'
 
 /** Options of keyvStorage. */

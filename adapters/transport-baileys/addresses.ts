@@ -1,4 +1,4 @@
-import { TransportError } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
 import { BoundedMap } from './cache.ts'
 import { socketCall } from './errors.ts'
 import { brazilianAlternative, isGroupJid, parseAddress } from './jid.ts'

@@ -1,5 +1,5 @@
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from '@whiskeysockets/baileys'
-import type { Storage } from '../../src/ports/storage.ts'
+import type { Storage } from 'zapgate'
 import type { BaileysModule } from './types.ts'
 
 /**

@@ -1,5 +1,5 @@
 import type { CacheStore } from '@whiskeysockets/baileys'
-import { putBounded } from '../../src/store/bounded-map.ts'
+import { putBounded } from 'zapgate/adapter-kit'
 
 /**
  * A Map with a size bound and an optional time-to-live: the oldest entry goes first when full, and an

@@ -1,4 +1,4 @@
-import { TransportError } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
 
 /** The HTTP-like status code of a Baileys (Boom) error, or undefined for a plain error or none. */
 export function statusCodeOf(error: unknown): number | undefined {

@@ -1,6 +1,6 @@
 import type { GroupMetadata } from '@whiskeysockets/baileys'
-import { TransportError } from '../../src/ports/transport.ts'
-import type { GroupInfo, GroupRef } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
+import type { GroupInfo, GroupRef } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { isGroupJid, normalizeJid, parseAddress, parseInviteCode, phoneOf } from './jid.ts'

@@ -1,5 +1,5 @@
 import type { proto, WAMessage } from '@whiskeysockets/baileys'
-import type { IncomingContent, IncomingMessage, MediaKind } from '../../src/ports/transport.ts'
+import type { IncomingContent, IncomingMessage, MediaKind } from 'zapgate'
 import { isGroupJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
 import type { BaileysModule } from './types.ts'
 

@@ -1,5 +1,5 @@
 import type { BinaryNode, proto } from '@whiskeysockets/baileys'
-import type { Button, OutgoingMessage } from '../../src/ports/transport.ts'
+import type { Button, OutgoingMessage } from 'zapgate'
 import { isGroupJid } from './jid.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 

@@ -1,5 +1,5 @@
-import { TransportError } from '../../src/ports/transport.ts'
-import type { LinkChallenge } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
+import type { LinkChallenge } from 'zapgate'
 import { socketCall } from './errors.ts'
 import type { SocketLike } from './types.ts'
 

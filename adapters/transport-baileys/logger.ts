@@ -1,5 +1,6 @@
 import type { SocketConfig } from '@whiskeysockets/baileys'
-import { childLogger, type Logger } from '../../src/logger.ts'
+import { childLogger } from 'zapgate/adapter-kit'
+import type { Logger } from 'zapgate'
 import type { BaileysLogLevel } from './options.ts'
 
 /** Baileys' logger interface (ILogger is not exported by the package root). */

@@ -1,5 +1,5 @@
 import type { proto, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
-import type { Storage } from '../../src/ports/storage.ts'
+import type { Storage } from 'zapgate'
 import type { BaileysModule } from './types.ts'
 
 /** A remembered message: its key as the network knows it, and (for own sends and media) its content. */

@@ -1,6 +1,6 @@
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys'
-import type { IncomingContent, MediaKind, TransportEvent } from '../../src/ports/transport.ts'
-import type { Logger } from '../../src/logger.ts'
+import type { IncomingContent, MediaKind, TransportEvent } from 'zapgate'
+import type { Logger } from 'zapgate'
 import { withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
 import { isIgnoredJid, normalizeJid, phoneOf } from './jid.ts'

@@ -1,6 +1,6 @@
 import type { CacheStore, ConnectionState, GroupMetadata } from '@whiskeysockets/baileys'
-import { TransportError } from '../../src/ports/transport.ts'
-import type { LinkChallenge, LinkRequest, SessionStatus } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
+import type { LinkChallenge, LinkRequest, SessionStatus } from 'zapgate'
 import { BoundedMap, boundedCacheStore } from './cache.ts'
 import { statusCodeOf, toTransportError, withTimeout } from './errors.ts'
 import { normalizeJid, phoneOf, userOf } from './jid.ts'

@@ -1,6 +1,6 @@
 import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
-import type { TransportEvent } from '../../src/ports/transport.ts'
-import type { Logger } from '../../src/logger.ts'
+import type { TransportEvent } from 'zapgate'
+import type { Logger } from 'zapgate'
 import type { StoredAuthState } from './auth-state.ts'
 import type { BaileysLogger } from './logger.ts'
 import type { MessageStore } from './message-store.ts'

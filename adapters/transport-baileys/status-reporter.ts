@@ -1,4 +1,4 @@
-import type { SessionState, SessionStatus, TransportEvent } from '../../src/ports/transport.ts'
+import type { SessionState, SessionStatus, TransportEvent } from 'zapgate'
 
 /** Facts of a session status other than its state. */
 export interface StatusPatch {

@@ -1,4 +1,4 @@
-import { TransportError } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
 import type {
   GroupInfo,
   GroupRef,
@@ -11,8 +11,8 @@ import type {
   SessionStatus,
   Transport,
   TransportContext,
-} from '../../src/ports/transport.ts'
-import { KeyedLock } from '../../src/store/keyed-lock.ts'
+} from 'zapgate'
+import { KeyedLock } from 'zapgate/adapter-kit'
 import { AddressResolver } from './addresses.ts'
 import { deleteByPrefix, loadAuthState, storedPhone } from './auth-state.ts'
 import { toTransportError, withTimeout } from './errors.ts'

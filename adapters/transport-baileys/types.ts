@@ -11,7 +11,7 @@ import type {
   WAMessage,
   WAMessageKey,
 } from '@whiskeysockets/baileys'
-import type { Logger } from '../../src/logger.ts'
+import type { Logger } from 'zapgate'
 
 /** The Baileys module (loaded lazily: users of other transports never load it). */
 export type BaileysModule = typeof import('@whiskeysockets/baileys')

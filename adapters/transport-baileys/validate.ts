@@ -1,5 +1,5 @@
-import { TransportError } from '../../src/ports/transport.ts'
-import type { Button, Card, MediaPayload, OutgoingMessage } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
+import type { Button, Card, MediaPayload, OutgoingMessage } from 'zapgate'
 import { parsePhone } from './jid.ts'
 
 /** Check an outgoing message before anything reaches the network; TransportError('invalid') when it is malformed. */

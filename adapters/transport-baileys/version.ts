@@ -1,5 +1,5 @@
 import type { WAVersion } from '@whiskeysockets/baileys'
-import type { Logger } from '../../src/logger.ts'
+import type { Logger } from 'zapgate'
 import type { BaileysModule } from './types.ts'
 
 /**

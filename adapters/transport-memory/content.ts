@@ -1,6 +1,6 @@
 import { Buffer } from 'node:buffer'
-import { TransportError } from '../../src/ports/transport.ts'
-import type { Button, IncomingContent, MediaPayload, OutgoingMessage } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
+import type { Button, IncomingContent, MediaPayload, OutgoingMessage } from 'zapgate'
 import { parsePhone } from './addresses.ts'
 import type { InboxContent, PhoneMessage } from './types.ts'
 

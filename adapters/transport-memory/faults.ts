@@ -1,4 +1,4 @@
-import { TransportError } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
 import type { Fault } from './types.ts'
 
 /**

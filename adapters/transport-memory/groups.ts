@@ -1,6 +1,6 @@
-import { TransportError } from '../../src/ports/transport.ts'
-import type { GroupInfo } from '../../src/ports/transport.ts'
-import { putBounded } from '../../src/store/bounded-map.ts'
+import { TransportError } from 'zapgate'
+import type { GroupInfo } from 'zapgate'
+import { putBounded } from 'zapgate/adapter-kit'
 import { INVITE_BASE, groupId, inviteCode, parseAddress, parseInvite, userId } from './addresses.ts'
 
 /** The most members a group can have, as on the real network. */

@@ -1,5 +1,5 @@
-import { TransportError } from '../../src/ports/transport.ts'
-import type { GroupInfo, GroupRef, MessageRef, OutgoingMessage, SentMessage } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
+import type { GroupInfo, GroupRef, MessageRef, OutgoingMessage, SentMessage } from 'zapgate'
 import { parsePhone } from './addresses.ts'
 import { deviceContent, invalid, phoneContent } from './content.ts'
 import { FaultGate } from './faults.ts'

@@ -1,5 +1,5 @@
-import type { IncomingMessage, SentMessage } from '../../src/ports/transport.ts'
-import { putBounded } from '../../src/store/bounded-map.ts'
+import type { IncomingMessage, SentMessage } from 'zapgate'
+import { putBounded } from 'zapgate/adapter-kit'
 import { lidFor, messageId, parseAddress } from './addresses.ts'
 import type { Content } from './content.ts'
 import type { SessionRegistry } from './sessions.ts'

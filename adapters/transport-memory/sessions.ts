@@ -1,6 +1,6 @@
-import { TransportError } from '../../src/ports/transport.ts'
-import type { IncomingMessage } from '../../src/ports/transport.ts'
-import { putBounded } from '../../src/store/bounded-map.ts'
+import { TransportError } from 'zapgate'
+import type { IncomingMessage } from 'zapgate'
+import { putBounded } from 'zapgate/adapter-kit'
 import { parsePhone, pushBounded } from './addresses.ts'
 import type { DeviceEndpoint } from './types.ts'
 

@@ -1,5 +1,5 @@
 import { array, boolean, enums, literal, nonempty, number, object, optional, refine, string } from 'superstruct'
-import { coerceWhen, isBoolean, isNumber, isString, isStringOrNumber } from '../../src/http/coerce-when.ts'
+import { coerceWhen, isBoolean, isNumber, isString, isStringOrNumber } from 'zapgate/adapter-kit'
 import type { Struct } from 'superstruct'
 
 /** A phone number field: a string (or a JSON number) of digits, `+` allowed. */

@@ -1,4 +1,4 @@
-import { TransportError } from '../../src/ports/transport.ts'
+import { TransportError } from 'zapgate'
 import type {
   GroupInfo,
   GroupRef,
@@ -12,8 +12,8 @@ import type {
   Transport,
   TransportContext,
   TransportEvent,
-} from '../../src/ports/transport.ts'
-import { KeyedLock } from '../../src/store/keyed-lock.ts'
+} from 'zapgate'
+import { KeyedLock } from 'zapgate/adapter-kit'
 import { parsePhone, qrString } from './addresses.ts'
 import { MemoryNetwork } from './network.ts'
 import type { DeviceEndpoint } from './types.ts'

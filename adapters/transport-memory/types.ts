@@ -1,4 +1,4 @@
-import type { Button, IncomingMessage, MediaKind } from '../../src/ports/transport.ts'
+import type { Button, IncomingMessage, MediaKind } from 'zapgate'
 
 /** What a simulated phone sends (the `/_sim/send` body without `from` and `to`). */
 export type PhoneMessage =

@@ -1,9 +1,9 @@
 import type { Agent as HttpAgent } from 'node:http'
 import type { Agent as HttpsAgent } from 'node:https'
 import type PQueue from 'p-queue'
-import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../src/ports/webhooks.ts'
-import { guardedAgents, type AddressPolicy, type LookupFunction } from '../../src/security/address-guard.ts'
-import { checkUrl } from '../../src/security/url-policy.ts'
+import type { WebhookDelivery, WebhookResponse, WebhookSender } from 'zapgate'
+import { guardedAgents, type AddressPolicy, type LookupFunction } from 'zapgate/adapter-kit'
+import { checkUrl } from 'zapgate/adapter-kit'
 import { rememberOriginal, useNativeRequestOptions } from './native-options.ts'
 
 /** Options of the default webhook sender. */
