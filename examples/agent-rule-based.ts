@@ -56,7 +56,7 @@ export async function startAgentDemo(port = 0) {
   const gateway = await createGateway({ transport: memoryTransport({ network }), agentResponder: ruleBasedResponder })
   const app = new Koa()
   const sim = simulatorRoutes(network, {
-    resolveDevice: async ({ appkey }) => (appkey ? (await gateway.services.devices.findAnywhere(appkey))?.id : undefined),
+    resolveDevice: async ({ appkey, authkey }) => (appkey && authkey ? (await gateway.findDevices(authkey, appkey))?.[0]?.id : undefined),
   })
   app.use(sim.routes()).use(gateway.routes())
   const server: Server = app.listen(port)

@@ -24,7 +24,8 @@
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
-import { createGateway, parseRateLimit, parseRetrySchedule, redactPaths, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
+import { createGateway, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
+import { parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
 
@@ -51,7 +52,7 @@ async function main(): Promise<void> {
     transport = memoryTransport({ network })
     mountSimulator = gateway => {
       const sim = simulatorRoutes(network, {
-        resolveDevice: async ({ appkey }) => (appkey ? (await gateway.services.devices.findAnywhere(appkey))?.id : undefined),
+        resolveDevice: async ({ appkey, authkey }) => (appkey && authkey ? (await gateway.findDevices(authkey, appkey))?.[0]?.id : undefined),
       })
       app.use(sim.routes())
     }

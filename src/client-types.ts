@@ -1,5 +1,5 @@
 import type { Infer } from 'superstruct'
-import type { OperationName, operations } from './operations/registry.ts'
+import type { OperationName, operations } from './operations/table.ts'
 
 /**
  * Request and answer types of every operation, for TypeScript hosts and clients: derived from the

@@ -1,59 +1,61 @@
 /**
- * The one error type of the gateway: thrown anywhere, rendered by the gateway's error middleware as
- * `{status, message, ...extra}`. `expose` makes Koa render it correctly even outside that middleware.
+ * Why the gateway refused or could not do something. The domain throws these codes; the HTTP edge
+ * answers each with the spec's status and message (src/operations/error-answers.ts, one table).
  */
+export type ErrorCode =
+  // Requests
+  | 'invalid-input' // a required field missing or invalid
+  | 'unauthenticated' // unknown, expired or suspended authkey
+  | 'rate-limited'
+  | 'body-malformed' // JSON that does not parse
+  | 'body-not-object' // a body that is not an object (or that could not be read)
+  | 'body-too-large'
+  | 'body-unsupported-type'
+  // Accounts and devices
+  | 'email-taken'
+  | 'account-not-found'
+  | 'device-not-found'
+  | 'link-failed' // no QR or pairing code could be made for the device
+  | 'already-connected'
+  | 'not-connected'
+  | 'delete-failed'
+  // Messages, groups, OTP
+  | 'message-not-found'
+  | 'group-not-found'
+  | 'invite-invalid'
+  | 'otp-invalid'
+  // The device's send queue
+  | 'send-queue-full'
+  | 'send-queue-timeout' // dropped unsent: it waited past the send time-out
+  | 'send-stalled' // started, but the network did not answer in time
+  | 'shutting-down'
+  // Media given by URL or upload
+  | 'media-refused'
+  | 'media-bad-status'
+  | 'media-timeout'
+  | 'media-unreachable'
+  | 'media-too-large'
+  | 'card-image-invalid'
+
+/** The one error type of the gateway's domain: a code, what caused it, and what a client may be told. */
 export class GatewayError extends Error {
-  readonly expose = true
+  /** A detail the answer adds to the code's message, in parentheses (a size limit, an upstream status). */
+  readonly detail?: string
+  /** Seconds after which a retry may succeed (answered as `Retry-After`). */
+  readonly retryAfterSeconds?: number
+
   constructor(
-    readonly status: number,
-    message: string,
-    readonly extra: Record<string, unknown> = {},
-    options?: { cause?: unknown; headers?: Record<string, string> },
+    readonly code: ErrorCode,
+    options: { cause?: unknown; detail?: string; retryAfterSeconds?: number } = {},
   ) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    super(options.detail ? `${code} (${options.detail})` : code, options.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'GatewayError'
-    this.headers = options?.headers
+    this.detail = options.detail
+    this.retryAfterSeconds = options.retryAfterSeconds
   }
-  /** Extra response headers (e.g. Retry-After). */
-  readonly headers?: Record<string, string>
 }
 
-/** The error messages of the API, as the spec spells them. */
-export const Messages = {
-  required: 'validation.required',
-  emailTaken: 'Usuario ja registrado com este e-mail.',
-  agentAuth: 'Authkey invalida ou expirada.',
-  qrAuth: 'Authkey inválida ou não encontrada.',
-  qrInvalid: 'Parâmetros inválidos.',
-  addDeviceFailed: 'Erro ao adicionar dispositivo.',
-  deviceNotFound: 'Nenhum dispositivo encontrado.',
-  deleteAuth: 'Authkey Invalida',
-  deleteFailed: 'Ocorreu um erro ao excluir o dispositivo.',
-  groupNotFound: 'Grupo não encontrado.',
-  inviteInvalid: 'Convite inválido ou expirado.',
-  otpInvalid: 'OTP inválido ou expirado.',
-  // Beyond the spec's table (DESIGN.md, HTTP contract 3).
-  badJson: 'JSON inválido.',
-  notObject: 'Corpo da requisição inválido.',
-  tooLarge: 'Corpo da requisição grande demais.',
-  unsupportedType: 'Tipo de conteúdo não suportado.',
-  disconnected: 'Dispositivo desconectado.',
-  alreadyConnected: 'Dispositivo já conectado.',
-  rateLimited: 'Muitas requisições. Tente novamente mais tarde.',
-  storageDown: 'Armazenamento indisponível. Tente novamente mais tarde.',
-  transportTimeout: 'A rede de mensagens não respondeu a tempo.',
-  transportFailed: 'Falha na rede de mensagens.',
-  internal: 'Erro interno.',
-  // Messaging (send queue, media, message targets, schedules).
-  sendQueueFull: 'Fila de envio do dispositivo cheia. Tente novamente mais tarde.',
-  sendQueueTimeout: 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.',
-  sendStalled: 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.',
-  shuttingDown: 'O gateway está sendo encerrado. Tente novamente em instantes.',
-  messageNotFound: 'Mensagem não encontrada nesta conversa.',
-  mediaRefused: 'URL do arquivo não permitida: use http(s) de um endereço público.',
-  mediaTooLarge: 'Arquivo maior que o limite permitido.',
-  mediaTimeout: 'Tempo esgotado ao baixar o arquivo da URL.',
-  mediaUnreachable: 'Não foi possível baixar o arquivo da URL.',
-  mediaBadStatus: 'O servidor do arquivo respondeu com erro.',
-  cardImageInvalid: 'A imagem do cartão (image_url) não é uma imagem JPEG, PNG ou WebP.',
-} as const
+/** Whether `err` is a GatewayError with `code`. */
+export function isGatewayError(err: unknown, code?: ErrorCode): err is GatewayError {
+  return err instanceof GatewayError && (code === undefined || err.code === code)
+}

@@ -1,27 +1,23 @@
-/** zapgate: an embeddable WhatsApp chatbot messaging gateway for Koa. */
+/**
+ * zapgate: an embeddable WhatsApp chatbot messaging gateway for Koa. This entry is what a host app
+ * uses: createGateway and its options, the ports it may fill with its own adapters, the errors by
+ * code and the webhook check for its receiver. Adapter authors: `zapgate/adapter-kit`; contract
+ * suites: `zapgate/testing`; request and answer types of the HTTP API: `zapgate/client`.
+ */
 export { createGateway, type Gateway } from './gateway.ts'
 export type { GatewayOptions } from './options.ts'
-export { GatewayError, Messages } from './errors.ts'
-export { GatewayEvents, type GatewayEventMap } from './events.ts'
+export type { Plan } from './domain/accounts.ts'
+export type { MessagingOptions } from './domain/messaging/options.ts'
+export type { WebhookOptions, WebhookAdmin, DeadLetter, DeadLetterReason, WebhookPayload, WebhookEventName } from './domain/webhooks/index.ts'
+export type { ServiceOptions } from './http/service-routes.ts'
+export type { RateLimitOptions, RateLimitRules, RateRule } from './security/rate-limits.ts'
+export { GatewayError, type ErrorCode } from './errors.ts'
+export type { GatewayEvents, GatewayEventMap, SendKind } from './events.ts'
 export type { Logger } from './logger.ts'
 export type { Storage } from './ports/storage.ts'
-export { prefixedStorage } from './ports/storage.ts'
 export * from './ports/transport.ts'
 export type { WebhookSender, WebhookDelivery, WebhookResponse } from './ports/webhooks.ts'
 export { MediaFetchError, type MediaFetcher, type FetchedMedia } from './ports/media.ts'
-export type { Plan } from './domain/accounts.ts'
-export { operationTable } from './operations/table.ts'
 export type { AgentResponder, AgentRequest, AgentReply, AgentContact, AgentTurn, AgentOptions } from './ports/agents.ts'
-export type { WebhookAdmin, DeadLetter, DeadLetterReason, WebhookPayload, WebhookEventName, WebhookOptions } from './domain/webhooks/index.ts'
-export { signWebhook, webhookHeaders } from './domain/webhooks/signer.ts'
-export { parseRetrySchedule } from './domain/webhooks/retry.ts'
-export { storageContract } from './testing/storage-contract.ts'
-export { transportContract, type TransportHarness, type SentRecord, type IncomingSpec, type ContractOptions } from './testing/transport-contract.ts'
-export { operations, type OperationName } from './operations/registry.ts'
-export type * from './client-types.ts'
-export type { GatewayMetrics } from './metrics.ts'
-export type { ServiceOptions } from './http/service-routes.ts'
-export type { SendKind } from './events.ts'
 export type { RateLimitStore, RateLimiter, RateLimitRule, RateLimitState } from './ports/rate-limit.ts'
-export { redactPaths, secretFields } from './security/redaction.ts'
-export { defaultRateLimits, memoryRateLimitStore, parseRateLimit, type RateLimitOptions, type RateLimitRules, type RateRule } from './security/rate-limits.ts'
+export { verifyWebhook } from './domain/webhooks/signer.ts'

@@ -1,7 +1,18 @@
 import type { Registry } from 'prom-client'
 import type { GatewayEventMap } from './events.ts'
 import type { SessionState } from './ports/transport.ts'
-import type { Services } from './services.ts'
+import type { Devices } from './domain/devices.ts'
+import type { Messaging } from './domain/messaging/index.ts'
+import type { GatewayEvents } from './events.ts'
+import type { Logger } from './logger.ts'
+
+/** What the metrics count and read at scrape time. */
+export interface MetricsDeps {
+  events: GatewayEvents
+  devices: Devices
+  messaging: Messaging
+  logger: Logger
+}
 import type { WebhookAdmin } from './domain/webhooks/index.ts'
 
 /** The gateway's Prometheus metrics: the Registry they live in, and how to stop counting. */
@@ -37,7 +48,7 @@ export const METRIC_NAMES = [
  * at scrape time (a scan of each: keep the scrape interval at tens of seconds for large stores).
  * prom-client is loaded only when metrics are on.
  */
-export async function startMetrics(services: Services, webhooks: WebhookAdmin, registry?: Registry): Promise<GatewayMetrics> {
+export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin, registry?: Registry): Promise<GatewayMetrics> {
   const prom = await import('prom-client')
   const register = registry ?? new prom.Registry()
   const registers = [register]

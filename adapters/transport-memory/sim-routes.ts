@@ -13,8 +13,8 @@ import type { PhoneMessage } from './types.ts'
 
 /** Options of the simulator routes. */
 export interface SimulatorRoutesOptions {
-  /** The device id behind an appkey (or device name), or undefined when there is none. */
-  resolveDevice(ref: { appkey?: string }): Promise<string | undefined>
+  /** The device id behind an appkey (or device name) of the account of `authkey`, or undefined when there is none. */
+  resolveDevice(ref: { appkey?: string; authkey?: string }): Promise<string | undefined>
   /** Where unexpected errors are logged. */
   logger?: Logger
 }
@@ -30,12 +30,12 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
   router.use(bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '2mb', formLimit: '2mb' }))
 
   router.post('/scan', async ctx => {
-    const { phone, appkey, qr, code } = parse(ctx, ScanBody)
+    const { phone, appkey, authkey, qr, code } = parse(ctx, ScanBody)
     let target: LinkTarget
     if (qr) target = { qr }
     else if (code) target = { code }
     else if (appkey) {
-      const deviceId = await options.resolveDevice({ appkey })
+      const deviceId = await options.resolveDevice({ appkey, authkey })
       if (deviceId === undefined) throw new SimError(404, 'device not found')
       target = { deviceId }
     } else throw new SimError(400, 'appkey, qr or code is required')
@@ -74,8 +74,8 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
   })
 
   router.post('/unlink', async ctx => {
-    const { appkey } = parse(ctx, UnlinkBody)
-    const deviceId = await options.resolveDevice({ appkey })
+    const { appkey, authkey } = parse(ctx, UnlinkBody)
+    const deviceId = await options.resolveDevice({ appkey, authkey })
     if (deviceId === undefined || !(await network.unlink(deviceId))) throw new SimError(404, 'device not linked')
     reply(ctx, { message: 'device unlinked' })
   })

@@ -11,7 +11,7 @@ const Flag = coerceWhen(boolean(), isStringOrNumber, v => v === 'true' || v === 
 const Text = nonempty(string())
 
 /** `POST /_sim/scan`: a phone scans a device's QR (or enters its code), by appkey, QR or code. */
-export const ScanBody = object({ phone: Phone, appkey: optional(string()), qr: optional(string()), code: optional(string()) })
+export const ScanBody = object({ phone: Phone, appkey: optional(string()), authkey: optional(string()), qr: optional(string()), code: optional(string()) })
 
 /** The type of a `POST /_sim/send`. */
 export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'contact', 'location', 'reaction', 'delete', 'button'] as const
@@ -59,4 +59,4 @@ export const PhoneBody = object({
 })
 
 /** `POST /_sim/unlink`: the phone removes a linked device. */
-export const UnlinkBody = object({ appkey: Text })
+export const UnlinkBody = object({ appkey: Text, authkey: optional(string()) })

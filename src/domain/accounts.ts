@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { GatewayError, Messages } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 import { hashKey, hashPassword, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
@@ -39,9 +39,6 @@ export interface Registration {
   planId: string
 }
 
-/** An unknown or expired authkey, answered with the operation's status and message; the failed-authkey limit counts it. */
-export class AuthenticationError extends GatewayError {}
-
 /** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
 export class Accounts {
   private readonly accounts: Collection<Account>
@@ -63,16 +60,16 @@ export class Accounts {
   }
 
   /**
-   * Create an account and its authkey (returned once, in clear). Throws 409 when the e-mail is taken,
-   * 401 `validation.required` for an unknown plan.
+   * Create an account and its authkey (returned once, in clear). Throws `email-taken` when the
+   * e-mail is taken, `invalid-input` for an unknown plan.
    */
   async register(input: Registration): Promise<{ account: Account; authkey: string }> {
     const plan = Object.hasOwn(this.plans, input.planId) ? this.plans[input.planId] : undefined
-    if (!plan) throw new GatewayError(401, Messages.required)
+    if (!plan) throw new GatewayError('invalid-input')
     const email = input.email.trim().toLowerCase()
     const emailId = hashKey(email)
     return this.lock.run(this.byEmail.key(emailId), async () => {
-      if (await this.byEmail.get(emailId)) throw new GatewayError(409, Messages.emailTaken)
+      if (await this.byEmail.get(emailId)) throw new GatewayError('email-taken')
       const authkey = randomKey(24)
       const account: Account = {
         id: randomUUID(),
@@ -118,10 +115,10 @@ export class Accounts {
     return entry && this.validFor(this.accounts.peek(entry.accountId), keyHash)
   }
 
-  /** The account of an authkey, or an AuthenticationError(status, message) to answer with. */
-  async require(authkey: unknown, status: number, message: string): Promise<Account> {
+  /** The account of an authkey; `unauthenticated` for an unknown or expired one. */
+  async require(authkey: unknown): Promise<Account> {
     const account = await this.authenticate(authkey)
-    if (!account) throw new AuthenticationError(status, message)
+    if (!account) throw new GatewayError('unauthenticated')
     return account
   }
 

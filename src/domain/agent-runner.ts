@@ -1,11 +1,22 @@
 import type { AgentContact, AgentOptions, AgentResponder, AgentTurn } from '../ports/agents.ts'
 import { abortable } from './abortable.ts'
 import type { IncomingMessage } from '../ports/transport.ts'
-import type { Services } from '../services.ts'
-import { childLogger, type Logger } from '../logger.ts'
+import type { Logger } from '../logger.ts'
 import { KeyedLock } from '../store/keyed-lock.ts'
-import type { Device } from './devices.ts'
-import { contactKey } from './flows.ts'
+import type { Agents } from './agents.ts'
+import type { Device, Devices } from './devices.ts'
+import { contactKey, type FlowConversations } from './flows.ts'
+import type { MessageFeed } from './message-feed.ts'
+import type { Messaging } from './messaging/index.ts'
+
+/** What the agent runner works with. */
+export interface AgentRunnerDeps {
+  agents: Agents
+  flows: FlowConversations
+  messaging: Messaging
+  feed: MessageFeed
+  devices: Devices
+}
 
 /** Agent settings after defaults. */
 export interface AgentSettings {
@@ -49,7 +60,7 @@ export class AgentRunner {
   private closed = false
 
   constructor(
-    private readonly services: Pick<Services, 'agents' | 'flows' | 'messaging' | 'feed'>,
+    private readonly services: AgentRunnerDeps,
     private readonly settings: AgentSettings,
     private readonly logger: Logger,
   ) {}
@@ -135,9 +146,9 @@ export class AgentRunner {
   }
 }
 
-/** Build the agent runner on the gateway's services and subscribe it to the feed (after the webhook outbox). */
-export function startAgents(services: Services): AgentRunner {
-  const runner = new AgentRunner(services, services.options.agents, childLogger(services.logger, { module: 'agents' }))
+/** Build the agent runner and subscribe it to the feed (after the webhook outbox); a deleted device's conversations go with it. */
+export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger): AgentRunner {
+  const runner = new AgentRunner(services, settings, logger)
   services.feed.subscribe(runner.consider)
   services.devices.onRemove(device => services.flows.removeAll(device.id).then(() => undefined))
   return runner

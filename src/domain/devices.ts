@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { GatewayError, Messages } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
@@ -118,10 +118,10 @@ export class Devices {
     return byAppkey(device, account, valueHash) ? device : undefined
   }
 
-  /** Like find, but a missing device is 404 `Nenhum dispositivo encontrado.` */
+  /** Like find, but a missing device is `device-not-found`. */
   async require(account: Account, value: string, match?: DeviceMatch[]): Promise<Device> {
     const device = await this.find(account, value, match)
-    if (!device) throw new GatewayError(404, Messages.deviceNotFound)
+    if (!device) throw new GatewayError('device-not-found')
     return device
   }
 
@@ -182,11 +182,11 @@ export class Devices {
 
   /**
    * Start linking a device that is not connected: a QR string, or with `phone` an 8-digit pairing
-   * code chosen here. Throws 409 `Dispositivo já conectado.` for a connected device.
+   * code chosen here. Throws `already-connected` for a connected device.
    */
   async link(device: Device, phone?: string): Promise<LinkChallenge> {
     const status = await this.transport.status(device.id)
-    if (status.connected) throw new GatewayError(409, Messages.alreadyConnected)
+    if (status.connected) throw new GatewayError('already-connected')
     const challenge = phone
       ? await this.transport.link(device.id, { phone, code: randomDigits(8, PAIRING_ALPHABET) })
       : await this.transport.link(device.id, {})
@@ -201,7 +201,7 @@ export class Devices {
   /**
    * Delete a device: log its session out (deleting the transport's auth state), run the removal
    * hooks, drop its records. Without `deleteAppkey` the appkey stays reserved for the account (a later
-   * operation 3 with `setAppkey` equal to it reuses it). Failures answer 500 and keep the device.
+   * operation 3 with `setAppkey` equal to it reuses it). A failure is `delete-failed` (the device stays).
    */
   async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
     try {
@@ -214,7 +214,7 @@ export class Devices {
       else await this.byAppkey.put(appkeyId, { deviceId: device.id, retired: true })
       this.logger.info({ deviceId: device.id }, 'device deleted')
     } catch (cause) {
-      throw new GatewayError(500, Messages.deleteFailed, {}, { cause })
+      throw new GatewayError('delete-failed', { cause })
     }
   }
 

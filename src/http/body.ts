@@ -1,16 +1,11 @@
 import Busboy from 'busboy'
 import koaBodyParser from 'koa-bodyparser'
 import type { Context } from 'koa'
-import { GatewayError, Messages } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 import { isSpent, readJsonBody } from './json-body.ts'
-import { nestFields } from './nested-fields.ts'
+import { nestFields } from '../schema/nested-fields.ts'
+import type { UploadedFile } from '../operations/operation.ts'
 
-/** A file part of a multipart body. */
-export interface UploadedFile {
-  data: Buffer
-  fileName?: string
-  mimetype?: string
-}
 
 /** Parsed request: the body fields, and the files of a multipart body. */
 export interface ParsedBody {
@@ -58,10 +53,10 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
         await jsonAndForm(ctx, async () => {}).catch(mapParserError)
         body = (ctx.request as { body?: unknown }).body
       } else {
-        throw new GatewayError(415, Messages.unsupportedType)
+        throw new GatewayError('body-unsupported-type')
       }
     }
-    if (!isPlainObject(body)) throw new GatewayError(400, Messages.notObject)
+    if (!isPlainObject(body)) throw new GatewayError('body-not-object')
     return { fields: body, uploads }
   }
 }
@@ -94,14 +89,14 @@ function isEmptyObject(value: unknown): boolean {
 function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
   // The parser's error carries the raw body (passwords, keys): it must never reach a log as a cause.
   delete err.body
-  if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError(413, Messages.tooLarge, {}, { cause: err })
-  if (err.status === 415) throw new GatewayError(415, Messages.unsupportedType, {}, { cause: err })
-  if (err.status && err.status < 500) throw new GatewayError(400, Messages.badJson, {}, { cause: err })
-  throw new GatewayError(400, Messages.notObject, {}, { cause: err })
+  if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError('body-too-large', { cause: err })
+  if (err.status === 415) throw new GatewayError('body-unsupported-type', { cause: err })
+  if (err.status && err.status < 500) throw new GatewayError('body-malformed', { cause: err })
+  throw new GatewayError('body-not-object', { cause: err })
 }
 
 function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, UploadedFile>): Promise<Record<string, unknown>> {
-  if (isSpent(ctx.req)) return Promise.reject(new GatewayError(400, Messages.notObject))
+  if (isSpent(ctx.req)) return Promise.reject(new GatewayError('body-not-object'))
   return new Promise((resolve, reject) => {
     const fields: Record<string, unknown> = Object.create(null)
     let total = 0
@@ -115,7 +110,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     }
     const count = (bytes: number) => {
       total += bytes
-      if (total > limitBytes) fail(new GatewayError(413, Messages.tooLarge))
+      if (total > limitBytes) fail(new GatewayError('body-too-large'))
     }
     let parser: Busboy.Busboy
     try {
@@ -124,11 +119,11 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
         limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
       })
     } catch (cause) {
-      reject(new GatewayError(400, Messages.notObject, {}, { cause }))
+      reject(new GatewayError('body-not-object', { cause }))
       return
     }
     parser.on('field', (name, value, info) => {
-      if (info.valueTruncated) return fail(new GatewayError(413, Messages.tooLarge))
+      if (info.valueTruncated) return fail(new GatewayError('body-too-large'))
       count(value.length)
       fields[name] = value
     })
@@ -138,26 +133,26 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
         count(chunk.length)
         chunks.push(chunk)
       })
-      stream.on('limit', () => fail(new GatewayError(413, Messages.tooLarge)))
+      stream.on('limit', () => fail(new GatewayError('body-too-large')))
       // A file part cut short (no closing boundary) errors on its own stream: unhandled, it would end the process.
-      stream.on('error', cause => fail(new GatewayError(400, Messages.notObject, {}, { cause })))
+      stream.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
       stream.on('end', () => {
         if (failed) return
         uploads.set(name, { data: Buffer.concat(chunks), fileName: info.filename || undefined, mimetype: info.mimeType || undefined })
         if (!(name in fields)) fields[name] = info.filename || name
       })
     })
-    parser.on('partsLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
-    parser.on('filesLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
-    parser.on('fieldsLimit', () => fail(new GatewayError(413, Messages.tooLarge)))
-    parser.on('error', cause => fail(new GatewayError(400, Messages.notObject, {}, { cause })))
+    parser.on('partsLimit', () => fail(new GatewayError('body-too-large')))
+    parser.on('filesLimit', () => fail(new GatewayError('body-too-large')))
+    parser.on('fieldsLimit', () => fail(new GatewayError('body-too-large')))
+    parser.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
     parser.on('close', () => {
       if (!failed) resolve({ ...nestFields(fields) })
     })
     // A client gone mid-body stops the pipe short of the parser's end: answered, never left pending.
     // (Not `complete`: that says the bytes were parsed, not that the stream delivered them all.)
     ctx.req.on('close', () => {
-      if (!ctx.req.readableEnded) fail(new GatewayError(400, Messages.notObject))
+      if (!ctx.req.readableEnded) fail(new GatewayError('body-not-object'))
     })
     ctx.req.pipe(parser)
   })

@@ -5,8 +5,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { Services } from '../services.ts'
-import type { PathEntry } from './operation.ts'
+import type { PathEntry } from '../operations/operation.ts'
 import { openApiDocument } from './openapi.ts'
 import type { ServiceRouteFlags } from './openapi-routes.ts'
 
@@ -15,14 +14,14 @@ import type { ServiceRouteFlags } from './openapi-routes.ts'
  * request's origin and mount path or the `baseUrl` option) and `GET /docs`, a Swagger UI page whose
  * files are served from the installed swagger-ui-dist package (no CDN), under a strict CSP.
  */
-export function docsRoutes(router: Router, services: Services, table: PathEntry[], flags: ServiceRouteFlags): void {
+export function docsRoutes(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], flags: ServiceRouteFlags): void {
   let document: Record<string, unknown> | undefined
   router.get('/openapi.json', (ctx: Context) => {
     // Generated on first use (walking the structs takes a moment), then kept.
     document ??= openApiDocument(table, { ...flags, version: packageVersion() })
     ctx.set('Cache-Control', 'no-cache')
     ctx.set('Access-Control-Allow-Origin', '*')
-    ctx.body = { ...document, servers: [{ url: services.options.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
+    ctx.body = { ...document, servers: [{ url: baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
   })
   router.get('/docs', (ctx: Context) => {
     const prefix = mountPrefix(ctx, '/docs')

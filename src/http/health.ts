@@ -1,7 +1,9 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
 import { boolean, integer, number, object, string } from 'superstruct'
-import type { Services } from '../services.ts'
+import type { Logger } from '../logger.ts'
+import type { Storage } from '../ports/storage.ts'
+import type { Transport } from '../ports/transport.ts'
 
 /** One check of the health answer: reachable or not, and how long the probe took. */
 const check = object({ ok: boolean(), ms: number() })
@@ -17,8 +19,7 @@ export const DEFAULT_HEALTH_TIMEOUT_MS = 5000
  * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
  * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
  */
-export function healthRoute(router: Router, services: Services, timeoutMs = DEFAULT_HEALTH_TIMEOUT_MS): void {
-  const { storage, transport, logger } = services
+export function healthRoute(router: Router, { storage, transport, logger }: { storage: Storage; transport: Transport; logger: Logger }, timeoutMs = DEFAULT_HEALTH_TIMEOUT_MS): void {
   router.get('/health', async (ctx: Context) => {
     const [storageCheck, transportCheck] = await Promise.all([
       probe('storage', () => storage.ping?.() ?? Promise.resolve()),

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
-import { GatewayError, Messages } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 
 /**
  * Read and parse a plain JSON request body (`application/json`, UTF-8, no Content-Encoding), the
@@ -13,12 +13,12 @@ import { GatewayError, Messages } from '../errors.ts'
  * of what the general parser's layers do per request.
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  if (isSpent(req)) return Promise.reject(new GatewayError(400, Messages.notObject))
+  if (isSpent(req)) return Promise.reject(new GatewayError('body-not-object'))
   const declared = req.headers['content-length']
   const length = declared === undefined ? -1 : Number(declared)
   if (length > limitBytes) {
     req.resume() // the rest is discarded, so the connection can carry the next request
-    return Promise.reject(new GatewayError(413, Messages.tooLarge))
+    return Promise.reject(new GatewayError('body-too-large'))
   }
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
@@ -38,27 +38,27 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       if (settled) return
       received += chunk.length
       if (received <= limitBytes) return void chunks.push(chunk)
-      fail(new GatewayError(413, Messages.tooLarge))
+      fail(new GatewayError('body-too-large'))
     })
     req.on('end', () => {
       if (settled) return
-      if (length >= 0 && received !== length) return fail(new GatewayError(400, Messages.badJson))
+      if (length >= 0 && received !== length) return fail(new GatewayError('body-malformed'))
       const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)
       settled = true
       chunks = []
       try {
         resolve(parseJson(bytes))
       } catch (cause) {
-        reject(new GatewayError(400, Messages.badJson, {}, { cause }))
+        reject(new GatewayError('body-malformed', { cause }))
       }
     })
     // Errors are built only when they answer: 'close' comes after every request, and an Error
     // captures a stack trace.
     req.on('error', cause => {
-      if (!settled) fail(new GatewayError(400, Messages.badJson, {}, { cause }))
+      if (!settled) fail(new GatewayError('body-malformed', { cause }))
     })
     req.on('close', () => {
-      if (!settled) fail(new GatewayError(400, Messages.badJson))
+      if (!settled) fail(new GatewayError('body-malformed'))
     })
   })
 }

@@ -1,13 +1,22 @@
 import type Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
-import type { Services } from '../services.ts'
+import type { Devices } from '../domain/devices.ts'
+import type { MediaLinks } from '../domain/media-links.ts'
+import type { Transport } from '../ports/transport.ts'
+
+/** What the media route reads: the signed link, the transport that fetches the bytes, the device. */
+export interface MediaRouteDeps {
+  mediaLinks: MediaLinks
+  transport: Transport
+  devices: Devices
+}
 
 /**
  * `GET /media/:token`: the bytes of a received media message that was too large to inline in its
  * webhook event (the event's `url`). The token is signed and expires; the transport fetches the
  * bytes on demand. 404 for a bad or expired token or media the network no longer has.
  */
-export function mediaRoutes(router: Router, services: Services, boundary: Middleware): void {
+export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   router.get('/media/:token', boundary, async (ctx: Context) => {
     ctx.set('Cache-Control', 'private, no-store')
     ctx.set('X-Content-Type-Options', 'nosniff')

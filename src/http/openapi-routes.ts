@@ -1,4 +1,4 @@
-import { structSchema } from './struct-schema.ts'
+import { structSchema } from '../schema/struct-schema.ts'
 import { healthAnswer } from './health.ts'
 
 /** Which optional service routes the gateway serves. */

@@ -1,7 +1,7 @@
-import { Messages } from '../errors.ts'
-import type { ErrorAnswer, Operation, PathEntry } from './operation.ts'
+import { errorAnswers, Messages, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
+import type { Operation, PathEntry } from '../operations/operation.ts'
 import { serviceRouteDocs, type ServiceRouteFlags } from './openapi-routes.ts'
-import { structSchema, type JsonSchema } from './struct-schema.ts'
+import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 
 /** What the generated document describes besides the operation table. */
 export interface OpenApiOptions extends ServiceRouteFlags {
@@ -11,15 +11,14 @@ export interface OpenApiOptions extends ServiceRouteFlags {
   serverUrl?: string
 }
 
-/** The errors every operation may answer before it runs: the body, the store, the unexpected. */
-export const bodyErrors: ErrorAnswer[] = [
-  { status: 400, message: Messages.badJson },
-  { status: 400, message: Messages.notObject },
-  { status: 413, message: Messages.tooLarge },
-  { status: 415, message: Messages.unsupportedType },
-  { status: 503, message: Messages.storageDown },
-  { status: 500, message: Messages.internal },
-]
+/** The refusals every operation may answer before it runs: the body, the store, the unexpected. */
+export const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'storage-unavailable', 'internal']
+
+/** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields. */
+export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAnswer {
+  const { retryAfterSeconds: _, ...answer } = operation.answers?.[code] ?? errorAnswers[code]
+  return operation.errorExtra ? { ...answer, extra: { ...answer.extra, ...operation.errorExtra } } : answer
+}
 
 /**
  * The OpenAPI 3.1 document of the gateway, generated from the operation table (never written by
@@ -27,9 +26,9 @@ export const bodyErrors: ErrorAnswer[] = [
  * superstruct structs), each marked with its distinguishing field and precedence and excluding the
  * fields that take precedence over it, so exactly one schema matches the body the gateway would
  * accept for that operation. Answers come from each operation's `answer` struct; errors from its
- * `invalid`, its `errors` and the body errors of every path.
+ * `errors` (worded as it answers them) and the body errors of every path.
  */
-export function openApiDocument(table: PathEntry[], options: OpenApiOptions): Record<string, unknown> {
+export function openApiDocument(table: readonly PathEntry[], options: OpenApiOptions): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = { ErrorAnswer: errorAnswerSchema }
   const paths: Record<string, unknown> = {}
   for (const entry of table) {
@@ -155,11 +154,9 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
     byAnswer.set(key, found)
   }
   for (const operation of ordered) {
-    add(operation.invalid ?? { status: 401, message: Messages.required }, operation.name)
-    for (const answer of operation.errors ?? []) add(answer, operation.name)
-    for (const answer of bodyErrors) add(answer, operation.name)
+    for (const code of ['invalid-input' as const, ...operation.errors, ...bodyErrors]) add(operationAnswer(operation, code), operation.name)
   }
-  if (!entry.fallback) add({ status: 401, message: Messages.required }, 'no operation chosen')
+  if (!entry.fallback) add(errorAnswers['invalid-input'], 'no operation chosen')
   const responses: Record<string, { description: string; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }> = {}
   for (const { answer, operations } of [...byAnswer.values()].sort((a, b) => a.answer.status - b.answer.status)) {
     const status = String(answer.status)

@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa'
-import { AuthenticationError } from '../domain/accounts.ts'
-import type { Services } from '../services.ts'
+import { isGatewayError } from '../errors.ts'
+import type { RateLimits } from '../security/rate-limits.ts'
 import type { ParsedBody } from './body.ts'
 
 /**
@@ -10,7 +10,7 @@ import type { ParsedBody } from './body.ts'
  * failed attempt of the IP. Registrations and OTP verifications are limited in their handlers.
  * Undefined (no middleware at all) when both of those limits are off.
  */
-export function rateLimitRequests({ rateLimits }: Services) {
+export function rateLimitRequests(rateLimits: RateLimits) {
   if (!rateLimits.limitsRequests) return undefined
   return async function gatewayRateLimit(ctx: Context, next: Next) {
     const authkey = (ctx.state.gatewayBody as ParsedBody).fields.authkey
@@ -22,7 +22,7 @@ export function rateLimitRequests({ rateLimits }: Services) {
     try {
       await next()
     } catch (err) {
-      if (carriesKey && err instanceof AuthenticationError) await rateLimits.authFailed(ctx.ip)
+      if (carriesKey && isGatewayError(err, 'unauthenticated')) await rateLimits.authFailed(ctx.ip)
       throw err
     }
   }

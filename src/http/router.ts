@@ -1,53 +1,46 @@
 import Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import { StructError, validate, type Struct } from 'superstruct'
-import { GatewayError, Messages } from '../errors.ts'
-import type { Services } from '../services.ts'
-import { bodyReader, type ParsedBody, type UploadedFile } from './body.ts'
-import { compileBodyCheck, UNSURE, type FastCheck } from './fast-check.ts'
-import type { Operation, OperationContext, PathEntry } from './operation.ts'
-import { answerError, errorBoundary, sendAnswer } from './render.ts'
+import { GatewayError } from '../errors.ts'
+import type { GatewayEvents } from '../events.ts'
+import type { Logger } from '../logger.ts'
+import type { Operation, OperationContext, OperationServices, PathEntry, UploadedFile } from '../operations/operation.ts'
+import type { MediaRouteDeps } from './media-route.ts'
+import type { SharePageDeps } from './share-page.ts'
+import { bodyReader, type ParsedBody } from './body.ts'
+import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
+import { answerError, errorBoundary, sendAnswer, type HttpStatusMode } from './render.ts'
 import { observeRequests } from './observe.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
 
-/** The gateway's router, and what lets `routes()` dispatch operation requests without it. */
-export interface GatewayRouter {
-  router: Router
-  /** The middleware of each operation path (the route the router has for it), by exact path. */
-  operations: ReadonlyMap<string, Middleware>
-  /** The request observer the router runs before every route. */
-  observe: Middleware
+/** What the gateway's router is built from. */
+export interface RouterDeps extends SharePageDeps, MediaRouteDeps {
+  /** What the operations call. */
+  services: OperationServices
+  events: GatewayEvents
+  logger: Logger
+  httpStatus: HttpStatusMode
+  bodyLimitBytes: number
+  /** The configured public URL (else each request's origin and mount path). */
+  baseUrl?: string
 }
 
 /** Build the gateway's router: every path of the table, plus the QR share pages and media links. */
-export function buildRouter(table: PathEntry[], services: Services): GatewayRouter {
-  const { options, logger } = services
+export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
-  const observe = observeRequests(services.events)
-  router.use(observe)
-  const readBody = bodyReader(options.bodyLimitBytes)
-  const limits = rateLimitRequests(services)
-  const operations = new Map<string, Middleware>()
-  for (const entry of table) {
-    const route = operationRoute(entry, services, readBody, limits)
-    operations.set(entry.path, route)
-    router.post(entry.path, route)
-  }
-  const boundary = errorBoundary(options.httpStatus, logger)
-  sharePageRoutes(router, services, boundary)
-  mediaRoutes(router, services, boundary)
-  return { router, operations, observe }
+  router.use(observeRequests(deps.events))
+  const readBody = bodyReader(deps.bodyLimitBytes)
+  for (const entry of table) router.post(entry.path, operationRoute(entry, deps, readBody))
+  const boundary = errorBoundary(deps.httpStatus, deps.logger)
+  sharePageRoutes(router, deps, boundary)
+  mediaRoutes(router, deps, boundary)
+  return router
 }
 
-/** The operation a body selects on a path, or undefined (then 401 `validation.required`). */
-export function selectOperation(entry: PathEntry, body: ParsedBody): Operation | undefined {
-  return operationSelector(entry)(body)
-}
-
-/** selectOperation for one path, with the distinguishing fields of its operations listed once. */
-function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | undefined {
+/** The operation a body selects on a path (the first whose distinguishing field is present), or the path's fallback. */
+export function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | undefined {
   const choices = entry.operations.map(operation => ({ operation, fields: (Array.isArray(operation.field) ? operation.field : [operation.field]).filter(field => field !== undefined) }))
   return body => {
     for (const { operation, fields } of choices) {
@@ -59,30 +52,30 @@ function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | 
 
 // --- Internal helpers ---
 
-type Limits = ReturnType<typeof rateLimitRequests>
-
 /**
  * Everything a request on an operation path goes through, in one middleware: read the body, apply
  * the request limits, select the operation, validate, run it and answer; any error is answered as
- * the error boundary does. One function rather than a chain of four: each link of a Koa chain is
- * an async function and a promise more on every request.
+ * the error boundary does, in the chosen operation's words. One function rather than a chain of
+ * four: each link of a Koa chain is an async function and a promise more on every request.
  */
-function operationRoute(entry: PathEntry, services: Services, readBody: (ctx: Context) => Promise<ParsedBody>, limits: Limits): Middleware {
-  const { options, logger } = services
-  const fastChecks = new Map([...entry.operations, ...(entry.fallback ? [entry.fallback] : [])].map(operation => [operation, compileBodyCheck(operation.schema)]))
+function operationRoute(entry: PathEntry, deps: RouterDeps, readBody: (ctx: Context) => Promise<ParsedBody>): Middleware {
+  const { httpStatus, logger } = deps
+  const limits = rateLimitRequests(deps.services.rateLimits)
+  const all = [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
+  const fastChecks = new Map(all.map(operation => [operation, compileBodyCheck(operation.schema)]))
+  const byName = new Map(all.map(operation => [operation.name, operation]))
   const select = operationSelector(entry)
   const run = async (ctx: Context, body: ParsedBody) => {
     const operation = select(body)
-    if (!operation) throw new GatewayError(401, Messages.required)
+    if (!operation) throw new GatewayError('invalid-input')
     ctx.state.gatewayOperation = operation.name
     const [error, input] = validateBody(body.fields, operation.schema, fastChecks.get(operation))
     if (error) {
-      const invalid = operation.invalid ?? { status: 401, message: Messages.required }
       logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
-      throw new GatewayError(invalid.status, invalid.message, invalid.extra)
+      throw new GatewayError('invalid-input')
     }
-    const reply = await operation.handle(input, new RequestContext(ctx, entry.path, services, body.uploads))
-    sendAnswer(ctx, options.httpStatus, { status: 200, ...reply })
+    const reply = await operation.handle(input, new RequestContext(ctx, entry.path, deps, body.uploads))
+    sendAnswer(ctx, httpStatus, { status: 200, ...reply })
   }
   return async function gatewayOperation(ctx: Context) {
     try {
@@ -90,10 +83,11 @@ function operationRoute(entry: PathEntry, services: Services, readBody: (ctx: Co
       ctx.state.gatewayBody = body
       await (limits ? limits(ctx, () => run(ctx, body)) : run(ctx, body))
     } catch (err) {
-      answerError(ctx, options.httpStatus, logger, err)
+      answerError(ctx, httpStatus, logger, err, byName.get(ctx.state.gatewayOperation))
     }
   }
 }
+
 
 /**
  * Validate (and coerce) a body: the fast check when the schema has one and it accepts the body, else
@@ -127,12 +121,16 @@ class RequestContext implements OperationContext {
   constructor(
     private readonly ctx: Context,
     private readonly path: string,
-    readonly services: Services,
+    private readonly deps: RouterDeps,
     readonly uploads: ReadonlyMap<string, UploadedFile>,
   ) {}
 
+  get services(): OperationServices {
+    return this.deps.services
+  }
+
   get baseUrl(): string {
-    return (this.url ??= baseUrlOf(this.ctx, this.path, this.services))
+    return (this.url ??= this.deps.baseUrl ?? baseUrlOf(this.ctx, this.path))
   }
 
   get clientIp(): string {
@@ -140,9 +138,8 @@ class RequestContext implements OperationContext {
   }
 }
 
-/** The configured base URL, or the request's origin plus the prefix the gateway is mounted under. */
-function baseUrlOf(ctx: Context, operationPath: string, services: Services): string {
-  if (services.options.baseUrl) return services.options.baseUrl
+/** The request's origin plus the prefix the gateway is mounted under. */
+function baseUrlOf(ctx: Context, operationPath: string): string {
   const prefix = ctx.path.endsWith(operationPath) ? ctx.path.slice(0, -operationPath.length) : ''
   return `${ctx.protocol}://${ctx.host}${prefix}`
 }

@@ -2,11 +2,13 @@ import type Router from '@koa/router'
 import type { Context } from 'koa'
 import type { Registry } from 'prom-client'
 import type { WebhookAdmin } from '../domain/webhooks/index.ts'
-import { startMetrics, type GatewayMetrics } from '../metrics.ts'
-import type { Services } from '../services.ts'
+import { startMetrics, type GatewayMetrics, type MetricsDeps } from '../metrics.ts'
+import type { Logger } from '../logger.ts'
+import type { Storage } from '../ports/storage.ts'
+import type { Transport } from '../ports/transport.ts'
 import { docsRoutes } from './docs-page.ts'
 import { healthRoute } from './health.ts'
-import type { PathEntry } from './operation.ts'
+import type { PathEntry } from '../operations/operation.ts'
 
 /** Options of the service routes beside the API: documentation, metrics, health. */
 export interface ServiceOptions {
@@ -21,6 +23,14 @@ export interface ServiceOptions {
   healthTimeoutMs?: number
 }
 
+/** What the service routes read: the store and the transport (health), what metrics count, the base URL (docs). */
+export interface ServiceRouteDeps extends MetricsDeps {
+  storage: Storage
+  transport: Transport
+  logger: Logger
+  baseUrl?: string
+}
+
 /** Reject bad service options with a clear Error at start-up (called by resolveOptions). */
 export function checkServiceOptions(options: ServiceOptions): void {
   const { healthTimeoutMs } = options
@@ -31,11 +41,11 @@ export function checkServiceOptions(options: ServiceOptions): void {
  * Add the service routes to the gateway's router: `/health` (always), `/openapi.json` and `/docs`
  * (unless `docs: false`), `/metrics` (with `metrics`). Resolves with the metrics when they are on.
  */
-export async function addServiceRoutes(router: Router, services: Services, table: PathEntry[], webhooks: WebhookAdmin, options: ServiceOptions): Promise<GatewayMetrics | undefined> {
+export async function addServiceRoutes(router: Router, services: ServiceRouteDeps, table: readonly PathEntry[], webhooks: WebhookAdmin, options: ServiceOptions): Promise<GatewayMetrics | undefined> {
   const docs = options.docs ?? true
   const metrics = options.metrics ? await startMetrics(services, webhooks, typeof options.metrics === 'object' ? options.metrics.registry : undefined) : undefined
   healthRoute(router, services, options.healthTimeoutMs)
-  if (docs) docsRoutes(router, services, table, { docs, metrics: metrics !== undefined })
+  if (docs) docsRoutes(router, services.baseUrl, table, { docs, metrics: metrics !== undefined })
   if (metrics) {
     router.get('/metrics', async (ctx: Context) => {
       const { contentType, text } = await metrics.scrape()

@@ -2,8 +2,14 @@ import type Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import QRCode from 'qrcode'
 import { randomBytes } from 'node:crypto'
-import type { Services } from '../services.ts'
-import type { Device } from '../domain/devices.ts'
+import type { Device, Devices } from '../domain/devices.ts'
+import type { ShareLinks } from '../domain/share-links.ts'
+
+/** What the share pages read: the links and the devices they show. */
+export interface SharePageDeps {
+  links: ShareLinks
+  devices: Devices
+}
 
 /** How often the page asks for the device's state. */
 const POLL_MS = 2000
@@ -13,7 +19,7 @@ const POLL_MS = 2000
  * that shows the device's live QR and refreshes until the device connects, then says so;
  * `GET /qr/:token/state` is its JSON feed. A revoked or unknown token answers 404.
  */
-export function sharePageRoutes(router: Router, services: Services, boundary: Middleware): void {
+export function sharePageRoutes(router: Router, services: SharePageDeps, boundary: Middleware): void {
   router.get('/qr/:token', boundary, async (ctx: Context) => {
     const device = await services.links.resolve(String(ctx.params.token))
     securityHeaders(ctx)
@@ -45,7 +51,7 @@ interface PageState {
 
 // --- Internal helpers ---
 
-async function liveState(device: Device, services: Services): Promise<PageState> {
+async function liveState(device: Device, services: SharePageDeps): Promise<PageState> {
   const status = await services.devices.status(device)
   if (status.connected) return { conectado: true, telefone: status.phone ?? null, qrcode: null }
   let qr = await services.links.currentQr(device.id)

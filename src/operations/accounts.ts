@@ -1,10 +1,10 @@
 import { literal, object, refine, type } from 'superstruct'
-import { coerceWhen, isString } from '../http/coerce-when.ts'
+import { coerceWhen, isString } from '../schema/coerce-when.ts'
 import { coerce, string } from 'superstruct'
-import { Messages } from '../errors.ts'
-import { defineOperation } from '../http/operation.ts'
-import { phone, text } from '../http/fields.ts'
-import { documentStruct } from '../http/struct-schema.ts'
+import { Messages } from './error-answers.ts'
+import { defineOperation } from './operation.ts'
+import { phone, text } from '../schema/fields.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors } from './answers.ts'
 
 /** Passwords shorter than this are refused (401 `validation.required`). */
@@ -23,7 +23,7 @@ export const registerUser = defineOperation({
   answer: answer({
     data: object({ nome: string(), email: string(), telefone: string(), authkey: string(), expiracao: string(), plano: string() }),
   }),
-  errors: [{ status: 409, message: Messages.emailTaken }],
+  errors: ['invalid-input', 'email-taken', 'rate-limited'],
   schema: type({
     auth: coerceWhen(literal('registrar'), isString, s => s.trim().toLowerCase()),
     email,
@@ -54,11 +54,11 @@ export const createAgent = defineOperation({
   name: 'createAgent',
   summary: 'Create an AI agent hosted by a device',
   answer: answer({ agent_id: string() }),
-  errors: [{ status: 401, message: Messages.agentAuth }, deviceErrors[1]],
+  errors: deviceErrors,
+  answers: { 'invalid-input': { status: 400, message: Messages.required }, unauthenticated: { status: 401, message: Messages.agentAuth } },
   schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
-  invalid: { status: 400, message: Messages.required },
   async handle({ authkey, device: deviceRef, agent_name }, { services }) {
-    const account = await services.accounts.require(authkey, 401, Messages.agentAuth)
+    const account = await services.accounts.require(authkey)
     const device = await services.devices.require(account, deviceRef)
     const agent = await services.agents.create(account, device, agent_name.trim())
     return { message: 'Agente criado com sucesso.', agent_id: agent.id }

@@ -1,12 +1,10 @@
 import { literal, object, optional, string, type Struct } from 'superstruct'
-import { Messages } from '../errors.ts'
-import type { ErrorAnswer } from '../http/operation.ts'
-import { toGatewayError } from '../http/render.ts'
-import { TransportError } from '../ports/transport.ts'
+import type { AnswerCode } from './error-answers.ts'
 
 /**
- * The success answers and error answers the operations declare: the operation table carries them,
- * so the OpenAPI document, the client types and the tests all read one source.
+ * The success answers and the refusals the operations declare: the operation table carries them, so
+ * the OpenAPI document, the client types and the tests all read one source (the refusals are worded
+ * by src/operations/error-answers.ts).
  */
 
 /** A success answer: `{status: 200, message}` plus exactly `fields` (an unexpected field fails it). */
@@ -21,43 +19,17 @@ export const sentAnswer = answer({
   agendamento: optional(string()),
 })
 
-/** `validation.required` with status 401: a missing or invalid field, or an unknown or expired authkey. */
-export const required: ErrorAnswer = { status: 401, message: Messages.required }
+/** The refusals of an operation that names a device of the account by `appkey`. */
+export const deviceErrors: AnswerCode[] = ['invalid-input', 'unauthenticated', 'device-not-found']
 
-/** The errors of an operation that names a device of the account by `appkey`. */
-export const deviceErrors: ErrorAnswer[] = [required, { status: 404, message: Messages.deviceNotFound }]
+/** The refusals of a network call through the device's send queue (sends, groups, read receipts). */
+export const queueErrors: AnswerCode[] = ['not-connected', 'send-queue-full', 'rate-limited', 'send-queue-timeout', 'send-stalled', 'timeout', 'failed', 'shutting-down']
 
-/** The errors of a network call through the device's send queue (sends, groups, read receipts). */
-export const queueErrors: ErrorAnswer[] = [
-  { status: 409, message: Messages.disconnected },
-  { status: 429, message: Messages.sendQueueFull },
-  transportError('rate-limited'),
-  { status: 504, message: Messages.sendQueueTimeout },
-  { status: 504, message: Messages.sendStalled },
-  transportError('timeout'),
-  transportError('failed'),
-  { status: 503, message: Messages.shuttingDown },
-]
+/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`). */
+export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid']
 
-/** The errors of operations 8 to 16 (send now, or schedule with `agendamento`). */
-export const sendErrors: ErrorAnswer[] = [...deviceErrors, ...queueErrors, transportError('invalid')]
+/** The refusals of a send that targets an earlier message (reaction, delete, read receipt). */
+export const targetErrors: AnswerCode[] = [...sendErrors, 'message-not-found']
 
-/** The errors of a send that targets an earlier message (reaction, delete, read receipt). */
-export const targetErrors: ErrorAnswer[] = [...sendErrors, { status: 404, message: Messages.messageNotFound }]
-
-/** The errors of fetching a media URL (or a carousel card image). */
-export const mediaErrors: ErrorAnswer[] = [
-  { status: 400, message: Messages.mediaRefused },
-  { status: 400, message: Messages.mediaBadStatus },
-  { status: 400, message: Messages.mediaTimeout },
-  { status: 400, message: Messages.mediaUnreachable },
-  { status: 413, message: Messages.mediaTooLarge },
-]
-
-// --- Internal helpers ---
-
-/** The answer a transport failure is rendered as (src/http/render.ts decides it). */
-function transportError(code: TransportError['code']): ErrorAnswer {
-  const { status, message } = toGatewayError(new TransportError(code, code))
-  return { status, message }
-}
+/** The refusals of fetching a media URL (or a carousel card image). */
+export const mediaErrors: AnswerCode[] = ['media-refused', 'media-bad-status', 'media-timeout', 'media-unreachable', 'media-too-large']

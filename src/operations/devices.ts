@@ -1,13 +1,14 @@
 import QRCode from 'qrcode'
 import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
-import { coerceWhen, isString } from '../http/coerce-when.ts'
-import { GatewayError, Messages } from '../errors.ts'
-import { defineOperation, type OperationContext } from '../http/operation.ts'
-import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../http/fields.ts'
+import { coerceWhen, isString } from '../schema/coerce-when.ts'
+import { GatewayError } from '../errors.ts'
+import { Messages } from './error-answers.ts'
+import { defineOperation, type OperationContext } from './operation.ts'
+import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
 import type { LinkChallenge } from '../ports/transport.ts'
-import { answer, deviceErrors, required } from './answers.ts'
+import { answer, deviceErrors } from './answers.ts'
 
 /** Longest device name or chosen appkey. */
 export const MAX_DEVICE_NAME = 64
@@ -30,18 +31,18 @@ export const generateQrCode = defineOperation({
     id: string(),
     webhookSecret: string(),
   }),
-  errors: [{ status: 401, message: Messages.qrAuth }, { status: 409, message: Messages.alreadyConnected }],
+  errors: ['invalid-input', 'unauthenticated', 'already-connected', 'link-failed', 'timeout', 'failed'],
+  answers: { 'invalid-input': { status: 400, message: Messages.qrInvalid }, unauthenticated: { status: 401, message: Messages.qrAuth } },
   schema: type({
     authkey: optional(any()),
     setAppkey: optional(coerceWhen(deviceName, isString, s => (s.trim() === '' ? undefined : s))),
     phone: optional(coerceWhen(phone(), isString, s => (s.trim() === '' ? undefined : s))),
     webhook: optionalText(2048),
   }),
-  invalid: { status: 400, message: Messages.qrInvalid },
   async handle({ authkey, setAppkey, phone: pairingPhone, webhook }, context) {
     const { services } = context
-    const account = await services.accounts.require(authkey, 401, Messages.qrAuth)
-    const webhookUrl = webhookOption(webhook, context, () => new GatewayError(400, Messages.qrInvalid))
+    const account = await services.accounts.require(authkey)
+    const webhookUrl = webhookOption(webhook, context)
     const name = setAppkey ?? services.devices.generatedName()
     const { device, appkey } = await services.devices.ensure(account, { name, appkey: setAppkey, webhookUrl })
     const challenge = await services.devices.link(device, pairingPhone)
@@ -57,19 +58,19 @@ export const addDevice = defineOperation({
   name: 'addDevice',
   summary: 'Add a device by name (or reuse an unlinked one of that name) and return its QR code',
   answer: answer({ qrcode: string(), link: string(), id: string(), appkey: optional(string()), webhookSecret: string() }),
-  errors: [required, { status: 404, message: Messages.addDeviceFailed }, { status: 409, message: Messages.alreadyConnected }],
+  errors: ['invalid-input', 'unauthenticated', 'link-failed', 'already-connected'],
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
   async handle({ authkey, message: name, webhook }, context) {
     const { services } = context
-    const account = await services.accounts.require(authkey, 401, Messages.required)
-    const webhookUrl = webhookOption(webhook, context, () => new GatewayError(401, Messages.required))
+    const account = await services.accounts.require(authkey)
+    const webhookUrl = webhookOption(webhook, context)
     const { device, appkey } = await services.devices.ensure(account, { name, webhookUrl })
     let challenge: LinkChallenge
     try {
       challenge = await services.devices.link(device)
     } catch (cause) {
       if (cause instanceof GatewayError) throw cause
-      throw new GatewayError(404, Messages.addDeviceFailed, {}, { cause })
+      throw new GatewayError('link-failed', { cause })
     }
     return {
       message: 'Dispositivo adicionado.',
@@ -101,7 +102,7 @@ export const deviceStatus = defineOperation({
   errors: deviceErrors,
   schema: type({ authkey: text(256), message: text(), checkDispositivo: trueFlag() }),
   async handle({ authkey, message: ref }, { services }) {
-    const account = await services.accounts.require(authkey, 401, Messages.required)
+    const account = await services.accounts.require(authkey)
     const device = await services.devices.require(account, ref)
     const status = await services.devices.status(device)
     return {
@@ -125,10 +126,11 @@ export const deleteDevice = defineOperation({
   name: 'deleteDevice',
   summary: 'Delete a device of the account',
   answer: answer({}),
-  errors: [{ status: 401, message: Messages.deleteAuth }, ...deviceErrors, { status: 500, message: Messages.deleteFailed }],
+  errors: [...deviceErrors, 'delete-failed'],
+  answers: { unauthenticated: { status: 401, message: Messages.deleteAuth } },
   schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
   async handle({ authkey, message: ref, apagarAppkey }, { services }) {
-    const account = await services.accounts.require(authkey, 401, Messages.deleteAuth)
+    const account = await services.accounts.require(authkey)
     const device = await services.devices.require(account, ref)
     await services.devices.remove(device, { deleteAppkey: apagarAppkey === true })
     return { message: 'Dispositivo excluído com sucesso.' }
@@ -150,10 +152,10 @@ export const deleteShareLink = defineOperation({
     GerenciarLinks: coerceWhen(literal('excluir'), isString, s => s.trim().toLowerCase()),
   }),
   async handle({ appkey, authkey, to }, { services }) {
-    const account = await services.accounts.require(authkey, 401, Messages.required)
+    const account = await services.accounts.require(authkey)
     const device = await services.devices.require(account, appkey, ['appkey', 'name'])
     const target = await services.devices.find(account, to)
-    if (!target || target.id !== device.id) throw new GatewayError(404, Messages.deviceNotFound)
+    if (!target || target.id !== device.id) throw new GatewayError('device-not-found')
     await services.links.revokeAll(device)
     return { message: 'Link excluído com sucesso.' }
   },
@@ -161,17 +163,17 @@ export const deleteShareLink = defineOperation({
 
 // --- Internal helpers ---
 
-/** The checked webhook URL, undefined when absent; `refuse` builds the error for a bad one. */
-function webhookOption(value: string | undefined, { services }: OperationContext, refuse: () => GatewayError): string | undefined {
+/** The checked webhook URL, undefined when absent; `invalid-input` for one the URL policy refuses. */
+function webhookOption(value: string | undefined, { services }: OperationContext): string | undefined {
   if (value === undefined) return undefined
-  const checked = checkUrl(value.trim(), { allowPrivate: services.options.allowPrivateUrls })
-  if ('refused' in checked) throw refuse()
+  const checked = checkUrl(value.trim(), { allowPrivate: services.settings.allowPrivateUrls })
+  if ('refused' in checked) throw new GatewayError('invalid-input')
   return checked.url.href
 }
 
 /** The QR as a PNG data URI, remembered as the device's current QR for the share page. */
 async function qrDataUri(challenge: LinkChallenge, device: Device, { services }: OperationContext): Promise<string> {
-  if (challenge.kind !== 'qr') throw new GatewayError(404, Messages.addDeviceFailed)
+  if (challenge.kind !== 'qr') throw new GatewayError('link-failed')
   await services.links.rememberQr(device.id, challenge.qr)
   return QRCode.toDataURL(challenge.qr, { margin: 2, scale: 6 })
 }

@@ -1,12 +1,11 @@
 import { array, boolean, object, optional, refine, string, type } from 'superstruct'
-import { coerceWhen, isAnything } from '../http/coerce-when.ts'
-import { defineOperation } from '../http/operation.ts'
-import { falseFlag, text, trueFlag } from '../http/fields.ts'
+import { coerceWhen, isAnything } from '../schema/coerce-when.ts'
+import { defineOperation } from './operation.ts'
+import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
 import { requireDevice } from './send-support.ts'
-import { documentStruct } from '../http/struct-schema.ts'
-import { Messages } from '../errors.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
 /** Most members a new group can be created with (WhatsApp: 1 024 including the creator). */
@@ -20,7 +19,7 @@ export const groupInfo = defineOperation({
   answer: answer({
     grupo: object({ id: string(), titulo: string(), descricao: string(), participantes: array(object({ id: string(), admin: boolean() })) }),
   }),
-  errors: [...deviceErrors, { status: 404, message: Messages.groupNotFound }, ...queueErrors],
+  errors: [...deviceErrors, 'group-not-found', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
   async handle({ infoConvite: ref, ...keys }, context) {
     const { device } = await requireDevice(context, keys)
@@ -58,7 +57,7 @@ export const joinGroup = defineOperation({
   name: 'joinGroup',
   summary: 'Join a group by invite link',
   answer: answer({ grupoId: string() }),
-  errors: [...deviceErrors, { status: 404, message: Messages.inviteInvalid }, ...queueErrors],
+  errors: [...deviceErrors, 'invite-invalid', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
   async handle({ entrarConvite: invite, ...keys }, context) {
     const { device } = await requireDevice(context, keys)

@@ -1,7 +1,7 @@
 import { type } from 'superstruct'
-import { GatewayError, Messages } from '../errors.ts'
-import { defineOperation } from '../http/operation.ts'
-import { optionalText, text } from '../http/fields.ts'
+import { GatewayError } from '../errors.ts'
+import { defineOperation } from './operation.ts'
+import { optionalText, text } from '../schema/fields.ts'
 import type { Button, Card } from '../ports/transport.ts'
 import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, sendFields, type WireButton, type WireCardButton } from './messaging-fields.ts'
 import { sendOrSchedule } from './send-support.ts'
@@ -22,7 +22,7 @@ export const sendButtons = defineOperation({
     footer_text: optionalText(MAX_HEADER),
   }),
   handle: ({ message: text, buttons, header_title: header, footer_text: footer, to, ...keys }, context) => {
-    if (hasDuplicateIds(buttons)) throw new GatewayError(401, Messages.required)
+    if (hasDuplicateIds(buttons)) throw new GatewayError('invalid-input')
     return sendOrSchedule(
       context,
       keys,
@@ -42,10 +42,10 @@ export const sendCarousel = defineOperation({
   name: 'sendCarousel',
   summary: 'Send a carousel of cards',
   answer: sentAnswer,
-  errors: [...sendErrors, ...mediaErrors, { status: 400, message: Messages.cardImageInvalid }],
+  errors: [...sendErrors, ...mediaErrors, 'card-image-invalid'],
   schema: type({ ...sendFields, message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) }),
   handle: ({ message: text, cards, footer_text: footer, to, ...keys }, context) => {
-    for (const c of cards) if (hasDuplicateIds(c.buttons)) throw new GatewayError(401, Messages.required)
+    for (const c of cards) if (hasDuplicateIds(c.buttons)) throw new GatewayError('invalid-input')
     return sendOrSchedule(
       context,
       keys,

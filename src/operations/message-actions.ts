@@ -1,11 +1,11 @@
 import { refine, type } from 'superstruct'
-import { coerceWhen, isBoolean } from '../http/coerce-when.ts'
-import { GatewayError, Messages } from '../errors.ts'
-import { defineOperation } from '../http/operation.ts'
-import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../http/fields.ts'
+import { coerceWhen, isBoolean } from '../schema/coerce-when.ts'
+import { GatewayError } from '../errors.ts'
+import { defineOperation } from './operation.ts'
+import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../schema/fields.ts'
 import { sendFields } from './messaging-fields.ts'
 import { sendOrSchedule } from './send-support.ts'
-import { documentStruct } from '../http/struct-schema.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
 import { sentAnswer, targetErrors } from './answers.ts'
 
 /** Longest message id accepted. */
@@ -60,7 +60,7 @@ export const markMessageRead = defineOperation({
   schema: type({ ...sendFields, markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
   handle: ({ markRead, idMessagem, idMensagem, to, ...keys }, context) => {
     const id = parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
-    if (id === undefined) throw new GatewayError(401, Messages.required)
+    if (id === undefined) throw new GatewayError('invalid-input')
     return sendOrSchedule(context, keys, async () => ({ kind: 'read', to, target: { chat: to, id: id.trim() } }), 'Mensagem marcada como lida.')
   },
 })

@@ -1,9 +1,9 @@
 import { refine, type } from 'superstruct'
-import { defineOperation } from '../http/operation.ts'
-import { optionalText, phone, text } from '../http/fields.ts'
+import { defineOperation } from './operation.ts'
+import { optionalText, phone, text } from '../schema/fields.ts'
 import { MAX_CAPTION, MAX_TEXT, sendFields } from './messaging-fields.ts'
 import { sendOrSchedule } from './send-support.ts'
-import { documentStruct } from '../http/struct-schema.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
 import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
 
 /** Operation 8 (the default of /api/create-message): send a text. */

@@ -1,9 +1,9 @@
 import { any, array, dynamic, literal, never, refine, string, type, number, type Struct } from 'superstruct'
-import { coerceWhen, isAnything, isStringOrNumber } from '../http/coerce-when.ts'
-import { optionalText, phone, text } from '../http/fields.ts'
+import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
+import { optionalText, phone, text } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
-import { documentStruct } from '../http/struct-schema.ts'
-import { UNSURE, withFastCheck } from '../http/fast-check.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
+import { UNSURE, withFastCheck } from '../schema/fast-check.ts'
 
 /** Longest text message (WhatsApp's own limit). */
 export const MAX_TEXT = 65_536

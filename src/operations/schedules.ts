@@ -1,6 +1,6 @@
 import { array, enums, object, string, type } from 'superstruct'
-import { defineOperation } from '../http/operation.ts'
-import { falseFlag, text, trueFlag } from '../http/fields.ts'
+import { defineOperation } from './operation.ts'
+import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { requireDevice } from './send-support.ts'
 import { answer, deviceErrors } from './answers.ts'
 

@@ -1,5 +1,5 @@
-import { GatewayError, Messages } from '../errors.ts'
-import type { OperationContext, ReplyOf } from '../http/operation.ts'
+import { GatewayError } from '../errors.ts'
+import type { OperationContext, ReplyOf } from './operation.ts'
 import type { Account } from '../domain/accounts.ts'
 import type { Device, DeviceMatch } from '../domain/devices.ts'
 import type { Action } from '../domain/messaging/actions.ts'
@@ -25,7 +25,7 @@ export interface KeyFields {
 export async function requireDevice({ services }: OperationContext, { appkey, authkey }: KeyFields): Promise<{ account: Account; device: Device }> {
   const { accounts, devices } = services
   // From the cache without a promise when it can tell; the store decides everything else.
-  const account = accounts.cachedAccount(authkey) ?? (await accounts.require(authkey, 401, Messages.required))
+  const account = accounts.cachedAccount(authkey) ?? (await accounts.require(authkey))
   const device = devices.cachedDevice(account, appkey, KEY_MATCH) ?? (await devices.require(account, appkey, KEY_MATCH))
   return { account, device }
 }
@@ -41,11 +41,11 @@ export async function sendOrSchedule(
   build: () => Action | Promise<Action>,
   sentMessage: string,
 ): Promise<ReplyOf<typeof sentAnswer>> {
-  const { accounts, devices, messaging, options } = context.services
-  const account = accounts.cachedAccount(fields.authkey) ?? (await accounts.require(fields.authkey, 401, Messages.required))
+  const { accounts, devices, messaging, settings } = context.services
+  const account = accounts.cachedAccount(fields.authkey) ?? (await accounts.require(fields.authkey))
   const device = devices.cachedDevice(account, fields.appkey, KEY_MATCH) ?? (await devices.require(account, fields.appkey, KEY_MATCH))
   if (fields.agendamento !== undefined) {
-    const time = scheduleTime(fields.agendamento, options.timeZone)
+    const time = scheduleTime(fields.agendamento, settings.timeZone)
     const item = await messaging.scheduler.schedule(device, await build(), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
   }
@@ -60,6 +60,6 @@ export async function sendOrSchedule(
 /** The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a year ahead. */
 export function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
   const time = parseScheduleTime(value, timeZone)
-  if (!time || time.at < Math.floor(now / 1000) * 1000 || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError(401, Messages.required)
+  if (!time || time.at < Math.floor(now / 1000) * 1000 || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
   return time
 }

@@ -1,12 +1,12 @@
 import { boolean, enums, integer, object, refine, string, type } from 'superstruct'
-import { coerceWhen, isString } from '../http/coerce-when.ts'
-import { GatewayError, Messages } from '../errors.ts'
-import { defineOperation, type OperationContext } from '../http/operation.ts'
-import { falseFlag, flag, text, trueFlag } from '../http/fields.ts'
+import { coerceWhen, isString } from '../schema/coerce-when.ts'
+import { GatewayError } from '../errors.ts'
+import { defineOperation, type OperationContext } from './operation.ts'
+import { falseFlag, flag, text, trueFlag } from '../schema/fields.ts'
 import type { Account } from '../domain/accounts.ts'
 import type { Device } from '../domain/devices.ts'
 import { contactKey } from '../domain/flows.ts'
-import { documentStruct } from '../http/struct-schema.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors } from './answers.ts'
 
 /** `to` of operation 19: `todos` (every contact) or one contact's number or LID. */
@@ -49,11 +49,11 @@ export const switchWebhook = defineOperation({
   async handle({ appkey, authkey, type: channel, message: deviceRef, statusWebhook }, context) {
     const { account, device } = await deviceOf(appkey, authkey, context)
     const named = await context.services.devices.find(account, deviceRef)
-    if (!named || named.id !== device.id) throw new GatewayError(404, Messages.deviceNotFound)
+    if (!named || named.id !== device.id) throw new GatewayError('device-not-found')
     const updated = await context.services.devices.update(device.id, d => {
       d.webhookEvents = { ...d.webhookEvents, [channel === 'chat' ? 'chat' : 'group']: statusWebhook }
     })
-    if (!updated) throw new GatewayError(404, Messages.deviceNotFound)
+    if (!updated) throw new GatewayError('device-not-found')
     return {
       message: statusWebhook ? 'Webhook ativado.' : 'Webhook desativado.',
       webhook: { chat: updated.webhookEvents.chat, grupo: updated.webhookEvents.group },
@@ -68,6 +68,6 @@ export const switchWebhook = defineOperation({
  * or expired authkey is 401 `validation.required` (DESIGN.md, HTTP contract 3); no such device 404.
  */
 async function deviceOf(appkey: string, authkey: string, { services }: OperationContext): Promise<{ account: Account; device: Device }> {
-  const account = await services.accounts.require(authkey, 401, Messages.required)
+  const account = await services.accounts.require(authkey)
   return { account, device: await services.devices.require(account, appkey, ['appkey', 'name']) }
 }

@@ -1,4 +1,4 @@
-import type { PathEntry } from '../http/operation.ts'
+import type { PathEntry } from './operation.ts'
 import { createAgent, registerUser } from './accounts.ts'
 import { addDevice, deleteDevice, deleteShareLink, deviceStatus, generateQrCode } from './devices.ts'
 import { deleteFlowConversations, switchWebhook } from './settings.ts'
@@ -14,7 +14,7 @@ import { listSchedules } from './schedules.ts'
  * contract 2). The first operation whose distinguishing field is present wins; with none, the
  * path's fallback applies, and without a fallback the answer is 401 `validation.required`.
  */
-export const operationTable: PathEntry[] = [
+export const operationTable = [
   { path: '/api/auth', operations: [registerUser] },
   { path: '/api/v2/ia', operations: [], fallback: createAgent },
   { path: '/api/v2/qrcode', operations: [], fallback: generateQrCode },
@@ -38,4 +38,17 @@ export const operationTable: PathEntry[] = [
     fallback: sendText,
   },
   { path: '/api/groups', operations: [groupInfo, createGroup, joinGroup] },
-]
+] as const satisfies readonly PathEntry[]
+
+/** Every operation of the table, by the name its definition gives. */
+type TableOperation = {
+  [I in keyof typeof operationTable]: (typeof operationTable)[I] extends { operations: readonly (infer O)[]; fallback?: infer F } ? O | Exclude<F, undefined> : never
+}[number]
+
+/** The English name of an operation (`sendText`, `addDevice`, ...). */
+export type OperationName = TableOperation['name']
+
+/** Every operation by its English name (the client types are named after them). */
+export const operations = Object.fromEntries(
+  operationTable.flatMap(entry => [...entry.operations, ...('fallback' in entry ? [entry.fallback] : [])]).map(operation => [operation.name, operation]),
+) as { [N in OperationName]: Extract<TableOperation, { name: N }> }

@@ -1,5 +1,5 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible'
-import { GatewayError, Messages } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { RateLimiter, RateLimitState, RateLimitStore } from '../ports/rate-limit.ts'
 import { hashKey } from './keys.ts'
@@ -56,18 +56,6 @@ export function resolveRateLimitOptions(options: RateLimitOptions): RateLimitSet
     settings[name] = rule
   }
   return settings
-}
-
-/**
- * Read a rate-limit setting from text (the standalone server's GATEWAY_RATE_LIMIT): `off` (or `0`,
- * `false`) switches every limit off; `<points>/<seconds>` sets the per-account limit (`6000/60`).
- */
-export function parseRateLimit(text: string): RateLimitRules | false {
-  const value = text.trim().toLowerCase()
-  if (value === 'off' || value === '0' || value === 'false') return false
-  const match = /^(\d+)\s*\/\s*(\d+)$/.exec(value)
-  if (!match || Number(match[1]) <= 0 || Number(match[2]) <= 0) throw new Error(`rate limit ${JSON.stringify(text)}: write off or <points>/<seconds>, e.g. 6000/60`)
-  return { perAccount: { points: Number(match[1]), duration: Number(match[2]) } }
 }
 
 /** A RateLimitStore keeping counters in this process's memory (the default). */
@@ -165,7 +153,7 @@ export class RateLimits {
 
 function tooMany(state: RateLimitState): GatewayError {
   const seconds = Math.max(1, Math.ceil((state?.msBeforeNext ?? 1000) / 1000))
-  return new GatewayError(429, Messages.rateLimited, {}, { headers: { 'retry-after': String(seconds) } })
+  return new GatewayError('rate-limited', { retryAfterSeconds: seconds })
 }
 
 /** The rate-limit store took longer than a second. */

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { operationTable } from '../../src/index.ts'
+import { operationTable } from '../../src/operations/table.ts'
 import { operationsOf } from '../../src/http/openapi.ts'
 import { browserAvailable, launchBrowser } from '../helpers/browser.ts'
 import { startGateway } from '../helpers/gateway.ts'

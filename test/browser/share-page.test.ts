@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { browserAvailable, launchBrowser, readQr } from '../helpers/browser.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 const DEVICE_PHONE = '5511933334444'
 
@@ -36,7 +37,7 @@ if (browserAvailable('the QR share page in a real browser')) {
       await qr.waitFor({ state: 'visible' })
       const shown = await readQr(qr)
       assert.ok(shown, 'a QR code decodes from a screenshot of the page')
-      assert.is(shown, await t.gateway.services.links.currentQr(added.body.id), "it is the device's current QR")
+      assert.is(shown, await internalsOf(t.gateway).links.currentQr(added.body.id), "it is the device's current QR")
       assert.is(await tab.evaluate(pageState), 'waiting')
 
       await t.network.scan({ deviceId: added.body.id }, DEVICE_PHONE)
@@ -75,7 +76,7 @@ if (browserAvailable('the QR share page in a real browser')) {
       await waitFor(
         async () => {
           const shown = await readQr(qr)
-          return shown !== undefined && shown !== first && shown === (await t.gateway.services.links.currentQr(added.body.id))
+          return shown !== undefined && shown !== first && shown === (await internalsOf(t.gateway).links.currentQr(added.body.id))
         },
         20_000,
         'the page to show the rotated QR',

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 import { METRIC_NAMES } from '../../src/metrics.ts'
-import { operations } from '../../src/index.ts'
+import { operations } from '../../src/operations/table.ts'
 import { readme } from '../helpers/readme.ts'
 
 const root = new URL('../..', import.meta.url).pathname

@@ -2,14 +2,16 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { is } from 'superstruct'
 import type { AgentResponder, MediaFetcher, WebhookSender } from '../../src/index.ts'
-import { operationTable } from '../../src/index.ts'
-import { selectOperation } from '../../src/http/router.ts'
+import { operationTable } from '../../src/operations/table.ts'
+import type { PathEntry } from '../../src/operations/operation.ts'
+import { operationSelector } from '../../src/http/router.ts'
 import { contactKey } from '../../src/domain/flows.ts'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { requestMatcher, type Matcher } from '../helpers/openapi.ts'
 import { readmeSamples, type ReadmeSample } from '../helpers/readme.ts'
 import { JPEG, PDF } from '../helpers/samples.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 /**
  * Every request/answer pair of the README's "The API" section runs, in order, against a gateway on
@@ -67,10 +69,10 @@ const before: Record<string, (story: Story) => Promise<void>> = {
     stands.set(STORY.otpCode, code[0])
   },
   '19.': async ({ t }) => {
-    const device = await t.gateway.services.devices.findAnywhere('loja')
-    await waitFor(async () => (await t.gateway.services.flows.history(device!.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
+    const device = await internalsOf(t.gateway).devices.findAnywhere('loja')
+    await waitFor(async () => (await internalsOf(t.gateway).flows.history(device!.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
   },
-  '20.': async ({ t, stands }) => void stands.set(STORY.deviceId, (await t.gateway.services.devices.findAnywhere('loja'))!.id),
+  '20.': async ({ t, stands }) => void stands.set(STORY.deviceId, (await internalsOf(t.gateway).devices.findAnywhere('loja'))!.id),
   '21.': async ({ t, stands }) => {
     const group = t.network.createGroup(OTHER, 'Clientes VIP', [CUSTOMER])
     stands.set(STORY.groupId, group.id)
@@ -95,7 +97,7 @@ readme.after(ctx => ctx.story.t.stop())
 
 readme('the README has a sample of every operation of the table, each on its own path', () => {
   const documented = new Set(samples.map(sample => operationOf(sample).name))
-  for (const entry of operationTable) for (const operation of [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
+  for (const entry of operationTable as readonly PathEntry[]) for (const operation of [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
 })
 
 for (const sample of samples) {
@@ -124,17 +126,17 @@ readme.run()
 // --- Internal helpers ---
 
 function operationOf(sample: ReadmeSample) {
-  const entry = operationTable.find(e => e.path === sample.path)
+  const entry = (operationTable as readonly PathEntry[]).find(e => e.path === sample.path)
   assert.ok(entry, `${sample.path} is a path of the table`)
-  const operation = selectOperation(entry, { fields: sample.request, uploads: new Map() })
+  const operation = operationSelector(entry)({ fields: sample.request, uploads: new Map() })
   assert.ok(operation, `a sample of ${sample.path} chooses an operation`)
   return operation
 }
 
 async function linkByName(t: TestGateway, name: string, phone: string): Promise<void> {
-  const device = await t.gateway.services.devices.findAnywhere(name)
+  const device = await internalsOf(t.gateway).devices.findAnywhere(name)
   await t.network.scan({ deviceId: device!.id }, phone)
-  await waitFor(async () => (await t.gateway.services.devices.status(device!)).connected, 5000, `${name} to connect`)
+  await waitFor(async () => (await internalsOf(t.gateway).devices.status(device!)).connected, 5000, `${name} to connect`)
 }
 
 /** The sample request with `…` (only the authkey may be one) and story values replaced by real ones. */

@@ -4,6 +4,7 @@ import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 import type { AgentRequest, AgentResponder } from '../../src/ports/agents.ts'
 import type { GatewayOptions } from '../../src/options.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 const DEVICE_PHONE = '5511999990001'
 const FRIEND = '5511988880002'
@@ -175,7 +176,7 @@ test('two bots answering each other stop at the per-contact reply limit', async 
   await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'eco 10' })
   await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'eco final' })
   // The texts past the limit are still part of the conversation, just not answered.
-  await waitFor(async () => (await ctx.t.gateway.services.flows.history(ctx.device.id, FRIEND)).some(turn => turn.text === 'eco final'))
+  await waitFor(async () => (await internalsOf(ctx.t.gateway).flows.history(ctx.device.id, FRIEND)).some(turn => turn.text === 'eco final'))
   assert.is(ctx.requests.length, 10)
   assert.is(inbox(ctx).length, 10)
 })

@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Account } from '../../src/domain/accounts.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 // cachedAccount() and cachedDevice() answer the send path from the record cache without a promise.
 // They may only ever confirm what authenticate() / find() would answer, and never refuse: whatever
@@ -17,21 +18,21 @@ cached.before(async ctx => {
   ctx.a = (await ctx.t.register()).authkey
   ctx.b = (await ctx.t.register()).authkey
   ctx.device = await ctx.t.linkedDevice(ctx.a, 'loja-a', '5511911112222')
-  const { accounts } = ctx.t.gateway.services
+  const { accounts } = internalsOf(ctx.t.gateway)
   ctx.accountA = (await accounts.authenticate(ctx.a))!
   ctx.accountB = (await accounts.authenticate(ctx.b))!
 })
 cached.after(ctx => ctx.t.stop())
 
 cached('cachedAccount answers the account authenticate() answers once both records are cached', async ({ t, a }) => {
-  const { accounts } = t.gateway.services
+  const { accounts } = internalsOf(t.gateway)
   const fromStore = await accounts.authenticate(a)
   assert.ok(fromStore)
   assert.equal(accounts.cachedAccount(a), fromStore)
 })
 
 cached('cachedAccount leaves unknown, malformed and expired keys to the store (never answers them)', async ({ t }) => {
-  const { accounts } = t.gateway.services
+  const { accounts } = internalsOf(t.gateway)
   for (const key of ['x'.repeat(32), '', 'y'.repeat(300), 42, undefined]) assert.is(accounts.cachedAccount(key), undefined)
   const expired = (await t.register()).authkey
   const account = (await accounts.authenticate(expired))!
@@ -44,7 +45,7 @@ cached('cachedAccount leaves unknown, malformed and expired keys to the store (n
 })
 
 cached('cachedDevice answers the device find() answers, scoped to the account', async ({ t, accountA, accountB, device }) => {
-  const { devices } = t.gateway.services
+  const { devices } = internalsOf(t.gateway)
   const found = await devices.find(accountA, device.appkey, KEY_MATCH)
   assert.is(found?.id, device.id)
   assert.equal(devices.cachedDevice(accountA, device.appkey, KEY_MATCH), found)
@@ -54,14 +55,14 @@ cached('cachedDevice answers the device find() answers, scoped to the account', 
 })
 
 cached('cachedDevice leaves to find() what the cache cannot settle', async ({ t, accountA, device }) => {
-  const { devices } = t.gateway.services
+  const { devices } = internalsOf(t.gateway)
   await devices.find(accountA, device.appkey, KEY_MATCH)
   assert.is(devices.cachedDevice(accountA, 'loja-a', ['name']), undefined, 'names are only looked up through find()')
   assert.is(devices.cachedDevice(accountA, 'outra-loja', KEY_MATCH), undefined, 'an appkey not in the cache')
 })
 
 cached('a device removed or an appkey retired is never answered from the cache', async ({ t, a, accountA }) => {
-  const { devices } = t.gateway.services
+  const { devices } = internalsOf(t.gateway)
   const kept = await t.addDevice(a, 'loja-b')
   const removed = await t.addDevice(a, 'loja-c')
   for (const { appkey } of [kept, removed]) assert.ok(await devices.find(accountA, appkey, KEY_MATCH))
@@ -82,7 +83,7 @@ cached('sends answer the same with the cache cold and warm: 401 for a bad authke
     const a = (await t.register()).authkey
     const b = (await t.register()).authkey
     const device = await t.linkedDevice(a, 'loja-a', '5511911112222')
-    const { accounts } = t.gateway.services
+    const { accounts } = internalsOf(t.gateway)
     await new Promise(resolve => setTimeout(resolve, 400)) // what linking read is no longer cached
     for (const round of ['cold', 'warm']) {
       assert.is(accounts.cachedAccount(a) === undefined, round === 'cold', `${round}: the account is ${round === 'cold' ? 'not ' : ''}cached`)
@@ -99,7 +100,7 @@ cached('sends answer the same with the cache cold and warm: 401 for a bad authke
 })
 
 cached('cachedDevice refuses a retired appkey entry even beside a device record still cached', async ({ t, a, accountA }) => {
-  const { devices } = t.gateway.services
+  const { devices } = internalsOf(t.gateway)
   const gone = await t.addDevice(a, 'loja-d')
   const record = await devices.find(accountA, gone.appkey, KEY_MATCH)
   assert.ok(record)

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
 import fc from 'fast-check'
-import { operationTable } from '../../src/index.ts'
+import { operationTable } from '../../src/operations/table.ts'
 import { MediaFetchError, type GatewayOptions, type MediaFetcher, type WebhookSender } from '../../src/index.ts'
-import type { Operation, PathEntry } from '../../src/http/operation.ts'
+import type { Operation, PathEntry } from '../../src/operations/operation.ts'
+import { internalsOf } from '../../src/internals.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Answer } from '../helpers/http.ts'
@@ -63,7 +64,7 @@ export async function fuzzWorld(options: GatewayOptions = {}): Promise<FuzzWorld
 
 /** Put the fuzzed device back when a run deleted or unlinked it (operation 6 is fuzzed too). */
 export async function restoreDevice(world: FuzzWorld): Promise<void> {
-  const { services } = world.t.gateway
+  const services = internalsOf(world.t.gateway)
   const account = await services.accounts.authenticate(world.authkey)
   const device = account && (await services.devices.find(account, 'loja'))
   if (device && (await services.devices.status(device)).connected) return
@@ -87,7 +88,7 @@ export function operationsOf(entry: PathEntry): Operation[] {
 export { send, sendRaw } from './wire.ts'
 
 /** The paths of the operation table. */
-export const paths: PathEntry[] = operationTable
+export const paths: readonly PathEntry[] = operationTable
 
 /** A value that is hostile to a parser or a validator. */
 export function hostileValue(): fc.Arbitrary<unknown> {

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import type { WebhookSender } from '../../src/index.ts'
 import { startGateway, waitFor, type TestGateway } from './gateway.ts'
 import { RecordingStorage } from './recording-storage.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 /** Phones of the tenancy world. */
 export const A_PHONE = '5511911110001'
@@ -69,7 +70,7 @@ export async function tenancyWorld(): Promise<TenancyWorld> {
   await waitFor(() => t.network.inbox(FRIEND).some(e => (e as { text?: string }).text === 'Olá, aqui é a Bia.'), 5000, "A's agent reply")
   const bKey = (await t.register()).authkey
   const b = await t.linkedDevice(bKey, 'loja-b', B_PHONE)
-  const account = await t.gateway.services.accounts.authenticate(aKey)
+  const account = await internalsOf(t.gateway).accounts.authenticate(aKey)
   const a: TenantA = {
     authkey: aKey,
     accountId: account!.id,

@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Answer } from '../helpers/http.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 /** Assert the body status, the HTTP code and the exact message. */
 function answers(answer: Answer, status: number, message: string) {
@@ -124,8 +125,8 @@ expiry('an expired account\'s authkey is refused with each operation\'s own 401'
     await t.addDevice(authkey, 'loja')
     // Move the account's last valid day into the past, as time would, by hand in the store: the
     // gateway sees it once its cached copy is older than cacheTtlMs.
-    for await (const [key, value] of t.gateway.services.storage.list<any>('account:')) {
-      await t.gateway.services.storage.set(key, { ...value, expiresOn: '2020-01-01' })
+    for await (const [key, value] of internalsOf(t.gateway).storage.list<any>('account:')) {
+      await internalsOf(t.gateway).storage.set(key, { ...value, expiresOn: '2020-01-01' })
     }
     await new Promise(resolve => setTimeout(resolve, 150))
     answers(await t.post('/api/v2/ia', { authkey, device: 'loja', agent_name: 'x' }), 401, 'Authkey invalida ou expirada.')

@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import type { Answer } from '../helpers/http.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 function answers(answer: Answer, status: number, message: string) {
   assert.is(answer.body?.status, status, `body status of ${answer.text}`)
@@ -112,7 +113,7 @@ add('answers 401 validation.required when no distinguishing field is present', a
 })
 
 add('answers 404 when the network fails to start the link', async ({ t, authkey }) => {
-  const transport = t.gateway.services.transport
+  const transport = internalsOf(t.gateway).transport
   const original = transport.link.bind(transport)
   transport.link = async () => {
     throw new Error('network down')
@@ -180,7 +181,7 @@ manage('operation 6 answers 401 Authkey Invalida for an unknown authkey', async 
 
 manage('operation 6 answers 500 and keeps the device when the network logout fails', async ({ t, authkey }) => {
   const device = await t.addDevice(authkey, 'teimoso')
-  const transport = t.gateway.services.transport
+  const transport = internalsOf(t.gateway).transport
   const original = transport.logout.bind(transport)
   transport.logout = async () => {
     throw new Error('network down')

@@ -1,10 +1,11 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { validate, type Struct } from 'superstruct'
-import { compileBodyCheck, fastCheckOf, UNSURE } from '../../src/http/fast-check.ts'
-import { falseFlag, flag, optionalFlag, optionalText, phone, text, trueFlag } from '../../src/http/fields.ts'
+import { compileBodyCheck, fastCheckOf, UNSURE } from '../../src/schema/fast-check.ts'
+import { falseFlag, flag, optionalFlag, optionalText, phone, text, trueFlag } from '../../src/schema/fields.ts'
 import { recipient } from '../../src/operations/messaging-fields.ts'
 import { operationTable } from '../../src/operations/table.ts'
+import type { PathEntry } from '../../src/operations/operation.ts'
 import { seededRandom } from '../helpers/random.ts'
 
 /**
@@ -64,7 +65,7 @@ for (const [name, struct] of Object.entries(fields)) {
 }
 
 test(`whole bodies of every operation with a compiled check (seed ${seed})`, () => {
-  const operations = operationTable.flatMap(entry => [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])])
+  const operations = (operationTable as readonly PathEntry[]).flatMap(entry => [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])])
   const compiled = operations.filter(operation => compileBodyCheck(operation.schema))
   assert.ok(compiled.some(operation => operation.name === 'sendText'), 'sending a text takes the fast path')
   for (const operation of compiled) {
@@ -88,7 +89,7 @@ test(`whole bodies of every operation with a compiled check (seed ${seed})`, () 
 })
 
 test('a body the fast check declines still gets superstruct\'s answer', () => {
-  const sendText = operationTable.find(entry => entry.path === '/api/create-message')!.fallback!
+  const sendText = (operationTable as readonly PathEntry[]).find(entry => entry.path === '/api/create-message')!.fallback!
   const check = compileBodyCheck(sendText.schema)!
   const body = { appkey: 'loja', authkey: 'k', to: '5511988887777', message: '   ' }
   assert.is(check(body), UNSURE)

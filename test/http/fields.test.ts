@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { type, validate } from 'superstruct'
-import { falseFlag, flag, optionalFlag, optionalText, phone, text, trueFlag } from '../../src/http/fields.ts'
+import { falseFlag, flag, optionalFlag, optionalText, phone, text, trueFlag } from '../../src/schema/fields.ts'
 
 const fields = suite('wire field types')
 const read = (struct: any, value: unknown) => {

@@ -6,6 +6,7 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 import { request } from '../helpers/http.ts'
 import type { MediaPayload } from '../../src/ports/transport.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 const links = suite('MediaLinks')
 
@@ -37,10 +38,10 @@ route.before(async ctx => {
   ctx.t = await startGateway({ allowPrivateUrls: true, baseUrl: 'http://placeholder' })
   ctx.bytes = Buffer.from('%PDF-1.7 a large document'.repeat(1000))
   // The memory network inlines nothing here; this transport can fetch the bytes on demand, as Baileys does.
-  const transport = ctx.t.gateway.services.transport as typeof ctx.t.gateway.services.transport & { downloadMedia?: unknown }
+  const { transport } = internalsOf(ctx.t.gateway) as { transport: { downloadMedia?: unknown } }
   transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> =>
     messageId.startsWith('3EB0') ? { data: ctx.bytes, mimetype: 'application/pdf', fileName: 'contrato.pdf' } : undefined
-  ;(ctx.t.gateway.services.options as { baseUrl?: string }).baseUrl = ctx.t.url
+  ;(internalsOf(ctx.t.gateway).resolved as { baseUrl?: string }).baseUrl = ctx.t.url
 })
 route.after(async ctx => {
   await ctx.t.stop()

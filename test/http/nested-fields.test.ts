@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { suite } from 'uvu'
-import { nestFields } from '../../src/http/nested-fields.ts'
+import { nestFields } from '../../src/schema/nested-fields.ts'
 
 const test = suite('nestFields (bracketed multipart field names)')
 

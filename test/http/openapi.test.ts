@@ -6,10 +6,11 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { compileErrors, validate } from '@readme/openapi-parser'
-import { createGateway, operations, operationTable } from '../../src/index.ts'
+import { createGateway } from '../../src/index.ts'
+import { operations, operationTable } from '../../src/operations/table.ts'
 import { memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { fieldsOf, operationsOf } from '../../src/http/openapi.ts'
-import { Messages } from '../../src/errors.ts'
+import { operationAnswer } from '../../src/http/openapi.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { listen, request } from '../helpers/http.ts'
 import { requestMatcher } from '../helpers/openapi.ts'
@@ -50,8 +51,7 @@ docs('has every path of the table, each operation as a oneOf branch with its fie
       for (const name of field) assert.ok(name in schema.properties, `${operation.name} documents its field ${name}`)
       assert.ok(document.components.schemas[`${operation.name[0].toUpperCase()}${operation.name.slice(1)}Answer`], `${operation.name} answer`)
       assert.ok(post.description.includes(`**${operation.name}**`))
-      const invalid = operation.invalid ?? { status: 401, message: Messages.required }
-      for (const error of [invalid, ...(operation.errors ?? [])]) {
+      for (const error of ['invalid-input' as const, ...operation.errors].map(code => operationAnswer(operation, code))) {
         const examples = Object.values(post.responses[String(error.status)]?.content['application/json'].examples ?? {}) as { value: { message: string } }[]
         assert.ok(examples.some(example => example.value.message === error.message), `${operation.name} documents ${error.status} ${error.message}`)
       }

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert'
 import QRCode from 'qrcode'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 type Ctx = { t: TestGateway; authkey: string }
 const page = suite<Ctx>('QR share page')
@@ -38,11 +39,11 @@ page('the state feed follows the device: current QR, then connected with the pho
 
 page('an expired QR is replaced by a fresh one from the network when the page asks', async ({ t, authkey }) => {
   const answer = await t.post('/api/developer', { authkey, message: 'expira', conecteQR: 'true' })
-  await t.gateway.services.links.forgetQr(answer.body.id)
+  await internalsOf(t.gateway).links.forgetQr(answer.body.id)
   const state = await request(`${answer.body.link}/state`)
   assert.match(state.body.qrcode, /^data:image\/png;base64,/)
   assert.is.not(state.body.qrcode, answer.body.qrcode)
-  const current = await t.gateway.services.links.currentQr(answer.body.id)
+  const current = await internalsOf(t.gateway).links.currentQr(answer.body.id)
   assert.is(state.body.qrcode, await QRCode.toDataURL(current!, { margin: 2, scale: 6 }))
 })
 

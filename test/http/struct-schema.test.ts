@@ -1,8 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { array, boolean, enums, literal, nullable, object, optional, string, type } from 'superstruct'
-import { documentStruct, objectFields, structSchema } from '../../src/http/struct-schema.ts'
-import { falseFlag, flag, optionalText, phone, text, trueFlag } from '../../src/http/fields.ts'
+import { documentStruct, objectFields, structSchema } from '../../src/schema/struct-schema.ts'
+import { falseFlag, flag, optionalText, phone, text, trueFlag } from '../../src/schema/fields.ts'
 import { button, list } from '../../src/operations/messaging-fields.ts'
 
 const walk = suite('structSchema (superstruct to JSON Schema)')

@@ -6,6 +6,7 @@ import { fileServer } from '../helpers/file-server.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { DEVICE_PHONE, FRIEND, OTHER, assertError, assertOk, inbox, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
 import { PNG } from '../helpers/samples.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 const test = suite<{ g: SendingGateway }>('scheduling (agendamento) and operation 17: list scheduled messages')
 
@@ -163,7 +164,7 @@ test('a scheduled send that fails once is retried and sent once', async ctx => {
   const g = (ctx.g = await sendingGateway({ scheduleRetryMs: [300] }))
   g.network.setFault(g.deviceId, 'rate-limit')
   assertOk(await g.send({ to: FRIEND, message: 'de novo', agendamento: inAbout(500) }))
-  await waitFor(async () => (await g.t.gateway.services.storage.get<{ attempts: number }>(await firstScheduleKey(g)))?.attempts === 1, 4000, 'a failed attempt')
+  await waitFor(async () => (await internalsOf(g.t.gateway).storage.get<{ attempts: number }>(await firstScheduleKey(g)))?.attempts === 1, 4000, 'a failed attempt')
   g.network.setFault(g.deviceId, null)
   await waitFor(() => g.network.inbox(FRIEND).length === 1, 3000, 'the retry')
   await new Promise(resolve => setTimeout(resolve, 400))
@@ -175,7 +176,7 @@ test('deleting the device drops its scheduled messages', async ctx => {
   assertOk(await g.send({ to: FRIEND, file: PNG.toString('base64'), agendamento: inAbout(1200) }))
   assertOk(await g.t.post('/api/developer', { authkey: g.authkey, message: 'loja', apagarDispositivo: 'true' }))
   const keys: string[] = []
-  for await (const [key] of g.t.gateway.services.storage.list('schedule')) keys.push(key)
+  for await (const [key] of internalsOf(g.t.gateway).storage.list('schedule')) keys.push(key)
   assert.deepEqual(keys, [])
   await new Promise(resolve => setTimeout(resolve, 1800))
   assert.deepEqual(g.network.inbox(FRIEND), [])
@@ -184,7 +185,7 @@ test('deleting the device drops its scheduled messages', async ctx => {
 test('a due item is sent once however many times the scheduler is woken', async ctx => {
   const g = (ctx.g = await sendingGateway())
   assertOk(await g.send({ to: FRIEND, message: 'uma vez', agendamento: inAbout(1000) }))
-  const scheduler = g.t.gateway.services.messaging.scheduler
+  const scheduler = internalsOf(g.t.gateway).messaging.scheduler
   const stop = Date.now() + 2000
   while (Date.now() < stop) {
     for (let i = 0; i < 5; i++) scheduler.wake(g.deviceId)
@@ -199,6 +200,6 @@ test.run()
 // --- Internal helpers ---
 
 async function firstScheduleKey(g: SendingGateway): Promise<string> {
-  for await (const [key] of g.t.gateway.services.storage.list('schedule:')) return key
+  for await (const [key] of internalsOf(g.t.gateway).storage.list('schedule:')) return key
   return 'none'
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import pino from 'pino'
 import { suite } from 'uvu'
-import { redactPaths } from '../../src/index.ts'
+import { redactPaths } from '../../examples/env-config.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { startReceiver } from '../helpers/receiver.ts'

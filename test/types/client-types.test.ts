@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { assert as conforms } from 'superstruct'
-import { operations } from '../../src/index.ts'
+import { operations } from '../../src/operations/table.ts'
 import type {
   AddDeviceAnswer,
   AddDeviceRequest,
@@ -17,7 +17,7 @@ import type {
   SendTextAnswer,
   SendTextRequest,
   VerifyOtpAnswer,
-} from '../../src/index.ts'
+} from '../../src/client.ts'
 import { startGateway } from '../helpers/gateway.ts'
 
 /**

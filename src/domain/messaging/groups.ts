@@ -1,4 +1,4 @@
-import { GatewayError, Messages } from '../../errors.ts'
+import { GatewayError } from '../../errors.ts'
 import { TransportError, type GroupInfo, type GroupRef, type Transport } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
 import type { Messenger } from './messenger.ts'
@@ -19,9 +19,9 @@ export class Groups {
   /** A group by id or invite link/code; 404 `Grupo não encontrado.` when there is none. */
   async info(device: Device, ref: string): Promise<GroupInfo> {
     const groupRef = parseGroupRef(ref)
-    if (!groupRef) throw new GatewayError(404, Messages.groupNotFound)
-    const info = await this.messenger.call(device, () => this.transport.groupInfo(device.id, groupRef)).catch(notFound(Messages.groupNotFound))
-    if (!info) throw new GatewayError(404, Messages.groupNotFound)
+    if (!groupRef) throw new GatewayError('group-not-found')
+    const info = await this.messenger.call(device, () => this.transport.groupInfo(device.id, groupRef)).catch(notFound('group-not-found'))
+    if (!info) throw new GatewayError('group-not-found')
     return info
   }
 
@@ -33,9 +33,9 @@ export class Groups {
   /** Join by invite link or code; the group id, or 404 `Convite inválido ou expirado.` */
   async join(device: Device, invite: string): Promise<string> {
     const code = parseInviteCode(invite)
-    if (!code) throw new GatewayError(404, Messages.inviteInvalid)
-    const id = await this.messenger.call(device, () => this.transport.groupJoin(device.id, code)).catch(notFound(Messages.inviteInvalid))
-    if (!id) throw new GatewayError(404, Messages.inviteInvalid)
+    if (!code) throw new GatewayError('invite-invalid')
+    const id = await this.messenger.call(device, () => this.transport.groupJoin(device.id, code)).catch(notFound('invite-invalid'))
+    if (!id) throw new GatewayError('invite-invalid')
     return id
   }
 }
@@ -60,9 +60,9 @@ export function parseInviteCode(value: string): string | undefined {
 // --- Internal helpers ---
 
 /** Map the network's "no such group/invite" to the operation's 404. */
-function notFound(message: string) {
+function notFound(code: 'group-not-found' | 'invite-invalid') {
   return (err: unknown): never => {
-    if (err instanceof TransportError && (err.code === 'not-found' || err.code === 'invalid')) throw new GatewayError(404, message, {}, { cause: err })
+    if (err instanceof TransportError && (err.code === 'not-found' || err.code === 'invalid')) throw new GatewayError(code, { cause: err })
     throw err
   }
 }

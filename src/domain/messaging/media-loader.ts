@@ -1,6 +1,6 @@
 import { basename } from 'node:path'
 import { fileTypeFromBuffer } from 'file-type'
-import { GatewayError, Messages } from '../../errors.ts'
+import { GatewayError } from '../../errors.ts'
 import { MediaFetchError, type MediaFetcher } from '../../ports/media.ts'
 import type { MediaPayload, OutgoingMessage } from '../../ports/transport.ts'
 import { mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
@@ -41,10 +41,10 @@ export class MediaLoader {
     private readonly limits: MediaLimits,
   ) {}
 
-  /** The media message for a request; GatewayError 401/400/413 for a file that cannot be used. */
+  /** The media message for a request; a GatewayError (`invalid-input`, `media-*`) for a file that cannot be used. */
   async message(request: MediaRequest): Promise<Extract<OutgoingMessage, { kind: 'media' }>> {
     const forced = request.format === undefined ? undefined : shapeOfFormat(request.format)
-    if (request.format !== undefined && !forced) throw new GatewayError(401, Messages.required)
+    if (request.format !== undefined && !forced) throw new GatewayError('invalid-input')
     const file = await this.load(request.source)
     const shape = forced ?? (await this.sniff(file))
     const fileName = nameWithExtension(cleanName(request.fileName) ?? file.name, shape)
@@ -55,10 +55,10 @@ export class MediaLoader {
 
   /** A carousel card's image from its URL: JPEG, PNG or WebP, else 400. */
   async cardImage(url: string): Promise<MediaPayload> {
-    if (!isHttpUrl(url)) throw new GatewayError(401, Messages.required)
+    if (!isHttpUrl(url)) throw new GatewayError('invalid-input')
     const file = await this.load(url)
     const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
-    if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError(400, Messages.cardImageInvalid)
+    if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError('card-image-invalid')
     return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
   }
 
@@ -69,7 +69,7 @@ export class MediaLoader {
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
     else if (isHttpUrl(source.trim())) file = await this.download(source.trim())
     else file = await decodeInline(source)
-    if (file.data.length === 0) throw new GatewayError(401, Messages.required)
+    if (file.data.length === 0) throw new GatewayError('invalid-input')
     if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
     return file
   }
@@ -81,13 +81,8 @@ export class MediaLoader {
     } catch (err) {
       if (!(err instanceof MediaFetchError)) throw err
       if (err.reason === 'too-large') throw this.tooLarge(err)
-      const message = {
-        refused: Messages.mediaRefused,
-        timeout: Messages.mediaTimeout,
-        unreachable: Messages.mediaUnreachable,
-        'bad-status': err.statusCode ? `${Messages.mediaBadStatus} (HTTP ${err.statusCode})` : Messages.mediaBadStatus,
-      }[err.reason]
-      throw new GatewayError(400, message, {}, { cause: err })
+      const code = ({ refused: 'media-refused', timeout: 'media-timeout', unreachable: 'media-unreachable', 'bad-status': 'media-bad-status' } as const)[err.reason]
+      throw new GatewayError(code, { cause: err, ...(err.statusCode ? { detail: `HTTP ${err.statusCode}` } : {}) })
     }
   }
 
@@ -100,7 +95,7 @@ export class MediaLoader {
 
   private tooLarge(cause?: unknown): GatewayError {
     const mb = Math.round((this.limits.maxBytes / 1024 / 1024) * 10) / 10
-    return new GatewayError(413, `${Messages.mediaTooLarge} (${mb} MB)`, {}, { cause })
+    return new GatewayError('media-too-large', { cause, detail: `${mb} MB` })
   }
 }
 
@@ -125,9 +120,9 @@ function isHttpUrl(value: string): boolean {
 async function decodeInline(source: string): Promise<LoadedFile> {
   const dataUri = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)?((?:;[a-z0-9-]+=[^;,]*)*);base64,/i.exec(source.trimStart())
   const text = (dataUri ? source.trimStart().slice(dataUri[0].length) : source).replace(/\s+/g, '')
-  if (text.length === 0 || text.length % 4 === 1 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new GatewayError(401, Messages.required)
+  if (text.length === 0 || text.length % 4 === 1 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new GatewayError('invalid-input')
   const data = Buffer.from(text, 'base64')
-  if (!dataUri && text.startsWith('/') && !(await fileTypeFromBuffer(data).catch(() => undefined))) throw new GatewayError(401, Messages.required)
+  if (!dataUri && text.startsWith('/') && !(await fileTypeFromBuffer(data).catch(() => undefined))) throw new GatewayError('invalid-input')
   return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
 }
 

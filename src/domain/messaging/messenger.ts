@@ -1,4 +1,4 @@
-import { GatewayError, Messages } from '../../errors.ts'
+import { GatewayError } from '../../errors.ts'
 import type { GatewayEvents, SendKind } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import { TransportError, type IncomingMessage, type SentMessage, type SessionStatus, type Transport } from '../../ports/transport.ts'
@@ -22,10 +22,10 @@ export class Messenger {
     private readonly events?: GatewayEvents,
   ) {}
 
-  /** 409 `Dispositivo desconectado.` unless the device's session is open; answers the session's status. */
+  /** `not-connected` unless the device's session is open; answers the session's status. */
   async requireConnected(device: Device): Promise<SessionStatus> {
     const status = await this.transport.status(device.id)
-    if (!status.connected) throw new GatewayError(409, Messages.disconnected)
+    if (!status.connected) throw new GatewayError('not-connected')
     return status
   }
 
@@ -60,7 +60,7 @@ export class Messenger {
     const done = this.queues.run(device.id, work)
     if (!targeted) return done
     return done.catch(err => {
-      if (targeted && err instanceof TransportError && err.code === 'not-found') throw new GatewayError(404, Messages.messageNotFound, {}, { cause: err })
+      if (targeted && err instanceof TransportError && err.code === 'not-found') throw new GatewayError('message-not-found', { cause: err })
       throw err
     })
   }
@@ -94,6 +94,6 @@ export interface PerformOptions {
 /** A short, bounded description of why a network action failed (for the `send` event). */
 function failureReason(err: unknown): string {
   if (err instanceof TransportError) return err.code
-  if (err instanceof GatewayError) return String(err.status)
+  if (err instanceof GatewayError) return err.code
   return 'error'
 }

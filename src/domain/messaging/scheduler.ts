@@ -1,4 +1,4 @@
-import { GatewayError, Messages } from '../../errors.ts'
+import { GatewayError, type ErrorCode } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { TransportError } from '../../ports/transport.ts'
 import type { Device, Devices } from '../devices.ts'
@@ -175,7 +175,7 @@ export class Scheduler {
       await this.store.complete(claimed)
       this.logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
     } catch (err) {
-      if (err instanceof GatewayError && err.message === Messages.shuttingDown) return this.store.release(claimed)
+      if (err instanceof GatewayError && err.code === 'shutting-down') return this.store.release(claimed)
       const delay = isPermanent(err) ? undefined : this.options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
       await this.store.fail(claimed, describe(err), retryAt)
@@ -190,9 +190,12 @@ export class Scheduler {
 /** Failures a retry cannot fix: the network refused the content or the target. */
 function isPermanent(err: unknown): boolean {
   if (err instanceof TransportError) return err.code === 'invalid' || err.code === 'not-found' || err.code === 'not-admin'
-  if (err instanceof GatewayError) return err.status === 400 || err.status === 401 || err.status === 404 || err.status === 413
+  if (err instanceof GatewayError) return PERMANENT.has(err.code)
   return false
 }
+
+/** The refusals of the gateway itself that a retry cannot fix. */
+const PERMANENT = new Set<ErrorCode>(['invalid-input', 'device-not-found', 'message-not-found', 'group-not-found', 'invite-invalid', 'media-refused', 'media-bad-status', 'media-timeout', 'media-unreachable', 'media-too-large', 'card-image-invalid'])
 
 function describe(err: unknown): string {
   if (err instanceof TransportError) return `${err.code}: ${err.message}`

@@ -1,4 +1,4 @@
-import { GatewayError, Messages } from '../../errors.ts'
+import { GatewayError } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
 /** Limits of the per-device send queues. */
@@ -38,10 +38,10 @@ export class SendQueues {
 
   /** Run `job` in the device's queue; resolves or rejects with its result, or 504 past the timeout. */
   run<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
-    if (this.closed) return Promise.reject(new GatewayError(503, Messages.shuttingDown))
+    if (this.closed) return Promise.reject(new GatewayError('shutting-down'))
     const queue = this.queueOf(deviceId)
     if (queue.unsettled >= this.options.limit) {
-      return Promise.reject(new GatewayError(429, Messages.sendQueueFull, {}, { headers: { 'retry-after': '5' } }))
+      return Promise.reject(new GatewayError('send-queue-full', { retryAfterSeconds: 5 }))
     }
     return new Promise<T>((resolve, reject) => {
       const task: Task = { job, resolve: resolve as (value: unknown) => void, reject, state: 'queued', answered: NOTHING, expiresAt: Date.now() + this.options.timeoutMs }
@@ -133,7 +133,7 @@ export class SendQueues {
   private expire(queue: DeviceQueue, task: Task): void {
     const running = task.state === 'running'
     this.finish(queue, task)
-    task.reject(new GatewayError(504, running ? Messages.sendStalled : Messages.sendQueueTimeout))
+    task.reject(new GatewayError(running ? 'send-stalled' : 'send-queue-timeout'))
   }
 
   /**

@@ -1,7 +1,8 @@
 import type { IncomingMessage } from '../../ports/transport.ts'
-import type { Services } from '../../services.ts'
-import { childLogger } from '../../logger.ts'
+import type { Storage } from '../../ports/storage.ts'
+import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
+import type { MessageFeed } from '../message-feed.ts'
 import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
 import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
 import { channelOf, webhookPayload } from './payload.ts'
@@ -32,7 +33,7 @@ export class WebhookOutbox implements WebhookAdmin {
   /** Events the store refused (it was down), retried from memory. */
   private readonly unrecorded: UnrecordedEvents
 
-  constructor(deps: Omit<DeliveryDependencies, 'store'> & Pick<Services, 'storage' | 'lock'>) {
+  constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock }) {
     this.store = new OutboxStore(deps.storage, deps.lock)
     this.loop = new DeliveryLoop({ ...deps, store: this.store })
     this.clock = deps.clock ?? Date.now
@@ -110,13 +111,12 @@ export class WebhookOutbox implements WebhookAdmin {
   }
 }
 
-/** Build the outbox on the gateway's services: subscribe it to the feed, hook device removal, start delivering. */
-export function startWebhookOutbox(services: Services): WebhookOutbox {
-  const { storage, lock, devices, webhooks: sender, events, logger, options } = services
-  const outbox = new WebhookOutbox({ storage, lock, devices, sender, events, logger: childLogger(logger, { module: 'webhooks' }), settings: options.webhookDelivery })
-  services.feed.subscribe(outbox.record)
-  devices.onRemove(device => outbox.removeDevice(device))
-  outbox.start().catch(err => logger.error({ err }, 'webhook outbox did not start'))
+/** Build the outbox: subscribe it to the feed, hook device removal, start delivering. */
+export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOutbox>[0] & { feed: MessageFeed }): WebhookOutbox {
+  const outbox = new WebhookOutbox(deps)
+  deps.feed.subscribe(outbox.record)
+  deps.devices.onRemove(device => outbox.removeDevice(device))
+  outbox.start().catch(err => deps.logger.error({ err }, 'webhook outbox did not start'))
   return outbox
 }
 

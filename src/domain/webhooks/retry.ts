@@ -39,15 +39,6 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS)
 }
 
-/** Read a comma-separated list of delays in ms (`GATEWAY_WEBHOOK_RETRY_MS`); throws a clear Error on bad input. */
-export function parseRetrySchedule(text: string): number[] {
-  const parts = text.split(',').map(part => part.trim())
-  if (parts.some(part => !/^\d+$/.test(part))) {
-    throw new Error(`webhook retry delays must be comma-separated milliseconds, e.g. 5000,300000 (got ${JSON.stringify(text)})`)
-  }
-  return checkRetrySchedule(parts.map(Number))
-}
-
 /** The schedule itself when it is a non-empty list of non-negative finite numbers; throws otherwise. */
 export function checkRetrySchedule(schedule: readonly number[]): number[] {
   if (!Array.isArray(schedule) || schedule.length === 0 || schedule.length > 100) {

@@ -49,7 +49,7 @@ test('a job that stalls past timeoutMs is answered 504 and the queue moves on', 
   const stalled = queues.run('d1', () => new Promise(() => {}))
   await sleep(50) // joins with time left after the stalled job is given up on
   const next = queues.run('d1', async () => 'next')
-  await assert.rejects(stalled, (err: GatewayError) => err.status === 504 && err.message === 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
+  await assert.rejects(stalled, (err: GatewayError) => err.code === 'send-stalled')
   assert.ok(Date.now() - started < 300)
   assert.equal(await next, 'next')
 })
@@ -59,7 +59,7 @@ test('a job still queued at its timeout (behind a pacing pause) is answered 504 
   let ran = false
   assert.equal(await queues.run('d1', async () => 'first'), 'first')
   const queued = queues.run('d1', async () => void (ran = true))
-  await assert.rejects(queued, (err: GatewayError) => err.status === 504 && err.message === 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.')
+  await assert.rejects(queued, (err: GatewayError) => err.code === 'send-queue-timeout')
   await sleep(400)
   assert.equal(ran, false)
 })
@@ -80,8 +80,8 @@ test('a job whose timeout passed behind a stalled one is never run, even when th
   } finally {
     Date.now = realNow
   }
-  await assert.rejects(stalled, (err: GatewayError) => err.status === 504 && err.message === 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
-  await assert.rejects(behind, (err: GatewayError) => err.status === 504 && err.message === 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.')
+  await assert.rejects(stalled, (err: GatewayError) => err.code === 'send-stalled')
+  await assert.rejects(behind, (err: GatewayError) => err.code === 'send-queue-timeout')
   assert.equal(ran, false, 'the job past its timeout was not sent')
   assert.equal(await queues.run('d1', async () => 'later'), 'later')
 })
@@ -118,7 +118,7 @@ test('a device with limit jobs waiting gets 429 for the next one', async () => {
   const queues = new SendQueues({ ...options, limit: 2 })
   const first = queues.run('d1', () => sleep(50))
   const second = queues.run('d1', () => sleep(1))
-  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.status === 429)
+  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.code === 'send-queue-full')
   await Promise.all([first, second])
   assert.equal(await queues.run('d1', async () => 2), 2)
 })
@@ -138,7 +138,7 @@ test('close() lets queued jobs finish and refuses new ones with 503', async () =
   const pending = queues.run('d1', () => sleep(50).then(() => 'done'))
   await queues.close()
   assert.equal(await pending, 'done')
-  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.status === 503)
+  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.code === 'shutting-down')
 })
 
 test.run()

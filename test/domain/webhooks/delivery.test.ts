@@ -4,6 +4,7 @@ import { startGateway, waitFor, type TestGateway } from '../../helpers/gateway.t
 import { startReceiver, type Receiver } from '../../helpers/receiver.ts'
 import type { GatewayEventMap } from '../../../src/events.ts'
 import type { GatewayOptions } from '../../../src/options.ts'
+import { internalsOf } from '../../../src/internals.ts'
 
 const DEVICE_PHONE = '5511999990001'
 const FRIEND = '5511988880002'
@@ -168,7 +169,7 @@ test('deleting a device drops its pending events instead of delivering them', as
 test('the same message handed over twice is one event (one webhook-id, delivered once)', async ctx => {
   await setUp(ctx)
   ctx.receiver.answer(() => ({ status: 200, delayMs: 200 }))
-  const { feed, devices } = ctx.t.gateway.services
+  const { feed, devices } = internalsOf(ctx.t.gateway)
   const device = (await devices.get(ctx.device.id))!
   const message = { id: 'DUP-1', chat: FRIEND, from: FRIEND, to: DEVICE_PHONE, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text' as const, text: 'eco' } }
   await feed.publish(device, message)
@@ -190,7 +191,7 @@ test('without allowPrivateUrls a loopback receiver is refused when set, and neve
   const failed: Failed[] = []
   ctx.t.gateway.events.on('delivery-failed', e => void failed.push(e))
   const device = await ctx.t.linkedDevice(authkey, 'private-3', DEVICE_PHONE)
-  await ctx.t.gateway.services.devices.update(device.id, d => void (d.webhookUrl = ctx.receiver.url))
+  await internalsOf(ctx.t.gateway).devices.update(device.id, d => void (d.webhookUrl = ctx.receiver.url))
   await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'vazamento?' })
   await waitFor(() => failed.length >= 2, 10_000, 'refused attempts')
   assert.match(failed[0].error!, /refused/)

@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway, type TestGateway } from '../../helpers/gateway.ts'
 import { startReceiver, type Receiver } from '../../helpers/receiver.ts'
+import { internalsOf } from '../../../src/internals.ts'
 
 const DEVICE_PHONE = '5511999990001'
 const FRIEND = '5511988880002'
@@ -129,7 +130,7 @@ test('a message deleted for everyone is Deletada with the deleted message id', a
 })
 
 test('a button tap is Botão and a list choice is Lista, each with the chosen option', async ctx => {
-  const transport = ctx.t.gateway.services.transport
+  const transport = internalsOf(ctx.t.gateway).transport
   const sent = await transport.send(ctx.device.id, FRIEND, { kind: 'buttons', text: 'Confirma?', buttons: [{ type: 'reply', id: 'sim', text: 'Sim' }] })
   await ctx.t.network.settled()
   const tap = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'button', target: sent.id, buttonId: 'sim', text: 'Sim' })
@@ -179,7 +180,7 @@ test('a device without a webhook URL stores no event at all', async ctx => {
   await ctx.t.network.sendFromPhone(FRIEND, '5511955550009', { type: 'text', text: 'ninguém ouve' })
   assert.is(await ctx.t.gateway.webhooks.pending(quiet.id), 0)
   const keys: string[] = []
-  for await (const [key] of ctx.t.gateway.services.storage.list('webhook-')) keys.push(key)
+  for await (const [key] of internalsOf(ctx.t.gateway).storage.list('webhook-')) keys.push(key)
   assert.equal(keys, [])
 })
 

@@ -5,9 +5,9 @@ import {
   MAX_RETRY_AFTER_MS,
   MIN_RETRY_AFTER_MS,
   parseRetryAfter,
-  parseRetrySchedule,
   retryDelay,
 } from '../../../src/domain/webhooks/retry.ts'
+import { parseRetrySchedule } from '../../../examples/env-config.ts'
 
 const test = suite('webhook retry schedule')
 

@@ -1,10 +1,42 @@
 import type { Infer, Struct } from 'superstruct'
-import type { Services } from '../services.ts'
-import type { UploadedFile } from './body.ts'
+import type { Accounts } from '../domain/accounts.ts'
+import type { Agents } from '../domain/agents.ts'
+import type { Devices } from '../domain/devices.ts'
+import type { FlowConversations } from '../domain/flows.ts'
+import type { Messaging } from '../domain/messaging/index.ts'
+import type { ShareLinks } from '../domain/share-links.ts'
+import type { RateLimits } from '../security/rate-limits.ts'
+import type { AnswerCode, ErrorAnswer } from './error-answers.ts'
+
+/** A file of a multipart body. */
+export interface UploadedFile {
+  data: Buffer
+  fileName?: string
+  mimetype?: string
+}
+
+/** The domain services the operations call: the HTTP edge's view of the gateway. */
+export interface OperationServices {
+  accounts: Accounts
+  devices: Devices
+  agents: Agents
+  links: ShareLinks
+  flows: FlowConversations
+  messaging: Messaging
+  rateLimits: RateLimits
+  settings: {
+    /** Webhook URLs may name loopback and private addresses. */
+    allowPrivateUrls: boolean
+    /** IANA zone of `agendamento`. */
+    timeZone: string
+    /** How long an OTP code lasts (its text says so). */
+    otpTtlMs: number
+  }
+}
 
 /** What a handler gets besides its validated input. */
 export interface OperationContext {
-  services: Services
+  services: OperationServices
   /** Files of a multipart body, by field name. */
   uploads: ReadonlyMap<string, UploadedFile>
   /** Absolute URL of the gateway's mount point (for links), without a trailing slash. */
@@ -18,21 +50,6 @@ export type Reply = { message: string } & Record<string, unknown>
 
 /** The answer body a handler returns for an answer struct: everything but `status` (the router adds 200). */
 export type ReplyOf<A extends Struct<any, any>> = 0 extends 1 & Infer<A> ? Reply : Omit<Infer<A>, 'status'>
-
-/** How to answer when the schema rejects the body. */
-export interface InvalidAnswer {
-  status: number
-  message: string
-  extra?: Record<string, unknown>
-}
-
-/** An error answer an operation may give (for its documentation). */
-export interface ErrorAnswer {
-  status: number
-  message: string
-  /** Extra fields of the error body (`valid: false` for OTP verification). */
-  extra?: Record<string, unknown>
-}
 
 /**
  * One operation of the API: `field` is the distinguishing wire field (or several that select it
@@ -48,15 +65,17 @@ export interface Operation<S extends Struct<any, any> = Struct<any, any>, A exte
   schema: S
   /** The success body (`{status: 200, message, ...}`): documentation, client types and tests read it. */
   answer: A
-  /** Answer for a body the schema rejects; default 401 `validation.required`. */
-  invalid?: InvalidAnswer
-  /** The error answers the operation itself may give, beyond `invalid` and the body errors of every path (docs). */
-  errors?: ErrorAnswer[]
+  /** What the operation may be refused for, beyond the body errors of every path (its documentation). */
+  errors: AnswerCode[]
+  /** The operation's own answer to a code, where the spec words it per operation (else the table's). */
+  answers?: Partial<Record<AnswerCode, ErrorAnswer>>
+  /** Fields every error answer of the operation carries (`valid: false` for OTP verification). */
+  errorExtra?: Record<string, unknown>
   handle(input: Infer<S>, context: OperationContext): Promise<ReplyOf<A>>
 }
 
 /** Define an operation with its handler's input typed by its schema and its result by its answer. */
-export function defineOperation<S extends Struct<any, any>, A extends Struct<any, any>>(operation: Operation<S, A>): Operation<S, A> {
+export function defineOperation<N extends string, S extends Struct<any, any>, A extends Struct<any, any>>(operation: Operation<S, A> & { name: N }): Operation<S, A> & { name: N } {
   return operation
 }
 
@@ -66,6 +85,6 @@ export function defineOperation<S extends Struct<any, any>, A extends Struct<any
  */
 export interface PathEntry {
   path: string
-  operations: Operation[]
+  operations: readonly Operation[]
   fallback?: Operation
 }

@@ -1,0 +1,61 @@
+import type { GatewayOptions } from 'zapgate'
+
+/**
+ * Reading the standalone server's environment into gateway options: the text forms of the options
+ * that are not plain strings or numbers, and the log redaction of its pino logger. A host app
+ * configured another way does not need any of it.
+ */
+
+/** Read a comma-separated list of delays in ms (`GATEWAY_WEBHOOK_RETRY_MS`); throws a clear Error on bad input. */
+export function parseRetrySchedule(text: string): number[] {
+  const parts = text.split(',').map(part => part.trim())
+  if (parts.some(part => !/^\d+$/.test(part))) {
+    throw new Error(`webhook retry delays must be comma-separated milliseconds, e.g. 5000,300000 (got ${JSON.stringify(text)})`)
+  }
+  return parts.map(Number)
+}
+
+/** Read `off` or `<points>/<seconds>` (`GATEWAY_RATE_LIMIT`): the per-account request limit. */
+export function parseRateLimit(text: string): GatewayOptions['rateLimit'] {
+  const value = text.trim().toLowerCase()
+  if (value === 'off' || value === '0' || value === 'false') return false
+  const match = /^(\d+)\s*\/\s*(\d+)$/.exec(value)
+  if (!match || Number(match[1]) <= 0 || Number(match[2]) <= 0) throw new Error(`rate limit ${JSON.stringify(text)}: write off or <points>/<seconds>, e.g. 6000/60`)
+  return { perAccount: { points: Number(match[1]), duration: Number(match[2]) } }
+}
+
+/**
+ * Log redaction: the gateway itself never logs a request or response body (only paths, ids and
+ * errors), but a host's request logger may. These are the fields that must never reach a log in
+ * clear, and the pino `redact` paths that censor them up to three levels deep (`authkey`,
+ * `body.authkey`, `req.body.authkey`, `res.body.data.authkey`):
+ *
+ *   pino({ redact: { paths: redactPaths, censor: '[redacted]' } })
+ */
+/** Wire and option fields that hold secrets: passwords, account and device keys, signing secrets, OTP and pairing codes, QR data and share links. */
+export const secretFields = [
+  'senha',
+  'password',
+  'authkey',
+  'appkey',
+  'setAppkey',
+  'webhookSecret',
+  'otpSecret',
+  'verificarOTP',
+  'qrcode',
+  'qr',
+  'link',
+  'token',
+  'authorization',
+  'cookie',
+] as const
+
+/**
+ * pino/fast-redact paths censoring every secret field at the top level and up to three levels
+ * deep, plus `code` (the pairing code) where a body carries it. `err.code` (ECONNREFUSED...) is
+ * left alone: it is what an operator needs.
+ */
+export const redactPaths: string[] = [
+  ...secretFields.flatMap(field => [field, `*.${field}`, `*.*.${field}`, `*.*.*.${field}`]),
+  ...['body.code', '*.body.code', 'data.code', 'response.code', 'res.code', 'answer.code'],
+]

@@ -1,0 +1,116 @@
+import { Accounts } from './domain/accounts.ts'
+import { Agents } from './domain/agents.ts'
+import { startAgents } from './domain/agent-runner.ts'
+import { Devices } from './domain/devices.ts'
+import { FlowConversations } from './domain/flows.ts'
+import { guardTransport } from './domain/guarded-transport.ts'
+import { MediaLinks } from './domain/media-links.ts'
+import { MessageFeed } from './domain/message-feed.ts'
+import { createMessaging } from './domain/messaging/index.ts'
+import { ShareLinks } from './domain/share-links.ts'
+import { startWebhookOutbox } from './domain/webhooks/index.ts'
+import { defaultAdapters } from './defaults.ts'
+import { GatewayEvents } from './events.ts'
+import { childLogger, silentLogger } from './logger.ts'
+import type { OperationServices } from './operations/operation.ts'
+import { resolveOptions, type GatewayOptions } from './options.ts'
+import { prefixedStorage } from './ports/storage.ts'
+import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
+import { memoryRateLimitStore, RateLimits } from './security/rate-limits.ts'
+import { guardStorage } from './store/guarded-storage.ts'
+import { KeyedLock } from './store/keyed-lock.ts'
+
+/** The gateway's parts, wired: what createGateway serves and closes. */
+export type Wiring = Awaited<ReturnType<typeof wireGateway>>
+
+/**
+ * Build the gateway's parts from its options: the adapters (defaults filled in), the guarded store
+ * and transport, the domain services, the webhook outbox and the agents; start the transport.
+ */
+export async function wireGateway(options: GatewayOptions) {
+  const resolved = resolveOptions(options)
+  const logger = options.logger ?? silentLogger
+  const adapters = await defaultAdapters(options, resolved)
+  const storage = guardStorage(adapters.storage)
+  const lock = new KeyedLock()
+  const events = new GatewayEvents()
+  const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
+  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs)
+  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs)
+  const agents = new Agents(storage, lock, devices)
+  const links = new ShareLinks(storage, lock, devices)
+  devices.onRemove(device => links.removeDevice(device))
+  devices.onRemove(device => agents.removeDevice(device))
+  const mediaLinks = new MediaLinks(storage)
+  const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
+  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
+  devices.onRemove(device => messaging.removeDevice(device))
+  const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
+  const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
+  // The outbox subscribes to the feed first: events are stored before anything else sees them.
+  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery })
+  const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
+  const settings: OperationServices['settings'] = {
+    allowPrivateUrls: resolved.allowPrivateUrls,
+    timeZone: resolved.timeZone,
+    otpTtlMs: resolved.messaging.otpTtlMs,
+  }
+
+  async function onTransportEvent(event: TransportEvent): Promise<void> {
+    try {
+      if (event.type === 'status') {
+        await devices.applyStatus(event.deviceId, event.status)
+        if (event.status.connected) await links.forgetQr(event.deviceId)
+      } else if (event.type === 'qr') {
+        await links.rememberQr(event.deviceId, event.qr)
+      } else if (event.type === 'message') {
+        const device = await devices.get(event.deviceId)
+        if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
+      }
+    } catch (err) {
+      logger.error({ err, event: event.type, deviceId: event.deviceId }, 'transport event not recorded')
+    }
+  }
+
+  /** Give a media message that carries no bytes a signed URL to fetch them from, when possible. */
+  async function withMediaUrl(deviceId: string, message: IncomingMessage): Promise<IncomingMessage> {
+    const content = message.content
+    const media = content.kind === 'image' || content.kind === 'video' || content.kind === 'audio' || content.kind === 'document'
+    if (!media || content.base64 || content.url || !transport.downloadMedia || !resolved.baseUrl) return message
+    const token = await mediaLinks.sign({ deviceId, messageId: message.id })
+    return { ...message, content: { ...content, url: `${resolved.baseUrl}/media/${token}` } }
+  }
+
+  await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
+
+  return {
+    resolved,
+    logger,
+    storage,
+    lock,
+    transport,
+    webhookSender: adapters.webhooks,
+    events,
+    accounts,
+    devices,
+    agents,
+    links,
+    mediaLinks,
+    feed,
+    flows,
+    messaging,
+    rateLimits,
+    outbox,
+    settings,
+    /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. */
+    async close(): Promise<void> {
+      await agentRunner.close()
+      await messaging.close()
+      await transport.stop()
+      await outbox.close()
+      await adapters.webhooks.close?.()
+      if (adapters.ownsStorage) await adapters.storage.close?.()
+      events.removeAllListeners()
+    },
+  }
+}

@@ -1,0 +1,65 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { cycles, importsOf, sourceFiles, type ImportEdge } from './import-graph.ts'
+
+const root = new URL('../..', import.meta.url).pathname
+const layers = suite('the structure of the code')
+
+const files = sourceFiles(root, ['src', 'adapters'])
+const edges = files.flatMap(file => importsOf(root, file))
+const show = (edge: ImportEdge) => `${edge.from}:${edge.line} imports ${edge.specifier}`
+
+/**
+ * The layers of src/, lowest first: a file imports only from its own layer or a lower one, so the
+ * code reads in one direction: HTTP edge -> operations -> domain -> shared helpers -> ports.
+ */
+const LAYERS: [name: string, test: (file: string) => boolean][] = [
+  ['ports', f => f.startsWith('src/ports/') || f === 'src/logger.ts'],
+  ['helpers', f => /^src\/(store|security|schema)\//.test(f) || f === 'src/errors.ts'],
+  ['domain', f => f.startsWith('src/domain/') || f === 'src/events.ts'],
+  ['operations', f => f.startsWith('src/operations/')],
+  ['http', f => f.startsWith('src/http/') || f === 'src/metrics.ts'],
+  ['wiring and entry points', () => true],
+]
+const layerOf = (file: string) => LAYERS.findIndex(([, test]) => test(file))
+
+layers('no import cycle in src/ or adapters/ (type-only imports included)', () => {
+  const graph = new Map(files.map(file => [file, [] as string[]]))
+  for (const edge of edges) if (edge.target && graph.has(edge.target)) graph.get(edge.from)!.push(edge.target)
+  assert.equal(cycles(graph), [])
+})
+
+layers('every file of src/ imports only from its own layer or a lower one', () => {
+  const upward = edges
+    .filter(edge => edge.from.startsWith('src/') && edge.target?.startsWith('src/'))
+    .filter(edge => layerOf(edge.target!) > layerOf(edge.from))
+    .map(edge => `${show(edge)} (${LAYERS[layerOf(edge.from)][0]} -> ${LAYERS[layerOf(edge.target!)][0]})`)
+  assert.equal(upward, [])
+})
+
+layers('adapters import only public entry points: zapgate, zapgate/adapter-kit, zapgate/testing, zapgate/adapters/*', () => {
+  const deep = edges
+    .filter(edge => edge.from.startsWith('adapters/'))
+    .filter(edge => {
+      if (edge.target) return edge.target.split('/')[1] !== edge.from.split('/')[1] // a relative path out of its own folder
+      return edge.specifier.startsWith('zapgate') && !/^zapgate(\/adapter-kit|\/testing|\/adapters\/[a-z-]+)?$/.test(edge.specifier)
+    })
+    .map(show)
+  assert.equal(deep, [])
+})
+
+layers('src/ imports no adapter package (Baileys, got, Keyv and its drivers) and no adapter', () => {
+  const forbidden = /^(@whiskeysockets\/baileys|got|keyv|@keyv\/.*|rate-limiter-flexible)$/
+  const found = edges.filter(edge => edge.from.startsWith('src/') && (forbidden.test(edge.specifier) || edge.target?.startsWith('adapters/'))).map(show)
+  assert.equal(found, [])
+})
+
+layers('source files are at most 300 lines', () => {
+  const all = sourceFiles(root, ['src', 'adapters', 'examples', 'bench', 'test'])
+  const long = all.map(file => [file, readFileSync(join(root, file), 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 301)
+  assert.equal(long.map(([file, lines]) => `${file}: ${lines} lines`), [])
+})
+
+layers.run()
