@@ -1,3 +1,4 @@
+import PQueue from 'p-queue'
 import { GatewayError } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
@@ -16,15 +17,11 @@ export interface SendQueueOptions {
 }
 
 /**
- * One queue per device, so the sends of a device reach the network one at a time and in order,
- * paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job still waiting is
- * dropped (never sent) with 504, a job that stalls on the network is answered 504 and the queue
- * moves on. A queue is deleted once it has been idle for a minute, so the map holds only devices
- * with recent work (and a busy device does not build a new queue for every send).
- *
- * Hand-rolled rather than a p-queue per device: a send is a few microseconds of work, and p-queue's
- * events, interval checks and promise per job cost about as much again. A job starts in the very
- * turn it is added when its device is idle.
+ * One p-queue per device (concurrency 1), so the sends of a device reach the network one at a time
+ * and in order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job
+ * still waiting is answered `send-queue-timeout` and skipped when its turn comes (never sent); a job
+ * that stalls on the network is answered `send-stalled` and the queue moves on. A device's queue is
+ * dropped once it has been idle for `idleQueueMs`, so the map holds only devices with recent work.
  */
 export class SendQueues {
   private readonly queues = new Map<string, DeviceQueue>()
@@ -36,138 +33,67 @@ export class SendQueues {
     this.deadlines = new Deadlines(options.timeoutMs)
   }
 
-  /** Run `job` in the device's queue; resolves or rejects with its result, or 504 past the timeout. */
+  /** Run `job` in the device's queue; resolves or rejects with its result, or a 504 code past the timeout. */
   run<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new GatewayError('shutting-down'))
-    const queue = this.queueOf(deviceId)
-    if (queue.unsettled >= this.options.limit) {
-      return Promise.reject(new GatewayError('send-queue-full', { retryAfterSeconds: 5 }))
-    }
+    const device = this.queueOf(deviceId)
+    if (device.unsettled >= this.options.limit) return Promise.reject(new GatewayError('send-queue-full', { retryAfterSeconds: 5 }))
+    device.unsettled++
+    device.usedAt = Date.now()
     return new Promise<T>((resolve, reject) => {
-      const task: Task = { job, resolve: resolve as (value: unknown) => void, reject, state: 'queued', answered: NOTHING, expiresAt: Date.now() + this.options.timeoutMs }
-      task.answered = this.deadlines.watch(() => {
-        if (task.state === 'done') return
-        const running = task.state === 'running'
-        this.expire(queue, task)
-        if (running) this.release(queue)
-      })
-      queue.unsettled++
-      queue.tasks.push(task)
-      if (!queue.busy) this.next(queue)
+      const task = new Task(job, resolve as (value: unknown) => void, reject, () => device.unsettled--, Date.now() + this.options.timeoutMs)
+      task.answered = this.deadlines.watch(() => task.expire())
+      void device.queue.add(() => this.perform(task))
     })
   }
 
-  /** Stop taking jobs and wait (at most `timeoutMs`) for the queued ones to finish. */
+  /** Stop taking jobs and wait (at most `timeoutMs` and a pause) for the queued ones to finish. */
   async close(): Promise<void> {
     this.closed = true
-    const idle = Promise.all([...this.queues.values()].map(queue => (queue.busy ? new Promise<void>(resolve => queue.onIdle.push(resolve)) : undefined)))
     let timer: NodeJS.Timeout | undefined
     const limit = new Promise<void>(resolve => {
       timer = setTimeout(resolve, this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
       timer.unref()
     })
-    await Promise.race([idle, limit])
+    await Promise.race([Promise.all([...this.queues.values()].map(device => device.queue.onIdle())), limit])
     clearTimeout(timer)
     clearInterval(this.sweeper)
   }
 
-  /** Number of devices with a queue (only those with work in flight). */
+  /** Number of devices with a queue (those with recent work). */
   get size(): number {
     return this.queues.size
   }
 
   // --- Internal helpers ---
 
+  /** A job's turn: skipped when already answered (given up on while it waited), else run until it settles or stalls, then the pause. */
+  private async perform(task: Task): Promise<void> {
+    if (!task.start()) return
+    await task.outcome
+    const pause = this.pauseMs()
+    if (pause > 0) await new Promise(resolve => setTimeout(resolve, pause))
+  }
+
   private queueOf(deviceId: string): DeviceQueue {
-    let queue = this.queues.get(deviceId)
-    if (!queue) {
-      queue = { tasks: [], head: 0, busy: false, unsettled: 0, idleSince: Date.now(), onIdle: [] }
-      this.queues.set(deviceId, queue)
+    let device = this.queues.get(deviceId)
+    if (!device) {
+      device = { queue: new PQueue({ concurrency: 1 }), unsettled: 0, usedAt: Date.now() }
+      this.queues.set(deviceId, device)
       this.sweeper ??= setInterval(() => this.dropIdle(), this.idleQueueMs / 2).unref()
     }
-    return queue
-  }
-
-  /** Start the device's next waiting job, or mark the queue idle. */
-  private next(queue: DeviceQueue): void {
-    while (queue.head < queue.tasks.length) {
-      const task = queue.tasks[queue.head]!
-      queue.tasks[queue.head++] = undefined
-      if (task.state !== 'queued') continue // given up on while it waited: never run
-      if (task.expiresAt <= Date.now()) {
-        // Past its time-out, though the deadline sweep has not come round to it yet: never run either.
-        this.expire(queue, task)
-        continue
-      }
-      if (queue.head >= COMPACT_AFTER) this.compact(queue)
-      queue.busy = true
-      task.state = 'running'
-      let work: Promise<unknown>
-      try {
-        work = task.job()
-      } catch (err) {
-        work = Promise.reject(err)
-      }
-      work.then(
-        value => this.settle(queue, task, () => task.resolve(value)),
-        err => this.settle(queue, task, () => task.reject(err)),
-      )
-      return
-    }
-    queue.tasks.length = 0
-    queue.head = 0
-    queue.busy = false
-    queue.idleSince = Date.now()
-    for (const resolve of queue.onIdle.splice(0)) resolve()
-  }
-
-  /** A running job's outcome: answered, unless the timeout already answered it. */
-  private settle(queue: DeviceQueue, task: Task, answer: () => void): void {
-    if (task.state !== 'running') return
-    this.finish(queue, task)
-    answer()
-    this.release(queue)
-  }
-
-  /** Answer a task 504: stalled when it was running, dropped unsent when it was still waiting. */
-  private expire(queue: DeviceQueue, task: Task): void {
-    const running = task.state === 'running'
-    this.finish(queue, task)
-    task.reject(new GatewayError(running ? 'send-stalled' : 'send-queue-timeout'))
-  }
-
-  /**
-   * Drop the taken slots before `head`: a device that always has work waiting never drains (where
-   * the array is reset), so without this its array would grow by a slot per send.
-   */
-  private compact(queue: DeviceQueue): void {
-    queue.tasks.copyWithin(0, queue.head)
-    queue.tasks.length -= queue.head
-    queue.head = 0
-  }
-
-  private finish(queue: DeviceQueue, task: Task): void {
-    task.state = 'done'
-    task.answered()
-    queue.unsettled--
-  }
-
-  /** The device's slot is free: after the pacing pause, if any, the next job starts. */
-  private release(queue: DeviceQueue): void {
-    const ms = this.pauseMs()
-    if (ms <= 0) return this.next(queue)
-    setTimeout(() => this.next(queue), ms)
+    return device
   }
 
   private get idleQueueMs(): number {
     return this.options.idleQueueMs ?? 60_000
   }
 
-  /** Delete the queues idle for idleQueueMs. */
+  /** Delete the queues that have had nothing to do for idleQueueMs. */
   private dropIdle(): void {
     const before = Date.now() - this.idleQueueMs
-    for (const [deviceId, queue] of this.queues) {
-      if (!queue.busy && queue.idleSince <= before) this.queues.delete(deviceId)
+    for (const [deviceId, device] of this.queues) {
+      if (device.unsettled === 0 && device.queue.size === 0 && device.queue.pending === 0 && device.usedAt <= before) this.queues.delete(deviceId)
     }
     if (this.queues.size === 0) {
       clearInterval(this.sweeper)
@@ -185,30 +111,72 @@ export class SendQueues {
 // --- Internal types ---
 
 interface DeviceQueue {
-  /** Jobs in order; those before `head` have been taken (their slots cleared). */
-  tasks: (Task | undefined)[]
-  head: number
-  /** A job is running, or the pause after one has not ended. */
-  busy: boolean
+  queue: PQueue
   /** Jobs waiting or running (not answered yet): the queue's length for its limit. */
   unsettled: number
-  idleSince: number
-  /** Waiting for the queue to go idle (close). */
-  onIdle: (() => void)[]
+  /** When a job last joined or left (for dropping idle queues). */
+  usedAt: number
 }
 
-interface Task {
-  job: () => Promise<unknown>
-  resolve: (value: unknown) => void
-  reject: (err: unknown) => void
-  state: 'queued' | 'running' | 'done'
+/** One job and its caller's answer, which the job, its time-out or a stall gives first. */
+class Task {
+  state: 'queued' | 'running' | 'done' = 'queued'
   /** Tells the deadline the task has been answered. */
-  answered: () => void
-  /** When a task still waiting is dropped unsent (Date.now() ms). */
-  expiresAt: number
+  answered: () => void = () => {}
+  /** Settles when the running job settles or is given up on (the device's turn ends). */
+  readonly outcome: Promise<void>
+  private endTurn!: () => void
+
+  constructor(
+    private readonly job: () => Promise<unknown>,
+    private readonly resolve: (value: unknown) => void,
+    private readonly reject: (err: unknown) => void,
+    private readonly onSettled: () => void,
+    /** When a job still waiting is dropped unsent (the deadline sweep may come round a little later). */
+    private readonly expiresAt: number,
+  ) {
+    this.outcome = new Promise(end => (this.endTurn = end))
+  }
+
+  /** Start the job when it is still waiting; false when it was already answered. */
+  start(): boolean {
+    if (this.state !== 'queued') return false
+    if (this.expiresAt <= Date.now()) {
+      this.expire() // past its time-out, though the deadline sweep has not come round to it yet: never run either
+      return false
+    }
+    this.state = 'running'
+    let work: Promise<unknown>
+    try {
+      work = this.job()
+    } catch (err) {
+      work = Promise.reject(err)
+    }
+    work.then(
+      value => this.settle(() => this.resolve(value)),
+      err => this.settle(() => this.reject(err)),
+    )
+    return true
+  }
+
+  /** The deadline passed: still waiting means dropped unsent, running means stalled (the queue moves on). */
+  expire(): void {
+    if (this.state === 'done') return
+    const code = this.state === 'running' ? 'send-stalled' : 'send-queue-timeout'
+    this.finish()
+    this.reject(new GatewayError(code))
+  }
+
+  private settle(answer: () => void): void {
+    if (this.state !== 'running') return
+    this.finish()
+    answer()
+  }
+
+  private finish(): void {
+    this.state = 'done'
+    this.answered()
+    this.onSettled()
+    this.endTurn()
+  }
 }
-
-/** Taken slots kept at the head of a device's task array before it is compacted. */
-const COMPACT_AFTER = 1024
-
-const NOTHING = () => {}
