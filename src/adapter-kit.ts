@@ -3,7 +3,7 @@
  * exports). Our own adapters use exactly this, so a stranger's adapter can do whatever ours do.
  */
 export { KeyedLock } from './store/keyed-lock.ts'
-export { putBounded } from './store/bounded-map.ts'
+export { BoundedMap, putBounded } from './store/bounded-map.ts'
 export { childLogger, silentLogger } from './logger.ts'
 export { checkUrl, isPrivateAddress, type UrlRefusal } from './security/url-policy.ts'
 export { guardedAgents, publicAddressesOnly, AddressRefusedError, type AddressPolicy, type LookupFunction, type GuardedAgentOptions } from './security/address-guard.ts'

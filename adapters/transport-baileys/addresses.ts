@@ -1,5 +1,5 @@
 import { TransportError } from 'zapgate'
-import { BoundedMap } from './cache.ts'
+import { BoundedMap } from 'zapgate/adapter-kit'
 import { socketCall } from './errors.ts'
 import { brazilianAlternative, isGroupJid, parseAddress } from './jid.ts'
 import type { SocketLike } from './types.ts'

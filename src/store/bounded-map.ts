@@ -24,3 +24,54 @@ export function putBounded<K, V>(map: Map<K, V>, key: K, value: V, limit: number
 
 /** The eviction iterator of each bounded map (see putBounded). */
 const evictionCursors = new WeakMap<Map<unknown, unknown>, Iterator<[unknown, unknown]>>()
+
+/**
+ * A Map with a size bound and an optional time-to-live: the oldest entry goes first when full, and an
+ * expired entry reads as missing. The one cache of the project: the record caches of collections and
+ * every per-device structure of the adapters, so memory stays bounded however long a process lives.
+ */
+export class BoundedMap<K, V> {
+  private readonly entries = new Map<K, { value: V; expires: number }>()
+
+  constructor(
+    private readonly limit: number,
+    private readonly ttlMs = Infinity,
+  ) {}
+
+  /** The value under `key`, or undefined when absent or expired. */
+  get(key: K): V | undefined {
+    const entry = this.entries.get(key)
+    if (!entry) return undefined
+    if (entry.expires <= Date.now()) {
+      this.entries.delete(key)
+      return undefined
+    }
+    return entry.value
+  }
+
+  /** Whether `key` holds a live value. */
+  has(key: K): boolean {
+    return this.get(key) !== undefined
+  }
+
+  /** Store `value` (as the newest entry), evicting the oldest past the limit; `ttlMs` overrides the default. Answers `value`. */
+  set(key: K, value: V, ttlMs = this.ttlMs): V {
+    putBounded(this.entries, key, { value, expires: Date.now() + ttlMs }, this.limit)
+    return value
+  }
+
+  /** Remove `key`. */
+  delete(key: K): void {
+    this.entries.delete(key)
+  }
+
+  /** Remove everything. */
+  clear(): void {
+    this.entries.clear()
+  }
+
+  /** Entries held, expired ones included until they are read. */
+  get size(): number {
+    return this.entries.size
+  }
+}

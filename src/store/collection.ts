@@ -1,6 +1,6 @@
 import type { Storage } from '../ports/storage.ts'
 import type { KeyedLock } from './keyed-lock.ts'
-import { RecordCache } from './record-cache.ts'
+import { BoundedMap } from './bounded-map.ts'
 
 /** Options of a collection. */
 export interface CollectionOptions {
@@ -17,7 +17,7 @@ export interface CollectionOptions {
  * one record are serialised through the shared lock, so two concurrent updates both land.
  */
 export class Collection<T> {
-  private readonly cache?: RecordCache<T>
+  private readonly cache?: BoundedMap<string, T>
   /** Writes so far: a read that overlapped a write does not fill the cache (it may hold the old value). */
   private writes = 0
 
@@ -27,7 +27,7 @@ export class Collection<T> {
     readonly name: string,
     options: CollectionOptions = {},
   ) {
-    if (options.cache && options.cache.ttlMs > 0) this.cache = new RecordCache(options.cache.ttlMs, options.cache.maxEntries)
+    if (options.cache && options.cache.ttlMs > 0) this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
   }
 
   /** Storage key of a record. */
@@ -49,7 +49,7 @@ export class Collection<T> {
     const cached = this.cache.get(id)
     if (cached !== undefined) return Promise.resolve(cached)
     const writesBefore = this.writes
-    return this.storage.get<T>(this.key(id)).then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, value)))
+    return this.storage.get<T>(this.key(id)).then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, deepFreeze(value))))
   }
 
   /** Write a record (no lock: use for records created under a lock or owned by one writer). */
@@ -101,4 +101,15 @@ export class Collection<T> {
     const prefix = `${this.name}:`
     for await (const [key, value] of this.storage.list<T>(prefix + idPrefix)) yield [key.slice(prefix.length), value]
   }
+}
+
+// --- Internal helpers ---
+
+/** Freeze a record read into the cache, so a caller that tried to change it throws instead of changing what the next request reads. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const child of Object.values(value)) deepFreeze(child)
+  }
+  return value
 }

@@ -10,7 +10,7 @@ import { parseVersion, VersionSource } from '../../adapters/transport-baileys/ve
 import { baileysLogger } from '../../adapters/transport-baileys/logger.ts'
 import { printQr } from '../../adapters/transport-baileys/qr-terminal.ts'
 import { toTransportError } from '../../adapters/transport-baileys/errors.ts'
-import { BoundedMap } from '../../adapters/transport-baileys/cache.ts'
+import { BoundedMap } from '../../src/store/bounded-map.ts'
 import { Boom } from '@hapi/boom'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 
@@ -43,7 +43,7 @@ module('importing the adapter and creating a transport does not load Baileys; fi
     await transport.start({ storage: { get: async () => undefined }, logger: console, emit: async () => {} })
     await transport.link('dev', {}).catch(error => console.log(String(error.message)))`
   const root = fileURLToPath(new URL('../../', import.meta.url))
-  const result = spawnSync(process.execPath, ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+  const result = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
     cwd: root,
     encoding: 'utf8',
   })
