@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_MS, checkRetrySchedule } from './retry.ts'
+import { DEFAULT_MAX_AGE_MS, DEFAULT_RETRY_MS, checkRetryDelays } from './retry.ts'
 
 /** createGateway options of webhook delivery (part of GatewayOptions). */
 export interface WebhookOptions {
@@ -20,8 +20,8 @@ export interface WebhookSettings {
   timeoutMs: number
   /** Attempts in flight per device (the default sender also bounds them per receiver host). */
   concurrencyPerDevice: number
-  /** Pending deliveries held in the in-memory timetable at once; the rest wait in storage (see DeliverySchedule). */
-  scheduleCapacity: number
+  /** Pending deliveries held in the in-memory timetable at once; the rest wait in storage (see DeliveryTimetable). */
+  timetableCapacity: number
   /** Due deliveries waiting per device for a free slot; the rest wait in storage (see DeliveryLoop). */
   lineLimit: number
 }
@@ -30,7 +30,7 @@ export interface WebhookSettings {
 export const CONCURRENCY_PER_DEVICE = 8
 
 /** Pending deliveries held in the in-memory timetable at once (about 100 bytes each). */
-export const SCHEDULE_CAPACITY = 10_000
+export const TIMETABLE_CAPACITY = 10_000
 
 /** Due deliveries waiting in memory per device for a free slot. */
 export const LINE_LIMIT = 256
@@ -42,11 +42,11 @@ export function resolveWebhookOptions(options: WebhookOptions): WebhookSettings 
   if (!(maxAgeMs > 0) || !Number.isFinite(maxAgeMs)) throw new Error('createGateway: webhookMaxAgeMs must be a positive number of ms')
   if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new Error('createGateway: webhookTimeoutMs must be a positive number of ms')
   return {
-    retryMs: checkRetrySchedule(options.webhookRetryMs ?? DEFAULT_RETRY_MS),
+    retryMs: checkRetryDelays(options.webhookRetryMs ?? DEFAULT_RETRY_MS),
     maxAgeMs,
     timeoutMs,
     concurrencyPerDevice: CONCURRENCY_PER_DEVICE,
-    scheduleCapacity: SCHEDULE_CAPACITY,
+    timetableCapacity: TIMETABLE_CAPACITY,
     lineLimit: LINE_LIMIT,
   }
 }

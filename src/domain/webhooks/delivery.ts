@@ -1,7 +1,7 @@
 import { DeliveryAttempts, ShutdownAbort, type DeliveryDependencies } from './attempt.ts'
 import { leaseHolds, leaseOwner } from './lease.ts'
 import type { OutboxRecord } from './outbox.ts'
-import { DeliverySchedule } from './schedule.ts'
+import { DeliveryTimetable } from './timetable.ts'
 
 export type { DeliveryDependencies } from './attempt.ts'
 
@@ -15,18 +15,18 @@ const CLOSE_GRACE_MS = 2_000
 /**
  * Delivers the outbox: decides when attempts happen (DeliveryAttempts does each one).
  *
- * A bounded timetable (DeliverySchedule) says what is due when. Due deliveries wait in a per-device
+ * A bounded timetable (DeliveryTimetable) says what is due when. Due deliveries wait in a per-device
  * line and start while the device has fewer than `concurrencyPerDevice` attempts in flight. The loop
  * never awaits an attempt, so a slow or dead receiver holds only its own device's slots. Memory stays
- * bounded: the timetable holds at most `scheduleCapacity` entries; each line holds `lineLimit` keys,
- * and more only while all lines together hold fewer than `scheduleCapacity`; whatever does not fit
+ * bounded: the timetable holds at most `timetableCapacity` entries; each line holds `lineLimit` keys,
+ * and more only while all lines together hold fewer than `timetableCapacity`; whatever does not fit
  * waits in storage. A device whose line overflowed is refilled from its own records (a prefix scan)
  * when its line is half empty; what the timetable left out is reloaded (a scan of the outbox,
  * skipping overflowed devices) when its time comes and half the timetable is free.
  */
 export class DeliveryLoop {
   private readonly attempts: DeliveryAttempts
-  private readonly schedule: DeliverySchedule
+  private readonly timetable: DeliveryTimetable
   private readonly lines = new Map<string, string[]>()
   private readonly queued = new Set<string>()
   /** Devices with due deliveries in storage only, each with the number of its last overflow. */
@@ -47,7 +47,7 @@ export class DeliveryLoop {
   constructor(private readonly deps: DeliveryDependencies) {
     this.clock = deps.clock ?? Date.now
     this.attempts = new DeliveryAttempts(deps, leaseOwner(), key => this.inFlight.has(key))
-    this.schedule = new DeliverySchedule(deps.settings.scheduleCapacity)
+    this.timetable = new DeliveryTimetable(deps.settings.timetableCapacity)
   }
 
   /** This process's name on the leases it takes. */
@@ -63,7 +63,7 @@ export class DeliveryLoop {
   /** A delivery is due at `due` (a new event, or one rescheduled). */
   enqueue(key: string, deviceId: string, due: number): void {
     if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
-    this.schedule.add({ key, deviceId, due })
+    this.timetable.add({ key, deviceId, due })
     this.arm()
   }
 
@@ -93,8 +93,8 @@ export class DeliveryLoop {
   /** Set the one timer for the earliest due delivery (or reload, when there is room for one). */
   private arm(): void {
     if (this.closed) return
-    const horizon = !this.reloading && this.roomToReload() ? this.schedule.horizon : Infinity
-    const next = Math.min(this.schedule.peek()?.due ?? Infinity, horizon)
+    const horizon = !this.reloading && this.roomToReload() ? this.timetable.horizon : Infinity
+    const next = Math.min(this.timetable.peek()?.due ?? Infinity, horizon)
     if (next === Infinity || (this.timer && this.timerAt <= next)) return
     clearTimeout(this.timer)
     const now = this.clock()
@@ -110,33 +110,33 @@ export class DeliveryLoop {
     if (this.closed) return
     const now = this.clock()
     const devices = new Set<string>()
-    for (const item of this.schedule.takeDue(now)) {
+    for (const item of this.timetable.takeDue(now)) {
       this.toLine(item.deviceId, item.key)
       devices.add(item.deviceId)
     }
     for (const deviceId of devices) this.pump(deviceId)
     // Whatever was left out of the timetable is due: bring it in once half the timetable is free.
-    if (this.schedule.horizon <= now && this.roomToReload() && !this.reloading) void this.reload()
+    if (this.timetable.horizon <= now && this.roomToReload() && !this.reloading) void this.reload()
     else this.arm()
   }
 
   /** Whether a reload would bring in a useful batch: half the timetable is free (so reloads stay rare). */
   private roomToReload(): boolean {
-    const { capacity } = this.schedule
-    return capacity - this.schedule.size >= Math.max(1, Math.floor(capacity / 2))
+    const { capacity } = this.timetable
+    return capacity - this.timetable.size >= Math.max(1, Math.floor(capacity / 2))
   }
 
   /**
    * Put a due delivery in its device's line; a full line marks the device overflowed (the key stays
    * in storage only). Every line may hold `lineLimit` keys, and more while all lines together hold
-   * fewer than `scheduleCapacity`: a burst on a few devices then stays in memory instead of being
+   * fewer than `timetableCapacity`: a burst on a few devices then stays in memory instead of being
    * read back from storage in slices, and one device's backlog cannot take another's share.
    */
   private toLine(deviceId: string, key: string): boolean {
     if (this.queued.has(key) || this.inFlight.has(key)) return true
     const line = this.lines.get(deviceId) ?? []
-    const { lineLimit, scheduleCapacity } = this.deps.settings
-    if (line.length >= lineLimit && this.queued.size >= scheduleCapacity) {
+    const { lineLimit, timetableCapacity } = this.deps.settings
+    if (line.length >= lineLimit && this.queued.size >= timetableCapacity) {
       this.overflowed.set(deviceId, ++this.overflows)
       return false
     }
@@ -196,10 +196,10 @@ export class DeliveryLoop {
         if (this.inFlight.has(key) || this.queued.has(key)) continue
         const due = this.dueOf(record, now)
         if (due > now) {
-          this.schedule.add({ key, deviceId, due })
+          this.timetable.add({ key, deviceId, due })
           continue
         }
-        this.schedule.remove(key)
+        this.timetable.remove(key)
         if (!this.toLine(deviceId, key)) return // the line is full again: still overflowed
       }
       // Everything is in memory now, unless the line overflowed again while this scan ran.
@@ -223,18 +223,18 @@ export class DeliveryLoop {
   private reload(): Promise<void> {
     if (this.reloading) return this.reloading
     const run = async () => {
-      this.schedule.beginReload()
+      this.timetable.beginReload()
       const now = this.clock()
       try {
         for await (const [key, record] of this.deps.store.pending()) {
           if (this.closed) return
           if (typeof record?.deviceId !== 'string' || this.overflowed.has(record.deviceId)) continue
           if (this.inFlight.has(key) || this.queued.has(key)) continue
-          this.schedule.add({ key, deviceId: record.deviceId, due: this.dueOf(record, now) })
+          this.timetable.add({ key, deviceId: record.deviceId, due: this.dueOf(record, now) })
         }
       } catch (err) {
         this.deps.logger.error({ err }, 'loading pending webhook deliveries failed; trying again soon')
-        this.schedule.leaveOut(this.clock() + INTERNAL_RETRY_MS)
+        this.timetable.leaveOut(this.clock() + INTERNAL_RETRY_MS)
       }
     }
     this.reloading = run().finally(() => {

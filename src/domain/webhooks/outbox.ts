@@ -159,7 +159,7 @@ export class OutboxStore {
     return letter
   }
 
-  /** Every pending record (a scan, in pages: start-up and schedule reloads). */
+  /** Every pending record (a scan, in pages: start-up and timetable reloads). */
   pending(): AsyncIterable<[key: string, record: OutboxRecord]> {
     return this.records.all()
   }

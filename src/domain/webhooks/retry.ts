@@ -10,21 +10,21 @@ export const MAX_RETRY_AFTER_MS = 24 * 3_600_000
 /** The shortest wait a `Retry-After` yields (a `0` must not become a tight loop). */
 export const MIN_RETRY_AFTER_MS = 1_000
 
-/** Jitter applied to each scheduled delay: ±20 %, so that retries of many events spread out. */
+/** Jitter applied to each retry delay: ±20 %, so that retries of many events spread out. */
 const JITTER = 0.2
 
 /**
  * The delay before the next attempt after `failures` failed ones (1 = the first attempt failed).
- * Past the end of the schedule the last delay repeats, until the event's maximum age.
+ * Past the end of the list the last delay repeats, until the event's maximum age.
  */
-export function retryDelay(schedule: readonly number[], failures: number, random: () => number = Math.random): number {
-  const base = schedule[Math.min(Math.max(failures, 1), schedule.length) - 1]
+export function retryDelay(delays: readonly number[], failures: number, random: () => number = Math.random): number {
+  const base = delays[Math.min(Math.max(failures, 1), delays.length) - 1]
   return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random())))
 }
 
 /**
  * The wait a `Retry-After` header asks for, in ms: delta-seconds or an HTTP date; at least 1 s and
- * at most 24 h. Undefined when the header is absent or unreadable (the schedule then applies).
+ * at most 24 h. Undefined when the header is absent or unreadable (the retry delays then apply).
  */
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   const text = value?.trim()
@@ -39,13 +39,13 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS)
 }
 
-/** The schedule itself when it is a non-empty list of non-negative finite numbers; throws otherwise. */
-export function checkRetrySchedule(schedule: readonly number[]): number[] {
-  if (!Array.isArray(schedule) || schedule.length === 0 || schedule.length > 100) {
+/** The retry delays themselves when they are a non-empty list of non-negative finite numbers; throws otherwise. */
+export function checkRetryDelays(delays: readonly number[]): number[] {
+  if (!Array.isArray(delays) || delays.length === 0 || delays.length > 100) {
     throw new Error('createGateway: webhookRetryMs must list 1 to 100 delays in ms')
   }
-  for (const delay of schedule) {
+  for (const delay of delays) {
     if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new Error(`createGateway: webhookRetryMs has a bad delay ${delay}`)
   }
-  return [...schedule]
+  return [...delays]
 }

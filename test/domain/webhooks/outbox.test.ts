@@ -24,7 +24,7 @@ const settings = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
   maxAgeMs: 60_000,
   timeoutMs: 1_000,
   concurrencyPerDevice: 2,
-  scheduleCapacity: 5,
+  timetableCapacity: 5,
   lineLimit: 256,
   ...extra,
 })
@@ -118,7 +118,7 @@ test('a stuck device with a backlog larger than memory holds up no other device,
       return { status: 200 }
     },
   }
-  box = outbox(memoryStorage(), sender, { scheduleCapacity: 5, lineLimit: 4, concurrencyPerDevice: 1 })
+  box = outbox(memoryStorage(), sender, { timetableCapacity: 5, lineLimit: 4, concurrencyPerDevice: 1 })
   await box.start()
   for (let i = 0; i < 30; i++) await box.record(device('d1'), message(`stuck${i}`))
   for (let i = 0; i < 3; i++) await box.record(device('d2'), message(`free${i}`))

@@ -1,4 +1,4 @@
-/** A pending delivery as the schedule knows it: its outbox key, its device, and when it is due. */
+/** A pending delivery as the timetable knows it: its outbox key, its device, and when it is due. */
 export interface ScheduledDelivery {
   key: string
   deviceId: string
@@ -9,14 +9,14 @@ export interface ScheduledDelivery {
  * The in-memory timetable of pending deliveries, bounded: at most `capacity` entries. When full, the entry due
  * last gives way to an earlier one, and whatever is left out (it stays in storage) lowers the
  * `horizon`: every pending delivery not held here is due at or after it. When the clock reaches the
- * horizon the owner reloads the schedule from storage (`beginReload`, then `add` each record).
+ * horizon the owner reloads the timetable from storage (`beginReload`, then `add` each record).
  *
  * Entries are kept sorted earliest-first behind a moving head: a new event (due now, the latest so
  * far) is appended, taking the earliest advances the head, and the taken slots are dropped in one
  * move once they are half the array. Only an entry due before others (a retry moved earlier, a
  * reload) costs a binary search plus an array move.
  */
-export class DeliverySchedule {
+export class DeliveryTimetable {
   /** The entries from `head` on, earliest first (ties: by key); the slots before `head` were taken. */
   private order: ScheduledDelivery[] = []
   private head = 0
