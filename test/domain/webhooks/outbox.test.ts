@@ -85,7 +85,7 @@ test('with a timetable of 5 entries, 200 events of 3 devices are all delivered, 
   let mostHeld = 0
   const sender = recordingSender(() => {
     const loop = (box as any).loop
-    mostHeld = Math.max(mostHeld, loop.schedule.size)
+    mostHeld = Math.max(mostHeld, loop.timetable.size)
     return 200
   })
   box = outbox(memoryStorage(), sender)
@@ -110,7 +110,7 @@ test('a stuck device with a backlog larger than memory holds up no other device,
     async send(delivery) {
       sent.push(delivery)
       const loop = (box as any).loop
-      mostHeld = Math.max(mostHeld, loop.schedule.size, loop.lines.get('d1')?.length ?? 0)
+      mostHeld = Math.max(mostHeld, loop.timetable.size, loop.lines.get('d1')?.length ?? 0)
       if (!delivery.url.endsWith('/d1')) return { status: 200 }
       mostInFlight = Math.max(mostInFlight, ++inFlight)
       await unstuck
