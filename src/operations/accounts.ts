@@ -1,6 +1,6 @@
 import { literal, object, refine, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
-import { coerce, string } from 'superstruct'
+import { string } from 'superstruct'
 import { Messages } from './error-answers.ts'
 import { defineOperation } from './operation.ts'
 import { phone, text } from '../schema/fields.ts'

@@ -1,4 +1,4 @@
-import { any, array, dynamic, literal, never, refine, string, type, number, type Struct } from 'superstruct'
+import { array, dynamic, literal, never, refine, string, type, type Struct } from 'superstruct'
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { optionalText, phone, text } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'

@@ -1,4 +1,4 @@
-import { boolean, enums, integer, object, refine, string, type } from 'superstruct'
+import { boolean, enums, integer, object, refine, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
 import { defineOperation, type OperationContext } from './operation.ts'
