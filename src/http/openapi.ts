@@ -1,5 +1,5 @@
 import { errorAnswers, Messages, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
-import type { Operation, PathEntry } from '../operations/operation.ts'
+import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { serviceRouteDocs, type ServiceRouteFlags } from './openapi-routes.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 
@@ -50,19 +50,9 @@ export function openApiDocument(table: readonly PathEntry[], options: OpenApiOpt
   }
 }
 
-/** The operations of a path in precedence order, the fallback last. */
-export function operationsOf(entry: PathEntry): Operation[] {
-  return [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
-}
-
 /** The component name of an operation's request or answer schema (`SendTextRequest`): the names of the exported types. */
 export function componentName(operation: Operation, kind: 'Request' | 'Answer'): string {
   return operation.name[0].toUpperCase() + operation.name.slice(1) + kind
-}
-
-/** The distinguishing fields of an operation (none for a fallback). */
-export function fieldsOf(operation: Operation): string[] {
-  return operation.field === undefined ? [] : Array.isArray(operation.field) ? operation.field : [operation.field]
 }
 
 // --- Internal helpers ---
@@ -86,8 +76,8 @@ const errorAnswerSchema: JsonSchema = {
 }
 
 function requestSchema(entry: PathEntry, operation: Operation, index: number): JsonSchema {
-  const fields = fieldsOf(operation)
-  const before = entry.operations.slice(0, index).flatMap(fieldsOf)
+  const fields = distinguishingFields(operation)
+  const before = entry.operations.slice(0, index).flatMap(distinguishingFields)
   const total = operationsOf(entry).length
   const choice =
     fields.length === 0
@@ -121,11 +111,11 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
     summary: ordered.map(operation => operation.name).join(', '),
     description: ordered
       .map((operation, index) => {
-        const fields = fieldsOf(operation)
+        const fields = distinguishingFields(operation)
         return `${index + 1}. **${operation.name}**${fields.length ? ` (${fields.map(f => `\`${f}\``).join(' or ')})` : ' (default)'}: ${operation.summary}.`
       })
       .join('\n'),
-    'x-operations': ordered.map((operation, index) => ({ name: operation.name, field: fieldsOf(operation), precedence: index + 1, summary: operation.summary })),
+    'x-operations': ordered.map((operation, index) => ({ name: operation.name, field: distinguishingFields(operation), precedence: index + 1, summary: operation.summary })),
     requestBody: {
       required: true,
       content: {

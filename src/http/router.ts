@@ -4,7 +4,7 @@ import { StructError, validate, type Struct } from 'superstruct'
 import { GatewayError } from '../errors.ts'
 import type { GatewayEvents } from '../events.ts'
 import type { Logger } from '../logger.ts'
-import type { Operation, OperationContext, OperationServices, PathEntry, UploadedFile } from '../operations/operation.ts'
+import { distinguishingFields, operationsOf, type Operation, type OperationContext, type OperationServices, type PathEntry, type UploadedFile } from '../operations/operation.ts'
 import type { MediaRouteDeps } from './media-route.ts'
 import type { SharePageDeps } from './share-page.ts'
 import { bodyReader, type ParsedBody } from './body.ts'
@@ -41,7 +41,7 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
 
 /** The operation a body selects on a path (the first whose distinguishing field is present), or the path's fallback. */
 export function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | undefined {
-  const choices = entry.operations.map(operation => ({ operation, fields: (Array.isArray(operation.field) ? operation.field : [operation.field]).filter(field => field !== undefined) }))
+  const choices = entry.operations.map(operation => ({ operation, fields: distinguishingFields(operation) }))
   return body => {
     for (const { operation, fields } of choices) {
       for (const field of fields) if (isPresent(body.fields[field]) || body.uploads.has(field)) return operation
@@ -61,7 +61,7 @@ export function operationSelector(entry: PathEntry): (body: ParsedBody) => Opera
 function operationRoute(entry: PathEntry, deps: RouterDeps, readBody: (ctx: Context) => Promise<ParsedBody>): Middleware {
   const { httpStatus, logger } = deps
   const limits = rateLimitRequests(deps.services.rateLimits)
-  const all = [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
+  const all = operationsOf(entry)
   const fastChecks = new Map(all.map(operation => [operation, compileBodyCheck(operation.schema)]))
   const byName = new Map(all.map(operation => [operation.name, operation]))
   const select = operationSelector(entry)

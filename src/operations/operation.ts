@@ -88,3 +88,13 @@ export interface PathEntry {
   operations: readonly Operation[]
   fallback?: Operation
 }
+
+/** The operations of a path in precedence order, the fallback last. */
+export function operationsOf(entry: PathEntry): Operation[] {
+  return [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
+}
+
+/** The distinguishing fields of an operation (none for a fallback). */
+export function distinguishingFields(operation: Operation): string[] {
+  return operation.field === undefined ? [] : Array.isArray(operation.field) ? operation.field : [operation.field]
+}

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { operationTable } from '../../src/operations/table.ts'
-import { operationsOf } from '../../src/http/openapi.ts'
+import { operationsOf, type PathEntry } from '../../src/operations/operation.ts'
 import { browserAvailable, launchBrowser } from '../helpers/browser.ts'
 import { startGateway } from '../helpers/gateway.ts'
 
@@ -27,7 +27,7 @@ if (browserAvailable('the /docs page in a real browser')) {
       const opened = tab.locator('.opblock.is-open')
       await opened.waitFor({ state: 'visible' })
       const text = (await opened.textContent()) ?? ''
-      for (const operation of operationsOf(operationTable.find(entry => entry.path === '/api/create-message')!)) assert.ok(text.includes(operation.name), `${operation.name} is listed`)
+      for (const operation of operationsOf((operationTable as readonly PathEntry[]).find(entry => entry.path === '/api/create-message')!)) assert.ok(text.includes(operation.name), `${operation.name} is listed`)
 
       assert.equal(
         requests.filter(url => !url.startsWith(t.url) && !url.startsWith('data:')),

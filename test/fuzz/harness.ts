@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import fc from 'fast-check'
 import { operationTable } from '../../src/operations/table.ts'
 import { MediaFetchError, type GatewayOptions, type MediaFetcher, type WebhookSender } from '../../src/index.ts'
-import type { Operation, PathEntry } from '../../src/operations/operation.ts'
+import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../../src/operations/operation.ts'
 import { internalsOf } from '../../src/internals.ts'
 import { checkUrl } from '../../src/security/url-policy.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
@@ -72,18 +72,14 @@ export async function restoreDevice(world: FuzzWorld): Promise<void> {
   world.deviceId = linked.id
 }
 
-/** Every operation of a path: its schema's fields (and its distinguishing fields). */
+/** Every field an operation reads: its schema's fields and its distinguishing fields. */
 export function fieldsOf(operation: Operation): string[] {
   const shape = (operation.schema as { schema?: unknown }).schema
   const fields = shape && typeof shape === 'object' ? Object.keys(shape) : []
-  const distinguishing = operation.field === undefined ? [] : Array.isArray(operation.field) ? operation.field : [operation.field]
-  return [...new Set([...fields, ...distinguishing])]
+  return [...new Set([...fields, ...distinguishingFields(operation)])]
 }
 
-/** The operations of a path entry, fallback included. */
-export function operationsOf(entry: PathEntry): Operation[] {
-  return [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]
-}
+export { operationsOf }
 
 export { send, sendRaw } from './wire.ts'
 
