@@ -23,13 +23,16 @@ const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
  * takes readJsonBody; other JSON types, forms and compressed bodies koa-bodyparser.
  */
 export function bodyReader(limitBytes: number): (ctx: Context) => Promise<ParsedBody> {
-  const jsonAndForm = koaBodyParser({
+  // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
+  const options: koaBodyParser.Options & { onProtoPoisoning: 'remove' } = {
     enableTypes: ['json', 'form'],
     jsonLimit: `${limitBytes}b`,
     formLimit: `${limitBytes}b`,
     strict: false,
     extendTypes: { json: ['application/*+json'] },
-  })
+    onProtoPoisoning: 'remove',
+  }
+  const jsonAndForm = koaBodyParser(options)
   return async function readBody(ctx: Context): Promise<ParsedBody> {
     let uploads = NO_UPLOADS
     const unread = !ctx.req.readableEnded

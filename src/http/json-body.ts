@@ -6,7 +6,7 @@ import { GatewayError } from '../errors.ts'
  * Read and parse a plain JSON request body (`application/json`, UTF-8, no Content-Encoding), the
  * shape of nearly every request, with the answers koa-bodyparser gives (the gateway keeps it for
  * every other body): over `limitBytes` (declared or received) 413, cut short or not JSON 400, a
- * `__proto__` key 400 (bourne, as koa-bodyparser), a UTF-8 BOM skipped.
+ * `__proto__` key dropped like any unknown field (bourne, as koa-bodyparser is set up), a UTF-8 BOM skipped.
  * An empty body parses to `''` (the caller answers it as not an object). A stream that cannot be
  * read any more (consumed by the host, or its client gone before the gateway got to it) is 400, as
  * the general parser answers it. Done here, one stream listener set and one parse, it costs a fifth
@@ -75,5 +75,5 @@ const BOM = 0xfeff
 function parseJson(bytes: Buffer): unknown {
   let text = bytes.toString('utf8')
   if (text.charCodeAt(0) === BOM) text = text.slice(1)
-  return text === '' ? '' : bourne.parse(text, { protoAction: 'error' })
+  return text === '' ? '' : bourne.parse(text, { protoAction: 'remove' })
 }
