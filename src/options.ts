@@ -1,3 +1,5 @@
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Logger } from './logger.ts'
 import type { MediaFetcher } from './ports/media.ts'
 import type { Storage } from './ports/storage.ts'
@@ -43,6 +45,14 @@ export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingO
    * once; a change made by another process sharing the store, or by hand, within this time.
    */
   cacheTtlMs?: number
+  /**
+   * Folder where incoming events and webhook events wait, past a thousand in memory, while the store
+   * is down (created 0700; default `<os tmpdir>/zapgate-spill`). A process started later on this
+   * host replays what a gone one left there.
+   */
+  spillDir?: string
+  /** How long one store call may take before the request answers 503 (default 2000 ms). */
+  storageTimeoutMs?: number
 }
 
 /** Options after defaults, as the domain reads them. */
@@ -54,6 +64,8 @@ export interface ResolvedOptions {
   timeZone: string
   bodyLimitBytes: number
   cacheTtlMs: number
+  spillDir: string
+  storageTimeoutMs: number
   webhookDelivery: WebhookSettings
   agents: AgentSettings
   messaging: ResolvedMessagingOptions
@@ -81,11 +93,19 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     timeZone,
     bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
     cacheTtlMs,
+    spillDir: options.spillDir ?? join(tmpdir(), 'zapgate-spill'),
+    storageTimeoutMs: positive(options.storageTimeoutMs ?? 2000, 'storageTimeoutMs'),
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
     messaging: resolveMessagingOptions(options, parseSize),
     rateLimits: resolveRateLimitOptions(options),
   }
+}
+
+/** `value` when it is a positive finite number, else a clear start-up Error naming the option. */
+function positive(value: number, name: string): number {
+  if (!(Number.isFinite(value) && value > 0)) throw new Error(`createGateway: ${name} must be a positive number of ms`)
+  return value
 }
 
 /** Bytes in a size like `512kb`, `20mb` or a number of bytes. */

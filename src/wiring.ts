@@ -17,7 +17,9 @@ import { resolveOptions, type GatewayOptions } from './options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { memoryRateLimitStore, RateLimits } from './security/rate-limits.ts'
-import { guardStorage } from './store/guarded-storage.ts'
+import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
+import { RetryBuffer } from './store/retry-buffer.ts'
+import { SpillFile } from './store/spill-file.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
 /** The gateway's parts, wired: what createGateway serves and closes. */
@@ -31,7 +33,7 @@ export async function wireGateway(options: GatewayOptions) {
   const resolved = resolveOptions(options)
   const logger = options.logger ?? silentLogger
   const adapters = await defaultAdapters(options, resolved)
-  const storage = guardStorage(adapters.storage)
+  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs)
   const lock = new KeyedLock()
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
@@ -48,7 +50,7 @@ export async function wireGateway(options: GatewayOptions) {
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
   const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
-  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery })
+  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, spill: new SpillFile(resolved.spillDir, 'webhooks') })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,
@@ -56,7 +58,20 @@ export async function wireGateway(options: GatewayOptions) {
     otpTtlMs: resolved.messaging.otpTtlMs,
   }
 
+  // Transport events the store could not take (it was down): kept in order and recorded once it is back.
+  const incoming = new RetryBuffer<TransportEvent>({ what: 'incoming events', process: recordEvent, logger, spill: new SpillFile(resolved.spillDir, 'incoming') })
+
   async function onTransportEvent(event: TransportEvent): Promise<void> {
+    if (incoming.waiting) return incoming.keep(event) // behind those already waiting: events keep their order
+    try {
+      await recordEvent(event)
+    } catch (err) {
+      incoming.keep(event, err)
+    }
+  }
+
+  /** Record one transport event; throws only while the store is unavailable (then it is kept and offered again). */
+  async function recordEvent(event: TransportEvent): Promise<void> {
     try {
       if (event.type === 'status') {
         await devices.applyStatus(event.deviceId, event.status)
@@ -68,6 +83,7 @@ export async function wireGateway(options: GatewayOptions) {
         if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
       }
     } catch (err) {
+      if (err instanceof StorageUnavailableError) throw err
       logger.error({ err, event: event.type, deviceId: event.deviceId }, 'transport event not recorded')
     }
   }
@@ -81,6 +97,7 @@ export async function wireGateway(options: GatewayOptions) {
     return { ...message, content: { ...content, url: `${resolved.baseUrl}/media/${token}` } }
   }
 
+  await incoming.start()
   await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
 
   return {
@@ -101,12 +118,14 @@ export async function wireGateway(options: GatewayOptions) {
     messaging,
     rateLimits,
     outbox,
+    incoming,
     settings,
     /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. */
     async close(): Promise<void> {
       await agentRunner.close()
       await messaging.close()
       await transport.stop()
+      await incoming.close()
       await outbox.close()
       await adapters.webhooks.close?.()
       if (adapters.ownsStorage) await adapters.storage.close?.()

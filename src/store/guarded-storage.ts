@@ -13,7 +13,7 @@ export class StorageUnavailableError extends Error {
  * Wrap a storage so that every failure surfaces as StorageUnavailableError (with the original as
  * `cause`) and a call that hangs past `timeoutMs` fails instead of hanging the request.
  */
-export function guardStorage(storage: Storage, timeoutMs = 10_000): Storage {
+export function guardStorage(storage: Storage, timeoutMs = 2_000): Storage {
   const deadlines = new Deadlines(timeoutMs)
   const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     let attempt: Promise<T>

@@ -6,7 +6,8 @@ import type { MessageFeed } from '../message-feed.ts'
 import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
 import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
 import { channelOf, webhookPayload } from './payload.ts'
-import { UnrecordedEvents } from './unrecorded.ts'
+import { RetryBuffer } from '../../store/retry-buffer.ts'
+import type { SpillFile } from '../../store/spill-file.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
 export interface WebhookAdmin {
@@ -18,7 +19,7 @@ export interface WebhookAdmin {
   discard(id: string): Promise<boolean>
   /** Number of events waiting for delivery, of one device or of all (a scan of the outbox). */
   pending(deviceId?: string): Promise<number>
-  /** Events waiting in memory because the store refused them (it was down); stored once it answers. */
+  /** Events waiting (in memory or spilled) because the store refused them (it was down); stored once it answers. */
   readonly unrecordedCount: number
 }
 
@@ -31,20 +32,20 @@ export class WebhookOutbox implements WebhookAdmin {
   private readonly loop: DeliveryLoop
   private readonly clock: () => number
   /** Events the store refused (it was down), retried from memory. */
-  private readonly unrecorded: UnrecordedEvents
+  private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
-  constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock }) {
+  constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
     this.store = new OutboxStore(deps.storage, deps.lock)
     this.loop = new DeliveryLoop({ ...deps, store: this.store })
     this.clock = deps.clock ?? Date.now
-    this.unrecorded = new UnrecordedEvents((key, record) => this.save(key, record), deps.logger)
+    this.unrecorded = new RetryBuffer({ what: 'webhook events', process: ({ key, record }) => this.save(key, record), logger: deps.logger, memoryLimit: 10_000, spill: deps.spill })
   }
 
   /**
    * Feed subscriber: the event of a message seen by `device`, written to storage, then scheduled.
    * Nothing is stored for a device without a webhook URL, or whose switch (operation 20) for this
    * kind of chat is off: the switches apply when the event happens. When the store refuses the
-   * event, it waits in memory and is offered again until the store takes it (UnrecordedEvents).
+   * event, it waits (in memory, then in a spill file) and is offered again until the store takes it.
    */
   readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
     if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
@@ -62,7 +63,7 @@ export class WebhookOutbox implements WebhookAdmin {
       attempts: 0,
     }
     const key = outboxKey(device.id, record.id)
-    return this.save(key, record).catch(err => this.unrecorded.keep(key, record, err))
+    return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
   }
 
   /** Events waiting in memory for the store to come back. */
@@ -70,9 +71,10 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.unrecorded.size
   }
 
-  /** Load pending deliveries from storage and start delivering. */
-  start(): Promise<void> {
-    return this.loop.start()
+  /** Load pending deliveries from storage and start delivering (and replay events a gone process left spilled). */
+  async start(): Promise<void> {
+    await this.unrecorded.start()
+    await this.loop.start()
   }
 
   /** Stop delivering (attempts in flight get a short grace); pending events stay in storage. */

@@ -1,0 +1,143 @@
+import { appendFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+
+/**
+ * An append-only file of JSON lines, read back in order from where the last read stopped: the
+ * overflow of a RetryBuffer. Each process writes its own file in `dir` (`<name>-<host>-<pid>.jsonl`);
+ * at start it takes over the files of processes of this host that are gone (a rename, so two
+ * processes never take the same file), so what a crashed process spilled is replayed by the next.
+ */
+export class SpillFile {
+  readonly path: string
+  /** Byte offset of the first line not read back yet. */
+  private offset = 0
+  /** Lines written and not read back yet. */
+  private unread = 0
+  private bytes = 0
+  private writing: Promise<void> = Promise.resolve()
+  private prepared: Promise<void> | undefined
+
+  constructor(
+    private readonly dir: string,
+    private readonly name: string,
+  ) {
+    this.path = join(dir, `${name}-${safe(hostname())}-${process.pid}.jsonl`)
+  }
+
+  /** Lines waiting to be read back. */
+  get size(): number {
+    return this.unread
+  }
+
+  /** Bytes of the file (read lines included, until it is emptied). */
+  get sizeBytes(): number {
+    return this.bytes
+  }
+
+  /** Create the folder (0700) and take over the files left by gone processes of this host; resolves with how many lines they held. */
+  prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 })
+      for (const file of await readdir(this.dir)) {
+        const owner = new RegExp(`^${this.name}-(.+)-(\\d+)\\.jsonl$`).exec(file)
+        if (!owner || file === this.path.slice(this.dir.length + 1)) continue
+        if (owner[1] !== safe(hostname()) || isAlive(Number(owner[2]))) continue
+        const taken = `${this.path}.${Date.now()}.taken`
+        try {
+          await rename(join(this.dir, file), taken)
+        } catch {
+          continue // another process took it first
+        }
+        await this.adopt(taken)
+      }
+    })()
+    return this.prepared
+  }
+
+  /** Append items as lines (in call order). */
+  append(items: unknown[]): Promise<void> {
+    const text = items.map(item => JSON.stringify(item)).join('\n') + '\n'
+    this.unread += items.length
+    this.bytes += Buffer.byteLength(text)
+    this.writing = this.writing.then(() => this.prepare()).then(() => appendFile(this.path, text, { mode: 0o600 }))
+    return this.writing
+  }
+
+  /** Up to `max` of the oldest unread items (the file is emptied once all are read). */
+  async read(max: number): Promise<unknown[]> {
+    await this.writing
+    if (this.unread === 0) return []
+    const handle = await open(this.path, 'r')
+    const items: unknown[] = []
+    try {
+      let block = Buffer.alloc(1 << 20)
+      while (items.length < max) {
+        const { bytesRead } = await handle.read(block, 0, block.length, this.offset)
+        if (bytesRead === 0) break
+        // Only whole lines are taken; a line cut by the block's end is read again from its start.
+        const text = block.subarray(0, bytesRead).toString('utf8')
+        const end = text.lastIndexOf('\n')
+        if (end < 0) {
+          if (bytesRead < block.length) break // a last line without its newline: not written whole yet
+          block = Buffer.alloc(block.length * 2) // a line longer than the block
+          continue
+        }
+        for (const line of text.slice(0, end).split('\n')) {
+          if (items.length === max) break
+          this.offset += Buffer.byteLength(line) + 1
+          if (line.trim() !== '') items.push(JSON.parse(line))
+        }
+      }
+    } finally {
+      await handle.close()
+    }
+    this.unread = Math.max(0, this.unread - items.length)
+    if (this.unread === 0) await this.empty()
+    return items
+  }
+
+  /** Delete the file (nothing unread is left). */
+  async empty(): Promise<void> {
+    await this.writing
+    await rm(this.path, { force: true })
+    this.offset = 0
+    this.unread = 0
+    this.bytes = 0
+  }
+
+  // --- Internal helpers ---
+
+  /** Append the lines of a file taken over from a gone process, then delete it. */
+  private async adopt(file: string): Promise<void> {
+    const { size } = await stat(file)
+    if (size > 0) {
+      const handle = await open(file, 'r')
+      try {
+        const text = (await handle.readFile()).toString('utf8')
+        const lines = text.split('\n').filter(line => line.trim() !== '')
+        if (lines.length > 0) {
+          await appendFile(this.path, lines.join('\n') + '\n', { mode: 0o600 })
+          this.unread += lines.length
+          this.bytes += Buffer.byteLength(lines.join('\n') + '\n')
+        }
+      } finally {
+        await handle.close()
+      }
+    }
+    await rm(file, { force: true })
+  }
+}
+
+function safe(text: string): string {
+  return text.replace(/[^A-Za-z0-9.]/g, '_')
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

@@ -1,0 +1,90 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { spawnSync } from 'node:child_process'
+import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { join } from 'node:path'
+import { silentLogger } from '../../src/logger.ts'
+import { RetryBuffer } from '../../src/store/retry-buffer.ts'
+import { SpillFile } from '../../src/store/spill-file.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { tempDir } from '../helpers/standalone.ts'
+
+const test = suite('RetryBuffer: work the store refused, kept in order, in memory then in a spill file')
+
+/** A store that refuses everything while `down`, and records what it took. */
+function flakyStore() {
+  const store = { down: true, taken: [] as number[] }
+  const process = async (item: number) => {
+    if (store.down) throw new Error('store down')
+    store.taken.push(item)
+  }
+  return { store, process }
+}
+
+test('items past the memory limit go to the spill file, and all are done in arrival order once the store answers', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const { store, process } = flakyStore()
+  const spill = new SpillFile(dir, 'test')
+  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 10, spill })
+  await buffer.start()
+  for (let i = 0; i < 250; i++) buffer.keep(i)
+  assert.is(buffer.size, 250)
+  assert.is(spill.size, 240, 'past the memory limit, items go to the file')
+  await waitFor(() => existsSync(spill.path) && statSync(spill.path).size > 0, 2000, 'the overflow to reach the file')
+  assert.is(statSync(spill.path).mode & 0o777, 0o600, 'the spill file is private')
+  assert.is(statSync(dir).mode & 0o777, 0o700, 'so is its folder')
+  store.down = false
+  await waitFor(() => store.taken.length === 250, 10_000, 'every item')
+  assert.equal(store.taken, Array.from({ length: 250 }, (_, i) => i))
+  assert.is(buffer.size, 0)
+  assert.equal(readdirSync(dir), [], 'the spill file is deleted once read')
+  await buffer.close()
+})
+
+test('close() with the store still down leaves every item in the spill file, memory first, and the next process replays them', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const first = flakyStore()
+  const buffer = new RetryBuffer<number>({ what: 'numbers', process: first.process, logger: silentLogger, memoryLimit: 3, spill: new SpillFile(dir, 'test') })
+  await buffer.start()
+  for (let i = 0; i < 8; i++) buffer.keep(i)
+  await buffer.close()
+  // As if this process had crashed: its file carries the pid of a process that is gone.
+  const [file] = readdirSync(dir)
+  const gone = spawnSync(process.execPath, ['-e', '0']).pid
+  renameSync(join(dir, file!), join(dir, file!.replace(`-${process.pid}.jsonl`, `-${gone}.jsonl`)))
+  const { store, process: take } = flakyStore()
+  store.down = false
+  const next = new RetryBuffer<number>({ what: 'numbers', process: take, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+  await next.start()
+  await waitFor(() => store.taken.length === 8, 5000, 'the replay')
+  assert.equal(store.taken, [0, 1, 2, 3, 4, 5, 6, 7])
+  await next.close()
+})
+
+test('a spill file of a process still alive on this host is left to it', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const alive = join(dir, `test-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-1.jsonl`) // pid 1 is always alive
+  writeFileSync(alive, '1\n2\n')
+  const { store, process } = flakyStore()
+  store.down = false
+  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+  await buffer.start()
+  await new Promise(resolve => setTimeout(resolve, 200))
+  assert.equal(store.taken, [])
+  assert.ok(readdirSync(dir).includes(alive.slice(dir.length + 1)))
+  await buffer.close()
+})
+
+test('without a spill file, items past the memory limit are lost (and the rest kept)', async () => {
+  const { store, process } = flakyStore()
+  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 5 })
+  for (let i = 0; i < 9; i++) buffer.keep(i)
+  assert.is(buffer.size, 5)
+  store.down = false
+  await waitFor(() => store.taken.length === 5, 5000, 'the kept items')
+  assert.equal(store.taken, [0, 1, 2, 3, 4])
+  await buffer.close()
+})
+
+test.run()
