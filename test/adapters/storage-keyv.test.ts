@@ -78,9 +78,13 @@ if (redisUrl) {
       await proxy.stop()
       await assert.rejects(storage.ping!(), /Storage ping/)
       await assert.rejects(storage.get(key), /Storage get/)
+      await assert.rejects(storage.add!(`${key}-claim`, 'mine'), /Storage add/)
+      await assert.rejects(storage.compareAndSet!(key, 'kept', 'changed'), /Storage compareAndSet/)
       await proxy.start(port)
       await eventually(() => storage.ping!())
       assert.equal(await storage.get(key), 'kept')
+      assert.equal(await storage.add!(`${key}-claim`, 'mine', 60_000), true)
+      await storage.delete(`${key}-claim`)
       await storage.delete(key)
       await proxy.stop()
     } finally {
