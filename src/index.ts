@@ -14,7 +14,7 @@ export type { RateLimitOptions, RateLimitRules, RateRule } from './security/rate
 export { GatewayError, type ErrorCode } from './errors.ts'
 export type { GatewayEvents, GatewayEventMap, SendKind } from './events.ts'
 export type { Logger } from './logger.ts'
-export type { Storage } from './ports/storage.ts'
+export type { Storage, AtomicStorage } from './ports/storage.ts'
 export * from './ports/transport.ts'
 export type { WebhookSender, WebhookDelivery, WebhookResponse } from './ports/webhooks.ts'
 export { MediaFetchError, type MediaFetcher, type FetchedMedia } from './ports/media.ts'

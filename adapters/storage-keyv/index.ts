@@ -2,6 +2,9 @@ import { mkdir } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Keyv, { type Deserialize, type Serialize } from 'keyv'
 import type { Storage } from 'zapgate'
+import { keyvAtomicSteps } from './atomic.ts'
+import { pooledPostgres } from './postgres.ts'
+import { rawStoreOf } from './raw-stores.ts'
 import { scanPrefix } from './scan.ts'
 
 /** Options of keyvStorage. */
@@ -23,6 +26,10 @@ export interface StoreUrlOptions extends KeyvStorageOptions {
  * set copies). Keyv reports failures as `error` events and `false` returns: this switches its
  * `throwOnErrors` on (and the store's, where it has one) and turns every failure into a thrown Error
  * whose `cause` is the original.
+ *
+ * Over a known Keyv store (its memory Map, @keyv/sqlite, @keyv/postgres, @keyv/redis) the storage
+ * has the port's atomic steps, each written with the backend's own atomic operation (see
+ * raw-stores.ts); over any other store it has none, and works for one process only.
  */
 export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptions = {}): Storage {
   const pingTimeoutMs = options.pingTimeoutMs ?? 5000
@@ -35,16 +42,15 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
   keyv.throwOnErrors = true
   if (keyv.store && typeof keyv.store === 'object' && 'throwOnErrors' in keyv.store) keyv.store.throwOnErrors = true
   let closing: Promise<void> | undefined
+  const raw = rawStoreOf(keyv)
+  const steps = raw && keyvAtomicSteps(keyv, raw)
 
-  return {
+  const storage: Storage = {
     get<T>(key: string): Promise<T | undefined> {
-      return attempt('get', key, () => keyv.get<T>(base + key))
+      return attempt('get', key, () => (steps ? (steps.get(base + key) as Promise<T | undefined>) : keyv.get<T>(base + key)))
     },
     async set(key, value, ttlMs) {
-      if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
-        throw new RangeError(`Storage set(${JSON.stringify(key)}): ttlMs must be a positive number, got ${ttlMs}`)
-      }
-      const ttl = ttlMs === undefined ? undefined : Math.ceil(ttlMs)
+      const ttl = ttlOf('set', key, ttlMs)
       const errorBefore = lastError
       const ok = await attempt('set', key, () => keyv.set(base + key, value, ttl))
       if (!ok) throw failure('set', key, lastError !== errorBefore ? lastError : new Error('the Keyv store returned false'))
@@ -76,6 +82,28 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
       return closing
     },
   }
+  if (steps) {
+    // Arguments are checked before the store is asked, so a caller's mistake throws as itself.
+    storage.add = async (key, value, ttlMs) => {
+      const ttl = ttlOf('add', key, ttlMs)
+      return attempt('add', key, () => steps.add(base + key, value, ttl))
+    }
+    storage.compareAndSet = async (key, expected, next, ttlMs) => {
+      const ttl = ttlOf('compareAndSet', key, ttlMs)
+      if (next === undefined) throw new TypeError(`Storage compareAndSet(${JSON.stringify(key)}): next must not be undefined (deleteIfEqual removes a key)`)
+      return attempt('compareAndSet', key, () => steps.compareAndSet(base + key, expected, next, ttl))
+    }
+    storage.deleteIfEqual = async (key, expected) => {
+      if (expected === undefined) throw new TypeError(`Storage deleteIfEqual(${JSON.stringify(key)}): expected must not be undefined`)
+      return attempt('deleteIfEqual', key, () => steps.deleteIfEqual(base + key, expected))
+    }
+    storage.increment = async (key, by, ttlMs) => {
+      const ttl = ttlOf('increment', key, ttlMs)
+      if (!Number.isSafeInteger(by)) throw new TypeError(`Storage increment(${JSON.stringify(key)}): by must be a safe integer, got ${by}`)
+      return attempt('increment', key, () => steps.increment(base + key, by, ttl))
+    }
+  }
+  return storage
 }
 
 /**
@@ -115,9 +143,8 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
     keyv = new Keyv(store, { namespace, useKeyPrefix: false, ...JSON_SERIALIZER })
   } else if (scheme === 'postgres' || scheme === 'postgresql') {
     const { KeyvPostgres } = await importDriver(scheme, '@keyv/postgres', () => import('@keyv/postgres'))
-    // Note: KeyvPostgres keeps one module-level pool (for the last URI opened), and its disconnect
-    // ends that pool for every store on it: open one PostgreSQL storage per process.
-    const store = new KeyvPostgres({ uri: url, iterationLimit: 500, ...adapterOptions })
+    // Each storage has a pool of its own (KeyvPostgres alone shares one per process).
+    const store = pooledPostgres(KeyvPostgres, { uri: url, iterationLimit: 500, ...adapterOptions })
     keyv = new Keyv(store, { namespace, ...JSON_SERIALIZER })
   } else {
     throw new Error(
@@ -179,6 +206,14 @@ async function importDriver<M>(scheme: string, packageName: string, load: () => 
     if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') throw missingPackageError(scheme, packageName, error)
     throw error
   }
+}
+
+/** A ttl in whole milliseconds (rounded up), or a RangeError for one that is not a positive number. */
+function ttlOf(step: string, key: string, ttlMs: number | undefined): number | undefined {
+  if (ttlMs !== undefined && !(Number.isFinite(ttlMs) && ttlMs > 0)) {
+    throw new RangeError(`Storage ${step}(${JSON.stringify(key)}): ttlMs must be a positive number, got ${ttlMs}`)
+  }
+  return ttlMs === undefined ? undefined : Math.ceil(ttlMs)
 }
 
 async function attempt<T>(operation: string, key: string, run: () => Promise<T>): Promise<T> {

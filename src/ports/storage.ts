@@ -2,6 +2,21 @@
  * The storage port: a small async key-value store. The domain keeps its typed collections and
  * secondary indexes on top of it (see src/store/). Values are JSON-compatible; an adapter may
  * serialise them however it likes but must give back an equal value.
+ *
+ * Several gateway processes may share one store. Whatever another process must see is written with
+ * one of the optional atomic steps below (`add`, `compareAndSet`, `deleteIfEqual`, `increment`),
+ * each done by the backend itself in one step. A storage without them still works for a single
+ * process; multi-process features call `requireAtomic` at start-up and refuse it.
+ *
+ * Words used by the atomic steps:
+ * - *absent*: no entry under the key, or an entry whose ttl has passed (exactly the entries for
+ *   which `get` answers undefined).
+ * - *equal*: deep JSON equality, judged on the JSON form of both values: the same JSON type; equal
+ *   numbers, strings, booleans, null; arrays of the same length with equal items in order; objects
+ *   with the same set of keys, in any order, and equal values (a property whose value is undefined
+ *   is no key, as in JSON.stringify; an undefined array item is null). See `jsonEqual`.
+ * - *losing a race* is a normal answer (`false`), never an error. A step that rejects (the store is
+ *   unreachable, or did not answer in time) may or may not have happened: read the key to find out.
  */
 export interface Storage {
   /** The value stored under `key`, or undefined when there is none (or it expired). */
@@ -16,11 +31,69 @@ export interface Storage {
   ping?(): Promise<void>
   /** Release connections. */
   close?(): Promise<void>
+
+  /**
+   * Atomic set-if-absent: store `value` under `key` only when the key is absent (an expired entry
+   * counts as absent and is replaced). Resolves true when this call stored it, false when a live
+   * entry was there (left as it is). `ttlMs` makes the new entry expire, as in `set`. Of any number
+   * of concurrent `add`s of one absent key, from any number of processes, exactly one resolves true.
+   */
+  add?(key: string, value: unknown, ttlMs?: number): Promise<boolean>
+  /**
+   * Atomic compare-and-set: replace the value under `key` with `next` only when the stored value
+   * is still equal to `expected` (deep JSON equality, see above); `expected === undefined` means
+   * "only when the key is absent" (then it is `add`). Resolves true when this call replaced it,
+   * false otherwise (nothing changed). The new entry expires after `ttlMs`, or never without it
+   * (as `set`, it drops an earlier ttl). `next` must not be undefined: use `deleteIfEqual`.
+   * Of concurrent calls that expect the same value, exactly one resolves true.
+   */
+  compareAndSet?(key: string, expected: unknown, next: unknown, ttlMs?: number): Promise<boolean>
+  /**
+   * Atomic delete-if-equal: remove `key` only when its live value is equal to `expected` (deep JSON
+   * equality; `expected` must not be undefined). Resolves true when this call removed it, false
+   * when the key was absent or held another value (left as it is). Releases a claim only when it
+   * is still the caller's.
+   */
+  deleteIfEqual?(key: string, expected: unknown): Promise<boolean>
+  /**
+   * Atomic counter: add `by` (a safe integer, may be negative) to the integer stored under `key`,
+   * an absent key counting as 0, and resolve with the new value. When this call creates the entry
+   * (the key was absent), `ttlMs` makes it expire; an existing entry keeps its expiry (so the first
+   * increment starts a fixed window). Rejects, changing nothing, when the stored value is not an
+   * integer. N concurrent increments by 1 of one key end at exactly N, each resolving a distinct value.
+   */
+  increment?(key: string, by: number, ttlMs?: number): Promise<number>
+}
+
+/** The atomic steps a Storage needs for use by several processes at once. */
+export const atomicSteps = ['add', 'compareAndSet', 'deleteIfEqual', 'increment'] as const
+
+/** A Storage that has every atomic step. */
+export type AtomicStorage = Storage & Required<Pick<Storage, (typeof atomicSteps)[number]>>
+
+/** Whether `storage` has every atomic step (so it may be shared by several processes). */
+export function supportsAtomic(storage: Storage): storage is AtomicStorage {
+  return atomicSteps.every(step => typeof storage[step] === 'function')
+}
+
+/**
+ * `storage` as an AtomicStorage, or a thrown Error naming `feature` and the steps it lacks. Features
+ * that several processes share call it at start-up, so a store that cannot do them is refused at
+ * once instead of producing duplicates later.
+ */
+export function requireAtomic(storage: Storage, feature: string): AtomicStorage {
+  if (supportsAtomic(storage)) return storage
+  const missing = atomicSteps.filter(step => typeof storage[step] !== 'function')
+  throw new Error(
+    `${feature} needs a storage with atomic steps, and this one lacks ${missing.join(', ')}: ` +
+      'use the Keyv storage adapter with redis:// or postgres:// (or sqlite:// for processes on one host), ' +
+      'or implement add, compareAndSet, deleteIfEqual and increment in your Storage (see the Storage port)',
+  )
 }
 
 /** A Storage view whose keys all live under `prefix` (used to give adapters a namespace of their own). */
 export function prefixedStorage(storage: Storage, prefix: string): Storage {
-  return {
+  const view: Storage = {
     get: key => storage.get(prefix + key),
     set: (key, value, ttlMs) => storage.set(prefix + key, value, ttlMs),
     delete: key => storage.delete(prefix + key),
@@ -28,4 +101,10 @@ export function prefixedStorage(storage: Storage, prefix: string): Storage {
       for await (const [key, value] of storage.list<T>(prefix + p)) yield [key.slice(prefix.length), value]
     },
   }
+  const { add, compareAndSet, deleteIfEqual, increment } = storage
+  if (add) view.add = (key, value, ttlMs) => add.call(storage, prefix + key, value, ttlMs)
+  if (compareAndSet) view.compareAndSet = (key, expected, next, ttlMs) => compareAndSet.call(storage, prefix + key, expected, next, ttlMs)
+  if (deleteIfEqual) view.deleteIfEqual = (key, expected) => deleteIfEqual.call(storage, prefix + key, expected)
+  if (increment) view.increment = (key, by, ttlMs) => increment.call(storage, prefix + key, by, ttlMs)
+  return view
 }

@@ -1,4 +1,5 @@
-import type { Storage } from '../ports/storage.ts'
+import { supportsAtomic, type AtomicStorage, type Storage } from '../ports/storage.ts'
+import { jsonEqual } from './json-equal.ts'
 import type { KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
 
@@ -13,13 +14,20 @@ export interface CollectionOptions {
 }
 
 /**
- * A typed collection of records over the storage port: records live under `<name>:<id>`. Updates of
- * one record are serialised through the shared lock, so two concurrent updates both land.
+ * A typed collection of records over the storage port: records live under `<name>:<id>`.
+ *
+ * When the storage has the atomic steps, `create`, `replace`, `removeIfEqual` and `update` are
+ * atomic across every process sharing the store (set-if-absent, compare-and-set, delete-if-equal);
+ * the in-process lock stays as a fast path, so that one process's own updates of a record queue
+ * instead of colliding. Without them, the same calls are serialised by the in-process lock only:
+ * correct for a single process, as before.
  */
 export class Collection<T> {
   private readonly cache?: BoundedMap<string, T>
   /** Writes so far: a read that overlapped a write does not fill the cache (it may hold the old value). */
   private writes = 0
+  /** The storage when it has the atomic steps. */
+  private readonly atomic?: AtomicStorage
 
   constructor(
     private readonly storage: Storage,
@@ -28,6 +36,12 @@ export class Collection<T> {
     options: CollectionOptions = {},
   ) {
     if (options.cache && options.cache.ttlMs > 0) this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
+    if (supportsAtomic(storage)) this.atomic = storage
+  }
+
+  /** Whether writes are atomic across processes (the storage has the atomic steps). */
+  get shared(): boolean {
+    return this.atomic !== undefined
   }
 
   /** Storage key of a record. */
@@ -52,41 +66,106 @@ export class Collection<T> {
     return this.storage.get<T>(this.key(id)).then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, deepFreeze(value))))
   }
 
-  /** Write a record (no lock: use for records created under a lock or owned by one writer). */
-  async put(id: string, value: T, ttlMs?: number): Promise<void> {
+  /** Run a write of record `id`, keeping the cache out of it: what was cached is dropped before and after. */
+  private async written<R>(id: string, write: () => Promise<R>): Promise<R> {
     this.writes++
     this.cache?.delete(id)
     try {
-      await this.storage.set(this.key(id), value, ttlMs)
+      return await write()
     } finally {
       this.writes++
       this.cache?.delete(id)
     }
+  }
+
+  /** The record as stored now: from the store, never the cache (for a decision that must see the latest). */
+  load(id: string): Promise<T | undefined> {
+    return this.storage.get<T>(this.key(id))
+  }
+
+  /** Write a record (no lock: use for records created under a lock or owned by one writer). */
+  put(id: string, value: T, ttlMs?: number): Promise<void> {
+    return this.written(id, () => this.storage.set(this.key(id), value, ttlMs))
   }
 
   /** Remove a record; true when it existed. */
-  async remove(id: string): Promise<boolean> {
-    this.writes++
-    this.cache?.delete(id)
-    try {
-      return await this.storage.delete(this.key(id))
-    } finally {
-      this.writes++
-      this.cache?.delete(id)
-    }
+  remove(id: string): Promise<boolean> {
+    return this.written(id, () => this.storage.delete(this.key(id)))
   }
 
   /**
-   * Read-modify-write under the record's lock. `change` gets the current value (undefined when
-   * absent) and returns the new one, or undefined to leave the record as it is.
+   * Create a record only when there is none (an expired one counts as none): true when this call
+   * created it, false when a record was there (left as it is). Of concurrent creates of one id, in
+   * any number of processes sharing an atomic store, exactly one gets true.
+   */
+  create(id: string, value: T, ttlMs?: number): Promise<boolean> {
+    const key = this.key(id)
+    if (this.atomic) return this.written(id, () => this.atomic!.add(key, value, ttlMs))
+    return this.lock.run(key, () =>
+      this.written(id, async () => {
+        if ((await this.storage.get(key)) !== undefined) return false
+        await this.storage.set(key, value, ttlMs)
+        return true
+      }),
+    )
+  }
+
+  /**
+   * Replace a record only while it is still equal to `expected` (deep JSON equality; undefined:
+   * only while there is none): true when this call replaced it, false when it had changed (nothing
+   * written). Without `ttlMs` the record does not expire.
+   */
+  replace(id: string, expected: T | undefined, next: T, ttlMs?: number): Promise<boolean> {
+    const key = this.key(id)
+    if (this.atomic) return this.written(id, () => this.atomic!.compareAndSet(key, expected, next, ttlMs))
+    return this.lock.run(key, () =>
+      this.written(id, async () => {
+        if (!sameRecord(await this.storage.get(key), expected)) return false
+        await this.storage.set(key, next, ttlMs)
+        return true
+      }),
+    )
+  }
+
+  /** Remove a record only while it is still equal to `expected`: true when this call removed it. */
+  removeIfEqual(id: string, expected: T): Promise<boolean> {
+    const key = this.key(id)
+    if (this.atomic) return this.written(id, () => this.atomic!.deleteIfEqual(key, expected))
+    return this.lock.run(key, () =>
+      this.written(id, async () => {
+        const current = await this.storage.get(key)
+        return current !== undefined && jsonEqual(current, expected) && (await this.storage.delete(key))
+      }),
+    )
+  }
+
+  /**
+   * Read-modify-write. `change` gets the current value (undefined when absent; a copy it may change)
+   * and returns the new one, or undefined to leave the record as it is; resolves what was written,
+   * or the current value when nothing was.
+   *
+   * With an atomic store this is an optimistic loop: the new value is written only if the record is
+   * still the one `change` saw (compare-and-set), else `change` runs again on the newer record. So
+   * `change` may run more than once: it must decide from its argument alone, and anything it
+   * records outside must be set on every path (not only on the one that writes). Without atomic
+   * steps it runs once, under the record's in-process lock (one process only).
    */
   update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
-    return this.lock.run(this.key(id), async () => {
-      // From the store, never the cache: the change must start from the latest record.
-      const current = await this.storage.get<T>(this.key(id))
-      const next = await change(current)
-      if (next !== undefined) await this.put(id, next)
-      return next ?? current
+    const key = this.key(id)
+    return this.lock.run(key, async () => {
+      for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+        // From the store, never the cache: the change must start from the latest record.
+        const current = await this.storage.get<T>(key)
+        // `change` gets its own copy, so the compare-and-set still compares with what was read.
+        const next = await change(this.atomic && current !== undefined ? structuredClone(current) : current)
+        if (next === undefined) return current
+        if (!this.atomic) {
+          await this.put(id, next)
+          return next
+        }
+        if (await this.written(id, () => this.atomic!.compareAndSet(key, current, next))) return next
+      }
+      throw new Error(`update of ${key}: the record changed under ${MAX_UPDATE_ATTEMPTS} attempts in a row`)
     })
   }
 
@@ -112,4 +191,12 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child)
   }
   return value
+}
+
+/** An update that keeps losing its compare-and-set this often gives up (a guard against a livelock). */
+const MAX_UPDATE_ATTEMPTS = 1000
+
+/** Whether the stored record is the expected one (undefined: none). */
+function sameRecord(current: unknown, expected: unknown): boolean {
+  return expected === undefined ? current === undefined : current !== undefined && jsonEqual(current, expected)
 }

@@ -11,7 +11,8 @@ export class StorageUnavailableError extends Error {
 
 /**
  * Wrap a storage so that every failure surfaces as StorageUnavailableError (with the original as
- * `cause`) and a call that hangs past `timeoutMs` fails instead of hanging the request.
+ * `cause`) and a call that hangs past `timeoutMs` fails instead of hanging the request. The atomic
+ * steps are wrapped alike when the storage has them (a timed-out step may still have happened).
  */
 export function guardStorage(storage: Storage, timeoutMs = 2_000): Storage {
   const deadlines = new Deadlines(timeoutMs)
@@ -29,7 +30,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000): Storage {
       () => new StorageUnavailableError(operation, { cause: new Error('timed out') }),
     )
   }
-  return {
+  const guarded: Storage = {
     get: key => guard('get', () => storage.get(key)),
     set: (key, value, ttlMs) => guard('set', () => storage.set(key, value, ttlMs)),
     delete: key => guard('delete', () => storage.delete(key)),
@@ -43,4 +44,11 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000): Storage {
     ping: () => guard('ping', async () => storage.ping?.()),
     close: () => (storage.close ? storage.close() : Promise.resolve()),
   }
+  // The atomic steps pass through when the storage has them; losing a race stays a plain false.
+  const { add, compareAndSet, deleteIfEqual, increment } = storage
+  if (add) guarded.add = (key, value, ttlMs) => guard('add', () => add.call(storage, key, value, ttlMs))
+  if (compareAndSet) guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
+  if (deleteIfEqual) guarded.deleteIfEqual = (key, expected) => guard('deleteIfEqual', () => deleteIfEqual.call(storage, key, expected))
+  if (increment) guarded.increment = (key, by, ttlMs) => guard('increment', () => increment.call(storage, key, by, ttlMs))
+  return guarded
 }

@@ -1,20 +1,29 @@
 import assert from 'node:assert/strict'
-import { randomBytes } from 'node:crypto'
-import type { Storage } from '../ports/storage.ts'
+import { requireAtomic, type Storage } from '../ports/storage.ts'
+import { atomicSemantics, noAtomicSteps } from './storage-contract-atomic.ts'
+import { atomicRaces } from './storage-contract-races.ts'
+import { collect, sleep, withStorage, type StorageContractOptions } from './storage-harness.ts'
+
+export type { StorageContractOptions } from './storage-harness.ts'
 
 /**
  * The behaviour every Storage adapter must have, as a runner-neutral suite (node:assert only):
- * `storageContract(test, makeStorage)` registers one test per behaviour with `test(name, fn)`.
+ * `storageContract(test, makeStorage, options)` registers one test per behaviour with `test(name, fn)`.
  * `makeStorage` is called once per test and the storage is closed at the end of that test, so give
  * a fresh instance each time. Each test writes under its own random key prefix and deletes what it
  * wrote, so the suite can run against a shared Redis or database without clearing it.
+ *
+ * The atomic steps (add, compareAndSet, deleteIfEqual, increment) are tested too, including races
+ * of 50 contenders split over two Storage objects on one backend: give `connectAgain` so those are
+ * two real connections. A storage for one process only passes `{ atomic: false }`.
  */
 export function storageContract(
   test: (name: string, fn: () => Promise<void>) => void,
   makeStorage: () => Promise<Storage>,
+  options: StorageContractOptions = {},
 ): void {
   const it = (name: string, body: (storage: Storage, key: (name: string) => string) => Promise<void>) =>
-    test(name, () => withStorage(makeStorage, body))
+    test(name, () => withStorage(makeStorage, options, scope => body(scope.storage, scope.key)))
 
   it('get(key) returns undefined for a missing key', async (storage, key) => {
     assert.equal(await storage.get(key('missing')), undefined)
@@ -183,41 +192,19 @@ export function storageContract(
   it('ping() resolves when the store is reachable', async storage => {
     if (storage.ping) await storage.ping()
   })
-}
 
-// --- Internal helpers ---
-
-async function withStorage(
-  makeStorage: () => Promise<Storage>,
-  body: (storage: Storage, key: (name: string) => string) => Promise<void>,
-): Promise<void> {
-  const storage = await makeStorage()
-  const prefix = `contract-${randomBytes(6).toString('hex')}:`
-  const written = new Set<string>()
-  const recording: Storage = {
-    get: key => storage.get(key),
-    set: (key, value, ttlMs) => (written.add(key), storage.set(key, value, ttlMs)),
-    delete: key => storage.delete(key),
-    list: prefix => storage.list(prefix),
-    ping: storage.ping && (() => storage.ping!()),
+  if (options.atomic === false) {
+    it('has none of the atomic steps, so requireAtomic refuses it for several processes', async storage => noAtomicSteps(storage))
+    return
   }
-  try {
-    await body(recording, name => prefix + name)
-  } finally {
-    try {
-      await Promise.all([...written].map(key => storage.delete(key)))
-    } finally {
-      await storage.close?.()
-    }
-  }
-}
-
-async function collect(storage: Storage, prefix: string): Promise<Array<[string, unknown]>> {
-  const entries: Array<[string, unknown]> = []
-  for await (const entry of storage.list(prefix)) entries.push(entry)
-  return entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise(resolve => setTimeout(resolve, ms))
+  const atomicIt = (name: string, body: Parameters<Parameters<typeof atomicSemantics>[0]>[1]) =>
+    test(name, () =>
+      withStorage(makeStorage, options, scope =>
+        body(requireAtomic(scope.storage, 'The storage contract (pass { atomic: false } for a single-process storage)'), scope.key, {
+          second: async () => requireAtomic(await scope.second(), 'The second connection of the storage contract'),
+        }),
+      ),
+    )
+  atomicSemantics(atomicIt)
+  atomicRaces(atomicIt)
 }

@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
 import net from 'node:net'
+import { randomBytes } from 'node:crypto'
 import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import Keyv from 'keyv'
+import Keyv, { type Deserialize, type Serialize } from 'keyv'
 import { suite } from 'uvu'
 import { keyvStorage, missingPackageError, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { storageContract } from '../../src/testing/storage-contract.ts'
@@ -12,16 +13,43 @@ import { storageContract } from '../../src/testing/storage-contract.ts'
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-storage-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
+// A namespace of this run's own, so parallel runs on one Redis or database never meet.
+const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
+
 const memory = suite('storage-keyv: memory contract')
-storageContract(memory, async () => keyvStorage())
+{
+  // Two Storage objects over one Map: the memory store's "second connection".
+  const maps = new WeakMap<object, Map<string, unknown>>()
+  const overMap = (map: Map<string, unknown>) => {
+    const storage = keyvStorage(new Keyv({ store: map, useKeyPrefix: false, ...JSON_TEXT }))
+    maps.set(storage, map)
+    return storage
+  }
+  storageContract(memory, async () => overMap(new Map()), { connectAgain: async first => overMap(maps.get(first)!) })
+}
 memory.run()
 
-const generic = suite("storage-keyv: contract over Keyv's own iterator (a store without a prefix scan)")
-storageContract(generic, async () => keyvStorage(new Keyv({ store: new IterableStore(), namespace: 'ns' })))
+const ownSerializer = suite('storage-keyv: memory contract with a serialiser of its own (no native counter)')
+{
+  const maps = new WeakMap<object, Map<string, unknown>>()
+  const overMap = (map: Map<string, unknown>) => {
+    const storage = keyvStorage(new Keyv({ store: map, namespace: 'ns', serialize: data => JSON.stringify(data, null, 1), deserialize: JSON.parse as Deserialize }))
+    maps.set(storage, map)
+    return storage
+  }
+  storageContract(ownSerializer, async () => overMap(new Map()), { connectAgain: async first => overMap(maps.get(first)!) })
+}
+ownSerializer.run()
+
+const generic = suite("storage-keyv: contract over Keyv's own iterator (a store without a prefix scan, so no atomic steps)")
+storageContract(generic, async () => keyvStorage(new Keyv({ store: new IterableStore(), namespace: 'ns' })), { atomic: false })
 generic.run()
 
-const sqlite = suite('storage-keyv: sqlite contract')
-storageContract(sqlite, () => storageFromUrl(`sqlite://${join(dir, 'contract.sqlite')}`))
+const sqlite = suite('storage-keyv: sqlite contract (two connections to one file for the races)')
+{
+  const url = `sqlite://${join(dir, 'contract.sqlite')}`
+  storageContract(sqlite, () => storageFromUrl(url), { connectAgain: () => storageFromUrl(url) })
+}
 sqlite.run()
 
 for (const [name, variable] of [['redis', 'REDIS_URL'], ['postgres', 'POSTGRES_URL']] as const) {
@@ -30,8 +58,8 @@ for (const [name, variable] of [['redis', 'REDIS_URL'], ['postgres', 'POSTGRES_U
     console.log(`skipped: ${name} contract (${variable} not set)`)
     continue
   }
-  const remote = suite(`storage-keyv: ${name} contract`)
-  storageContract(remote, () => storageFromUrl(url))
+  const remote = suite(`storage-keyv: ${name} contract (two connections for the races)`)
+  storageContract(remote, () => storageFromUrl(url, { namespace }), { connectAgain: () => storageFromUrl(url, { namespace }) })
   remote.run()
 }
 
@@ -50,9 +78,13 @@ if (redisUrl) {
       await proxy.stop()
       await assert.rejects(storage.ping!(), /Storage ping/)
       await assert.rejects(storage.get(key), /Storage get/)
+      await assert.rejects(storage.add!(`${key}-claim`, 'mine'), /Storage add/)
+      await assert.rejects(storage.compareAndSet!(key, 'kept', 'changed'), /Storage compareAndSet/)
       await proxy.start(port)
       await eventually(() => storage.ping!())
       assert.equal(await storage.get(key), 'kept')
+      assert.equal(await storage.add!(`${key}-claim`, 'mine', 60_000), true)
+      await storage.delete(`${key}-claim`)
       await storage.delete(key)
       await proxy.stop()
     } finally {
@@ -220,6 +252,9 @@ fromUrl('names the package to install when a store driver is missing', () => {
 fromUrl.run()
 
 // --- Internal helpers ---
+
+/** Plain JSON, as storageFromUrl's stores use. */
+const JSON_TEXT = { serialize: JSON.stringify as Serialize, deserialize: JSON.parse as Deserialize }
 
 /** A Keyv store adapter of a dialect Keyv can iterate but the adapter has no prefix scan for. */
 class IterableStore extends EventEmitter {

@@ -3,7 +3,8 @@ import * as assert from 'uvu/assert'
 import { guardStorage, StorageUnavailableError } from '../../src/store/guarded-storage.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
 import { startGateway } from '../helpers/gateway.ts'
-import type { Storage } from '../../src/ports/storage.ts'
+import { requireAtomic, type Storage } from '../../src/ports/storage.ts'
+import { withoutAtomicSteps } from '../helpers/shared-backends.ts'
 
 const guarded = suite('storage failures')
 
@@ -57,6 +58,57 @@ guarded('a store call that hangs fails after the timeout instead of hanging the 
     err => assert.instance(err, StorageUnavailableError),
   )
   assert.ok(Date.now() - started < 2000)
+})
+
+guarded('the atomic steps pass through: a lost race is a plain false, never an error', async () => {
+  const inner = memoryStorage()
+  const storage = requireAtomic(guardStorage(inner), 'test')
+  assert.is(await storage.add('k', 'mine'), true)
+  assert.is(await storage.add('k', 'theirs'), false)
+  assert.is(await storage.compareAndSet('k', 'theirs', 'x'), false)
+  assert.is(await storage.compareAndSet('k', 'mine', 'next'), true)
+  assert.is(await storage.deleteIfEqual('k', 'mine'), false)
+  assert.is(await storage.deleteIfEqual('k', 'next'), true)
+  assert.is(await storage.increment('n', 2, 60_000), 2)
+  assert.is(await inner.get('n'), 2)
+})
+
+guarded('a store error in the middle of an atomic step surfaces as StorageUnavailableError with the cause', async () => {
+  const broken = new Error('ECONNRESET')
+  const fail = async () => Promise.reject(broken)
+  const storage = requireAtomic(guardStorage({ ...memoryStorage(), add: fail, compareAndSet: fail, deleteIfEqual: fail, increment: fail }), 'test')
+  for (const [step, call] of [
+    ['add', () => storage.add('k', 1)],
+    ['compareAndSet', () => storage.compareAndSet('k', 1, 2)],
+    ['deleteIfEqual', () => storage.deleteIfEqual('k', 1)],
+    ['increment', () => storage.increment('k', 1)],
+  ] as const) {
+    await call().then(
+      () => assert.unreachable(`${step} resolved`),
+      err => {
+        assert.instance(err, StorageUnavailableError)
+        assert.is(err.message, `storage ${step} failed`)
+        assert.is(err.cause, broken)
+      },
+    )
+  }
+})
+
+guarded('an atomic step that hangs fails after the timeout instead of hanging the caller', async () => {
+  const hang = () => new Promise<never>(() => {})
+  const storage = requireAtomic(guardStorage({ ...memoryStorage(), add: hang, compareAndSet: hang, deleteIfEqual: hang, increment: hang }, 50), 'test')
+  for (const call of [() => storage.add('k', 1), () => storage.compareAndSet('k', 1, 2), () => storage.deleteIfEqual('k', 1), () => storage.increment('k', 1)]) {
+    await call().then(
+      () => assert.unreachable(),
+      err => assert.instance(err, StorageUnavailableError),
+    )
+  }
+})
+
+guarded('a storage without atomic steps stays without them, so multi-process features refuse it', async () => {
+  const storage = guardStorage(withoutAtomicSteps(memoryStorage()))
+  assert.is(storage.add, undefined)
+  assert.throws(() => requireAtomic(storage, 'Cluster mode'), /Cluster mode needs a storage with atomic steps, and this one lacks add, compareAndSet, deleteIfEqual, increment/)
 })
 
 guarded.run()

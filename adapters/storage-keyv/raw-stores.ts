@@ -1,0 +1,219 @@
+import { createHash } from 'node:crypto'
+import type Keyv from 'keyv'
+
+/** A stored entry exactly as the Keyv store holds it (serialised text, or an object in a Map without serialiser). */
+export type Raw = unknown
+
+/**
+ * The atomic steps of one backend, on Keyv keys (the key handed to `keyv.get`) and raw entries.
+ * Each is one step of the backend itself: a Map step, one SQL statement, one Redis command or script.
+ */
+export interface RawStore {
+  /** The raw entry under `key`, expired or not, or undefined. */
+  read(key: string): Promise<Raw | undefined>
+  /** Store `raw` only when there is no entry under `key` at all; true when stored. */
+  insert(key: string, raw: Raw, ttlMs?: number): Promise<boolean>
+  /** Replace the entry by `next` (or remove it, when undefined) only while it is still exactly `current`. */
+  swap(key: string, current: Raw, next: Raw | undefined, ttlMs?: number): Promise<boolean>
+  /**
+   * Native counter over Keyv's JSON wrapper `{"value":n,"expires":t}` (only when the Keyv writes
+   * plain JSON): add `by`, restart at `by` when the entry is missing or expired at `now` (writing
+   * `fresh`), keep the expiry otherwise; resolves the raw entry written (or the unchanged one when
+   * its value is not an integer).
+   */
+  increment?(key: string, by: number, fresh: Raw, now: number, ttlMs?: number): Promise<Raw>
+}
+
+/**
+ * The RawStore of a Keyv whose store is known (a Map, @keyv/sqlite, @keyv/postgres, @keyv/redis),
+ * reached through each store's public members (`query`, `getClient`, `createKeyPrefix`); undefined
+ * for any other store, which then gets no atomic steps.
+ */
+export function rawStoreOf(keyv: Keyv): RawStore | undefined {
+  const store: any = keyv.store
+  const json = writesPlainJson(keyv)
+  if (store instanceof Map) return mapStore(store, json)
+  const dialect = store?.opts?.dialect
+  if (dialect === 'sqlite' && typeof store.query === 'function') return sqlStore(store, store.opts.table, 'sqlite', json)
+  if (dialect === 'postgres' && typeof store.query === 'function') return sqlStore(store, `${store.opts.schema}.${store.opts.table}`, 'postgres', json)
+  if (dialect === 'redis' && typeof store.getClient === 'function' && typeof store.createKeyPrefix === 'function') return redisStore(store, json)
+  return undefined
+}
+
+// --- Internal helpers ---
+
+/** Whether the Keyv writes its `{value, expires}` wrapper as plain JSON (so a backend may edit it in place). */
+function writesPlainJson(keyv: Keyv): boolean {
+  if ((keyv.opts as { compression?: unknown }).compression) return false
+  try {
+    const text = keyv.serialize?.({ value: 1, expires: 2 })
+    const back = keyv.deserialize?.('{"value":3,"expires":4}') as { value?: unknown; expires?: unknown } | undefined
+    return text === '{"value":1,"expires":2}' && back?.value === 3 && back?.expires === 4
+  } catch {
+    return false
+  }
+}
+
+/** The Keyv memory store: every step is one synchronous Map step (atomic within the process). */
+function mapStore(map: Map<string, Raw>, json: boolean): RawStore {
+  return {
+    async read(key) {
+      return map.get(key)
+    },
+    async insert(key, raw) {
+      if (map.has(key)) return false
+      map.set(key, raw)
+      return true
+    },
+    async swap(key, current, next) {
+      if (!map.has(key) || map.get(key) !== current) return false
+      if (next === undefined) map.delete(key)
+      else map.set(key, next)
+      return true
+    },
+    ...(json && {
+      async increment(key, by, fresh, now) {
+        const raw = map.get(key)
+        const data = typeof raw === 'string' ? (JSON.parse(raw) as { value: unknown; expires?: number }) : undefined
+        if (!data || (typeof data.expires === 'number' && now > data.expires)) {
+          map.set(key, fresh)
+          return fresh
+        }
+        if (!Number.isSafeInteger(data.value)) return raw
+        const written = JSON.stringify({ value: (data.value as number) + by, expires: data.expires })
+        map.set(key, written)
+        return written
+      },
+    }),
+  }
+}
+
+/**
+ * @keyv/sqlite and @keyv/postgres: table `(key VARCHAR PRIMARY KEY, value TEXT)`, no native ttl
+ * (the expiry is only the wrapper's `expires`). Every step is one statement, so it is atomic by
+ * itself: a writing statement takes the database's write lock before it reads (SQLite, waiting up
+ * to the busy timeout; two processes on one file included) or locks the row it changes and
+ * re-checks its condition (PostgreSQL). One statement rather than BEGIN IMMEDIATE ... COMMIT,
+ * because @keyv/sqlite's one connection is shared by every caller of the store: other callers'
+ * statements would land inside an open transaction.
+ */
+function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]> }, table: string, dialect: 'sqlite' | 'postgres', json: boolean): RawStore {
+  // Numbered parameters ($n in PostgreSQL, ?n in SQLite): the n-th value, wherever it appears.
+  const $ = (n: number) => (dialect === 'postgres' ? `$${n}` : `?${n}`)
+  const increment =
+    dialect === 'postgres'
+      ? `INSERT INTO ${table} AS t (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = CASE
+           WHEN jsonb_typeof(t.value::jsonb -> 'expires') = 'number' AND (t.value::jsonb ->> 'expires')::numeric < $3 THEN excluded.value
+           WHEN jsonb_typeof(t.value::jsonb -> 'value') = 'number' AND (t.value::jsonb ->> 'value')::numeric % 1 = 0
+             THEN jsonb_set(t.value::jsonb, '{value}', to_jsonb((t.value::jsonb ->> 'value')::bigint + $4::bigint))::text
+           ELSE t.value
+         END RETURNING value`
+      : `INSERT INTO ${table} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = CASE
+           WHEN json_type(value, '$.expires') IN ('integer', 'real') AND json_extract(value, '$.expires') < ?3 THEN excluded.value
+           WHEN json_type(value, '$.value') = 'integer' THEN json_set(value, '$.value', json_extract(value, '$.value') + ?4)
+           ELSE value
+         END RETURNING value`
+  return {
+    async read(key) {
+      const rows = await store.query(`SELECT value FROM ${table} WHERE key = ${$(1)}`, [key])
+      return rows[0]?.value ?? undefined
+    },
+    async insert(key, raw) {
+      const rows = await store.query(`INSERT INTO ${table} (key, value) VALUES (${$(1)}, ${$(2)}) ON CONFLICT (key) DO NOTHING RETURNING key`, [key, raw])
+      return rows.length === 1
+    },
+    async swap(key, current, next) {
+      if (typeof current !== 'string') return false
+      const rows =
+        next === undefined
+          ? await store.query(`DELETE FROM ${table} WHERE key = ${$(1)} AND value = ${$(2)} RETURNING key`, [key, current])
+          : await store.query(`UPDATE ${table} SET value = ${$(3)} WHERE key = ${$(1)} AND value = ${$(2)} RETURNING key`, [key, current, next])
+      return rows.length === 1
+    },
+    ...(json && {
+      async increment(key, by, fresh, now) {
+        const rows = await store.query(increment, [key, fresh, now, by])
+        return rows[0].value
+      },
+    }),
+  }
+}
+
+/** The part of a node-redis client used here. */
+interface RedisClient {
+  set(key: string, value: string, options?: object): Promise<unknown>
+  eval(script: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
+  evalSha(sha: string, options: { keys: string[]; arguments: string[] }): Promise<unknown>
+}
+
+/**
+ * Compare-and-swap on the exact stored bytes: ARGV = current, mode ("set" or "del"), next, ttl ms
+ * ("" for none; SET without PX also drops an earlier ttl, like Keyv's set).
+ */
+const SWAP = `if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
+if ARGV[2] == 'del' then redis.call('DEL', KEYS[1]) return 1 end
+if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
+return 1`
+
+/**
+ * Counter over Keyv's JSON wrapper: ARGV = by, now, fresh entry, ttl ms ("" for none). A live
+ * integer is raised by `by` (its ttl kept); a missing or expired entry becomes the fresh one.
+ * Numbers are written with %d, so they stay exact (cjson would round them to 14 digits).
+ */
+const INCREMENT = `local raw = redis.call('GET', KEYS[1])
+if raw then
+  local data = cjson.decode(raw)
+  local expires = data['expires']
+  if type(expires) ~= 'number' or expires >= tonumber(ARGV[2]) then
+    local value = data['value']
+    if type(value) ~= 'number' or value ~= math.floor(value) then return raw end
+    local text = '{"value":' .. string.format('%d', value + tonumber(ARGV[1]))
+    if type(expires) == 'number' then text = text .. ',"expires":' .. string.format('%d', expires) end
+    text = text .. '}'
+    redis.call('SET', KEYS[1], text, 'KEEPTTL')
+    return text
+  end
+end
+if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
+return ARGV[3]`
+
+/** @keyv/redis: SET NX PX for insert, a Lua script (EVALSHA, loaded on first use) for the others. */
+function redisStore(store: { getClient(): Promise<RedisClient>; createKeyPrefix(key: string, namespace?: string): string; get(key: string): Promise<string | undefined>; namespace?: string }, json: boolean): RawStore {
+  const redisKey = (key: string) => store.createKeyPrefix(key, store.namespace)
+  const script = async (source: string, key: string, args: string[]) => {
+    const client = await store.getClient()
+    const options = { keys: [redisKey(key)], arguments: args }
+    try {
+      return await client.evalSha(sha1(source), options)
+    } catch (error) {
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error
+      return client.eval(source, options)
+    }
+  }
+  return {
+    read: key => store.get(key),
+    async insert(key, raw, ttlMs) {
+      const client = await store.getClient()
+      const expiration = ttlMs === undefined ? {} : { expiration: { type: 'PX', value: ttlMs } }
+      return (await client.set(redisKey(key), text(raw), { condition: 'NX', ...expiration })) === 'OK'
+    },
+    async swap(key, current, next, ttlMs) {
+      if (typeof current !== 'string') return false
+      const args = next === undefined ? [current, 'del', '', ''] : [current, 'set', text(next), ttlMs === undefined ? '' : String(ttlMs)]
+      return (await script(SWAP, key, args)) === 1
+    },
+    ...(json && {
+      increment: (key, by, fresh, now, ttlMs) => script(INCREMENT, key, [String(by), String(now), text(fresh), ttlMs === undefined ? '' : String(ttlMs)]),
+    }),
+  }
+}
+
+function sha1(source: string): string {
+  return createHash('sha1').update(source).digest('hex')
+}
+
+/** A serialised entry (a store that keeps text needs a Keyv with a serialiser). */
+function text(raw: Raw): string {
+  if (typeof raw !== 'string') throw new TypeError('this Keyv has no serialiser, and its store keeps text')
+  return raw
+}

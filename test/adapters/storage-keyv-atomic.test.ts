@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict'
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import Keyv, { type Deserialize, type Serialize } from 'keyv'
+import KeyvRedis from '@keyv/redis'
+import { KeyvSqlite } from '@keyv/sqlite'
+import { KeyvPostgres } from '@keyv/postgres'
+import { suite } from 'uvu'
+import { keyvStorage, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
+import { requireAtomic } from '../../src/ports/storage.ts'
+
+const dir = mkdtempSync(join(tmpdir(), 'zapgate-atomic-'))
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
+const JSON_TEXT = { serialize: JSON.stringify as Serialize, deserialize: JSON.parse as Deserialize }
+
+const steps = suite('storage-keyv atomic steps')
+
+steps('entries written by the atomic steps are read by a plain Keyv on the same SQLite file', async () => {
+  const path = join(dir, 'plain.sqlite')
+  const storage = requireAtomic(await storageFromUrl(`sqlite://${path}`), 'test')
+  const plain = new Keyv(new KeyvSqlite(`sqlite://${path}`), { namespace: 'zapgate', ...JSON_TEXT })
+  try {
+    await writeEach(storage)
+    await expectEach(key => plain.get(key))
+  } finally {
+    await Promise.all([storage.close!(), plain.disconnect()])
+  }
+})
+
+steps('get(key) removes an expired entry only while it is still the expired one (never a claim added in its place)', async () => {
+  const map = new InterleavingMap()
+  const storage = requireAtomic(keyvStorage(new Keyv({ store: map, useKeyPrefix: false, ...JSON_TEXT })), 'test')
+  await storage.set('lease', { owner: 'old' }, 20)
+  await sleep(60)
+  // Another process adds a fresh claim between this get's read and its clean-up.
+  map.afterNextGet = () => map.set('lease', JSON.stringify({ value: { owner: 'new' } }))
+  assert.equal(await storage.get('lease'), undefined)
+  assert.deepEqual(await storage.get('lease'), { owner: 'new' })
+  // Without an interleaving write, the expired entry is cleaned up.
+  await storage.set('other', 1, 20)
+  await sleep(60)
+  assert.equal(await storage.get('other'), undefined)
+  assert.equal(map.has('other'), false)
+})
+
+steps('a second SQLite connection that has to wait for the write lock waits (busy timeout) instead of failing', async () => {
+  const url = `sqlite://${join(dir, 'busy.sqlite')}`
+  const a = requireAtomic(await storageFromUrl(url), 'test')
+  const b = requireAtomic(await storageFromUrl(url), 'test')
+  try {
+    const counts = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? a : b).increment('n', 1)))
+    assert.equal(Math.max(...counts), 200)
+    assert.equal(await a.get('n'), 200)
+  } finally {
+    await Promise.all([a.close!(), b.close!()])
+  }
+})
+
+steps.run()
+
+const redisUrl = process.env.REDIS_URL
+if (!redisUrl) console.log('skipped: storage-keyv atomic steps on redis (REDIS_URL not set)')
+else {
+  const redis = suite('storage-keyv atomic steps on redis')
+
+  redis('an entry Keyv holds expired while Redis still keeps it (clocks apart) counts as absent for add and increment', async () => {
+    const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
+    const raw = new KeyvRedis(redisUrl, { namespace })
+    try {
+      const expired = (value: unknown) => JSON.stringify({ value, expires: Date.now() - 1000 })
+      await raw.set('claim', expired({ owner: 'gone' }))
+      await raw.set('count', expired(41))
+      assert.equal(await storage.add('claim', { owner: 'me' }), true)
+      assert.deepEqual(await storage.get('claim'), { owner: 'me' })
+      assert.equal(await storage.increment('count', 1), 1)
+    } finally {
+      for (const key of ['claim', 'count']) await storage.delete(key)
+      await Promise.all([storage.close!(), raw.disconnect()])
+    }
+  })
+
+  redis('entries written by the atomic steps are read by a plain Keyv on the same Redis', async () => {
+    const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
+    const plain = new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT })
+    try {
+      await writeEach(storage)
+      await expectEach(key => plain.get(key))
+    } finally {
+      for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
+      await Promise.all([storage.close!(), plain.disconnect()])
+    }
+  })
+
+  redis.run()
+}
+
+const postgresUrl = process.env.POSTGRES_URL
+if (!postgresUrl) console.log('skipped: storage-keyv atomic steps on postgres (POSTGRES_URL not set)')
+else {
+  const postgres = suite('storage-keyv atomic steps on postgres')
+
+  postgres('entries written by the atomic steps (the counter rewritten by PostgreSQL itself) are read by a plain Keyv', async () => {
+    const storage = requireAtomic(await storageFromUrl(postgresUrl, { namespace }), 'test')
+    const plain = new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT })
+    try {
+      await writeEach(storage)
+      await expectEach(key => plain.get(key))
+    } finally {
+      for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
+      await Promise.all([storage.close!(), plain.disconnect()])
+    }
+  })
+
+  postgres('two PostgreSQL storages in one process each have their own pool: closing one leaves the other working', async () => {
+    const a = await storageFromUrl(postgresUrl, { namespace })
+    const b = await storageFromUrl(postgresUrl, { namespace })
+    await a.set('pool-check', 1)
+    await a.close!()
+    assert.equal(await b.get('pool-check'), 1)
+    await b.delete('pool-check')
+    await b.close!()
+  })
+
+  postgres.run()
+}
+
+// --- Internal helpers ---
+
+/** One entry per step; `windowed` has a ttl that must still hold when read back. */
+async function writeEach(storage: ReturnType<typeof requireAtomic>): Promise<void> {
+  assert.equal(await storage.add('added', { name: 'olá 🚀', list: [1, null] }), true)
+  assert.equal(await storage.compareAndSet('swapped', undefined, { v: 1 }), true)
+  assert.equal(await storage.compareAndSet('swapped', { v: 1 }, { v: 2 }), true)
+  await storage.increment('counted', 2)
+  await storage.increment('counted', 3)
+  await storage.increment('windowed', 1, 60_000)
+  await storage.increment('windowed', 1, 60_000)
+}
+
+async function expectEach(get: (key: string) => Promise<unknown>): Promise<void> {
+  assert.deepEqual(await get('added'), { name: 'olá 🚀', list: [1, null] })
+  assert.deepEqual(await get('swapped'), { v: 2 })
+  assert.equal(await get('counted'), 5)
+  assert.equal(await get('windowed'), 2)
+}
+
+/** A Map that runs `afterNextGet` once, right after a get: another process writing in between two steps. */
+class InterleavingMap extends Map<string, unknown> {
+  afterNextGet?: () => void
+  override get(key: string): unknown {
+    const value = super.get(key)
+    const then = this.afterNextGet
+    this.afterNextGet = undefined
+    then?.()
+    return value
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise(resolve => setTimeout(resolve, ms))
+}
