@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { TransportError } from '../ports/transport.ts'
 import type { SessionStatus, TransportEvent } from '../ports/transport.ts'
-import type { TransportHarness } from './transport-contract.ts'
+import type { TransportHarness } from './contract-types.ts'
 
 /** The phones and device of the contract's cases. */
 export const DEVICE = 'device-1'

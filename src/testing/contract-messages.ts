@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { TransportError } from '../ports/transport.ts'
-import type { ContractCase } from './transport-contract.ts'
+import type { ContractCase } from './contract-types.ts'
 import { DEVICE, FRIEND, OTHER, PHONE, linkDevice, rejectsWith, waitForMessage } from './contract-helpers.ts'
 
 /** The Transport contract, messages: incoming events, sends of every kind, groups, reactions, deletes, read receipts. */

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import type { ContractCase } from './transport-contract.ts'
+import type { ContractCase } from './contract-types.ts'
 import { DEVICE, FRIEND, PHONE, assertOpen, linkDevice, rejectsWith, settle, waitFor, waitForStatus } from './contract-helpers.ts'
 
 /** The Transport contract, sessions: linking by QR or code, status, disconnect, resume, logout. */

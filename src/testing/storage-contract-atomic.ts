@@ -31,9 +31,9 @@ export function atomicSemantics(it: AtomicIt): void {
   })
 
   it('add(key, value, ttlMs) expires the value, and the key can be added again', async (storage, key) => {
-    assert.equal(await storage.add(key('a'), 'claim', 150), true)
-    assert.equal(await storage.add(key('a'), 'other', 150), false)
-    await sleep(300)
+    assert.equal(await storage.add(key('a'), 'claim', 800), true)
+    assert.equal(await storage.add(key('a'), 'other', 800), false)
+    await sleep(1000)
     assert.equal(await storage.get(key('a')), undefined)
     assert.equal(await storage.add(key('a'), 'again'), true)
   })
@@ -88,10 +88,10 @@ export function atomicSemantics(it: AtomicIt): void {
 
   it('compareAndSet(key, expected, next, ttlMs) expires the new value; without ttlMs an earlier ttl is dropped', async (storage, key) => {
     await storage.set(key('a'), 1)
-    assert.equal(await storage.compareAndSet(key('a'), 1, 2, 150), true)
-    await storage.set(key('b'), 1, 150)
+    assert.equal(await storage.compareAndSet(key('a'), 1, 2, 800), true)
+    await storage.set(key('b'), 1, 800)
     assert.equal(await storage.compareAndSet(key('b'), 1, 2), true)
-    await sleep(300)
+    await sleep(1000)
     assert.equal(await storage.get(key('a')), undefined)
     assert.equal(await storage.get(key('b')), 2)
   })
@@ -129,10 +129,10 @@ export function atomicSemantics(it: AtomicIt): void {
   })
 
   it('increment(key, by, ttlMs) sets the expiry only when it creates the entry (a fixed window)', async (storage, key) => {
-    assert.equal(await storage.increment(key('w'), 1, 250), 1)
+    assert.equal(await storage.increment(key('w'), 1, 800), 1)
     await sleep(100)
     assert.equal(await storage.increment(key('w'), 1, 60_000), 2, 'a later ttl does not move the window')
-    await sleep(300)
+    await sleep(1000)
     assert.equal(await storage.get(key('w')), undefined)
     assert.equal(await storage.increment(key('w'), 1, 60_000), 1, 'an expired counter starts again')
     assert.equal(await storage.increment(key('forever'), 3), 3)

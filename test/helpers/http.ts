@@ -46,6 +46,9 @@ export async function request(url: string, init: RequestInit = {}): Promise<Answ
 /** Listen on `port` (default: a free one); resolves with the base URL and a stop function. */
 export async function listen(app: Koa, port = 0): Promise<{ url: string; server: Server; stop(): Promise<void> }> {
   const server = app.listen(port, '127.0.0.1')
+  // Idle keep-alive connections live longer than fetch's own (4 s): on a loaded machine a server
+  // closing one at 5 s can race the client reusing it, and the request fails with "other side closed".
+  server.keepAliveTimeout = 30_000
   await new Promise(resolve => server.once('listening', resolve))
   const address = server.address()
   const bound = typeof address === 'object' && address ? address.port : 0
