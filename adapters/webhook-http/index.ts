@@ -4,7 +4,7 @@ import type PQueue from 'p-queue'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from 'zapgate'
 import { guardedAgents, type AddressPolicy, type LookupFunction } from 'zapgate/adapter-kit'
 import { checkUrl } from 'zapgate/adapter-kit'
-import { rememberOriginal, useNativeRequestOptions } from './native-options.ts'
+import { webhookClient } from './got-client.ts'
 
 /** Options of the default webhook sender. */
 export interface HttpWebhookOptions {
@@ -112,18 +112,9 @@ type Clients = {
 }
 
 async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined): Promise<Clients> {
-  const [{ default: baseGot, Options }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
-  rememberOriginal(Options)
+  const [{ default: baseGot }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
   const agent = guardedAgents({ isAllowedAddress, lookup })
-  // What every delivery shares is set once here: got merges only what a request passes itself.
-  const got = baseGot.extend({
-    agent,
-    retry: { limit: 0 },
-    followRedirect: false,
-    throwHttpErrors: false,
-    headers: { 'content-type': 'application/json', 'user-agent': 'zapgate-webhooks/1' },
-    hooks: { beforeRequest: [useNativeRequestOptions] },
-  })
+  const got = webhookClient(baseGot, agent)
   return { got, PQueue: PQueueClass, agent }
 }
 
