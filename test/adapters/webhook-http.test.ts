@@ -77,33 +77,33 @@ test('send(delivery) throws when the receiver does not answer within timeoutMs',
   await sender.close!()
 })
 
-test('at most concurrencyPerHost deliveries are in flight per receiver host, whichever devices they are for', async ctx => {
+/** A receiver answering 200 after `delayMs`; `most()` is the most requests it held at once. */
+async function countingReceiver(ctx: Context, delayMs: number) {
   let inFlight = 0
   let most = 0
   const r = await receiver(ctx, () => {
     most = Math.max(most, ++inFlight)
-    setTimeout(() => inFlight--, 150)
-    return { status: 200, delayMs: 150 }
+    setTimeout(() => inFlight--, delayMs)
+    return { status: 200, delayMs }
   })
+  return { r, most: () => most }
+}
+
+test('at most concurrencyPerHost deliveries are in flight per receiver host, whichever devices they are for', async ctx => {
+  const { r, most } = await countingReceiver(ctx, 150)
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 2 })
   const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => sender.send({ ...delivery(r.url), deviceId: `device-${i % 3}` })))
   assert.equal(answers.map(a => a.status), [200, 200, 200, 200, 200, 200])
-  assert.is(most, 2)
+  assert.is(most(), 2)
   await sender.close!()
 })
 
 test('one device has at most concurrencyPerDevice deliveries in flight to a host (default half the host\'s), in the order sent', async ctx => {
-  let inFlight = 0
-  let most = 0
-  const r = await receiver(ctx, () => {
-    most = Math.max(most, ++inFlight)
-    setTimeout(() => inFlight--, 100)
-    return { status: 200, delayMs: 100 }
-  })
+  const { r, most } = await countingReceiver(ctx, 100)
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 4 })
   const sends = Array.from({ length: 6 }, (_, i) => sender.send({ ...delivery(r.url), headers: { 'webhook-id': `msg_${i}` }, deviceId: 'device-a' }))
   assert.equal((await Promise.all(sends)).map(a => a.status), [200, 200, 200, 200, 200, 200])
-  assert.is(most, 2)
+  assert.is(most(), 2)
   assert.equal(r.hooks.map(hook => hook.headers['webhook-id']), ['msg_0', 'msg_1', 'msg_2', 'msg_3', 'msg_4', 'msg_5'])
   await sender.close!()
 })
