@@ -2,7 +2,11 @@
  * Load soak (`npm run load`): the standalone server in a child process on the simulated network,
  * driven for LOAD_SECONDS (default 60, after a warm-up) by autocannon with a mix of operations of one account (sends
  * of several kinds, device status, group information, schedule listing) while simulated phones send
- * messages to the devices, whose webhooks a local receiver takes. Prints requests per second,
+ * messages to the devices, whose webhooks a local receiver takes. Another tenant's device has its
+ * webhook on the same receiver host, at a path that answers only after the gateway's time-out
+ * (SLOW_HOLD_MS), and gets SLOW_PER_SECOND messages: the other devices' events must all arrive
+ * anyway (checked after the load, within DRAIN_MS), and the slow one may hold at most half the
+ * host's 8 connections. Prints requests per second,
  * errors, answers by status, the server's RSS and heap every 5 s (each sample taken right after a
  * full garbage collection, by bench/memory-probe.mjs preloaded in the server, so it shows what stays
  * alive) and whether RSS stopped growing after the warm-up; exits 1 on any error, any 5xx or RSS
@@ -13,9 +17,9 @@
  *   LOAD_SECONDS=60 LOAD_WARMUP_SECONDS=30 LOAD_CONNECTIONS=16 LOAD_INCOMING_PER_SECOND=100 npm run load
  */
 import { spawn } from 'node:child_process'
-import { createServer, type Server } from 'node:http'
 import { createRequire } from 'node:module'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import { soakReceiver } from './lib/soak-receiver.ts'
 
 /** autocannon (CommonJS, no bundled types): the members used here. */
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<Result>
@@ -42,12 +46,17 @@ const SAMPLE_MS = 5000
  */
 const SIM_LOG_LIMIT = Number(process.env.LOAD_SIM_LOG_LIMIT ?? 2000)
 const DEVICES = 4
+/** Messages a second to the slow tenant's device, whose receiver answers after SLOW_HOLD_MS (beyond the default 15 s time-out). */
+const SLOW_PER_SECOND = 1
+const SLOW_HOLD_MS = 20_000
+/** How long the other devices' events may take to arrive once the load stops. */
+const DRAIN_MS = 15_000
 const CONTACTS = 40
 const root = new URL('..', import.meta.url).pathname
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='
 
 async function main(): Promise<void> {
-  const receiver = await webhookReceiver()
+  const receiver = await soakReceiver(SLOW_HOLD_MS)
   const server = await startServer()
   const api = (path: string, body: unknown) => post(`${server.url}${path}`, body)
   try {
@@ -57,10 +66,14 @@ async function main(): Promise<void> {
     const devices: { appkey: string; phone: string }[] = []
     for (let i = 0; i < DEVICES; i++) {
       const phone = `55119100000${String(i).padStart(2, '0')}`
-      const created = await api('/api/v2/qrcode', { authkey, setAppkey: `carga-${i}`, webhook: receiver.url })
+      const created = await api('/api/v2/qrcode', { authkey, setAppkey: `carga-${i}`, webhook: `${receiver.origin}/hook` })
       await api('/_sim/scan', { authkey, appkey: created.appkey, phone })
       devices.push({ appkey: created.appkey, phone })
     }
+    // Another tenant, whose receiver endpoint (same host) hangs past the time-out.
+    const other = await api('/api/auth', { auth: 'registrar', nome: 'Lenta', email: 'lenta@example.com', senha: 'senha-lenta', telefone: '5511900000001', plano: '1' })
+    const slow = await api('/api/v2/qrcode', { authkey: other.data.authkey, setAppkey: 'lenta', webhook: `${receiver.origin}/slow` })
+    await api('/_sim/scan', { authkey: other.data.authkey, appkey: slow.appkey, phone: '5511910009999' })
     const contact = (i: number) => `55119200${String(i % CONTACTS).padStart(5, '0')}`
     const keys = (d: number) => ({ appkey: devices[d].appkey, authkey })
     const group = await api('/api/groups', { ...keys(0), message: 'Carga', usuarios: `${contact(1)}-${contact(2)}`, criarGrupo: 'true' })
@@ -88,6 +101,10 @@ async function main(): Promise<void> {
         post(`${server.url}/_sim/send`, { from: contact(n), to: devices[n % DEVICES].phone, type: 'text', text: `mensagem ${n}` }).catch(() => incomingFailed++)
       }
     }, 100)
+    let slowSent = 0
+    const slowTraffic = setInterval(() => {
+      for (let i = 0; i < SLOW_PER_SECOND; i++) post(`${server.url}/_sim/send`, { from: contact(slowSent), to: '5511910009999', type: 'text', text: `lenta ${slowSent++}` }).catch(() => {})
+    }, 1000)
 
     const samples: Sample[] = []
     const started = Date.now()
@@ -106,8 +123,11 @@ async function main(): Promise<void> {
     if (warmup) console.log(`warm-up: ${warmup.requests.total} requests, ${warmup.errors} errors, ${warmup['5xx']} answers 5xx, ${warmup.non2xx} non-2xx`)
     for (const field of ['errors', 'timeouts', 'non2xx', '5xx'] as const) result[field] += warmup?.[field] ?? 0
     clearInterval(traffic)
-    report(result, samples, { incoming, incomingFailed, delivered: receiver.count })
-    const verdict = judge(result, samples)
+    clearInterval(slowTraffic)
+    for (const until = Date.now() + DRAIN_MS; receiver.texts.size < incoming - incomingFailed && Date.now() < until; ) await new Promise(resolve => setTimeout(resolve, 200))
+    const webhooks = { incoming, incomingFailed, delivered: receiver.count, texts: receiver.texts.size, slowSent, slowHeldMost: receiver.slowHeldMost }
+    report(result, samples, webhooks)
+    const verdict = judge(result, samples, webhooks)
     console.log(verdict.ok ? '\nOK' : `\nFAILED: ${verdict.problems.join('; ')}`)
     process.exitCode = verdict.ok ? 0 : 1
   } finally {
@@ -127,7 +147,17 @@ interface Sample {
   externalMb: number
 }
 
-function report(result: Result, samples: Sample[], webhooks: { incoming: number; incomingFailed: number; delivered: number }): void {
+/** What the receiver got: requests in all, distinct texts of the devices that answer at once, the slow device's most requests held at once. */
+interface Webhooks {
+  incoming: number
+  incomingFailed: number
+  delivered: number
+  texts: number
+  slowSent: number
+  slowHeldMost: number
+}
+
+function report(result: Result, samples: Sample[], webhooks: Webhooks): void {
   const byStatus = Object.entries(result.statusCodeStats ?? {})
     .map(([code, { count }]) => `${code}: ${count}`)
     .join(', ')
@@ -135,7 +165,8 @@ function report(result: Result, samples: Sample[], webhooks: { incoming: number;
   console.log(`requests: ${result.requests.total} (${result.requests.average.toFixed(0)}/s average), latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`)
   console.log(`errors: ${result.errors}, timeouts: ${result.timeouts}, non-2xx: ${result.non2xx}, 5xx: ${result['5xx']} (warm-up included)`)
   console.log(`answers by status: ${byStatus}`)
-  console.log(`incoming messages: ${webhooks.incoming} sent (${webhooks.incomingFailed} failed), webhook deliveries received: ${webhooks.delivered}`)
+  console.log(`incoming messages: ${webhooks.incoming} sent (${webhooks.incomingFailed} failed), webhook requests received: ${webhooks.delivered}; distinct messages delivered: ${webhooks.texts} (within ${DRAIN_MS / 1000} s of the end)`)
+  console.log(`slow tenant: ${webhooks.slowSent} messages to a receiver answering after ${SLOW_HOLD_MS / 1000} s, at most ${webhooks.slowHeldMost} of its requests held at once`)
   console.log(`RSS after GC (MB) every ${SAMPLE_MS / 1000} s: ${samples.map(s => `${s.at.toFixed(0)}s ${s.rssMb.toFixed(0)}`).join(', ')}`)
   console.log(`heap used after GC (MB): ${samples.map(s => s.heapMb.toFixed(0)).join(', ')}`)
   console.log(`heap reserved (MB): ${samples.map(s => s.heapTotalMb.toFixed(0)).join(', ')}; external (MB): ${samples.map(s => s.externalMb.toFixed(0)).join(', ')}`)
@@ -145,8 +176,11 @@ function report(result: Result, samples: Sample[], webhooks: { incoming: number;
   console.log(`last 30 s (from ${rss.from.toFixed(0)} s): RSS peak ${after.toFixed(0)} MB against ${before.toFixed(0)} MB before (${(((after - before) / before) * 100).toFixed(1)} %), live heap slope ${heap.slope.toFixed(2)} MB/min (RSS slope ${rss.slope.toFixed(1)} MB/min, noisy)`)
 }
 
-function judge(result: Result, samples: Sample[]): { ok: boolean; problems: string[] } {
+function judge(result: Result, samples: Sample[], webhooks: Webhooks): { ok: boolean; problems: string[] } {
   const problems: string[] = []
+  const expected = webhooks.incoming - webhooks.incomingFailed
+  if (webhooks.texts < expected) problems.push(`${expected - webhooks.texts} of ${expected} incoming messages not delivered beside the slow tenant`)
+  if (webhooks.slowHeldMost > 4) problems.push(`the slow tenant held ${webhooks.slowHeldMost} connections to the shared host (at most 4)`)
   if (result.errors > 0 || result.timeouts > 0) problems.push(`${result.errors} errors, ${result.timeouts} timeouts`)
   if (result['5xx'] > 0) problems.push(`${result['5xx']} answers 5xx`)
   // RSS moves by 10-30 MB between samples (V8 keeps 60-110 MB of heap reserved and gives it back
@@ -225,26 +259,6 @@ async function startServer(): Promise<{ url: string; onMemory(listener: (memory:
       await exited
     },
   }
-}
-
-/** A webhook receiver answering 204 to everything, counting deliveries. */
-async function webhookReceiver(): Promise<{ url: string; count: number; stop(): Promise<void> }> {
-  const receiver = { url: '', count: 0, stop: async () => {} }
-  const server: Server = createServer((req, res) => {
-    req.resume()
-    req.on('end', () => {
-      receiver.count++
-      res.writeHead(204).end()
-    })
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
-  receiver.stop = () =>
-    new Promise(resolve => {
-      server.closeAllConnections()
-      server.close(() => resolve())
-    })
-  return receiver
 }
 
 await main()

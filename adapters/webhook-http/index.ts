@@ -1,10 +1,10 @@
 import type { Agent as HttpAgent } from 'node:http'
 import type { Agent as HttpsAgent } from 'node:https'
-import type PQueue from 'p-queue'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from 'zapgate'
 import { guardedAgents, type AddressPolicy, type LookupFunction } from 'zapgate/adapter-kit'
 import { checkUrl } from 'zapgate/adapter-kit'
-import { rememberOriginal, useNativeRequestOptions } from './native-options.ts'
+import { FairLanes, type LaneLimits } from './fair-lanes.ts'
+import { webhookClient } from './got-client.ts'
 
 /** Options of the default webhook sender. */
 export interface HttpWebhookOptions {
@@ -19,8 +19,16 @@ export interface HttpWebhookOptions {
   lookup?: LookupFunction
   /** Per-attempt timeout, from the call to send() (queue wait and the whole request). Default 15 s; a delivery's own `deadline` may shorten it. */
   timeoutMs?: number
-  /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others. Default 8. */
+  /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others (nor be flooded). Default 8. */
   concurrencyPerHost?: number
+  /**
+   * Deliveries in flight per device (its `deviceId`; by URL without one) to one receiver host, so a
+   * device whose receiver hangs leaves the host's other slots to the other devices. Default half of
+   * `concurrencyPerHost`, rounded up.
+   */
+  concurrencyPerDevice?: number
+  /** Deliveries in flight in all, whatever their receiver. Default 256. */
+  concurrency?: number
   /** Deliveries waiting per receiver host beyond those in flight; more fail at once ("busy"). Default 1000. */
   maxQueuedPerHost?: number
 }
@@ -30,8 +38,9 @@ const MAX_RESPONSE_BYTES = 64 * 1024
 
 /**
  * The default WebhookSender: one POST per call with got (no redirects, no retries of its own: the
- * outbox retries), bounded concurrency per receiver host with p-queue, private and loopback targets
- * refused (on the URL, and after DNS at connect time) unless allowed. The response body is read up
+ * outbox retries), at most `concurrencyPerDevice` in flight per device and `concurrencyPerHost` per
+ * receiver host, fair between the devices of a host (FairLanes, on p-queue), private and loopback
+ * targets refused (on the URL, and after DNS at connect time) unless allowed. The response body is read up
  * to 64 KiB and dropped. A delivery's `signal` cancels it, queued or in flight.
  */
 export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSender {
@@ -39,21 +48,14 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
   const isAllowedAddress: AddressPolicy | undefined = allowPrivate ? () => true : options.isAllowedAddress
   const timeoutMs = options.timeoutMs ?? 15_000
   const perHost = options.concurrencyPerHost ?? 8
-  const maxQueued = options.maxQueuedPerHost ?? 1_000
-  const queues = new Map<string, PQueue>()
+  const limits: LaneLimits = {
+    perHost,
+    perDevice: options.concurrencyPerDevice ?? Math.ceil(perHost / 2),
+    overall: options.concurrency ?? 256,
+    maxWaitingPerHost: options.maxQueuedPerHost ?? 1_000,
+  }
   let clients: Promise<Clients> | undefined
   let closed = false
-
-  function queueFor(host: string, PQueueClass: typeof PQueue): PQueue {
-    let queue = queues.get(host)
-    if (!queue) {
-      const created = new PQueueClass({ concurrency: perHost })
-      // Drop idle queues so the map stays as small as the set of busy receivers.
-      created.on('idle', () => queues.get(host) === created && created.size === 0 && created.pending === 0 && queues.delete(host))
-      queues.set(host, (queue = created))
-    }
-    return queue
-  }
 
   /** The requests in flight under each signal; its one listener destroys them when it aborts. */
   const inFlight = new WeakMap<AbortSignal, Set<{ destroy(error?: Error): void }>>()
@@ -75,28 +77,25 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       if (closed) throw new Error('the webhook sender is closed')
       const checked = checkUrl(delivery.url, { allowPrivate, isAllowedAddress })
       if ('refused' in checked) throw new Error(`webhook URL refused (${checked.refused})`)
-      clients ??= loadClients(isAllowedAddress, options.lookup)
+      clients ??= loadClients(isAllowedAddress, options.lookup, limits)
       const loaded = await clients
-      const queue = queueFor(checked.url.host, loaded.PQueue)
-      if (queue.size >= maxQueued) throw new Error(`receiver ${checked.url.host} is busy (${queue.size} deliveries waiting)`)
       const { signal } = delivery
       // The time-out runs from now, waiting in the queue included: a delivery still queued at its
       // deadline is dropped unsent, so a POST the gateway has given up on never goes out later.
       const deadline = Math.min(delivery.deadline ?? Infinity, Date.now() + timeoutMs)
       // The signal is not handed to p-queue or got: each would listen to it once per delivery, and an
       // AbortSignal listener costs more than the POST. One listener per signal ends what it covers.
-      const result = await queue.add(() => {
+      return loaded.lanes.run(checked.url.host, delivery.deviceId ?? delivery.url, () => {
         if (signal?.aborted) throw signal.reason
         const left = Math.floor(deadline - Date.now())
         if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${checked.url.host}`)
         return postOnce(loaded, checked.url, delivery, left, signal && streamsOf(signal))
       })
-      return result as WebhookResponse
     },
     async close() {
       closed = true
-      await Promise.all([...queues.values()].map(q => q.onIdle()))
       const loaded = await clients
+      await loaded?.lanes.onIdle()
       loaded?.agent.http.destroy()
       loaded?.agent.https.destroy()
     },
@@ -107,24 +106,15 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
 
 type Clients = {
   got: typeof import('got').default
-  PQueue: typeof PQueue
+  lanes: FairLanes
   agent: { http: HttpAgent; https: HttpsAgent }
 }
 
-async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined): Promise<Clients> {
-  const [{ default: baseGot, Options }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
-  rememberOriginal(Options)
+async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined, limits: LaneLimits): Promise<Clients> {
+  const [{ default: baseGot }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
   const agent = guardedAgents({ isAllowedAddress, lookup })
-  // What every delivery shares is set once here: got merges only what a request passes itself.
-  const got = baseGot.extend({
-    agent,
-    retry: { limit: 0 },
-    followRedirect: false,
-    throwHttpErrors: false,
-    headers: { 'content-type': 'application/json', 'user-agent': 'zapgate-webhooks/1' },
-    hooks: { beforeRequest: [useNativeRequestOptions] },
-  })
-  return { got, PQueue: PQueueClass, agent }
+  const got = webhookClient(baseGot, agent)
+  return { got, lanes: new FairLanes(PQueueClass, limits), agent }
 }
 
 /** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */

@@ -6,6 +6,8 @@ export interface WebhookDelivery {
   headers: Record<string, string>
   /** The exact JSON body that was signed. */
   body: string
+  /** The device whose event this is: senders may share their capacity fairly between devices with it. */
+  deviceId?: string
   /** Aborted when the gateway stops (shared by every attempt in flight); senders should honour it. */
   signal?: AbortSignal
   /**

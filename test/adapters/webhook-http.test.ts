@@ -2,6 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
 import { startReceiver, type Receiver, type ReceiverAnswer } from '../helpers/receiver.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { startGatedReceiver } from './webhook-http-gated-receiver.ts'
 
 interface Context {
   receiver: Receiver
@@ -75,19 +77,56 @@ test('send(delivery) throws when the receiver does not answer within timeoutMs',
   await sender.close!()
 })
 
-test('at most concurrencyPerHost deliveries are in flight per receiver host', async ctx => {
+/** A receiver answering 200 after `delayMs`; `most()` is the most requests it held at once. */
+async function countingReceiver(ctx: Context, delayMs: number) {
   let inFlight = 0
   let most = 0
   const r = await receiver(ctx, () => {
     most = Math.max(most, ++inFlight)
-    setTimeout(() => inFlight--, 150)
-    return { status: 200, delayMs: 150 }
+    setTimeout(() => inFlight--, delayMs)
+    return { status: 200, delayMs }
   })
+  return { r, most: () => most }
+}
+
+test('at most concurrencyPerHost deliveries are in flight per receiver host, whichever devices they are for', async ctx => {
+  const { r, most } = await countingReceiver(ctx, 150)
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 2 })
-  const answers = await Promise.all(Array.from({ length: 6 }, () => sender.send(delivery(r.url))))
+  const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => sender.send({ ...delivery(r.url), deviceId: `device-${i % 3}` })))
   assert.equal(answers.map(a => a.status), [200, 200, 200, 200, 200, 200])
-  assert.is(most, 2)
+  assert.is(most(), 2)
   await sender.close!()
+})
+
+test('one device has at most concurrencyPerDevice deliveries in flight to a host (default half the host\'s), in the order sent', async ctx => {
+  const { r, most } = await countingReceiver(ctx, 100)
+  const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 4 })
+  const sends = Array.from({ length: 6 }, (_, i) => sender.send({ ...delivery(r.url), headers: { 'webhook-id': `msg_${i}` }, deviceId: 'device-a' }))
+  assert.equal((await Promise.all(sends)).map(a => a.status), [200, 200, 200, 200, 200, 200])
+  assert.is(most(), 2)
+  assert.equal(r.hooks.map(hook => hook.headers['webhook-id']), ['msg_0', 'msg_1', 'msg_2', 'msg_3', 'msg_4', 'msg_5'])
+  await sender.close!()
+})
+
+test("a device whose receiver hangs does not hold up another device's deliveries to the same host", async () => {
+  const gated = await startGatedReceiver()
+  const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 4, timeoutMs: 5_000 })
+  try {
+    gated.hold('/a')
+    const statusOf = (sending: Promise<{ status: number }>) => sending.then(answer => answer.status, (error: Error) => error.message)
+    const slow = Array.from({ length: 6 }, (_, i) => statusOf(sender.send({ ...delivery(`${gated.origin}/a`), headers: { 'webhook-id': `a_${i}` }, deviceId: 'device-a' })))
+    const quick = Array.from({ length: 10 }, (_, i) => statusOf(sender.send({ ...delivery(`${gated.origin}/b`), headers: { 'webhook-id': `b_${i}` }, deviceId: 'device-b' })))
+    assert.equal(await Promise.all(quick), Array(10).fill(200))
+    assert.is(gated.answered('/a'), 0, "device A's receiver has answered nothing yet")
+    await waitFor(() => gated.to('/a').length >= 2, 5_000, "device A's first two deliveries")
+    assert.is(gated.to('/a').length, 2, 'device A holds two of the four slots, its other deliveries wait in its own line')
+    gated.release('/a')
+    assert.equal(await Promise.all(slow), Array(6).fill(200))
+    assert.equal(gated.to('/a').map(hook => hook.headers['webhook-id']), ['a_0', 'a_1', 'a_2', 'a_3', 'a_4', 'a_5'])
+  } finally {
+    await sender.close!()
+    await gated.stop()
+  }
 })
 
 test('a receiver host with a full queue fails new deliveries at once instead of queueing them', async ctx => {

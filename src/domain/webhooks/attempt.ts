@@ -121,7 +121,7 @@ export class DeliveryAttempts {
     const timeoutMs = this.deps.settings.timeoutMs
     try {
       const deadline = Date.now() + timeoutMs
-      const sending = this.deps.sender.send({ url, headers, body: record.body, signal: shutdown, deadline })
+      const sending = this.deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
       // The sender times out first; the guard is for senders that never settle.
       const response = await this.stopping.run(this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)))
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
