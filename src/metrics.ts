@@ -3,6 +3,7 @@ import type { GatewayEventMap } from './events.ts'
 import type { SessionState } from './ports/transport.ts'
 import type { Services } from './services.ts'
 import type { WebhookAdmin } from './domain/webhooks/index.ts'
+import { importOptional } from './optional-package.ts'
 
 /** The gateway's Prometheus metrics: the Registry they live in, and how to stop counting. */
 export interface GatewayMetrics {
@@ -35,10 +36,11 @@ export const METRIC_NAMES = [
  * several gateways in one process do not clash): requests, sends, webhook deliveries from the
  * gateway's events; outbox depth, devices by state and the scheduler's backlog read from the store
  * at scrape time (a scan of each: keep the scrape interval at tens of seconds for large stores).
- * prom-client is loaded only when metrics are on.
+ * prom-client (an optional peer package) is loaded only when metrics are on; without it, start-up
+ * fails with an error naming it.
  */
 export async function startMetrics(services: Services, webhooks: WebhookAdmin, registry?: Registry): Promise<GatewayMetrics> {
-  const prom = await import('prom-client')
+  const prom = await importOptional('prom-client', 'The metrics option', () => import('prom-client'), '^15')
   const register = registry ?? new prom.Registry()
   const registers = [register]
   const { events, devices, messaging, logger } = services
