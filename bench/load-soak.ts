@@ -58,7 +58,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < DEVICES; i++) {
       const phone = `55119100000${String(i).padStart(2, '0')}`
       const created = await api('/api/v2/qrcode', { authkey, setAppkey: `carga-${i}`, webhook: receiver.url })
-      await api('/_sim/scan', { appkey: created.appkey, phone })
+      await api('/_sim/scan', { authkey, appkey: created.appkey, phone })
       devices.push({ appkey: created.appkey, phone })
     }
     const contact = (i: number) => `55119200${String(i % CONTACTS).padStart(5, '0')}`

@@ -40,10 +40,25 @@ export interface Gateway {
   ready: Promise<void>
   /** The prom-client Registry behind `/metrics` (only with the `metrics` option). */
   metrics?: Registry
+  /**
+   * The devices of the account of `authkey` whose id, appkey or name is `ref` (none, one, or several
+   * when one device's name is another's appkey); undefined for an unknown or expired authkey. For
+   * tools such as the simulator: never another account's device.
+   */
+  findDevices(authkey: string, ref: string): Promise<DeviceSummary[] | undefined>
   /** The wired services (advanced: tools such as the simulator reach the domain through them). */
   services: Services
   /** Close sessions (without unlinking), flush queues, release the store it created. */
   close(): Promise<void>
+}
+
+/** A device as `findDevices` tells it. */
+export interface DeviceSummary {
+  id: string
+  name: string
+  /** The phone number it is linked to, once linked. */
+  phone?: string
+  connected: boolean
 }
 
 /** Create a gateway. Every option has a default; see GatewayOptions. */
@@ -127,6 +142,16 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     webhooks: outbox,
     metrics: metrics?.registry,
     ready,
+    async findDevices(authkey, ref) {
+      const account = await accounts.authenticate(authkey)
+      if (!account) return undefined
+      const found = new Map<string, DeviceSummary>()
+      for (const match of ['id', 'appkey', 'name'] as const) {
+        const device = await devices.find(account, ref, [match])
+        if (device) found.set(device.id, { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}), connected: device.connected })
+      }
+      return [...found.values()]
+    },
     services,
     close() {
       closed ??= (async () => {

@@ -29,7 +29,7 @@ export async function accountWithDevices(server: ServerProcess, devices: number,
   for (let i = 0; i < devices; i++) {
     const phone = `55119${String(10_000_000 + i)}`
     const created = await server.post('/api/v2/qrcode', { authkey, setAppkey: `bench-${i}`, ...(webhook ? { webhook } : {}), ...(by === 'code' ? { phone } : {}) })
-    await server.post('/_sim/scan', by === 'code' ? { code: created.code, phone } : { appkey: created.appkey, phone })
+    await server.post('/_sim/scan', by === 'code' ? { code: created.code, phone } : { authkey, appkey: created.appkey, phone })
     linked.push({ appkey: created.appkey, phone })
   }
   return { authkey, devices: linked }

@@ -16,7 +16,7 @@ test('the recipe of its header works over HTTP: the customer gets the menu, then
     const registered = await post(`${demo.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511999990000', plano: '1' })
     const authkey = registered.body.data.authkey
     assert.is((await post(`${demo.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })).status, 200)
-    assert.is((await post(`${demo.url}/_sim/scan`, { appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
+    assert.is((await post(`${demo.url}/_sim/scan`, { authkey, appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
     assert.is((await post(`${demo.url}/api/v2/ia`, { authkey, device: 'loja', agent_name: 'Bia' })).status, 200)
     const inbox = async () => ((await request(`${demo.url}/_sim/inbox/${CUSTOMER}`)).body as { text?: string }[]).map(entry => entry.text)
 

@@ -22,7 +22,7 @@ restart('accounts and devices survive SIGKILL and a restart; a linked device res
   const authkey = registered.body.data.authkey
   const device = await post(`${first.url}/api/v2/qrcode`, { authkey, setAppkey: 'persistente' })
   const other = await post(`${first.url}/api/developer`, { authkey, message: 'sem-link', conecteQR: 'true' })
-  assert.is((await post(`${first.url}/_sim/scan`, { appkey: 'persistente', phone: '5511955556666' })).status, 200)
+  assert.is((await post(`${first.url}/_sim/scan`, { authkey, appkey: 'persistente', phone: '5511955556666' })).status, 200)
   assert.ok(existsSync(join(dir, 'gateway.sqlite')))
   assert.is(await first.kill('SIGKILL'), null)
 

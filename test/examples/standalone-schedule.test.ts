@@ -27,7 +27,7 @@ test('a scheduled message is kept in the SQLite store across a restart and sent 
   const registered = await post(`${first.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511999990000', plano: '1' })
   const authkey = registered.body.data.authkey as string
   assert.equal((await post(`${first.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })).status, 200)
-  assert.equal((await post(`${first.url}/_sim/scan`, { appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
+  assert.equal((await post(`${first.url}/_sim/scan`, { authkey, appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
   const connected = async (url: string) => (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
   await waitFor(() => connected(first.url), 5000, 'the device to connect')
 

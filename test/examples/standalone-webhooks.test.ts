@@ -30,7 +30,7 @@ test('20 events waiting for a receiver that is down are all delivered after a SI
     const created = await api('/api/v2/qrcode', { authkey, setAppkey: 'sobrevivente', webhook: `http://127.0.0.1:${receiverPort}/hook` })
     assert.is(created.status, 200, created.text)
     const secret = created.body.webhookSecret
-    assert.is((await api('/_sim/scan', { appkey: 'sobrevivente', phone: DEVICE_PHONE })).status, 200)
+    assert.is((await api('/_sim/scan', { authkey, appkey: 'sobrevivente', phone: DEVICE_PHONE })).status, 200)
 
     const ids: string[] = []
     for (let i = 0; i < 20; i++) {
