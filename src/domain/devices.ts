@@ -250,17 +250,6 @@ export class Devices {
   async *all(): AsyncIterable<Device> {
     for await (const [, device] of this.devices.all()) yield device
   }
-  /**
-   * A device by appkey or name across all accounts (a scan). Only for development tools such as the
-   * simulator's `/_sim/scan`, never for API requests.
-   */
-  async findAnywhere(appkeyOrName: string): Promise<Device | undefined> {
-    const keyHash = hashKey(appkeyOrName)
-    for await (const [, device] of this.devices.all()) {
-      if (safeEqual(device.appkeyHash, keyHash) || device.name === appkeyOrName) return device
-    }
-    return undefined
-  }
 }
 
 // --- Internal helpers ---

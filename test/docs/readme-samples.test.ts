@@ -57,8 +57,8 @@ type Story = { t: TestGateway; stands: Map<string, string>; authkey?: string }
 /** What happens before the first sample under a heading (by its number), so that the sample is true as written. */
 const before: Record<string, (story: Story) => Promise<void>> = {
   '2.': async ({ t, authkey }) => void (await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })),
-  '5.': ({ t }) => linkByName(t, 'recepcao', RECEPTION_PHONE),
-  '8.': ({ t }) => linkByName(t, 'loja', DEVICE_PHONE),
+  '5.': story => linkByName(story, 'recepcao', RECEPTION_PHONE),
+  '8.': story => linkByName(story, 'loja', DEVICE_PHONE),
   '14.': async ({ t, stands }) => void stands.set(STORY.receivedId, await t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'Quando chega meu pedido?' })),
   '17.': async ({ stands }) => void stands.set(STORY.scheduleTime, `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)} 18:00:00`),
   '18.': async ({ t, stands }) => {
@@ -66,11 +66,11 @@ const before: Record<string, (story: Story) => Promise<void>> = {
     assert.is(code.length, 1, 'the customer received one OTP code')
     stands.set(STORY.otpCode, code[0])
   },
-  '19.': async ({ t }) => {
-    const device = await t.gateway.services.devices.findAnywhere('loja')
-    await waitFor(async () => (await t.gateway.services.flows.history(device!.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
+  '19.': async story => {
+    const device = await deviceNamed(story, 'loja')
+    await waitFor(async () => (await story.t.gateway.services.flows.history(device.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
   },
-  '20.': async ({ t, stands }) => void stands.set(STORY.deviceId, (await t.gateway.services.devices.findAnywhere('loja'))!.id),
+  '20.': async story => void story.stands.set(STORY.deviceId, (await deviceNamed(story, 'loja')).id),
   '21.': async ({ t, stands }) => {
     const group = t.network.createGroup(OTHER, 'Clientes VIP', [CUSTOMER])
     stands.set(STORY.groupId, group.id)
@@ -131,10 +131,17 @@ function operationOf(sample: ReadmeSample) {
   return operation
 }
 
-async function linkByName(t: TestGateway, name: string, phone: string): Promise<void> {
-  const device = await t.gateway.services.devices.findAnywhere(name)
-  await t.network.scan({ deviceId: device!.id }, phone)
-  await waitFor(async () => (await t.gateway.services.devices.status(device!)).connected, 5000, `${name} to connect`)
+/** The story account's device named `name`. */
+async function deviceNamed({ t, authkey }: Story, name: string) {
+  const [device] = (await t.gateway.findDevices(authkey!, name)) ?? []
+  assert.ok(device, `the device ${name}`)
+  return device
+}
+
+async function linkByName(story: Story, name: string, phone: string): Promise<void> {
+  const device = await deviceNamed(story, name)
+  await story.t.network.scan({ deviceId: device.id }, phone)
+  await waitFor(async () => (await deviceNamed(story, name)).connected, 5000, `${name} to connect`)
 }
 
 /** The sample request with `…` (only the authkey may be one) and story values replaced by real ones. */
