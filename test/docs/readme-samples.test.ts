@@ -12,8 +12,8 @@ import { readmeSamples, type ReadmeSample } from '../helpers/readme.ts'
 import { JPEG, PDF } from '../helpers/samples.ts'
 
 /**
- * Every request/answer pair of the README's "The API" section runs, in order, against a gateway on
- * the simulated network: a story in which the README's samples are true. The answer must have the
+ * Every request/answer pair of the API reference's "The API" section (docs/api.md) runs, in order, against a gateway on
+ * the simulated network: a story in which the samples are true. The answer must have the
  * sample's status and message, exactly its keys, and its values, except:
  * - a value with `…` stands for anything of that type (a secret, a key, a QR);
  * - a value the gateway generates (PATTERNS) matches by form, and the real value then stands for it
@@ -32,11 +32,11 @@ const PATTERNS: [RegExp, string][] = [
   [/^\d{4}-\d{2}-\d{2}$/, 'a date'],
 ]
 
-/** Sample values of the README that the story makes real (see `before`). */
+/** Sample values of docs/api.md that the story makes real (see `before`). */
 const STORY = {
   /** The message the customer sent, read in 14. */
   receivedId: '3EB0200C46E607C82070',
-  /** The schedule time of 17 (the README's date would fall into the past). */
+  /** The schedule time of 17 (the sample's date would fall into the past). */
   scheduleTime: '2026-12-01 18:00:00',
   /** The code the customer received, verified in 18. */
   otpCode: '482913',
@@ -84,7 +84,7 @@ const agentResponder: AgentResponder = { respond: () => AGENT_REPLY }
 
 type Ctx = { story: Story; matches: Matcher; ran: Set<string> }
 const samples = readmeSamples()
-const readme = suite<Ctx>("README: the API section's samples against a running gateway")
+const readme = suite<Ctx>("docs/api.md: the API section's samples against a running gateway")
 readme.before(async ctx => {
   const t = await startGateway({ media, webhooks, agentResponder })
   ctx.story = { t, stands: new Map() }
@@ -93,7 +93,7 @@ readme.before(async ctx => {
 })
 readme.after(ctx => ctx.story.t.stop())
 
-readme('the README has a sample of every operation of the table, each on its own path', () => {
+readme('docs/api.md has a sample of every operation of the table, each on its own path', () => {
   const documented = new Set(samples.map(sample => operationOf(sample).name))
   for (const entry of operationTable) for (const operation of [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
 })
