@@ -15,7 +15,7 @@ export interface GatewayMetrics {
   close(): void
 }
 
-/** Every metric the gateway exposes, by name (README lists them). */
+/** Every metric the gateway exposes, by name (docs/api.md lists them). */
 export const METRIC_NAMES = [
   'zapgate_http_requests_total',
   'zapgate_http_request_duration_seconds',
