@@ -5,6 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { waitFor } from '../helpers/gateway.ts'
 import { freePort } from '../helpers/standalone.ts'
+import { npmEnv } from '../helpers/npm-env.ts'
 
 /**
  * Every command of the README, the docs and the examples' headers that starts a server (`npm start`,
@@ -31,10 +32,9 @@ for (const command of commands) {
   test(`\`${command}\` starts a server that answers, and stops`, async () => {
     const port = await freePort()
     const written = /\bPORT=\d+/.test(command) ? command.replace(/\bPORT=\d+/, `PORT=${port}`) : command
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
     const child = spawn('sh', ['-c', written], {
       cwd: root,
-      env: { ...env, PORT: String(port), ...(/\bGATEWAY_STORE=/.test(command) ? {} : { GATEWAY_STORE: 'memory://' }), LOG_LEVEL: 'warn' },
+      env: npmEnv({ PORT: String(port), ...(/\bGATEWAY_STORE=/.test(command) ? {} : { GATEWAY_STORE: 'memory://' }), LOG_LEVEL: 'warn' }),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group: stopped whole, whatever it spawned
     })

@@ -6,6 +6,7 @@ import { createServer } from 'node:net'
 import { randomUUID } from 'node:crypto'
 import { waitFor } from '../helpers/gateway.ts'
 import { freePort } from '../helpers/standalone.ts'
+import { npmEnv } from '../helpers/npm-env.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 const test = suite('npm start: a signal to npm stops the server')
@@ -14,11 +15,9 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`${signal} to the npm start process stops the server: no process left, the port free`, async () => {
     const port = await freePort()
     const mark = randomUUID() // every process of the tree inherits it: found in /proc/<pid>/environ
-    // npm's lifecycle variables (set when this runs under `npm test`) are left out, as in a terminal.
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
     const npm = spawn('npm', ['start'], {
       cwd: root,
-      env: { ...env, GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://', PORT: String(port), ZAPGATE_TEST_MARK: mark },
+      env: npmEnv({ GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://', PORT: String(port), ZAPGATE_TEST_MARK: mark }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let output = ''

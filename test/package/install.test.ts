@@ -6,6 +6,7 @@ import { builtinModules } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
+import { npmEnv } from '../helpers/npm-env.ts'
 
 /**
  * The package as a host installs it: `npm pack` (its prepack builds dist/), then the tarball installed
@@ -68,7 +69,7 @@ test('installs beside koa without optional packages or install scripts, within 1
   )
 
   cpSync(join(root, 'test/package/fixtures/host-app.mjs'), join(host, 'host-app.mjs'))
-  const result = JSON.parse((await run(process.execPath, ['host-app.mjs'], { cwd: host, env: cleanEnv() })).stdout)
+  const result = JSON.parse((await run(process.execPath, ['host-app.mjs'], { cwd: host, env: npmEnv() })).stdout)
   assert.is(result.registered, 200)
   assert.is(result.added, 200)
   assert.equal(result.sent, { status: 200, message: 'Mensagem de texto enviada.' })
@@ -96,13 +97,8 @@ function tempDir(dirs: string[], prefix: string): string {
   return dir
 }
 
-/** The environment without npm's lifecycle variables (under `npm test` they point npm at this repository). */
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !/^npm_/i.test(key)))
-}
-
 function npm(cwd: string, ...args: string[]) {
-  return run('npm', args, { cwd, env: cleanEnv(), maxBuffer: 16 * 1024 * 1024 })
+  return run('npm', args, { cwd, env: npmEnv(), maxBuffer: 16 * 1024 * 1024 })
 }
 
 /** How many packages the project's node_modules holds, and the sum of their file sizes. */
