@@ -2,12 +2,12 @@
  * An AI agent without the AI: a small rule-based responder mounted on the gateway, on the simulated
  * network, so it runs with no phone and no API key.
  *
- *   PORT=3000 npx tsx examples/agent-rule-based.ts
+ *   PORT=3000 npx tsx --conditions=source examples/agent-rule-based.ts
  *
  * Then, with curl (the answers carry the keys):
  *   POST /api/auth         {"auth":"registrar","nome":"Ana","email":"ana@example.com","senha":"segredo1","telefone":"5511999990000","plano":"1"}
  *   POST /api/v2/qrcode    {"authkey":"…","setAppkey":"loja"}
- *   POST /_sim/scan        {"appkey":"loja","phone":"5511911112222"}
+ *   POST /_sim/scan        {"authkey":"…","appkey":"loja","phone":"5511911112222"}
  *   POST /api/v2/ia        {"authkey":"…","device":"loja","agent_name":"Bia"}
  *   POST /_sim/send        {"from":"5511933334444","to":"5511911112222","type":"text","text":"oi"}
  *   GET  /_sim/inbox/5511933334444      → the agent's answer
@@ -55,9 +55,7 @@ export async function startAgentDemo(port = 0) {
   const network = new MemoryNetwork()
   const gateway = await createGateway({ transport: memoryTransport({ network }), agentResponder: ruleBasedResponder })
   const app = new Koa()
-  const sim = simulatorRoutes(network, {
-    resolveDevice: async ({ appkey, authkey }) => (appkey && authkey ? (await gateway.findDevices(authkey, appkey))?.[0]?.id : undefined),
-  })
+  const sim = simulatorRoutes(network, { findDevices: gateway.findDevices })
   app.use(sim.routes()).use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise(resolve => server.once('listening', resolve))

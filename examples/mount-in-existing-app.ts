@@ -2,7 +2,7 @@
  * Mounting the gateway inside an existing Koa app: the host keeps its own body parser, error
  * handler and routes; the gateway lives under /whatsapp with its own parsing and error rendering.
  *
- *   PORT=4000 npx tsx examples/mount-in-existing-app.ts
+ *   PORT=4000 npx tsx --conditions=source examples/mount-in-existing-app.ts
  */
 import Koa from 'koa'
 import Router from '@koa/router'

@@ -3,8 +3,13 @@
  *
  *   PORT                         HTTP port (default 3000)
  *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
- *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite),
+ *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite, and
+ *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
  *                                redis://..., postgres://..., memory://
+ *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
+ *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
+ *                                is POSTed there as JSON, the answer's text is the reply (without it,
+ *                                agents keep the conversation but never answer)
  *   GATEWAY_BASE_URL             public URL of the server, for QR share links
  *   GATEWAY_ALLOW_PRIVATE_URLS   1: webhook and media URLs may reach loopback/private addresses
  *   GATEWAY_WEBHOOK_RETRY_MS     comma-separated webhook retry delays in ms (default
@@ -25,9 +30,10 @@ import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
 import { createGateway, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
-import { parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
+import { httpAgentResponder } from 'zapgate/adapters/agent-http'
+import { parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
 
 const env = process.env
 const logger = pino({
@@ -38,9 +44,14 @@ const logger = pino({
 async function main(): Promise<void> {
   const port = Number(env.PORT ?? 3000)
   const transportName = env.GATEWAY_TRANSPORT ?? 'baileys'
-  const storeUrl = env.GATEWAY_STORE ?? 'sqlite://./data/gateway.sqlite'
-  const storage = await storageFromUrl(storeUrl)
+  if (transportName !== 'baileys' && transportName !== 'memory') throw new Error(`GATEWAY_TRANSPORT must be baileys or memory, not ${JSON.stringify(transportName)}`)
+  const httpStatus = env.GATEWAY_HTTP_STATUS ?? 'mirror'
+  if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`GATEWAY_HTTP_STATUS must be mirror or always200, not ${JSON.stringify(httpStatus)}`)
+  // The simulated network keeps its devices in a file of its own: never mixed with real WhatsApp sessions.
+  const storeUrl = env.GATEWAY_STORE ?? (transportName === 'memory' ? 'sqlite://./data/gateway-memory.sqlite' : 'sqlite://./data/gateway.sqlite')
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
+  const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
+  const storage = await storageFromUrl(storeUrl)
   const rateLimitStore: RateLimitStore | undefined = /^rediss?:/i.test(storeUrl) ? await redisRateLimitStore({ url: storeUrl }) : undefined
 
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
@@ -50,16 +61,10 @@ async function main(): Promise<void> {
     const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
     const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
     transport = memoryTransport({ network })
-    mountSimulator = gateway => {
-      const sim = simulatorRoutes(network, {
-        resolveDevice: async ({ appkey, authkey }) => (appkey && authkey ? (await gateway.findDevices(authkey, appkey))?.[0]?.id : undefined),
-      })
-      app.use(sim.routes())
-    }
-  } else if (transportName === 'baileys') {
-    transport = await loadBaileys()
+    mountSimulator = gateway => void app.use(simulatorRoutes(network, { findDevices: gateway.findDevices, logger }).routes())
   } else {
-    throw new Error(`GATEWAY_TRANSPORT must be baileys or memory, not ${JSON.stringify(transportName)}`)
+    const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
+    transport = baileysTransport({ printQrInTerminal: true })
   }
 
   const options: GatewayOptions = {
@@ -67,7 +72,9 @@ async function main(): Promise<void> {
     transport,
     logger,
     allowPrivateUrls,
+    httpStatus,
     baseUrl: env.GATEWAY_BASE_URL,
+    ...(agent ? { agentResponder: agent } : {}),
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
     ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
@@ -83,7 +90,7 @@ async function main(): Promise<void> {
   app.use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  logger.info({ port, transport: transportName, store: redactUrl(storeUrl) }, `gateway listening on http://localhost:${port}`)
+  logger.info({ port, transport: transportName, store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
 
   let stopping = false
   const stop = async (signal: string) => {
@@ -95,21 +102,12 @@ async function main(): Promise<void> {
     await gateway.close()
     await rateLimitStore?.close?.()
     await storage.close?.()
+    agent?.close()
     logger.info('stopped')
     process.exit(0)
   }
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
-}
-
-async function loadBaileys(): Promise<Transport> {
-  const path = 'zapgate/adapters/transport-baileys'
-  try {
-    const { baileysTransport } = (await import(path)) as { baileysTransport: (options?: object) => Transport }
-    return baileysTransport({ printQrInTerminal: true })
-  } catch (cause) {
-    throw new Error('The Baileys transport is not available in this build yet. Run with GATEWAY_TRANSPORT=memory for the simulated network.', { cause })
-  }
 }
 
 function redactUrl(url: string): string {

@@ -10,3 +10,4 @@ export { guardedAgents, publicAddressesOnly, AddressRefusedError, type AddressPo
 export { coerceWhen, isAnything, isBoolean, isNumber, isScalar, isString, isStringOrNumber } from './schema/coerce-when.ts'
 export { jsonEqual } from './store/json-equal.ts'
 export { requireAtomic, supportsAtomic, atomicSteps } from './ports/storage.ts'
+export { importOptional, isInstalled, requireInstalled, MissingPackageError, type PackageLookup } from './optional-package.ts'

@@ -3,12 +3,17 @@ import type { MediaFetcher } from './ports/media.ts'
 import type { Storage } from './ports/storage.ts'
 import type { Transport } from './ports/transport.ts'
 import type { WebhookSender } from './ports/webhooks.ts'
+import { requireInstalled } from './optional-package.ts'
 
 /**
  * The one place where default adapters are wired. Each is imported lazily, so a host that passes its
- * own adapter never loads the default's libraries (Baileys, got, Keyv).
+ * own adapter never loads the default's libraries (Baileys, got, Keyv). An optional peer package that
+ * an option needs (Baileys for the default transport, prom-client for metrics) is checked first, so a
+ * missing one fails before anything starts, with a message naming it.
  */
 export async function defaultAdapters(options: GatewayOptions, resolved: ResolvedOptions) {
+  if (options.metrics) requireInstalled('prom-client', 'The metrics option', { range: '^15' })
+  if (!options.transport) requireInstalled('@whiskeysockets/baileys', 'The default transport (WhatsApp through Baileys; pass `transport` to use another)', { range: '7.0.0-rc14' })
   const storage: Storage = options.storage ?? (await import('../adapters/storage-keyv/index.ts')).keyvStorage()
   const transport: Transport = options.transport ?? (await baileysTransport())
   const webhooks: WebhookSender =

@@ -5,6 +5,8 @@ import type { Devices } from './domain/devices.ts'
 import type { Messaging } from './domain/messaging/index.ts'
 import type { GatewayEvents } from './events.ts'
 import type { Logger } from './logger.ts'
+import type { WebhookAdmin } from './domain/webhooks/index.ts'
+import { importOptional } from './optional-package.ts'
 
 /** What the metrics count and read at scrape time. */
 export interface MetricsDeps {
@@ -13,7 +15,6 @@ export interface MetricsDeps {
   messaging: Messaging
   logger: Logger
 }
-import type { WebhookAdmin } from './domain/webhooks/index.ts'
 
 /** The gateway's Prometheus metrics: the Registry they live in, and how to stop counting. */
 export interface GatewayMetrics {
@@ -25,7 +26,7 @@ export interface GatewayMetrics {
   close(): void
 }
 
-/** Every metric the gateway exposes, by name (README lists them). */
+/** Every metric the gateway exposes, by name (docs/api.md lists them). */
 export const METRIC_NAMES = [
   'zapgate_http_requests_total',
   'zapgate_http_request_duration_seconds',
@@ -46,10 +47,11 @@ export const METRIC_NAMES = [
  * several gateways in one process do not clash): requests, sends, webhook deliveries from the
  * gateway's events; outbox depth, devices by state and the scheduler's backlog read from the store
  * at scrape time (a scan of each: keep the scrape interval at tens of seconds for large stores).
- * prom-client is loaded only when metrics are on.
+ * prom-client (an optional peer package) is loaded only when metrics are on; without it, start-up
+ * fails with an error naming it.
  */
 export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin, registry?: Registry): Promise<GatewayMetrics> {
-  const prom = await import('prom-client')
+  const prom = await importOptional('prom-client', 'The metrics option', () => import('prom-client'), '^15')
   const register = registry ?? new prom.Registry()
   const registers = [register]
   const { events, devices, messaging, logger } = services

@@ -12,7 +12,7 @@ import type {
   Transport,
   TransportContext,
 } from 'zapgate'
-import { KeyedLock } from 'zapgate/adapter-kit'
+import { importOptional, KeyedLock, requireInstalled } from 'zapgate/adapter-kit'
 import { AddressResolver } from './addresses.ts'
 import { deleteByPrefix, loadAuthState, storedPhone } from './auth-state.ts'
 import { toTransportError, withTimeout } from './errors.ts'
@@ -27,10 +27,15 @@ import { DeviceSession } from './session.ts'
 import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
 import { defaultVersionResolver, VersionSource } from './version.ts'
 
+/** The optional peer package this transport runs on, and the version it is built for. */
+const BAILEYS = '@whiskeysockets/baileys'
+const BAILEYS_RANGE = '7.0.0-rc14'
+
 /**
  * The Transport over WhatsApp through Baileys: one DeviceSession (socket lifecycle and connection
  * policy) per device, auth state and message keys in the transport's Storage namespace under
- * `device:<deviceId>:`. Baileys itself is imported on first use.
+ * `device:<deviceId>:`. Baileys itself (an optional peer package) is imported on first use; creating
+ * the transport without it installed fails at once, naming the package to install.
  */
 export class BaileysTransport implements Transport {
   private readonly options: ResolvedOptions
@@ -41,6 +46,7 @@ export class BaileysTransport implements Transport {
   private loaded?: Promise<Loaded>
 
   constructor(options: BaileysTransportOptions = {}) {
+    requireInstalled(BAILEYS, 'The Baileys transport', { range: BAILEYS_RANGE, resolve: import.meta.resolve })
     this.options = resolveOptions(options)
   }
 
@@ -190,7 +196,7 @@ export class BaileysTransport implements Transport {
   /** Import Baileys (once) and fill in the defaults that need it. */
   private load(): Promise<Loaded> {
     this.loaded ??= (async () => {
-      const lib: BaileysModule = await import('@whiskeysockets/baileys')
+      const lib: BaileysModule = await importOptional(BAILEYS, 'The Baileys transport', () => import('@whiskeysockets/baileys'), BAILEYS_RANGE)
       const logger = baileysLogger(this.ctx().logger, this.options.baileysLogLevel)
       const factory: SocketFactory = this.options.socketFactory ?? (config => lib.makeWASocket(config) satisfies SocketLike)
       const version = new VersionSource(this.options.resolveVersion ?? defaultVersionResolver(lib, this.ctx().logger))

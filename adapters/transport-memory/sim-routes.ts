@@ -13,8 +13,11 @@ import type { PhoneMessage } from './types.ts'
 
 /** Options of the simulator routes. */
 export interface SimulatorRoutesOptions {
-  /** The device id behind an appkey (or device name) of the account of `authkey`, or undefined when there is none. */
-  resolveDevice(ref: { appkey?: string; authkey?: string }): Promise<string | undefined>
+  /**
+   * The devices of the account of `authkey` whose id, appkey or name is `ref`; undefined for an
+   * unknown or expired authkey. The gateway's `findDevices` is this function.
+   */
+  findDevices(authkey: string, ref: string): Promise<{ id: string }[] | undefined>
   /** Where unexpected errors are logged. */
   logger?: Logger
 }
@@ -30,15 +33,12 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
   router.use(bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '2mb', formLimit: '2mb' }))
 
   router.post('/scan', async ctx => {
-    const { phone, appkey, authkey, qr, code } = parse(ctx, ScanBody)
+    const { phone, authkey, appkey, qr, code } = parse(ctx, ScanBody)
     let target: LinkTarget
     if (qr) target = { qr }
     else if (code) target = { code }
-    else if (appkey) {
-      const deviceId = await options.resolveDevice({ appkey, authkey })
-      if (deviceId === undefined) throw new SimError(404, 'device not found')
-      target = { deviceId }
-    } else throw new SimError(400, 'appkey, qr or code is required')
+    else if (appkey) target = { deviceId: await findDevice(options, authkey, appkey) }
+    else throw new SimError(400, 'appkey (with authkey), qr or code is required')
     await network.scan(target, phone)
     reply(ctx, { message: 'device linked', phone: parsePhone(phone) })
   })
@@ -74,9 +74,9 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
   })
 
   router.post('/unlink', async ctx => {
-    const { appkey, authkey } = parse(ctx, UnlinkBody)
-    const deviceId = await options.resolveDevice({ appkey, authkey })
-    if (deviceId === undefined || !(await network.unlink(deviceId))) throw new SimError(404, 'device not linked')
+    const { authkey, appkey } = parse(ctx, UnlinkBody)
+    const deviceId = await findDevice(options, authkey, appkey)
+    if (!(await network.unlink(deviceId))) throw new SimError(404, 'device not linked')
     reply(ctx, { message: 'device unlinked' })
   })
 
@@ -93,6 +93,16 @@ class SimError extends Error {
   ) {
     super(message)
   }
+}
+
+/** The one device of the account of `authkey` whose id, appkey or name is `ref`. */
+async function findDevice(options: SimulatorRoutesOptions, authkey: string | undefined, ref: string): Promise<string> {
+  if (!authkey) throw new SimError(400, 'authkey is required to find a device by appkey')
+  const devices = await options.findDevices(authkey, ref)
+  if (!devices) throw new SimError(401, 'unknown or expired authkey')
+  if (devices.length === 0) throw new SimError(404, 'device not found')
+  if (devices.length > 1) throw new SimError(409, `${JSON.stringify(ref)} names ${devices.length} devices of the account (by id, appkey or name): use the device id`)
+  return devices[0].id
 }
 
 const TRANSPORT_STATUS: Record<TransportError['code'], number> = {

@@ -10,8 +10,8 @@ const Num = refine(coerceWhen(number(), isString, s => Number(s.trim() === '' ? 
 const Flag = coerceWhen(boolean(), isStringOrNumber, v => v === 'true' || v === '1' || v === 1)
 const Text = nonempty(string())
 
-/** `POST /_sim/scan`: a phone scans a device's QR (or enters its code), by appkey, QR or code. */
-export const ScanBody = object({ phone: Phone, appkey: optional(string()), authkey: optional(string()), qr: optional(string()), code: optional(string()) })
+/** `POST /_sim/scan`: a phone scans a device's QR (or enters its code): by QR, code, or `appkey` (the device's id, appkey or name) with the account's `authkey`. */
+export const ScanBody = object({ phone: Phone, authkey: optional(string()), appkey: optional(string()), qr: optional(string()), code: optional(string()) })
 
 /** The type of a `POST /_sim/send`. */
 export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'contact', 'location', 'reaction', 'delete', 'button'] as const
@@ -59,4 +59,4 @@ export const PhoneBody = object({
 })
 
 /** `POST /_sim/unlink`: the phone removes a linked device. */
-export const UnlinkBody = object({ appkey: Text, authkey: optional(string()) })
+export const UnlinkBody = object({ authkey: optional(string()), appkey: Text })

@@ -27,7 +27,7 @@ const app = new Koa()
 // The gateway's routes first: the simulator's and the driver's routes are the harness, and a request
 // for the gateway should not pay for matching them.
 app.use(gateway.routes())
-app.use(simulatorRoutes(network, { resolveDevice: async ({ appkey, authkey }) => (appkey && authkey ? (await gateway.findDevices(authkey, appkey))?.[0]?.id : undefined) }).routes())
+app.use(simulatorRoutes(network, { findDevices: gateway.findDevices }).routes())
 const bench = new Router({ prefix: '/_bench' })
 bench.post('/inject', bodyParser(), async ctx => {
   const { from, to, count } = ctx.request.body

@@ -140,16 +140,15 @@ export class Devices {
   }
 
   /**
-   * The device named `name` in the account, created when absent. `appkey` undefined generates a
-   * random one; an appkey equal to the name is the `setAppkey` case. `created` tells which happened.
+   * The device named `name` in the account, created (with `webhookUrl`) when absent. `appkey`
+   * undefined generates a random one; an appkey equal to the name is the `setAppkey` case. `created`
+   * tells which happened. An existing device is returned unchanged: link() sets its new webhook URL
+   * once the link has started, so a refused request changes nothing.
    */
   async ensure(account: Account, input: { name: string; appkey?: string; webhookUrl?: string }): Promise<{ device: Device; created: boolean; appkey?: string }> {
     return this.lock.run(this.byName.key(nameIndexId(account.id, input.name)), async () => {
       const existing = await this.find(account, input.name, ['name', 'appkey'])
-      if (existing) {
-        const device = input.webhookUrl === undefined ? existing : await this.update(existing.id, d => void (d.webhookUrl = input.webhookUrl))
-        return { device: device ?? existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
-      }
+      if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
       const appkey = input.appkey ?? randomKey(18)
       const device: Device = {
         id: randomUUID(),
@@ -182,14 +181,16 @@ export class Devices {
 
   /**
    * Start linking a device that is not connected: a QR string, or with `phone` an 8-digit pairing
-   * code chosen here. Throws `already-connected` for a connected device.
+   * code chosen here; then store `webhookUrl` when given. Throws `already-connected` for a connected
+   * device (and then, as on any failure, stores nothing).
    */
-  async link(device: Device, phone?: string): Promise<LinkChallenge> {
+  async link(device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
     const status = await this.transport.status(device.id)
     if (status.connected) throw new GatewayError('already-connected')
     const challenge = phone
       ? await this.transport.link(device.id, { phone, code: randomDigits(8, PAIRING_ALPHABET) })
       : await this.transport.link(device.id, {})
+    if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await this.update(device.id, d => void (d.webhookUrl = webhookUrl))
     return challenge
   }
 
@@ -204,6 +205,15 @@ export class Devices {
    * operation 3 with `setAppkey` equal to it reuses it). A failure is `delete-failed` (the device stays).
    */
   async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
+    return this.removeNow(device, options)
+  }
+
+  /** Delete a device this request has just created and could not link (a refused request leaves nothing); a failure is logged. */
+  async discard(device: Device): Promise<void> {
+    await this.removeNow(device, { deleteAppkey: true }).catch(err => this.logger.error({ err, deviceId: device.id }, 'device of a failed link not deleted'))
+  }
+
+  private async removeNow(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
     try {
       await this.transport.logout(device.id)
       for (const hook of this.removalHooks) await hook(device)
@@ -248,18 +258,6 @@ export class Devices {
   /** Every device of every account (a scan: for metrics and tools, never for API requests). */
   async *all(): AsyncIterable<Device> {
     for await (const [, device] of this.devices.all()) yield device
-  }
-
-  /**
-   * A device by appkey or name across all accounts (a scan). Only for development tools such as the
-   * simulator's `/_sim/scan`, never for API requests.
-   */
-  async findAnywhere(appkeyOrName: string): Promise<Device | undefined> {
-    const keyHash = hashKey(appkeyOrName)
-    for await (const [, device] of this.devices.all()) {
-      if (safeEqual(device.appkeyHash, keyHash) || device.name === appkeyOrName) return device
-    }
-    return undefined
   }
 }
 

@@ -8,11 +8,13 @@ import { fileURLToPath } from 'node:url'
 import type { PathEntry } from '../operations/operation.ts'
 import { openApiDocument } from './openapi.ts'
 import type { ServiceRouteFlags } from './openapi-routes.ts'
+import { isInstalled } from '../optional-package.ts'
 
 /**
  * `GET /openapi.json` (the document generated from the operation table, its server URL the
  * request's origin and mount path or the `baseUrl` option) and `GET /docs`, a Swagger UI page whose
- * files are served from the installed swagger-ui-dist package (no CDN), under a strict CSP.
+ * files are served from the installed swagger-ui-dist package (no CDN), under a strict CSP. Without
+ * that optional package, `/docs` is a short page that links the document and says how to get the UI.
  */
 export function docsRoutes(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], flags: ServiceRouteFlags): void {
   let document: Record<string, unknown> | undefined
@@ -27,13 +29,13 @@ export function docsRoutes(router: Router, baseUrl: string | undefined, table: r
     const prefix = mountPrefix(ctx, '/docs')
     pageHeaders(ctx)
     ctx.type = 'text/html; charset=utf-8'
-    ctx.body = page(prefix)
+    ctx.body = (swaggerInstalled ??= isInstalled(SWAGGER_UI)) ? page(prefix) : installPage(prefix)
   })
   router.get('/docs/:asset', async (ctx: Context) => {
     const name = String(ctx.params.asset)
     // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's members.
     const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
-    if (!asset) return
+    if (!asset || (asset.file && !(swaggerInstalled ??= isInstalled(SWAGGER_UI)))) return
     ctx.set('Cache-Control', 'public, max-age=3600')
     ctx.set('X-Content-Type-Options', 'nosniff')
     ctx.type = asset.type
@@ -58,13 +60,17 @@ const ASSETS: Record<string, { type: string; file?: string; text?: string }> = {
   },
 }
 
+/** The optional peer package the docs page is made of; whether it is installed, once known. */
+const SWAGGER_UI = 'swagger-ui-dist'
+let swaggerInstalled: boolean | undefined
+
 const files = new Map<string, Promise<Buffer>>()
 
 /** A file of the installed swagger-ui-dist, read once. */
 function swaggerFile(name: string): Promise<Buffer> {
   let file = files.get(name)
   if (!file) {
-    const root = dirname(createRequire(import.meta.url).resolve('swagger-ui-dist/package.json'))
+    const root = dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`))
     file = readFile(join(root, name))
     files.set(name, file)
   }
@@ -102,6 +108,20 @@ function page(prefix: string): string {
 <div id="swagger-ui" data-spec="${attr(prefix)}/openapi.json"></div>
 <script src="${attr(prefix)}/docs/swagger-ui-bundle.js"></script>
 <script src="${attr(prefix)}/docs/start.js"></script>
+</body>
+</html>`
+}
+
+/** The page `/docs` answers without swagger-ui-dist: where the document is, and how to get the UI. */
+function installPage(prefix: string): string {
+  const attr = (value: string) => value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
+  return `<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><title>zapgate API</title></head>
+<body>
+<h1>zapgate API</h1>
+<p>The OpenAPI document is at <a href="${attr(prefix)}/openapi.json">${attr(prefix)}/openapi.json</a>.</p>
+<p>This page shows it with Swagger UI once the optional package ${SWAGGER_UI} is installed beside zapgate: <code>npm install ${SWAGGER_UI}@^5</code>, then restart.</p>
 </body>
 </html>`
 }

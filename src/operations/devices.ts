@@ -44,8 +44,9 @@ export const generateQrCode = defineOperation({
     const account = await services.accounts.require(authkey)
     const webhookUrl = webhookOption(webhook, context)
     const name = setAppkey ?? services.devices.generatedName()
-    const { device, appkey } = await services.devices.ensure(account, { name, appkey: setAppkey, webhookUrl })
-    const challenge = await services.devices.link(device, pairingPhone)
+    const ensured = await services.devices.ensure(account, { name, appkey: setAppkey, webhookUrl })
+    const { device, appkey } = ensured
+    const challenge = await linkEnsured(context, ensured, pairingPhone, webhookUrl)
     const common = { appkey, id: device.id, webhookSecret: device.webhookSecret }
     if (challenge.kind === 'code') return { message: 'Código de pareamento gerado.', code: challenge.code, ...common }
     return { message: 'QR code gerado.', qrcode: await qrDataUri(challenge, device, context), link: await shareLink(device, context), ...common }
@@ -64,10 +65,11 @@ export const addDevice = defineOperation({
     const { services } = context
     const account = await services.accounts.require(authkey)
     const webhookUrl = webhookOption(webhook, context)
-    const { device, appkey } = await services.devices.ensure(account, { name, webhookUrl })
+    const ensured = await services.devices.ensure(account, { name, webhookUrl })
+    const { device, appkey } = ensured
     let challenge: LinkChallenge
     try {
-      challenge = await services.devices.link(device)
+      challenge = await linkEnsured(context, ensured, undefined, webhookUrl)
     } catch (cause) {
       if (cause instanceof GatewayError) throw cause
       throw new GatewayError('link-failed', { cause })
@@ -162,6 +164,19 @@ export const deleteShareLink = defineOperation({
 })
 
 // --- Internal helpers ---
+
+/**
+ * Start linking the device ensure() answered (storing `webhookUrl` once it has started). When the
+ * link fails, a device ensure() has just created is deleted again: a refused request leaves nothing.
+ */
+async function linkEnsured({ services }: OperationContext, ensured: { device: Device; created: boolean }, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
+  try {
+    return await services.devices.link(ensured.device, phone, webhookUrl)
+  } catch (err) {
+    if (ensured.created) await services.devices.discard(ensured.device)
+    throw err
+  }
+}
 
 /** The checked webhook URL, undefined when absent; `invalid-input` for one the URL policy refuses. */
 function webhookOption(value: string | undefined, { services }: OperationContext): string | undefined {

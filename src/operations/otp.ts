@@ -25,14 +25,14 @@ export const sendOtp = defineOperation({
     const { device } = await requireDevice(context, keys)
     const { messaging, settings } = context.services
     await messaging.messenger.requireConnected(device)
-    const code = await messaging.otps.issue(device, to)
+    const { code, withdraw } = await messaging.otps.issue(device, to)
     const minutes = String(Math.max(1, Math.round(settings.otpTtlMs / 60_000)))
     const text = (template ?? DEFAULT_TEMPLATE).replaceAll('{code}', code).replaceAll('{minutes}', minutes)
     try {
       const id = await messaging.messenger.perform(device, { kind: 'send', to, message: { kind: 'text', text } }, { publish: false })
       return { message: 'Código OTP enviado.', id }
     } catch (err) {
-      await messaging.otps.revoke(device, to).catch(() => undefined)
+      await withdraw().catch(() => undefined)
       throw err
     }
   },

@@ -33,8 +33,9 @@ module('Baileys is only imported lazily: no adapter file has a value import of i
 })
 
 module('importing the adapter and creating a transport does not load Baileys; first use does', () => {
-  // A loader hook that refuses to resolve Baileys: creating the transport must not trip it, using it must.
-  const hook = 'export async function resolve(s, c, next) { if (s.startsWith("@whiskeysockets/baileys")) throw new Error("BAILEYS_LOADED"); return next(s, c) }'
+  // A loader hook that refuses to load Baileys: creating the transport (which checks that Baileys can be
+  // resolved, without loading it) must not trip it, using it must.
+  const hook = 'export async function load(url, c, next) { if (url.includes("/@whiskeysockets/baileys/")) throw new Error("BAILEYS_LOADED"); return next(url, c) }'
   const register = `import { register } from 'node:module'; register('data:text/javascript,${encodeURIComponent(hook)}')`
   const script = `
     const { baileysTransport } = await import('./adapters/transport-baileys/index.ts')
@@ -49,6 +50,27 @@ module('importing the adapter and creating a transport does not load Baileys; fi
   })
   assert.is(result.status, 0, result.stderr)
   assert.equal(result.stdout.trim().split('\n'), ['created', 'BAILEYS_LOADED'])
+})
+
+module('without Baileys installed, creating the transport or a gateway on the default transport fails naming the package to install', () => {
+  // A resolve hook that finds no Baileys, as in a host that did not install the optional package.
+  const hook = 'export async function resolve(s, c, next) { if (s.startsWith("@whiskeysockets/baileys")) throw Object.assign(new Error("Cannot find package @whiskeysockets/baileys"), { code: "ERR_MODULE_NOT_FOUND" }); return next(s, c) }'
+  const register = `import { register } from 'node:module'; register('data:text/javascript,${encodeURIComponent(hook)}')`
+  const script = `
+    const { baileysTransport } = await import('./adapters/transport-baileys/index.ts')
+    const { createGateway } = await import('./src/index.ts')
+    try { baileysTransport() } catch (error) { console.log(error.message) }
+    await createGateway().catch(error => console.log(error.message))`
+  const root = fileURLToPath(new URL('../../', import.meta.url))
+  const result = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
+    cwd: root,
+    encoding: 'utf8',
+  })
+  assert.is(result.status, 0, result.stderr)
+  assert.equal(result.stdout.trim().split('\n'), [
+    'The Baileys transport needs the optional package @whiskeysockets/baileys, which is not installed: run npm install @whiskeysockets/baileys@7.0.0-rc14',
+    'The default transport (WhatsApp through Baileys; pass `transport` to use another) needs the optional package @whiskeysockets/baileys, which is not installed: run npm install @whiskeysockets/baileys@7.0.0-rc14',
+  ])
 })
 
 module('status() of an unknown device is closed, and never throws', async () => {

@@ -10,6 +10,13 @@ import type { MemoryHarness } from './memory-harness.ts'
 
 const PHONE = '5511999990001'
 const FRIEND = '5511988880002'
+/** The account the stand-in for the gateway's findDevices knows, and its devices by id, appkey or name. */
+const AUTHKEY = 'authkey-1'
+const DEVICES = [
+  { id: 'd1', refs: ['d1', 'key-1', 'loja'] },
+  { id: 'd2', refs: ['d2', 'key-2', 'balcao'] },
+  { id: 'd3', refs: ['d3', 'key-3', 'key-2'] },
+]
 
 interface Context {
   h: MemoryHarness
@@ -22,7 +29,7 @@ const test = suite<Context>('transport-memory: /_sim routes over HTTP')
 test.before.each(async ctx => {
   ctx.h = await memoryHarness()
   const app = new Koa()
-  const router = simulatorRoutes(ctx.h.network, { resolveDevice: async ({ appkey }) => (appkey === 'key-1' ? 'd1' : undefined) })
+  const router = simulatorRoutes(ctx.h.network, { findDevices: async (authkey, ref) => (authkey !== AUTHKEY ? undefined : DEVICES.filter(device => device.refs.includes(ref))) })
   app.use(router.routes()).use(router.allowedMethods())
   app.use(async koa => {
     if (koa.path !== '/host') return
@@ -51,7 +58,7 @@ const messages = (h: MemoryHarness) => h.events.flatMap(e => (e.type === 'messag
 
 test('POST /_sim/scan {appkey, phone} links the device as that phone', async ctx => {
   await ctx.h.transport.link('d1', {})
-  const res = await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: `+${PHONE}` })
+  const res = await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: `+${PHONE}` })
   assert.deepEqual(res, { status: 200, body: { status: 200, message: 'device linked', phone: PHONE } })
   assert.deepEqual(await ctx.h.transport.status('d1'), { state: 'open', connected: true, phone: PHONE })
 })
@@ -67,17 +74,30 @@ test('POST /_sim/scan accepts a QR, or a pairing code from the phone it was issu
 })
 
 test('POST /_sim/scan answers 404 for an unknown appkey or a device not linking, 400 without a target', async ctx => {
-  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { appkey: 'nope', phone: PHONE }), { status: 404, body: { status: 404, message: 'device not found' } })
-  assert.equal((await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE })).status, 404)
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'nope', phone: PHONE }), { status: 404, body: { status: 404, message: 'device not found' } })
+  assert.equal((await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })).status, 404)
   assert.equal((await call(ctx, 'POST', '/_sim/scan', { phone: PHONE })).status, 400)
   await ctx.h.transport.link('d1', { phone: FRIEND, code: '11223344' })
-  const wrongPhone = await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE })
+  const wrongPhone = await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })
   assert.deepEqual(wrongPhone.status, 400)
+})
+
+test('POST /_sim/scan by appkey needs the authkey: 400 without it, 401 for an unknown one, 409 when the appkey names two devices', async ctx => {
+  await ctx.h.transport.link('d1', {})
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE }), { status: 400, body: { status: 400, message: 'authkey is required to find a device by appkey' } })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: 'other', appkey: 'key-1', phone: PHONE }), { status: 401, body: { status: 401, message: 'unknown or expired authkey' } })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-2', phone: PHONE }), {
+    status: 409,
+    body: { status: 409, message: '"key-2" names 2 devices of the account (by id, appkey or name): use the device id' },
+  })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/unlink', { authkey: 'other', appkey: 'key-1' }), { status: 401, body: { status: 401, message: 'unknown or expired authkey' } })
+  assert.equal((await ctx.h.transport.status('d1')).state, 'linking', 'no refused scan linked the device')
+  assert.equal((await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'loja', phone: PHONE })).status, 200, 'by name')
 })
 
 test('POST /_sim/send delivers to the device and answers the id', async ctx => {
   await ctx.h.transport.link('d1', {})
-  await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE })
+  await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })
   const res = await call(ctx, 'POST', '/_sim/send', { from: FRIEND, to: PHONE, type: 'text', text: 'hi' })
   assert.equal(res.status, 200)
   assert.match(res.body.id, /^3EB0[0-9A-F]{16}$/)
@@ -87,7 +107,7 @@ test('POST /_sim/send delivers to the device and answers the id', async ctx => {
 
 test('POST /_sim/send takes form bodies, with numbers and flags as strings', async ctx => {
   await ctx.h.transport.link('d1', {})
-  await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE })
+  await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })
   const form = `from=${FRIEND}&to=%2B${PHONE}&type=location&latitude=-23.5&longitude=-46.6&text=Home`
   assert.equal((await call(ctx, 'POST', '/_sim/send', form, 'application/x-www-form-urlencoded')).status, 200)
   const voice = `from=${FRIEND}&to=${PHONE}&type=audio&mimetype=audio%2Fogg&voiceNote=true`
@@ -122,7 +142,7 @@ test('POST /_sim/send answers 400 {status, message} for bad input, never 500', a
 
 test('GET /_sim/inbox/:phone lists what the phone received, oldest first', async ctx => {
   await ctx.h.transport.link('d1', {})
-  await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE })
+  await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })
   const first = await ctx.h.transport.send('d1', FRIEND, { kind: 'text', text: 'one' })
   await ctx.h.transport.send('d1', FRIEND, { kind: 'reaction', target: { chat: FRIEND, id: first.id }, emoji: '👍' })
   const res = await call(ctx, 'GET', `/_sim/inbox/%2B${FRIEND}`)
@@ -151,12 +171,12 @@ test('POST /_sim/phones gives a phone a LID, and POST /_sim/unlink logs the devi
   const registered = await call(ctx, 'POST', '/_sim/phones', { phone: FRIEND, lid: true, hidePhone: true })
   assert.match(registered.body.lid, /^\d{15}@lid$/)
   await ctx.h.transport.link('d1', {})
-  await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE })
+  await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })
   await call(ctx, 'POST', '/_sim/send', { from: FRIEND, to: PHONE, type: 'text', text: 'x' })
   assert.equal(messages(ctx.h)[0].chat, registered.body.lid)
-  assert.equal((await call(ctx, 'POST', '/_sim/unlink', { appkey: 'key-1' })).status, 200)
+  assert.equal((await call(ctx, 'POST', '/_sim/unlink', { authkey: AUTHKEY, appkey: 'key-1' })).status, 200)
   assert.equal((await ctx.h.transport.status('d1')).state, 'logged-out')
-  assert.equal((await call(ctx, 'POST', '/_sim/unlink', { appkey: 'key-1' })).status, 404)
+  assert.equal((await call(ctx, 'POST', '/_sim/unlink', { authkey: AUTHKEY, appkey: 'key-1' })).status, 404)
 })
 
 test('the simulator parses bodies of its own routes only', async ctx => {

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { basename, join, relative } from 'node:path'
 import { METRIC_NAMES } from '../../src/metrics.ts'
 import { operations } from '../../src/operations/table.ts'
-import { readme } from '../helpers/readme.ts'
+import { apiReference, readme } from '../helpers/readme.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 const docs = suite('docs that cannot rot: examples and README coverage')
@@ -20,13 +20,22 @@ docs('every program in examples/ is started by a test (directly, or through a he
   }
 })
 
-docs('the README documents every metric, the service routes and options, and the typed exports', () => {
-  const text = readme()
-  for (const name of METRIC_NAMES) assert.ok(text.includes(`\`${name}\``), `README lists ${name}`)
-  for (const route of ['GET /openapi.json', 'GET /docs', 'GET /health', 'GET /metrics']) assert.ok(text.includes(route), `README documents ${route}`)
-  for (const option of ['docs', 'metrics', 'healthTimeoutMs']) assert.ok(text.includes(`| \`${option}\` |`), `README's options table has ${option}`)
-  for (const variable of ['GATEWAY_METRICS', 'GATEWAY_DOCS']) assert.ok(text.includes(`| \`${variable}\` |`), `README's standalone table has ${variable}`)
-  for (const name of ['OperationRequest', 'OperationAnswer', 'SendTextRequest', 'SendTextAnswer']) assert.ok(text.includes(name), `README shows ${name}`)
+docs('the README and the API reference document every metric, the service routes, the options, the variables and the typed exports', () => {
+  const guide = readme()
+  const reference = apiReference()
+  for (const name of METRIC_NAMES) assert.ok(reference.includes(`\`${name}\``), `docs/api.md lists ${name}`)
+  for (const route of ['GET /openapi.json', 'GET /docs', 'GET /health', 'GET /metrics']) assert.ok(reference.includes(route), `docs/api.md documents ${route}`)
+  for (const option of ['docs', 'metrics', 'healthTimeoutMs']) assert.ok(guide.includes(`| \`${option}\` |`), `README's options table has ${option}`)
+  const standalone = readFileSync(join(root, 'examples/standalone.ts'), 'utf8')
+  const variables = new Set([...standalone.matchAll(/env\.((?:GATEWAY_|LOG_)[A-Z_]+|PORT)\b/g)].map(match => match[1]))
+  assert.ok(variables.size >= 10, 'the variables the standalone server reads are found')
+  for (const variable of variables) assert.ok(new RegExp(`^\\| [^|]*\`${variable}\``, 'm').test(guide), `README's standalone table has ${variable}`)
+  for (const name of ['OperationRequest', 'OperationAnswer', 'SendTextRequest', 'SendTextAnswer']) assert.ok(reference.includes(name), `docs/api.md shows ${name}`)
+})
+
+docs('the README is a guide of at most 25 KB; the reference, decisions, security and benchmarks live beside it', () => {
+  assert.ok(Buffer.byteLength(readme()) <= 25 * 1024, `README.md is ${Buffer.byteLength(readme())} bytes`)
+  for (const file of ['docs/api.md', 'docs/decisions.md', 'SECURITY.md', 'bench/README.md']) assert.ok(readme().includes(`(${file}`), `README links ${file}`)
 })
 
 docs('every operation has its named request and answer types', () => {

@@ -3,19 +3,19 @@ import * as assert from 'uvu/assert'
 import { is } from 'superstruct'
 import type { AgentResponder, MediaFetcher, WebhookSender } from '../../src/index.ts'
 import { operationTable } from '../../src/operations/table.ts'
-import type { PathEntry } from '../../src/operations/operation.ts'
+import { operationsOf, type PathEntry } from '../../src/operations/operation.ts'
 import { operationSelector } from '../../src/http/router.ts'
+import { internalsOf } from '../../src/internals.ts'
 import { contactKey } from '../../src/domain/flows.ts'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { requestMatcher, type Matcher } from '../helpers/openapi.ts'
 import { readmeSamples, type ReadmeSample } from '../helpers/readme.ts'
 import { JPEG, PDF } from '../helpers/samples.ts'
-import { internalsOf } from '../../src/internals.ts'
 
 /**
- * Every request/answer pair of the README's "The API" section runs, in order, against a gateway on
- * the simulated network: a story in which the README's samples are true. The answer must have the
+ * Every request/answer pair of the API reference's "The API" section (docs/api.md) runs, in order, against a gateway on
+ * the simulated network: a story in which the samples are true. The answer must have the
  * sample's status and message, exactly its keys, and its values, except:
  * - a value with `…` stands for anything of that type (a secret, a key, a QR);
  * - a value the gateway generates (PATTERNS) matches by form, and the real value then stands for it
@@ -34,11 +34,11 @@ const PATTERNS: [RegExp, string][] = [
   [/^\d{4}-\d{2}-\d{2}$/, 'a date'],
 ]
 
-/** Sample values of the README that the story makes real (see `before`). */
+/** Sample values of docs/api.md that the story makes real (see `before`). */
 const STORY = {
   /** The message the customer sent, read in 14. */
   receivedId: '3EB0200C46E607C82070',
-  /** The schedule time of 17 (the README's date would fall into the past). */
+  /** The schedule time of 17 (the sample's date would fall into the past). */
   scheduleTime: '2026-12-01 18:00:00',
   /** The code the customer received, verified in 18. */
   otpCode: '482913',
@@ -59,8 +59,8 @@ type Story = { t: TestGateway; stands: Map<string, string>; authkey?: string }
 /** What happens before the first sample under a heading (by its number), so that the sample is true as written. */
 const before: Record<string, (story: Story) => Promise<void>> = {
   '2.': async ({ t, authkey }) => void (await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })),
-  '5.': ({ t }) => linkByName(t, 'recepcao', RECEPTION_PHONE),
-  '8.': ({ t }) => linkByName(t, 'loja', DEVICE_PHONE),
+  '5.': story => linkByName(story, 'recepcao', RECEPTION_PHONE),
+  '8.': story => linkByName(story, 'loja', DEVICE_PHONE),
   '14.': async ({ t, stands }) => void stands.set(STORY.receivedId, await t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'Quando chega meu pedido?' })),
   '17.': async ({ stands }) => void stands.set(STORY.scheduleTime, `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)} 18:00:00`),
   '18.': async ({ t, stands }) => {
@@ -68,11 +68,11 @@ const before: Record<string, (story: Story) => Promise<void>> = {
     assert.is(code.length, 1, 'the customer received one OTP code')
     stands.set(STORY.otpCode, code[0])
   },
-  '19.': async ({ t }) => {
-    const device = await internalsOf(t.gateway).devices.findAnywhere('loja')
-    await waitFor(async () => (await internalsOf(t.gateway).flows.history(device!.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
+  '19.': async story => {
+    const device = await deviceNamed(story, 'loja')
+    await waitFor(async () => (await internalsOf(story.t.gateway).flows.history(device.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
   },
-  '20.': async ({ t, stands }) => void stands.set(STORY.deviceId, (await internalsOf(t.gateway).devices.findAnywhere('loja'))!.id),
+  '20.': async story => void story.stands.set(STORY.deviceId, (await deviceNamed(story, 'loja')).id),
   '21.': async ({ t, stands }) => {
     const group = t.network.createGroup(OTHER, 'Clientes VIP', [CUSTOMER])
     stands.set(STORY.groupId, group.id)
@@ -86,7 +86,7 @@ const agentResponder: AgentResponder = { respond: () => AGENT_REPLY }
 
 type Ctx = { story: Story; matches: Matcher; ran: Set<string> }
 const samples = readmeSamples()
-const readme = suite<Ctx>("README: the API section's samples against a running gateway")
+const readme = suite<Ctx>("docs/api.md: the API section's samples against a running gateway")
 readme.before(async ctx => {
   const t = await startGateway({ media, webhooks, agentResponder })
   ctx.story = { t, stands: new Map() }
@@ -95,9 +95,9 @@ readme.before(async ctx => {
 })
 readme.after(ctx => ctx.story.t.stop())
 
-readme('the README has a sample of every operation of the table, each on its own path', () => {
+readme('docs/api.md has a sample of every operation of the table, each on its own path', () => {
   const documented = new Set(samples.map(sample => operationOf(sample).name))
-  for (const entry of operationTable as readonly PathEntry[]) for (const operation of [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
+  for (const entry of operationTable as readonly PathEntry[]) for (const operation of operationsOf(entry)) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
 })
 
 for (const sample of samples) {
@@ -133,10 +133,17 @@ function operationOf(sample: ReadmeSample) {
   return operation
 }
 
-async function linkByName(t: TestGateway, name: string, phone: string): Promise<void> {
-  const device = await internalsOf(t.gateway).devices.findAnywhere(name)
-  await t.network.scan({ deviceId: device!.id }, phone)
-  await waitFor(async () => (await internalsOf(t.gateway).devices.status(device!)).connected, 5000, `${name} to connect`)
+/** The story account's device named `name`. */
+async function deviceNamed({ t, authkey }: Story, name: string) {
+  const [device] = (await t.gateway.findDevices(authkey!, name)) ?? []
+  assert.ok(device, `the device ${name}`)
+  return device
+}
+
+async function linkByName(story: Story, name: string, phone: string): Promise<void> {
+  const device = await deviceNamed(story, name)
+  await story.t.network.scan({ deviceId: device.id }, phone)
+  await waitFor(async () => (await deviceNamed(story, name)).connected, 5000, `${name} to connect`)
 }
 
 /** The sample request with `…` (only the authkey may be one) and story values replaced by real ones. */

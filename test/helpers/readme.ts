@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 
-/** A request/answer pair of the README's API section, with the heading and path it is under. */
+/** A request/answer pair of the API reference (docs/api.md, "The API"), with the heading and path it is under. */
 export interface ReadmeSample {
   /** The `### ` heading the pair is under, without the hashes. */
   heading: string
@@ -17,14 +17,19 @@ export function readme(): string {
   return readFileSync(`${root}README.md`, 'utf8')
 }
 
+/** The API reference, docs/api.md. */
+export function apiReference(): string {
+  return readFileSync(`${root}docs/api.md`, 'utf8')
+}
+
 /**
  * The ```json request/answer pairs of the `## The API` section, in order. A heading naming
  * `POST /api/...` sets the path for the pairs under it and under the headings that follow without one.
  * Throws when a heading holds an odd number of JSON blocks (a request without its answer).
  */
-export function readmeSamples(markdown = readme()): ReadmeSample[] {
+export function readmeSamples(markdown = apiReference()): ReadmeSample[] {
   const start = markdown.indexOf('\n## The API\n')
-  if (start < 0) throw new Error('README.md has no "## The API" section')
+  if (start < 0) throw new Error('docs/api.md has no "## The API" section')
   const end = markdown.indexOf('\n## ', start + 1)
   const lines = markdown.slice(start, end < 0 ? undefined : end).split('\n')
   const samples: ReadmeSample[] = []
@@ -32,7 +37,7 @@ export function readmeSamples(markdown = readme()): ReadmeSample[] {
   let path = ''
   let blocks: Record<string, unknown>[] = []
   const flush = () => {
-    if (blocks.length % 2 !== 0) throw new Error(`README "${heading}": a JSON request without its answer`)
+    if (blocks.length % 2 !== 0) throw new Error(`docs/api.md "${heading}": a JSON request without its answer`)
     for (let i = 0; i < blocks.length; i += 2) samples.push({ heading, path, request: blocks[i], answer: blocks[i + 1] })
     blocks = []
   }
@@ -48,7 +53,7 @@ export function readmeSamples(markdown = readme()): ReadmeSample[] {
       try {
         blocks.push(JSON.parse(body.join('\n')))
       } catch (cause) {
-        throw new Error(`README "${heading}": a JSON block does not parse`, { cause })
+        throw new Error(`docs/api.md "${heading}": a JSON block does not parse`, { cause })
       }
     }
   }

@@ -34,12 +34,13 @@ export function tempDir(prefix = 'zapgate-'): string {
 
 /**
  * Start `npm start`'s program with `env` (GATEWAY_TRANSPORT=memory unless given) and wait until it
- * listens. Pass the same GATEWAY_STORE to a second start to test a restart.
+ * listens. Pass the same GATEWAY_STORE to a second start to test a restart; `cwd` to run it elsewhere
+ * (where its default store files go).
  */
-export async function startStandalone(env: Record<string, string> = {}, port?: number): Promise<StandaloneServer> {
+export async function startStandalone(env: Record<string, string> = {}, port?: number, cwd = root): Promise<StandaloneServer> {
   const chosenPort = port ?? (await freePort())
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'examples/standalone.ts'], {
-    cwd: root,
+  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/standalone.ts`], {
+    cwd,
     env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env, PORT: String(chosenPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -38,18 +38,29 @@ export class Otps {
     this.codes = new Collection(storage, lock, 'otp')
   }
 
-  /** Issue a new code for `recipient` (replacing any earlier one); answers the code in clear, once. */
-  async issue(device: Device, recipient: string): Promise<string> {
+  /**
+   * Issue a new code for `recipient` (replacing any earlier one); answers the code in clear, once,
+   * and `withdraw()`, for when its send fails: the new code is voided and the one it replaced, still
+   * valid, is put back (a refused send changes nothing).
+   */
+  async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
+    const id = otpId(device, recipient)
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
     const salt = randomBytes(16).toString('base64')
     const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.ttlMs, tries: 0 }
-    await this.lock.run(this.codes.key(otpId(device, recipient)), () => this.codes.put(otpId(device, recipient), record, this.options.ttlMs))
-    return code
-  }
-
-  /** Void the code of `recipient` (its send failed). */
-  async revoke(device: Device, recipient: string): Promise<void> {
-    await this.codes.remove(otpId(device, recipient))
+    let replaced: StoredOtp | undefined
+    await this.lock.run(this.codes.key(id), async () => {
+      replaced = await this.codes.get(id)
+      await this.codes.put(id, record, this.options.ttlMs)
+    })
+    const withdraw = () =>
+      this.lock.run(this.codes.key(id), async () => {
+        if ((await this.codes.get(id))?.hash !== record.hash) return // already used, or replaced again
+        const left = replaced ? replaced.expiresAt - Date.now() : 0
+        if (replaced && left > 0) await this.codes.put(id, replaced, left)
+        else await this.codes.remove(id)
+      })
+    return { code, withdraw }
   }
 
   /** Whether `code` is the valid code of `recipient`; a right code is used up, wrong ones count as tries. */

@@ -40,7 +40,7 @@ export interface WebhookEnvelope {
   timestamp: number
 }
 
-/** A webhook body: the envelope plus the fields of its kind (see README, "Webhooks"). */
+/** A webhook body: the envelope plus the fields of its kind (see docs/api.md, "Webhooks"). */
 export type WebhookPayload = WebhookEnvelope & Record<string, unknown>
 
 /** Which switch of operation 20 governs a message: `chat` (1:1) or `group`. */

@@ -1,0 +1,109 @@
+/**
+ * The HTTP agent (zapgate/adapters/agent-http): an AgentResponder that asks a service of the host's
+ * over HTTP, so the agents' brain can live in any language. The standalone server uses it with
+ * `GATEWAY_AGENT_URL`.
+ */
+import type { AgentReply, AgentRequest, AgentResponder } from 'zapgate'
+import { checkUrl, guardedAgents, type AddressPolicy, type LookupFunction } from 'zapgate/adapter-kit'
+
+/** Options of the HTTP agent. */
+export interface HttpAgentOptions {
+  /** Where each agent request is POSTed. Checked like a webhook URL: http(s), no credentials, public unless allowed. */
+  url: string
+  /** Allow a loopback or private agent URL (an agent beside the gateway). Default false. */
+  allowPrivateUrls?: boolean
+  /** Which IP addresses may be reached (literal, and resolved at connect time). Default: public only. Ignored with `allowPrivateUrls`. */
+  isAllowedAddress?: AddressPolicy
+  /** DNS lookup of every connection (default `dns.lookup`): tests map names to addresses with it. */
+  lookup?: LookupFunction
+  /** Extra request headers, e.g. `{ authorization: 'Bearer …' }`. */
+  headers?: Record<string, string>
+  /** Largest answer read, in bytes; a longer one is an error (no reply). Default 64 KiB. */
+  maxResponseBytes?: number
+}
+
+/** The HTTP agent: an AgentResponder, and `close()` to drop its idle connections. */
+export interface HttpAgentResponder extends AgentResponder {
+  close(): void
+}
+
+/**
+ * An AgentResponder that POSTs each agent request (the AgentRequest without its signal) as JSON to
+ * `url`, and replies with the answer's text: a `text/plain` body, or `{"text": "…"}` in JSON
+ * (`null`, an empty text or a 204: no reply). Another status or shape is an error, and so is an
+ * answer after the gateway stopped waiting (the request's signal aborts the POST): as with any
+ * responder, the gateway logs it and sends no reply. No redirects; private and loopback addresses are
+ * refused (on the URL, and after DNS at connect time) unless allowed.
+ */
+export function httpAgentResponder(options: HttpAgentOptions): HttpAgentResponder {
+  const allowPrivate = options.allowPrivateUrls ?? false
+  const isAllowedAddress: AddressPolicy | undefined = allowPrivate ? () => true : options.isAllowedAddress
+  const checked = checkUrl(options.url, { allowPrivate, isAllowedAddress })
+  if ('refused' in checked) throw new Error(`agent URL refused (${checked.refused}): ${redact(options.url)}`)
+  const maxBytes = options.maxResponseBytes ?? 64 * 1024
+  const agent = guardedAgents({ isAllowedAddress, lookup: options.lookup })
+  let got: Promise<typeof import('got').default> | undefined
+
+  return {
+    async respond({ signal, ...request }: AgentRequest): Promise<AgentReply> {
+      got ??= import('got').then(module => module.default)
+      const stream = (await got).stream.post(checked.url, {
+        agent,
+        body: JSON.stringify(request),
+        headers: { ...options.headers, 'content-type': 'application/json', accept: 'application/json, text/plain', 'user-agent': 'zapgate-agent/1' },
+        signal,
+        retry: { limit: 0 },
+        followRedirect: false,
+        throwHttpErrors: false,
+      })
+      let status = 0
+      let contentType = ''
+      stream.once('response', (response: { statusCode: number; headers: Record<string, string | undefined> }) => {
+        status = response.statusCode
+        contentType = response.headers['content-type']?.split(';')[0].trim().toLowerCase() ?? ''
+      })
+      const chunks: Buffer[] = []
+      let size = 0
+      try {
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          size += chunk.length
+          if (size > maxBytes) throw new Error(`the agent answered more than ${maxBytes} bytes`)
+          chunks.push(chunk)
+        }
+      } finally {
+        stream.destroy()
+      }
+      return replyOf(status, contentType, Buffer.concat(chunks).toString('utf8'))
+    },
+    close() {
+      agent.http.destroy()
+      agent.https.destroy()
+    },
+  }
+}
+
+// --- Internal helpers ---
+
+/** The reply in an answer of the agent, or an error saying what is wrong with it. */
+function replyOf(status: number, contentType: string, body: string): AgentReply {
+  if (status === 204) return undefined
+  if (status < 200 || status > 299) throw new Error(`the agent answered HTTP ${status}`)
+  if (contentType === 'text/plain') return body
+  if (contentType === 'application/json' || contentType.endsWith('+json')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(body)
+    } catch {
+      throw new Error('the agent answered JSON that does not parse')
+    }
+    const text = (parsed as { text?: unknown } | null)?.text
+    if (typeof parsed === 'object' && parsed !== null && (text === undefined || text === null || typeof text === 'string')) return text
+    throw new Error('the agent answered JSON without a "text" string')
+  }
+  throw new Error(`the agent answered ${contentType || 'no content type'}, not text/plain or JSON`)
+}
+
+/** The URL without credentials, for error messages. */
+function redact(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//***@')
+}

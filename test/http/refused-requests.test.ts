@@ -1,0 +1,93 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
+import type { Transport } from '../../src/ports/transport.ts'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { DEVICE_PHONE, FRIEND, assertError, assertOk, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
+
+/** A refused request changes nothing: what a request stores is stored only once it cannot be refused any more. */
+
+const HOOK_A = 'https://hooks.example.com/a'
+const HOOK_B = 'https://hooks.example.com/b'
+
+type Ctx = { t?: TestGateway; g?: SendingGateway; failLinks: boolean; authkey: string }
+const test = suite<Ctx>('refused requests change nothing')
+test.after.each(async ctx => {
+  await ctx.t?.stop()
+  await ctx.g?.stop()
+  ctx.t = ctx.g = undefined
+})
+
+/** A gateway on the simulated network whose transport fails every link while `ctx.failLinks` is set. */
+async function start(ctx: Ctx): Promise<TestGateway> {
+  const network = new MemoryNetwork()
+  const inner = memoryTransport({ network })
+  const transport = new Proxy(inner, {
+    get(target, key) {
+      if (key === 'link' && ctx.failLinks) return async () => Promise.reject(new Error('network down'))
+      const value = Reflect.get(target, key)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  }) as Transport
+  ctx.failLinks = false
+  ctx.t = await startGateway({ network, transport })
+  ctx.authkey = (await ctx.t.register()).authkey
+  return ctx.t
+}
+
+const webhookOf = async (t: TestGateway, authkey: string, ref: string) => (await t.post('/api/developer', { authkey, message: ref, checkDispositivo: 'true' })).body.dispositivo?.webhook
+
+test('a refused add-device (409 Dispositivo já conectado.) keeps the stored webhook URL, by operation 4 and by operation 3', async ctx => {
+  const t = await start(ctx)
+  const { authkey } = ctx
+  await t.linkedDevice(authkey, 'loja', '5511911110001', { webhook: HOOK_A })
+  assertError(await t.post('/api/developer', { authkey, message: 'loja', conecteQR: 'true', webhook: HOOK_B }), 409, 'Dispositivo já conectado.')
+  assert.is(await webhookOf(t, authkey, 'loja'), HOOK_A)
+  assertError(await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja', webhook: HOOK_B }), 409, 'Dispositivo já conectado.')
+  assert.is(await webhookOf(t, authkey, 'loja'), HOOK_A)
+})
+
+test('a re-add whose link fails keeps the webhook URL; one whose link starts stores the new one', async ctx => {
+  const t = await start(ctx)
+  const { authkey } = ctx
+  assertOk(await t.post('/api/developer', { authkey, message: 'balcao', conecteQR: 'true', webhook: HOOK_A }))
+  ctx.failLinks = true
+  assertError(await t.post('/api/developer', { authkey, message: 'balcao', conecteQR: 'true', webhook: HOOK_B }), 404, 'Erro ao adicionar dispositivo.')
+  assert.is(await webhookOf(t, authkey, 'balcao'), HOOK_A)
+  ctx.failLinks = false
+  assertOk(await t.post('/api/developer', { authkey, message: 'balcao', conecteQR: 'true', webhook: HOOK_B }))
+  assert.is(await webhookOf(t, authkey, 'balcao'), HOOK_B)
+  assertOk(await t.post('/api/v2/qrcode', { authkey, setAppkey: 'balcao', webhook: HOOK_A }))
+  assert.is(await webhookOf(t, authkey, 'balcao'), HOOK_A, 'operation 3 too')
+})
+
+test('an add-device whose link fails leaves no device behind, by operation 4 and by operation 3', async ctx => {
+  const t = await start(ctx)
+  const { authkey } = ctx
+  ctx.failLinks = true
+  assertError(await t.post('/api/developer', { authkey, message: 'novo', conecteQR: 'true', webhook: HOOK_A }), 404, 'Erro ao adicionar dispositivo.')
+  assertError(await t.post('/api/developer', { authkey, message: 'novo', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
+  const refused = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'outro' })
+  assert.ok(refused.status >= 400, `operation 3 is refused: ${refused.text}`)
+  assertError(await t.post('/api/developer', { authkey, message: 'outro', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
+  assert.equal(await t.gateway.findDevices(authkey, 'novo'), [])
+
+  ctx.failLinks = false
+  const created = assertOk(await t.post('/api/developer', { authkey, message: 'novo', conecteQR: 'true' }))
+  assert.match(created.appkey, /^[A-Za-z0-9_-]{24}$/, 'the name is free again: a new device, with its appkey in the answer')
+})
+
+test('a refused OTP send (the network fails) keeps the code sent before valid', async ctx => {
+  const g = (ctx.g = await sendingGateway())
+  assertOk(await g.send({ to: FRIEND, enviarOTP: 'true' }))
+  const texts = () => g.network.inbox(FRIEND).flatMap(entry => (entry.type === 'text' ? [entry.text] : []))
+  const code = /(\d{6})/.exec(texts().at(-1)!)![1]
+  g.network.setFault(DEVICE_PHONE, 'fail')
+  const failed = await g.send({ to: FRIEND, enviarOTP: 'true' })
+  assert.ok(failed.status >= 400, `the second send fails: ${failed.text}`)
+  g.network.setFault(DEVICE_PHONE, null)
+  assert.is(texts().length, 1, 'the second code never reached the phone')
+  assertOk(await g.send({ to: FRIEND, message: 'false', verificarOTP: code }))
+})
+
+test.run()
