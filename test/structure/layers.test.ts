@@ -17,7 +17,7 @@ const show = (edge: ImportEdge) => `${edge.from}:${edge.line} imports ${edge.spe
  */
 const LAYERS: [name: string, test: (file: string) => boolean][] = [
   ['ports', f => f.startsWith('src/ports/') || f === 'src/logger.ts'],
-  ['helpers', f => /^src\/(store|security|schema)\//.test(f) || f === 'src/errors.ts'],
+  ['helpers', f => /^src\/(store|security|schema)\//.test(f) || ['src/errors.ts', 'src/optional-package.ts'].includes(f)],
   ['domain', f => f.startsWith('src/domain/') || f === 'src/events.ts'],
   ['operations', f => f.startsWith('src/operations/')],
   ['http', f => f.startsWith('src/http/') || f === 'src/metrics.ts'],
