@@ -43,6 +43,7 @@ export const Messages = {
   storageDown: 'Armazenamento indisponível. Tente novamente mais tarde.',
   transportTimeout: 'A rede de mensagens não respondeu a tempo.',
   transportFailed: 'Falha na rede de mensagens.',
+  networkUnreachable: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.',
   internal: 'Erro interno.',
   // Messaging (send queue, media, message targets, schedules).
   sendQueueFull: 'Fila de envio do dispositivo cheia. Tente novamente mais tarde.',

@@ -82,6 +82,9 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       } else if (event.type === 'message') {
         const device = await devices.get(event.deviceId)
         if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
+      } else if (event.type === 'message-failed') {
+        const device = await devices.get(event.deviceId)
+        if (device) await outbox.recordFailure(device, event)
       }
     } catch (err) {
       logger.error({ err, event: event.type, deviceId: event.deviceId }, 'transport event not recorded')

@@ -15,6 +15,7 @@ const transportAnswers: Record<TransportError['code'], [number, string]> = {
   'not-admin': [403, 'O dispositivo não é administrador do grupo.'],
   'rate-limited': [429, Messages.rateLimited],
   timeout: [504, Messages.transportTimeout],
+  unreachable: [503, Messages.networkUnreachable],
   invalid: [400, 'Mensagem recusada pela rede.'],
   failed: [502, Messages.transportFailed],
 }

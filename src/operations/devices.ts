@@ -6,11 +6,14 @@ import { defineOperation, type OperationContext } from '../http/operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../http/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
-import type { LinkChallenge } from '../ports/transport.ts'
+import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { answer, deviceErrors, required } from './answers.ts'
 
 /** Longest device name or chosen appkey. */
 export const MAX_DEVICE_NAME = 64
+
+/** The answer when the messaging network cannot be reached from this server (TransportError 'unreachable'). */
+const unreachable = { status: 503, message: Messages.networkUnreachable }
 
 /** A device name: 1 to 64 printable characters. */
 const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u001f\u007f]/.test(v) || 'no control characters')
@@ -30,7 +33,7 @@ export const generateQrCode = defineOperation({
     id: string(),
     webhookSecret: string(),
   }),
-  errors: [{ status: 401, message: Messages.qrAuth }, { status: 409, message: Messages.alreadyConnected }],
+  errors: [{ status: 401, message: Messages.qrAuth }, { status: 409, message: Messages.alreadyConnected }, unreachable],
   schema: type({
     authkey: optional(any()),
     setAppkey: optional(coerceWhen(deviceName, isString, s => (s.trim() === '' ? undefined : s))),
@@ -57,7 +60,7 @@ export const addDevice = defineOperation({
   name: 'addDevice',
   summary: 'Add a device by name (or reuse an unlinked one of that name) and return its QR code',
   answer: answer({ qrcode: string(), link: string(), id: string(), appkey: optional(string()), webhookSecret: string() }),
-  errors: [required, { status: 404, message: Messages.addDeviceFailed }, { status: 409, message: Messages.alreadyConnected }],
+  errors: [required, { status: 404, message: Messages.addDeviceFailed }, { status: 409, message: Messages.alreadyConnected }, unreachable],
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
   async handle({ authkey, message: name, webhook }, context) {
     const { services } = context
@@ -69,6 +72,7 @@ export const addDevice = defineOperation({
       challenge = await services.devices.link(device)
     } catch (cause) {
       if (cause instanceof GatewayError) throw cause
+      if (cause instanceof TransportError && cause.code === 'unreachable') throw cause
       throw new GatewayError(404, Messages.addDeviceFailed, {}, { cause })
     }
     return {

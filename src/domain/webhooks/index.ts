@@ -4,7 +4,7 @@ import { childLogger } from '../../logger.ts'
 import type { Device } from '../devices.ts'
 import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
 import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
-import { channelOf, webhookPayload } from './payload.ts'
+import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 import { UnrecordedEvents } from './unrecorded.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
@@ -49,9 +49,29 @@ export class WebhookOutbox implements WebhookAdmin {
     if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
     const payload = webhookPayload(device, message)
     if (!payload) return undefined
+    return this.recordPayload(device, eventId(device.id, message.id), payload)
+  }
+
+  /**
+   * A sent message the network reports as not delivered: a `Falha` event, recorded like a message's
+   * (same switches of operation 20), with its own id (the message's own event keeps the message id's).
+   */
+  recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
+    const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
+    if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
+    return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
+  }
+
+  /** Events waiting in memory for the store to come back. */
+  get unrecordedCount(): number {
+    return this.unrecorded.size
+  }
+
+  /** Write one event to storage, then schedule it (kept in memory while the store refuses it). */
+  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
     const now = this.clock()
     const record: OutboxRecord = {
-      id: eventId(device.id, message.id),
+      id,
       deviceId: device.id,
       accountId: device.accountId,
       event: payload.event,
@@ -62,11 +82,6 @@ export class WebhookOutbox implements WebhookAdmin {
     }
     const key = outboxKey(device.id, record.id)
     return this.save(key, record).catch(err => this.unrecorded.keep(key, record, err))
-  }
-
-  /** Events waiting in memory for the store to come back. */
-  get unrecordedCount(): number {
-    return this.unrecorded.size
   }
 
   /** Load pending deliveries from storage and start delivering. */
