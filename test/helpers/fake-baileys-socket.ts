@@ -1,7 +1,9 @@
 import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { Boom } from '@hapi/boom'
+import { getCodeFromWSError, WAMessageStatus } from '@whiskeysockets/baileys'
 import type {
+  BaileysEventMap,
   AnyMessageContent,
   AuthenticationCreds,
   Contact,
@@ -43,6 +45,8 @@ export class FakeBaileys {
   readonly media = new Map<string, Buffer>()
   /** Errors the next call of a method throws (consumed once). */
   readonly failures = new Map<string, Error>()
+  /** How many of the next onWhatsApp calls answer undefined (Baileys' answer when the USync query returns nothing). */
+  onWhatsAppSilent = 0
   /** Methods whose calls never settle (to test timeouts). */
   readonly hanging = new Set<string>()
   /** Every downloadMedia call, by message id. */
@@ -163,6 +167,8 @@ export type SentRecord =
 /** A fake Baileys socket: Baileys' observable behaviour at the SocketLike boundary, no network. */
 export class FakeBaileysSocket implements SocketLike {
   readonly ev = new EventEmitter()
+  /** The WebSocket client's events (Baileys re-emits ws's, `unexpected-response` included). */
+  readonly ws = new EventEmitter()
   readonly deviceId: string
   /** Every method call, in order. */
   readonly calls: { method: string; args: unknown[] }[] = []
@@ -240,6 +246,40 @@ export class FakeBaileysSocket implements SocketLike {
     return this.end(typeof reason === 'number' ? new Boom(`Connection Failure (${reason})`, { statusCode: reason }) : reason)
   }
 
+  /**
+   * The WebSocket could not connect: the error ws emits (e.g. `getaddrinfo ENOTFOUND web.whatsapp.com`,
+   * with its `code`), wrapped as Baileys' mapWebSocketError does: `Boom('WebSocket Error (<message>)',
+   * { statusCode: getCodeFromWSError(error), data: error })`, so 408 for every E* code.
+   */
+  failToConnect(code = 'ENOTFOUND', message = `getaddrinfo ${code} web.whatsapp.com`): Promise<void> {
+    const error = Object.assign(new Error(message), { code, errno: -3008, syscall: 'getaddrinfo', hostname: 'web.whatsapp.com' })
+    return this.end(new Boom(`WebSocket Error (${error.message})`, { statusCode: getCodeFromWSError(error), data: error }))
+  }
+
+  /** The QR references ran out (Baileys' genPairQR): `Boom('QR refs attempts ended', 408)`. */
+  expireQr(): Promise<void> {
+    return this.end(new Boom('QR refs attempts ended', { statusCode: 408 }))
+  }
+
+  /** Another client took the session: `<stream:error><conflict type="replaced"/>` as Baileys ends with it. */
+  replaced(): Promise<void> {
+    return this.end(new Boom('Stream Errored (conflict)', { statusCode: 440, data: { tag: 'conflict', attrs: { type: 'replaced' } } }))
+  }
+
+  /**
+   * The WebSocket upgrade is answered with `status` instead of 101 (a proxy's 403, an edge's 503): ws
+   * emits `unexpected-response` and, since Baileys listens for it, nothing else: no error, no close.
+   */
+  refuseUpgrade(status: number): void {
+    this.ws.emit('unexpected-response', { method: 'GET' }, { statusCode: status, headers: {}, resume: () => undefined })
+  }
+
+  /** WhatsApp's error ack for one of the device's messages, as Baileys reports it (messages.update, status ERROR). */
+  errorAck(remoteJid: string, id: string, code: string, extra?: string): void {
+    const update = { key: { remoteJid, fromMe: true, id }, update: { status: WAMessageStatus.ERROR, messageStubParameters: extra ? [code, extra] : [code] } }
+    this.ev.emit('messages.update', [update] satisfies BaileysEventMap['messages.update'])
+  }
+
   /** Messages arriving (`notify`) or caught up after a reconnect (`append`). */
   upsert(messages: WAMessage[], type: 'notify' | 'append' = 'notify'): void {
     this.ev.emit('messages.upsert', { messages, type })
@@ -273,6 +313,7 @@ export class FakeBaileysSocket implements SocketLike {
 
   async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> {
     await this.call('sendMessage', [jid, content, options])
+    await this.groupParticipants(jid)
     const id = options?.messageId ?? randomBytes(8).toString('hex').toUpperCase()
     this.sent.push({ via: 'sendMessage', jid, content, ...(options ? { options } : {}), id })
     const text = 'text' in content && typeof content.text === 'string' ? { extendedTextMessage: { text: content.text } } : { conversation: '' }
@@ -281,6 +322,7 @@ export class FakeBaileysSocket implements SocketLike {
 
   async relayMessage(jid: string, message: proto.IMessage, options: MessageRelayOptions): Promise<string> {
     await this.call('relayMessage', [jid, message, options])
+    await this.groupParticipants(jid)
     const id = options.messageId ?? randomBytes(8).toString('hex').toUpperCase()
     this.sent.push({ via: 'relayMessage', jid, message, options, id })
     return id
@@ -292,6 +334,7 @@ export class FakeBaileysSocket implements SocketLike {
 
   async onWhatsApp(...numbers: string[]): Promise<{ jid: string; exists: boolean }[] | undefined> {
     await this.call('onWhatsApp', numbers)
+    if (this.network.onWhatsAppSilent > 0 && this.network.onWhatsAppSilent--) return undefined
     return numbers
       .map(n => n.replace(/\D/g, ''))
       .filter(n => !this.network.notOnWhatsApp.has(n))
@@ -361,6 +404,13 @@ export class FakeBaileysSocket implements SocketLike {
   }
 
   // --- Internal helpers ---
+
+  /** Like Baileys' relayMessage to a group: the cached metadata when the config gives it, else a groupMetadata query. */
+  private async groupParticipants(jid: string): Promise<void> {
+    if (!jid.endsWith('@g.us')) return
+    const cached = await this.config.cachedGroupMetadata?.(jid)
+    if (!cached?.participants) await this.groupMetadata(jid)
+  }
 
   private record(method: string, args: unknown[]): void {
     this.calls.push({ method, args })
