@@ -157,6 +157,8 @@ export interface FakeBehaviour {
   autoQr?: boolean
   /** A paired socket opens right after connecting (default true). */
   autoOpen?: boolean
+  /** Every socket fails to connect with this ws error code right after `connecting` (e.g. 'ENOTFOUND': no network). */
+  failToConnect?: string
 }
 
 /** One outgoing call: sendMessage (content) or relayMessage (message and relay options). */
@@ -205,12 +207,13 @@ export class FakeBaileysSocket implements SocketLike {
 
   /** Like makeWASocket: `connecting` on the next tick, then a QR (unpaired) or open (paired). */
   boot(): void {
-    const { autoQr = true, autoOpen = true } = this.network.behaviour
+    const { autoQr = true, autoOpen = true, failToConnect } = this.network.behaviour
     process.nextTick(() => {
       if (this.closed) return
       this.update({ connection: 'connecting', receivedPendingNotifications: false, qr: undefined })
       setImmediate(() => {
         if (this.closed) return
+        if (failToConnect) return void this.failToConnect(failToConnect)
         if (this.creds.account ? autoOpen : false) this.open()
         else if (!this.creds.account && autoQr) this.showQr()
       })
