@@ -16,7 +16,9 @@ export function checkOptions(options: unknown): void {
     if (!check) fail(`unknown option "${name}"${suggestion(name, Object.keys(CHECKS))}`)
     if (value === undefined) continue
     const problem = check(value)
-    if (problem) fail(`option "${name}" ${problem}`)
+    // A problem with a nested key reads `.key must ...`: named as "option.key".
+    const nested = problem?.startsWith('.') ? /^(\.\S+) (.*)$/.exec(problem) : undefined
+    if (problem) fail(nested ? `option "${name}${nested[1]}" ${nested[2]}` : `option "${name}" ${problem}`)
   }
   const socket = options.socketConfig as Record<string, unknown> | undefined
   if (options.proxy !== undefined && (socket?.agent !== undefined || socket?.fetchAgent !== undefined)) {
@@ -84,7 +86,8 @@ function suggestion(name: string, known: string[]): string {
   let best: string | undefined
   let bestDistance = Infinity
   for (const candidate of known) {
-    const distance = editDistance(name.toLowerCase(), candidate.toLowerCase())
+    const [a, b] = [name.toLowerCase(), candidate.toLowerCase()]
+    const distance = a.startsWith(b) || b.startsWith(a) ? 1 : editDistance(a, b)
     if (distance < bestDistance) [best, bestDistance] = [candidate, distance]
   }
   return best && bestDistance <= Math.max(2, Math.floor(name.length / 4)) ? ` (did you mean "${best}"?)` : ''
