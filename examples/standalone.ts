@@ -3,6 +3,7 @@
  *
  *   PORT                         HTTP port (default 3000)
  *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
+ *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite),
  *                                redis://..., postgres://..., memory://
  *   GATEWAY_BASE_URL             public URL of the server, for QR share links
@@ -103,12 +104,11 @@ async function main(): Promise<void> {
 
 async function loadBaileys(): Promise<Transport> {
   const path = 'zapgate/adapters/transport-baileys'
-  try {
-    const { baileysTransport } = (await import(path)) as { baileysTransport: (options?: object) => Transport }
-    return baileysTransport({ printQrInTerminal: true })
-  } catch (cause) {
+  const { baileysTransport } = (await import(path).catch(cause => {
     throw new Error('The Baileys transport is not available in this build yet. Run with GATEWAY_TRANSPORT=memory for the simulated network.', { cause })
-  }
+  })) as { baileysTransport: (options?: object) => Transport }
+  // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
+  return baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
 }
 
 function redactUrl(url: string): string {

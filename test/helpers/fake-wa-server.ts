@@ -32,6 +32,8 @@ export interface FakeWhatsAppServer {
   nodes: BinaryNode[]
   /** WebSocket upgrade requests received (refused or not). */
   upgrades: number
+  /** The public key of this server's certificate root (for a Baileys in another process: WA_CERT_DETAILS.PUBLIC_KEY). */
+  rootPublicKey: Buffer
   /** Make Baileys trust this server's certificate root; returns the function that restores the real root. */
   trustRoot(): () => void
   /** Close every connection and the listener. */
@@ -80,6 +82,7 @@ export async function startFakeWhatsApp(options: { refs?: string[]; refuseUpgrad
     get upgrades() {
       return upgrades
     },
+    rootPublicKey: Buffer.from(root.public),
     trustRoot() {
       const real = WA_CERT_DETAILS.PUBLIC_KEY
       WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(root.public)
