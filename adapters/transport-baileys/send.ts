@@ -124,7 +124,8 @@ async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
   try {
     return await socketCall('send', deps.timeoutMs, call)
   } catch (error) {
-    if (error instanceof TransportError && error.code === 'timeout') await deps.stalled(deps.socket).catch(err => deps.logger.error({ err }, 'restarting a stalled socket failed'))
+    // Not awaited: the restart waits for the device's lock, and the caller should hear of its timeout now.
+    if (error instanceof TransportError && error.code === 'timeout') void deps.stalled(deps.socket).catch(err => deps.logger.error({ err }, 'restarting a stalled socket failed'))
     throw error
   }
 }
