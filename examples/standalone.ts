@@ -5,6 +5,7 @@
  *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
  *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite, and
  *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
+ *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *                                redis://..., postgres://..., memory://
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
@@ -64,7 +65,8 @@ async function main(): Promise<void> {
     mountSimulator = gateway => void app.use(simulatorRoutes(network, { findDevices: gateway.findDevices, logger }).routes())
   } else {
     const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
-    transport = baileysTransport({ printQrInTerminal: true })
+    // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
+    transport = baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
   }
 
   const options: GatewayOptions = {

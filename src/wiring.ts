@@ -81,6 +81,9 @@ export async function wireGateway(options: GatewayOptions) {
       } else if (event.type === 'message') {
         const device = await devices.get(event.deviceId)
         if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
+      } else if (event.type === 'message-failed') {
+        const device = await devices.get(event.deviceId)
+        if (device) await outbox.recordFailure(device, event)
       }
     } catch (err) {
       if (err instanceof StorageUnavailableError) throw err

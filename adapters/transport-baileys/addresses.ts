@@ -40,9 +40,15 @@ export class AddressResolver {
 
 // --- Internal helpers ---
 
+/**
+ * The JID WhatsApp registers `phone` under, or undefined when it is not on WhatsApp (Baileys leaves
+ * such numbers out of the list). An undefined answer is no answer (the USync query returned
+ * nothing): TransportError('failed'), not "not on WhatsApp", and never cached.
+ */
 async function lookup(socket: SocketLike, phone: string, timeoutMs: number): Promise<string | undefined> {
   const results = await socketCall('number lookup', timeoutMs, () => socket.onWhatsApp(phone))
-  return results?.find(result => result.exists !== false && result.jid)?.jid
+  if (!Array.isArray(results)) throw new TransportError('failed', `number lookup: WhatsApp gave no answer for ${phone}`)
+  return results.find(result => result.exists !== false && result.jid)?.jid
 }
 
 function notOnWhatsApp(phone: string): TransportError {

@@ -18,6 +18,8 @@ export interface StoredAuthState {
   reset(): Promise<void>
   /** Delete the creds and every key; later writes from a dying socket are dropped. */
   clear(): Promise<void>
+  /** Resolve once every credential and key write started so far has reached the store. */
+  flush(): Promise<void>
 }
 
 /** Load (or create in memory) the auth state stored under `prefix`. */
@@ -29,6 +31,7 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
   let cleared = false
   let writes: Promise<unknown> = Promise.resolve()
   const queue = (write: () => Promise<unknown>) => (writes = writes.then(write, write))
+  const keyWrites = new Set<Promise<unknown>>()
 
   const state: AuthenticationState = {
     creds: (decode(await storage.get(credsKey)) as AuthenticationCreds | undefined) ?? lib.initAuthCreds(),
@@ -52,7 +55,13 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
             ops.push(value == null ? storage.delete(keyOf(type, id)) : storage.set(keyOf(type, id), encode(value)))
           }
         }
-        await Promise.all(ops)
+        const all = Promise.all(ops)
+        keyWrites.add(all)
+        try {
+          await all
+        } finally {
+          keyWrites.delete(all)
+        }
       },
     },
   }
@@ -72,6 +81,9 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
       cleared = true
       await queue(() => deleteByPrefix(storage, prefix))
       state.creds = lib.initAuthCreds()
+    },
+    async flush() {
+      await Promise.allSettled([writes, ...keyWrites])
     },
   }
 }

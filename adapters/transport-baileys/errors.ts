@@ -1,10 +1,5 @@
 import { TransportError } from 'zapgate'
-
-/** The HTTP-like status code of a Baileys (Boom) error, or undefined for a plain error or none. */
-export function statusCodeOf(error: unknown): number | undefined {
-  const code = (error as { output?: { statusCode?: unknown } } | undefined)?.output?.statusCode
-  return typeof code === 'number' ? code : undefined
-}
+import { statusCodeOf } from './policy.ts'
 
 /**
  * Turn whatever a socket call threw into a TransportError. Baileys reports server errors as Boom with

@@ -11,7 +11,7 @@ export function baileysTransport(options?: BaileysTransportOptions): BaileysTran
 }
 
 export { BaileysTransport } from './transport.ts'
-export type { BaileysTransportOptions, BaileysLogLevel, ReconnectOptions } from './options.ts'
-export type { SocketLike, SocketEvents, SocketFactory, SocketInfo, MediaDownloader, BaileysModule } from './types.ts'
-export { CloseCode, closeAction, type CloseAction } from './policy.ts'
+export type { BaileysTransportOptions, BaileysLogLevel, ReconnectOptions, ProxyOption } from './options.ts'
+export type { SocketLike, SocketEvents, SocketWire, SocketFactory, SocketInfo, MediaDownloader, BaileysModule } from './types.ts'
+export { CloseCode, closeAction, closeCause, ConnectionProblem, type CloseAction, type CloseCause } from './policy.ts'
 export { parseInviteCode, brazilianAlternative } from './jid.ts'

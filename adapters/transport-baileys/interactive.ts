@@ -1,25 +1,46 @@
 import type { BinaryNode, proto } from '@whiskeysockets/baileys'
 import type { Button, OutgoingMessage } from 'zapgate'
-import { isGroupJid } from './jid.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
+import { invalid } from './validate.ts'
 
 type ButtonsMessage = Extract<OutgoingMessage, { kind: 'buttons' }>
 type CarouselMessage = Extract<OutgoingMessage, { kind: 'carousel' }>
 
+/** Buttons a phone shows on one interactive message (or one carousel card). */
+export const MAX_INTERACTIVE_BUTTONS = 3
+
 /**
- * Buttons as WhatsApp renders them today (unofficial; PR #956 removed buttons from Baileys' sendMessage):
- * an interactiveMessage with a nativeFlowMessage, inside viewOnceMessage, sent with relayMessage.
+ * Buttons as WhatsApp renders them today (unofficial; PR #956 removed buttons from Baileys'
+ * sendMessage): an interactiveMessage with a nativeFlowMessage, sent with relayMessage and the `biz`
+ * node. Not wrapped in viewOnceMessage: WhatsApp Web and Desktop drop the buttons of a view-once
+ * bubble (Evolution API PR #2526, whatsapp-rust's sends).
  */
 export function buttonsContent(message: ButtonsMessage): proto.IMessage {
-  return envelope({
-    ...(message.header ? { header: { title: message.header, hasMediaAttachment: false } } : {}),
-    body: { text: message.text },
-    ...(message.footer ? { footer: { text: message.footer } } : {}),
-    nativeFlowMessage: { messageParamsJson: '', buttons: message.buttons.map(nativeFlowButton) },
-  })
+  return {
+    interactiveMessage: {
+      ...(message.header ? { header: { title: message.header, hasMediaAttachment: false } } : {}),
+      body: { text: message.text },
+      ...(message.footer ? { footer: { text: message.footer } } : {}),
+      nativeFlowMessage: { messageParamsJson: '', buttons: message.buttons.map(nativeFlowButton) },
+    },
+  }
 }
 
-/** A carousel: the same envelope with a carouselMessage whose cards carry their uploaded images. */
+/**
+ * Refuse what a phone would not render as sent: more than three buttons on a message or a card.
+ * Reply, URL and call buttons may be mixed: the `biz` node announces the flow as `mixed`, and current
+ * implementations (whatsapp-rust's live probes, baileyrs #7 on rc10) deliver and render mixed
+ * quick_reply / cta_url / cta_call buttons; Evolution API's stricter rule (reply buttons alone) is
+ * not followed. `buttonsFallback: 'text'` sends any number as text.
+ */
+export function checkInteractive(message: ButtonsMessage | CarouselMessage): void {
+  if (message.kind === 'buttons' && message.buttons.length > MAX_INTERACTIVE_BUTTONS) invalid(`WhatsApp shows at most ${MAX_INTERACTIVE_BUTTONS} buttons on a message`)
+  if (message.kind === 'carousel' && message.cards.some(card => card.buttons.length > MAX_INTERACTIVE_BUTTONS)) {
+    invalid(`WhatsApp shows at most ${MAX_INTERACTIVE_BUTTONS} buttons on a carousel card`)
+  }
+}
+
+/** A carousel: an interactiveMessage with a carouselMessage whose cards carry their uploaded images. */
 export async function carouselContent(lib: BaileysModule, socket: SocketLike, message: CarouselMessage): Promise<proto.IMessage> {
   const cards = await Promise.all(
     message.cards.map(async (card): Promise<proto.Message.IInteractiveMessage> => {
@@ -31,11 +52,13 @@ export async function carouselContent(lib: BaileysModule, socket: SocketLike, me
       }
     }),
   )
-  return envelope({
-    body: { text: message.text },
-    ...(message.footer ? { footer: { text: message.footer } } : {}),
-    carouselMessage: { cards, messageVersion: 1 },
-  })
+  return {
+    interactiveMessage: {
+      body: { text: message.text },
+      ...(message.footer ? { footer: { text: message.footer } } : {}),
+      carouselMessage: { cards, messageVersion: 1 },
+    },
+  }
 }
 
 /** One button as a native-flow button: quick_reply, cta_url or cta_call. */
@@ -52,19 +75,24 @@ export function nativeFlowButton(button: Button): { name: string; buttonParamsJs
 }
 
 /**
- * The extra stanza nodes interactive messages need: without `biz` the server accepts the message and
- * nothing renders; the `bot` node goes only into 1:1 chats.
+ * The `biz` stanza node interactive messages need: without it the server accepts the message and
+ * nothing renders; a bare `<interactive>` child is refused with error ack 479 (whatsmeow PR #1235).
+ * The shape current clients send: `actual_actors`, `host_storage` and `privacy_mode_ts` on `biz`,
+ * the native flow named `mixed`, and `<quality_control source_type="third_party"/>`. No `<bot
+ * biz_bot="1"/>` node: it marks the message as sent by a bot, which WhatsApp labels as AI (Baileys PR
+ * #2537 adds it precisely to get that label).
  */
-export function interactiveNodes(jid: string): BinaryNode[] {
-  const nodes: BinaryNode[] = [
+export function interactiveNodes(nowSeconds = Math.floor(Date.now() / 1000)): BinaryNode[] {
+  return [
     {
       tag: 'biz',
-      attrs: {},
-      content: [{ tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] }],
+      attrs: { actual_actors: '2', host_storage: '2', privacy_mode_ts: String(nowSeconds) },
+      content: [
+        { tag: 'interactive', attrs: { type: 'native_flow', v: '1' }, content: [{ tag: 'native_flow', attrs: { v: '9', name: 'mixed' } }] },
+        { tag: 'quality_control', attrs: { source_type: 'third_party' } },
+      ],
     },
   ]
-  if (!isGroupJid(jid)) nodes.push({ tag: 'bot', attrs: { biz_bot: '1' } })
-  return nodes
 }
 
 /** Buttons as numbered plain text (the `buttonsFallback: 'text'` rendering). */
@@ -88,17 +116,6 @@ export function carouselText(message: CarouselMessage): string {
 }
 
 // --- Internal helpers ---
-
-function envelope(interactiveMessage: proto.Message.IInteractiveMessage): proto.IMessage {
-  return {
-    viewOnceMessage: {
-      message: {
-        messageContextInfo: { deviceListMetadata: {}, deviceListMetadataVersion: 2 },
-        interactiveMessage,
-      },
-    },
-  }
-}
 
 function buttonLine(button: Button): string {
   if (button.type === 'url') return `${button.text}: ${button.url}`

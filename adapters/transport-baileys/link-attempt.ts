@@ -13,7 +13,8 @@ export class LinkAttempt {
   settled = false
   /** The challenge, for link() to return. */
   readonly promise: Promise<LinkChallenge>
-  private requested = false
+  /** Pairing-code mode: whether the code was requested from WhatsApp (a later socket cannot take it over). */
+  requested = false
   private settle!: { resolve(challenge: LinkChallenge): void; reject(error: Error): void }
   private readonly timer: NodeJS.Timeout
 

@@ -1,4 +1,5 @@
 import type { SocketConfig, WABrowserDescription, WAVersion } from '@whiskeysockets/baileys'
+import { checkOptions } from './options-check.ts'
 import type { MediaDownloader, SocketFactory } from './types.ts'
 
 /** Log levels for Baileys' own (chatty) logging. */
@@ -18,16 +19,19 @@ export interface ReconnectOptions {
   stableAfterMs?: number
 }
 
-/** Options of the Baileys transport. Every one has a default. */
+/** A proxy URL (`http://`, `https://`, `socks4://`, `socks5://`, with `user:password@` when needed), or one per device. */
+export type ProxyOption = string | ((deviceId: string) => string | undefined)
+
+/** Options of the Baileys transport. Every one has a default; an unknown or mistyped one is an error. */
 export interface BaileysTransportOptions {
   /** Creates a device's socket. Default: Baileys' makeWASocket, imported lazily. Tests pass a fake. */
   socketFactory?: SocketFactory
   /**
    * The WhatsApp Web version to announce. Default: `WA_VERSION` from the environment (`2.3000.1234567890`),
-   * else the current one read from web.whatsapp.com (5 s timeout), else Baileys' bundled one.
+   * else the current one read from web.whatsapp.com (5 s timeout, through the proxy), else Baileys' bundled one.
    */
   resolveVersion?: () => Promise<WAVersion | undefined>
-  /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410). */
+  /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410); through the proxy when there is one. */
   downloadMedia?: MediaDownloader
   /** Print each QR in the terminal: true for stdout, or a stream to write to. Default false. */
   printQrInTerminal?: boolean | { write(text: string): unknown }
@@ -38,10 +42,12 @@ export interface BaileysTransportOptions {
   inlineMediaMaxBytes?: number
   /** Buttons and carousels as WhatsApp interactive messages (default) or as numbered plain text. */
   buttonsFallback?: 'interactive' | 'text'
-  /** A send (or group call) that has not completed after this long fails with TransportError('timeout'). Default 60 s. */
+  /** A send (or group call) that has not completed after this long fails with TransportError('timeout') and restarts the socket. Default 60 s. */
   sendTimeoutMs?: number
   /** How long link() waits for the first QR from WhatsApp. Default 30 s. */
   linkTimeoutMs?: number
+  /** A socket that has neither opened nor shown a QR after this long is closed and retried with back-off. Default 30 s. */
+  openTimeoutMs?: number
   /** Back-off of automatic reconnects. */
   reconnect?: ReconnectOptions
   /** Level of Baileys' own logs, written to the gateway's logger. Default 'warn'. */
@@ -50,8 +56,17 @@ export interface BaileysTransportOptions {
   messageTtlMs?: number
   /** Browser announced to WhatsApp (shown on the phone's linked devices). Default Ubuntu / Chrome. */
   browser?: WABrowserDescription
-  /** Further Baileys socket options (e.g. `agent` for a proxy). The adapter's own settings win. */
-  socketConfig?: Partial<Omit<SocketConfig, 'auth' | 'logger' | 'getMessage' | 'cachedGroupMetadata' | 'version'>>
+  /**
+   * Proxy for everything that goes to WhatsApp: the socket, media uploads and downloads, the version
+   * lookup. A URL for every device, or a function answering one per device (undefined: direct).
+   */
+  proxy?: ProxyOption
+  /** ffmpeg for voice notes that are not OGG/Opus yet (default `ffmpeg` on the PATH); false: never transcode. */
+  ffmpegPath?: string | false
+  /** At start(), check in the background that WhatsApp can be reached and log the outcome (default false; the standalone server turns it on). */
+  checkReachability?: boolean
+  /** Further Baileys socket options (e.g. `connectTimeoutMs`). The adapter's own settings win. */
+  socketConfig?: Partial<Omit<SocketConfig, 'auth' | 'logger' | 'getMessage' | 'cachedGroupMetadata' | 'version' | 'shouldIgnoreJid'>>
 }
 
 /** Options with defaults filled in (factory, version and downloader are filled once Baileys is loaded). */
@@ -64,15 +79,20 @@ export interface ResolvedOptions {
   buttonsFallback: 'interactive' | 'text'
   sendTimeoutMs: number
   linkTimeoutMs: number
+  openTimeoutMs: number
   reconnect: Required<ReconnectOptions>
   baileysLogLevel: BaileysLogLevel
   messageTtlMs: number
   browser?: WABrowserDescription
+  proxy?: ProxyOption
+  ffmpegPath: string | false
+  checkReachability: boolean
   socketConfig: Partial<SocketConfig>
 }
 
-/** Fill in the defaults. */
+/** Check the options (TypeError naming the option when one is unknown or of the wrong type) and fill in the defaults. */
 export function resolveOptions(options: BaileysTransportOptions = {}): ResolvedOptions {
+  checkOptions(options)
   const print = options.printQrInTerminal
   return {
     socketFactory: options.socketFactory,
@@ -83,6 +103,7 @@ export function resolveOptions(options: BaileysTransportOptions = {}): ResolvedO
     buttonsFallback: options.buttonsFallback ?? 'interactive',
     sendTimeoutMs: options.sendTimeoutMs ?? 60_000,
     linkTimeoutMs: options.linkTimeoutMs ?? 30_000,
+    openTimeoutMs: options.openTimeoutMs ?? 30_000,
     reconnect: {
       initialDelayMs: options.reconnect?.initialDelayMs ?? 1_000,
       maxDelayMs: options.reconnect?.maxDelayMs ?? 60_000,
@@ -93,6 +114,9 @@ export function resolveOptions(options: BaileysTransportOptions = {}): ResolvedO
     baileysLogLevel: options.baileysLogLevel ?? 'warn',
     messageTtlMs: options.messageTtlMs ?? 7 * 24 * 3600_000,
     browser: options.browser,
+    proxy: options.proxy,
+    ffmpegPath: options.ffmpegPath ?? 'ffmpeg',
+    checkReachability: options.checkReachability ?? false,
     socketConfig: options.socketConfig ?? {},
   }
 }

@@ -1,4 +1,6 @@
+import type { Agent } from 'node:http'
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys'
+import type PQueue from 'p-queue'
 import type { IncomingContent, MediaKind, TransportEvent } from 'zapgate'
 import type { Logger } from 'zapgate'
 import { withTimeout } from './errors.ts'
@@ -16,16 +18,23 @@ export interface ReceiveDeps {
   downloadMedia: MediaDownloader
   inlineMediaMaxBytes: number
   downloadTimeoutMs: number
+  /** The device's media downloads (a few at a time), apart from its other messages. */
+  downloads: PQueue
+  /** The device's proxy agent, for media downloads. */
+  agent?: Agent
   logger: Logger
   emit(event: TransportEvent): Promise<void>
 }
 
 /**
  * Report the messages of one messages.upsert (`notify` and `append` alike), one at a time: each is
- * recorded by the gateway before the next is looked at. Skipped: stubs without content, statuses,
- * broadcasts and channels, duplicates (by chat and id), echoes of the gateway's own sends (the core
- * publishes those itself), and content the gateway does not report. Revokes are taken from here only
- * (never from messages.update), reactions from here only (never from messages.reaction).
+ * recorded by the gateway before the next is looked at. Media that is downloaded to inline its bytes
+ * is reported once its download ends (or fails, or times out: then with metadata only), on the
+ * device's download queue: a slow download never holds back the device's later messages, which may
+ * therefore be reported before it. Skipped: stubs without content, statuses, broadcasts and channels,
+ * duplicates (by chat and id), echoes of the gateway's own sends (the core publishes those itself),
+ * and content the gateway does not report. Revokes are taken from here only (never from
+ * messages.update), reactions from here only (never from messages.reaction).
  */
 export async function receiveUpsert(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, upsert: BaileysEventMap['messages.upsert']): Promise<void> {
   for (const message of upsert.messages) {
@@ -47,21 +56,36 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   session.seen.set(seenKey, true)
   if (message.key.fromMe && session.ownIds.has(id)) return
   if (await deps.messages.find(id).catch(() => undefined)) return // reported before a restart, or an own send
-  let content = classifyContent(deps.lib, message)
+  const content = classifyContent(deps.lib, message)
   if (!content) return
-  const isMedia = isMediaContent(content)
-  if (isMediaContent(content)) content = await inlineMedia(deps, socket, message, content)
-  const incoming = await describeMessage(message, content, session.self(), lid => lidToPhone(socket, lid))
-  await deps.messages.remember(message, isMedia).catch(err => deps.logger.warn({ err, messageId: id }, 'could not remember a message key'))
+  const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
+  if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes)) {
+    const work = deps.downloads.add(() => report(deps, session, socket, message, content, true))
+    return session.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')))
+  }
+  await report(deps, session, socket, message, content, false)
+}
+
+/** Describe, remember and report one message (`download`: with its media bytes inlined when they come in time). */
+async function report(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage, content: IncomingContent, download: boolean): Promise<void> {
+  const media = isMediaContent(content)
+  const withBytes = download && media ? await inlineMedia(deps, session, socket, message, content) : content
+  const incoming = await describeMessage(message, withBytes, session.self(), lid => lidToPhone(socket, lid))
+  await deps.messages.remember(message, media).catch(err => deps.logger.warn({ err, messageId: message.key.id }, 'could not remember a message key'))
   await deps.emit({ type: 'message', deviceId: deps.deviceId, message: incoming })
 }
 
-/** Media content with its bytes as base64 when it is small enough (and downloads); else as it was. */
-async function inlineMedia(deps: ReceiveDeps, socket: SocketLike, message: WAMessage, content: MediaContent): Promise<MediaContent> {
-  const size = announcedSize(deps.lib, message)
-  if (size !== undefined && size > deps.inlineMediaMaxBytes) return content
+/**
+ * Media content with its bytes as base64 when they are small enough and download in time; else as
+ * it was (metadata only: the host can fetch the bytes later with `downloadMedia`). A shutdown stops
+ * the wait at once.
+ */
+async function inlineMedia(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage, content: MediaContent): Promise<MediaContent> {
   try {
-    const data = await withTimeout(deps.downloadMedia(message, { socket, logger: deps.logger }), deps.downloadTimeoutMs, 'media download')
+    const download = withTimeout(deps.downloadMedia(message, { socket, logger: deps.logger, agent: deps.agent }), deps.downloadTimeoutMs, 'media download')
+    download.catch(() => undefined)
+    const data = await Promise.race([download, session.stopping.then(() => undefined)])
+    if (!data) return content
     return data.length <= deps.inlineMediaMaxBytes ? { ...content, base64: data.toString('base64') } : content
   } catch (err) {
     deps.logger.warn({ err, deviceId: deps.deviceId, messageId: message.key.id }, 'media download failed; reporting metadata only')

@@ -4,12 +4,13 @@ import type { MessageRef, OutgoingMessage, SentMessage } from 'zapgate'
 import type { Logger } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
-import { buttonsContent, buttonsText, carouselContent, carouselText, interactiveNodes } from './interactive.ts'
+import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
 import { isGroupJid } from './jid.ts'
 import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
 import type { DeviceSession } from './session.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 import { invalid, validateOutgoing } from './validate.ts'
+import { prepareVoiceNote } from './voice-note.ts'
 
 /** What sending needs: the device's open socket and session, the message store, the address resolver. */
 export interface SendDeps {
@@ -20,7 +21,11 @@ export interface SendDeps {
   resolver: AddressResolver
   buttonsFallback: 'interactive' | 'text'
   timeoutMs: number
+  /** ffmpeg for voice notes that are not OGG/Opus (false: none). */
+  ffmpegPath: string | false
   logger: Logger
+  /** A send timed out on `socket` (half-open connection): restart it. */
+  stalled(socket: SocketLike): Promise<void>
 }
 
 /**
@@ -38,8 +43,14 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
   const jid = await deps.resolver.resolve(deps.socket, to, deps.timeoutMs)
   if (message.kind === 'buttons' || message.kind === 'carousel') {
     if (deps.buttonsFallback === 'text') return send(deps, jid, { text: message.kind === 'buttons' ? buttonsText(message) : carouselText(message) })
+    checkInteractive(message)
     const content = message.kind === 'buttons' ? buttonsContent(message) : await socketCall('media upload', deps.timeoutMs, () => carouselContent(deps.lib, deps.socket, message))
     return relay(deps, jid, content)
+  }
+  if (message.kind === 'media' && message.media === 'audio' && message.voiceNote) {
+    const { ffmpegPath, timeoutMs, logger } = deps
+    const audio = await prepareVoiceNote(message.file.data, message.file.mimetype, { ffmpegPath, timeoutMs, logger })
+    return send(deps, jid, { audio: audio.data, mimetype: audio.mimetype, ...(audio.ptt ? { ptt: true } : {}) })
   }
   return send(deps, jid, messageContent(message))
 }
@@ -53,7 +64,7 @@ export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'tim
   await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
 }
 
-/** The Baileys content of a plain (non-interactive, non-target) message: media from bytes, never a path. */
+/** The Baileys content of a plain (non-interactive, non-target) message: media from bytes, never a path (voice notes: see prepareVoiceNote). */
 export function messageContent(message: Exclude<OutgoingMessage, { kind: 'reaction' | 'delete' | 'buttons' | 'carousel' }>): AnyMessageContent {
   switch (message.kind) {
     case 'text':
@@ -71,7 +82,7 @@ export function messageContent(message: Exclude<OutgoingMessage, { kind: 'reacti
         case 'video':
           return { video: data, mimetype, ...caption }
         case 'audio':
-          return message.voiceNote ? { audio: data, ptt: true, mimetype: 'audio/ogg; codecs=opus' } : { audio: data, mimetype: mimetype || 'audio/mp4' }
+          return { audio: data, mimetype: mimetype || 'audio/mp4' }
         case 'document':
           return { document: data, mimetype, fileName: fileName || 'file', ...caption }
       }
@@ -100,18 +111,21 @@ async function relay(deps: SendDeps, jid: string, content: proto.IMessage): Prom
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
   deps.session.ownIds.set(id, true)
   const message = deps.lib.generateWAMessageFromContent(jid, content, { userJid: deps.socket.user?.id ?? '', messageId: id })
-  await watched(deps, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes(jid) }))
+  await watched(deps, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes() }))
   return remember(deps, message)
 }
 
-/** A send with its deadline; a timeout marks the session stalled, a success clears that. */
+/**
+ * A send with its deadline. A send that times out on an open socket means a half-open connection
+ * (receiving may still work, every send stalls): the socket is restarted, and the send fails with
+ * 'timeout' (it may or may not have reached WhatsApp).
+ */
 async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
   try {
-    const result = await socketCall('send', deps.timeoutMs, call)
-    await deps.session.noteSend('ok')
-    return result
+    return await socketCall('send', deps.timeoutMs, call)
   } catch (error) {
-    if (error instanceof TransportError && error.code === 'timeout') await deps.session.noteSend('timeout')
+    // Not awaited: the restart waits for the device's lock, and the caller should hear of its timeout now.
+    if (error instanceof TransportError && error.code === 'timeout') void deps.stalled(deps.socket).catch(err => deps.logger.error({ err }, 'restarting a stalled socket failed'))
     throw error
   }
 }

@@ -1,46 +1,38 @@
-import type { CacheStore, ConnectionState, GroupMetadata } from '@whiskeysockets/baileys'
+import type { ConnectionState } from '@whiskeysockets/baileys'
 import { TransportError } from 'zapgate'
 import type { LinkChallenge, LinkRequest, SessionStatus } from 'zapgate'
-import { BoundedMap } from 'zapgate/adapter-kit'
-import { boundedCacheStore } from './cache.ts'
-import { statusCodeOf, toTransportError, withTimeout } from './errors.ts'
+import { watchConnection } from './connection-watch.ts'
+import { reportFailures } from './delivery-failures.ts'
+import { socketCall, toTransportError, withTimeout } from './errors.ts'
 import { normalizeJid, phoneOf, userOf } from './jid.ts'
 import { LinkAttempt } from './link-attempt.ts'
 import type { MessageStore } from './message-store.ts'
-import { backoffDelay, closeAction, describeClose } from './policy.ts'
+import { backoffDelay, closeAction, ConnectionProblem, describeClose } from './policy.ts'
 import { printQr } from './qr-terminal.ts'
 import { attachHandlers, createSocket, socketConfig, type SessionDeps } from './socket-wiring.ts'
+import { SocketSlot } from './socket-slot.ts'
 import { StatusReporter } from './status-reporter.ts'
 import type { SocketLike } from './types.ts'
 
 /**
  * One device's socket lifecycle and connection policy. Each socket gets a generation number; events of
  * a socket that is no longer current are ignored, and every reconnect is a new factory call with fresh
- * listeners. Public calls are serialised per device by the transport.
+ * listeners. Public calls are serialised per device by the transport; the socket's own events run one
+ * at a time on the session's queue.
  */
-export class DeviceSession {
-  /** Key cache of the signal store, kept across reconnects. */
-  readonly keyCache: CacheStore = boundedCacheStore(5_000, 5 * 60_000)
-  /** Group metadata for Baileys' cachedGroupMetadata, dropped on group updates. */
-  readonly groups = new BoundedMap<string, GroupMetadata>(500, 5 * 60_000)
-  /** Ids of the gateway's own sends, so that their echoes are not reported as received. */
-  readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
-  /** `chat:id` of messages already reported (dedupe of upserts). */
-  readonly seen = new BoundedMap<string, true>(5_000, 24 * 3_600_000)
+export class DeviceSession extends SocketSlot {
   private readonly report: StatusReporter
-  private socket?: SocketLike
-  private detach?: () => void
-  private generation = 0
   private attempts = 0
   private restarts = 0
   private linkRetries = 0
   private openedAt?: number
-  private timer?: NodeJS.Timeout
   private linking?: LinkAttempt
-  private updates: Promise<void> = Promise.resolve()
+  /** Why the last socket ended, when WhatsApp could not be reached (link() then answers 'unreachable'). */
+  private unreachable?: string
   private upserts: Promise<void> = Promise.resolve()
 
   constructor(private readonly deps: SessionDeps) {
+    super(deps.deviceId, deps.logger)
     this.report = new StatusReporter(deps.deviceId, deps.emit)
     if (deps.auth.paired()) this.report.phone = phoneOf(deps.auth.state.creds.me?.id)
   }
@@ -72,7 +64,11 @@ export class DeviceSession {
     return { phone: phoneOf(user?.id) ?? this.report.phone, lid: user?.lid ? normalizeJid(user.lid) : this.report.lid }
   }
 
-  /** Resume a linked session with its stored credentials (no QR). Does nothing when unlinked or active. */
+  /**
+   * Open the session with its stored credentials (no QR). Does nothing when unlinked or active. This
+   * is also how a session that another client replaced (440) is opened again: the adapter never does
+   * that by itself; the caller (the gateway's lease holder) decides when.
+   */
   async resume(): Promise<void> {
     if (this.socket || this.timer || !this.deps.auth.paired()) return
     this.linking = undefined
@@ -84,17 +80,22 @@ export class DeviceSession {
    * Start a new link from fresh credentials and return the wait for its challenge (the first QR, or the
    * pairing code once WhatsApp accepted it); the caller awaits it outside the device lock. Stored
    * credentials are tried first (unless another client replaced this session): a device that opens
-   * with them is already connected.
+   * with them is already connected, and one that is still reconnecting keeps them (never wiped while
+   * the phone may still be linked): 'unreachable' when WhatsApp cannot be reached, else 'timeout'.
    */
   async beginLink(request: LinkRequest): Promise<{ challenge: Promise<LinkChallenge> }> {
     if (this.report.state !== 'replaced') await this.resume()
-    if (this.report.state === 'connecting' && this.deps.auth.paired() && (this.socket || this.timer)) {
-      await this.report.nextChange(this.deps.options.socketConfig.connectTimeoutMs ?? 20_000)
-    }
+    const deadline = Date.now() + this.deps.options.openTimeoutMs
+    while (this.report.state === 'connecting' && this.deps.auth.paired() && Date.now() < deadline) await this.report.nextChange(deadline - Date.now())
     if (this.report.state === 'open') throw new TransportError('already-connected', 'the device is already connected')
+    if (this.report.state === 'connecting' && this.deps.auth.paired()) {
+      if (this.unreachable) throw new TransportError('unreachable', `the device is linked and reconnecting: ${this.unreachable}`)
+      throw new TransportError('timeout', 'the device is linked and still reconnecting; try again shortly')
+    }
     this.failLink(new TransportError('failed', 'superseded by a newer link request'))
     await this.retire()
     await this.deps.auth.reset()
+    this.forgetAccount()
     const attempt = new LinkAttempt(request.phone, request.code, this.deps.options.linkTimeoutMs, () => this.linkTimedOut(attempt))
     this.linking = attempt
     this.linkRetries = 0
@@ -117,70 +118,79 @@ export class DeviceSession {
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
     const socket = this.socketIfOpen()
     if (socket) {
-      this.generation++
-      this.clearTimer()
-      this.detachSocket()
-      this.socket = undefined
+      this.quiet()
       await withTimeout(socket.logout(), 10_000, 'logout').catch(() => socket.end(undefined).catch(() => undefined))
     } else {
       await this.retire()
     }
     await this.deps.auth.clear()
+    this.forgetAccount()
     if (hadSession) await this.report.set('closed', { phone: undefined, lid: undefined, reason: 'logged out' })
   }
 
-  /** Close the socket (gateway shutdown): no status change is reported. */
+  /** Close the socket (gateway shutdown) without reporting; pending media and credential writes finish first. */
   async shutdown(): Promise<void> {
     this.failLink(new TransportError('failed', 'the transport stopped'))
     await this.retire()
+    await this.stopBackground()
+    await this.upserts.catch(() => undefined)
+    await this.deps.auth.flush()
   }
 
-  /** Note how a send ended: a timed-out send marks the open session as stalled (in its reason) until one succeeds. */
-  async noteSend(outcome: 'ok' | 'timeout'): Promise<void> {
-    if (this.report.state !== 'open') return
-    await this.report.set('open', { reason: outcome === 'timeout' ? 'stalled: a send timed out' : undefined })
+  /** A send on `socket` stalled (half-open connection): end that socket and reconnect (once, however many sends stalled on it). */
+  async restartStalled(socket: SocketLike): Promise<void> {
+    if (socket !== this.socket || this.report.state !== 'open') return
+    await this.abandon(socket, this.generation, new ConnectionProblem('stalled: a send timed out'))
   }
 
   // --- Internal helpers ---
 
   private async openSocket(): Promise<void> {
+    this.release()
     const generation = ++this.generation
-    this.clearTimer()
-    this.detachSocket()
-    const version = await this.deps.version.get()
+    const { lib, options, auth, baileysLogger: logger, messages, agent } = this.deps
+    const version = await this.deps.version.get(agent)
     if (generation !== this.generation) return
     let socket: SocketLike
     try {
-      const { lib, options, auth, baileysLogger: logger, messages } = this.deps
-      const config = socketConfig({ lib, options, auth, logger, keyCache: this.keyCache, messages, groups: this.groups, version })
+      const fetch = (jid: string) => () => socketCall('group metadata', options.sendTimeoutMs, () => this.requireSocket().groupMetadata(jid))
+      const groupMetadata = (jid: string) => this.groups.lookup(jid, fetch(jid))
+      const config = socketConfig({ lib, options, auth, logger, keyCache: this.keyCache, messages, groupMetadata, version, agent })
       socket = await createSocket(this.deps.factory, config, { deviceId: this.deps.deviceId })
     } catch (error) {
       if (generation !== this.generation) return
       this.deps.logger.warn({ err: error, deviceId: this.deps.deviceId }, 'could not create the socket')
-      return this.afterClose(undefined)
+      return this.afterClose(new Error(`could not create the socket: ${error instanceof Error ? error.message : String(error)}`))
     }
     if (generation !== this.generation) return void socket.end(undefined).catch(() => undefined)
-    this.socket = socket
     this.attach(socket, generation)
+    this.watch = watchConnection(socket, options.openTimeoutMs, problem => this.queue(() => this.abandon(socket, generation, problem)))
   }
 
   private attach(socket: SocketLike, generation: number): void {
     const log = (what: string) => (err: unknown) => this.deps.logger.error({ err, deviceId: this.deps.deviceId }, what)
-    this.detach = attachHandlers(socket, {
-      connection: update => {
-        this.updates = this.updates.then(() => this.onUpdate(socket, generation, update)).catch(log('connection update failed'))
-      },
+    const failures = { deviceId: this.deps.deviceId, messages: this.deps.messages, socket, emit: this.report.emit.bind(this.report) }
+    this.hold(socket, attachHandlers(socket, {
+      connection: update => this.queue(() => this.onUpdate(socket, generation, update)),
       creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
       messages: upsert => {
         this.upserts = this.upserts.then(() => this.deps.onUpsert(this, socket, upsert)).catch(log('incoming messages failed'))
       },
-      groupChanged: jid => this.groups.delete(jid),
-    })
+      messageUpdates: updates => {
+        this.upserts = this.upserts.then(() => reportFailures(failures, updates)).catch(log('delivery failures not reported'))
+      },
+      groupsUpserted: groups => groups.forEach(group => this.groups.set(group)),
+      groupsUpdated: updates => updates.forEach(update => this.groups.applyUpdate(update)),
+      participantsChanged: event => this.groups.applyParticipants(event, [socket.user?.id, socket.user?.lid].filter((x): x is string => !!x)),
+    }))
   }
 
   private async onUpdate(socket: SocketLike, generation: number, update: Partial<ConnectionState>): Promise<void> {
     if (generation !== this.generation) return
-    if (update.qr) await this.onQr(socket, generation, update.qr)
+    if (update.qr) {
+      this.watch?.stop()
+      await this.onQr(socket, generation, update.qr)
+    }
     if (generation !== this.generation) return
     if (update.connection === 'open') await this.onOpen(socket)
     else if (update.connection === 'close') await this.onClose(generation, update.lastDisconnect?.error)
@@ -203,9 +213,11 @@ export class DeviceSession {
   }
 
   private async onOpen(socket: SocketLike): Promise<void> {
+    this.watch?.stop()
     const user = socket.user
     this.openedAt = Date.now()
     this.restarts = 0
+    this.unreachable = undefined
     this.linking?.reject(new TransportError('already-connected', 'the device connected'))
     this.linking = undefined
     await this.report.set('open', {
@@ -217,21 +229,30 @@ export class DeviceSession {
 
   private async onClose(generation: number, error: unknown): Promise<void> {
     if (generation !== this.generation) return
-    this.detachSocket()
-    this.socket = undefined
-    const code = statusCodeOf(error)
-    this.deps.logger.info({ deviceId: this.deps.deviceId, code, err: error }, 'socket closed')
-    await this.afterClose(code)
+    this.release()
+    this.deps.logger.info({ deviceId: this.deps.deviceId, reason: describeClose(error), err: error }, 'socket closed')
+    await this.afterClose(error)
   }
 
-  /** Apply the connection policy after the current socket closed (or could not be created). */
-  private async afterClose(code: number | undefined): Promise<void> {
+  /** End `socket` ourselves for `problem` and apply the policy, without waiting for Baileys to report the close. */
+  private async abandon(socket: SocketLike, generation: number, problem: ConnectionProblem): Promise<void> {
+    if (generation !== this.generation || this.socket !== socket) return
+    this.quiet()
+    this.deps.logger.warn({ deviceId: this.deps.deviceId, reason: problem.reason }, 'closing a socket that is not working')
+    void withTimeout(socket.end(problem), 5_000, 'closing the socket').catch(() => undefined)
+    await this.afterClose(problem)
+  }
+
+  /** Apply the connection policy after the current socket ended with `error` (or could not be created). */
+  private async afterClose(error: unknown): Promise<void> {
     const paired = this.deps.auth.paired()
-    const action = closeAction(code, paired)
+    const action = closeAction(error, paired)
     if (this.openedAt !== undefined && Date.now() - this.openedAt >= this.deps.options.reconnect.stableAfterMs) this.attempts = 0
     this.openedAt = undefined
     const generation = this.generation
-    const reason = describeClose(code)
+    const reason = describeClose(error)
+    this.unreachable = action.kind === 'reconnect' && action.unreachable ? reason : undefined
+    if (this.unreachable) this.deps.logger.warn({ deviceId: this.deps.deviceId, reason, err: error }, 'WhatsApp cannot be reached')
     if (action.kind === 'restart' && this.restarts++ < 3) {
       if (paired) await this.report.set('connecting', { reason: undefined })
       if (generation === this.generation) await this.openSocket()
@@ -239,6 +260,7 @@ export class DeviceSession {
     }
     if (action.kind === 'logged-out') {
       await this.deps.auth.clear()
+      this.forgetAccount()
       if (generation !== this.generation) return
       this.failLink(new TransportError('failed', 'WhatsApp refused the link'))
       return this.report.set(paired ? 'logged-out' : 'closed', { phone: undefined, lid: undefined, reason })
@@ -249,15 +271,13 @@ export class DeviceSession {
     }
     if (action.kind === 'link-expired') return this.endLink(new TransportError('timeout', 'the QR codes expired'), 'link expired: the QR was not scanned in time')
     if (action.kind === 'reconnect' && action.outdatedVersion) this.deps.version.invalidate()
-    if (!paired && (!this.linking || this.linking.code || ++this.linkRetries > 3)) {
-      return this.endLink(new TransportError('failed', reason), `link interrupted: ${reason}`)
+    if (!paired) {
+      const linking = this.linking
+      const failure = this.unreachable && !linking?.settled ? new TransportError('unreachable', reason, { cause: error }) : new TransportError('failed', reason, { cause: error })
+      if (!linking || linking.requested || ++this.linkRetries > 3 || failure.code === 'unreachable') return this.endLink(failure, `link interrupted: ${reason}`)
     }
     const delay = backoffDelay(this.attempts++, this.deps.options.reconnect, this.deps.random)
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      if (generation === this.generation) void this.openSocket().catch(err => this.deps.logger.error({ err }, 'reconnect failed'))
-    }, delay)
-    this.timer.unref?.()
+    this.schedule(delay, () => this.openSocket())
     await this.report.set(this.linking ? 'linking' : 'connecting', { reason: `${reason}; reconnecting in ${Math.ceil(delay / 1000)} s` })
   }
 
@@ -276,25 +296,5 @@ export class DeviceSession {
   private failLink(error: TransportError): void {
     this.linking?.reject(error)
     this.linking = undefined
-  }
-
-  /** Stop the current socket (and any pending reconnect) without reacting to its close. */
-  private async retire(): Promise<void> {
-    this.generation++
-    this.clearTimer()
-    const socket = this.socket
-    this.detachSocket()
-    this.socket = undefined
-    if (socket) await withTimeout(socket.end(undefined), 5_000, 'closing the socket').catch(() => undefined)
-  }
-
-  private detachSocket(): void {
-    this.detach?.()
-    this.detach = undefined
-  }
-
-  private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer)
-    this.timer = undefined
   }
 }

@@ -1,4 +1,5 @@
-import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
+import type { Agent } from 'node:http'
+import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, SocketConfig, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
 import type { TransportEvent } from 'zapgate'
 import type { Logger } from 'zapgate'
 import type { StoredAuthState } from './auth-state.ts'
@@ -20,6 +21,8 @@ export interface SessionDeps {
   version: VersionSource
   logger: Logger
   baileysLogger: BaileysLogger
+  /** The device's proxy agent (for the socket, media and the version lookup), when it has a proxy. */
+  agent?: Agent
   /** Report an event to the gateway (resolves once recorded). */
   emit(event: TransportEvent): Promise<void>
   /** Handle one messages.upsert of this session's socket; calls are made one at a time, in order. */
@@ -36,28 +39,34 @@ export interface SocketConfigInput {
   logger: BaileysLogger
   keyCache: CacheStore
   messages: MessageStore
-  groups: { get(jid: string): GroupMetadata | undefined }
+  /** Baileys' cachedGroupMetadata: the cached metadata, else a first fetch that is then cached. */
+  groupMetadata(jid: string): Promise<GroupMetadata | undefined>
   version: WAVersion | undefined
+  agent?: Agent
 }
 
 /**
  * The Baileys config of one device socket. Baileys spreads it over its defaults, so a key set to
  * undefined would override a default (and `version: undefined` crashes): undefined values are left out.
- * The phone keeps its notifications (not marked online), no full history sync, no echo of own sends.
+ * The phone keeps its notifications (not marked online), no full history sync, no echo of own sends;
+ * statuses, broadcast lists and channels are ignored by Baileys itself (acked, never decrypted); a
+ * proxy agent carries the WebSocket (`agent`) and media uploads (`fetchAgent`).
  */
 export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
-  const { lib, options, auth, logger, keyCache, messages, groups, version } = input
+  const { lib, options, auth, logger, keyCache, messages, version, agent } = input
   const extra = Object.fromEntries(Object.entries(options.socketConfig).filter(([, value]) => value !== undefined))
   return {
     markOnlineOnConnect: false,
     syncFullHistory: false,
     ...extra,
+    ...(agent ? { agent: agent as SocketConfig['agent'], fetchAgent: agent as SocketConfig['fetchAgent'] } : {}),
     auth: { creds: auth.state.creds, keys: lib.makeCacheableSignalKeyStore(auth.state.keys, logger, keyCache) },
     logger,
     browser: options.browser ?? lib.Browsers.ubuntu('Chrome'),
     emitOwnEvents: false,
+    shouldIgnoreJid: jid => lib.isJidBroadcast(jid) || lib.isJidNewsletter(jid),
     getMessage: async key => (key.id ? messages.content(key.id) : undefined),
-    cachedGroupMetadata: async jid => groups.get(jid),
+    cachedGroupMetadata: jid => input.groupMetadata(jid),
     ...(version ? { version } : {}),
   }
 }
@@ -67,28 +76,31 @@ export interface SocketHandlers {
   connection(update: Partial<ConnectionState>): void
   creds(): void
   messages(upsert: BaileysEventMap['messages.upsert']): void
-  /** A group's metadata changed (subject, settings or participants). */
-  groupChanged(jid: string): void
+  /** Status changes of messages (the adapter reports the delivery failures among them). */
+  messageUpdates(updates: BaileysEventMap['messages.update']): void
+  /** Groups joined or created (full metadata). */
+  groupsUpserted(groups: GroupMetadata[]): void
+  /** Group subject or settings changed (partial metadata). */
+  groupsUpdated(updates: Partial<GroupMetadata>[]): void
+  /** Participants added, removed, promoted or demoted. */
+  participantsChanged(event: BaileysEventMap['group-participants.update']): void
 }
 
 /** Attach the handlers to a socket's events; returns the function that detaches them again. */
 export function attachHandlers(socket: SocketLike, handlers: SocketHandlers): () => void {
-  const onUpdate = (update: Partial<ConnectionState>) => handlers.connection(update)
-  const onCreds = () => handlers.creds()
-  const onUpsert = (upsert: BaileysEventMap['messages.upsert']) => handlers.messages(upsert)
-  const onGroups = (updates: { id?: string | null }[]) => updates.forEach(u => u.id && handlers.groupChanged(u.id))
-  const onParticipants = (update: { id: string }) => handlers.groupChanged(update.id)
-  socket.ev.on('connection.update', onUpdate)
-  socket.ev.on('creds.update', onCreds)
-  socket.ev.on('messages.upsert', onUpsert)
-  socket.ev.on('groups.update', onGroups)
-  socket.ev.on('group-participants.update', onParticipants)
+  const listeners: { [E in keyof BaileysEventMap]?: (arg: BaileysEventMap[E]) => void } = {
+    'connection.update': update => handlers.connection(update),
+    'creds.update': () => handlers.creds(),
+    'messages.upsert': upsert => handlers.messages(upsert),
+    'messages.update': updates => handlers.messageUpdates(updates),
+    'groups.upsert': groups => handlers.groupsUpserted(groups),
+    'groups.update': updates => handlers.groupsUpdated(updates),
+    'group-participants.update': event => handlers.participantsChanged(event),
+  }
+  const entries = Object.entries(listeners) as [keyof BaileysEventMap, (arg: unknown) => void][]
+  for (const [event, listener] of entries) socket.ev.on(event, listener)
   return () => {
-    socket.ev.off('connection.update', onUpdate)
-    socket.ev.off('creds.update', onCreds)
-    socket.ev.off('messages.upsert', onUpsert)
-    socket.ev.off('groups.update', onGroups)
-    socket.ev.off('group-participants.update', onParticipants)
+    for (const [event, listener] of entries) socket.ev.off(event, listener)
   }
 }
 

@@ -1,3 +1,5 @@
+import type { Agent } from 'node:http'
+import PQueue from 'p-queue'
 import { TransportError } from 'zapgate'
 import type {
   GroupInfo,
@@ -19,8 +21,11 @@ import { toTransportError, withTimeout } from './errors.ts'
 import { groupCreate, groupInfo, groupJoin, type GroupDeps } from './groups.ts'
 import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
+import { downloadThroughAgent } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
 import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
+import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
+import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
 import { markRead, sendOutgoing } from './send.ts'
 import { DeviceSession } from './session.ts'
@@ -42,6 +47,7 @@ export class BaileysTransport implements Transport {
   private readonly sessions = new Map<string, DeviceSession>()
   private readonly lock = new KeyedLock()
   private readonly resolver = new AddressResolver()
+  private readonly proxies = new ProxyAgents()
   private context?: TransportContext
   private loaded?: Promise<Loaded>
 
@@ -52,6 +58,7 @@ export class BaileysTransport implements Transport {
 
   async start(context: TransportContext): Promise<void> {
     this.context = context
+    if (this.options.checkReachability) void this.checkReachability()
   }
 
   async connect(deviceId: string): Promise<void> {
@@ -91,9 +98,10 @@ export class BaileysTransport implements Transport {
   async send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
     const { session, socket } = this.open(deviceId)
     const { lib } = await this.load()
-    const { buttonsFallback, sendTimeoutMs: timeoutMs } = this.options
+    const { buttonsFallback, sendTimeoutMs: timeoutMs, ffmpegPath } = this.options
     const logger = this.ctx().logger
-    return sendOutgoing({ lib, session, socket, messages: session.messages, resolver: this.resolver, buttonsFallback, timeoutMs, logger }, to, message)
+    const stalled = (stuck: SocketLike) => this.lock.run(deviceId, () => session.restartStalled(stuck))
+    return sendOutgoing({ lib, session, socket, messages: session.messages, resolver: this.resolver, buttonsFallback, timeoutMs, ffmpegPath, logger, stalled }, to, message)
   }
 
   async markRead(deviceId: string, target: MessageRef): Promise<void> {
@@ -113,10 +121,12 @@ export class BaileysTransport implements Transport {
     return groupJoin(this.groupDeps(deviceId), inviteCode)
   }
 
+  /** Close every session; pending media reports and credential writes finish first. */
   async stop(): Promise<void> {
     const sessions = [...this.sessions.values()]
     this.sessions.clear()
     await Promise.all(sessions.map(session => session.shutdown()))
+    this.proxies.destroy()
   }
 
   /**
@@ -132,7 +142,8 @@ export class BaileysTransport implements Transport {
     const media = type ? (content[type] as { mimetype?: string | null; fileName?: string | null; url?: string | null } | undefined) : undefined
     if (!message || !media || typeof media !== 'object' || !('mimetype' in media || 'url' in media)) return undefined
     try {
-      const data = await withTimeout(downloadMedia(message, { socket: session.socketIfOpen(), logger: this.ctx().logger }), this.options.sendTimeoutMs, 'media download')
+      const download = downloadMedia(message, { socket: session.socketIfOpen(), logger: this.ctx().logger, agent: await this.agentFor(deviceId) })
+      const data = await withTimeout(download, this.options.sendTimeoutMs, 'media download')
       return { data, mimetype: media.mimetype || 'application/octet-stream', ...(media.fileName ? { fileName: media.fileName } : {}) }
     } catch (error) {
       throw toTransportError(error, 'media download')
@@ -140,6 +151,21 @@ export class BaileysTransport implements Transport {
   }
 
   // --- Internal helpers ---
+
+  /** The proxy agent of a device, when it has a proxy. */
+  private async agentFor(deviceId: string): Promise<Agent | undefined> {
+    const url = proxyUrlFor(this.options.proxy, deviceId)
+    return url ? this.proxies.get(url) : undefined
+  }
+
+  /** Log whether WhatsApp can be reached (through the proxy when there is one for every device). */
+  private async checkReachability(): Promise<void> {
+    const logger = this.ctx().logger
+    const proxy = typeof this.options.proxy === 'string' ? this.options.proxy : undefined
+    if (typeof this.options.proxy === 'function') return void logger.info({}, 'proxies are chosen per device: each device reports whether WhatsApp can be reached when it connects')
+    const agent = proxy ? await this.proxies.get(proxy) : undefined
+    await logReachability(this.options.socketConfig.waWebSocketUrl ?? WHATSAPP_WS_URL, agent, logger, proxy && redactProxy(proxy)).catch(err => logger.error({ err }, 'the reachability check failed'))
+  }
 
   private ctx(): TransportContext {
     if (!this.context) throw new TransportError('failed', 'the Baileys transport has not been started')
@@ -164,6 +190,7 @@ export class BaileysTransport implements Transport {
     const context = this.ctx()
     const { lib, factory, version, logger: baileysLog, downloadMedia } = await this.load()
     const logger = context.logger
+    const agent = await this.agentFor(deviceId)
     const auth = await loadAuthState(context.storage, authPrefix(deviceId), lib)
     const messages = new MessageStore(context.storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
     const receive = {
@@ -173,6 +200,8 @@ export class BaileysTransport implements Transport {
       downloadMedia,
       inlineMediaMaxBytes: this.options.inlineMediaMaxBytes,
       downloadTimeoutMs: this.options.sendTimeoutMs,
+      downloads: new PQueue({ concurrency: 4 }),
+      agent,
       logger,
       emit: context.emit,
     }
@@ -186,6 +215,7 @@ export class BaileysTransport implements Transport {
       version,
       logger,
       baileysLogger: baileysLog,
+      agent,
       emit: context.emit,
       onUpsert: (s, socket, upsert) => receiveUpsert(receive, s, socket, upsert),
     })
@@ -199,10 +229,15 @@ export class BaileysTransport implements Transport {
       const lib: BaileysModule = await importOptional(BAILEYS, 'The Baileys transport', () => import('@whiskeysockets/baileys'), BAILEYS_RANGE)
       const logger = baileysLogger(this.ctx().logger, this.options.baileysLogLevel)
       const factory: SocketFactory = this.options.socketFactory ?? (config => lib.makeWASocket(config) satisfies SocketLike)
-      const version = new VersionSource(this.options.resolveVersion ?? defaultVersionResolver(lib, this.ctx().logger))
+      const custom = this.options.resolveVersion
+      const version = new VersionSource(custom ? () => custom() : defaultVersionResolver(this.ctx().logger))
+      const timeoutMs = this.options.sendTimeoutMs
       const downloadMedia: MediaDownloader =
         this.options.downloadMedia ??
-        ((message, { socket }) => lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined))
+        ((message, { socket, agent }) =>
+          agent
+            ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs })
+            : lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined))
       return { lib, logger, factory, version, downloadMedia }
     })()
     this.loaded.catch(() => (this.loaded = undefined))

@@ -11,6 +11,7 @@ import type {
   WAMessage,
   WAMessageKey,
 } from '@whiskeysockets/baileys'
+import type { Agent } from 'node:http'
 import type { Logger } from 'zapgate'
 
 /** The Baileys module (loaded lazily: users of other transports never load it). */
@@ -46,6 +47,17 @@ export interface SocketLike {
   waUploadToServer: WAMediaUploadFunction
   /** LID to phone number mappings the socket has seen (optional: a fake may leave it out). */
   signalRepository?: { lidMapping: { getPNForLID(lid: string): Promise<string | null> } }
+  /**
+   * The socket's WebSocket client (Baileys' WebSocketClient re-emits ws's events): the adapter
+   * listens for `unexpected-response`, a refused upgrade that Baileys never turns into a close.
+   */
+  ws?: SocketWire
+}
+
+/** The event side of a socket's WebSocket client, as far as the adapter uses it. */
+export interface SocketWire {
+  on(event: 'unexpected-response', listener: (request: unknown, response: { statusCode?: number; resume?(): unknown }) => void): unknown
+  off(event: 'unexpected-response', listener: (request: unknown, response: { statusCode?: number; resume?(): unknown }) => void): unknown
 }
 
 /** Which device a socket is for, handed to the factory with the socket config. */
@@ -59,5 +71,8 @@ export interface SocketInfo {
  */
 export type SocketFactory = (config: UserFacingSocketConfig, info: SocketInfo) => SocketLike | Promise<SocketLike>
 
-/** Downloads the bytes of a received media message (default: Baileys' downloadMediaMessage, with a re-upload request through `socket` when given). */
-export type MediaDownloader = (message: WAMessage, context: { socket?: SocketLike; logger: Logger }) => Promise<Buffer>
+/**
+ * Downloads the bytes of a received media message (default: Baileys' downloadMediaMessage, with a
+ * re-upload request through `socket` when given; through `agent`, the device's proxy, when it has one).
+ */
+export type MediaDownloader = (message: WAMessage, context: { socket?: SocketLike; logger: Logger; agent?: Agent }) => Promise<Buffer>

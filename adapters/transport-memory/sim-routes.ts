@@ -112,6 +112,7 @@ const TRANSPORT_STATUS: Record<TransportError['code'], number> = {
   'not-admin': 403,
   'rate-limited': 429,
   timeout: 504,
+  unreachable: 503,
   invalid: 400,
   failed: 502,
 }

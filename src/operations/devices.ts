@@ -7,7 +7,7 @@ import { defineOperation, type OperationContext } from './operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
-import type { LinkChallenge } from '../ports/transport.ts'
+import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { answer, deviceErrors } from './answers.ts'
 
 /** Longest device name or chosen appkey. */
@@ -31,7 +31,7 @@ export const generateQrCode = defineOperation({
     id: string(),
     webhookSecret: string(),
   }),
-  errors: ['invalid-input', 'unauthenticated', 'already-connected', 'link-failed', 'timeout', 'failed'],
+  errors: ['invalid-input', 'unauthenticated', 'already-connected', 'link-failed', 'unreachable', 'timeout', 'failed'],
   answers: { 'invalid-input': { status: 400, message: Messages.qrInvalid }, unauthenticated: { status: 401, message: Messages.qrAuth } },
   schema: type({
     authkey: optional(any()),
@@ -59,7 +59,7 @@ export const addDevice = defineOperation({
   name: 'addDevice',
   summary: 'Add a device by name (or reuse an unlinked one of that name) and return its QR code',
   answer: answer({ qrcode: string(), link: string(), id: string(), appkey: optional(string()), webhookSecret: string() }),
-  errors: ['invalid-input', 'unauthenticated', 'link-failed', 'already-connected'],
+  errors: ['invalid-input', 'unauthenticated', 'link-failed', 'already-connected', 'unreachable'],
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
   async handle({ authkey, message: name, webhook }, context) {
     const { services } = context
@@ -72,6 +72,7 @@ export const addDevice = defineOperation({
       challenge = await linkEnsured(context, ensured, undefined, webhookUrl)
     } catch (cause) {
       if (cause instanceof GatewayError) throw cause
+      if (cause instanceof TransportError && cause.code === 'unreachable') throw cause
       throw new GatewayError('link-failed', { cause })
     }
     return {

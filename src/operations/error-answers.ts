@@ -40,6 +40,7 @@ export const Messages = {
   accountNotFound: 'Conta não encontrada.',
   transportTimeout: 'A rede de mensagens não respondeu a tempo.',
   transportFailed: 'Falha na rede de mensagens.',
+  networkUnreachable: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.',
   internal: 'Erro interno.',
   sendQueueFull: 'Fila de envio do dispositivo cheia. Tente novamente mais tarde.',
   sendQueueTimeout: 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.',
@@ -91,6 +92,7 @@ export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
   'not-found': { status: 404, message: 'Destino não encontrado na rede.' },
   'not-admin': { status: 403, message: 'O dispositivo não é administrador do grupo.' },
   timeout: { status: 504, message: Messages.transportTimeout },
+  unreachable: { status: 503, message: Messages.networkUnreachable, retryAfterSeconds: 30 },
   invalid: { status: 400, message: 'Mensagem recusada pela rede.' },
   failed: { status: 502, message: Messages.transportFailed },
   // Anything else

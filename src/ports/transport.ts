@@ -206,6 +206,11 @@ export type TransportEvent =
   | { type: 'message'; deviceId: string; message: IncomingMessage }
   | { type: 'qr'; deviceId: string; qr: string }
   | { type: 'status'; deviceId: string; status: SessionStatus }
+  /**
+   * The network reports that a message the device sent was not delivered (WhatsApp: an error ack
+   * such as 463 or 479). `messageId` is the id `send` answered; `chat` is named as in IncomingMessage.
+   */
+  | { type: 'message-failed'; deviceId: string; messageId: string; chat: string; code?: number; reason: string; timestamp: number }
 
 /** Why a transport call failed; the gateway maps `code` to an HTTP answer. */
 export class TransportError extends Error {
@@ -217,6 +222,7 @@ export class TransportError extends Error {
       | 'not-admin' // 403
       | 'rate-limited' // 429
       | 'timeout' // 504
+      | 'unreachable' // 503: the messaging network cannot be reached from this server
       | 'invalid' // 400: the network refused the content
       | 'failed', // 502: anything else
     message: string,

@@ -179,6 +179,44 @@ transport('keys written by the socket land in the device namespace', async () =>
   await s.transport.stop()
 })
 
+transport('a new link is not served keys cached for the previous account (the signal key cache goes with the credentials)', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage })
+  await s.linked('dev', '5511999990000')
+  for (const [end, relink] of [['440: replaced by another client, then a new link', 440], ['401: logged out from the phone, then a new link', 401]] as const) {
+    const old = s.fake.current('dev')
+    await old.storeKeys({ session: { '5511888880000.0': Buffer.from('old-account-session') } })
+    assert.ok((await old.config.auth.keys.get('session', ['5511888880000.0']))['5511888880000.0'], `${end}: cached`)
+    await old.close(relink)
+    await waitFor(() => ['replaced', 'logged-out'].includes(s.statuses('dev').at(-1)?.state ?? ''), `${end}: ended`)
+    await s.transport.link('dev', {})
+    assert.equal(storage.keys('device:dev:auth:key:'), [], `${end}: the stored keys are gone`)
+    assert.equal(await s.fake.current('dev').config.auth.keys.get('session', ['5511888880000.0']), {}, `${end}: and so is the cached copy`)
+    await s.fake.completeLink('dev', '5511999990000')
+    await waitFor(() => s.statuses('dev').at(-1)?.state === 'open', `${end}: open again`)
+  }
+  await s.transport.stop()
+})
+
+transport('stop() waits for credential and key writes still on their way to the store', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage })
+  await s.linked('dev', '5511999990000')
+  const set = storage.set.bind(storage)
+  storage.set = async (key, value, ttl) => {
+    await new Promise(resolve => setTimeout(resolve, 80))
+    return set(key, value, ttl)
+  }
+  const socket = s.fake.current('dev')
+  Object.assign(socket.creds, { routingInfo: Buffer.from('edge-7') })
+  socket.ev.emit('creds.update', { routingInfo: socket.creds.routingInfo })
+  void socket.storeKeys({ 'pre-key': { '42': { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) } } })
+  await s.transport.stop()
+  const creds = JSON.parse(String(await storage.get('device:dev:auth:creds')), baileys.BufferJSON.reviver)
+  assert.equal(Buffer.from(creds.routingInfo).toString(), 'edge-7', 'the last creds.update reached the store before stop() resolved')
+  assert.ok(await storage.get('device:dev:auth:key:pre-key:42'), 'so did the key write')
+})
+
 transport('logout unlinks through the socket and clears the device namespace', async () => {
   const storage = new RecordingStorage()
   const s = await setupBaileys({ storage })

@@ -75,6 +75,20 @@ link('link by pairing code asks WhatsApp for the gateway-chosen code after the f
   await s.transport.stop()
 })
 
+link('a 405 (outdated version) before the pairing code was requested retries with a fresh version; the code is asked on the new socket', async () => {
+  let calls = 0
+  const s = await setupBaileys({ behaviour: { autoQr: false }, resolveVersion: async () => [2, 3000, ++calls] })
+  const challenge = s.transport.link('dev', { phone: '5511999990000', code: 'ABCD2345' })
+  await waitFor(() => s.fake.sockets.length === 1, 'the first socket')
+  await s.fake.current('dev').close(new Boom('Connection Failure', { statusCode: 405, data: { reason: '405' } }))
+  await waitFor(() => s.fake.sockets.length === 2, 'a new socket')
+  assert.equal(s.fake.current('dev').config.version, [2, 3000, 2], 'with a freshly resolved version')
+  s.fake.current('dev').showQr()
+  assert.equal(await challenge, { kind: 'code', code: 'ABCD2345' })
+  assert.equal(s.fake.sockets.map(socket => socket.calls.filter(c => c.method === 'requestPairingCode').length), [0, 1])
+  await s.transport.stop()
+})
+
 link('a refused pairing code rejects link() and closes the session', async () => {
   const s = await setupBaileys()
   s.fake.failNext('requestPairingCode', new Boom('Connection Closed', { statusCode: 428 }))
@@ -150,6 +164,8 @@ link('the socket config: fresh creds, pinned version, quiet presence, no own-eve
   assert.type(config.cachedGroupMetadata, 'function')
   assert.is(config.logger?.level, 'warn')
   assert.is(config.auth.creds.account, undefined)
+  for (const jid of ['status@broadcast', '12345@broadcast', '1203630000@newsletter']) assert.is(config.shouldIgnoreJid!(jid), true, `${jid} is ignored inside Baileys`)
+  for (const jid of ['5511888880000@s.whatsapp.net', '998877@lid', '120363000000000001@g.us']) assert.not.ok(config.shouldIgnoreJid!(jid), `${jid} is not`)
   await s.transport.stop()
 })
 

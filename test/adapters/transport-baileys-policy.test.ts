@@ -43,17 +43,19 @@ policy('401 logged out: auth wiped, status logged-out, no reconnect', async () =
   await s.transport.stop()
 })
 
-policy('440 connection replaced: status replaced, no automatic reconnect', async () => {
+policy('440 connection replaced: status replaced with the reason, credentials kept, no reconnect by itself; connect() opens it again', async () => {
   const s = await openDevice()
   const sockets = s.fake.sockets.length
-  await s.fake.current('dev').close(440)
+  await s.fake.current('dev').replaced()
   await waitFor(() => last(s)?.state === 'replaced', 'replaced')
   assert.equal(last(s), { state: 'replaced', connected: false, phone: '5511999990000', lid: '123456789@lid', reason: 'session replaced by another client (440)' })
-  await settle(30)
+  await new Promise(resolve => setTimeout(resolve, 100)) // far past the back-off (5 ms): nothing reconnects
   assert.is(s.fake.sockets.length, sockets)
   assert.ok(s.storage.keys('device:dev:auth:creds').length === 1, 'the credentials stay')
   await s.transport.connect('dev')
   await waitFor(() => last(s)?.state === 'open', 'open again on an explicit connect')
+  assert.is(s.fake.sockets.length, sockets + 1)
+  assert.equal(s.fake.current('dev').config.auth.creds.me?.id, '5511999990000:7@s.whatsapp.net', 'with the same credentials')
   await s.transport.stop()
 })
 
@@ -83,10 +85,10 @@ policy('408 while paired (keep-alive lost): reconnect', async () => {
   await s.transport.stop()
 })
 
-policy('408 while unpaired (QR codes ran out): the link ends, status closed, no reconnect', async () => {
+policy('408 "QR refs attempts ended" (QR codes ran out): the link ends, status closed, no reconnect', async () => {
   const s = await setupBaileys()
   await s.transport.link('dev', {})
-  await s.fake.current('dev').close(408)
+  await s.fake.current('dev').expireQr()
   await waitFor(() => last(s)?.state === 'closed', 'closed')
   assert.equal(last(s), { state: 'closed', connected: false, reason: 'link expired: the QR was not scanned in time' })
   await settle(30)

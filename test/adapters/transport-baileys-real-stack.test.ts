@@ -1,8 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { TransportEvent } from '../../src/ports/transport.ts'
+import { TransportError, type TransportEvent } from '../../src/ports/transport.ts'
 import { silentLogger } from '../../src/logger.ts'
-import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
+import { baileysTransport, type BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
 import { startFakeWhatsApp } from '../helpers/fake-wa-server.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { waitFor } from '../helpers/fake-baileys-socket.ts'
@@ -38,6 +38,64 @@ stack('the default socket factory completes the Noise handshake with a local pee
     await transport.stop()
     restoreRoot()
     await server.close()
+  }
+})
+
+/** A started transport on the real Baileys stack (default factory) against `url`, recording its events. */
+async function realTransport(url: string, options: Partial<BaileysTransportOptions> = {}) {
+  const events: TransportEvent[] = []
+  const transport = baileysTransport({
+    resolveVersion: async () => [2, 3000, 1],
+    // Loopback only: the real makeWASocket connects here, never to WhatsApp.
+    socketConfig: { waWebSocketUrl: url, connectTimeoutMs: 5_000, qrTimeout: 200 },
+    linkTimeoutMs: 5_000,
+    openTimeoutMs: 4_000,
+    reconnect: { initialDelayMs: 50, jitter: 0 },
+    ...options,
+  })
+  await transport.start({ storage: new RecordingStorage(), logger: silentLogger, emit: async event => void events.push(event) })
+  return { transport, events }
+}
+
+async function linkError(transport: { link(id: string, request: object): Promise<unknown> }): Promise<TransportError> {
+  try {
+    await transport.link('dev', {})
+  } catch (error) {
+    assert.instance(error, TransportError)
+    return error as TransportError
+  }
+  throw new Error('link() should have failed')
+}
+
+stack('a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stays connecting forever without the watch; link() answers unreachable at once', async () => {
+  const server = await startFakeWhatsApp({ refuseUpgrade: 503 })
+  const { transport, events } = await realTransport(server.url)
+  try {
+    const started = Date.now()
+    const error = await linkError(transport)
+    assert.is(error.code, 'unreachable')
+    assert.match(error.message, /refused the connection: HTTP 503 at the WebSocket upgrade/)
+    assert.ok(Date.now() - started < 3_000, `answered in ${Date.now() - started} ms, well before the 4 s watch or the 5 s link timeout`)
+    assert.is(server.upgrades, 1)
+    const status = events.filter(e => e.type === 'status').at(-1)
+    assert.ok(status?.type === 'status' && status.status.state === 'closed' && /HTTP 503/.test(status.status.reason ?? ''), JSON.stringify(status))
+  } finally {
+    await transport.stop()
+    await server.close()
+  }
+})
+
+stack('nothing listening (ECONNREFUSED, which Baileys codes 408 like an expired QR): link() answers unreachable, not "QR expired"', async () => {
+  const server = await startFakeWhatsApp()
+  const url = server.url
+  await server.close() // the port is now closed
+  const { transport } = await realTransport(url)
+  try {
+    const error = await linkError(transport)
+    assert.is(error.code, 'unreachable')
+    assert.match(error.message, /^WhatsApp cannot be reached from this server \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/)
+  } finally {
+    await transport.stop()
   }
 })
 

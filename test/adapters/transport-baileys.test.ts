@@ -5,13 +5,14 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
 import { brazilianAlternative, normalizeJid, parseAddress, parseInviteCode, phoneOf } from '../../adapters/transport-baileys/jid.ts'
-import { backoffDelay, closeAction, describeClose } from '../../adapters/transport-baileys/policy.ts'
+import { backoffDelay, closeAction, ConnectionProblem, describeClose, statusCodeOf } from '../../adapters/transport-baileys/policy.ts'
 import { parseVersion, VersionSource } from '../../adapters/transport-baileys/version.ts'
 import { baileysLogger } from '../../adapters/transport-baileys/logger.ts'
 import { printQr } from '../../adapters/transport-baileys/qr-terminal.ts'
 import { toTransportError } from '../../adapters/transport-baileys/errors.ts'
 import { BoundedMap } from '../../src/store/bounded-map.ts'
 import { Boom } from '@hapi/boom'
+import { getCodeFromWSError } from '@whiskeysockets/baileys'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 
 const module = suite('Baileys transport: module')
@@ -119,17 +120,31 @@ module('jid helpers', () => {
   assert.is(normalizeJid('123:4@lid'), '123@lid')
 })
 
-module('closeAction: the policy table', () => {
-  assert.equal(closeAction(515, true), { kind: 'restart' })
-  assert.equal(closeAction(401, true), { kind: 'logged-out' })
-  assert.equal(closeAction(440, true), { kind: 'replaced' })
-  for (const code of [402, 403, 406]) assert.is(closeAction(code, true).kind, 'stop')
-  assert.equal(closeAction(408, true), { kind: 'reconnect', outdatedVersion: false })
-  assert.equal(closeAction(408, false), { kind: 'link-expired' })
-  assert.equal(closeAction(405, true), { kind: 'reconnect', outdatedVersion: true })
-  for (const code of [428, 500, 503, undefined]) assert.equal(closeAction(code, true), { kind: 'reconnect', outdatedVersion: false })
-  assert.is(describeClose(440), 'session replaced by another client (440)')
-  assert.is(describeClose(599), 'connection closed (599)')
+module('closeAction: the policy table, read from the errors Baileys closes with', () => {
+  const boom = (message: string, statusCode: number, data?: object) => new Boom(message, { statusCode, ...(data ? { data } : {}) })
+  const wsError = (code: string, message: string) => Object.assign(new Error(message), { code })
+  const unreachable = (error: Error) => boom(`WebSocket Error (${error.message})`, getCodeFromWSError(error), error)
+  const reconnect = { kind: 'reconnect', outdatedVersion: false, unreachable: false }
+  assert.equal(closeAction(boom('Stream Errored (restart required)', 515), true), { kind: 'restart' })
+  assert.equal(closeAction(boom('Intentional Logout', 401), true), { kind: 'logged-out' })
+  assert.equal(closeAction(boom('Stream Errored (conflict)', 440), true), { kind: 'replaced' })
+  for (const code of [402, 403, 406]) assert.is(closeAction(boom('Connection Failure', code), true).kind, 'stop')
+  assert.equal(closeAction(boom('Connection was lost', 408), true), reconnect)
+  assert.equal(closeAction(boom('QR refs attempts ended', 408), false), { kind: 'link-expired' })
+  for (const [code, message] of [['ENOTFOUND', 'getaddrinfo ENOTFOUND web.whatsapp.com'], ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:443'], ['ETIMEDOUT', 'Opening handshake has timed out']]) {
+    const error = unreachable(wsError(code, message))
+    assert.is(statusCodeOf(error), 408, 'Baileys gives every connect failure the code of an expired QR')
+    for (const paired of [true, false]) assert.equal(closeAction(error, paired), { kind: 'reconnect', outdatedVersion: false, unreachable: true }, `${code} paired ${paired}`)
+    assert.is(describeClose(error), `WhatsApp cannot be reached from this server (${message})`)
+  }
+  assert.equal(closeAction(boom('Timed Out', 408), false), { kind: 'reconnect', outdatedVersion: false, unreachable: true })
+  assert.equal(closeAction(new ConnectionProblem('WhatsApp refused the connection: HTTP 403'), true), { kind: 'reconnect', outdatedVersion: false, unreachable: true })
+  assert.equal(closeAction(boom('Connection Failure', 405), true), { kind: 'reconnect', outdatedVersion: true, unreachable: false })
+  for (const code of [428, 500, 503]) assert.equal(closeAction(boom('x', code), true), reconnect)
+  assert.equal(closeAction(new Error('socket hang up'), true), reconnect)
+  assert.is(describeClose(boom('Stream Errored (conflict)', 440)), 'session replaced by another client (440)')
+  assert.is(describeClose(boom('x', 599)), 'connection closed (599)')
+  assert.is(describeClose(boom('QR refs attempts ended', 408)), 'the QR codes expired')
 })
 
 module('backoffDelay: exponential, capped, with jitter either way', () => {

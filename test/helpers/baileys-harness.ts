@@ -89,7 +89,7 @@ export async function baileysHarness(options: BaileysTransportOptions & { behavi
 function sentRecord(record: FakeSent): HarnessSent {
   const to = phoneOf(record.jid) ?? record.jid
   if (record.via === 'relayMessage') {
-    const interactive = record.message.viewOnceMessage?.message?.interactiveMessage
+    const interactive = record.message.interactiveMessage
     return { id: record.id, to, kind: interactive?.carouselMessage ? 'carousel' : 'buttons' }
   }
   const c = record.content as Record<string, unknown>

@@ -1,21 +1,10 @@
-import { EventEmitter } from 'node:events'
-import { randomBytes } from 'node:crypto'
 import { Boom } from '@hapi/boom'
-import type {
-  AnyMessageContent,
-  AuthenticationCreds,
-  Contact,
-  GroupMetadata,
-  MessageRelayOptions,
-  MiscMessageGenerationOptions,
-  proto,
-  SignalDataSet,
-  UserFacingSocketConfig,
-  WAMessage,
-  WAMessageKey,
-} from '@whiskeysockets/baileys'
+import type { Contact, GroupMetadata, UserFacingSocketConfig, WAMessage } from '@whiskeysockets/baileys'
 import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
-import type { SocketInfo, SocketLike } from '../../adapters/transport-baileys/types.ts'
+import type { SocketInfo } from '../../adapters/transport-baileys/types.ts'
+import { FakeBaileysSocket, type SentRecord } from './baileys-fake-socket.ts'
+
+export { FakeBaileysSocket, type SentRecord } from './baileys-fake-socket.ts'
 
 /**
  * A fake Baileys network for offline tests: `factory` builds FakeBaileysSockets that behave like
@@ -43,6 +32,8 @@ export class FakeBaileys {
   readonly media = new Map<string, Buffer>()
   /** Errors the next call of a method throws (consumed once). */
   readonly failures = new Map<string, Error>()
+  /** How many of the next onWhatsApp calls answer undefined (Baileys' answer when the USync query returns nothing). */
+  onWhatsAppSilent = 0
   /** Methods whose calls never settle (to test timeouts). */
   readonly hanging = new Set<string>()
   /** Every downloadMedia call, by message id. */
@@ -141,6 +132,29 @@ export class FakeBaileys {
     return metadata
   }
 
+  /** Whether `participant` is the account `me` (by phone or LID). */
+  isMe(participant: { id: string; phoneNumber?: string }, me: Contact | undefined): boolean {
+    if (!me) return false
+    const phone = me.id.split(/[:@]/)[0]
+    const lid = me.lid?.split(/[:@]/)[0]
+    const user = participant.id.split(/[:@]/)[0]
+    return user === phone || user === lid || participant.phoneNumber?.split('@')[0] === phone
+  }
+
+  /** Whether the account `me` is a member of `group`. */
+  isMember(group: GroupMetadata, me: Contact | undefined): boolean {
+    return group.participants.some(p => this.isMe(p, me))
+  }
+
+  /** The group of an invite code (410 when revoked, 406 when unknown, as WhatsApp answers). */
+  groupOfInvite(code: string): GroupMetadata {
+    if (this.revokedInvites.has(code)) throw new Boom('gone', { data: 410 })
+    const id = this.invites.get(code)
+    const group = id ? this.groups.get(id) : undefined
+    if (!group) throw new Boom('not-acceptable', { data: 406 })
+    return group
+  }
+
   /** A new group id (used by groupCreate). */
   nextGroupId(): string {
     return `120363${String(++this.groupSeq).padStart(12, '0')}@g.us`
@@ -153,251 +167,8 @@ export interface FakeBehaviour {
   autoQr?: boolean
   /** A paired socket opens right after connecting (default true). */
   autoOpen?: boolean
-}
-
-/** One outgoing call: sendMessage (content) or relayMessage (message and relay options). */
-export type SentRecord =
-  | { via: 'sendMessage'; jid: string; content: AnyMessageContent; options?: MiscMessageGenerationOptions; id: string }
-  | { via: 'relayMessage'; jid: string; message: proto.IMessage; options: MessageRelayOptions; id: string }
-
-/** A fake Baileys socket: Baileys' observable behaviour at the SocketLike boundary, no network. */
-export class FakeBaileysSocket implements SocketLike {
-  readonly ev = new EventEmitter()
-  readonly deviceId: string
-  /** Every method call, in order. */
-  readonly calls: { method: string; args: unknown[] }[] = []
-  /** sendMessage and relayMessage calls, in order. */
-  readonly sent: SentRecord[] = []
-  /** QR strings shown, in order. */
-  readonly qrs: string[] = []
-  /** When the factory built it (ms since the epoch). */
-  readonly createdAt = Date.now()
-  closed = false
-  opened = false
-  /** The error the socket ended with (undefined: ended by `end(undefined)`). */
-  endedWith?: Error
-  readonly signalRepository: SocketLike['signalRepository']
-
-  constructor(
-    private readonly network: FakeBaileys,
-    readonly config: UserFacingSocketConfig,
-    info: SocketInfo,
-  ) {
-    this.deviceId = info.deviceId
-    this.signalRepository = { lidMapping: { getPNForLID: async lid => network.lidMappings.get(lid) ?? null } }
-    this.ev.setMaxListeners(50)
-  }
-
-  /** The creds object Baileys would mutate (the adapter's, handed over in the config). */
-  get creds(): AuthenticationCreds {
-    return this.config.auth.creds
-  }
-
-  get user(): Contact | undefined {
-    return this.creds.me
-  }
-
-  /** Like makeWASocket: `connecting` on the next tick, then a QR (unpaired) or open (paired). */
-  boot(): void {
-    const { autoQr = true, autoOpen = true } = this.network.behaviour
-    process.nextTick(() => {
-      if (this.closed) return
-      this.update({ connection: 'connecting', receivedPendingNotifications: false, qr: undefined })
-      setImmediate(() => {
-        if (this.closed) return
-        if (this.creds.account ? autoOpen : false) this.open()
-        else if (!this.creds.account && autoQr) this.showQr()
-      })
-    })
-  }
-
-  // --- Drivers: what WhatsApp does ---
-
-  /** Show a (new) QR; returns it. */
-  showQr(qr = `2@fake-ref-${this.qrs.length + 1}-${randomBytes(4).toString('hex')},noise,identity,adv`): string {
-    this.qrs.push(qr)
-    this.update({ qr })
-    return qr
-  }
-
-  /** pair-success: creds gain `me`, `account` and `platform`, then `isNewLogin` and the 515 restart. */
-  pair(phone: string, lid?: string): void {
-    const me: Contact = { id: `${phone}:7@s.whatsapp.net`, name: '~', ...(lid ? { lid: lid.replace('@lid', ':7@lid') } : {}) }
-    Object.assign(this.creds, { me, account: { details: Buffer.from('fake-details'), accountSignatureKey: Buffer.alloc(32, 1) }, platform: 'android' })
-    this.ev.emit('creds.update', { me: this.creds.me, account: this.creds.account, platform: 'android' })
-    this.update({ isNewLogin: true, qr: undefined })
-    void this.end(new Boom('Stream Errored (restart required)', { statusCode: 515 }))
-  }
-
-  /** Login complete. */
-  open(): void {
-    this.opened = true
-    this.update({ connection: 'open' })
-  }
-
-  /** Close the socket the way WhatsApp would, with this DisconnectReason code (or error). */
-  close(reason: number | Error): Promise<void> {
-    return this.end(typeof reason === 'number' ? new Boom(`Connection Failure (${reason})`, { statusCode: reason }) : reason)
-  }
-
-  /** Messages arriving (`notify`) or caught up after a reconnect (`append`). */
-  upsert(messages: WAMessage[], type: 'notify' | 'append' = 'notify'): void {
-    this.ev.emit('messages.upsert', { messages, type })
-  }
-
-  /** Baileys writing signal keys through the adapter's key store. */
-  async storeKeys(data: SignalDataSet): Promise<void> {
-    await this.config.auth.keys.set(data)
-  }
-
-  /** Emit a connection.update. */
-  update(update: Record<string, unknown>): void {
-    this.ev.emit('connection.update', update)
-  }
-
-  // --- SocketLike ---
-
-  async end(error: Error | undefined): Promise<void> {
-    this.record('end', [error])
-    if (this.closed) return
-    this.closed = true
-    this.endedWith = error
-    this.update({ connection: 'close', lastDisconnect: { error, date: new Date() } })
-    this.ev.removeAllListeners('connection.update')
-  }
-
-  async logout(msg?: string): Promise<void> {
-    await this.call('logout', [msg])
-    void this.end(new Boom(msg || 'Intentional Logout', { statusCode: 401 }))
-  }
-
-  async sendMessage(jid: string, content: AnyMessageContent, options?: MiscMessageGenerationOptions): Promise<WAMessage | undefined> {
-    await this.call('sendMessage', [jid, content, options])
-    const id = options?.messageId ?? randomBytes(8).toString('hex').toUpperCase()
-    this.sent.push({ via: 'sendMessage', jid, content, ...(options ? { options } : {}), id })
-    const text = 'text' in content && typeof content.text === 'string' ? { extendedTextMessage: { text: content.text } } : { conversation: '' }
-    return { key: { remoteJid: jid, fromMe: true, id }, message: text, messageTimestamp: Math.floor(Date.now() / 1000) }
-  }
-
-  async relayMessage(jid: string, message: proto.IMessage, options: MessageRelayOptions): Promise<string> {
-    await this.call('relayMessage', [jid, message, options])
-    const id = options.messageId ?? randomBytes(8).toString('hex').toUpperCase()
-    this.sent.push({ via: 'relayMessage', jid, message, options, id })
-    return id
-  }
-
-  async readMessages(keys: WAMessageKey[]): Promise<void> {
-    await this.call('readMessages', [keys])
-  }
-
-  async onWhatsApp(...numbers: string[]): Promise<{ jid: string; exists: boolean }[] | undefined> {
-    await this.call('onWhatsApp', numbers)
-    return numbers
-      .map(n => n.replace(/\D/g, ''))
-      .filter(n => !this.network.notOnWhatsApp.has(n))
-      .map(n => ({ jid: `${this.network.canonical.get(n) ?? n}@s.whatsapp.net`, exists: true }))
-  }
-
-  async requestPairingCode(phoneNumber: string, customPairingCode?: string): Promise<string> {
-    await this.call('requestPairingCode', [phoneNumber, customPairingCode])
-    const code = customPairingCode ?? 'FAKECODE'
-    Object.assign(this.creds, { pairingCode: code, me: { id: `${phoneNumber}@s.whatsapp.net`, name: '~' } })
-    this.ev.emit('creds.update', this.creds)
-    return code
-  }
-
-  async groupMetadata(jid: string): Promise<GroupMetadata> {
-    await this.call('groupMetadata', [jid])
-    const group = this.network.groups.get(jid)
-    if (!group) throw new Boom('item-not-found', { data: 404 })
-    if (!this.isMember(group)) throw new Boom('forbidden', { data: 403 })
-    return structuredClone(group)
-  }
-
-  async groupGetInviteInfo(code: string): Promise<GroupMetadata> {
-    await this.call('groupGetInviteInfo', [code])
-    return structuredClone(this.groupOfInvite(code))
-  }
-
-  async groupCreate(subject: string, participants: string[]): Promise<GroupMetadata> {
-    await this.call('groupCreate', [subject, participants])
-    const id = this.network.nextGroupId()
-    const me = this.user!.id.replace(/:\d+@/, '@')
-    const group: GroupMetadata = {
-      id,
-      subject,
-      owner: me,
-      participants: [{ id: me, admin: 'superadmin' }, ...participants.map(p => ({ id: p, admin: null }))],
-    }
-    this.network.groups.set(id, group)
-    this.network.invites.set(`INV${id.slice(6, 14)}`, id)
-    return structuredClone(group)
-  }
-
-  async groupAcceptInvite(code: string): Promise<string | undefined> {
-    await this.call('groupAcceptInvite', [code])
-    const group = this.groupOfInvite(code)
-    if (!this.isMember(group)) group.participants.push({ id: this.user!.id.replace(/:\d+@/, '@'), admin: null })
-    return group.id
-  }
-
-  async groupInviteCode(jid: string): Promise<string | undefined> {
-    await this.call('groupInviteCode', [jid])
-    const group = this.network.groups.get(jid)
-    if (!group) throw new Boom('item-not-found', { data: 404 })
-    const mine = group.participants.find(p => this.isMe(p))
-    if (!mine?.admin) throw new Boom('not-authorized', { data: 401 })
-    return [...this.network.invites].find(([, id]) => id === jid)?.[0]
-  }
-
-  async updateMediaMessage(message: WAMessage): Promise<WAMessage> {
-    await this.call('updateMediaMessage', [message])
-    return message
-  }
-
-  waUploadToServer: SocketLike['waUploadToServer'] = async (filePath, options) => {
-    await this.call('waUploadToServer', [filePath, options])
-    return { mediaUrl: `https://mmg.whatsapp.net/fake/${options.mediaType}`, directPath: `/v/t62/fake-${options.mediaType}` }
-  }
-
-  // --- Internal helpers ---
-
-  private record(method: string, args: unknown[]): void {
-    this.calls.push({ method, args })
-  }
-
-  /** Record a call; throw when closed, when a failure is queued, or hang when asked to. */
-  private async call(method: string, args: unknown[]): Promise<void> {
-    this.record(method, args)
-    if (this.network.hanging.has(method)) await new Promise(() => undefined)
-    const failure = this.network.failures.get(method)
-    if (failure) {
-      this.network.failures.delete(method)
-      throw failure
-    }
-    if (this.closed) throw new Boom('Connection Closed', { statusCode: 428 })
-  }
-
-  private isMe(participant: { id: string; phoneNumber?: string }): boolean {
-    const me = this.user
-    if (!me) return false
-    const phone = me.id.split(/[:@]/)[0]
-    const lid = me.lid?.split(/[:@]/)[0]
-    const user = participant.id.split(/[:@]/)[0]
-    return user === phone || user === lid || participant.phoneNumber?.split('@')[0] === phone
-  }
-
-  private isMember(group: GroupMetadata): boolean {
-    return group.participants.some(p => this.isMe(p))
-  }
-
-  private groupOfInvite(code: string): GroupMetadata {
-    if (this.network.revokedInvites.has(code)) throw new Boom('gone', { data: 410 })
-    const id = this.network.invites.get(code)
-    const group = id ? this.network.groups.get(id) : undefined
-    if (!group) throw new Boom('not-acceptable', { data: 406 })
-    return group
-  }
+  /** Every socket fails to connect with this ws error code right after `connecting` (e.g. 'ENOTFOUND': no network). */
+  failToConnect?: string
 }
 
 /** Let pending callbacks, ticks and promise chains run (a few macrotask turns). */

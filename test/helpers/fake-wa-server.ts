@@ -30,15 +30,24 @@ export interface FakeWhatsAppServer {
   payloads: proto.ClientPayload[]
   /** Binary nodes received after the handshake, in order. */
   nodes: BinaryNode[]
+  /** WebSocket upgrade requests received (refused or not). */
+  upgrades: number
+  /** The public key of this server's certificate root (for a Baileys in another process: WA_CERT_DETAILS.PUBLIC_KEY). */
+  rootPublicKey: Buffer
   /** Make Baileys trust this server's certificate root; returns the function that restores the real root. */
   trustRoot(): () => void
   /** Close every connection and the listener. */
   close(): Promise<void>
 }
 
-/** Start the peer; `refs` are the QR references sent in `pair-device`. */
-export async function startFakeWhatsApp(options: { refs?: string[] } = {}): Promise<FakeWhatsAppServer> {
+/**
+ * Start the peer; `refs` are the QR references sent in `pair-device`. With `refuseUpgrade` every
+ * WebSocket upgrade is answered with that HTTP status (and the connection closed), as an edge or a
+ * proxy in front of WhatsApp does.
+ */
+export async function startFakeWhatsApp(options: { refs?: string[]; refuseUpgrade?: number } = {}): Promise<FakeWhatsAppServer> {
   const refs = options.refs ?? ['REF-1', 'REF-2']
+  let upgrades = 0
   const root = Curve.generateKeyPair()
   const intermediate = Curve.generateKeyPair()
   const serverStatic = Curve.generateKeyPair()
@@ -48,9 +57,11 @@ export async function startFakeWhatsApp(options: { refs?: string[] } = {}): Prom
   const sockets = new Set<Socket>()
   const http = createServer((_, res) => res.writeHead(426).end())
   http.on('upgrade', (req: IncomingMessage, socket: Socket) => {
+    upgrades++
     sockets.add(socket)
     socket.on('close', () => sockets.delete(socket))
     socket.on('error', () => socket.destroy())
+    if (options.refuseUpgrade) return void socket.end(`HTTP/1.1 ${options.refuseUpgrade} Refused\r\nConnection: close\r\nContent-Length: 7\r\n\r\nrefused`)
     acceptWebSocket(req, socket)
     const peer = new NoisePeer(serverStatic, certificate, {
       send: data => socket.write(wsFrame(0x2, data)),
@@ -68,6 +79,10 @@ export async function startFakeWhatsApp(options: { refs?: string[] } = {}): Prom
     url: `ws://127.0.0.1:${port}/ws/chat`,
     payloads,
     nodes,
+    get upgrades() {
+      return upgrades
+    },
+    rootPublicKey: Buffer.from(root.public),
     trustRoot() {
       const real = WA_CERT_DETAILS.PUBLIC_KEY
       WA_CERT_DETAILS.PUBLIC_KEY = Buffer.from(root.public)

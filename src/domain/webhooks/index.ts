@@ -5,7 +5,7 @@ import type { Device } from '../devices.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
 import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
-import { channelOf, webhookPayload } from './payload.ts'
+import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 import { RetryBuffer } from '../../store/retry-buffer.ts'
 import type { SpillFile } from '../../store/spill-file.ts'
 
@@ -51,9 +51,24 @@ export class WebhookOutbox implements WebhookAdmin {
     if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
     const payload = webhookPayload(device, message)
     if (!payload) return undefined
+    return this.recordPayload(device, eventId(device.id, message.id), payload)
+  }
+
+  /**
+   * A sent message the network reports as not delivered: a `Falha` event, recorded like a message's
+   * (same switches of operation 20), with its own id (the message's own event keeps the message id's).
+   */
+  recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
+    const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
+    if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
+    return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
+  }
+
+  /** Write one event to storage, then schedule it (kept in memory while the store refuses it). */
+  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
     const now = this.clock()
     const record: OutboxRecord = {
-      id: eventId(device.id, message.id),
+      id,
       deviceId: device.id,
       accountId: device.accountId,
       event: payload.event,
@@ -66,7 +81,7 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
   }
 
-  /** Events waiting in memory for the store to come back. */
+  /** Events waiting (in memory or spilled) for the store to come back. */
   get unrecordedCount(): number {
     return this.unrecorded.size
   }

@@ -1,4 +1,4 @@
-import type { IncomingContent, IncomingMessage } from '../../ports/transport.ts'
+import type { IncomingContent, IncomingMessage, TransportEvent } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
 
 /** The spec's event names (the `event` field of every webhook body). */
@@ -14,6 +14,7 @@ export type WebhookEventName =
   | 'Deletada'
   | 'Botão'
   | 'Lista'
+  | 'Falha'
 
 /** Fields every webhook body carries (DESIGN.md decision 10), before the fields of its kind. */
 export interface WebhookEnvelope {
@@ -92,6 +93,30 @@ export function webhookPayload(device: Pick<Device, 'id'>, message: IncomingMess
     timestamp: message.timestamp,
   }
   return { ...envelope, ...kindFields(message.content) }
+}
+
+/** A sent message the network reports as not delivered (the transport's `message-failed` event). */
+export type MessageFailure = Extract<TransportEvent, { type: 'message-failed' }>
+
+/**
+ * The `Falha` webhook body: the envelope of the device's own message (`idMessagem` is the id the
+ * send answered, `fromMe` true, `timestamp` when the network reported it), then `code` and `reason`.
+ */
+export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: MessageFailure): WebhookPayload {
+  const isGroup = failure.chat.endsWith('@g.us')
+  const envelope: WebhookEnvelope = {
+    event: 'Falha',
+    idMessagem: failure.messageId,
+    device: device.id,
+    chat: failure.chat,
+    from: device.phone ?? failure.chat,
+    to: failure.chat,
+    fromMe: true,
+    isGroup,
+    ...defined({ group: isGroup ? failure.chat : undefined }),
+    timestamp: failure.timestamp,
+  }
+  return { ...envelope, ...defined({ code: failure.code }), reason: failure.reason }
 }
 
 /** A map link for coordinates (the `mapUrl` of `Localização`). */

@@ -1,0 +1,63 @@
+import { request as httpRequest, type Agent } from 'node:http'
+import { request as httpsRequest } from 'node:https'
+
+/** A GET's answer. */
+export interface HttpAnswer {
+  status: number
+  body: Buffer
+}
+
+/** Options of httpGet. */
+export interface HttpGetOptions {
+  /** The Node agent to go through (a proxy agent); undefined: direct. */
+  agent?: Agent
+  /** The whole request (connect, answer, body) must be done within this long. */
+  timeoutMs: number
+  headers?: Record<string, string>
+  /** Read at most this many bytes of the body (more fails the request); 0: read no body. */
+  maxBytes: number
+}
+
+/**
+ * GET `url` over node:http(s), through `agent` when given. Node's `fetch` takes only undici
+ * dispatchers, so the adapter's own requests (version lookup, media through a proxy, the
+ * reachability check) use this to go through the same Node proxy agent as the WebSocket. Rejects
+ * with the network error (its `code`, e.g. ENOTFOUND or ECONNREFUSED, kept) or a timeout.
+ */
+export function httpGet(url: string, options: HttpGetOptions): Promise<HttpAnswer> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url)
+    const request = target.protocol === 'https:' ? httpsRequest : httpRequest
+    const req = request(target, { method: 'GET', agent: options.agent, headers: options.headers }, res => {
+      const status = res.statusCode ?? 0
+      if (options.maxBytes === 0) {
+        res.destroy()
+        return resolve({ status, body: Buffer.alloc(0) })
+      }
+      const chunks: Buffer[] = []
+      let size = 0
+      res.on('data', (chunk: Buffer) => {
+        size += chunk.length
+        if (size > options.maxBytes) req.destroy(new Error(`the answer of ${target.host} is larger than ${options.maxBytes} bytes`))
+        else chunks.push(chunk)
+      })
+      res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }))
+      res.on('error', reject)
+    })
+    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer from ${target.host} within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })), options.timeoutMs)
+    // https-proxy-agent reports the proxy's answer to CONNECT: anything but 200 is the proxy's refusal, not the target's.
+    req.on('proxyConnect', (connect: { statusCode?: number }) => {
+      if (connect.statusCode !== 200) req.destroy(Object.assign(new Error(`the proxy refused the connection to ${target.host} (HTTP ${connect.statusCode})`), { code: 'EPROXYREFUSED' }))
+    })
+    req.on('error', reject)
+    req.on('close', () => clearTimeout(timer))
+    req.end()
+  })
+}
+
+/** A short description of a network error: its message, which for Node's errors names the code and host. */
+export function networkErrorText(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error)
+  const code = (error as { code?: unknown } | undefined)?.code
+  return typeof code === 'string' && !message.includes(code) ? `${code}: ${message}` : message
+}

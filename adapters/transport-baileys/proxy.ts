@@ -1,0 +1,71 @@
+import type { Agent } from 'node:http'
+import type { ProxyOption } from './options.ts'
+import { importOptional } from 'zapgate/adapter-kit'
+
+const PROTOCOLS = ['http:', 'https:', 'socks:', 'socks4:', 'socks4a:', 'socks5:', 'socks5h:']
+
+/** The URL of a proxy the adapter can use (http(s) CONNECT or SOCKS), else undefined. */
+export function parseProxyUrl(text: string): URL | undefined {
+  try {
+    const url = new URL(text.trim())
+    return PROTOCOLS.includes(url.protocol) && url.hostname !== '' ? url : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** The proxy URL for a device, from the `proxy` option (a URL for all, or a function per device). */
+export function proxyUrlFor(option: ProxyOption | undefined, deviceId: string): string | undefined {
+  const chosen = typeof option === 'function' ? option(deviceId) : option
+  if (chosen === undefined || chosen === '') return undefined
+  if (typeof chosen !== 'string' || !parseProxyUrl(chosen)) throw new TypeError(`baileysTransport: the proxy for device ${deviceId} is not an http(s) or socks URL`)
+  return chosen.trim()
+}
+
+/**
+ * Node http.Agents by proxy URL, one per URL (reused by every socket and request through it):
+ * https-proxy-agent tunnels with CONNECT through an http(s) proxy, socks-proxy-agent through a
+ * SOCKS 4/5 proxy. Both are Node Agents, so one agent serves the WebSocket (ws), media uploads
+ * (Baileys' `fetchAgent`, sent with node:https) and the adapter's own requests (downloads, version).
+ */
+export class ProxyAgents {
+  private readonly agents = new Map<string, Promise<Agent>>()
+
+  /** The agent for `url` (created on first use). */
+  get(url: string): Promise<Agent> {
+    let agent = this.agents.get(url)
+    if (!agent) {
+      agent = createAgent(url)
+      this.agents.set(url, agent)
+      agent.catch(() => this.agents.delete(url))
+    }
+    return agent
+  }
+
+  /** Close the agents' pooled connections. */
+  destroy(): void {
+    for (const agent of this.agents.values()) void agent.then(a => a.destroy()).catch(() => undefined)
+    this.agents.clear()
+  }
+}
+
+/** `url` with its password replaced, for logs and status reasons. */
+export function redactProxy(url: string): string {
+  const parsed = parseProxyUrl(url)
+  if (!parsed) return '(invalid proxy URL)'
+  if (parsed.password) parsed.password = '***'
+  return parsed.href.replace(/\/$/, '')
+}
+
+// --- Internal helpers ---
+
+async function createAgent(url: string): Promise<Agent> {
+  const parsed = parseProxyUrl(url)
+  if (!parsed) throw new TypeError('not a proxy URL')
+  if (parsed.protocol === 'http:' || parsed.protocol === 'https:') {
+    const { HttpsProxyAgent } = await importOptional('https-proxy-agent', 'An http(s) proxy for the Baileys transport', () => import('https-proxy-agent'), '^9')
+    return new HttpsProxyAgent(parsed, { keepAlive: true })
+  }
+  const { SocksProxyAgent } = await importOptional('socks-proxy-agent', 'A SOCKS proxy for the Baileys transport', () => import('socks-proxy-agent'), '^10')
+  return new SocksProxyAgent(parsed, { keepAlive: true })
+}

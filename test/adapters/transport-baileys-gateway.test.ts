@@ -1,0 +1,88 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { Logger } from '../../src/logger.ts'
+import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
+import { FakeBaileys, type FakeBehaviour } from '../helpers/fake-baileys-socket.ts'
+import { startGateway, waitFor } from '../helpers/gateway.ts'
+import { startReceiver } from '../helpers/receiver.ts'
+
+const gateway = suite('Baileys transport behind the HTTP API: what the user is told')
+
+const BOB = '5511888880000'
+
+/** A gateway over the Baileys transport on a fake network; `lines` records what was logged at error level. */
+async function start(behaviour: FakeBehaviour = {}) {
+  const fake = new FakeBaileys(behaviour)
+  const lines: { obj: unknown; msg?: string }[] = []
+  const record = (obj: unknown, msg?: string) => void lines.push({ obj, msg })
+  const logger: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: record }
+  const transport = baileysTransport({ ...fake.transportOptions(), reconnect: { initialDelayMs: 5, maxDelayMs: 40, jitter: 0 } })
+  const t = await startGateway({ transport, logger, allowPrivateUrls: true })
+  const { authkey } = await t.register()
+  return { t, fake, authkey, lines }
+}
+
+gateway('operations 3 and 4 answer 503 "cannot be reached" when WhatsApp cannot be reached (DNS failure), never 504 "QR expired"; the cause is logged', async () => {
+  const { t, authkey, lines } = await start({ failToConnect: 'ENOTFOUND' })
+  try {
+    const qr = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
+    assert.is(qr.status, 503, qr.text)
+    assert.equal(qr.body, { status: 503, message: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.' })
+    const add = await t.post('/api/developer', { authkey, message: 'recepcao', conecteQR: 'true' })
+    assert.is(add.status, 503, add.text)
+    assert.is(add.body.message, 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.')
+    const logged = JSON.stringify(lines.map(line => line.obj), (_, value) => (value instanceof Error ? { message: value.message, cause: value.cause } : value))
+    assert.match(logged, /getaddrinfo ENOTFOUND web\.whatsapp\.com/, 'the cause is in the log')
+  } finally {
+    await t.stop()
+  }
+})
+
+gateway('a QR that expires unscanned is answered 200 first; the device status then says closed (the expiry is not "unreachable")', async () => {
+  const { t, fake, authkey } = await start()
+  try {
+    const qr = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
+    assert.is(qr.status, 200, qr.text)
+    await fake.current(qr.body.id).expireQr()
+    await waitFor(async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.estado === 'closed', 5_000, 'closed')
+  } finally {
+    await t.stop()
+  }
+})
+
+gateway('a message WhatsApp reports as not delivered reaches the device webhook as a signed Falha event of its own', async () => {
+  const receiver = await startReceiver()
+  const { t, fake, authkey } = await start()
+  try {
+    const device = await t.addDevice(authkey, 'loja', { webhook: receiver.url })
+    await fake.completeLink(device.id, '5511999990000')
+    await waitFor(async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true, 5_000, 'connected')
+    const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: BOB, message: 'Olá' })
+    assert.is(sent.status, 200, sent.text)
+    await receiver.waitForHooks(1)
+    fake.current(device.id).errorAck(`${BOB}@s.whatsapp.net`, sent.body.id, '463')
+    const hooks = await receiver.waitForHooks(2)
+    const [text, failure] = receiver.verified(device.webhookSecret)
+    assert.is(text.event, 'Texto')
+    const { timestamp, ...rest } = failure
+    assert.equal(rest, {
+      event: 'Falha',
+      idMessagem: sent.body.id,
+      device: device.id,
+      chat: BOB,
+      from: '5511999990000',
+      to: BOB,
+      fromMe: true,
+      isGroup: false,
+      code: 463,
+      reason: 'not delivered: the account is restricted, or has no privacy token for this contact yet (463)',
+    })
+    assert.type(timestamp, 'number')
+    assert.is.not(hooks[1].headers['webhook-id'], hooks[0].headers['webhook-id'], 'its own webhook-id, not the message event\'s')
+  } finally {
+    await t.stop()
+    await receiver.stop()
+  }
+})
+
+gateway.run()

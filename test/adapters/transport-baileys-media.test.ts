@@ -1,0 +1,79 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { readFile, rm } from 'node:fs/promises'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { encryptedStream } from '@whiskeysockets/baileys'
+import type { WAMessage } from '@whiskeysockets/baileys'
+import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
+import { waMessage } from '../helpers/baileys-fixtures.ts'
+import { startProxy } from '../helpers/baileys-proxy.ts'
+import { waitFor } from '../helpers/fake-baileys-socket.ts'
+
+const media = suite('Baileys transport: received media')
+
+const BOB_JID = '5511888880000@s.whatsapp.net'
+
+async function open(options: SetupOptions = {}) {
+  const s = await setupBaileys(options)
+  await s.linked('dev', '5511999990000')
+  return s
+}
+
+media("a slow media download does not hold back the device's later messages; the media is reported when its bytes arrive", async () => {
+  let release!: (bytes: Buffer) => void
+  const slow = new Promise<Buffer>(resolve => (release = resolve))
+  const s = await open({ downloadMedia: async (message: WAMessage) => (message.key.id === 'SLOW' ? slow : Buffer.from('fast')) })
+  await s.fake.deliver('dev', [
+    waMessage({ chat: BOB_JID, id: 'SLOW', message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 4 } } }),
+    waMessage({ chat: BOB_JID, id: 'TEXT', message: { conversation: 'after the photo' } }),
+    waMessage({ chat: BOB_JID, id: 'QUICK', message: { audioMessage: { mimetype: 'audio/ogg', fileLength: 4 } } }),
+  ])
+  await waitFor(() => s.messages('dev').length === 2, 'the later messages')
+  assert.equal(s.messages('dev').map(m => m.id), ['TEXT', 'QUICK'])
+  release(Buffer.from('slow'))
+  await waitFor(() => s.messages('dev').length === 3, 'the slow media')
+  assert.equal(s.messages('dev')[2].content, { kind: 'image', mimetype: 'image/jpeg', base64: Buffer.from('slow').toString('base64') })
+  await s.transport.stop()
+})
+
+media('stop() does not wait for a hanging download: the media is reported with metadata only, its bytes still fetchable later', async () => {
+  const s = await open({ downloadMedia: () => new Promise<Buffer>(() => undefined) })
+  await s.fake.deliver('dev', waMessage({ chat: BOB_JID, id: 'HANGS', message: { documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', fileLength: 4 } } }))
+  const started = Date.now()
+  await s.transport.stop()
+  assert.ok(Date.now() - started < 1_000, `stop() took ${Date.now() - started} ms`)
+  assert.equal(s.messages('dev').map(m => m.content), [{ kind: 'document', mimetype: 'application/pdf', fileName: 'a.pdf' }])
+  assert.ok(await s.storage.get('device:dev:msg:HANGS'), 'remembered with its media key for a later download')
+})
+
+media('through a proxy, received media is fetched over the proxy tunnel and decrypted (MAC checked) from what Baileys encrypts', async () => {
+  const plain = Buffer.from('a photo of the menu, as the phone uploaded it')
+  const encrypted = await encryptedStream(plain, 'image')
+  const file = await readFile(encrypted.encFilePath)
+  await rm(encrypted.encFilePath, { force: true })
+  const tampered = Buffer.from(file)
+  tampered[3] ^= 0xff
+  const mediaServer = createServer((req, res) => res.writeHead(200).end(req.url === '/tampered' ? tampered : file))
+  await new Promise<void>(resolve => mediaServer.listen(0, '127.0.0.1', resolve))
+  const host = `127.0.0.1:${(mediaServer.address() as AddressInfo).port}`
+  const proxy = await startProxy()
+  const s = await open({ downloadMedia: undefined, proxy: proxy.url })
+  try {
+    const image = (id: string, path: string) =>
+      waMessage({ chat: BOB_JID, id, message: { imageMessage: { url: `http://${host}${path}`, mediaKey: encrypted.mediaKey, mimetype: 'image/jpeg', fileLength: plain.length } } })
+    await s.fake.deliver('dev', [image('GOOD', '/menu'), image('BAD', '/tampered')])
+    await waitFor(() => s.messages('dev').length === 2, 'both reported')
+    const byId = Object.fromEntries(s.messages('dev').map(m => [m.id, m.content]))
+    assert.equal(byId.GOOD, { kind: 'image', mimetype: 'image/jpeg', base64: plain.toString('base64') })
+    assert.equal(byId.BAD, { kind: 'image', mimetype: 'image/jpeg' }, 'a file failing its MAC is not passed on')
+    assert.ok(proxy.tunnels.includes(host), `the downloads went through the proxy: ${proxy.tunnels}`)
+    assert.equal(await s.transport.downloadMedia('dev', 'GOOD'), { data: plain, mimetype: 'image/jpeg' }, 'and so does a later download')
+  } finally {
+    await s.transport.stop()
+    await proxy.close()
+    await new Promise(resolve => mediaServer.close(resolve))
+  }
+})
+
+media.run()
