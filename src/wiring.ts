@@ -3,6 +3,7 @@ import { Agents } from './domain/agents.ts'
 import { startAgents } from './domain/agent-runner.ts'
 import { Devices } from './domain/devices.ts'
 import { FlowConversations } from './domain/flows.ts'
+import { Instances } from './domain/instances.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
@@ -37,6 +38,9 @@ export async function wireGateway(options: GatewayOptions) {
   const lock = new KeyedLock()
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
+  // This process in the store's registry of live instances: claims on shared work name it.
+  const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }))
+  await instances.start()
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs)
   const agents = new Agents(storage, lock, devices)
@@ -50,7 +54,7 @@ export async function wireGateway(options: GatewayOptions) {
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
   const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
-  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, spill: new SpillFile(resolved.spillDir, 'webhooks') })
+  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, liveness: instances, spill: new SpillFile(resolved.spillDir, 'webhooks') })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,
@@ -108,6 +112,7 @@ export async function wireGateway(options: GatewayOptions) {
     logger,
     storage,
     lock,
+    instances,
     transport,
     webhookSender: adapters.webhooks,
     events,
@@ -130,6 +135,7 @@ export async function wireGateway(options: GatewayOptions) {
       await transport.stop()
       await incoming.close()
       await outbox.close()
+      await instances.stop()
       await adapters.webhooks.close?.()
       if (adapters.ownsStorage) await adapters.storage.close?.()
       events.removeAllListeners()
