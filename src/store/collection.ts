@@ -148,9 +148,10 @@ export class Collection<T> {
    * still the one `change` saw (compare-and-set), else `change` runs again on the newer record. So
    * `change` may run more than once: it must decide from its argument alone, and anything it
    * records outside must be set on every path (not only on the one that writes). Without atomic
-   * steps it runs once, under the record's in-process lock (one process only).
+   * steps it runs once, under the record's in-process lock (one process only). `ttlMs` makes what
+   * is written expire (without it, it does not).
    */
-  update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
+  update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>, ttlMs?: number): Promise<T | undefined> {
     const key = this.key(id)
     return this.lock.run(key, async () => {
       for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
@@ -160,10 +161,10 @@ export class Collection<T> {
         const next = await change(this.atomic && current !== undefined ? structuredClone(current) : current)
         if (next === undefined) return current
         if (!this.atomic) {
-          await this.put(id, next)
+          await this.put(id, next, ttlMs)
           return next
         }
-        if (await this.written(id, () => this.atomic!.compareAndSet(key, current, next))) return next
+        if (await this.written(id, () => this.atomic!.compareAndSet(key, current, next, ttlMs))) return next
       }
       throw new Error(`update of ${key}: the record changed under ${MAX_UPDATE_ATTEMPTS} attempts in a row`)
     })
