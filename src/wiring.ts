@@ -49,7 +49,7 @@ export async function wireGateway(options: GatewayOptions) {
   devices.onRemove(device => agents.removeDevice(device))
   const mediaLinks = new MediaLinks(storage)
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
-  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
+  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, liveness: instances, logger: childLogger(logger, { module: 'messaging' }) })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
   const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
