@@ -205,11 +205,14 @@ export class Scheduler {
   /** One item: claim it, send it through the device's queue, then record the outcome. */
   private async send(item: ScheduleItem): Promise<'sent' | 'device-away'> {
     const device = await this.devices.get(item.deviceId)
-    if (device && !(await this.devices.status(device)).connected) {
-      if (Date.now() < item.dueAt + this.options.maxWaitMs) return 'device-away'
-    }
+    const away = device !== undefined && !(await this.devices.status(device)).connected
+    if (away && Date.now() < item.dueAt + this.options.maxWaitMs) return 'device-away'
     const claimed = await this.store.claim(item, this.options.leaseMs, this.liveness)
     if (!claimed) return 'sent'
+    if (away) {
+      await this.store.fail(claimed, `the device was not connected within ${Math.round(this.options.maxWaitMs / 1000)} s of the due time`, undefined)
+      return 'sent'
+    }
     const body = await this.store.body(claimed)
     if (!device || !body) {
       await this.store.fail(claimed, device ? 'action missing' : 'device deleted', undefined)
