@@ -7,6 +7,7 @@
  *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
  *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *                                redis://..., postgres://..., memory://
+ *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared Redis or SQL store (default zapgate)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   const storeUrl = env.GATEWAY_STORE ?? (transportName === 'memory' ? 'sqlite://./data/gateway-memory.sqlite' : 'sqlite://./data/gateway.sqlite')
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
-  const storage = await storageFromUrl(storeUrl)
+  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
   const rateLimitStore: RateLimitStore | undefined = /^rediss?:/i.test(storeUrl) ? await redisRateLimitStore({ url: storeUrl }) : undefined
 
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
