@@ -18,6 +18,7 @@ import { resolveOptions, type GatewayOptions } from './options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { memoryRateLimitStore, RateLimits } from './security/rate-limits.ts'
+import { CacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
 import { RetryBuffer } from './store/retry-buffer.ts'
 import { SpillFile } from './store/spill-file.ts'
@@ -41,8 +42,11 @@ export async function wireGateway(options: GatewayOptions) {
   // This process in the store's registry of live instances: claims on shared work name it.
   const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }))
   await instances.start()
-  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs)
-  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs)
+  // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
+  const epoch = new CacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
+  await epoch.start()
+  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
+  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
   const agents = new Agents(storage, lock, devices)
   const links = new ShareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
@@ -112,6 +116,7 @@ export async function wireGateway(options: GatewayOptions) {
     logger,
     storage,
     lock,
+    epoch,
     instances,
     transport,
     webhookSender: adapters.webhooks,
@@ -136,6 +141,7 @@ export async function wireGateway(options: GatewayOptions) {
       await incoming.close()
       await outbox.close()
       await instances.stop()
+      epoch.stop()
       await adapters.webhooks.close?.()
       if (adapters.ownsStorage) await adapters.storage.close?.()
       events.removeAllListeners()

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.ts'
 import { hashKey, hashPassword, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
+import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
 import { dateInZone } from './clock.ts'
@@ -52,9 +53,10 @@ export class Accounts {
     private readonly plans: Record<string, Plan>,
     private readonly timeZone: string,
     cacheTtlMs = 0,
+    epoch?: CacheEpoch,
   ) {
     // Every request authenticates: accounts and authkey entries read stay cached cacheTtlMs.
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000 } }
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.accounts = new Collection(storage, lock, 'account', cache)
     this.byEmail = new UniqueIndex(storage, lock, 'account-email')
     this.byKey = new Collection(storage, lock, 'authkey', cache)

@@ -3,6 +3,7 @@ import { GatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
+import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
 import type { LinkChallenge, SessionState, SessionStatus, Transport } from '../ports/transport.ts'
@@ -65,9 +66,11 @@ export class Devices {
     private readonly events: GatewayEvents,
     private readonly logger: Logger,
     cacheTtlMs = 0,
+    private readonly epoch?: CacheEpoch,
   ) {
-    // Devices and their name and appkey entries are read on every request: cached cacheTtlMs.
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000 } }
+    // Devices and their name and appkey entries are read on every request: cached cacheTtlMs (and
+    // dropped in every process when one of them changes a device others must see changed at once).
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.devices = new Collection(storage, lock, 'device', cache)
     this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
     this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)
@@ -135,7 +138,13 @@ export class Devices {
   }
 
   /** Change a device record under its lock; undefined when it no longer exists. */
-  update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
+  async update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
+    const updated = await this.write(id, change)
+    await this.epoch?.bump() // webhook URL, switches, agents: every process sees the change at once
+    return updated
+  }
+
+  private write(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
     return this.devices.update(id, current => {
       if (!current) return undefined
       const copy = structuredClone(current)
@@ -258,6 +267,7 @@ export class Devices {
       const appkeyId = indexId(device.accountId, device.appkeyHash)
       if (options.deleteAppkey) await this.byAppkey.release(appkeyId, mine)
       else await this.byAppkey.transfer(appkeyId, mine, { deviceId: device.id, retired: true })
+      await this.epoch?.bump() // no process answers from a cached copy of the deleted device
       this.logger.info({ deviceId: device.id }, 'device deleted')
     } catch (cause) {
       throw new GatewayError('delete-failed', { cause })
@@ -266,7 +276,8 @@ export class Devices {
 
   /** Keep the stored device in step with a transport status event; emits `device-status`. */
   async applyStatus(deviceId: string, status: SessionStatus): Promise<void> {
-    const device = await this.update(deviceId, d => {
+    // Session facts: not worth dropping every process's cache (sends ask the transport itself).
+    const device = await this.write(deviceId, d => {
       d.connected = status.connected
       d.state = status.state
       if (status.phone) d.phone = status.phone

@@ -2,6 +2,7 @@ import { supportsAtomic, type AtomicStorage, type Storage } from '../ports/stora
 import { jsonEqual } from './json-equal.ts'
 import type { KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
+import type { CacheEpoch } from './cache-epoch.ts'
 
 /** Options of a collection. */
 export interface CollectionOptions {
@@ -10,7 +11,7 @@ export interface CollectionOptions {
    * request). Writes through the collection refresh it at once; a change made by another process
    * sharing the store is seen within `ttlMs`. Cached records are frozen.
    */
-  cache?: { ttlMs: number; maxEntries: number }
+  cache?: { ttlMs: number; maxEntries: number; epoch?: CacheEpoch }
 }
 
 /**
@@ -35,7 +36,10 @@ export class Collection<T> {
     readonly name: string,
     options: CollectionOptions = {},
   ) {
-    if (options.cache && options.cache.ttlMs > 0) this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
+    if (options.cache && options.cache.ttlMs > 0) {
+      this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
+      options.cache.epoch?.register(this)
+    }
     if (supportsAtomic(storage)) this.atomic = storage
   }
 
@@ -76,6 +80,12 @@ export class Collection<T> {
       this.writes++
       this.cache?.delete(id)
     }
+  }
+
+  /** Drop every cached record (another process changed some); a read under way does not fill the cache. */
+  forget(): void {
+    this.writes++
+    this.cache?.clear()
   }
 
   /** The record as stored now: from the store, never the cache (for a decision that must see the latest). */
