@@ -29,6 +29,9 @@ export type ErrorCode =
   | 'send-queue-timeout' // dropped unsent: it waited past the send time-out
   | 'send-stalled' // started, but the network did not answer in time
   | 'shutting-down'
+  // Several instances (cluster mode)
+  | 'holder-unavailable' // the instance holding the device could not answer (or is changing)
+  | 'instance-full' // this instance holds as many devices as it may
   // Media given by URL or upload
   | 'media-refused'
   | 'media-bad-status'

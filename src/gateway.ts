@@ -55,8 +55,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     baseUrl: resolved.baseUrl,
   })
   const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, baseUrl: resolved.baseUrl }, operationTable, outbox, options)
-  const ready = devices.resumeAll().then(
-    count => logger.info({ count }, 'devices resumed'),
+  const ready = wiring.balancer.start().then(
+    () => logger.info({ count: wiring.leases.count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),
   )
   void ready.then(() => messaging.start())

@@ -60,6 +60,13 @@ export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingO
    * scheduled messages pass to the others (within about `ttlMs + heartbeatMs`).
    */
   instances?: { heartbeatMs?: number; ttlMs?: number }
+  /**
+   * Cluster mode: several instances on one Redis or PostgreSQL store, any of them answering any
+   * request (forwarded to the instance holding the device). `secret` authenticates the instances to
+   * each other; `advertiseUrl` is where the others reach this one (its mount point); `maxDevices`
+   * caps the device sessions this instance holds.
+   */
+  cluster?: { secret: string; advertiseUrl: string; maxDevices?: number }
 }
 
 /** Options after defaults, as the domain reads them. */
@@ -74,6 +81,7 @@ export interface ResolvedOptions {
   spillDir: string
   storageTimeoutMs: number
   instances: InstanceSettings
+  cluster?: { secret: string; advertiseUrl: string; maxDevices?: number }
   webhookDelivery: WebhookSettings
   agents: AgentSettings
   messaging: ResolvedMessagingOptions
@@ -104,6 +112,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     spillDir: options.spillDir ?? join(tmpdir(), 'zapgate-spill'),
     storageTimeoutMs: positive(options.storageTimeoutMs ?? 2000, 'storageTimeoutMs'),
     instances: resolveInstances(options.instances ?? {}),
+    cluster: resolveCluster(options.cluster),
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
     messaging: resolveMessagingOptions(options, parseSize),
@@ -117,6 +126,21 @@ function resolveInstances(given: { heartbeatMs?: number; ttlMs?: number }): Inst
   const ttlMs = positive(given.ttlMs ?? 15_000, 'instances.ttlMs')
   if (ttlMs < heartbeatMs * 2) throw new Error('createGateway: instances.ttlMs must be at least twice instances.heartbeatMs')
   return { heartbeatMs, ttlMs }
+}
+
+/** Cluster settings checked: a secret long enough to sign with, an absolute advertised URL. */
+function resolveCluster(given: GatewayOptions['cluster']): ResolvedOptions['cluster'] {
+  if (given === undefined) return undefined
+  if (typeof given.secret !== 'string' || given.secret.length < 16) throw new Error('createGateway: cluster.secret must be a string of at least 16 characters (GATEWAY_CLUSTER_SECRET)')
+  let url: URL
+  try {
+    url = new URL(given.advertiseUrl)
+  } catch {
+    throw new Error(`createGateway: cluster.advertiseUrl must be an absolute http(s) URL (GATEWAY_ADVERTISE_URL), not ${JSON.stringify(given.advertiseUrl)}`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('createGateway: cluster.advertiseUrl must be an http(s) URL (GATEWAY_ADVERTISE_URL)')
+  if (given.maxDevices !== undefined && !(Number.isInteger(given.maxDevices) && given.maxDevices > 0)) throw new Error('createGateway: cluster.maxDevices must be a whole number > 0')
+  return { secret: given.secret, advertiseUrl: url.href.replace(/\/+$/, ''), ...(given.maxDevices ? { maxDevices: given.maxDevices } : {}) }
 }
 
 /** `value` when it is a positive finite number, else a clear start-up Error naming the option. */

@@ -4,6 +4,8 @@ import { startAgents } from './domain/agent-runner.ts'
 import { Devices } from './domain/devices.ts'
 import { FlowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
+import { DeviceBalancer } from './domain/cluster/device-balancer.ts'
+import { DeviceLeases } from './domain/cluster/device-leases.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
@@ -40,13 +42,17 @@ export async function wireGateway(options: GatewayOptions) {
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
   // This process in the store's registry of live instances: claims on shared work name it.
-  const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }))
-  await instances.start()
+  const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }), resolved.cluster?.advertiseUrl)
+  await instances.start(resolved.cluster !== undefined)
   // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
   const epoch = new CacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
   await epoch.start()
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
+  // A device's session is opened only by the instance holding its lease; the balancer shares out the devices nobody holds.
+  const leases = new DeviceLeases(storage, lock, instances, transport, { maxDevices: resolved.cluster?.maxDevices }, childLogger(logger, { module: 'leases' }))
+  const balancer = new DeviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
+  devices.onRemove(device => leases.forget(device.id))
   const agents = new Agents(storage, lock, devices)
   const links = new ShareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
@@ -60,6 +66,7 @@ export async function wireGateway(options: GatewayOptions) {
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
   const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, liveness: instances, spill: new SpillFile(resolved.spillDir, 'webhooks') })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
+  const clustered = resolved.cluster !== undefined
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,
     timeZone: resolved.timeZone,
@@ -83,6 +90,8 @@ export async function wireGateway(options: GatewayOptions) {
     try {
       if (event.type === 'status') {
         await devices.applyStatus(event.deviceId, event.status)
+        // Another connection took the session: another instance (its lease shows it), or another client.
+        if (event.status.state === 'replaced') await leases.verify()
         if (event.status.connected) await links.forgetQr(event.deviceId)
       } else if (event.type === 'qr') {
         await links.rememberQr(event.deviceId, event.qr)
@@ -117,6 +126,8 @@ export async function wireGateway(options: GatewayOptions) {
     storage,
     lock,
     epoch,
+    leases,
+    balancer,
     instances,
     transport,
     webhookSender: adapters.webhooks,
@@ -132,11 +143,15 @@ export async function wireGateway(options: GatewayOptions) {
     rateLimits,
     outbox,
     incoming,
+    clustered,
     settings,
     /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. */
     async close(): Promise<void> {
+      balancer.stop()
       await agentRunner.close()
       await messaging.close()
+      // Sessions closed and leases handed back, so the other instances take the devices at once.
+      await leases.releaseAll()
       await transport.stop()
       await incoming.close()
       await outbox.close()

@@ -117,7 +117,7 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
   const namespace = options.namespace ?? 'zapgate'
   const adapterOptions = options.adapterOptions ?? {}
   const storageOptions = { pingTimeoutMs: options.pingTimeoutMs }
-  if (scheme === 'memory') return keyvStorage(undefined, storageOptions)
+  if (scheme === 'memory') return withReach(keyvStorage(undefined, storageOptions), 'process')
 
   let keyv: Keyv
   let setup: (() => Promise<unknown>) | undefined
@@ -160,7 +160,12 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
     await storage.close!().catch(() => {})
     throw new Error(`Cannot open the store at ${redactUrl(url)}: ${messageOf(error)}`, { cause: error })
   }
-  return storage
+  return withReach(storage, scheme === 'sqlite' ? 'host' : 'network')
+}
+
+/** The storage, telling how far it can be shared (memory: this process; SQLite: this host; Redis, PostgreSQL: any host). */
+function withReach(storage: Storage, reach: NonNullable<Storage['reach']>): Storage {
+  return Object.assign(storage, { reach })
 }
 
 /** The error thrown when a store URL needs an optional driver package that is not installed. */

@@ -287,21 +287,6 @@ export class Devices {
     if (device) this.events.emit('device-status', { deviceId, accountId: device.accountId, status })
   }
 
-  /** Resume the sessions of every linked device (at start-up), `concurrency` at a time. */
-  async resumeAll(concurrency = 16): Promise<number> {
-    const ids: string[] = []
-    for await (const [, device] of this.devices.all()) if (device.linked) ids.push(device.id)
-    let next = 0
-    const worker = async () => {
-      while (next < ids.length) {
-        const id = ids[next++]
-        await this.transport.connect(id).catch(err => this.logger.warn({ err, deviceId: id }, 'device resume failed'))
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(concurrency, ids.length) }, worker))
-    return ids.length
-  }
-
   /** Every device of every account (a scan: for metrics and tools, never for API requests). */
   async *all(): AsyncIterable<Device> {
     for await (const [, device] of this.devices.all()) yield device

@@ -14,6 +14,8 @@ export interface InstanceRecord {
   heartbeatAt: number
   /** Where other instances reach it (cluster mode). */
   url?: string
+  /** Device sessions it holds, as of its last heartbeat. */
+  devices?: number
 }
 
 /** Timing of the instance registry. */
@@ -55,8 +57,17 @@ export class Instances implements Liveness {
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
   private alive = new Set<string>()
+  /** The live instances' records as of the last heartbeat (this one's included). */
+  private known = new Map<string, InstanceRecord>()
   private timer: NodeJS.Timeout | undefined
   private readonly listeners: DepartureListener[] = []
+  private readonly fenceListeners: (() => void)[] = []
+  private readonly beatListeners: (() => void)[] = []
+  private readonly rejoinListeners: (() => void)[] = []
+  /** When the store last took this instance's heartbeat. */
+  private lastRenewed = Date.now()
+  private fenced = false
+  private load = 0
   private stopped = false
 
   constructor(
@@ -74,18 +85,21 @@ export class Instances implements Liveness {
 
   /**
    * Register this process, clear the records of gone processes of this host, learn who is alive and
-   * start the heartbeat. Throws when another instance is alive and the store cannot do the atomic
-   * steps that keep shared work exactly-once (several processes on such a store would duplicate it).
+   * start the heartbeat. Throws a start-up error naming what to change when this process may not
+   * share the store: cluster mode on a store that cannot be shared across hosts or lacks the atomic
+   * steps; or another instance alive while this one is not in cluster mode, or on such a store.
    */
-  async start(): Promise<void> {
+  async start(cluster: boolean): Promise<void> {
+    const reach = this.storage.reach ?? (supportsAtomic(this.storage) ? 'network' : 'process')
+    if (cluster) refuseCluster(this.storage, reach)
     await this.records.put(this.id, this.record, this.settings.ttlMs)
+    this.lastRenewed = Date.now()
     await this.refresh()
-    const others = [...this.alive].filter(id => id !== this.id)
-    if (others.length > 0 && !supportsAtomic(this.storage)) {
+    const other = [...this.alive].find(id => id !== this.id)
+    const refusal = other === undefined ? undefined : sharingRefusal(other, cluster, reach, supportsAtomic(this.storage))
+    if (refusal) {
       await this.records.remove(this.id)
-      throw new Error(
-        `Another gateway instance (${others[0]}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`,
-      )
+      throw new Error(refusal)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
     this.timer.unref()
@@ -101,11 +115,38 @@ export class Instances implements Liveness {
     return [...this.alive]
   }
 
-  /** The live instances' records, read from the store now. */
-  async list(): Promise<InstanceRecord[]> {
-    const found: InstanceRecord[] = []
-    for await (const [, record] of this.records.all()) found.push(record)
-    return found
+  /** The live instances' records as of the last heartbeat (this one's included). */
+  get liveRecords(): InstanceRecord[] {
+    return [...this.known.values()]
+  }
+
+  /** A live instance's record, as of the last heartbeat. */
+  recordOf(instanceId: string): InstanceRecord | undefined {
+    return this.known.get(instanceId)
+  }
+
+  /** How many device sessions this instance holds (told to the others with the next heartbeat). */
+  setLoad(devices: number): void {
+    this.load = devices
+  }
+
+  /**
+   * Be told when this instance's heartbeat is late enough that the others may soon take it for gone
+   * (the store did not take it, or the process was paused): what it holds on their behalf, such as
+   * device sessions, must be let go before they take it over.
+   */
+  onFence(listener: () => void): void {
+    this.fenceListeners.push(listener)
+  }
+
+  /** Be told when this instance registers again after the others took it for gone (what it held may have been taken over). */
+  onRejoin(listener: () => void): void {
+    this.rejoinListeners.push(listener)
+  }
+
+  /** Be told after each heartbeat that reached the store (and refreshed who is alive). */
+  onBeat(listener: () => void): void {
+    this.beatListeners.push(listener)
   }
 
   /** Be told when instances stop heartbeating (their claims are void from then on). */
@@ -125,29 +166,49 @@ export class Instances implements Liveness {
   /** Renew this record (re-register when it expired meanwhile, e.g. after a long pause), then refresh who is alive. */
   private async beat(): Promise<void> {
     if (this.stopped) return
-    const next = { ...this.record, heartbeatAt: Date.now() }
+    this.fenceIfLate()
+    const next = { ...this.record, heartbeatAt: Date.now(), devices: this.load }
     try {
       if (!(await this.records.replace(this.id, this.record, next, this.settings.ttlMs))) {
         this.logger.warn({ instanceId: this.id }, 'this instance was taken for gone (no heartbeat for too long); registering again')
         await this.records.put(this.id, next, this.settings.ttlMs)
+        for (const listener of this.rejoinListeners) listener()
       }
       this.record = next
+      this.lastRenewed = Date.now()
+      this.fenced = false
       await this.refresh()
+      for (const listener of this.beatListeners) listener()
     } catch (err) {
       this.logger.warn({ err }, 'instance heartbeat failed')
+      this.fenceIfLate()
     }
+  }
+
+  /**
+   * Past two thirds of the time-to-live without a heartbeat taken (a paused process wakes here
+   * first), let go before the others may take over: no two instances ever hold one device.
+   */
+  private fenceIfLate(): void {
+    if (this.fenced || Date.now() - this.lastRenewed < (this.settings.ttlMs * 2) / 3) return
+    this.fenced = true
+    this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
+    for (const listener of this.fenceListeners) listener()
   }
 
   /** Read the live instances; drop the records of gone processes of this host; tell listeners who left. */
   private async refresh(): Promise<void> {
     const now = new Set<string>([this.id])
+    const known = new Map<string, InstanceRecord>([[this.id, this.record]])
     for await (const [id, record] of this.records.all()) {
       if (id !== this.id && record.host === this.record.host && !processAlive(record.pid)) {
         await this.records.removeIfEqual(id, record)
         continue
       }
       now.add(id)
+      if (id !== this.id) known.set(id, record)
     }
+    this.known = known
     const gone = [...this.alive].filter(id => !now.has(id))
     this.alive = now
     if (gone.length > 0) {
@@ -158,6 +219,20 @@ export class Instances implements Liveness {
 }
 
 // --- Internal helpers ---
+
+/** Cluster mode needs a store every host reaches, with the atomic steps. */
+function refuseCluster(storage: Storage, reach: NonNullable<Storage['reach']>): void {
+  if (reach !== 'network') throw new Error(`Cluster mode (GATEWAY_CLUSTER_SECRET) needs a store every instance reaches: Redis or PostgreSQL (this one is ${reach === 'host' ? 'a file of this host, such as SQLite' : 'in this process'})`)
+  if (!supportsAtomic(storage)) throw new Error('Cluster mode (GATEWAY_CLUSTER_SECRET) needs a store with the atomic steps (add, compareAndSet, deleteIfEqual, increment): use the Redis or PostgreSQL store')
+}
+
+/** Why this process may not share the store with the live instance `other`, or undefined when it may. */
+function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Storage['reach']>, atomic: boolean): string | undefined {
+  if (!atomic) return `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
+  if (reach !== 'network') return `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
+  if (!cluster) return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
+  return undefined
+}
 
 function safe(text: string): string {
   return text.replace(/[^A-Za-z0-9.]/g, '_')

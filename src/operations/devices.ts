@@ -9,6 +9,7 @@ import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
 import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { answer, deviceErrors } from './answers.ts'
+import { onSessionHolder } from './device-session.ts'
 
 /** Longest device name or chosen appkey. */
 export const MAX_DEVICE_NAME = 64
@@ -104,9 +105,11 @@ export const deviceStatus = defineOperation({
   }),
   errors: deviceErrors,
   schema: type({ authkey: text(256), message: text(), checkDispositivo: trueFlag() }),
-  async handle({ authkey, message: ref }, { services }) {
+  async handle({ authkey, message: ref }, context) {
+    const { services } = context
     const account = await services.accounts.require(authkey)
     const device = await services.devices.require(account, ref)
+    await onSessionHolder(context, device)
     const status = await services.devices.status(device)
     return {
       message: 'Dispositivo encontrado.',
@@ -132,9 +135,11 @@ export const deleteDevice = defineOperation({
   errors: [...deviceErrors, 'delete-failed'],
   answers: { unauthenticated: { status: 401, message: Messages.deleteAuth } },
   schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
-  async handle({ authkey, message: ref, apagarAppkey }, { services }) {
+  async handle({ authkey, message: ref, apagarAppkey }, context) {
+    const { services } = context
     const account = await services.accounts.require(authkey)
     const device = await services.devices.require(account, ref)
+    await onSessionHolder(context, device)
     await services.devices.remove(device, { deleteAppkey: apagarAppkey === true })
     return { message: 'Dispositivo excluído com sucesso.' }
   },
@@ -170,8 +175,11 @@ export const deleteShareLink = defineOperation({
  * Start linking the device ensure() answered (storing `webhookUrl` once it has started). When the
  * link fails, a device ensure() has just created is deleted again: a refused request leaves nothing.
  */
-async function linkEnsured({ services }: OperationContext, ensured: { device: Device; created: boolean }, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
+async function linkEnsured(context: OperationContext, ensured: { device: Device; created: boolean }, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
+  const { services } = context
   try {
+    // Linked by the instance that holds (or now takes) the device: its session lives there.
+    await onSessionHolder(context, ensured.device, true)
     return await services.devices.link(ensured.device, phone, webhookUrl)
   } catch (err) {
     if (ensured.created) await services.devices.discard(ensured.device)

@@ -1,6 +1,7 @@
 import { GatewayError, type ErrorCode } from '../errors.ts'
 import { TransportError } from '../ports/transport.ts'
 import { StorageUnavailableError } from '../store/guarded-storage.ts'
+import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 
 /** What the gateway can be refused for: its own codes and the transport's (same name, same answer). */
 export type AnswerCode = ErrorCode | TransportError['code'] | 'storage-unavailable' | 'internal'
@@ -46,6 +47,8 @@ export const Messages = {
   sendQueueTimeout: 'Tempo esgotado na fila de envio do dispositivo; a mensagem não foi enviada.',
   sendStalled: 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.',
   shuttingDown: 'O gateway está sendo encerrado. Tente novamente em instantes.',
+  holderUnavailable: 'O dispositivo está mudando de instância. Tente novamente em instantes.',
+  instanceFull: 'Esta instância atingiu o limite de dispositivos. Tente novamente em instantes.',
   messageNotFound: 'Mensagem não encontrada nesta conversa.',
   mediaRefused: 'URL do arquivo não permitida: use http(s) de um endereço público.',
   mediaTooLarge: 'Arquivo maior que o limite permitido.',
@@ -82,6 +85,8 @@ export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
   'send-queue-timeout': { status: 504, message: Messages.sendQueueTimeout },
   'send-stalled': { status: 504, message: Messages.sendStalled },
   'shutting-down': { status: 503, message: Messages.shuttingDown, retryAfterSeconds: 5 },
+  'holder-unavailable': { status: 503, message: Messages.holderUnavailable, retryAfterSeconds: 5 },
+  'instance-full': { status: 503, message: Messages.instanceFull, retryAfterSeconds: 30 },
   'media-refused': { status: 400, message: Messages.mediaRefused },
   'media-bad-status': { status: 400, message: Messages.mediaBadStatus },
   'media-timeout': { status: 400, message: Messages.mediaTimeout },
@@ -104,6 +109,7 @@ export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
 export function answerCodeOf(err: unknown): AnswerCode {
   if (err instanceof GatewayError || err instanceof TransportError) return err.code
   if (err instanceof StorageUnavailableError) return 'storage-unavailable'
+  if (err instanceof HeldElsewhere) return 'holder-unavailable' // not forwarded (no cluster mode to reach the holder)
   return 'internal'
 }
 

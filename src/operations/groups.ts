@@ -4,7 +4,7 @@ import { defineOperation } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
-import { requireDevice } from './send-support.ts'
+import { requireSession } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
@@ -22,7 +22,7 @@ export const groupInfo = defineOperation({
   errors: [...deviceErrors, 'group-not-found', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
   async handle({ infoConvite: ref, ...keys }, context) {
-    const { device } = await requireDevice(context, keys)
+    const { device } = await requireSession(context, keys)
     const info = await context.services.messaging.groups.info(device, ref)
     return {
       message: 'Grupo encontrado.',
@@ -45,7 +45,7 @@ export const createGroup = defineOperation({
   errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
   async handle({ message: subject, usuarios: participants, ...keys }, context) {
-    const { device } = await requireDevice(context, keys)
+    const { device } = await requireSession(context, keys)
     const info = await context.services.messaging.groups.create(device, subject.trim(), participants)
     return { message: 'Grupo criado.', grupoId: info.id, ...(info.inviteCode ? { convite: INVITE_LINK_BASE + info.inviteCode } : {}) }
   },
@@ -60,7 +60,7 @@ export const joinGroup = defineOperation({
   errors: [...deviceErrors, 'invite-invalid', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
   async handle({ entrarConvite: invite, ...keys }, context) {
-    const { device } = await requireDevice(context, keys)
+    const { device } = await requireSession(context, keys)
     const grupoId = await context.services.messaging.groups.join(device, invite)
     return { message: 'Entrou no grupo.', grupoId }
   },

@@ -1,6 +1,7 @@
 import type { Infer, Struct } from 'superstruct'
 import type { Accounts } from '../domain/accounts.ts'
 import type { Agents } from '../domain/agents.ts'
+import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Devices } from '../domain/devices.ts'
 import type { FlowConversations } from '../domain/flows.ts'
 import type { Messaging } from '../domain/messaging/index.ts'
@@ -24,6 +25,10 @@ export interface OperationServices {
   flows: FlowConversations
   messaging: Messaging
   rateLimits: RateLimits
+  /** Which instance holds each device's session. */
+  leases: DeviceLeases
+  /** Cluster mode is on: a request for a device held elsewhere is forwarded there. */
+  clustered: boolean
   settings: {
     /** Webhook URLs may name loopback and private addresses. */
     allowPrivateUrls: boolean
@@ -43,6 +48,8 @@ export interface OperationContext {
   baseUrl: string
   /** The client's IP address (from X-Forwarded-For only when the Koa app trusts its proxy). */
   clientIp: string
+  /** The instance that forwarded this request to this one (cluster mode), when it was forwarded. */
+  forwardedBy?: string
 }
 
 /** A handler's answer: the response body without `status` (always 200 on success). */

@@ -4,7 +4,7 @@ import { defineOperation } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
-import { requireDevice } from './send-support.ts'
+import { requireDevice, requireSession } from './send-support.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
 /** The text sent when `message` gives no template. */
@@ -22,7 +22,7 @@ export const sendOtp = defineOperation({
     if (isGroupAddress(to) || agendamento !== undefined || (template !== undefined && !template.includes('{code}'))) {
       throw new GatewayError('invalid-input')
     }
-    const { device } = await requireDevice(context, keys)
+    const { device } = await requireSession(context, keys)
     const { messaging, settings } = context.services
     await messaging.messenger.requireConnected(device)
     const { code, withdraw } = await messaging.otps.issue(device, to)

@@ -5,6 +5,7 @@ import type { Device, DeviceMatch } from '../domain/devices.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
 import type { sentAnswer } from './answers.ts'
+import { onSessionHolder } from './device-session.ts'
 
 /** Furthest a message can be scheduled ahead. */
 export const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
@@ -30,6 +31,13 @@ export async function requireDevice({ services }: OperationContext, { appkey, au
   return { account, device }
 }
 
+/** requireDevice, for an operation that uses the device's session: worked by the instance holding it. */
+export async function requireSession(context: OperationContext, keys: KeyFields): Promise<{ account: Account; device: Device }> {
+  const found = await requireDevice(context, keys)
+  await onSessionHolder(context, found.device)
+  return found
+}
+
 /**
  * The common path of operations 8 to 16: find the device; with `agendamento`, build the action and
  * store it for later (`{message, id, agendamento}`); without, check the device is connected (409),
@@ -49,6 +57,8 @@ export async function sendOrSchedule(
     const item = await messaging.scheduler.schedule(device, await build(), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
   }
+  // This instance holds the device's session (or the request goes to the one that does).
+  if (!context.services.leases.holds(device.id)) await onSessionHolder(context, device)
   const status = await messaging.messenger.requireConnected(device)
   const action = build() // a text's action is built at once; media may have to be fetched
   const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status })

@@ -31,6 +31,12 @@ export interface Storage {
   ping?(): Promise<void>
   /** Release connections. */
   close?(): Promise<void>
+  /**
+   * Where the store can be shared: `'process'` (memory), `'host'` (a file such as SQLite: processes
+   * of one machine, one at a time for the gateway), `'network'` (Redis, PostgreSQL: any number of
+   * instances on any hosts). Absent: unknown, taken as `'network'` when the store has the atomic steps.
+   */
+  readonly reach?: 'process' | 'host' | 'network'
 
   /**
    * Atomic set-if-absent: store `value` under `key` only when the key is absent (an expired entry
@@ -100,6 +106,7 @@ export function prefixedStorage(storage: Storage, prefix: string): Storage {
     async *list<T>(p: string): AsyncIterable<[string, T]> {
       for await (const [key, value] of storage.list<T>(prefix + p)) yield [key.slice(prefix.length), value]
     },
+    ...(storage.reach ? { reach: storage.reach } : {}),
   }
   const { add, compareAndSet, deleteIfEqual, increment } = storage
   if (add) view.add = (key, value, ttlMs) => add.call(storage, prefix + key, value, ttlMs)

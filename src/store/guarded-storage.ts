@@ -42,6 +42,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000): Storage {
       }
     },
     ping: () => guard('ping', async () => storage.ping?.()),
+    ...(storage.reach ? { reach: storage.reach } : {}),
     close: () => (storage.close ? storage.close() : Promise.resolve()),
   }
   // The atomic steps pass through when the storage has them; losing a race stays a plain false.

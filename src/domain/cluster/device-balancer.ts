@@ -1,0 +1,116 @@
+import type { Logger } from '../../logger.ts'
+import type { Devices } from '../devices.ts'
+import type { Instances } from '../instances.ts'
+import type { DeviceLeases } from './device-leases.ts'
+
+/** Devices opened at once when many are taken (at start, after an instance is gone). */
+const CONCURRENCY = 16
+
+/** How often every instance looks for linked devices nobody holds, besides departures. */
+const SCAN_EVERY_MS = 30_000
+
+/**
+ * Puts every linked device in the hands of one live instance: at start, when an instance is gone
+ * (its leases are void), and every 30 s, each instance lists the linked devices nobody alive holds
+ * and shares them out over the live instances, the least loaded first (loads as the heartbeats tell
+ * them). Each instance takes its share; a device left over by an instance that did not take it is
+ * taken by anyone two heartbeats later. Taking is a compare-and-set of the lease, so a device is
+ * never taken twice.
+ */
+export class DeviceBalancer {
+  /** Devices seen without a holder, with when: taken by anyone once they stay so for two heartbeats. */
+  private readonly orphanSince = new Map<string, number>()
+  private scanning: Promise<void> | undefined
+  private again = false
+  private lastScan = 0
+  /** A scan is due at the next heartbeat (this instance let its sessions go, or re-registered). */
+  private pending = false
+  private stopped = false
+
+  constructor(
+    private readonly leases: DeviceLeases,
+    private readonly instances: Instances,
+    private readonly devices: Devices,
+    private readonly heartbeatMs: number,
+    private readonly logger: Logger,
+  ) {
+    instances.onDeparture(() => void this.scan())
+    // After a late heartbeat this instance let its sessions go: once its heartbeat is taken again it
+    // checks which leases are still its own and takes back those nobody took over.
+    instances.onFence(() => void (this.pending = true))
+    instances.onRejoin(() => void (this.pending = true))
+    instances.onBeat(() => {
+      if (this.pending || this.orphanSince.size > 0 || Date.now() - this.lastScan >= SCAN_EVERY_MS) void this.scan()
+    })
+  }
+
+  /** Take this instance's share of the devices nobody holds (resolves once they are opened). */
+  start(): Promise<void> {
+    return this.scan()
+  }
+
+  /** Stop taking devices. */
+  stop(): void {
+    this.stopped = true
+  }
+
+  // --- Internal helpers ---
+
+  private scan(): Promise<void> {
+    if (this.scanning) {
+      this.again = true
+      return this.scanning
+    }
+    this.scanning = (async () => {
+      try {
+        do {
+          this.again = false
+          this.lastScan = Date.now()
+          this.pending = false
+          await this.leases.verify()
+          await this.takeShare(await this.orphans())
+        } while (this.again && !this.stopped)
+      } catch (err) {
+        this.logger.warn({ err }, 'looking for devices nobody holds failed; trying again at the next heartbeat')
+      } finally {
+        this.scanning = undefined
+      }
+    })()
+    return this.scanning
+  }
+
+  /** Linked devices whose lease no live instance holds, oldest id first. */
+  private async orphans(): Promise<string[]> {
+    const found: string[] = []
+    for await (const device of this.devices.all()) {
+      if (!device.linked || this.leases.holds(device.id)) continue
+      if ((await this.leases.holder(device.id)) === undefined) found.push(device.id)
+    }
+    const now = Date.now()
+    for (const id of [...this.orphanSince.keys()]) if (!found.includes(id)) this.orphanSince.delete(id)
+    for (const id of found) if (!this.orphanSince.has(id)) this.orphanSince.set(id, now)
+    return found.sort()
+  }
+
+  /** Share the orphans out, least loaded instance first; open this instance's share (and any orphan left over for two heartbeats). */
+  private async takeShare(orphans: string[]): Promise<void> {
+    const loads = new Map(this.instances.liveRecords.map(record => [record.id, record.id === this.leases.me ? this.leases.count : (record.devices ?? 0)]))
+    const overdue = Date.now() - 2 * this.heartbeatMs
+    const mine: string[] = []
+    for (const deviceId of orphans) {
+      const [assignee] = [...loads].sort(([a, la], [b, lb]) => la - lb || a.localeCompare(b))
+      if (!assignee) break
+      loads.set(assignee[0], assignee[1] + 1)
+      if (assignee[0] === this.leases.me || this.orphanSince.get(deviceId)! <= overdue) mine.push(deviceId)
+    }
+    let next = 0
+    const worker = async () => {
+      while (next < mine.length && !this.stopped && this.leases.hasRoom) {
+        const deviceId = mine[next++]!
+        if (await this.leases.open(deviceId)) this.orphanSince.delete(deviceId)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, mine.length) }, worker))
+    if (mine.length > 0) this.logger.info({ count: mine.length, holding: this.leases.count }, 'devices taken')
+  }
+}

@@ -1,0 +1,174 @@
+import type { Logger } from '../../logger.ts'
+import type { Storage } from '../../ports/storage.ts'
+import type { Transport } from '../../ports/transport.ts'
+import { Collection } from '../../store/collection.ts'
+import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Instances } from '../instances.ts'
+
+/** Who may hold a device's session: an instance (or none), and the fencing epoch, one more on every takeover. */
+export interface DeviceLease {
+  instance: string | null
+  epoch: number
+}
+
+/** The device's session is held by another live instance: the request goes there (cluster mode forwards it). */
+export class HeldElsewhere extends Error {
+  constructor(
+    readonly deviceId: string,
+    readonly instanceId: string,
+  ) {
+    super(`device ${deviceId} is held by instance ${instanceId}`)
+    this.name = 'HeldElsewhere'
+  }
+}
+
+/** Limits of the leases. */
+export interface LeaseSettings {
+  /** Most device sessions this instance holds (unlimited when absent). */
+  maxDevices?: number
+}
+
+/**
+ * Device leases: a device's session is opened only by the instance holding its lease
+ * (`device-lease:<deviceId>`), so two instances never open one device (WhatsApp would close one
+ * with "replaced", and both would reconnect forever). A lease names an instance and holds while
+ * that instance is alive in the registry: its heartbeat renews every lease it holds at once. Taking a
+ * lease is a compare-and-set that raises the epoch, so a takeover is visible to the former holder.
+ * An instance whose heartbeat is late closes its sessions before the others may take them (Instances
+ * fences); one that finds a lease of its own taken over lets that device go.
+ */
+export class DeviceLeases {
+  private readonly leases: Collection<DeviceLease>
+  /** Devices whose lease this instance holds, with the epoch it took them at. */
+  private readonly held = new Map<string, number>()
+
+  constructor(
+    storage: Storage,
+    lock: KeyedLock,
+    private readonly instances: Instances,
+    private readonly transport: Transport,
+    private readonly settings: LeaseSettings,
+    private readonly logger: Logger,
+  ) {
+    this.leases = new Collection(storage, lock, 'device-lease')
+    instances.onFence(() => void this.letGoAll('heartbeat late'))
+  }
+
+  /** This instance's id. */
+  get me(): string {
+    return this.instances.id
+  }
+
+  /** Device sessions this instance holds. */
+  get count(): number {
+    return this.held.size
+  }
+
+  /** The devices this instance holds. */
+  get devices(): string[] {
+    return [...this.held.keys()]
+  }
+
+  /** Whether this instance holds the device's lease (no store read). */
+  holds(deviceId: string): boolean {
+    return this.held.has(deviceId)
+  }
+
+  /**
+   * The live instance a new device should go to: the least loaded (as the heartbeats tell; ties by
+   * id), this one when it is among them. Used when nobody holds a device that is being linked.
+   */
+  leastLoaded(): string {
+    const loads = this.instances.liveRecords.map(record => [record.id, record.id === this.me ? this.held.size : (record.devices ?? 0)] as const)
+    const [best] = loads.sort(([a, la], [b, lb]) => la - lb || (a === this.me ? -1 : b === this.me ? 1 : a.localeCompare(b)))
+    return best?.[0] ?? this.me
+  }
+
+  /** Whether this instance may take one more device. */
+  get hasRoom(): boolean {
+    return this.settings.maxDevices === undefined || this.held.size < this.settings.maxDevices
+  }
+
+  /**
+   * The live instance holding the device's lease (this one included), or undefined when none does (a
+   * lease naming this instance that it let go, after a late heartbeat, is held by none).
+   */
+  async holder(deviceId: string): Promise<string | undefined> {
+    if (this.held.has(deviceId)) return this.me
+    const lease = await this.leases.load(deviceId)
+    if (!lease?.instance || lease.instance === this.me) return undefined
+    return this.instances.isAlive(lease.instance) ? lease.instance : undefined
+  }
+
+  /**
+   * Take the device's lease when nobody alive holds it (or this instance already does): true when
+   * this instance holds it now. Of concurrent takers, in any number of processes, one wins.
+   */
+  async acquire(deviceId: string): Promise<boolean> {
+    if (this.held.has(deviceId)) return true
+    if (!this.hasRoom) return false
+    const current = await this.leases.load(deviceId)
+    if (current?.instance && current.instance !== this.me && this.instances.isAlive(current.instance)) return false
+    const next: DeviceLease = { instance: this.me, epoch: (current?.epoch ?? 0) + 1 }
+    if (!(await this.leases.replace(deviceId, current, next))) return false
+    this.held.set(deviceId, next.epoch)
+    this.instances.setLoad(this.held.size)
+    this.logger.debug({ deviceId, epoch: next.epoch }, 'device lease taken')
+    return true
+  }
+
+  /** Take the device's lease and open its session (resuming it with its stored credentials); false when another instance holds it. */
+  async open(deviceId: string): Promise<boolean> {
+    if (!(await this.acquire(deviceId))) return false
+    await this.transport.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
+    return true
+  }
+
+  /** Close the device's session (without logging it out) and hand its lease back, so another instance may take it at once. */
+  async release(deviceId: string): Promise<void> {
+    const epoch = this.held.get(deviceId)
+    if (epoch === undefined) return
+    this.held.delete(deviceId)
+    this.instances.setLoad(this.held.size)
+    await this.transport.disconnect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device session not closed'))
+    await this.leases.replace(deviceId, { instance: this.me, epoch }, { instance: null, epoch })
+  }
+
+  /** Forget a deleted device's lease. */
+  async forget(deviceId: string): Promise<void> {
+    this.held.delete(deviceId)
+    this.instances.setLoad(this.held.size)
+    await this.leases.remove(deviceId)
+  }
+
+  /** Hand back every lease (a graceful stop): the other instances take the devices at once. */
+  async releaseAll(): Promise<void> {
+    for (const deviceId of [...this.held.keys()]) await this.release(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device lease not handed back'))
+  }
+
+  /**
+   * Check that every lease this instance believes it holds is still its own (after a pause, another
+   * instance may have taken some over): those taken are let go, their sessions closed, never reopened.
+   */
+  async verify(): Promise<void> {
+    for (const [deviceId, epoch] of [...this.held]) {
+      const lease = await this.leases.load(deviceId)
+      if (lease?.instance === this.me && lease.epoch === epoch) continue
+      this.logger.warn({ deviceId, holder: lease?.instance }, 'device lease taken over by another instance; closing its session here')
+      this.held.delete(deviceId)
+      await this.transport.disconnect(deviceId).catch(() => undefined)
+    }
+    this.instances.setLoad(this.held.size)
+  }
+
+  // --- Internal helpers ---
+
+  /** Close every session now (the heartbeat is late): the leases stay named this instance until verify() or a takeover. */
+  private async letGoAll(why: string): Promise<void> {
+    const devices = [...this.held.keys()]
+    this.logger.warn({ count: devices.length, why }, 'closing every device session of this instance')
+    this.held.clear()
+    this.instances.setLoad(0)
+    for (const deviceId of devices) await this.transport.disconnect(deviceId).catch(() => undefined)
+  }
+}

@@ -1,0 +1,32 @@
+import { GatewayError } from '../errors.ts'
+import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
+import type { Device } from '../domain/devices.ts'
+import type { OperationContext } from './operation.ts'
+
+/**
+ * Make sure this instance works the device's session before an operation uses it: it holds the
+ * device's lease; or nobody alive holds it and this instance takes it (for a link, `linking`, in
+ * cluster mode only when it is the least loaded instance; otherwise only for a device linked before,
+ * whose session is waiting for a taker); or another instance holds it, and the request goes there
+ * (HeldElsewhere: the HTTP edge forwards it). A device nobody holds and that is not linked is
+ * worked here without a lease: its session is closed anyway.
+ */
+export async function onSessionHolder(context: OperationContext, device: Device, linking = false): Promise<void> {
+  const { leases, clustered } = context.services
+  if (leases.holds(device.id)) return
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const holder = await leases.holder(device.id)
+    if (holder === leases.me) return
+    // A forwarded request is never forwarded again: the holder it was meant for let the device go.
+    if (holder !== undefined) throw context.forwardedBy ? new GatewayError('holder-unavailable', { retryAfterSeconds: 5 }) : new HeldElsewhere(device.id, holder)
+    if (!linking && !device.linked) return
+    if (linking && clustered && !context.forwardedBy) {
+      const target = leases.leastLoaded()
+      if (target !== leases.me) throw new HeldElsewhere(device.id, target)
+    }
+    if (await leases.acquire(device.id)) return
+    if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
+    // Another instance took it meanwhile: look again.
+  }
+  throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+}
