@@ -7,7 +7,7 @@ import type { ResolvedOptions } from './options.ts'
 import type { BaileysModule, SocketFactory, SocketInfo, SocketLike } from './types.ts'
 
 /** What a device's socket config is made of. */
-export interface SocketConfigInput {
+interface SocketConfigInput {
   lib: BaileysModule
   options: ResolvedOptions
   auth: StoredAuthState
@@ -47,7 +47,7 @@ export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
 }
 
 /** What a session does with a socket's events. */
-export interface SocketHandlers {
+interface SocketHandlers {
   connection(update: Partial<ConnectionState>): void
   creds(): void
   messages(upsert: BaileysEventMap['messages.upsert']): void
