@@ -22,12 +22,7 @@ steps('entries written by the atomic steps are read by a plain Keyv on the same 
   const path = join(dir, 'plain.sqlite')
   const storage = requireAtomic(await storageFromUrl(`sqlite://${path}`), 'test')
   const plain = new Keyv(new KeyvSqlite(`sqlite://${path}`), { namespace: 'zapgate', ...JSON_TEXT })
-  try {
-    await writeEach(storage)
-    await expectEach(key => plain.get(key))
-  } finally {
-    await Promise.all([storage.close!(), plain.disconnect()])
-  }
+  await readByPlainKeyv(storage, plain)
 })
 
 steps('get(key) removes an expired entry only while it is still the expired one (never a claim added in its place)', async () => {
@@ -85,13 +80,7 @@ else {
   redis('entries written by the atomic steps are read by a plain Keyv on the same Redis', async () => {
     const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
     const plain = new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT })
-    try {
-      await writeEach(storage)
-      await expectEach(key => plain.get(key))
-    } finally {
-      for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
-      await Promise.all([storage.close!(), plain.disconnect()])
-    }
+    await readByPlainKeyv(storage, plain)
   })
 
   redis.run()
@@ -105,13 +94,7 @@ else {
   postgres('entries written by the atomic steps (the counter rewritten by PostgreSQL itself) are read by a plain Keyv', async () => {
     const storage = requireAtomic(await storageFromUrl(postgresUrl, { namespace }), 'test')
     const plain = new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT })
-    try {
-      await writeEach(storage)
-      await expectEach(key => plain.get(key))
-    } finally {
-      for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
-      await Promise.all([storage.close!(), plain.disconnect()])
-    }
+    await readByPlainKeyv(storage, plain)
   })
 
   postgres('two PostgreSQL storages in one process each have their own pool: closing one leaves the other working', async () => {
@@ -129,22 +112,27 @@ else {
 
 // --- Internal helpers ---
 
-/** One entry per step; `windowed` has a ttl that must still hold when read back. */
-async function writeEach(storage: ReturnType<typeof requireAtomic>): Promise<void> {
-  assert.equal(await storage.add('added', { name: 'olá 🚀', list: [1, null] }), true)
-  assert.equal(await storage.compareAndSet('swapped', undefined, { v: 1 }), true)
-  assert.equal(await storage.compareAndSet('swapped', { v: 1 }, { v: 2 }), true)
-  await storage.increment('counted', 2)
-  await storage.increment('counted', 3)
-  await storage.increment('windowed', 1, 60_000)
-  await storage.increment('windowed', 1, 60_000)
-}
-
-async function expectEach(get: (key: string) => Promise<unknown>): Promise<void> {
-  assert.deepEqual(await get('added'), { name: 'olá 🚀', list: [1, null] })
-  assert.deepEqual(await get('swapped'), { v: 2 })
-  assert.equal(await get('counted'), 5)
-  assert.equal(await get('windowed'), 2)
+/**
+ * Write one entry per atomic step through `storage` (`windowed` has a ttl that must still hold) and
+ * read each back through `plain`, a Keyv on the same store; then delete the entries and close both.
+ */
+async function readByPlainKeyv(storage: ReturnType<typeof requireAtomic>, plain: Keyv): Promise<void> {
+  try {
+    assert.equal(await storage.add('added', { name: 'olá 🚀', list: [1, null] }), true)
+    assert.equal(await storage.compareAndSet('swapped', undefined, { v: 1 }), true)
+    assert.equal(await storage.compareAndSet('swapped', { v: 1 }, { v: 2 }), true)
+    await storage.increment('counted', 2)
+    await storage.increment('counted', 3)
+    await storage.increment('windowed', 1, 60_000)
+    await storage.increment('windowed', 1, 60_000)
+    assert.deepEqual(await plain.get('added'), { name: 'olá 🚀', list: [1, null] })
+    assert.deepEqual(await plain.get('swapped'), { v: 2 })
+    assert.equal(await plain.get('counted'), 5)
+    assert.equal(await plain.get('windowed'), 2)
+  } finally {
+    for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
+    await Promise.all([storage.close!(), plain.disconnect()])
+  }
 }
 
 /** A Map that runs `afterNextGet` once, right after a get: another process writing in between two steps. */
