@@ -67,6 +67,14 @@ export async function startGateway(options: GatewayOptions & { network?: MemoryN
   return t
 }
 
+/** A gateway (`options`) with one account and an unlinked device `loja`: where the suites of the HTTP edge start. */
+export async function gatewayWithDevice(options: GatewayOptions = {}): Promise<{ t: TestGateway; authkey: string }> {
+  const t = await startGateway(options)
+  const { authkey } = await t.register()
+  await t.addDevice(authkey, 'loja')
+  return { t, authkey }
+}
+
 /** Poll `check` until it is true (or fail after `timeoutMs`). */
 export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs
