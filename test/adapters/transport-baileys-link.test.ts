@@ -1,9 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Boom } from '@hapi/boom'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
-import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 const link = suite('Baileys transport: linking')
@@ -177,10 +176,7 @@ link('the version is resolved once for all devices and sockets', async () => {
 })
 
 link('link() on a linked device that is not running tries its credentials first: already-connected when they open', async () => {
-  const storage = new RecordingStorage()
-  const first = await setupBaileys({ storage })
-  await first.linked('dev', '5511999990000')
-  await first.transport.stop()
+  const storage = await storedDevice()
   const s = await setupBaileys({ storage })
   await transportRejection(s.transport.link('dev', {}), 'already-connected')
   assert.is(s.fake.sockets.length, 1)
@@ -190,10 +186,7 @@ link('link() on a linked device that is not running tries its credentials first:
 })
 
 link('link() starts fresh when the stored credentials are refused (401)', async () => {
-  const storage = new RecordingStorage()
-  const first = await setupBaileys({ storage })
-  await first.linked('dev', '5511999990000')
-  await first.transport.stop()
+  const storage = await storedDevice()
   const s = await setupBaileys({ storage, behaviour: { autoOpen: false } })
   const pending = s.transport.link('dev', {})
   await waitFor(() => s.fake.sockets.length === 1, 'the resume socket')

@@ -63,3 +63,12 @@ export async function linkedBaileys(options: Omit<SetupOptions, 'storage'> & { s
   await s.linked('dev', ME, ME_LID)
   return { ...s, storage }
 }
+
+/** A RecordingStorage holding device 'dev' linked as ME (with `lid`, when given) by a transport that has stopped since: stored, not running. */
+export async function storedDevice(lid?: string): Promise<RecordingStorage> {
+  const storage = new RecordingStorage()
+  const first = await setupBaileys({ storage })
+  await first.linked('dev', ME, lid)
+  await first.transport.stop()
+  return storage
+}
