@@ -10,6 +10,7 @@ import { KeyvPostgres } from '@keyv/postgres'
 import { suite } from 'uvu'
 import { keyvStorage, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { requireAtomic } from '../../src/ports/storage.ts'
+import { serverUrl } from '../helpers/shared-backends.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-atomic-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -56,9 +57,8 @@ steps('a second SQLite connection that has to wait for the write lock waits (bus
 
 steps.run()
 
-const redisUrl = process.env.REDIS_URL
-if (!redisUrl) console.log('skipped: storage-keyv atomic steps on redis (REDIS_URL not set)')
-else {
+const redisUrl = serverUrl('REDIS_URL', 'storage-keyv atomic steps on redis')
+if (redisUrl) {
   const redis = suite('storage-keyv atomic steps on redis')
 
   redis('an entry Keyv holds expired while Redis still keeps it (clocks apart) counts as absent for add and increment', async () => {
@@ -86,9 +86,8 @@ else {
   redis.run()
 }
 
-const postgresUrl = process.env.POSTGRES_URL
-if (!postgresUrl) console.log('skipped: storage-keyv atomic steps on postgres (POSTGRES_URL not set)')
-else {
+const postgresUrl = serverUrl('POSTGRES_URL', 'storage-keyv atomic steps on postgres')
+if (postgresUrl) {
   const postgres = suite('storage-keyv atomic steps on postgres')
 
   postgres('entries written by the atomic steps (the counter rewritten by PostgreSQL itself) are read by a plain Keyv', async () => {
