@@ -62,7 +62,7 @@ if (redisUrl) {
   const redis = suite('storage-keyv atomic steps on redis')
 
   redis('an entry Keyv holds expired while Redis still keeps it (clocks apart) counts as absent for add and increment', async () => {
-    const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
+    const storage = await atomicAt(redisUrl)
     const raw = new KeyvRedis(redisUrl, { namespace })
     try {
       const expired = (value: unknown) => JSON.stringify({ value, expires: Date.now() - 1000 })
@@ -78,9 +78,7 @@ if (redisUrl) {
   })
 
   redis('entries written by the atomic steps are read by a plain Keyv on the same Redis', async () => {
-    const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
-    const plain = new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT })
-    await readByPlainKeyv(storage, plain)
+    await readByPlainKeyv(await atomicAt(redisUrl), new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT }))
   })
 
   redis.run()
@@ -91,9 +89,7 @@ if (postgresUrl) {
   const postgres = suite('storage-keyv atomic steps on postgres')
 
   postgres('entries written by the atomic steps (the counter rewritten by PostgreSQL itself) are read by a plain Keyv', async () => {
-    const storage = requireAtomic(await storageFromUrl(postgresUrl, { namespace }), 'test')
-    const plain = new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT })
-    await readByPlainKeyv(storage, plain)
+    await readByPlainKeyv(await atomicAt(postgresUrl), new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT }))
   })
 
   postgres('two PostgreSQL storages in one process each have their own pool: closing one leaves the other working', async () => {
@@ -110,6 +106,11 @@ if (postgresUrl) {
 }
 
 // --- Internal helpers ---
+
+/** A storage with atomic steps on the server at `url`, under this run's namespace. */
+async function atomicAt(url: string): Promise<ReturnType<typeof requireAtomic>> {
+  return requireAtomic(await storageFromUrl(url, { namespace }), 'test')
+}
 
 /**
  * Write one entry per atomic step through `storage` (`windowed` has a ttl that must still hold) and
