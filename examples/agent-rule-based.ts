@@ -14,9 +14,9 @@
  */
 import Koa from 'koa'
 import { pathToFileURL } from 'node:url'
-import type { Server } from 'node:http'
 import { createGateway, type AgentRequest, type AgentResponder } from 'zapgate'
 import { MemoryNetwork, memoryTransport, simulatorRoutes } from 'zapgate/adapters/transport-memory'
+import { serve } from './serve.ts'
 
 /** A rule: when `match` fits the text, `answer` is the reply. */
 interface Rule {
@@ -57,20 +57,7 @@ export async function startAgentDemo(port = 0) {
   const app = new Koa()
   const sim = simulatorRoutes(network, { findDevices: gateway.findDevices })
   app.use(sim.routes()).use(gateway.routes())
-  const server: Server = app.listen(port)
-  await new Promise(resolve => server.once('listening', resolve))
-  const address = server.address()
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`
-  return {
-    url,
-    network,
-    gateway,
-    async stop() {
-      server.close()
-      server.closeAllConnections?.()
-      await gateway.close()
-    },
-  }
+  return { ...(await serve(app, port, gateway)), network, gateway }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

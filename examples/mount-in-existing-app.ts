@@ -8,9 +8,9 @@ import Koa from 'koa'
 import Router from '@koa/router'
 import bodyParser from 'koa-bodyparser'
 import { pathToFileURL } from 'node:url'
-import type { Server } from 'node:http'
 import { createGateway } from 'zapgate'
 import { memoryTransport, MemoryNetwork } from 'zapgate/adapters/transport-memory'
+import { serve } from './serve.ts'
 
 /** Start the host app on `port` (0 for any); resolves with the server and a stop function. */
 export async function startHostApp(port = 0) {
@@ -42,20 +42,7 @@ export async function startHostApp(port = 0) {
   host.use('/whatsapp', gateway.router.routes(), gateway.router.allowedMethods())
   app.use(host.routes()).use(host.allowedMethods())
 
-  const server: Server = app.listen(port)
-  await new Promise(resolve => server.once('listening', resolve))
-  const address = server.address()
-  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : port}`
-  return {
-    url,
-    network,
-    gateway,
-    async stop() {
-      server.close()
-      server.closeAllConnections?.()
-      await gateway.close()
-    },
-  }
+  return { ...(await serve(app, port, gateway)), network, gateway }
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {

@@ -4,7 +4,7 @@
  * code and the webhook check for its receiver. Adapter authors: `zapgate/adapter-kit`; contract
  * suites: `zapgate/testing`; request and answer types of the HTTP API: `zapgate/client`.
  */
-export { createGateway, type Gateway } from './gateway.ts'
+export { createGateway, type Gateway, type DeviceSummary } from './gateway.ts'
 export type { GatewayOptions } from './options.ts'
 export type { Plan } from './domain/accounts.ts'
 export type { MessagingOptions } from './domain/messaging/options.ts'
@@ -12,6 +12,7 @@ export type { WebhookOptions, WebhookAdmin, DeadLetter, DeadLetterReason, Webhoo
 export type { ServiceOptions } from './http/service-routes.ts'
 export type { RateLimitOptions, RateLimitRules, RateRule } from './security/rate-limits.ts'
 export { GatewayError, type ErrorCode } from './errors.ts'
+export { MissingPackageError } from './optional-package.ts'
 export type { GatewayEvents, GatewayEventMap, SendKind } from './events.ts'
 export type { Logger } from './logger.ts'
 export type { Storage, AtomicStorage } from './ports/storage.ts'

@@ -150,7 +150,7 @@ function positive(value: number, name: string): number {
 }
 
 /** Bytes in a size like `512kb`, `20mb` or a number of bytes. */
-export function parseSize(size: number | string): number {
+function parseSize(size: number | string): number {
   if (typeof size === 'number') return size
   const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(size)
   if (!match) throw new Error(`createGateway: cannot read size ${JSON.stringify(size)}`)

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { Registry } from 'prom-client'
 import { METRIC_NAMES } from '../src/metrics.ts'
 import type { WebhookSender } from '../src/index.ts'
-import { startGateway, waitFor, type TestGateway } from './helpers/gateway.ts'
+import { startGateway, waitFor, withGateway } from './helpers/gateway.ts'
 import { request } from './helpers/http.ts'
 import { scrape } from './helpers/metrics.ts'
 
@@ -14,20 +14,16 @@ const HOOK = 'https://hooks.example.com/zap'
 const metrics = suite('metrics: option metrics, GET /metrics')
 
 metrics('exposes every metric, in the Prometheus text format', async () => {
-  const t = await startGateway({ metrics: true })
-  try {
+  await withGateway({ metrics: true }, async t => {
     const answer = await request(`${t.url}/metrics`)
     assert.is(answer.status, 200)
     assert.match(answer.headers.get('content-type') ?? '', /^text\/plain; version=0\.0\.4/)
     for (const name of METRIC_NAMES) assert.ok(answer.text.includes(`# TYPE ${name} `), name)
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 metrics('counts requests by operation and answer status, sends by kind and result, devices by state', async () => {
-  const t = await startGateway({ metrics: true })
-  try {
+  await withGateway({ metrics: true }, async t => {
     const { authkey } = await t.register()
     const device = await t.linkedDevice(authkey, 'loja', DEVICE_PHONE)
     await t.addDevice(authkey, 'balcao')
@@ -54,27 +50,21 @@ metrics('counts requests by operation and answer status, sends by kind and resul
     assert.is(after.value('zapgate_send_failures_total', { kind: 'text', reason: 'failed' }), 1)
     assert.is(after.value('zapgate_devices', { state: 'open' }), 1)
     assert.is(after.value('zapgate_devices', { state: 'linking' }), 1)
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 metrics("with httpStatus: 'always200' the status label is still the answer's own", async () => {
-  const t = await startGateway({ metrics: true, httpStatus: 'always200' })
-  try {
+  await withGateway({ metrics: true, httpStatus: 'always200' }, async t => {
     const answer = await t.post('/api/create-message', { authkey: 'x', appkey: 'y', to: FRIEND, message: 'oi' })
     assert.is(answer.status, 200)
     assert.is((await scrape(t.url)).value('zapgate_http_requests_total', { operation: 'sendText', status: '401' }), 1)
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 metrics('counts webhook deliveries, failed attempts, retries and dead letters, and shows the outbox depth', async () => {
   let answer = 500
   const sender: WebhookSender = { send: async () => ({ status: answer }) }
-  const t = await startGateway({ metrics: true, webhooks: sender, webhookRetryMs: [20] })
-  try {
+  await withGateway({ metrics: true, webhooks: sender, webhookRetryMs: [20] }, async t => {
     const { authkey } = await t.register()
     await t.linkedDevice(authkey, 'loja', DEVICE_PHONE, { webhook: HOOK })
     await t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'oi' })
@@ -92,14 +82,11 @@ metrics('counts webhook deliveries, failed attempts, retries and dead letters, a
     answer = 410
     await t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'de novo' })
     await waitFor(async () => (await scrape(t.url)).value('zapgate_webhook_dead_letters_total', { reason: 'gone' }) === 1, 5000, 'the dead letter')
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 metrics('shows the scheduler backlog: pending scheduled messages, and those already due', async () => {
-  const t = await startGateway({ metrics: true })
-  try {
+  await withGateway({ metrics: true }, async t => {
     const { authkey } = await t.register()
     await t.addDevice(authkey, 'loja')
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 19).replace('T', ' ')
@@ -109,9 +96,7 @@ metrics('shows the scheduler backlog: pending scheduled messages, and those alre
     assert.is(after.value('zapgate_scheduled_messages', { state: 'pending' }), 1)
     assert.is(after.value('zapgate_scheduled_messages', { state: 'failed' }), 0)
     assert.is(after.value('zapgate_scheduled_messages_due'), 0)
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 metrics('two gateways in one process count apart; a host can pass its own Registry', async () => {
@@ -132,13 +117,10 @@ metrics('two gateways in one process count apart; a host can pass its own Regist
 })
 
 metrics('off by default: no /metrics route and no registry', async () => {
-  const t: TestGateway = await startGateway()
-  try {
+  await withGateway({}, async t => {
     assert.is((await request(`${t.url}/metrics`)).status, 404)
     assert.is(t.gateway.metrics, undefined)
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 metrics.run()

@@ -3,7 +3,7 @@ import { jsonEqual } from 'zapgate/adapter-kit'
 import type { Raw, RawStore } from './raw-stores.ts'
 
 /** The Storage steps built on a RawStore, on Keyv keys (the key handed to `keyv.get`). */
-export interface KeyvAtomicSteps {
+interface KeyvAtomicSteps {
   get(key: string): Promise<unknown>
   add(key: string, value: unknown, ttlMs?: number): Promise<boolean>
   compareAndSet(key: string, expected: unknown, next: unknown, ttlMs?: number): Promise<boolean>

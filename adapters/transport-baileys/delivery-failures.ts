@@ -5,7 +5,7 @@ import type { MessageStore } from './message-store.ts'
 import type { SocketLike } from './types.ts'
 
 /** What reporting delivery failures needs. */
-export interface FailureDeps {
+interface FailureDeps {
   deviceId: string
   messages: MessageStore
   /** The socket that reported them (its LID mappings name LID chats by phone). */
@@ -45,7 +45,7 @@ export async function reportFailures(deps: FailureDeps, updates: WAMessageUpdate
 }
 
 /** What an error ack's code means, as far as known (WhatsApp documents none of them). */
-export function failureReason(code: number | undefined, detail?: string): string {
+function failureReason(code: number | undefined, detail?: string): string {
   if (detail) return `${detail} (${code ?? '?'})`
   switch (code) {
     case 463:

@@ -56,7 +56,7 @@ export async function groupJoin(deps: GroupDeps, invite: string): Promise<string
 }
 
 /** GroupMetadata as the gateway reports it: LID participants carry their phone number when WhatsApp gave it. */
-export function toGroupInfo(metadata: GroupMetadata, inviteCode?: string): GroupInfo {
+function toGroupInfo(metadata: GroupMetadata, inviteCode?: string): GroupInfo {
   const info: GroupInfo = {
     id: metadata.id,
     subject: metadata.subject ?? '',

@@ -2,13 +2,13 @@ import { request as httpRequest, type Agent } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 
 /** A GET's answer. */
-export interface HttpAnswer {
+interface HttpAnswer {
   status: number
   body: Buffer
 }
 
 /** Options of httpGet. */
-export interface HttpGetOptions {
+interface HttpGetOptions {
   /** The Node agent to go through (a proxy agent); undefined: direct. */
   agent?: Agent
   /** The whole request (connect, answer, body) must be done within this long. */

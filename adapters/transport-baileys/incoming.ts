@@ -4,13 +4,13 @@ import { isGroupJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
 import type { BaileysModule } from './types.ts'
 
 /** The linked account, to fill `from`/`to` of messages. */
-export interface SelfIdentity {
+interface SelfIdentity {
   phone?: string
   lid?: string
 }
 
 /** Finds the phone number (digits) of a LID the socket has seen, when it knows one. */
-export type LidLookup = (lid: string) => Promise<string | undefined>
+type LidLookup = (lid: string) => Promise<string | undefined>
 
 /**
  * The gateway's view of a message's content, or undefined for what the gateway does not report

@@ -7,7 +7,7 @@ type ButtonsMessage = Extract<OutgoingMessage, { kind: 'buttons' }>
 type CarouselMessage = Extract<OutgoingMessage, { kind: 'carousel' }>
 
 /** Buttons a phone shows on one interactive message (or one carousel card). */
-export const MAX_INTERACTIVE_BUTTONS = 3
+const MAX_INTERACTIVE_BUTTONS = 3
 
 /**
  * Buttons as WhatsApp renders them today (unofficial; PR #956 removed buttons from Baileys'
@@ -62,7 +62,7 @@ export async function carouselContent(lib: BaileysModule, socket: SocketLike, me
 }
 
 /** One button as a native-flow button: quick_reply, cta_url or cta_call. */
-export function nativeFlowButton(button: Button): { name: string; buttonParamsJson: string } {
+function nativeFlowButton(button: Button): { name: string; buttonParamsJson: string } {
   const params = (name: string, value: object) => ({ name, buttonParamsJson: JSON.stringify(value) })
   switch (button.type) {
     case 'reply':

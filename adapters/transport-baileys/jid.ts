@@ -12,7 +12,7 @@ export function userOf(jid: string): string {
 }
 
 /** The server part of a JID (`s.whatsapp.net`, `lid`, `g.us`, ...), or '' without one. */
-export function serverOf(jid: string): string {
+function serverOf(jid: string): string {
   const at = jid.indexOf('@')
   return at === -1 ? '' : jid.slice(at + 1)
 }
@@ -50,11 +50,6 @@ export function phoneOf(jid: string | null | undefined): string | undefined {
   return /^\d+$/.test(user) ? user : undefined
 }
 
-/** The user JID of a phone number. */
-export function pnJid(phone: string): string {
-  return `${phone}@s.whatsapp.net`
-}
-
 /** Digits of a phone number written with `+`, spaces, dashes, dots or parentheses; undefined if not one. */
 export function parsePhone(input: string): string | undefined {
   const digits = input.trim().replace(/^\+/, '').replace(/[\s\-().]/g, '')
@@ -62,7 +57,7 @@ export function parsePhone(input: string): string | undefined {
 }
 
 /** What a `to`/`chat` address names: a JID to use as is, or a phone number to look up. */
-export type Address = { kind: 'jid'; jid: string } | { kind: 'phone'; phone: string }
+type Address = { kind: 'jid'; jid: string } | { kind: 'phone'; phone: string }
 
 /**
  * Parse an address: a group, PN or LID JID passes through (device part dropped, `@c.us` becomes

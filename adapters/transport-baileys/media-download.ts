@@ -5,7 +5,7 @@ import { httpGet } from './http-get.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 
 /** What a download through an agent needs. */
-export interface AgentDownload {
+interface AgentDownload {
   lib: BaileysModule
   /** The device's proxy agent. */
   agent: Agent

@@ -12,7 +12,7 @@ export interface StoredMessage {
 }
 
 /** The parts of a message key the adapter needs again (delete, react, read receipts, re-upload). */
-export interface StoredKey {
+interface StoredKey {
   remoteJid: string
   fromMe: boolean
   id: string
@@ -67,7 +67,7 @@ export class MessageStore {
 }
 
 /** The storable part of a WAMessageKey, or undefined without chat or id. */
-export function storedKey(key: WAMessageKey): StoredKey | undefined {
+function storedKey(key: WAMessageKey): StoredKey | undefined {
   if (!key.remoteJid || !key.id) return undefined
   const stored: StoredKey = { remoteJid: key.remoteJid, fromMe: Boolean(key.fromMe), id: key.id }
   if (key.participant) stored.participant = key.participant

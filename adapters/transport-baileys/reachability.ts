@@ -11,7 +11,7 @@ export const WHATSAPP_WS_URL = 'wss://web.whatsapp.com/ws/chat'
  * works. Resolves with undefined when it does, else with why not (the network error: ENOTFOUND,
  * ECONNREFUSED, a proxy's refusal, a timeout).
  */
-export async function whyUnreachable(wsUrl: string | URL, agent: Agent | undefined, timeoutMs = 5_000): Promise<string | undefined> {
+async function whyUnreachable(wsUrl: string | URL, agent: Agent | undefined, timeoutMs = 5_000): Promise<string | undefined> {
   const url = new URL(String(wsUrl))
   url.protocol = url.protocol === 'ws:' ? 'http:' : 'https:'
   try {

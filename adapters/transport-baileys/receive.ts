@@ -11,7 +11,7 @@ import type { DeviceSession } from './session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 
 /** What incoming message handling needs. */
-export interface ReceiveDeps {
+interface ReceiveDeps {
   deviceId: string
   lib: BaileysModule
   messages: MessageStore

@@ -13,7 +13,7 @@ import { invalid, validateOutgoing } from './validate.ts'
 import { prepareVoiceNote } from './voice-note.ts'
 
 /** What sending needs: the device's open socket and session, the message store, the address resolver. */
-export interface SendDeps {
+interface SendDeps {
   lib: BaileysModule
   session: DeviceSession
   socket: SocketLike
@@ -65,7 +65,7 @@ export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'tim
 }
 
 /** The Baileys content of a plain (non-interactive, non-target) message: media from bytes, never a path (voice notes: see prepareVoiceNote). */
-export function messageContent(message: Exclude<OutgoingMessage, { kind: 'reaction' | 'delete' | 'buttons' | 'carousel' }>): AnyMessageContent {
+function messageContent(message: Exclude<OutgoingMessage, { kind: 'reaction' | 'delete' | 'buttons' | 'carousel' }>): AnyMessageContent {
   switch (message.kind) {
     case 'text':
       return { text: message.text }
@@ -91,7 +91,7 @@ export function messageContent(message: Exclude<OutgoingMessage, { kind: 'reacti
 }
 
 /** A vCard 3.0 whose phone carries `waid`, so that WhatsApp offers to message the contact. */
-export function vcard(name: string, phone: string): string {
+function vcard(name: string, phone: string): string {
   const digits = phone.replace(/\D/g, '')
   const escaped = name.replace(/\\/g, '\\\\').replace(/[,;]/g, m => `\\${m}`).replace(/\r?\n/g, '\\n')
   return ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, `N:;${escaped};;;`, `TEL;type=CELL;type=VOICE;waid=${digits}:+${digits}`, 'END:VCARD'].join('\n')

@@ -1,6 +1,5 @@
 import type { ConnectionState } from '@whiskeysockets/baileys'
-import { TransportError } from 'zapgate'
-import type { LinkChallenge, LinkRequest, SessionStatus } from 'zapgate'
+import { TransportError, type LinkChallenge, type LinkRequest, type SessionStatus } from 'zapgate'
 import { watchConnection } from './connection-watch.ts'
 import { reportFailures } from './delivery-failures.ts'
 import { socketCall, toTransportError, withTimeout } from './errors.ts'
@@ -9,7 +8,8 @@ import { LinkAttempt } from './link-attempt.ts'
 import type { MessageStore } from './message-store.ts'
 import { backoffDelay, closeAction, ConnectionProblem, describeClose } from './policy.ts'
 import { printQr } from './qr-terminal.ts'
-import { attachHandlers, createSocket, socketConfig, type SessionDeps } from './socket-wiring.ts'
+import type { SessionDeps } from './session-deps.ts'
+import { attachHandlers, createSocket, socketConfig } from './socket-wiring.ts'
 import { SocketSlot } from './socket-slot.ts'
 import { StatusReporter } from './status-reporter.ts'
 import type { SocketLike } from './types.ts'
@@ -174,7 +174,7 @@ export class DeviceSession extends SocketSlot {
       connection: update => this.queue(() => this.onUpdate(socket, generation, update)),
       creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
       messages: upsert => {
-        this.upserts = this.upserts.then(() => this.deps.onUpsert(this, socket, upsert)).catch(log('incoming messages failed'))
+        this.upserts = this.upserts.then(() => this.deps.onUpsert(socket, upsert)).catch(log('incoming messages failed'))
       },
       messageUpdates: updates => {
         this.upserts = this.upserts.then(() => reportFailures(failures, updates)).catch(log('delivery failures not reported'))

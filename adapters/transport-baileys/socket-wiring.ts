@@ -1,38 +1,13 @@
 import type { Agent } from 'node:http'
 import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, SocketConfig, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
-import type { TransportEvent } from 'zapgate'
-import type { Logger } from 'zapgate'
 import type { StoredAuthState } from './auth-state.ts'
 import type { BaileysLogger } from './logger.ts'
 import type { MessageStore } from './message-store.ts'
 import type { ResolvedOptions } from './options.ts'
-import type { DeviceSession } from './session.ts'
 import type { BaileysModule, SocketFactory, SocketInfo, SocketLike } from './types.ts'
-import type { VersionSource } from './version.ts'
-
-/** What a device session needs from the transport. */
-export interface SessionDeps {
-  deviceId: string
-  lib: BaileysModule
-  options: ResolvedOptions
-  factory: SocketFactory
-  auth: StoredAuthState
-  messages: MessageStore
-  version: VersionSource
-  logger: Logger
-  baileysLogger: BaileysLogger
-  /** The device's proxy agent (for the socket, media and the version lookup), when it has a proxy. */
-  agent?: Agent
-  /** Report an event to the gateway (resolves once recorded). */
-  emit(event: TransportEvent): Promise<void>
-  /** Handle one messages.upsert of this session's socket; calls are made one at a time, in order. */
-  onUpsert(session: DeviceSession, socket: SocketLike, upsert: BaileysEventMap['messages.upsert']): Promise<void>
-  /** Source of randomness for the back-off jitter. */
-  random?: () => number
-}
 
 /** What a device's socket config is made of. */
-export interface SocketConfigInput {
+interface SocketConfigInput {
   lib: BaileysModule
   options: ResolvedOptions
   auth: StoredAuthState
@@ -72,7 +47,7 @@ export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
 }
 
 /** What a session does with a socket's events. */
-export interface SocketHandlers {
+interface SocketHandlers {
   connection(update: Partial<ConnectionState>): void
   creds(): void
   messages(upsert: BaileysEventMap['messages.upsert']): void

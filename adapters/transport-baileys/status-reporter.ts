@@ -1,7 +1,7 @@
 import type { SessionState, SessionStatus, TransportEvent } from 'zapgate'
 
 /** Facts of a session status other than its state. */
-export interface StatusPatch {
+interface StatusPatch {
   phone?: string
   lid?: string
   reason?: string

@@ -23,7 +23,8 @@ import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
 import { downloadThroughAgent } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
-import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
+import type { BaileysTransportOptions, ResolvedOptions } from './options.ts'
+import { resolveOptions } from './resolve-options.ts'
 import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
 import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
@@ -205,7 +206,7 @@ export class BaileysTransport implements Transport {
       logger,
       emit: context.emit,
     }
-    const session = new DeviceSession({
+    const session: DeviceSession = new DeviceSession({
       deviceId,
       lib,
       options: this.options,
@@ -217,7 +218,7 @@ export class BaileysTransport implements Transport {
       baileysLogger: baileysLog,
       agent,
       emit: context.emit,
-      onUpsert: (s, socket, upsert) => receiveUpsert(receive, s, socket, upsert),
+      onUpsert: (socket, upsert) => receiveUpsert(receive, session, socket, upsert),
     })
     this.sessions.set(deviceId, session)
     return session

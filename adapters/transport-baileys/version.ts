@@ -4,10 +4,10 @@ import type { Logger } from 'zapgate'
 import { httpGet, networkErrorText } from './http-get.ts'
 
 /** Where the current WhatsApp Web version is read (its service worker carries `client_revision`). */
-export const VERSION_URL = 'https://web.whatsapp.com/sw.js'
+const VERSION_URL = 'https://web.whatsapp.com/sw.js'
 
 /** Resolves the version to announce; `agent` is the proxy agent of the device that needs it (undefined: direct). */
-export type VersionResolver = (context: { agent?: Agent }) => Promise<WAVersion | undefined>
+type VersionResolver = (context: { agent?: Agent }) => Promise<WAVersion | undefined>
 
 /**
  * The default version resolver: `WA_VERSION` (`2.3000.1234567890` or `2,3000,1234567890`) when set,

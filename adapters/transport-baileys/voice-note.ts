@@ -2,14 +2,14 @@ import { spawn } from 'node:child_process'
 import type { Logger } from 'zapgate'
 
 /** The audio a send carries: a voice note (`ptt`, OGG/Opus) or an ordinary audio file. */
-export interface PreparedAudio {
+interface PreparedAudio {
   data: Buffer
   mimetype: string
   ptt: boolean
 }
 
 /** What a voice note needs: ffmpeg (a path or name on the PATH, or false), a deadline, a logger. */
-export interface VoiceNoteDeps {
+interface VoiceNoteDeps {
   ffmpegPath: string | false
   timeoutMs: number
   logger: Logger
@@ -40,7 +40,7 @@ export async function prepareVoiceNote(data: Buffer, mimetype: string, deps: Voi
 }
 
 /** Whether `data` is an Ogg stream whose first logical stream is Opus. */
-export function isOggOpus(data: Buffer): boolean {
+function isOggOpus(data: Buffer): boolean {
   return data.length > 36 && data.subarray(0, 4).toString('latin1') === 'OggS' && data.subarray(28, 36).toString('latin1') === 'OpusHead'
 }
 

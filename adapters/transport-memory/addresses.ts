@@ -1,7 +1,7 @@
 import { createHash, randomBytes, randomFillSync, randomInt } from 'node:crypto'
 
 /** A parsed address: a phone number (digits), a group id, or a network user id still to resolve. */
-export type Address = { kind: 'phone'; phone: string } | { kind: 'group'; id: string } | { kind: 'lid'; lid: string }
+type Address = { kind: 'phone'; phone: string } | { kind: 'group'; id: string } | { kind: 'lid'; lid: string }
 
 /** Where invite links point; `<base><code>` is a group's invite link. */
 export const INVITE_BASE = 'https://chat.whatsapp.com/'

@@ -4,7 +4,7 @@ import { putBounded } from 'zapgate/adapter-kit'
 import { INVITE_BASE, groupId, inviteCode, parseAddress, parseInvite, userId } from './addresses.ts'
 
 /** The most members a group can have, as on the real network. */
-export const MAX_MEMBERS = 1024
+const MAX_MEMBERS = 1024
 
 /** A group of the simulated network. */
 export interface Group {

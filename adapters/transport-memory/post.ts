@@ -17,7 +17,7 @@ export interface LoggedMessage {
 }
 
 /** Who sends: a phone, and the device it sends through (which gets no copy of its own message). */
-export interface Sender {
+interface Sender {
   phone: string
   deviceId?: string
 }
@@ -39,7 +39,7 @@ export interface Traffic {
 }
 
 /** Limits of the post office (see MemoryNetworkOptions). */
-export interface PostLimits {
+interface PostLimits {
   logLimit: number
   inboxLimit: number
   phoneLimit: number

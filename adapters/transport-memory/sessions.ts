@@ -8,7 +8,7 @@ import type { DeviceEndpoint } from './types.ts'
 export type LinkTarget = string | { qr: string } | { code: string } | { deviceId: string }
 
 /** A device linked to a phone; `endpoint` is set while a transport holds its session open. */
-export interface LinkedDevice {
+interface LinkedDevice {
   phone: string
   endpoint?: DeviceEndpoint
   /** Messages that arrived while the device was offline, delivered when it comes back. */

@@ -14,7 +14,7 @@ const Text = nonempty(string())
 export const ScanBody = object({ phone: Phone, authkey: optional(string()), appkey: optional(string()), qr: optional(string()), code: optional(string()) })
 
 /** The type of a `POST /_sim/send`. */
-export const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'contact', 'location', 'reaction', 'delete', 'button'] as const
+const MESSAGE_TYPES = ['text', 'image', 'video', 'audio', 'document', 'contact', 'location', 'reaction', 'delete', 'button'] as const
 
 /** `POST /_sim/send`, read first for its type only. */
 export const SendBody = object({ type: enums(MESSAGE_TYPES) })

@@ -1,17 +1,10 @@
-import type { Button, IncomingMessage, MediaKind } from 'zapgate'
+import type { Button, IncomingContent, IncomingMessage, MediaKind } from 'zapgate'
 
 /** What a simulated phone sends (the `/_sim/send` body without `from` and `to`). */
 export type PhoneMessage =
   | { type: 'text'; text: string }
-  | {
-      type: MediaKind
-      caption?: string
-      fileName?: string
-      mimetype?: string
-      /** The bytes, when the test wants the device to receive them inline. */
-      base64?: string
-      voiceNote?: boolean
-    }
+  /** Media, with the fields the device receives it with (`base64`: the bytes, when the test wants them inline). */
+  | ({ type: MediaKind } & Pick<Extract<IncomingContent, { kind: MediaKind }>, 'caption' | 'fileName' | 'mimetype' | 'base64' | 'voiceNote'>)
   | { type: 'contact'; name: string; phone: string }
   /** `name` is accepted as a synonym of `text` (the port's field name). */
   | { type: 'location'; latitude: number; longitude: number; text?: string; name?: string }

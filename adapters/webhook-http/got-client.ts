@@ -16,7 +16,7 @@ export const SHARED_OPTIONS = {
  * (about as much as the rest of a keep-alive POST's client side), an empty one 6 to 12 µs. It goes
  * through the public setter only: got itself still builds every request's options.
  */
-export const withoutCacheOptions: BeforeRequestHook = options => {
+const withoutCacheOptions: BeforeRequestHook = options => {
   options.cacheOptions = {}
 }
 

@@ -12,7 +12,7 @@ const check = object({ ok: boolean(), ms: number() })
 export const healthAnswer = object({ status: integer(), message: string(), checks: object({ storage: check, transport: check }) })
 
 /** Default time a probe may take before it counts as unreachable. */
-export const DEFAULT_HEALTH_TIMEOUT_MS = 5000
+const DEFAULT_HEALTH_TIMEOUT_MS = 5000
 
 /**
  * `GET /health`: whether the store (`Storage.ping`) and the transport (`Transport.ping`, or a status

@@ -4,7 +4,7 @@ import { serviceRouteDocs, type ServiceRouteFlags } from './openapi-routes.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 
 /** What the generated document describes besides the operation table. */
-export interface OpenApiOptions extends ServiceRouteFlags {
+interface OpenApiOptions extends ServiceRouteFlags {
   /** Version of the package (info.version). */
   version: string
   /** Absolute URL the gateway is served at (servers[0].url). */
@@ -12,7 +12,7 @@ export interface OpenApiOptions extends ServiceRouteFlags {
 }
 
 /** The refusals every operation may answer before it runs: the body, the store, the unexpected. */
-export const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'storage-unavailable', 'internal']
+const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'storage-unavailable', 'internal']
 
 /** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields. */
 export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAnswer {
@@ -51,7 +51,7 @@ export function openApiDocument(table: readonly PathEntry[], options: OpenApiOpt
 }
 
 /** The component name of an operation's request or answer schema (`SendTextRequest`): the names of the exported types. */
-export function componentName(operation: Operation, kind: 'Request' | 'Answer'): string {
+function componentName(operation: Operation, kind: 'Request' | 'Answer'): string {
   return operation.name[0].toUpperCase() + operation.name.slice(1) + kind
 }
 

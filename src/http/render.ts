@@ -28,7 +28,7 @@ export function errorBoundary(mode: HttpStatusMode, logger: Logger) {
 }
 
 /** How an operation words its refusals (see Operation.answers and Operation.errorExtra). */
-export interface ErrorWording {
+interface ErrorWording {
   answers?: Partial<Record<AnswerCode, ErrorAnswer>>
   errorExtra?: Record<string, unknown>
 }

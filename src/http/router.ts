@@ -16,7 +16,7 @@ import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
 
 /** What the gateway's router is built from. */
-export interface RouterDeps extends SharePageDeps, MediaRouteDeps {
+interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   /** What the operations call. */
   services: OperationServices
   events: GatewayEvents

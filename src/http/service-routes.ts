@@ -24,7 +24,7 @@ export interface ServiceOptions {
 }
 
 /** What the service routes read: the store and the transport (health), what metrics count, the base URL (docs). */
-export interface ServiceRouteDeps extends MetricsDeps {
+interface ServiceRouteDeps extends MetricsDeps {
   storage: Storage
   transport: Transport
   logger: Logger

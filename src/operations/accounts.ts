@@ -8,7 +8,7 @@ import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors } from './answers.ts'
 
 /** Passwords shorter than this are refused (401 `validation.required`). */
-export const MIN_PASSWORD = 6
+const MIN_PASSWORD = 6
 
 const email = documentStruct(
   refine(text(254), 'email', v => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) || 'expected an e-mail address'),

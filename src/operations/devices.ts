@@ -12,7 +12,7 @@ import { answer, deviceErrors } from './answers.ts'
 import { onSessionHolder } from './device-session.ts'
 
 /** Longest device name or chosen appkey. */
-export const MAX_DEVICE_NAME = 64
+const MAX_DEVICE_NAME = 64
 
 /** A device name: 1 to 64 printable characters. */
 const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u001f\u007f]/.test(v) || 'no control characters')

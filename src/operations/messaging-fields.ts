@@ -12,13 +12,13 @@ export const MAX_CAPTION = 1024
 /** Longest header or footer of an interactive message (WhatsApp: 60). */
 export const MAX_HEADER = 60
 /** Longest button label (WhatsApp: 20). */
-export const MAX_LABEL = 20
+const MAX_LABEL = 20
 /** Reply buttons per buttons message (WhatsApp shows at most 3). */
 export const MAX_BUTTONS = 3
 /** Cards per carousel (WhatsApp: 10). */
 export const MAX_CARDS = 10
 /** Buttons per carousel card (WhatsApp: 2). */
-export const MAX_CARD_BUTTONS = 2
+const MAX_CARD_BUTTONS = 2
 
 /** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
 export function recipient(): Struct<string, null> {
@@ -40,7 +40,7 @@ export function recipient(): Struct<string, null> {
 }
 
 /** An absolute http(s) URL of at most `max` characters. */
-export function httpUrl(max = 2048): Struct<string, null> {
+function httpUrl(max = 2048): Struct<string, null> {
   const struct = refine(text(max), 'url', v => {
     try {
       const url = new URL(v.trim())
@@ -99,7 +99,7 @@ export const button: Struct<WireButton, null> = byType({
 })
 
 /** Operation 16's card buttons: `quickReplyButton` (displaytext, id), `urlButton`, `callButton`. */
-export const cardButton: Struct<WireCardButton, null> = byType({
+const cardButton: Struct<WireCardButton, null> = byType({
   quickReplyButton: type({ type: literal('quickReplyButton'), displaytext: text(MAX_LABEL), id: text(256) }),
   urlButton,
   callButton,

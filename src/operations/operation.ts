@@ -53,7 +53,7 @@ export interface OperationContext {
 }
 
 /** A handler's answer: the response body without `status` (always 200 on success). */
-export type Reply = { message: string } & Record<string, unknown>
+type Reply = { message: string } & Record<string, unknown>
 
 /** The answer body a handler returns for an answer struct: everything but `status` (the router adds 200). */
 export type ReplyOf<A extends Struct<any, any>> = 0 extends 1 & Infer<A> ? Reply : Omit<Infer<A>, 'status'>

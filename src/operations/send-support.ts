@@ -8,13 +8,13 @@ import type { sentAnswer } from './answers.ts'
 import { onSessionHolder } from './device-session.ts'
 
 /** Furthest a message can be scheduled ahead. */
-export const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
+const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
 
 /** What the appkey field of a request may match: a device's appkey, or its name. */
 const KEY_MATCH: DeviceMatch[] = ['appkey', 'name']
 
 /** The keys of a request on the send, group and OTP paths. */
-export interface KeyFields {
+interface KeyFields {
   appkey: string
   authkey: string
 }
@@ -68,7 +68,7 @@ export async function sendOrSchedule(
 }
 
 /** The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a year ahead. */
-export function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
+function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
   const time = parseScheduleTime(value, timeZone)
   if (!time || time.at < Math.floor(now / 1000) * 1000 || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
   return time

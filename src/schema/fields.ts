@@ -10,7 +10,7 @@ import { documentStruct } from './struct-schema.ts'
  */
 
 /** Longest value of an ordinary field (names, keys, ids); text content has its own limit. */
-export const MAX_FIELD = 1024
+const MAX_FIELD = 1024
 
 /** A required, non-blank string of at most `max` characters (numbers are taken as their text). */
 export function text(max = MAX_FIELD): Struct<string, null> {

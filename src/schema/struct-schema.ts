@@ -4,7 +4,7 @@ import type { Struct } from 'superstruct'
 export type JsonSchema = Record<string, unknown> | boolean
 
 /** What a struct cannot tell by itself, declared beside it for the generated documentation. */
-export interface StructDoc {
+interface StructDoc {
   description?: string
   /** A JSON Schema `format` (`uri`, `email`, ...). */
   format?: string

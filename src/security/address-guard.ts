@@ -45,7 +45,7 @@ export function guardedAgents(options: GuardedAgentOptions = {}): { http: HttpAg
   const policy = options.isAllowedAddress ?? publicAddressesOnly
   const lookup = guardedLookup(options.lookup ?? (dnsLookup as LookupFunction), policy)
   const agentOptions: AgentOptions = { keepAlive: options.keepAlive ?? true }
-  return { http: new GuardedHttpAgent(agentOptions, policy, lookup), https: new GuardedHttpsAgent(agentOptions, policy, lookup) }
+  return { http: guardedAgent(HttpAgent, agentOptions, policy, lookup), https: guardedAgent(HttpsAgent, agentOptions, policy, lookup) }
 }
 
 // --- Internal helpers ---
@@ -53,30 +53,14 @@ export function guardedAgents(options: GuardedAgentOptions = {}): { http: HttpAg
 type ConnectionOptions = { host?: string | null; lookup?: LookupFunction } & Record<string, unknown>
 type ConnectionCallback = (err: Error | null, socket: Duplex) => void
 
-class GuardedHttpAgent extends HttpAgent {
-  constructor(
-    options: AgentOptions,
-    private readonly policy: AddressPolicy,
-    private readonly lookup: LookupFunction,
-  ) {
-    super(options)
+/** An agent of class `Base` (http's or https's Agent) whose every connection goes through connectGuarded. */
+function guardedAgent<A extends HttpAgent>(Base: new (options: AgentOptions) => A, options: AgentOptions, policy: AddressPolicy, lookup: LookupFunction): A {
+  const Guarded = class extends (Base as new (options: AgentOptions) => HttpAgent) {
+    override createConnection(options: ConnectionOptions, callback?: ConnectionCallback): Duplex {
+      return connectGuarded(options, callback, policy, lookup, (o, cb) => super.createConnection(o, cb) as Duplex)
+    }
   }
-  override createConnection(options: ConnectionOptions, callback?: ConnectionCallback): Duplex {
-    return connectGuarded(options, callback, this.policy, this.lookup, (o, cb) => super.createConnection(o, cb) as Duplex)
-  }
-}
-
-class GuardedHttpsAgent extends HttpsAgent {
-  constructor(
-    options: AgentOptions,
-    private readonly policy: AddressPolicy,
-    private readonly lookup: LookupFunction,
-  ) {
-    super(options)
-  }
-  override createConnection(options: ConnectionOptions, callback?: ConnectionCallback): Duplex {
-    return connectGuarded(options, callback, this.policy, this.lookup, (o, cb) => super.createConnection(o, cb) as Duplex)
-  }
+  return new Guarded(options) as A
 }
 
 /** Refuse a literal address at once; otherwise connect with the guarded lookup. */

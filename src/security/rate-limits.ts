@@ -32,7 +32,7 @@ export interface RateLimitOptions {
 }
 
 /** The default limits. */
-export const defaultRateLimits: Required<RateLimitRules> = {
+const defaultRateLimits: Required<RateLimitRules> = {
   perAccount: { points: 3000, duration: 60 },
   authFailures: { points: 30, duration: 900 },
   registrations: { points: 20, duration: 3600 },

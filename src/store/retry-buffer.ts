@@ -2,7 +2,7 @@ import type { Logger } from '../logger.ts'
 import type { SpillFile } from './spill-file.ts'
 
 /** Options of a RetryBuffer. */
-export interface RetryBufferOptions<T> {
+interface RetryBufferOptions<T> {
   /** What is kept, for the logs (`incoming events`, `webhook events`). */
   what: string
   /** Do the work of one item; throws while the store is down (the item is then offered again later). */

@@ -1,6 +1,7 @@
 import { appendFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
+import { processAlive } from './process-alive.ts'
 
 /**
  * An append-only file of JSON lines, read back in order from where the last read stopped: the
@@ -42,7 +43,7 @@ export class SpillFile {
       for (const file of await readdir(this.dir)) {
         const owner = new RegExp(`^${this.name}-(.+)-(\\d+)\\.jsonl$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
-        if (owner[1] !== safe(hostname()) || isAlive(Number(owner[2]))) continue
+        if (owner[1] !== safe(hostname()) || processAlive(Number(owner[2]))) continue
         const taken = `${this.path}.${Date.now()}.taken`
         try {
           await rename(join(this.dir, file), taken)
@@ -131,13 +132,4 @@ export class SpillFile {
 
 function safe(text: string): string {
   return text.replace(/[^A-Za-z0-9.]/g, '_')
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }

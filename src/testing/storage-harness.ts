@@ -18,7 +18,7 @@ export interface StorageContractOptions {
 }
 
 /** What each contract test gets: the storage, a second one on the same backend, and a key maker. */
-export interface ContractScope {
+interface ContractScope {
   storage: Storage
   /** A second Storage object on the same backend (made on first use). */
   second(): Promise<Storage>

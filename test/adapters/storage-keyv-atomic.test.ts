@@ -10,6 +10,7 @@ import { KeyvPostgres } from '@keyv/postgres'
 import { suite } from 'uvu'
 import { keyvStorage, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { requireAtomic } from '../../src/ports/storage.ts'
+import { serverUrl } from '../helpers/shared-backends.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-atomic-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -22,12 +23,7 @@ steps('entries written by the atomic steps are read by a plain Keyv on the same 
   const path = join(dir, 'plain.sqlite')
   const storage = requireAtomic(await storageFromUrl(`sqlite://${path}`), 'test')
   const plain = new Keyv(new KeyvSqlite(`sqlite://${path}`), { namespace: 'zapgate', ...JSON_TEXT })
-  try {
-    await writeEach(storage)
-    await expectEach(key => plain.get(key))
-  } finally {
-    await Promise.all([storage.close!(), plain.disconnect()])
-  }
+  await readByPlainKeyv(storage, plain)
 })
 
 steps('get(key) removes an expired entry only while it is still the expired one (never a claim added in its place)', async () => {
@@ -61,13 +57,12 @@ steps('a second SQLite connection that has to wait for the write lock waits (bus
 
 steps.run()
 
-const redisUrl = process.env.REDIS_URL
-if (!redisUrl) console.log('skipped: storage-keyv atomic steps on redis (REDIS_URL not set)')
-else {
+const redisUrl = serverUrl('REDIS_URL', 'storage-keyv atomic steps on redis')
+if (redisUrl) {
   const redis = suite('storage-keyv atomic steps on redis')
 
   redis('an entry Keyv holds expired while Redis still keeps it (clocks apart) counts as absent for add and increment', async () => {
-    const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
+    const storage = await atomicAt(redisUrl)
     const raw = new KeyvRedis(redisUrl, { namespace })
     try {
       const expired = (value: unknown) => JSON.stringify({ value, expires: Date.now() - 1000 })
@@ -83,35 +78,18 @@ else {
   })
 
   redis('entries written by the atomic steps are read by a plain Keyv on the same Redis', async () => {
-    const storage = requireAtomic(await storageFromUrl(redisUrl, { namespace }), 'test')
-    const plain = new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT })
-    try {
-      await writeEach(storage)
-      await expectEach(key => plain.get(key))
-    } finally {
-      for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
-      await Promise.all([storage.close!(), plain.disconnect()])
-    }
+    await readByPlainKeyv(await atomicAt(redisUrl), new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT }))
   })
 
   redis.run()
 }
 
-const postgresUrl = process.env.POSTGRES_URL
-if (!postgresUrl) console.log('skipped: storage-keyv atomic steps on postgres (POSTGRES_URL not set)')
-else {
+const postgresUrl = serverUrl('POSTGRES_URL', 'storage-keyv atomic steps on postgres')
+if (postgresUrl) {
   const postgres = suite('storage-keyv atomic steps on postgres')
 
   postgres('entries written by the atomic steps (the counter rewritten by PostgreSQL itself) are read by a plain Keyv', async () => {
-    const storage = requireAtomic(await storageFromUrl(postgresUrl, { namespace }), 'test')
-    const plain = new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT })
-    try {
-      await writeEach(storage)
-      await expectEach(key => plain.get(key))
-    } finally {
-      for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
-      await Promise.all([storage.close!(), plain.disconnect()])
-    }
+    await readByPlainKeyv(await atomicAt(postgresUrl), new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT }))
   })
 
   postgres('two PostgreSQL storages in one process each have their own pool: closing one leaves the other working', async () => {
@@ -129,22 +107,32 @@ else {
 
 // --- Internal helpers ---
 
-/** One entry per step; `windowed` has a ttl that must still hold when read back. */
-async function writeEach(storage: ReturnType<typeof requireAtomic>): Promise<void> {
-  assert.equal(await storage.add('added', { name: 'olá 🚀', list: [1, null] }), true)
-  assert.equal(await storage.compareAndSet('swapped', undefined, { v: 1 }), true)
-  assert.equal(await storage.compareAndSet('swapped', { v: 1 }, { v: 2 }), true)
-  await storage.increment('counted', 2)
-  await storage.increment('counted', 3)
-  await storage.increment('windowed', 1, 60_000)
-  await storage.increment('windowed', 1, 60_000)
+/** A storage with atomic steps on the server at `url`, under this run's namespace. */
+async function atomicAt(url: string): Promise<ReturnType<typeof requireAtomic>> {
+  return requireAtomic(await storageFromUrl(url, { namespace }), 'test')
 }
 
-async function expectEach(get: (key: string) => Promise<unknown>): Promise<void> {
-  assert.deepEqual(await get('added'), { name: 'olá 🚀', list: [1, null] })
-  assert.deepEqual(await get('swapped'), { v: 2 })
-  assert.equal(await get('counted'), 5)
-  assert.equal(await get('windowed'), 2)
+/**
+ * Write one entry per atomic step through `storage` (`windowed` has a ttl that must still hold) and
+ * read each back through `plain`, a Keyv on the same store; then delete the entries and close both.
+ */
+async function readByPlainKeyv(storage: ReturnType<typeof requireAtomic>, plain: Keyv): Promise<void> {
+  try {
+    assert.equal(await storage.add('added', { name: 'olá 🚀', list: [1, null] }), true)
+    assert.equal(await storage.compareAndSet('swapped', undefined, { v: 1 }), true)
+    assert.equal(await storage.compareAndSet('swapped', { v: 1 }, { v: 2 }), true)
+    await storage.increment('counted', 2)
+    await storage.increment('counted', 3)
+    await storage.increment('windowed', 1, 60_000)
+    await storage.increment('windowed', 1, 60_000)
+    assert.deepEqual(await plain.get('added'), { name: 'olá 🚀', list: [1, null] })
+    assert.deepEqual(await plain.get('swapped'), { v: 2 })
+    assert.equal(await plain.get('counted'), 5)
+    assert.equal(await plain.get('windowed'), 2)
+  } finally {
+    for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
+    await Promise.all([storage.close!(), plain.disconnect()])
+  }
 }
 
 /** A Map that runs `afterNextGet` once, right after a get: another process writing in between two steps. */

@@ -5,7 +5,7 @@ import type { Storage } from '../../src/ports/storage.ts'
 import { deleteByPrefix, loadAuthState, storedPhone } from '../../adapters/transport-baileys/auth-state.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { sqliteStorage } from '../helpers/sqlite-storage.ts'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
 
 const stores: [string, () => Storage & { close?(): Promise<void> }][] = [
@@ -103,10 +103,7 @@ for (const [name, makeStore] of stores) {
 const transport = suite('auth state through the transport')
 
 transport('a restart with stored creds reconnects with no QR', async () => {
-  const storage = new RecordingStorage()
-  const first = await setupBaileys({ storage })
-  await first.linked('dev', '5511999990000', '123456789@lid')
-  await first.transport.stop()
+  const storage = await storedDevice('123456789@lid')
 
   const second = await setupBaileys({ storage })
   assert.equal(await second.transport.status('dev'), { state: 'closed', connected: false, phone: '5511999990000' })
@@ -238,10 +235,7 @@ transport('logout unlinks through the socket and clears the device namespace', a
 })
 
 transport('logout of a device that is stored but not running deletes its state', async () => {
-  const storage = new RecordingStorage()
-  const first = await setupBaileys({ storage })
-  await first.linked('dev', '5511999990000')
-  await first.transport.stop()
+  const storage = await storedDevice()
   const second = await setupBaileys({ storage })
   await second.transport.logout('dev')
   assert.equal(storage.keys('device:dev:'), [])

@@ -1,19 +1,16 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { TransportEvent } from '../../src/ports/transport.ts'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { linkedBaileys } from '../helpers/baileys-setup.ts'
+import { BOB, GROUP, ME } from '../helpers/baileys-fixtures.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
 
 const delivery = suite('Baileys transport: messages WhatsApp reports as not delivered')
 
-const ME = '5511999990000'
-const BOB = '5511888880000'
 const BOB_LID = '99887766554433@lid'
-const GROUP = '120363000000000001@g.us'
 
 async function open() {
-  const s = await setupBaileys()
-  await s.linked('dev', ME, '11112222@lid')
+  const s = await linkedBaileys()
   s.fake.addGroup({ id: GROUP, subject: 'G', members: [{ phone: ME }, { phone: BOB }] })
   return s
 }

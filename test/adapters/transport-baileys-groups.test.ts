@@ -1,34 +1,16 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Boom } from '@hapi/boom'
-import { TransportError } from '../../src/ports/transport.ts'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { linkedBaileys, setupBaileys } from '../helpers/baileys-setup.ts'
+import { BOB, ME } from '../helpers/baileys-fixtures.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 const groups = suite('Baileys transport: groups')
 
-const ME = '5511999990000'
-const BOB = '5511888880000'
 const CARLA = '5511777770000'
 
-async function open() {
-  const s = await setupBaileys()
-  await s.linked('dev', ME, '11112222@lid')
-  return s
-}
-
-async function fails(promise: Promise<unknown>, code: TransportError['code']): Promise<void> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, TransportError)
-    assert.is((error as TransportError).code, code)
-    return
-  }
-  assert.unreachable(`expected ${code}`)
-}
-
 groups('groupInfo by id: subject, description, participants with phones (LIDs included) and admin flags', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const group = s.fake.addGroup({
     subject: 'Team',
     invite: 'AbCdEf123456',
@@ -54,7 +36,7 @@ groups('groupInfo by id: subject, description, participants with phones (LIDs in
 })
 
 groups('groupInfo by id for a non-admin member asks no invite code; unknown or foreign groups are undefined', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const member = s.fake.addGroup({ subject: 'Club', members: [{ phone: ME }, { phone: BOB, admin: true }] })
   const foreign = s.fake.addGroup({ subject: 'Other', members: [{ phone: BOB }] })
   const info = await s.transport.groupInfo('dev', { id: member.id })
@@ -68,7 +50,7 @@ groups('groupInfo by id for a non-admin member asks no invite code; unknown or f
 })
 
 groups('groupInfo by invite link (query stripped) or code previews the group', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const group = s.fake.addGroup({ subject: 'Open', invite: 'Inv1te0Code22', members: [{ phone: BOB, admin: true }] })
   for (const invite of ['https://chat.whatsapp.com/Inv1te0Code22?mode=ems_copy_t', 'chat.whatsapp.com/invite/Inv1te0Code22', ' Inv1te0Code22 ']) {
     const info = await s.transport.groupInfo('dev', { invite })
@@ -80,7 +62,7 @@ groups('groupInfo by invite link (query stripped) or code previews the group', a
 })
 
 groups('invalid, unknown and revoked invites are undefined', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   s.fake.addGroup({ subject: 'Gone', invite: 'RevokedCode1', members: [{ phone: BOB }] })
   s.fake.revokedInvites.add('RevokedCode1')
   assert.is(await s.transport.groupInfo('dev', { invite: 'https://chat.whatsapp.com/UnknownCode9' }), undefined)
@@ -93,7 +75,7 @@ groups('invalid, unknown and revoked invites are undefined', async () => {
 })
 
 groups('groupCreate resolves the participants to JIDs and answers the new group with its invite code', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   s.fake.canonical.set('5511977776666', '551177776666')
   const info = await s.transport.groupCreate('dev', 'New team', [BOB, '+55 11 97777-6666', '123@lid'])
   const socket = s.fake.current('dev')
@@ -108,17 +90,17 @@ groups('groupCreate resolves the participants to JIDs and answers the new group 
 })
 
 groups('groupCreate refuses a participant not on WhatsApp (not-found) or a group id (invalid)', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   s.fake.notOnWhatsApp.add('15550001111')
-  await fails(s.transport.groupCreate('dev', 'X', ['15550001111']), 'not-found')
-  await fails(s.transport.groupCreate('dev', 'X', ['120363000000000001@g.us']), 'invalid')
-  await fails(s.transport.groupCreate('dev', '', [BOB]), 'invalid')
+  await transportRejection(s.transport.groupCreate('dev', 'X', ['15550001111']), 'not-found')
+  await transportRejection(s.transport.groupCreate('dev', 'X', ['120363000000000001@g.us']), 'invalid')
+  await transportRejection(s.transport.groupCreate('dev', '', [BOB]), 'invalid')
   assert.not.ok(s.fake.current('dev').calls.some(c => c.method === 'groupCreate'))
   await s.transport.stop()
 })
 
 groups('groupJoin accepts an invite link and answers the group id', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const group = s.fake.addGroup({ subject: 'Join me', invite: 'JoinCode1234', members: [{ phone: CARLA, admin: true }] })
   assert.is(await s.transport.groupJoin('dev', 'https://chat.whatsapp.com/JoinCode1234?mode=r_t'), group.id)
   assert.equal(s.fake.current('dev').calls.find(c => c.method === 'groupAcceptInvite')?.args, ['JoinCode1234'])
@@ -128,22 +110,22 @@ groups('groupJoin accepts an invite link and answers the group id', async () => 
 
 groups('group errors: rate-overlimit is rate-limited, a stalled call times out, a closed device is not-connected', async () => {
   const s = await setupBaileys({ sendTimeoutMs: 50 })
-  await fails(s.transport.groupInfo('dev', { id: '120363000000000001@g.us' }), 'not-connected')
-  await fails(s.transport.groupCreate('dev', 'x', []), 'not-connected')
-  await fails(s.transport.groupJoin('dev', 'Code12345678'), 'not-connected')
+  await transportRejection(s.transport.groupInfo('dev', { id: '120363000000000001@g.us' }), 'not-connected')
+  await transportRejection(s.transport.groupCreate('dev', 'x', []), 'not-connected')
+  await transportRejection(s.transport.groupJoin('dev', 'Code12345678'), 'not-connected')
   await s.linked('dev', ME)
   const group = s.fake.addGroup({ subject: 'G', members: [{ phone: ME }] })
   s.fake.failNext('groupMetadata', new Boom('rate-overlimit', { data: 429 }))
-  await fails(s.transport.groupInfo('dev', { id: group.id }), 'rate-limited')
+  await transportRejection(s.transport.groupInfo('dev', { id: group.id }), 'rate-limited')
   s.fake.failNext('groupCreate', new Boom('rate-overlimit', { data: 429 }))
-  await fails(s.transport.groupCreate('dev', 'x', [BOB]), 'rate-limited')
+  await transportRejection(s.transport.groupCreate('dev', 'x', [BOB]), 'rate-limited')
   s.fake.hanging.add('groupAcceptInvite')
-  await fails(s.transport.groupJoin('dev', 'Code12345678'), 'timeout')
+  await transportRejection(s.transport.groupJoin('dev', 'Code12345678'), 'timeout')
   await s.transport.stop()
 })
 
 groups('group sends fetch the metadata once (concurrent sends share it); group events keep it current without asking WhatsApp', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const group = s.fake.addGroup({ subject: 'Busy', members: [{ phone: ME }, { phone: BOB }] })
   const lookups = () => s.fake.current('dev').calls.filter(c => c.method === 'groupMetadata').length
   await Promise.all([1, 2, 3].map(n => s.transport.send('dev', group.id, { kind: 'text', text: `m${n}` })))

@@ -1,120 +1,16 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { proto } from '@whiskeysockets/baileys'
-import type { IncomingContent, IncomingMessage, TransportEvent } from '../../src/ports/transport.ts'
-import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
-import { waMessage } from '../helpers/baileys-fixtures.ts'
+import type { IncomingMessage, TransportEvent } from '../../src/ports/transport.ts'
+import { linkedBaileys, setupBaileys } from '../helpers/baileys-setup.ts'
+import { BOB, BOB_JID, BOB_LID, GROUP, ME, ME_LID, waMessage } from '../helpers/baileys-fixtures.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 
 const incoming = suite('Baileys transport: incoming messages')
 
-const ME = '5511999990000'
-const ME_LID = '11112222@lid'
-const BOB = '5511888880000'
-const BOB_JID = `${BOB}@s.whatsapp.net`
-const BOB_LID = '98765432@lid'
-const GROUP = '120363000000000001@g.us'
-
-async function open(options: SetupOptions = {}) {
-  const storage = new RecordingStorage()
-  const s = await setupBaileys({ storage, ...options })
-  await s.linked('dev', ME, ME_LID)
-  return { ...s, storage }
-}
-
-/** The content the gateway reports for one message from Bob. */
-async function contentOf(message: proto.IMessage, options: SetupOptions = {}): Promise<IncomingContent | undefined> {
-  const s = await open(options)
-  await s.fake.deliver('dev', waMessage({ chat: BOB_JID, message }))
-  await s.transport.stop()
-  return s.messages('dev')[0]?.content
-}
-
-const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
-  ['conversation', { conversation: 'oi' }, { kind: 'text', text: 'oi' }],
-  ['extendedTextMessage', { extendedTextMessage: { text: 'link https://x.y' } }, { kind: 'text', text: 'link https://x.y' }],
-  ['ephemeral wrapper', { ephemeralMessage: { message: { conversation: 'secret' } } }, { kind: 'text', text: 'secret' }],
-  ['imageMessage', { imageMessage: { mimetype: 'image/jpeg', caption: 'pic', fileLength: 3 } }, { kind: 'image', mimetype: 'image/jpeg', caption: 'pic' }],
-  ['view-once image', { viewOnceMessageV2: { message: { imageMessage: { mimetype: 'image/jpeg' } } } }, { kind: 'image', mimetype: 'image/jpeg' }],
-  ['videoMessage', { videoMessage: { mimetype: 'video/mp4', caption: 'clip' } }, { kind: 'video', mimetype: 'video/mp4', caption: 'clip' }],
-  ['ptvMessage (video note)', { ptvMessage: { mimetype: 'video/mp4' } }, { kind: 'video', mimetype: 'video/mp4' }],
-  ['audioMessage', { audioMessage: { mimetype: 'audio/mpeg' } }, { kind: 'audio', mimetype: 'audio/mpeg' }],
-  ['voice note', { audioMessage: { mimetype: 'audio/ogg; codecs=opus', ptt: true } }, { kind: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
-  [
-    'documentMessage',
-    { documentMessage: { mimetype: 'application/pdf', fileName: 'nota.pdf' } },
-    { kind: 'document', mimetype: 'application/pdf', fileName: 'nota.pdf' },
-  ],
-  [
-    'document with caption',
-    { documentWithCaptionMessage: { message: { documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'see' } } } },
-    { kind: 'document', mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'see' },
-  ],
-  [
-    'contactMessage',
-    { contactMessage: { displayName: 'Ana', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD' } },
-    { kind: 'contact', name: 'Ana', phone: '5511977770000', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD' },
-  ],
-  [
-    'contact without waid',
-    { contactMessage: { vcard: 'BEGIN:VCARD\nFN:Zé\nTEL;type=CELL:+55 21 3333-4444\nEND:VCARD' } },
-    { kind: 'contact', name: 'Zé', phone: '552133334444', vcard: 'BEGIN:VCARD\nFN:Zé\nTEL;type=CELL:+55 21 3333-4444\nEND:VCARD' },
-  ],
-  [
-    'contactsArrayMessage (first contact)',
-    { contactsArrayMessage: { displayName: '2 contacts', contacts: [{ displayName: 'A', vcard: 'TEL;waid=111:+111' }, { displayName: 'B', vcard: 'x' }] } },
-    { kind: 'contact', name: 'A', phone: '111', vcard: 'TEL;waid=111:+111' },
-  ],
-  ['locationMessage', { locationMessage: { degreesLatitude: -23.5, degreesLongitude: -46.6, name: 'Paulista' } }, { kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Paulista' }],
-  ['liveLocationMessage', { liveLocationMessage: { degreesLatitude: 1.5, degreesLongitude: 2.5 } }, { kind: 'location', latitude: 1.5, longitude: 2.5 }],
-  ['reactionMessage', { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '❤️' } }, { kind: 'reaction', target: 'TARGET', emoji: '❤️' }],
-  ['reaction removed', { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '' } }, { kind: 'reaction', target: 'TARGET', emoji: '' }],
-  ['protocolMessage REVOKE', { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } }, { kind: 'delete', target: 'GONE' }],
-  ['protocolMessage edit (not reported)', { protocolMessage: { type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { id: 'X' } } }, undefined],
-  [
-    'buttonsResponseMessage',
-    { buttonsResponseMessage: { selectedButtonId: 'yes', selectedDisplayText: 'Yes', contextInfo: { stanzaId: 'BTNMSG' } } },
-    { kind: 'button', target: 'BTNMSG', buttonId: 'yes', text: 'Yes', list: false },
-  ],
-  [
-    'templateButtonReplyMessage',
-    { templateButtonReplyMessage: { selectedId: 'opt1', selectedDisplayText: 'Option 1', contextInfo: { stanzaId: 'TPL' } } },
-    { kind: 'button', target: 'TPL', buttonId: 'opt1', text: 'Option 1', list: false },
-  ],
-  [
-    'listResponseMessage',
-    { listResponseMessage: { title: 'Row A', singleSelectReply: { selectedRowId: 'row-a' }, contextInfo: { stanzaId: 'LIST' } } },
-    { kind: 'button', target: 'LIST', buttonId: 'row-a', text: 'Row A', list: true },
-  ],
-  [
-    'interactiveResponseMessage (native flow tap)',
-    {
-      interactiveResponseMessage: {
-        body: { text: 'Yes' },
-        nativeFlowResponseMessage: { name: 'quick_reply', paramsJson: JSON.stringify({ id: 'yes' }), version: 3 },
-        contextInfo: { stanzaId: 'CAROUSEL' },
-      },
-    },
-    { kind: 'button', target: 'CAROUSEL', buttonId: 'yes', text: 'Yes', list: false },
-  ],
-  [
-    'interactiveResponseMessage single_select',
-    { interactiveResponseMessage: { body: { text: 'B' }, nativeFlowResponseMessage: { name: 'single_select', paramsJson: '{"id":"b"}' } } },
-    { kind: 'button', buttonId: 'b', text: 'B', list: true },
-  ],
-  ['stickerMessage (not reported)', { stickerMessage: { mimetype: 'image/webp' } }, undefined],
-  ['pollCreationMessage (not reported)', { pollCreationMessage: { name: 'poll' } }, undefined],
-]
-
-for (const [name, message, expected] of cases) {
-  incoming(`${name} becomes ${expected ? expected.kind : 'nothing'}`, async () => {
-    assert.equal(await contentOf(message, { inlineMediaMaxBytes: 0 }), expected)
-  })
-}
-
 incoming('a 1:1 message by phone number: chat and from are the phone, to is the device', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const message = waMessage({ chat: BOB_JID, remoteJidAlt: BOB_LID, pushName: 'Bob', timestamp: 1_700_000_123, message: { conversation: 'hi' } })
   await s.fake.deliver('dev', message)
   assert.equal(s.messages('dev'), [
@@ -135,7 +31,7 @@ incoming('a 1:1 message by phone number: chat and from are the phone, to is the 
 })
 
 incoming('a 1:1 message from a LID: from is the phone from remoteJidAlt, fromLid the LID', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.fake.deliver('dev', waMessage({ chat: BOB_LID, remoteJidAlt: BOB_JID, message: { conversation: 'hi' } }))
   const [message] = s.messages('dev')
   assert.is(message.chat, BOB)
@@ -145,7 +41,7 @@ incoming('a 1:1 message from a LID: from is the phone from remoteJidAlt, fromLid
 })
 
 incoming('a LID without remoteJidAlt: the phone from the LID mappings, else the LID names the chat', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   s.fake.lidMappings.set(BOB_LID, `${BOB}:0@s.whatsapp.net`)
   await s.fake.deliver('dev', waMessage({ chat: BOB_LID, message: { conversation: 'known' } }))
   await s.fake.deliver('dev', waMessage({ chat: '55554444@lid', message: { conversation: 'unknown' } }))
@@ -156,7 +52,7 @@ incoming('a LID without remoteJidAlt: the phone from the LID mappings, else the 
 })
 
 incoming('group messages: chat, group and to are the group; from the participant (PN or LID with participantAlt)', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.fake.deliver('dev', [
     waMessage({ chat: GROUP, participant: BOB_LID, participantAlt: BOB_JID, message: { conversation: 'lid' } }),
     waMessage({ chat: GROUP, participant: `${BOB}:12@s.whatsapp.net`, participantAlt: BOB_LID, message: { conversation: 'pn' } }),
@@ -171,7 +67,7 @@ incoming('group messages: chat, group and to are the group; from the participant
 })
 
 incoming("'append' upserts (caught up after a reconnect) are reported like 'notify'", async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.fake.deliver('dev', waMessage({ chat: BOB_JID, message: { conversation: 'while away' } }), 'append')
   assert.equal(s.messages('dev').map(m => m.content), [{ kind: 'text', text: 'while away' }])
   await s.transport.stop()
@@ -179,7 +75,7 @@ incoming("'append' upserts (caught up after a reconnect) are reported like 'noti
 
 incoming('duplicates (same chat and id) are reported once, across upserts and restarts', async () => {
   const storage = new RecordingStorage()
-  const s = await open({ storage })
+  const s = await linkedBaileys({ storage })
   const message = waMessage({ chat: BOB_JID, id: 'DUP1', message: { conversation: 'once' } })
   await s.fake.deliver('dev', [message, message])
   await s.fake.deliver('dev', message, 'append')
@@ -194,7 +90,7 @@ incoming('duplicates (same chat and id) are reported once, across upserts and re
 })
 
 incoming('stubs without content, statuses, broadcasts and channels are skipped', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.fake.deliver('dev', [
     waMessage({ chat: BOB_JID, message: null, stubType: 2 }),
     waMessage({ chat: 'status@broadcast', participant: BOB_JID, message: { conversation: 'status' } }),
@@ -207,7 +103,7 @@ incoming('stubs without content, statuses, broadcasts and channels are skipped',
 })
 
 incoming('a revoke is reported from messages.upsert only (messages.update is ignored)', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const socket = s.fake.current('dev')
   const revoke = waMessage({ chat: BOB_JID, message: { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } } })
   await s.fake.deliver('dev', revoke)
@@ -219,7 +115,7 @@ incoming('a revoke is reported from messages.upsert only (messages.update is ign
 })
 
 incoming('fromMe messages sent from the phone are reported (fromMe true, chat the other party)', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.fake.deliver('dev', [
     waMessage({ chat: BOB_JID, fromMe: true, message: { conversation: 'typed on the phone' } }),
     waMessage({ chat: BOB_LID, fromMe: true, remoteJidAlt: `${ME}@s.whatsapp.net`, message: { conversation: 'to a LID' } }),
@@ -235,7 +131,7 @@ incoming('fromMe messages sent from the phone are reported (fromMe true, chat th
 })
 
 incoming('media up to inlineMediaMaxBytes carries base64 of the downloaded bytes', async () => {
-  const s = await open({ inlineMediaMaxBytes: 10 })
+  const s = await linkedBaileys({ inlineMediaMaxBytes: 10 })
   const small = waMessage({ chat: BOB_JID, id: 'SMALL', message: { imageMessage: { mimetype: 'image/png', fileLength: 4 } } })
   s.fake.media.set('SMALL', Buffer.from('tiny'))
   await s.fake.deliver('dev', small)
@@ -244,7 +140,7 @@ incoming('media up to inlineMediaMaxBytes carries base64 of the downloaded bytes
 })
 
 incoming('larger media carries metadata only, and transport.downloadMedia(deviceId, id) fetches the bytes', async () => {
-  const s = await open({ inlineMediaMaxBytes: 10 })
+  const s = await linkedBaileys({ inlineMediaMaxBytes: 10 })
   const big = waMessage({ chat: BOB_JID, id: 'BIG', message: { documentMessage: { mimetype: 'application/pdf', fileName: 'big.pdf', fileLength: 5_000 } } })
   s.fake.media.set('BIG', Buffer.alloc(5_000, 1))
   await s.fake.deliver('dev', big)
@@ -257,7 +153,7 @@ incoming('larger media carries metadata only, and transport.downloadMedia(device
 })
 
 incoming('a failed media download still reports the message, with metadata only', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.fake.deliver('dev', waMessage({ chat: BOB_JID, id: 'LOST', message: { videoMessage: { mimetype: 'video/mp4' } } }))
   assert.equal(s.messages('dev')[0].content, { kind: 'video', mimetype: 'video/mp4' })
   assert.equal(s.fake.downloads, ['LOST'])
@@ -268,7 +164,7 @@ incoming('each message is recorded by the gateway before the next is looked at',
   const fakeLog: string[] = []
   let release!: () => void
   const blocked = new Promise<void>(resolve => (release = resolve))
-  const s = await open()
+  const s = await linkedBaileys()
   const events: TransportEvent[] = []
   // Re-start the transport with an emit that blocks on the first message.
   await s.transport.stop()
@@ -300,7 +196,7 @@ incoming('each message is recorded by the gateway before the next is looked at',
 })
 
 incoming('received keys are remembered with the TTL (for reactions, deletes and read receipts)', async () => {
-  const s = await open({ messageTtlMs: 60_000 })
+  const s = await linkedBaileys({ messageTtlMs: 60_000 })
   await s.fake.deliver('dev', waMessage({ chat: GROUP, id: 'G1', participant: BOB_LID, participantAlt: BOB_JID, message: { conversation: 'x' } }))
   assert.equal(await s.storage.get('device:dev:msg:G1'), {
     key: { remoteJid: GROUP, fromMe: false, id: 'G1', participant: BOB_LID, participantAlt: BOB_JID },

@@ -1,24 +1,15 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { proto, type BinaryNode } from '@whiskeysockets/baileys'
-import { TransportError, type OutgoingMessage } from '../../src/ports/transport.ts'
-import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
+import type { OutgoingMessage } from '../../src/ports/transport.ts'
+import { linkedBaileys } from '../helpers/baileys-setup.ts'
+import { BOB, BOB_JID, GROUP } from '../helpers/baileys-fixtures.ts'
 import type { SentRecord } from '../helpers/fake-baileys-socket.ts'
-import { RecordingStorage } from '../helpers/recording-storage.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 const interactive = suite('Baileys transport: buttons and carousels as a phone renders them')
 
-const BOB = '5511888880000'
-const BOB_JID = `${BOB}@s.whatsapp.net`
-const GROUP = '120363000000000001@g.us'
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f5b3a90000000049454e44ae426082', 'hex')
-
-async function open(options: SetupOptions = {}) {
-  const storage = new RecordingStorage()
-  const s = await setupBaileys({ storage, ...options })
-  await s.linked('dev', '5511999990000', '11112222@lid')
-  return { ...s, storage }
-}
 
 function lastRelay(s: { fake: { sent(id: string): SentRecord[] } }): Extract<SentRecord, { via: 'relayMessage' }> {
   const record = s.fake.sent('dev').at(-1)
@@ -40,20 +31,8 @@ function assertBizNode(nodes: BinaryNode[] | undefined): void {
   ])
 }
 
-async function refused(promise: Promise<unknown>, pattern: RegExp): Promise<void> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, TransportError)
-    assert.is((error as TransportError).code, 'invalid')
-    assert.match((error as Error).message, pattern)
-    return
-  }
-  assert.unreachable('expected invalid')
-}
-
 interactive('buttons: a bare interactiveMessage (no viewOnce wrapper) through relayMessage with the biz node, mixed reply/url/call buttons allowed', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const sent = await s.transport.send('dev', BOB, {
     kind: 'buttons',
     text: 'Choose:',
@@ -92,7 +71,7 @@ interactive('buttons: a bare interactiveMessage (no viewOnce wrapper) through re
 })
 
 interactive('buttons to a group carry the same biz node (and never a bot node)', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   s.fake.addGroup({ id: GROUP, subject: 'G', members: [{ phone: '5511999990000' }, { phone: BOB }] })
   await s.transport.send('dev', GROUP, { kind: 'buttons', text: 'Vote', buttons: [{ type: 'reply', id: 'a', text: 'A' }] })
   const record = lastRelay(s)
@@ -102,7 +81,7 @@ interactive('buttons to a group carry the same biz node (and never a bot node)',
 })
 
 interactive('carousel: cards with their uploaded images in a bare interactiveMessage, with the biz node', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   await s.transport.send('dev', BOB, {
     kind: 'carousel',
     text: 'Our picks',
@@ -134,18 +113,18 @@ interactive('carousel: cards with their uploaded images in a bare interactiveMes
 })
 
 interactive('more than three buttons on a message or a card is refused (a phone shows three); nothing reaches the network', async () => {
-  const s = await open()
+  const s = await linkedBaileys()
   const four = [1, 2, 3, 4].map(n => ({ type: 'reply' as const, id: `b${n}`, text: `B${n}` }))
-  await refused(s.transport.send('dev', BOB, { kind: 'buttons', text: 'x', buttons: four }), /at most 3 buttons on a message/)
+  assert.match((await transportRejection(s.transport.send('dev', BOB, { kind: 'buttons', text: 'x', buttons: four }), 'invalid')).message, /at most 3 buttons on a message/)
   const card = { image: { data: png, mimetype: 'image/png' }, title: 'C', buttons: four }
-  await refused(s.transport.send('dev', BOB, { kind: 'carousel', text: 'x', cards: [card] }), /at most 3 buttons on a carousel card/)
+  assert.match((await transportRejection(s.transport.send('dev', BOB, { kind: 'carousel', text: 'x', cards: [card] }), 'invalid')).message, /at most 3 buttons on a carousel card/)
   assert.equal(s.fake.sent('dev'), [])
   assert.is(s.fake.current('dev').calls.filter(c => c.method === 'waUploadToServer').length, 0, 'no card image uploaded either')
   await s.transport.stop()
 })
 
 interactive("buttonsFallback 'text': buttons and carousels go out as numbered plain text, any number of buttons", async () => {
-  const s = await open({ buttonsFallback: 'text' })
+  const s = await linkedBaileys({ buttonsFallback: 'text' })
   const message: OutgoingMessage = {
     kind: 'buttons',
     header: 'Menu',

@@ -1,23 +1,11 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Boom } from '@hapi/boom'
-import { TransportError } from '../../src/ports/transport.ts'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
-import { RecordingStorage } from '../helpers/recording-storage.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 const link = suite('Baileys transport: linking')
-
-async function rejects(promise: Promise<unknown>, code: TransportError['code']): Promise<void> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, TransportError)
-    assert.is((error as TransportError).code, code)
-    return
-  }
-  assert.unreachable(`expected a rejection with ${code}`)
-}
 
 link('link by QR resolves with the first QR and reports later QRs as qr events', async () => {
   const s = await setupBaileys()
@@ -92,7 +80,7 @@ link('a 405 (outdated version) before the pairing code was requested retries wit
 link('a refused pairing code rejects link() and closes the session', async () => {
   const s = await setupBaileys()
   s.fake.failNext('requestPairingCode', new Boom('Connection Closed', { statusCode: 428 }))
-  await rejects(s.transport.link('dev', { phone: '5511999990000', code: '12345678' }), 'not-connected')
+  await transportRejection(s.transport.link('dev', { phone: '5511999990000', code: '12345678' }), 'not-connected')
   await waitFor(() => s.statuses('dev').at(-1)?.state === 'closed', 'closed')
   assert.ok(s.fake.current('dev').closed)
   await s.transport.stop()
@@ -101,21 +89,21 @@ link('a refused pairing code rejects link() and closes the session', async () =>
 link('link() on an open device throws already-connected', async () => {
   const s = await setupBaileys()
   await s.linked('dev', '5511999990000')
-  await rejects(s.transport.link('dev', {}), 'already-connected')
+  await transportRejection(s.transport.link('dev', {}), 'already-connected')
   await s.transport.stop()
 })
 
 link('link() refuses malformed requests', async () => {
   const s = await setupBaileys()
-  await rejects(s.transport.link('dev', { phone: '5511999990000' }), 'invalid')
-  await rejects(s.transport.link('dev', { phone: 'abc', code: '12345678' }), 'invalid')
-  await rejects(s.transport.link('dev', { phone: '5511999990000', code: '1234' }), 'invalid')
+  await transportRejection(s.transport.link('dev', { phone: '5511999990000' }), 'invalid')
+  await transportRejection(s.transport.link('dev', { phone: 'abc', code: '12345678' }), 'invalid')
+  await transportRejection(s.transport.link('dev', { phone: '5511999990000', code: '1234' }), 'invalid')
   assert.is(s.fake.sockets.length, 0)
 })
 
 link('link() times out when WhatsApp shows no QR, and the session closes', async () => {
   const s = await setupBaileys({ behaviour: { autoQr: false }, linkTimeoutMs: 30 })
-  await rejects(s.transport.link('dev', {}), 'timeout')
+  await transportRejection(s.transport.link('dev', {}), 'timeout')
   await waitFor(() => s.statuses('dev').at(-1)?.state === 'closed', 'closed')
   assert.is(s.statuses('dev').at(-1)?.reason, 'link timed out')
   assert.ok(s.fake.current('dev').closed)
@@ -188,12 +176,9 @@ link('the version is resolved once for all devices and sockets', async () => {
 })
 
 link('link() on a linked device that is not running tries its credentials first: already-connected when they open', async () => {
-  const storage = new RecordingStorage()
-  const first = await setupBaileys({ storage })
-  await first.linked('dev', '5511999990000')
-  await first.transport.stop()
+  const storage = await storedDevice()
   const s = await setupBaileys({ storage })
-  await rejects(s.transport.link('dev', {}), 'already-connected')
+  await transportRejection(s.transport.link('dev', {}), 'already-connected')
   assert.is(s.fake.sockets.length, 1)
   assert.ok(s.fake.current('dev').config.auth.creds.account, 'resumed with the stored credentials')
   assert.is(s.statuses('dev').at(-1)?.state, 'open')
@@ -201,10 +186,7 @@ link('link() on a linked device that is not running tries its credentials first:
 })
 
 link('link() starts fresh when the stored credentials are refused (401)', async () => {
-  const storage = new RecordingStorage()
-  const first = await setupBaileys({ storage })
-  await first.linked('dev', '5511999990000')
-  await first.transport.stop()
+  const storage = await storedDevice()
   const s = await setupBaileys({ storage, behaviour: { autoOpen: false } })
   const pending = s.transport.link('dev', {})
   await waitFor(() => s.fake.sockets.length === 1, 'the resume socket')

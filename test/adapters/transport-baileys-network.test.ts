@@ -1,9 +1,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { TransportError } from '../../src/ports/transport.ts'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 const network = suite('Baileys transport: ordinary network events (refused upgrades, DNS, silence, stalls)')
 
@@ -18,16 +18,6 @@ async function openDevice(options: SetupOptions = {}) {
   await s.fake.completeLink('dev', ME)
   await waitFor(() => last(s)?.state === 'open', 'open')
   return { ...s, storage }
-}
-
-async function rejection(promise: Promise<unknown>): Promise<TransportError> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, TransportError)
-    return error as TransportError
-  }
-  throw new Error('expected a rejection')
 }
 
 network('a refused WebSocket upgrade (a proxy answers 403) is closed at once and retried with back-off; credentials kept, the status says why', async () => {
@@ -78,7 +68,7 @@ network('a DNS failure while linking (ENOTFOUND, code 408 like an expired QR) fa
   await waitFor(() => s.fake.sockets.length === 1, 'the socket')
   const started = Date.now()
   await s.fake.current('dev').failToConnect('ENOTFOUND')
-  const error = await rejection(link)
+  const error = await transportRejection(link)
   assert.is(error.code, 'unreachable')
   assert.match(error.message, /WhatsApp cannot be reached from this server \(getaddrinfo ENOTFOUND web\.whatsapp\.com\)/)
   assert.ok(Date.now() - started < 1_000, 'at once, not after the link timeout')
@@ -109,7 +99,7 @@ network('link() on a linked device that is reconnecting never wipes its credenti
   const link = s.transport.link('dev', {})
   await waitFor(() => s.fake.sockets.length >= 3, 'a retry')
   await s.fake.current('dev').failToConnect('ENOTFOUND')
-  const error = await rejection(link)
+  const error = await transportRejection(link)
   assert.is(error.code, 'unreachable')
   assert.match(error.message, /linked and reconnecting/)
   assert.is(s.storage.entries.get('device:dev:auth:creds')?.json, creds, 'the credentials are untouched')
@@ -119,7 +109,7 @@ network('link() on a linked device that is reconnecting never wipes its credenti
   const again = s.transport.link('dev', {})
   await waitFor(() => s.fake.current('dev').closed === false && !s.fake.current('dev').opened, 'a pending socket')
   s.fake.current('dev').open()
-  assert.is((await rejection(again)).code, 'already-connected')
+  assert.is((await transportRejection(again)).code, 'already-connected')
   await s.transport.stop()
 })
 
@@ -127,7 +117,7 @@ network('a send that stalls (half-open socket) restarts the socket once, however
   const s = await openDevice({ sendTimeoutMs: 40, behaviour: { autoOpen: true } })
   const stuck = s.fake.current('dev')
   s.fake.hanging.add('sendMessage')
-  const sends = [1, 2, 3].map(n => rejection(s.transport.send('dev', '5511888880000', { kind: 'text', text: `m${n}` })))
+  const sends = [1, 2, 3].map(n => transportRejection(s.transport.send('dev', '5511888880000', { kind: 'text', text: `m${n}` })))
   for (const error of await Promise.all(sends)) assert.is(error.code, 'timeout')
   s.fake.hanging.delete('sendMessage')
   await waitFor(() => last(s)?.state === 'open' && s.fake.current('dev') !== stuck, 'a new open socket')

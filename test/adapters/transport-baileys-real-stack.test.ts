@@ -1,11 +1,12 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { TransportError, type TransportEvent } from '../../src/ports/transport.ts'
+import type { TransportEvent } from '../../src/ports/transport.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
 import { startFakeWhatsApp } from '../helpers/fake-wa-server.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 const stack = suite('Baileys transport over the real Baileys stack and a local Noise peer (no fake socket)')
 
@@ -57,22 +58,12 @@ async function realTransport(url: string, options: Partial<BaileysTransportOptio
   return { transport, events }
 }
 
-async function linkError(transport: { link(id: string, request: object): Promise<unknown> }): Promise<TransportError> {
-  try {
-    await transport.link('dev', {})
-  } catch (error) {
-    assert.instance(error, TransportError)
-    return error as TransportError
-  }
-  throw new Error('link() should have failed')
-}
-
 stack('a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stays connecting forever without the watch; link() answers unreachable at once', async () => {
   const server = await startFakeWhatsApp({ refuseUpgrade: 503 })
   const { transport, events } = await realTransport(server.url)
   try {
     const started = Date.now()
-    const error = await linkError(transport)
+    const error = await transportRejection(transport.link('dev', {}))
     assert.is(error.code, 'unreachable')
     assert.match(error.message, /refused the connection: HTTP 503 at the WebSocket upgrade/)
     assert.ok(Date.now() - started < 3_000, `answered in ${Date.now() - started} ms, well before the 4 s watch or the 5 s link timeout`)
@@ -91,7 +82,7 @@ stack('nothing listening (ECONNREFUSED, which Baileys codes 408 like an expired 
   await server.close() // the port is now closed
   const { transport } = await realTransport(url)
   try {
-    const error = await linkError(transport)
+    const error = await transportRejection(transport.link('dev', {}))
     assert.is(error.code, 'unreachable')
     assert.match(error.message, /^WhatsApp cannot be reached from this server \(connect ECONNREFUSED 127\.0\.0\.1:\d+\)$/)
   } finally {

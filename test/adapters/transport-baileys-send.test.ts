@@ -1,43 +1,27 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Boom } from '@hapi/boom'
-import { TransportError, type OutgoingMessage } from '../../src/ports/transport.ts'
-import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
-import { waMessage } from '../helpers/baileys-fixtures.ts'
+import type { OutgoingMessage } from '../../src/ports/transport.ts'
+import { linkedBaileys } from '../helpers/baileys-setup.ts'
+import { BOB, BOB_JID, GROUP, ME, waMessage } from '../helpers/baileys-fixtures.ts'
 import type { SentRecord } from '../helpers/fake-baileys-socket.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 const send = suite('Baileys transport: sending')
 
-const ME = '5511999990000'
-const BOB = '5511888880000'
-const BOB_JID = `${BOB}@s.whatsapp.net`
-const GROUP = '120363000000000001@g.us'
 
-async function open(options: SetupOptions = {}) {
-  const storage = new RecordingStorage()
-  const s = await setupBaileys({ storage, ...options })
-  await s.linked('dev', ME, '11112222@lid')
+async function open(options: Parameters<typeof linkedBaileys>[0] = {}) {
+  const s = await linkedBaileys(options)
   s.fake.addGroup({ id: GROUP, subject: 'Group', members: [{ phone: ME, admin: true }, { phone: BOB }] })
-  return { ...s, storage }
+  return s
 }
 
 function lastSent(s: { fake: { sent(id: string): SentRecord[] } }): SentRecord {
   const record = s.fake.sent('dev').at(-1)
   if (!record) throw new Error('nothing sent')
   return record
-}
-
-async function fails(promise: Promise<unknown>, code: TransportError['code']): Promise<void> {
-  try {
-    await promise
-  } catch (error) {
-    assert.instance(error, TransportError, String(error))
-    assert.is((error as TransportError).code, code, (error as Error).message)
-    return
-  }
-  assert.unreachable(`expected ${code}`)
 }
 
 const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f5b3a90000000049454e44ae426082', 'hex')
@@ -124,14 +108,14 @@ send('delete of a group member message (as admin) keeps participant; a received 
   await s.fake.deliver('dev', [inGroup, direct])
   await s.transport.send('dev', GROUP, { kind: 'delete', target: { chat: GROUP, id: inGroup.key.id! } })
   assert.equal((lastSent(s) as { content: object }).content, { delete: { remoteJid: GROUP, fromMe: false, id: inGroup.key.id, participant: BOB_JID } })
-  await fails(s.transport.send('dev', BOB, { kind: 'delete', target: { chat: BOB, id: direct.key.id! } }), 'invalid')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'delete', target: { chat: BOB, id: direct.key.id! } }), 'invalid')
   await s.transport.stop()
 })
 
 send('reactions and deletes of unknown messages are not-found', async () => {
   const s = await open()
-  await fails(s.transport.send('dev', BOB, { kind: 'delete', target: { chat: BOB, id: 'NOPE' } }), 'not-found')
-  await fails(s.transport.send('dev', BOB, { kind: 'reaction', target: { chat: BOB, id: 'NOPE' }, emoji: '👍' }), 'not-found')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'delete', target: { chat: BOB, id: 'NOPE' } }), 'not-found')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'reaction', target: { chat: BOB, id: 'NOPE' }, emoji: '👍' }), 'not-found')
   await s.transport.stop()
 })
 
@@ -168,8 +152,8 @@ send('Brazilian ninth digit: the canonical JID from onWhatsApp, else the other f
 send('a number not on WhatsApp is not-found (and the miss is cached)', async () => {
   const s = await open()
   s.fake.notOnWhatsApp.add('15550001111')
-  await fails(s.transport.send('dev', '15550001111', { kind: 'text', text: 'x' }), 'not-found')
-  await fails(s.transport.send('dev', '15550001111', { kind: 'text', text: 'x' }), 'not-found')
+  await transportRejection(s.transport.send('dev', '15550001111', { kind: 'text', text: 'x' }), 'not-found')
+  await transportRejection(s.transport.send('dev', '15550001111', { kind: 'text', text: 'x' }), 'not-found')
   assert.is(s.fake.current('dev').calls.filter(c => c.method === 'onWhatsApp').length, 1)
   await s.transport.stop()
 })
@@ -177,7 +161,7 @@ send('a number not on WhatsApp is not-found (and the miss is cached)', async () 
 send('onWhatsApp answering undefined is no answer: failed (not not-found), and not cached as a miss', async () => {
   const s = await open()
   s.fake.onWhatsAppSilent = 1
-  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'failed')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'failed')
   assert.equal(s.fake.sent('dev'), [])
   await s.transport.send('dev', BOB, { kind: 'text', text: 'y' })
   assert.is(lastSent(s).jid, BOB_JID, 'the next send asks again and goes out')
@@ -202,29 +186,29 @@ send('read receipts: readMessages with the key as received, participant in group
 send('read receipts for unknown or own messages are not-found', async () => {
   const s = await open()
   const sent = await s.transport.send('dev', BOB, { kind: 'text', text: 'mine' })
-  await fails(s.transport.markRead('dev', { chat: BOB, id: 'UNKNOWN' }), 'not-found')
-  await fails(s.transport.markRead('dev', { chat: BOB, id: sent.id }), 'not-found')
+  await transportRejection(s.transport.markRead('dev', { chat: BOB, id: 'UNKNOWN' }), 'not-found')
+  await transportRejection(s.transport.markRead('dev', { chat: BOB, id: sent.id }), 'not-found')
   await s.transport.stop()
 })
 
 send('errors: not connected, rate-overlimit, closed socket, refused content, timed-out sends (each restarts the socket)', async () => {
   const s = await open({ sendTimeoutMs: 50 })
-  await fails(s.transport.send('other', BOB, { kind: 'text', text: 'x' }), 'not-connected')
-  await fails(s.transport.markRead('other', { chat: BOB, id: 'X' }), 'not-connected')
+  await transportRejection(s.transport.send('other', BOB, { kind: 'text', text: 'x' }), 'not-connected')
+  await transportRejection(s.transport.markRead('other', { chat: BOB, id: 'X' }), 'not-connected')
   s.fake.failNext('sendMessage', new Boom('rate-overlimit', { data: 429 }))
-  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'rate-limited')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'rate-limited')
   s.fake.failNext('sendMessage', new Boom('Connection Closed', { statusCode: 428 }))
-  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'not-connected')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'not-connected')
   s.fake.failNext('sendMessage', new Boom('bad-request', { data: 400 }))
-  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'invalid')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'invalid')
   s.fake.failNext('sendMessage', new Error('something else'))
-  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'failed')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'failed')
   const sockets = s.fake.sockets.length
   s.fake.failNext('relayMessage', new Boom('Timed Out', { statusCode: 408 }))
-  await fails(s.transport.send('dev', BOB, { kind: 'buttons', text: 'x', buttons: [{ type: 'reply', id: 'a', text: 'A' }] }), 'timeout')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'buttons', text: 'x', buttons: [{ type: 'reply', id: 'a', text: 'A' }] }), 'timeout')
   await waitFor(() => s.fake.sockets.length === sockets + 1 && s.statuses('dev').at(-1)?.state === 'open', 'restarted after the query timeout')
   s.fake.hanging.add('sendMessage')
-  await fails(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'timeout')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'text', text: 'x' }), 'timeout')
   s.fake.hanging.delete('sendMessage')
   await waitFor(() => s.fake.sockets.length === sockets + 2, 'restarted after the stalled send')
   await s.transport.stop()
@@ -244,10 +228,10 @@ send('malformed messages are refused before reaching the network', async () => {
     { kind: 'carousel', text: 'x', cards: [] },
     { kind: 'poll' },
   ]
-  for (const message of bad) await fails(s.transport.send('dev', BOB, message as OutgoingMessage), 'invalid')
+  for (const message of bad) await transportRejection(s.transport.send('dev', BOB, message as OutgoingMessage), 'invalid')
   assert.equal(s.fake.sent('dev'), [])
-  await fails(s.transport.send('dev', 'not-a-number', { kind: 'text', text: 'x' }), 'invalid')
-  await fails(s.transport.send('dev', 'x@newsletter', { kind: 'text', text: 'x' }), 'invalid')
+  await transportRejection(s.transport.send('dev', 'not-a-number', { kind: 'text', text: 'x' }), 'invalid')
+  await transportRejection(s.transport.send('dev', 'x@newsletter', { kind: 'text', text: 'x' }), 'invalid')
   await s.transport.stop()
 })
 

@@ -21,6 +21,15 @@ async function linked() {
   return h
 }
 
+/** Two harnesses on one network: device `da` of the first linked as PHONE, `db` of the second as FRIEND. */
+async function twoGateways() {
+  const a = await memoryHarness()
+  const b = await memoryHarness({ network: a.network })
+  await linkAs(a, 'da', PHONE)
+  await linkAs(b, 'db', FRIEND)
+  return [a, b] as const
+}
+
 const inbox = suite('transport-memory: inboxes')
 
 inbox('every send kind lands in the recipient inbox with the field names of DESIGN.md', async () => {
@@ -121,10 +130,7 @@ inbox('inboxes and the message log are bounded, oldest first out', async () => {
 const traffic = suite('transport-memory: devices, groups and LIDs')
 
 traffic('two gateways on one network message each other', async () => {
-  const a = await memoryHarness()
-  const b = await memoryHarness({ network: a.network })
-  await linkAs(a, 'da', PHONE)
-  await linkAs(b, 'db', FRIEND)
+  const [a, b] = await twoGateways()
   const sent = await a.transport.send('da', FRIEND, { kind: 'media', media: 'image', file: { data: Buffer.from('hi'), mimetype: 'image/png' }, caption: 'c' })
   await a.network.settled()
   const [received] = messages(b)
@@ -141,10 +147,7 @@ traffic('two gateways on one network message each other', async () => {
 })
 
 traffic('a device send does not wait for the receiving gateway to record it', async () => {
-  const a = await memoryHarness()
-  const b = await memoryHarness({ network: a.network })
-  await linkAs(a, 'da', PHONE)
-  await linkAs(b, 'db', FRIEND)
+  const [a, b] = await twoGateways()
   let release = () => {}
   const recorded = new Promise<void>(resolve => (release = resolve))
   b.context.emit = async event => {
@@ -169,10 +172,7 @@ traffic('a message sent from the linked phone reaches its device as fromMe', asy
 })
 
 traffic('a group send reaches every member but the sender, devices included', async () => {
-  const a = await memoryHarness()
-  const b = await memoryHarness({ network: a.network })
-  await linkAs(a, 'da', PHONE)
-  await linkAs(b, 'db', FRIEND)
+  const [a, b] = await twoGateways()
   const group = await a.transport.groupCreate('da', 'Team', [FRIEND, OTHER])
   const sent = await a.transport.send('da', group.id, { kind: 'text', text: 'all' })
   for (const phone of [FRIEND, OTHER]) assert.deepEqual(contents(a.network.inbox(phone)), [{ from: PHONE, type: 'text', text: 'all', group: group.id }])

@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { waitFor } from '../helpers/gateway.ts'
-import { freePort } from '../helpers/standalone.ts'
+import { freePort, watch } from '../helpers/standalone.ts'
 import { npmEnv } from '../helpers/npm-env.ts'
 
 /**
@@ -38,16 +38,12 @@ for (const command of commands) {
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true, // its own process group: stopped whole, whatever it spawned
     })
-    let output = ''
-    child.stdout.on('data', d => (output += d))
-    child.stderr.on('data', d => (output += d))
-    let exited = false
-    child.once('exit', () => (exited = true))
+    const { output, exited } = watch(child)
     try {
-      await waitFor(async () => exited || (await answers(port)), 60_000, `\`${written}\` to answer on port ${port}`)
-      assert.not.ok(exited, `\`${written}\` exited before answering:\n${output}`)
+      await waitFor(async () => exited() || (await answers(port)), 60_000, `\`${written}\` to answer on port ${port}`)
+      assert.not.ok(exited(), `\`${written}\` exited before answering:\n${output()}`)
       process.kill(-child.pid!, 'SIGTERM')
-      await waitFor(() => exited, 15_000, `\`${written}\` to stop on SIGTERM`)
+      await waitFor(exited, 15_000, `\`${written}\` to stop on SIGTERM`)
     } finally {
       try {
         process.kill(-child.pid!, 'SIGKILL')

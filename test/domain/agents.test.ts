@@ -1,20 +1,13 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
-import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { DEVICE_PHONE, FRIEND, OTHER } from '../helpers/messaging.ts'
+import { receiverWorld, stopReceiverWorld, type ReceiverWorld } from '../helpers/receiver.ts'
 import type { AgentRequest, AgentResponder } from '../../src/ports/agents.ts'
 import type { GatewayOptions } from '../../src/options.ts'
 import { internalsOf } from '../../src/internals.ts'
 
-const DEVICE_PHONE = '5511999990001'
-const FRIEND = '5511988880002'
-const OTHER = '5511977770003'
-
-interface Context {
-  t: TestGateway
-  receiver: Receiver
-  authkey: string
-  device: { id: string; appkey: string; webhookSecret: string }
+interface Context extends ReceiverWorld {
   requests: AgentRequest[]
   respond: AgentResponder['respond']
 }
@@ -24,27 +17,18 @@ const test = suite<Context>('agents: the responder answers incoming texts; opera
 async function setUp(ctx: Context, options: GatewayOptions = {}, withAgent = true): Promise<void> {
   ctx.requests = []
   ctx.respond = ({ text }) => `Você disse: ${text}`
-  ctx.receiver = await startReceiver()
-  ctx.t = await startGateway({
-    allowPrivateUrls: true,
-    agentResponder: request => {
-      ctx.requests.push(structuredClone({ ...request, signal: undefined }) as unknown as AgentRequest)
-      return ctx.respond(request)
-    },
-    ...options,
-  })
-  ctx.authkey = (await ctx.t.register()).authkey
-  ctx.device = await ctx.t.linkedDevice(ctx.authkey, 'agent-device', DEVICE_PHONE, { webhook: ctx.receiver.url })
+  const agentResponder: AgentResponder['respond'] = request => {
+    ctx.requests.push(structuredClone({ ...request, signal: undefined }) as unknown as AgentRequest)
+    return ctx.respond(request)
+  }
+  Object.assign(ctx, await receiverWorld('agent-device', { agentResponder, ...options }))
   if (withAgent) {
     const created = await ctx.t.post('/api/v2/ia', { authkey: ctx.authkey, device: 'agent-device', agent_name: 'Atendente' })
     assert.is(created.status, 200)
   }
 }
 
-test.after.each(async ctx => {
-  await ctx.t?.stop()
-  await ctx.receiver?.stop()
-})
+test.after.each(stopReceiverWorld)
 
 /** Texts `phone` received from the device. */
 const inbox = (ctx: Context, phone = FRIEND) => ctx.t.network.inbox(phone).flatMap(entry => (entry.type === 'text' && entry.from === DEVICE_PHONE ? [entry.text] : []))

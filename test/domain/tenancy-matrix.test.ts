@@ -4,7 +4,8 @@ import { operationTable } from '../../src/operations/table.ts'
 import type { PathEntry } from '../../src/operations/operation.ts'
 import type { Answer } from '../helpers/http.ts'
 import { PNG } from '../helpers/samples.ts'
-import { FRIEND, OTHER, assertNothingOfAChanged, snapshot, tenancyWorld, type TenancyWorld } from '../helpers/tenancy.ts'
+import { FRIEND, OTHER } from '../helpers/messaging.ts'
+import { assertNothingOfAChanged, snapshot, tenancyWorld, type TenancyWorld } from '../helpers/tenancy.ts'
 
 /**
  * The tenant isolation matrix: for every operation, account B using A's device names, ids and

@@ -5,7 +5,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { randomUUID } from 'node:crypto'
 import { waitFor } from '../helpers/gateway.ts'
-import { freePort } from '../helpers/standalone.ts'
+import { freePort, watch } from '../helpers/standalone.ts'
 import { npmEnv } from '../helpers/npm-env.ts'
 
 const root = new URL('../..', import.meta.url).pathname
@@ -20,22 +20,18 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       env: npmEnv({ GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://', PORT: String(port), ZAPGATE_TEST_MARK: mark }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
-    let output = ''
-    npm.stdout.on('data', d => (output += d))
-    npm.stderr.on('data', d => (output += d))
-    let exited = false
-    npm.once('exit', () => (exited = true))
+    const { output, exited } = watch(npm)
     try {
-      await waitFor(() => output.includes('gateway listening'), 30_000, `the server to listen:\n${output}`)
-      const server = Number(/"pid":(\d+).*gateway listening/.exec(output)?.[1])
+      await waitFor(() => output().includes('gateway listening'), 30_000, `the server to listen:\n${output()}`)
+      const server = Number(/"pid":(\d+).*gateway listening/.exec(output())?.[1])
       assert.ok(server > 0, 'the server logs its pid')
       assert.equal(marked(mark).includes(server), true, 'the server is one of the processes npm started')
 
       npm.kill(signal)
-      await waitFor(() => exited, 10_000, 'npm to exit')
+      await waitFor(exited, 10_000, 'npm to exit')
       await waitFor(() => marked(mark).length === 0, 10_000, `every process npm started to end (left: ${marked(mark).join(', ')})`)
-      assert.ok(output.includes(`"signal":"${signal}"`), 'the server shut down on the signal npm passed on')
-      assert.ok(output.includes('"msg":"stopped"'), 'and finished its shutdown')
+      assert.ok(output().includes(`"signal":"${signal}"`), 'the server shut down on the signal npm passed on')
+      assert.ok(output().includes('"msg":"stopped"'), 'and finished its shutdown')
       assert.ok(await portIsFree(port), `port ${port} is free`)
     } finally {
       for (const pid of marked(mark)) process.kill(pid, 'SIGKILL')

@@ -2,20 +2,7 @@ import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { Boom } from '@hapi/boom'
 import { getCodeFromWSError, WAMessageStatus } from '@whiskeysockets/baileys'
-import type {
-  AnyMessageContent,
-  AuthenticationCreds,
-  BaileysEventMap,
-  Contact,
-  GroupMetadata,
-  MessageRelayOptions,
-  MiscMessageGenerationOptions,
-  proto,
-  SignalDataSet,
-  UserFacingSocketConfig,
-  WAMessage,
-  WAMessageKey,
-} from '@whiskeysockets/baileys'
+import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, Contact, GroupMetadata, MessageRelayOptions, MiscMessageGenerationOptions, proto, SignalDataSet, UserFacingSocketConfig, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
 import type { SocketInfo, SocketLike } from '../../adapters/transport-baileys/types.ts'
 import type { FakeBaileys } from './fake-baileys-socket.ts'
 

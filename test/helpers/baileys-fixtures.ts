@@ -2,6 +2,16 @@ import { randomBytes } from 'node:crypto'
 import { proto, type WAMessage } from '@whiskeysockets/baileys'
 import type { IncomingContent } from '../../src/ports/transport.ts'
 
+/** The linked device's own phone and LID in the Baileys tests. */
+export const ME = '5511999990000'
+export const ME_LID = '11112222@lid'
+/** The other party of the Baileys tests: phone, phone JID and LID. */
+export const BOB = '5511888880000'
+export const BOB_JID = `${BOB}@s.whatsapp.net`
+export const BOB_LID = '98765432@lid'
+/** A group of the Baileys tests. */
+export const GROUP = '120363000000000001@g.us'
+
 /** A received (or own) message as Baileys 7 upserts it: a decoded WebMessageInfo plus v7's key extras. */
 export function waMessage(input: {
   chat: string

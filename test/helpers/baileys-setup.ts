@@ -4,6 +4,7 @@ import { silentLogger, type Logger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransport } from '../../adapters/transport-baileys/index.ts'
 import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
 import { FakeBaileys, settle, waitFor, type FakeBehaviour } from './fake-baileys-socket.ts'
+import { ME, ME_LID } from './baileys-fixtures.ts'
 import { RecordingStorage } from './recording-storage.ts'
 
 /** A started Baileys transport over a FakeBaileys network, with every event it emitted recorded. */
@@ -53,4 +54,21 @@ export async function setupBaileys(options: SetupOptions = {}): Promise<BaileysS
       await settle()
     },
   }
+}
+
+/** setupBaileys on a RecordingStorage (a new one unless given), with device 'dev' linked as ME (LID ME_LID) and open. */
+export async function linkedBaileys(options: Omit<SetupOptions, 'storage'> & { storage?: RecordingStorage } = {}) {
+  const storage = options.storage ?? new RecordingStorage()
+  const s = await setupBaileys({ ...options, storage })
+  await s.linked('dev', ME, ME_LID)
+  return { ...s, storage }
+}
+
+/** A RecordingStorage holding device 'dev' linked as ME (with `lid`, when given) by a transport that has stopped since: stored, not running. */
+export async function storedDevice(lid?: string): Promise<RecordingStorage> {
+  const storage = new RecordingStorage()
+  const first = await setupBaileys({ storage })
+  await first.linked('dev', ME, lid)
+  await first.transport.stop()
+  return storage
 }

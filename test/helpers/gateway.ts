@@ -67,6 +67,24 @@ export async function startGateway(options: GatewayOptions & { network?: MemoryN
   return t
 }
 
+/** Run `body` with a gateway started with `options`; the gateway is stopped after, also when `body` throws. */
+export async function withGateway<T>(options: GatewayOptions & { network?: MemoryNetwork }, body: (t: TestGateway) => Promise<T>): Promise<T> {
+  const t = await startGateway(options)
+  try {
+    return await body(t)
+  } finally {
+    await t.stop()
+  }
+}
+
+/** A gateway (`options`) with one account and an unlinked device `loja`: where the suites of the HTTP edge start. */
+export async function gatewayWithDevice(options: GatewayOptions = {}): Promise<{ t: TestGateway; authkey: string }> {
+  const t = await startGateway(options)
+  const { authkey } = await t.register()
+  await t.addDevice(authkey, 'loja')
+  return { t, authkey }
+}
+
 /** Poll `check` until it is true (or fail after `timeoutMs`). */
 export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
   const deadline = Date.now() + timeoutMs

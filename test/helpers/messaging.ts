@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { suite, type Test } from 'uvu'
 import type { GatewayOptions } from '../../src/index.ts'
 import type { MemoryNetwork } from '../../adapters/transport-memory/index.ts'
 import { startGateway, type TestGateway } from './gateway.ts'
@@ -21,6 +22,18 @@ export interface SendingGateway {
   /** POST /api/groups with the device's keys and `body`. */
   groups(body: Record<string, unknown>, encoding?: Encoding): Promise<Answer>
   stop(): Promise<void>
+}
+
+/** A suite whose every test gets a fresh sendingGateway(`options`) as `g`, stopped after the test. */
+export function sendingSuite(name: string, options: GatewayOptions = {}): Test<{ g: SendingGateway }> {
+  const test = suite<{ g: SendingGateway }>(name)
+  test.before.each(async ctx => {
+    ctx.g = await sendingGateway(options)
+  })
+  test.after.each(async ctx => {
+    await ctx.g.stop()
+  })
+  return test
 }
 
 /** Start a gateway on a fresh simulated network with a linked device `loja` on DEVICE_PHONE. */

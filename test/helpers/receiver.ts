@@ -1,7 +1,9 @@
 import Koa from 'koa'
 import { Webhook } from 'standardwebhooks'
 import { listen } from './http.ts'
-import { waitFor } from './gateway.ts'
+import type { GatewayOptions } from '../../src/index.ts'
+import { startGateway, waitFor, type TestGateway } from './gateway.ts'
+import { DEVICE_PHONE } from './messaging.ts'
 
 /** One request a receiver got. */
 export interface ReceivedHook {
@@ -77,4 +79,27 @@ export async function startReceiver(answer: (hook: ReceivedHook, index: number) 
     },
   })
   return receiver
+}
+
+/** A gateway with an account and a linked device whose webhook is a fresh receiver. */
+export interface ReceiverWorld {
+  t: TestGateway
+  receiver: Receiver
+  authkey: string
+  device: { id: string; appkey: string; webhookSecret: string }
+}
+
+/** Start a receiver and a gateway (private URLs allowed, for the receiver; `options` on top) with device `name` on DEVICE_PHONE. */
+export async function receiverWorld(name: string, options: GatewayOptions = {}): Promise<ReceiverWorld> {
+  const receiver = await startReceiver()
+  const t = await startGateway({ allowPrivateUrls: true, ...options })
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, name, DEVICE_PHONE, { webhook: receiver.url })
+  return { t, receiver, authkey, device }
+}
+
+/** Stop the gateway and the receiver of a world (either may be missing when its start failed). */
+export async function stopReceiverWorld(world: Partial<ReceiverWorld>): Promise<void> {
+  await world.t?.stop()
+  await world.receiver?.stop()
 }

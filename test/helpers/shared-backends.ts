@@ -41,11 +41,8 @@ export function sharedBackends(what: string): SharedBackend[] {
     },
   ]
   for (const [name, variable] of [['redis', 'REDIS_URL'], ['postgres', 'POSTGRES_URL']] as const) {
-    const url = process.env[variable]
-    if (!url) {
-      console.log(`skipped: ${what} on ${name} (${variable} not set)`)
-      continue
-    }
+    const url = serverUrl(variable, `${what} on ${name}`)
+    if (!url) continue
     backends.push({
       name,
       async open() {
@@ -66,4 +63,11 @@ export function sharedBackends(what: string): SharedBackend[] {
 /** `storage` without its atomic steps: a third-party Storage that only works in one process. */
 export function withoutAtomicSteps(storage: Storage): Storage {
   return { get: key => storage.get(key), set: (key, value, ttlMs) => storage.set(key, value, ttlMs), delete: key => storage.delete(key), list: prefix => storage.list(prefix) }
+}
+
+/** The server URL in `variable`, or undefined after a printed line saying `what` is skipped (the tests' convention for Redis and PostgreSQL). */
+export function serverUrl(variable: 'REDIS_URL' | 'POSTGRES_URL', what: string): string | undefined {
+  const url = process.env[variable]
+  if (!url) console.log(`skipped: ${what} (${variable} not set)`)
+  return url
 }

@@ -17,6 +17,16 @@ export interface StandaloneServer {
   kill(signal?: NodeJS.Signals): Promise<number | null>
 }
 
+/** What a child process printed so far (stdout and stderr) and whether it has exited. */
+export function watch(child: ChildProcess): { output(): string; exited(): boolean } {
+  let output = ''
+  let exited = false
+  child.stdout?.on('data', d => (output += d))
+  child.stderr?.on('data', d => (output += d))
+  child.once('exit', () => (exited = true))
+  return { output: () => output, exited: () => exited }
+}
+
 /** A free TCP port on 127.0.0.1. */
 export async function freePort(): Promise<number> {
   const server = createServer()
@@ -44,15 +54,13 @@ export async function startStandalone(env: Record<string, string> = {}, port?: n
     env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env, PORT: String(chosenPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
-  let output = ''
-  child.stdout!.on('data', d => (output += d))
-  child.stderr!.on('data', d => (output += d))
+  const { output } = watch(child)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
   const deadline = Date.now() + 20_000
-  while (!output.includes('gateway listening')) {
+  while (!output().includes('gateway listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')
-      throw new Error(`standalone server did not start:\n${output}`)
+      throw new Error(`standalone server did not start:\n${output()}`)
     }
     await new Promise(resolve => setTimeout(resolve, 25))
   }
@@ -60,7 +68,7 @@ export async function startStandalone(env: Record<string, string> = {}, port?: n
     url: `http://127.0.0.1:${chosenPort}`,
     port: chosenPort,
     child,
-    output: () => output,
+    output,
     async kill(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal)
       return exited

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict'
 import type { WebhookSender } from '../../src/index.ts'
 import { startGateway, waitFor, type TestGateway } from './gateway.ts'
+import { FRIEND, OTHER } from './messaging.ts'
 import { RecordingStorage } from './recording-storage.ts'
 import { internalsOf } from '../../src/internals.ts'
 
-/** Phones of the tenancy world. */
+/** Phones of the tenancy world (FRIEND and OTHER are the messaging helpers' contacts). */
 export const A_PHONE = '5511911110001'
 export const B_PHONE = '5511922220002'
-export const FRIEND = '5511988880002'
-export const OTHER = '5511977770003'
 
 /** Everything account A owns, by the references a client could send. */
 export interface TenantA {

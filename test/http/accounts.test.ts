@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { gatewayWithDevice, startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Answer } from '../helpers/http.ts'
 import { internalsOf } from '../../src/internals.ts'
 
@@ -82,9 +82,7 @@ register.run()
 
 const agents = suite<{ t: TestGateway; authkey: string }>('operation 2: create AI agent')
 agents.before(async ctx => {
-  ctx.t = await startGateway()
-  ctx.authkey = (await ctx.t.register()).authkey
-  await ctx.t.addDevice(ctx.authkey, 'loja')
+  Object.assign(ctx, await gatewayWithDevice())
 })
 agents.after(ctx => ctx.t.stop())
 

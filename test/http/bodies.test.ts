@@ -1,14 +1,12 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { gatewayWithDevice, startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 
 type Ctx = { t: TestGateway; authkey: string }
 const bodies = suite<Ctx>('request bodies')
 bodies.before(async ctx => {
-  ctx.t = await startGateway({ bodyLimit: '64kb' })
-  ctx.authkey = (await ctx.t.register()).authkey
-  await ctx.t.addDevice(ctx.authkey, 'loja')
+  Object.assign(ctx, await gatewayWithDevice({ bodyLimit: '64kb' }))
 })
 bodies.after(ctx => ctx.t.stop())
 

@@ -10,6 +10,22 @@ function answers(answer: Answer, status: number, message: string) {
   assert.is(answer.body?.message, message)
 }
 
+/** Run `body` while the gateway transport's `method` fails (network down); the method is put back after. */
+async function whileFailing(t: TestGateway, method: 'link' | 'logout', body: () => Promise<void>): Promise<void> {
+  const transport = internalsOf(t.gateway).transport
+  const original = transport[method]
+  Object.assign(transport, {
+    [method]: async () => {
+      throw new Error('network down')
+    },
+  })
+  try {
+    await body()
+  } finally {
+    Object.assign(transport, { [method]: original })
+  }
+}
+
 type Ctx = { t: TestGateway; authkey: string }
 const setup = async (ctx: Ctx) => {
   ctx.t = await startGateway()
@@ -113,16 +129,9 @@ add('answers 401 validation.required when no distinguishing field is present', a
 })
 
 add('answers 404 when the network fails to start the link', async ({ t, authkey }) => {
-  const transport = internalsOf(t.gateway).transport
-  const original = transport.link.bind(transport)
-  transport.link = async () => {
-    throw new Error('network down')
-  }
-  try {
+  await whileFailing(t, 'link', async () => {
     answers(await t.post('/api/developer', { authkey, message: 'falha', conecteQR: 'true' }), 404, 'Erro ao adicionar dispositivo.')
-  } finally {
-    transport.link = original
-  }
+  })
 })
 
 add.run()
@@ -181,16 +190,9 @@ manage('operation 6 answers 401 Authkey Invalida for an unknown authkey', async 
 
 manage('operation 6 answers 500 and keeps the device when the network logout fails', async ({ t, authkey }) => {
   const device = await t.addDevice(authkey, 'teimoso')
-  const transport = internalsOf(t.gateway).transport
-  const original = transport.logout.bind(transport)
-  transport.logout = async () => {
-    throw new Error('network down')
-  }
-  try {
+  await whileFailing(t, 'logout', async () => {
     answers(await t.post('/api/developer', { authkey, message: 'teimoso', apagarDispositivo: 'true' }), 500, 'Ocorreu um erro ao excluir o dispositivo.')
-  } finally {
-    transport.logout = original
-  }
+  })
   assert.is((await t.post('/api/developer', { authkey, message: device.id, checkDispositivo: 'true' })).status, 200)
 })
 

@@ -5,7 +5,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { createGateway } from '../../src/index.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
-import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { gatewayWithDevice, type TestGateway } from '../helpers/gateway.ts'
 import { listen, request } from '../helpers/http.ts'
 
 // Plain JSON bodies are read by the gateway's own reader (src/http/json-body.ts); every other body
@@ -15,9 +15,7 @@ import { listen, request } from '../helpers/http.ts'
 type Ctx = { t: TestGateway; authkey: string }
 const json = suite<Ctx>('plain JSON body reader')
 json.before(async ctx => {
-  ctx.t = await startGateway({ bodyLimit: '1kb' })
-  ctx.authkey = (await ctx.t.register()).authkey
-  await ctx.t.addDevice(ctx.authkey, 'loja')
+  Object.assign(ctx, await gatewayWithDevice({ bodyLimit: '1kb' }))
 })
 json.after(ctx => ctx.t.stop())
 

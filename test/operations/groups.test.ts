@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict'
-import { suite } from 'uvu'
-import { DEVICE_PHONE, FRIEND, OTHER, assertError, assertOk, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
+import { DEVICE_PHONE, FRIEND, OTHER, assertError, assertOk, sendingSuite } from '../helpers/messaging.ts'
 
-const test = suite<{ g: SendingGateway }>('operations 21 to 23: groups')
-
-test.before.each(async ctx => {
-  ctx.g = await sendingGateway()
-})
-test.after.each(async ctx => {
-  await ctx.g.stop()
-})
+const test = sendingSuite('operations 21 to 23: groups')
 
 const NOT_FOUND = 'Grupo não encontrado.'
 const BAD_INVITE = 'Convite inválido ou expirado.'

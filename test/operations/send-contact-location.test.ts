@@ -1,15 +1,7 @@
 import assert from 'node:assert/strict'
-import { suite } from 'uvu'
-import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingGateway, without, type SendingGateway } from '../helpers/messaging.ts'
+import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingSuite, without } from '../helpers/messaging.ts'
 
-const test = suite<{ g: SendingGateway }>('operations 10 and 11: send contact, send location')
-
-test.before.each(async ctx => {
-  ctx.g = await sendingGateway()
-})
-test.after.each(async ctx => {
-  await ctx.g.stop()
-})
+const test = sendingSuite('operations 10 and 11: send contact, send location')
 
 test('send contact delivers a contact card with the name and the phone digits', async ({ g }) => {
   const body = assertOk(await g.send({ to: FRIEND, contact: 'Ana Souza', message: '+55 11 97777-0003' }))

@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict'
-import { suite } from 'uvu'
-import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
+import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingSuite, type SendingGateway } from '../helpers/messaging.ts'
 import { JPEG, MP3, MP4, OPUS, PDF, PNG } from '../helpers/samples.ts'
 
-const test = suite<{ g: SendingGateway }>('operation 9: send media')
-
-test.before.each(async ctx => {
-  ctx.g = await sendingGateway({ mediaMaxBytes: 64 * 1024 })
-})
-test.after.each(async ctx => {
-  await ctx.g.stop()
-})
+const test = sendingSuite('operation 9: send media', { mediaMaxBytes: 64 * 1024 })
 
 const last = (g: SendingGateway) => inbox(g.network, FRIEND).at(-1)!
 

@@ -1,16 +1,8 @@
 import assert from 'node:assert/strict'
-import { suite } from 'uvu'
 import type { IncomingMessage } from '../../src/ports/transport.ts'
-import { DEVICE_PHONE, FRIEND, OTHER, assertError, assertOk, inbox, sendingGateway, without, type SendingGateway } from '../helpers/messaging.ts'
+import { DEVICE_PHONE, FRIEND, OTHER, assertError, assertOk, inbox, sendingSuite, without } from '../helpers/messaging.ts'
 
-const test = suite<{ g: SendingGateway }>('operation 8: send text')
-
-test.before.each(async ctx => {
-  ctx.g = await sendingGateway()
-})
-test.after.each(async ctx => {
-  await ctx.g.stop()
-})
+const test = sendingSuite('operation 8: send text')
 
 test('send text delivers the text to the phone and answers the network message id', async ({ g }) => {
   const body = assertOk(await g.send({ to: `+${FRIEND}`, message: 'Olá, tudo bem?' }))

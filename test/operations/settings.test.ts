@@ -1,31 +1,18 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
-import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { FRIEND, DEVICE_PHONE } from '../helpers/messaging.ts'
+import { receiverWorld, stopReceiverWorld, type ReceiverWorld } from '../helpers/receiver.ts'
 
-const DEVICE_PHONE = '5511999990001'
-const FRIEND = '5511988880002'
-
-interface Context {
-  t: TestGateway
-  receiver: Receiver
-  authkey: string
-  device: { id: string; appkey: string; webhookSecret: string }
-}
+type Context = ReceiverWorld
 
 const test = suite<Context>('operations 19 and 20 (/api/settings)')
 
 test.before.each(async ctx => {
-  ctx.receiver = await startReceiver()
-  ctx.t = await startGateway({ allowPrivateUrls: true, webhookRetryMs: [50] })
-  ctx.authkey = (await ctx.t.register()).authkey
-  ctx.device = await ctx.t.linkedDevice(ctx.authkey, 'settings-device', DEVICE_PHONE, { webhook: ctx.receiver.url })
+  Object.assign(ctx, await receiverWorld('settings-device', { webhookRetryMs: [50] }))
 })
 
-test.after.each(async ctx => {
-  await ctx.t.stop()
-  await ctx.receiver.stop()
-})
+test.after.each(stopReceiverWorld)
 
 const switchWebhook = (ctx: Context, type: string, on: boolean | string, extra: Record<string, unknown> = {}) =>
   ctx.t.post('/api/settings', { appkey: ctx.device.appkey, authkey: ctx.authkey, type, message: ctx.device.id, statusWebhook: String(on), ...extra })

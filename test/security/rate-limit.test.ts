@@ -4,7 +4,7 @@ import { suite } from 'uvu'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { createGateway, type RateLimitStore } from '../../src/index.ts'
 import { parseRateLimit } from '../../examples/env-config.ts'
-import { startGateway } from '../helpers/gateway.ts'
+import { startGateway, withGateway } from '../helpers/gateway.ts'
 import { listen, request, type Answer } from '../helpers/http.ts'
 import { FRIEND, assertError, assertOk, sendingGateway } from '../helpers/messaging.ts'
 
@@ -20,8 +20,7 @@ function assertLimited(answer: Answer, maxSeconds: number, extra: Record<string,
 }
 
 test('requests of one account key past perAccount are 429 with Retry-After; another account is not affected', async () => {
-  const t = await startGateway({ rateLimit: { perAccount: { points: 5, duration: 60 } } })
-  try {
+  await withGateway({ rateLimit: { perAccount: { points: 5, duration: 60 } } }, async t => {
     const a = (await t.register()).authkey
     const b = (await t.register()).authkey
     const status = (authkey: string) => t.post('/api/developer', { authkey, message: 'nenhum', checkDispositivo: 'true' })
@@ -29,14 +28,11 @@ test('requests of one account key past perAccount are 429 with Retry-After; anot
     assertLimited(await status(a), 60)
     assertLimited(await t.post('/api/create-message', { appkey: 'x', authkey: a, to: FRIEND, message: 'oi' }), 60)
     assertError(await status(b), 404, 'Nenhum dispositivo encontrado.')
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 test('after authFailures wrong authkeys an IP is refused 429 even with a valid key; requests without a key still work', async () => {
-  const t = await startGateway({ rateLimit: { authFailures: { points: 3, duration: 600 } } })
-  try {
+  await withGateway({ rateLimit: { authFailures: { points: 3, duration: 600 } } }, async t => {
     const { authkey } = await t.register()
     await t.addDevice(authkey, 'loja')
     assertError(await t.post('/api/developer', { authkey: 'errada-1', message: 'loja', checkDispositivo: 'true' }), 401, 'validation.required')
@@ -46,19 +42,14 @@ test('after authFailures wrong authkeys an IP is refused 429 even with a valid k
     assertLimited(await t.post('/api/v2/qrcode', { authkey: 'errada-4' }), 600)
     // Registration carries no authkey: not refused.
     assertOk(await t.post('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana-limite@example.com', senha: 'segredo1', telefone: '5511912345678', plano: '1' }))
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 test('a valid authkey does not count as a failed attempt', async () => {
-  const t = await startGateway({ rateLimit: { authFailures: { points: 2, duration: 600 } } })
-  try {
+  await withGateway({ rateLimit: { authFailures: { points: 2, duration: 600 } } }, async t => {
     const { authkey } = await t.register()
     for (let i = 0; i < 5; i++) assertError(await t.post('/api/developer', { authkey, message: 'nenhum', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 test('failed attempts are counted per client IP (X-Forwarded-For behind a trusted proxy)', async () => {
@@ -80,16 +71,13 @@ test('failed attempts are counted per client IP (X-Forwarded-For behind a truste
 })
 
 test('registrations past the limit are 429 whatever the e-mail', async () => {
-  const t = await startGateway({ rateLimit: { registrations: { points: 2, duration: 3600 } } })
-  try {
+  await withGateway({ rateLimit: { registrations: { points: 2, duration: 3600 } } }, async t => {
     await t.register()
     await t.register()
     for (const email of ['terceira@example.com', 'quarta@example.com']) {
       assertLimited(await t.post('/api/auth', { auth: 'registrar', nome: 'X', email, senha: 'segredo1', telefone: '5511912345678', plano: '1' }), 3600)
     }
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 test('OTP verifications past the limit are 429 with valid false, even for the right code; other recipients are not affected', async () => {
@@ -107,13 +95,10 @@ test('OTP verifications past the limit are 429 with valid false, even for the ri
 })
 
 test('rateLimit: false switches every limit off', async () => {
-  const t = await startGateway({ rateLimit: false })
-  try {
+  await withGateway({ rateLimit: false }, async t => {
     for (let i = 0; i < 60; i++) assertError(await t.post('/api/developer', { authkey: `errada-${i}`, message: 'x', checkDispositivo: 'true' }), 401, 'validation.required')
     for (let i = 0; i < 25; i++) await t.register()
-  } finally {
-    await t.stop()
-  }
+  })
 })
 
 test('a rate-limit store that fails or hangs lets requests through instead of failing them', async () => {

@@ -13,15 +13,19 @@ const show = (edge: ImportEdge) => `${edge.from}:${edge.line} imports ${edge.spe
 
 /**
  * The layers of src/, lowest first: a file imports only from its own layer or a lower one, so the
- * code reads in one direction: HTTP edge -> operations -> domain -> shared helpers -> ports.
+ * code reads in one direction: entry points -> wiring -> HTTP edge -> operations -> domain -> shared
+ * helpers -> ports. The contract suites (zapgate/testing) stand on the ports alone, so a stranger's
+ * adapter can run them. Every file of src/ is in a named layer (a new file is placed on purpose).
  */
 const LAYERS: [name: string, test: (file: string) => boolean][] = [
   ['ports', f => f.startsWith('src/ports/') || f === 'src/logger.ts'],
+  ['contract suites', f => f.startsWith('src/testing/')],
   ['helpers', f => /^src\/(store|security|schema)\//.test(f) || ['src/errors.ts', 'src/optional-package.ts'].includes(f)],
   ['domain', f => f.startsWith('src/domain/') || f === 'src/events.ts'],
   ['operations', f => f.startsWith('src/operations/')],
-  ['http', f => f.startsWith('src/http/') || f === 'src/metrics.ts'],
-  ['wiring and entry points', () => true],
+  ['http', f => f.startsWith('src/http/') || ['src/metrics.ts', 'src/client-types.ts'].includes(f)],
+  ['wiring', f => ['src/options.ts', 'src/defaults.ts', 'src/wiring.ts', 'src/internals.ts', 'src/gateway.ts'].includes(f)],
+  ['entry points', f => ['src/index.ts', 'src/adapter-kit.ts', 'src/client.ts'].includes(f)],
 ]
 const layerOf = (file: string) => LAYERS.findIndex(([, test]) => test(file))
 
@@ -29,6 +33,15 @@ layers('no import cycle in src/ or adapters/ (type-only imports included)', () =
   const graph = new Map(files.map(file => [file, [] as string[]]))
   for (const edge of edges) if (edge.target && graph.has(edge.target)) graph.get(edge.from)!.push(edge.target)
   assert.equal(cycles(graph), [])
+})
+
+layers('every file of src/ is in a named layer', () => {
+  assert.equal(files.filter(file => file.startsWith('src/') && layerOf(file) < 0), [])
+})
+
+layers('no other file of src/ imports the contract suites: src/testing/ is reached through zapgate/testing only', () => {
+  const found = edges.filter(edge => edge.from.startsWith('src/') && !edge.from.startsWith('src/testing/') && edge.target?.startsWith('src/testing/')).map(show)
+  assert.equal(found, [])
 })
 
 layers('every file of src/ imports only from its own layer or a lower one', () => {

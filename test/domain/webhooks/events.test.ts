@@ -1,32 +1,18 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, type TestGateway } from '../../helpers/gateway.ts'
-import { startReceiver, type Receiver } from '../../helpers/receiver.ts'
+import { DEVICE_PHONE, FRIEND, OTHER as HIDDEN } from '../../helpers/messaging.ts'
+import { receiverWorld, stopReceiverWorld, type ReceiverWorld } from '../../helpers/receiver.ts'
 import { internalsOf } from '../../../src/internals.ts'
 
-const DEVICE_PHONE = '5511999990001'
-const FRIEND = '5511988880002'
-const HIDDEN = '5511977770003'
-
-interface Context {
-  t: TestGateway
-  receiver: Receiver
-  device: { id: string; appkey: string; webhookSecret: string }
-}
+type Context = ReceiverWorld
 
 const test = suite<Context>('webhook events: every kind reaches the receiver, signed')
 
 test.before.each(async ctx => {
-  ctx.receiver = await startReceiver()
-  ctx.t = await startGateway({ allowPrivateUrls: true, webhookRetryMs: [50] })
-  const { authkey } = await ctx.t.register()
-  ctx.device = await ctx.t.linkedDevice(authkey, 'events-device', DEVICE_PHONE, { webhook: ctx.receiver.url })
+  Object.assign(ctx, await receiverWorld('events-device', { webhookRetryMs: [50] }))
 })
 
-test.after.each(async ctx => {
-  await ctx.t.stop()
-  await ctx.receiver.stop()
-})
+test.after.each(stopReceiverWorld)
 
 /** The verified payload of the message `id` (waits for it). */
 async function payloadOf(ctx: Context, id: string): Promise<any> {

@@ -1,0 +1,100 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { proto } from '@whiskeysockets/baileys'
+import type { IncomingContent } from '../../src/ports/transport.ts'
+import { linkedBaileys } from '../helpers/baileys-setup.ts'
+import { BOB_JID, waMessage } from '../helpers/baileys-fixtures.ts'
+
+const content = suite('Baileys transport: what each kind of incoming message becomes')
+
+/** The content the gateway reports for one message from Bob. */
+async function contentOf(message: proto.IMessage): Promise<IncomingContent | undefined> {
+  const s = await linkedBaileys({ inlineMediaMaxBytes: 0 })
+  await s.fake.deliver('dev', waMessage({ chat: BOB_JID, message }))
+  await s.transport.stop()
+  return s.messages('dev')[0]?.content
+}
+
+const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
+  ['conversation', { conversation: 'oi' }, { kind: 'text', text: 'oi' }],
+  ['extendedTextMessage', { extendedTextMessage: { text: 'link https://x.y' } }, { kind: 'text', text: 'link https://x.y' }],
+  ['ephemeral wrapper', { ephemeralMessage: { message: { conversation: 'secret' } } }, { kind: 'text', text: 'secret' }],
+  ['imageMessage', { imageMessage: { mimetype: 'image/jpeg', caption: 'pic', fileLength: 3 } }, { kind: 'image', mimetype: 'image/jpeg', caption: 'pic' }],
+  ['view-once image', { viewOnceMessageV2: { message: { imageMessage: { mimetype: 'image/jpeg' } } } }, { kind: 'image', mimetype: 'image/jpeg' }],
+  ['videoMessage', { videoMessage: { mimetype: 'video/mp4', caption: 'clip' } }, { kind: 'video', mimetype: 'video/mp4', caption: 'clip' }],
+  ['ptvMessage (video note)', { ptvMessage: { mimetype: 'video/mp4' } }, { kind: 'video', mimetype: 'video/mp4' }],
+  ['audioMessage', { audioMessage: { mimetype: 'audio/mpeg' } }, { kind: 'audio', mimetype: 'audio/mpeg' }],
+  ['voice note', { audioMessage: { mimetype: 'audio/ogg; codecs=opus', ptt: true } }, { kind: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
+  [
+    'documentMessage',
+    { documentMessage: { mimetype: 'application/pdf', fileName: 'nota.pdf' } },
+    { kind: 'document', mimetype: 'application/pdf', fileName: 'nota.pdf' },
+  ],
+  [
+    'document with caption',
+    { documentWithCaptionMessage: { message: { documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'see' } } } },
+    { kind: 'document', mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'see' },
+  ],
+  [
+    'contactMessage',
+    { contactMessage: { displayName: 'Ana', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD' } },
+    { kind: 'contact', name: 'Ana', phone: '5511977770000', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD' },
+  ],
+  [
+    'contact without waid',
+    { contactMessage: { vcard: 'BEGIN:VCARD\nFN:Zé\nTEL;type=CELL:+55 21 3333-4444\nEND:VCARD' } },
+    { kind: 'contact', name: 'Zé', phone: '552133334444', vcard: 'BEGIN:VCARD\nFN:Zé\nTEL;type=CELL:+55 21 3333-4444\nEND:VCARD' },
+  ],
+  [
+    'contactsArrayMessage (first contact)',
+    { contactsArrayMessage: { displayName: '2 contacts', contacts: [{ displayName: 'A', vcard: 'TEL;waid=111:+111' }, { displayName: 'B', vcard: 'x' }] } },
+    { kind: 'contact', name: 'A', phone: '111', vcard: 'TEL;waid=111:+111' },
+  ],
+  ['locationMessage', { locationMessage: { degreesLatitude: -23.5, degreesLongitude: -46.6, name: 'Paulista' } }, { kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Paulista' }],
+  ['liveLocationMessage', { liveLocationMessage: { degreesLatitude: 1.5, degreesLongitude: 2.5 } }, { kind: 'location', latitude: 1.5, longitude: 2.5 }],
+  ['reactionMessage', { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '❤️' } }, { kind: 'reaction', target: 'TARGET', emoji: '❤️' }],
+  ['reaction removed', { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '' } }, { kind: 'reaction', target: 'TARGET', emoji: '' }],
+  ['protocolMessage REVOKE', { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } }, { kind: 'delete', target: 'GONE' }],
+  ['protocolMessage edit (not reported)', { protocolMessage: { type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { id: 'X' } } }, undefined],
+  [
+    'buttonsResponseMessage',
+    { buttonsResponseMessage: { selectedButtonId: 'yes', selectedDisplayText: 'Yes', contextInfo: { stanzaId: 'BTNMSG' } } },
+    { kind: 'button', target: 'BTNMSG', buttonId: 'yes', text: 'Yes', list: false },
+  ],
+  [
+    'templateButtonReplyMessage',
+    { templateButtonReplyMessage: { selectedId: 'opt1', selectedDisplayText: 'Option 1', contextInfo: { stanzaId: 'TPL' } } },
+    { kind: 'button', target: 'TPL', buttonId: 'opt1', text: 'Option 1', list: false },
+  ],
+  [
+    'listResponseMessage',
+    { listResponseMessage: { title: 'Row A', singleSelectReply: { selectedRowId: 'row-a' }, contextInfo: { stanzaId: 'LIST' } } },
+    { kind: 'button', target: 'LIST', buttonId: 'row-a', text: 'Row A', list: true },
+  ],
+  [
+    'interactiveResponseMessage (native flow tap)',
+    {
+      interactiveResponseMessage: {
+        body: { text: 'Yes' },
+        nativeFlowResponseMessage: { name: 'quick_reply', paramsJson: JSON.stringify({ id: 'yes' }), version: 3 },
+        contextInfo: { stanzaId: 'CAROUSEL' },
+      },
+    },
+    { kind: 'button', target: 'CAROUSEL', buttonId: 'yes', text: 'Yes', list: false },
+  ],
+  [
+    'interactiveResponseMessage single_select',
+    { interactiveResponseMessage: { body: { text: 'B' }, nativeFlowResponseMessage: { name: 'single_select', paramsJson: '{"id":"b"}' } } },
+    { kind: 'button', buttonId: 'b', text: 'B', list: true },
+  ],
+  ['stickerMessage (not reported)', { stickerMessage: { mimetype: 'image/webp' } }, undefined],
+  ['pollCreationMessage (not reported)', { pollCreationMessage: { name: 'poll' } }, undefined],
+]
+
+for (const [name, message, expected] of cases) {
+  content(`${name} becomes ${expected ? expected.kind : 'nothing'}`, async () => {
+    assert.equal(await contentOf(message), expected)
+  })
+}
+
+content.run()
