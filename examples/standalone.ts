@@ -8,6 +8,9 @@
  *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *                                redis://..., postgres://..., memory://
  *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared Redis or SQL store (default zapgate)
+ *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
+ *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
+ *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
@@ -31,6 +34,7 @@
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
+import { hostname } from 'node:os'
 import { createGateway, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
@@ -77,6 +81,7 @@ async function main(): Promise<void> {
     allowPrivateUrls,
     httpStatus,
     baseUrl: env.GATEWAY_BASE_URL,
+    ...clusterOptions(port),
     ...(agent ? { agentResponder: agent } : {}),
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
     ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
@@ -111,6 +116,13 @@ async function main(): Promise<void> {
   }
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
+}
+
+/** Cluster mode from GATEWAY_CLUSTER_SECRET, GATEWAY_ADVERTISE_URL (default http://<host name>:<port>) and GATEWAY_MAX_DEVICES. */
+function clusterOptions(port: number): Pick<GatewayOptions, 'cluster'> {
+  if (!env.GATEWAY_CLUSTER_SECRET) return {}
+  const maxDevices = env.GATEWAY_MAX_DEVICES ? { maxDevices: Number(env.GATEWAY_MAX_DEVICES) } : {}
+  return { cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices } }
 }
 
 function redactUrl(url: string): string {

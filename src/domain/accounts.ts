@@ -33,7 +33,7 @@ export interface Account {
 }
 
 /** What a registration asks for. */
-export interface Registration {
+interface Registration {
   name: string
   email: string
   password: string

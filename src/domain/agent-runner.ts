@@ -10,7 +10,7 @@ import type { MessageFeed } from './message-feed.ts'
 import type { Messaging } from './messaging/index.ts'
 
 /** What the agent runner works with. */
-export interface AgentRunnerDeps {
+interface AgentRunnerDeps {
   agents: Agents
   flows: FlowConversations
   messaging: Messaging
@@ -26,10 +26,10 @@ export interface AgentSettings {
 }
 
 /** Agent replies allowed per contact per minute: two bots answering each other stop here. */
-export const AGENT_REPLIES_PER_MINUTE = 10
+const AGENT_REPLIES_PER_MINUTE = 10
 
 /** Incoming texts waiting for an answer, over all contacts; more are dropped (and logged). */
-export const MAX_PENDING_TEXTS = 1_000
+const MAX_PENDING_TEXTS = 1_000
 
 /** Fill in the defaults of the agent options; throws a clear Error for a bad value. */
 export function resolveAgentOptions(options: AgentOptions): AgentSettings {
@@ -52,7 +52,7 @@ export function resolveAgentOptions(options: AgentOptions): AgentSettings {
  * the feed (the feed is never held up by a slow responder), one text at a time per contact; the
  * conversation history is the flow conversation of that contact.
  */
-export class AgentRunner {
+class AgentRunner {
   private readonly perContact = new KeyedLock()
   private readonly controllers = new Set<AbortController>()
   private readonly running = new Set<Promise<void>>()

@@ -6,7 +6,7 @@ import type { Account } from './accounts.ts'
 import type { Device, Devices } from './devices.ts'
 
 /** An AI agent hosted by a device. */
-export interface Agent {
+interface Agent {
   id: string
   accountId: string
   deviceId: string

@@ -1,50 +1,17 @@
-import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
-import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
+import { hashKey, randomDigits, randomKey } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
-import type { LinkChallenge, SessionState, SessionStatus, Transport } from '../ports/transport.ts'
+import type { LinkChallenge, SessionStatus, Transport } from '../ports/transport.ts'
 import type { Logger } from '../logger.ts'
 import type { Account } from './accounts.ts'
 import type { GatewayEvents } from '../events.ts'
+import { appkeyIndexId, byAppkey, byId, byName, indexId, nameIndexId, newDevice, type AppkeyEntry, type Device, type DeviceMatch, type DeviceRemovalHook } from './device-records.ts'
 
-/** A device (a session on the messaging network) as stored. */
-export interface Device {
-  id: string
-  accountId: string
-  name: string
-  appkeyHash: string
-  /** The appkey is the device name (chosen with `setAppkey`), so it may be shown again. */
-  appkeyIsName: boolean
-  webhookUrl?: string
-  /** Standard Webhooks signing secret, `whsec_<base64>`. */
-  webhookSecret: string
-  /** Which webhook events are on (operation 20). */
-  webhookEvents: { chat: boolean; group: boolean }
-  /** Last known session facts, kept in step with the transport's status events. */
-  phone?: string
-  connected: boolean
-  state: SessionState
-  /** Linked once and not logged out since: resumed when the gateway starts. */
-  linked: boolean
-  /** Hashes of the QR share link tokens. */
-  shareTokens: string[]
-  /** Agents hosted by the device, oldest first; the last one answers. */
-  agentIds: string[]
-  createdAt: number
-}
-
-/** An appkey's index entry: its device, or a deleted device's (`retired`: the appkey stays the account's). */
-type AppkeyEntry = { deviceId: string; retired?: boolean }
-
-/** What a device lookup field may match. */
-export type DeviceMatch = 'id' | 'name' | 'appkey'
-
-/** Work to do when a device is deleted (agents, schedules, outbox of the device). */
-export type DeviceRemovalHook = (device: Device) => Promise<void>
+export type { Device, DeviceMatch } from './device-records.ts'
 
 /** The characters the pairing code is drawn from: digits the network accepts (no 0). */
 const PAIRING_ALPHABET = '123456789'
@@ -162,22 +129,7 @@ export class Devices {
     const existing = await this.find(account, input.name, ['name', 'appkey'])
     if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
     const appkey = input.appkey ?? randomKey(18)
-    const device: Device = {
-      id: randomUUID(),
-      accountId: account.id,
-      name: input.name,
-      appkeyHash: hashKey(appkey),
-      appkeyIsName: appkey === input.name,
-      webhookUrl: input.webhookUrl,
-      webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
-      webhookEvents: { chat: true, group: true },
-      connected: false,
-      state: 'closed',
-      linked: false,
-      shareTokens: [],
-      agentIds: [],
-      createdAt: Date.now(),
-    }
+    const device = newDevice(account, input.name, appkey, input.webhookUrl)
     // The record first (unreachable until indexed), then the name and the appkey, each claimed
     // atomically in the store: of concurrent creations of one name, in any number of processes,
     // one device is made; the others take back what they wrote and answer the winner's device.
@@ -294,31 +246,3 @@ export class Devices {
 }
 
 // --- Internal helpers ---
-
-/** Whether `device` is a device of `account` (the lookup by id). */
-function byId(device: Device | undefined, account: Account): device is Device {
-  return device !== undefined && device.accountId === account.id
-}
-
-/** Whether `device` is the device of `account` whose appkey hashes to `valueHash` (constant-time compare). */
-function byAppkey(device: Device | undefined, account: Account, valueHash: string): device is Device {
-  return device !== undefined && device.accountId === account.id && safeEqual(device.appkeyHash, valueHash)
-}
-
-/** Whether `device` is the device of `account` named `name`. */
-function byName(device: Device | undefined, account: Account, name: string): device is Device {
-  return device !== undefined && device.accountId === account.id && device.name === name
-}
-
-/** The id of a name or appkey index entry: the account and the value's hash. */
-function indexId(accountId: string, valueHash: string): string {
-  return `${accountId}:${valueHash}`
-}
-
-function nameIndexId(accountId: string, name: string): string {
-  return indexId(accountId, hashKey(name))
-}
-
-function appkeyIndexId(accountId: string, appkey: string): string {
-  return indexId(accountId, hashKey(appkey))
-}

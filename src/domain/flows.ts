@@ -4,7 +4,7 @@ import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 
 /** A flow conversation: the recent turns between a device's agent and one contact. */
-export interface FlowConversation {
+interface FlowConversation {
   deviceId: string
   contact: string
   turns: AgentTurn[]
@@ -12,10 +12,10 @@ export interface FlowConversation {
 }
 
 /** A conversation idle this long expires from storage. */
-export const FLOW_TTL_MS = 30 * 86_400_000
+const FLOW_TTL_MS = 30 * 86_400_000
 
 /** Longest text kept per turn (longer texts are cut; the reply sent is not). */
-export const MAX_TURN_TEXT = 4_000
+const MAX_TURN_TEXT = 4_000
 
 /**
  * Flow conversations, per device and contact (`flow:<deviceId>:<contact>`): bounded to the last

@@ -6,7 +6,7 @@ import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
-export interface InstanceRecord {
+interface InstanceRecord {
   id: string
   host: string
   pid: number
@@ -27,7 +27,7 @@ export interface InstanceSettings {
 }
 
 /** What a departure callback is told: the instances that stopped heartbeating (or left). */
-export type DepartureListener = (gone: string[]) => void
+type DepartureListener = (gone: string[]) => void
 
 /** Who is alive, as claims on shared work need to know it. */
 export interface Liveness {

@@ -3,10 +3,10 @@ import { safeEqual } from '../security/keys.ts'
 import type { Storage } from '../ports/storage.ts'
 
 /** How long a media link stays valid: as long as transports remember message keys (7 days). */
-export const MEDIA_LINK_TTL_MS = 7 * 86_400_000
+const MEDIA_LINK_TTL_MS = 7 * 86_400_000
 
 /** What a media link points at. */
-export interface MediaTarget {
+interface MediaTarget {
   deviceId: string
   messageId: string
 }

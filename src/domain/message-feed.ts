@@ -7,7 +7,7 @@ import type { Device } from './devices.ts'
  * Something that reacts to every message a device sees (webhook outbox, agents, ...): a promise when
  * it has work to wait for, nothing when the message is none of its business.
  */
-export type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void> | void
+type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void> | void
 
 /**
  * The one stream of messages seen by devices: received ones (from the transport) and the gateway's

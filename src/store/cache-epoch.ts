@@ -2,7 +2,7 @@ import type { Logger } from '../logger.ts'
 import { supportsAtomic, type Storage } from '../ports/storage.ts'
 
 /** Something that keeps records read from the store and can drop them all. */
-export interface ForgetfulCache {
+interface ForgetfulCache {
   forget(): void
 }
 

@@ -15,7 +15,7 @@ if (!process.env.REDIS_URL) {
   console.log('REDIS_URL is not set: skipping the multi-process cache test')
 } else {
   test('a device deleted through one process answers 404 through the other within 0.3 s, though that one had it cached', async () => {
-    const env = { GATEWAY_STORE: process.env.REDIS_URL!, GATEWAY_STORE_NAMESPACE: `cache-${randomBytes(4).toString('hex')}`, GATEWAY_RATE_LIMIT: 'off' }
+    const env = { GATEWAY_STORE: process.env.REDIS_URL!, GATEWAY_STORE_NAMESPACE: `cache-${randomBytes(4).toString('hex')}`, GATEWAY_CLUSTER_SECRET: randomBytes(24).toString('base64url'), GATEWAY_RATE_LIMIT: 'off' }
     const procs: StandaloneServer[] = []
     try {
       for (let i = 0; i < 2; i++) procs.push(await startStandalone(env))

@@ -31,6 +31,7 @@ for (const backend of backends) {
     const env = {
       GATEWAY_STORE: backend.url!,
       GATEWAY_STORE_NAMESPACE: `mp-${randomBytes(4).toString('hex')}`,
+      GATEWAY_CLUSTER_SECRET: randomBytes(24).toString('base64url'),
       GATEWAY_ALLOW_PRIVATE_URLS: '1',
       GATEWAY_RATE_LIMIT: 'off',
       GATEWAY_WEBHOOK_RETRY_MS: '500,1000,2000',

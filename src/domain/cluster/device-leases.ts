@@ -6,7 +6,7 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Instances } from '../instances.ts'
 
 /** Who may hold a device's session: an instance (or none), and the fencing epoch, one more on every takeover. */
-export interface DeviceLease {
+interface DeviceLease {
   instance: string | null
   epoch: number
 }
@@ -23,7 +23,7 @@ export class HeldElsewhere extends Error {
 }
 
 /** Limits of the leases. */
-export interface LeaseSettings {
+interface LeaseSettings {
   /** Most device sessions this instance holds (unlimited when absent). */
   maxDevices?: number
 }

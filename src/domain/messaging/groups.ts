@@ -41,7 +41,7 @@ export class Groups {
 }
 
 /** A group id (`<digits>@g.us`, or the bare digits of one) or an invite link/code; undefined otherwise. */
-export function parseGroupRef(value: string): GroupRef | undefined {
+function parseGroupRef(value: string): GroupRef | undefined {
   const text = value.trim()
   const id = /^(\d{10,30}(?:-\d{5,15})?)(@g\.us)?$/i.exec(text)
   if (id) return { id: `${id[1]}@g.us` }
@@ -50,7 +50,7 @@ export function parseGroupRef(value: string): GroupRef | undefined {
 }
 
 /** The code of an invite link (`https://chat.whatsapp.com/<code>`, query ignored) or a bare code. */
-export function parseInviteCode(value: string): string | undefined {
+function parseInviteCode(value: string): string | undefined {
   let text = value.trim()
   const link = /^(?:https?:\/\/)?chat\.whatsapp\.com\/(?:invite\/)?([^?#/\s]+)\/?(?:[?#].*)?$/i.exec(text)
   if (link) text = link[1]

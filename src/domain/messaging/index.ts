@@ -34,7 +34,7 @@ export interface Messaging {
 }
 
 /** What the messaging services are built from. */
-export interface MessagingDeps {
+interface MessagingDeps {
   options: ResolvedMessagingOptions
   storage: Storage
   lock: KeyedLock

@@ -6,14 +6,14 @@ import type { MediaPayload, OutgoingMessage } from '../../ports/transport.ts'
 import { mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
 
 /** A file part of a multipart body (the shape the HTTP edge hands over). */
-export interface UploadedBytes {
+interface UploadedBytes {
   data: Buffer
   fileName?: string
   mimetype?: string
 }
 
 /** What a media send asks for. */
-export interface MediaRequest {
+interface MediaRequest {
   /** An http(s) URL, base64, a base64 data URI, or an uploaded part. */
   source: string | UploadedBytes
   /** File name shown to the recipient. */
@@ -24,7 +24,7 @@ export interface MediaRequest {
 }
 
 /** Limits of media loading. */
-export interface MediaLimits {
+interface MediaLimits {
   maxBytes: number
   timeoutMs: number
 }

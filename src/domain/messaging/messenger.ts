@@ -84,7 +84,7 @@ export class Messenger {
 }
 
 /** Options of Messenger.perform. */
-export interface PerformOptions {
+interface PerformOptions {
   /** false: keep a sent text off the message feed. */
   publish?: boolean
   /** The device's session status, when the caller has just read it. */

@@ -6,7 +6,7 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
 
 /** OTP settings. */
-export interface OtpOptions {
+interface OtpOptions {
   ttlMs: number
   maxTries: number
   /** HMAC key of the code hashes. */

@@ -30,7 +30,7 @@ export interface ScheduleItem {
 }
 
 /** What a new scheduled item needs. */
-export interface NewScheduleItem {
+interface NewScheduleItem {
   accountId: string
   deviceId: string
   to: string

@@ -9,7 +9,7 @@ import { claimHolds, type ScheduleItem, type ScheduleStore } from './schedule-st
 import type { ScheduleTime } from './schedule-time.ts'
 
 /** Timing of the scheduler. */
-export interface SchedulerOptions {
+interface SchedulerOptions {
   /** Delays before each retry of a failed send; after the last, the item is marked failed. */
   retryMs: number[]
   /** Longest sleep between two scans of the store. */

@@ -3,7 +3,7 @@ import { GatewayError } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
 /** Limits of the per-device send queues. */
-export interface SendQueueOptions {
+interface SendQueueOptions {
   /** A job answers within this time (queued: dropped unsent; under way: reported as stalled). */
   timeoutMs: number
   /** Pause after each job of a device before its next one starts. */

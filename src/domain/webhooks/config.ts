@@ -27,13 +27,13 @@ export interface WebhookSettings {
 }
 
 /** Attempts in flight per device. */
-export const CONCURRENCY_PER_DEVICE = 8
+const CONCURRENCY_PER_DEVICE = 8
 
 /** Pending deliveries held in the in-memory timetable at once (about 100 bytes each). */
-export const TIMETABLE_CAPACITY = 10_000
+const TIMETABLE_CAPACITY = 10_000
 
 /** Due deliveries waiting in memory per device for a free slot. */
-export const LINE_LIMIT = 256
+const LINE_LIMIT = 256
 
 /** Fill in the defaults of the webhook options; throws a clear Error for a bad value. */
 export function resolveWebhookOptions(options: WebhookOptions): WebhookSettings {

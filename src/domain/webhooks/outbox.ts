@@ -52,14 +52,14 @@ export interface DeadLetter {
 }
 
 /** What claiming a record found. */
-export type Claim =
+type Claim =
   | { kind: 'claimed'; record: OutboxRecord }
   | { kind: 'missing' } // delivered, dead-lettered or removed meanwhile
   | { kind: 'held'; until: number } // another process holds a live lease
   | { kind: 'later'; due: number } // not due yet (the record is the truth, the timetable a hint)
 
 /** How long dead letters are kept. */
-export const DEAD_LETTER_TTL_MS = 30 * 86_400_000
+const DEAD_LETTER_TTL_MS = 30 * 86_400_000
 
 /**
  * The durable webhook outbox: one record per undelivered event, plus the dead letters. Each record

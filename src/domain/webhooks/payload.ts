@@ -17,7 +17,7 @@ export type WebhookEventName =
   | 'Falha'
 
 /** Fields every webhook body carries (DESIGN.md decision 10), before the fields of its kind. */
-export interface WebhookEnvelope {
+interface WebhookEnvelope {
   event: WebhookEventName
   /** The network's message id: the value operation 14 (`markRead`) takes. */
   idMessagem: string
@@ -45,10 +45,10 @@ export interface WebhookEnvelope {
 export type WebhookPayload = WebhookEnvelope & Record<string, unknown>
 
 /** Which switch of operation 20 governs a message: `chat` (1:1) or `group`. */
-export type WebhookChannel = 'chat' | 'group'
+type WebhookChannel = 'chat' | 'group'
 
 /** The event name of a message's content; undefined for a kind the gateway does not report. */
-export function eventName(content: IncomingContent): WebhookEventName | undefined {
+function eventName(content: IncomingContent): WebhookEventName | undefined {
   switch (content?.kind) {
     case 'text':
       return 'Texto'
@@ -120,7 +120,7 @@ export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: Me
 }
 
 /** A map link for coordinates (the `mapUrl` of `Localização`). */
-export function mapLink(latitude: number, longitude: number): string {
+function mapLink(latitude: number, longitude: number): string {
   return `https://www.google.com/maps?q=${latitude},${longitude}`
 }
 

@@ -1,5 +1,5 @@
 /** A pending delivery as the timetable knows it: its outbox key, its device, and when it is due. */
-export interface ScheduledDelivery {
+interface ScheduledDelivery {
   key: string
   deviceId: string
   due: number
