@@ -9,6 +9,7 @@ import { rememberInternals } from './internals.ts'
 import type { GatewayOptions } from './options.ts'
 import type { WebhookAdmin } from './domain/webhooks/index.ts'
 import { wireGateway } from './wiring.ts'
+import { accountAdminOf, type AccountAdmin } from './account-admin.ts'
 
 /** A running gateway: mount `routes()` (or `router`) in a Koa app; `close()` when done. */
 export interface Gateway {
@@ -20,6 +21,8 @@ export interface Gateway {
   events: GatewayEvents
   /** Webhook deliveries: dead letters (read, redrive, discard) and the backlog. */
   webhooks: WebhookAdmin
+  /** Accounts, for the host that owns billing: renew a plan, rotate a key, suspend and resume. */
+  accounts: AccountAdmin
   /** Resolves once stored devices have been resumed on the transport. */
   ready: Promise<void>
   /** The prom-client Registry behind `/metrics` (only with the `metrics` option). */
@@ -71,6 +74,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     },
     events,
     webhooks: outbox,
+    accounts: accountAdminOf(wiring.accounts),
     metrics: metrics?.registry,
     ready,
     async findDevices(authkey, ref) {

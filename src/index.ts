@@ -5,6 +5,7 @@
  * suites: `zapgate/testing`; request and answer types of the HTTP API: `zapgate/client`.
  */
 export { createGateway, type Gateway, type DeviceSummary } from './gateway.ts'
+export { accountAdmin, type AccountAdmin, type AccountSummary } from './account-admin.ts'
 export type { GatewayOptions } from './options.ts'
 export type { Plan } from './domain/accounts.ts'
 export type { MessagingOptions } from './domain/messaging/options.ts'

@@ -6,7 +6,7 @@ import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
-import { dateInZone } from './clock.ts'
+import { addDays, dateInZone } from './clock.ts'
 
 /** A subscription plan: its display name and how many days an account lasts. */
 export interface Plan {
@@ -30,6 +30,8 @@ export interface Account {
   passwordHash: string
   authkeyHash: string
   createdAt: number
+  /** Suspended by the host (its key is refused until resumed). */
+  suspended?: boolean
 }
 
 /** What a registration asks for. */
@@ -53,7 +55,7 @@ export class Accounts {
     private readonly plans: Record<string, Plan>,
     private readonly timeZone: string,
     cacheTtlMs = 0,
-    epoch?: CacheEpoch,
+    private readonly epoch?: CacheEpoch,
   ) {
     // Every request authenticates: accounts and authkey entries read stay cached cacheTtlMs.
     const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
@@ -135,11 +137,64 @@ export class Accounts {
     return this.accounts.get(id)
   }
 
-  /** `account` when it is the one of the authkey hashed to `keyHash` (compared in constant time) and unexpired. */
+  /** The account registered with `email`, or undefined. */
+  async byEmailAddress(email: string): Promise<Account | undefined> {
+    const entry = await this.byEmail.owner(hashKey(email.trim().toLowerCase()))
+    return entry && this.accounts.load(entry.accountId)
+  }
+
+  /**
+   * Renew the account's plan (its own, or `planId`): it lasts the plan's days from its current last
+   * day, or from today when that has passed. `invalid-input` for an unknown plan.
+   */
+  renew(email: string, planId?: string): Promise<Account> {
+    return this.change(email, account => {
+      const id = planId ?? account.planId
+      const plan = Object.hasOwn(this.plans, id) ? this.plans[id] : undefined
+      if (!plan) throw new GatewayError('invalid-input', { detail: `unknown plan ${JSON.stringify(id)}` })
+      const today = dateInZone(this.timeZone)
+      const from = account.expiresOn >= today ? addDays(account.expiresOn, 1) : today
+      return { ...account, planId: id, planName: plan.name, expiresOn: addDays(from, plan.days - 1) }
+    })
+  }
+
+  /** Suspend the account (its key is refused everywhere at once) or resume it. */
+  suspend(email: string, suspended: boolean): Promise<Account> {
+    return this.change(email, account => ({ ...account, suspended }))
+  }
+
+  /**
+   * Give the account a new authkey (answered once, in clear): the old one stops working at once in
+   * this process and within the cache epoch's poll (100 ms) in every other process on the store.
+   */
+  async rotateKey(email: string): Promise<{ account: Account; authkey: string }> {
+    const authkey = randomKey(24)
+    const authkeyHash = hashKey(authkey)
+    let old: string | undefined
+    const account = await this.change(email, async current => {
+      old = current.authkeyHash
+      await this.byKey.put(authkeyHash, { accountId: current.id })
+      return { ...current, authkeyHash }
+    })
+    if (old && old !== authkeyHash) await this.byKey.remove(old)
+    return { account, authkey }
+  }
+
+  /** `account` when it is the one of the authkey hashed to `keyHash` (compared in constant time), unexpired and not suspended. */
   private validFor(account: Account | undefined, keyHash: string): Account | undefined {
-    if (!account || !safeEqual(account.authkeyHash, keyHash)) return undefined
+    if (!account || !safeEqual(account.authkeyHash, keyHash) || account.suspended) return undefined
     if (account.expiresOn < dateInZone(this.timeZone)) return undefined
     return account
+  }
+
+  /** Change the account of `email` (compare-and-set), then drop every process's cached copy; `account-not-found` when there is none. */
+  private async change(email: string, next: (account: Account) => Account | Promise<Account>): Promise<Account> {
+    const found = await this.byEmailAddress(email)
+    if (!found) throw new GatewayError('account-not-found')
+    const updated = await this.accounts.update(found.id, current => (current ? next(current) : undefined))
+    if (!updated) throw new GatewayError('account-not-found')
+    await this.epoch?.bump()
+    return updated
   }
 }
 

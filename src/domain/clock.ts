@@ -17,6 +17,12 @@ function computeDate(timeZone: string, days: number, now: number): string {
   return `${get('year')}-${get('month')}-${get('day')}`
 }
 
+/** The calendar date `days` days after `date` (both YYYY-MM-DD). */
+export function addDays(date: string, days: number): string {
+  const [year, month, day] = date.split('-').map(Number)
+  return new Date(Date.UTC(year!, month! - 1, day! + days)).toISOString().slice(0, 10)
+}
+
 /** Whether `timeZone` is a zone name Intl knows. */
 export function isValidTimeZone(timeZone: string): boolean {
   try {

@@ -1,0 +1,49 @@
+/**
+ * The standalone server operator's account command (`npm run accounts -- <command> <email> [plan]`),
+ * run beside the servers on the same store (GATEWAY_STORE, GATEWAY_STORE_NAMESPACE, GATEWAY_TIME_ZONE,
+ * as for `npm start`). Running gateways see every change at once.
+ *
+ *   npm run accounts -- show <email>            the account (no secrets)
+ *   npm run accounts -- renew <email> [plan]    a new expiracao: the plan's days from the last valid day
+ *   npm run accounts -- rotate <email>          a new authkey (printed once); the old one stops working
+ *   npm run accounts -- suspend <email>         refuse the account's key until resumed
+ *   npm run accounts -- resume <email>
+ */
+import { accountAdmin, GatewayError } from 'zapgate'
+import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
+
+const env = process.env
+const [command, email, plan] = process.argv.slice(2)
+const usage = 'usage: npm run accounts -- show|renew|rotate|suspend|resume <email> [plan]'
+
+async function main(): Promise<number> {
+  if (!command || !email || !['show', 'renew', 'rotate', 'suspend', 'resume'].includes(command)) {
+    console.error(usage)
+    return 2
+  }
+  const memory = env.GATEWAY_TRANSPORT === 'memory'
+  const storeUrl = env.GATEWAY_STORE ?? (memory ? 'sqlite://./data/gateway-memory.sqlite' : 'sqlite://./data/gateway.sqlite')
+  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
+  try {
+    const accounts = accountAdmin({ storage, ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}) })
+    if (command === 'show') {
+      const account = await accounts.get(email)
+      if (!account) throw new GatewayError('account-not-found')
+      console.log(JSON.stringify(account, null, 2))
+    } else if (command === 'rotate') {
+      const { account, authkey } = await accounts.rotateKey(email)
+      console.log(JSON.stringify({ ...account, authkey }, null, 2))
+    } else {
+      const account = command === 'renew' ? await accounts.renew(email, plan) : command === 'suspend' ? await accounts.suspend(email) : await accounts.resume(email)
+      console.log(JSON.stringify(account, null, 2))
+    }
+    return 0
+  } catch (err) {
+    console.error(err instanceof GatewayError ? `${err.code}${err.detail ? `: ${err.detail}` : ''}` : err)
+    return 1
+  } finally {
+    await storage.close?.()
+  }
+}
+
+process.exitCode = await main()

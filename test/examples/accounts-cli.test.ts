@@ -1,0 +1,83 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
+import { post } from '../helpers/http.ts'
+import { startStandalone, tempDir, type StandaloneServer } from '../helpers/standalone.ts'
+
+const run = promisify(execFile)
+const root = new URL('../..', import.meta.url).pathname
+/** examples/accounts.ts, as `npm run accounts` runs it. */
+const test = suite('npm run accounts: the operator command beside running servers')
+
+/** `npm run accounts -- <args>` with `env`; resolves with its exit code and output. */
+async function accounts(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  try {
+    const { stdout, stderr } = await run('npm', ['run', '--silent', 'accounts', '--', ...args], { cwd: root, env: { ...process.env, ...env } })
+    return { code: 0, out: stdout, err: stderr }
+  } catch (error) {
+    const failed = error as { code: number; stdout: string; stderr: string }
+    return { code: failed.code, out: failed.stdout, err: failed.stderr }
+  }
+}
+
+const registration = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }
+const accepted = async (url: string, authkey: string) => (await post(`${url}/api/developer`, { authkey, message: 'nada', checkDispositivo: 'true' })).status === 404
+
+test('rotate, suspend, resume and renew a server\'s account from beside it (SQLite file); bad input exits non-zero with the reason', async () => {
+  const env = { GATEWAY_STORE: `sqlite://${join(tempDir(), 'gateway.sqlite')}`, GATEWAY_RATE_LIMIT: 'off' }
+  const server = await startStandalone(env)
+  try {
+    const { authkey } = (await post(`${server.url}/api/auth`, registration)).body.data
+    assert.ok(await accepted(server.url, authkey))
+    const rotated = await accounts(env, 'rotate', 'ana@example.com')
+    assert.is(rotated.code, 0, rotated.err)
+    const fresh = JSON.parse(rotated.out).authkey as string
+    await new Promise(resolve => setTimeout(resolve, 300))
+    assert.not.ok(await accepted(server.url, authkey), 'the old key is refused')
+    assert.ok(await accepted(server.url, fresh), 'the new key works')
+    assert.is((await accounts(env, 'suspend', 'ana@example.com')).code, 0)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    assert.not.ok(await accepted(server.url, fresh), 'suspended')
+    assert.equal(JSON.parse((await accounts(env, 'resume', 'ana@example.com')).out).suspended, false)
+    await new Promise(resolve => setTimeout(resolve, 300))
+    assert.ok(await accepted(server.url, fresh), 'resumed')
+    const renewed = JSON.parse((await accounts(env, 'renew', 'ana@example.com', '1')).out)
+    assert.match(renewed.expiresOn, /^\d{4}-\d{2}-\d{2}$/)
+    const unknown = await accounts(env, 'renew', 'ninguem@example.com')
+    assert.equal([unknown.code, unknown.err.trim()], [1, 'account-not-found'])
+    const badPlan = await accounts(env, 'renew', 'ana@example.com', '99')
+    assert.equal([badPlan.code, badPlan.err.trim()], [1, 'invalid-input: unknown plan "99"'])
+    assert.is((await accounts(env, 'explode', 'ana@example.com')).code, 2)
+  } finally {
+    await server.kill('SIGKILL')
+  }
+})
+
+if (!process.env.REDIS_URL) {
+  console.log('REDIS_URL is not set: skipping the account command across two gateway processes')
+} else {
+  test('a key rotated by the command stops working on both of two gateway processes on one Redis within 0.3 s', async () => {
+    const env = {
+      GATEWAY_STORE: process.env.REDIS_URL!,
+      GATEWAY_STORE_NAMESPACE: `acc-${randomBytes(4).toString('hex')}`,
+      GATEWAY_CLUSTER_SECRET: randomBytes(24).toString('base64url'),
+      GATEWAY_RATE_LIMIT: 'off',
+    }
+    const servers: StandaloneServer[] = []
+    try {
+      for (let i = 0; i < 2; i++) servers.push(await startStandalone(env))
+      const { authkey } = (await post(`${servers[0]!.url}/api/auth`, registration)).body.data
+      for (const server of servers) assert.ok(await accepted(server.url, authkey), 'accepted (and cached) by both')
+      assert.is((await accounts(env, 'rotate', 'ana@example.com')).code, 0)
+      await new Promise(resolve => setTimeout(resolve, 300))
+      for (const server of servers) assert.not.ok(await accepted(server.url, authkey), `refused by ${server.url}`)
+    } finally {
+      for (const server of servers) await server.kill('SIGKILL')
+    }
+  })
+}
+
+test.run()
