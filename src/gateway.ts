@@ -57,7 +57,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     bodyLimitBytes: resolved.bodyLimitBytes,
     baseUrl: resolved.baseUrl,
   })
-  const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, baseUrl: resolved.baseUrl }, operationTable, outbox, options)
+  const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl }, operationTable, outbox, options)
   const ready = wiring.balancer.start().then(
     () => logger.info({ count: wiring.leases.count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),

@@ -1,6 +1,8 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
-import { boolean, integer, number, object, string } from 'superstruct'
+import { array, boolean, integer, number, object, optional, string } from 'superstruct'
+import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
+import type { Instances } from '../domain/instances.ts'
 import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import type { Transport } from '../ports/transport.ts'
@@ -9,7 +11,22 @@ import type { Transport } from '../ports/transport.ts'
 const check = object({ ok: boolean(), ms: number() })
 
 /** The body of `GET /health` (documented in the OpenAPI document from this struct). */
-export const healthAnswer = object({ status: integer(), message: string(), checks: object({ storage: check, transport: check }) })
+export const healthAnswer = object({
+  status: integer(),
+  message: string(),
+  checks: object({ storage: check, transport: check }),
+  /** This gateway process, the device sessions it holds, and the live instances on the store (with their loads, as their heartbeats tell). */
+  instance: object({ id: string(), devices: array(string()), live: array(object({ id: string(), devices: integer(), url: optional(string()) })) }),
+})
+
+/** What /health reads. */
+interface HealthDeps {
+  storage: Storage
+  transport: Transport
+  logger: Logger
+  instances: Instances
+  leases: DeviceLeases
+}
 
 /** Default time a probe may take before it counts as unreachable. */
 const DEFAULT_HEALTH_TIMEOUT_MS = 5000
@@ -19,7 +36,7 @@ const DEFAULT_HEALTH_TIMEOUT_MS = 5000
  * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
  * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
  */
-export function healthRoute(router: Router, { storage, transport, logger }: { storage: Storage; transport: Transport; logger: Logger }, timeoutMs = DEFAULT_HEALTH_TIMEOUT_MS): void {
+export function healthRoute(router: Router, { storage, transport, logger, instances, leases }: HealthDeps, timeoutMs = DEFAULT_HEALTH_TIMEOUT_MS): void {
   router.get('/health', async (ctx: Context) => {
     const [storageCheck, transportCheck] = await Promise.all([
       probe('storage', () => storage.ping?.() ?? Promise.resolve()),
@@ -32,6 +49,11 @@ export function healthRoute(router: Router, { storage, transport, logger }: { st
       status: ctx.status,
       message: healthy ? 'Gateway disponível.' : 'Gateway indisponível.',
       checks: { storage: storageCheck, transport: transportCheck },
+      instance: {
+        id: instances.id,
+        devices: leases.devices,
+        live: instances.liveRecords.map(record => ({ id: record.id, devices: record.id === instances.id ? leases.count : (record.devices ?? 0), ...(record.url ? { url: record.url } : {}) })),
+      },
     }
   })
 

@@ -6,6 +6,8 @@ import { startMetrics, type GatewayMetrics, type MetricsDeps } from '../metrics.
 import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import type { Transport } from '../ports/transport.ts'
+import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
+import type { Instances } from '../domain/instances.ts'
 import { docsRoutes } from './docs-page.ts'
 import { healthRoute } from './health.ts'
 import type { PathEntry } from '../operations/operation.ts'
@@ -28,6 +30,8 @@ interface ServiceRouteDeps extends MetricsDeps {
   storage: Storage
   transport: Transport
   logger: Logger
+  instances: Instances
+  leases: DeviceLeases
   baseUrl?: string
 }
 
