@@ -1,6 +1,7 @@
 import type { Registry } from 'prom-client'
 import type { GatewayEventMap } from './events.ts'
 import type { SessionState } from './ports/transport.ts'
+import type { DeviceLeases } from './domain/cluster/device-leases.ts'
 import type { Devices } from './domain/devices.ts'
 import type { Messaging } from './domain/messaging/index.ts'
 import type { GatewayEvents } from './events.ts'
@@ -11,6 +12,7 @@ import { importOptional } from './optional-package.ts'
 /** What the metrics count and read at scrape time. */
 export interface MetricsDeps {
   events: GatewayEvents
+  leases: DeviceLeases
   devices: Devices
   messaging: Messaging
   logger: Logger
@@ -38,6 +40,9 @@ export const METRIC_NAMES = [
   'zapgate_webhook_dead_letters_total',
   'zapgate_webhook_outbox_pending',
   'zapgate_devices',
+  'zapgate_devices_held',
+  'zapgate_lease_takeovers_total',
+  'zapgate_forwarded_requests_total',
   'zapgate_scheduled_messages',
   'zapgate_scheduled_messages_due',
 ] as const
@@ -54,7 +59,7 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
   const prom = await importOptional('prom-client', 'The metrics option', () => import('prom-client'), '^15')
   const register = registry ?? new prom.Registry()
   const registers = [register]
-  const { events, devices, messaging, logger } = services
+  const { events, devices, messaging, logger, leases } = services
 
   const requests = new prom.Counter({ name: 'zapgate_http_requests_total', help: 'Requests answered, by route, operation and answer status.', labelNames: ['route', 'operation', 'status'], registers })
   const duration = new prom.Histogram({
@@ -70,6 +75,16 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
   const failedAttempts = new prom.Counter({ name: 'zapgate_webhook_failed_attempts_total', help: 'Webhook attempts that failed and will be retried.', registers })
   const retries = new prom.Counter({ name: 'zapgate_webhook_retries_total', help: 'Webhook attempts after the first one of their event.', registers })
   const deadLetters = new prom.Counter({ name: 'zapgate_webhook_dead_letters_total', help: 'Webhook events moved to the dead letters, by reason.', labelNames: ['reason'], registers })
+  const takeovers = new prom.Counter({ name: 'zapgate_lease_takeovers_total', help: 'Device leases this instance took over from another instance (gone, or having handed it back).', registers })
+  const forwarded = new prom.Counter({ name: 'zapgate_forwarded_requests_total', help: 'Operations forwarded to the instance holding their device, by result (answered, or failed: 503).', labelNames: ['result'], registers })
+  new prom.Gauge({
+    name: 'zapgate_devices_held',
+    help: 'Device sessions this instance holds (its leases).',
+    registers,
+    collect() {
+      this.set(leases.count)
+    },
+  })
 
   new prom.Gauge({
     name: 'zapgate_webhook_outbox_pending',
@@ -138,6 +153,10 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
     failedAttempts.inc()
     if (attempt > 1) retries.inc()
   }
+  const onLease = ({ from }: GatewayEventMap['lease'][0]) => void (from && takeovers.inc())
+  const onForward = ({ ok }: GatewayEventMap['forward'][0]) => forwarded.inc({ result: ok ? 'answered' : 'failed' })
+  events.on('lease', onLease)
+  events.on('forward', onForward)
   events.on('request', onRequest)
   events.on('send', onSend)
   events.on('delivery', onDelivery)
@@ -162,6 +181,8 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
       events.off('send', onSend)
       events.off('delivery', onDelivery)
       events.off('delivery-failed', onDeliveryFailed)
+      events.off('lease', onLease)
+      events.off('forward', onForward)
     },
   }
 }

@@ -1,3 +1,4 @@
+import type { GatewayEvents } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import type { Storage } from '../../ports/storage.ts'
 import type { Transport } from '../../ports/transport.ts'
@@ -49,6 +50,7 @@ export class DeviceLeases {
     private readonly transport: Transport,
     private readonly settings: LeaseSettings,
     private readonly logger: Logger,
+    private readonly events?: GatewayEvents,
   ) {
     this.leases = new Collection(storage, lock, 'device-lease')
     instances.onFence(() => void this.letGoAll('heartbeat late'))
@@ -113,7 +115,9 @@ export class DeviceLeases {
     if (!(await this.leases.replace(deviceId, current, next))) return false
     this.held.set(deviceId, next.epoch)
     this.instances.setLoad(this.held.size)
-    this.logger.debug({ deviceId, epoch: next.epoch }, 'device lease taken')
+    const from = current?.instance && current.instance !== this.me ? current.instance : undefined
+    this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
+    this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
     return true
   }
 
