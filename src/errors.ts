@@ -32,6 +32,8 @@ export type ErrorCode =
   // Several instances (cluster mode)
   | 'holder-unavailable' // the instance holding the device could not answer (or is changing)
   | 'instance-full' // this instance holds as many devices as it may
+  // Quotas of an account
+  | 'quota-exceeded'
   // Media given by URL or upload
   | 'media-refused'
   | 'media-bad-status'

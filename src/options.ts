@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Logger } from './logger.ts'
@@ -115,7 +116,8 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     cluster: resolveCluster(options.cluster),
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
-    messaging: resolveMessagingOptions(options, parseSize),
+    // Instances of a cluster verify each other's OTP codes: without otpSecret they derive one from the cluster secret.
+    messaging: resolveMessagingOptions(options.otpSecret || !options.cluster?.secret ? options : { ...options, otpSecret: createHmac('sha256', options.cluster.secret).update('zapgate otp secret').digest('base64') }, parseSize),
     rateLimits: resolveRateLimitOptions(options),
   }
 }

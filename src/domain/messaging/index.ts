@@ -59,7 +59,7 @@ export function createMessaging(deps: MessagingDeps): Messaging {
   })
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
   const scheduler = new Scheduler(
-    new ScheduleStore(deps.storage, deps.lock),
+    new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
     messenger,
     deps.devices,
     deps.liveness,

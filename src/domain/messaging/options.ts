@@ -19,6 +19,8 @@ export interface MessagingOptions {
   schedulePollMs?: number
   /** How long a scheduled message due while its device is not connected waits for it before it is marked failed (default 24 h). */
   scheduleMaxWaitMs?: number
+  /** Most scheduled messages an account keeps pending, and most bytes they take (media included); past either, 429. Default 10 000 and 256 MB. */
+  scheduleQuota?: { maxPending?: number; maxBytes?: number | string }
   /** How long an OTP code is valid. Default 300 000 ms (5 minutes). */
   otpTtlMs?: number
   /** Wrong codes allowed before an OTP is void. Default 5. */
@@ -38,6 +40,7 @@ export interface ResolvedMessagingOptions {
   scheduleRetryMs: number[]
   schedulePollMs: number
   scheduleMaxWaitMs: number
+  scheduleQuota: { maxPending: number; maxBytes: number }
   otpTtlMs: number
   otpMaxTries: number
   otpSecret: string
@@ -55,6 +58,7 @@ export function resolveMessagingOptions(options: MessagingOptions, parseSize: (s
     scheduleRetryMs: options.scheduleRetryMs ?? [60_000, 300_000, 900_000],
     schedulePollMs: options.schedulePollMs ?? 15_000,
     scheduleMaxWaitMs: options.scheduleMaxWaitMs ?? 86_400_000,
+    scheduleQuota: { maxPending: options.scheduleQuota?.maxPending ?? 10_000, maxBytes: parseSize(options.scheduleQuota?.maxBytes ?? '256mb') },
     otpTtlMs: options.otpTtlMs ?? 300_000,
     otpMaxTries: options.otpMaxTries ?? 5,
     // Without a configured secret each process draws its own: a leaked store alone never reveals codes

@@ -4,6 +4,8 @@ import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Liveness } from '../instances.ts'
 import type { StoredAction } from './actions.ts'
+import { GatewayError } from '../../errors.ts'
+import { Counters } from '../../store/counters.ts'
 
 /** A scheduled send as stored (its action, possibly large, is stored apart under `schedule-body:<id>`). */
 export interface ScheduleItem {
@@ -27,6 +29,14 @@ export interface ScheduleItem {
   claim?: { token: string; owner?: string; until: number }
   lastError?: string
   createdAt: number
+  /** Bytes of its stored action (counted against the account's quota while it is pending). */
+  bytes?: number
+}
+
+/** How much an account may keep scheduled: pending items, and bytes of their stored actions (media included). */
+export interface ScheduleQuota {
+  maxPending: number
+  maxBytes: number
 }
 
 /** What a new scheduled item needs. */
@@ -53,17 +63,52 @@ export class ScheduleStore {
   private readonly items: Collection<ScheduleItem>
   private readonly bodies: Collection<StoredAction>
 
-  constructor(storage: Storage, lock: KeyedLock) {
+  /** Per account: pending items and their bytes, counted in the store (shared by every process). */
+  private readonly usage: Counters
+
+  constructor(
+    storage: Storage,
+    lock: KeyedLock,
+    private readonly quota: ScheduleQuota = { maxPending: Infinity, maxBytes: Infinity },
+  ) {
     this.items = new Collection(storage, lock, 'schedule')
     this.bodies = new Collection(storage, lock, 'schedule-body')
+    this.usage = new Counters(storage, lock, 'schedule-usage')
   }
 
-  /** Store a new pending item and its action (the action first, so an item never lacks one). */
+  /**
+   * Store a new pending item and its action (the action first, so an item never lacks one), within
+   * the account's quota: past it, `quota-exceeded` and nothing stored.
+   */
   async add(input: NewScheduleItem, action: StoredAction): Promise<ScheduleItem> {
-    const item: ScheduleItem = { id: randomUUID(), ...input, state: 'pending', attempts: 0, createdAt: Date.now() }
-    await this.bodies.put(item.id, action)
-    await this.items.put(itemId(item), item)
+    const bytes = Buffer.byteLength(JSON.stringify(action))
+    await this.reserve(input.accountId, bytes)
+    const item: ScheduleItem = { id: randomUUID(), ...input, state: 'pending', attempts: 0, createdAt: Date.now(), bytes }
+    try {
+      await this.bodies.put(item.id, action)
+      await this.items.put(itemId(item), item)
+    } catch (err) {
+      await this.freeQuota(item).catch(() => undefined)
+      throw err
+    }
     return item
+  }
+
+  /** Count one more pending item of `bytes` for the account, or refuse it (`quota-exceeded`) and count nothing. */
+  private async reserve(accountId: string, bytes: number): Promise<void> {
+    const count = await this.usage.add(`${accountId}:count`, 1)
+    const total = await this.usage.add(`${accountId}:bytes`, bytes)
+    if (count <= this.quota.maxPending && total <= this.quota.maxBytes) return
+    await this.usage.add(`${accountId}:count`, -1)
+    await this.usage.add(`${accountId}:bytes`, -bytes)
+    const over = count > this.quota.maxPending ? `${this.quota.maxPending} scheduled messages` : `${sizeText(this.quota.maxBytes)} of scheduled messages`
+    throw new GatewayError('quota-exceeded', { detail: over, retryAfterSeconds: 60 })
+  }
+
+  /** An item is no longer pending (sent, failed for good, deleted): its share of the quota is free again. */
+  private async freeQuota(item: ScheduleItem): Promise<void> {
+    await this.usage.add(`${item.accountId}:count`, -1)
+    await this.usage.add(`${item.accountId}:bytes`, -(item.bytes ?? 0))
   }
 
   /** The items of a device (pending and failed), earliest first. */
@@ -99,7 +144,7 @@ export class ScheduleStore {
 
   /** The claimed item was sent: remove it and its action. */
   async complete(item: ScheduleItem): Promise<void> {
-    await this.items.remove(itemId(item))
+    if (await this.items.remove(itemId(item))) await this.freeQuota(item)
     await this.bodies.remove(item.id)
   }
 
@@ -108,16 +153,20 @@ export class ScheduleStore {
    * failed (kept listed for 7 days, its action dropped).
    */
   async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
+    let failed = false
     await this.items.update(
       itemId(item),
       current => {
+        failed = false // `change` may run again on a newer record
         if (!current || current.claim?.token !== item.claim?.token) return undefined
+        failed = retryAt === undefined
         const { claim: _released, ...rest } = current
         const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
         return retryAt !== undefined ? { ...next, retryAt } : { ...next, state: 'failed', retryAt: undefined }
       },
       retryAt === undefined ? FAILED_TTL_MS : undefined,
     )
+    if (failed) await this.freeQuota(item) // failed for good: listed, but no longer pending
     if (retryAt === undefined) await this.bodies.remove(item.id)
   }
 
@@ -134,7 +183,7 @@ export class ScheduleStore {
   async removeDevice(deviceId: string): Promise<number> {
     let removed = 0
     for (const item of await this.forDevice(deviceId)) {
-      await this.items.remove(itemId(item))
+      if ((await this.items.remove(itemId(item))) && item.state === 'pending') await this.freeQuota(item)
       await this.bodies.remove(item.id)
       removed++
     }
@@ -143,6 +192,11 @@ export class ScheduleStore {
 }
 
 // --- Internal helpers ---
+
+/** A byte count as people read it: `256 MB`, `8 KB`. */
+function sizeText(bytes: number): string {
+  return bytes >= 2 ** 20 ? `${Math.round((bytes / 2 ** 20) * 10) / 10} MB` : `${Math.ceil(bytes / 1024)} KB`
+}
 
 /** Whether an item's claim still keeps others off it: unexpired, and its instance alive (a claim without one, from before instances, holds until it expires). */
 export function claimHolds(item: ScheduleItem, liveness: Liveness, now: number): boolean {
