@@ -3,10 +3,13 @@
  *
  *   PORT                         HTTP port (default 3000)
  *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
+ *   GATEWAY_SIM_URL              memory: join the simulator server at this URL (`npm run sim`) instead
+ *                                of a network of this process (its /_sim routes are then the server's)
  *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite, and
  *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
- *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *                                redis://..., postgres://..., memory://
+ *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared store (default zapgate)
+ *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
@@ -52,13 +55,16 @@ async function main(): Promise<void> {
   const storeUrl = env.GATEWAY_STORE ?? (transportName === 'memory' ? 'sqlite://./data/gateway-memory.sqlite' : 'sqlite://./data/gateway.sqlite')
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
-  const storage = await storageFromUrl(storeUrl)
+  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
   const rateLimitStore: RateLimitStore | undefined = /^rediss?:/i.test(storeUrl) ? await redisRateLimitStore({ url: storeUrl }) : undefined
 
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
   let transport: Transport
   let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
-  if (transportName === 'memory') {
+  if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
+    const { memoryTransport } = await import('zapgate/adapters/transport-memory')
+    transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
+  } else if (transportName === 'memory') {
     const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
     const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
     transport = memoryTransport({ network })
@@ -92,7 +98,7 @@ async function main(): Promise<void> {
   app.use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  logger.info({ port, transport: transportName, store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
+  logger.info({ port, transport: transportName, ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}), store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
 
   let stopping = false
   const stop = async (signal: string) => {
