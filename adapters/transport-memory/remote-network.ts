@@ -3,7 +3,7 @@ import type { GroupInfo, GroupRef, Logger, MessageRef, OutgoingMessage, SentMess
 import { SimClient, StreamRefused } from './sim-client.ts'
 import type { FrameStream } from './sim-client.ts'
 import type { ConnectResult, DeviceCredentials, DeviceEndpoint, DeviceNetwork, LinkChallengeSpec } from './types.ts'
-import { encodeOutgoing } from './wire.ts'
+import { encodeOutgoing, errorOfAnswer } from './wire.ts'
 import type { Ack, Frame } from './wire.ts'
 
 /** One device connection to the simulator server: its stream while open, its retry timer while lost. */
@@ -52,14 +52,19 @@ export class RemoteNetwork implements DeviceNetwork {
 
   async beginLink(deviceId: string, endpoint: DeviceEndpoint, challenge: LinkChallengeSpec): Promise<void> {
     await this.dropLink(deviceId)
-    const stream = await this.client.openStream(`/_sim/devices/${encodeURIComponent(deviceId)}/link`, challenge, async (frame, first) => {
-      if (frame.type !== 'linked' || first.type !== 'linking') return
-      let error: Ack['error']
-      await endpoint.linked(deviceId, { phone: frame.phone, secret: frame.secret }).catch((err: unknown) => {
-        error = err instanceof TransportError ? { code: err.code, message: err.message } : { code: 'failed', message: String((err as Error)?.message ?? err) }
+    const path = `/_sim/devices/${encodeURIComponent(deviceId)}/link`
+    const stream = await this.client
+      .openStream(path, challenge, async (frame, first) => {
+        if (frame.type !== 'linked' || first.type !== 'linking') return
+        let error: Ack['error']
+        await endpoint.linked(deviceId, { phone: frame.phone, secret: frame.secret }).catch((err: unknown) => {
+          error = err instanceof TransportError ? { code: err.code, message: err.message } : { code: 'failed', message: String((err as Error)?.message ?? err) }
+        })
+        await this.ack(first.connection, frame.seq, error)
       })
-      await this.ack(first.connection, frame.seq, error)
-    })
+      .catch((err: unknown) => {
+        throw err instanceof StreamRefused ? errorOfAnswer(err.status, err.body) : err
+      })
     if (stream.first.type !== 'linking') {
       stream.destroy()
       throw new TransportError('failed', `the simulator answered a link with ${stream.first.type}`)
@@ -85,6 +90,7 @@ export class RemoteNetwork implements DeviceNetwork {
         this.connections.delete(deviceId)
         return { state: 'logged-out', reason: err.message }
       }
+      this.logger()?.warn({ deviceId, err }, 'simulator connection failed; retrying')
       this.retry(connection)
       return { state: 'connecting', reason: (err as Error).message }
     }
@@ -201,7 +207,7 @@ export class RemoteNetwork implements DeviceNetwork {
     this.connections.delete(deviceId)
     connection.closing = true
     clearTimeout(connection.timer)
-    if (connection.id !== undefined) await this.client.call('DELETE', `/_sim/connections/${connection.id}`).catch(() => undefined)
+    if (connection.id !== undefined) await this.client.call('DELETE', `/_sim/connections/${connection.id}`, undefined, QUICK_MS).catch(() => undefined)
     connection.stream?.destroy()
   }
 
@@ -209,7 +215,7 @@ export class RemoteNetwork implements DeviceNetwork {
     const link = this.links.get(deviceId)
     if (!link) return
     this.links.delete(deviceId)
-    await this.client.call('DELETE', `/_sim/connections/${link.id}`).catch(() => undefined)
+    await this.client.call('DELETE', `/_sim/connections/${link.id}`, undefined, QUICK_MS).catch(() => undefined)
     link.stream.destroy()
   }
 
@@ -220,11 +226,14 @@ export class RemoteNetwork implements DeviceNetwork {
   }
 
   private async ack(connectionId: string, seq: number, error?: Ack['error']): Promise<void> {
-    await this.client.call('POST', `/_sim/connections/${connectionId}/ack`, error ? { seq, error } : { seq }).catch(err => {
+    await this.client.call('POST', `/_sim/connections/${connectionId}/ack`, error ? { seq, error } : { seq }, QUICK_MS).catch(err => {
       this.logger()?.warn({ err, seq }, 'simulator ack not delivered')
     })
   }
 }
+
+/** How long closing a connection or acking a frame may take (a stuck server must not hold a shutdown). */
+const QUICK_MS = 5_000
 
 /** The server refused the credentials (or the phone unlinked the device): the device is logged out. */
 function refusal(err: unknown): err is StreamRefused {

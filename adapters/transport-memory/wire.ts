@@ -66,7 +66,8 @@ export function errorOfAnswer(status: number, body: unknown): TransportError {
   const { code, message } = (body ?? {}) as { code?: unknown; message?: unknown }
   const text = typeof message === 'string' ? message : `the simulator answered HTTP ${status}`
   if (typeof code === 'string' && code in TRANSPORT_STATUS) return new TransportError(code as TransportError['code'], text)
-  return new TransportError(status >= 500 ? 'failed' : 'invalid', text)
+  // The simulator names a code in every answer of its own: without one, something else answered.
+  return new TransportError('failed', text)
 }
 
 // --- Internal helpers ---

@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { suite } from 'uvu'
 import { TransportError } from '../../src/ports/transport.ts'
 import type { SessionState, TransportEvent } from '../../src/ports/transport.ts'
@@ -169,6 +171,20 @@ shared('a gateway started before the simulator server connects once the server i
   assert.equal(sim.network.linkedPhone('d1'), PHONE)
   await transport.stop()
   await sim.close()
+})
+
+shared('a URL that is no simulator server makes link throw a TransportError and connect keep trying', async () => {
+  const other = createServer((_, res) => res.writeHead(404, { 'content-type': 'text/plain' }).end('not here'))
+  await new Promise<void>(resolve => other.listen(0, '127.0.0.1', resolve))
+  const storage = memoryStorage()
+  await storage.set('session:d1', { phone: PHONE, linkedAt: Date.now(), secret: 's'.repeat(32) } satisfies StoredSession)
+  const transport = memoryTransport({ simUrl: `http://127.0.0.1:${(other.address() as AddressInfo).port}` })
+  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
+  await assert.rejects(transport.link('d2', {}), (err: unknown) => err instanceof TransportError && err.code === 'failed' && /404/.test(err.message))
+  await transport.connect('d1')
+  assert.equal((await transport.status('d1')).state, 'connecting')
+  await transport.stop()
+  await new Promise(resolve => other.close(resolve))
 })
 
 shared('media bytes, group calls and read receipts cross the wire', async () => {

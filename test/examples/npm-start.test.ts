@@ -11,7 +11,7 @@ import { npmEnv } from '../helpers/npm-env.ts'
 const root = new URL('../..', import.meta.url).pathname
 const test = suite('npm start and npm run sim: a signal to npm stops the server')
 
-const scripts = [
+const scripts: { script: string; ready: string; env: Record<string, string> }[] = [
   { script: 'start', ready: 'gateway listening', env: { GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://' } },
   { script: 'sim', ready: 'simulator listening', env: {} },
 ]
