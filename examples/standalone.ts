@@ -8,7 +8,7 @@
  *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite, and
  *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
  *                                redis://..., postgres://..., memory://
- *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared store (default zapgate)
+ *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared Redis or SQL store (default zapgate)
  *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent

@@ -9,6 +9,7 @@ import type { HttpStatusMode } from './http/render.ts'
 import { checkServiceOptions, type ServiceOptions } from './http/service-routes.ts'
 import { defaultPlans, type Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
+import type { InstanceSettings } from './domain/instances.ts'
 import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
 import { resolveAgentOptions, type AgentSettings } from './domain/agent-runner.ts'
 import type { AgentOptions } from './ports/agents.ts'
@@ -53,6 +54,12 @@ export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingO
   spillDir?: string
   /** How long one store call may take before the request answers 503 (default 2000 ms). */
   storageTimeoutMs?: number
+  /**
+   * Processes sharing one store register in it and renew their record every `heartbeatMs` (default
+   * 3000); one silent for `ttlMs` (default 15000) is gone, and its claims on webhook events and
+   * scheduled messages pass to the others (within about `ttlMs + heartbeatMs`).
+   */
+  instances?: { heartbeatMs?: number; ttlMs?: number }
 }
 
 /** Options after defaults, as the domain reads them. */
@@ -66,6 +73,7 @@ export interface ResolvedOptions {
   cacheTtlMs: number
   spillDir: string
   storageTimeoutMs: number
+  instances: InstanceSettings
   webhookDelivery: WebhookSettings
   agents: AgentSettings
   messaging: ResolvedMessagingOptions
@@ -95,11 +103,20 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     cacheTtlMs,
     spillDir: options.spillDir ?? join(tmpdir(), 'zapgate-spill'),
     storageTimeoutMs: positive(options.storageTimeoutMs ?? 2000, 'storageTimeoutMs'),
+    instances: resolveInstances(options.instances ?? {}),
     webhookDelivery: resolveWebhookOptions(options),
     agents: resolveAgentOptions(options),
     messaging: resolveMessagingOptions(options, parseSize),
     rateLimits: resolveRateLimitOptions(options),
   }
+}
+
+/** Instance registry timing: the heartbeat must come well inside the time-to-live. */
+function resolveInstances(given: { heartbeatMs?: number; ttlMs?: number }): InstanceSettings {
+  const heartbeatMs = positive(given.heartbeatMs ?? 3000, 'instances.heartbeatMs')
+  const ttlMs = positive(given.ttlMs ?? 15_000, 'instances.ttlMs')
+  if (ttlMs < heartbeatMs * 2) throw new Error('createGateway: instances.ttlMs must be at least twice instances.heartbeatMs')
+  return { heartbeatMs, ttlMs }
 }
 
 /** `value` when it is a positive finite number, else a clear start-up Error naming the option. */

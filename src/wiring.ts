@@ -3,6 +3,7 @@ import { Agents } from './domain/agents.ts'
 import { startAgents } from './domain/agent-runner.ts'
 import { Devices } from './domain/devices.ts'
 import { FlowConversations } from './domain/flows.ts'
+import { Instances } from './domain/instances.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
@@ -17,6 +18,7 @@ import { resolveOptions, type GatewayOptions } from './options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { memoryRateLimitStore, RateLimits } from './security/rate-limits.ts'
+import { CacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
 import { RetryBuffer } from './store/retry-buffer.ts'
 import { SpillFile } from './store/spill-file.ts'
@@ -37,20 +39,26 @@ export async function wireGateway(options: GatewayOptions) {
   const lock = new KeyedLock()
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
-  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs)
-  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs)
+  // This process in the store's registry of live instances: claims on shared work name it.
+  const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }))
+  await instances.start()
+  // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
+  const epoch = new CacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
+  await epoch.start()
+  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
+  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
   const agents = new Agents(storage, lock, devices)
   const links = new ShareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const mediaLinks = new MediaLinks(storage)
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
-  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, logger: childLogger(logger, { module: 'messaging' }) })
+  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, liveness: instances, logger: childLogger(logger, { module: 'messaging' }) })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
   const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
-  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, spill: new SpillFile(resolved.spillDir, 'webhooks') })
+  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, liveness: instances, spill: new SpillFile(resolved.spillDir, 'webhooks') })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,
@@ -108,6 +116,8 @@ export async function wireGateway(options: GatewayOptions) {
     logger,
     storage,
     lock,
+    epoch,
+    instances,
     transport,
     webhookSender: adapters.webhooks,
     events,
@@ -130,6 +140,8 @@ export async function wireGateway(options: GatewayOptions) {
       await transport.stop()
       await incoming.close()
       await outbox.close()
+      await instances.stop()
+      epoch.stop()
       await adapters.webhooks.close?.()
       if (adapters.ownsStorage) await adapters.storage.close?.()
       events.removeAllListeners()

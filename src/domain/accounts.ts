@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
 import { hashKey, hashPassword, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
+import { UniqueIndex } from '../store/unique-index.ts'
+import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
 import { dateInZone } from './clock.ts'
@@ -42,20 +44,21 @@ export interface Registration {
 /** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
 export class Accounts {
   private readonly accounts: Collection<Account>
-  private readonly byEmail: Collection<{ accountId: string }>
+  private readonly byEmail: UniqueIndex<{ accountId: string }>
   private readonly byKey: Collection<{ accountId: string }>
 
   constructor(
     storage: Storage,
-    private readonly lock: KeyedLock,
+    lock: KeyedLock,
     private readonly plans: Record<string, Plan>,
     private readonly timeZone: string,
     cacheTtlMs = 0,
+    epoch?: CacheEpoch,
   ) {
     // Every request authenticates: accounts and authkey entries read stay cached cacheTtlMs.
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000 } }
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.accounts = new Collection(storage, lock, 'account', cache)
-    this.byEmail = new Collection(storage, lock, 'account-email')
+    this.byEmail = new UniqueIndex(storage, lock, 'account-email')
     this.byKey = new Collection(storage, lock, 'authkey', cache)
   }
 
@@ -68,28 +71,33 @@ export class Accounts {
     if (!plan) throw new GatewayError('invalid-input')
     const email = input.email.trim().toLowerCase()
     const emailId = hashKey(email)
-    return this.lock.run(this.byEmail.key(emailId), async () => {
-      if (await this.byEmail.get(emailId)) throw new GatewayError('email-taken')
-      const authkey = randomKey(24)
-      const account: Account = {
-        id: randomUUID(),
-        name: input.name.trim(),
-        email,
-        phone: input.phone,
-        planId: input.planId,
-        planName: plan.name,
-        expiresOn: dateInZone(this.timeZone, plan.days),
-        passwordHash: await hashPassword(input.password),
-        authkeyHash: hashKey(authkey),
-        createdAt: Date.now(),
-      }
-      // Order matters for crash safety: the e-mail index is written last, so a crash before it
-      // leaves an unreachable record and the e-mail free, never a taken e-mail without an account.
-      await this.accounts.put(account.id, account)
-      await this.byKey.put(account.authkeyHash, { accountId: account.id })
-      await this.byEmail.put(emailId, { accountId: account.id })
-      return { account, authkey }
-    })
+    // A quick answer for the common case (the e-mail's claim below is what decides a race).
+    if (await this.byEmail.owner(emailId)) throw new GatewayError('email-taken')
+    const authkey = randomKey(24)
+    const account: Account = {
+      id: randomUUID(),
+      name: input.name.trim(),
+      email,
+      phone: input.phone,
+      planId: input.planId,
+      planName: plan.name,
+      expiresOn: dateInZone(this.timeZone, plan.days),
+      passwordHash: await hashPassword(input.password),
+      authkeyHash: hashKey(authkey),
+      createdAt: Date.now(),
+    }
+    // The e-mail is claimed last, atomically in the store: of concurrent registrations with one
+    // e-mail, in any number of processes, exactly one wins; the others take back what they wrote. A
+    // crash before the claim leaves an unreachable record and the e-mail free, never a taken e-mail
+    // without an account.
+    await this.accounts.put(account.id, account)
+    await this.byKey.put(account.authkeyHash, { accountId: account.id })
+    if (!(await this.byEmail.claim(emailId, { accountId: account.id }))) {
+      await this.byKey.remove(account.authkeyHash)
+      await this.accounts.remove(account.id)
+      throw new GatewayError('email-taken')
+    }
+    return { account, authkey }
   }
 
   /** The account of a valid, unexpired authkey, or undefined. */

@@ -2,6 +2,8 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
+import { UniqueIndex } from '../store/unique-index.ts'
+import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
 import type { LinkChallenge, SessionState, SessionStatus, Transport } from '../ports/transport.ts'
@@ -35,6 +37,9 @@ export interface Device {
   createdAt: number
 }
 
+/** An appkey's index entry: its device, or a deleted device's (`retired`: the appkey stays the account's). */
+type AppkeyEntry = { deviceId: string; retired?: boolean }
+
 /** What a device lookup field may match. */
 export type DeviceMatch = 'id' | 'name' | 'appkey'
 
@@ -50,23 +55,25 @@ const PAIRING_ALPHABET = '123456789'
  */
 export class Devices {
   private readonly devices: Collection<Device>
-  private readonly byName: Collection<{ deviceId: string }>
-  private readonly byAppkey: Collection<{ deviceId: string; retired?: boolean }>
+  private readonly byName: UniqueIndex<{ deviceId: string }>
+  private readonly byAppkey: UniqueIndex<AppkeyEntry>
   private readonly removalHooks: DeviceRemovalHook[] = []
 
   constructor(
     storage: Storage,
-    private readonly lock: KeyedLock,
+    lock: KeyedLock,
     private readonly transport: Transport,
     private readonly events: GatewayEvents,
     private readonly logger: Logger,
     cacheTtlMs = 0,
+    private readonly epoch?: CacheEpoch,
   ) {
-    // Devices and their name and appkey entries are read on every request: cached cacheTtlMs.
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000 } }
+    // Devices and their name and appkey entries are read on every request: cached cacheTtlMs (and
+    // dropped in every process when one of them changes a device others must see changed at once).
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.devices = new Collection(storage, lock, 'device', cache)
-    this.byName = new Collection(storage, lock, 'device-name', cache)
-    this.byAppkey = new Collection(storage, lock, 'device-appkey', cache)
+    this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
+    this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)
   }
 
   /** Register work to run when a device is deleted. */
@@ -83,14 +90,14 @@ export class Devices {
     // Both indexes are keyed by the value's hash: hashed once per lookup.
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
-      const entry = await this.byAppkey.get(indexId(account.id, valueHash))
+      const entry = await this.byAppkey.owner(indexId(account.id, valueHash))
       if (entry && !entry.retired) {
         const device = await this.devices.get(entry.deviceId)
         if (byAppkey(device, account, valueHash)) return device
       }
     }
     if (match.includes('name')) {
-      const entry = await this.byName.get(indexId(account.id, valueHash))
+      const entry = await this.byName.owner(indexId(account.id, valueHash))
       const device = entry && (await this.devices.get(entry.deviceId))
       if (byName(device, account, value)) return device
     }
@@ -131,7 +138,13 @@ export class Devices {
   }
 
   /** Change a device record under its lock; undefined when it no longer exists. */
-  update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
+  async update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
+    const updated = await this.write(id, change)
+    await this.epoch?.bump() // webhook URL, switches, agents: every process sees the change at once
+    return updated
+  }
+
+  private write(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
     return this.devices.update(id, current => {
       if (!current) return undefined
       const copy = structuredClone(current)
@@ -146,32 +159,63 @@ export class Devices {
    * once the link has started, so a refused request changes nothing.
    */
   async ensure(account: Account, input: { name: string; appkey?: string; webhookUrl?: string }): Promise<{ device: Device; created: boolean; appkey?: string }> {
-    return this.lock.run(this.byName.key(nameIndexId(account.id, input.name)), async () => {
-      const existing = await this.find(account, input.name, ['name', 'appkey'])
-      if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
-      const appkey = input.appkey ?? randomKey(18)
-      const device: Device = {
-        id: randomUUID(),
-        accountId: account.id,
-        name: input.name,
-        appkeyHash: hashKey(appkey),
-        appkeyIsName: appkey === input.name,
-        webhookUrl: input.webhookUrl,
-        webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
-        webhookEvents: { chat: true, group: true },
-        connected: false,
-        state: 'closed',
-        linked: false,
-        shareTokens: [],
-        agentIds: [],
-        createdAt: Date.now(),
+    const existing = await this.find(account, input.name, ['name', 'appkey'])
+    if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
+    const appkey = input.appkey ?? randomKey(18)
+    const device: Device = {
+      id: randomUUID(),
+      accountId: account.id,
+      name: input.name,
+      appkeyHash: hashKey(appkey),
+      appkeyIsName: appkey === input.name,
+      webhookUrl: input.webhookUrl,
+      webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
+      webhookEvents: { chat: true, group: true },
+      connected: false,
+      state: 'closed',
+      linked: false,
+      shareTokens: [],
+      agentIds: [],
+      createdAt: Date.now(),
+    }
+    // The record first (unreachable until indexed), then the name and the appkey, each claimed
+    // atomically in the store: of concurrent creations of one name, in any number of processes,
+    // one device is made; the others take back what they wrote and answer the winner's device.
+    await this.devices.put(device.id, device)
+    const nameId = nameIndexId(account.id, device.name)
+    const appkeyId = appkeyIndexId(account.id, appkey)
+    const mine = { deviceId: device.id }
+    if (await this.byName.claim(nameId, mine)) {
+      if (await this.claimAppkey(appkeyId, mine)) {
+        this.logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
+        return { device, created: true, appkey }
       }
-      await this.devices.put(device.id, device)
-      await this.byAppkey.put(appkeyIndexId(account.id, appkey), { deviceId: device.id })
-      await this.byName.put(nameIndexId(account.id, device.name), { deviceId: device.id })
-      this.logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
-      return { device, created: true, appkey }
-    })
+      await this.byName.release(nameId, mine)
+    }
+    await this.devices.remove(device.id)
+    const winner = await this.findAfterRace(account, input.name)
+    return { device: winner, created: false, appkey: winner.appkeyIsName ? winner.name : input.appkey }
+  }
+
+  /** Claim an appkey for a new device: a free one, or one kept (retired) from a deleted device of the account. */
+  private async claimAppkey(appkeyId: string, owner: { deviceId: string }): Promise<boolean> {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      if (await this.byAppkey.claim(appkeyId, owner)) return true
+      const holder = await this.byAppkey.owner(appkeyId)
+      if (holder && !holder.retired) return false
+      if (holder && (await this.byAppkey.transfer(appkeyId, holder, owner))) return true
+    }
+    return false
+  }
+
+  /** The device another process created under `name` while this one tried (its records may still be landing). */
+  private async findAfterRace(account: Account, name: string): Promise<Device> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const device = await this.find(account, name, ['name', 'appkey'])
+      if (device) return device
+      await new Promise(resolve => setTimeout(resolve, 25))
+    }
+    throw new GatewayError('link-failed', { detail: 'the device name was taken but its device is not there' })
   }
 
   /** A generated device name, unique enough to never collide in practice. */
@@ -218,10 +262,12 @@ export class Devices {
       await this.transport.logout(device.id)
       for (const hook of this.removalHooks) await hook(device)
       await this.devices.remove(device.id)
-      await this.byName.remove(nameIndexId(device.accountId, device.name))
-      const appkeyId = `${device.accountId}:${device.appkeyHash}`
-      if (options.deleteAppkey) await this.byAppkey.remove(appkeyId)
-      else await this.byAppkey.put(appkeyId, { deviceId: device.id, retired: true })
+      const mine = { deviceId: device.id }
+      await this.byName.release(nameIndexId(device.accountId, device.name), mine)
+      const appkeyId = indexId(device.accountId, device.appkeyHash)
+      if (options.deleteAppkey) await this.byAppkey.release(appkeyId, mine)
+      else await this.byAppkey.transfer(appkeyId, mine, { deviceId: device.id, retired: true })
+      await this.epoch?.bump() // no process answers from a cached copy of the deleted device
       this.logger.info({ deviceId: device.id }, 'device deleted')
     } catch (cause) {
       throw new GatewayError('delete-failed', { cause })
@@ -230,7 +276,8 @@ export class Devices {
 
   /** Keep the stored device in step with a transport status event; emits `device-status`. */
   async applyStatus(deviceId: string, status: SessionStatus): Promise<void> {
-    const device = await this.update(deviceId, d => {
+    // Session facts: not worth dropping every process's cache (sends ask the transport itself).
+    const device = await this.write(deviceId, d => {
       d.connected = status.connected
       d.state = status.state
       if (status.phone) d.phone = status.phone

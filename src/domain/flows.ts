@@ -26,7 +26,7 @@ export class FlowConversations {
 
   constructor(
     storage: Storage,
-    private readonly lock: KeyedLock,
+    lock: KeyedLock,
     private readonly limit: number,
   ) {
     this.flows = new Collection(storage, lock, 'flow')
@@ -39,18 +39,14 @@ export class FlowConversations {
 
   /** Add turns to the contact's conversation, keeping the last `limit`. */
   async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
-    const id = flowId(deviceId, contact)
-    await this.lock.run(this.flows.key(id), async () => {
-      const current = await this.flows.get(id)
-      const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
-      const all = [...(current?.turns ?? []), ...added].slice(-this.limit)
-      await this.flows.put(id, { deviceId, contact, turns: all, updatedAt: Date.now() }, FLOW_TTL_MS)
-    })
+    const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
+    // A compare-and-set of the conversation: turns appended by two processes at once both land.
+    await this.flows.update(flowId(deviceId, contact), current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-this.limit), updatedAt: Date.now() }), FLOW_TTL_MS)
   }
 
   /** Delete the conversation with one contact; true when there was one. */
   remove(deviceId: string, contact: string): Promise<boolean> {
-    return this.lock.run(this.flows.key(flowId(deviceId, contact)), () => this.flows.remove(flowId(deviceId, contact)))
+    return this.flows.remove(flowId(deviceId, contact))
   }
 
   /** Delete every conversation of a device; resolves with how many there were. */
@@ -58,7 +54,7 @@ export class FlowConversations {
     const ids: string[] = []
     for await (const [id] of this.flows.withPrefix(`${deviceId}:`)) ids.push(id)
     let removed = 0
-    for (const id of ids) if (await this.lock.run(this.flows.key(id), () => this.flows.remove(id))) removed++
+    for (const id of ids) if (await this.flows.remove(id)) removed++
     return removed
   }
 }

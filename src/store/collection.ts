@@ -2,6 +2,7 @@ import { supportsAtomic, type AtomicStorage, type Storage } from '../ports/stora
 import { jsonEqual } from './json-equal.ts'
 import type { KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
+import type { CacheEpoch } from './cache-epoch.ts'
 
 /** Options of a collection. */
 export interface CollectionOptions {
@@ -10,7 +11,7 @@ export interface CollectionOptions {
    * request). Writes through the collection refresh it at once; a change made by another process
    * sharing the store is seen within `ttlMs`. Cached records are frozen.
    */
-  cache?: { ttlMs: number; maxEntries: number }
+  cache?: { ttlMs: number; maxEntries: number; epoch?: CacheEpoch }
 }
 
 /**
@@ -35,7 +36,10 @@ export class Collection<T> {
     readonly name: string,
     options: CollectionOptions = {},
   ) {
-    if (options.cache && options.cache.ttlMs > 0) this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
+    if (options.cache && options.cache.ttlMs > 0) {
+      this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
+      options.cache.epoch?.register(this)
+    }
     if (supportsAtomic(storage)) this.atomic = storage
   }
 
@@ -76,6 +80,12 @@ export class Collection<T> {
       this.writes++
       this.cache?.delete(id)
     }
+  }
+
+  /** Drop every cached record (another process changed some); a read under way does not fill the cache. */
+  forget(): void {
+    this.writes++
+    this.cache?.clear()
   }
 
   /** The record as stored now: from the store, never the cache (for a decision that must see the latest). */
@@ -148,9 +158,10 @@ export class Collection<T> {
    * still the one `change` saw (compare-and-set), else `change` runs again on the newer record. So
    * `change` may run more than once: it must decide from its argument alone, and anything it
    * records outside must be set on every path (not only on the one that writes). Without atomic
-   * steps it runs once, under the record's in-process lock (one process only).
+   * steps it runs once, under the record's in-process lock (one process only). `ttlMs` makes what
+   * is written expire (without it, it does not).
    */
-  update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>): Promise<T | undefined> {
+  update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>, ttlMs?: number): Promise<T | undefined> {
     const key = this.key(id)
     return this.lock.run(key, async () => {
       for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
@@ -160,10 +171,10 @@ export class Collection<T> {
         const next = await change(this.atomic && current !== undefined ? structuredClone(current) : current)
         if (next === undefined) return current
         if (!this.atomic) {
-          await this.put(id, next)
+          await this.put(id, next, ttlMs)
           return next
         }
-        if (await this.written(id, () => this.atomic!.compareAndSet(key, current, next))) return next
+        if (await this.written(id, () => this.atomic!.compareAndSet(key, current, next, ttlMs))) return next
       }
       throw new Error(`update of ${key}: the record changed under ${MAX_UPDATE_ATTEMPTS} attempts in a row`)
     })

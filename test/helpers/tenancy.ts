@@ -100,7 +100,8 @@ export interface Snapshot {
 /** Wait until nothing is in flight (network, webhook outbox), then read the raw store and the inboxes. */
 export async function snapshot(world: TenancyWorld): Promise<Snapshot> {
   await quiet(world)
-  const records = new Map([...world.storage.entries].map(([key, entry]) => [key, entry.json]))
+  // The gateway's own heartbeat (instance:<id>) and cache epoch are nobody's data.
+  const records = new Map([...world.storage.entries].filter(([key]) => !key.startsWith('instance:') && key !== 'cache-epoch').map(([key, entry]) => [key, entry.json]))
   const inboxes = JSON.stringify([A_PHONE, B_PHONE, FRIEND, OTHER].map(phone => world.t.network.inbox(phone)))
   return { records, inboxes, linked: world.t.network.linkedPhone(world.a.deviceId) }
 }

@@ -5,6 +5,7 @@ import type { Storage } from '../../ports/storage.ts'
 import type { Transport } from '../../ports/transport.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device, Devices } from '../devices.ts'
+import type { Liveness } from '../instances.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { Groups } from './groups.ts'
 import { MediaLoader } from './media-loader.ts'
@@ -43,6 +44,8 @@ export interface MessagingDeps {
   feed: MessageFeed
   events: GatewayEvents
   logger: Logger
+  /** This instance and who else is alive (claims of gone instances are void). */
+  liveness: Liveness
 }
 
 /** Build the messaging services; a device that connects gets its waiting scheduled items at once. */
@@ -59,7 +62,8 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     new ScheduleStore(deps.storage, deps.lock),
     messenger,
     deps.devices,
-    { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000 },
+    deps.liveness,
+    { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000, maxWaitMs: options.scheduleMaxWaitMs },
     logger,
   )
   const otps = new Otps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })

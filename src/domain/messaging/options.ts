@@ -17,6 +17,8 @@ export interface MessagingOptions {
   scheduleRetryMs?: number[]
   /** How often the scheduler re-reads the store (new items of other processes, retries). Default 15 000 ms. */
   schedulePollMs?: number
+  /** How long a scheduled message due while its device is not connected waits for it before it is marked failed (default 24 h). */
+  scheduleMaxWaitMs?: number
   /** How long an OTP code is valid. Default 300 000 ms (5 minutes). */
   otpTtlMs?: number
   /** Wrong codes allowed before an OTP is void. Default 5. */
@@ -35,6 +37,7 @@ export interface ResolvedMessagingOptions {
   sendQueueLimit: number
   scheduleRetryMs: number[]
   schedulePollMs: number
+  scheduleMaxWaitMs: number
   otpTtlMs: number
   otpMaxTries: number
   otpSecret: string
@@ -51,6 +54,7 @@ export function resolveMessagingOptions(options: MessagingOptions, parseSize: (s
     sendQueueLimit: options.sendQueueLimit ?? 1_000,
     scheduleRetryMs: options.scheduleRetryMs ?? [60_000, 300_000, 900_000],
     schedulePollMs: options.schedulePollMs ?? 15_000,
+    scheduleMaxWaitMs: options.scheduleMaxWaitMs ?? 86_400_000,
     otpTtlMs: options.otpTtlMs ?? 300_000,
     otpMaxTries: options.otpMaxTries ?? 5,
     // Without a configured secret each process draws its own: a leaked store alone never reveals codes
@@ -58,7 +62,7 @@ export function resolveMessagingOptions(options: MessagingOptions, parseSize: (s
     // not surviving a restart. Set otpSecret (the same on every process) to keep them.
     otpSecret: options.otpSecret ?? randomBytes(32).toString('base64'),
   }
-  const positive = ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'sendQueueLimit', 'schedulePollMs', 'otpTtlMs', 'otpMaxTries'] as const
+  const positive = ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'sendQueueLimit', 'schedulePollMs', 'scheduleMaxWaitMs', 'otpTtlMs', 'otpMaxTries'] as const
   for (const name of positive) {
     if (!(Number.isFinite(resolved[name]) && resolved[name] > 0)) throw new Error(`createGateway: ${name} must be a positive number`)
   }

@@ -32,7 +32,7 @@ export class Otps {
 
   constructor(
     storage: Storage,
-    private readonly lock: KeyedLock,
+    lock: KeyedLock,
     private readonly options: OtpOptions,
   ) {
     this.codes = new Collection(storage, lock, 'otp')
@@ -48,41 +48,41 @@ export class Otps {
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
     const salt = randomBytes(16).toString('base64')
     const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.ttlMs, tries: 0 }
-    let replaced: StoredOtp | undefined
-    await this.lock.run(this.codes.key(id), async () => {
-      replaced = await this.codes.get(id)
-      await this.codes.put(id, record, this.options.ttlMs)
-    })
-    const withdraw = () =>
-      this.lock.run(this.codes.key(id), async () => {
-        if ((await this.codes.get(id))?.hash !== record.hash) return // already used, or replaced again
-        const left = replaced ? replaced.expiresAt - Date.now() : 0
-        if (replaced && left > 0) await this.codes.put(id, replaced, left)
-        else await this.codes.remove(id)
-      })
+    const replaced = await this.codes.load(id)
+    await this.codes.put(id, record, this.options.ttlMs)
+    // Only while the new code is still the stored one (not used, not replaced again, by any process).
+    const withdraw = async () => {
+      const left = replaced ? replaced.expiresAt - Date.now() : 0
+      if (replaced && left > 0) await this.codes.replace(id, record, replaced, left)
+      else await this.codes.removeIfEqual(id, record)
+    }
     return { code, withdraw }
   }
 
-  /** Whether `code` is the valid code of `recipient`; a right code is used up, wrong ones count as tries. */
+  /**
+   * Whether `code` is the valid code of `recipient`; a right code is used up, wrong ones count as
+   * tries. Every step is conditional on the record read (delete-if-equal, compare-and-set), so of
+   * concurrent verifications of one right code, in any number of processes, exactly one is true,
+   * and concurrent wrong tries are all counted.
+   */
   async verify(device: Device, recipient: string, code: string): Promise<boolean> {
     const id = otpId(device, recipient)
-    return this.lock.run(this.codes.key(id), async () => {
-      const record = await this.codes.get(id)
+    const candidate = /^\d{6}$/.test(code) ? code : ''
+    for (;;) {
+      const record = await this.codes.load(id)
       if (!record) return false
       if (record.expiresAt <= Date.now() || record.tries >= this.options.maxTries) {
-        await this.codes.remove(id)
+        await this.codes.removeIfEqual(id, record)
         return false
       }
-      const tries = record.tries + 1
-      const candidate = /^\d{6}$/.test(code) ? code : ''
       if (safeEqual(this.hash(record.salt, candidate), record.hash)) {
-        await this.codes.remove(id)
-        return true
+        if (await this.codes.removeIfEqual(id, record)) return true
+        continue // used or changed meanwhile: read again
       }
-      if (tries >= this.options.maxTries) await this.codes.remove(id)
-      else await this.codes.put(id, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
-      return false
-    })
+      const tries = record.tries + 1
+      const counted = tries >= this.options.maxTries ? await this.codes.removeIfEqual(id, record) : await this.codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
+      if (counted) return false
+    }
   }
 
   /** Drop the codes of a deleted device. */

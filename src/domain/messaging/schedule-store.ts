@@ -2,6 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Liveness } from '../instances.ts'
 import type { StoredAction } from './actions.ts'
 
 /** A scheduled send as stored (its action, possibly large, is stored apart under `schedule-body:<id>`). */
@@ -22,8 +23,8 @@ export interface ScheduleItem {
   attempts: number
   /** Not before this time (after a failed attempt). */
   retryAt?: number
-  /** Held by a sender until `until`: nobody else sends it meanwhile. */
-  claim?: { token: string; until: number }
+  /** Held by a sender (an instance) until `until`, or until that instance is gone: nobody else sends it meanwhile. */
+  claim?: { token: string; owner?: string; until: number }
   lastError?: string
   createdAt: number
 }
@@ -44,17 +45,15 @@ const FAILED_TTL_MS = 7 * 86_400_000
 /**
  * Scheduled items in Storage: `schedule:<deviceId>:<id>` (small records, listed per device and
  * scanned by the scheduler) and `schedule-body:<id>` (the action with its media). An item is sent
- * only by whoever holds its claim: `claim` is the one step that decides it (under the record's lock
- * in one process; with several processes it becomes a conditional write in the shared store).
+ * only by whoever holds its claim: `claim` is the one step that decides it, a compare-and-set of the
+ * record in the shared store, so with several processes each item has one sender at a time; a claim
+ * whose instance is gone is void.
  */
 export class ScheduleStore {
   private readonly items: Collection<ScheduleItem>
   private readonly bodies: Collection<StoredAction>
 
-  constructor(
-    storage: Storage,
-    private readonly lock: KeyedLock,
-  ) {
+  constructor(storage: Storage, lock: KeyedLock) {
     this.items = new Collection(storage, lock, 'schedule')
     this.bodies = new Collection(storage, lock, 'schedule-body')
   }
@@ -85,15 +84,15 @@ export class ScheduleStore {
   }
 
   /**
-   * Claim a pending, unclaimed (or expired-claim) item for `leaseMs`; the claimed item, or
-   * undefined when someone else holds it or it is gone.
+   * Claim a pending item for `leaseMs` for this instance, unless a live instance holds it; the
+   * claimed item, or undefined when someone else holds it or it is gone.
    */
-  async claim(item: ScheduleItem, leaseMs: number): Promise<ScheduleItem | undefined> {
+  async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
     const token = randomBytes(12).toString('base64url')
     const now = Date.now()
     const result = await this.items.update(itemId(item), current => {
-      if (!current || current.state !== 'pending' || (current.claim && current.claim.until > now)) return undefined
-      return { ...current, claim: { token, until: now + leaseMs } }
+      if (!current || current.state !== 'pending' || claimHolds(current, liveness, now)) return undefined
+      return { ...current, claim: { token, owner: liveness.id, until: now + leaseMs } }
     })
     return result?.claim?.token === token ? result : undefined
   }
@@ -109,19 +108,20 @@ export class ScheduleStore {
    * failed (kept listed for 7 days, its action dropped).
    */
   async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
-    const id = itemId(item)
-    await this.lock.run(this.items.key(id), async () => {
-      const current = await this.items.get(id)
-      if (!current || current.claim?.token !== item.claim?.token) return
-      const { claim: _released, ...rest } = current
-      const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
-      if (retryAt !== undefined) await this.items.put(id, { ...next, retryAt })
-      else await this.items.put(id, { ...next, state: 'failed', retryAt: undefined }, FAILED_TTL_MS)
-    })
+    await this.items.update(
+      itemId(item),
+      current => {
+        if (!current || current.claim?.token !== item.claim?.token) return undefined
+        const { claim: _released, ...rest } = current
+        const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
+        return retryAt !== undefined ? { ...next, retryAt } : { ...next, state: 'failed', retryAt: undefined }
+      },
+      retryAt === undefined ? FAILED_TTL_MS : undefined,
+    )
     if (retryAt === undefined) await this.bodies.remove(item.id)
   }
 
-  /** Release a claim without counting an attempt (shutting down before the send started). */
+  /** Release a claim without counting an attempt (the send never started: shutting down, or it waited too long in the device's queue). */
   async release(item: ScheduleItem): Promise<void> {
     await this.items.update(itemId(item), current => {
       if (!current || current.claim?.token !== item.claim?.token) return undefined
@@ -143,6 +143,12 @@ export class ScheduleStore {
 }
 
 // --- Internal helpers ---
+
+/** Whether an item's claim still keeps others off it: unexpired, and its instance alive (a claim without one, from before instances, holds until it expires). */
+export function claimHolds(item: ScheduleItem, liveness: Liveness, now: number): boolean {
+  const claim = item.claim
+  return claim !== undefined && claim.until > now && (claim.owner === undefined || liveness.isAlive(claim.owner))
+}
 
 function itemId(item: Pick<ScheduleItem, 'deviceId' | 'id'>): string {
   return `${item.deviceId}:${item.id}`

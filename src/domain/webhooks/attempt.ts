@@ -4,6 +4,7 @@ import type { WebhookSender } from '../../ports/webhooks.ts'
 import { Cancellation } from '../cancellation.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 import type { Devices } from '../devices.ts'
+import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
 import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
@@ -17,6 +18,8 @@ export interface DeliveryDependencies {
   events: GatewayEvents
   logger: Logger
   settings: WebhookSettings
+  /** This instance and who else is alive (claims of gone instances are void). */
+  liveness: Liveness
   clock?: () => number
   random?: () => number
 }
@@ -48,14 +51,17 @@ export class DeliveryAttempts {
 
   constructor(
     private readonly deps: DeliveryDependencies,
-    /** This process's name on the leases it takes. */
-    readonly owner: string,
     /** Whether this process is delivering a record right now (those are left alone by a 410 sweep). */
     private readonly inFlight: (key: string) => boolean,
   ) {
     this.clock = deps.clock ?? Date.now
     this.random = deps.random ?? Math.random
     this.hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
+  }
+
+  /** This instance's id, the owner named by its leases. */
+  get owner(): string {
+    return this.deps.liveness.id
   }
 
   /** How long a claim holds: twice the attempt time-out plus a margin, so a live attempt never loses it. */
@@ -70,7 +76,7 @@ export class DeliveryAttempts {
   async run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = this.deps
     const now = this.clock()
-    const claim = await store.claim(key, this.owner, now, this.leaseMs)
+    const claim = await store.claim(key, this.deps.liveness, now, this.leaseMs)
     if (claim.kind === 'missing') return undefined
     if (claim.kind === 'held') return claim.until
     if (claim.kind === 'later') return claim.due

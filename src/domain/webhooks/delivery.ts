@@ -1,5 +1,5 @@
 import { DeliveryAttempts, ShutdownAbort, type DeliveryDependencies } from './attempt.ts'
-import { leaseHolds, leaseOwner } from './lease.ts'
+import { leaseHolds } from './lease.ts'
 import type { OutboxRecord } from './outbox.ts'
 import { DeliveryTimetable } from './timetable.ts'
 
@@ -41,18 +41,25 @@ export class DeliveryLoop {
   private timer?: NodeJS.Timeout
   private timerAt = Infinity
   private reloading?: Promise<void>
+  /** An instance left while a scan ran: scan once more (it may have passed over that one's records). */
+  private reloadAgain = false
   private closed = false
   private readonly clock: () => number
 
   constructor(private readonly deps: DeliveryDependencies) {
     this.clock = deps.clock ?? Date.now
-    this.attempts = new DeliveryAttempts(deps, leaseOwner(), key => this.inFlight.has(key))
+    this.attempts = new DeliveryAttempts(deps, key => this.inFlight.has(key))
+    // A gone instance's records are adopted by a scan (its leases are void from now on).
+    deps.liveness.onDeparture(() => {
+      if (this.reloading) this.reloadAgain = true
+      else void this.reload()
+    })
     this.timetable = new DeliveryTimetable(deps.settings.timetableCapacity)
   }
 
-  /** This process's name on the leases it takes. */
+  /** This instance's id: the owner of the records it schedules, and of the leases it takes. */
   get owner(): string {
-    return this.attempts.owner
+    return this.deps.liveness.id
   }
 
   /** Load the pending deliveries from storage and start delivering. */
@@ -181,7 +188,14 @@ export class DeliveryLoop {
 
   /** When a record is due for this process: its due time, or the end of a live lease held elsewhere. */
   private dueOf(record: OutboxRecord, now: number): number {
-    return leaseHolds(record.lease, this.owner, now) ? record.lease!.until : Number(record.dueAt) || now
+    return leaseHolds(record.lease, this.owner, now, this.deps.liveness) ? record.lease!.until : Number(record.dueAt) || now
+  }
+
+  /** The record when this instance schedules it: its own, or adopted now because its owner is gone; undefined when a live instance owns it. */
+  private async mine(key: string, record: OutboxRecord): Promise<OutboxRecord | undefined> {
+    if (record.owner === this.owner) return record
+    if (this.deps.liveness.isAlive(record.owner)) return undefined
+    return this.deps.store.adopt(key, this.deps.liveness)
   }
 
   /** Bring an overflowed device's records back: due ones into its line (until full), the others into the timetable. */
@@ -191,9 +205,11 @@ export class DeliveryLoop {
     const since = this.overflowed.get(deviceId)
     const run = (async () => {
       const now = this.clock()
-      for await (const [key, record] of this.deps.store.ofDevice(deviceId)) {
+      for await (const [key, found] of this.deps.store.ofDevice(deviceId)) {
         if (this.closed) return
         if (this.inFlight.has(key) || this.queued.has(key)) continue
+        const record = await this.mine(key, found)
+        if (!record) continue
         const due = this.dueOf(record, now)
         if (due > now) {
           this.timetable.add({ key, deviceId, due })
@@ -226,11 +242,12 @@ export class DeliveryLoop {
       this.timetable.beginReload()
       const now = this.clock()
       try {
-        for await (const [key, record] of this.deps.store.pending()) {
+        for await (const [key, found] of this.deps.store.pending()) {
           if (this.closed) return
-          if (typeof record?.deviceId !== 'string' || this.overflowed.has(record.deviceId)) continue
+          if (typeof found?.deviceId !== 'string' || this.overflowed.has(found.deviceId)) continue
           if (this.inFlight.has(key) || this.queued.has(key)) continue
-          this.timetable.add({ key, deviceId: record.deviceId, due: this.dueOf(record, now) })
+          const record = await this.mine(key, found)
+          if (record) this.timetable.add({ key, deviceId: record.deviceId, due: this.dueOf(record, now) })
         }
       } catch (err) {
         this.deps.logger.error({ err }, 'loading pending webhook deliveries failed; trying again soon')
@@ -239,7 +256,10 @@ export class DeliveryLoop {
     }
     this.reloading = run().finally(() => {
       this.reloading = undefined
-      this.arm()
+      if (this.reloadAgain && !this.closed) {
+        this.reloadAgain = false
+        void this.reload()
+      } else this.arm()
     })
     return this.reloading
   }

@@ -76,6 +76,7 @@ export class WebhookOutbox implements WebhookAdmin {
       createdAt: now,
       dueAt: now,
       attempts: 0,
+      owner: this.loop.owner,
     }
     const key = outboxKey(device.id, record.id)
     return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
@@ -114,7 +115,7 @@ export class WebhookOutbox implements WebhookAdmin {
   }
 
   async redrive(id: string): Promise<boolean> {
-    const record = await this.store.redrive(id, this.clock())
+    const record = await this.store.redrive(id, this.clock(), this.loop.owner)
     if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
     return record !== undefined
   }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Liveness } from '../instances.ts'
 import { leaseHolds, type Lease } from './lease.ts'
 import type { WebhookEventName } from './payload.ts'
 
@@ -19,6 +20,8 @@ export interface OutboxRecord {
   dueAt: number
   /** Attempts made so far. */
   attempts: number
+  /** The instance that schedules its attempts (the one that recorded it, or adopted it when that one was gone). */
+  owner?: string
   /** Present while a process is delivering it (see claim). */
   lease?: Lease
   lastStatus?: number
@@ -59,11 +62,12 @@ export type Claim =
 export const DEAD_LETTER_TTL_MS = 30 * 86_400_000
 
 /**
- * The durable webhook outbox: one record per undelivered event, plus the dead letters. Every change
- * of a record is a read-modify-write under its lock. Delivery claims a record explicitly (a lease
- * with an owner and an expiry) before sending, so that with several processes on one store each
- * record has one deliverer at a time; in one process the lock makes the claim atomic, across
- * processes the store must offer the same (the seam for the planned scale-out).
+ * The durable webhook outbox: one record per undelivered event, plus the dead letters. Each record
+ * has an owner, the instance that schedules its attempts; an attempt claims the record (a lease
+ * naming the instance, with an expiry) before sending. Every change is a compare-and-set of the
+ * record (Collection.update over the store's atomic steps), so with several processes on one store
+ * each record has one deliverer at a time, and the records of a gone instance are adopted by one
+ * of the others.
  */
 export class OutboxStore {
   private readonly records: Collection<OutboxRecord>
@@ -74,15 +78,24 @@ export class OutboxStore {
     this.dead = new Collection(storage, lock, 'webhook-dead')
   }
 
-  /** Record a new event; false when it is already pending (the same message published twice). */
-  async add(record: OutboxRecord): Promise<boolean> {
-    let added = false
-    await this.records.update(outboxKey(record.deviceId, record.id), current => {
-      if (current) return undefined
-      added = true
-      return record
+  /** Record a new event; false when it is already pending (the same message published twice, by any process). */
+  add(record: OutboxRecord): Promise<boolean> {
+    return this.records.create(outboxKey(record.deviceId, record.id), record)
+  }
+
+  /**
+   * Take over a record whose owner is gone (or that has none): it becomes `me`'s to schedule, and a
+   * lease of the gone owner is dropped. Resolves with the record when `me` owns it now (taken, or
+   * already mine), undefined when a live instance owns it or it is gone.
+   */
+  async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
+    const me = liveness.id
+    const result = await this.records.update(key, current => {
+      if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
+      const { lease, ...rest } = current
+      return { ...rest, owner: me, ...(lease && liveness.isAlive(lease.owner) ? { lease } : {}) }
     })
-    return added
+    return result?.owner === me ? result : undefined
   }
 
   /** A pending record, or undefined. */
@@ -90,12 +103,13 @@ export class OutboxStore {
     return this.records.get(key)
   }
 
-  /** Claim a record for one attempt: a lease for `owner` until `now + leaseMs`, unless someone holds it or it is not due. */
-  async claim(key: string, owner: string, now: number, leaseMs: number): Promise<Claim> {
+  /** Claim a record for one attempt: a lease for this instance until `now + leaseMs`, unless a live instance holds it or it is not due. */
+  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Claim> {
     let claim: Claim = { kind: 'missing' }
     await this.records.update(key, current => {
+      claim = { kind: 'missing' } // `change` may run again on a newer record: decide from it alone
       if (!current) return undefined
-      if (leaseHolds(current.lease, owner, now)) {
+      if (leaseHolds(current.lease, liveness.id, now, liveness)) {
         claim = { kind: 'held', until: current.lease!.until }
         return undefined
       }
@@ -103,7 +117,7 @@ export class OutboxStore {
         claim = { kind: 'later', due: current.dueAt }
         return undefined
       }
-      const claimed = { ...current, lease: { owner, until: now + leaseMs } }
+      const claimed = { ...current, lease: { owner: liveness.id, until: now + leaseMs } }
       claim = { kind: 'claimed', record: claimed }
       return claimed
     })
@@ -137,10 +151,10 @@ export class OutboxStore {
 
   /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
   async deadLetter(key: string, reason: DeadLetterReason, now: number, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean } = {}): Promise<DeadLetter | undefined> {
-    let letter: DeadLetter | undefined
-    await this.records.update(key, async current => {
+    for (;;) {
+      const current = await this.records.load(key)
       if (!current) return undefined
-      letter = {
+      const letter: DeadLetter = {
         id: current.id,
         deviceId: current.deviceId,
         accountId: current.accountId,
@@ -153,10 +167,9 @@ export class OutboxStore {
         ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
       }
       await this.dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
-      await this.records.remove(key)
-      return undefined
-    })
-    return letter
+      // Only the record that was read: one changed meanwhile (by another process) is read again.
+      if (await this.records.removeIfEqual(key, current)) return letter
+    }
   }
 
   /** Every pending record (a scan, in pages: start-up and timetable reloads). */
@@ -185,7 +198,7 @@ export class OutboxStore {
   }
 
   /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record's key, or undefined. */
-  async redrive(id: string, now: number): Promise<OutboxRecord | undefined> {
+  async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
     const letter = await this.dead.get(id)
     if (!letter) return undefined
     const record: OutboxRecord = {
@@ -197,6 +210,7 @@ export class OutboxStore {
       createdAt: now,
       dueAt: now,
       attempts: 0,
+      owner,
     }
     await this.records.put(outboxKey(record.deviceId, record.id), record)
     await this.dead.remove(id)

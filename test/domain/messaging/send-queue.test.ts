@@ -48,9 +48,9 @@ test('a job that stalls past timeoutMs is answered 504 and the queue moves on', 
   const started = Date.now()
   const stalled = queues.run('d1', () => new Promise(() => {}))
   await sleep(50) // joins with time left after the stalled job is given up on
-  const next = queues.run('d1', async () => 'next')
+  const next = queues.run('d1', async () => 'next').catch((err: unknown) => err) // settled either way: an early assert must not leave it unhandled
   await assert.rejects(stalled, (err: GatewayError) => err.code === 'send-stalled')
-  assert.ok(Date.now() - started < 300)
+  assert.ok(Date.now() - started < 1000, 'answered at its time-out, not left hanging')
   assert.equal(await next, 'next')
 })
 

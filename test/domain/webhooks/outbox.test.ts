@@ -1,7 +1,5 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { spawnSync } from 'node:child_process'
-import { hostname } from 'node:os'
 import { Webhook } from 'standardwebhooks'
 import { WebhookOutbox } from '../../../src/domain/webhooks/index.ts'
 import { outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox.ts'
@@ -13,6 +11,7 @@ import type { Storage } from '../../../src/ports/storage.ts'
 import { GatewayEvents } from '../../../src/events.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { soloLiveness, type Liveness } from '../../../src/domain/instances.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
@@ -70,8 +69,8 @@ function recordingSender(status: (delivery: WebhookDelivery) => number = () => 2
   }
 }
 
-function outbox(storage: Storage, sender: WebhookSender, extra: Partial<WebhookSettings> = {}): WebhookOutbox {
-  return new WebhookOutbox({ storage, lock: new KeyedLock(), devices, sender, events: new GatewayEvents(), logger: silentLogger, settings: settings(extra) })
+function outbox(storage: Storage, sender: WebhookSender, extra: Partial<WebhookSettings> = {}, liveness: Liveness = soloLiveness()): WebhookOutbox {
+  return new WebhookOutbox({ storage, lock: new KeyedLock(), devices, sender, events: new GatewayEvents(), logger: silentLogger, settings: settings(extra), liveness })
 }
 
 function message(id: string): IncomingMessage {
@@ -168,7 +167,7 @@ test('events recorded before a close are delivered by the next outbox on the sam
   await second.close()
 })
 
-test('a record claimed by another live process is left alone until its lease expires', async () => {
+test('a record claimed by another live instance is left alone until its lease expires', async () => {
   const storage = memoryStorage()
   const until = Date.now() + 400
   const record: OutboxRecord = {
@@ -180,19 +179,28 @@ test('a record claimed by another live process is left alone until its lease exp
     createdAt: Date.now(),
     dueAt: Date.now(),
     attempts: 0,
-    lease: { owner: 'another-host/1234/abcd', until },
+    owner: 'another-instance',
+    lease: { owner: 'another-instance', until },
   }
   await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
   const sender = recordingSender()
-  const box = outbox(storage, sender)
+  // The other instance is alive, then goes (its record stops being renewed).
+  const departures: ((gone: string[]) => void)[] = []
+  let otherAlive = true
+  const liveness = { id: 'me', isAlive: (id: string | undefined) => id === 'me' || (otherAlive && id === 'another-instance'), onDeparture: (listener: (gone: string[]) => void) => void departures.push(listener) }
+  const box = outbox(storage, sender, {}, liveness)
   await box.start()
-  await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery after the lease')
+  await new Promise(resolve => setTimeout(resolve, 600))
+  assert.is(sender.sent.length, 0, 'a live instance owns it: left alone, even past its lease')
+  otherAlive = false
+  for (const listener of departures) listener(['another-instance'])
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery once its owner is gone')
   assert.ok(Date.now() >= until, 'not delivered before the lease expired')
+  assert.is((await storage.get<OutboxRecord>(`webhook-outbox:${outboxKey('d1', record.id)}`)), undefined, 'delivered and forgotten')
   await box.close()
 })
 
-test('a claim left by a dead process of this host is taken over at once', async () => {
-  const deadPid = spawnSync(process.execPath, ['-e', '']).pid!
+test('a claim left by a gone instance is taken over at once, whatever its lease says', async () => {
   const storage = memoryStorage()
   const record: OutboxRecord = {
     id: 'msg_orphan',
@@ -203,7 +211,8 @@ test('a claim left by a dead process of this host is taken over at once', async 
     createdAt: Date.now(),
     dueAt: Date.now(),
     attempts: 0,
-    lease: { owner: `${hostname()}/${deadPid}/dead`, until: Date.now() + 600_000 },
+    owner: 'gone-instance',
+    lease: { owner: 'gone-instance', until: Date.now() + 600_000 },
   }
   await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
   const sender = recordingSender()

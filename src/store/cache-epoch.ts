@@ -1,0 +1,76 @@
+import type { Logger } from '../logger.ts'
+import { supportsAtomic, type Storage } from '../ports/storage.ts'
+
+/** Something that keeps records read from the store and can drop them all. */
+export interface ForgetfulCache {
+  forget(): void
+}
+
+/** The store key of the shared counter. */
+const KEY = 'cache-epoch'
+
+/**
+ * Keeps the record caches of every process sharing a store honest: a write that other processes
+ * must see at once (a device deleted, an account's key rotated or suspended) bumps a counter in the
+ * store, and every process polls it every `pollMs` and drops its cached records when it moved. The
+ * process that wrote drops its own at once. So a change made anywhere is seen everywhere within
+ * `pollMs` (default 100 ms), whatever `cacheTtlMs` says, for one read of the store per process and poll.
+ */
+export class CacheEpoch {
+  private readonly caches: ForgetfulCache[] = []
+  private seen: unknown
+  private timer: NodeJS.Timeout | undefined
+  private polling = false
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly pollMs: number,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Drop `cache`'s records whenever another process bumps the epoch. */
+  register(cache: ForgetfulCache): void {
+    this.caches.push(cache)
+  }
+
+  /** Read the current epoch and start polling it. */
+  async start(): Promise<void> {
+    this.seen = await this.storage.get(KEY)
+    this.timer = setInterval(() => void this.poll(), this.pollMs)
+    this.timer.unref()
+  }
+
+  /** Tell every process (this one at once) that cached records may be stale. */
+  async bump(): Promise<void> {
+    this.forgetAll()
+    if (supportsAtomic(this.storage)) this.seen = await this.storage.increment(KEY, 1)
+    else await this.storage.set(KEY, (this.seen = Date.now()))
+  }
+
+  /** Stop polling. */
+  stop(): void {
+    clearInterval(this.timer)
+  }
+
+  // --- Internal helpers ---
+
+  private async poll(): Promise<void> {
+    if (this.polling) return
+    this.polling = true
+    try {
+      const now = await this.storage.get(KEY)
+      if (now !== this.seen) {
+        this.seen = now
+        this.forgetAll()
+      }
+    } catch (err) {
+      this.logger.debug({ err }, 'cache epoch not read; cached records are kept for their ttl')
+    } finally {
+      this.polling = false
+    }
+  }
+
+  private forgetAll(): void {
+    for (const cache of this.caches) cache.forget()
+  }
+}

@@ -1,0 +1,134 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { randomBytes } from 'node:crypto'
+import { post } from '../helpers/http.ts'
+import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
+import { waitFor } from '../helpers/gateway.ts'
+
+/**
+ * Three standalone gateway processes (separate `node` processes, as users run them) on one Redis,
+ * then on one PostgreSQL: what must happen once happens once, whichever process serves the request,
+ * and the webhooks of a process killed with SIGKILL (or stopped with SIGSTOP, so that only its
+ * heartbeat tells) are delivered by the others. Each process has its own in-process simulated
+ * network, so a device lives in the process that linked it (DESIGN.md, Scale-out, part 1).
+ */
+const test = suite('several gateway processes on one store')
+
+const PHONE = '5511999990001'
+const backends = [
+  { name: 'Redis', url: process.env.REDIS_URL, stop: 'SIGKILL' as const },
+  { name: 'PostgreSQL', url: process.env.POSTGRES_URL, stop: 'SIGSTOP' as const },
+]
+
+for (const backend of backends) {
+  if (!backend.url) {
+    console.log(`${backend.name.toUpperCase()}_URL is not set: skipping the multi-process tests on ${backend.name}`)
+    continue
+  }
+  test(`${backend.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`, async () => {
+    const receiver = await startReceiver()
+    const env = {
+      GATEWAY_STORE: backend.url!,
+      GATEWAY_STORE_NAMESPACE: `mp-${randomBytes(4).toString('hex')}`,
+      GATEWAY_ALLOW_PRIVATE_URLS: '1',
+      GATEWAY_RATE_LIMIT: 'off',
+      GATEWAY_WEBHOOK_RETRY_MS: '500,1000,2000',
+    }
+    const procs: StandaloneServer[] = []
+    try {
+      for (let i = 0; i < 3; i++) procs.push(await startStandalone(env))
+      const at = (i: number) => procs[i % procs.length]!.url
+      await uniqueRegistration(at)
+      const authkey = (await post(`${at(0)}/api/auth`, registration('dono@example.com'))).body.data.authkey as string
+      await uniqueDevice(at, authkey)
+      await otpOnce(at, authkey)
+      await webhooksOnce(at(0), authkey, receiver)
+      await takeover(procs, authkey, receiver, backend.stop)
+    } finally {
+      for (const proc of procs) {
+        proc.child.kill('SIGCONT')
+        await proc.kill('SIGKILL')
+      }
+      await receiver.stop()
+    }
+  })
+}
+
+/** 30 concurrent registrations with one e-mail, spread over the 3: exactly one account. */
+async function uniqueRegistration(at: (i: number) => string): Promise<void> {
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => post(`${at(i)}/api/auth`, registration('mesmo@example.com'))))
+  const statuses = answers.map(answer => answer.status).sort()
+  assert.equal(statuses.filter(status => status === 200).length, 1, `one registration wins: ${statuses}`)
+  assert.equal(statuses.filter(status => status === 409).length, 29)
+}
+
+/** 20 concurrent add-device with one name, spread over the 3: one device (every answer names it). */
+async function uniqueDevice(at: (i: number) => string, authkey: string): Promise<void> {
+  const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(`${at(i)}/api/developer`, { authkey, message: 'recepcao', conecteQR: 'true' })))
+  for (const answer of answers) assert.is(answer.status, 200, answer.text)
+  const ids = new Set(answers.map(answer => answer.body.id))
+  assert.is(ids.size, 1, `one device for one name: ${[...ids]}`)
+  for (let i = 0; i < 3; i++) assert.is((await post(`${at(i)}/api/developer`, { authkey, message: 'recepcao', checkDispositivo: 'true' })).body.dispositivo.id, [...ids][0])
+}
+
+/** One OTP code verified 10 times at once across the 3: exactly one `valid: true`. */
+async function otpOnce(at: (i: number) => string, authkey: string): Promise<void> {
+  await linked(at(0), authkey, 'otp', '5511999990009')
+  const to = '5511988887777'
+  const sent = await post(`${at(0)}/api/create-message`, { appkey: 'otp', authkey, to, enviarOTP: 'true' })
+  assert.is(sent.status, 200, sent.text)
+  const inbox = (await (await fetch(`${at(0)}/_sim/inbox/${to}`)).json()) as { text: string }[]
+  const code = /\d{6}/.exec(inbox.at(-1)!.text)![0]
+  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(`${at(i)}/api/create-message`, { appkey: 'otp', authkey, to, message: 'false', verificarOTP: code })))
+  assert.equal(answers.filter(answer => answer.body.valid === true).length, 1, answers.map(answer => answer.text).join('\n'))
+  assert.ok(answers.every(answer => answer.status === 200 || answer.body.valid === false))
+}
+
+/** 20 incoming messages on a device of process 0: 20 webhook ids at the receiver, none twice. */
+async function webhooksOnce(url: string, authkey: string, receiver: Receiver): Promise<void> {
+  await linked(url, authkey, 'entrada', PHONE, receiver.url)
+  for (let i = 0; i < 20; i++) await post(`${url}/_sim/send`, { from: `55119777700${String(i).padStart(2, '0')}`, to: PHONE, type: 'text', text: `oi ${i}` })
+  await receiver.waitForHooks(20, 20_000)
+  await new Promise(resolve => setTimeout(resolve, 2_000)) // a second delivery would show up here
+  const ids = receiver.hooks.map(hook => hook.headers['webhook-id'])
+  assert.is(ids.length, 20, `${ids.length} deliveries`)
+  assert.is(new Set(ids).size, 20)
+}
+
+/**
+ * The receiver down, 30 events recorded by process 1, then process 1 killed (or stopped: alive to
+ * its host, silent in the store): once the receiver answers again the others deliver all 30 within
+ * 30 s. A duplicate would only come from an attempt in flight at the kill.
+ */
+async function takeover(procs: StandaloneServer[], authkey: string, receiver: Receiver, signal: 'SIGKILL' | 'SIGSTOP'): Promise<void> {
+  receiver.hooks.length = 0
+  receiver.answer(() => 503)
+  const url = procs[1]!.url
+  await linked(url, authkey, 'caida', '5511999990002', receiver.url)
+  const sent: string[] = []
+  for (let i = 0; i < 30; i++) sent.push((await post(`${url}/_sim/send`, { from: '5511977770001', to: '5511999990002', type: 'text', text: `antes da queda ${i}` })).body.id)
+  await waitFor(() => new Set(receiver.hooks.map(hook => hook.payload.idMessagem)).size === 30, 20_000, 'an attempt of every event')
+  procs[1]!.child.kill(signal)
+  receiver.hooks.length = 0
+  receiver.answer(() => 200)
+  const back = Date.now()
+  await waitFor(() => new Set(receiver.hooks.map(hook => hook.payload.idMessagem)).size === 30, 30_000, 'the others to deliver all 30 events')
+  const took = Date.now() - back
+  const delivered = receiver.hooks.map(hook => hook.payload.idMessagem as string)
+  assert.equal([...new Set(delivered)].sort(), [...sent].sort())
+  console.log(`# ${signal}: 30 events delivered by the other processes ${(took / 1000).toFixed(1)} s after the receiver came back (${delivered.length - 30} duplicates)`)
+}
+
+async function linked(url: string, authkey: string, name: string, phone: string, webhook?: string): Promise<void> {
+  const created = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: name, ...(webhook ? { webhook } : {}) })
+  assert.is(created.status, 200, created.text)
+  assert.is((await post(`${url}/_sim/scan`, { authkey, appkey: name, phone })).status, 200)
+  await waitFor(async () => (await post(`${url}/api/developer`, { authkey, message: name, checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 10_000, `${name} to connect`)
+}
+
+function registration(email: string) {
+  return { auth: 'registrar', nome: 'Ana', email, senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }
+}
+
+test.run()
