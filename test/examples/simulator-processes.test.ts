@@ -50,8 +50,8 @@ else {
       assert.equal(await sim.stats(), { connections: 1, replaced: 0, sent: 0, received: 0 })
 
       b = await startStandalone(env) // resumes the linked device with the credentials A stored
-      await waitFor(async () => (await state(b!)).estado === 'open', 15_000, 'B to resume the device')
-      await waitFor(async () => (await state(a!)).estado === 'replaced', 10_000, 'A to show replaced')
+      await waitFor(async () => (await state(b!)).estado === 'open', 30_000, 'B to resume the device')
+      await waitFor(async () => (await state(a!)).estado === 'replaced', 30_000, 'A to show replaced')
       assert.is((await state(a)).conectado, false)
       assert.equal(await sim.stats(), { connections: 1, replaced: 1, sent: 0, received: 0 })
 
@@ -64,7 +64,7 @@ else {
 
       const incoming = await post(`${sim.url}/_sim/send`, { from: FRIEND, to: DEVICE_PHONE, type: 'text', text: 'oi B' })
       assert.is(incoming.status, 200, incoming.text)
-      await waitFor(() => receiver!.hooks.some(hook => hook.payload?.idMessagem === incoming.body.id), 15_000, 'the webhook of the message')
+      await waitFor(() => receiver!.hooks.some(hook => hook.payload?.idMessagem === incoming.body.id), 30_000, 'the webhook of the message')
       const hook = receiver.verified(created.body.webhookSecret).find(payload => payload.idMessagem === incoming.body.id)
       assert.equal([hook.event, hook.text, hook.from, hook.fromMe], ['Texto', 'oi B', FRIEND, false])
       assert.equal(await sim.stats(), { connections: 1, replaced: 1, sent: 1, received: 1 })

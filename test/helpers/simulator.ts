@@ -28,7 +28,7 @@ export async function startSimulator(env: Record<string, string> = {}): Promise<
   child.stdout!.on('data', d => (output += d))
   child.stderr!.on('data', d => (output += d))
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  const deadline = Date.now() + 20_000
+  const deadline = Date.now() + 60_000 // node + tsx start slowly on a loaded machine
   while (!output.includes('simulator listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')

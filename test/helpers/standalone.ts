@@ -48,7 +48,7 @@ export async function startStandalone(env: Record<string, string> = {}, port?: n
   child.stdout!.on('data', d => (output += d))
   child.stderr!.on('data', d => (output += d))
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  const deadline = Date.now() + 20_000
+  const deadline = Date.now() + 60_000 // node + tsx start slowly on a loaded machine
   while (!output.includes('gateway listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')
