@@ -3,11 +3,13 @@
  *
  *   PORT                         HTTP port (default 3000)
  *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
+ *   GATEWAY_SIM_URL              memory: join the simulator server at this URL (`npm run sim`) instead
+ *                                of a network of this process (its /_sim routes are then the server's)
  *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite, and
  *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
- *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *                                redis://..., postgres://..., memory://
  *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared Redis or SQL store (default zapgate)
+ *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
  *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
  *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
  *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
@@ -63,7 +65,10 @@ async function main(): Promise<void> {
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
   let transport: Transport
   let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
-  if (transportName === 'memory') {
+  if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
+    const { memoryTransport } = await import('zapgate/adapters/transport-memory')
+    transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
+  } else if (transportName === 'memory') {
     const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
     const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
     transport = memoryTransport({ network })
@@ -98,7 +103,7 @@ async function main(): Promise<void> {
   app.use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  logger.info({ port, transport: transportName, store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
+  logger.info({ port, transport: transportName, ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}), store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
 
   let stopping = false
   const stop = async (signal: string) => {

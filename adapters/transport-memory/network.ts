@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { TransportError } from 'zapgate'
 import type { GroupInfo, GroupRef, MessageRef, OutgoingMessage, SentMessage } from 'zapgate'
 import { parsePhone } from './addresses.ts'
@@ -6,17 +7,30 @@ import { FaultGate } from './faults.ts'
 import { GroupRegistry } from './groups.ts'
 import type { Group } from './groups.ts'
 import { Post } from './post.ts'
-import type { Destination, LoggedMessage, Traffic } from './post.ts'
-import { SessionRegistry } from './sessions.ts'
+import type { Traffic } from './post.ts'
+import { checkTarget, destinationOf, receivedBy } from './routing.ts'
+import { SessionRegistry, secretHash } from './sessions.ts'
 import type { LinkTarget } from './sessions.ts'
-import type { Fault, InboxEntry, MemoryNetworkOptions, PhoneMessage, PhoneProfile } from './types.ts'
+import type {
+  ConnectResult,
+  DeviceCredentials,
+  DeviceEndpoint,
+  DeviceNetwork,
+  Fault,
+  InboxEntry,
+  LinkChallengeSpec,
+  MemoryNetworkOptions,
+  NetworkStats,
+  PhoneMessage,
+  PhoneProfile,
+} from './types.ts'
 
 /**
  * The simulated messaging network, shared by any number of MemoryTransports (devices of two gateways
  * on one network reach each other). Simulated phones scan QR codes, send messages and read their
  * inboxes through the methods below; transports reach it through `devices` and `post`.
  */
-export class MemoryNetwork {
+export class MemoryNetwork implements DeviceNetwork {
   /** Linked devices and pending links (for transports). */
   readonly devices: SessionRegistry
   /** Message delivery, the message log and the phones' inboxes (for transports). */
@@ -26,6 +40,7 @@ export class MemoryNetwork {
   /** Injected failures of device calls. */
   readonly faults = new FaultGate()
   private readonly inlineMediaBytes: number
+  private readonly counts = { replaced: 0, sent: 0, received: 0 }
 
   constructor(options: MemoryNetworkOptions = {}) {
     this.devices = new SessionRegistry(options.offlineLimit ?? 1_000)
@@ -41,25 +56,33 @@ export class MemoryNetwork {
 
   /**
    * `phone` scans a QR or enters a pairing code (`target`: the QR string, the code, `{qr}`, `{code}`,
-   * or `{deviceId}` for whatever that device shows). The device becomes connected as `phone` before
-   * this resolves; answers the device id.
+   * or `{deviceId}` for whatever that device shows). The network issues the device a secret; the
+   * device is connected as `phone` before this resolves. Answers the device id.
    */
   async scan(target: LinkTarget, phone: string): Promise<string> {
     const number = requirePhone(phone)
     const { deviceId, endpoint } = this.devices.takePending(target, number)
-    await endpoint.linked(deviceId, number)
+    const secret = randomBytes(24).toString('base64url')
+    const device = this.devices.register(deviceId, number, secretHash(secret))
+    try {
+      await endpoint.linked(deviceId, { phone: number, secret })
+    } catch (err) {
+      if (!device.endpoint && this.devices.get(deviceId) === device) this.devices.forget(deviceId)
+      throw err
+    }
     return deviceId
   }
 
   /** `from` sends a message to a phone or to a group it belongs to; answers the message id. */
   async sendFromPhone(from: string, to: string, message: PhoneMessage): Promise<string> {
     const sender = requirePhone(from)
-    const destination = this.destination(sender, to)
+    const destination = destinationOf(this.post, this.groups, sender, to)
     if (message?.type === 'reaction' || message?.type === 'delete' || message?.type === 'button') {
-      this.checkTarget(sender, destination, message.target, message.type)
+      checkTarget(this.post, this.groups, sender, destination, message.target, message.type)
     }
     const content = phoneContent(message)
     const { sent, deliveries } = this.post.send({ phone: sender }, destination, content, loggable(message.type))
+    if (deliveries.length > 0) this.counts.received++
     await Promise.all(deliveries)
     if (message.type === 'delete') this.post.forget(message.target)
     return sent.id
@@ -134,33 +157,78 @@ export class MemoryNetwork {
     return this.devices.get(deviceId)?.phone
   }
 
-  // --- Devices (used by MemoryTransport) ---
+  /** Counts since the network started: open connections, replaced ones, messages devices sent, phone messages devices received. */
+  stats(): NetworkStats {
+    return { connections: this.devices.online(), ...this.counts }
+  }
 
-  /** Send a device's message; checks the session, faults, the address and any target. */
-  async sendFromDevice(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
-    const gated = this.gate(deviceId)
+  // --- Devices (the DeviceNetwork of MemoryTransport and of the simulator server) ---
+
+  async beginLink(deviceId: string, endpoint: DeviceEndpoint, challenge: LinkChallengeSpec): Promise<void> {
+    this.devices.beginLink(deviceId, endpoint, challenge)
+  }
+
+  async cancelLink(deviceId: string, endpoint: DeviceEndpoint): Promise<void> {
+    this.devices.cancelLink(deviceId, endpoint)
+  }
+
+  async connect(deviceId: string, credentials: DeviceCredentials, endpoint: DeviceEndpoint): Promise<ConnectResult> {
+    const attached = this.devices.attach(deviceId, credentials, endpoint)
+    if (attached.state === 'logged-out') return attached
+    if (attached.replaced) {
+      this.counts.replaced++
+      this.faults.release(deviceId)
+      // Not awaited: the other holder learns it on its own time, as with the real network.
+      attached.replaced.closed(deviceId, 'replaced', 'the session was opened elsewhere').catch(() => undefined)
+    }
+    const lid = this.post.lidOf(credentials.phone)
+    return lid ? { state: 'open', lid } : { state: 'open' }
+  }
+
+  async flush(deviceId: string, endpoint: DeviceEndpoint): Promise<void> {
+    if (this.devices.get(deviceId)?.endpoint === endpoint) await this.devices.flush(deviceId)
+  }
+
+  async disconnect(deviceId: string, endpoint: DeviceEndpoint): Promise<void> {
+    this.devices.cancelLink(deviceId, endpoint)
+    this.devices.detach(deviceId, endpoint)
+    this.faults.release(deviceId)
+  }
+
+  async logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint?: DeviceEndpoint): Promise<void> {
+    this.devices.cancelLink(deviceId, endpoint)
+    if (!this.devices.verify(deviceId, credentials)) return
+    const { endpoint: holder } = this.devices.revoke(deviceId)
+    this.faults.release(deviceId)
+    if (holder && holder !== endpoint) await holder.closed(deviceId, 'logged-out', 'logged out').catch(() => undefined)
+  }
+
+  /** Send a device's message (through `endpoint`, when given: only the connection holding the device may); checks faults, the address and any target. */
+  async sendFromDevice(deviceId: string, to: string, message: OutgoingMessage, endpoint?: DeviceEndpoint): Promise<SentMessage> {
+    const gated = this.gate(deviceId, endpoint)
     const phone = typeof gated === 'string' ? gated : await gated
-    const destination = this.destination(phone, to)
-    if (message?.kind === 'reaction' || message?.kind === 'delete') this.checkTarget(phone, destination, message.target?.id, message.kind)
+    const destination = destinationOf(this.post, this.groups, phone, to)
+    if (message?.kind === 'reaction' || message?.kind === 'delete') checkTarget(this.post, this.groups, phone, destination, message.target?.id, message.kind)
     const content = deviceContent(message, this.inlineMediaBytes)
     const { sent } = this.post.send({ phone, deviceId }, destination, content, loggable(message.kind))
     if (message.kind === 'delete') this.post.forget(message.target.id)
+    this.counts.sent++
     return sent
   }
 
   /** Send a read receipt for a message the device received. */
-  async markRead(deviceId: string, target: MessageRef): Promise<void> {
-    const phone = await this.gate(deviceId)
+  async markRead(deviceId: string, target: MessageRef, endpoint?: DeviceEndpoint): Promise<void> {
+    const phone = await this.gate(deviceId, endpoint)
     const message = typeof target?.id === 'string' ? this.post.message(target.id) : undefined
     const chat = typeof target?.chat === 'string' ? this.post.resolve(target.chat) : undefined
     const inChat = chat !== undefined && message !== undefined && ('group' in chat ? chat.group === message.to : chat.phone === message.from)
-    if (!message || !inChat || !this.receivedBy(message, phone)) throw new TransportError('not-found', 'no such received message in that chat')
+    if (!message || !inChat || !receivedBy(this.groups, message, phone)) throw new TransportError('not-found', 'no such received message in that chat')
     this.post.receipt(phone, message.from, message.id, message.to.endsWith('@g.us') ? message.to : undefined)
   }
 
   /** Group metadata for a device: by id (members only), or by invite. */
-  async groupInfo(deviceId: string, ref: GroupRef): Promise<GroupInfo | undefined> {
-    const phone = await this.gate(deviceId)
+  async groupInfo(deviceId: string, ref: GroupRef, endpoint?: DeviceEndpoint): Promise<GroupInfo | undefined> {
+    const phone = await this.gate(deviceId, endpoint)
     if (!ref || typeof ref !== 'object') invalid('a group is named by {id} or {invite}')
     if ('invite' in ref) {
       const group = this.groups.byInvite(ref.invite)
@@ -172,16 +240,16 @@ export class MemoryNetwork {
   }
 
   /** Create a group with the device as admin. */
-  async groupCreate(deviceId: string, subject: string, participants: string[]): Promise<GroupInfo> {
-    const phone = await this.gate(deviceId)
+  async groupCreate(deviceId: string, subject: string, participants: string[], endpoint?: DeviceEndpoint): Promise<GroupInfo> {
+    const phone = await this.gate(deviceId, endpoint)
     if (!Array.isArray(participants)) invalid('participants must be a list of phone numbers')
     const phones = participants.map(p => parsePhone(p) ?? invalid(`not a phone number: ${String(p)}`))
     return this.describe(this.groups.create(phone, subject, phones), true)
   }
 
   /** Join a group by invite code or link; the group id, or undefined for an invalid invite. */
-  async groupJoin(deviceId: string, invite: string): Promise<string | undefined> {
-    const phone = await this.gate(deviceId)
+  async groupJoin(deviceId: string, invite: string, endpoint?: DeviceEndpoint): Promise<string | undefined> {
+    const phone = await this.gate(deviceId, endpoint)
     return this.groups.join(phone, invite)?.id
   }
 
@@ -189,48 +257,16 @@ export class MemoryNetwork {
 
   /**
    * Wait out any fault of the device; the phone it is online as (at once, without a promise, when no
-   * fault is set: the case of nearly every call). Throws when the device is not online.
+   * fault is set: the case of nearly every call). Throws when the device is not online (through
+   * `endpoint`, when given).
    */
-  private gate(deviceId: string): string | Promise<string> {
+  private gate(deviceId: string, endpoint?: DeviceEndpoint): string | Promise<string> {
     const device = this.devices.get(deviceId)
     const phone = device?.phone
-    if (phone === undefined || device!.endpoint === undefined) throw new TransportError('not-connected', 'the device is not connected')
+    const held = (held?: DeviceEndpoint) => held !== undefined && (endpoint === undefined || held === endpoint)
+    if (phone === undefined || !held(device!.endpoint)) throw new TransportError('not-connected', 'the device is not connected')
     if (!this.faults.any()) return phone
-    return this.faults.check([deviceId, phone], () => this.devices.get(deviceId)?.endpoint !== undefined).then(() => phone)
-  }
-
-  private destination(sender: string, to: string): Destination {
-    const resolved = this.post.resolve(to)
-    if (!resolved) {
-      if (typeof to === 'string' && to.trim().endsWith('@lid')) throw new TransportError('not-found', `unknown user ${to}`)
-      throw new TransportError('invalid', `not a phone number or group id: ${String(to)}`)
-    }
-    if ('phone' in resolved) return resolved
-    const group = this.groups.get(resolved.group)
-    if (!group?.members.has(sender)) throw new TransportError('not-found', `no group ${resolved.group} with this member`)
-    return { group: group.id, members: [...group.members.keys()] }
-  }
-
-  /** A reaction, delete or button tap must name a message of that chat (deletes: one the sender sent). */
-  private checkTarget(sender: string, destination: Destination, id: string | undefined, kind: string): void {
-    const message = typeof id === 'string' ? this.post.message(id) : undefined
-    const chat = 'group' in destination ? destination.group : destination.phone
-    const inChat =
-      message !== undefined &&
-      ('group' in destination
-        ? message.to === chat
-        : (message.from === sender && message.to === chat) || (message.from === chat && message.to === sender))
-    if (!message || !inChat) throw new TransportError('not-found', `no message ${String(id)} in that chat`)
-    if (kind === 'delete' && message.from !== sender) throw new TransportError('invalid', 'only the sender can delete a message')
-    if (kind === 'button' && (!this.receivedBy(message, sender) || (message.type !== 'buttons' && message.type !== 'carousel'))) {
-      throw new TransportError('invalid', `message ${id} has no buttons for this phone`)
-    }
-  }
-
-  private receivedBy(message: LoggedMessage, phone: string): boolean {
-    if (message.from === phone) return false
-    if (!message.to.endsWith('@g.us')) return message.to === phone
-    return this.groups.get(message.to)?.members.has(phone) === true
+    return this.faults.check([deviceId, phone], () => held(this.devices.get(deviceId)?.endpoint)).then(() => phone)
   }
 
   private describe(group: Group, withInvite: boolean): GroupInfo {

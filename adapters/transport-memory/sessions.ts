@@ -1,8 +1,9 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
 import { TransportError } from 'zapgate'
 import type { IncomingMessage } from 'zapgate'
 import { putBounded } from 'zapgate/adapter-kit'
 import { parsePhone, pushBounded } from './addresses.ts'
-import type { DeviceEndpoint } from './types.ts'
+import type { DeviceCredentials, DeviceEndpoint } from './types.ts'
 
 /** What completes a pending link: a QR string, a pairing code, a device id, or any of them as text. */
 export type LinkTarget = string | { qr: string } | { code: string } | { deviceId: string }
@@ -10,6 +11,8 @@ export type LinkTarget = string | { qr: string } | { code: string } | { deviceId
 /** A device linked to a phone; `endpoint` is set while a transport holds its session open. */
 interface LinkedDevice {
   phone: string
+  /** SHA-256 of the secret issued when the device was linked (absent for a device first seen without one). */
+  secretHash?: Buffer
   endpoint?: DeviceEndpoint
   /** Messages that arrived while the device was offline, delivered when it comes back. */
   offline: IncomingMessage[]
@@ -44,17 +47,16 @@ export class SessionRegistry {
   /** Wait for a phone to complete `challenge` for `deviceId` (replacing any earlier challenge). */
   beginLink(deviceId: string, endpoint: DeviceEndpoint, challenge: { qr: string } | { code: string; phone: string }): void {
     this.cancelLink(deviceId)
-    this.revoked.delete(deviceId)
     const link: PendingLink = { endpoint, ...challenge }
     putBounded(this.pending, deviceId, link, this.limit, (_, old) => this.dropChallenges(old))
     if ('qr' in challenge) this.challenges.set(qrKey(challenge.qr), deviceId)
     else this.challenges.set(codeKey(challenge.code, challenge.phone), deviceId)
   }
 
-  /** Forget the device's pending link, if any. */
-  cancelLink(deviceId: string): void {
+  /** Forget the device's pending link, if any (only when `endpoint` made it, when given). */
+  cancelLink(deviceId: string, endpoint?: DeviceEndpoint): void {
     const link = this.pending.get(deviceId)
-    if (!link) return
+    if (!link || (endpoint !== undefined && link.endpoint !== endpoint)) return
     this.pending.delete(deviceId)
     this.dropChallenges(link)
   }
@@ -81,23 +83,52 @@ export class SessionRegistry {
   }
 
   /**
-   * Bring the device online as `phone` through `endpoint`. Answers `logged-out` when the phone
-   * unlinked the device while it was away; `replaced` is the endpoint that held it until now.
+   * Record that `phone` linked the device with a secret hashing to `secretHash` (a link to another
+   * phone than before drops what was queued for the old one).
    */
-  attach(deviceId: string, phone: string, endpoint: DeviceEndpoint): { state: 'open' | 'logged-out'; replaced?: DeviceEndpoint } {
-    if (this.revoked.has(deviceId)) {
-      this.revoked.delete(deviceId)
-      return { state: 'logged-out' }
-    }
+  register(deviceId: string, phone: string, secretHash: Buffer | undefined): LinkedDevice {
+    this.revoked.delete(deviceId)
     const current = this.devices.get(deviceId)
-    const replaced = current?.endpoint && current.endpoint !== endpoint ? current.endpoint : undefined
     if (current && current.phone !== phone) this.forget(deviceId)
-    const device = current && current.phone === phone ? current : { phone, offline: [] }
-    device.endpoint = endpoint
+    const device: LinkedDevice = current && current.phone === phone ? current : { phone, offline: [] }
+    device.secretHash = secretHash
     putBounded(this.devices, deviceId, device, this.limit, (id, old) => this.unindex(id, old.phone))
     const set = this.byPhone.get(phone) ?? new Set()
     this.byPhone.set(phone, set.add(deviceId))
+    return device
+  }
+
+  /**
+   * Bring the device online through `endpoint` when its credentials are right. Answers `logged-out`
+   * when the phone unlinked the device while it was away or the credentials are wrong; `replaced` is
+   * the endpoint that held it until now. A device the network does not know (it was restarted) is
+   * registered with the credentials shown.
+   */
+  attach(
+    deviceId: string,
+    credentials: DeviceCredentials,
+    endpoint: DeviceEndpoint,
+  ): { state: 'open'; replaced?: DeviceEndpoint } | { state: 'logged-out'; reason: string } {
+    if (this.revoked.has(deviceId)) return { state: 'logged-out', reason: 'unlinked from the phone' }
+    const known = this.devices.get(deviceId)
+    if (known && !accepts(known, credentials)) return { state: 'logged-out', reason: 'the network refused the device credentials' }
+    const device = known ?? this.register(deviceId, credentials.phone, credentials.secret === undefined ? undefined : secretHash(credentials.secret))
+    const replaced = device.endpoint && device.endpoint !== endpoint ? device.endpoint : undefined
+    device.endpoint = endpoint
     return { state: 'open', replaced }
+  }
+
+  /** Whether `credentials` are the device's (any, for a device the network does not know). */
+  verify(deviceId: string, credentials: DeviceCredentials | undefined): boolean {
+    const device = this.devices.get(deviceId)
+    return device === undefined || (credentials !== undefined && accepts(device, credentials))
+  }
+
+  /** Number of devices online (held open by an endpoint). */
+  online(): number {
+    let count = 0
+    for (const device of this.devices.values()) if (device.endpoint) count++
+    return count
   }
 
   /** Take the device offline (its link stays) when `endpoint` holds it. */
@@ -118,7 +149,7 @@ export class SessionRegistry {
     this.unindex(deviceId, device.phone)
   }
 
-  /** Unlink the device from the phone's side; the endpoint holding it, if it was online. */
+  /** Unlink the device (its credentials stop working until a new link); the endpoint holding it, if it was online. */
   revoke(deviceId: string): { endpoint?: DeviceEndpoint; known: boolean } {
     const device = this.devices.get(deviceId)
     this.forget(deviceId)
@@ -200,4 +231,16 @@ function qrKey(qr: string): string {
 
 function codeKey(code: string, phone: string): string {
   return `code:${parsePhone(phone) ?? phone}:${code.replace(/[\s-]/g, '').toUpperCase()}`
+}
+
+/** SHA-256 of a device secret: the network keeps only this. */
+export function secretHash(secret: string): Buffer {
+  return createHash('sha256').update(secret).digest()
+}
+
+/** The phone matches and the secret hashes to the one issued (constant-time); any secret for a device linked without one. */
+function accepts(device: LinkedDevice, credentials: DeviceCredentials): boolean {
+  if (credentials?.phone !== device.phone) return false
+  if (device.secretHash === undefined) return true
+  return typeof credentials.secret === 'string' && timingSafeEqual(secretHash(credentials.secret), device.secretHash)
 }

@@ -10,14 +10,16 @@ import type { MemoryNetwork } from './network.ts'
 import type { LinkTarget } from './sessions.ts'
 import { GroupBody, PhoneBody, ScanBody, SendBody, UnlinkBody, messageSchemas } from './sim-schemas.ts'
 import type { PhoneMessage } from './types.ts'
+import { TRANSPORT_STATUS } from './wire.ts'
 
 /** Options of the simulator routes. */
 export interface SimulatorRoutesOptions {
   /**
    * The devices of the account of `authkey` whose id, appkey or name is `ref`; undefined for an
-   * unknown or expired authkey. The gateway's `findDevices` is this function.
+   * unknown or expired authkey. The gateway's `findDevices` is this function. Absent on a simulator
+   * server (it has no gateway store): scans go by code or QR, unlinks by device id.
    */
-  findDevices(authkey: string, ref: string): Promise<{ id: string }[] | undefined>
+  findDevices?(authkey: string, ref: string): Promise<{ id: string }[] | undefined>
   /** Where unexpected errors are logged. */
   logger?: Logger
 }
@@ -37,8 +39,9 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
     let target: LinkTarget
     if (qr) target = { qr }
     else if (code) target = { code }
+    else if (appkey && !options.findDevices) throw new SimError(400, APART)
     else if (appkey) target = { deviceId: await findDevice(options, authkey, appkey) }
-    else throw new SimError(400, 'appkey (with authkey), qr or code is required')
+    else throw new SimError(400, options.findDevices ? 'appkey (with authkey), qr or code is required' : 'qr or code is required')
     await network.scan(target, phone)
     reply(ctx, { message: 'device linked', phone: parsePhone(phone) })
   })
@@ -73,9 +76,15 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
     reply(ctx, { message: 'phone registered', phone: parsePhone(phone), ...(assigned ? { lid: assigned } : {}) })
   })
 
+  router.get('/stats', ctx => {
+    ctx.body = network.stats()
+  })
+
   router.post('/unlink', async ctx => {
-    const { authkey, appkey } = parse(ctx, UnlinkBody)
-    const deviceId = await findDevice(options, authkey, appkey)
+    const { authkey, appkey, deviceId: id } = parse(ctx, UnlinkBody)
+    if (!options.findDevices && !id) throw new SimError(400, 'this simulator runs apart from the gateway: unlink by {deviceId} (the id operation 4 answers)')
+    if (options.findDevices && !appkey) throw new SimError(400, 'appkey (with authkey) is required')
+    const deviceId = options.findDevices ? await findDevice(options, authkey, appkey!) : id!
     if (!(await network.unlink(deviceId))) throw new SimError(404, 'device not linked')
     reply(ctx, { message: 'device unlinked' })
   })
@@ -95,26 +104,17 @@ class SimError extends Error {
   }
 }
 
+/** Why a simulator server (apart from the gateway) cannot scan by appkey. */
+const APART = 'this simulator runs apart from the gateway and cannot find a device by appkey: scan by {code, phone} (operation 3 with a phone answers a pairing code) or {qr, phone} (the text of the QR)'
+
 /** The one device of the account of `authkey` whose id, appkey or name is `ref`. */
 async function findDevice(options: SimulatorRoutesOptions, authkey: string | undefined, ref: string): Promise<string> {
   if (!authkey) throw new SimError(400, 'authkey is required to find a device by appkey')
-  const devices = await options.findDevices(authkey, ref)
+  const devices = await options.findDevices!(authkey, ref)
   if (!devices) throw new SimError(401, 'unknown or expired authkey')
   if (devices.length === 0) throw new SimError(404, 'device not found')
   if (devices.length > 1) throw new SimError(409, `${JSON.stringify(ref)} names ${devices.length} devices of the account (by id, appkey or name): use the device id`)
   return devices[0].id
-}
-
-const TRANSPORT_STATUS: Record<TransportError['code'], number> = {
-  'not-connected': 409,
-  'already-connected': 409,
-  'not-found': 404,
-  'not-admin': 403,
-  'rate-limited': 429,
-  timeout: 504,
-  unreachable: 503,
-  invalid: 400,
-  failed: 502,
 }
 
 function renderErrors(logger?: Logger) {

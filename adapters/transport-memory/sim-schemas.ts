@@ -58,5 +58,5 @@ export const PhoneBody = object({
   hidePhone: optional(Flag),
 })
 
-/** `POST /_sim/unlink`: the phone removes a linked device. */
-export const UnlinkBody = object({ authkey: optional(string()), appkey: Text })
+/** `POST /_sim/unlink`: the phone removes a linked device (found by appkey with the gateway's routes, by id on a simulator server). */
+export const UnlinkBody = object({ authkey: optional(string()), appkey: optional(Text), deviceId: optional(Text) })

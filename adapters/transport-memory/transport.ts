@@ -7,52 +7,60 @@ import type {
   MessageRef,
   OutgoingMessage,
   SentMessage,
-  SessionState,
   SessionStatus,
   Transport,
   TransportContext,
   TransportEvent,
 } from 'zapgate'
 import { KeyedLock } from 'zapgate/adapter-kit'
-import { parsePhone, qrString } from './addresses.ts'
+import { qrString } from './addresses.ts'
 import { MemoryNetwork } from './network.ts'
-import type { DeviceEndpoint } from './types.ts'
+import { RemoteNetwork } from './remote-network.ts'
+import { checkLinkRequest, clearTimer, credentialsOf, forgetRefused, sessionKey, snapshot } from './session-state.ts'
+import type { Session, StoredSession } from './session-state.ts'
+import type { DeviceCredentials, DeviceEndpoint, DeviceNetwork } from './types.ts'
 
 /** Options of the simulated transport. */
 export interface MemoryTransportOptions {
-  /** The network to join; share one between transports so that their devices reach each other. */
+  /** The in-process network to join; share one between transports so that their devices reach each other. */
   network?: MemoryNetwork
+  /**
+   * Join a simulator server (`npm run sim`) at this URL instead of an in-process network: several
+   * gateway processes then share one network (see docs/simulator.md).
+   */
+  simUrl?: string
   /** Rotate a pending QR this often, emitting `qr` events (default 0: never rotate). */
   qrRefreshMs?: number
   /** Rotations before an unscanned QR link gives up with status `closed` (default: never). */
   qrRefreshLimit?: number
 }
 
-/** What the transport keeps in its storage for a linked device, under `session:<deviceId>`. */
-export interface StoredSession {
-  phone: string
-  linkedAt: number
-}
-
 /**
- * A Transport over a simulated network (MemoryNetwork): sessions link by QR or pairing code when a
- * simulated phone scans, survive restarts through the transport's storage, and messages, receipts and
+ * A Transport over a simulated network (in process, or a simulator server shared by several
+ * processes): sessions link by QR or pairing code when a simulated phone scans, the credentials the
+ * network issues are kept in the transport's storage (any process on that store can resume the
+ * device; one live connection per device, the older one ends `replaced`), and messages, receipts and
  * groups behave like the real network's as far as the gateway can tell.
  */
 export class MemoryTransport implements Transport {
-  /** The network this transport's devices live on. */
-  readonly network: MemoryNetwork
+  /** The in-process network this transport's devices live on (undefined with `simUrl`). */
+  readonly network: MemoryNetwork | undefined
+  private readonly net: DeviceNetwork
   private context?: TransportContext
   private readonly sessions = new Map<string, Session>()
   private readonly lock = new KeyedLock()
   private readonly endpoint: DeviceEndpoint
 
   constructor(private readonly options: MemoryTransportOptions = {}) {
-    this.network = options.network ?? new MemoryNetwork()
+    if (options.simUrl !== undefined && options.network) throw new TypeError('memoryTransport: give network or simUrl, not both')
+    this.network = options.simUrl === undefined ? (options.network ?? new MemoryNetwork()) : undefined
+    this.net = this.network ?? new RemoteNetwork(options.simUrl!, () => this.context?.logger)
     this.endpoint = {
-      linked: (deviceId, phone) => this.linked(deviceId, phone),
+      linked: (deviceId, credentials) => this.linked(deviceId, credentials),
       receive: (deviceId, message) => this.emit({ type: 'message', deviceId, message }),
       closed: (deviceId, state, reason) => this.closed(deviceId, state, reason),
+      interrupted: (deviceId, reason) => this.interrupted(deviceId, reason),
+      resumed: (deviceId, lid) => this.resumed(deviceId, lid),
     }
   }
 
@@ -65,28 +73,23 @@ export class MemoryTransport implements Transport {
     let opened: Session | undefined
     await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
-      if (current && (current.state === 'open' || current.state === 'linking')) return
+      if (current && (current.state === 'open' || current.state === 'linking' || current.state === 'connecting')) return
       const stored = await storage.get<StoredSession>(sessionKey(deviceId))
       if (!stored?.phone) return
-      opened = await this.open(deviceId, stored.phone)
+      opened = await this.open(deviceId, stored)
     })
     if (opened) await this.announce(deviceId, opened)
   }
 
   async link(deviceId: string, request: LinkRequest): Promise<LinkChallenge> {
     this.ctx()
-    const { phone: rawPhone, code } = request ?? {}
-    const phone = rawPhone === undefined ? undefined : parsePhone(rawPhone)
-    if (rawPhone !== undefined && !phone) throw new TransportError('invalid', 'phone must be a phone number')
-    if ((phone === undefined) !== (code === undefined)) throw new TransportError('invalid', 'phone and code go together')
-    if (code !== undefined && !/^[A-Za-z0-9]{8}$/.test(code)) throw new TransportError('invalid', 'a pairing code has 8 letters or digits')
+    const { phone, code } = checkLinkRequest(request)
     const session = await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
       if (current?.state === 'open') throw new TransportError('already-connected', 'the device is already connected')
       clearTimer(current)
       const next: Session = { state: 'linking', challenge: code ?? qrString() }
-      if (code !== undefined) this.network.devices.beginLink(deviceId, this.endpoint, { code, phone: phone! })
-      else this.network.devices.beginLink(deviceId, this.endpoint, { qr: next.challenge! })
+      await this.net.beginLink(deviceId, this.endpoint, code !== undefined ? { code, phone: phone! } : { qr: next.challenge! })
       this.sessions.set(deviceId, next)
       if (code === undefined) this.scheduleRefresh(deviceId, next)
       return next
@@ -107,8 +110,10 @@ export class MemoryTransport implements Transport {
     const changed = await this.lock.run(deviceId, async () => {
       const session = this.sessions.get(deviceId)
       clearTimer(session)
-      this.network.devices.forget(deviceId)
-      this.network.faults.release(deviceId)
+      const stored = await storage.get<StoredSession>(sessionKey(deviceId))
+      await this.net.logout(deviceId, stored?.phone ? credentialsOf(stored) : undefined, this.endpoint).catch(err => {
+        this.context?.logger.warn({ err, deviceId }, 'the network did not hear of the logout')
+      })
       const existed = await storage.delete(sessionKey(deviceId))
       this.sessions.delete(deviceId)
       return existed || (session !== undefined && session.state !== 'closed')
@@ -119,8 +124,8 @@ export class MemoryTransport implements Transport {
   async disconnect(deviceId: string): Promise<void> {
     const session = await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
-      if (!current || (current.state !== 'open' && current.state !== 'linking')) return undefined
-      this.close(deviceId, current)
+      if (!current || (current.state !== 'open' && current.state !== 'linking' && current.state !== 'connecting')) return undefined
+      await this.close(deviceId, current)
       current.state = 'closed'
       current.reason = 'disconnected'
       return current
@@ -130,97 +135,117 @@ export class MemoryTransport implements Transport {
 
   async send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
     this.requireOpen(deviceId)
-    return this.network.sendFromDevice(deviceId, to, message)
+    return this.net.sendFromDevice(deviceId, to, message, this.endpoint)
   }
 
   async markRead(deviceId: string, target: MessageRef): Promise<void> {
     this.requireOpen(deviceId)
-    return this.network.markRead(deviceId, target)
+    return this.net.markRead(deviceId, target, this.endpoint)
   }
 
   async groupInfo(deviceId: string, group: GroupRef): Promise<GroupInfo | undefined> {
     this.requireOpen(deviceId)
-    return this.network.groupInfo(deviceId, group)
+    return this.net.groupInfo(deviceId, group, this.endpoint)
   }
 
   async groupCreate(deviceId: string, subject: string, participants: string[]): Promise<GroupInfo> {
     this.requireOpen(deviceId)
-    return this.network.groupCreate(deviceId, subject, participants)
+    return this.net.groupCreate(deviceId, subject, participants, this.endpoint)
   }
 
   async groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined> {
     this.requireOpen(deviceId)
-    return this.network.groupJoin(deviceId, inviteCode)
+    return this.net.groupJoin(deviceId, inviteCode, this.endpoint)
   }
 
   async stop(): Promise<void> {
-    for (const [deviceId, session] of this.sessions) this.close(deviceId, session)
+    const sessions = [...this.sessions]
     this.sessions.clear()
+    await Promise.all(sessions.map(([deviceId, session]) => this.close(deviceId, session).catch(() => undefined)))
+    await this.net.close?.(this.endpoint)
   }
 
   // --- Internal helpers ---
 
-  /** A simulated phone completed the device's pending link. */
-  private async linked(deviceId: string, phone: string): Promise<void> {
+  /** A simulated phone completed the device's pending link: keep the credentials, then connect with them. */
+  private async linked(deviceId: string, credentials: Required<DeviceCredentials>): Promise<void> {
     const storage = this.ctx().storage
     const session = await this.lock.run(deviceId, async () => {
       if (this.sessions.get(deviceId)?.state !== 'linking') throw new TransportError('not-found', 'the device is no longer linking')
       clearTimer(this.sessions.get(deviceId))
-      await storage.set(sessionKey(deviceId), { phone, linkedAt: Date.now() } satisfies StoredSession)
-      return this.open(deviceId, phone)
+      const stored: StoredSession = { phone: credentials.phone, linkedAt: Date.now(), secret: credentials.secret }
+      await storage.set(sessionKey(deviceId), stored)
+      return this.open(deviceId, stored)
     })
     await this.announce(deviceId, session)
   }
 
-  /** The network closed the session (replaced by another client, or unlinked by the phone). */
+  /** The network closed the session (replaced by another client, or unlinked). Nothing reconnects it. */
   private async closed(deviceId: string, state: 'replaced' | 'logged-out', reason: string): Promise<void> {
     const session = await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
+      if (state === 'replaced' && current?.state !== 'open' && current?.state !== 'connecting') return undefined
       clearTimer(current)
       if (state === 'logged-out') await this.ctx().storage.delete(sessionKey(deviceId))
       const next: Session = { state, reason, phone: state === 'replaced' ? current?.phone : undefined }
       this.sessions.set(deviceId, next)
       return next
     })
-    await this.emitStatus(deviceId, session)
+    if (session) await this.emitStatus(deviceId, session)
   }
 
-  /** Bring the device online as `phone` (under the device's lock). */
-  private async open(deviceId: string, phone: string): Promise<Session> {
-    const { state, replaced } = this.network.devices.attach(deviceId, phone, this.endpoint)
-    if (state === 'logged-out') {
-      await this.ctx().storage.delete(sessionKey(deviceId))
-      const session: Session = { state: 'logged-out', reason: 'unlinked from the phone' }
-      this.sessions.set(deviceId, session)
-      return session
-    }
-    const session: Session = { state: 'open', phone }
-    this.sessions.set(deviceId, session)
-    replaced?.closed(deviceId, 'replaced', 'the session was opened elsewhere').catch(err => {
-      this.context?.logger.warn({ err, deviceId }, 'replaced session not closed')
+  /** The simulator server's connection was lost; the network retries it. */
+  private async interrupted(deviceId: string, reason: string): Promise<void> {
+    const session = await this.lock.run(deviceId, async () => {
+      const current = this.sessions.get(deviceId)
+      if (current?.state !== 'open') return undefined
+      Object.assign(current, { state: 'connecting', reason })
+      return current
     })
+    if (session) await this.emitStatus(deviceId, session)
+  }
+
+  /** A connection that was being retried is open again. */
+  private async resumed(deviceId: string, lid: string | undefined): Promise<void> {
+    const session = await this.lock.run(deviceId, async () => {
+      const current = this.sessions.get(deviceId)
+      if (current?.state !== 'connecting') return undefined
+      Object.assign(current, { state: 'open', lid, reason: undefined })
+      return current
+    })
+    if (session) await this.announce(deviceId, session)
+  }
+
+  /** Connect the device with its stored credentials (under the device's lock). */
+  private async open(deviceId: string, stored: StoredSession): Promise<Session> {
+    const result = await this.net.connect(deviceId, credentialsOf(stored), this.endpoint)
+    let session: Session
+    if (result.state === 'logged-out') {
+      await forgetRefused(this.ctx().storage, deviceId, stored)
+      session = { state: 'logged-out', reason: result.reason }
+    } else if (result.state === 'connecting') session = { state: 'connecting', phone: stored.phone, reason: result.reason }
+    else session = { state: 'open', phone: stored.phone, ...(result.lid ? { lid: result.lid } : {}) }
+    this.sessions.set(deviceId, session)
     return session
   }
 
-  /** Report a new session state; once open, hand over what arrived while the device was away. */
+  /** Report a new session state; once open, let the network hand over what arrived while the device was away. */
   private async announce(deviceId: string, session: Session): Promise<void> {
     await this.emitStatus(deviceId, session)
-    if (session.state === 'open') await this.network.devices.flush(deviceId)
+    if (session.state === 'open') await this.net.flush(deviceId, this.endpoint)
   }
 
   /** Take the device off the network (its link stays) and stop its timer. */
-  private close(deviceId: string, session: Session): void {
+  private async close(deviceId: string, session: Session): Promise<void> {
     clearTimer(session)
-    this.network.devices.cancelLink(deviceId)
-    this.network.devices.detach(deviceId, this.endpoint)
-    this.network.faults.release(deviceId)
+    await this.net.disconnect(deviceId, this.endpoint)
   }
 
   private scheduleRefresh(deviceId: string, session: Session): void {
     const every = this.options.qrRefreshMs ?? 0
     if (!(every > 0)) return
     let rotations = 0
-    session.timer = setInterval(() => void this.refresh(deviceId, session, ++rotations), every)
+    session.timer = setInterval(() => void this.refresh(deviceId, session, ++rotations).catch(err => this.context?.logger.warn({ err, deviceId }, 'QR not rotated')), every)
     session.timer.unref()
   }
 
@@ -228,13 +253,14 @@ export class MemoryTransport implements Transport {
     const event = await this.lock.run(deviceId, async (): Promise<TransportEvent | undefined> => {
       if (this.sessions.get(deviceId) !== session || session.state !== 'linking') return clearTimer(session)
       if (rotation > (this.options.qrRefreshLimit ?? Infinity)) {
-        this.close(deviceId, session)
+        await this.close(deviceId, session)
         Object.assign(session, { state: 'closed', reason: 'link timed out' })
         return { type: 'status', deviceId, status: this.snapshot(session) }
       }
-      session.challenge = qrString()
-      this.network.devices.beginLink(deviceId, this.endpoint, { qr: session.challenge })
-      return { type: 'qr', deviceId, qr: session.challenge }
+      const qr = qrString()
+      await this.net.beginLink(deviceId, this.endpoint, { qr })
+      session.challenge = qr
+      return { type: 'qr', deviceId, qr }
     })
     if (event) await this.emit(event)
   }
@@ -243,16 +269,11 @@ export class MemoryTransport implements Transport {
     if (this.sessions.get(deviceId)?.state !== 'open') throw new TransportError('not-connected', 'the device is not connected')
   }
 
-  private snapshot(session: Pick<Session, 'state' | 'phone' | 'reason'>): SessionStatus {
-    const status: SessionStatus = { state: session.state, connected: session.state === 'open' }
-    if (session.phone) status.phone = session.phone
-    const lid = session.phone && this.network.post.lidOf(session.phone)
-    if (lid) status.lid = lid
-    if (session.reason) status.reason = session.reason
-    return status
+  private snapshot(session: Pick<Session, 'state' | 'phone' | 'reason' | 'lid'>): SessionStatus {
+    return snapshot(session, session.phone ? this.network?.post.lidOf(session.phone) : undefined)
   }
 
-  private emitStatus(deviceId: string, session: Pick<Session, 'state' | 'phone' | 'reason'>): Promise<void> {
+  private emitStatus(deviceId: string, session: Pick<Session, 'state' | 'phone' | 'reason' | 'lid'>): Promise<void> {
     return this.emit({ type: 'status', deviceId, status: this.snapshot(session) })
   }
 
@@ -268,24 +289,4 @@ export class MemoryTransport implements Transport {
     if (!this.context) throw new TransportError('failed', 'the transport was not started')
     return this.context
   }
-}
-
-/** One device's session as this transport holds it. */
-interface Session {
-  state: SessionState
-  phone?: string
-  reason?: string
-  /** The current QR (or pairing code) while linking. */
-  challenge?: string
-  timer?: NodeJS.Timeout
-}
-
-function sessionKey(deviceId: string): string {
-  return `session:${deviceId}`
-}
-
-function clearTimer(session: Session | undefined): undefined {
-  if (session?.timer) clearInterval(session.timer)
-  if (session) session.timer = undefined
-  return undefined
 }

@@ -1,4 +1,4 @@
-import type { Button, IncomingContent, IncomingMessage, MediaKind } from 'zapgate'
+import type { Button, GroupInfo, GroupRef, IncomingContent, IncomingMessage, MediaKind, MessageRef, OutgoingMessage, SentMessage } from 'zapgate'
 
 /** What a simulated phone sends (the `/_sim/send` body without `from` and `to`). */
 export type PhoneMessage =
@@ -68,15 +68,75 @@ export interface MemoryNetworkOptions {
   inlineMediaBytes?: number
 }
 
+/** What a scan issues to a linked device: the transport keeps it and shows it to open the device again. */
+export interface DeviceCredentials {
+  /** The phone the device is linked to (digits). */
+  phone: string
+  /** A random secret the network checks when the device connects (absent for links made before credentials existed). */
+  secret?: string
+}
+
+/** How a device's connection attempt ended: open (with the phone's LID, if any), refused, or (simulator server only) still being retried. */
+export type ConnectResult =
+  | { state: 'open'; lid?: string }
+  | { state: 'logged-out'; reason: string }
+  | { state: 'connecting'; reason: string }
+
+/** Counts since the network started (`GET /_sim/stats`). */
+export interface NetworkStats {
+  /** Device connections open now. */
+  connections: number
+  /** Connections closed because the same device connected again. */
+  replaced: number
+  /** Messages devices sent. */
+  sent: number
+  /** Messages simulated phones sent that reached at least one linked device (online or queued). */
+  received: number
+}
+
 /**
  * How the network reaches a transport that holds a device (one object per transport; internal to
  * the adapter).
  */
 export interface DeviceEndpoint {
-  /** A pending link of `deviceId` was completed by `phone`. */
-  linked(deviceId: string, phone: string): Promise<void>
+  /** A pending link of `deviceId` was completed: keep the credentials, then connect with them. */
+  linked(deviceId: string, credentials: Required<DeviceCredentials>): Promise<void>
   /** A message for the device. */
   receive(deviceId: string, message: IncomingMessage): Promise<void>
-  /** The network closed the session: another client took it, or the phone unlinked it. */
+  /** The network closed the session: another client took it, or the phone unlinked it. Final. */
   closed(deviceId: string, state: 'replaced' | 'logged-out', reason: string): Promise<void>
+  /** Simulator server only: the connection was lost and is being retried. */
+  interrupted?(deviceId: string, reason: string): Promise<void>
+  /** Simulator server only: a lost (or not yet made) connection is open again. */
+  resumed?(deviceId: string, lid: string | undefined): Promise<void>
+}
+
+/** A pending link's challenge: a QR, or a pairing code for one phone. */
+export type LinkChallengeSpec = { qr: string } | { code: string; phone: string }
+
+/**
+ * The device side of a network, as a MemoryTransport uses it: the in-process MemoryNetwork, or a
+ * simulator server reached over HTTP (RemoteNetwork). Every call names the endpoint it acts for, so
+ * a connection that was replaced can no longer act.
+ */
+export interface DeviceNetwork {
+  /** Wait for a phone to complete `challenge` (replacing the device's earlier challenge); resolves once a scan can complete it. */
+  beginLink(deviceId: string, endpoint: DeviceEndpoint, challenge: LinkChallengeSpec): Promise<void>
+  /** Drop the device's pending link, if this endpoint made it. */
+  cancelLink(deviceId: string, endpoint: DeviceEndpoint): Promise<void>
+  /** Open the device's connection with its credentials; an open connection elsewhere is closed as `replaced`. */
+  connect(deviceId: string, credentials: DeviceCredentials, endpoint: DeviceEndpoint): Promise<ConnectResult>
+  /** The transport announced the open session: deliver what was queued while the device was away. */
+  flush(deviceId: string, endpoint: DeviceEndpoint): Promise<void>
+  /** Close this endpoint's connection of the device (it stays linked). */
+  disconnect(deviceId: string, endpoint: DeviceEndpoint): Promise<void>
+  /** Unlink the device (its credentials stop working); a connection held elsewhere closes as `logged-out`. */
+  logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint: DeviceEndpoint): Promise<void>
+  sendFromDevice(deviceId: string, to: string, message: OutgoingMessage, endpoint: DeviceEndpoint): Promise<SentMessage>
+  markRead(deviceId: string, target: MessageRef, endpoint: DeviceEndpoint): Promise<void>
+  groupInfo(deviceId: string, ref: GroupRef, endpoint: DeviceEndpoint): Promise<GroupInfo | undefined>
+  groupCreate(deviceId: string, subject: string, participants: string[], endpoint: DeviceEndpoint): Promise<GroupInfo>
+  groupJoin(deviceId: string, invite: string, endpoint: DeviceEndpoint): Promise<string | undefined>
+  /** Release what the network keeps for this endpoint (the simulator server's connections). */
+  close?(endpoint: DeviceEndpoint): Promise<void>
 }

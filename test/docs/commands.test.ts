@@ -9,7 +9,7 @@ import { npmEnv } from '../helpers/npm-env.ts'
 
 /**
  * Every command of the README, the docs and the examples' headers that starts a server (`npm start`,
- * `npx tsx ... examples/...`, `node ... examples/...`) runs as written: started through a shell in the
+ * `npm run sim`, `npx tsx ... examples/...`, `node ... examples/...`) runs as written: started through a shell in the
  * repository, it must answer HTTP, then it is stopped. Only the port is chosen by the test (a `PORT=`
  * of the command is rewritten, else PORT is set), and the store is `memory://` unless the command
  * names one, so nothing lands in ./data. `npm ci` / `npm install` / `npm test` parts of a line
@@ -18,13 +18,13 @@ import { npmEnv } from '../helpers/npm-env.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 const DOCS = ['README.md', 'SECURITY.md', 'bench/README.md', ...files('docs', '.md'), ...files('adapters', 'README.md'), ...files('examples', '.ts')]
-const STARTS_A_SERVER = /(?:^|\s)(?:npm start|npx tsx\b.*\bexamples\/\S+|node\b.*\bexamples\/\S+)/
+const STARTS_A_SERVER = /(?:^|\s)(?:npm start|npm run sim|npx tsx\b.*\bexamples\/\S+|node\b.*\bexamples\/\S+)/
 
 const commands = [...new Set(DOCS.flatMap(file => commandLines(readFileSync(join(root, file), 'utf8'))))]
 const test = suite('the documented commands that start a server run as written')
 
 test('the docs show the commands a newcomer runs', () => {
-  for (const expected of ['npm start', 'GATEWAY_TRANSPORT=memory npm start', 'examples/agent-rule-based.ts', 'examples/mount-in-existing-app.ts'])
+  for (const expected of ['npm start', 'GATEWAY_TRANSPORT=memory npm start', 'npm run sim', 'examples/agent-rule-based.ts', 'examples/mount-in-existing-app.ts'])
     assert.ok(commands.some(command => command === expected || (expected.startsWith('examples/') && command.includes(expected))), `found ${expected} in ${JSON.stringify(commands)}`)
 })
 

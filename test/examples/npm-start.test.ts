@@ -9,21 +9,26 @@ import { freePort, watch } from '../helpers/standalone.ts'
 import { npmEnv } from '../helpers/npm-env.ts'
 
 const root = new URL('../..', import.meta.url).pathname
-const test = suite('npm start: a signal to npm stops the server')
+const test = suite('npm start and npm run sim: a signal to npm stops the server')
 
-for (const signal of ['SIGTERM', 'SIGINT'] as const) {
-  test(`${signal} to the npm start process stops the server: no process left, the port free`, async () => {
+const scripts: { script: string; ready: string; env: Record<string, string> }[] = [
+  { script: 'start', ready: 'gateway listening', env: { GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://' } },
+  { script: 'sim', ready: 'simulator listening', env: {} },
+]
+
+for (const { script, ready, env } of scripts) for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  test(`${signal} to the npm ${script === 'start' ? 'start' : `run ${script}`} process stops the server: no process left, the port free`, async () => {
     const port = await freePort()
     const mark = randomUUID() // every process of the tree inherits it: found in /proc/<pid>/environ
-    const npm = spawn('npm', ['start'], {
+    const npm = spawn('npm', script === 'start' ? ['start'] : ['run', script], {
       cwd: root,
-      env: npmEnv({ GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://', PORT: String(port), ZAPGATE_TEST_MARK: mark }),
+      env: npmEnv({ ...env, PORT: String(port), ZAPGATE_TEST_MARK: mark }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     const { output, exited } = watch(npm)
     try {
-      await waitFor(() => output().includes('gateway listening'), 30_000, `the server to listen:\n${output()}`)
-      const server = Number(/"pid":(\d+).*gateway listening/.exec(output())?.[1])
+      await waitFor(() => output().includes(ready), 30_000, `the server to listen:\n${output()}`)
+      const server = Number(new RegExp(`"pid":(\\d+).*${ready}`).exec(output())?.[1])
       assert.ok(server > 0, 'the server logs its pid')
       assert.equal(marked(mark).includes(server), true, 'the server is one of the processes npm started')
 

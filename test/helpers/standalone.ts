@@ -56,7 +56,7 @@ export async function startStandalone(env: Record<string, string> = {}, port?: n
   })
   const { output } = watch(child)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  const deadline = Date.now() + 20_000
+  const deadline = Date.now() + 60_000 // node + tsx start slowly on a loaded machine
   while (!output().includes('gateway listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')

@@ -1,0 +1,44 @@
+/**
+ * The simulated WhatsApp network as a server of its own (`npm run sim`): several gateway processes
+ * join it and share one network, e.g.
+ *
+ *   npm run sim
+ *   GATEWAY_TRANSPORT=memory GATEWAY_SIM_URL=http://127.0.0.1:4000 npm start
+ *
+ * It serves the phone routes of `/_sim` (scan by `{code, phone}` or `{qr, phone}`, send, inbox,
+ * groups, phones, unlink by `{deviceId}`, `GET /_sim/stats`) and the device protocol the gateways
+ * speak (docs/simulator.md). Environment:
+ *
+ *   PORT                    HTTP port (default 4000)
+ *   GATEWAY_SIM_LOG_LIMIT   messages the network remembers (default 100000)
+ *   LOG_LEVEL               pino level (default info)
+ */
+import pino from 'pino'
+import { simulatorServer } from 'zapgate/adapters/transport-memory'
+
+const env = process.env
+const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
+
+async function main(): Promise<void> {
+  const port = Number(env.PORT ?? 4000)
+  const networkOptions = env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {}
+  const sim = await simulatorServer({ port, networkOptions, logger })
+  logger.info({ port: sim.port }, `simulator listening on http://localhost:${sim.port}`)
+
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal, ...sim.network.stats() }, 'shutting down')
+    await sim.close()
+    logger.info('stopped')
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+}
+
+main().catch(err => {
+  logger.fatal({ err }, err instanceof Error ? err.message : 'start-up failed')
+  process.exit(1)
+})
