@@ -29,6 +29,9 @@ export type ErrorCode =
   | 'send-queue-timeout' // dropped unsent: it waited past the send time-out
   | 'send-stalled' // started, but the network did not answer in time
   | 'shutting-down'
+  // Several instances (cluster mode)
+  | 'holder-unavailable' // the instance holding the device's session could not be reached, or broke off
+  | 'forward-refused' // a request claiming to be forwarded by another instance, with a wrong or stale signature
   // Media given by URL or upload
   | 'media-refused'
   | 'media-bad-status'
