@@ -30,7 +30,8 @@ export type ErrorCode =
   | 'send-stalled' // started, but the network did not answer in time
   | 'shutting-down'
   // Several instances (cluster mode)
-  | 'holder-unavailable' // the instance holding the device could not answer (or is changing)
+  | 'holder-unavailable' // the instance holding the device's session could not be reached, broke off, or is changing
+  | 'forward-refused' // a request claiming to be forwarded by another instance, with a wrong or stale signature
   | 'instance-full' // this instance holds as many devices as it may
   // Quotas of an account
   | 'quota-exceeded'

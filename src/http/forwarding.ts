@@ -1,0 +1,199 @@
+import { randomBytes } from 'node:crypto'
+import { basename } from 'node:path'
+import type { Context } from 'koa'
+import { GatewayError } from '../errors.ts'
+import type { UploadedFile } from '../operations/operation.ts'
+import { ForwardHeaders, signForward } from './forward-signature.ts'
+
+/**
+ * Forwarding an operation to the instance that holds its device's session (cluster mode): the
+ * receiving instance has read and parsed the body; it POSTs the parsed fields as JSON to the same
+ * path on the holder, signed with the cluster secret (see forward-signature.ts), and answers its
+ * client with exactly what the holder answered. Uploaded files of a multipart body travel inside
+ * the JSON as base64 data URIs (`data:<mime>;base64,...`), which the media operations take as they
+ * take an upload. The holder verifies the request (forwarded-requests.ts) and never forwards it again.
+ *
+ * A forward is never retried: a send must reach the network once, and a request that died
+ * mid-way may have been done. When the holder cannot be reached, the connection breaks, the
+ * answer is not JSON or time runs out, forwardOperation throws ForwardFailedError (code
+ * `holder-unavailable`: 503 with Retry-After), and the client decides whether to try again.
+ */
+export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './forward-signature.ts'
+export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, type ForwardedFrom } from './forwarded-requests.ts'
+
+/** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
+export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
+
+/** The holder's answers beyond this size are refused (answers are small JSON; lists are bounded). */
+const MAX_ANSWER_BYTES = 64 * 1024 * 1024
+
+/** What forwardOperation sends. */
+export interface ForwardRequest {
+  /** The holder's advertised URL (its mount point, without a trailing slash). */
+  baseUrl: string
+  /** The operation's path (`/api/create-message`). */
+  path: string
+  /** The parsed body fields. */
+  fields: Record<string, unknown>
+  /** The files of a multipart body, by field name. */
+  uploads?: ReadonlyMap<string, UploadedFile>
+  /** The cluster secret. */
+  secret: string | Buffer
+  /** This instance's id. */
+  from: string
+  /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
+  timeoutMs?: number
+  /** The client's IP, for the holder's per-IP limits. */
+  clientIp?: string
+  /** The public URL the client called, so links the holder makes (QR share pages) point there. */
+  clientBaseUrl?: string
+}
+
+/** The holder's answer: its HTTP status, the headers worth relaying, its parsed JSON body. */
+export interface ForwardAnswer {
+  status: number
+  /** `retry-after` and `content-type`, when the holder sent them (lower-case names). */
+  headers: Record<string, string>
+  body: unknown
+}
+
+/** Why a forward failed: the holder could not be reached, broke off, timed out, or answered non-JSON. */
+export type ForwardFailure = 'unreachable' | 'broken' | 'timeout' | 'bad-answer'
+
+/** A forward that got no usable answer from the holder; answered 503 with Retry-After (`holder-unavailable`). */
+export class ForwardFailedError extends GatewayError {
+  constructor(
+    readonly reason: ForwardFailure,
+    cause?: unknown,
+  ) {
+    super('holder-unavailable', { cause })
+    this.name = 'ForwardFailedError'
+    this.message = `forward failed (${reason})`
+  }
+}
+
+/** POST an operation to the holder, signed; resolves with its answer, or throws ForwardFailedError. Never retries. */
+export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
+  const url = new URL(request.baseUrl.replace(/\/+$/, '') + request.path)
+  const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...signedHeaders(request, url, body) }
+  const signal = AbortSignal.timeout(request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
+  let response: Response
+  try {
+    // No `keepalive`, no redirect following: one request, to the holder only.
+    response = await fetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' })
+  } catch (cause) {
+    throw new ForwardFailedError(signal.aborted ? 'timeout' : connectionFailure(cause), cause)
+  }
+  let text: string
+  try {
+    text = await readAnswer(response)
+  } catch (cause) {
+    throw cause instanceof ForwardFailedError ? cause : new ForwardFailedError(signal.aborted ? 'timeout' : 'broken', cause)
+  }
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(text)
+  } catch (cause) {
+    throw new ForwardFailedError('bad-answer', cause)
+  }
+  if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
+  return { status: response.status, headers: relayedHeaders(response.headers), body: parsed }
+}
+
+/**
+ * The body fields as they are forwarded: each upload becomes a base64 data URI in its field; the
+ * upload of `file` (operation 9's file) also gives `message` its file name when the body has none,
+ * as the holder would have taken the upload's own name.
+ */
+export function forwardableFields(fields: Record<string, unknown>, uploads?: ReadonlyMap<string, UploadedFile>): Record<string, unknown> {
+  if (!uploads || uploads.size === 0) return fields
+  const out: Record<string, unknown> = { ...fields }
+  for (const [name, upload] of uploads) {
+    out[name] = dataUri(upload)
+    const fileName = name === 'file' ? displayName(upload.fileName) : undefined
+    if (fileName && (out.message === undefined || out.message === null || out.message === '')) out.message = fileName
+  }
+  return out
+}
+
+/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, body). */
+export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
+  ctx.status = answer.status
+  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
+  ctx.body = answer.body
+}
+
+// --- Internal helpers ---
+
+function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<string, string> {
+  const signed = {
+    method: 'POST',
+    path: url.pathname + url.search,
+    timestamp: Date.now(),
+    nonce: randomBytes(16).toString('base64url'),
+    from: request.from,
+    clientIp: request.clientIp ?? '',
+    baseUrl: request.clientBaseUrl ?? '',
+    body,
+  }
+  const headers: Record<string, string> = {
+    [ForwardHeaders.forwardedBy]: signed.from,
+    [ForwardHeaders.timestamp]: String(signed.timestamp),
+    [ForwardHeaders.nonce]: signed.nonce,
+    [ForwardHeaders.signature]: signForward(request.secret, signed),
+  }
+  if (signed.clientIp) headers[ForwardHeaders.clientIp] = signed.clientIp
+  if (signed.baseUrl) headers[ForwardHeaders.baseUrl] = signed.baseUrl
+  return headers
+}
+
+/**
+ * An upload as a data URI the media loader decodes: its declared type when it is a plain
+ * `type/subtype` (the loader ignores anything else, and a malformed one would make the URI unreadable).
+ */
+function dataUri(upload: UploadedFile): string {
+  const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
+  const usable = mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''
+  return `data:${usable};base64,${upload.data.toString('base64')}`
+}
+
+/** The file name as the media loader would keep it: the last path segment, no control characters, at most 200 characters. */
+function displayName(name: string | undefined): string | undefined {
+  if (!name) return undefined
+  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200).trim()
+  return base && base !== '.' && base !== '..' ? base : undefined
+}
+
+function connectionFailure(cause: unknown): ForwardFailure {
+  const code = (cause as { cause?: { code?: string } })?.cause?.code
+  return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN' ? 'unreachable' : 'broken'
+}
+
+/** The answer's text, up to MAX_ANSWER_BYTES. */
+async function readAnswer(response: Response): Promise<string> {
+  const declared = Number(response.headers.get('content-length') ?? -1)
+  if (declared > MAX_ANSWER_BYTES) {
+    await response.body?.cancel().catch(() => {})
+    throw new ForwardFailedError('bad-answer')
+  }
+  const chunks: Uint8Array[] = []
+  let size = 0
+  if (response.body) {
+    for await (const chunk of response.body) {
+      size += chunk.length
+      if (size > MAX_ANSWER_BYTES) throw new ForwardFailedError('bad-answer')
+      chunks.push(chunk)
+    }
+  }
+  return Buffer.concat(chunks, size).toString('utf8')
+}
+
+function relayedHeaders(headers: Headers): Record<string, string> {
+  const relayed: Record<string, string> = {}
+  for (const name of ['retry-after', 'content-type']) {
+    const value = headers.get(name)
+    if (value !== null) relayed[name] = value
+  }
+  return relayed
+}

@@ -1,0 +1,116 @@
+import { createServer, type IncomingMessage } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Koa from 'koa'
+import type { OutgoingMessage, SentMessage } from '../../src/index.ts'
+import { MemoryNetwork, MemoryTransport } from '../../adapters/transport-memory/index.ts'
+import { bodyReader } from '../../src/http/body.ts'
+import { forwardOperation, relayAnswer, verifyForwardedRequests, type ForwardedFrom } from '../../src/http/forwarding.ts'
+import { answerError } from '../../src/http/render.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { sendingGateway, type SendingGateway } from './messaging.ts'
+import { listen } from './http.ts'
+
+export const SECRET = 'forwarding-test-secret-0123456789'
+
+/** A memory transport that keeps every message it was asked to send. */
+export class RecordingTransport extends MemoryTransport {
+  readonly sent: OutgoingMessage[] = []
+
+  override async send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
+    this.sent.push(message)
+    return super.send(deviceId, to, message)
+  }
+}
+
+/** What the holder's app saw of each request that reached the gateway's routes. */
+export interface Marked {
+  path: string
+  forwardedBy: unknown
+  forwardedFrom: ForwardedFrom | undefined
+}
+
+/**
+ * A holder: a gateway with a linked device (sendingGateway), served a second time behind
+ * verifyForwardedRequests, as a clustered gateway will serve its routes.
+ */
+export async function startHolder(): Promise<{ g: SendingGateway; transport: RecordingTransport; url: string; marked: Marked[]; stop(): Promise<void> }> {
+  const network = new MemoryNetwork()
+  const transport = new RecordingTransport({ network })
+  const g = await sendingGateway({ network, transport, mediaMaxBytes: 256 * 1024 })
+  const marked: Marked[] = []
+  const app = new Koa()
+  app.use(verifyForwardedRequests(SECRET, { limitBytes: 1024 * 1024, httpStatus: 'mirror', logger: silentLogger }))
+  app.use(async (ctx, next) => {
+    marked.push({ path: ctx.path, forwardedBy: ctx.state.gatewayForwardedBy, forwardedFrom: ctx.state.gatewayForwardedFrom })
+    await next()
+  })
+  app.use(g.t.gateway.routes())
+  const server = await listen(app)
+  return { g, transport, url: server.url, marked, stop: async () => (await server.stop(), await g.stop()) }
+}
+
+/**
+ * An instance that holds no device: it reads each body as the gateway does and forwards it to
+ * `holderUrl`, answering with the holder's answer or, when the forward fails, the error answer,
+ * as the router will for a device held elsewhere.
+ */
+export async function startForwarder(holderUrl: string, options: { secret?: string; timeoutMs?: number } = {}) {
+  const readBody = bodyReader(1024 * 1024)
+  const app = new Koa()
+  app.use(async ctx => {
+    try {
+      const body = await readBody(ctx)
+      const answer = await forwardOperation({
+        baseUrl: holderUrl,
+        path: ctx.path,
+        fields: body.fields,
+        uploads: body.uploads,
+        secret: options.secret ?? SECRET,
+        from: 'instance-entry',
+        timeoutMs: options.timeoutMs,
+        clientIp: ctx.ip,
+        clientBaseUrl: `${ctx.protocol}://${ctx.host}`,
+      })
+      relayAnswer(ctx, answer)
+    } catch (err) {
+      answerError(ctx, 'mirror', silentLogger, err)
+    }
+  })
+  return listen(app)
+}
+
+/** A server that takes requests and answers each as `behaviour` says; counts them and keeps their bodies. */
+export async function startFakeHolder(behaviour: 'destroy-mid-body' | 'destroy-after-body' | 'never-answer' | 'html') {
+  const requests: { url: string; headers: IncomingMessage['headers'] }[] = []
+  const server = createServer((req, res) => {
+    requests.push({ url: req.url ?? '', headers: req.headers })
+    if (behaviour === 'destroy-mid-body') return void req.once('data', () => req.socket.destroy())
+    req.resume()
+    req.on('end', () => {
+      if (behaviour === 'destroy-after-body') req.socket.destroy()
+      else if (behaviour === 'html') res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>')
+    })
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise(resolve => server.once('listening', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    stop: () =>
+      new Promise<void>(resolve => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** A URL nothing listens on (a port that was just free). */
+export async function deadUrl(): Promise<string> {
+  const server = createServer()
+  server.listen(0, '127.0.0.1')
+  await new Promise(resolve => server.once('listening', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise(resolve => server.close(resolve))
+  return `http://127.0.0.1:${port}`
+}
