@@ -56,6 +56,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     httpStatus: resolved.httpStatus,
     bodyLimitBytes: resolved.bodyLimitBytes,
     baseUrl: resolved.baseUrl,
+    ...(resolved.cluster ? { cluster: { secret: resolved.cluster.secret, instances: wiring.instances, events } } : {}),
   })
   const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl }, operationTable, outbox, options)
   const ready = wiring.balancer.start().then(

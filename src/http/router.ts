@@ -14,6 +14,8 @@ import { observeRequests } from './observe.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
+import { forwardedFrom, forwardedReader, forwardToHolder, type ClusterRouting } from './cluster-routing.ts'
+import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 
 /** What the gateway's router is built from. */
 interface RouterDeps extends SharePageDeps, MediaRouteDeps {
@@ -25,6 +27,8 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   bodyLimitBytes: number
   /** The configured public URL (else each request's origin and mount path). */
   baseUrl?: string
+  /** Cluster mode: how a request for a device held by another instance reaches it. */
+  cluster?: ClusterRouting
 }
 
 /** Build the gateway's router: every path of the table, plus the QR share pages and media links. */
@@ -61,6 +65,7 @@ export function operationSelector(entry: PathEntry): (body: ParsedBody) => Opera
 function operationRoute(entry: PathEntry, deps: RouterDeps, readBody: (ctx: Context) => Promise<ParsedBody>): Middleware {
   const { httpStatus, logger } = deps
   const limits = rateLimitRequests(deps.services.rateLimits)
+  const readForwarded = forwardedReader(deps.cluster, deps.bodyLimitBytes)
   const all = operationsOf(entry)
   const fastChecks = new Map(all.map(operation => [operation, compileBodyCheck(operation.schema)]))
   const byName = new Map(all.map(operation => [operation.name, operation]))
@@ -74,14 +79,23 @@ function operationRoute(entry: PathEntry, deps: RouterDeps, readBody: (ctx: Cont
       logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
       throw new GatewayError('invalid-input')
     }
-    const reply = await operation.handle(input, new RequestContext(ctx, entry.path, deps, body.uploads))
-    sendAnswer(ctx, httpStatus, { status: 200, ...reply })
+    const context = new RequestContext(ctx, entry.path, deps, body.uploads)
+    try {
+      const reply = await operation.handle(input, context)
+      sendAnswer(ctx, httpStatus, { status: 200, ...reply })
+    } catch (err) {
+      if (!(err instanceof HeldElsewhere)) throw err
+      // The device's session lives on another instance: that one answers (cluster mode).
+      await forwardToHolder(ctx, deps.cluster, err, { path: entry.path, body, baseUrl: context.baseUrl, operation: operation.name })
+    }
   }
   return async function gatewayOperation(ctx: Context) {
     try {
+      if (readForwarded) await readForwarded(ctx)
       const body = await readBody(ctx)
       ctx.state.gatewayBody = body
-      await (limits ? limits(ctx, () => run(ctx, body)) : run(ctx, body))
+      // A forwarded request was counted by the instance the client called.
+      await (limits && !ctx.state.gatewayForwardedBy ? limits(ctx, () => run(ctx, body)) : run(ctx, body))
     } catch (err) {
       answerError(ctx, httpStatus, logger, err, byName.get(ctx.state.gatewayOperation))
     }
@@ -130,11 +144,15 @@ class RequestContext implements OperationContext {
   }
 
   get baseUrl(): string {
-    return (this.url ??= this.deps.baseUrl ?? baseUrlOf(this.ctx, this.path))
+    return (this.url ??= this.deps.baseUrl ?? forwardedFrom(this.ctx)?.baseUrl ?? baseUrlOf(this.ctx, this.path))
   }
 
   get clientIp(): string {
-    return this.ctx.ip
+    return forwardedFrom(this.ctx)?.clientIp ?? this.ctx.ip
+  }
+
+  get forwardedBy(): string | undefined {
+    return this.ctx.state.gatewayForwardedBy as string | undefined
   }
 }
 

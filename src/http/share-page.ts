@@ -4,11 +4,13 @@ import QRCode from 'qrcode'
 import { randomBytes } from 'node:crypto'
 import type { Device, Devices } from '../domain/devices.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
+import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 
 /** What the share pages read: the links and the devices they show. */
 export interface SharePageDeps {
   links: ShareLinks
   devices: Devices
+  leases: DeviceLeases
 }
 
 /** How often the page asks for the device's state. */
@@ -52,10 +54,12 @@ interface PageState {
 // --- Internal helpers ---
 
 async function liveState(device: Device, services: SharePageDeps): Promise<PageState> {
-  const status = await services.devices.status(device)
+  // The session lives on the instance holding the device: any other one shows what it stored.
+  const here = services.leases.holds(device.id) || ((await services.leases.holder(device.id)) === undefined && (await services.leases.acquire(device.id)))
+  const status = here ? await services.devices.status(device) : { connected: device.connected, phone: device.phone }
   if (status.connected) return { conectado: true, telefone: status.phone ?? null, qrcode: null }
   let qr = await services.links.currentQr(device.id)
-  if (!qr) {
+  if (!qr && here) {
     // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
     const challenge = await services.devices.link(device).catch(() => undefined)
     if (challenge?.kind === 'qr') {

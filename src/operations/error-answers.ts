@@ -1,7 +1,6 @@
 import { GatewayError, type ErrorCode } from '../errors.ts'
 import { TransportError } from '../ports/transport.ts'
 import { StorageUnavailableError } from '../store/guarded-storage.ts'
-import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 
 /** What the gateway can be refused for: its own codes and the transport's (same name, same answer). */
 export type AnswerCode = ErrorCode | TransportError['code'] | 'storage-unavailable' | 'internal'
@@ -113,7 +112,6 @@ export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
 export function answerCodeOf(err: unknown): AnswerCode {
   if (err instanceof GatewayError || err instanceof TransportError) return err.code
   if (err instanceof StorageUnavailableError) return 'storage-unavailable'
-  if (err instanceof HeldElsewhere) return 'holder-unavailable' // not forwarded (no cluster mode to reach the holder)
   return 'internal'
 }
 
