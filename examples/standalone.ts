@@ -13,6 +13,7 @@
  *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
  *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
  *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
+ *   GATEWAY_LEASE_TTL_MS         an instance silent this long is gone: its devices and work pass to the others (default 15000)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
@@ -124,10 +125,14 @@ async function main(): Promise<void> {
 }
 
 /** Cluster mode from GATEWAY_CLUSTER_SECRET, GATEWAY_ADVERTISE_URL (default http://<host name>:<port>) and GATEWAY_MAX_DEVICES. */
-function clusterOptions(port: number): Pick<GatewayOptions, 'cluster'> {
+function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instances'> {
   if (!env.GATEWAY_CLUSTER_SECRET) return {}
   const maxDevices = env.GATEWAY_MAX_DEVICES ? { maxDevices: Number(env.GATEWAY_MAX_DEVICES) } : {}
-  return { cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices } }
+  const ttlMs = env.GATEWAY_LEASE_TTL_MS ? Number(env.GATEWAY_LEASE_TTL_MS) : undefined
+  return {
+    cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
+    ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
+  }
 }
 
 function redactUrl(url: string): string {

@@ -1,6 +1,7 @@
 import { GatewayError } from '../errors.ts'
 import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 import type { Device } from '../domain/devices.ts'
+import type { SessionStatus } from '../ports/transport.ts'
 import type { OperationContext } from './operation.ts'
 
 /**
@@ -27,6 +28,31 @@ export async function onSessionHolder(context: OperationContext, device: Device,
     if (await leases.acquire(device.id)) return
     if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
     // Another instance took it meanwhile: look again.
+  }
+  throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+}
+
+/** How long after taking a device over its session counts as still opening. */
+const HANDOVER_MS = 15_000
+/** How long a request waits for such a session to open. */
+const HANDOVER_WAIT_MS = 5_000
+
+/**
+ * The open session of the device, for a send: `not-connected` when it is not open. When this instance
+ * has just taken the device over (from a gone or leaving instance) and its session is still opening,
+ * it waits for it (up to 5 s) rather than answer 409 for a moment of the handover; still not open
+ * then, `holder-unavailable` (503, retry).
+ */
+export async function connectedSession(context: OperationContext, device: Device): Promise<SessionStatus> {
+  const { leases, messaging } = context.services
+  const status = await messaging.messenger.status(device)
+  if (status.connected) return status
+  if (!leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
+  const deadline = Date.now() + HANDOVER_WAIT_MS
+  while (Date.now() < deadline) {
+    await new Promise(resolve => setTimeout(resolve, 100))
+    const now = await messaging.messenger.status(device)
+    if (now.connected) return now
   }
   throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
 }

@@ -5,6 +5,7 @@ import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
 import { requireDevice, requireSession } from './send-support.ts'
+import { connectedSession } from './device-session.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
 /** The text sent when `message` gives no template. */
@@ -24,7 +25,7 @@ export const sendOtp = defineOperation({
     }
     const { device } = await requireSession(context, keys)
     const { messaging, settings } = context.services
-    await messaging.messenger.requireConnected(device)
+    await connectedSession(context, device)
     const { code, withdraw } = await messaging.otps.issue(device, to)
     const minutes = String(Math.max(1, Math.round(settings.otpTtlMs / 60_000)))
     const text = (template ?? DEFAULT_TEMPLATE).replaceAll('{code}', code).replaceAll('{minutes}', minutes)

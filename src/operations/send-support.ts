@@ -5,7 +5,7 @@ import type { Device, DeviceMatch } from '../domain/devices.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
 import type { sentAnswer } from './answers.ts'
-import { onSessionHolder } from './device-session.ts'
+import { connectedSession, onSessionHolder } from './device-session.ts'
 
 /** Furthest a message can be scheduled ahead. */
 const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
@@ -59,7 +59,7 @@ export async function sendOrSchedule(
   }
   // This instance holds the device's session (or the request goes to the one that does).
   if (!context.services.leases.holds(device.id)) await onSessionHolder(context, device)
-  const status = await messaging.messenger.requireConnected(device)
+  const status = await connectedSession(context, device)
   const action = build() // a text's action is built at once; media may have to be fetched
   const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status })
   const reply: ReplyOf<typeof sentAnswer> = { message: sentMessage }

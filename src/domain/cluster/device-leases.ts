@@ -42,6 +42,8 @@ export class DeviceLeases {
   private readonly leases: Collection<DeviceLease>
   /** Devices whose lease this instance holds, with the epoch it took them at. */
   private readonly held = new Map<string, number>()
+  /** When this instance took each device it holds (a session just taken over is still opening). */
+  private readonly takenAt = new Map<string, number>()
 
   constructor(
     storage: Storage,
@@ -86,6 +88,12 @@ export class DeviceLeases {
     return best?.[0] ?? this.me
   }
 
+  /** Whether this instance took the device within `ms` (its session may still be opening: a handover). */
+  takenWithin(deviceId: string, ms: number): boolean {
+    const at = this.takenAt.get(deviceId)
+    return at !== undefined && this.held.has(deviceId) && Date.now() - at < ms
+  }
+
   /** Whether this instance may take one more device. */
   get hasRoom(): boolean {
     return this.settings.maxDevices === undefined || this.held.size < this.settings.maxDevices
@@ -114,6 +122,7 @@ export class DeviceLeases {
     const next: DeviceLease = { instance: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
     this.held.set(deviceId, next.epoch)
+    this.takenAt.set(deviceId, Date.now())
     this.instances.setLoad(this.held.size)
     const from = current?.instance && current.instance !== this.me ? current.instance : undefined
     this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
@@ -133,6 +142,7 @@ export class DeviceLeases {
     const epoch = this.held.get(deviceId)
     if (epoch === undefined) return
     this.held.delete(deviceId)
+    this.takenAt.delete(deviceId)
     this.instances.setLoad(this.held.size)
     await this.transport.disconnect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device session not closed'))
     await this.leases.replace(deviceId, { instance: this.me, epoch }, { instance: null, epoch })
@@ -141,6 +151,7 @@ export class DeviceLeases {
   /** Forget a deleted device's lease. */
   async forget(deviceId: string): Promise<void> {
     this.held.delete(deviceId)
+    this.takenAt.delete(deviceId)
     this.instances.setLoad(this.held.size)
     await this.leases.remove(deviceId)
   }
@@ -172,6 +183,7 @@ export class DeviceLeases {
     const devices = [...this.held.keys()]
     this.logger.warn({ count: devices.length, why }, 'closing every device session of this instance')
     this.held.clear()
+    this.takenAt.clear()
     this.instances.setLoad(0)
     for (const deviceId of devices) await this.transport.disconnect(deviceId).catch(() => undefined)
   }

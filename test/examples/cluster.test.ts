@@ -1,0 +1,170 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
+import { startCluster, linkDevice, deviceState, type Cluster } from '../helpers/cluster.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { post, request } from '../helpers/http.ts'
+import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+
+/**
+ * Cluster mode end to end (issue 18): the simulator server, 3 gateway instances on one store (Redis,
+ * then PostgreSQL) and a webhook receiver, every one a process of its own. Any instance answers any
+ * request; each device is held by one instance; an instance killed, paused or restarted hands its
+ * devices to the others without a new scan, and nothing is sent twice or lost.
+ */
+const test = suite('cluster mode: 3 instances, one simulated network, one store')
+
+const DEVICES = 12
+const devicePhone = (d: number) => `55119000000${String(d).padStart(2, '0')}`
+const contact = (i: number) => `55119700000${String(i % 20).padStart(2, '0')}`
+
+const backends = [
+  { name: 'Redis', url: process.env.REDIS_URL },
+  { name: 'PostgreSQL', url: process.env.POSTGRES_URL },
+]
+
+for (const backend of backends) {
+  if (!backend.url) {
+    console.log(`${backend.name === 'Redis' ? 'REDIS_URL' : 'POSTGRES_URL'} is not set: skipping the cluster end-to-end test on ${backend.name}`)
+    continue
+  }
+  test(`${backend.name}: sends, schedules and webhooks exactly once; kill -9, SIGSTOP and a rolling restart hand devices over without a fight`, async () => {
+    const receiver = await startReceiver()
+    const cluster = await startCluster(backend.url!, 3)
+    try {
+      const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+      assert.is((await request(`${cluster.instances[0]!.url}/_sim/stats`)).status, 404, 'a gateway joined to a simulator server mounts no /_sim routes')
+      const byAppkey = await post(`${cluster.sim.url}/_sim/scan`, { authkey, appkey: 'd0', phone: devicePhone(0) })
+      assert.is(byAppkey.status, 400, 'the simulator server has no gateway store: scan by code or QR')
+      for (let d = 0; d < DEVICES; d++) await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d), receiver.url)
+      const held = await Promise.all(cluster.instances.map(instance => cluster.health(instance)))
+      assert.is(held.reduce((sum, h) => sum + h.devices.length, 0), DEVICES, 'every device held once')
+      assert.ok(held.every(h => h.devices.length > 0), `each instance holds some: ${held.map(h => h.devices.length)}`)
+
+      await sendsOnce(cluster, authkey)
+      await schedulesOnce(cluster, authkey)
+      await webhooksOnce(cluster, receiver)
+      assert.is((await cluster.sim.stats()).replaced, 0, 'no device was opened twice')
+
+      await killed(cluster, authkey)
+      assert.is((await cluster.sim.stats()).replaced, 0, 'a killed instance holds nothing: no replacement')
+      await cluster.add()
+      await paused(cluster, authkey)
+      await rollingRestart(cluster, authkey, receiver)
+    } finally {
+      await cluster.stop()
+      await receiver.stop()
+    }
+  })
+}
+
+/** 300 texts spread over the 3 instances and the 12 devices: each reaches the network exactly once. */
+async function sendsOnce(cluster: Cluster, authkey: string): Promise<void> {
+  const before = (await cluster.sim.stats()).sent
+  for (let i = 0; i < 300; i += 30) {
+    const batch = Array.from({ length: 30 }, (_, j) => cluster.call(i + j, '/api/create-message', { appkey: `d${(i + j) % DEVICES}`, authkey, to: contact(i + j), message: `texto ${i + j}` }))
+    for (const answer of await Promise.all(batch)) assert.is(answer.status, 200, answer.text)
+  }
+  assert.is((await cluster.sim.stats()).sent - before, 300)
+}
+
+/** 60 schedules due within the same few seconds, created through different instances: each sent once. */
+async function schedulesOnce(cluster: Cluster, authkey: string): Promise<void> {
+  const before = (await cluster.sim.stats()).sent
+  const agendamento = formatWallClock(Math.ceil((Date.now() + 6_000) / 1000) * 1000, 'UTC')
+  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `agendada ${i}`, agendamento })))
+  for (const answer of answers) assert.is(answer.status, 200, answer.text)
+  await waitFor(async () => (await cluster.sim.stats()).sent - before >= 60, 60_000, 'the 60 scheduled sends')
+  await new Promise(resolve => setTimeout(resolve, 2_000)) // a second send would show up here
+  assert.is((await cluster.sim.stats()).sent - before, 60)
+  const texts: string[] = []
+  for (let c = 0; c < 20; c++) for (const entry of (await request(`${cluster.sim.url}/_sim/inbox/${contact(c)}`)).body as { text?: string }[]) if (entry.text?.startsWith('agendada ')) texts.push(entry.text)
+  assert.is(new Set(texts).size, 60, 'each scheduled text reached its contact')
+  assert.is(texts.length, 60, 'none twice')
+}
+
+/** 100 incoming messages to the 12 devices: exactly 100 webhook ids, none twice. */
+async function webhooksOnce(cluster: Cluster, receiver: Receiver): Promise<void> {
+  receiver.hooks.length = 0
+  const ids: string[] = []
+  for (let i = 0; i < 100; i++) ids.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: devicePhone(i % DEVICES), type: 'text', text: `entrada ${i}` })).body.id)
+  await waitFor(() => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem)).size === 100, 30_000, '100 webhooks')
+  await new Promise(resolve => setTimeout(resolve, 2_000))
+  const incoming = receiver.hooks.filter(h => !h.payload.fromMe)
+  assert.equal([...new Set(incoming.map(h => h.payload.idMessagem))].sort(), [...ids].sort())
+  assert.is(new Set(incoming.map(h => h.headers['webhook-id'])).size, incoming.length, 'no webhook-id twice')
+}
+
+/** kill -9 of an instance: every device it held opens on the others within 30 s, and sends to them succeed. */
+async function killed(cluster: Cluster, authkey: string): Promise<void> {
+  const victim = cluster.instances.pop()!
+  const lost = (await cluster.health(victim)).devices.length
+  await victim.kill('SIGKILL')
+  const started = Date.now()
+  await waitFor(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 30_000, 'the devices of the killed instance to open elsewhere')
+  console.log(`# kill -9: ${lost} devices open again on the others in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  for (let d = 0; d < DEVICES; d++) assert.is((await cluster.call(d, '/api/create-message', { appkey: `d${d}`, authkey, to: contact(d), message: 'depois da queda' })).status, 200)
+}
+
+/**
+ * SIGSTOP of an instance past its time-to-live, then SIGCONT: the others take its devices (each once:
+ * the simulator counts one replacement per device), and the paused one, finding its leases gone,
+ * closes its sessions without reconnecting: no replacement after that.
+ */
+async function paused(cluster: Cluster, authkey: string): Promise<void> {
+  const [stopped] = cluster.instances
+  const taken = (await cluster.health(stopped!)).devices.length
+  const replacedBefore = (await cluster.sim.stats()).replaced
+  stopped!.child.kill('SIGSTOP')
+  const others = cluster.instances.slice(1)
+  await waitFor(async () => (await Promise.all(others.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 30_000, 'the paused instance\'s devices to open elsewhere')
+  stopped!.child.kill('SIGCONT')
+  await waitFor(async () => (await cluster.health(stopped!)).devices.length === 0, 15_000, 'the resumed instance to let its devices go')
+  await new Promise(resolve => setTimeout(resolve, 5_000))
+  const replaced = (await cluster.sim.stats()).replaced - replacedBefore
+  assert.ok(replaced <= taken, `replaced grew by ${replaced}, at most the ${taken} devices taken over`)
+  await new Promise(resolve => setTimeout(resolve, 3_000))
+  assert.is((await cluster.sim.stats()).replaced - replacedBefore, replaced, 'and never again after')
+  for (let d = 0; d < DEVICES; d++) assert.equal([d, await deviceState(cluster, d, authkey, `d${d}`)], [d, 'open'])
+}
+
+/**
+ * A rolling SIGTERM restart of every instance, one at a time, under steady traffic: every send
+ * answered 200 reached the network exactly once (the others were answered 503 and did not), and
+ * every incoming message became its webhook.
+ */
+async function rollingRestart(cluster: Cluster, authkey: string, receiver: Receiver): Promise<void> {
+  receiver.hooks.length = 0
+  const sentBefore = (await cluster.sim.stats()).sent
+  let running = true
+  let ok = 0
+  const refused: number[] = []
+  const incoming: string[] = []
+  const traffic = (async () => {
+    for (let i = 0; running; i++) {
+      const answer = await cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `rolando ${i}` }).catch(() => undefined)
+      if (answer?.status === 200) ok++
+      else refused.push(answer?.status ?? 0)
+      if (i % 3 === 0) incoming.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: devicePhone(i % DEVICES), type: 'text', text: `durante ${i}` })).body.id)
+      await new Promise(resolve => setTimeout(resolve, 50))
+    }
+  })()
+  for (let n = 0; n < 3; n++) {
+    const old = cluster.instances.shift()!
+    const started = Date.now()
+    await old.kill('SIGTERM')
+    await waitFor(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 15_000, 'the leaving instance\'s devices to be taken')
+    console.log(`# SIGTERM: devices taken over in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    await cluster.add()
+  }
+  running = false
+  await traffic
+  await waitFor(async () => (await cluster.sim.stats()).sent - sentBefore >= ok, 10_000, 'the answered sends on the network')
+  assert.is((await cluster.sim.stats()).sent - sentBefore, ok, `every send answered 200 reached the network once (${ok} sent, ${refused.length} refused: ${[...new Set(refused)]})`)
+  // A refusal is a 503 for the client to retry, or a connection the leaving instance no longer took: never a send.
+  assert.ok(refused.every(status => status === 503 || status === 0), `refusals are 503 for the client to retry: ${refused}`)
+  await waitFor(() => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem)).size === incoming.length, 30_000, 'every incoming message as a webhook')
+  console.log(`# rolling restart: ${ok} sends answered 200, ${refused.length} answered 503, ${incoming.length} incoming messages, all webhooks delivered`)
+}
+
+test.run()
