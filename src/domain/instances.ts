@@ -53,7 +53,8 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
  * once, so a restarted gateway resumes its own interrupted work without waiting for the expiry.
  */
 export class Instances implements Liveness {
-  readonly id = `${safe(hostname())}-${process.pid}-${randomBytes(4).toString('hex')}`
+  /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
+  readonly id = `${safe(hostname())}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
   private alive = new Set<string>()
@@ -66,6 +67,8 @@ export class Instances implements Liveness {
   private readonly rejoinListeners: (() => void)[] = []
   /** When the store last took this instance's heartbeat. */
   private lastRenewed = Date.now()
+  /** When the registry was last read (instances that started since are not in `alive` yet). */
+  private lastRefresh = 0
   private fenced = false
   private load = 0
   private stopped = false
@@ -107,7 +110,12 @@ export class Instances implements Liveness {
 
   /** Whether the instance named by a claim is alive, as of the last heartbeat (this one always is). */
   isAlive(instanceId: string | undefined): boolean {
-    return instanceId !== undefined && this.alive.has(instanceId)
+    if (instanceId === undefined) return false
+    if (this.alive.has(instanceId)) return true
+    // An instance that started after the last heartbeat read the registry is not in it yet: alive,
+    // unless it started longer ago than a time-to-live (then its record would have been read).
+    const startedAt = startTimeOf(instanceId)
+    return startedAt !== undefined && startedAt > this.lastRefresh - this.settings.ttlMs
   }
 
   /** The live instances, as of the last heartbeat. */
@@ -120,9 +128,16 @@ export class Instances implements Liveness {
     return [...this.known.values()]
   }
 
-  /** A live instance's record, as of the last heartbeat. */
-  recordOf(instanceId: string): InstanceRecord | undefined {
-    return this.known.get(instanceId)
+  /** A live instance's record: as of the last heartbeat, or read from the store when it is newer than that. */
+  async recordOf(instanceId: string): Promise<InstanceRecord | undefined> {
+    const known = this.known.get(instanceId)
+    if (known) return known
+    const record = await this.records.load(instanceId)
+    if (record) {
+      this.known.set(instanceId, record)
+      this.alive.add(instanceId)
+    }
+    return record
   }
 
   /** How many device sessions this instance holds (told to the others with the next heartbeat). */
@@ -198,6 +213,7 @@ export class Instances implements Liveness {
 
   /** Read the live instances; drop the records of gone processes of this host; tell listeners who left. */
   private async refresh(): Promise<void> {
+    const readAt = Date.now()
     const now = new Set<string>([this.id])
     const known = new Map<string, InstanceRecord>([[this.id, this.record]])
     for await (const [id, record] of this.records.all()) {
@@ -209,6 +225,7 @@ export class Instances implements Liveness {
       if (id !== this.id) known.set(id, record)
     }
     this.known = known
+    this.lastRefresh = readAt
     const gone = [...this.alive].filter(id => !now.has(id))
     this.alive = now
     if (gone.length > 0) {
@@ -232,6 +249,13 @@ function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Stor
   if (reach !== 'network') return `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
   if (!cluster) return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
   return undefined
+}
+
+/** When the instance of an id started (ms since the epoch), or undefined for an id of another form. */
+function startTimeOf(instanceId: string): number | undefined {
+  const parts = instanceId.split('-')
+  const value = parts.length >= 4 ? parseInt(parts[parts.length - 2]!, 36) : NaN
+  return Number.isFinite(value) ? value : undefined
 }
 
 function safe(text: string): string {

@@ -35,7 +35,7 @@ export function forwardedFrom(ctx: Context): ForwardedFrom | undefined {
  * that cannot be reached or breaks off (the request is never resent: it may have been done).
  */
 export async function forwardToHolder(ctx: Context, cluster: ClusterRouting | undefined, held: HeldElsewhere, request: { path: string; body: ParsedBody; baseUrl: string; operation?: string }): Promise<void> {
-  const url = cluster?.instances.recordOf(held.instanceId)?.url
+  const url = (await cluster?.instances.recordOf(held.instanceId))?.url
   if (!cluster || !url || forwardedFrom(ctx)) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: held })
   try {
     const answer = await forwardOperation({

@@ -1,5 +1,6 @@
 import { GatewayError } from '../errors.ts'
 import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
+import type { Account } from '../domain/accounts.ts'
 import type { Device } from '../domain/devices.ts'
 import type { SessionStatus } from '../ports/transport.ts'
 import type { OperationContext } from './operation.ts'
@@ -30,6 +31,20 @@ export async function onSessionHolder(context: OperationContext, device: Device,
     // Another instance took it meanwhile: look again.
   }
   throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+}
+
+/**
+ * Before a link (operations 3 and 4) makes or reuses the device `name`: the request goes to the
+ * instance that should link it (HeldElsewhere), the one holding the device, or, for a device still to
+ * be made in cluster mode, the least loaded instance, so that a new device is made where it will live.
+ */
+export async function routeLink(context: OperationContext, account: Account, name: string): Promise<void> {
+  const { devices, leases, clustered } = context.services
+  const existing = await devices.find(account, name, ['name', 'appkey'])
+  if (existing) return onSessionHolder(context, existing, true)
+  if (!clustered || context.forwardedBy) return
+  const target = leases.leastLoaded()
+  if (target !== leases.me) throw new HeldElsewhere(name, target)
 }
 
 /** How long after taking a device over its session counts as still opening. */

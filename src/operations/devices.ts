@@ -9,7 +9,8 @@ import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
 import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { answer, deviceErrors } from './answers.ts'
-import { onSessionHolder } from './device-session.ts'
+import { onSessionHolder, routeLink } from './device-session.ts'
+import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 
 /** Longest device name or chosen appkey. */
 const MAX_DEVICE_NAME = 64
@@ -45,6 +46,7 @@ export const generateQrCode = defineOperation({
     const account = await services.accounts.require(authkey)
     const webhookUrl = webhookOption(webhook, context)
     const name = setAppkey ?? services.devices.generatedName()
+    await routeLink(context, account, name)
     const ensured = await services.devices.ensure(account, { name, appkey: setAppkey, webhookUrl })
     const { device, appkey } = ensured
     const challenge = await linkEnsured(context, ensured, pairingPhone, webhookUrl)
@@ -66,13 +68,14 @@ export const addDevice = defineOperation({
     const { services } = context
     const account = await services.accounts.require(authkey)
     const webhookUrl = webhookOption(webhook, context)
+    await routeLink(context, account, name)
     const ensured = await services.devices.ensure(account, { name, webhookUrl })
     const { device, appkey } = ensured
     let challenge: LinkChallenge
     try {
       challenge = await linkEnsured(context, ensured, undefined, webhookUrl)
     } catch (cause) {
-      if (cause instanceof GatewayError) throw cause
+      if (cause instanceof GatewayError || cause instanceof HeldElsewhere) throw cause
       if (cause instanceof TransportError && cause.code === 'unreachable') throw cause
       throw new GatewayError('link-failed', { cause })
     }

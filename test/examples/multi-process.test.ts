@@ -1,17 +1,15 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { randomBytes } from 'node:crypto'
 import { post } from '../helpers/http.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
-import { startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
+import { linkDevice, startCluster, type Cluster } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 
 /**
- * Three standalone gateway processes (separate `node` processes, as users run them) on one Redis,
- * then on one PostgreSQL: what must happen once happens once, whichever process serves the request,
- * and the webhooks of a process killed with SIGKILL (or stopped with SIGSTOP, so that only its
- * heartbeat tells) are delivered by the others. Each process has its own in-process simulated
- * network, so a device lives in the process that linked it (DESIGN.md, Scale-out, part 1).
+ * Three standalone gateway processes (separate `node` processes, as users run them, in cluster mode
+ * on the shared simulated network) on one Redis, then on one PostgreSQL: what must happen once
+ * happens once, whichever process serves the request, and the webhooks of a process killed with
+ * SIGKILL (or stopped with SIGSTOP, so that only its heartbeat tells) are delivered by the others.
  */
 const test = suite('several gateway processes on one store')
 
@@ -28,29 +26,18 @@ for (const backend of backends) {
   }
   test(`${backend.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`, async () => {
     const receiver = await startReceiver()
-    const env = {
-      GATEWAY_STORE: backend.url!,
-      GATEWAY_STORE_NAMESPACE: `mp-${randomBytes(4).toString('hex')}`,
-      GATEWAY_CLUSTER_SECRET: randomBytes(24).toString('base64url'),
-      GATEWAY_ALLOW_PRIVATE_URLS: '1',
-      GATEWAY_RATE_LIMIT: 'off',
-      GATEWAY_WEBHOOK_RETRY_MS: '500,1000,2000',
-    }
-    const procs: StandaloneServer[] = []
+    const cluster = await startCluster(backend.url!, 3, { GATEWAY_LEASE_TTL_MS: '15000' })
+    const procs = cluster.instances
     try {
-      for (let i = 0; i < 3; i++) procs.push(await startStandalone(env))
       const at = (i: number) => procs[i % procs.length]!.url
       await uniqueRegistration(at)
       const authkey = (await post(`${at(0)}/api/auth`, registration('dono@example.com'))).body.data.authkey as string
       await uniqueDevice(at, authkey)
-      await otpOnce(at, authkey)
-      await webhooksOnce(at(0), authkey, receiver)
-      await takeover(procs, authkey, receiver, backend.stop)
+      await otpOnce(cluster, authkey)
+      await webhooksOnce(cluster, authkey, receiver)
+      await takeover(cluster, authkey, receiver, backend.stop)
     } finally {
-      for (const proc of procs) {
-        proc.child.kill('SIGCONT')
-        await proc.kill('SIGKILL')
-      }
+      await cluster.stop()
       await receiver.stop()
     }
   })
@@ -73,23 +60,23 @@ async function uniqueDevice(at: (i: number) => string, authkey: string): Promise
   for (let i = 0; i < 3; i++) assert.is((await post(`${at(i)}/api/developer`, { authkey, message: 'recepcao', checkDispositivo: 'true' })).body.dispositivo.id, [...ids][0])
 }
 
-/** One OTP code, sent by process 0, verified 10 times at once through the other two: exactly one `valid: true`. */
-async function otpOnce(at: (i: number) => string, authkey: string): Promise<void> {
-  await linked(at(0), authkey, 'otp', '5511999990009')
+/** One OTP code, sent through process 0, verified 10 times at once through the other two: exactly one `valid: true`. */
+async function otpOnce(cluster: Cluster, authkey: string): Promise<void> {
+  await linkDevice(cluster, 0, authkey, 'otp', '5511999990009')
   const to = '5511988887777'
-  const sent = await post(`${at(0)}/api/create-message`, { appkey: 'otp', authkey, to, enviarOTP: 'true' })
+  const sent = await cluster.call(0, '/api/create-message', { appkey: 'otp', authkey, to, enviarOTP: 'true' })
   assert.is(sent.status, 200, sent.text)
-  const inbox = (await (await fetch(`${at(0)}/_sim/inbox/${to}`)).json()) as { text: string }[]
+  const inbox = (await (await fetch(`${cluster.sim.url}/_sim/inbox/${to}`)).json()) as { text: string }[]
   const code = /\d{6}/.exec(inbox.at(-1)!.text)![0]
-  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(`${at(1 + (i % 2))}/api/create-message`, { appkey: 'otp', authkey, to, message: 'false', verificarOTP: code })))
+  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => cluster.call(1 + (i % 2), '/api/create-message', { appkey: 'otp', authkey, to, message: 'false', verificarOTP: code })))
   assert.equal(answers.filter(answer => answer.body.valid === true).length, 1, answers.map(answer => answer.text).join('\n'))
   assert.ok(answers.every(answer => answer.status === 200 || answer.body.valid === false))
 }
 
-/** 20 incoming messages on a device of process 0: 20 webhook ids at the receiver, none twice. */
-async function webhooksOnce(url: string, authkey: string, receiver: Receiver): Promise<void> {
-  await linked(url, authkey, 'entrada', PHONE, receiver.url)
-  for (let i = 0; i < 20; i++) await post(`${url}/_sim/send`, { from: `55119777700${String(i).padStart(2, '0')}`, to: PHONE, type: 'text', text: `oi ${i}` })
+/** 20 incoming messages on a device: 20 webhook ids at the receiver, none twice. */
+async function webhooksOnce(cluster: Cluster, authkey: string, receiver: Receiver): Promise<void> {
+  await linkDevice(cluster, 0, authkey, 'entrada', PHONE, receiver.url)
+  for (let i = 0; i < 20; i++) await post(`${cluster.sim.url}/_sim/send`, { from: `55119777700${String(i).padStart(2, '0')}`, to: PHONE, type: 'text', text: `oi ${i}` })
   await receiver.waitForHooks(20, 20_000)
   await new Promise(resolve => setTimeout(resolve, 2_000)) // a second delivery would show up here
   const ids = receiver.hooks.map(hook => hook.headers['webhook-id'])
@@ -98,19 +85,19 @@ async function webhooksOnce(url: string, authkey: string, receiver: Receiver): P
 }
 
 /**
- * The receiver down, 30 events recorded by process 1, then process 1 killed (or stopped: alive to
- * its host, silent in the store): once the receiver answers again the others deliver all 30 within
- * 30 s. A duplicate would only come from an attempt in flight at the kill.
+ * The receiver down, 30 events recorded by the process holding a device, then that process killed
+ * (or stopped: alive to its host, silent in the store): once the receiver answers again the others
+ * deliver all 30 within 30 s. A duplicate would only come from an attempt in flight at the kill.
  */
-async function takeover(procs: StandaloneServer[], authkey: string, receiver: Receiver, signal: 'SIGKILL' | 'SIGSTOP'): Promise<void> {
+async function takeover(cluster: Cluster, authkey: string, receiver: Receiver, signal: 'SIGKILL' | 'SIGSTOP'): Promise<void> {
   receiver.hooks.length = 0
   receiver.answer(() => 503)
-  const url = procs[1]!.url
-  await linked(url, authkey, 'caida', '5511999990002', receiver.url)
+  const device = await linkDevice(cluster, 1, authkey, 'caida', '5511999990002', receiver.url)
+  const holder = (await Promise.all(cluster.instances.map(async proc => ({ proc, held: (await cluster.health(proc)).devices })))).find(h => h.held.includes(device.id))!.proc
   const sent: string[] = []
-  for (let i = 0; i < 30; i++) sent.push((await post(`${url}/_sim/send`, { from: '5511977770001', to: '5511999990002', type: 'text', text: `antes da queda ${i}` })).body.id)
+  for (let i = 0; i < 30; i++) sent.push((await post(`${cluster.sim.url}/_sim/send`, { from: '5511977770001', to: '5511999990002', type: 'text', text: `antes da queda ${i}` })).body.id)
   await waitFor(() => new Set(receiver.hooks.map(hook => hook.payload.idMessagem)).size === 30, 20_000, 'an attempt of every event')
-  procs[1]!.child.kill(signal)
+  holder.child.kill(signal)
   receiver.hooks.length = 0
   receiver.answer(() => 200)
   const back = Date.now()
@@ -119,13 +106,6 @@ async function takeover(procs: StandaloneServer[], authkey: string, receiver: Re
   const delivered = receiver.hooks.map(hook => hook.payload.idMessagem as string)
   assert.equal([...new Set(delivered)].sort(), [...sent].sort())
   console.log(`# ${signal}: 30 events delivered by the other processes ${(took / 1000).toFixed(1)} s after the receiver came back (${delivered.length - 30} duplicates)`)
-}
-
-async function linked(url: string, authkey: string, name: string, phone: string, webhook?: string): Promise<void> {
-  const created = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: name, ...(webhook ? { webhook } : {}) })
-  assert.is(created.status, 200, created.text)
-  assert.is((await post(`${url}/_sim/scan`, { authkey, appkey: name, phone })).status, 200)
-  await waitFor(async () => (await post(`${url}/api/developer`, { authkey, message: name, checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 10_000, `${name} to connect`)
 }
 
 function registration(email: string) {
