@@ -15,6 +15,12 @@ export function parseRetrySchedule(text: string): number[] {
   return parts.map(Number)
 }
 
+/** Read a whole number of milliseconds >= 0 from the variable `name`; throws a clear Error on bad input. */
+export function parseMs(text: string, name: string): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`${name} must be a whole number of milliseconds (got ${JSON.stringify(text)})`)
+  return Number(text)
+}
+
 /** Read `off` or `<points>/<seconds>` (`GATEWAY_RATE_LIMIT`): the per-account request limit. */
 export function parseRateLimit(text: string): GatewayOptions['rateLimit'] {
   const value = text.trim().toLowerCase()

@@ -32,6 +32,8 @@
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
  *                                limits keep their defaults). With a redis:// store the counters live
  *                                in that Redis, shared by every process on it.
+ *   GATEWAY_SHUTDOWN_GRACE_MS    on SIGTERM/SIGINT, how long requests in flight have to be answered before
+ *                                the sessions close (default 10000)
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
@@ -42,7 +44,7 @@ import { createGateway, type GatewayOptions, type RateLimitStore, type Transport
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
-import { parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
+import { parseMs, parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
 
 const env = process.env
 const logger = pino({
@@ -97,6 +99,7 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
     ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
+    ...(env.GATEWAY_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: parseMs(env.GATEWAY_SHUTDOWN_GRACE_MS, 'GATEWAY_SHUTDOWN_GRACE_MS') } : {}),
     ...(rateLimitStore ? { rateLimitStore } : {}),
   }
   const gateway = await createGateway(options)
@@ -111,9 +114,11 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'shutting down')
+    // No new connections; the requests in flight are answered (up to the grace time), a request
+    // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`.
     server.close()
-    server.closeAllConnections?.()
     await gateway.close()
+    server.closeAllConnections()
     await rateLimitStore?.close?.()
     await storage.close?.()
     agent?.close()

@@ -11,6 +11,7 @@ import { bodyReader, type ParsedBody } from './body.ts'
 import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
 import { answerError, errorBoundary, sendAnswer, type HttpStatusMode } from './render.ts'
 import { observeRequests } from './observe.ts'
+import type { RequestDrain } from './drain.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
@@ -29,12 +30,15 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   baseUrl?: string
   /** Cluster mode: how a request for a device held by another instance reaches it. */
   cluster?: ClusterRouting
+  /** Counts the requests in flight, and refuses new ones once the gateway is closing. */
+  drain: RequestDrain
 }
 
 /** Build the gateway's router: every path of the table, plus the QR share pages and media links. */
 export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
   router.use(observeRequests(deps.events))
+  router.use(deps.drain.middleware())
   const readBody = bodyReader(deps.bodyLimitBytes)
   for (const entry of table) router.post(entry.path, operationRoute(entry, deps, readBody))
   const boundary = errorBoundary(deps.httpStatus, deps.logger)
