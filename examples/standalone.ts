@@ -30,17 +30,16 @@
  *   GATEWAY_DOCS                 0: serve neither /openapi.json nor the /docs page
  *   GATEWAY_SIM_LOG_LIMIT        memory transport: messages the simulated network remembers (default 100000)
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
- *                                limits keep their defaults). With a redis:// store the counters live
- *                                in that Redis, shared by every process on it.
+ *                                limits keep their defaults). With a redis:// or postgres:// store the
+ *                                counters live in that store, shared by every process on it.
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
 import { hostname } from 'node:os'
-import { createGateway, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
+import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
-import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
 
@@ -61,7 +60,6 @@ async function main(): Promise<void> {
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
-  const rateLimitStore: RateLimitStore | undefined = /^rediss?:/i.test(storeUrl) ? await redisRateLimitStore({ url: storeUrl }) : undefined
 
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
   let transport: Transport
@@ -97,7 +95,6 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
     ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
-    ...(rateLimitStore ? { rateLimitStore } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)
@@ -114,7 +111,6 @@ async function main(): Promise<void> {
     server.close()
     server.closeAllConnections?.()
     await gateway.close()
-    await rateLimitStore?.close?.()
     await storage.close?.()
     agent?.close()
     logger.info('stopped')
