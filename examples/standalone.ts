@@ -30,8 +30,8 @@
  *   GATEWAY_DOCS                 0: serve neither /openapi.json nor the /docs page
  *   GATEWAY_SIM_LOG_LIMIT        memory transport: messages the simulated network remembers (default 100000)
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
- *                                limits keep their defaults). With a redis:// store the counters live
- *                                in that Redis, shared by every process on it.
+ *                                limits keep their defaults). With a redis:// or postgres:// store the
+ *                                counters live in that store, shared by every process on it.
  *   GATEWAY_SHUTDOWN_GRACE_MS    on SIGTERM/SIGINT, how long requests in flight have to be answered before
  *                                the sessions close (default 10000)
  *   LOG_LEVEL                    pino level (default info)
@@ -40,9 +40,8 @@ import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
 import { hostname } from 'node:os'
-import { createGateway, type GatewayOptions, type RateLimitStore, type Transport } from 'zapgate'
+import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
-import { redisRateLimitStore } from 'zapgate/adapters/rate-limit-redis'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { parseMs, parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
 
@@ -63,7 +62,6 @@ async function main(): Promise<void> {
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
-  const rateLimitStore: RateLimitStore | undefined = /^rediss?:/i.test(storeUrl) ? await redisRateLimitStore({ url: storeUrl }) : undefined
 
   const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
   let transport: Transport
@@ -100,7 +98,6 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
     ...(env.GATEWAY_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: parseMs(env.GATEWAY_SHUTDOWN_GRACE_MS, 'GATEWAY_SHUTDOWN_GRACE_MS') } : {}),
-    ...(rateLimitStore ? { rateLimitStore } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)
@@ -119,7 +116,6 @@ async function main(): Promise<void> {
     server.close()
     await gateway.close()
     server.closeAllConnections()
-    await rateLimitStore?.close?.()
     await storage.close?.()
     agent?.close()
     logger.info('stopped')

@@ -14,7 +14,8 @@ import { requireInstalled } from './optional-package.ts'
 export async function defaultAdapters(options: GatewayOptions, resolved: ResolvedOptions) {
   if (options.metrics) requireInstalled('prom-client', 'The metrics option', { range: '^15' })
   if (!options.transport) requireInstalled('@whiskeysockets/baileys', 'The default transport (WhatsApp through Baileys; pass `transport` to use another)', { range: '7.0.0-rc14' })
-  const storage: Storage = options.storage ?? (await import('../adapters/storage-keyv/index.ts')).keyvStorage()
+  // The default store is a Map of this process: nothing else reaches it (so request counters stay in a bounded map).
+  const storage: Storage = options.storage ?? Object.assign((await import('../adapters/storage-keyv/index.ts')).keyvStorage(), { reach: 'process' as const })
   const transport: Transport = options.transport ?? (await baileysTransport())
   const webhooks: WebhookSender =
     options.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls, timeoutMs: resolved.webhookDelivery.timeoutMs })

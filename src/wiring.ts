@@ -19,7 +19,7 @@ import type { OperationServices } from './operations/operation.ts'
 import { resolveOptions, type GatewayOptions } from './options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
-import { memoryRateLimitStore, RateLimits } from './security/rate-limits.ts'
+import { RateLimits } from './security/rate-limits.ts'
 import { CacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
 import { RetryBuffer } from './store/retry-buffer.ts'
@@ -62,7 +62,8 @@ export async function wireGateway(options: GatewayOptions) {
   const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, liveness: instances, logger: childLogger(logger, { module: 'messaging' }) })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
-  const rateLimits = new RateLimits(resolved.rateLimits, options.rateLimitStore ?? memoryRateLimitStore(), childLogger(logger, { module: 'rate-limit' }))
+  // Request counters: in the store when every instance reaches it (shared limits), else in this process.
+  const rateLimits = new RateLimits(resolved.rateLimits, storage, childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
   const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, liveness: instances, spill: new SpillFile(resolved.spillDir, 'webhooks') })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))

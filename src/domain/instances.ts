@@ -58,6 +58,8 @@ export class Instances implements Liveness {
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
   private alive = new Set<string>()
+  /** Instances seen to leave (departed, or a gone process of this host): never alive again, whatever their start time. */
+  private readonly gone = new Set<string>()
   /** The live instances' records as of the last heartbeat (this one's included). */
   private known = new Map<string, InstanceRecord>()
   private timer: NodeJS.Timeout | undefined
@@ -112,6 +114,7 @@ export class Instances implements Liveness {
   isAlive(instanceId: string | undefined): boolean {
     if (instanceId === undefined) return false
     if (this.alive.has(instanceId)) return true
+    if (this.gone.has(instanceId) || goneFromThisHost(instanceId, this.record.host)) return false
     // An instance that started after the last heartbeat read the registry is not in it yet: alive,
     // unless it started longer ago than a time-to-live (then its record would have been read).
     const startedAt = startTimeOf(instanceId)
@@ -211,6 +214,12 @@ export class Instances implements Liveness {
     for (const listener of this.fenceListeners) listener()
   }
 
+  private markGone(id: string): void {
+    this.gone.add(id)
+    // Ids never repeat; only recent ones matter (older ones are past the start-time window of isAlive).
+    if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
+  }
+
   /** Read the live instances; drop the records of gone processes of this host; tell listeners who left. */
   private async refresh(): Promise<void> {
     const readAt = Date.now()
@@ -219,6 +228,7 @@ export class Instances implements Liveness {
     for await (const [id, record] of this.records.all()) {
       if (id !== this.id && record.host === this.record.host && !processAlive(record.pid)) {
         await this.records.removeIfEqual(id, record)
+        this.markGone(id)
         continue
       }
       now.add(id)
@@ -227,6 +237,7 @@ export class Instances implements Liveness {
     this.known = known
     this.lastRefresh = readAt
     const gone = [...this.alive].filter(id => !now.has(id))
+    for (const id of gone) this.markGone(id)
     this.alive = now
     if (gone.length > 0) {
       this.logger.info({ gone }, 'gateway instances gone: taking over their work')
@@ -256,6 +267,14 @@ function startTimeOf(instanceId: string): number | undefined {
   const parts = instanceId.split('-')
   const value = parts.length >= 4 ? parseInt(parts[parts.length - 2]!, 36) : NaN
   return Number.isFinite(value) ? value : undefined
+}
+
+/** Whether an id names a process of this host (`host` as in the records) that is no longer running. */
+function goneFromThisHost(instanceId: string, host: string): boolean {
+  const parts = instanceId.split('-')
+  if (parts.length < 4 || parts.slice(0, -3).join('-') !== safe(host)) return false
+  const pid = Number(parts[parts.length - 3])
+  return Number.isInteger(pid) && pid > 0 && !processAlive(pid)
 }
 
 function safe(text: string): string {

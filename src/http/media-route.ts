@@ -3,18 +3,24 @@ import type { Context, Middleware } from 'koa'
 import type { Devices } from '../domain/devices.ts'
 import type { MediaLinks } from '../domain/media-links.ts'
 import type { Transport } from '../ports/transport.ts'
+import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
+import type { Instances } from '../domain/instances.ts'
+import { relayMediaToHolder } from './media-relay.ts'
 
 /** What the media route reads: the signed link, the transport that fetches the bytes, the device. */
 export interface MediaRouteDeps {
   mediaLinks: MediaLinks
   transport: Transport
   devices: Devices
+  leases: DeviceLeases
+  /** Cluster mode: the registry that gives the address of the instance holding a device. */
+  cluster?: { instances: Instances }
 }
 
 /**
  * `GET /media/:token`: the bytes of a received media message that was too large to inline in its
  * webhook event (the event's `url`). The token is signed and expires; the transport fetches the
- * bytes on demand. 404 for a bad or expired token or media the network no longer has.
+ * bytes on demand (in cluster mode, the instance holding the device does). 404 for a bad or expired token or media the network no longer has.
  *
  * The bytes and their type come from whoever sent the message: the answer forbids the browser to
  * run them (a sandboxing Content-Security-Policy, `nosniff`), and a type a browser would render as a
@@ -26,7 +32,10 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     ctx.set('Cache-Control', 'private, no-store')
     ctx.set('X-Content-Type-Options', 'nosniff')
     ctx.set('Content-Security-Policy', "sandbox; default-src 'none'")
-    const target = await services.mediaLinks.verify(String(ctx.params.token))
+    const token = String(ctx.params.token)
+    const target = await services.mediaLinks.verify(token)
+    // Cluster mode: the instance holding the device's session fetches the bytes.
+    if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return
     const media = target && (await services.transport.downloadMedia?.(target.deviceId, target.messageId))
     const device = target && (await services.devices.get(target.deviceId))
     if (!media || !device) {

@@ -4,25 +4,24 @@ import type { RateLimits } from '../security/rate-limits.ts'
 import type { ParsedBody } from './body.ts'
 
 /**
- * The request limits that apply before an operation runs (see RateLimits): a request carrying an
- * authkey is refused (429) while its client IP has used up its failed authkey attempts, and counts
- * against the limit of that account key; an authkey that turns out unknown or expired counts as a
- * failed attempt of the IP. Registrations and OTP verifications are limited in their handlers.
- * Undefined (no middleware at all) when both of those limits are off.
+ * The request limits that apply around an operation (see RateLimits). A request carrying an authkey
+ * counts against that account key's limit, and is refused (429) while that key has used up its
+ * failed attempts from the client's IP; a key that turns out unknown or expired counts as a failed
+ * attempt of that key and IP, and of the IP, and is answered 429 instead of 401 once the IP is past
+ * its ceiling. Registrations and OTP verifications are limited in their handlers. Undefined (no
+ * middleware at all) when none of those limits is on.
  */
 export function rateLimitRequests(rateLimits: RateLimits) {
   if (!rateLimits.limitsRequests) return undefined
   return async function gatewayRateLimit(ctx: Context, next: Next) {
     const authkey = (ctx.state.gatewayBody as ParsedBody).fields.authkey
-    const carriesKey = authkey !== undefined && authkey !== null && authkey !== ''
-    if (carriesKey) {
-      await rateLimits.authBlocked(ctx.ip)
-      if (typeof authkey === 'string') await rateLimits.account(authkey)
-    }
+    if (authkey === undefined || authkey === null || authkey === '') return next()
+    const key = typeof authkey === 'string' ? authkey : JSON.stringify(authkey)
+    await rateLimits.beforeAuth(key, ctx.ip)
     try {
       await next()
     } catch (err) {
-      if (carriesKey && isGatewayError(err, 'unauthenticated')) await rateLimits.authFailed(ctx.ip)
+      if (isGatewayError(err, 'unauthenticated')) await rateLimits.authFailed(key, ctx.ip)
       throw err
     }
   }

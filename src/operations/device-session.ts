@@ -62,7 +62,7 @@ export async function connectedSession(context: OperationContext, device: Device
   const { leases, messaging } = context.services
   const status = await messaging.messenger.status(device)
   if (status.connected) return status
-  if (!leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
+  if (!device.linked || !leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
   const deadline = Date.now() + HANDOVER_WAIT_MS
   while (Date.now() < deadline) {
     await new Promise(resolve => setTimeout(resolve, 100))

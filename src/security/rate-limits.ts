@@ -1,22 +1,23 @@
-import { RateLimiterMemory } from 'rate-limiter-flexible'
 import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
-import type { RateLimiter, RateLimitState, RateLimitStore } from '../ports/rate-limit.ts'
-import { hashKey } from './keys.ts'
-import { Deadlines } from '../store/deadlines.ts'
-
-/** A limit: `points` per `duration` seconds. */
-export interface RateRule {
-  points: number
-  duration: number
-}
+import type { Storage } from '../ports/storage.ts'
+import { WindowCounters, type RateRule, type WindowCount } from './rate-counters.ts'
 
 /** The limits of `rateLimit` (each a rule, or false to switch it off). */
 export interface RateLimitRules {
-  /** Requests per account key (by the SHA-256 of the presented authkey). Default 3000 per 60 s (50 a second on average, in bursts). */
+  /** Requests per account key (counted by a hash of the presented authkey). Default 3000 per 60 s (50 a second on average, in bursts). */
   perAccount?: RateRule | false
-  /** Failed authkey attempts per client IP; past it, requests carrying an authkey from that IP are refused until the window ends. Default 30 per 900 s. */
+  /**
+   * Failed attempts of one presented authkey from one client IP; past it, that key from that IP is
+   * refused until the window ends (other keys from the IP are not). Default 30 per 900 s.
+   */
   authFailures?: RateRule | false
+  /**
+   * Failed authkey attempts per client IP, whatever the keys (key spraying). Past it, a request from
+   * that IP whose authkey turns out unknown is answered 429 instead of 401; a valid key still works.
+   * Default 300 per 900 s.
+   */
+  authFailuresPerIp?: RateRule | false
   /** Registrations (operation 1) per client IP. Default 20 per 3600 s. */
   registrations?: RateRule | false
   /** OTP verifications per device and recipient (on top of otpMaxTries per code). Default 10 per 900 s. */
@@ -25,16 +26,19 @@ export interface RateLimitRules {
 
 /** createGateway options of rate limiting (part of GatewayOptions). */
 export interface RateLimitOptions {
-  /** Request limits, answered 429 with Retry-After; `false` switches every one off (benchmarks, trusted callers). */
+  /**
+   * Request limits, answered 429 with Retry-After; `false` switches every one off (benchmarks,
+   * trusted callers). The counters live in the gateway's store when every instance reaches it
+   * (Redis, PostgreSQL), so that the limits hold across processes; otherwise in this process.
+   */
   rateLimit?: RateLimitRules | false
-  /** Where the counters live. Default: this process's memory; `redisRateLimitStore()` shares them across processes. */
-  rateLimitStore?: RateLimitStore
 }
 
 /** The default limits. */
 const defaultRateLimits: Required<RateLimitRules> = {
   perAccount: { points: 3000, duration: 60 },
   authFailures: { points: 30, duration: 900 },
+  authFailuresPerIp: { points: 300, duration: 900 },
   registrations: { points: 20, duration: 3600 },
   otpVerifications: { points: 10, duration: 900 },
 }
@@ -44,10 +48,11 @@ export type RateLimitSettings = { [K in keyof RateLimitRules]-?: RateRule | fals
 
 /** Fill in the default rules; throws a clear Error for an impossible one. */
 export function resolveRateLimitOptions(options: RateLimitOptions): RateLimitSettings {
-  if (options.rateLimit === false) return { perAccount: false, authFailures: false, registrations: false, otpVerifications: false }
+  const names = Object.keys(defaultRateLimits) as (keyof RateLimitRules)[]
+  if (options.rateLimit === false) return Object.fromEntries(names.map(name => [name, false])) as RateLimitSettings
   const given = options.rateLimit ?? {}
   const settings = { ...defaultRateLimits } as RateLimitSettings
-  for (const name of Object.keys(defaultRateLimits) as (keyof RateLimitRules)[]) {
+  for (const name of names) {
     const rule = given[name]
     if (rule === undefined) continue
     if (rule !== false && !(Number.isInteger(rule?.points) && rule.points > 0 && Number.isInteger(rule.duration) && rule.duration > 0)) {
@@ -58,103 +63,88 @@ export function resolveRateLimitOptions(options: RateLimitOptions): RateLimitSet
   return settings
 }
 
-/** A RateLimitStore keeping counters in this process's memory (the default). */
-export function memoryRateLimitStore(): RateLimitStore {
-  return { limiter: rule => new RateLimiterMemory(rule) }
-}
-
 /**
- * The gateway's limits. Each check throws 429 `Muitas requisições...` with Retry-After when over;
- * a store that fails or does not answer within a second lets the request through (logged), so a
- * limiter outage never takes the API down with it.
+ * The gateway's limits, over fixed-window counters (see WindowCounters: in the store when every
+ * instance reaches it, else in this process). Each check throws 429 `Muitas requisições...` with
+ * Retry-After (the seconds left in the window) when over; a store that fails or does not answer
+ * within a second lets the request through (logged).
+ *
+ * Failed authkeys are counted per presented key and client IP, so that one client's wrong keys
+ * never lock out the other tenants behind the same address (a NAT, the host app's own server); a
+ * much higher ceiling per IP answers key spraying with 429, yet a valid key is never refused
+ * because of someone else's failures.
  */
 export class RateLimits {
-  private readonly limiters: Partial<Record<keyof RateLimitRules, RateLimiter>> = {}
-  private readonly deadlines = new Deadlines(1000)
+  private readonly counters: WindowCounters
 
   constructor(
     private readonly settings: RateLimitSettings,
-    store: RateLimitStore,
+    storage: Storage,
     private readonly logger: Logger,
   ) {
-    for (const name of Object.keys(settings) as (keyof RateLimitRules)[]) {
-      const rule = settings[name]
-      if (rule) this.limiters[name] = store.limiter({ keyPrefix: `zapgate-${name}`, ...rule })
-    }
+    this.counters = new WindowCounters(storage, logger)
   }
 
-  /** Whether requests carrying an authkey are limited at all (per account, or failed attempts per IP). */
+  /** Whether requests carrying an authkey are limited at all (per account, or failed attempts). */
   get limitsRequests(): boolean {
-    return this.limiters.perAccount !== undefined || this.limiters.authFailures !== undefined
+    const { perAccount, authFailures, authFailuresPerIp } = this.settings
+    return perAccount !== false || authFailures !== false || authFailuresPerIp !== false
   }
 
-  /** Count a request of the account key `authkey` (its hash is the key; the key itself is never stored). */
-  async account(authkey: string): Promise<void> {
-    if (this.limiters.perAccount) await this.consume('perAccount', hashKey(authkey))
+  /**
+   * Before a request carrying `authkey` from `ip` runs: count it against the account key's limit,
+   * and refuse it while that key has used up its failed attempts from that IP.
+   */
+  async beforeAuth(authkey: string, ip: string): Promise<void> {
+    const { perAccount, authFailures } = this.settings
+    const [used, failed] = await Promise.all([
+      perAccount ? this.counters.hit('perAccount', perAccount, [authkey]) : undefined,
+      authFailures ? this.counters.peek('authFailures', authFailures, [authkey, ip]) : undefined,
+    ])
+    if (authFailures && failed && failed.count >= authFailures.points) throw tooMany(failed)
+    if (perAccount && used && used.count > perAccount.points) throw tooMany(used)
   }
 
-  /** 429 while `ip` has used up its failed authkey attempts. */
-  async authBlocked(ip: string): Promise<void> {
-    const limiter = this.limiters.authFailures
-    const rule = this.settings.authFailures
-    if (!limiter || !rule) return
-    const state = await this.guard(() => limiter.get(ip))
-    if (state && state.consumedPoints >= rule.points) throw tooMany(state)
-  }
-
-  /** Record a failed authkey attempt from `ip` (never throws). */
-  async authFailed(ip: string): Promise<void> {
-    await this.consume('authFailures', ip).catch(() => undefined)
+  /**
+   * Record that `authkey` from `ip` was refused as unknown or expired. Throws 429 (for the caller to
+   * answer instead of 401) when this attempt is past the IP's ceiling or the key's own limit.
+   */
+  async authFailed(authkey: string, ip: string): Promise<void> {
+    const { authFailures, authFailuresPerIp } = this.settings
+    const [ofKey, ofIp] = await Promise.all([
+      authFailures ? this.counters.hit('authFailures', authFailures, [authkey, ip]) : undefined,
+      authFailuresPerIp ? this.counters.hit('authFailuresPerIp', authFailuresPerIp, [ip]) : undefined,
+    ])
+    if (authFailuresPerIp && ofIp && ofIp.count > authFailuresPerIp.points) {
+      if (ofIp.count === authFailuresPerIp.points + 1) this.logger.warn({ ip, failures: ofIp.count, seconds: ofIp.retryAfterSeconds }, 'failed authkeys from one IP past authFailuresPerIp: unknown keys from it are answered 429')
+      throw tooMany(ofIp)
+    }
+    if (authFailures && ofKey && ofKey.count > authFailures.points) throw tooMany(ofKey)
   }
 
   /** Count a registration from `ip`. */
   registration(ip: string): Promise<void> {
-    return this.consume('registrations', ip)
+    return this.limit('registrations', [ip])
   }
 
   /** Count an OTP verification of `recipient` on a device. */
   otpVerification(deviceId: string, recipient: string): Promise<void> {
-    return this.consume('otpVerifications', `${deviceId}:${recipient}`)
+    return this.limit('otpVerifications', [deviceId, recipient])
   }
 
   // --- Internal helpers ---
 
-  private async consume(name: keyof RateLimitRules, key: string): Promise<void> {
-    const limiter = this.limiters[name]
-    if (!limiter) return
-    try {
-      await this.guard(() => limiter.consume(key))
-    } catch (rejection) {
-      if (rejection instanceof GatewayError) throw rejection
-      throw tooMany(rejection as RateLimitState)
-    }
+  /** Count one for `what` under the rule `name` and throw 429 past its points. */
+  private async limit(name: 'registrations' | 'otpVerifications', what: string[]): Promise<void> {
+    const rule = this.settings[name]
+    if (!rule) return
+    const count = await this.counters.hit(name, rule, what)
+    if (count && count.count > rule.points) throw tooMany(count)
   }
-
-  /** Run a store call; a store failure or a call longer than a second resolves undefined (fail open). */
-  private async guard<T>(call: () => Promise<T>): Promise<T | undefined> {
-    try {
-      return await this.deadlines.run(call(), () => new LateStoreError())
-    } catch (err) {
-      if (err instanceof LateStoreError) {
-        this.logger.warn({}, 'rate-limit store did not answer in time; request let through')
-        return undefined
-      }
-      if (err instanceof Error) {
-        this.logger.warn({ err }, 'rate-limit store failed; request let through')
-        return undefined
-      }
-      throw err
-    }
-  }
-
 }
 
 // --- Internal helpers ---
 
-function tooMany(state: RateLimitState): GatewayError {
-  const seconds = Math.max(1, Math.ceil((state?.msBeforeNext ?? 1000) / 1000))
-  return new GatewayError('rate-limited', { retryAfterSeconds: seconds })
+function tooMany(count: WindowCount): GatewayError {
+  return new GatewayError('rate-limited', { retryAfterSeconds: count.retryAfterSeconds })
 }
-
-/** The rate-limit store took longer than a second. */
-class LateStoreError extends Error {}

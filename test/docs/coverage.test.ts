@@ -13,9 +13,20 @@ docs('every program in examples/ is started by a test (directly, or through a he
   const files = walk(join(root, 'test')).filter(file => file.endsWith('.ts') && !file.endsWith('coverage.test.ts'))
   const text = new Map(files.map(file => [file, readFileSync(file, 'utf8')]))
   const tests = files.filter(file => file.endsWith('.test.ts'))
+  // Helpers the tests use: imported by a test, or by a helper in use (`./<name>` from a helper).
+  const helpers = files.filter(file => file.includes('/helpers/'))
+  const used = new Set(helpers.filter(helper => tests.some(test => text.get(test)!.includes(`helpers/${basename(helper)}`))))
+  for (let grew = true; grew; ) {
+    grew = false
+    for (const helper of helpers) {
+      if (used.has(helper) || ![...used].some(user => text.get(user)!.includes(`./${basename(helper)}`))) continue
+      used.add(helper)
+      grew = true
+    }
+  }
   for (const example of readdirSync(join(root, 'examples')).filter(name => name.endsWith('.ts'))) {
     const mentions = files.filter(file => text.get(file)!.includes(`examples/${example}`))
-    const started = mentions.some(file => file.endsWith('.test.ts') || tests.some(test => text.get(test)!.includes(`helpers/${basename(file)}`)))
+    const started = mentions.some(file => file.endsWith('.test.ts') || used.has(file))
     assert.ok(started, `examples/${example} is started by a test (mentioned in: ${mentions.map(file => relative(root, file)).join(', ') || 'nothing'})`)
   }
 })

@@ -34,6 +34,7 @@ restart('accounts and devices survive SIGKILL and a restart; a linked device res
   do {
     status = (await post(`${second.url}/api/developer`, { authkey, message: 'persistente', checkDispositivo: 'true' })).body
   } while (!status.dispositivo?.conectado && Date.now() < deadline && (await new Promise(r => setTimeout(r, 50)), true))
+  assert.ok(status.dispositivo, JSON.stringify(status))
   assert.is(status.dispositivo.id, device.body.id)
   assert.is(status.dispositivo.conectado, true)
   assert.is(status.dispositivo.telefone, '5511955556666')

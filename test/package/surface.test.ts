@@ -15,8 +15,7 @@ const SURFACE: Record<string, Surface> = {
       'AgentContact', 'AgentOptions', 'AgentReply', 'AgentRequest', 'AgentResponder', 'AgentTurn', 'AtomicStorage', 'Button', 'Card', 'DeadLetter',
       'DeadLetterReason', 'DeviceSummary', 'ErrorCode', 'FetchedMedia', 'Gateway', 'GatewayEventMap', 'GatewayEvents', 'GatewayOptions', 'GroupInfo',
       'GroupRef', 'IncomingContent', 'IncomingMessage', 'LinkChallenge', 'LinkRequest', 'Logger', 'MediaFetcher', 'MediaKind', 'MediaPayload',
-      'MessageRef', 'MessagingOptions', 'OutgoingMessage', 'Plan', 'RateLimitOptions', 'RateLimitRule', 'RateLimitRules', 'RateLimitState',
-      'RateLimitStore', 'RateLimiter', 'RateRule', 'SendKind', 'SentMessage', 'ServiceOptions', 'SessionState', 'SessionStatus', 'Storage', 'Transport',
+      'MessageRef', 'MessagingOptions', 'OutgoingMessage', 'Plan', 'RateLimitOptions', 'RateLimitRules', 'RateRule', 'SendKind', 'SentMessage', 'ServiceOptions', 'SessionState', 'SessionStatus', 'Storage', 'Transport',
       'TransportContext', 'TransportEvent', 'WebhookAdmin', 'WebhookDelivery', 'WebhookEventName', 'WebhookOptions', 'WebhookPayload',
       'WebhookResponse', 'WebhookSender',
     ],
@@ -54,10 +53,6 @@ const SURFACE: Record<string, Surface> = {
   'zapgate/adapters/media-http': {
     runtime: ['httpMediaFetcher'],
     types: ['HttpMediaOptions'],
-  },
-  'zapgate/adapters/rate-limit-redis': {
-    runtime: ['redisRateLimitStore'],
-    types: ['RedisLike', 'RedisRateLimitOptions'],
   },
   'zapgate/adapters/storage-keyv': {
     runtime: ['keyvStorage', 'missingPackageError', 'storageFromUrl'],

@@ -1,23 +1,13 @@
 import assert from 'node:assert/strict'
-import Koa from 'koa'
 import { suite } from 'uvu'
-import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
-import { createGateway, type RateLimitStore } from '../../src/index.ts'
+import { memoryTransport } from '../../adapters/transport-memory/index.ts'
+import { createGateway } from '../../src/index.ts'
 import { parseRateLimit } from '../../examples/env-config.ts'
-import { startGateway, withGateway } from '../helpers/gateway.ts'
-import { listen, request, type Answer } from '../helpers/http.ts'
+import { withGateway } from '../helpers/gateway.ts'
+import { assertLimited } from '../helpers/rate-limit.ts'
 import { FRIEND, assertError, assertOk, sendingGateway } from '../helpers/messaging.ts'
 
 const test = suite('rate limits')
-
-const LIMITED = 'Muitas requisições. Tente novamente mais tarde.'
-
-/** A 429 with the API's message and a Retry-After of 1 to `maxSeconds` seconds. */
-function assertLimited(answer: Answer, maxSeconds: number, extra: Record<string, unknown> = {}) {
-  assertError(answer, 429, LIMITED, extra)
-  const seconds = Number(answer.headers.get('retry-after'))
-  assert.ok(Number.isInteger(seconds) && seconds >= 1 && seconds <= maxSeconds, `Retry-After ${answer.headers.get('retry-after')}`)
-}
 
 test('requests of one account key past perAccount are 429 with Retry-After; another account is not affected', async () => {
   await withGateway({ rateLimit: { perAccount: { points: 5, duration: 60 } } }, async t => {
@@ -29,45 +19,6 @@ test('requests of one account key past perAccount are 429 with Retry-After; anot
     assertLimited(await t.post('/api/create-message', { appkey: 'x', authkey: a, to: FRIEND, message: 'oi' }), 60)
     assertError(await status(b), 404, 'Nenhum dispositivo encontrado.')
   })
-})
-
-test('after authFailures wrong authkeys an IP is refused 429 even with a valid key; requests without a key still work', async () => {
-  await withGateway({ rateLimit: { authFailures: { points: 3, duration: 600 } } }, async t => {
-    const { authkey } = await t.register()
-    await t.addDevice(authkey, 'loja')
-    assertError(await t.post('/api/developer', { authkey: 'errada-1', message: 'loja', checkDispositivo: 'true' }), 401, 'validation.required')
-    assertError(await t.post('/api/v2/ia', { authkey: 'errada-2', device: 'loja', agent_name: 'Bia' }), 401, 'Authkey invalida ou expirada.')
-    assertError(await t.post('/api/create-message', { appkey: 'loja', authkey: 'errada-3', to: FRIEND, message: 'false', verificarOTP: '123456' }), 401, 'validation.required', { valid: false })
-    assertLimited(await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }), 600)
-    assertLimited(await t.post('/api/v2/qrcode', { authkey: 'errada-4' }), 600)
-    // Registration carries no authkey: not refused.
-    assertOk(await t.post('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana-limite@example.com', senha: 'segredo1', telefone: '5511912345678', plano: '1' }))
-  })
-})
-
-test('a valid authkey does not count as a failed attempt', async () => {
-  await withGateway({ rateLimit: { authFailures: { points: 2, duration: 600 } } }, async t => {
-    const { authkey } = await t.register()
-    for (let i = 0; i < 5; i++) assertError(await t.post('/api/developer', { authkey, message: 'nenhum', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
-  })
-})
-
-test('failed attempts are counted per client IP (X-Forwarded-For behind a trusted proxy)', async () => {
-  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }), rateLimit: { authFailures: { points: 2, duration: 600 } } })
-  const app = new Koa({ proxy: true })
-  app.use(gateway.routes())
-  const server = await listen(app)
-  try {
-    const from = (ip: string, authkey: string) =>
-      request(`${server.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': ip }, body: JSON.stringify({ authkey, message: 'x', checkDispositivo: 'true' }) })
-    assertError(await from('203.0.113.7', 'errada'), 401, 'validation.required')
-    assertError(await from('203.0.113.7', 'errada'), 401, 'validation.required')
-    assertLimited(await from('203.0.113.7', 'errada'), 600)
-    assertError(await from('198.51.100.9', 'errada'), 401, 'validation.required')
-  } finally {
-    await server.stop()
-    await gateway.close()
-  }
 })
 
 test('registrations past the limit are 429 whatever the e-mail', async () => {
@@ -99,24 +50,6 @@ test('rateLimit: false switches every limit off', async () => {
     for (let i = 0; i < 60; i++) assertError(await t.post('/api/developer', { authkey: `errada-${i}`, message: 'x', checkDispositivo: 'true' }), 401, 'validation.required')
     for (let i = 0; i < 25; i++) await t.register()
   })
-})
-
-test('a rate-limit store that fails or hangs lets requests through instead of failing them', async () => {
-  for (const behaviour of ['fail', 'hang'] as const) {
-    const broken: RateLimitStore = {
-      limiter: () => ({
-        consume: () => (behaviour === 'fail' ? Promise.reject(new Error('ECONNREFUSED')) : new Promise(() => {})),
-        get: () => (behaviour === 'fail' ? Promise.reject(new Error('ECONNREFUSED')) : new Promise(() => {})),
-      }),
-    }
-    const t = await startGateway({ rateLimitStore: broken })
-    try {
-      const { authkey } = await t.register()
-      assertError(await t.post('/api/developer', { authkey, message: 'nenhum', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
-    } finally {
-      await t.stop()
-    }
-  }
 })
 
 test('an impossible rule is refused at start with a clear error', async () => {

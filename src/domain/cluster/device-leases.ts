@@ -88,7 +88,7 @@ export class DeviceLeases {
     return best?.[0] ?? this.me
   }
 
-  /** Whether this instance took the device within `ms` (its session may still be opening: a handover). */
+  /** Whether this instance took the device over from another instance within `ms` (its session may still be opening: a handover). */
   takenWithin(deviceId: string, ms: number): boolean {
     const at = this.takenAt.get(deviceId)
     return at !== undefined && this.held.has(deviceId) && Date.now() - at < ms
@@ -122,9 +122,10 @@ export class DeviceLeases {
     const next: DeviceLease = { instance: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
     this.held.set(deviceId, next.epoch)
-    this.takenAt.set(deviceId, Date.now())
     this.instances.setLoad(this.held.size)
     const from = current?.instance && current.instance !== this.me ? current.instance : undefined
+    // A handover: the device's session lived on another instance (gone or leaving) and opens here now.
+    if (from) this.takenAt.set(deviceId, Date.now())
     this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
     this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
     return true
