@@ -64,6 +64,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     services: wiring,
     httpStatus: resolved.httpStatus,
     bodyLimitBytes: resolved.bodyLimitBytes,
+    bodyTimeoutMs: resolved.bodyTimeoutMs,
     baseUrl: resolved.baseUrl,
     ...(resolved.cluster ? { cluster: { secret: resolved.cluster.secret, instances: wiring.instances, events } } : {}),
   })

@@ -26,6 +26,8 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   logger: Logger
   httpStatus: HttpStatusMode
   bodyLimitBytes: number
+  /** How long a request body may take to arrive (408 past it). */
+  bodyTimeoutMs: number
   /** The configured public URL (else each request's origin and mount path). */
   baseUrl?: string
   /** Cluster mode: how a request for a device held by another instance reaches it. */
@@ -39,7 +41,7 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
   const router = new Router()
   router.use(observeRequests(deps.events))
   router.use(deps.drain.middleware())
-  const readBody = bodyReader(deps.bodyLimitBytes)
+  const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   for (const entry of table) router.post(entry.path, operationRoute(entry, deps, readBody))
   const boundary = errorBoundary(deps.httpStatus, deps.logger)
   sharePageRoutes(router, deps, boundary)
