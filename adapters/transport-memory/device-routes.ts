@@ -11,14 +11,14 @@ import { PING_MS, STREAM_TYPE, TRANSPORT_STATUS, decodeOutgoing } from './wire.t
 import type { Ack } from './wire.ts'
 
 /** Options of the device routes. */
-export interface DeviceRoutesOptions {
+interface DeviceRoutesOptions {
   /** How long a message waits for the gateway's ack before the device's next one goes (default 5000 ms). */
   ackWaitMs?: number
   logger?: Logger
 }
 
 /** The device routes and what to stop with the server. */
-export interface DeviceRoutes {
+interface DeviceRoutes {
   router: Router
   /** End every stream (gateways see them lost and retry) and stop the pings. */
   close(): void

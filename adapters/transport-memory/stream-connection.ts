@@ -6,7 +6,7 @@ import type { DeviceEndpoint } from './types.ts'
 import type { Ack, Frame } from './wire.ts'
 
 /** What a stream connection asks of the server that holds it. */
-export interface StreamHooks {
+interface StreamHooks {
   /** A message the gateway did not ack before the stream ended: hand it to the device again (at least once). */
   redeliver(deviceId: string, message: IncomingMessage): void
   /** The stream ended (either side): forget the connection, take it off the network. */

@@ -51,7 +51,7 @@ export interface ForwardSigned {
 }
 
 /** A received request, as verifyForward reads it. */
-export interface ForwardedRequest {
+interface ForwardedRequest {
   method: string
   path: string
   headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>

@@ -65,7 +65,7 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
 }
 
 /** Options of verifyForwardedRequests. */
-export interface VerifyForwardedOptions {
+interface VerifyForwardedOptions {
   /** The gateway's body limit in bytes (forwarded bodies may be larger: forwardedBodyLimit). */
   limitBytes: number
   httpStatus: HttpStatusMode

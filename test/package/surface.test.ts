@@ -10,9 +10,9 @@ import { compiledExports, entryPoints, surfaceOf, type Surface } from './entry-p
  */
 const SURFACE: Record<string, Surface> = {
   'zapgate': {
-    runtime: ['GatewayError', 'MediaFetchError', 'MissingPackageError', 'TransportError', 'createGateway', 'verifyWebhook'],
+    runtime: ['GatewayError', 'MediaFetchError', 'MissingPackageError', 'TransportError', 'accountAdmin', 'createGateway', 'verifyWebhook'],
     types: [
-      'AgentContact', 'AgentOptions', 'AgentReply', 'AgentRequest', 'AgentResponder', 'AgentTurn', 'AtomicStorage', 'Button', 'Card', 'DeadLetter',
+      'AccountAdmin', 'AccountSummary', 'AgentContact', 'AgentOptions', 'AgentReply', 'AgentRequest', 'AgentResponder', 'AgentTurn', 'AtomicStorage', 'Button', 'Card', 'DeadLetter',
       'DeadLetterReason', 'DeviceSummary', 'ErrorCode', 'FetchedMedia', 'Gateway', 'GatewayEventMap', 'GatewayEvents', 'GatewayOptions', 'GroupInfo',
       'GroupRef', 'IncomingContent', 'IncomingMessage', 'LinkChallenge', 'LinkRequest', 'Logger', 'MediaFetcher', 'MediaKind', 'MediaPayload',
       'MessageRef', 'MessagingOptions', 'OutgoingMessage', 'Plan', 'RateLimitOptions', 'RateLimitRules', 'RateRule', 'SendKind', 'SentMessage', 'ServiceOptions', 'SessionState', 'SessionStatus', 'Storage', 'Transport',
@@ -66,10 +66,10 @@ const SURFACE: Record<string, Surface> = {
     ],
   },
   'zapgate/adapters/transport-memory': {
-    runtime: ['MemoryNetwork', 'MemoryTransport', 'memoryTransport', 'simulatorRoutes'],
+    runtime: ['MemoryNetwork', 'MemoryTransport', 'memoryTransport', 'simulatorRoutes', 'simulatorServer'],
     types: [
-      'Fault', 'InboxCard', 'InboxContent', 'InboxEntry', 'LinkTarget', 'MemoryNetworkOptions', 'MemoryTransportOptions', 'PhoneMessage',
-      'PhoneProfile', 'SimulatorRoutesOptions', 'StoredSession', 'Traffic',
+      'DeviceCredentials', 'Fault', 'InboxCard', 'InboxContent', 'InboxEntry', 'LinkTarget', 'MemoryNetworkOptions', 'MemoryTransportOptions', 'NetworkStats', 'PhoneMessage',
+      'PhoneProfile', 'SimulatorRoutesOptions', 'SimulatorServer', 'SimulatorServerOptions', 'StoredSession', 'Traffic',
     ],
   },
   'zapgate/adapters/webhook-http': {

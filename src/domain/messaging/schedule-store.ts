@@ -34,7 +34,7 @@ export interface ScheduleItem {
 }
 
 /** How much an account may keep scheduled: pending items, and bytes of their stored actions (media included). */
-export interface ScheduleQuota {
+interface ScheduleQuota {
   maxPending: number
   maxBytes: number
 }
