@@ -44,6 +44,7 @@
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
+import { Server as NetServer } from 'node:net'
 import { hostname } from 'node:os'
 import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
@@ -119,8 +120,10 @@ async function main(): Promise<void> {
     stopping = true
     logger.info({ signal }, 'shutting down')
     // No new connections; the requests in flight are answered (up to the grace time), a request
-    // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`.
-    server.close()
+    // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`. Only the
+    // listening socket is closed here: http.Server#close would also drop the idle kept-alive
+    // connections at once, racing a request a client is sending on one (a socket error, no answer).
+    NetServer.prototype.close.call(server)
     await gateway.close()
     server.closeAllConnections()
     await storage.close?.()
