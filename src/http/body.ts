@@ -60,7 +60,9 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
-        body = await inTime(ctx, readJsonBody(ctx.req, limitBytes))
+        // Most bodies came in with their headers and wait in the stream's buffer: no deadline to watch.
+        const reading = readJsonBody(ctx.req, limitBytes)
+        body = await (arrived(ctx) ? reading : inTime(ctx, reading))
         ;(ctx.request as { body?: unknown }).body = body // where koa-bodyparser would have put it
       } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
         ;(ctx.request as { body?: unknown }).body = undefined
@@ -78,6 +80,12 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
 // --- Internal helpers ---
 
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
+
+/** Whether the whole declared body is already buffered in the request stream. */
+function arrived(ctx: Context): boolean {
+  const length = ctx.req.headers['content-length']
+  return length !== undefined && ctx.req.readableLength >= Number(length)
+}
 
 function hasBody(ctx: Context): boolean {
   const { headers } = ctx.req
