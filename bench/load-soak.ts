@@ -13,6 +13,9 @@
  * still growing. Not part of `npm test`.
  *
  * A warm-up of LOAD_WARMUP_SECONDS (default 30) with the same load comes first (its errors count).
+ * After the soak, a burst of 40 concurrent sends of 19 MB bodies (base64 media): each must answer
+ * 200 or 429 (the process-wide media budget, 200 MB by default) and the server's RSS must stay under
+ * LOAD_MEDIA_RSS_CEILING_MB (default 800: about 200 MB after the soak, plus what 200 MB of media in flight take).
  *
  *   LOAD_SECONDS=60 LOAD_WARMUP_SECONDS=30 LOAD_CONNECTIONS=16 LOAD_INCOMING_PER_SECOND=100 npm run load
  */
@@ -20,6 +23,7 @@ import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import { soakReceiver } from './lib/soak-receiver.ts'
+import { mediaBurst, type MediaBurst } from './lib/media-burst.ts'
 
 /** autocannon (CommonJS, no bundled types): the members used here. */
 const autocannon = createRequire(import.meta.url)('autocannon') as (options: Record<string, unknown>) => Promise<Result>
@@ -52,6 +56,8 @@ const SLOW_HOLD_MS = 20_000
 /** How long the other devices' events may take to arrive once the load stops. */
 const DRAIN_MS = 15_000
 const CONTACTS = 40
+/** The server's most RSS during the burst of 40 concurrent 19 MB media sends. */
+const MEDIA_RSS_CEILING_MB = Number(process.env.LOAD_MEDIA_RSS_CEILING_MB ?? 800)
 const root = new URL('..', import.meta.url).pathname
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='
 
@@ -127,7 +133,9 @@ async function main(): Promise<void> {
     for (const until = Date.now() + DRAIN_MS; receiver.texts.size < incoming - incomingFailed && Date.now() < until; ) await new Promise(resolve => setTimeout(resolve, 200))
     const webhooks = { incoming, incomingFailed, delivered: receiver.count, texts: receiver.texts.size, slowSent, slowHeldMost: receiver.slowHeldMost }
     report(result, samples, webhooks)
-    const verdict = judge(result, samples, webhooks)
+    const burst = await mediaBurst(server.url, server.pid, keys(0), contact(0))
+    console.log(`media burst: ${burst.sends} concurrent 19 MB sends: ${burst.ok} answered 200, ${burst.refused} 429, ${burst.other.length} other; server RSS peak ${burst.peakRssMb} MB (${burst.rssBeforeMb} MB before), ceiling ${MEDIA_RSS_CEILING_MB} MB`)
+    const verdict = judge(result, samples, webhooks, burst)
     console.log(verdict.ok ? '\nOK' : `\nFAILED: ${verdict.problems.join('; ')}`)
     process.exitCode = verdict.ok ? 0 : 1
   } finally {
@@ -176,8 +184,11 @@ function report(result: Result, samples: Sample[], webhooks: Webhooks): void {
   console.log(`last 30 s (from ${rss.from.toFixed(0)} s): RSS peak ${after.toFixed(0)} MB against ${before.toFixed(0)} MB before (${(((after - before) / before) * 100).toFixed(1)} %), live heap slope ${heap.slope.toFixed(2)} MB/min (RSS slope ${rss.slope.toFixed(1)} MB/min, noisy)`)
 }
 
-function judge(result: Result, samples: Sample[], webhooks: Webhooks): { ok: boolean; problems: string[] } {
+function judge(result: Result, samples: Sample[], webhooks: Webhooks, burst: MediaBurst): { ok: boolean; problems: string[] } {
   const problems: string[] = []
+  if (burst.other.length > 0) problems.push(`media burst: ${burst.other.length} answers neither 200 nor 429 (${[...new Set(burst.other)].join(', ')})`)
+  if (burst.ok === 0) problems.push('media burst: no send went through')
+  if (burst.peakRssMb > MEDIA_RSS_CEILING_MB) problems.push(`media burst: RSS ${burst.peakRssMb} MB, over ${MEDIA_RSS_CEILING_MB} MB`)
   const expected = webhooks.incoming - webhooks.incomingFailed
   if (webhooks.texts < expected) problems.push(`${expected - webhooks.texts} of ${expected} incoming messages not delivered beside the slow tenant`)
   if (webhooks.slowHeldMost > 4) problems.push(`the slow tenant held ${webhooks.slowHeldMost} connections to the shared host (at most 4)`)
@@ -228,7 +239,7 @@ async function freePort(): Promise<number> {
 }
 
 /** The standalone server (memory transport and store, limits off) in a child process. */
-async function startServer(): Promise<{ url: string; onMemory(listener: (memory: NodeJS.MemoryUsage) => void): void; stop(): Promise<void> }> {
+async function startServer(): Promise<{ url: string; pid: number; onMemory(listener: (memory: NodeJS.MemoryUsage) => void): void; stop(): Promise<void> }> {
   const port = await freePort()
   const child = spawn(process.execPath, ['--expose-gc', '--import', './bench/memory-probe.mjs', '--conditions=source', '--import', 'tsx', 'examples/standalone.ts'], {
     cwd: root,
@@ -253,6 +264,7 @@ async function startServer(): Promise<{ url: string; onMemory(listener: (memory:
   }
   return {
     url,
+    pid: child.pid!,
     onMemory: next => void (listener = next),
     async stop() {
       child.kill('SIGTERM')

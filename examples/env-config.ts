@@ -15,6 +15,29 @@ export function parseRetrySchedule(text: string): number[] {
   return parts.map(Number)
 }
 
+/** Read a whole number of milliseconds >= 0 from the variable `name`; throws a clear Error on bad input. */
+export function parseMs(text: string, name: string): number {
+  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`${name} must be a whole number of milliseconds (got ${JSON.stringify(text)})`)
+  return Number(text)
+}
+
+/** Read a whole number of megabytes > 0 from the variable `name`, as bytes. */
+export function parseMegabytes(text: string, name: string): number {
+  if (!/^\s*\d+\s*$/.test(text) || Number(text) <= 0) throw new Error(`${name} must be a whole number of megabytes > 0 (got ${JSON.stringify(text)})`)
+  return Number(text) * 1024 * 1024
+}
+
+/**
+ * Koa's proxy settings from `GATEWAY_TRUST_PROXY`: unset or 0, the header X-Forwarded-For is
+ * ignored; n, the server is behind n proxies and only the last n addresses of the header are
+ * trusted (`maxIpsCount`), so a client cannot choose its own IP by sending the header itself.
+ */
+export function trustProxy(text: string | undefined): { proxy: boolean; maxIpsCount?: number } {
+  if (text === undefined || text.trim() === '' || text.trim() === '0') return { proxy: false }
+  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`GATEWAY_TRUST_PROXY must be the number of proxies in front of the server, e.g. 1 (got ${JSON.stringify(text)})`)
+  return { proxy: true, maxIpsCount: Number(text) }
+}
+
 /** Read `off` or `<points>/<seconds>` (`GATEWAY_RATE_LIMIT`): the per-account request limit. */
 export function parseRateLimit(text: string): GatewayOptions['rateLimit'] {
   const value = text.trim().toLowerCase()

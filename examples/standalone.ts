@@ -32,16 +32,24 @@
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
  *                                limits keep their defaults). With a redis:// or postgres:// store the
  *                                counters live in that store, shared by every process on it.
+ *   GATEWAY_TRUST_PROXY          <n>: the server is behind n proxies (1: one load balancer); the client's IP,
+ *                                for the per-IP limits, is the n-th address from the right of
+ *                                X-Forwarded-For (default 0: the connection's address, the header ignored)
+ *   GATEWAY_BODY_TIMEOUT_MS      a request body not received whole within this time is answered 408 (default 30000)
+ *   GATEWAY_MEDIA_BUDGET_MB      most MB of media in flight in the process; a send past it is answered 429 (default 200)
+ *   GATEWAY_SHUTDOWN_GRACE_MS    on SIGTERM/SIGINT, how long requests in flight have to be answered before
+ *                                the sessions close (default 10000)
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
+import { Server as NetServer } from 'node:net'
 import { hostname } from 'node:os'
 import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
-import { parseRateLimit, parseRetrySchedule, redactPaths } from './env-config.ts'
+import { parseMegabytes, parseMs, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
 
 const env = process.env
 const logger = pino({
@@ -61,7 +69,7 @@ async function main(): Promise<void> {
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
 
-  const app = new Koa({ proxy: env.GATEWAY_TRUST_PROXY === '1' })
+  const app = new Koa(trustProxy(env.GATEWAY_TRUST_PROXY))
   let transport: Transport
   let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
   if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
@@ -95,6 +103,9 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
     ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
+    ...(env.GATEWAY_BODY_TIMEOUT_MS ? { bodyTimeoutMs: parseMs(env.GATEWAY_BODY_TIMEOUT_MS, 'GATEWAY_BODY_TIMEOUT_MS') } : {}),
+    ...(env.GATEWAY_MEDIA_BUDGET_MB ? { mediaBytesInFlight: parseMegabytes(env.GATEWAY_MEDIA_BUDGET_MB, 'GATEWAY_MEDIA_BUDGET_MB') } : {}),
+    ...(env.GATEWAY_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: parseMs(env.GATEWAY_SHUTDOWN_GRACE_MS, 'GATEWAY_SHUTDOWN_GRACE_MS') } : {}),
   }
   const gateway = await createGateway(options)
   mountSimulator?.(gateway)
@@ -108,9 +119,13 @@ async function main(): Promise<void> {
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'shutting down')
-    server.close()
-    server.closeAllConnections?.()
+    // No new connections; the requests in flight are answered (up to the grace time), a request
+    // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`. Only the
+    // listening socket is closed here: http.Server#close would also drop the idle kept-alive
+    // connections at once, racing a request a client is sending on one (a socket error, no answer).
+    NetServer.prototype.close.call(server)
     await gateway.close()
+    server.closeAllConnections()
     await storage.close?.()
     agent?.close()
     logger.info('stopped')

@@ -11,6 +11,7 @@ export type ErrorCode =
   | 'body-not-object' // a body that is not an object (or that could not be read)
   | 'body-too-large'
   | 'body-unsupported-type'
+  | 'body-timeout' // the body was not received whole in time
   // Accounts and devices
   | 'email-taken'
   | 'account-not-found'
@@ -41,6 +42,7 @@ export type ErrorCode =
   | 'media-timeout'
   | 'media-unreachable'
   | 'media-too-large'
+  | 'media-budget-exceeded' // the process has as many media bytes in flight as it may
   | 'card-image-invalid'
 
 /** The one error type of the gateway's domain: a code, what caused it, and what a client may be told. */

@@ -3,6 +3,7 @@ import type { Registry } from 'prom-client'
 import type { Middleware } from 'koa'
 import { GatewayEvents } from './events.ts'
 import { buildRouter } from './http/router.ts'
+import { RequestDrain } from './http/drain.ts'
 import { addServiceRoutes } from './http/service-routes.ts'
 import { operationTable } from './operations/table.ts'
 import { rememberInternals } from './internals.ts'
@@ -33,8 +34,14 @@ export interface Gateway {
    * authkey. For tools beside the API, such as the simulator's routes.
    */
   findDevices(authkey: string, ref: string): Promise<DeviceSummary[] | undefined>
-  /** Close sessions (without unlinking), flush queues, release the store it created. */
-  close(): Promise<void>
+  /**
+   * Shut down: new requests on the gateway's routes are answered 503 (`Connection: close`), those in
+   * flight are answered (waiting up to `graceMs`, default the `shutdownGraceMs` option), then the
+   * sessions close (without unlinking), queues and the outbox are flushed and the store it created
+   * released. Stop your server accepting connections first (`server.close()`), and close the
+   * remaining connections once this resolves (`server.closeAllConnections()`).
+   */
+  close(options?: { graceMs?: number }): Promise<void>
 }
 
 /** A device as findDevices tells it. */
@@ -50,11 +57,14 @@ export interface DeviceSummary {
 export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
   const wiring = await wireGateway(options)
   const { resolved, logger, storage, transport, devices, messaging, outbox, events } = wiring
+  const drain = new RequestDrain(resolved.httpStatus)
   const router = buildRouter(operationTable, {
     ...wiring,
+    drain,
     services: wiring,
     httpStatus: resolved.httpStatus,
     bodyLimitBytes: resolved.bodyLimitBytes,
+    bodyTimeoutMs: resolved.bodyTimeoutMs,
     baseUrl: resolved.baseUrl,
     ...(resolved.cluster ? { cluster: { secret: resolved.cluster.secret, instances: wiring.instances, events } } : {}),
   })
@@ -88,8 +98,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       }
       return [...found.values()]
     },
-    close() {
+    close(closeOptions = {}) {
       closed ??= (async () => {
+        const left = await drain.drain(closeOptions.graceMs ?? resolved.shutdownGraceMs)
+        if (left > 0) logger.warn({ requests: left }, 'shutdown grace time over: requests still in flight')
         await ready
         metrics?.close()
         await wiring.close()

@@ -55,6 +55,15 @@ export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingO
   spillDir?: string
   /** How long one store call may take before the request answers 503 (default 2000 ms). */
   storageTimeoutMs?: number
+  /** A request body not received whole within this time is answered 408 and its connection closed (default 30 000 ms). */
+  bodyTimeoutMs?: number
+  /** How long `close()` waits for the requests in flight to be answered before closing the sessions (default 10 000 ms). */
+  shutdownGraceMs?: number
+  /**
+   * Most bytes of media in flight in this process (downloaded, decoded or being sent), in bytes or
+   * with a unit (`'200mb'`, the default); a send that would go past it is answered 429 with `Retry-After`.
+   */
+  mediaBytesInFlight?: number | string
   /**
    * Processes sharing one store register in it and renew their record every `heartbeatMs` (default
    * 3000); one silent for `ttlMs` (default 15000) is gone, and its claims on webhook events and
@@ -81,6 +90,9 @@ export interface ResolvedOptions {
   cacheTtlMs: number
   spillDir: string
   storageTimeoutMs: number
+  bodyTimeoutMs: number
+  shutdownGraceMs: number
+  mediaBytesInFlight: number
   instances: InstanceSettings
   cluster?: { secret: string; advertiseUrl: string; maxDevices?: number }
   webhookDelivery: WebhookSettings
@@ -112,6 +124,9 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     cacheTtlMs,
     spillDir: options.spillDir ?? join(tmpdir(), 'zapgate-spill'),
     storageTimeoutMs: positive(options.storageTimeoutMs ?? 2000, 'storageTimeoutMs'),
+    bodyTimeoutMs: positive(options.bodyTimeoutMs ?? 30_000, 'bodyTimeoutMs'),
+    shutdownGraceMs: atLeastZero(options.shutdownGraceMs ?? 10_000, 'shutdownGraceMs'),
+    mediaBytesInFlight: positiveSize(options.mediaBytesInFlight ?? '200mb', 'mediaBytesInFlight'),
     instances: resolveInstances(options.instances ?? {}),
     cluster: resolveCluster(options.cluster),
     webhookDelivery: resolveWebhookOptions(options),
@@ -149,6 +164,19 @@ function resolveCluster(given: GatewayOptions['cluster']): ResolvedOptions['clus
 function positive(value: number, name: string): number {
   if (!(Number.isFinite(value) && value > 0)) throw new Error(`createGateway: ${name} must be a positive number of ms`)
   return value
+}
+
+/** `value` when it is a finite number >= 0, else a clear start-up Error naming the option. */
+function atLeastZero(value: number, name: string): number {
+  if (!(Number.isFinite(value) && value >= 0)) throw new Error(`createGateway: ${name} must be a number of ms >= 0`)
+  return value
+}
+
+/** A size option read as bytes, which must be more than 0. */
+function positiveSize(size: number | string, name: string): number {
+  const bytes = parseSize(size)
+  if (!(Number.isFinite(bytes) && bytes > 0)) throw new Error(`createGateway: ${name} must be a size > 0`)
+  return bytes
 }
 
 /** Bytes in a size like `512kb`, `20mb` or a number of bytes. */

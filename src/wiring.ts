@@ -10,6 +10,7 @@ import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
 import { createMessaging } from './domain/messaging/index.ts'
+import { MediaBudget } from './domain/messaging/media-budget.ts'
 import { ShareLinks } from './domain/share-links.ts'
 import { startWebhookOutbox } from './domain/webhooks/index.ts'
 import { defaultAdapters } from './defaults.ts'
@@ -141,6 +142,7 @@ export async function wireGateway(options: GatewayOptions) {
     feed,
     flows,
     messaging,
+    mediaBudget: new MediaBudget(resolved.mediaBytesInFlight),
     rateLimits,
     outbox,
     incoming,

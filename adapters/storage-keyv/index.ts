@@ -1,4 +1,4 @@
-import { mkdir } from 'node:fs/promises'
+import { mkdir, open } from 'node:fs/promises'
 import { dirname, resolve } from 'node:path'
 import Keyv, { type Deserialize, type Serialize } from 'keyv'
 import type { Storage } from 'zapgate'
@@ -127,7 +127,9 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
       throw new Error(`Invalid store URL "${url}": write sqlite://<file path>, e.g. sqlite://./data/gateway.sqlite`)
     }
     const { KeyvSqlite } = await importDriver(scheme, '@keyv/sqlite', () => import('@keyv/sqlite'))
-    if (path !== ':memory:') await mkdir(dirname(resolve(path)), { recursive: true })
+    // It holds the devices' credentials: a folder the gateway creates is 0700, a file it creates 0600
+    // (SQLite gives its -wal and -shm files the database's mode). Existing ones are left as they are.
+    if (path !== ':memory:') await createPrivately(resolve(path))
     const store = new KeyvSqlite({ uri: `sqlite://${path}`, busyTimeout: 5000, iterationLimit: 500, ...adapterOptions })
     keyv = new Keyv(store, { namespace, ...JSON_SERIALIZER })
     // WAL: readers never wait for the writer, and a commit is one append to the log. FULL keeps
@@ -161,6 +163,16 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
     throw new Error(`Cannot open the store at ${redactUrl(url)}: ${messageOf(error)}`, { cause: error })
   }
   return withReach(storage, scheme === 'sqlite' ? 'host' : 'network')
+}
+
+/** Create the SQLite file's missing folders (0700) and, when it does not exist, the empty file (0600). */
+async function createPrivately(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 })
+  try {
+    await (await open(path, 'wx', 0o600)).close()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
 }
 
 /** The storage, telling how far it can be shared (memory: this process; SQLite: this host; Redis, PostgreSQL: any host). */

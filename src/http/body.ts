@@ -2,6 +2,7 @@ import Busboy from 'busboy'
 import koaBodyParser from 'koa-bodyparser'
 import type { Context } from 'koa'
 import { GatewayError } from '../errors.ts'
+import { Deadlines } from '../store/deadlines.ts'
 import { isSpent, readJsonBody } from './json-body.ts'
 import { nestFields } from '../schema/nested-fields.ts'
 import type { UploadedFile } from '../operations/operation.ts'
@@ -21,8 +22,10 @@ const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
  * A body the host app already parsed is used as is; a request stream nobody read yet is read here,
  * so mounting the gateway works with or without a host bodyparser. Plain JSON (nearly every request)
  * takes readJsonBody; other JSON types, forms and compressed bodies koa-bodyparser.
+ * A body not received whole within `timeoutMs` of its headers is answered 408 `body-timeout`, and
+ * its connection closed (what is left of the body is never read).
  */
-export function bodyReader(limitBytes: number): (ctx: Context) => Promise<ParsedBody> {
+export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context) => Promise<ParsedBody> {
   // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
   const options: koaBodyParser.Options & { onProtoPoisoning: 'remove' } = {
     enableTypes: ['json', 'form'],
@@ -33,6 +36,14 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
     onProtoPoisoning: 'remove',
   }
   const jsonAndForm = koaBodyParser(options)
+  const deadlines = new Deadlines(timeoutMs)
+  /** The body as `reading` gives it, or body-timeout past the time limit (and the connection closed after the answer). */
+  const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
+    deadlines.run(reading, () => {
+      reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
+      ctx.set('Connection', 'close')
+      return new GatewayError('body-timeout')
+    })
   return async function readBody(ctx: Context): Promise<ParsedBody> {
     let uploads = NO_UPLOADS
     const unread = !ctx.req.readableEnded
@@ -44,16 +55,18 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
         const files = new Map<string, UploadedFile>()
-        body = await readMultipart(ctx, limitBytes, files)
+        body = await inTime(ctx, readMultipart(ctx, limitBytes, files))
         uploads = files
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
-        body = await readJsonBody(ctx.req, limitBytes)
+        // Most bodies came in with their headers and wait in the stream's buffer: no deadline to watch.
+        const reading = readJsonBody(ctx.req, limitBytes)
+        body = await (arrived(ctx) ? reading : inTime(ctx, reading))
         ;(ctx.request as { body?: unknown }).body = body // where koa-bodyparser would have put it
       } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
         ;(ctx.request as { body?: unknown }).body = undefined
-        await jsonAndForm(ctx, async () => {}).catch(mapParserError)
+        await inTime(ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
         body = (ctx.request as { body?: unknown }).body
       } else {
         throw new GatewayError('body-unsupported-type')
@@ -67,6 +80,12 @@ export function bodyReader(limitBytes: number): (ctx: Context) => Promise<Parsed
 // --- Internal helpers ---
 
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
+
+/** Whether the whole declared body is already buffered in the request stream. */
+function arrived(ctx: Context): boolean {
+  const length = ctx.req.headers['content-length']
+  return length !== undefined && ctx.req.readableLength >= Number(length)
+}
 
 function hasBody(ctx: Context): boolean {
   const { headers } = ctx.req

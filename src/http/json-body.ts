@@ -28,24 +28,31 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
     // 20 MB body is not held while the operation runs). A client that goes away mid-body ends the
     // request with 'error', or only with 'close' when it went before these listeners were added.
     let settled = false
+    // A large declared body is copied into one buffer of its size as it arrives: never held twice
+    // (its chunks and their concatenation), which matters with many media bodies at once.
+    let whole = length >= WHOLE_BUFFER_BYTES ? Buffer.allocUnsafe(length) : undefined
     const fail = (err: GatewayError) => {
       if (settled) return
       settled = true
       chunks = []
+      whole = undefined
       reject(err)
     }
     req.on('data', (chunk: Buffer) => {
       if (settled) return
+      if (received + chunk.length > limitBytes) return fail(new GatewayError('body-too-large'))
+      if (whole && received + chunk.length > whole.length) return fail(new GatewayError('body-malformed')) // more than declared
+      if (whole) chunk.copy(whole, received)
+      else chunks.push(chunk)
       received += chunk.length
-      if (received <= limitBytes) return void chunks.push(chunk)
-      fail(new GatewayError('body-too-large'))
     })
     req.on('end', () => {
       if (settled) return
       if (length >= 0 && received !== length) return fail(new GatewayError('body-malformed'))
-      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)
+      const bytes = whole ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received))
       settled = true
       chunks = []
+      whole = undefined
       try {
         resolve(parseJson(bytes))
       } catch (cause) {
@@ -71,6 +78,8 @@ export function isSpent(req: IncomingMessage): boolean {
 // --- Internal helpers ---
 
 const BOM = 0xfeff
+/** From this declared size on, a body is read into one buffer of that size. */
+const WHOLE_BUFFER_BYTES = 64 * 1024
 
 function parseJson(bytes: Buffer): unknown {
   let text = bytes.toString('utf8')

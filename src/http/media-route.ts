@@ -21,11 +21,17 @@ export interface MediaRouteDeps {
  * `GET /media/:token`: the bytes of a received media message that was too large to inline in its
  * webhook event (the event's `url`). The token is signed and expires; the transport fetches the
  * bytes on demand (in cluster mode, the instance holding the device does). 404 for a bad or expired token or media the network no longer has.
+ *
+ * The bytes and their type come from whoever sent the message: the answer forbids the browser to
+ * run them (a sandboxing Content-Security-Policy, `nosniff`), and a type a browser would render as a
+ * page or a script (HTML, SVG, XML, JavaScript, anything but images, audio, video, PDF and plain text)
+ * is served as an `attachment` to download, never inline.
  */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   router.get('/media/:token', boundary, async (ctx: Context) => {
     ctx.set('Cache-Control', 'private, no-store')
     ctx.set('X-Content-Type-Options', 'nosniff')
+    ctx.set('Content-Security-Policy', "sandbox; default-src 'none'")
     const token = String(ctx.params.token)
     const target = await services.mediaLinks.verify(token)
     // Cluster mode: the instance holding the device's session fetches the bytes.
@@ -38,7 +44,21 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
       return
     }
     ctx.type = media.mimetype || 'application/octet-stream'
-    if (media.fileName) ctx.attachment(media.fileName, { type: 'attachment' })
+    const disposition = isInlineSafe(ctx.type) ? 'inline' : 'attachment'
+    if (media.fileName) ctx.attachment(media.fileName, { type: disposition })
+    else ctx.set('Content-Disposition', disposition)
     ctx.body = media.data
   })
+}
+
+// --- Internal helpers ---
+
+/**
+ * Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio,
+ * video, PDF and plain text. Anything else (HTML, XHTML, XML, JavaScript, unknown types) is an attachment.
+ */
+function isInlineSafe(type: string): boolean {
+  const mime = type.split(';')[0]!.trim().toLowerCase()
+  if (mime === 'image/svg+xml' || mime.includes('xml')) return false
+  return /^(image|audio|video)\//.test(mime) || mime === 'application/pdf' || mime === 'text/plain'
 }

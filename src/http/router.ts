@@ -11,11 +11,13 @@ import { bodyReader, type ParsedBody } from './body.ts'
 import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
 import { answerError, errorBoundary, sendAnswer, type HttpStatusMode } from './render.ts'
 import { observeRequests } from './observe.ts'
+import type { RequestDrain } from './drain.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
 import { forwardedFrom, forwardedReader, forwardToHolder, type ClusterRouting } from './cluster-routing.ts'
 import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
+import type { MediaBudget, MediaHold } from '../domain/messaging/media-budget.ts'
 
 /** What the gateway's router is built from. */
 interface RouterDeps extends SharePageDeps, MediaRouteDeps {
@@ -25,17 +27,22 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   logger: Logger
   httpStatus: HttpStatusMode
   bodyLimitBytes: number
+  /** How long a request body may take to arrive (408 past it). */
+  bodyTimeoutMs: number
   /** The configured public URL (else each request's origin and mount path). */
   baseUrl?: string
   /** Cluster mode: how a request for a device held by another instance reaches it. */
   cluster?: ClusterRouting
+  /** Counts the requests in flight, and refuses new ones once the gateway is closing. */
+  drain: RequestDrain
 }
 
 /** Build the gateway's router: every path of the table, plus the QR share pages and media links. */
 export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
   router.use(observeRequests(deps.events))
-  const readBody = bodyReader(deps.bodyLimitBytes)
+  router.use(deps.drain.middleware())
+  const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   for (const entry of table) router.post(entry.path, operationRoute(entry, deps, readBody))
   const boundary = errorBoundary(deps.httpStatus, deps.logger)
   sharePageRoutes(router, deps, boundary)
@@ -89,8 +96,10 @@ function operationRoute(entry: PathEntry, deps: RouterDeps, readBody: (ctx: Cont
       await forwardToHolder(ctx, deps.cluster, err, { path: entry.path, body, baseUrl: context.baseUrl, operation: operation.name })
     }
   }
+  const budget = deps.services.mediaBudget
   return async function gatewayOperation(ctx: Context) {
     try {
+      holdLargeBody(ctx, budget)
       if (readForwarded) await readForwarded(ctx)
       const body = await readBody(ctx)
       ctx.state.gatewayBody = body
@@ -98,7 +107,30 @@ function operationRoute(entry: PathEntry, deps: RouterDeps, readBody: (ctx: Cont
       await (limits && !ctx.state.gatewayForwardedBy ? limits(ctx, () => run(ctx, body)) : run(ctx, body))
     } catch (err) {
       answerError(ctx, httpStatus, logger, err, byName.get(ctx.state.gatewayOperation))
+    } finally {
+      ;(ctx.state.gatewayMediaHold as MediaHold | undefined)?.release()
     }
+  }
+}
+
+/** Bodies from this size on (declared by Content-Length) count against the media budget while the request lasts. */
+const MEDIA_BODY_BYTES = 64 * 1024
+
+/**
+ * A body large enough to carry media holds its declared size of the process's media budget until
+ * the request is answered; past the budget it is answered 429 without being kept (its bytes are
+ * read and dropped, so the answer reaches the client).
+ */
+function holdLargeBody(ctx: Context, budget: MediaBudget): void {
+  const declared = ctx.req.headers['content-length']
+  if (declared === undefined || declared.length < 5) return // fewer than 10,000 bytes at a glance
+  const bytes = Number(declared)
+  if (!(bytes >= MEDIA_BODY_BYTES)) return
+  try {
+    ctx.state.gatewayMediaHold = budget.hold(bytes)
+  } catch (err) {
+    ctx.req.resume()
+    throw err
   }
 }
 
@@ -149,6 +181,10 @@ class RequestContext implements OperationContext {
 
   get clientIp(): string {
     return forwardedFrom(this.ctx)?.clientIp ?? this.ctx.ip
+  }
+
+  get mediaHold(): MediaHold {
+    return (this.ctx.state.gatewayMediaHold ??= this.deps.services.mediaBudget.hold()) as MediaHold
   }
 
   get forwardedBy(): string | undefined {

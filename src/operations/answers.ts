@@ -32,4 +32,4 @@ export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'inval
 export const targetErrors: AnswerCode[] = [...sendErrors, 'message-not-found']
 
 /** The refusals of fetching a media URL (or a carousel card image). */
-export const mediaErrors: AnswerCode[] = ['media-refused', 'media-bad-status', 'media-timeout', 'media-unreachable', 'media-too-large']
+export const mediaErrors: AnswerCode[] = ['media-refused', 'media-bad-status', 'media-timeout', 'media-unreachable', 'media-too-large', 'media-budget-exceeded']

@@ -50,7 +50,7 @@ export const sendCarousel = defineOperation({
       context,
       keys,
       async () => {
-        const images = await Promise.all(cards.map(c => context.services.messaging.media.cardImage(c.image_url.trim())))
+        const images = await Promise.all(cards.map(c => context.services.messaging.media.cardImage(c.image_url.trim(), context.mediaHold)))
         const built: Card[] = cards.map((c, i) => ({
           image: images[i],
           title: c.title,

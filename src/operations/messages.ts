@@ -37,7 +37,7 @@ export const sendMedia = defineOperation({
       keys,
       async () => {
         const source = context.uploads.get('file') ?? file
-        return { kind: 'send', to, message: await context.services.messaging.media.message({ source, fileName, caption, format }) }
+        return { kind: 'send', to, message: await context.services.messaging.media.message({ source, fileName, caption, format, hold: context.mediaHold }) }
       },
       'Arquivo enviado.',
     ),

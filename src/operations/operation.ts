@@ -5,6 +5,7 @@ import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Devices } from '../domain/devices.ts'
 import type { FlowConversations } from '../domain/flows.ts'
 import type { Messaging } from '../domain/messaging/index.ts'
+import type { MediaBudget, MediaHold } from '../domain/messaging/media-budget.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { RateLimits } from '../security/rate-limits.ts'
 import type { AnswerCode, ErrorAnswer } from './error-answers.ts'
@@ -24,6 +25,8 @@ export interface OperationServices {
   links: ShareLinks
   flows: FlowConversations
   messaging: Messaging
+  /** Bytes of media in flight in the process, and the most allowed. */
+  mediaBudget: MediaBudget
   rateLimits: RateLimits
   /** Which instance holds each device's session. */
   leases: DeviceLeases
@@ -50,6 +53,8 @@ export interface OperationContext {
   clientIp: string
   /** The instance that forwarded this request to this one (cluster mode), when it was forwarded. */
   forwardedBy?: string
+  /** This request's share of the process's media budget (given back once it is answered). */
+  mediaHold: MediaHold
 }
 
 /** A handler's answer: the response body without `status` (always 200 on success). */

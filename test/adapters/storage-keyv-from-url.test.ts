@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
-import { existsSync, mkdtempSync, rmSync } from 'node:fs'
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
@@ -38,6 +38,34 @@ fromUrl('creates the parent directories of a sqlite file', async () => {
   assert.ok(existsSync(path))
   assert.ok(existsSync(`${path}-wal`), 'the database is in WAL mode')
   await storage.close!()
+})
+
+fromUrl('a sqlite file it creates is 0600 (its -wal too), the folders it creates 0700; existing ones keep their modes', async () => {
+  const previous = process.umask(0o022)
+  try {
+    const path = join(dir, 'private', 'inner', 'credentials.sqlite')
+    const storage = await storageFromUrl(`sqlite://${path}`)
+    await storage.set('transport:session:d1', { secret: 'x' })
+    const mode = (file: string) => statSync(file).mode & 0o777
+    assert.equal(mode(path).toString(8), '600')
+    assert.equal(mode(`${path}-wal`).toString(8), '600')
+    assert.equal(mode(join(dir, 'private', 'inner')).toString(8), '700')
+    assert.equal(mode(join(dir, 'private')).toString(8), '700')
+    await storage.close!()
+
+    const shared = join(dir, 'shared')
+    mkdirSync(shared, { mode: 0o755 })
+    chmodSync(shared, 0o755)
+    writeFileSync(join(shared, 'old.sqlite'), '')
+    chmodSync(join(shared, 'old.sqlite'), 0o640)
+    const old = await storageFromUrl(`sqlite://${join(shared, 'old.sqlite')}`)
+    await old.set('a', 1)
+    await old.close!()
+    assert.equal(mode(shared).toString(8), '755')
+    assert.equal(mode(join(shared, 'old.sqlite')).toString(8), '640')
+  } finally {
+    process.umask(previous)
+  }
 })
 
 fromUrl('accepts a relative sqlite path', async () => {

@@ -55,7 +55,7 @@ export async function startHolder(): Promise<{ g: SendingGateway; transport: Rec
  * as the router will for a device held elsewhere.
  */
 export async function startForwarder(holderUrl: string, options: { secret?: string; timeoutMs?: number } = {}) {
-  const readBody = bodyReader(1024 * 1024)
+  const readBody = bodyReader(1024 * 1024, 30_000)
   const app = new Koa()
   app.use(async ctx => {
     try {

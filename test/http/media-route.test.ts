@@ -67,4 +67,47 @@ route('the event carries a url; the url serves the bytes; a bad token is 404', a
   assert.is(bad.body.status, 404)
 })
 
+route('the served media never runs in the browser: sandbox CSP and nosniff on every answer; attachment for types a browser would run', async ({ t }) => {
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'tipos', '5511944443334')
+  const { transport, mediaLinks } = internalsOf(t.gateway) as unknown as { transport: { downloadMedia?: unknown }; mediaLinks: MediaLinks }
+  const cases: [mimetype: string, fileName: string | undefined, disposition: 'inline' | 'attachment'][] = [
+    ['image/jpeg', 'foto.jpg', 'inline'],
+    ['image/png', undefined, 'inline'],
+    ['audio/ogg; codecs=opus', undefined, 'inline'],
+    ['video/mp4', 'video.mp4', 'inline'],
+    ['application/pdf', 'contrato.pdf', 'inline'],
+    ['text/plain', 'nota.txt', 'inline'],
+    ['text/html', 'pagina.html', 'attachment'],
+    ['text/html; charset=utf-8', undefined, 'attachment'],
+    ['application/xhtml+xml', 'pagina.xhtml', 'attachment'],
+    ['image/svg+xml', 'desenho.svg', 'attachment'],
+    ['text/xml', undefined, 'attachment'],
+    ['application/javascript', 'script.js', 'attachment'],
+    ['text/javascript', undefined, 'attachment'],
+    ['application/octet-stream', 'dados.bin', 'attachment'],
+    ['application/x-unknown', undefined, 'attachment'],
+  ]
+  const previous = transport.downloadMedia
+  transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> => {
+    const [mimetype, fileName] = cases[Number(messageId.slice(5))]!
+    return { data: Buffer.from('<script>alert(1)</script>'), mimetype, ...(fileName ? { fileName } : {}) }
+  }
+  try {
+    for (const [i, [mimetype, fileName, disposition]] of cases.entries()) {
+      const token = await mediaLinks.sign({ deviceId: device.id, messageId: `TIPO-${i}` })
+      const answer = await fetch(`${t.url}/media/${token}`)
+      assert.is(answer.status, 200, mimetype)
+      assert.is(answer.headers.get('content-security-policy'), "sandbox; default-src 'none'", mimetype)
+      assert.is(answer.headers.get('x-content-type-options'), 'nosniff', mimetype)
+      const header = answer.headers.get('content-disposition') ?? ''
+      assert.is(header.split(';')[0], disposition, `${mimetype}: ${header}`)
+      if (fileName) assert.ok(header.includes(`filename="${fileName}"`), header)
+      assert.is(await answer.text(), '<script>alert(1)</script>')
+    }
+  } finally {
+    transport.downloadMedia = previous
+  }
+})
+
 route.run()

@@ -124,8 +124,9 @@ export class DeviceLeases {
     this.held.set(deviceId, next.epoch)
     this.instances.setLoad(this.held.size)
     const from = current?.instance && current.instance !== this.me ? current.instance : undefined
-    // A handover: the device's session lived on another instance (gone or leaving) and opens here now.
-    if (from) this.takenAt.set(deviceId, Date.now())
+    // A handover: the device's session lived on another instance (gone, or leaving: it handed the
+    // lease back as `instance: null`) and opens here now. A device never leased before is not one.
+    if (current && current.instance !== this.me) this.takenAt.set(deviceId, Date.now())
     this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
     this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
     return true

@@ -3,6 +3,7 @@ import { fileTypeFromBuffer } from 'file-type'
 import { GatewayError } from '../../errors.ts'
 import { MediaFetchError, type MediaFetcher } from '../../ports/media.ts'
 import type { MediaPayload, OutgoingMessage } from '../../ports/transport.ts'
+import type { MediaHold } from './media-budget.ts'
 import { mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
 
 /** A file part of a multipart body (the shape the HTTP edge hands over). */
@@ -21,6 +22,8 @@ interface MediaRequest {
   caption?: string
   /** Forces the kind (see shapeOfFormat). */
   format?: string
+  /** The request's share of the media budget: a download holds up to the largest file while it runs, then its size. */
+  hold?: MediaHold
 }
 
 /** Limits of media loading. */
@@ -45,7 +48,7 @@ export class MediaLoader {
   async message(request: MediaRequest): Promise<Extract<OutgoingMessage, { kind: 'media' }>> {
     const forced = request.format === undefined ? undefined : shapeOfFormat(request.format)
     if (request.format !== undefined && !forced) throw new GatewayError('invalid-input')
-    const file = await this.load(request.source)
+    const file = await this.load(request.source, request.hold)
     const shape = forced ?? (await this.sniff(file))
     const fileName = nameWithExtension(cleanName(request.fileName) ?? file.name, shape)
     const payload: MediaPayload = { data: file.data, mimetype: shape.mimetype, ...(fileName ? { fileName } : {}) }
@@ -54,9 +57,9 @@ export class MediaLoader {
   }
 
   /** A carousel card's image from its URL: JPEG, PNG or WebP, else 400. */
-  async cardImage(url: string): Promise<MediaPayload> {
+  async cardImage(url: string, hold?: MediaHold): Promise<MediaPayload> {
     if (!isHttpUrl(url)) throw new GatewayError('invalid-input')
-    const file = await this.load(url)
+    const file = await this.load(url, hold)
     const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
     if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError('card-image-invalid')
     return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
@@ -64,14 +67,28 @@ export class MediaLoader {
 
   // --- Internal helpers ---
 
-  private async load(source: string | UploadedBytes): Promise<LoadedFile> {
+  private async load(source: string | UploadedBytes, hold: MediaHold | undefined): Promise<LoadedFile> {
     let file: LoadedFile
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
-    else if (isHttpUrl(source.trim())) file = await this.download(source.trim())
+    else if (isHttpUrl(source.trim())) file = await this.heldDownload(source.trim(), hold)
     else file = await decodeInline(source)
     if (file.data.length === 0) throw new GatewayError('invalid-input')
     if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
     return file
+  }
+
+  /** A download holds the largest file's bytes of the budget while it runs, then only its size. */
+  private async heldDownload(url: string, hold: MediaHold | undefined): Promise<LoadedFile> {
+    if (!hold) return this.download(url)
+    hold.add(this.limits.maxBytes)
+    let kept = 0
+    try {
+      const file = await this.download(url)
+      kept = file.data.length
+      return file
+    } finally {
+      hold.add(kept - this.limits.maxBytes)
+    }
   }
 
   private async download(url: string): Promise<LoadedFile> {

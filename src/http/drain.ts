@@ -1,0 +1,64 @@
+import type { Context, Middleware, Next } from 'koa'
+import { GatewayError } from '../errors.ts'
+import { errorAnswer } from '../operations/error-answers.ts'
+import { sendAnswer, type HttpStatusMode } from './render.ts'
+
+/**
+ * The shutdown drain of the gateway's routes. Until `drain()` it only counts the requests in flight;
+ * from then on a new request (one arriving on a kept-alive connection: the host's server no longer
+ * accepts connections) is answered 503 `shutting-down` with `Retry-After` and `Connection: close`,
+ * every answer to a request already in flight also says `Connection: close`, and `drain()` resolves
+ * once the last of those has been answered, or after the grace time.
+ */
+export class RequestDrain {
+  private inFlight = 0
+  private draining = false
+  private idle: (() => void) | undefined
+
+  constructor(private readonly mode: HttpStatusMode) {}
+
+  /** The router middleware (first on every gateway route): counts, and refuses while draining. */
+  middleware(): Middleware {
+    return async (ctx: Context, next: Next) => {
+      if (this.draining) return this.refuse(ctx)
+      this.inFlight++
+      // Counted until the answer is written (or the client went away), not only until the handler returns.
+      let done = false
+      const finished = () => {
+        if (done) return
+        done = true
+        this.inFlight--
+        if (this.inFlight === 0) this.idle?.()
+      }
+      ctx.res.once('finish', finished)
+      ctx.res.once('close', finished)
+      try {
+        await next()
+      } finally {
+        if (this.draining) ctx.set('Connection', 'close')
+      }
+    }
+  }
+
+  /** Refuse new requests from now on; resolves once every request in flight is answered, or after `graceMs`. Resolves with how many were left unanswered. */
+  async drain(graceMs: number): Promise<number> {
+    this.draining = true
+    if (this.inFlight === 0) return 0
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([
+      new Promise<void>(resolve => (this.idle = resolve)),
+      new Promise<void>(resolve => (timer = setTimeout(resolve, graceMs))),
+    ])
+    clearTimeout(timer)
+    return this.inFlight
+  }
+
+  // --- Internal helpers ---
+
+  private refuse(ctx: Context): void {
+    const answer = errorAnswer(new GatewayError('shutting-down'))
+    ctx.set('Connection', 'close')
+    if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
+    sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
+  }
+}

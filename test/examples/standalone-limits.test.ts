@@ -1,0 +1,54 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { connect } from 'node:net'
+import { startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
+import { post, request } from '../helpers/http.ts'
+
+/**
+ * The standalone server's limits set from its environment (issue 20.4 and 20.8): the proxy hops it
+ * trusts for the client's IP, and the time a request body may take.
+ */
+const test = suite<{ server?: StandaloneServer }>('examples/standalone.ts: GATEWAY_TRUST_PROXY and GATEWAY_BODY_TIMEOUT_MS')
+test.after.each(async ctx => {
+  await ctx.server?.kill('SIGKILL')
+})
+
+let emails = 0
+const register = (url: string, forwardedFor: string) =>
+  request(`${url}/api/auth`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
+    body: JSON.stringify({ auth: 'registrar', nome: 'Ana', email: `ana${++emails}@example.com`, senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }),
+  })
+
+test('GATEWAY_TRUST_PROXY=1: a spoofed left-most X-Forwarded-For does not change the IP the registrations-per-IP limit counts', async ctx => {
+  const server = (ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_TRUST_PROXY: '1' }))
+  // The client writes any address it likes; the one proxy in front appends the address it saw (203.0.113.7).
+  for (let i = 0; i < 20; i++) assert.is((await register(server.url, `198.51.100.${i}, 203.0.113.7`)).status, 200, `registration ${i}`)
+  const refused = await register(server.url, '198.51.100.99, 203.0.113.7')
+  assert.is(refused.status, 429, '20 registrations an hour from 203.0.113.7, whatever it claims before it')
+  assert.ok(Number(refused.headers.get('retry-after')) > 0)
+  assert.is((await register(server.url, '198.51.100.99, 203.0.113.8')).status, 200, 'another client behind the proxy is counted apart')
+})
+
+test('GATEWAY_TRUST_PROXY must be a number of proxies', async () => {
+  await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_TRUST_PROXY: 'yes' }).then(
+    server => server.kill('SIGKILL').then(() => assert.unreachable('should not start')),
+    err => assert.match(String(err), /GATEWAY_TRUST_PROXY must be the number of proxies/),
+  )
+})
+
+test('GATEWAY_BODY_TIMEOUT_MS: a body that stops half-way is answered 408 and the connection closed', async ctx => {
+  const server = (ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_BODY_TIMEOUT_MS: '500' }))
+  const socket = connect(server.port, '127.0.0.1')
+  let answer = ''
+  socket.on('data', chunk => (answer += chunk.toString('utf8')))
+  const closed = new Promise(resolve => socket.once('close', resolve))
+  socket.write('POST /api/auth HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"auth":"regis')
+  await closed
+  assert.match(answer, /^HTTP\/1\.1 408 /)
+  assert.match(answer, /Tempo esgotado ao receber a requisi/)
+  assert.is((await post(`${server.url}/api/auth`, {})).status, 401, 'the server goes on serving')
+})
+
+test.run()

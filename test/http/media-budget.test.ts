@@ -1,0 +1,63 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { fileServer, type FileServer } from '../helpers/file-server.ts'
+
+/**
+ * The media budget (issue 20.6) counts a media URL while it downloads (the largest file allowed)
+ * and a large body while its request lasts; past it a send is answered 429 with Retry-After, and the
+ * bytes are given back once each request is answered.
+ */
+const test = suite<{ t: TestGateway; files: FileServer; authkey: string }>('mediaBytesInFlight: the process-wide media budget')
+test.before(async ctx => {
+  ctx.files = await fileServer({
+    '/lenta.png': { body: pngBytes(), type: 'image/png', delayMs: 1500 },
+    '/rapida.png': { body: pngBytes(), type: 'image/png' },
+  })
+  ctx.t = await startGateway({ allowPrivateUrls: true, mediaMaxBytes: '4mb', mediaBytesInFlight: '6mb', rateLimit: false })
+  ctx.authkey = (await ctx.t.register()).authkey
+  await ctx.t.linkedDevice(ctx.authkey, 'loja', '5511900000005')
+})
+test.after(async ctx => {
+  await ctx.t.stop()
+  await ctx.files.stop()
+})
+
+const BUSY = 'Servidor ocupado com outros arquivos. Tente novamente em instantes.'
+
+test('a download in flight holds the largest file: a second one past the budget is 429, and passes once the first is answered', async ({ t, files, authkey }) => {
+  const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
+  while (!files.requests.includes('/lenta.png')) await new Promise(resolve => setTimeout(resolve, 10))
+  const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/rapida.png` })
+  assert.is(refused.status, 429)
+  assert.equal(refused.body, { status: 429, message: BUSY })
+  assert.is(refused.headers.get('retry-after'), '5')
+  assert.is((await slow).status, 200)
+  assert.is((await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/rapida.png` })).status, 200)
+})
+
+test('a large base64 body counts by its size; a refused one is read and dropped so its answer arrives', async ({ t, files, authkey }) => {
+  const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
+  while (files.requests.filter(p => p === '/lenta.png').length < 2) await new Promise(resolve => setTimeout(resolve, 10))
+  const big = Buffer.alloc(3 * 1024 * 1024, 1)
+  big.write('%PDF-1.4\n')
+  const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })
+  assert.is(refused.status, 429, '4 MB held by the download, a 4 MB body on top is past 6 MB')
+  assert.is(refused.body.message, BUSY)
+  assert.is((await slow).status, 200)
+  assert.is((await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })).status, 200)
+})
+
+test('mediaBytesInFlight must be a size above 0', async () => {
+  await startGateway({ mediaBytesInFlight: 0 }).then(
+    t => t.stop().then(() => assert.unreachable('should not start')),
+    err => assert.match(String(err), /mediaBytesInFlight must be a size > 0/),
+  )
+})
+
+test.run()
+
+/** A tiny valid PNG. */
+function pngBytes(): Buffer {
+  return Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
+}

@@ -1,0 +1,117 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { connect, type Socket } from 'node:net'
+import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { fileServer } from '../helpers/file-server.ts'
+
+/**
+ * gateway.close() in a host app whose server keeps its connections (issue 20.2): the requests in
+ * flight are answered before the sessions close; a request arriving meanwhile on a kept-alive
+ * connection is answered 503 with Retry-After and Connection: close.
+ */
+const test = suite<{ t?: TestGateway }>('gateway.close(): the shutdown drain')
+test.after.each(async ctx => {
+  await ctx.t?.stop()
+})
+
+const CONTACT = '5511970000002'
+
+test('sends in flight are answered 200 and sent before close() resolves; a request on a kept-alive connection during the drain gets 503', async ctx => {
+  const t = (ctx.t = await startGateway({ minIntervalMs: 300, rateLimit: false }))
+  const { authkey } = await t.register()
+  await t.linkedDevice(authkey, 'loja', '5511900000002')
+  // A kept-alive connection, idle when the drain starts.
+  const socket = await open(t.url)
+  const first = await exchange(socket, rawPost('/api/auth', {}))
+  assert.match(first, /^HTTP\/1\.1 401/)
+  assert.match(first, /keep-alive/i)
+
+  const answered: string[] = []
+  const sends = Array.from({ length: 4 }, (_, i) => t.post('/api/create-message', { appkey: 'loja', authkey, to: CONTACT, message: `em voo ${i}` }).then(answer => (answered.push(`send ${i}`), answer)))
+  // The second send goes out 300 ms after the first: by then all four have long been received.
+  await waitUntil(() => t.network.inbox(CONTACT).length >= 2)
+  const closed = t.gateway.close().then(() => answered.push('closed'))
+
+  const refused = await exchange(socket, rawPost('/api/create-message', { appkey: 'loja', authkey, to: CONTACT, message: 'tarde' }))
+  assert.match(refused, /^HTTP\/1\.1 503/)
+  assert.match(refused, /\r\nRetry-After: 5\r\n/i)
+  assert.match(refused, /\r\nConnection: close\r\n/i)
+  const body = JSON.parse(refused.slice(refused.indexOf('\r\n\r\n') + 4))
+  assert.equal(body, { status: 503, message: 'O gateway está sendo encerrado. Tente novamente em instantes.' })
+  await new Promise(resolve => socket.once('close', resolve))
+
+  const answers = await Promise.all(sends)
+  await closed
+  assert.equal(answers.map(a => a.status), [200, 200, 200, 200])
+  assert.is(answered.at(-1), 'closed', 'close() resolved after every answer')
+  const texts = t.network.inbox(CONTACT).map(entry => (entry as { text?: string }).text)
+  assert.equal(texts.sort(), ['em voo 0', 'em voo 1', 'em voo 2', 'em voo 3'], 'every answered send reached the network; the refused one did not')
+})
+
+test('close({ graceMs }) goes on once the grace time is over, without the request that outlasts it', async ctx => {
+  const files = await fileServer({ '/lento.png': { body: Buffer.alloc(1000), type: 'image/png', delayMs: 60_000 } })
+  try {
+    const t = (ctx.t = await startGateway({ allowPrivateUrls: true, mediaTimeoutMs: 60_000, rateLimit: false }))
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511900000003')
+    let answered = false
+    const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: CONTACT, file: `${files.url}/lento.png` }).then(
+      () => (answered = true),
+      () => (answered = true),
+    )
+    await waitUntil(() => files.requests.length === 1)
+    let done = false
+    const closing = t.gateway.close({ graceMs: 200 }).then(() => (done = true))
+    // The download takes 60 s: close() resolves after the 200 ms grace, not after it.
+    await waitUntil(() => done, 30_000)
+    await closing
+    assert.is(answered, false)
+    assert.is(t.network.inbox(CONTACT).length, 0)
+    void slow
+  } finally {
+    await files.stop()
+  }
+})
+
+test.run()
+
+// --- Helpers ---
+
+function rawPost(path: string, body: Record<string, unknown>): string {
+  const json = JSON.stringify(body)
+  return `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
+}
+
+async function open(url: string): Promise<Socket> {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  return socket
+}
+
+/** Write one request and read its whole answer (one with Content-Length). */
+function exchange(socket: Socket, text: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let got = ''
+    const onData = (chunk: Buffer) => {
+      got += chunk.toString('utf8')
+      const end = got.indexOf('\r\n\r\n')
+      const length = /\r\ncontent-length: (\d+)/i.exec(got)
+      if (end >= 0 && length && Buffer.byteLength(got.slice(end + 4)) >= Number(length[1])) {
+        socket.off('data', onData)
+        resolve(got)
+      }
+    }
+    socket.on('data', onData)
+    socket.once('error', reject)
+    socket.write(text)
+  })
+}
+
+async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise(resolve => setTimeout(resolve, 10))
+  }
+}
