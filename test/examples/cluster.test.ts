@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
@@ -30,7 +31,7 @@ for (const backend of backends) {
   }
   test(`${backend.name}: sends, schedules and webhooks exactly once; kill -9, SIGSTOP and a rolling restart hand devices over without a fight`, async () => {
     const receiver = await startReceiver()
-    const cluster = await startCluster(backend.url!, 3)
+    const cluster = await startCluster(backend.url!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
     try {
       const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
       assert.is((await request(`${cluster.instances[0]!.url}/_sim/stats`)).status, 404, 'a gateway joined to a simulator server mounts no /_sim routes')
@@ -149,8 +150,10 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
       await new Promise(resolve => setTimeout(resolve, 50))
     }
   })()
+  const stopped: typeof cluster.instances = []
   for (let n = 0; n < 3; n++) {
     const old = cluster.instances.shift()!
+    stopped.push(old)
     const started = Date.now()
     await old.kill('SIGTERM')
     await waitFor(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 15_000, 'the leaving instance\'s devices to be taken')
@@ -163,7 +166,15 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
   assert.is((await cluster.sim.stats()).sent - sentBefore, ok, `every send answered 200 reached the network once (${ok} sent, ${refused.length} refused: ${[...new Set(refused)]})`)
   // A refusal is a 503 for the client to retry, or a connection the leaving instance no longer took: never a send.
   assert.ok(refused.every(status => status === 503 || status === 0), `refusals are 503 for the client to retry: ${refused}`)
-  await waitFor(() => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem)).size === incoming.length, 30_000, 'every incoming message as a webhook')
+  const received = () => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem))
+  await waitFor(() => received().size === incoming.length, 30_000, 'every incoming message as a webhook').catch(err => {
+    // Say which messages are missing and what the instances (the stopped ones too) logged of them.
+    const missing = incoming.filter(id => !received().has(id))
+    const all = [...stopped, ...cluster.instances].flatMap(i => i.output().split('\n'))
+    if (process.env.CLUSTER_LOG_FILE) writeFileSync(process.env.CLUSTER_LOG_FILE, `${missing.join('\n')}\n${all.join('\n')}`)
+    const lines = all.filter(line => missing.some(id => line.includes(id)) || /"level":(40|50)/.test(line))
+    throw new Error(`${err.message}: missing ${missing.join(', ')}\n${lines.slice(-40).join('\n')}`)
+  })
   console.log(`# rolling restart: ${ok} sends answered 200, ${refused.length} answered 503, ${incoming.length} incoming messages, all webhooks delivered`)
 }
 
