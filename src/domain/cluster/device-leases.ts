@@ -80,12 +80,12 @@ export class DeviceLeases {
 
   /**
    * The live instance a new device should go to: the least loaded (this one's load as it is now, the
-   * others' as their heartbeats told it), ties to the smallest id rather than to this one, so that
-   * instances agree on where concurrent links of one device go. Used when nobody holds a device being linked.
+   * others' as their heartbeats told it), this one when it is among them (no forward for a tie), else
+   * the smallest id. Used when nobody holds a device that is being linked.
    */
   leastLoaded(): string {
     const loads = this.instances.liveRecords.map(record => [record.id, record.id === this.me ? this.held.size : (record.devices ?? 0)] as const)
-    const [best] = loads.sort(([a, la], [b, lb]) => la - lb || (a < b ? -1 : a > b ? 1 : 0))
+    const [best] = loads.sort(([a, la], [b, lb]) => la - lb || (a === this.me ? -1 : b === this.me ? 1 : a < b ? -1 : a > b ? 1 : 0))
     return best?.[0] ?? this.me
   }
 
