@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process'
+import { createServer } from 'node:net'
 
 /** The repository root (benchmarks run from anywhere). */
 export const root = new URL('../..', import.meta.url).pathname
@@ -14,6 +15,8 @@ export interface ServerProcess {
   /** POST JSON; throws unless the answer is 2xx. */
   post(path: string, body: unknown): Promise<any>
   stop(): Promise<void>
+  /** `kill -9`: the process dies without a word to anyone; resolves once it has exited. */
+  kill(): Promise<void>
 }
 
 /**
@@ -50,7 +53,11 @@ export async function startServer(script: string, env: Record<string, string> = 
     get: path => request(`${url}${path}`),
     post: (path, body) => request(`${url}${path}`, body),
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM')
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       await exited
     },
   }
@@ -76,4 +83,14 @@ export async function request(url: string, body?: unknown): Promise<any> {
   const text = await response.text()
   if (!response.ok) throw new Error(`${url}: ${response.status} ${text}`)
   return text ? JSON.parse(text) : undefined
+}
+
+/** A free TCP port on 127.0.0.1 (for a server that must know its own address before it listens). */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  await new Promise(resolve => server.close(resolve))
+  return port
 }
