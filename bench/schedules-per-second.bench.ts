@@ -15,8 +15,9 @@
  * pacing whatever the number of processes.
  */
 import { request, startServer } from './lib/process.ts'
-import { clearStore, linkDevices, startCluster, waitUntil, type BenchCluster } from './lib/cluster.ts'
+import { linkDevices, startCluster, waitUntil, type BenchCluster } from './lib/cluster.ts'
 import { redisUrl } from './lib/redis.ts'
+import { clearStore } from './lib/stores.ts'
 import { medianBy, note, report } from './lib/report.ts'
 
 const COUNT = Number(process.env.BENCH_SCHEDULES ?? 1200)

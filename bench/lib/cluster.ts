@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto'
-import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { freePort, request, startServer, type ServerProcess } from './process.ts'
 
 /** Gateway instances in cluster mode (each a process of its own, bench/servers/gateway.mjs) on one store and one simulator server. */
@@ -114,17 +113,5 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise(resolve => setTimeout(resolve, 20))
-  }
-}
-
-/** Delete every key under `namespace` of a Redis or PostgreSQL store (what a benchmark's gateways left there). */
-export async function clearStore(url: string, namespace: string): Promise<void> {
-  const storage = await storageFromUrl(url, { namespace })
-  try {
-    const keys: string[] = []
-    for await (const [key] of storage.list('')) keys.push(key)
-    for (const key of keys) await storage.delete(key)
-  } finally {
-    await storage.close?.()
   }
 }
