@@ -25,6 +25,12 @@ export interface ClusterOptions {
   sim?: ServerProcess
   /** More environment for gateway.mjs (BENCH_LEASE_TTL_MS, BENCH_MIN_INTERVAL_MS, ...). */
   env?: Record<string, string>
+  /**
+   * Give each instance a host name of its own (see canSetHostname), as instances on separate machines
+   * have: an instance then cannot tell that another one's process is gone by its pid, only by its
+   * silence (the time-to-live).
+   */
+  hostPerInstance?: boolean
 }
 
 /** Start `count` instances in cluster mode on `storeUrl` under a namespace of their own, joined to one simulator server. */
@@ -33,13 +39,15 @@ export async function startCluster(options: ClusterOptions): Promise<BenchCluste
   const namespace = `zapgate-bench-cluster-${process.pid}-${randomBytes(4).toString('hex')}`
   const env = { BENCH_STORE: options.storeUrl, BENCH_NAMESPACE: namespace, BENCH_SIM_URL: sim.url, BENCH_CLUSTER_SECRET: randomBytes(24).toString('base64url'), ...options.env }
   const instances: ServerProcess[] = []
+  let started = 0
   const cluster: BenchCluster = {
     sim,
     instances,
     namespace,
     async add() {
       const port = await freePort()
-      const instance = await startServer('gateway.mjs', { ...env, PORT: String(port), BENCH_ADVERTISE_URL: `http://127.0.0.1:${port}` })
+      const hostname = options.hostPerInstance ? { hostname: `bench-host-${++started}` } : {}
+      const instance = await startServer('gateway.mjs', { ...env, PORT: String(port), BENCH_ADVERTISE_URL: `http://127.0.0.1:${port}` }, hostname)
       instances.push(instance)
       return instance
     },

@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createServer } from 'node:net'
 
 /** The repository root (benchmarks run from anywhere). */
@@ -26,11 +26,16 @@ export interface ServerProcess {
  * environment the servers run under `node --cpu-prof` and leave their profiles there (read them with
  * `node bench/profile-top.mjs <file>`); BENCH_NODE_ARGS adds other Node flags (e.g. `--heap-prof`).
  */
-export async function startServer(script: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServer(script: string, env: Record<string, string> = {}, options: { hostname?: string } = {}): Promise<ServerProcess> {
   const spawnedAt = performance.now()
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   profile.push(...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []))
-  const child = spawn(process.execPath, [...profile, '--expose-gc', `bench/servers/${script}`], {
+  const args = [...profile, '--expose-gc', `bench/servers/${script}`]
+  // A host name of its own (a UTS namespace; same pid, the shell execs node): the process looks like one on another machine.
+  const [command, commandArgs] = options.hostname
+    ? ['unshare', ['--uts', 'sh', '-c', `hostname ${options.hostname} && exec "$0" "$@"`, process.execPath, ...args]]
+    : [process.execPath, args]
+  const child = spawn(command, commandArgs, {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -83,6 +88,11 @@ export async function request(url: string, body?: unknown): Promise<any> {
   const text = await response.text()
   if (!response.ok) throw new Error(`${url}: ${response.status} ${text}`)
   return text ? JSON.parse(text) : undefined
+}
+
+/** Whether startServer can give a process a host name of its own (`unshare --uts`: root on Linux). */
+export function canSetHostname(): boolean {
+  return spawnSync('unshare', ['--uts', 'true']).status === 0
 }
 
 /** A free TCP port on 127.0.0.1 (for a server that must know its own address before it listens). */
