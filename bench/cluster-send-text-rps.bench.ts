@@ -13,11 +13,12 @@
  *   (3 load generators, one per instance with that instance's devices): nothing forwarded. Report only.
  * After a warm-up of each, ROUNDS rounds of one 5 s run of each (the order rotated every round); the
  * figure of each is the round whose ratio to the 1-instance run of the same round is the median.
+ * Each run also prints the CPU the gateways and the simulator used per answered request (/proc).
  */
 import os from 'node:os'
 import { load, type LoadResult } from './lib/load.ts'
 import { linkDevices, startCluster, type BenchCluster } from './lib/cluster.ts'
-import { startServer } from './lib/process.ts'
+import { cpuMicros, startServer, type ServerProcess } from './lib/process.ts'
 import { redisUrl } from './lib/redis.ts'
 import { medianBy, note, report } from './lib/report.ts'
 import { clearStore } from './lib/stores.ts'
@@ -52,17 +53,27 @@ try {
   await roundRobin(3)
   await routed(3)
 
-  const sides = { single, roundRobin, routed }
+  // CPU per answered request, from /proc: the gateways of the side's cluster, and the simulator.
+  const cpu = (instances: ServerProcess[]) => ({ gateways: instances.reduce((sum, i) => sum + cpuMicros(i.child.pid), 0), sim: cpuMicros(sim.child.pid) })
+  const measured = (run: (seconds: number) => Promise<LoadResult>, instances: ServerProcess[]) => async (seconds: number) => {
+    const before = cpu(instances)
+    const result = await run(seconds)
+    const after = cpu(instances)
+    return Object.assign(result, { cpuGateways: (after.gateways - before.gateways) / result.total, cpuSim: (after.sim - before.sim) / result.total })
+  }
+  type Measured = LoadResult & { cpuGateways: number; cpuSim: number }
+  const sides = { single: measured(single, one.instances), roundRobin: measured(roundRobin, three.instances), routed: measured(routed, three.instances) }
   const order: (keyof typeof sides)[] = ['single', 'roundRobin', 'routed']
-  const rounds: Record<keyof typeof sides, LoadResult>[] = []
+  const rounds: Record<keyof typeof sides, Measured>[] = []
+  const us = (result: Measured) => `CPU ${result.cpuGateways.toFixed(0)} µs gateways + ${result.cpuSim.toFixed(0)} µs simulator per request`
   for (let r = 0; r < ROUNDS; r++) {
-    const result = {} as Record<keyof typeof sides, LoadResult>
+    const result = {} as Record<keyof typeof sides, Measured>
     for (let k = 0; k < order.length; k++) {
       const side = order[(k + r) % order.length]!
       result[side] = await sides[side](SECONDS)
     }
     rounds.push(result)
-    note(`round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ratio ${(result.routed.rps / result.single.rps).toFixed(2)})`)
+    note(`round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)})`)
   }
   const forwarded = medianBy(rounds, r => r.roundRobin.rps / r.single.rps)
   const direct = medianBy(rounds, r => r.routed.rps / r.single.rps)

@@ -23,7 +23,7 @@ import { medianBy, note, report } from './lib/report.ts'
 const COUNT = Number(process.env.BENCH_SCHEDULES ?? 1200)
 const DEVICES = 12
 const CONTACTS = 30
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
 const contact = (i: number) => `55119700${String(i % CONTACTS).padStart(5, '0')}`
 
 /** One round on `cluster`: schedules per second, or a reason it is not a figure. */

@@ -1,4 +1,5 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
 /** The repository root (benchmarks run from anywhere). */
@@ -104,3 +105,17 @@ export async function freePort(): Promise<number> {
   await new Promise(resolve => server.close(resolve))
   return port
 }
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc (Linux; 0 elsewhere or once it is gone). */
+export function cpuMicros(pid: number | undefined): number {
+  try {
+    // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th, stime the 15th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6
+  } catch {
+    return 0
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100
