@@ -24,9 +24,12 @@ export interface LoadResult {
 
 /** What to send. */
 export interface LoadOptions {
-  url: string
+  /** Several URLs: the connections are shared out over them round robin (autocannon's own). */
+  url: string | string[]
   path: string
   body: unknown
+  /** Bodies sent in turn on every connection instead of `body` alone (e.g. one per device). */
+  bodies?: unknown[]
   connections?: number
   seconds?: number
   warmupSeconds?: number
@@ -43,10 +46,11 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   const connections = options.connections ?? 10
   const run = (duration: number) =>
     autocannon({
-      url: options.url + options.path,
+      url: Array.isArray(options.url) ? options.url.map(url => url + options.path) : options.url + options.path,
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(options.body),
+      ...(options.bodies ? { requests: options.bodies.map(body => ({ method: 'POST', path: options.path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })) } : {}),
       connections,
       duration,
       ...(options.rate ? { overallRate: options.rate } : {}),

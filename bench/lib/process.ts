@@ -1,4 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
 
 /** The repository root (benchmarks run from anywhere). */
 export const root = new URL('../..', import.meta.url).pathname
@@ -14,6 +16,8 @@ export interface ServerProcess {
   /** POST JSON; throws unless the answer is 2xx. */
   post(path: string, body: unknown): Promise<any>
   stop(): Promise<void>
+  /** `kill -9`: the process dies without a word to anyone; resolves once it has exited. */
+  kill(): Promise<void>
 }
 
 /**
@@ -23,11 +27,16 @@ export interface ServerProcess {
  * environment the servers run under `node --cpu-prof` and leave their profiles there (read them with
  * `node bench/profile-top.mjs <file>`); BENCH_NODE_ARGS adds other Node flags (e.g. `--heap-prof`).
  */
-export async function startServer(script: string, env: Record<string, string> = {}): Promise<ServerProcess> {
+export async function startServer(script: string, env: Record<string, string> = {}, options: { hostname?: string } = {}): Promise<ServerProcess> {
   const spawnedAt = performance.now()
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   profile.push(...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []))
-  const child = spawn(process.execPath, [...profile, '--expose-gc', `bench/servers/${script}`], {
+  const args = [...profile, '--expose-gc', `bench/servers/${script}`]
+  // A host name of its own (a UTS namespace; same pid, the shell execs node): the process looks like one on another machine.
+  const [command, commandArgs] = options.hostname
+    ? ['unshare', ['--uts', 'sh', '-c', `hostname ${options.hostname} && exec "$0" "$@"`, process.execPath, ...args]]
+    : [process.execPath, args]
+  const child = spawn(command, commandArgs, {
     cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -50,7 +59,11 @@ export async function startServer(script: string, env: Record<string, string> = 
     get: path => request(`${url}${path}`),
     post: (path, body) => request(`${url}${path}`, body),
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM')
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
+      await exited
+    },
+    async kill() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
       await exited
     },
   }
@@ -77,3 +90,32 @@ export async function request(url: string, body?: unknown): Promise<any> {
   if (!response.ok) throw new Error(`${url}: ${response.status} ${text}`)
   return text ? JSON.parse(text) : undefined
 }
+
+/** Whether startServer can give a process a host name of its own (`unshare --uts`: root on Linux). */
+export function canSetHostname(): boolean {
+  return spawnSync('unshare', ['--uts', 'true']).status === 0
+}
+
+/** A free TCP port on 127.0.0.1 (for a server that must know its own address before it listens). */
+export async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const address = server.address()
+  const port = typeof address === 'object' && address ? address.port : 0
+  await new Promise(resolve => server.close(resolve))
+  return port
+}
+
+/** CPU time (user + system) a process has used so far, in µs, from /proc (Linux; 0 elsewhere or once it is gone). */
+export function cpuMicros(pid: number | undefined): number {
+  try {
+    // Fields after the command name (which may hold spaces): state is the 3rd field, utime the 14th, stime the 15th.
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6
+  } catch {
+    return 0
+  }
+}
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ, 100 on Linux). */
+const CLOCK_TICKS = 100

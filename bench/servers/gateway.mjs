@@ -9,6 +9,13 @@
  * deliver them, and answers once all are handed to the transport; `GET /_bench/memory` answers
  * process.memoryUsage() right after a full garbage collection; `GET /_bench/cpu` process.cpuUsage().
  *
+ * Cluster mode (the scale-out benchmarks): BENCH_SIM_URL joins the simulator server there
+ * (bench/servers/simulator.mjs) instead of a network of this process (no `/_sim` routes here then, and
+ * no `/_bench/inject`); BENCH_CLUSTER_SECRET turns cluster mode on, with BENCH_ADVERTISE_URL (default
+ * http://127.0.0.1:PORT: give PORT) where the other instances reach this one; BENCH_LEASE_TTL_MS the
+ * instance time-to-live (heartbeat a fifth of it); BENCH_MIN_INTERVAL_MS the pacing of each device;
+ * BENCH_SCHEDULE_POLL_MS how often the scheduler re-reads the store.
+ *
  * Plain JavaScript on the compiled package (`dist/`), run by `node` alone: what is measured is the
  * gateway as an app using the library runs it, without a TypeScript loader in the process.
  */
@@ -19,17 +26,29 @@ import { createGateway } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { MemoryNetwork, memoryTransport, simulatorRoutes } from 'zapgate/adapters/transport-memory'
 
-const network = new MemoryNetwork({ logLimit: 2_000 })
-const storage = await storageFromUrl(process.env.BENCH_STORE ?? 'memory://', process.env.BENCH_NAMESPACE ? { namespace: process.env.BENCH_NAMESPACE } : {})
-const gateway = await createGateway({ storage, transport: memoryTransport({ network }), rateLimit: false, allowPrivateUrls: true })
+const env = process.env
+const network = env.BENCH_SIM_URL ? undefined : new MemoryNetwork({ logLimit: 2_000 })
+const storage = await storageFromUrl(env.BENCH_STORE ?? 'memory://', env.BENCH_NAMESPACE ? { namespace: env.BENCH_NAMESPACE } : {})
+const ttlMs = env.BENCH_LEASE_TTL_MS ? Number(env.BENCH_LEASE_TTL_MS) : undefined
+const gateway = await createGateway({
+  storage,
+  transport: memoryTransport(network ? { network } : { simUrl: env.BENCH_SIM_URL }),
+  rateLimit: false,
+  allowPrivateUrls: true,
+  ...(env.BENCH_CLUSTER_SECRET ? { cluster: { secret: env.BENCH_CLUSTER_SECRET, advertiseUrl: env.BENCH_ADVERTISE_URL ?? `http://127.0.0.1:${env.PORT}` } } : {}),
+  ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
+  ...(env.BENCH_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.BENCH_MIN_INTERVAL_MS) } : {}),
+  ...(env.BENCH_SCHEDULE_POLL_MS ? { schedulePollMs: Number(env.BENCH_SCHEDULE_POLL_MS) } : {}),
+})
 
 const app = new Koa()
 // The gateway's routes first: the simulator's and the driver's routes are the harness, and a request
 // for the gateway should not pay for matching them.
 app.use(gateway.routes())
-app.use(simulatorRoutes(network, { findDevices: gateway.findDevices }).routes())
+if (network) app.use(simulatorRoutes(network, { findDevices: gateway.findDevices }).routes())
 const bench = new Router({ prefix: '/_bench' })
 bench.post('/inject', bodyParser(), async ctx => {
+  if (!network) ctx.throw(404, 'no network in this process (BENCH_SIM_URL)')
   const { from, to, count } = ctx.request.body
   let next = 0
   const worker = async () => {

@@ -1,0 +1,90 @@
+/**
+ * cluster-send-text-rps: authenticated sends of a text (op 8) per second through 3 gateway instances
+ * in cluster mode against 1 instance in cluster mode, on one Redis (REDIS_URL, each cluster under a
+ * namespace of its own, deleted afterwards) and one simulator server (bench/servers/simulator.mjs,
+ * where the sends go), every one a process of its own on this machine. Each cluster links 12 devices
+ * (4 per instance on the 3), and every connection sends for the 12 devices in turn; 12 connections
+ * in all:
+ * - cluster-send-text-rps-forwarded: a round-robin client (the connections shared over the 3
+ *   instances), so 2 requests in 3 reach an instance that does not hold their device and are
+ *   forwarded to the holder. Target 2x the 1 instance with 4 cores or more (issue 18); with fewer
+ *   cores the 3 instances, the simulator, Redis and the client share them: REPORT, with a note.
+ * - cluster-send-text-rps-routed: a client that sends each request to the instance holding its device
+ *   (3 load generators, one per instance with that instance's devices): nothing forwarded. Report only.
+ * After a warm-up of each, ROUNDS rounds of one 5 s run of each (the order rotated every round); the
+ * figure of each is the round whose ratio to the 1-instance run of the same round is the median.
+ * Each run also prints the CPU the gateways and the simulator used per answered request (/proc).
+ */
+import os from 'node:os'
+import { load, type LoadResult } from './lib/load.ts'
+import { linkDevices, startCluster, type BenchCluster } from './lib/cluster.ts'
+import { cpuMicros, startServer, type ServerProcess } from './lib/process.ts'
+import { redisUrl } from './lib/redis.ts'
+import { medianBy, note, report } from './lib/report.ts'
+import { clearStore } from './lib/stores.ts'
+
+const DEVICES = 12
+const CONNECTIONS = 12
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const SECONDS = 5
+const path = '/api/create-message'
+const cores = os.cpus().length
+
+const sim = await startServer('simulator.mjs')
+const clusters: BenchCluster[] = []
+try {
+  const one = await startCluster({ storeUrl: redisUrl, count: 1, sim })
+  clusters.push(one)
+  const three = await startCluster({ storeUrl: redisUrl, count: 3, sim })
+  clusters.push(three)
+  const oneFixture = await linkDevices(one, DEVICES, '55118')
+  const threeFixture = await linkDevices(three, DEVICES, '55117')
+  const bodiesOf = (fixture: typeof oneFixture, devices = fixture.devices) => devices.map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
+  const held = three.instances.map((_, i) => threeFixture.devices.filter(d => d.holder === i))
+  note(`${DEVICES} devices on each cluster; held by the 3 instances: ${held.map(h => h.length).join(', ')}; ${cores} cores`)
+
+  const single = (seconds: number, warmupSeconds = 0) => load({ url: one.instances[0]!.url, path, body: undefined, bodies: bodiesOf(oneFixture), connections: CONNECTIONS, seconds, warmupSeconds })
+  const roundRobin = (seconds: number, warmupSeconds = 0) => load({ url: three.instances.map(i => i.url), path, body: undefined, bodies: bodiesOf(threeFixture), connections: CONNECTIONS, seconds, warmupSeconds })
+  const routed = async (seconds: number, warmupSeconds = 0): Promise<LoadResult> => {
+    const runs = await Promise.all(three.instances.map((instance, i) => load({ url: instance.url, path, body: undefined, bodies: bodiesOf(threeFixture, held[i]), connections: CONNECTIONS / 3, seconds, warmupSeconds })))
+    return { rps: runs.reduce((sum, r) => sum + r.rps, 0), p50: Math.max(...runs.map(r => r.p50)), p99: Math.max(...runs.map(r => r.p99)), total: runs.reduce((sum, r) => sum + r.total, 0), errors: 0, non2xx: 0 }
+  }
+  await single(3)
+  await roundRobin(3)
+  await routed(3)
+
+  // CPU per answered request, from /proc: the gateways of the side's cluster, and the simulator.
+  const cpu = (instances: ServerProcess[]) => ({ gateways: instances.reduce((sum, i) => sum + cpuMicros(i.child.pid), 0), sim: cpuMicros(sim.child.pid) })
+  const measured = (run: (seconds: number) => Promise<LoadResult>, instances: ServerProcess[]) => async (seconds: number) => {
+    const before = cpu(instances)
+    const result = await run(seconds)
+    const after = cpu(instances)
+    return Object.assign(result, { cpuGateways: (after.gateways - before.gateways) / result.total, cpuSim: (after.sim - before.sim) / result.total })
+  }
+  type Measured = LoadResult & { cpuGateways: number; cpuSim: number }
+  const sides = { single: measured(single, one.instances), roundRobin: measured(roundRobin, three.instances), routed: measured(routed, three.instances) }
+  const order: (keyof typeof sides)[] = ['single', 'roundRobin', 'routed']
+  const rounds: Record<keyof typeof sides, Measured>[] = []
+  const us = (result: Measured) => `CPU ${result.cpuGateways.toFixed(0)} µs gateways + ${result.cpuSim.toFixed(0)} µs simulator per request`
+  for (let r = 0; r < ROUNDS; r++) {
+    const result = {} as Record<keyof typeof sides, Measured>
+    for (let k = 0; k < order.length; k++) {
+      const side = order[(k + r) % order.length]!
+      result[side] = await sides[side](SECONDS)
+    }
+    rounds.push(result)
+    note(`round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)})`)
+  }
+  const forwarded = medianBy(rounds, r => r.roundRobin.rps / r.single.rps)
+  const direct = medianBy(rounds, r => r.routed.rps / r.single.rps)
+  const enoughCores = cores >= 4
+  if (!enoughCores) note(`${cores} cores: the 2x target needs 4 or more (here the 3 instances, the simulator, Redis and autocannon share ${cores}), so the figures only report`)
+  report({ name: 'cluster-send-text-rps-forwarded', value: forwarded.roundRobin.rps, unit: 'req/s', baseline: forwarded.single.rps, ...(enoughCores ? { target: { of: 'ratio', op: '>=', limit: 2 } } : {}) })
+  report({ name: 'cluster-send-text-rps-routed', value: direct.routed.rps, unit: 'req/s', baseline: direct.single.rps })
+} finally {
+  for (const cluster of clusters) {
+    await cluster.stop()
+    await clearStore(redisUrl, cluster.namespace).catch(error => note(`could not delete the Redis namespace ${cluster.namespace}: ${error}`))
+  }
+  await sim.stop()
+}
