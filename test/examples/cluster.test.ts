@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs'
+import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
@@ -167,15 +168,30 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
   // A refusal is a 503 for the client to retry, or a connection the leaving instance no longer took: never a send.
   assert.ok(refused.every(status => status === 503 || status === 0), `refusals are 503 for the client to retry: ${refused}`)
   const received = () => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem))
-  await waitFor(() => received().size === incoming.length, 30_000, 'every incoming message as a webhook').catch(err => {
+  await waitFor(() => received().size === incoming.length, 30_000, 'every incoming message as a webhook').catch(async err => {
     // Say which messages are missing and what the instances (the stopped ones too) logged of them.
     const missing = incoming.filter(id => !received().has(id))
     const all = [...stopped, ...cluster.instances].flatMap(i => i.output().split('\n'))
     if (process.env.CLUSTER_LOG_FILE) writeFileSync(process.env.CLUSTER_LOG_FILE, `${missing.join('\n')}\n${all.join('\n')}`)
     const lines = all.filter(line => missing.some(id => line.includes(id)) || /"level":(40|50)/.test(line))
-    throw new Error(`${err.message}: missing ${missing.join(', ')}\n${lines.slice(-40).join('\n')}`)
+    throw new Error(`${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}\n${lines.slice(-40).join('\n')}`)
   })
   console.log(`# rolling restart: ${ok} sends answered 200, ${refused.length} answered 503, ${incoming.length} incoming messages, all webhooks delivered`)
+}
+
+/** The store's keys and records that name any of `ids` (what became of a message that did not arrive). */
+async function storedOf(cluster: Cluster, ids: string[]): Promise<string> {
+  const storage = await storageFromUrl(cluster.env.GATEWAY_STORE!, { namespace: cluster.env.GATEWAY_STORE_NAMESPACE })
+  try {
+    const found: string[] = []
+    for await (const [key, value] of storage.list('')) {
+      const text = `${key} ${JSON.stringify(value)}`
+      if (ids.some(id => text.includes(id))) found.push(text.slice(0, 600))
+    }
+    return found.join(' | ') || 'nothing'
+  } finally {
+    await storage.close?.()
+  }
 }
 
 test.run()

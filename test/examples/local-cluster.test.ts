@@ -37,6 +37,8 @@ test('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances
     cwd: root,
     env: { ...process.env, GATEWAY_STORE: redis, GATEWAY_STORE_NAMESPACE: `local-cluster-${randomBytes(4).toString('hex')}`, PORT: String(base), SIM_PORT: String(base + 3), LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a failed test kills the recipe and every process it started.
+    detached: true,
   })
   let output = ''
   child.stdout!.on('data', d => (output += d))
@@ -66,7 +68,11 @@ test('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances
     assert.is(await exited, 0)
     for (const url of [...urls, sim]) assert.ok(await fetch(`${url}/health`).then(() => false, () => true), `${url} stopped`)
   } finally {
-    if (child.exitCode === null) child.kill('SIGKILL')
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // the group is gone already
+    }
   }
 })
 
