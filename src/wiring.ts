@@ -99,6 +99,7 @@ export async function wireGateway(options: GatewayOptions) {
         await links.rememberQr(event.deviceId, event.qr)
       } else if (event.type === 'message') {
         const device = await devices.get(event.deviceId)
+        logger.debug({ deviceId: event.deviceId, messageId: event.message.id, known: device !== undefined }, 'incoming message')
         if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
       } else if (event.type === 'message-failed') {
         const device = await devices.get(event.deviceId)

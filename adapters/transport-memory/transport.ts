@@ -205,15 +205,21 @@ export class MemoryTransport implements Transport {
     if (session) await this.emitStatus(deviceId, session)
   }
 
-  /** A connection that was being retried is open again. */
+  /**
+   * A connection that was being retried is open again: announced when the session showed it
+   * reconnecting. When the stream was lost while the session was still opening (it never showed
+   * `connecting`), the session is open already: the network is still told to hand over what
+   * arrived while the device was away, or those messages would wait for the next connection.
+   */
   private async resumed(deviceId: string, lid: string | undefined): Promise<void> {
-    const session = await this.lock.run(deviceId, async () => {
+    const { session, changed } = await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
-      if (current?.state !== 'connecting') return undefined
+      if (current?.state !== 'connecting') return { session: current, changed: false }
       Object.assign(current, { state: 'open', lid, reason: undefined })
-      return current
+      return { session: current, changed: true }
     })
-    if (session) await this.announce(deviceId, session)
+    if (changed) await this.announce(deviceId, session!)
+    else if (session?.state === 'open') await this.net.flush(deviceId, this.endpoint)
   }
 
   /** Connect the device with its stored credentials (under the device's lock). */

@@ -83,6 +83,7 @@ export class DeliveryAttempts {
     const record = claim.record
     const device = await devices.get(record.deviceId)
     if (!device) {
+      this.deps.logger.debug({ key }, 'webhook event of a deleted device dropped')
       await store.drop(key)
       return undefined
     }
@@ -96,6 +97,7 @@ export class DeliveryAttempts {
     // A 2xx counts even when it arrives as the gateway stops: retrying it would deliver it twice.
     if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
       await store.complete(key)
+      this.deps.logger.debug({ key, status: outcome.status }, 'webhook delivered')
       this.deps.events.emit('delivery', { ...base, status: outcome.status })
       return undefined
     }

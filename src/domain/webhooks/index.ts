@@ -1,3 +1,4 @@
+import type { Logger } from '../../logger.ts'
 import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Storage } from '../../ports/storage.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
@@ -31,11 +32,13 @@ export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
   private readonly loop: DeliveryLoop
   private readonly clock: () => number
+  private readonly logger: Logger
   /** Events the store refused (it was down), retried from memory. */
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
   constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
     this.store = new OutboxStore(deps.storage, deps.lock)
+    this.logger = deps.logger
     this.loop = new DeliveryLoop({ ...deps, store: this.store })
     this.clock = deps.clock ?? Date.now
     this.unrecorded = new RetryBuffer({ what: 'webhook events', process: ({ key, record }) => this.save(key, record), logger: deps.logger, memoryLimit: 10_000, spill: deps.spill })
@@ -111,7 +114,9 @@ export class WebhookOutbox implements WebhookAdmin {
 
   /** Store a new event and schedule its delivery (nothing when it is already pending). */
   private async save(key: string, record: OutboxRecord): Promise<void> {
-    if (await this.store.add(record)) this.loop.enqueue(key, record.deviceId, this.clock())
+    const added = await this.store.add(record)
+    this.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
+    if (added) this.loop.enqueue(key, record.deviceId, this.clock())
   }
 
   async redrive(id: string): Promise<boolean> {
