@@ -3,7 +3,9 @@ import { basename } from 'node:path'
 import type { Context } from 'koa'
 import { GatewayError } from '../errors.ts'
 import type { UploadedFile } from '../operations/operation.ts'
+import type { IncomingHttpHeaders } from 'node:http'
 import { ForwardHeaders, signForward } from './forward-signature.ts'
+import { AnswerTooLargeError, postOnce } from './forward-client.ts'
 
 /**
  * Forwarding an operation to the instance that holds its device's session (cluster mode): the
@@ -78,19 +80,15 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
   const headers: Record<string, string> = { 'content-type': 'application/json', ...signedHeaders(request, url, body) }
   const signal = AbortSignal.timeout(request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
-  let response: Response
+  let answer: Awaited<ReturnType<typeof postOnce>>
   try {
-    // No `keepalive`, no redirect following: one request, to the holder only.
-    response = await fetch(url, { method: 'POST', headers, body, signal, redirect: 'manual' })
+    // One request, to the holder only, on a kept-alive connection; never resent.
+    answer = await postOnce(url, headers, body, signal, MAX_ANSWER_BYTES)
   } catch (cause) {
+    if (cause instanceof AnswerTooLargeError) throw new ForwardFailedError('bad-answer', cause)
     throw new ForwardFailedError(signal.aborted ? 'timeout' : connectionFailure(cause), cause)
   }
-  let text: string
-  try {
-    text = await readAnswer(response)
-  } catch (cause) {
-    throw cause instanceof ForwardFailedError ? cause : new ForwardFailedError(signal.aborted ? 'timeout' : 'broken', cause)
-  }
+  const text = answer.text
   let parsed: unknown
   try {
     parsed = JSON.parse(text)
@@ -98,7 +96,7 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
     throw new ForwardFailedError('bad-answer', cause)
   }
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
-  return { status: response.status, headers: relayedHeaders(response.headers), body: parsed }
+  return { status: answer.status, headers: relayedHeaders(answer.headers), body: parsed }
 }
 
 /**
@@ -165,35 +163,17 @@ function displayName(name: string | undefined): string | undefined {
   return base && base !== '.' && base !== '..' ? base : undefined
 }
 
+/** Whether the holder could not be reached at all (nothing was sent) or the connection broke off. */
 function connectionFailure(cause: unknown): ForwardFailure {
-  const code = (cause as { cause?: { code?: string } })?.cause?.code
+  const code = (cause as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN' ? 'unreachable' : 'broken'
 }
 
-/** The answer's text, up to MAX_ANSWER_BYTES. */
-async function readAnswer(response: Response): Promise<string> {
-  const declared = Number(response.headers.get('content-length') ?? -1)
-  if (declared > MAX_ANSWER_BYTES) {
-    await response.body?.cancel().catch(() => {})
-    throw new ForwardFailedError('bad-answer')
-  }
-  const chunks: Uint8Array[] = []
-  let size = 0
-  if (response.body) {
-    for await (const chunk of response.body) {
-      size += chunk.length
-      if (size > MAX_ANSWER_BYTES) throw new ForwardFailedError('bad-answer')
-      chunks.push(chunk)
-    }
-  }
-  return Buffer.concat(chunks, size).toString('utf8')
-}
-
-function relayedHeaders(headers: Headers): Record<string, string> {
+function relayedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const relayed: Record<string, string> = {}
-  for (const name of ['retry-after', 'content-type']) {
-    const value = headers.get(name)
-    if (value !== null) relayed[name] = value
+  for (const name of ['retry-after', 'content-type'] as const) {
+    const value = headers[name]
+    if (typeof value === 'string') relayed[name] = value
   }
   return relayed
 }
