@@ -159,7 +159,7 @@ export class MemoryNetwork implements DeviceNetwork {
 
   /** Counts since the network started: open connections, replaced ones, messages devices sent, phone messages devices received. */
   stats(): NetworkStats {
-    return { connections: this.devices.online(), ...this.counts }
+    return { connections: this.devices.online(), waiting: this.devices.waiting(), ...this.counts }
   }
 
   // --- Devices (the DeviceNetwork of MemoryTransport and of the simulator server) ---

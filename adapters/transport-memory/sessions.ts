@@ -131,6 +131,13 @@ export class SessionRegistry {
     return count
   }
 
+  /** Number of messages queued for devices while they are offline. */
+  waiting(): number {
+    let count = 0
+    for (const device of this.devices.values()) count += device.offline.length
+    return count
+  }
+
   /** Take the device offline (its link stays) when `endpoint` holds it. */
   detach(deviceId: string, endpoint: DeviceEndpoint): boolean {
     const device = this.devices.get(deviceId)

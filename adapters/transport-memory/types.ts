@@ -92,6 +92,8 @@ export interface NetworkStats {
   sent: number
   /** Messages simulated phones sent that reached at least one linked device (online or queued). */
   received: number
+  /** Messages queued for devices that are offline now (handed over when they connect again). */
+  waiting: number
 }
 
 /**

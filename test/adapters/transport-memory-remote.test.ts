@@ -47,7 +47,7 @@ shared('a scan issues a secret that the transport keeps under session:<deviceId>
   assert.equal(stored?.phone, PHONE)
   assert.match(stored?.secret ?? '', /^[A-Za-z0-9_-]{32}$/)
   assert.deepEqual(states(h.events), ['linking', 'open'])
-  assert.deepEqual(await stats(h), { connections: 1, replaced: 0, sent: 0, received: 0 })
+  assert.deepEqual(await stats(h), { connections: 1, replaced: 0, sent: 0, received: 0, waiting: 0 })
   await h.close()
 })
 
@@ -65,14 +65,14 @@ shared('a second gateway on the same store resumes the device, and the first is 
 
   await sleep(600) // longer than the first retry delays: a replaced connection is never retried
   assert.equal(await stateOf(h), 'replaced')
-  assert.deepEqual(await stats(h), { connections: 1, replaced: 1, sent: 0, received: 0 })
+  assert.deepEqual(await stats(h), { connections: 1, replaced: 1, sent: 0, received: 0, waiting: 0 })
 
   const sent = await b.transport.send('d1', FRIEND, { kind: 'text', text: 'from B' })
   assert.deepEqual(h.sim.network.inbox(FRIEND).map(e => [e.id, (e as { text?: string }).text]), [[sent.id, 'from B']])
   const id = (await post(`${h.sim.url}/_sim/send`, { from: FRIEND, to: PHONE, type: 'text', text: 'to whoever holds it' })).body.id
   await until(() => b.events.some(e => e.type === 'message' && e.message.id === id), 'the message on B')
   assert.ok(!h.events.some(e => e.type === 'message'), 'nothing reaches the replaced gateway')
-  assert.deepEqual(await stats(h), { connections: 1, replaced: 1, sent: 1, received: 1 })
+  assert.deepEqual(await stats(h), { connections: 1, replaced: 1, sent: 1, received: 1, waiting: 0 })
   await h.close()
 })
 
@@ -150,7 +150,7 @@ shared('a lost stream shows connecting and reconnects by itself, without countin
   await until(() => states(h.events).includes('connecting'), 'connecting')
   await until(async () => (await stateOf(h)) === 'open', 'open again')
   assert.deepEqual(states(h.events), ['linking', 'open', 'connecting', 'open'])
-  assert.deepEqual(await stats(h), { connections: 1, replaced: 0, sent: 0, received: 0 })
+  assert.deepEqual(await stats(h), { connections: 1, replaced: 0, sent: 0, received: 0, waiting: 0 })
   const id = await h.deliver('d1', { from: FRIEND, content: { kind: 'text', text: 'after the blip' } })
   await until(() => h.events.some(e => e.type === 'message' && e.message.id === id), 'a message after reconnecting')
   await h.close()

@@ -174,7 +174,7 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
     const all = [...stopped, ...cluster.instances].flatMap(i => i.output().split('\n'))
     if (process.env.CLUSTER_LOG_FILE) writeFileSync(process.env.CLUSTER_LOG_FILE, `${missing.join('\n')}\n${all.join('\n')}`)
     const lines = all.filter(line => missing.some(id => line.includes(id)) || /"level":(40|50)/.test(line))
-    throw new Error(`${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}\n${lines.slice(-40).join('\n')}`)
+    throw new Error(`${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}; simulator ${JSON.stringify(await cluster.sim.stats())}\n${lines.slice(-40).join('\n')}`)
   })
   console.log(`# rolling restart: ${ok} sends answered 200, ${refused.length} answered 503, ${incoming.length} incoming messages, all webhooks delivered`)
 }
