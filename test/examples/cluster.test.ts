@@ -174,9 +174,20 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
     const all = [...stopped, ...cluster.instances].flatMap(i => i.output().split('\n'))
     if (process.env.CLUSTER_LOG_FILE) writeFileSync(process.env.CLUSTER_LOG_FILE, `${missing.join('\n')}\n${all.join('\n')}`)
     const lines = all.filter(line => missing.some(id => line.includes(id)) || /"level":(40|50)/.test(line))
-    throw new Error(`${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}; simulator ${JSON.stringify(await cluster.sim.stats())}\n${lines.slice(-40).join('\n')}`)
+    throw new Error(`${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}; simulator ${JSON.stringify(await cluster.sim.stats())}; devices ${await devicesSeen(cluster, authkey)}\n${lines.slice(-40).join('\n')}`)
   })
   console.log(`# rolling restart: ${ok} sends answered 200, ${refused.length} answered 503, ${incoming.length} incoming messages, all webhooks delivered`)
+}
+
+/** Each device's state as instance 0 tells it, and which instance holds it. */
+async function devicesSeen(cluster: Cluster, authkey: string): Promise<string> {
+  const holders = await Promise.all(cluster.instances.map(async (instance, i) => ({ i, devices: (await cluster.health(instance)).devices })))
+  const seen: string[] = []
+  for (let d = 0; d < DEVICES; d++) {
+    const status = (await cluster.call(0, '/api/developer', { authkey, message: `d${d}`, checkDispositivo: 'true' })).body?.dispositivo
+    seen.push(`d${d}:${status?.estado}@${holders.filter(h => h.devices.includes(status?.id)).map(h => h.i).join('+') || 'none'}`)
+  }
+  return seen.join(' ')
 }
 
 /** The store's keys and records that name any of `ids` (what became of a message that did not arrive). */
