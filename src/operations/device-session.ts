@@ -26,7 +26,9 @@ export async function onSessionHolder(context: OperationContext, device: Device,
       const target = leases.leastLoaded()
       if (target !== leases.me) throw new HeldElsewhere(device.id, target)
     }
-    if (await leases.acquire(device.id)) return
+    // A link opens the session itself; a linked device taken here has its session opened now (the
+    // balancer opens only devices nobody holds, and this one is held from now on).
+    if (linking ? await leases.acquire(device.id) : await leases.open(device.id)) return
     if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
     // Another instance took it meanwhile: look again.
   }
