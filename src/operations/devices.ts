@@ -1,7 +1,7 @@
 import QRCode from 'qrcode'
 import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
-import { GatewayError } from '../errors.ts'
+import { GatewayError, isGatewayError } from '../errors.ts'
 import { Messages } from './error-answers.ts'
 import { defineOperation, type OperationContext } from './operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
@@ -185,7 +185,10 @@ async function linkEnsured(context: OperationContext, ensured: { device: Device;
     await onSessionHolder(context, ensured.device, true)
     return await services.devices.link(ensured.device, phone, webhookUrl)
   } catch (err) {
-    if (ensured.created) await services.devices.discard(ensured.device)
+    // A device this request made and could not link is removed; not one another instance holds
+    // (it is being linked there, and the request goes there).
+    const heldElsewhere = err instanceof HeldElsewhere || isGatewayError(err, 'holder-unavailable')
+    if (ensured.created && !heldElsewhere) await services.devices.discard(ensured.device)
     throw err
   }
 }

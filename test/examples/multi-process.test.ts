@@ -67,7 +67,10 @@ async function uniqueDevice(at: (i: number) => string, authkey: string): Promise
   for (const answer of answers) assert.is(answer.status, 200, answer.text)
   const ids = new Set(answers.map(answer => answer.body.id))
   assert.is(ids.size, 1, `one device for one name: ${[...ids]}`)
-  for (let i = 0; i < 3; i++) assert.is((await post(`${at(i)}/api/developer`, { authkey, message: 'recepcao', checkDispositivo: 'true' })).body.dispositivo.id, [...ids][0])
+  for (let i = 0; i < 3; i++) {
+    const seen = await post(`${at(i)}/api/developer`, { authkey, message: 'recepcao', checkDispositivo: 'true' })
+    assert.is(seen.body?.dispositivo?.id, [...ids][0], seen.text)
+  }
 }
 
 /** One OTP code, sent through process 0, verified 10 times at once through the other two: exactly one `valid: true`. */
