@@ -1,3 +1,4 @@
+import { Stream } from 'node:stream'
 import type { Context, Middleware, Next } from 'koa'
 import { GatewayError } from '../errors.ts'
 import { errorAnswer } from '../operations/error-answers.ts'
@@ -22,20 +23,14 @@ export class RequestDrain {
     return async (ctx: Context, next: Next) => {
       if (this.draining) return this.refuse(ctx)
       this.inFlight++
-      // Counted until the answer is written (or the client went away), not only until the handler returns.
-      let done = false
-      const finished = () => {
-        if (done) return
-        done = true
-        this.inFlight--
-        if (this.inFlight === 0) this.idle?.()
-      }
-      ctx.res.once('finish', finished)
-      ctx.res.once('close', finished)
       try {
         await next()
       } finally {
         if (this.draining) ctx.set('Connection', 'close')
+        // A streamed answer (a media download) is counted until it is written; any other is written
+        // as soon as the handler returns, before a drain can resolve (no listener per request).
+        if (ctx.body instanceof Stream && !ctx.res.writableEnded) ctx.res.once('close', () => this.done())
+        else this.done()
       }
     }
   }
@@ -54,6 +49,11 @@ export class RequestDrain {
   }
 
   // --- Internal helpers ---
+
+  private done(): void {
+    this.inFlight--
+    if (this.inFlight === 0) this.idle?.()
+  }
 
   private refuse(ctx: Context): void {
     const answer = errorAnswer(new GatewayError('shutting-down'))
