@@ -17,7 +17,7 @@
  */
 import os from 'node:os'
 import { load, type LoadResult } from './lib/load.ts'
-import { linkDevices, startCluster, type BenchCluster } from './lib/cluster.ts'
+import { oneAndThree, type BenchCluster } from './lib/cluster.ts'
 import { cpuMicros, startServer, type ServerProcess } from './lib/process.ts'
 import { redisUrl } from './lib/redis.ts'
 import { medianBy, note, report } from './lib/report.ts'
@@ -33,12 +33,7 @@ const cores = os.cpus().length
 const sim = await startServer('simulator.mjs')
 const clusters: BenchCluster[] = []
 try {
-  const one = await startCluster({ storeUrl: redisUrl, count: 1, sim })
-  clusters.push(one)
-  const three = await startCluster({ storeUrl: redisUrl, count: 3, sim })
-  clusters.push(three)
-  const oneFixture = await linkDevices(one, DEVICES, '55118')
-  const threeFixture = await linkDevices(three, DEVICES, '55117')
+  const { one, three, oneFixture, threeFixture } = await oneAndThree(sim, redisUrl, DEVICES, clusters)
   const bodiesOf = (fixture: typeof oneFixture, devices = fixture.devices) => devices.map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
   const held = three.instances.map((_, i) => threeFixture.devices.filter(d => d.holder === i))
   note(`${DEVICES} devices on each cluster; held by the 3 instances: ${held.map(h => h.length).join(', ')}; ${cores} cores`)

@@ -15,7 +15,7 @@
  * pacing whatever the number of processes.
  */
 import { request, startServer } from './lib/process.ts'
-import { linkDevices, startCluster, waitUntil, type BenchCluster } from './lib/cluster.ts'
+import { linkDevices, oneAndThree, waitUntil, type BenchCluster } from './lib/cluster.ts'
 import { redisUrl } from './lib/redis.ts'
 import { clearStore } from './lib/stores.ts'
 import { medianBy, note, report } from './lib/report.ts'
@@ -70,12 +70,7 @@ async function round(cluster: BenchCluster, fixture: Awaited<ReturnType<typeof l
 const sim = await startServer('simulator.mjs')
 const clusters: BenchCluster[] = []
 try {
-  const one = await startCluster({ storeUrl: redisUrl, count: 1, sim })
-  clusters.push(one)
-  const three = await startCluster({ storeUrl: redisUrl, count: 3, sim })
-  clusters.push(three)
-  const oneFixture = await linkDevices(one, DEVICES, '55118')
-  const threeFixture = await linkDevices(three, DEVICES, '55117')
+  const { one, three, oneFixture, threeFixture } = await oneAndThree(sim, redisUrl, DEVICES, clusters)
   const spread = three.instances.map((_, i) => threeFixture.devices.filter(d => d.holder === i).length)
   note(`${DEVICES} devices on each side; held by the 3 instances: ${spread.join(', ')}`)
 

@@ -123,3 +123,16 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
     await new Promise(resolve => setTimeout(resolve, 20))
   }
 }
+
+/**
+ * The two sides of a 1-vs-3 comparison on one store and one simulator: a cluster of one instance and
+ * one of three, each with `devices` devices linked. Each cluster joins `clusters` as soon as it runs,
+ * so that the caller's cleanup stops it even when the next step fails.
+ */
+export async function oneAndThree(sim: ServerProcess, storeUrl: string, devices: number, clusters: BenchCluster[]) {
+  const one = await startCluster({ storeUrl, count: 1, sim })
+  clusters.push(one)
+  const three = await startCluster({ storeUrl, count: 3, sim })
+  clusters.push(three)
+  return { one, three, oneFixture: await linkDevices(one, devices, '55118'), threeFixture: await linkDevices(three, devices, '55117') }
+}

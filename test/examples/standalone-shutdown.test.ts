@@ -6,7 +6,8 @@ import { startSimulator, type SimulatorProcess } from '../helpers/simulator.ts'
 import { qrText } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { post, request, type Answer } from '../helpers/http.ts'
-import { connect, type Socket } from 'node:net'
+import { connect } from 'node:net'
+import { exchange, rawPost } from '../helpers/raw-http.ts'
 
 /**
  * The standalone server's shutdown drain (issue 20.2): on SIGTERM it stops accepting connections,
@@ -81,26 +82,4 @@ test('GATEWAY_SHUTDOWN_GRACE_MS must be a number of ms', async () => {
 
 test.run()
 
-function rawPost(path: string, body: Record<string, unknown>): string {
-  const json = JSON.stringify(body)
-  return `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
-}
 
-/** Write one request and read its whole answer (one with Content-Length). */
-function exchange(socket: Socket, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let got = ''
-    const onData = (chunk: Buffer) => {
-      got += chunk.toString('utf8')
-      const end = got.indexOf('\r\n\r\n')
-      const length = /\r\ncontent-length: (\d+)/i.exec(got)
-      if (end >= 0 && length && Buffer.byteLength(got.slice(end + 4)) >= Number(length[1])) {
-        socket.off('data', onData)
-        resolve(got)
-      }
-    }
-    socket.on('data', onData)
-    socket.once('error', reject)
-    socket.write(text)
-  })
-}

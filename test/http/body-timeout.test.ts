@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { connect, type Socket } from 'node:net'
+import { openSocket } from '../helpers/raw-http.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 
 /**
@@ -24,7 +24,7 @@ const bodies: [type: string, start: string, rest: string][] = [
 
 for (const [type, start, rest] of bodies) {
   test(`${type}: half a body, then nothing -> 408 body-timeout, connection closed`, async ({ t }) => {
-    const socket = await open(t.url)
+    const socket = await openSocket(t.url)
     const closed = new Promise(resolve => socket.once('close', resolve))
     let answer = ''
     socket.on('data', chunk => (answer += chunk.toString('utf8')))
@@ -37,7 +37,7 @@ for (const [type, start, rest] of bodies) {
 }
 
 test('a body that arrives whole in time is read as usual, over two packets', async ({ t }) => {
-  const socket = await open(t.url)
+  const socket = await openSocket(t.url)
   const json = JSON.stringify({ auth: 'registrar', nome: 'Ana', email: 'ana.lenta@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })
   let answer = ''
   socket.on('data', chunk => (answer += chunk.toString('utf8')))
@@ -57,9 +57,3 @@ test('bodyTimeoutMs must be a positive number', async () => {
 
 test.run()
 
-async function open(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
-  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
-  return socket
-}

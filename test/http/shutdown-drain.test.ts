@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { connect, type Socket } from 'node:net'
+import { exchange, openSocket, rawPost } from '../helpers/raw-http.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { fileServer } from '../helpers/file-server.ts'
 
@@ -21,7 +21,7 @@ test('sends in flight are answered 200 and sent before close() resolves; a reque
   const { authkey } = await t.register()
   await t.linkedDevice(authkey, 'loja', '5511900000002')
   // A kept-alive connection, idle when the drain starts.
-  const socket = await open(t.url)
+  const socket = await openSocket(t.url)
   const first = await exchange(socket, rawPost('/api/auth', {}))
   assert.match(first, /^HTTP\/1\.1 401/)
   assert.match(first, /keep-alive/i)
@@ -77,36 +77,7 @@ test.run()
 
 // --- Helpers ---
 
-function rawPost(path: string, body: Record<string, unknown>): string {
-  const json = JSON.stringify(body)
-  return `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
-}
 
-async function open(url: string): Promise<Socket> {
-  const { hostname, port } = new URL(url)
-  const socket = connect(Number(port), hostname)
-  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
-  return socket
-}
-
-/** Write one request and read its whole answer (one with Content-Length). */
-function exchange(socket: Socket, text: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let got = ''
-    const onData = (chunk: Buffer) => {
-      got += chunk.toString('utf8')
-      const end = got.indexOf('\r\n\r\n')
-      const length = /\r\ncontent-length: (\d+)/i.exec(got)
-      if (end >= 0 && length && Buffer.byteLength(got.slice(end + 4)) >= Number(length[1])) {
-        socket.off('data', onData)
-        resolve(got)
-      }
-    }
-    socket.on('data', onData)
-    socket.once('error', reject)
-    socket.write(text)
-  })
-}
 
 async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
