@@ -205,21 +205,15 @@ export class MemoryTransport implements Transport {
     if (session) await this.emitStatus(deviceId, session)
   }
 
-  /**
-   * A connection that was being retried is open again: announced when the session showed it
-   * reconnecting. When the stream was lost while the session was still opening (it never showed
-   * `connecting`), the session is open already: the network is still told to hand over what
-   * arrived while the device was away, or those messages would wait for the next connection.
-   */
+  /** A connection that was being retried is open again. */
   private async resumed(deviceId: string, lid: string | undefined): Promise<void> {
-    const { session, changed } = await this.lock.run(deviceId, async () => {
+    const session = await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
-      if (current?.state !== 'connecting') return { session: current, changed: false }
+      if (current?.state !== 'connecting') return undefined
       Object.assign(current, { state: 'open', lid, reason: undefined })
-      return { session: current, changed: true }
+      return current
     })
-    if (changed) await this.announce(deviceId, session!)
-    else if (session?.state === 'open') await this.net.flush(deviceId, this.endpoint)
+    if (session) await this.announce(deviceId, session)
   }
 
   /** Connect the device with its stored credentials (under the device's lock). */

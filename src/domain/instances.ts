@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
 import { hostname } from 'node:os'
 import type { Logger } from '../logger.ts'
-import { supportsAtomic, type Storage } from '../ports/storage.ts'
+import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
+import { hostTag, processAlive } from '../store/process-alive.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 interface InstanceRecord {
@@ -54,7 +55,7 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
  */
 export class Instances implements Liveness {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
-  readonly id = `${safe(hostname())}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
+  readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
   private alive = new Set<string>()
@@ -95,7 +96,7 @@ export class Instances implements Liveness {
    * steps; or another instance alive while this one is not in cluster mode, or on such a store.
    */
   async start(cluster: boolean): Promise<void> {
-    const reach = this.storage.reach ?? (supportsAtomic(this.storage) ? 'network' : 'process')
+    const reach = reachOf(this.storage)
     if (cluster) refuseCluster(this.storage, reach)
     await this.records.put(this.id, this.record, this.settings.ttlMs)
     this.lastRenewed = Date.now()
@@ -114,7 +115,7 @@ export class Instances implements Liveness {
   isAlive(instanceId: string | undefined): boolean {
     if (instanceId === undefined) return false
     if (this.alive.has(instanceId)) return true
-    if (this.gone.has(instanceId) || goneFromThisHost(instanceId, this.record.host)) return false
+    if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
     // An instance that started after the last heartbeat read the registry is not in it yet: alive,
     // unless it started longer ago than a time-to-live (then its record would have been read).
     const startedAt = startTimeOf(instanceId)
@@ -269,24 +270,11 @@ function startTimeOf(instanceId: string): number | undefined {
   return Number.isFinite(value) ? value : undefined
 }
 
-/** Whether an id names a process of this host (`host` as in the records) that is no longer running. */
-function goneFromThisHost(instanceId: string, host: string): boolean {
+/** Whether an id names a process of this host that is no longer running. */
+function goneFromThisHost(instanceId: string): boolean {
   const parts = instanceId.split('-')
-  if (parts.length < 4 || parts.slice(0, -3).join('-') !== safe(host)) return false
+  if (parts.length < 4 || parts.slice(0, -3).join('-') !== hostTag()) return false
   const pid = Number(parts[parts.length - 3])
   return Number.isInteger(pid) && pid > 0 && !processAlive(pid)
 }
 
-function safe(text: string): string {
-  return text.replace(/[^A-Za-z0-9.]/g, '_')
-}
-
-function processAlive(pid: number): boolean {
-  if (pid === process.pid) return true
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}

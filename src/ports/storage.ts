@@ -82,6 +82,11 @@ export function supportsAtomic(storage: Storage): storage is AtomicStorage {
   return atomicSteps.every(step => typeof storage[step] === 'function')
 }
 
+/** Where `storage` can be shared: its `reach`, or when it does not say, `'network'` for a store with the atomic steps and `'process'` otherwise. */
+export function reachOf(storage: Storage): NonNullable<Storage['reach']> {
+  return storage.reach ?? (supportsAtomic(storage) ? 'network' : 'process')
+}
+
 /**
  * `storage` as an AtomicStorage, or a thrown Error naming `feature` and the steps it lacks. Features
  * that several processes share call it at start-up, so a store that cannot do them is refused at

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts'
-import { supportsAtomic, type AtomicStorage, type Storage } from '../ports/storage.ts'
+import { reachOf, supportsAtomic, type AtomicStorage, type Storage } from '../ports/storage.ts'
 import { BoundedMap } from '../store/bounded-map.ts'
 import { Deadlines } from '../store/deadlines.ts'
 import { hashKey } from './keys.ts'
@@ -49,8 +49,7 @@ export class WindowCounters {
     storage: Storage,
     private readonly logger: Logger,
   ) {
-    const reach = storage.reach ?? (supportsAtomic(storage) ? 'network' : 'process')
-    this.shared = reach === 'network' && supportsAtomic(storage) ? storage : undefined
+    this.shared = reachOf(storage) === 'network' && supportsAtomic(storage) ? storage : undefined
   }
 
   /** Count one for `what` under the rule `name`; undefined when the store failed or was late. */

@@ -1,3 +1,5 @@
+import { hostname } from 'node:os'
+
 /** Whether process `pid` of this host is alive (a process of another user counts as alive: EPERM). */
 export function processAlive(pid: number): boolean {
   try {
@@ -6,4 +8,9 @@ export function processAlive(pid: number): boolean {
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'EPERM'
   }
+}
+
+/** This host's name as it goes into ids and file names: letters, digits and dots only (no `-`, which separates their parts). */
+export function hostTag(): string {
+  return hostname().replace(/[^A-Za-z0-9.]/g, '_')
 }

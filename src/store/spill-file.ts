@@ -1,7 +1,6 @@
 import { appendFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
-import { hostname } from 'node:os'
 import { join } from 'node:path'
-import { processAlive } from './process-alive.ts'
+import { hostTag, processAlive } from './process-alive.ts'
 
 /**
  * An append-only file of JSON lines, read back in order from where the last read stopped: the
@@ -23,7 +22,7 @@ export class SpillFile {
     private readonly dir: string,
     private readonly name: string,
   ) {
-    this.path = join(dir, `${name}-${safe(hostname())}-${process.pid}.jsonl`)
+    this.path = join(dir, `${name}-${hostTag()}-${process.pid}.jsonl`)
   }
 
   /** Lines waiting to be read back. */
@@ -43,7 +42,7 @@ export class SpillFile {
       for (const file of await readdir(this.dir)) {
         const owner = new RegExp(`^${this.name}-(.+)-(\\d+)\\.jsonl$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
-        if (owner[1] !== safe(hostname()) || processAlive(Number(owner[2]))) continue
+        if (owner[1] !== hostTag() || processAlive(Number(owner[2]))) continue
         const taken = `${this.path}.${Date.now()}.taken`
         try {
           await rename(join(this.dir, file), taken)
@@ -128,8 +127,4 @@ export class SpillFile {
     }
     await rm(file, { force: true })
   }
-}
-
-function safe(text: string): string {
-  return text.replace(/[^A-Za-z0-9.]/g, '_')
 }
