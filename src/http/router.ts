@@ -15,7 +15,7 @@ import type { RequestDrain } from './drain.ts'
 import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
-import { forwardedFrom, forwardedReader, forwardToHolder, type ClusterRouting } from './cluster-routing.ts'
+import { forwardedFrom, forwardedReader, forwardToHolder, type ClusterRouting } from './forwarding/to-holder.ts'
 import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 import type { MediaBudget, MediaHold } from '../domain/messaging/media-budget.ts'
 

@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
 import type { Context, Middleware, Next } from 'koa'
-import { GatewayError } from '../errors.ts'
-import type { Logger } from '../logger.ts'
-import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './forward-signature.ts'
-import { isSpent } from './json-body.ts'
-import { answerError, type HttpStatusMode } from './render.ts'
+import { GatewayError } from '../../errors.ts'
+import type { Logger } from '../../logger.ts'
+import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
+import { isSpent } from '../json-body.ts'
+import { answerError, type HttpStatusMode } from '../render.ts'
 
 /** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
 export interface ForwardedFrom {

@@ -1,10 +1,10 @@
 import type { Context } from 'koa'
-import { GatewayError } from '../errors.ts'
-import type { GatewayEvents } from '../events.ts'
-import type { HeldElsewhere } from '../domain/cluster/device-leases.ts'
-import type { Instances } from '../domain/instances.ts'
-import type { ParsedBody } from './body.ts'
-import { forwardedRequestReader, forwardOperation, relayAnswer, type ForwardedFrom } from './forwarding.ts'
+import { GatewayError } from '../../errors.ts'
+import type { GatewayEvents } from '../../events.ts'
+import type { HeldElsewhere } from '../../domain/cluster/device-leases.ts'
+import type { Instances } from '../../domain/instances.ts'
+import type { ParsedBody } from '../body.ts'
+import { forwardedRequestReader, forwardOperation, relayAnswer, type ForwardedFrom } from './send.ts'
 
 /** What an instance of a cluster needs to hand a request to another one. */
 export interface ClusterRouting {
