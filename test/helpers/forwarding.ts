@@ -41,7 +41,8 @@ export async function startHolder(): Promise<{ g: SendingGateway; transport: Rec
   const app = new Koa()
   app.use(verifyForwardedRequests(SECRET, { limitBytes: 1024 * 1024, httpStatus: 'mirror', logger: silentLogger }))
   app.use(async (ctx, next) => {
-    marked.push({ path: ctx.path, forwardedBy: ctx.state.gatewayForwardedBy, forwardedFrom: ctx.state.gatewayForwardedFrom })
+    const forwardedFrom = ctx.state.gateway?.forwardedFrom
+    marked.push({ path: ctx.path, forwardedBy: forwardedFrom?.instanceId, forwardedFrom })
     await next()
   })
   app.use(g.t.gateway.routes())

@@ -37,7 +37,7 @@ async function receiver(ctx: { servers: Server[] }, parser: HostParser, httpStat
     })
   app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, httpStatus, logger: silentLogger }))
   app.use(c => {
-    c.body = { status: 200, message: 'ok', received: (c.request as { body?: unknown }).body ?? null, forwardedBy: c.state.gatewayForwardedBy ?? null, from: c.state.gatewayForwardedFrom ?? null }
+    c.body = { status: 200, message: 'ok', received: (c.request as { body?: unknown }).body ?? null, forwardedBy: c.state.gateway?.forwardedFrom?.instanceId ?? null, from: c.state.gateway?.forwardedFrom ?? null }
   })
   const server = await listen(app)
   ctx.servers.push(server)

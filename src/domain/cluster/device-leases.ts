@@ -12,17 +12,6 @@ interface DeviceLease {
   epoch: number
 }
 
-/** The device's session is held by another live instance: the request goes there (cluster mode forwards it). */
-export class HeldElsewhere extends Error {
-  constructor(
-    readonly deviceId: string,
-    readonly instanceId: string,
-  ) {
-    super(`device ${deviceId} is held by instance ${instanceId}`)
-    this.name = 'HeldElsewhere'
-  }
-}
-
 /** Limits of the leases. */
 interface LeaseSettings {
   /** Most device sessions this instance holds (unlimited when absent). */

@@ -6,16 +6,9 @@ import type { Logger } from '../../logger.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
 import { isSpent } from '../json-body.ts'
 import { answerError, type HttpStatusMode } from '../render.ts'
+import { requestState, type ForwardedFrom } from '../request-state.ts'
 
-/** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
-export interface ForwardedFrom {
-  /** The forwarding instance's id. */
-  instanceId: string
-  /** The client's IP as the forwarding instance saw it, when it said. */
-  clientIp?: string
-  /** The public URL the client called, when it said. */
-  baseUrl?: string
-}
+export type { ForwardedFrom } from '../request-state.ts'
 
 /**
  * The largest body a forwarded request may have when the gateway's own limit is `limitBytes`: an
@@ -35,8 +28,8 @@ export function forwardedBodyLimit(limitBytes: number): number {
  * serialising again gives back byte for byte (key order and number forms survive). Resolves undefined, reading nothing, for a request without that header (read it as
  * usual). A verified one resolves with its parsed JSON fields, which are also put where a host
  * bodyparser puts them (`ctx.request.body`, so the gateway's body reader takes them as they are),
- * and is marked: `ctx.state.gatewayForwardedBy` (the instance id: never forward it again) and
- * `ctx.state.gatewayForwardedFrom` (ForwardedFrom). A wrong, stale or replayed signature is a
+ * and is marked: the request state's `forwardedFrom` (the forwarding instance: never forward it
+ * again, and the client it forwarded for). A wrong, stale or replayed signature is a
  * GatewayError('forward-refused') (403); a body over the limit `body-too-large`, cut short or not
  * JSON `body-malformed`.
  */
@@ -54,8 +47,7 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     if (!seen.add(ctx.get(ForwardHeaders.signature))) throw new GatewayError('forward-refused', { cause: new Error('forwarded request refused: replayed') })
     const fields = parseFields(body)
     ;(ctx.request as { body?: unknown }).body = fields
-    ctx.state.gatewayForwardedBy = from
-    ctx.state.gatewayForwardedFrom = {
+    requestState(ctx).forwardedFrom = {
       instanceId: from,
       ...optional('clientIp', ctx.get(ForwardHeaders.clientIp)),
       ...optional('baseUrl', ctx.get(ForwardHeaders.baseUrl)),

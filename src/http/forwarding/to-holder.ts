@@ -1,10 +1,12 @@
-import type { Context } from 'koa'
+import type { Context, Middleware, Next } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import type { GatewayEvents } from '../../events.ts'
-import type { HeldElsewhere } from '../../domain/cluster/device-leases.ts'
+import type { NewDevice, SessionRouting } from '../../domain/cluster/session-routing.ts'
 import type { Instances } from '../../domain/instances.ts'
-import type { ParsedBody } from '../body.ts'
-import { forwardedRequestReader, forwardOperation, relayAnswer, type ForwardedFrom } from './send.ts'
+import type { Device } from '../../domain/devices.ts'
+import type { OperationServices } from '../../operations/operation.ts'
+import { requestState, type RequestState } from '../request-state.ts'
+import { forwardedRequestReader, forwardOperation, relayAnswer } from './send.ts'
 
 /** What an instance of a cluster needs to hand a request to another one. */
 export interface ClusterRouting {
@@ -23,9 +25,58 @@ export function forwardedReader(cluster: ClusterRouting | undefined, bodyLimitBy
   return cluster ? forwardedRequestReader(cluster.secret, bodyLimitBytes) : undefined
 }
 
-/** Who forwarded the request, when it was forwarded (and verified). */
-export function forwardedFrom(ctx: Context): ForwardedFrom | undefined {
-  return ctx.state.gatewayForwardedFrom as ForwardedFrom | undefined
+/** What routeToHolder needs. */
+interface HolderRoutingDeps {
+  services: OperationServices
+  /** Which instance works a request for a device. */
+  routing: SessionRouting
+  /** Cluster mode: how a request reaches another instance. */
+  cluster?: ClusterRouting
+  /** The public URL of the request (links the holder makes point there). */
+  baseUrlOf(ctx: Context, state: RequestState): string
+}
+
+/**
+ * Middleware: an operation that needs its device's session (its `device.session`) runs on the
+ * instance holding it. Held here (or taken here: see SessionRouting), the request goes on, with the
+ * open session for a `connected` need and the device found or made for a `link`; held by another
+ * instance, it is forwarded there and answered with exactly what that one answered.
+ */
+export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
+  const { routing, cluster } = deps
+  /** Hand the request to `instanceId` (see forwardToHolder). */
+  const forward = (ctx: Context, state: RequestState, instanceId: string) =>
+    forwardToHolder(ctx, cluster, instanceId, { path, state, baseUrl: deps.baseUrlOf(ctx, state) })
+  /** The device's holder, then the open session when needed. */
+  const onHolder = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
+    if (!routing.holdsHere(device)) {
+      const holder = await routing.holderOf(device, state.forwardedFrom !== undefined)
+      if (holder !== undefined) return forward(ctx, state, holder)
+    }
+    if (state.session === 'connected') state.status = await routing.connected(device)
+    return next()
+  }
+  /** A link: the device is found or made on the instance that will hold it. */
+  const onLinker = async (ctx: Context, next: Next, state: RequestState) => {
+    const need = state.operation!.device!
+    const input = state.input as Record<string, unknown>
+    const name = input[need.ref] as string | undefined
+    const wanted: NewDevice = { ...need.create?.(input, deps.services), name }
+    const linked = await routing.link(state.account!, wanted, state.forwardedFrom !== undefined)
+    if (typeof linked === 'string') return forward(ctx, state, linked)
+    state.device = linked.device
+    state.ensured = { created: linked.created, appkey: linked.appkey }
+    return next()
+  }
+  return function gatewayHolder(ctx: Context, next: Next) {
+    const state = requestState(ctx)
+    const { session, device } = state
+    if (session === undefined) return next()
+    if (session === 'link') return onLinker(ctx, next, state)
+    // The common case, without a promise: the device's session is here and nothing more is needed.
+    if (session === 'device' && routing.holdsHere(device!)) return next()
+    return onHolder(ctx, next, state, device!)
+  }
 }
 
 /**
@@ -34,24 +85,26 @@ export function forwardedFrom(ctx: Context): ForwardedFrom | undefined {
  * address, is 503 `holder-unavailable` (Retry-After) for the client to try again; so is a holder
  * that cannot be reached or breaks off (the request is never resent: it may have been done).
  */
-export async function forwardToHolder(ctx: Context, cluster: ClusterRouting | undefined, held: HeldElsewhere, request: { path: string; body: ParsedBody; baseUrl: string; operation?: string }): Promise<void> {
-  const url = (await cluster?.instances.recordOf(held.instanceId))?.url
-  if (!cluster || !url || forwardedFrom(ctx)) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: held })
+async function forwardToHolder(ctx: Context, cluster: ClusterRouting | undefined, instanceId: string, request: { path: string; state: RequestState; baseUrl: string }): Promise<void> {
+  const { state } = request
+  const url = (await cluster?.instances.recordOf(instanceId))?.url
+  if (!cluster || !url || state.forwardedFrom) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: new Error(`the device is held by instance ${instanceId}`) })
+  const operation = state.operation?.name
   try {
     const answer = await forwardOperation({
       baseUrl: url,
       path: request.path,
-      fields: request.body.fields,
-      uploads: request.body.uploads,
+      fields: state.body!.fields,
+      uploads: state.body!.uploads,
       secret: cluster.secret,
       from: cluster.instances.id,
       clientIp: ctx.ip,
       clientBaseUrl: request.baseUrl,
     })
-    cluster.events.emit('forward', { operation: request.operation, to: held.instanceId, ok: true })
+    cluster.events.emit('forward', { operation, to: instanceId, ok: true })
     relayAnswer(ctx, answer)
   } catch (err) {
-    cluster.events.emit('forward', { operation: request.operation, to: held.instanceId, ok: false })
+    cluster.events.emit('forward', { operation, to: instanceId, ok: false })
     throw err
   }
 }
