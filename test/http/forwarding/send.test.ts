@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { suite } from 'uvu'
-import { ForwardFailedError, ForwardHeaders, forwardOperation, signForward } from '../../src/http/forwarding/send.ts'
-import { request, post, type Answer } from '../helpers/http.ts'
-import { FRIEND, inbox } from '../helpers/messaging.ts'
-import { PNG } from '../helpers/samples.ts'
-import { SECRET, deadUrl, startFakeHolder, startForwarder, startHolder } from '../helpers/forwarding.ts'
+import { ForwardFailedError, ForwardHeaders, forwardOperation, signForward } from '../../../src/http/forwarding/send.ts'
+import { request, post, type Answer } from '../../helpers/http.ts'
+import { FRIEND, inbox } from '../../helpers/messaging.ts'
+import { PNG } from '../../helpers/samples.ts'
+import { SECRET, deadUrl, startFakeHolder, startForwarder, startHolder } from '../../helpers/forwarding.ts'
 
 type Holder = Awaited<ReturnType<typeof startHolder>>
 type Ctx = { holder: Holder; entry: Awaited<ReturnType<typeof startForwarder>> }

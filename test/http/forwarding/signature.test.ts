@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { createHash, createHmac } from 'node:crypto'
 import { suite } from 'uvu'
-import { ForwardHeaders, sameBytes, signForward, verifyForward, type ForwardSigned } from '../../src/http/forwarding/signature.ts'
-import { forwardableFields } from '../../src/http/forwarding/send.ts'
+import { ForwardHeaders, sameBytes, signForward, verifyForward, type ForwardSigned } from '../../../src/http/forwarding/signature.ts'
+import { forwardableFields } from '../../../src/http/forwarding/send.ts'
 
 const test = suite('forwarded request signatures')
 
