@@ -1,7 +1,8 @@
 import type { Context, Middleware, Next } from 'koa'
 import type { MediaBudget } from '../domain/messaging/media-budget.ts'
 import { bodyReader } from './body.ts'
-import { forwardedReader, type ClusterRouting } from './forwarding/to-holder.ts'
+import { forwardedRequestReader } from './forwarding/receive.ts'
+import type { ClusterRouting } from './forwarding/to-holder.ts'
 import { requestState, type RequestState } from './request-state.ts'
 
 /** What readRequestBody needs. */
@@ -21,11 +22,13 @@ const MEDIA_BODY_BYTES = 64 * 1024
  * Middleware: the request's body, parsed (see bodyReader). A body large enough to carry media holds
  * its declared size of the process's media budget until the request is answered (past the budget:
  * 429, its bytes read and dropped); in cluster mode a request forwarded by another instance is
- * verified first (see forwardedRequestReader) and marked in the request state.
+ * verified first against the cluster secret (403 when wrong, stale or replayed: see
+ * forwardedRequestReader) and marked in the request state.
  */
 export function readRequestBody(deps: BodyDeps): Middleware {
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
-  const readForwarded = forwardedReader(deps.cluster, deps.bodyLimitBytes)
+  // Outside cluster mode a forwarded-looking request is an ordinary one, with no trust given.
+  const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes) : undefined
   const budget = deps.mediaBudget
   return async function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)

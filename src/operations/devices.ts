@@ -3,13 +3,12 @@ import { any, boolean, enums, literal, nullable, object, optional, refine, strin
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
 import { Messages } from './error-answers.ts'
-import { defineOperation, type OperationContext, type OperationServices } from './operation.ts'
+import { defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
 import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { answer, deviceErrors } from './answers.ts'
-import { deviceByAppkey } from './send-support.ts'
 
 /** Longest device name or chosen appkey. */
 const MAX_DEVICE_NAME = 64

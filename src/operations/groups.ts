@@ -1,10 +1,9 @@
 import { array, boolean, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isAnything } from '../schema/coerce-when.ts'
-import { defineOperation } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
-import { deviceByAppkey } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 

@@ -83,6 +83,14 @@ export interface DeviceNeed<I> {
   create?(input: I, services: OperationServices): { appkey?: string; webhookUrl?: string }
 }
 
+/** What the appkey field of a request may match: a device's appkey, or its name. */
+const KEY_MATCH: DeviceMatch[] = ['appkey', 'name']
+
+/** The device of a request on the send, group, OTP and settings paths: its `appkey` (the device's appkey or name), in the caller's account. */
+export function deviceByAppkey<I extends { appkey: string }>(session?: SessionNeed | ((input: I) => SessionNeed | undefined)): DeviceNeed<I> {
+  return { ref: 'appkey', match: KEY_MATCH, ...(session ? { session } : {}) }
+}
+
 /** A handler's answer: the response body without `status` (always 200 on success). */
 type Reply = { message: string } & Record<string, unknown>
 

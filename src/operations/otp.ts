@@ -1,10 +1,9 @@
 import { literal, optional, string, type } from 'superstruct'
 import { GatewayError } from '../errors.ts'
-import { defineOperation } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
-import { deviceByAppkey } from './send-support.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
 /** The text sent when `message` gives no template. */

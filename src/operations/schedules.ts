@@ -1,7 +1,6 @@
 import { array, enums, object, string, type } from 'superstruct'
-import { defineOperation } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
-import { deviceByAppkey } from './send-support.ts'
 import { answer, deviceErrors } from './answers.ts'
 
 /**

@@ -1,20 +1,11 @@
 import { GatewayError } from '../errors.ts'
-import type { DeviceMatch } from '../domain/devices.ts'
-import type { DeviceNeed, OperationContext, ReplyOf, SessionNeed } from './operation.ts'
+import { deviceByAppkey, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
 import type { sentAnswer } from './answers.ts'
 
 /** Furthest a message can be scheduled ahead. */
 const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
-
-/** What the appkey field of a request may match: a device's appkey, or its name. */
-const KEY_MATCH: DeviceMatch[] = ['appkey', 'name']
-
-/** The device of a request on the send, group, OTP and settings paths: its `appkey` (the device's appkey or name), in the caller's account. */
-export function deviceByAppkey<I extends { appkey: string }>(session?: SessionNeed | ((input: I) => SessionNeed | undefined)): DeviceNeed<I> {
-  return { ref: 'appkey', match: KEY_MATCH, ...(session ? { session } : {}) }
-}
 
 /** Operations 8 to 16: sent now, they need the device's open session; scheduled (`agendamento`), its record only. */
 export const sendNeed = deviceByAppkey<{ appkey: string; agendamento?: string }>(({ agendamento }) => (agendamento === undefined ? 'connected' : undefined))

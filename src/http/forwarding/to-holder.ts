@@ -6,7 +6,7 @@ import type { Instances } from '../../domain/instances.ts'
 import type { Device } from '../../domain/devices.ts'
 import type { OperationServices } from '../../operations/operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
-import { forwardedRequestReader, forwardOperation, relayAnswer } from './send.ts'
+import { forwardOperation, relayAnswer } from './send.ts'
 
 /** What an instance of a cluster needs to hand a request to another one. */
 export interface ClusterRouting {
@@ -14,15 +14,6 @@ export interface ClusterRouting {
   secret: string
   instances: Instances
   events: GatewayEvents
-}
-
-/**
- * Reading a request forwarded by another instance: verified against the cluster secret (403 when
- * wrong, stale or replayed) and marked, or left alone when it was not forwarded. Undefined outside
- * cluster mode (a forwarded-looking request is then an ordinary one, with no trust given).
- */
-export function forwardedReader(cluster: ClusterRouting | undefined, bodyLimitBytes: number): ((ctx: Context) => Promise<unknown>) | undefined {
-  return cluster ? forwardedRequestReader(cluster.secret, bodyLimitBytes) : undefined
 }
 
 /** What routeToHolder needs. */
