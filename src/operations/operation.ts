@@ -68,9 +68,10 @@ export interface OperationContext {
 export type SessionNeed = 'device' | 'connected' | 'link'
 
 /**
- * The device an operation works on: found in the caller's account (the input's `authkey`) before the handler runs (an
- * unknown or expired `authkey` is `unauthenticated`, no such device `device-not-found`), and, with
- * `session`, worked by the instance holding its session. Handlers never see the cluster.
+ * The device an operation works on: found in the caller's account (the input's `authkey`) before
+ * the handler runs (an unknown or expired key is `unauthenticated`, no such device in that account
+ * `device-not-found`), and, with `session`, worked by the instance holding its session. Handlers
+ * never see the cluster.
  */
 export interface DeviceNeed<I> {
   /** The input field naming the device (a link without it makes a new device, named by the gateway); the caller's key is `authkey`. */
