@@ -1,6 +1,8 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
+import type { GatewayOptions } from '../../../src/index.ts'
+import { forwardOperation } from '../../../src/http/forwarding/send.ts'
 import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
 import { post } from '../../helpers/http.ts'
 import { waitFor } from '../../helpers/gateway.ts'
@@ -41,6 +43,48 @@ test('the caller is authenticated and its device found in its own account before
     assert.is(sent.status, 200, sent.text)
     assert.equal(forwards.length, 1)
     assert.equal(network.inbox(FRIEND).map(entry => ('text' in entry ? entry.text : entry.type)), ['oi'])
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
+test('a forwarded request that finds its device held by yet another instance is 503 with Retry-After, and is not forwarded again', async () => {
+  const network = new MemoryNetwork()
+  const members = await inProcessCluster(2, () => ({ transport: memoryTransport({ network }) }))
+  try {
+    const [a] = members
+    const authkey = await registerAt(a!.url, 'moved@example.com')
+    const added = await post(`${a!.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
+    assert.is(added.status, 200, added.text)
+    const other = members.find(m => !m.holds(added.body.id))!
+    assert.ok(other && members.some(m => m.holds(added.body.id)), 'one instance holds the device, the other not')
+    const forwards: unknown[] = []
+    other.gateway.events.on('forward', event => forwards.push(event))
+    // As an instance that believed `other` held the device would forward it.
+    const fields = { authkey, appkey: 'loja', to: FRIEND, message: 'oi' }
+    const answer = await forwardOperation({ baseUrl: other.url, path: '/api/create-message', fields, secret: 'a cluster secret of enough length', from: 'instance-that-forwarded' })
+    assert.equal([answer.status, (answer.body as { message?: string }).message], [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'])
+    assert.ok(answer.headers['retry-after'], 'Retry-After is set')
+    assert.equal(forwards, [])
+    assert.equal(network.inbox(FRIEND), [])
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
+test('a link refused because the instance is full (cluster.maxDevices) answers 503 and leaves no device behind', async () => {
+  const network = new MemoryNetwork()
+  const members = await inProcessCluster(1, () => ({ transport: memoryTransport({ network }), cluster: { maxDevices: 1 } as GatewayOptions['cluster'] }))
+  try {
+    const [a] = members
+    const authkey = await registerAt(a!.url, 'full@example.com')
+    const first = await post(`${a!.url}/api/v2/qrcode`, { authkey, setAppkey: 'um' })
+    assert.is(first.status, 200, first.text)
+    const second = await post(`${a!.url}/api/developer`, { authkey, message: 'dois', conecteQR: 'true' })
+    assert.equal([second.status, second.body.message], [503, 'Esta instância atingiu o limite de dispositivos. Tente novamente em instantes.'])
+    assert.ok(second.headers.get('retry-after'), 'Retry-After is set')
+    const status = await post(`${a!.url}/api/developer`, { authkey, message: 'dois', checkDispositivo: 'true' })
+    assert.equal([status.status, status.body.message], [404, 'Nenhum dispositivo encontrado.'])
   } finally {
     for (const member of members) await member.stop().catch(() => {})
   }
