@@ -39,7 +39,11 @@ export const generateQrCode = defineOperation({
     phone: optional(coerceWhen(phone(), isString, s => (s.trim() === '' ? undefined : s))),
     webhook: optionalText(2048),
   }),
-  device: { ref: 'setAppkey', session: 'link', create: ({ setAppkey, webhook }, services) => ({ appkey: setAppkey, webhookUrl: webhookOption(webhook, services) }) },
+  device: {
+    ref: 'setAppkey',
+    session: 'link',
+    create: ({ setAppkey, webhook }, services) => ({ appkey: setAppkey, webhookUrl: webhookOption(webhook, services) }),
+  },
   async handle({ phone: pairingPhone, webhook }, context) {
     const { device } = context
     const challenge = await linkHere(context, pairingPhone, webhookOption(webhook, context.services))

@@ -17,7 +17,9 @@ export const sendOtp = defineOperation({
   answer: answer({ id: optional(string()) }),
   errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), enviarOTP: trueFlag(), message: optionalText(1024), agendamento: optionalText(40) }),
-  accepts: ({ to, message: template, agendamento }) => !isGroupAddress(to) && agendamento === undefined && (template === undefined || template.includes('{code}')),
+  // Not to a group, never scheduled, and a template has its {code}.
+  accepts: ({ to, message: template, agendamento }) =>
+    !isGroupAddress(to) && agendamento === undefined && (template === undefined || template.includes('{code}')),
   device: deviceByAppkey('connected'),
   async handle({ to, message: template }, context) {
     const { device } = context

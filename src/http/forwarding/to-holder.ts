@@ -76,10 +76,17 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
  * address, is 503 `holder-unavailable` (Retry-After) for the client to try again; so is a holder
  * that cannot be reached or breaks off (the request is never resent: it may have been done).
  */
-async function forwardToHolder(ctx: Context, cluster: ClusterRouting | undefined, instanceId: string, request: { path: string; state: RequestState; baseUrl: string }): Promise<void> {
+async function forwardToHolder(
+  ctx: Context,
+  cluster: ClusterRouting | undefined,
+  instanceId: string,
+  request: { path: string; state: RequestState; baseUrl: string },
+): Promise<void> {
   const { state } = request
   const url = (await cluster?.instances.recordOf(instanceId))?.url
-  if (!cluster || !url || state.forwardedFrom) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: new Error(`the device is held by instance ${instanceId}`) })
+  if (!cluster || !url || state.forwardedFrom) {
+    throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: new Error(`the device is held by instance ${instanceId}`) })
+  }
   const operation = state.operation?.name
   try {
     const answer = await forwardOperation({
