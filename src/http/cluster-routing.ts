@@ -20,7 +20,7 @@ export interface ClusterRouting {
  * cluster mode (a forwarded-looking request is then an ordinary one, with no trust given).
  */
 export function forwardedReader(cluster: ClusterRouting | undefined, bodyLimitBytes: number): ((ctx: Context) => Promise<unknown>) | undefined {
-  return cluster ? forwardedRequestReader(cluster.secret, bodyLimitBytes) : undefined
+  return cluster ? forwardedRequestReader(cluster.secret, bodyLimitBytes, cluster.instances.id) : undefined
 }
 
 /** Who forwarded the request, when it was forwarded (and verified). */
@@ -45,6 +45,7 @@ export async function forwardToHolder(ctx: Context, cluster: ClusterRouting | un
       uploads: request.body.uploads,
       secret: cluster.secret,
       from: cluster.instances.id,
+      to: held.instanceId,
       clientIp: ctx.ip,
       clientBaseUrl: request.baseUrl,
     })

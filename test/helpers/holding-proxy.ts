@@ -4,9 +4,12 @@ import { createConnection, createServer, type Socket } from 'node:net'
  * A TCP proxy on a free port of 127.0.0.1 in front of `target`, standing in for a congested link:
  * `hold(ms)` keeps every byte it receives, both ways, for that long and then lets them through in
  * the order they came (nothing is lost, only late). Opening and closing connections is not delayed.
+ * It also keeps what clients sent, as an eavesdropper on the link would (`takeSent`).
  */
 export interface HoldingProxy {
   port: number
+  /** The bytes clients sent through the proxy since the last call, in order; forgotten once taken. */
+  takeSent(): Buffer
   /** Bytes in both directions wait until `ms` from now, then go on in order. Resolves once released. */
   hold(ms: number): Promise<void>
   /** Connections made through the proxy so far. */
@@ -22,6 +25,7 @@ export async function startHoldingProxy(target: { host: string; port: number }):
   /** Writers waiting for the hold to end, in arrival order across all connections. */
   const waiting: (() => void)[] = []
   let releaseTimer: NodeJS.Timeout | undefined
+  let sent: Buffer[] = []
 
   const forward = (from: Socket, to: Socket) => {
     const queue: Buffer[] = []
@@ -48,6 +52,7 @@ export async function startHoldingProxy(target: { host: string; port: number }):
       socket.on('error', () => (client.destroy(), upstream.destroy()))
       socket.on('close', () => sockets.delete(socket))
     }
+    client.on('data', chunk => sent.push(chunk))
     forward(client, upstream)
     forward(upstream, client)
   })
@@ -59,6 +64,11 @@ export async function startHoldingProxy(target: { host: string; port: number }):
     port,
     get connections() {
       return connections
+    },
+    takeSent() {
+      const taken = Buffer.concat(sent)
+      sent = []
+      return taken
     },
     hold(ms) {
       heldUntil = Date.now() + ms
