@@ -23,7 +23,7 @@ export async function onSessionHolder(context: OperationContext, device: Device,
     if (holder !== undefined) throw context.forwardedBy ? new GatewayError('holder-unavailable', { retryAfterSeconds: 5 }) : new HeldElsewhere(device.id, holder)
     if (!linking && !device.linked) return
     if (linking && clustered && !context.forwardedBy) {
-      const target = leases.leastLoaded()
+      const target = await leases.leastLoaded()
       if (target !== leases.me) throw new HeldElsewhere(device.id, target)
     }
     // A link opens the session itself; a linked device taken here has its session opened now (the
@@ -45,7 +45,7 @@ export async function routeLink(context: OperationContext, account: Account, nam
   const existing = await devices.find(account, name, ['name', 'appkey'])
   if (existing) return onSessionHolder(context, existing, true)
   if (!clustered || context.forwardedBy) return
-  const target = leases.leastLoaded()
+  const target = await leases.leastLoaded()
   if (target !== leases.me) throw new HeldElsewhere(name, target)
 }
 
