@@ -40,6 +40,7 @@ if (!process.env.REDIS_URL) {
       const sent = await cluster.call(entry, '/api/create-message', { appkey: 'alvo', authkey, to: CONTACT, message: 'só uma vez' })
       assert.is(sent.status, 200, sent.text)
       const captured = proxies[holderIndex]!.takeSent()
+      const capturedAt = Date.now()
       assert.ok(captured.toString('latin1').startsWith('POST /api/create-message '), 'the forward went through the holder\'s link')
       assert.is(await textsAt(cluster), 1)
 
@@ -50,11 +51,12 @@ if (!process.env.REDIS_URL) {
       const newHolder = (await Promise.all(rest.map(async i => ({ i, held: (await cluster.health(i)).devices })))).find(h => h.held.includes(device.id))!.i
 
       const socket = await openSocket(newHolder.url)
+      const after = ((Date.now() - capturedAt) / 1000).toFixed(1)
       const replayed = await exchange(socket, captured)
       socket.destroy()
       const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(replayed)?.[1])
       const texts = await textsAt(cluster)
-      console.log(`# the captured forward replayed to the new holder: ${status}; the text reached the contact ${texts} time(s)`)
+      console.log(`# the captured forward replayed to the new holder ${after} s after it was sent: ${status}; the text reached the contact ${texts} time(s)`)
       assert.is(status, 403, replayed)
       assert.is(texts, 1, 'the text reached the contact once')
     } finally {
