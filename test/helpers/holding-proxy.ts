@@ -12,8 +12,6 @@ export interface HoldingProxy {
   takeSent(): Buffer
   /** Bytes in both directions wait until `ms` from now, then go on in order. Resolves once released. */
   hold(ms: number): Promise<void>
-  /** Connections made through the proxy so far. */
-  readonly connections: number
   close(): Promise<void>
 }
 
@@ -21,7 +19,6 @@ export interface HoldingProxy {
 export async function startHoldingProxy(target: { host: string; port: number }): Promise<HoldingProxy> {
   const sockets = new Set<Socket>()
   let heldUntil = 0
-  let connections = 0
   /** Writers waiting for the hold to end, in arrival order across all connections. */
   const waiting: (() => void)[] = []
   let releaseTimer: NodeJS.Timeout | undefined
@@ -45,7 +42,6 @@ export async function startHoldingProxy(target: { host: string; port: number }):
   }
 
   const server = createServer(client => {
-    connections++
     const upstream = createConnection(target)
     for (const socket of [client, upstream]) {
       sockets.add(socket)
@@ -62,9 +58,6 @@ export async function startHoldingProxy(target: { host: string; port: number }):
 
   return {
     port,
-    get connections() {
-      return connections
-    },
     takeSent() {
       const taken = Buffer.concat(sent)
       sent = []
