@@ -28,7 +28,7 @@ const MEDIA_BODY_BYTES = 64 * 1024
 export function readRequestBody(deps: BodyDeps): Middleware {
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   // Outside cluster mode a forwarded-looking request is an ordinary one, with no trust given.
-  const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes) : undefined
+  const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
   const budget = deps.mediaBudget
   return async function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)

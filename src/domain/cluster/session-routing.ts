@@ -56,7 +56,7 @@ export class SessionRouting {
       }
       if (!linking && !device.linked) return undefined
       if (linking && this.clustered && !forwarded) {
-        const target = leases.leastLoaded()
+        const target = await leases.leastLoaded()
         if (target !== leases.me) return target
       }
       // A link opens the session itself; a linked device taken here has its session opened now (the
@@ -81,7 +81,7 @@ export class SessionRouting {
     const { devices, leases } = this
     if (this.clustered && !forwarded) {
       const existing = wanted.name === undefined ? undefined : await devices.find(account, wanted.name, ['name', 'appkey'])
-      const target = existing ? undefined : leases.leastLoaded()
+      const target = existing ? undefined : await leases.leastLoaded()
       if (target !== undefined && target !== leases.me) return target
     }
     const ensured = await devices.ensure(account, { name: wanted.name ?? devices.generatedName(), appkey: wanted.appkey, webhookUrl: wanted.webhookUrl })

@@ -43,6 +43,8 @@ export interface ForwardRequest {
   secret: string | Buffer
   /** This instance's id. */
   from: string
+  /** The holder's instance id: the signature names it, and no other instance accepts the request. */
+  to: string
   /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
   timeoutMs?: number
   /** The client's IP, for the holder's per-IP limits. */
@@ -131,12 +133,14 @@ function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<
     timestamp: Date.now(),
     nonce: randomBytes(16).toString('base64url'),
     from: request.from,
+    to: request.to,
     clientIp: request.clientIp ?? '',
     baseUrl: request.clientBaseUrl ?? '',
     body,
   }
   const headers: Record<string, string> = {
     [ForwardHeaders.forwardedBy]: signed.from,
+    [ForwardHeaders.forwardedTo]: signed.to,
     [ForwardHeaders.timestamp]: String(signed.timestamp),
     [ForwardHeaders.nonce]: signed.nonce,
     [ForwardHeaders.signature]: signForward(request.secret, signed),

@@ -96,6 +96,7 @@ async function forwardToHolder(
       uploads: state.body!.uploads,
       secret: cluster.secret,
       from: cluster.instances.id,
+      to: instanceId,
       clientIp: ctx.ip,
       clientBaseUrl: request.baseUrl,
     })

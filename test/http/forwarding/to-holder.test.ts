@@ -62,7 +62,7 @@ test('a forwarded request that finds its device held by yet another instance is 
     other.gateway.events.on('forward', event => forwards.push(event))
     // As an instance that believed `other` held the device would forward it.
     const fields = { authkey, appkey: 'loja', to: FRIEND, message: 'oi' }
-    const answer = await forwardOperation({ baseUrl: other.url, path: '/api/create-message', fields, secret: 'a cluster secret of enough length', from: 'instance-that-forwarded' })
+    const answer = await forwardOperation({ baseUrl: other.url, path: '/api/create-message', fields, secret: 'a cluster secret of enough length', from: 'instance-that-forwarded', to: other.id })
     assert.equal([answer.status, (answer.body as { message?: string }).message], [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'])
     assert.ok(answer.headers['retry-after'], 'Retry-After is set')
     assert.equal(forwards, [])
