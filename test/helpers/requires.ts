@@ -28,14 +28,14 @@ export const inCI = process.env.CI === 'true'
  */
 export function needing<T>(test: Test<T>, service: Service | undefined, what: string): (name: string, fn: Callback<T>) => void {
   if (service === undefined || service.value !== undefined) return (name, fn) => test(name, fn)
-  const missing = `${what} needs ${service.name} (${service.how})`
+  const needs = `needs ${service.name}: ${service.how}`
   if (inCI) {
     return name =>
       test(name, () => {
-        throw new Error(`CI=true and ${missing}: in CI nothing may be skipped`)
+        throw new Error(`CI=true, and ${what} cannot run (${needs}): in CI nothing may be skipped`)
       })
   }
-  console.log(`skipped: ${missing}`)
+  console.log(`skipped: ${what} (${needs})`)
   return (name, fn) => test.skip(name, fn)
 }
 

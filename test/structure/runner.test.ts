@@ -11,12 +11,17 @@ const test = suite('test/run.mjs: the count cannot lie')
 
 const root = new URL('../..', import.meta.url).pathname
 
-/** Run the runner over the fixtures whose names contain one of `names`; its exit code and closing line. */
+/** Run the runner over the fixtures whose names contain one of `names`, with CI unset; its exit code and closing line. */
 function runner(...names: string[]): { code: number | null; closing: string; output: string } {
+  return runnerIn({ CI: '' }, ...names)
+}
+
+/** The same with `env` added to this process's environment. */
+function runnerIn(env: Record<string, string>, ...names: string[]): { code: number | null; closing: string; output: string } {
   const result = spawnSync(process.execPath, ['test/run.mjs', '--dir', 'test/structure/fixtures/runner', ...names.map(name => `/${name}.test.ts`)], {
     cwd: root,
     encoding: 'utf8',
-    env: { ...process.env, TEST_CONCURRENCY: '1', CI: '' },
+    env: { ...process.env, TEST_CONCURRENCY: '1', ...env },
     timeout: 60_000,
   })
   const output = result.stdout + result.stderr
@@ -60,6 +65,17 @@ test('a focused test fails the run, though uvu prints it as passed with the othe
   assert.is(run.closing, '1 passed, 1 failed, 1 skipped', run.output)
   assert.is(run.code, 1, run.output)
   assert.match(run.output, /focused\.test\.ts: focused with \.only at test\/structure\/fixtures\/runner\/focused\.test\.ts:6/)
+})
+
+test('a test needing a missing service prints what it needs and counts as skipped; with CI=true it fails', () => {
+  const local = runner('needs')
+  assert.is(local.closing, '0 passed, 0 failed, 1 skipped', local.output)
+  assert.is(local.code, 0, local.output)
+  assert.match(local.output, 'skipped: the fixture suite (needs a service no machine has: there is no way)')
+  const ci = runnerIn({ CI: 'true' }, 'needs')
+  assert.is(ci.closing, '0 passed, 1 failed, 0 skipped', ci.output)
+  assert.is(ci.code, 1, ci.output)
+  assert.match(ci.output, 'CI=true, and the fixture suite cannot run')
 })
 
 test('no file matching fails the run', () => {
