@@ -27,7 +27,8 @@ const processes = suite('storage-keyv: separate processes on one store')
 
 for (const [name, storeUrl, service] of stores) {
   const url = storeUrl!
-  needing(processes, service, `separate processes on ${name}`)(`${PROCESSES} node processes x ${CONTENDERS} contenders on ${name}: one add wins, one e-mail claim wins, no count or update lost`, async () => {
+  const onStore = needing(processes, service, `separate processes on ${name}`)
+  onStore(`${PROCESSES} node processes x ${CONTENDERS} contenders on ${name}: one add wins, one e-mail claim wins, no count or update lost`, async () => {
     const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
     const children = Array.from({ length: PROCESSES }, (_, id) => startContender(id, url, namespace))
     try {

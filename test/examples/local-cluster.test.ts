@@ -28,7 +28,9 @@ async function freeRun(count: number): Promise<number> {
   }
 }
 
-needing(test, REDIS, 'the local cluster recipe (npm run cluster) on Redis')('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM stops them all', async () => {
+const onRedis = needing(test, REDIS, 'the local cluster recipe (npm run cluster) on Redis')
+
+onRedis('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM stops them all', async () => {
   const redis = REDIS.value!
   const base = await freeRun(4)
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `${root}examples/local-cluster.ts`], {

@@ -21,7 +21,9 @@ const registration = { auth: 'registrar', nome: 'Ana', senha: 'segredo1', telefo
 for (const service of [REDIS, POSTGRES]) {
   const name = service.name
   const url = service.value!
-  needing(test, service, `rate limits shared by two gateway processes on ${name}`)(`two gateway processes on one ${name} share the per-account limit and the failed-key lockout; a valid key from the same IP still works`, async () => {
+  const onStore = needing(test, service, `rate limits shared by two gateway processes on ${name}`)
+
+  onStore(`two gateway processes on one ${name} share the per-account limit and the failed-key lockout; a valid key from the same IP still works`, async () => {
     const namespace = `zapgate-test-rl-${randomBytes(4).toString('hex')}`
     const secret = randomBytes(24).toString('base64url')
     const servers: StandaloneServer[] = []
