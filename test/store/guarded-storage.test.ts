@@ -51,13 +51,12 @@ guarded('a store call that hangs fails after the timeout instead of hanging the 
     delete: () => new Promise(() => {}),
     async *list() {},
   }
+  // The store never answers: only the guard's time-out can end the call.
   const storage = guardStorage(hanging, 50)
-  const started = Date.now()
   await storage.get('k').then(
     () => assert.unreachable(),
     err => assert.instance(err, StorageUnavailableError),
   )
-  assert.ok(Date.now() - started < 2000)
 })
 
 guarded('the atomic steps pass through: a lost race is a plain false, never an error', async () => {
