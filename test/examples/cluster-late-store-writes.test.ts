@@ -1,4 +1,5 @@
 import { suite } from 'uvu'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 import * as assert from 'uvu/assert'
 import { startCluster, linkDevice } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
@@ -19,16 +20,12 @@ const PHONE = '5511990000001'
 const contact = (i: number) => `55119700001${String(i % 100).padStart(2, '0')}`
 
 const backends = [
-  { name: 'Redis', url: process.env.REDIS_URL },
-  { name: 'PostgreSQL', url: process.env.POSTGRES_URL },
+  { name: 'Redis', url: REDIS.value, service: REDIS },
+  { name: 'PostgreSQL', url: POSTGRES.value, service: POSTGRES },
 ]
 
 for (const backend of backends) {
-  if (!backend.url) {
-    console.log(`${backend.name === 'Redis' ? 'REDIS_URL' : 'POSTGRES_URL'} is not set: skipping the late-store-writes test on ${backend.name}`)
-    continue
-  }
-  test(`${backend.name}: every message received while the store link held its bytes for 4 s becomes a webhook`, async () => {
+  needing(test, backend.service, `the late-store-writes test on ${backend.name}`)(`${backend.name}: every message received while the store link held its bytes for 4 s becomes a webhook`, async () => {
     const target = new URL(backend.url!)
     const proxy = await startHoldingProxy({ host: target.hostname, port: Number(target.port || (backend.name === 'Redis' ? 6379 : 5432)) })
     target.host = `127.0.0.1:${proxy.port}`
