@@ -4,13 +4,16 @@ import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
-import { hostTag, processAlive } from '../store/process-alive.ts'
+import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 interface InstanceRecord {
   id: string
   host: string
   pid: number
+  /** The process's start time in clock ticks after boot and the boot's id (Linux): a reused pid is not this process. */
+  startTicks?: number
+  bootId?: string
   startedAt: number
   heartbeatAt: number
   /** Where other instances reach it (cluster mode). */
@@ -85,7 +88,7 @@ export class Instances implements Liveness {
   ) {
     this.records = new Collection(storage, lock, 'instance')
     const now = Date.now()
-    this.record = { id: this.id, host: hostname(), pid: process.pid, startedAt: now, heartbeatAt: now, ...(url ? { url } : {}) }
+    this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, ...(url ? { url } : {}) }
     this.alive.add(this.id)
   }
 
@@ -227,7 +230,7 @@ export class Instances implements Liveness {
     const now = new Set<string>([this.id])
     const known = new Map<string, InstanceRecord>([[this.id, this.record]])
     for await (const [id, record] of this.records.all()) {
-      if (id !== this.id && record.host === this.record.host && !processAlive(record.pid)) {
+      if (id !== this.id && record.host === this.record.host && !processAlive(record)) {
         await this.records.removeIfEqual(id, record)
         this.markGone(id)
         continue
