@@ -1,3 +1,4 @@
+import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import { Deadlines } from './deadlines.ts'
 
@@ -13,22 +14,64 @@ export class StorageUnavailableError extends Error {
  * Wrap a storage so that every failure surfaces as StorageUnavailableError (with the original as
  * `cause`) and a call that hangs past `timeoutMs` fails instead of hanging the request. The atomic
  * steps are wrapped alike when the storage has them (a timed-out step may still have happened).
+ *
+ * The time-out holds for a whole request, however many store calls it makes one after another:
+ * once one call has waited `timeoutMs` the store is taken for hung, every call still waiting fails
+ * at that moment, and new calls fail at once, but for one at a time let through to find out
+ * whether it answers again. Any answer of the store (even to a call that already failed) ends
+ * that. So a request arriving while the store hangs is answered 503 within `timeoutMs` (and one
+ * sweep of the deadlines) of its first store call, and a process notices a hung store within about
+ * `timeoutMs` of its first unanswered call.
  */
-export function guardStorage(storage: Storage, timeoutMs = 2_000): Storage {
+export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger): Storage {
   const deadlines = new Deadlines(timeoutMs)
+  /** Since when the store is taken for hung (undefined: it answers). */
+  let hungSince: number | undefined
+  /** Whether a call is let through to a hung store to see whether it answers again. */
+  let probing = false
+  const answered = () => {
+    logger?.info({ hungMs: Date.now() - hungSince! }, 'the store answers again')
+    hungSince = undefined
+  }
+  const timedOut = (operation: string) => {
+    if (hungSince === undefined) {
+      hungSince = Date.now()
+      logger?.warn({ operation, timeoutMs }, 'the store did not answer in time: the calls waiting on it fail now, new ones fail at once until it answers again')
+      deadlines.expireAll()
+    }
+    return new StorageUnavailableError(operation, { cause: new Error(`timed out (${timeoutMs} ms)`) })
+  }
   const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    const probe = hungSince !== undefined
+    if (probe && probing) return Promise.reject(new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }))
+    if (probe) probing = true
     let attempt: Promise<T>
     try {
       attempt = work()
     } catch (cause) {
       attempt = Promise.reject(cause)
     }
-    return deadlines.run(
-      attempt.catch(cause => {
-        throw cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause })
-      }),
-      () => new StorageUnavailableError(operation, { cause: new Error('timed out') }),
-    )
+    return new Promise<T>((resolve, reject) => {
+      const done = deadlines.watch(() => {
+        if (probe) probing = false
+        reject(timedOut(operation))
+      })
+      // Any answer, in time or late, a value or an error, shows that the store is there again.
+      attempt.then(
+        value => {
+          done()
+          if (probe) probing = false
+          if (hungSince !== undefined) answered()
+          resolve(value)
+        },
+        cause => {
+          done()
+          if (probe) probing = false
+          if (hungSince !== undefined) answered()
+          reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))
+        },
+      )
+    })
   }
   const guarded: Storage = {
     get: key => guard('get', () => storage.get(key)),
