@@ -65,6 +65,24 @@ test('20 webhooks waiting for a receiver that is down: the group SIGKILLed, npm 
   }
 })
 
+test('a second npm start on the same SQLite store while the first runs: it waits for the first one\'s heartbeat, sees it move, and refuses', async () => {
+  const dir = tempDir()
+  const env = { GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: `sqlite://${join(dir, 'gateway.sqlite')}` }
+  const first = await startNpmGroup(env)
+  try {
+    const refusal = await startNpmGroup(env).then(
+      async second => (await second.kill(), 'started'),
+      err => String(err),
+    )
+    assert.match(refusal, /waiting for its heartbeat to lapse/)
+    assert.match(refusal, /Another gateway process \(.*\) uses this store, which is for one process at a time/)
+    assert.is((await post(`${first.url}/api/auth`, {})).status, 401, 'the first one still serves')
+  } finally {
+    await first.kill()
+    rmSync(dir, { recursive: true, force: true })
+  }
+})
+
 /** The state letter of `/proc/<pid>/stat` (Z: a zombie), or `gone`; `unknown` without /proc. */
 function processState(pid: number): string {
   if (!existsSync('/proc/self/stat')) return 'unknown'
