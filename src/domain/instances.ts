@@ -5,13 +5,14 @@ import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
+import { heartbeatLapsed, inTheWay } from './instance-lapse.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 interface InstanceRecord {
   id: string
   host: string
   pid: number
-  /** The process's start time in clock ticks after boot and the boot's id (Linux): a reused pid is not this process. */
+  /** The pid's start time (clock ticks after boot) and boot id (Linux): a reused pid is another process. */
   startTicks?: number
   bootId?: string
   startedAt: number
@@ -97,11 +98,7 @@ export class Instances implements Liveness {
    * start the heartbeat. Throws a start-up error naming what to change when this process may not
    * share the store: cluster mode on a store that cannot be shared across hosts or lacks the atomic
    * steps; or another instance alive while this one is not in cluster mode, or on such a store.
-   *
-   * An instance in the way (or, in cluster mode, a record of this host with this instance's address:
-   * its previous run) may be a process that is dying: before refusing, this one waits for its
-   * heartbeat to lapse, up to a time-to-live, and refuses at once only when it sees the heartbeat
-   * move (judged by the record changing, never by comparing clocks).
+   * Before refusing it waits for the other's heartbeat to lapse (it may be dying; see instance-lapse.ts).
    */
   async start(cluster: boolean): Promise<void> {
     const reach = reachOf(this.storage)
@@ -110,10 +107,11 @@ export class Instances implements Liveness {
       await this.records.put(this.id, this.record, this.settings.ttlMs)
       this.lastRenewed = Date.now()
       await this.refresh()
-      const blocking = this.blocking(cluster, reach)
+      const blocking = inTheWay(this.record, this.known.values(), other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
       if (!blocking) break
       await this.records.remove(this.id)
-      if (!(await this.lapsed(blocking.record))) throw new Error(blocking.refusal)
+      if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
+      this.markGone(blocking.record.id)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
     this.timer.unref()
@@ -189,44 +187,6 @@ export class Instances implements Liveness {
   }
 
   // --- Internal helpers ---
-
-  /** The live instance in the way of this one's start, with the refusal to give if it stays; undefined when none is. */
-  private blocking(cluster: boolean, reach: NonNullable<Storage['reach']>): { record: InstanceRecord; refusal: string } | undefined {
-    for (const [id, record] of this.known) {
-      if (id === this.id) continue
-      const refusal = sharingRefusal(id, cluster, reach, supportsAtomic(this.storage))
-      if (refusal) return { record, refusal }
-      if (record.host === this.record.host && record.url !== undefined && record.url === this.record.url) {
-        return { record, refusal: `Another gateway instance (${id}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL` }
-      }
-    }
-    return undefined
-  }
-
-  /**
-   * Wait for `other`'s heartbeat to lapse: true once its record is gone (expired, removed, or its
-   * process of this host gone), false as soon as the record is renewed (it heartbeats: alive). Up
-   * to a time-to-live and a heartbeat; a record still there unchanged then has lapsed too (removed).
-   */
-  private async lapsed(other: InstanceRecord): Promise<boolean> {
-    const waitMs = this.settings.ttlMs + this.settings.heartbeatMs
-    this.logger.warn({ other: other.id, pid: other.pid, host: other.host, waitMs }, 'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start')
-    const until = Date.now() + waitMs
-    const pollMs = Math.max(50, Math.min(500, Math.floor(this.settings.heartbeatMs / 4)))
-    let latest = other
-    while (Date.now() < until) {
-      await new Promise(resolve => setTimeout(resolve, pollMs))
-      const now = await this.records.load(other.id)
-      if (now === undefined) return true
-      latest = now
-      if (now.host === this.record.host && !processAlive(now)) break
-      if (now.heartbeatAt !== other.heartbeatAt) return false
-    }
-    await this.records.removeIfEqual(other.id, latest)
-    this.markGone(other.id)
-    this.logger.info({ other: other.id }, 'its heartbeat lapsed: starting')
-    return true
-  }
 
   /** Renew this record (re-register when it expired meanwhile, e.g. after a long pause), then refresh who is alive. */
   private async beat(): Promise<void> {
