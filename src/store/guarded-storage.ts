@@ -17,17 +17,16 @@ export class StorageUnavailableError extends Error {
  *
  * The time-out holds for a whole request, however many store calls it makes one after another:
  * once one call has waited `timeoutMs` the store is taken for hung, every call still waiting fails
- * at that moment, and new calls fail at once, but for one at a time let through to find out
- * whether it answers again. Any answer of the store (even to a call that already failed) ends
- * that. So a request arriving while the store hangs is answered 503 within `timeoutMs` (and one
- * sweep of the deadlines) of its first store call, and a process notices a hung store within about
- * `timeoutMs` of its first unanswered call.
+ * at that moment, and new calls fail at once while the guard itself probes the store (its `ping`,
+ * else a read) until it answers. Any answer of the store, to the probe or to a call that already
+ * failed, ends that. So a request is answered 503 within `timeoutMs` (and one sweep of the
+ * deadlines) of its first store call, and a process notices a hung store within about `timeoutMs`
+ * of its first unanswered call.
  */
 export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger): Storage {
   const deadlines = new Deadlines(timeoutMs)
   /** Since when the store is taken for hung (undefined: it answers). */
   let hungSince: number | undefined
-  /** Whether a call is let through to a hung store to see whether it answers again. */
   let probing = false
   const answered = () => {
     logger?.info({ hungMs: Date.now() - hungSince! }, 'the store answers again')
@@ -38,13 +37,34 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
       hungSince = Date.now()
       logger?.warn({ operation, timeoutMs }, 'the store did not answer in time: the calls waiting on it fail now, new ones fail at once until it answers again')
       deadlines.expireAll()
+      probe()
     }
     return new StorageUnavailableError(operation, { cause: new Error(`timed out (${timeoutMs} ms)`) })
   }
+  /** While the store is taken for hung, ask it (one call at a time) until it answers. */
+  const probe = () => {
+    if (probing || hungSince === undefined) return
+    probing = true
+    const again = () => {
+      probing = false
+      setTimeout(probe, Math.min(250, Math.ceil(timeoutMs / 8))).unref()
+    }
+    const done = deadlines.watch(again)
+    let attempt: Promise<unknown>
+    try {
+      attempt = storage.ping ? storage.ping() : storage.get(PROBE_KEY)
+    } catch (cause) {
+      attempt = Promise.reject(cause)
+    }
+    const settle = () => {
+      done()
+      probing = false
+      if (hungSince !== undefined) answered()
+    }
+    attempt.then(settle, settle)
+  }
   const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
-    const probe = hungSince !== undefined
-    if (probe && probing) return Promise.reject(new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }))
-    if (probe) probing = true
+    if (hungSince !== undefined) return Promise.reject(new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }))
     let attempt: Promise<T>
     try {
       attempt = work()
@@ -52,21 +72,16 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
       attempt = Promise.reject(cause)
     }
     return new Promise<T>((resolve, reject) => {
-      const done = deadlines.watch(() => {
-        if (probe) probing = false
-        reject(timedOut(operation))
-      })
+      const done = deadlines.watch(() => reject(timedOut(operation)))
       // Any answer, in time or late, a value or an error, shows that the store is there again.
       attempt.then(
         value => {
           done()
-          if (probe) probing = false
           if (hungSince !== undefined) answered()
           resolve(value)
         },
         cause => {
           done()
-          if (probe) probing = false
           if (hungSince !== undefined) answered()
           reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))
         },
@@ -96,3 +111,6 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
   if (increment) guarded.increment = (key, by, ttlMs) => guard('increment', () => increment.call(storage, key, by, ttlMs))
   return guarded
 }
+
+/** The key the guard reads to find out whether a hung store (one without `ping`) answers again. */
+const PROBE_KEY = '__zapgate_probe__'
