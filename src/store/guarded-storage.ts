@@ -18,8 +18,8 @@ export class StorageUnavailableError extends Error {
  * The time-out holds for a whole request, however many store calls it makes one after another:
  * once one call has waited `timeoutMs` the store is taken for hung, every call still waiting fails
  * at that moment, and new calls fail at once while the guard itself probes the store (its `ping`,
- * else a read) until it answers. Any answer of the store, to the probe or to a call that already
- * failed, ends that. So a request is answered 503 within `timeoutMs` (and one sweep of the
+ * else a read) until it answers. An answer of the store (a value, not an error), to the probe or to
+ * a call that already failed, ends that. So a request is answered 503 within `timeoutMs` (and one sweep of the
  * deadlines) of its first store call, and a process notices a hung store within about `timeoutMs`
  * of its first unanswered call.
  */
@@ -41,27 +41,32 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     }
     return new StorageUnavailableError(operation, { cause: new Error(`timed out (${timeoutMs} ms)`) })
   }
-  /** While the store is taken for hung, ask it (one call at a time) until it answers. */
+  /** While the store is taken for hung, ask it (one probe at a time) until it answers. */
   const probe = () => {
     if (probing || hungSince === undefined) return
     probing = true
-    const again = () => {
+    let over = false
+    // An answer ends the hang, even a late one; an error or no answer in time: ask again after a
+    // pause (an error is no sign of health: a driver's own time-out fails so).
+    const finish = (answer: boolean) => {
+      if (answer && hungSince !== undefined) answered()
+      if (over) return
+      over = true
+      done()
       probing = false
-      setTimeout(probe, Math.min(250, Math.ceil(timeoutMs / 8))).unref()
+      if (!answer) setTimeout(probe, Math.min(250, Math.ceil(timeoutMs / 8))).unref()
     }
-    const done = deadlines.watch(again)
+    const done = deadlines.watch(() => finish(false))
     let attempt: Promise<unknown>
     try {
       attempt = storage.ping ? storage.ping() : storage.get(PROBE_KEY)
     } catch (cause) {
       attempt = Promise.reject(cause)
     }
-    const settle = () => {
-      done()
-      probing = false
-      if (hungSince !== undefined) answered()
-    }
-    attempt.then(settle, settle)
+    attempt.then(
+      () => finish(true),
+      () => finish(false),
+    )
   }
   const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     if (hungSince !== undefined) return Promise.reject(new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }))
@@ -73,7 +78,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     }
     return new Promise<T>((resolve, reject) => {
       const done = deadlines.watch(() => reject(timedOut(operation)))
-      // Any answer, in time or late, a value or an error, shows that the store is there again.
+      // An answer, in time or late, shows that the store is there again (an error does not: a driver's own time-out is one).
       attempt.then(
         value => {
           done()
@@ -82,7 +87,6 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
         },
         cause => {
           done()
-          if (hungSince !== undefined) answered()
           reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))
         },
       )

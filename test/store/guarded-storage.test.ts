@@ -61,15 +61,16 @@ guarded('a store call that hangs fails after the timeout instead of hanging the 
 })
 
 /** A storage whose every `get` waits until the test answers it (`answer(key, value)`); `asked` lists the keys that reached it. */
-function answerable(): Storage & { asked: string[]; answer(key: string, value: unknown): void } {
-  const waiting = new Map<string, (value: unknown) => void>()
+function answerable(): Storage & { asked: string[]; answer(key: string, value: unknown): void; fail(key: string, error: Error): void } {
+  const waiting = new Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
   const asked: string[] = []
   return {
     asked,
-    answer: (key, value) => waiting.get(key)!(value),
+    answer: (key, value) => waiting.get(key)!.resolve(value),
+    fail: (key, error) => waiting.get(key)!.reject(error),
     get: <T>(key: string) => {
       asked.push(key)
-      return new Promise<T | undefined>(resolve => waiting.set(key, resolve as (value: unknown) => void))
+      return new Promise<T | undefined>((resolve, reject) => waiting.set(key, { resolve: resolve as (value: unknown) => void, reject }))
     },
     set: async () => {},
     delete: async () => false,
@@ -110,6 +111,27 @@ guarded('one call past the time-out fails the calls still waiting with it, and l
   const after = storage.get('after')
   inner.answer('after', 'fine')
   assert.is(await after, 'fine', 'once the store answers, calls go through again')
+})
+
+guarded('an error from the probe (a driver\'s own time-out) does not end the hang; the next probe\'s answer does', async () => {
+  const inner = answerable()
+  const storage = guardStorage(inner, 80)
+  await storage.get('stuck').catch(() => {})
+  const probes = () => inner.asked.filter(key => key === '__zapgate_probe__').length
+  assert.is(probes(), 1)
+  inner.fail('__zapgate_probe__', new Error('driver time-out'))
+  await new Promise(resolve => setImmediate(resolve))
+  await storage.get('still').then(
+    () => assert.unreachable('still hung'),
+    err => assert.instance(err, StorageUnavailableError),
+  )
+  await waitFor(() => probes() === 2, 2000, 'the next probe')
+  inner.answer('__zapgate_probe__', undefined)
+  await new Promise(resolve => setImmediate(resolve))
+  const next = storage.get('next')
+  inner.answer('next', 'ok')
+  assert.is(await next, 'ok')
+  assert.not.ok(inner.asked.includes('still'), 'no call reached the store while it was taken for hung')
 })
 
 guarded('a late answer to a call that already failed shows the store is back', async () => {
