@@ -26,7 +26,12 @@ export interface ShutdownSignals {
 export function handleShutdownSignals(log: SignalLog, { interactive = process.stdin.isTTY === true, exitNow = (code: number) => process.exit(code), beforeExit = () => {} }: { interactive?: boolean; exitNow?: (code: number) => void; beforeExit?: () => void } = {}): ShutdownSignals {
   let stop: ((signal: NodeJS.Signals) => Promise<void>) | undefined
   let first: NodeJS.Signals | undefined
-  const begin = () => void stop!(first!)
+  const begin = () =>
+    void stop!(first!).catch(err => {
+      log.warn({ err }, 'the graceful stop failed: exiting')
+      beforeExit()
+      exitNow(1)
+    })
   const onSignal = (signal: NodeJS.Signals) => {
     if (first === undefined) {
       first = signal

@@ -53,4 +53,15 @@ test('a signal received while starting stops the server as soon as it is ready',
     assert.equal(seen.stops, ['SIGTERM'])
   }))
 
+test('a graceful stop that fails is logged and the process exits 1', () =>
+  withHandler(false, async (seen, ready) => {
+    ready(async () => {
+      throw new Error('the store would not close')
+    })
+    process.emit('SIGTERM', 'SIGTERM')
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(seen.exits, [1])
+    assert.ok(seen.logs.includes('the graceful stop failed: exiting'))
+  }))
+
 test.run()
