@@ -37,11 +37,11 @@ if (linux) {
   })
 
   test('a zombie (killed, not yet reaped by its parent) is gone, though kill(pid, 0) still finds it', async () => {
-    // `sleep 0` runs in the background of a shell that then becomes `sleep 5`, which never reaps it.
-    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 5'], { stdio: ['ignore', 'pipe', 'ignore'] })
+    // `sleep 0` runs in the background of a shell that then becomes `sleep 5`, which never reaps it (killed at the end).
+    const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] })
     try {
       const pid = Number(await new Promise<string>(resolve => parent.stdout.once('data', d => resolve(String(d)))))
-      await waitFor(() => /\)\s+Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), 5000, 'the child to become a zombie')
+      await waitFor(() => /\)\s+Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8')), 20_000, 'the child to become a zombie')
       assert.not.throws(() => process.kill(pid, 0), 'kill(pid, 0) calls it alive')
       assert.is(processAlive(pid), false)
     } finally {
