@@ -37,7 +37,7 @@ if (linux) {
   })
 
   test('a zombie (killed, not yet reaped by its parent) is gone, though kill(pid, 0) still finds it', async () => {
-    // `sleep 0` runs in the background of a shell that then becomes `sleep 5`, which never reaps it (killed at the end).
+    // `sleep 0` runs in the background of a shell that then becomes `sleep 60`, which never reaps it (killed at the end).
     const parent = spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 60'], { stdio: ['ignore', 'pipe', 'ignore'] })
     try {
       const pid = Number(await new Promise<string>(resolve => parent.stdout.once('data', d => resolve(String(d)))))
