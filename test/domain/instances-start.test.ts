@@ -15,10 +15,10 @@ import { memoryStorage } from '../helpers/memory-storage.ts'
 const test = suite('Instances.start: wait for a record in the way to lapse, refuse one that heartbeats')
 
 /** A store of one host (as SQLite), holding the record of another live process of this host (pid 1, always running). */
-function hostStoreWithOther(ttlMs: number) {
-  const storage = Object.assign(memoryStorage(), { reach: 'host' as const })
+function hostStoreWithOther(ttlMs: number, reach: 'host' | 'network' = 'host', url?: string) {
+  const storage = Object.assign(memoryStorage(), { reach })
   const id = `${hostTag()}-1-${Date.now().toString(36)}-abcdef`
-  let record = { id, host: hostname(), pid: 1, startedAt: Date.now(), heartbeatAt: Date.now() }
+  let record = { id, host: hostname(), pid: 1, startedAt: Date.now(), heartbeatAt: Date.now(), ...(url ? { url } : {}) }
   const beat = () => storage.set(`instance:${id}`, (record = { ...record, heartbeatAt: record.heartbeatAt + 1 }), ttlMs)
   return { storage, id, beat }
 }
@@ -57,6 +57,34 @@ test('a live record that keeps heartbeating: refused as soon as the heartbeat mo
     )
     assert.ok(Date.now() - started < 30_000, 'refused before the other record could lapse')
     assert.equal([...(await collect(storage.list('instance:')))].length, 1, 'only the other record is left')
+  } finally {
+    clearInterval(timer)
+  }
+})
+
+test('cluster mode: a live record of this host with this instance\'s address (its previous run) is waited for, and refused while it heartbeats', async () => {
+  const url = 'http://127.0.0.1:3999'
+  const lapsing = hostStoreWithOther(400, 'network', url)
+  await lapsing.beat()
+  const first = new Instances(lapsing.storage, new KeyedLock(), { heartbeatMs: 100, ttlMs: 400 }, silentLogger, url)
+  await first.start(true)
+  assert.not.ok(first.live.includes(lapsing.id))
+  await first.stop()
+
+  const beating = hostStoreWithOther(60_000, 'network', url)
+  await beating.beat()
+  const timer = setInterval(() => void beating.beat(), 50)
+  try {
+    const second = new Instances(beating.storage, new KeyedLock(), { heartbeatMs: 200, ttlMs: 60_000 }, silentLogger, url)
+    await second.start(true).then(
+      () => assert.unreachable('should refuse'),
+      err => assert.match(String(err), /is registered with this instance's address \(http:\/\/127\.0\.0\.1:3999\) and keeps heartbeating/),
+    )
+    // Another address of this host is another instance: welcome in cluster mode.
+    const other = new Instances(beating.storage, new KeyedLock(), { heartbeatMs: 200, ttlMs: 60_000 }, silentLogger, 'http://127.0.0.1:4000')
+    await other.start(true)
+    assert.ok(other.live.includes(beating.id))
+    await other.stop()
   } finally {
     clearInterval(timer)
   }
