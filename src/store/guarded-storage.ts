@@ -18,10 +18,10 @@ export class StorageUnavailableError extends Error {
  * The time-out holds for a whole request, however many store calls it makes one after another:
  * once one call has waited `timeoutMs` the store is taken for hung, every call still waiting fails
  * at that moment, and new calls fail at once while the guard itself probes the store (its `ping`,
- * else a read) until it answers. An answer of the store (a value, not an error), to the probe or to
- * a call that already failed, ends that. So a request is answered 503 within `timeoutMs` (and one sweep of the
- * deadlines) of its first store call, and a process notices a hung store within about `timeoutMs`
- * of its first unanswered call.
+ * else a read) until it answers. An answer of the store (a value, not an error), to the probe or
+ * to a call that already failed, ends that. So a request is answered 503 within `timeoutMs` (and
+ * one sweep of the deadlines) of its first store call, and a process notices a hung store within
+ * about `timeoutMs` of its first unanswered call.
  */
 export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger): Storage {
   const deadlines = new Deadlines(timeoutMs)
