@@ -22,7 +22,7 @@ test.after.each(async ctx => {
 
 const CONTACT = '5511970000001'
 
-test('50 paced sends in flight, SIGTERM to the group: 50 of 50 answered 200, each one on the network, no socket error; npm exits 0', async ctx => {
+test('50 paced sends in flight, SIGTERM to the group (and once more during the drain): 50 of 50 answered 200, each one on the network, no socket error; npm exits 0', async ctx => {
   const sim = (ctx.sim = await startSimulator())
   const server = (ctx.server = await startNpmGroup({
     GATEWAY_TRANSPORT: 'memory',
@@ -45,6 +45,12 @@ test('50 paced sends in flight, SIGTERM to the group: 50 of 50 answered 200, eac
   )
   await waitFor(async () => (await sim.stats()).sent - sentBefore >= 3, 30_000, 'the first sends')
   server.signal('SIGTERM')
+  // npm forwards what it gets, so the server usually sees SIGTERM twice; when npm's copy comes before
+  // the first is handled the kernel merges the two. Once the drain has started, one more to the group
+  // (npm forwards it too), as an impatient operator or a repeated `kill -- -PGID` sends: never merged.
+  await waitFor(() => server.output().includes('"msg":"shutting down"'), 10_000, 'the drain to start')
+  const mergedAtFirst = !server.output().includes('signal received again during the drain: ignored')
+  server.signal('SIGTERM')
   const results = await Promise.all(sends)
   const code = await server.exited
   await server.gone()
@@ -52,15 +58,16 @@ test('50 paced sends in flight, SIGTERM to the group: 50 of 50 answered 200, eac
   const errors = results.filter(r => r.error)
   const ok = results.filter(r => r.answer?.status === 200)
   const inbox = ((await request(`${sim.url}/_sim/inbox/${CONTACT}`)).body as { text?: string }[]).map(entry => entry.text).filter(text => text?.startsWith('grupo '))
+  const log = server.output()
   console.log(`# SIGTERM to npm start's group with 50 sends in flight: ${ok.length} answered 200, ${inbox.length} on the network, ${errors.length} socket errors`)
   assert.is(errors.length, 0, `socket errors: ${errors.length}; ${errors.slice(0, 3).map(r => String((r.error as Error).cause ?? r.error)).join('; ')}`)
   assert.is(ok.length, 50, `answers: ${results.map(r => r.answer?.status).join(',')}`)
   assert.equal([...inbox].sort(), ok.map(r => `grupo ${r.i}`).sort(), 'each 200 answer is a message that reached the network, once')
   assert.is(code, 0, 'npm exits 0 (the server did)')
-  const log = server.output()
   assert.match(log, /"msg":"shutting down"/)
   assert.match(log, /"msg":"stopped"/, 'the drain log is flushed before exit')
-  assert.match(log, /signal received again during the drain: ignored/, 'the second SIGTERM is logged')
+  assert.match(log, /signal received again during the drain: ignored/, 'the later SIGTERMs are logged and ignored')
+  console.log(`# npm's copy of the first SIGTERM ${mergedAtFirst ? 'merged with the kernel\'s (or came later)' : 'reached the server separately and was ignored'}`)
 })
 
 test.run()
