@@ -39,7 +39,7 @@ export async function wireGateway(options: GatewayOptions) {
   const resolved = resolveOptions(options)
   const logger = options.logger ?? silentLogger
   const adapters = await defaultAdapters(options, resolved)
-  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs)
+  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }))
   const lock = new KeyedLock()
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)

@@ -4,13 +4,17 @@ import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
-import { hostTag, processAlive } from '../store/process-alive.ts'
+import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
+import { heartbeatLapsed, inTheWay } from './instance-lapse.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 interface InstanceRecord {
   id: string
   host: string
   pid: number
+  /** The pid's start time (clock ticks after boot) and boot id (Linux): a reused pid is another process. */
+  startTicks?: number
+  bootId?: string
   startedAt: number
   heartbeatAt: number
   /** Where other instances reach it (cluster mode). */
@@ -85,7 +89,7 @@ export class Instances implements Liveness {
   ) {
     this.records = new Collection(storage, lock, 'instance')
     const now = Date.now()
-    this.record = { id: this.id, host: hostname(), pid: process.pid, startedAt: now, heartbeatAt: now, ...(url ? { url } : {}) }
+    this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, ...(url ? { url } : {}) }
     this.alive.add(this.id)
   }
 
@@ -94,18 +98,20 @@ export class Instances implements Liveness {
    * start the heartbeat. Throws a start-up error naming what to change when this process may not
    * share the store: cluster mode on a store that cannot be shared across hosts or lacks the atomic
    * steps; or another instance alive while this one is not in cluster mode, or on such a store.
+   * Before refusing it waits for the other's heartbeat to lapse (it may be dying; see instance-lapse.ts).
    */
   async start(cluster: boolean): Promise<void> {
     const reach = reachOf(this.storage)
     if (cluster) refuseCluster(this.storage, reach)
-    await this.records.put(this.id, this.record, this.settings.ttlMs)
-    this.lastRenewed = Date.now()
-    await this.refresh()
-    const other = [...this.alive].find(id => id !== this.id)
-    const refusal = other === undefined ? undefined : sharingRefusal(other, cluster, reach, supportsAtomic(this.storage))
-    if (refusal) {
+    for (;;) {
+      await this.records.put(this.id, this.record, this.settings.ttlMs)
+      this.lastRenewed = Date.now()
+      await this.refresh()
+      const blocking = inTheWay(this.record, this.known.values(), other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
+      if (!blocking) break
       await this.records.remove(this.id)
-      throw new Error(refusal)
+      if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
+      this.markGone(blocking.record.id)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
     this.timer.unref()
@@ -227,7 +233,7 @@ export class Instances implements Liveness {
     const now = new Set<string>([this.id])
     const known = new Map<string, InstanceRecord>([[this.id, this.record]])
     for await (const [id, record] of this.records.all()) {
-      if (id !== this.id && record.host === this.record.host && !processAlive(record.pid)) {
+      if (id !== this.id && record.host === this.record.host && !processAlive(record)) {
         await this.records.removeIfEqual(id, record)
         this.markGone(id)
         continue
