@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { Logger } from './logger.ts'
+import { silentLogger, type Logger } from './logger.ts'
 import type { HttpStatusMode } from './http/render.ts'
 import type { ServiceSettings } from './http/service-routes.ts'
 import type { Plan } from './domain/accounts.ts'
@@ -17,7 +17,7 @@ import { DEFAULTS, type AgentOptions, type GatewayOptions, type RateLimitRules, 
 export interface ResolvedOptions {
   /** The adapters given; defaults.ts fills in the others (imported only when needed). */
   adapters: Pick<GatewayOptions, 'storage' | 'transport' | 'webhooks' | 'media'>
-  logger?: Logger
+  logger: Logger
   httpStatus: HttpStatusMode
   plans: Record<string, Plan>
   baseUrl?: string
@@ -48,7 +48,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
   if (!(Number.isFinite(cacheTtlMs) && cacheTtlMs >= 0)) throw new Error('createGateway: cacheTtlMs must be a number >= 0')
   return {
     adapters: { storage: options.storage, transport: options.transport, webhooks: options.webhooks, media: options.media },
-    logger: options.logger,
+    logger: options.logger ?? silentLogger,
     httpStatus,
     plans: resolvePlans(options.plans),
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),

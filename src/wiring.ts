@@ -16,7 +16,7 @@ import { ShareLinks } from './domain/share-links.ts'
 import { startWebhookOutbox } from './domain/webhooks/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
-import { childLogger, silentLogger } from './logger.ts'
+import { childLogger } from './logger.ts'
 import type { OperationServices } from './operations/operation.ts'
 import type { ResolvedOptions } from './resolve-options.ts'
 import { prefixedStorage } from './ports/storage.ts'
@@ -36,7 +36,7 @@ export type Wiring = Awaited<ReturnType<typeof wireGateway>>
  * store and transport, the domain services, the webhook outbox and the agents; start the transport.
  */
 export async function wireGateway(resolved: ResolvedOptions) {
-  const logger = resolved.logger ?? silentLogger
+  const logger = resolved.logger
   const adapters = await defaultAdapters(resolved)
   const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs)
   const lock = new KeyedLock()
