@@ -152,4 +152,3 @@ export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOut
 
 export type { DeadLetter, DeadLetterReason } from './outbox.ts'
 export type { WebhookPayload, WebhookEventName } from './payload.ts'
-export type { WebhookOptions } from './config.ts'
