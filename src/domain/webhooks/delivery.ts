@@ -1,6 +1,6 @@
 import { DeliveryAttempts, ShutdownAbort, type DeliveryDependencies } from './attempt.ts'
 import { leaseHolds } from './lease.ts'
-import type { OutboxRecord } from './outbox.ts'
+import type { OutboxRecord } from './outbox-store.ts'
 import { DeliveryTimetable } from './timetable.ts'
 
 export type { DeliveryDependencies } from './attempt.ts'

@@ -5,7 +5,7 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
-import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox.ts'
+import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
 import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 import { RetryBuffer } from '../../store/retry-buffer.ts'
 import type { SpillFile } from '../../store/spill-file.ts'
@@ -150,6 +150,6 @@ export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOut
   return outbox
 }
 
-export type { DeadLetter, DeadLetterReason } from './outbox.ts'
+export type { DeadLetter, DeadLetterReason } from './outbox-store.ts'
 export type { WebhookPayload, WebhookEventName } from './payload.ts'
 export type { WebhookOptions } from './config.ts'
