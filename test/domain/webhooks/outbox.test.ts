@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Webhook } from 'standardwebhooks'
-import { WebhookOutbox } from '../../../src/domain/webhooks/index.ts'
+import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import { eventId, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
 import type { WebhookSettings } from '../../../src/domain/webhooks/config.ts'
 import type { Device, Devices } from '../../../src/domain/devices.ts'

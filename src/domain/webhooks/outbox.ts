@@ -1,0 +1,151 @@
+import type { Logger } from '../../logger.ts'
+import type { IncomingMessage } from '../../ports/transport.ts'
+import type { Storage } from '../../ports/storage.ts'
+import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Device } from '../devices.ts'
+import type { MessageFeed } from '../message-feed.ts'
+import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
+import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
+import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
+import { RetryBuffer } from '../../store/retry-buffer.ts'
+import type { SpillFile } from '../../store/spill-file.ts'
+
+/** What the host can do with webhook deliveries (`gateway.webhooks`). */
+export interface WebhookAdmin {
+  /** Events that stopped being retried, newest first (kept 30 days). */
+  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]>
+  /** Put a dead letter back in the outbox (same `webhook-id`, fresh age); false when there is no such dead letter. */
+  redrive(id: string): Promise<boolean>
+  /** Delete a dead letter; false when there was none. */
+  discard(id: string): Promise<boolean>
+  /** Number of events waiting for delivery, of one device or of all (a scan of the outbox). */
+  pending(deviceId?: string): Promise<number>
+  /** Events waiting (in memory or spilled) because the store refused them (it was down); stored once it answers. */
+  readonly unrecordedCount: number
+}
+
+/**
+ * The webhook outbox service: records every event of a device with a webhook durably (as a feed
+ * subscriber, so before the feed's publish resolves) and delivers it at least once (DeliveryLoop).
+ */
+export class WebhookOutbox implements WebhookAdmin {
+  private readonly store: OutboxStore
+  private readonly loop: DeliveryLoop
+  private readonly clock: () => number
+  private readonly logger: Logger
+  /** Events the store refused (it was down), retried from memory. */
+  private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
+
+  constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
+    this.store = new OutboxStore(deps.storage, deps.lock)
+    this.logger = deps.logger
+    this.loop = new DeliveryLoop({ ...deps, store: this.store })
+    this.clock = deps.clock ?? Date.now
+    this.unrecorded = new RetryBuffer({ what: 'webhook events', process: ({ key, record }) => this.save(key, record), logger: deps.logger, memoryLimit: 10_000, spill: deps.spill })
+  }
+
+  /**
+   * Feed subscriber: the event of a message seen by `device`, written to storage, then scheduled.
+   * Nothing is stored for a device without a webhook URL, or whose switch (operation 20) for this
+   * kind of chat is off: the switches apply when the event happens. When the store refuses the
+   * event, it waits (in memory, then in a spill file) and is offered again until the store takes it.
+   */
+  readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
+    if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
+    const payload = webhookPayload(device, message)
+    if (!payload) return undefined
+    return this.recordPayload(device, eventId(device.id, message.id), payload)
+  }
+
+  /**
+   * A sent message the network reports as not delivered: a `Falha` event, recorded like a message's
+   * (same switches of operation 20), with its own id (the message's own event keeps the message id's).
+   */
+  recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
+    const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
+    if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
+    return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
+  }
+
+  /** Write one event to storage, then schedule it (kept in memory while the store refuses it). */
+  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
+    const now = this.clock()
+    const record: OutboxRecord = {
+      id,
+      deviceId: device.id,
+      accountId: device.accountId,
+      event: payload.event,
+      body: JSON.stringify(payload),
+      createdAt: now,
+      dueAt: now,
+      attempts: 0,
+      owner: this.loop.owner,
+    }
+    const key = outboxKey(device.id, record.id)
+    return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
+  }
+
+  /** Events waiting (in memory or spilled) for the store to come back. */
+  get unrecordedCount(): number {
+    return this.unrecorded.size
+  }
+
+  /** Load pending deliveries from storage and start delivering (and replay events a gone process left spilled). */
+  async start(): Promise<void> {
+    await this.unrecorded.start()
+    await this.loop.start()
+  }
+
+  /** Stop delivering (attempts in flight get a short grace); pending events stay in storage. */
+  async close(): Promise<void> {
+    await this.unrecorded.close()
+    await this.loop.close()
+  }
+
+  /** Removal hook: a deleted device's pending events and dead letters are deleted, not delivered. */
+  async removeDevice(device: Device): Promise<void> {
+    this.loop.forgetDevice(device.id)
+    await this.store.removeDevice(device.id)
+  }
+
+  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]> {
+    return this.store.deadLetters(filter)
+  }
+
+  /**
+   * Store a new event and schedule its delivery. An event already pending is scheduled too when it
+   * is this instance's: it may be this instance's own earlier write, whose answer was lost (a store
+   * call timed out) but whose bytes landed late; nobody else would ever schedule it (see
+   * DeliveryLoop.track). One pending by a live other instance is left to it.
+   */
+  private async save(key: string, record: OutboxRecord): Promise<void> {
+    const added = await this.store.add(record)
+    this.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
+    if (added) return this.loop.enqueue(key, record.deviceId, this.clock())
+    const pending = await this.store.get(key)
+    if (pending) await this.loop.track(key, pending)
+  }
+
+  async redrive(id: string): Promise<boolean> {
+    const record = await this.store.redrive(id, this.clock(), this.loop.owner)
+    if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
+    return record !== undefined
+  }
+
+  discard(id: string): Promise<boolean> {
+    return this.store.discard(id)
+  }
+
+  pending(deviceId?: string): Promise<number> {
+    return this.store.count(deviceId)
+  }
+}
+
+/** Build the outbox: subscribe it to the feed, hook device removal, start delivering. */
+export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOutbox>[0] & { feed: MessageFeed }): WebhookOutbox {
+  const outbox = new WebhookOutbox(deps)
+  deps.feed.subscribe(outbox.record)
+  deps.devices.onRemove(device => outbox.removeDevice(device))
+  outbox.start().catch(err => deps.logger.error({ err }, 'webhook outbox did not start'))
+  return outbox
+}
