@@ -4,7 +4,7 @@ import type { GroupInfo, GroupRef } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { isGroupJid, normalizeJid, parseAddress, parseInviteCode, phoneOf } from './jid.ts'
-import type { DeviceSession } from './session.ts'
+import type { DeviceSession } from './session/session.ts'
 import type { SocketLike } from './types.ts'
 
 /** What group calls need. */

@@ -7,7 +7,7 @@ import { withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
 import { isIgnoredJid, normalizeJid, phoneOf } from './jid.ts'
 import type { MessageStore } from './message-store.ts'
-import type { DeviceSession } from './session.ts'
+import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 
 /** What incoming message handling needs. */

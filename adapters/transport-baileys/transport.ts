@@ -29,7 +29,7 @@ import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
 import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
 import { markRead, sendOutgoing } from './send.ts'
-import { DeviceSession } from './session.ts'
+import { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
 import { defaultVersionResolver, VersionSource } from './version.ts'
 

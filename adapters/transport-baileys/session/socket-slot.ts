@@ -2,11 +2,11 @@ import type { CacheStore } from '@whiskeysockets/baileys'
 import { TransportError } from 'zapgate'
 import type { Logger } from 'zapgate'
 import { BoundedMap } from 'zapgate/adapter-kit'
-import { boundedCacheStore } from './cache.ts'
+import { boundedCacheStore } from '../cache.ts'
 import type { ConnectionWatch } from './connection-watch.ts'
-import { withTimeout } from './errors.ts'
-import { GroupCache } from './group-cache.ts'
-import type { SocketLike } from './types.ts'
+import { withTimeout } from '../errors.ts'
+import { GroupCache } from '../group-cache.ts'
+import type { SocketLike } from '../types.ts'
 
 /**
  * What a device session keeps besides its policy: the current socket and what hangs on it (its
