@@ -1,120 +1,115 @@
-import type { CacheStore } from '@whiskeysockets/baileys'
 import { TransportError } from 'zapgate'
 import type { Logger } from 'zapgate'
-import { BoundedMap } from 'zapgate/adapter-kit'
-import { boundedCacheStore } from '../cache.ts'
 import type { ConnectionWatch } from './connection-watch.ts'
 import { withTimeout } from '../errors.ts'
-import { GroupCache } from '../group-cache.ts'
 import type { SocketLike } from '../types.ts'
 
 /**
- * What a device session keeps besides its policy: the current socket and what hangs on it (its
- * generation, so that events of an older socket are ignored; its listeners; the watch until it opens;
- * the pending reconnect), and the device's bounded in-memory state. The session builds on it; the
- * socket's events run one at a time on `queue`.
+ * A device's current socket and what hangs on it: its generation (events of an older socket are
+ * ignored), its listeners, the watch until it opens, the pending reconnect, and the queue on which
+ * its events run one at a time. The session holds one and decides, by its policy, what to do with it.
  */
 export class SocketSlot {
-  /** Key cache of the signal store, kept across reconnects, flushed with the credentials. */
-  readonly keyCache: CacheStore = boundedCacheStore(5_000, 5 * 60_000)
-  /** Group metadata for Baileys' cachedGroupMetadata, kept current from group events. */
-  readonly groups = new GroupCache()
-  /** Ids of the gateway's own sends, so that their echoes are not reported as received. */
-  readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
-  /** `chat:id` of messages already reported (dedupe of upserts). */
-  readonly seen = new BoundedMap<string, true>(5_000, 24 * 3_600_000)
-  /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
-  readonly background = new Set<Promise<unknown>>()
-  /** Resolves when the session shuts down: background work stops waiting and reports what it has. */
-  readonly stopping: Promise<void>
-  private stopped!: () => void
-  protected socket?: SocketLike
-  protected generation = 0
-  protected timer?: NodeJS.Timeout
-  protected watch?: ConnectionWatch
+  private current?: SocketLike
+  private currentGeneration = 0
+  private timer?: NodeJS.Timeout
+  private watch?: ConnectionWatch
   private detach?: () => void
   private events: Promise<void> = Promise.resolve()
 
   constructor(
-    protected readonly slotDeviceId: string,
-    protected readonly slotLogger: Logger,
-  ) {
-    this.stopping = new Promise(resolve => (this.stopped = resolve))
+    private readonly deviceId: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /** The current socket (open or not), if any. */
+  get socket(): SocketLike | undefined {
+    return this.current
   }
 
-  /** Keep `work` until it settles (shutdown waits for it). */
-  track(work: Promise<unknown>): void {
-    this.background.add(work)
-    void work.finally(() => this.background.delete(work)).catch(() => undefined)
+  /** The current socket's generation: compared by event handlers that captured an older one. */
+  get generation(): number {
+    return this.currentGeneration
   }
 
-  /** Tell background work to stop waiting, then wait for it to settle. */
-  protected async stopBackground(): Promise<void> {
-    this.stopped()
-    await Promise.allSettled([...this.background])
+  /** Whether a reconnect is scheduled. */
+  get reconnectPending(): boolean {
+    return this.timer !== undefined
   }
 
-  /** Forget what belongs to the linked account: cached signal keys and group metadata (a new link may be another account). */
-  protected forgetAccount(): void {
-    void this.keyCache.flushAll()
-    this.groups.clear()
+  /** Let go of the current socket and start a new generation for the next one; returns it. */
+  next(): number {
+    this.release()
+    return ++this.currentGeneration
   }
 
   /** Make `socket` the current one, with the function that detaches its listeners. */
-  protected hold(socket: SocketLike, detach: () => void): void {
-    this.socket = socket
+  hold(socket: SocketLike, detach: () => void): void {
+    this.current = socket
     this.detach = detach
   }
 
+  /** Keep `watch` (over the current socket until it opens); stopped with the socket. */
+  watchUntilOpen(watch: ConnectionWatch): void {
+    this.watch = watch
+  }
+
+  /** Stop the open-watch (the socket opened or showed a QR). */
+  stopWatch(): void {
+    this.watch?.stop()
+  }
+
   /** Run `work` after the socket events queued before it (connection updates, watch reports). */
-  protected queue(work: () => Promise<void>): void {
-    this.events = this.events.then(work).catch(err => this.slotLogger.error({ err, deviceId: this.slotDeviceId }, 'connection update failed'))
+  queue(work: () => Promise<void>): void {
+    this.events = this.events.then(work).catch(err => this.logger.error({ err, deviceId: this.deviceId }, 'connection update failed'))
   }
 
   /** Stop the current socket (and any pending reconnect) without reacting to its close. */
-  protected async retire(): Promise<void> {
-    const socket = this.socket
+  async retire(): Promise<void> {
+    const socket = this.current
     this.quiet()
     if (socket) await withTimeout(socket.end(undefined), 5_000, 'closing the socket').catch(() => undefined)
   }
 
   /** Make the current socket's events irrelevant: new generation, no timers, no listeners, no socket. */
-  protected quiet(): void {
-    this.generation++
+  quiet(): void {
+    this.currentGeneration++
     this.release()
   }
 
   /** Let go of the current socket: no timers, no listeners, no socket. */
-  protected release(): void {
+  release(): void {
     this.quietTimers()
     this.detachSocket()
-    this.socket = undefined
+    this.current = undefined
   }
 
   /** The current socket, or TransportError('not-connected'). */
-  protected requireSocket(): SocketLike {
-    if (!this.socket) throw new TransportError('not-connected', 'the device is not connected')
-    return this.socket
+  requireSocket(): SocketLike {
+    if (!this.current) throw new TransportError('not-connected', 'the device is not connected')
+    return this.current
   }
 
   /** Run `open` after `delayMs`, unless another socket (or none) is wanted by then. */
-  protected schedule(delayMs: number, open: () => Promise<void>): void {
-    const generation = this.generation
+  schedule(delayMs: number, open: () => Promise<void>): void {
+    const generation = this.currentGeneration
     this.timer = setTimeout(() => {
       this.timer = undefined
-      if (generation === this.generation) void open().catch(err => this.slotLogger.error({ err, deviceId: this.slotDeviceId }, 'reconnect failed'))
+      if (generation === this.currentGeneration) void open().catch(err => this.logger.error({ err, deviceId: this.deviceId }, 'reconnect failed'))
     }, delayMs)
     this.timer.unref?.()
   }
 
+  // --- Internal helpers ---
+
   /** Remove the current socket's listeners. */
-  protected detachSocket(): void {
+  private detachSocket(): void {
     this.detach?.()
     this.detach = undefined
   }
 
   /** Cancel the pending reconnect and the open-watch. */
-  protected quietTimers(): void {
+  private quietTimers(): void {
     if (this.timer) clearTimeout(this.timer)
     this.timer = undefined
     this.watch?.stop()
