@@ -6,7 +6,7 @@ import { Deadlines } from '../../store/deadlines.ts'
 import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
-import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox.ts'
+import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { webhookHeaders } from './signer.ts'
 

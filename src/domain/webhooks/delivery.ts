@@ -1,7 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import { DeliveryAttempts, ShutdownAbort, type DeliveryDependencies } from './attempt.ts'
 import { leaseHolds } from './lease.ts'
-import type { OutboxRecord } from './outbox.ts'
+import type { OutboxRecord } from './outbox-store.ts'
 import { DeliveryTimetable } from './timetable.ts'
 
 export type { DeliveryDependencies } from './attempt.ts'
