@@ -1,0 +1,148 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
+import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
+import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
+import { qrText } from '../helpers/cluster.ts'
+import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
+import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+
+/**
+ * The whole gateway on the real Baileys stack against the local WhatsApp peer: link by QR through
+ * the HTTP API, send and receive really encrypted messages, restart on the same SQLite store, unlink.
+ * One world for the suite (a link costs a few hundred ms, and the CI budget is tight).
+ */
+const real = suite<World>('the gateway on the real Baileys stack against the local WhatsApp peer')
+
+const SHOP = '5511999990001'
+const FRIEND = '5511988880002'
+
+interface World {
+  peer: WaPeer
+  restoreRoot: () => void
+  receiver: Receiver
+  storeUrl: string
+  dir: string
+  t: TestGateway
+  authkey: string
+  device: { id: string; appkey: string }
+}
+
+real.before(async world => {
+  world.peer = await startWaPeer()
+  world.restoreRoot = world.peer.trustRoot()
+  world.receiver = await startReceiver()
+  world.dir = mkdtempSync(join(tmpdir(), 'zapgate-real-'))
+  world.storeUrl = `sqlite://${join(world.dir, 'store.sqlite')}`
+  world.t = await gateway(world)
+  world.authkey = (await world.t.register()).authkey
+})
+
+real.after(async world => {
+  await world.t?.stop()
+  await world.receiver?.stop()
+  await world.peer?.close()
+  world.restoreRoot?.()
+  rmSync(world.dir, { recursive: true, force: true })
+})
+
+real('operation 3 answers a QR that the phone scans: the device pairs (account signature, HMAC, device signature), logs in and is connected', async world => {
+  const { t, peer, authkey } = world
+  const created = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja', webhook: world.receiver.url })
+  assert.is(created.status, 200, created.text)
+  world.device = { id: created.body.id, appkey: created.body.appkey }
+  const linked = await peer.phone(SHOP).scan(qrText(created.body.qrcode))
+  assert.match(linked.jid, new RegExp(`^${SHOP}:1@s\\.whatsapp\\.net$`))
+  await waitFor(async () => (await status(world)).conectado === true, 10_000, 'connected')
+  assert.is((await status(world)).telefone, SHOP)
+  assert.equal([peer.stats.pairings, peer.stats.logins, peer.stats.replaced], [1, 1, 0])
+  assert.ok(peer.phone(SHOP).devices()[0].preKeys > 0, 'the device uploaded its pre-keys')
+  assert.equal(peer.records.problems, [])
+})
+
+real('send text: the phone of the recipient decrypts exactly that text (pkmsg from a usync LID and a key bundle); its delivery and read receipts reach the device', async world => {
+  const { t, peer, authkey, device } = world
+  const friend = peer.phone(FRIEND, { pushName: 'Amiga' })
+  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, message: 'Olá, tudo bem?' })
+  assert.is(sent.status, 200, sent.text)
+  await waitFor(() => friend.inbox.some(m => m.id === sent.body.id), 10_000, 'the friend to decrypt the message')
+  const got = friend.inbox.find(m => m.id === sent.body.id)!
+  assert.is(got.message.extendedTextMessage?.text ?? got.message.conversation, 'Olá, tudo bem?')
+  assert.is(got.from, SHOP)
+  assert.is(got.encryption, 'pkmsg')
+  const own = peer.phone(SHOP).inbox.find(m => m.id === sent.body.id)
+  assert.ok(own?.sentByOwnDevice, 'the shop phone got its own copy (device sent message)')
+  assert.equal(peer.records.problems, [])
+})
+
+real('the phone sends text: the device webhook gets Texto with the sender, its LID and name; the device answers with a delivery receipt', async world => {
+  const { peer, receiver, device } = world
+  const friend = peer.phone(FRIEND)
+  const before = receiver.hooks.length
+  const sent = friend.sendText(SHOP, 'Quero um orçamento')
+  await receiver.waitForHooks(before + 1)
+  const hook = receiver.hooks.slice(before).map(h => h.payload).find(p => p.idMessagem === sent.id)
+  assert.ok(hook, JSON.stringify(receiver.hooks.slice(before).map(h => h.payload)))
+  assert.equal(
+    { event: hook.event, device: hook.device, chat: hook.chat, from: hook.from, fromLid: hook.fromLid, pushName: hook.pushName, to: hook.to, fromMe: hook.fromMe, isGroup: hook.isGroup, text: hook.text },
+    { event: 'Texto', device: device.id, chat: FRIEND, from: FRIEND, fromLid: friend.lid, pushName: 'Amiga', to: SHOP, fromMe: false, isGroup: false, text: 'Quero um orçamento' },
+  )
+  await waitFor(() => friend.receipts.some(r => r.id === sent.id), 5_000, 'a delivery receipt')
+  assert.ok(['delivery', 'inactive'].includes(friend.receipts.find(r => r.id === sent.id)!.type))
+})
+
+real('operation 14 (markRead) sends a read receipt that the phone receives', async world => {
+  const { t, peer, authkey, device } = world
+  const friend = peer.phone(FRIEND)
+  const last = friend.sent.at(-1)!
+  const read = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, markRead: last.id })
+  assert.is(read.status, 200, read.text)
+  await waitFor(() => friend.receipts.some(r => r.id === last.id && r.type === 'read'), 5_000, 'a read receipt')
+})
+
+real('a restart of the gateway on the same store logs the device in without a scan and delivers what the phone sent while it was down', async world => {
+  const { peer, receiver } = world
+  await world.t.stop()
+  const sent = peer.phone(FRIEND).sendText(SHOP, 'Mensagem enquanto desligado')
+  const before = receiver.hooks.length
+  world.t = await gateway(world)
+  await receiver.waitForHooks(before + 1, 20_000)
+  const hook = receiver.hooks.slice(before).map(h => h.payload).find(p => p.idMessagem === sent.id)
+  assert.is(hook?.event, 'Texto', JSON.stringify(receiver.hooks.slice(before).map(h => h.payload)))
+  assert.equal([peer.stats.pairings, peer.stats.logins], [1, 2], 'no new pairing, one more login')
+  assert.is(peer.stats.replaced, 0)
+})
+
+real('the phone unlinks the device (401): its status says logged-out, and a new QR links it again', async world => {
+  const { t, peer, authkey } = world
+  await waitFor(async () => (await status(world)).conectado === true, 10_000, 'connected after the restart')
+  peer.phone(SHOP).unlink()
+  await waitFor(async () => (await status(world)).estado === 'logged-out', 10_000, 'logged-out')
+  const again = await t.post('/api/developer', { authkey, message: 'loja', conecteQR: 'true' })
+  assert.is(again.status, 200, again.text)
+  await peer.phone(SHOP).scan(qrText(again.body.qrcode))
+  await waitFor(async () => (await status(world)).conectado === true, 10_000, 'connected again')
+  assert.is(peer.stats.pairings, 2)
+})
+
+real.run()
+
+// --- Internal helpers ---
+
+async function gateway(world: World): Promise<TestGateway> {
+  const transport = baileysTransport({
+    resolveVersion: async () => [2, 3000, 1],
+    // Loopback only: the real makeWASocket connects to the peer, never to WhatsApp.
+    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
+    reconnect: { initialDelayMs: 50, jitter: 0 },
+  })
+  return startGateway({ transport, storage: await storageFromUrl(world.storeUrl), allowPrivateUrls: true })
+}
+
+async function status(world: World): Promise<Record<string, any>> {
+  const answer = await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })
+  return answer.body?.dispositivo ?? {}
+}
