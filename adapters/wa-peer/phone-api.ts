@@ -101,6 +101,21 @@ export class WaPhone {
     return this.send(to, { contactMessage: { displayName, vcard } })
   }
 
+  /** Tap a button of message `messageId` (a buttons message `to`'s side sent). */
+  tapButton(to: WaPhone | string, messageId: string, buttonId: string, text: string): PhoneSent {
+    const { proto } = this.core.lib
+    return this.send(to, {
+      buttonsResponseMessage: { selectedButtonId: buttonId, selectedDisplayText: text, type: proto.Message.ButtonsResponseMessage.Type.DISPLAY_TEXT, contextInfo: { stanzaId: messageId } },
+    })
+  }
+
+  /** Delete for everyone a message this phone sent to `to`. */
+  revoke(to: WaPhone | string, messageId: string): PhoneSent {
+    const target = this.target(to)
+    const { proto } = this.core.lib
+    return this.send(to, { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: target.jid, fromMe: true, id: messageId } } })
+  }
+
   /** Mark a message of the inbox as read (a read receipt to the devices of its sender). */
   read(messageId: string): void {
     const message = this.account.inbox.find(m => m.id === messageId)

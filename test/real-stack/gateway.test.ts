@@ -103,6 +103,48 @@ real('operation 14 (markRead) sends a read receipt that the phone receives', asy
   await waitFor(() => friend.receipts.some(r => r.id === last.id && r.type === 'read'), 5_000, 'a read receipt')
 })
 
+real('location, contact, reaction and delete from the gateway reach the phone decrypted as the WhatsApp messages they stand for', async world => {
+  const { t, peer, authkey, device } = world
+  const friend = peer.phone(FRIEND)
+  const call = async (body: Record<string, unknown>) => {
+    const answer = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, ...body })
+    assert.is(answer.status, 200, answer.text)
+    await waitFor(() => friend.inbox.some(m => m.id === answer.body.id), 10_000, `the friend to decrypt ${JSON.stringify(body)}`)
+    return friend.inbox.find(m => m.id === answer.body.id)!.message
+  }
+  const location = await call({ latitude: '-23.5505', longitude: '-46.6333', message: 'Loja' })
+  assert.equal([location.locationMessage?.degreesLatitude, location.locationMessage?.degreesLongitude], [-23.5505, -46.6333])
+  const contact = await call({ contact: 'Maria', message: '5511977770003' })
+  assert.is(contact.contactMessage?.displayName, 'Maria')
+  assert.match(contact.contactMessage?.vcard ?? '', /waid=5511977770003/)
+  const target = friend.sent.at(-1)!.id
+  const reaction = await call({ reactionMessage: 'true', message: '👍', id: target })
+  assert.equal([reaction.reactionMessage?.key?.id, reaction.reactionMessage?.text], [target, '👍'])
+  const first = friend.inbox.find(m => !m.message.locationMessage && !m.message.contactMessage && !m.message.reactionMessage)!.id
+  const revoke = await call({ deleteID: first, message: 'false' })
+  assert.equal([revoke.protocolMessage?.type, revoke.protocolMessage?.key?.id], [0, first])
+  assert.equal(peer.records.problems, [])
+})
+
+real('reaction, location, contact, delete and a button tap from the phone become Reação, Localização, Contato, Deletada and Botão webhooks', async world => {
+  const { peer, receiver } = world
+  const friend = peer.phone(FRIEND)
+  const before = receiver.hooks.length
+  const target = friend.inbox[0].id
+  const reaction = friend.react(SHOP, target, '❤️')
+  const location = friend.sendLocation(SHOP, -22.9068, -43.1729, 'Rio')
+  const contact = friend.sendContact(SHOP, 'João', '5511966660004')
+  const revoke = friend.revoke(SHOP, friend.sent.find(m => m.message.conversation === 'Quero um orçamento')!.id)
+  const tap = friend.tapButton(SHOP, target, 'sim', 'Sim')
+  await receiver.waitForHooks(before + 5)
+  const byId = new Map(receiver.hooks.slice(before).map(h => [h.payload.idMessagem, h.payload]))
+  assert.equal([byId.get(reaction.id)?.event, byId.get(reaction.id)?.emoji, byId.get(reaction.id)?.target], ['Reação', '❤️', target])
+  assert.equal([byId.get(location.id)?.event, byId.get(location.id)?.latitude, byId.get(location.id)?.longitude, byId.get(location.id)?.name], ['Localização', -22.9068, -43.1729, 'Rio'])
+  assert.equal([byId.get(contact.id)?.event, byId.get(contact.id)?.name, byId.get(contact.id)?.phone], ['Contato', 'João', '5511966660004'])
+  assert.is(byId.get(revoke.id)?.event, 'Deletada', JSON.stringify([...byId.values()]))
+  assert.equal([byId.get(tap.id)?.event, byId.get(tap.id)?.buttonId, byId.get(tap.id)?.text, byId.get(tap.id)?.target], ['Botão', 'sim', 'Sim', target])
+})
+
 real('a restart of the gateway on the same store logs the device in without a scan and delivers what the phone sent while it was down', async world => {
   const { peer, receiver } = world
   await world.t.stop()
