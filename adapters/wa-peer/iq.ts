@@ -2,6 +2,7 @@ import type { BinaryNode } from '@whiskeysockets/baileys'
 import { bytes, child, children } from './baileys.ts'
 import { splitJid } from './messaging.ts'
 import type { Channel, LinkedDevice, PeerCore } from './model.ts'
+import { codeFinish, codeHello } from './pairing-code.ts'
 import { bundleNodes, readKeyNode } from './phone.ts'
 import { usyncAnswer } from './usync.ts'
 
@@ -38,6 +39,10 @@ export async function answerIq(core: PeerCore, channel: Channel, iq: BinaryNode)
       }
       break
     case 'md':
+      if (type === 'set' && first?.tag === 'link_code_companion_reg') {
+        const answer = first.attrs.stage === 'companion_hello' ? codeHello(core, channel, iq, first) : first.attrs.stage === 'companion_finish' ? codeFinish(core, iq, first) : undefined
+        if (answer) return answer
+      }
       if (type === 'set' && first?.tag === 'remove-companion-device' && device) {
         device.account.devices.delete(device.device)
         return result(iq)

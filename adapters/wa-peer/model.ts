@@ -117,6 +117,18 @@ export interface Registration {
   refs: string[]
 }
 
+/** A registering connection that asked to be linked by pairing code. */
+export interface CodeRequest {
+  channel: Channel
+  /** The phone number the code is for (digits). */
+  pn: string
+  ref: string
+  /** salt (32) | iv (16) | the companion's ephemeral public key, AES-CTR under a key derived from the code. */
+  wrappedEphemeral: Buffer
+  /** Set by the phone that entered the code: handles `companion_finish`. */
+  finish?: (iq: import('@whiskeysockets/baileys').BinaryNode) => boolean
+}
+
 /** Counters a test or a bench reads. */
 export interface PeerStats {
   /** WebSocket upgrades received (refused or not). */
@@ -160,6 +172,8 @@ export interface PeerCore {
   deviceByJid(jid: string): LinkedDevice | undefined
   /** Connections that registered and show a QR, by ref. */
   qrRefs: Map<string, Channel>
+  /** Pairing-code requests (`companion_hello`) waiting for their phone, by the phone number they name. */
+  codeRequests: Map<string, CodeRequest>
   /** New QR refs for a registering connection. */
   newRefs(): string[]
   /** Bundles (one-time pre-keys handed out once) for a linked device. */

@@ -68,15 +68,14 @@ export async function pairByQr(core: PeerCore, account: Account, qr: string): Pr
   if (!channel || !registration || channel.closed) throw new Error(`no connection shows the QR ref ${content.ref}`)
   if (!sameBytes(registration.noiseKey, content.noiseKey)) throw problem(core, 'the QR noise key is not the key of the connection that shows it')
   if (!sameBytes(registration.identityKey, content.identityKey)) throw problem(core, 'the QR identity key is not the registered one')
-  for (const ref of registration.refs) core.qrRefs.delete(ref)
-  return pair(core, account, channel, registration, content.advSecret)
+  return pairWithSecret(core, account, channel, registration, content.advSecret)
 }
 
-// --- Internal helpers ---
-
-async function pair(core: PeerCore, account: Account, channel: Channel, registration: Registration, advSecret: Buffer): Promise<LinkedDevice> {
+/** Pair the registering `channel` as a new device of `account`, the pair-success HMAC keyed by `advSecret` (from the QR, or derived in a code pairing). */
+export async function pairWithSecret(core: PeerCore, account: Account, channel: Channel, registration: Registration, advSecret: Buffer): Promise<LinkedDevice> {
   const { lib } = core
   const { proto, Curve } = lib
+  for (const ref of registration.refs) core.qrRefs.delete(ref)
   const deviceNumber = account.nextDevice++
   const keyIndex = deviceNumber
   const accountKey = account.signal.creds.signedIdentityKey

@@ -169,6 +169,7 @@ function peerState(lib: Baileys, options: WaPeerOptions): PeerState {
     records: { payloads: [], nodes: [], unknownIqs: [], problems: [] },
     recordLimit: options.recordLimit ?? 10_000,
     qrRefs: new Map(),
+    codeRequests: new Map(),
     accountByUser: user => accounts.get(user),
     deviceByJid(jid) {
       const { user, device } = splitJid(jid)

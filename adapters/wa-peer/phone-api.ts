@@ -2,6 +2,7 @@ import type { proto } from '@whiskeysockets/baileys'
 import { phoneReceipt, phoneSends } from './messaging.ts'
 import type { Account, DeviceReceipt, PeerCore, PhoneSent } from './model.ts'
 import { pairByQr } from './pairing.ts'
+import { enterCode } from './pairing-code.ts'
 import type { PhoneMessage } from './phone.ts'
 
 /** A companion device as a test sees it. */
@@ -71,6 +72,12 @@ export class WaPhone {
    */
   async scan(qr: string): Promise<WaDeviceInfo> {
     const device = await pairByQr(this.core, this.account, qr)
+    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0 }
+  }
+
+  /** Enter a pairing code that a client asked for this number (`requestPairingCode`): links it as a new device of this account. */
+  async enterCode(code: string): Promise<WaDeviceInfo> {
+    const device = await enterCode(this.core, this.account, code)
     return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0 }
   }
 
