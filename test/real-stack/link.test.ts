@@ -15,12 +15,16 @@ interface World {
   restoreRoot: () => void
   transport: BaileysTransport
   events: TransportEvent[]
+  /** What the gateway's logger got at error level. */
+  errors: string[]
 }
 
 link.before.each(async world => {
   world.peer = await startWaPeer()
   world.restoreRoot = world.peer.trustRoot()
   world.events = []
+  world.errors = []
+  const logger = { ...silentLogger, error: (obj: unknown, msg?: string) => void world.errors.push(`${msg} ${JSON.stringify(obj)}`) }
   world.transport = baileysTransport({
     resolveVersion: async () => [2, 3000, 1],
     socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
@@ -28,7 +32,7 @@ link.before.each(async world => {
     linkTimeoutMs: 5_000,
     sendTimeoutMs: 5_000,
   })
-  await world.transport.start({ storage: new RecordingStorage(), logger: silentLogger, emit: async event => void world.events.push(event) })
+  await world.transport.start({ storage: new RecordingStorage(), logger, emit: async event => void world.events.push(event) })
 })
 
 link.after.each(async world => {
@@ -86,6 +90,7 @@ link('an iq the peer does not know is recorded and answered with an error, so th
   await peer.phone('5511999990001').scan(challenge.kind === 'qr' ? challenge.qr : '')
   await waitFor(() => lastState(events) === 'open', 10_000, 'open')
   assert.equal(peer.records.unknownIqs, [], 'every iq of a login and of the init queries is known')
+  assert.equal(world.errors, [], 'a link (whose 515 restart Baileys logs as an error) logs no error')
   const started = Date.now()
   const error = await transport.groupInfo('dev', { id: '120363000000000001@g.us' }).then(
     () => undefined,
