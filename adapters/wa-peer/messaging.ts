@@ -70,7 +70,7 @@ export function phoneMessage(core: PeerCore, from: Account, message: proto.IMess
       const { type, ciphertext } = await from.signal.encrypt(target.lid, message, () => core.deviceBundle(target))
       return {
         tag: 'message',
-        attrs: { id, from: from.jid, sender_lid: from.lidJid, t: core.now(), type: messageType(message), notify: from.pushName },
+        attrs: { id, ...senderAttrs(from), t: core.now(), type: messageType(message), notify: from.pushName },
         content: [{ tag: 'enc', attrs: { v: '2', type }, content: Buffer.from(ciphertext) }],
       }
     },
@@ -84,7 +84,7 @@ export function phoneReceipt(core: PeerCore, account: Account, message: PhoneMes
   for (const device of sender.devices.values()) {
     deliver(core, device, {
       id: message.id,
-      build: async () => ({ tag: 'receipt', attrs: { id: message.id, from: account.jid, t: core.now(), ...(type === 'read' ? { type: 'read' } : {}) } }),
+      build: async () => ({ tag: 'receipt', attrs: { id: message.id, from: account.addressing === 'lid' ? account.lidJid : account.jid, t: core.now(), ...(type === 'read' ? { type: 'read' } : {}) } }),
     })
   }
 }
@@ -169,6 +169,10 @@ function forward(core: PeerCore, device: LinkedDevice | undefined, sender: Linke
       content: [enc],
     }),
   })
+}
+
+function senderAttrs(from: Account): Record<string, string> {
+  return from.addressing === 'lid' ? { from: from.lidJid, sender_pn: from.jid, addressing_mode: 'lid' } : { from: from.jid, sender_lid: from.lidJid }
 }
 
 function messageType(message: proto.IMessage): string {

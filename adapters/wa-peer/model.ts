@@ -73,6 +73,8 @@ export interface Account {
   /** `<lid>@lid` */
   lidJid: string
   pushName: string
+  /** How this phone's messages are addressed: from its phone number (with `sender_lid`), or from its LID (with `sender_pn`, as WhatsApp does more and more). */
+  addressing: 'pn' | 'lid'
   signal: PhoneSignal
   /** Companion devices by device number. */
   devices: Map<number, LinkedDevice>

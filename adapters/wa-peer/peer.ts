@@ -80,8 +80,12 @@ export class WaPeer {
     return () => void (details.PUBLIC_KEY = real)
   }
 
-  /** The phone of `pn` (digits; created on first use, with `lid` or a random LID, and a fresh signal identity). */
-  phone(pn: string, options: { lid?: string; pushName?: string } = {}): WaPhone {
+  /**
+   * The phone of `pn` (digits; created on first use, with `lid` or a random LID, and a fresh signal
+   * identity). `addressing: 'lid'` makes its messages come from its LID (with `sender_pn`), as
+   * WhatsApp addresses more and more 1:1 chats; the default is its phone number (with `sender_lid`).
+   */
+  phone(pn: string, options: { lid?: string; pushName?: string; addressing?: 'pn' | 'lid' } = {}): WaPhone {
     const digits = pn.replace(/\D/g, '')
     const existing = this.state.phones.get(digits)
     if (existing) return existing
@@ -92,6 +96,7 @@ export class WaPeer {
       jid: `${digits}@s.whatsapp.net`,
       lidJid: `${lidUser}@lid`,
       pushName: options.pushName ?? `Phone ${digits.slice(-4)}`,
+      addressing: options.addressing ?? 'pn',
       signal: new PhoneSignal(this.lib),
       devices: new Map(),
       nextDevice: 1,
