@@ -168,6 +168,16 @@ real('a message WhatsApp refuses (error ack 463) becomes a Falha webhook with it
   }
 })
 
+real('a number that is not on WhatsApp answers 404 (usync contact "out"); a Brazilian mobile registered without the ninth digit is found in its other form', async world => {
+  const { t, peer, authkey, device } = world
+  const nobody = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511911112222', message: 'Alô?' })
+  assert.equal([nobody.status, nobody.body.message], [404, 'Destino não encontrado na rede.'])
+  const old = peer.phone('551188887777')
+  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511988887777', message: 'Com o nove' })
+  assert.is(sent.status, 200, sent.text)
+  await waitFor(() => old.inbox.some(m => m.id === sent.body.id), 10_000, 'the old-format number to decrypt it')
+})
+
 real('a restart of the gateway on the same store logs the device in without a scan and delivers what the phone sent while it was down', async world => {
   const { peer, receiver } = world
   await world.t.stop()
