@@ -1,7 +1,7 @@
 /**
  * baileys-qr-memory: memory per device of the Baileys transport on the real Baileys stack (default
- * socket factory, Noise handshake, binary nodes) against a local Noise peer (test/helpers/
- * fake-wa-server.ts), for 200 devices waiting at the QR stage. The transport runs alone in its own
+ * socket factory, Noise handshake, binary nodes) against the local WhatsApp peer (adapters/
+ * wa-peer), for 200 devices waiting at the QR stage. The transport runs alone in its own
  * process (bench/servers/baileys-qr.mjs, the compiled package); the peer runs here. Heap and RSS are
  * read at rest (after full GCs) once one device is linked (baseline: Baileys loaded, every path
  * warm) and again with 200 more; the figure is the difference divided by 200. No target: the
@@ -10,7 +10,7 @@
  * loopback: a real session also holds a TLS connection (some tens of KB more).
  */
 import { spawn } from 'node:child_process'
-import { startFakeWhatsApp } from '../test/helpers/fake-wa-server.ts'
+import { startWaPeer } from '../adapters/wa-peer/index.ts'
 import { root } from './lib/process.ts'
 import { note, report } from './lib/report.ts'
 
@@ -18,7 +18,7 @@ const DEVICES = 200
 const KB = 1024
 const MB = 2 ** 20
 
-const peer = await startFakeWhatsApp({ refs: ['REF-1', 'REF-2'] })
+const peer = await startWaPeer({ qrRefs: ['REF-1', 'REF-2'] })
 try {
   const child = spawn(process.execPath, ['--expose-gc', 'bench/servers/baileys-qr.mjs'], {
     cwd: root,
@@ -32,7 +32,7 @@ try {
   if (code !== 0 || !line) throw new Error(`baileys-qr.mjs exited with ${code}:\n${output}`)
   const { devices, linking, linkSeconds, before, after } = JSON.parse(line.slice(7))
   if (linking !== devices) throw new Error(`only ${linking} of ${devices} devices were at the QR stage`)
-  note(`${devices} devices linked to the QR stage in ${linkSeconds.toFixed(1)} s against the local peer (${peer.payloads.length} registrations, ${peer.upgrades} upgrades)`)
+  note(`${devices} devices linked to the QR stage in ${linkSeconds.toFixed(1)} s against the local peer (${peer.records.payloads.length} registrations, ${peer.stats.upgrades} upgrades)`)
   note(`at rest: heap ${(before.heapUsed / MB).toFixed(1)} -> ${(after.heapUsed / MB).toFixed(1)} MB, RSS ${(before.rss / MB).toFixed(1)} -> ${(after.rss / MB).toFixed(1)} MB, external ${(before.external / MB).toFixed(1)} -> ${(after.external / MB).toFixed(1)} MB`)
   const perDevice = (field: 'heapUsed' | 'rss') => (after[field] - before[field]) / devices / KB
   report({ name: 'baileys-qr-heap-per-device', value: perDevice('heapUsed'), unit: 'KB', baseline: before.heapUsed / MB, baselineUnit: 'MB (heap with one device)' })

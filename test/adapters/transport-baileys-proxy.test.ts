@@ -12,7 +12,7 @@ import { defaultVersionResolver } from '../../adapters/transport-baileys/version
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 import { startProxy } from '../helpers/baileys-proxy.ts'
 import { waitFor } from '../helpers/fake-baileys-socket.ts'
-import { startFakeWhatsApp } from '../helpers/fake-wa-server.ts'
+import { startWaPeer } from '../../adapters/wa-peer/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 
 const proxy = suite('Baileys transport through a proxy (global or per device)')
@@ -56,7 +56,7 @@ async function realStack(url: string, options: Partial<BaileysTransportOptions>)
 }
 
 proxy('the real Baileys stack reaches the QR through an http proxy (a CONNECT tunnel to the WhatsApp endpoint)', async () => {
-  const server = await startFakeWhatsApp()
+  const server = await startWaPeer()
   const restoreRoot = server.trustRoot()
   const tunnel = await startProxy()
   const { transport } = await realStack(server.url, { proxy: tunnel.url })
@@ -64,7 +64,7 @@ proxy('the real Baileys stack reaches the QR through an http proxy (a CONNECT tu
     const challenge = await transport.link('dev', {})
     assert.is(challenge.kind, 'qr')
     assert.equal(tunnel.tunnels, [new URL(server.url).host])
-    assert.is(server.payloads.length, 1, 'the handshake went through the tunnel')
+    assert.is(server.records.payloads.length, 1, 'the handshake went through the tunnel')
   } finally {
     await transport.stop()
     restoreRoot()
@@ -74,7 +74,7 @@ proxy('the real Baileys stack reaches the QR through an http proxy (a CONNECT tu
 })
 
 proxy('a proxy that refuses the tunnel (403): link() answers unreachable at once, naming the HTTP status, instead of hanging', async () => {
-  const server = await startFakeWhatsApp()
+  const server = await startWaPeer()
   const tunnel = await startProxy()
   tunnel.refuse = 403
   // The watch and the link time-out far off: only the refused tunnel can answer within the bound.
@@ -120,7 +120,7 @@ proxy('the default version lookup goes through the proxy; a refused tunnel falls
 })
 
 proxy('checkReachability logs within seconds at start whether WhatsApp can be reached (through the proxy)', async () => {
-  const server = await startFakeWhatsApp()
+  const server = await startWaPeer()
   const tunnel = await startProxy()
   const closed = await startProxy()
   await closed.close() // nothing listens there any more

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import type { TransportEvent } from '../../src/ports/transport.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
-import { startFakeWhatsApp } from '../helpers/fake-wa-server.ts'
+import { startWaPeer } from '../../adapters/wa-peer/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { waitFor } from '../helpers/fake-baileys-socket.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
@@ -11,7 +11,7 @@ import { transportRejection } from '../helpers/transport-errors.ts'
 const stack = suite('Baileys transport over the real Baileys stack and a local Noise peer (no fake socket)')
 
 stack('the default socket factory completes the Noise handshake with a local peer and link() answers its QR', async () => {
-  const server = await startFakeWhatsApp({ refs: ['REF-ONE', 'REF-TWO'] })
+  const server = await startWaPeer({ qrRefs: ['REF-ONE', 'REF-TWO'] })
   const restoreRoot = server.trustRoot()
   const events: TransportEvent[] = []
   const transport = baileysTransport({
@@ -27,10 +27,10 @@ stack('the default socket factory completes the Noise handshake with a local pee
     const parts = challenge.kind === 'qr' ? challenge.qr.split('#')[1].split(',') : []
     assert.ok(challenge.kind === 'qr' && challenge.qr.startsWith('https://wa.me/settings/linked_devices#REF-ONE,'), JSON.stringify(challenge))
     assert.is(parts.length, 5)
-    assert.is(server.payloads.length, 1)
-    assert.ok(server.payloads[0].devicePairingData, 'a registration payload for fresh credentials')
-    assert.equal(server.payloads[0].userAgent?.appVersion && [server.payloads[0].userAgent.appVersion.primary, server.payloads[0].userAgent.appVersion.secondary], [2, 3000])
-    await waitFor(() => server.nodes.some(n => n.tag === 'iq' && n.attrs.id === 'pair-1' && n.attrs.type === 'result'), 'the pair-device ack')
+    assert.is(server.records.payloads.length, 1)
+    assert.ok(server.records.payloads[0].devicePairingData, 'a registration payload for fresh credentials')
+    assert.equal(server.records.payloads[0].userAgent?.appVersion && [server.records.payloads[0].userAgent.appVersion.primary, server.records.payloads[0].userAgent.appVersion.secondary], [2, 3000])
+    await waitFor(() => server.records.nodes.some(n => n.tag === 'iq' && n.attrs.id.startsWith('pair-') && n.attrs.type === 'result'), 'the pair-device ack')
     await waitFor(() => events.some(e => e.type === 'qr'), 'the refreshed QR (second ref)', 3_000)
     const refresh = events.find(e => e.type === 'qr')
     assert.ok(refresh?.type === 'qr' && refresh.qr.includes('#REF-TWO,'))
@@ -59,7 +59,8 @@ async function realTransport(url: string, options: Partial<BaileysTransportOptio
 }
 
 stack('a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stays connecting forever without the watch; link() answers unreachable at once', async () => {
-  const server = await startFakeWhatsApp({ refuseUpgrade: 503 })
+  const server = await startWaPeer()
+  server.refuseUpgrades(503)
   // The watch and the link time-out far off: only the refused upgrade can answer within the bound.
   const { transport, events } = await realTransport(server.url, { openTimeoutMs: 30_000, linkTimeoutMs: 30_000 })
   try {
@@ -68,7 +69,7 @@ stack('a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stay
     assert.is(error.code, 'unreachable')
     assert.match(error.message, /refused the connection: HTTP 503 at the WebSocket upgrade/)
     assert.ok(Date.now() - started < 15_000, `answered in ${Date.now() - started} ms, well before the 30 s watch or link timeout`)
-    assert.is(server.upgrades, 1)
+    assert.is(server.stats.upgrades, 1)
     const status = events.filter(e => e.type === 'status').at(-1)
     assert.ok(status?.type === 'status' && status.status.state === 'closed' && /HTTP 503/.test(status.status.reason ?? ''), JSON.stringify(status))
   } finally {
@@ -78,7 +79,7 @@ stack('a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stay
 })
 
 stack('nothing listening (ECONNREFUSED, which Baileys codes 408 like an expired QR): link() answers unreachable, not "QR expired"', async () => {
-  const server = await startFakeWhatsApp()
+  const server = await startWaPeer()
   const url = server.url
   await server.close() // the port is now closed
   const { transport } = await realTransport(url)

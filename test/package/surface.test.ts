@@ -72,6 +72,10 @@ const SURFACE: Record<string, Surface> = {
       'PhoneProfile', 'SimulatorRoutesOptions', 'SimulatorServer', 'SimulatorServerOptions', 'StoredSession', 'Traffic',
     ],
   },
+  'zapgate/adapters/wa-peer': {
+    runtime: ['WaPeer', 'WaPhone', 'startWaPeer'],
+    types: ['DeviceReceipt', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault', 'WaPeerOptions'],
+  },
   'zapgate/adapters/webhook-http': {
     runtime: ['httpWebhookSender'],
     types: ['HttpWebhookOptions'],

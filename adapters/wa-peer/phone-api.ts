@@ -1,0 +1,149 @@
+import type { proto } from '@whiskeysockets/baileys'
+import { announceDevice, phoneReceipt, phoneSends } from './messaging.ts'
+import type { Account, DeviceReceipt, PeerCore, PhoneSent } from './model.ts'
+import { pairByQr } from './pairing.ts'
+import { enterCode } from './pairing-code.ts'
+import type { PhoneMessage } from './phone.ts'
+
+/** A companion device as a test sees it. */
+export interface WaDeviceInfo {
+  /** `<pn>:<device>@s.whatsapp.net` */
+  jid: string
+  /** `<lid>:<device>@lid` */
+  lid: string
+  /** Logged in on an open connection. */
+  connected: boolean
+  /** Logins so far. */
+  logins: number
+  /** One-time pre-keys the device uploaded that are still unused. */
+  preKeys: number
+}
+
+/**
+ * The phone of an account (device 0): it scans QR codes, reads what devices send it (decrypted with
+ * its own signal identity), sends messages (encrypted for each linked device of the recipient),
+ * sends read receipts, and unlinks devices.
+ */
+export class WaPhone {
+  /** @internal */
+  constructor(
+    private readonly core: PeerCore,
+    private readonly account: Account,
+  ) {}
+
+  /** The phone number (digits). */
+  get pn(): string {
+    return this.account.pn
+  }
+
+  /** `<pn>@s.whatsapp.net` */
+  get jid(): string {
+    return this.account.jid
+  }
+
+  /** `<lid>@lid` */
+  get lid(): string {
+    return this.account.lidJid
+  }
+
+  /** What the phone decrypted from devices, in order (the content as decoded protos). */
+  get inbox(): readonly PhoneMessage[] {
+    return this.account.inbox
+  }
+
+  /** Delivery and read receipts devices sent for this phone's messages, in order. */
+  get receipts(): readonly DeviceReceipt[] {
+    return this.account.receipts
+  }
+
+  /** Messages this phone sent. */
+  get sent(): readonly PhoneSent[] {
+    return this.account.sent
+  }
+
+  /** The devices linked to this account. */
+  devices(): WaDeviceInfo[] {
+    return [...this.account.devices.values()].map(d => ({ jid: d.jid, lid: d.lid, connected: !!d.channel && !d.channel.closed, logins: d.logins, preKeys: d.preKeys.size }))
+  }
+
+  /**
+   * Scan a QR (Baileys' string, or the `https://wa.me/settings/linked_devices#...` form): pairs the
+   * connection showing it as a new device of this account, then restarts its stream (515).
+   */
+  async scan(qr: string): Promise<WaDeviceInfo> {
+    const device = await pairByQr(this.core, this.account, qr)
+    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0 }
+  }
+
+  /** Enter a pairing code that a client asked for this number (`requestPairingCode`): links it as a new device of this account. */
+  async enterCode(code: string): Promise<WaDeviceInfo> {
+    const device = await enterCode(this.core, this.account, code)
+    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0 }
+  }
+
+  /** Send any message content to the account `to` (a phone of this peer); returns what was sent (with its id). */
+  send(to: WaPhone | string, message: proto.IMessage): PhoneSent {
+    return phoneSends(this.core, this.account, this.target(to), message)
+  }
+
+  /** Send a text. */
+  sendText(to: WaPhone | string, text: string): PhoneSent {
+    return this.send(to, { conversation: text })
+  }
+
+  /** React to a message (`fromMe`: the message was sent by `to`'s side, i.e. the gateway; default true). */
+  react(to: WaPhone | string, messageId: string, emoji: string, fromMe = true): PhoneSent {
+    const target = this.target(to)
+    return this.send(to, { reactionMessage: { key: { remoteJid: target.jid, fromMe: !fromMe, id: messageId }, text: emoji, senderTimestampMs: Date.now() } })
+  }
+
+  /** Send a location. */
+  sendLocation(to: WaPhone | string, latitude: number, longitude: number, name?: string): PhoneSent {
+    return this.send(to, { locationMessage: { degreesLatitude: latitude, degreesLongitude: longitude, ...(name ? { name } : {}) } })
+  }
+
+  /** Send a contact card. */
+  sendContact(to: WaPhone | string, displayName: string, phone: string): PhoneSent {
+    const vcard = `BEGIN:VCARD\nVERSION:3.0\nFN:${displayName}\nTEL;type=CELL;waid=${phone}:+${phone}\nEND:VCARD`
+    return this.send(to, { contactMessage: { displayName, vcard } })
+  }
+
+  /** Tap a button of message `messageId` (a buttons message `to`'s side sent). */
+  tapButton(to: WaPhone | string, messageId: string, buttonId: string, text: string): PhoneSent {
+    const { proto } = this.core.lib
+    return this.send(to, {
+      buttonsResponseMessage: { selectedButtonId: buttonId, selectedDisplayText: text, type: proto.Message.ButtonsResponseMessage.Type.DISPLAY_TEXT, contextInfo: { stanzaId: messageId } },
+    })
+  }
+
+  /** Delete for everyone a message this phone sent to `to`. */
+  revoke(to: WaPhone | string, messageId: string): PhoneSent {
+    const target = this.target(to)
+    const { proto } = this.core.lib
+    return this.send(to, { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: target.jid, fromMe: true, id: messageId } } })
+  }
+
+  /** Mark a message of the inbox as read (a read receipt to the devices of its sender). */
+  read(messageId: string): void {
+    const message = this.account.inbox.find(m => m.id === messageId)
+    if (!message) throw new Error(`${this.pn} has no message ${messageId}`)
+    phoneReceipt(this.core, this.account, message, 'read')
+  }
+
+  /** Unlink one device (by JID) or every device of the account: each connected one gets stream error 401 and its next login fails. */
+  unlink(deviceJid?: string): void {
+    for (const device of [...this.account.devices.values()]) {
+      if (deviceJid && device.jid !== deviceJid && device.lid !== deviceJid) continue
+      this.account.devices.delete(device.device)
+      announceDevice(this.core, device, 'remove')
+      device.channel?.streamError({ code: '401', child: { tag: 'conflict', attrs: { type: 'device_removed' } } })
+    }
+  }
+
+  private target(to: WaPhone | string): Account {
+    const user = typeof to === 'string' ? to.replace(/\D/g, '') : to.pn
+    const account = this.core.accountByUser(user)
+    if (!account) throw new Error(`${user} is not a phone of this peer`)
+    return account
+  }
+}

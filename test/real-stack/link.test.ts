@@ -1,0 +1,121 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import type { SessionState, TransportEvent } from '../../src/ports/transport.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { baileysTransport, type BaileysTransport } from '../../adapters/transport-baileys/index.ts'
+import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
+import { waitFor } from '../helpers/gateway.ts'
+
+/** Linking on the real Baileys stack: by pairing code, what the peer refuses, and iqs it does not know. */
+const link = suite<World>('linking through the WhatsApp peer on the real Baileys stack')
+
+interface World {
+  peer: WaPeer
+  restoreRoot: () => void
+  transport: BaileysTransport
+  events: TransportEvent[]
+  /** What the gateway's logger got at error level. */
+  errors: string[]
+}
+
+link.before.each(async world => {
+  world.peer = await startWaPeer()
+  world.restoreRoot = world.peer.trustRoot()
+  world.events = []
+  world.errors = []
+  const logger = { ...silentLogger, error: (obj: unknown, msg?: string) => void world.errors.push(`${msg} ${JSON.stringify(obj)}`) }
+  world.transport = baileysTransport({
+    resolveVersion: async () => [2, 3000, 1],
+    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
+    reconnect: { initialDelayMs: 50, jitter: 0 },
+    linkTimeoutMs: 5_000,
+    sendTimeoutMs: 5_000,
+  })
+  await world.transport.start({ storage: new RecordingStorage(), logger, emit: async event => void world.events.push(event) })
+})
+
+link.after.each(async world => {
+  await world.transport.stop()
+  await world.peer.close()
+  world.restoreRoot()
+})
+
+link('by pairing code: the phone enters the code, derives the ADV secret as the client does, pairs the device, and it logs in', async world => {
+  const { peer, transport, events } = world
+  const challenge = await transport.link('dev', { phone: '5511999990001', code: 'ABCD2345' })
+  assert.equal(challenge, { kind: 'code', code: 'ABCD2345' })
+  const device = await peer.phone('5511999990001').enterCode('ABCD2345')
+  assert.is(device.jid, '5511999990001:1@s.whatsapp.net')
+  await waitFor(() => lastState(events) === 'open', 10_000, 'open')
+  assert.equal([peer.stats.pairings, peer.stats.logins], [1, 1])
+  assert.equal(peer.records.problems, [])
+})
+
+link('a wrong pairing code: the key bundle does not decrypt, nothing is linked', async world => {
+  const { peer, transport } = world
+  await transport.link('dev', { phone: '5511999990001', code: 'ABCD2345' })
+  const error = await peer
+    .phone('5511999990001')
+    .enterCode('WXYZ6789')
+    .then(
+      () => undefined,
+      (err: Error) => err,
+    )
+  assert.match(error?.message ?? '', /wrong pairing code/)
+  assert.equal(peer.phone('5511999990001').devices(), [])
+  assert.is(peer.stats.pairings, 0)
+})
+
+link('a QR whose keys are not those of the connection showing it is refused', async world => {
+  const { peer, transport } = world
+  const challenge = await transport.link('dev', {})
+  const qr = challenge.kind === 'qr' ? challenge.qr : ''
+  const parts = qr.split(',')
+  parts[1] = Buffer.alloc(32, 7).toString('base64') // another Noise key
+  const error = await peer
+    .phone('5511999990001')
+    .scan(parts.join(','))
+    .then(
+      () => undefined,
+      (err: Error) => err,
+    )
+  assert.match(error?.message ?? '', /noise key/)
+  assert.is(peer.stats.pairings, 0)
+})
+
+link('an iq the peer does not know is recorded and answered with an error, so the call fails at once', async world => {
+  const { peer, transport, events } = world
+  const challenge = await transport.link('dev', {})
+  await peer.phone('5511999990001').scan(challenge.kind === 'qr' ? challenge.qr : '')
+  await waitFor(() => lastState(events) === 'open', 10_000, 'open')
+  assert.equal(peer.records.unknownIqs, [], 'every iq of a login and of the init queries is known')
+  assert.equal(world.errors, [], 'a link (whose 515 restart Baileys logs as an error) logs no error')
+  const started = Date.now()
+  const error = await transport.groupInfo('dev', { id: '120363000000000001@g.us' }).then(
+    () => undefined,
+    (err: Error) => err,
+  )
+  assert.ok(error, 'the call failed')
+  assert.ok(Date.now() - started < 4_000, 'well before the 5 s send timeout')
+  assert.is(peer.records.unknownIqs.at(-1)?.attrs.xmlns, 'w:g2')
+})
+
+link('logout from the gateway removes the device from the linked devices of the phone (remove-companion-device)', async world => {
+  const { peer, transport, events } = world
+  const challenge = await transport.link('dev', {})
+  await peer.phone('5511999990001').scan(challenge.kind === 'qr' ? challenge.qr : '')
+  await waitFor(() => lastState(events) === 'open', 10_000, 'open')
+  await transport.logout('dev')
+  await waitFor(() => peer.phone('5511999990001').devices().length === 0, 5_000, 'the device to be removed')
+  assert.equal(peer.records.unknownIqs, [])
+})
+
+link.run()
+
+// --- Internal helpers ---
+
+function lastState(events: TransportEvent[]): SessionState | undefined {
+  const last = events.filter(e => e.type === 'status').at(-1)
+  return last?.type === 'status' ? last.status.state : undefined
+}
