@@ -73,6 +73,9 @@ test('the holder hint is on the answers of the device\'s owner only: never on a 
       const otherStatus = await post(`${member.url}/api/developer`, { authkey: stranger, message: 'loja', checkDispositivo: 'true' })
       assert.equal([otherStatus.status, otherStatus.headers.get(HOLDER)], [404, null])
     }
+    // A not-found of the owner's own request, after the device was found (an unknown group), names no holder either.
+    const noGroup = await post(`${holder.url}/api/groups`, { authkey: owner, appkey: 'loja', message: 'false', infoConvite: '120363000000000000@g.us' })
+    assert.equal([noGroup.status, noGroup.headers.get(HOLDER)], [404, null], noGroup.text)
     // A client of the stranger learns nothing to route by.
     const client = createClient({ baseUrl: entry.url, authkey: stranger })
     const refused = await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'oi' })
