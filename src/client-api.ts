@@ -62,8 +62,7 @@ export type ClientRequest<N extends OperationName> = Omit<OperationRequest<N>, '
 
 /** What `call` resolves with: the HTTP status, the answer body (the operation's answer when `status` is 200) and the instance that answered. */
 export type ClientAnswer<N extends OperationName> =
-  | { ok: true; httpStatus: number; body: OperationAnswer<N>; url: string }
-  | { ok: false; httpStatus: number; body: ErrorAnswerBody; url: string }
+  { ok: true; httpStatus: number; body: OperationAnswer<N>; url: string } | { ok: false; httpStatus: number; body: ErrorAnswerBody; url: string }
 
 /** A typed client of the gateway (see createClient). */
 export interface GatewayClient {
@@ -84,7 +83,8 @@ export function createClient(options: ClientOptions): GatewayClient {
   const send = options.fetch ?? fetch
   /** The holder's URL by caller key and device reference. */
   const holders = new Map<string, string>()
-  const keyOf = (authkey: unknown, device: unknown) => (typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined)
+  const keyOf = (authkey: unknown, device: unknown) =>
+    typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
 
   const post = (url: string, path: string, body: string) => send(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
 

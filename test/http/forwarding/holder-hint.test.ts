@@ -22,7 +22,9 @@ async function clusterWithDevice() {
   const added = await post(`${a!.url}/api/v2/qrcode`, { authkey: owner, setAppkey: 'loja' })
   assert.is(added.status, 200, added.text)
   await network.scan({ deviceId: added.body.id }, '5511944443333')
-  await waitFor(async () => (await post(`${a!.url}/api/developer`, { authkey: owner, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+  await waitFor(
+    async () => (await post(`${a!.url}/api/developer`, { authkey: owner, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+  )
   const holder = members.find(m => m.holds(added.body.id))!
   const entry = members.find(m => m !== holder)!
   assert.ok(holder && entry, 'one instance holds the device, another is the entry point')
@@ -31,7 +33,7 @@ async function clusterWithDevice() {
   return { network, members, owner, stranger, holder, entry, forwards }
 }
 
-test('the client sends a device\'s first request through its base URL (one forward) and the next straight to the holder the answer named (no forward)', async () => {
+test("the client sends a device's first request through its base URL (one forward) and the next straight to the holder the answer named (no forward)", async () => {
   const { network, members, owner, holder, entry, forwards } = await clusterWithDevice()
   try {
     const client = createClient({ baseUrl: entry.url, authkey: owner })
@@ -56,7 +58,7 @@ test('the client sends a device\'s first request through its base URL (one forwa
   }
 })
 
-test('the holder hint is on the answers of the device\'s owner only: never on a 401 or a 404, wherever the request lands', async () => {
+test("the holder hint is on the answers of the device's owner only: never on a 401 or a 404, wherever the request lands", async () => {
   const { members, owner, stranger, holder, entry } = await clusterWithDevice()
   try {
     for (const member of [entry, holder]) {
@@ -112,7 +114,7 @@ test('when the remembered holder stops, the client goes back to its base URL and
     assert.ok(failures.length <= 1, `at most one failed call: ${failures}`)
     assert.is(last!.url, entry.url, 'the send that succeeded went to the base URL')
     const mover = running.find(m => m.url === client.urlFor('loja'))
-    assert.ok(mover && mover !== holder, 'the answer named the device\'s new holder')
+    assert.ok(mover && mover !== holder, "the answer named the device's new holder")
     assert.equal(texts(network), ['um', 'depois'])
   } finally {
     for (const member of running) await member.stop().catch(() => {})
@@ -122,7 +124,14 @@ test('when the remembered holder stops, the client goes back to its base URL and
 test('a gateway outside cluster mode sends no holder hint, and its client keeps using the base URL', async () => {
   const t = await startGateway()
   try {
-    const registered = await t.post('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 's3nha-forte', telefone: '+5511999990000', plano: '1' })
+    const registered = await t.post('/api/auth', {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 's3nha-forte',
+      telefone: '+5511999990000',
+      plano: '1',
+    })
     const authkey = registered.body.data.authkey as string
     const added = await t.post('/api/developer', { authkey, message: 'loja', conecteQR: 'true' })
     assert.is(added.status, 200, added.text)
