@@ -75,8 +75,9 @@ export interface GatewayClient {
 /**
  * Make a client of the gateway at `baseUrl`. Each device's requests go to the instance the last
  * answer named as its holder; a request never goes out twice, except once to the base URL when the
- * remembered holder refused the connection (nothing was sent). A network error or a 503 from a
- * remembered holder makes the client forget it, so the next request goes to the base URL again.
+ * remembered holder refused the connection (nothing was sent). A network error, an answer that is
+ * not JSON, or a 503, 401 or 404 makes the client forget the device's holder, so its next request
+ * goes to the base URL again (which forwards, and names the new holder).
  */
 export function createClient(options: ClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
