@@ -2,7 +2,8 @@
  * zapgate: an embeddable WhatsApp chatbot messaging gateway for Koa. This entry is what a host app
  * uses: createGateway and its options, the ports it may fill with its own adapters, the errors by
  * code and the webhook check for its receiver. Adapter authors: `zapgate/adapter-kit`; contract
- * suites: `zapgate/testing`; request and answer types of the HTTP API: `zapgate/client`.
+ * suites: `zapgate/testing`; request and answer types of the HTTP API, and a typed client that
+ * follows a cluster's holder hint: `zapgate/client`.
  */
 export { createGateway, type Gateway, type DeviceSummary } from './gateway.ts'
 export { accountAdmin, type AccountAdmin, type AccountSummary } from './account-admin.ts'

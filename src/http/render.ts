@@ -2,6 +2,7 @@ import type { Context, Next } from 'koa'
 import type { Logger } from '../logger.ts'
 import { answerCodeOf, errorAnswer, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
 import { requestState } from './request-state.ts'
+import { HOLDER_HEADER } from '../client-api.ts'
 
 /** How HTTP status codes relate to the body's `status`. */
 export type HttpStatusMode = 'mirror' | 'always200'
@@ -59,5 +60,7 @@ export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, 
   if (answer.status >= 500) logger.error({ err, code, path: ctx.path }, answer.message)
   else logger.debug({ err, code, path: ctx.path }, answer.message)
   if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
+  // Whether a device exists (and where) is never told with a refusal or a not-found.
+  if (answer.status === 401 || answer.status === 404) ctx.remove(HOLDER_HEADER)
   sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra, ...own?.errorExtra })
 }

@@ -33,11 +33,11 @@ const SURFACE: Record<string, Surface> = {
     types: ['ContractOptions', 'IncomingSpec', 'ReceiptRecord', 'SentRecord', 'StorageContractOptions', 'TransportHarness'],
   },
   'zapgate/client': {
-    runtime: [],
+    runtime: ['HOLDER_HEADER', 'OPERATION_ROUTES', 'createClient'],
     types: [
-      'AddDeviceAnswer', 'AddDeviceRequest', 'CreateAgentAnswer', 'CreateAgentRequest', 'CreateGroupAnswer', 'CreateGroupRequest', 'DeleteDeviceAnswer',
+      'AddDeviceAnswer', 'AddDeviceRequest', 'ClientAnswer', 'ClientOptions', 'ClientRequest', 'CreateAgentAnswer', 'CreateAgentRequest', 'CreateGroupAnswer', 'CreateGroupRequest', 'DeleteDeviceAnswer',
       'DeleteDeviceRequest', 'DeleteFlowConversationsAnswer', 'DeleteFlowConversationsRequest', 'DeleteMessageAnswer', 'DeleteMessageRequest',
-      'DeleteShareLinkAnswer', 'DeleteShareLinkRequest', 'DeviceStatusAnswer', 'DeviceStatusRequest', 'ErrorAnswerBody', 'GenerateQrCodeAnswer',
+      'DeleteShareLinkAnswer', 'DeleteShareLinkRequest', 'DeviceStatusAnswer', 'DeviceStatusRequest', 'ErrorAnswerBody', 'GatewayClient', 'GenerateQrCodeAnswer',
       'GenerateQrCodeRequest', 'GroupInfoAnswer', 'GroupInfoRequest', 'JoinGroupAnswer', 'JoinGroupRequest', 'ListSchedulesAnswer',
       'ListSchedulesRequest', 'MarkMessageReadAnswer', 'MarkMessageReadRequest', 'OperationAnswer', 'OperationName', 'OperationRequest',
       'ReactToMessageAnswer', 'ReactToMessageRequest', 'RegisterUserAnswer', 'RegisterUserRequest', 'SendButtonsAnswer', 'SendButtonsRequest',

@@ -6,6 +6,7 @@ import type { UploadedFile } from '../../operations/operation.ts'
 import type { IncomingHttpHeaders } from 'node:http'
 import { ForwardHeaders, signForward } from './signature.ts'
 import { AnswerTooLargeError, postOnce } from './client.ts'
+import { HOLDER_HEADER } from '../../client-api.ts'
 
 /**
  * Forwarding an operation to the instance that holds its device's session (cluster mode): the
@@ -56,7 +57,7 @@ export interface ForwardRequest {
 /** The holder's answer: its HTTP status, the headers worth relaying, its parsed JSON body. */
 export interface ForwardAnswer {
   status: number
-  /** `retry-after` and `content-type`, when the holder sent them (lower-case names). */
+  /** `retry-after`, `content-type` and the holder hint (HOLDER_HEADER), when the holder sent them (lower-case names). */
   headers: Record<string, string>
   body: unknown
 }
@@ -117,7 +118,7 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
   return out
 }
 
-/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, body). */
+/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, holder hint, body). */
 export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
   ctx.status = answer.status
   for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
@@ -175,7 +176,7 @@ function connectionFailure(cause: unknown): ForwardFailure {
 
 function relayedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
   const relayed: Record<string, string> = {}
-  for (const name of ['retry-after', 'content-type'] as const) {
+  for (const name of ['retry-after', 'content-type', HOLDER_HEADER] as const) {
     const value = headers[name]
     if (typeof value === 'string') relayed[name] = value
   }

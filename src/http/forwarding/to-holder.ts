@@ -6,12 +6,15 @@ import type { Instances } from '../../domain/instances.ts'
 import type { Device } from '../../domain/devices.ts'
 import type { OperationServices } from '../../operations/operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
+import { HOLDER_HEADER } from '../../client-api.ts'
 import { forwardOperation, relayAnswer } from './send.ts'
 
 /** What an instance of a cluster needs to hand a request to another one. */
 export interface ClusterRouting {
   /** The cluster secret (signs and checks forwarded requests). */
   secret: string
+  /** This instance's advertised URL (the holder hint of the devices it holds). */
+  advertiseUrl: string
   instances: Instances
   events: GatewayEvents
 }
@@ -35,6 +38,8 @@ interface HolderRoutingDeps {
  */
 export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
   const { routing, cluster } = deps
+  /** The request is worked here: tell the caller (cluster mode) that this instance holds its device. */
+  const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
   /** Hand the request to `instanceId` (see forwardToHolder). */
   const forward = (ctx: Context, state: RequestState, instanceId: string) =>
     forwardToHolder(ctx, cluster, instanceId, { path, state, baseUrl: deps.baseUrlOf(ctx, state) })
@@ -45,6 +50,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       if (holder !== undefined) return forward(ctx, state, holder)
     }
     if (state.session === 'connected') state.status = await routing.connected(device)
+    held(ctx)
     return next()
   }
   /** A link: the device is found or made on the instance that will hold it. */
@@ -57,6 +63,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     if (typeof linked === 'string') return forward(ctx, state, linked)
     state.device = linked.device
     state.ensured = { created: linked.created, appkey: linked.appkey }
+    held(ctx)
     return next()
   }
   return function gatewayHolder(ctx: Context, next: Next) {
@@ -65,7 +72,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     if (session === undefined) return next()
     if (session === 'link') return onLinker(ctx, next, state)
     // The common case: the device's session is here and nothing more is needed.
-    if (session === 'device' && routing.holdsHere(device!)) return next()
+    if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
     return onHolder(ctx, next, state, device!)
   }
 }

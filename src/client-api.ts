@@ -1,0 +1,145 @@
+import type { ErrorAnswerBody, OperationAnswer, OperationName, OperationRequest } from './client-types.ts'
+
+/**
+ * A small typed client of the HTTP API (zapgate/client). Self-contained on purpose: it imports
+ * types only and calls the global `fetch`, so a host that imports `zapgate/client` loads this file
+ * and nothing of the gateway (no Koa, no superstruct, no operation table).
+ *
+ * It follows the holder hint of a cluster (the `X-Zapgate-Holder` answer header, docs/scaling.md):
+ * the advertised URL of the instance holding a device is remembered per caller key and device
+ * reference, and that device's next requests go there, so they need no forward between instances.
+ */
+
+/**
+ * The answer header that tells an authenticated caller where its device is held (cluster mode):
+ * the holder's advertised URL, set by the gateway once the caller's account and device are found
+ * and the request is worked on that instance (or relayed from the holder, which set it). Never on
+ * a 401 or 404 answer, nor by a gateway outside cluster mode. The gateway's router sets it
+ * (src/http/forwarding/to-holder.ts); this client follows it.
+ */
+export const HOLDER_HEADER = 'x-zapgate-holder'
+
+/** Where each operation is posted, and the body field naming its device (none: the operation has no device to route by). */
+export const OPERATION_ROUTES = {
+  registerUser: { path: '/api/auth' },
+  createAgent: { path: '/api/v2/ia', device: 'device' },
+  generateQrCode: { path: '/api/v2/qrcode', device: 'setAppkey' },
+  addDevice: { path: '/api/developer', device: 'message' },
+  deviceStatus: { path: '/api/developer', device: 'message' },
+  deleteDevice: { path: '/api/developer', device: 'message' },
+  deleteShareLink: { path: '/api/developer', device: 'appkey' },
+  deleteFlowConversations: { path: '/api/settings', device: 'appkey' },
+  switchWebhook: { path: '/api/settings', device: 'appkey' },
+  listSchedules: { path: '/api/create-message', device: 'appkey' },
+  verifyOtp: { path: '/api/create-message', device: 'appkey' },
+  sendOtp: { path: '/api/create-message', device: 'appkey' },
+  markMessageRead: { path: '/api/create-message', device: 'appkey' },
+  deleteMessage: { path: '/api/create-message', device: 'appkey' },
+  reactToMessage: { path: '/api/create-message', device: 'appkey' },
+  sendCarousel: { path: '/api/create-message', device: 'appkey' },
+  sendButtons: { path: '/api/create-message', device: 'appkey' },
+  sendMedia: { path: '/api/create-message', device: 'appkey' },
+  sendContact: { path: '/api/create-message', device: 'appkey' },
+  sendLocation: { path: '/api/create-message', device: 'appkey' },
+  sendText: { path: '/api/create-message', device: 'appkey' },
+  groupInfo: { path: '/api/groups', device: 'appkey' },
+  createGroup: { path: '/api/groups', device: 'appkey' },
+  joinGroup: { path: '/api/groups', device: 'appkey' },
+} as const satisfies Record<OperationName, { path: string; device?: string }>
+
+/** What createClient needs. */
+export interface ClientOptions {
+  /** The gateway's URL (its mount point: `https://api.example.com`), where every request goes first. */
+  baseUrl: string
+  /** The caller's key, added to every body that has none. */
+  authkey?: string
+  /** Default: the global `fetch`. */
+  fetch?: typeof fetch
+}
+
+/** A request's body as `call` takes it: the operation's request, `authkey` optional when the client has one. */
+export type ClientRequest<N extends OperationName> = Omit<OperationRequest<N>, 'authkey'> & { authkey?: string }
+
+/** What `call` resolves with: the HTTP status, the answer body (the operation's answer when `status` is 200) and the instance that answered. */
+export type ClientAnswer<N extends OperationName> =
+  { ok: true; httpStatus: number; body: OperationAnswer<N>; url: string } | { ok: false; httpStatus: number; body: ErrorAnswerBody; url: string }
+
+/** A typed client of the gateway (see createClient). */
+export interface GatewayClient {
+  /** Post operation `name` with `body`; never throws for an answer, only when no answer came. */
+  call<N extends OperationName>(name: N, body: ClientRequest<N>): Promise<ClientAnswer<N>>
+  /** Where the next request for `device` (its appkey or name, as the body names it) would go. */
+  urlFor(device: string, authkey?: string): string
+}
+
+/**
+ * Make a client of the gateway at `baseUrl`. Each device's requests go to the instance the last
+ * answer named as its holder; a request never goes out twice, except once to the base URL when the
+ * remembered holder refused the connection (nothing was sent). A network error, an answer that is
+ * not JSON, or a 503, 401 or 404 makes the client forget the device's holder, so its next request
+ * goes to the base URL again (which forwards, and names the new holder).
+ */
+export function createClient(options: ClientOptions): GatewayClient {
+  const baseUrl = options.baseUrl.replace(/\/+$/, '')
+  const send = options.fetch ?? fetch
+  /** The holder's URL by caller key and device reference. */
+  const holders = new Map<string, string>()
+  const keyOf = (authkey: unknown, device: unknown) =>
+    typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
+
+  const post = (url: string, path: string, body: string) => send(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+
+  return {
+    urlFor(device, authkey = options.authkey) {
+      return holders.get(keyOf(authkey, device) ?? '') ?? baseUrl
+    },
+    async call(name, request) {
+      const route: { path: string; device?: string } = OPERATION_ROUTES[name]
+      const fields = { ...(options.authkey !== undefined ? { authkey: options.authkey } : {}), ...request } as Record<string, unknown>
+      const key = route.device ? keyOf(fields.authkey, fields[route.device]) : undefined
+      const remembered = key ? holders.get(key) : undefined
+      const body = JSON.stringify(fields)
+      let url = remembered ?? baseUrl
+      let response: Response
+      try {
+        response = await post(url, route.path, body)
+      } catch (err) {
+        if (!remembered) throw err
+        holders.delete(key!)
+        if (!refused(err)) throw err
+        url = baseUrl
+        response = await post(url, route.path, body)
+      }
+      let answer: { status?: number }
+      try {
+        answer = (await response.json()) as { status?: number }
+      } catch (err) {
+        if (key) holders.delete(key)
+        throw err
+      }
+      if (key) learn(holders, key, response.headers.get(HOLDER_HEADER), answer.status, baseUrl)
+      const ok = answer.status === 200
+      return { ok, httpStatus: response.status, body: answer, url } as ClientAnswer<typeof name>
+    },
+  }
+}
+
+// --- Internal helpers ---
+
+/**
+ * Remember the holder the answer names; forget the device's holder on a 503 (the instance is
+ * leaving, full or cut off from the holder) and on a refusal or not-found (which name none). A hint
+ * that is not an http(s) URL, or plain http while the base URL is https, is ignored (the caller's
+ * key never leaves TLS because of a hint).
+ */
+function learn(holders: Map<string, string>, key: string, hint: string | null, status: number | undefined, baseUrl: string): void {
+  const usable = hint !== null && (baseUrl.startsWith('https:') ? hint.startsWith('https://') : /^https?:\/\//.test(hint))
+  if (usable && status !== 503) holders.set(key, hint.replace(/\/+$/, ''))
+  else if (status === 503 || status === 401 || status === 404) holders.delete(key)
+}
+
+/** Whether the connection was refused: the request never left, so it may go elsewhere. */
+function refused(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string } })?.cause
+  return cause?.code === 'ECONNREFUSED'
+}
