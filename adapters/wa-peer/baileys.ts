@@ -27,6 +27,11 @@ export function bytes(node: BinaryNode | undefined): Buffer | undefined {
   return undefined
 }
 
+/** A result iq answering `iq`, with `content` when given. */
+export function iqResult(iq: BinaryNode, content?: BinaryNode[]): BinaryNode {
+  return { tag: 'iq', attrs: { from: 's.whatsapp.net', type: 'result', id: iq.attrs.id }, ...(content ? { content } : {}) }
+}
+
 /** A silent logger in the shape Baileys' signal code expects. */
 export const quietLogger = {
   level: 'silent',

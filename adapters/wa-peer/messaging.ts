@@ -18,6 +18,7 @@ export async function messageFromDevice(core: PeerCore, channel: Channel, node: 
   const sender = channel.device
   const { id, to } = node.attrs
   if (!sender || !id || !to) return void core.records.problems.push(`a message without sender, id or recipient: ${JSON.stringify(node.attrs)}`)
+  if (core.failMessages) return channel.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: core.now(), error: String(core.failMessages) } })
   channel.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: core.now() } })
   for (const target of children(child(node, 'participants')).filter(c => c.tag === 'to')) {
     const enc = child(target, 'enc')

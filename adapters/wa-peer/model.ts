@@ -180,6 +180,8 @@ export interface PeerCore {
   newRefs(): string[]
   /** Bundles (one-time pre-keys handed out once) for a linked device. */
   deviceBundle(device: LinkedDevice): KeyBundle
+  /** While set, messages from devices are acked with this error code and not delivered. */
+  failMessages?: number
   /** Timestamps (seconds) as the server writes them. */
   now(): string
 }

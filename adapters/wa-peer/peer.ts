@@ -122,6 +122,11 @@ export class WaPeer {
     this.state.refuse = status
   }
 
+  /** From now on, ack every message from a device with this error code (e.g. 463, 479) and deliver none; undefined: deliver again. */
+  failMessages(code: number | undefined): void {
+    this.state.core.failMessages = code
+  }
+
   /** Inject a fault on the connection of the device `jid` (PN or LID form); false when it has none. */
   fault(jid: string, fault: WaFault): boolean {
     const device = this.state.core.deviceByJid(jid)

@@ -81,11 +81,8 @@ real('send text: the phone of the recipient decrypts exactly that text (pkmsg fr
 real('the phone sends text: the device webhook gets Texto with the sender, its LID and name; the device answers with a delivery receipt', async world => {
   const { peer, receiver, device } = world
   const friend = peer.phone(FRIEND)
-  const before = receiver.hooks.length
   const sent = friend.sendText(SHOP, 'Quero um orçamento')
-  await receiver.waitForHooks(before + 1)
-  const hook = receiver.hooks.slice(before).map(h => h.payload).find(p => p.idMessagem === sent.id)
-  assert.ok(hook, JSON.stringify(receiver.hooks.slice(before).map(h => h.payload)))
+  const hook = await hookFor(receiver, sent.id)
   assert.equal(
     { event: hook.event, device: hook.device, chat: hook.chat, from: hook.from, fromLid: hook.fromLid, pushName: hook.pushName, to: hook.to, fromMe: hook.fromMe, isGroup: hook.isGroup, text: hook.text },
     { event: 'Texto', device: device.id, chat: FRIEND, from: FRIEND, fromLid: friend.lid, pushName: 'Amiga', to: SHOP, fromMe: false, isGroup: false, text: 'Quero um orçamento' },
@@ -136,7 +133,7 @@ real('reaction, location, contact, delete and a button tap from the phone become
   const contact = friend.sendContact(SHOP, 'João', '5511966660004')
   const revoke = friend.revoke(SHOP, friend.sent.find(m => m.message.conversation === 'Quero um orçamento')!.id)
   const tap = friend.tapButton(SHOP, target, 'sim', 'Sim')
-  await receiver.waitForHooks(before + 5)
+  for (const { id } of [reaction, location, contact, revoke, tap]) await hookFor(receiver, id)
   const byId = new Map(receiver.hooks.slice(before).map(h => [h.payload.idMessagem, h.payload]))
   assert.equal([byId.get(reaction.id)?.event, byId.get(reaction.id)?.emoji, byId.get(reaction.id)?.target], ['Reação', '❤️', target])
   assert.equal([byId.get(location.id)?.event, byId.get(location.id)?.latitude, byId.get(location.id)?.longitude, byId.get(location.id)?.name], ['Localização', -22.9068, -43.1729, 'Rio'])
@@ -145,15 +142,49 @@ real('reaction, location, contact, delete and a button tap from the phone become
   assert.equal([byId.get(tap.id)?.event, byId.get(tap.id)?.buttonId, byId.get(tap.id)?.text, byId.get(tap.id)?.target], ['Botão', 'sim', 'Sim', target])
 })
 
+real('a phone that addresses its messages from its LID: the webhook names its number (from sender_pn), and a reply to the chat reaches it', async world => {
+  const { t, peer, receiver, authkey, device } = world
+  const hidden = peer.phone('5511955550005', { addressing: 'lid', pushName: 'Lia' })
+  const sent = hidden.sendText(SHOP, 'Oi pelo LID')
+  const hook = await hookFor(receiver, sent.id)
+  assert.equal([hook?.chat, hook?.from, hook?.fromLid, hook?.text], ['5511955550005', '5511955550005', hidden.lid, 'Oi pelo LID'])
+  const reply = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: hook.chat, message: 'Resposta' })
+  assert.is(reply.status, 200, reply.text)
+  await waitFor(() => hidden.inbox.some(m => m.id === reply.body.id), 10_000, 'the reply to be decrypted')
+})
+
+real('a message WhatsApp refuses (error ack 463) becomes a Falha webhook with its code', async world => {
+  const { t, peer, receiver, authkey, device } = world
+  peer.failMessages(463)
+  try {
+    const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, message: 'Recusada' })
+    assert.is(sent.status, 200, sent.text)
+    const failure = () => receiver.hooks.map(h => h.payload).find(p => p.idMessagem === sent.body.id && p.event === 'Falha')
+    await waitFor(() => !!failure(), 10_000, 'a Falha webhook')
+    assert.equal([failure().code, failure().fromMe, failure().chat], [463, true, FRIEND])
+    assert.not.ok(peer.phone(FRIEND).inbox.some(m => m.id === sent.body.id))
+  } finally {
+    peer.failMessages(undefined)
+  }
+})
+
+real('a number that is not on WhatsApp answers 404 (usync contact "out"); a Brazilian mobile registered without the ninth digit is found in its other form', async world => {
+  const { t, peer, authkey, device } = world
+  const nobody = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511911112222', message: 'Alô?' })
+  assert.equal([nobody.status, nobody.body.message], [404, 'Destino não encontrado na rede.'])
+  const old = peer.phone('551188887777')
+  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511988887777', message: 'Com o nove' })
+  assert.is(sent.status, 200, sent.text)
+  await waitFor(() => old.inbox.some(m => m.id === sent.body.id), 10_000, 'the old-format number to decrypt it')
+})
+
 real('a restart of the gateway on the same store logs the device in without a scan and delivers what the phone sent while it was down', async world => {
   const { peer, receiver } = world
   await world.t.stop()
   const sent = peer.phone(FRIEND).sendText(SHOP, 'Mensagem enquanto desligado')
-  const before = receiver.hooks.length
   world.t = await gateway(world)
-  await receiver.waitForHooks(before + 1, 20_000)
-  const hook = receiver.hooks.slice(before).map(h => h.payload).find(p => p.idMessagem === sent.id)
-  assert.is(hook?.event, 'Texto', JSON.stringify(receiver.hooks.slice(before).map(h => h.payload)))
+  const hook = await hookFor(receiver, sent.id, 20_000)
+  assert.is(hook.event, 'Texto')
   assert.equal([peer.stats.pairings, peer.stats.logins], [1, 2], 'no new pairing, one more login')
   assert.is(peer.stats.replaced, 0)
 })
@@ -182,6 +213,13 @@ async function gateway(world: World): Promise<TestGateway> {
     reconnect: { initialDelayMs: 50, jitter: 0 },
   })
   return startGateway({ transport, storage: await storageFromUrl(world.storeUrl), allowPrivateUrls: true })
+}
+
+/** The webhook body of message `id`, once it arrived. */
+async function hookFor(receiver: Receiver, id: string, timeoutMs = 10_000): Promise<any> {
+  const find = () => receiver.hooks.map(h => h.payload).find(p => p?.idMessagem === id)
+  await waitFor(() => !!find(), timeoutMs, `the webhook of ${id} (got ${JSON.stringify(receiver.hooks.map(h => h.payload?.idMessagem))})`)
+  return find()
 }
 
 async function status(world: World): Promise<Record<string, any>> {

@@ -101,6 +101,16 @@ link('an iq the peer does not know is recorded and answered with an error, so th
   assert.is(peer.records.unknownIqs.at(-1)?.attrs.xmlns, 'w:g2')
 })
 
+link('logout from the gateway removes the device from the linked devices of the phone (remove-companion-device)', async world => {
+  const { peer, transport, events } = world
+  const challenge = await transport.link('dev', {})
+  await peer.phone('5511999990001').scan(challenge.kind === 'qr' ? challenge.qr : '')
+  await waitFor(() => lastState(events) === 'open', 10_000, 'open')
+  await transport.logout('dev')
+  await waitFor(() => peer.phone('5511999990001').devices().length === 0, 5_000, 'the device to be removed')
+  assert.equal(peer.records.unknownIqs, [])
+})
+
 link.run()
 
 // --- Internal helpers ---
