@@ -17,6 +17,9 @@ interface ConnectionOptions {
 
 let ids = 0
 
+/** How long a connection that sent its last frame waits for the client to close before it closes itself. */
+const CLOSE_GRACE_MS = 1_000
+
 /**
  * One client connection: WebSocket, Noise, then the node dispatch. A registration payload gets QR
  * refs (`pair-device`); a login payload goes through `login()`. Nodes are handled one at a time, in
@@ -47,7 +50,7 @@ export class Connection implements Channel {
     })
     socket.on('close', () => this.onClose())
     readWebSocket(socket, data => {
-      if (this.silent) return
+      if (this.silent || this.ended) return
       this.noise.receive(data).catch(err => {
         core.records.problems.push(`connection ${this.id}: ${(err as Error).message}`)
         socket.destroy()
@@ -91,8 +94,19 @@ export class Connection implements Channel {
   close(): void {
     if (this.ended) return
     this.ended = true
-    this.socket.end()
-    setTimeout(() => this.socket.destroy(), 200).unref()
+    this.detach()
+    // The client reads the last frame before it sees the socket close: Baileys decodes frames
+    // asynchronously, so a close right behind a stream error can overtake it (then a 401 reads as a
+    // plain 428 and the client reconnects). A server leaves the client a moment to close first.
+    setTimeout(() => this.socket.end(), CLOSE_GRACE_MS).unref()
+    setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS + 200).unref()
+  }
+
+  /** Cut the TCP connection at once (a network failure, not a server's goodbye). */
+  cut(): void {
+    this.ended = true
+    this.detach()
+    this.socket.destroy()
   }
 
   /** Send `<xmlstreamend/>` (Baileys: "Connection Terminated by Server", 428), then close. */
@@ -149,6 +163,11 @@ export class Connection implements Channel {
 
   private onClose(): void {
     this.ended = true
+    this.detach()
+  }
+
+  /** Forget this connection: its QR refs, and its device's link to it. */
+  private detach(): void {
     if (this.registration) for (const ref of this.registration.refs) if (this.core.qrRefs.get(ref) === this) this.core.qrRefs.delete(ref)
     if (this.device?.channel === this) {
       this.device.channel = undefined

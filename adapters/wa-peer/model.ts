@@ -104,8 +104,10 @@ export interface Channel {
   streamError(error: { code?: string; child?: BinaryNode }): void
   /** Stop answering anything (a silent network: Baileys' keep-alive then gives up with 408). */
   silence(): void
-  /** Close the TCP connection. */
+  /** Stop (nothing more is sent or read) and close the TCP connection after a grace period, unless the client closes first. */
   close(): void
+  /** Cut the TCP connection at once. */
+  cut(): void
   readonly closed: boolean
 }
 

@@ -137,7 +137,7 @@ export class WaPeer {
     else if (fault === 'logged-out') this.phone(device.account.pn).unlink(device.jid)
     else if (fault === 'stream-end') (channel as Connection).endStream()
     else if (fault === 'silence') channel.silence()
-    else channel.close()
+    else channel.cut()
     return true
   }
 

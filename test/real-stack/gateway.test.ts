@@ -29,6 +29,8 @@ interface World {
   t: TestGateway
   authkey: string
   device: { id: string; appkey: string }
+  /** Every session state the gateways reported, in order. */
+  states: string[]
 }
 
 real.before(async world => {
@@ -37,6 +39,7 @@ real.before(async world => {
   world.receiver = await startReceiver()
   world.dir = mkdtempSync(join(tmpdir(), 'zapgate-real-'))
   world.storeUrl = `sqlite://${join(world.dir, 'store.sqlite')}`
+  world.states = []
   world.t = await gateway(world)
   world.authkey = (await world.t.register()).authkey
 })
@@ -193,7 +196,8 @@ real('the phone unlinks the device (401): its status says logged-out, and a new 
   const { t, peer, authkey } = world
   await waitFor(async () => (await status(world)).conectado === true, 10_000, 'connected after the restart')
   peer.phone(SHOP).unlink()
-  await waitFor(async () => (await status(world)).estado === 'logged-out', 10_000, 'logged-out')
+  await waitFor(() => world.states.at(-1) === 'logged-out', 10_000, `logged-out (states: ${world.states.join(', ')})`)
+  assert.is((await status(world)).estado, 'logged-out')
   const again = await t.post('/api/developer', { authkey, message: 'loja', conecteQR: 'true' })
   assert.is(again.status, 200, again.text)
   await peer.phone(SHOP).scan(qrText(again.body.qrcode))
@@ -212,7 +216,9 @@ async function gateway(world: World): Promise<TestGateway> {
     socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
     reconnect: { initialDelayMs: 50, jitter: 0 },
   })
-  return startGateway({ transport, storage: await storageFromUrl(world.storeUrl), allowPrivateUrls: true })
+  const t = await startGateway({ transport, storage: await storageFromUrl(world.storeUrl), allowPrivateUrls: true })
+  t.gateway.events.on('device-status', ({ status }) => void world.states.push(status.state))
+  return t
 }
 
 /** The webhook body of message `id`, once it arrived. */
