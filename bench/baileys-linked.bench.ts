@@ -24,7 +24,7 @@ import { note, report } from './lib/report.ts'
 import { tempDir } from './lib/temp.ts'
 
 const DEVICES = Number(process.env.BENCH_LINKED_DEVICES ?? 100)
-const BATCH = Number(process.env.BENCH_LINKED_BATCH ?? 50)
+const BATCH = Number(process.env.BENCH_LINKED_BATCH ?? 25)
 const FRIEND = '5511988880000'
 const KB = 1024
 const MB = 2 ** 20
@@ -44,7 +44,7 @@ try {
   for (let batch = 0; batch < DEVICES; batch += BATCH) {
     const t = performance.now()
     await command(child, 'link', { ids: ids.slice(batch, batch + BATCH) })
-    if (process.env.BENCH_VERBOSE) note(`linked ${Math.min(batch + BATCH, DEVICES)} (${((performance.now() - t) / 1000).toFixed(1)} s)`)
+    if (process.env.BENCH_VERBOSE) note(`linked ${Math.min(batch + BATCH, DEVICES)} (${((performance.now() - t) / 1000).toFixed(1)} s; the peer's heap ${(process.memoryUsage().heapUsed / MB).toFixed(0)} MB)`)
   }
   note(`${DEVICES + 1} devices linked by QR in ${((performance.now() - startedLinking) / 1000).toFixed(1)} s (${peer.stats.pairings} pairings, ${peer.stats.logins} logins)`)
   const after = (await command(child, 'memory')).usage
