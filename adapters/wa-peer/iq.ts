@@ -1,6 +1,7 @@
 import type { BinaryNode } from '@whiskeysockets/baileys'
 import { children, iqResult } from './baileys.ts'
 import { encryptIq } from './keys.ts'
+import { announceDevice } from './messaging.ts'
 import type { Channel, PeerCore } from './model.ts'
 import { codeFinish, codeHello } from './pairing-code.ts'
 import { usyncAnswer } from './usync.ts'
@@ -41,6 +42,7 @@ const HANDLERS: Record<string, IqHandler> = {
     if (first?.tag === 'link_code_companion_reg' && first.attrs.stage === 'companion_finish') return codeFinish(core, iq, first)
     if (first?.tag === 'remove-companion-device' && channel.device) {
       channel.device.account.devices.delete(channel.device.device)
+      announceDevice(core, channel.device, 'remove')
       return iqResult(iq)
     }
     return undefined

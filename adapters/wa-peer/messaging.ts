@@ -90,6 +90,25 @@ export function phoneReceipt(core: PeerCore, account: Account, message: PhoneMes
   }
 }
 
+/**
+ * Tell every other linked device that `device` was added to or removed from its account (a `devices`
+ * notification), as WhatsApp does: Baileys caches device lists, and without it a send would miss
+ * a device linked after the list was cached (or keep encrypting for a removed one).
+ */
+export function announceDevice(core: PeerCore, device: LinkedDevice, change: 'add' | 'remove'): void {
+  for (const target of core.allDevices()) {
+    if (target === device) continue
+    deliver(core, target, {
+      id: `devices-${device.jid}`,
+      build: async () => ({
+        tag: 'notification',
+        attrs: { from: device.account.jid, type: 'devices', id: messageId(), t: core.now() },
+        content: [{ tag: change, attrs: { device_hash: '2:wa-peer' }, content: [{ tag: 'device', attrs: { jid: device.jid, 'key-index': String(device.keyIndex) } }] }],
+      }),
+    })
+  }
+}
+
 /** Deliver to a device now when it is online, else keep it for its next login. Deliveries to one device keep their order. */
 export function deliver(core: PeerCore, device: LinkedDevice, outgoing: Outgoing): void {
   if (!device.online || !device.channel || device.channel.closed) return void device.waiting.push(outgoing)

@@ -172,6 +172,8 @@ export interface PeerCore {
   records: PeerRecords
   recordLimit: number
   accountByUser(user: string): Account | undefined
+  /** Every linked device of every account. */
+  allDevices(): LinkedDevice[]
   /** The linked device with `jid` (PN or LID form, with device). */
   deviceByJid(jid: string): LinkedDevice | undefined
   /** Connections that registered and show a QR, by ref. */

@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto'
 import type { BinaryNode, proto } from '@whiskeysockets/baileys'
 import { bytes, child } from './baileys.ts'
+import { announceDevice } from './messaging.ts'
 import type { Account, Channel, LinkedDevice, PeerCore, Registration } from './model.ts'
 
 /**
@@ -124,6 +125,7 @@ export async function pairWithSecret(core: PeerCore, account: Account, channel: 
   }
   account.devices.set(deviceNumber, device)
   core.stats.pairings++
+  announceDevice(core, device, 'add')
   channel.streamError({ code: '515' })
   return device
 }

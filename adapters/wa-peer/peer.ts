@@ -186,6 +186,7 @@ function peerState(lib: Baileys, options: WaPeerOptions): PeerState {
     qrRefs: new Map(),
     codeRequests: new Map(),
     accountByUser: user => accounts.get(user),
+    allDevices: () => [...new Set(accounts.values())].flatMap(account => [...account.devices.values()]),
     deviceByJid(jid) {
       const { user, device } = splitJid(jid)
       return accounts.get(user)?.devices.get(device)

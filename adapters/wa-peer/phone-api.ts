@@ -1,5 +1,5 @@
 import type { proto } from '@whiskeysockets/baileys'
-import { phoneReceipt, phoneSends } from './messaging.ts'
+import { announceDevice, phoneReceipt, phoneSends } from './messaging.ts'
 import type { Account, DeviceReceipt, PeerCore, PhoneSent } from './model.ts'
 import { pairByQr } from './pairing.ts'
 import { enterCode } from './pairing-code.ts'
@@ -143,6 +143,7 @@ export class WaPhone {
     for (const device of [...this.account.devices.values()]) {
       if (deviceJid && device.jid !== deviceJid && device.lid !== deviceJid) continue
       this.account.devices.delete(device.device)
+      announceDevice(this.core, device, 'remove')
       device.channel?.streamError({ code: '401', child: { tag: 'conflict', attrs: { type: 'device_removed' } } })
     }
   }
