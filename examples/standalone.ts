@@ -5,11 +5,16 @@
  *   GATEWAY_TRANSPORT            baileys (default) | memory (the simulated network, with /_sim routes)
  *   GATEWAY_SIM_URL              memory: join the simulator server at this URL (`npm run sim`) instead
  *                                of a network of this process (its /_sim routes are then the server's)
- *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite, and
- *                                sqlite://./data/gateway-memory.sqlite on the simulated network),
+ *   GATEWAY_STORE                store URL: sqlite://path (default sqlite://./data/gateway.sqlite,
+ *                                sqlite://./data/gateway-memory.sqlite on the simulated network,
+ *                                memory:// with GATEWAY_WA_PEER=local, sqlite://./data/gateway-wa-peer.sqlite
+ *                                with a peer server),
  *                                redis://..., postgres://..., memory://
  *   GATEWAY_STORE_NAMESPACE      prefix of the gateway's keys in a shared Redis or SQL store (default zapgate)
  *   GATEWAY_PROXY_URL            baileys: proxy for all WhatsApp traffic (http://, https://, socks5://)
+ *   GATEWAY_WA_PEER              baileys, offline: local (the real Baileys stack against a WhatsApp peer in
+ *                                this process, with the /_sim phone routes) or http://host:port of a peer
+ *                                server (`npm run wa-peer`); unset: real WhatsApp (docs/wa-peer.md)
  *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
  *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
  *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
@@ -50,6 +55,7 @@ import { hostname } from 'node:os'
 import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
+import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
 import { parseMegabytes, parseMs, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
 import { handleShutdownSignals } from './shutdown-signals.ts'
 
@@ -68,7 +74,8 @@ async function main(): Promise<void> {
   const httpStatus = env.GATEWAY_HTTP_STATUS ?? 'mirror'
   if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`GATEWAY_HTTP_STATUS must be mirror or always200, not ${JSON.stringify(httpStatus)}`)
   // The simulated network keeps its devices in a file of its own: never mixed with real WhatsApp sessions.
-  const storeUrl = env.GATEWAY_STORE ?? (transportName === 'memory' ? 'sqlite://./data/gateway-memory.sqlite' : 'sqlite://./data/gateway.sqlite')
+  // The same for the WhatsApp peer; a peer in this process forgets its devices when it stops, so its store does too.
+  const storeUrl = env.GATEWAY_STORE ?? defaultStore(transportName, transportName === 'baileys' ? env.GATEWAY_WA_PEER : undefined)
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
@@ -76,6 +83,7 @@ async function main(): Promise<void> {
   const app = new Koa(trustProxy(env.GATEWAY_TRUST_PROXY))
   let transport: Transport
   let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
+  let peerMode: WaPeerMode | undefined
   if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
     const { memoryTransport } = await import('zapgate/adapters/transport-memory')
     transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
@@ -84,6 +92,10 @@ async function main(): Promise<void> {
     const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
     transport = memoryTransport({ network })
     mountSimulator = gateway => void app.use(simulatorRoutes(network, { findDevices: gateway.findDevices, logger }).routes())
+  } else if (env.GATEWAY_WA_PEER) {
+    peerMode = await waPeerMode(env.GATEWAY_WA_PEER, logger)
+    transport = peerMode.transport
+    mountSimulator = gateway => peerMode!.mount?.(app, gateway)
   } else {
     const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
     // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
@@ -116,7 +128,7 @@ async function main(): Promise<void> {
   app.use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  logger.info({ port, transport: transportName, ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}), store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
+  logger.info({ port, transport: transportName, ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}), ...(peerMode ? { peer: peerMode.describe } : {}), store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
 
   signals.ready(async signal => {
     logger.info({ signal }, 'shutting down')
@@ -128,6 +140,7 @@ async function main(): Promise<void> {
     await gateway.close()
     server.closeAllConnections()
     await storage.close?.()
+    await peerMode?.close()
     agent?.close()
     logger.info('stopped')
     logger.flush(() => process.exit(0))
@@ -143,6 +156,13 @@ function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instanc
     cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
     ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
   }
+}
+
+/** The store when GATEWAY_STORE is unset: one file per network, never mixing real WhatsApp sessions with others. */
+function defaultStore(transportName: string, waPeer: string | undefined): string {
+  if (transportName === 'memory') return 'sqlite://./data/gateway-memory.sqlite'
+  if (waPeer === 'local') return 'memory://'
+  return waPeer ? 'sqlite://./data/gateway-wa-peer.sqlite' : 'sqlite://./data/gateway.sqlite'
 }
 
 function redactUrl(url: string): string {

@@ -6,7 +6,7 @@ import type { Struct } from 'superstruct'
 import { TransportError } from 'zapgate'
 import type { Logger } from 'zapgate'
 import { parsePhone } from './addresses.ts'
-import type { MemoryNetwork } from './network.ts'
+import type { PhoneNetwork } from './phone-network.ts'
 import type { LinkTarget } from './sessions.ts'
 import { GroupBody, PhoneBody, ScanBody, SendBody, UnlinkBody, messageSchemas } from './sim-schemas.ts'
 import type { PhoneMessage } from './types.ts'
@@ -27,9 +27,10 @@ export interface SimulatorRoutesOptions {
 /**
  * The simulator's HTTP routes under `/_sim` (DESIGN.md, "The simulated network"): a phone scans a
  * device's QR or enters its pairing code, sends messages, reads its inbox, gets a group's invite link.
+ * Served for any PhoneNetwork: the simulated one, or the local WhatsApp peer (zapgate/adapters/wa-peer).
  * JSON and form bodies are parsed here only; errors answer `{status, message}`.
  */
-export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutesOptions): Router {
+export function simulatorRoutes(network: PhoneNetwork, options: SimulatorRoutesOptions): Router {
   const router = new Router({ prefix: '/_sim' })
   router.use(renderErrors(options.logger))
   router.use(bodyParser({ enableTypes: ['json', 'form'], jsonLimit: '2mb', formLimit: '2mb' }))
@@ -59,12 +60,14 @@ export function simulatorRoutes(network: MemoryNetwork, options: SimulatorRoutes
 
   router.get('/invite/:groupId', ctx => {
     const id = ctx.params.groupId.includes('@') ? ctx.params.groupId : `${ctx.params.groupId}@g.us`
+    if (!network.inviteLink) throw new SimError(501, NO_GROUPS)
     const link = network.inviteLink(id)
     if (!link) throw new SimError(404, 'group not found')
     reply(ctx, { message: 'invite link', link, code: link.slice(link.lastIndexOf('/') + 1) })
   })
 
   router.post('/groups', async ctx => {
+    if (!network.createGroup || !network.inviteLink) throw new SimError(501, NO_GROUPS)
     const { creator, subject, members, description } = parse(ctx, GroupBody)
     const group = network.createGroup(creator, subject, members, { description })
     reply(ctx, { message: 'group created', group, link: network.inviteLink(group.id) })
@@ -103,6 +106,9 @@ class SimError extends Error {
     super(message)
   }
 }
+
+/** What a network without groups answers on the group routes. */
+const NO_GROUPS = 'this network has no groups'
 
 /** Why a simulator server (apart from the gateway) cannot scan by appkey. */
 const APART = 'this simulator runs apart from the gateway and cannot find a device by appkey: scan by {code, phone} (operation 3 with a phone answers a pairing code) or {qr, phone} (the text of the QR)'

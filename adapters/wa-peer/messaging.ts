@@ -85,7 +85,7 @@ export function phoneReceipt(core: PeerCore, account: Account, message: PhoneMes
   for (const device of sender.devices.values()) {
     deliver(core, device, {
       id: message.id,
-      build: async () => ({ tag: 'receipt', attrs: { id: message.id, from: account.addressing === 'lid' ? account.lidJid : account.jid, t: core.now(), ...(type === 'read' ? { type: 'read' } : {}) } }),
+      build: async () => ({ tag: 'receipt', attrs: { id: message.id, from: account.addressing === 'pn' ? account.jid : account.lidJid, t: core.now(), ...(type === 'read' ? { type: 'read' } : {}) } }),
     })
   }
 }
@@ -192,7 +192,9 @@ function forward(core: PeerCore, device: LinkedDevice | undefined, sender: Linke
 }
 
 function senderAttrs(from: Account): Record<string, string> {
-  return from.addressing === 'lid' ? { from: from.lidJid, sender_pn: from.jid, addressing_mode: 'lid' } : { from: from.jid, sender_lid: from.lidJid }
+  if (from.addressing === 'pn') return { from: from.jid, sender_lid: from.lidJid }
+  // A hidden number: the LID alone, no sender_pn.
+  return { from: from.lidJid, ...(from.addressing === 'lid' ? { sender_pn: from.jid } : {}), addressing_mode: 'lid' }
 }
 
 function messageType(message: proto.IMessage): string {

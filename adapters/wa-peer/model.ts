@@ -73,8 +73,8 @@ export interface Account {
   /** `<lid>@lid` */
   lidJid: string
   pushName: string
-  /** How this phone's messages are addressed: from its phone number (with `sender_lid`), or from its LID (with `sender_pn`, as WhatsApp does more and more). */
-  addressing: 'pn' | 'lid'
+  /** How this phone's messages are addressed: from its phone number (with `sender_lid`), from its LID (with `sender_pn`, as WhatsApp does more and more), or from its LID alone (`hidden`: a hidden number). */
+  addressing: 'pn' | 'lid' | 'hidden'
   signal: PhoneSignal
   /** Companion devices by device number. */
   devices: Map<number, LinkedDevice>

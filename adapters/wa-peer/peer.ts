@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server } from 'node:http'
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { Baileys } from './baileys.ts'
 import { Connection } from './connection.ts'
@@ -8,6 +8,7 @@ import type { Account, LinkedDevice, PeerCore, PeerRecords, PeerStats } from './
 import { serverIdentity, type ServerIdentity } from './noise.ts'
 import { PhoneSignal, type KeyBundle } from './phone.ts'
 import { WaPhone } from './phone-api.ts'
+import { trustRootKey } from './trust.ts'
 import { refuseUpgrade } from './websocket.ts'
 
 /** Options of the peer. */
@@ -21,6 +22,8 @@ export interface WaPeerOptions {
   endHistoryWait?: boolean
   /** At most this many received nodes are kept in `records.nodes` (default 10,000). */
   recordLimit?: number
+  /** Serves the HTTP requests that are not WebSocket upgrades (default: 426), e.g. the phone routes of a peer server. */
+  httpHandler?: (req: IncomingMessage, res: ServerResponse) => void
 }
 
 /** A fault the peer injects on a device's connection. */
@@ -74,10 +77,7 @@ export class WaPeer {
    * installed every Baileys socket of the process trusts this peer and not WhatsApp.
    */
   trustRoot(): () => void {
-    const details = this.lib.WA_CERT_DETAILS
-    const real = details.PUBLIC_KEY
-    details.PUBLIC_KEY = Buffer.from(this.rootPublicKey)
-    return () => void (details.PUBLIC_KEY = real)
+    return trustRootKey(this.lib, this.rootPublicKey)
   }
 
   /**
@@ -85,7 +85,7 @@ export class WaPeer {
    * identity). `addressing: 'lid'` makes its messages come from its LID (with `sender_pn`), as
    * WhatsApp addresses more and more 1:1 chats; the default is its phone number (with `sender_lid`).
    */
-  phone(pn: string, options: { lid?: string; pushName?: string; addressing?: 'pn' | 'lid' } = {}): WaPhone {
+  phone(pn: string, options: { lid?: string; pushName?: string; addressing?: 'pn' | 'lid' | 'hidden' } = {}): WaPhone {
     const digits = pn.replace(/\D/g, '')
     const existing = this.state.phones.get(digits)
     if (existing) return existing
@@ -110,6 +110,11 @@ export class WaPeer {
     const phone = new WaPhone(this.state.core, account)
     this.state.phones.set(digits, phone)
     return phone
+  }
+
+  /** Every phone of the peer, in order of first use. */
+  phones(): WaPhone[] {
+    return [...this.state.phones.values()]
   }
 
   /** Refuse every WebSocket upgrade with this HTTP status from now on, as an edge or a proxy in front of WhatsApp does (undefined: accept again). */
@@ -146,7 +151,7 @@ export class WaPeer {
 /** Start a peer on a free port (Baileys, an optional peer package, is loaded here). */
 export async function startWaPeerWith(lib: Baileys, options: WaPeerOptions = {}): Promise<WaPeer> {
   const state = peerState(lib, options)
-  const server = createServer((_, res) => res.writeHead(426).end())
+  const server = createServer(options.httpHandler ?? ((_, res) => res.writeHead(426).end()))
   server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
     state.core.stats.upgrades++
     state.sockets.add(socket)

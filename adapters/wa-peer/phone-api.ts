@@ -17,6 +17,8 @@ export interface WaDeviceInfo {
   logins: number
   /** One-time pre-keys the device uploaded that are still unused. */
   preKeys: number
+  /** Messages waiting for its next login. */
+  waiting: number
 }
 
 /**
@@ -61,9 +63,15 @@ export class WaPhone {
     return this.account.sent
   }
 
+  /** Change how the phone appears to others: its push name, and how its messages are addressed (see `WaPeer.phone`). */
+  setProfile(profile: { pushName?: string; addressing?: 'pn' | 'lid' | 'hidden' }): void {
+    if (profile.pushName !== undefined) this.account.pushName = profile.pushName
+    if (profile.addressing) this.account.addressing = profile.addressing
+  }
+
   /** The devices linked to this account. */
   devices(): WaDeviceInfo[] {
-    return [...this.account.devices.values()].map(d => ({ jid: d.jid, lid: d.lid, connected: !!d.channel && !d.channel.closed, logins: d.logins, preKeys: d.preKeys.size }))
+    return [...this.account.devices.values()].map(d => ({ jid: d.jid, lid: d.lid, connected: !!d.channel && !d.channel.closed, logins: d.logins, preKeys: d.preKeys.size, waiting: d.waiting.length }))
   }
 
   /**
@@ -72,13 +80,13 @@ export class WaPhone {
    */
   async scan(qr: string): Promise<WaDeviceInfo> {
     const device = await pairByQr(this.core, this.account, qr)
-    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0 }
+    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0, waiting: 0 }
   }
 
   /** Enter a pairing code that a client asked for this number (`requestPairingCode`): links it as a new device of this account. */
   async enterCode(code: string): Promise<WaDeviceInfo> {
     const device = await enterCode(this.core, this.account, code)
-    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0 }
+    return { jid: device.jid, lid: device.lid, connected: false, logins: 0, preKeys: 0, waiting: 0 }
   }
 
   /** Send any message content to the account `to` (a phone of this peer); returns what was sent (with its id). */

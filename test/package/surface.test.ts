@@ -69,12 +69,15 @@ const SURFACE: Record<string, Surface> = {
     runtime: ['MemoryNetwork', 'MemoryTransport', 'memoryTransport', 'simulatorRoutes', 'simulatorServer'],
     types: [
       'DeviceCredentials', 'Fault', 'InboxCard', 'InboxContent', 'InboxEntry', 'LinkTarget', 'MemoryNetworkOptions', 'MemoryTransportOptions', 'NetworkStats', 'PhoneMessage',
-      'PhoneProfile', 'SimulatorRoutesOptions', 'SimulatorServer', 'SimulatorServerOptions', 'StoredSession', 'Traffic',
+      'PhoneNetwork', 'PhoneProfile', 'SimulatorRoutesOptions', 'SimulatorServer', 'SimulatorServerOptions', 'StoredSession', 'Traffic',
     ],
   },
   'zapgate/adapters/wa-peer': {
-    runtime: ['WaPeer', 'WaPhone', 'startWaPeer'],
-    types: ['DeviceReceipt', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault', 'WaPeerOptions'],
+    runtime: ['PeerPhoneNetwork', 'WaPeer', 'WaPhone', 'joinWaPeer', 'startWaPeer', 'waPeerServer', 'waPeerWebSocketUrl', 'watchLinkChallenges'],
+    types: [
+      'DeviceReceipt', 'JoinedWaPeer', 'PeerPhoneNetworkOptions', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault', 'WaPeerOptions',
+      'WaPeerServer', 'WaPeerServerOptions', 'WatchedTransport',
+    ],
   },
   'zapgate/adapters/webhook-http': {
     runtime: ['httpWebhookSender'],

@@ -1,0 +1,37 @@
+import type { LinkChallenge, Transport, TransportEvent } from 'zapgate'
+
+/** A transport whose devices' current link challenges can be read (what the phone routes scan by appkey). */
+export interface WatchedTransport {
+  /** The transport to give the gateway: `transport` with its link challenges watched. */
+  transport: Transport
+  /** The QR (latest refresh) or pairing code the device shows now; undefined once it linked or never asked. */
+  challengeOf(deviceId: string): LinkChallenge | undefined
+}
+
+/**
+ * Watch the link challenges of a transport (the answer of `link` and each later `qr` event), so that
+ * the phone routes of a gateway on the real stack can scan a device by its appkey, as they do on the
+ * simulated network. Everything else passes through unchanged.
+ */
+export function watchLinkChallenges(transport: Transport): WatchedTransport {
+  const challenges = new Map<string, LinkChallenge>()
+  const note = (event: TransportEvent) => {
+    if (event.type === 'qr') challenges.set(event.deviceId, { kind: 'qr', qr: event.qr })
+    else if (event.type === 'status' && event.status.state === 'open') challenges.delete(event.deviceId)
+  }
+  const watched = new Proxy(transport, {
+    get(target, key) {
+      if (key === 'start') return (context: Parameters<Transport['start']>[0]) => target.start({ ...context, emit: event => (note(event), context.emit(event)) })
+      if (key === 'link') {
+        return async (deviceId: string, request: Parameters<Transport['link']>[1]) => {
+          const challenge = await target.link(deviceId, request)
+          challenges.set(deviceId, challenge)
+          return challenge
+        }
+      }
+      const value = Reflect.get(target, key, target)
+      return typeof value === 'function' ? value.bind(target) : value
+    },
+  })
+  return { transport: watched, challengeOf: deviceId => challenges.get(deviceId) }
+}

@@ -1,0 +1,147 @@
+import { TransportError, type LinkChallenge } from 'zapgate'
+import type { InboxEntry, LinkTarget, NetworkStats, PhoneMessage, PhoneNetwork, PhoneProfile } from 'zapgate/adapters/transport-memory'
+import { inboxEntries } from './inbox.ts'
+import type { PeerStats } from './model.ts'
+import type { WaPeer } from './peer.ts'
+import type { WaPhone } from './phone-api.ts'
+
+/** Options of PeerPhoneNetwork. */
+export interface PeerPhoneNetworkOptions {
+  /**
+   * The challenge (QR or pairing code) the gateway's device `deviceId` shows now, for scans by
+   * appkey; absent on a peer server (apart from the gateway), where scans go by `{qr}` or `{code}`.
+   */
+  challengeOf?(deviceId: string): LinkChallenge | undefined
+}
+
+/**
+ * The local WhatsApp peer's phones behind the simulator's phone routes (`/_sim`, docs/simulator.md):
+ * the same bodies and answers as the simulated network, so a black-box test written against the
+ * simulator runs against the real Baileys stack. Groups are not served yet (the routes answer 501),
+ * nor media sent by phones (400).
+ */
+export class PeerPhoneNetwork implements PhoneNetwork {
+  /** The WhatsApp device JID of each gateway device a scan linked, for unlinks by device id. */
+  private readonly linked = new Map<string, string>()
+
+  constructor(
+    private readonly peer: WaPeer,
+    private readonly options: PeerPhoneNetworkOptions = {},
+  ) {}
+
+  async scan(given: LinkTarget, phone: string): Promise<string> {
+    // A bare string is a QR (comma-separated keys) or a pairing code, as the simulated network reads it.
+    const target = typeof given !== 'string' ? given : given.includes(',') ? { qr: given } : { code: given }
+    const challenge = 'deviceId' in target ? this.challengeOf(target.deviceId) : 'qr' in target ? { kind: 'qr' as const, qr: target.qr } : { kind: 'code' as const, code: target.code }
+    const handset = this.peer.phone(digits(phone))
+    try {
+      const device = challenge.kind === 'qr' ? await handset.scan(challenge.qr) : await handset.enterCode(challenge.code)
+      if ('deviceId' in target) this.linked.set(target.deviceId, device.jid)
+      return 'deviceId' in target ? target.deviceId : device.jid
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err)
+      // What the simulator answers for a QR or code nobody shows (404) and for one that does not fit (400).
+      throw new TransportError(/^no (connection|client)/.test(message) ? 'not-found' : 'invalid', message)
+    }
+  }
+
+  async sendFromPhone(from: string, to: string, message: PhoneMessage): Promise<string> {
+    const phone = this.peer.phone(digits(from))
+    const recipient = this.recipient(to)
+    switch (message.type) {
+      case 'text':
+        return phone.sendText(recipient, message.text).id
+      case 'contact':
+        return phone.sendContact(recipient, message.name, digits(message.phone)).id
+      case 'location':
+        return phone.sendLocation(recipient, message.latitude, message.longitude, message.name ?? message.text).id
+      case 'reaction': {
+        const own = phone.sent.some(m => m.id === message.target && m.to === recipient.pn)
+        if (!own) this.received(phone, recipient, message.target)
+        return phone.react(recipient, message.target, message.emoji, !own).id
+      }
+      case 'delete':
+        if (!phone.sent.some(m => m.id === message.target && m.to === recipient.pn)) {
+          if (phone.inbox.some(m => m.id === message.target)) throw new TransportError('invalid', 'only the sender can delete a message')
+          throw new TransportError('not-found', `no message ${message.target} in that chat`)
+        }
+        return phone.revoke(recipient, message.target).id
+      case 'button': {
+        const tapped = this.received(phone, recipient, message.target).message
+        const flow = tapped.interactiveMessage?.nativeFlowMessage ?? tapped.interactiveMessage?.carouselMessage
+        if (!flow && !tapped.buttonsMessage && !tapped.listMessage) throw new TransportError('invalid', `message ${message.target} has no buttons for this phone`)
+        if (!message.list) return phone.tapButton(recipient, message.target, message.buttonId, message.text ?? '').id
+        const reply = { title: message.text ?? '', listType: 1, singleSelectReply: { selectedRowId: message.buttonId }, contextInfo: { stanzaId: message.target } }
+        return phone.send(recipient, { listResponseMessage: reply }).id
+      }
+      default:
+        throw new TransportError('invalid', `the local WhatsApp peer's phones do not send ${message.type} yet`)
+    }
+  }
+
+  inbox(phone: string): InboxEntry[] {
+    const handset = this.peer.phone(digits(phone))
+    return inboxEntries(handset.inbox, handset.receipts)
+  }
+
+  registerPhone(phone: string, profile: PhoneProfile): string | undefined {
+    const number = digits(phone)
+    const wanted = typeof profile.lid === 'string' ? profile.lid.replace(/@lid$/, '') : undefined
+    if (wanted !== undefined && !/^\d{5,20}$/.test(wanted)) throw new TransportError('invalid', 'lid must be <digits>@lid')
+    const known = this.peer.phones().find(p => p.pn === number)
+    if (known && wanted && known.lid !== `${wanted}@lid`) throw new TransportError('invalid', `${number} already has the LID ${known.lid}: register it before its first use`)
+    const handset = known ?? this.peer.phone(number, wanted ? { lid: wanted } : {})
+    const withLid = profile.lid !== undefined && profile.lid !== ''
+    handset.setProfile({ ...(profile.pushName !== undefined ? { pushName: profile.pushName } : {}), addressing: !withLid ? 'pn' : profile.hidePhone ? 'hidden' : 'lid' })
+    return withLid ? handset.lid : undefined
+  }
+
+  async unlink(deviceId: string): Promise<boolean> {
+    const jid = this.linked.get(deviceId) ?? (deviceId.includes('@') ? deviceId : undefined)
+    if (!jid) return false
+    const owner = this.peer.phones().find(p => p.devices().some(d => d.jid === jid || d.lid === jid))
+    if (!owner) return false
+    owner.unlink(jid)
+    this.linked.delete(deviceId)
+    return true
+  }
+
+  stats(): NetworkStats & { peer: PeerStats } {
+    const phones = this.peer.phones()
+    const devices = phones.flatMap(p => p.devices())
+    return {
+      connections: devices.filter(d => d.connected).length,
+      replaced: this.peer.stats.replaced,
+      sent: phones.reduce((n, p) => n + p.inbox.filter(m => !m.sentByOwnDevice).length, 0),
+      received: this.peer.stats.phoneMessages,
+      waiting: devices.reduce((n, d) => n + d.waiting, 0),
+      peer: { ...this.peer.stats },
+    }
+  }
+
+  private challengeOf(deviceId: string): LinkChallenge {
+    const challenge = this.options.challengeOf?.(deviceId)
+    if (!challenge) throw new TransportError('not-found', 'no pending link matches (QR expired, or code issued for another phone)')
+    return challenge
+  }
+
+  /** The peer's phone `to` stands for (a phone number or `<pn>@s.whatsapp.net`); groups are not served yet. */
+  private recipient(to: string): WaPhone {
+    if (to.endsWith('@g.us')) throw new TransportError('not-found', 'the local WhatsApp peer has no groups yet')
+    const number = digits(to.replace(/@.*$/, ''))
+    const phone = this.peer.phones().find(p => p.pn === number || p.lid === `${number}@lid`)
+    if (!phone) throw new TransportError('not-found', `${to} is not a phone of this network`)
+    return phone
+  }
+
+  /** A message `recipient`'s devices sent `phone`: a reaction or a tap names one. */
+  private received(phone: WaPhone, recipient: WaPhone, target: string) {
+    const message = phone.inbox.find(m => m.id === target && m.from === recipient.pn && !m.sentByOwnDevice)
+    if (!message) throw new TransportError('not-found', `no message ${target} in that chat`)
+    return message
+  }
+}
+
+function digits(phone: string): string {
+  return phone.replace(/\D/g, '')
+}
