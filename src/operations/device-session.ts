@@ -26,6 +26,8 @@ export async function onSessionHolder(context: OperationContext, device: Device,
       const target = leases.leastLoaded()
       if (target !== leases.me) throw new HeldElsewhere(device.id, target)
     }
+    // A fenced instance (its heartbeat late, the store away) takes nothing until it stands again.
+    if (!leases.standing) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
     // A link opens the session itself; a linked device taken here has its session opened now (the
     // balancer opens only devices nobody holds, and this one is held from now on).
     if (linking ? await leases.acquire(device.id) : await leases.open(device.id)) return
@@ -56,14 +58,18 @@ const HANDOVER_WAIT_MS = 5_000
 
 /**
  * The open session of the device, for a send: `not-connected` when it is not open. When this instance
- * has just taken the device over (from a gone or leaving instance) and its session is still opening,
- * it waits for it (up to 5 s) rather than answer 409 for a moment of the handover; still not open
- * then, `holder-unavailable` (503, retry).
+ * has just taken the device (from a gone or leaving instance, or back after a late heartbeat) and its
+ * session is still opening, it waits for it (up to 5 s) rather than answer 409 for a moment of the
+ * handover; still not open then, `holder-unavailable` (503, retry). A linked device this instance let
+ * go while the request was under way is `holder-unavailable` too.
  */
 export async function connectedSession(context: OperationContext, device: Device): Promise<SessionStatus> {
   const { leases, messaging } = context.services
   const status = await messaging.messenger.status(device)
   if (status.connected) return status
+  // Let go meanwhile (a late heartbeat closed this instance's sessions): the device is not disconnected,
+  // it is changing hands; the client retries once an instance holds it again.
+  if (device.linked && !leases.holds(device.id)) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
   if (!device.linked || !leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
   const deadline = Date.now() + HANDOVER_WAIT_MS
   while (Date.now() < deadline) {
@@ -72,4 +78,14 @@ export async function connectedSession(context: OperationContext, device: Device
     if (now.connected) return now
   }
   throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+}
+
+/**
+ * A send that failed as `not-connected` because this instance let the linked device go while it was
+ * queued or under way (a late heartbeat closed its sessions): `holder-unavailable` (503, retry; the
+ * network took nothing), not a 409 for a device that is linked. Any other error as it is.
+ */
+export function unlessLetGo(context: OperationContext, device: Device, err: unknown): unknown {
+  const letGo = err instanceof GatewayError && err.code === 'not-connected' && device.linked && !context.services.leases.holds(device.id)
+  return letGo ? new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: err }) : err
 }

@@ -1,11 +1,12 @@
 import { GatewayError } from '../errors.ts'
+import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
 import type { OperationContext, ReplyOf } from './operation.ts'
 import type { Account } from '../domain/accounts.ts'
 import type { Device, DeviceMatch } from '../domain/devices.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
 import type { sentAnswer } from './answers.ts'
-import { connectedSession, onSessionHolder } from './device-session.ts'
+import { connectedSession, onSessionHolder, unlessLetGo } from './device-session.ts'
 
 /** Furthest a message can be scheduled ahead. */
 const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
@@ -61,15 +62,22 @@ export async function sendOrSchedule(
   if (!context.services.leases.holds(device.id)) await onSessionHolder(context, device)
   const status = await connectedSession(context, device)
   const action = build() // a text's action is built at once; media may have to be fetched
-  const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status })
+  const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status }).catch(err => {
+    throw unlessLetGo(context, device, err)
+  })
   const reply: ReplyOf<typeof sentAnswer> = { message: sentMessage }
   if (id !== undefined) reply.id = id
   return reply
 }
 
-/** The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a year ahead. */
+/**
+ * The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a
+ * year ahead. Past is judged with the clock allowance: a time up to 30 s before this host's clock
+ * may be "now" by the client's clock or another instance's (it is sent at once), so an instance whose
+ * clock runs ahead does not refuse what the others accept.
+ */
 function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
   const time = parseScheduleTime(value, timeZone)
-  if (!time || time.at < Math.floor(now / 1000) * 1000 || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
+  if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
   return time
 }

@@ -37,6 +37,13 @@ interface LeaseSettings {
  * lease is a compare-and-set that raises the epoch, so a takeover is visible to the former holder.
  * An instance whose heartbeat is late closes its sessions before the others may take them (Instances
  * fences); one that finds a lease of its own taken over lets that device go.
+ *
+ * A lease naming this instance is its own only while the instance stands (registered, heartbeat not
+ * late): a fenced instance takes nothing, and a take that a fence cut short is not kept. A lease of
+ * another instance is taken over only once that instance is gone both by the last heartbeat and by
+ * its record read after the lease (an instance back from a pause keeps what it took again). And a
+ * holder reconciles what it holds with its sessions (`reconcile`): a held device whose session is
+ * closed is opened again, a lease it cannot open is handed back.
  */
 export class DeviceLeases {
   private readonly leases: Collection<DeviceLease>
@@ -95,6 +102,11 @@ export class DeviceLeases {
     return at !== undefined && this.held.has(deviceId) && Date.now() - at < ms
   }
 
+  /** Whether this instance may hold devices now (registered, heartbeat not late): a request for a device it does not hold waits (503) while it does not. */
+  get standing(): boolean {
+    return this.instances.standing
+  }
+
   /** Whether this instance may take one more device. */
   get hasRoom(): boolean {
     return this.settings.maxDevices === undefined || this.held.size < this.settings.maxDevices
@@ -111,23 +123,34 @@ export class DeviceLeases {
     return this.instances.isAlive(lease.instance) ? lease.instance : undefined
   }
 
+  /** Whether the device's lease names this instance though it does not hold it (it let the device go at a fence): nobody else may take it while this instance lives. */
+  async namesMe(deviceId: string): Promise<boolean> {
+    return !this.held.has(deviceId) && (await this.leases.load(deviceId))?.instance === this.me
+  }
+
   /**
    * Take the device's lease when nobody alive holds it (or this instance already does): true when
    * this instance holds it now. Of concurrent takers, in any number of processes, one wins.
    */
   async acquire(deviceId: string): Promise<boolean> {
     if (this.held.has(deviceId)) return true
-    if (!this.hasRoom) return false
+    if (!this.hasRoom || !this.instances.standing) return false
+    const fences = this.instances.fenceCount
     const current = await this.leases.load(deviceId)
-    if (current?.instance && current.instance !== this.me && this.instances.isAlive(current.instance)) return false
+    const other = current?.instance && current.instance !== this.me ? current.instance : undefined
+    if (other && (this.instances.isAlive(other) || !(await this.instances.confirmGone(other)))) return false
     const next: DeviceLease = { instance: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
+    // A fence came while the lease was being taken: it names this instance, which holds nothing until
+    // it stands again (then the balancer finds the lease its own and not held, and takes it again).
+    if (this.instances.fenceCount !== fences || !this.instances.standing) return false
     this.held.set(deviceId, next.epoch)
     this.instances.setLoad(this.held.size)
     const from = current?.instance && current.instance !== this.me ? current.instance : undefined
     // A handover: the device's session lived on another instance (gone, or leaving: it handed the
-    // lease back as `instance: null`) and opens here now. A device never leased before is not one.
-    if (current && current.instance !== this.me) this.takenAt.set(deviceId, Date.now())
+    // lease back as `instance: null`), or here before a late heartbeat closed it, and opens here now.
+    // A device never leased before is not one.
+    if (current) this.takenAt.set(deviceId, Date.now())
     this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
     this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
     return true
@@ -136,8 +159,42 @@ export class DeviceLeases {
   /** Take the device's lease and open its session (resuming it with its stored credentials); false when another instance holds it. */
   async open(deviceId: string): Promise<boolean> {
     if (!(await this.acquire(deviceId))) return false
+    const epoch = this.held.get(deviceId)
     await this.transport.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
+    // Let go meanwhile (a fence, a takeover seen by verify): the session opened after its close is closed again.
+    if (this.held.get(deviceId) !== epoch) {
+      await this.transport.disconnect(deviceId).catch(() => undefined)
+      return false
+    }
     return true
+  }
+
+  /**
+   * Reconcile what this instance holds with its sessions: a held device of `linked` whose session is
+   * closed (closed by a fence and taken again, replaced, or a resume that failed) is opened again; a
+   * lease whose session cannot be opened is handed back for another instance to try. Run on every
+   * heartbeat; devices checked one at a time.
+   */
+  async reconcile(linked: (deviceId: string) => Promise<boolean>): Promise<void> {
+    for (const [deviceId, epoch] of [...this.held]) {
+      if (!this.instances.standing) return
+      const status = await this.transport.status(deviceId).catch(() => undefined)
+      if (!status || (status.state !== 'closed' && status.state !== 'replaced') || !(await linked(deviceId))) continue
+      // Still this instance's at that epoch (a replaced session may mean another instance took it).
+      const lease = await this.leases.load(deviceId)
+      if (this.held.get(deviceId) !== epoch) continue
+      if (lease?.instance !== this.me || lease.epoch !== epoch) {
+        await this.verify()
+        continue
+      }
+      this.logger.warn({ deviceId, state: status.state }, 'a held device had its session closed: opening it again')
+      try {
+        await this.transport.connect(deviceId)
+      } catch (err) {
+        this.logger.warn({ err, deviceId }, 'a held device could not be opened: handing its lease back')
+        await this.release(deviceId)
+      }
+    }
   }
 
   /** Close the device's session (without logging it out) and hand its lease back, so another instance may take it at once. */
