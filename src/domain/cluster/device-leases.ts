@@ -27,6 +27,12 @@ export class HeldElsewhere extends Error {
 interface LeaseSettings {
   /** Most device sessions this instance holds (unlimited when absent). */
   maxDevices?: number
+  /**
+   * Cluster mode: a held device whose session was replaced is opened again when its lease is still
+   * this instance's (the other connection was an instance that lost the lease, and lets go). Alone,
+   * a replaced session is another client's, and stays closed.
+   */
+  clustered?: boolean
 }
 
 /**
@@ -171,7 +177,8 @@ export class DeviceLeases {
 
   /**
    * Reconcile what this instance holds with its sessions: a held device of `linked` whose session is
-   * closed (closed by a fence and taken again, replaced, or a resume that failed) is opened again; a
+   * closed (closed by a fence and taken again, a resume that failed; in cluster mode also replaced by
+   * an instance that lost the lease) is opened again; a
    * lease whose session cannot be opened is handed back for another instance to try. Run on every
    * heartbeat; devices checked one at a time.
    */
@@ -179,7 +186,8 @@ export class DeviceLeases {
     for (const [deviceId, epoch] of [...this.held]) {
       if (!this.instances.standing) return
       const status = await this.transport.status(deviceId).catch(() => undefined)
-      if (!status || (status.state !== 'closed' && status.state !== 'replaced') || !(await linked(deviceId))) continue
+      const reopen = status?.state === 'closed' || (status?.state === 'replaced' && this.settings.clustered)
+      if (!reopen || !(await linked(deviceId))) continue
       // Still this instance's at that epoch (a replaced session may mean another instance took it).
       const lease = await this.leases.load(deviceId)
       if (this.held.get(deviceId) !== epoch) continue
@@ -187,7 +195,7 @@ export class DeviceLeases {
         await this.verify()
         continue
       }
-      this.logger.warn({ deviceId, state: status.state }, 'a held device had its session closed: opening it again')
+      this.logger.warn({ deviceId, state: status!.state }, 'a held device had its session closed: opening it again')
       try {
         await this.transport.connect(deviceId)
       } catch (err) {
