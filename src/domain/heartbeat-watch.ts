@@ -74,9 +74,12 @@ export class HeartbeatFence {
     this.lastSent = now()
   }
 
-  /** Whether the fence is up (the heartbeat is late, or none since it came reached the store). */
+  /**
+   * Whether the fence is up: the heartbeat is late (even before a tick raised it: a process that
+   * was paused may handle a request before its timer runs), or none since it came reached the store.
+   */
   get up(): boolean {
-    return this.fenced
+    return this.fenced || this.now() - this.lastSent >= this.limitMs
   }
 
   /** Fences so far: a step that began at one count and ended at another was cut by a fence. */

@@ -86,9 +86,9 @@ export class DeviceLeases {
     return [...this.held.keys()]
   }
 
-  /** Whether this instance holds the device's lease (no store read). */
+  /** Whether this instance holds the device's lease (no store read): never while it does not stand. */
   holds(deviceId: string): boolean {
-    return this.held.has(deviceId)
+    return this.held.has(deviceId) && this.instances.standing
   }
 
   /**
@@ -123,7 +123,7 @@ export class DeviceLeases {
    * lease naming this instance that it let go, after a late heartbeat, is held by none).
    */
   async holder(deviceId: string): Promise<string | undefined> {
-    if (this.held.has(deviceId)) return this.me
+    if (this.holds(deviceId)) return this.me
     const lease = await this.leases.load(deviceId)
     if (!lease?.instance || lease.instance === this.me) return undefined
     return this.instances.isAlive(lease.instance) ? lease.instance : undefined
@@ -139,7 +139,7 @@ export class DeviceLeases {
    * this instance holds it now. Of concurrent takers, in any number of processes, one wins.
    */
   async acquire(deviceId: string): Promise<boolean> {
-    if (this.held.has(deviceId)) return true
+    if (this.holds(deviceId)) return true
     if (!this.hasRoom || !this.instances.standing) return false
     const fences = this.instances.fenceCount
     const current = await this.leases.load(deviceId)
