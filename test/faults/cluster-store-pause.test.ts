@@ -1,3 +1,4 @@
+import { writeFileSync } from 'node:fs'
 import { suite } from 'uvu'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import * as assert from 'uvu/assert'
@@ -112,6 +113,7 @@ if (!redisServerAvailable) {
       const replaced = (await c.sim.stats()).replaced - replacedBefore
       const statuses = [...new Set(answers.map(a => a.status))].sort()
       console.log(`# store paused ${PAUSE_MS / 1000} s (time-to-live ${TTL_MS / 1000} s, ${CLIENTS} clients): replaced ${replaced}, most devices listed twice ${doubleListed}, all ${DEVICES} open again ${recovered.toFixed(1)} s after the store came back; ${answers.length} sends: ${ok} answered 200 (${sent} reached the network), ${refused409.length} answered 409, statuses ${statuses}; ${incoming.length} incoming, ${lost} never delivered (${unrecorded} never recorded)`)
+      if (process.env.CLUSTER_LOG_FILE) writeFileSync(process.env.CLUSTER_LOG_FILE, `paused at ${paused}\n${c.instances.map((i, n) => i.output().split('\n').map(line => `${n} ${line}`).join('\n')).join('\n')}`)
       assert.is(unsettled, '', 'every device open again on one instance')
       assert.is(replaced, 0, 'no device opened by two instances')
       assert.is(doubleListed, 0, 'no device listed by two instances')

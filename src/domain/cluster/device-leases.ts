@@ -57,6 +57,8 @@ export class DeviceLeases {
   private readonly held = new Map<string, number>()
   /** When this instance took each device it holds (a session just taken over is still opening). */
   private readonly takenAt = new Map<string, number>()
+  /** Sessions being closed: a session opened again waits for its close (else the close would end the new one). */
+  private readonly closing = new Map<string, Promise<void>>()
 
   constructor(
     storage: Storage,
@@ -166,10 +168,10 @@ export class DeviceLeases {
   async open(deviceId: string): Promise<boolean> {
     if (!(await this.acquire(deviceId))) return false
     const epoch = this.held.get(deviceId)
-    await this.transport.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
+    await this.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
     // Let go meanwhile (a fence, a takeover seen by verify): the session opened after its close is closed again.
     if (this.held.get(deviceId) !== epoch) {
-      await this.transport.disconnect(deviceId).catch(() => undefined)
+      await this.close(deviceId)
       return false
     }
     return true
@@ -197,7 +199,7 @@ export class DeviceLeases {
       }
       this.logger.warn({ deviceId, state: status!.state }, 'a held device had its session closed: opening it again')
       try {
-        await this.transport.connect(deviceId)
+        await this.connect(deviceId)
       } catch (err) {
         this.logger.warn({ err, deviceId }, 'a held device could not be opened: handing its lease back')
         await this.release(deviceId)
@@ -212,7 +214,7 @@ export class DeviceLeases {
     this.held.delete(deviceId)
     this.takenAt.delete(deviceId)
     this.instances.setLoad(this.held.size)
-    await this.transport.disconnect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device session not closed'))
+    await this.close(deviceId, err => this.logger.warn({ err, deviceId }, 'device session not closed'))
     await this.leases.replace(deviceId, { instance: this.me, epoch }, { instance: null, epoch })
   }
 
@@ -239,7 +241,7 @@ export class DeviceLeases {
       if (lease?.instance === this.me && lease.epoch === epoch) continue
       this.logger.warn({ deviceId, holder: lease?.instance }, 'device lease taken over by another instance; closing its session here')
       this.held.delete(deviceId)
-      await this.transport.disconnect(deviceId).catch(() => undefined)
+      await this.close(deviceId)
     }
     this.instances.setLoad(this.held.size)
   }
@@ -253,6 +255,25 @@ export class DeviceLeases {
     this.held.clear()
     this.takenAt.clear()
     this.instances.setLoad(0)
-    for (const deviceId of devices) await this.transport.disconnect(deviceId).catch(() => undefined)
+    // All at once, each noted before any await: a device taken again meanwhile waits for its own close.
+    await Promise.all(devices.map(deviceId => this.close(deviceId)))
+  }
+
+  /** Open the device's session, once a close of it under way has ended. */
+  private async connect(deviceId: string): Promise<void> {
+    await this.closing.get(deviceId)
+    await this.transport.connect(deviceId)
+  }
+
+  /** Close the device's session (errors to `onError`, else ignored), noted while under way. */
+  private close(deviceId: string, onError: (err: unknown) => void = () => undefined): Promise<void> {
+    const closing: Promise<void> = this.transport
+      .disconnect(deviceId)
+      .catch(onError)
+      .finally(() => {
+        if (this.closing.get(deviceId) === closing) this.closing.delete(deviceId)
+      })
+    this.closing.set(deviceId, closing)
+    return closing
   }
 }
