@@ -11,9 +11,9 @@ export const monotonicNow: MonotonicClock = () => performance.now()
  * whose clock is 20 s ahead or behind is neither taken for gone nor kept alive by it.
  *
  * Each observer watches from the moment it reads a counter value: a value first seen now counts as
- * moved now. After a gap in watching (this process could not read the store for longer than two
- * heartbeats, or was paused), nobody's silence counts: the watch starts again, so a store outage
- * that stopped every heartbeat at once does not make everyone gone when it ends.
+ * moved now. After a gap in watching (this process could not read the store for longer than half the
+ * time-to-live and two heartbeats, or was paused), nobody's silence counts: the watch starts again,
+ * so a store outage that stopped every heartbeat at once does not make everyone gone when it ends.
  */
 export class HeartbeatWatch {
   /** Per instance, the counter value last read and when (this process's monotonic time) it was first read. */
@@ -32,7 +32,7 @@ export class HeartbeatWatch {
    */
   observe(beats: Map<string, number>): string[] {
     const now = this.now()
-    const gap = this.lastRead === undefined || now - this.lastRead > 2 * this.heartbeatMs
+    const gap = this.lastRead === undefined || now - this.lastRead > Math.max(2 * this.heartbeatMs, this.ttlMs / 2)
     this.lastRead = now
     const silent: string[] = []
     for (const [id, beat] of beats) {
