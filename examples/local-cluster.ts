@@ -12,11 +12,13 @@
  *
  * Each instance gets GATEWAY_TRANSPORT=memory, GATEWAY_SIM_URL, GATEWAY_STORE,
  * GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL; anything else in the environment (LOG_LEVEL,
- * GATEWAY_STORE_NAMESPACE, ...) passes through. Ctrl-C or SIGTERM stops them all (gracefully).
+ * GATEWAY_STORE_NAMESPACE, ...) passes through. Ctrl-C or SIGTERM stops them all (gracefully; later
+ * signals are ignored, a second Ctrl-C ends them all at once).
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
+import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
 const here = fileURLToPath(new URL('.', import.meta.url))
@@ -51,8 +53,13 @@ async function stopAll(signal: NodeJS.Signals): Promise<void> {
   await exits(children.slice(0, 1))
   process.exit(0)
 }
-process.once('SIGINT', () => void stopAll('SIGTERM'))
-process.once('SIGTERM', () => void stopAll('SIGTERM'))
+// Every SIGTERM/SIGINT of its life: the first stops the children gracefully (each ignores the same
+// signal reaching it again from a group stop); a second Ctrl-C kills them and exits at once.
+const say = (fields: object, message: string) => console.log(`${message} ${JSON.stringify(fields)}`)
+handleShutdownSignals({ info: say, warn: say }, { beforeExit: () => children.forEach(child => child.kill('SIGKILL')) }).ready(async () => {
+  console.log('stopping the cluster')
+  await stopAll('SIGTERM')
+})
 
 try {
   await start('sim', 'simulator.ts', { PORT: String(simPort) }, `http://127.0.0.1:${simPort}/_sim/stats`)

@@ -15,9 +15,12 @@
  */
 import pino from 'pino'
 import { simulatorServer } from 'zapgate/adapters/transport-memory'
+import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
 const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
+// Every SIGTERM/SIGINT of the process's life: the first stops it, later ones are ignored (a second Ctrl-C exits).
+const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
   const port = Number(env.PORT ?? 4000)
@@ -25,20 +28,15 @@ async function main(): Promise<void> {
   const sim = await simulatorServer({ port, networkOptions, logger })
   logger.info({ port: sim.port }, `simulator listening on http://localhost:${sim.port}`)
 
-  let stopping = false
-  const stop = async (signal: string) => {
-    if (stopping) return
-    stopping = true
+  signals.ready(async signal => {
     logger.info({ signal, ...sim.network.stats() }, 'shutting down')
     await sim.close()
     logger.info('stopped')
-    process.exit(0)
-  }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+    logger.flush(() => process.exit(0))
+  })
 }
 
 main().catch(err => {
   logger.fatal({ err }, err instanceof Error ? err.message : 'start-up failed')
-  process.exit(1)
+  logger.flush(() => process.exit(1))
 })

@@ -38,7 +38,8 @@
  *   GATEWAY_BODY_TIMEOUT_MS      a request body not received whole within this time is answered 408 (default 30000)
  *   GATEWAY_MEDIA_BUDGET_MB      most MB of media in flight in the process; a send past it is answered 429 (default 200)
  *   GATEWAY_SHUTDOWN_GRACE_MS    on SIGTERM/SIGINT, how long requests in flight have to be answered before
- *                                the sessions close (default 10000)
+ *                                the sessions close (default 10000). Later signals are ignored (npm and a
+ *                                group stop send two); a second Ctrl-C in a terminal ends it at once
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa from 'koa'
@@ -50,12 +51,15 @@ import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { parseMegabytes, parseMs, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
+import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
 const logger = pino({
   level: env.LOG_LEVEL ?? 'info',
   redact: { paths: redactPaths, censor: '[redacted]' },
 })
+// Every SIGTERM/SIGINT of the process's life: the first drains, later ones are ignored (a second Ctrl-C exits).
+const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
   const port = Number(env.PORT ?? 3000)
@@ -114,10 +118,7 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
   logger.info({ port, transport: transportName, ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}), store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
 
-  let stopping = false
-  const stop = async (signal: string) => {
-    if (stopping) return
-    stopping = true
+  signals.ready(async signal => {
     logger.info({ signal }, 'shutting down')
     // No new connections; the requests in flight are answered (up to the grace time), a request
     // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`. Only the
@@ -129,10 +130,8 @@ async function main(): Promise<void> {
     await storage.close?.()
     agent?.close()
     logger.info('stopped')
-    process.exit(0)
-  }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+    logger.flush(() => process.exit(0))
+  })
 }
 
 /** Cluster mode from GATEWAY_CLUSTER_SECRET, GATEWAY_ADVERTISE_URL (default http://<host name>:<port>) and GATEWAY_MAX_DEVICES. */
@@ -152,5 +151,5 @@ function redactUrl(url: string): string {
 
 main().catch(err => {
   logger.fatal({ err }, err instanceof Error ? err.message : 'start-up failed')
-  process.exit(1)
+  logger.flush(() => process.exit(1))
 })

@@ -6,6 +6,7 @@ import { FlowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
 import { DeviceBalancer } from './domain/cluster/device-balancer.ts'
 import { DeviceLeases } from './domain/cluster/device-leases.ts'
+import { SessionRouting } from './domain/cluster/session-routing.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
 import { MessageFeed } from './domain/message-feed.ts'
@@ -38,7 +39,7 @@ export async function wireGateway(options: GatewayOptions) {
   const resolved = resolveOptions(options)
   const logger = options.logger ?? silentLogger
   const adapters = await defaultAdapters(options, resolved)
-  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs)
+  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }))
   const lock = new KeyedLock()
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
@@ -130,6 +131,7 @@ export async function wireGateway(options: GatewayOptions) {
     lock,
     epoch,
     leases,
+    routing: new SessionRouting(devices, leases, clustered),
     balancer,
     instances,
     transport,
@@ -147,7 +149,6 @@ export async function wireGateway(options: GatewayOptions) {
     rateLimits,
     outbox,
     incoming,
-    clustered,
     settings,
     /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. */
     async close(): Promise<void> {

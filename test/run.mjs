@@ -1,33 +1,80 @@
 #!/usr/bin/env node
 // Runs every test/**/*.test.ts in its own Node process (tsx loader), two at a time, prints each
-// file's output as it finishes, then one totals line: `N passed, N failed`.
-// Usage: node test/run.mjs [filter-substring ...]
+// file's output as it finishes, then the totals, alone on the last line:
+// `N passed, N failed, N skipped`, from uvu's own summary of each file (uvu's `Total` leaves the
+// skipped tests out: failed = Total - Passed).
+//
+// The run fails (exit 1), and each cause counts as one failed test when uvu counted none, when a file
+//   - exits non-zero or is killed (a crash, a time-out, a failing test),
+//   - exits without uvu's summary, or with a summary of no test at all (its suites never ran),
+//   - is focused: `.only(` in the file or in any project file it imports (its helpers, the shared
+//     contract suites). uvu prints nothing for a focused test (the others only count as skipped),
+//     so the runner reads the sources instead;
+// and when no file matches.
+//
+// Usage: node test/run.mjs [--dir <folder>] [filter-substring ...]
+//   --dir: where to look for *.test.ts (default test/); folders named `fixtures` are never entered.
+//   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_FILE_TIMEOUT_MS (default 300000).
 import { spawn } from 'node:child_process'
-import { readdirSync, statSync } from 'node:fs'
-import { join, relative } from 'node:path'
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
 import { cpus } from 'node:os'
 
 const root = new URL('..', import.meta.url).pathname
-const filters = process.argv.slice(2)
-const files = walk(join(root, 'test'))
+const { dir, filters } = parseArgs(process.argv.slice(2))
+const files = walk(dir)
   .filter(f => f.endsWith('.test.ts'))
   .filter(f => filters.length === 0 || filters.some(s => f.includes(s)))
   .sort()
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, cpus().length))
+const timeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000)
 let passed = 0
 let failed = 0
 let skipped = 0
-const crashed = []
+/** Each failing file with why it failed. */
+const failing = []
 
-function walk(dir) {
-  return readdirSync(dir).flatMap(name => {
-    const path = join(dir, name)
-    return statSync(path).isDirectory() ? (name === 'fixtures' ? [] : walk(path)) : [path]
+function parseArgs(args) {
+  const at = args.indexOf('--dir')
+  if (at === -1) return { dir: join(root, 'test'), filters: args }
+  if (!args[at + 1]) throw new Error('--dir needs a folder')
+  return { dir: resolve(args[at + 1]), filters: args.filter((_, i) => i !== at && i !== at + 1) }
+}
+
+function walk(folder) {
+  return readdirSync(folder).flatMap(name => {
+    const path = join(folder, name)
+    return statSync(path).isDirectory() ? (name === 'fixtures' || name === 'node_modules' ? [] : walk(path)) : [path]
   })
 }
 
+/** uvu's summary (the last one printed), or undefined when the file printed none. */
+function summaryOf(out) {
+  const all = [...out.matchAll(/^\s*Total:\s+(\d+)\s*\n\s*Passed:\s+(\d+)\s*\n\s*Skipped:\s+(\d+)\s*$/gm)]
+  const last = all.at(-1)
+  return last && { total: Number(last[1]), passed: Number(last[2]), skipped: Number(last[3]) }
+}
+
+const FOCUS = /\b[\w$]+\s*\.only\s*\(/
+const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g
+const focusCache = new Map()
+
+/** Where `.only(` appears in `file` or in a project file it imports (relative imports, followed through), as `path:line`. */
+function focusedIn(file, seen = new Set()) {
+  if (seen.has(file)) return []
+  seen.add(file)
+  if (!focusCache.has(file)) {
+    const source = existsSync(file) ? readFileSync(file, 'utf8') : ''
+    const lines = source.split('\n').flatMap((line, i) => (FOCUS.test(line) ? [`${relative(root, file)}:${i + 1}`] : []))
+    const imports = [...source.matchAll(IMPORT)].map(m => resolve(dirname(file), m[1])).filter(f => /\.[mc]?[jt]s$/.test(f))
+    focusCache.set(file, { lines, imports })
+  }
+  const { lines, imports } = focusCache.get(file)
+  return [...lines, ...imports.flatMap(f => focusedIn(f, seen))]
+}
+
 function runFile(file) {
-  return new Promise(resolve => {
+  return new Promise(done => {
     const started = Date.now()
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
       cwd: root,
@@ -35,23 +82,32 @@ function runFile(file) {
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
+    let timedOut = false
     child.stdout.on('data', d => (out += d))
     child.stderr.on('data', d => (out += d))
-    const timer = setTimeout(() => child.kill('SIGKILL'), Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000))
-    child.on('close', code => {
+    const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
+    child.on('close', (code, signal) => {
       clearTimeout(timer)
-      const total = Number(/Total:\s+(\d+)/.exec(out)?.[1] ?? 0)
-      const ok = Number(/Passed:\s+(\d+)/.exec(out)?.[1] ?? 0)
-      const skip = Number(/Skipped:\s+(\d+)/.exec(out)?.[1] ?? 0)
-      passed += ok
-      skipped += skip
-      let bad = total - ok - skip
-      if (code !== 0 && bad === 0) bad = 1 // crashed or timed out before uvu could count
+      const summary = summaryOf(out)
+      const reasons = []
+      let bad = 0
+      if (summary) {
+        passed += summary.passed
+        skipped += summary.skipped
+        bad = summary.total - summary.passed
+      }
+      if (timedOut) reasons.push(`timed out after ${timeoutMs} ms`)
+      else if (code !== 0) reasons.push(signal ? `killed by ${signal}` : `exit ${code}`)
+      if (!summary) reasons.push('no uvu summary (a suite never ran, or the file stopped before uvu finished)')
+      else if (summary.total === 0 && summary.skipped === 0) reasons.push('no test ran or was skipped')
+      const focused = [...new Set(focusedIn(file))]
+      if (focused.length) reasons.push(`focused with .only at ${focused.join(', ')}`)
+      if (reasons.length && bad === 0) bad = 1
       failed += bad
-      if (code !== 0) crashed.push(relative(root, file))
+      if (reasons.length) failing.push(`${relative(root, file)}: ${reasons.join('; ')}`)
       const secs = ((Date.now() - started) / 1000).toFixed(1)
-      process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code})\n${out.trimEnd()}\n`)
-      resolve()
+      process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code ?? signal})\n${out.trimEnd()}\n`)
+      done()
     })
   })
 }
@@ -62,7 +118,10 @@ await Promise.all(
     while (queue.length) await runFile(queue.shift())
   }),
 )
-if (crashed.length) console.log(`\nFailing files:\n  ${crashed.join('\n  ')}`)
-if (skipped) console.log(`\n${skipped} skipped`)
-console.log(`\n${passed} passed, ${failed} failed`)
-process.exit(failed === 0 && files.length > 0 ? 0 : 1)
+if (files.length === 0) {
+  failing.push(`no test file under ${relative(root, dir) || '.'} matches ${filters.join(' ') || '*.test.ts'}`)
+  failed += 1
+}
+if (failing.length) console.log(`\nFailing:\n  ${failing.join('\n  ')}`)
+console.log(`\n${passed} passed, ${failed} failed, ${skipped} skipped`)
+process.exit(failed === 0 && failing.length === 0 ? 0 : 1)

@@ -8,6 +8,9 @@ export interface InstanceRecord {
   id: string
   host: string
   pid: number
+  /** The pid's start time (clock ticks after boot) and boot id (Linux): a reused pid is another process. */
+  startTicks?: number
+  bootId?: string
   startedAt: number
   heartbeatAt: number
   /** Heartbeats so far: the others see it move (liveness is judged by that, never by the time stamps, which are the writer's clock). */
@@ -121,7 +124,7 @@ export class InstanceView {
     const known = new Map<string, InstanceRecord>([[this.me, mine]])
     for (const [id, record] of read) {
       if (id === this.me) continue
-      if (silent.has(id) || (record.host === mine.host && !processAlive(record.pid))) {
+      if (silent.has(id) || (record.host === mine.host && !processAlive(record))) {
         await this.records.removeIfEqual(id, record)
         this.markGone(id)
         continue

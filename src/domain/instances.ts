@@ -4,9 +4,10 @@ import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
-import { hostTag } from '../store/process-alive.ts'
+import { hostTag, ownStamp } from '../store/process-alive.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
 import { HeartbeatFence, monotonicNow } from './heartbeat-watch.ts'
+import { heartbeatLapsed, inTheWay } from './instance-lapse.ts'
 import { InstanceView, type DepartureListener, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
@@ -83,7 +84,7 @@ export class Instances implements Liveness {
     // record outlives the ttl by the clock allowance, so a reader ahead still sees a live one.
     this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? CLOCK_SKEW_ALLOWANCE_MS : 0)
     const now = Date.now()
-    this.record = { id: this.id, host: hostname(), pid: process.pid, startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
+    this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
   }
 
   /**
@@ -91,19 +92,21 @@ export class Instances implements Liveness {
    * start the heartbeat. Throws a start-up error naming what to change when this process may not
    * share the store: cluster mode on a store that cannot be shared across hosts or lacks the atomic
    * steps; or another instance alive while this one is not in cluster mode, or on such a store.
+   * Before refusing it waits for the other's heartbeat to lapse (it may be dying; see instance-lapse.ts).
    */
   async start(cluster: boolean): Promise<void> {
     const reach = reachOf(this.storage)
     if (cluster) refuseCluster(this.storage, reach)
-    const sentAt = monotonicNow()
-    await this.records.put(this.id, this.record, this.recordTtlMs)
-    this.fence.taken(sentAt)
-    await this.view.refresh(this.record)
-    const other = this.view.live.find(id => id !== this.id)
-    const refusal = other === undefined ? undefined : sharingRefusal(other, cluster, reach, supportsAtomic(this.storage))
-    if (refusal) {
+    for (;;) {
+      const sentAt = monotonicNow()
+      await this.records.put(this.id, this.record, this.recordTtlMs)
+      this.fence.taken(sentAt)
+      await this.view.refresh(this.record)
+      const blocking = inTheWay(this.record, this.view.liveRecords, other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
+      if (!blocking) break
       await this.records.remove(this.id)
-      throw new Error(refusal)
+      if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
+      this.view.markGone(blocking.record.id)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
     this.timer.unref()

@@ -5,7 +5,7 @@ import type { MediaLinks } from '../domain/media-links.ts'
 import type { Transport } from '../ports/transport.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Instances } from '../domain/instances.ts'
-import { relayMediaToHolder } from './media-relay.ts'
+import { relayMediaToHolder } from './forwarding/media-relay.ts'
 
 /** What the media route reads: the signed link, the transport that fetches the bytes, the device. */
 export interface MediaRouteDeps {

@@ -1,5 +1,6 @@
 import type { Context, Middleware, Next } from 'koa'
 import type { GatewayEvents } from '../events.ts'
+import { existingState } from './request-state.ts'
 
 /**
  * Report every answered request of the gateway's routes as a `request` event (route pattern, chosen
@@ -18,10 +19,11 @@ export function observeRequests(events: GatewayEvents): Middleware {
       failed = true
       throw err
     } finally {
+      const operation = existingState(ctx)?.operation?.name
       events.emit('request', {
         method: ctx.method,
         route: String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path),
-        ...(typeof ctx.state.gatewayOperation === 'string' ? { operation: ctx.state.gatewayOperation } : {}),
+        ...(operation ? { operation } : {}),
         status: failed ? 500 : answerStatus(ctx),
         durationMs: performance.now() - started,
       })

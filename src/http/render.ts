@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa'
 import type { Logger } from '../logger.ts'
 import { answerCodeOf, errorAnswer, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
+import { requestState } from './request-state.ts'
 
 /** How HTTP status codes relate to the body's `status`. */
 export type HttpStatusMode = 'mirror' | 'always200'
@@ -23,6 +24,24 @@ export function errorBoundary(mode: HttpStatusMode, logger: Logger) {
       await next()
     } catch (err) {
       answerError(ctx, mode, logger, err)
+    }
+  }
+}
+
+/**
+ * The error boundary of an operation path (middleware, first on the path): any error is answered as
+ * errorBoundary does, in the selected operation's words once one is selected; and the request's hold
+ * of the media budget is given back once it is answered.
+ */
+export function answerErrors(mode: HttpStatusMode, logger: Logger) {
+  return async function gatewayAnswer(ctx: Context, next: Next) {
+    const state = requestState(ctx)
+    try {
+      await next()
+    } catch (err) {
+      answerError(ctx, mode, logger, err, state.operation)
+    } finally {
+      state.mediaHold?.release()
     }
   }
 }

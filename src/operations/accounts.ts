@@ -57,9 +57,8 @@ export const createAgent = defineOperation({
   errors: deviceErrors,
   answers: { 'invalid-input': { status: 400, message: Messages.required }, unauthenticated: { status: 401, message: Messages.agentAuth } },
   schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
-  async handle({ authkey, device: deviceRef, agent_name }, { services }) {
-    const account = await services.accounts.require(authkey)
-    const device = await services.devices.require(account, deviceRef)
+  device: { ref: 'device' },
+  async handle({ agent_name }, { services, account, device }) {
     const agent = await services.agents.create(account, device, agent_name.trim())
     return { message: 'Agente criado com sucesso.', agent_id: agent.id }
   },

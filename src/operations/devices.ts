@@ -1,16 +1,14 @@
 import QRCode from 'qrcode'
 import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
-import { GatewayError, isGatewayError } from '../errors.ts'
+import { GatewayError } from '../errors.ts'
 import { Messages } from './error-answers.ts'
-import { defineOperation, type OperationContext } from './operation.ts'
+import { defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import type { Device } from '../domain/devices.ts'
 import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { answer, deviceErrors } from './answers.ts'
-import { onSessionHolder, routeLink } from './device-session.ts'
-import { HeldElsewhere } from '../domain/cluster/device-leases.ts'
 
 /** Longest device name or chosen appkey. */
 const MAX_DEVICE_NAME = 64
@@ -41,16 +39,15 @@ export const generateQrCode = defineOperation({
     phone: optional(coerceWhen(phone(), isString, s => (s.trim() === '' ? undefined : s))),
     webhook: optionalText(2048),
   }),
-  async handle({ authkey, setAppkey, phone: pairingPhone, webhook }, context) {
-    const { services } = context
-    const account = await services.accounts.require(authkey)
-    const webhookUrl = webhookOption(webhook, context)
-    const name = setAppkey ?? services.devices.generatedName()
-    await routeLink(context, account, name)
-    const ensured = await services.devices.ensure(account, { name, appkey: setAppkey, webhookUrl })
-    const { device, appkey } = ensured
-    const challenge = await linkEnsured(context, ensured, pairingPhone, webhookUrl)
-    const common = { appkey, id: device.id, webhookSecret: device.webhookSecret }
+  device: {
+    ref: 'setAppkey',
+    session: 'link',
+    create: ({ setAppkey, webhook }, services) => ({ appkey: setAppkey, webhookUrl: webhookOption(webhook, services) }),
+  },
+  async handle({ phone: pairingPhone, webhook }, context) {
+    const { device } = context
+    const challenge = await linkHere(context, pairingPhone, webhookOption(webhook, context.services))
+    const common = { appkey: context.ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
     if (challenge.kind === 'code') return { message: 'Código de pareamento gerado.', code: challenge.code, ...common }
     return { message: 'QR code gerado.', qrcode: await qrDataUri(challenge, device, context), link: await shareLink(device, context), ...common }
   },
@@ -64,18 +61,15 @@ export const addDevice = defineOperation({
   answer: answer({ qrcode: string(), link: string(), id: string(), appkey: optional(string()), webhookSecret: string() }),
   errors: ['invalid-input', 'unauthenticated', 'link-failed', 'already-connected', 'unreachable'],
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
-  async handle({ authkey, message: name, webhook }, context) {
-    const { services } = context
-    const account = await services.accounts.require(authkey)
-    const webhookUrl = webhookOption(webhook, context)
-    await routeLink(context, account, name)
-    const ensured = await services.devices.ensure(account, { name, webhookUrl })
-    const { device, appkey } = ensured
+  device: { ref: 'message', session: 'link', create: ({ webhook }, services) => ({ webhookUrl: webhookOption(webhook, services) }) },
+  async handle({ webhook }, context) {
+    const { device } = context
+    const appkey = context.ensured?.appkey
     let challenge: LinkChallenge
     try {
-      challenge = await linkEnsured(context, ensured, undefined, webhookUrl)
+      challenge = await linkHere(context, undefined, webhookOption(webhook, context.services))
     } catch (cause) {
-      if (cause instanceof GatewayError || cause instanceof HeldElsewhere) throw cause
+      if (cause instanceof GatewayError) throw cause
       if (cause instanceof TransportError && cause.code === 'unreachable') throw cause
       throw new GatewayError('link-failed', { cause })
     }
@@ -108,11 +102,8 @@ export const deviceStatus = defineOperation({
   }),
   errors: deviceErrors,
   schema: type({ authkey: text(256), message: text(), checkDispositivo: trueFlag() }),
-  async handle({ authkey, message: ref }, context) {
-    const { services } = context
-    const account = await services.accounts.require(authkey)
-    const device = await services.devices.require(account, ref)
-    await onSessionHolder(context, device)
+  device: { ref: 'message', session: 'device' },
+  async handle(_input, { services, device }) {
     const status = await services.devices.status(device)
     return {
       message: 'Dispositivo encontrado.',
@@ -138,11 +129,8 @@ export const deleteDevice = defineOperation({
   errors: [...deviceErrors, 'delete-failed'],
   answers: { unauthenticated: { status: 401, message: Messages.deleteAuth } },
   schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
-  async handle({ authkey, message: ref, apagarAppkey }, context) {
-    const { services } = context
-    const account = await services.accounts.require(authkey)
-    const device = await services.devices.require(account, ref)
-    await onSessionHolder(context, device)
+  device: { ref: 'message', session: 'device' },
+  async handle({ apagarAppkey }, { services, device }) {
     await services.devices.remove(device, { deleteAppkey: apagarAppkey === true })
     return { message: 'Dispositivo excluído com sucesso.' }
   },
@@ -162,9 +150,8 @@ export const deleteShareLink = defineOperation({
     to: text(),
     GerenciarLinks: coerceWhen(literal('excluir'), isString, s => s.trim().toLowerCase()),
   }),
-  async handle({ appkey, authkey, to }, { services }) {
-    const account = await services.accounts.require(authkey)
-    const device = await services.devices.require(account, appkey, ['appkey', 'name'])
+  device: deviceByAppkey(),
+  async handle({ to }, { services, account, device }) {
     const target = await services.devices.find(account, to)
     if (!target || target.id !== device.id) throw new GatewayError('device-not-found')
     await services.links.revokeAll(device)
@@ -175,26 +162,21 @@ export const deleteShareLink = defineOperation({
 // --- Internal helpers ---
 
 /**
- * Start linking the device ensure() answered (storing `webhookUrl` once it has started). When the
- * link fails, a device ensure() has just created is deleted again: a refused request leaves nothing.
+ * Start linking the request's device (this instance holds it: see DeviceNeed `link`), storing
+ * `webhookUrl` once it has started. When the link fails, a device this request has just made is
+ * deleted again: a refused request leaves nothing.
  */
-async function linkEnsured(context: OperationContext, ensured: { device: Device; created: boolean }, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
-  const { services } = context
+async function linkHere({ services, device, ensured }: OperationContext, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
   try {
-    // Linked by the instance that holds (or now takes) the device: its session lives there.
-    await onSessionHolder(context, ensured.device, true)
-    return await services.devices.link(ensured.device, phone, webhookUrl)
+    return await services.devices.link(device, phone, webhookUrl)
   } catch (err) {
-    // A device this request made and could not link is removed; not one another instance holds
-    // (it is being linked there, and the request goes there).
-    const heldElsewhere = err instanceof HeldElsewhere || isGatewayError(err, 'holder-unavailable')
-    if (ensured.created && !heldElsewhere) await services.devices.discard(ensured.device)
+    if (ensured?.created) await services.devices.discard(device)
     throw err
   }
 }
 
 /** The checked webhook URL, undefined when absent; `invalid-input` for one the URL policy refuses. */
-function webhookOption(value: string | undefined, { services }: OperationContext): string | undefined {
+function webhookOption(value: string | undefined, services: OperationServices): string | undefined {
   if (value === undefined) return undefined
   const checked = checkUrl(value.trim(), { allowPrivate: services.settings.allowPrivateUrls })
   if ('refused' in checked) throw new GatewayError('invalid-input')

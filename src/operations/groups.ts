@@ -1,10 +1,9 @@
 import { array, boolean, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isAnything } from '../schema/coerce-when.ts'
-import { defineOperation } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
-import { requireSession } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
@@ -21,8 +20,9 @@ export const groupInfo = defineOperation({
   }),
   errors: [...deviceErrors, 'group-not-found', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
-  async handle({ infoConvite: ref, ...keys }, context) {
-    const { device } = await requireSession(context, keys)
+  device: deviceByAppkey('device'),
+  async handle({ infoConvite: ref }, context) {
+    const { device } = context
     const info = await context.services.messaging.groups.info(device, ref)
     return {
       message: 'Grupo encontrado.',
@@ -44,8 +44,9 @@ export const createGroup = defineOperation({
   answer: answer({ grupoId: string(), convite: optional(string()) }),
   errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
-  async handle({ message: subject, usuarios: participants, ...keys }, context) {
-    const { device } = await requireSession(context, keys)
+  device: deviceByAppkey('device'),
+  async handle({ message: subject, usuarios: participants }, context) {
+    const { device } = context
     const info = await context.services.messaging.groups.create(device, subject.trim(), participants)
     return { message: 'Grupo criado.', grupoId: info.id, ...(info.inviteCode ? { convite: INVITE_LINK_BASE + info.inviteCode } : {}) }
   },
@@ -59,8 +60,9 @@ export const joinGroup = defineOperation({
   answer: answer({ grupoId: string() }),
   errors: [...deviceErrors, 'invite-invalid', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
-  async handle({ entrarConvite: invite, ...keys }, context) {
-    const { device } = await requireSession(context, keys)
+  device: deviceByAppkey('device'),
+  async handle({ entrarConvite: invite }, context) {
+    const { device } = context
     const grupoId = await context.services.messaging.groups.join(device, invite)
     return { message: 'Entrou no grupo.', grupoId }
   },

@@ -1,10 +1,9 @@
 import { type } from 'superstruct'
-import { GatewayError } from '../errors.ts'
 import { defineOperation } from './operation.ts'
 import { optionalText, text } from '../schema/fields.ts'
 import type { Button, Card } from '../ports/transport.ts'
 import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, sendFields, type WireButton, type WireCardButton } from './messaging-fields.ts'
-import { sendOrSchedule } from './send-support.ts'
+import { sendNeed, sendOrSchedule } from './send-support.ts'
 import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
 
 /** Operation 15: a text with up to 3 buttons (reply, URL, call), optional header and footer. */
@@ -21,11 +20,12 @@ export const sendButtons = defineOperation({
     header_title: optionalText(MAX_HEADER),
     footer_text: optionalText(MAX_HEADER),
   }),
-  handle: ({ message: text, buttons, header_title: header, footer_text: footer, to, ...keys }, context) => {
-    if (hasDuplicateIds(buttons)) throw new GatewayError('invalid-input')
+  accepts: ({ buttons }) => !hasDuplicateIds(buttons),
+  device: sendNeed,
+  handle: ({ message: text, buttons, header_title: header, footer_text: footer, to, agendamento }, context) => {
     return sendOrSchedule(
       context,
-      keys,
+      agendamento,
       async () => ({
         kind: 'send',
         to,
@@ -44,11 +44,12 @@ export const sendCarousel = defineOperation({
   answer: sentAnswer,
   errors: [...sendErrors, ...mediaErrors, 'card-image-invalid'],
   schema: type({ ...sendFields, message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) }),
-  handle: ({ message: text, cards, footer_text: footer, to, ...keys }, context) => {
-    for (const c of cards) if (hasDuplicateIds(c.buttons)) throw new GatewayError('invalid-input')
+  accepts: ({ cards }) => !cards.some(c => hasDuplicateIds(c.buttons)),
+  device: sendNeed,
+  handle: ({ message: text, cards, footer_text: footer, to, agendamento }, context) => {
     return sendOrSchedule(
       context,
-      keys,
+      agendamento,
       async () => {
         const images = await Promise.all(cards.map(c => context.services.messaging.media.cardImage(c.image_url.trim(), context.mediaHold)))
         const built: Card[] = cards.map((c, i) => ({

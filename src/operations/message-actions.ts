@@ -1,10 +1,9 @@
 import { refine, type } from 'superstruct'
 import { coerceWhen, isBoolean } from '../schema/coerce-when.ts'
-import { GatewayError } from '../errors.ts'
 import { defineOperation } from './operation.ts'
 import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../schema/fields.ts'
 import { sendFields } from './messaging-fields.ts'
-import { sendOrSchedule } from './send-support.ts'
+import { sendNeed, sendOrSchedule } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { sentAnswer, targetErrors } from './answers.ts'
 
@@ -19,11 +18,12 @@ export const reactToMessage = defineOperation({
   answer: sentAnswer,
   errors: targetErrors,
   schema: type({ ...sendFields, reactionMessage: trueFlag(), message: reaction(), id: text(MAX_ID) }),
-  handle: ({ message, id, to, ...keys }, context) => {
+  device: sendNeed,
+  handle: ({ message, id, to, agendamento }, context) => {
     const emoji = message.trim().toLowerCase() === 'remove' ? '' : message.trim()
     return sendOrSchedule(
       context,
-      keys,
+      agendamento,
       async () => ({ kind: 'send', to, message: { kind: 'reaction', target: { chat: to, id: id.trim() }, emoji } }),
       emoji ? 'Reação enviada.' : 'Reação removida.',
     )
@@ -38,10 +38,11 @@ export const deleteMessage = defineOperation({
   answer: sentAnswer,
   errors: targetErrors,
   schema: type({ ...sendFields, message: falseFlag(), deleteID: text(MAX_ID) }),
-  handle: ({ deleteID, to, ...keys }, context) =>
+  device: sendNeed,
+  handle: ({ deleteID, to, agendamento }, context) =>
     sendOrSchedule(
       context,
-      keys,
+      agendamento,
       async () => ({ kind: 'send', to, message: { kind: 'delete', target: { chat: to, id: deleteID.trim(), fromMe: true } } }),
       'Mensagem apagada.',
     ),
@@ -58,12 +59,19 @@ export const markMessageRead = defineOperation({
   answer: sentAnswer,
   errors: targetErrors,
   schema: type({ ...sendFields, markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
-  handle: ({ markRead, idMessagem, idMensagem, to, ...keys }, context) => {
-    const id = parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
-    if (id === undefined) throw new GatewayError('invalid-input')
-    return sendOrSchedule(context, keys, async () => ({ kind: 'read', to, target: { chat: to, id: id.trim() } }), 'Mensagem marcada como lida.')
+  accepts: input => readTarget(input) !== undefined,
+  device: sendNeed,
+  handle: (input, context) => {
+    const { to, agendamento } = input
+    const id = readTarget(input)!
+    return sendOrSchedule(context, agendamento, async () => ({ kind: 'read', to, target: { chat: to, id: id.trim() } }), 'Mensagem marcada como lida.')
   },
 })
+
+/** The id of the message a read receipt is for: `markRead` itself, or with `markRead: true` `idMessagem` (or `idMensagem`). */
+function readTarget({ markRead, idMessagem, idMensagem }: { markRead: string; idMessagem?: string; idMensagem?: string }): string | undefined {
+  return parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
+}
 
 // --- Internal helpers ---
 

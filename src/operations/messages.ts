@@ -2,7 +2,7 @@ import { refine, type } from 'superstruct'
 import { defineOperation } from './operation.ts'
 import { optionalText, phone, text } from '../schema/fields.ts'
 import { MAX_CAPTION, MAX_TEXT, sendFields } from './messaging-fields.ts'
-import { sendOrSchedule } from './send-support.ts'
+import { sendNeed, sendOrSchedule } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
 
@@ -13,8 +13,9 @@ export const sendText = defineOperation({
   answer: sentAnswer,
   errors: sendErrors,
   schema: type({ ...sendFields, message: text(MAX_TEXT) }),
-  handle: ({ message: text, to, ...keys }, context) =>
-    sendOrSchedule(context, keys, () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
+  device: sendNeed,
+  handle: ({ message: text, to, agendamento }, context) =>
+    sendOrSchedule(context, agendamento, () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
 })
 
 /** Operation 9: send a file (URL, base64, data URI or uploaded part) as image, video, audio or document. */
@@ -31,10 +32,11 @@ export const sendMedia = defineOperation({
     descricao: optionalText(MAX_CAPTION),
     format: optionalText(16),
   }),
-  handle: ({ file, message: fileName, descricao: caption, format, to, ...keys }, context) =>
+  device: sendNeed,
+  handle: ({ file, message: fileName, descricao: caption, format, to, agendamento }, context) =>
     sendOrSchedule(
       context,
-      keys,
+      agendamento,
       async () => {
         const source = context.uploads.get('file') ?? file
         return { kind: 'send', to, message: await context.services.messaging.media.message({ source, fileName, caption, format, hold: context.mediaHold }) }
@@ -51,8 +53,9 @@ export const sendContact = defineOperation({
   answer: sentAnswer,
   errors: sendErrors,
   schema: type({ ...sendFields, contact: text(256), message: phone() }),
-  handle: ({ contact: name, message: contactPhone, to, ...keys }, context) =>
-    sendOrSchedule(context, keys, async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }), 'Contato enviado.'),
+  device: sendNeed,
+  handle: ({ contact: name, message: contactPhone, to, agendamento }, context) =>
+    sendOrSchedule(context, agendamento, async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }), 'Contato enviado.'),
 })
 
 /** Operation 11: send a location (decimal `latitude` and `longitude`, optional text in `message`). */
@@ -63,10 +66,11 @@ export const sendLocation = defineOperation({
   answer: sentAnswer,
   errors: sendErrors,
   schema: type({ ...sendFields, latitude: coordinate(90), longitude: coordinate(180), message: optionalText(1024) }),
-  handle: ({ latitude, longitude, message: text, to, ...keys }, context) =>
+  device: sendNeed,
+  handle: ({ latitude, longitude, message: text, to, agendamento }, context) =>
     sendOrSchedule(
       context,
-      keys,
+      agendamento,
       async () => ({ kind: 'send', to, message: { kind: 'location', latitude: Number(latitude), longitude: Number(longitude), ...(text ? { text } : {}) } }),
       'Localização enviada.',
     ),

@@ -1,13 +1,13 @@
 import type { Infer, Struct } from 'superstruct'
-import type { Accounts } from '../domain/accounts.ts'
+import type { Account, Accounts } from '../domain/accounts.ts'
 import type { Agents } from '../domain/agents.ts'
-import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
-import type { Devices } from '../domain/devices.ts'
+import type { Device, DeviceMatch, Devices } from '../domain/devices.ts'
 import type { FlowConversations } from '../domain/flows.ts'
 import type { Messaging } from '../domain/messaging/index.ts'
 import type { MediaBudget, MediaHold } from '../domain/messaging/media-budget.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { RateLimits } from '../security/rate-limits.ts'
+import type { SessionStatus } from '../ports/transport.ts'
 import type { AnswerCode, ErrorAnswer } from './error-answers.ts'
 
 /** A file of a multipart body. */
@@ -28,10 +28,6 @@ export interface OperationServices {
   /** Bytes of media in flight in the process, and the most allowed. */
   mediaBudget: MediaBudget
   rateLimits: RateLimits
-  /** Which instance holds each device's session. */
-  leases: DeviceLeases
-  /** Cluster mode is on: a request for a device held elsewhere is forwarded there. */
-  clustered: boolean
   settings: {
     /** Webhook URLs may name loopback and private addresses. */
     allowPrivateUrls: boolean
@@ -51,10 +47,49 @@ export interface OperationContext {
   baseUrl: string
   /** The client's IP address (from X-Forwarded-For only when the Koa app trusts its proxy). */
   clientIp: string
-  /** The instance that forwarded this request to this one (cluster mode), when it was forwarded. */
-  forwardedBy?: string
   /** This request's share of the process's media budget (given back once it is answered). */
   mediaHold: MediaHold
+  /** The caller's account (an operation that declares `device` only). */
+  account: Account
+  /** The device the operation declared, found in the caller's account (for a link: found or made). */
+  device: Device
+  /** The device's open session (an operation whose session need is `connected`). */
+  status?: SessionStatus
+  /** A link: whether this request made the device (a failed link deletes it again), and the appkey to answer. */
+  ensured?: { created: boolean; appkey?: string }
+}
+
+/**
+ * What an operation needs of the device's session: `device`, the request is worked by the instance
+ * holding it (another instance forwards it there); `connected`, the same, and the session must be
+ * open (409 `not-connected`; a session still opening after a handover is waited for); `link`, the
+ * device (made when none of that name exists) is linked by the instance that will hold it.
+ */
+export type SessionNeed = 'device' | 'connected' | 'link'
+
+/**
+ * The device an operation works on: found in the caller's account (the input's `authkey`) before
+ * the handler runs (an unknown or expired key is `unauthenticated`, no such device in that account
+ * `device-not-found`), and, with `session`, worked by the instance holding its session. Handlers
+ * never see the cluster.
+ */
+export interface DeviceNeed<I> {
+  /** The input field naming the device (a link without it makes a new device, named by the gateway); the caller's key is `authkey`. */
+  ref: keyof I & string
+  /** How `ref` may match a device (default: its id, name or appkey). */
+  match?: DeviceMatch[]
+  /** What the operation needs of the device's session (none: its record only); may depend on the input. */
+  session?: SessionNeed | ((input: I) => SessionNeed | undefined)
+  /** A link: the settings of the device to make when none of that name exists (asked once the caller's account is known; may refuse the input). */
+  create?(input: I, services: OperationServices): { appkey?: string; webhookUrl?: string }
+}
+
+/** What the appkey field of a request may match: a device's appkey, or its name. */
+const KEY_MATCH: DeviceMatch[] = ['appkey', 'name']
+
+/** The device of a request on the send, group, OTP and settings paths: its `appkey` (the device's appkey or name), in the caller's account. */
+export function deviceByAppkey<I extends { appkey: string }>(session?: SessionNeed | ((input: I) => SessionNeed | undefined)): DeviceNeed<I> {
+  return { ref: 'appkey', match: KEY_MATCH, ...(session ? { session } : {}) }
 }
 
 /** A handler's answer: the response body without `status` (always 200 on success). */
@@ -83,6 +118,10 @@ export interface Operation<S extends Struct<any, any> = Struct<any, any>, A exte
   answers?: Partial<Record<AnswerCode, ErrorAnswer>>
   /** Fields every error answer of the operation carries (`valid: false` for OTP verification). */
   errorExtra?: Record<string, unknown>
+  /** Checks of the input beyond its schema, before any lookup: false is `invalid-input`. */
+  accepts?(input: Infer<S>): boolean
+  /** The device the operation works on, and what it needs of its session (see DeviceNeed). */
+  device?: DeviceNeed<Infer<S>>
   handle(input: Infer<S>, context: OperationContext): Promise<ReplyOf<A>>
 }
 

@@ -1,11 +1,9 @@
 import { literal, optional, string, type } from 'superstruct'
 import { GatewayError } from '../errors.ts'
-import { defineOperation } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
-import { requireDevice, requireSession } from './send-support.ts'
-import { connectedSession } from './device-session.ts'
 import { answer, deviceErrors, queueErrors } from './answers.ts'
 
 /** The text sent when `message` gives no template. */
@@ -19,13 +17,13 @@ export const sendOtp = defineOperation({
   answer: answer({ id: optional(string()) }),
   errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), enviarOTP: trueFlag(), message: optionalText(1024), agendamento: optionalText(40) }),
-  async handle({ to, message: template, agendamento, ...keys }, context) {
-    if (isGroupAddress(to) || agendamento !== undefined || (template !== undefined && !template.includes('{code}'))) {
-      throw new GatewayError('invalid-input')
-    }
-    const { device } = await requireSession(context, keys)
+  // Not to a group, never scheduled, and a template has its {code}.
+  accepts: ({ to, message: template, agendamento }) =>
+    !isGroupAddress(to) && agendamento === undefined && (template === undefined || template.includes('{code}')),
+  device: deviceByAppkey('connected'),
+  async handle({ to, message: template }, context) {
+    const { device } = context
     const { messaging, settings } = context.services
-    await connectedSession(context, device)
     const { code, withdraw } = await messaging.otps.issue(device, to)
     const minutes = String(Math.max(1, Math.round(settings.otpTtlMs / 60_000)))
     const text = (template ?? DEFAULT_TEMPLATE).replaceAll('{code}', code).replaceAll('{minutes}', minutes)
@@ -48,8 +46,9 @@ export const verifyOtp = defineOperation({
   errors: [...deviceErrors, 'otp-invalid', 'rate-limited'],
   errorExtra: { valid: false },
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), message: falseFlag(), verificarOTP: text(32) }),
-  async handle({ to, verificarOTP: code, ...keys }, context) {
-    const { device } = await requireDevice(context, keys)
+  device: deviceByAppkey(),
+  async handle({ to, verificarOTP: code }, context) {
+    const { device } = context
     await context.services.rateLimits.otpVerification(device.id, to)
     const valid = await context.services.messaging.otps.verify(device, to, code.trim())
     if (!valid) throw new GatewayError('otp-invalid')

@@ -1,7 +1,6 @@
 import { array, enums, object, string, type } from 'superstruct'
-import { defineOperation } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
-import { requireDevice } from './send-support.ts'
 import { answer, deviceErrors } from './answers.ts'
 
 /**
@@ -17,8 +16,9 @@ export const listSchedules = defineOperation({
   }),
   errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), listaAgendamento: trueFlag(), message: falseFlag() }),
-  async handle(fields, context) {
-    const { device } = await requireDevice(context, fields)
+  device: deviceByAppkey(),
+  async handle(_input, context) {
+    const { device } = context
     const items = await context.services.messaging.scheduler.list(device)
     return {
       message: items.length > 0 ? 'Agendamentos encontrados.' : 'Nenhum agendamento encontrado.',

@@ -1,10 +1,8 @@
 import { boolean, enums, integer, object, refine, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
-import { defineOperation, type OperationContext } from './operation.ts'
+import { defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, flag, text, trueFlag } from '../schema/fields.ts'
-import type { Account } from '../domain/accounts.ts'
-import type { Device } from '../domain/devices.ts'
 import { contactKey } from '../domain/flows.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { answer, deviceErrors } from './answers.ts'
@@ -23,8 +21,9 @@ export const deleteFlowConversations = defineOperation({
   answer: answer({ excluidas: integer() }),
   errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), to: flowTarget, message: falseFlag(), deleteConversaFluxo: trueFlag() }),
-  async handle({ appkey, authkey, to }, context) {
-    const { device } = await deviceOf(appkey, authkey, context)
+  device: deviceByAppkey(),
+  async handle({ to }, context) {
+    const { device } = context
     const flows = context.services.flows
     const everyone = to.trim().toLowerCase() === 'todos'
     const removed = everyone ? await flows.removeAll(device.id) : Number(await flows.remove(device.id, contactKey(to)!))
@@ -46,8 +45,9 @@ export const switchWebhook = defineOperation({
     message: text(),
     statusWebhook: flag(),
   }),
-  async handle({ appkey, authkey, type: channel, message: deviceRef, statusWebhook }, context) {
-    const { account, device } = await deviceOf(appkey, authkey, context)
+  device: deviceByAppkey(),
+  async handle({ type: channel, message: deviceRef, statusWebhook }, context) {
+    const { account, device } = context
     const named = await context.services.devices.find(account, deviceRef)
     if (!named || named.id !== device.id) throw new GatewayError('device-not-found')
     const updated = await context.services.devices.update(device.id, d => {
@@ -60,14 +60,3 @@ export const switchWebhook = defineOperation({
     }
   },
 })
-
-// --- Internal helpers ---
-
-/**
- * The caller's account and the device named by `appkey` (its appkey or name) inside it. An unknown
- * or expired authkey is 401 `validation.required` (DESIGN.md, HTTP contract 3); no such device 404.
- */
-async function deviceOf(appkey: string, authkey: string, { services }: OperationContext): Promise<{ account: Account; device: Device }> {
-  const account = await services.accounts.require(authkey)
-  return { account, device: await services.devices.require(account, appkey, ['appkey', 'name']) }
-}

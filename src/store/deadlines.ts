@@ -57,6 +57,21 @@ export class Deadlines {
     }
   }
 
+  /** Fail every call being watched now, oldest first (the thing they wait on is known not to answer). */
+  expireAll(): void {
+    const pending = this.entries
+    const from = this.head
+    this.entries = []
+    this.head = 0
+    for (let i = from; i < pending.length; i++) {
+      const entry = pending[i]
+      if (!entry || entry.done) continue
+      entry.done = true
+      this.live--
+      entry.fail()
+    }
+  }
+
   /** Drop the answered entries at the head, so they die young; reuse the list once it is empty. */
   private dropAnswered(): void {
     const { entries } = this

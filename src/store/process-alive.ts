@@ -1,16 +1,104 @@
+import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 
-/** Whether process `pid` of this host is alive (a process of another user counts as alive: EPERM). */
-export function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM'
-  }
+/**
+ * What tells one process of this host from another that later got the same pid: its start time in
+ * clock ticks after boot (`/proc/<pid>/stat`, field 22) and the boot it runs in
+ * (`/proc/sys/kernel/random/boot_id`). Linux only; elsewhere both are absent and only the pid is known.
+ */
+export interface ProcessStamp {
+  pid: number
+  startTicks?: number
+  bootId?: string
+}
+
+/** This process's stamp (read once): what a record of this process stores so that its liveness can be judged later. */
+export function ownStamp(): ProcessStamp {
+  own ??= { pid: process.pid, ...stampOf(process.pid) }
+  return own
+}
+
+/**
+ * Whether the process a record names is still running. On Linux it reads `/proc/<pid>/stat`: no
+ * such process, a zombie (state Z, killed but not yet reaped) or a dying one (X) is gone; so is a
+ * process whose start time, or boot, differs from the record's (the pid was reused). Elsewhere (or
+ * when /proc cannot tell) `kill(pid, 0)`, which calls a zombie alive. A process of another user
+ * counts as alive. Given a bare pid (a record without a stamp), only the state is judged.
+ */
+export function processAlive(target: ProcessStamp | number): boolean {
+  const { pid, startTicks, bootId } = typeof target === 'number' ? { pid: target } : target
+  if (!(Number.isInteger(pid) && pid > 0)) return false
+  if (bootId !== undefined && currentBootId() !== undefined && bootId !== currentBootId()) return false // an earlier boot: every process of it is gone
+  const stat = readStat(pid)
+  if (stat === 'unreadable') return signal(pid) !== 'gone'
+  // No /proc entry: gone where /proc lists processes, unless it hides those of other users (hidepid).
+  if (stat === undefined) return procReadable() ? signal(pid) === 'other-user' : signal(pid) !== 'gone'
+  if (stat.state === 'Z' || stat.state === 'X' || stat.state === 'x') return false
+  return startTicks === undefined || stat.startTicks === startTicks
 }
 
 /** This host's name as it goes into ids and file names: letters, digits and dots only (no `-`, which separates their parts). */
 export function hostTag(): string {
   return hostname().replace(/[^A-Za-z0-9.]/g, '_')
+}
+
+// --- Internal helpers ---
+
+let own: ProcessStamp | undefined
+let procListed: boolean | undefined
+let bootIdRead = false
+let bootIdValue: string | undefined
+
+/** The start ticks and boot id of a running process, as far as this platform tells them. */
+function stampOf(pid: number): Omit<ProcessStamp, 'pid'> {
+  const stat = readStat(pid)
+  const bootId = currentBootId()
+  return { ...(stat && stat !== 'unreadable' ? { startTicks: stat.startTicks } : {}), ...(bootId ? { bootId } : {}) }
+}
+
+function currentBootId(): string | undefined {
+  if (!bootIdRead) {
+    bootIdRead = true
+    try {
+      bootIdValue = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined
+    } catch {
+      bootIdValue = undefined
+    }
+  }
+  return bootIdValue
+}
+
+/**
+ * State and start ticks of `/proc/<pid>/stat`; undefined when there is no such entry (or no /proc),
+ * `'unreadable'` when it exists but cannot be read or parsed. The command name (field 2) may hold
+ * spaces and parentheses: the fields are counted from the last `)`.
+ */
+function readStat(pid: number): { state: string; startTicks: number } | undefined | 'unreadable' {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    return code === 'ENOENT' || code === 'ESRCH' ? undefined : 'unreadable'
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
+  const startTicks = Number(fields[19]) // field 22 of the line; fields[0] is field 3 (state)
+  if (!fields[0] || !Number.isSafeInteger(startTicks)) return 'unreadable'
+  return { state: fields[0], startTicks }
+}
+
+/** Whether this platform has a /proc to read processes from (this process's own entry is there). */
+function procReadable(): boolean {
+  procListed ??= readStat(process.pid) !== undefined
+  return procListed
+}
+
+/** What `kill(pid, 0)` tells: the pid exists (a zombie too), belongs to another user (EPERM), or is gone. */
+function signal(pid: number): 'exists' | 'other-user' | 'gone' {
+  try {
+    process.kill(pid, 0)
+    return 'exists'
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? 'other-user' : 'gone'
+  }
 }

@@ -1,12 +1,15 @@
 import { appendFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
-import { hostTag, processAlive } from './process-alive.ts'
+import { hostTag, ownStamp, processAlive, type ProcessStamp } from './process-alive.ts'
 
 /**
  * An append-only file of JSON lines, read back in order from where the last read stopped: the
- * overflow of a RetryBuffer. Each process writes its own file in `dir` (`<name>-<host>-<pid>.jsonl`);
- * at start it takes over the files of processes of this host that are gone (a rename, so two
- * processes never take the same file), so what a crashed process spilled is replayed by the next.
+ * overflow of a RetryBuffer. Each process writes its own file in `dir`
+ * (`<name>-<host>-<pid>-<start ticks>-<boot id, 8 characters>.jsonl`, only `<name>-<host>-<pid>.jsonl`
+ * where the platform tells no start time); at start it takes over the files of processes of this
+ * host that are gone (`processAlive`: a zombie, or a pid now used by another process, is gone; a
+ * rename, so two processes never take the same file), so what a crashed process spilled is
+ * replayed by the next.
  */
 export class SpillFile {
   readonly path: string
@@ -22,7 +25,7 @@ export class SpillFile {
     private readonly dir: string,
     private readonly name: string,
   ) {
-    this.path = join(dir, `${name}-${hostTag()}-${process.pid}.jsonl`)
+    this.path = join(dir, `${name}-${hostTag()}-${stampTag(ownStamp())}.jsonl`)
   }
 
   /** Lines waiting to be read back. */
@@ -40,9 +43,9 @@ export class SpillFile {
     this.prepared ??= (async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 })
       for (const file of await readdir(this.dir)) {
-        const owner = new RegExp(`^${this.name}-(.+)-(\\d+)\\.jsonl$`).exec(file)
+        const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?\\.jsonl$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
-        if (owner[1] !== hostTag() || processAlive(Number(owner[2]))) continue
+        if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
         const taken = `${this.path}.${Date.now()}.taken`
         try {
           await rename(join(this.dir, file), taken)
@@ -127,4 +130,21 @@ export class SpillFile {
     }
     await rm(file, { force: true })
   }
+}
+
+// --- Internal helpers ---
+
+/** `<pid>-<start ticks>-<boot id, 8 characters>`, or the pid alone where the platform tells no start time. */
+function stampTag({ pid, startTicks, bootId }: ProcessStamp): string {
+  return startTicks !== undefined && bootId ? `${pid}-${startTicks}-${bootId.slice(0, 8)}` : String(pid)
+}
+
+/** The stamp of the process that named a file (`owner`: the match of host, pid, start ticks and boot id). */
+function stampOfFile(owner: RegExpExecArray): ProcessStamp {
+  const pid = Number(owner[2])
+  if (owner[3] === undefined) return { pid }
+  const current = ownStamp().bootId
+  // Only the boot id's first 8 characters are in the name: the same boot, or another one.
+  const bootId = current?.startsWith(owner[4]!) ? current : owner[4]
+  return { pid, startTicks: Number(owner[3]), ...(bootId ? { bootId } : {}) }
 }

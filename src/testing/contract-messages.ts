@@ -88,26 +88,33 @@ export function messageCases(it: ContractCase): void {
     assert.equal(message.fromMe, false)
   })
 
-  it('a reaction (and its removal) to a message the device sent resolves with an id', async h => {
+  it('a reaction (and its removal) to a message the device sent reaches the network with its emoji and target', async h => {
     await linkDevice(h)
     const sent = await h.transport.send(DEVICE, FRIEND, { kind: 'text', text: 'react to me' })
     const target = { chat: FRIEND, id: sent.id, fromMe: true }
-    assert.ok((await h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '👍' })).id)
-    assert.ok((await h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '' })).id)
+    const reacted = await h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '👍' })
+    const removed = await h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '' })
+    assert.notEqual(reacted.id, removed.id)
+    const records = await h.sent(DEVICE)
+    assert.deepEqual(records.find(r => r.id === reacted.id), { id: reacted.id, to: FRIEND, kind: 'reaction', target: sent.id, emoji: '👍' })
+    assert.deepEqual(records.find(r => r.id === removed.id), { id: removed.id, to: FRIEND, kind: 'reaction', target: sent.id, emoji: '' })
   })
 
-  it('delete of a message the device sent resolves', async h => {
+  it('delete of a message the device sent reaches the network naming that message', async h => {
     await linkDevice(h)
     const sent = await h.transport.send(DEVICE, FRIEND, { kind: 'text', text: 'oops' })
-    await h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id: sent.id, fromMe: true } })
+    const deleted = await h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id: sent.id, fromMe: true } })
+    assert.deepEqual((await h.sent(DEVICE)).find(r => r.id === deleted.id), { id: deleted.id, to: FRIEND, kind: 'delete', target: sent.id })
   })
 
-  it('markRead of a received message resolves', async h => {
+  it('markRead of a received message sends a read receipt for it to the network', async h => {
     await linkDevice(h)
     const mark = h.events.length
     const id = await h.deliver(DEVICE, { from: FRIEND, content: { kind: 'text', text: 'read me' } })
     await waitForMessage(h, mark, id)
+    assert.deepEqual(await h.receipts(DEVICE), [], 'no receipt before markRead')
     await h.transport.markRead(DEVICE, { chat: FRIEND, id })
+    assert.deepEqual(await h.receipts(DEVICE), [{ chat: FRIEND, id }])
   })
 
   it('markRead of an unknown message throws not-found', async h => {

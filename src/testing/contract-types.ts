@@ -9,6 +9,18 @@ export interface SentRecord {
   kind: OutgoingMessage['kind']
   /** The text, for text messages. */
   text?: string
+  /** For a reaction or a delete: the network id of the message it is about. */
+  target?: string
+  /** For a reaction: the emoji (empty: the reaction removed). */
+  emoji?: string
+}
+
+/** A read receipt as the network saw it: the device read message `id` of `chat`. */
+export interface ReceiptRecord {
+  /** The chat the message is in: the sender's phone digits, or the group id. */
+  chat: string
+  /** The network id of the message read. */
+  id: string
 }
 
 /** A message the network delivers to a device, as the contract describes it. */
@@ -36,6 +48,8 @@ export interface TransportHarness {
   deliver(deviceId: string, incoming: IncomingSpec): Promise<string>
   /** What the device has sent to the network, oldest first. */
   sent(deviceId: string): Promise<SentRecord[]>
+  /** The read receipts the device has sent to the network (what the senders of the messages got), oldest first. */
+  receipts(deviceId: string): Promise<ReceiptRecord[]>
   /** A process restart: stop the transport, start a new one over the same storage (and network). */
   restart(): Promise<void>
   /** Release everything (timers, sockets). */

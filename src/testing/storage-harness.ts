@@ -15,6 +15,13 @@ export interface StorageContractOptions {
    * The race tests split their contenders between the two. Default: `first` itself.
    */
   connectAgain?: (first: Storage) => Promise<Storage>
+  /**
+   * Whether the storage has `ping()`, the reachability probe of `GET /health`. Default true: the
+   * contract requires it and checks that it resolves while the store is reachable. Pass false for a
+   * storage that has nothing to probe (the health check then counts the store as reachable without
+   * asking it): the contract checks that it has no `ping`.
+   */
+  ping?: boolean
 }
 
 /** What each contract test gets: the storage, a second one on the same backend, and a key maker. */

@@ -2,7 +2,7 @@ import type { ContractCase, ContractOptions, TransportHarness } from './contract
 import { messageCases } from './contract-messages.ts'
 import { sessionCases } from './contract-sessions.ts'
 
-export type { ContractCase, ContractOptions, IncomingSpec, SentRecord, TransportHarness } from './contract-types.ts'
+export type { ContractCase, ContractOptions, IncomingSpec, ReceiptRecord, SentRecord, TransportHarness } from './contract-types.ts'
 
 /**
  * The Transport contract: behaviour every Transport shows, whatever network is behind it. Register it

@@ -1,7 +1,7 @@
 import { silentLogger } from '../../src/logger.ts'
 import type { Storage } from '../../src/ports/storage.ts'
 import type { IncomingContent, OutgoingMessage, TransportContext, TransportEvent } from '../../src/ports/transport.ts'
-import type { SentRecord, TransportHarness } from '../../src/testing/transport-contract.ts'
+import type { ReceiptRecord, SentRecord, TransportHarness } from '../../src/testing/transport-contract.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import type { MemoryTransport, MemoryTransportOptions, PhoneMessage, Traffic } from '../../adapters/transport-memory/index.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
@@ -23,6 +23,7 @@ export async function memoryHarness(options: MemoryTransportOptions = {}): Promi
   const events: TransportEvent[] = []
   const traffic: Traffic[] = []
   const stopListening = network.onMessage(t => traffic.push(t))
+  const senders = new Set<string>()
   const context: TransportContext = { storage, logger: silentLogger, emit: async event => void events.push(event) }
   const harness: MemoryHarness = {
     transport: memoryTransport({ ...options, network }),
@@ -37,10 +38,14 @@ export async function memoryHarness(options: MemoryTransportOptions = {}): Promi
     async deliver(deviceId, { from, group, content }) {
       const to = group ?? network.linkedPhone(deviceId)
       if (!to) throw new Error(`device ${deviceId} is not linked`)
+      senders.add(from)
       return network.sendFromPhone(from, to, phoneMessage(content))
     },
     async sent(deviceId) {
       return traffic.filter(t => t.deviceId === deviceId).map(sentRecord)
+    },
+    async receipts(deviceId) {
+      return receiptsIn(network, senders, network.linkedPhone(deviceId))
     },
     async restart() {
       await harness.transport.stop()
@@ -62,14 +67,25 @@ export async function linkAs(h: MemoryHarness, deviceId: string, phone: string):
   await h.completeLink(deviceId, challenge, phone)
 }
 
-// --- Internal helpers ---
-
-function sentRecord(t: Traffic): SentRecord {
+/** A message that crossed the memory network, as the contract's SentRecord (text, reaction and delete details included). */
+export function sentRecord(t: Traffic): SentRecord {
   const c = t.content
   const kind: OutgoingMessage['kind'] =
     c.type === 'image' || c.type === 'video' || c.type === 'audio' || c.type === 'document' ? 'media' : (c.type as OutgoingMessage['kind'])
-  return { id: t.id, to: t.to, kind, ...(c.type === 'text' ? { text: c.text } : {}) }
+  const record: SentRecord = { id: t.id, to: t.to, kind }
+  if (c.type === 'text') record.text = c.text
+  if (c.type === 'reaction' || c.type === 'delete') record.target = c.target
+  if (c.type === 'reaction') record.emoji = c.emoji
+  return record
 }
+
+/** The read receipts `reader` sent, as the phones in `senders` received them (in their inboxes), oldest first. */
+export function receiptsIn(network: MemoryNetwork, senders: Iterable<string>, reader: string | undefined): ReceiptRecord[] {
+  const entries = [...senders].flatMap(sender => network.inbox(sender).flatMap(e => (e.type === 'read' && e.from === reader ? [{ e, chat: e.group ?? sender }] : [])))
+  return entries.sort((a, b) => a.e.timestamp - b.e.timestamp).map(({ e, chat }) => ({ chat, id: (e as { target: string }).target }))
+}
+
+// --- Internal helpers ---
 
 function phoneMessage(content: IncomingContent): PhoneMessage {
   switch (content.kind) {

@@ -1,11 +1,12 @@
 import { silentLogger } from '../../src/logger.ts'
 import type { Storage } from '../../src/ports/storage.ts'
-import type { IncomingContent, OutgoingMessage, TransportContext, TransportEvent } from '../../src/ports/transport.ts'
-import type { SentRecord, TransportHarness } from '../../src/testing/transport-contract.ts'
+import type { IncomingContent, TransportContext, TransportEvent } from '../../src/ports/transport.ts'
+import type { TransportHarness } from '../../src/testing/transport-contract.ts'
 import { memoryTransport, simulatorServer } from '../../adapters/transport-memory/index.ts'
 import type { MemoryTransport, MemoryTransportOptions, SimulatorServer, Traffic } from '../../adapters/transport-memory/index.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
 import { post } from '../helpers/http.ts'
+import { receiptsIn, sentRecord } from './memory-harness.ts'
 
 /** A gateway process as the tests see it: a remote-mode memory transport, its storage, its events. */
 export interface RemoteGateway {
@@ -32,6 +33,7 @@ export async function remoteHarness(options: Omit<MemoryTransportOptions, 'simUr
   const server = sim ?? (await simulatorServer({ port: 0, host: '127.0.0.1' }))
   const traffic: Traffic[] = []
   const stopListening = server.network.onMessage(t => traffic.push(t))
+  const senders = new Set<string>()
   const gateways: RemoteGateway[] = []
   const gateway = async (storage: Storage = memoryStorage(), events: TransportEvent[] = []): Promise<RemoteGateway> => {
     const context: TransportContext = { storage, logger: silentLogger, emit: async event => void events.push(event) }
@@ -66,12 +68,16 @@ export async function remoteHarness(options: Omit<MemoryTransportOptions, 'simUr
     async deliver(deviceId, { from, group, content }) {
       const to = group ?? server.network.linkedPhone(deviceId)
       if (!to) throw new Error(`device ${deviceId} is not linked`)
+      senders.add(from)
       const answer = await post(`${server.url}/_sim/send`, { from, to, ...phoneMessage(content) })
       if (answer.status !== 200) throw new Error(`send failed: ${answer.text}`)
       return answer.body.id as string
     },
     async sent(deviceId) {
       return traffic.filter(t => t.deviceId === deviceId).map(sentRecord)
+    },
+    async receipts(deviceId) {
+      return receiptsIn(server.network, senders, server.network.linkedPhone(deviceId))
     },
     restart: () => first.restart(),
     async close() {
@@ -84,13 +90,6 @@ export async function remoteHarness(options: Omit<MemoryTransportOptions, 'simUr
 }
 
 // --- Internal helpers ---
-
-function sentRecord(t: Traffic): SentRecord {
-  const c = t.content
-  const kind: OutgoingMessage['kind'] =
-    c.type === 'image' || c.type === 'video' || c.type === 'audio' || c.type === 'document' ? 'media' : (c.type as OutgoingMessage['kind'])
-  return { id: t.id, to: t.to, kind, ...(c.type === 'text' ? { text: c.text } : {}) }
-}
 
 function phoneMessage(content: IncomingContent): Record<string, unknown> {
   const { kind, ...fields } = content

@@ -10,7 +10,7 @@ import { KeyvPostgres } from '@keyv/postgres'
 import { suite } from 'uvu'
 import { keyvStorage, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { requireAtomic } from '../../src/ports/storage.ts'
-import { serverUrl } from '../helpers/shared-backends.ts'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-atomic-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -57,9 +57,10 @@ steps('a second SQLite connection that has to wait for the write lock waits (bus
 
 steps.run()
 
-const redisUrl = serverUrl('REDIS_URL', 'storage-keyv atomic steps on redis')
-if (redisUrl) {
-  const redis = suite('storage-keyv atomic steps on redis')
+{
+  const redisSuite = suite('storage-keyv atomic steps on redis')
+  const redis = needing(redisSuite, REDIS, 'storage-keyv atomic steps on redis')
+  const redisUrl = REDIS.value!
 
   redis('an entry Keyv holds expired while Redis still keeps it (clocks apart) counts as absent for add and increment', async () => {
     const storage = await atomicAt(redisUrl)
@@ -81,12 +82,13 @@ if (redisUrl) {
     await readByPlainKeyv(await atomicAt(redisUrl), new Keyv(new KeyvRedis(redisUrl, { namespace }), { namespace, useKeyPrefix: false, ...JSON_TEXT }))
   })
 
-  redis.run()
+  redisSuite.run()
 }
 
-const postgresUrl = serverUrl('POSTGRES_URL', 'storage-keyv atomic steps on postgres')
-if (postgresUrl) {
-  const postgres = suite('storage-keyv atomic steps on postgres')
+{
+  const postgresSuite = suite('storage-keyv atomic steps on postgres')
+  const postgres = needing(postgresSuite, POSTGRES, 'storage-keyv atomic steps on postgres')
+  const postgresUrl = POSTGRES.value!
 
   postgres('entries written by the atomic steps (the counter rewritten by PostgreSQL itself) are read by a plain Keyv', async () => {
     await readByPlainKeyv(await atomicAt(postgresUrl), new Keyv(new KeyvPostgres({ uri: postgresUrl }), { namespace, ...JSON_TEXT }))
@@ -102,7 +104,7 @@ if (postgresUrl) {
     await b.close!()
   })
 
-  postgres.run()
+  postgresSuite.run()
 }
 
 // --- Internal helpers ---

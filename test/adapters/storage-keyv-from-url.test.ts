@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import { missingPackageError, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
+import { needing, REDIS } from '../helpers/requires.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-storage-url-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -141,9 +142,10 @@ fromUrl('names the package to install when a store driver is missing', () => {
 
 fromUrl.run()
 
-const redisUrl = process.env.REDIS_URL
-if (redisUrl) {
-  const outage = suite('storage-keyv: redis outage')
+{
+  const outageSuite = suite('storage-keyv: redis outage')
+  const outage = needing(outageSuite, REDIS, 'the Redis outage suite of storage-keyv (a proxy in front of the shared Redis)')
+  const redisUrl = REDIS.value!
 
   outage('fails fast while Redis is unreachable, recovers when it is back, and closes without hanging', async () => {
     const target = new URL(redisUrl)
@@ -171,7 +173,7 @@ if (redisUrl) {
     }
   })
 
-  outage.run()
+  outageSuite.run()
 }
 
 // --- Internal helpers ---

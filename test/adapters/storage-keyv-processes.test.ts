@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
+import { needing, POSTGRES, REDIS, type Service } from '../helpers/requires.ts'
 
 /** Separate node processes, each with its own connection, racing on one store (shared work shown with real processes). */
 const PROCESSES = 3
@@ -16,20 +17,18 @@ const TOTAL = PROCESSES * CONTENDERS
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-processes-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
-const stores: Array<[name: string, url: string | undefined, variable?: string]> = [
+const stores: Array<[name: string, url: string | undefined, service?: Service]> = [
   ['sqlite (one file)', `sqlite://${join(dir, 'shared.sqlite')}`],
-  ['redis', process.env.REDIS_URL, 'REDIS_URL'],
-  ['postgres', process.env.POSTGRES_URL, 'POSTGRES_URL'],
+  ['redis', REDIS.value, REDIS],
+  ['postgres', POSTGRES.value, POSTGRES],
 ]
 
 const processes = suite('storage-keyv: separate processes on one store')
 
-for (const [name, url, variable] of stores) {
-  if (!url) {
-    console.log(`skipped: separate processes on ${name} (${variable} not set)`)
-    continue
-  }
-  processes(`${PROCESSES} node processes x ${CONTENDERS} contenders on ${name}: one add wins, one e-mail claim wins, no count or update lost`, async () => {
+for (const [name, storeUrl, service] of stores) {
+  const url = storeUrl!
+  const onStore = needing(processes, service, `separate processes on ${name}`)
+  onStore(`${PROCESSES} node processes x ${CONTENDERS} contenders on ${name}: one add wins, one e-mail claim wins, no count or update lost`, async () => {
     const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
     const children = Array.from({ length: PROCESSES }, (_, id) => startContender(id, url, namespace))
     try {

@@ -8,7 +8,7 @@ import Keyv, { type Deserialize, type Serialize } from 'keyv'
 import { suite } from 'uvu'
 import { keyvStorage, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { storageContract } from '../../src/testing/storage-contract.ts'
-import { serverUrl } from '../helpers/shared-backends.ts'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-storage-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -52,11 +52,10 @@ const sqlite = suite('storage-keyv: sqlite contract (two connections to one file
 }
 sqlite.run()
 
-for (const [name, variable] of [['redis', 'REDIS_URL'], ['postgres', 'POSTGRES_URL']] as const) {
-  const url = serverUrl(variable, `${name} contract`)
-  if (!url) continue
+for (const [name, service] of [['redis', REDIS], ['postgres', POSTGRES]] as const) {
   const remote = suite(`storage-keyv: ${name} contract (two connections for the races)`)
-  storageContract(remote, () => storageFromUrl(url, { namespace }), { connectAgain: () => storageFromUrl(url, { namespace }) })
+  const url = service.value!
+  storageContract(needing(remote, service, `the ${name} contract`), () => storageFromUrl(url, { namespace }), { connectAgain: () => storageFromUrl(url, { namespace }) })
   remote.run()
 }
 

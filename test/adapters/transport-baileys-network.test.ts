@@ -71,7 +71,7 @@ network('a DNS failure while linking (ENOTFOUND, code 408 like an expired QR) fa
   const error = await transportRejection(link)
   assert.is(error.code, 'unreachable')
   assert.match(error.message, /WhatsApp cannot be reached from this server \(getaddrinfo ENOTFOUND web\.whatsapp\.com\)/)
-  assert.ok(Date.now() - started < 1_000, 'at once, not after the link timeout')
+  assert.ok(Date.now() - started < 10_000, 'at once, not after the 30 s link timeout')
   assert.equal(last(s), { state: 'closed', connected: false, reason: 'link interrupted: WhatsApp cannot be reached from this server (getaddrinfo ENOTFOUND web.whatsapp.com)' })
   await settle(30)
   assert.is(s.fake.sockets.length, 1, 'no retry loop behind a failed link')

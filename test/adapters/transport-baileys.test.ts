@@ -14,6 +14,7 @@ import { BoundedMap } from '../../src/store/bounded-map.ts'
 import { Boom } from '@hapi/boom'
 import { getCodeFromWSError } from '@whiskeysockets/baileys'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { readTerminalQr } from '../helpers/terminal-qr.ts'
 
 const module = suite('Baileys transport: module')
 const adapterDir = fileURLToPath(new URL('../../adapters/transport-baileys/', import.meta.url))
@@ -191,11 +192,12 @@ module('Baileys logs go to the gateway logger from the chosen level up', () => {
   assert.is(lines.length, 2)
 })
 
-module('printQr draws a scannable block-character QR', async () => {
+module('printQr draws a scannable block-character QR of the link payload under its label', async () => {
+  const payload = '2@Hx0M4cPbTq9vLrAe1ZkWsYdNfUo3Gi,QmVsbG8gd29ybGQ=,aWRlbnRpdHkga2V5,YWR2IHNlY3JldA=='
   let text = ''
-  await printQr('2@abc,def,ghi,jkl', { write: (t: string) => (text += t) }, 'label')
-  assert.ok(text.startsWith('label\n'))
-  assert.ok(text.split('\n').length > 10)
+  await printQr(payload, { write: (t: string) => (text += t) }, 'label')
+  assert.ok(text.startsWith('label\n'), 'the label comes first')
+  assert.is(readTerminalQr(text.slice('label\n'.length)), payload, 'the drawing decodes to the payload')
 })
 
 module('toTransportError maps Baileys errors', () => {

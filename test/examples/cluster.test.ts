@@ -5,6 +5,7 @@ import * as assert from 'uvu/assert'
 import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
 import { startCluster, linkDevice, deviceState, type Cluster } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 import { post, request } from '../helpers/http.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 
@@ -20,19 +21,11 @@ const DEVICES = 12
 const devicePhone = (d: number) => `55119000000${String(d).padStart(2, '0')}`
 const contact = (i: number) => `55119700000${String(i % 20).padStart(2, '0')}`
 
-const backends = [
-  { name: 'Redis', url: process.env.REDIS_URL },
-  { name: 'PostgreSQL', url: process.env.POSTGRES_URL },
-]
-
-for (const backend of backends) {
-  if (!backend.url) {
-    console.log(`${backend.name === 'Redis' ? 'REDIS_URL' : 'POSTGRES_URL'} is not set: skipping the cluster end-to-end test on ${backend.name}`)
-    continue
-  }
-  test(`${backend.name}: sends, schedules and webhooks exactly once; kill -9, SIGSTOP and a rolling restart hand devices over without a fight`, async () => {
+for (const service of [REDIS, POSTGRES]) {
+  const onStore = needing(test, service, `the cluster end-to-end test on ${service.name}`)
+  onStore(`${service.name}: sends, schedules and webhooks exactly once; kill -9, SIGSTOP and a rolling restart hand devices over without a fight`, async () => {
     const receiver = await startReceiver()
-    const cluster = await startCluster(backend.url!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
+    const cluster = await startCluster(service.value!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
     try {
       const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
       assert.is((await request(`${cluster.instances[0]!.url}/_sim/stats`)).status, 404, 'a gateway joined to a simulator server mounts no /_sim routes')

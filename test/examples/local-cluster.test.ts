@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto'
 import { post, request } from '../helpers/http.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { qrText } from '../helpers/cluster.ts'
-import { serverUrl } from '../helpers/shared-backends.ts'
+import { needing, REDIS } from '../helpers/requires.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
@@ -28,10 +28,10 @@ async function freeRun(count: number): Promise<number> {
   }
 }
 
-const redis = serverUrl('REDIS_URL', 'the local cluster recipe (npm run cluster) on Redis')
+const onRedis = needing(test, REDIS, 'the local cluster recipe (npm run cluster) on Redis')
 
-test('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM stops them all', async () => {
-  if (!redis) return
+onRedis('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM to the process group stops them all', async () => {
+  const redis = REDIS.value!
   const base = await freeRun(4)
   const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `${root}examples/local-cluster.ts`], {
     cwd: root,
@@ -64,7 +64,9 @@ test('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances
     assert.is(stats.replaced, 0, 'no two instances fought over the device')
     // Each instance learns who is alive at its heartbeat (every 3 s).
     await waitFor(async () => (await request(`${urls[0]}/health`)).body.instance.live.length === 3, 10_000, 'three live instances')
-    child.kill('SIGTERM')
+    // As systemd's control-group stop does: every process of the group gets SIGTERM, the instances
+    // once from the kernel and once more from the recipe (ignored: their drain goes on).
+    process.kill(-child.pid!, 'SIGTERM')
     assert.is(await exited, 0)
     for (const url of [...urls, sim]) assert.ok(await fetch(`${url}/health`).then(() => false, () => true), `${url} stopped`)
   } finally {

@@ -4,6 +4,7 @@ import { post } from '../helpers/http.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 import { linkDevice, startCluster, type Cluster } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 
 /**
  * Three standalone gateway processes (separate `node` processes, as users run them, in cluster mode
@@ -15,18 +16,15 @@ const test = suite('several gateway processes on one store')
 
 const PHONE = '5511999990001'
 const backends = [
-  { name: 'Redis', url: process.env.REDIS_URL, stop: 'SIGKILL' as const },
-  { name: 'PostgreSQL', url: process.env.POSTGRES_URL, stop: 'SIGSTOP' as const },
+  { service: REDIS, stop: 'SIGKILL' as const },
+  { service: POSTGRES, stop: 'SIGSTOP' as const },
 ]
 
 for (const backend of backends) {
-  if (!backend.url) {
-    console.log(`${backend.name.toUpperCase()}_URL is not set: skipping the multi-process tests on ${backend.name}`)
-    continue
-  }
-  test(`${backend.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`, async () => {
+  const onStore = needing(test, backend.service, `the multi-process tests on ${backend.service.name}`)
+  onStore(`${backend.service.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`, async () => {
     const receiver = await startReceiver()
-    const cluster = await startCluster(backend.url!, 3, { GATEWAY_LEASE_TTL_MS: '15000' })
+    const cluster = await startCluster(backend.service.value!, 3, { GATEWAY_LEASE_TTL_MS: '15000' })
     const procs = cluster.instances
     try {
       const at = (i: number) => procs[i % procs.length]!.url

@@ -6,6 +6,7 @@ import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
 import { startCluster, linkDevice, type Cluster } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
+import { needing, POSTGRES, REDIS, type Service } from '../helpers/requires.ts'
 import { startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
 
 /**
@@ -27,66 +28,58 @@ const contact = (i: number) => `55119600000${String(i % 20).padStart(2, '0')}`
 
 /** libfaketime as Debian's `faketime` package installs it (preloaded straight into the node process, so signals reach it). */
 const libfaketime = ['x86_64-linux-gnu', 'aarch64-linux-gnu', ''].map(arch => `/usr/lib/${arch}${arch ? '/' : ''}faketime/libfaketime.so.1`).find(path => existsSync(path))
-const faketimeInstalled = spawnSync('sh', ['-c', 'command -v faketime']).status === 0 && libfaketime !== undefined
+const FAKETIME: Service = {
+  name: "Debian's faketime (libfaketime)",
+  value: spawnSync('sh', ['-c', 'command -v faketime']).status === 0 ? libfaketime : undefined,
+  how: 'apt-get install -y faketime (.ci/run does)',
+}
 
 /** The environment that shifts a process's wall clock by `offset` (`+20s`, `-20s`), its monotonic clock left alone. */
 const skewed = (offset: string) => ({ LD_PRELOAD: libfaketime!, FAKETIME: offset, FAKETIME_DONT_FAKE_MONOTONIC: '1' })
 
-const backends = [
-  { name: 'Redis', variable: 'REDIS_URL', url: process.env.REDIS_URL },
-  { name: 'PostgreSQL', variable: 'POSTGRES_URL', url: process.env.POSTGRES_URL },
-]
-
-if (!faketimeInstalled) {
-  if (process.env.CI) throw new Error('faketime is not installed (apt-get install -y faketime): .ci/run installs it')
-  console.log('faketime is not installed (apt-get install -y faketime): skipping the clock-skew cluster test')
-} else {
-  for (const backend of backends) {
-    if (!backend.url) {
-      console.log(`${backend.variable} is not set: skipping the clock-skew cluster test on ${backend.name}`)
-      continue
-    }
-    test(`${backend.name}: an instance 20 s ahead, then 20 s behind, takes no device from a live holder and every instance accepts schedules`, async () => {
-      const cluster = await startCluster(backend.url!, 2, { GATEWAY_LEASE_TTL_MS: String(TTL_MS), ...(process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {}) })
-      try {
-        let current = OFFSETS[0]!
-        let odd = await addSkewed(cluster, current)
-        const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
-        for (let d = 0; d < DEVICES; d++) await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d))
-        for (const offset of OFFSETS) {
-          if (offset !== current) {
-            // The same host's clock now off the other way: the instance restarts (SIGTERM hands its devices back).
-            await stopGracefully(cluster, odd)
-            odd = await addSkewed(cluster, (current = offset))
-            // A normal instance leaves too: its devices go to the least loaded, the restarted one.
-            await stopGracefully(cluster, cluster.instances[0]!)
-            await cluster.add()
-          }
-          assert.ok((await cluster.health(odd)).devices.length > 0, 'the instance whose clock is off holds devices')
-          const replacedBefore = (await cluster.sim.stats()).replaced
-          // Two times-to-live of sends through every instance: a live holder judged gone would lose devices here.
-          const statuses: number[] = []
-          const until = Date.now() + 2 * TTL_MS
-          for (let i = 0; Date.now() < until; i++) {
-            // Instance i % 3, device i / 3: every instance is asked for every device.
-            statuses.push((await cluster.call(i, '/api/create-message', { appkey: `d${Math.floor(i / 3) % DEVICES}`, authkey, to: contact(i), message: `relógio ${offset} ${i}` })).status)
-            await new Promise(resolve => setTimeout(resolve, 50))
-          }
-          const refusedSchedules = await schedulesThroughEvery(cluster, authkey, offset)
-          const replaced = (await cluster.sim.stats()).replaced - replacedBefore
-          const held = (await Promise.all(cluster.instances.map(i => cluster.health(i)))).map(h => h.devices)
-          console.log(`# clock ${offset} (${backend.name}): replaced ${replaced}, devices held ${held.map(h => h.length)}, ${statuses.filter(s => s !== 200).length} of ${statuses.length} sends not 200, ${refusedSchedules} of ${3 * 4} schedules refused`)
-          assert.is(replaced, 0, `no device taken from a live holder (clock ${offset})`)
-          assert.is(held.flat().length, DEVICES, 'every device held')
-          assert.is(new Set(held.flat()).size, DEVICES, 'by one instance')
-          assert.ok(statuses.every(s => s === 200), `every send answered 200: ${[...new Set(statuses)]}`)
-          assert.is(refusedSchedules, 0, 'schedules accepted through every instance')
+for (const backend of [REDIS, POSTGRES]) {
+  // Both are needed: faketime first (its skip line once per store), then the store.
+  const withSkew = needing(test, FAKETIME.value === undefined ? FAKETIME : backend, `the clock-skew cluster test on ${backend.name}`)
+  withSkew(`${backend.name}: an instance 20 s ahead, then 20 s behind, takes no device from a live holder and every instance accepts schedules`, async () => {
+    const cluster = await startCluster(backend.value!, 2, { GATEWAY_LEASE_TTL_MS: String(TTL_MS), ...(process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {}) })
+    try {
+      let current = OFFSETS[0]!
+      let odd = await addSkewed(cluster, current)
+      const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+      for (let d = 0; d < DEVICES; d++) await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d))
+      for (const offset of OFFSETS) {
+        if (offset !== current) {
+          // The same host's clock now off the other way: the instance restarts (SIGTERM hands its devices back).
+          await stopGracefully(cluster, odd)
+          odd = await addSkewed(cluster, (current = offset))
+          // A normal instance leaves too: its devices go to the least loaded, the restarted one.
+          await stopGracefully(cluster, cluster.instances[0]!)
+          await cluster.add()
         }
-      } finally {
-        await cluster.stop()
+        assert.ok((await cluster.health(odd)).devices.length > 0, 'the instance whose clock is off holds devices')
+        const replacedBefore = (await cluster.sim.stats()).replaced
+        // Two times-to-live of sends through every instance: a live holder judged gone would lose devices here.
+        const statuses: number[] = []
+        const until = Date.now() + 2 * TTL_MS
+        for (let i = 0; Date.now() < until; i++) {
+          // Instance i % 3, device i / 3: every instance is asked for every device.
+          statuses.push((await cluster.call(i, '/api/create-message', { appkey: `d${Math.floor(i / 3) % DEVICES}`, authkey, to: contact(i), message: `relógio ${offset} ${i}` })).status)
+          await new Promise(resolve => setTimeout(resolve, 50))
+        }
+        const refusedSchedules = await schedulesThroughEvery(cluster, authkey, offset)
+        const replaced = (await cluster.sim.stats()).replaced - replacedBefore
+        const held = (await Promise.all(cluster.instances.map(i => cluster.health(i)))).map(h => h.devices)
+        console.log(`# clock ${offset} (${backend.name}): replaced ${replaced}, devices held ${held.map(h => h.length)}, ${statuses.filter(s => s !== 200).length} of ${statuses.length} sends not 200, ${refusedSchedules} of ${3 * 4} schedules refused`)
+        assert.is(replaced, 0, `no device taken from a live holder (clock ${offset})`)
+        assert.is(held.flat().length, DEVICES, 'every device held')
+        assert.is(new Set(held.flat()).size, DEVICES, 'by one instance')
+        assert.ok(statuses.every(s => s === 200), `every send answered 200: ${[...new Set(statuses)]}`)
+        assert.is(refusedSchedules, 0, 'schedules accepted through every instance')
       }
-    })
-  }
+    } finally {
+      await cluster.stop()
+    }
+  })
 }
 
 /** SIGTERM an instance (it hands its devices back) and wait until the others hold every device. */

@@ -1,3 +1,4 @@
+import type { WAMessageKey } from '@whiskeysockets/baileys'
 import type { Storage } from '../../src/ports/storage.ts'
 import type { IncomingContent, LinkChallenge, OutgoingMessage, TransportContext, TransportEvent } from '../../src/ports/transport.ts'
 import { silentLogger } from '../../src/logger.ts'
@@ -14,6 +15,10 @@ export interface HarnessSent {
   to: string
   kind: OutgoingMessage['kind']
   text?: string
+  /** For a reaction or a delete: the id of the message it is about. */
+  target?: string
+  /** For a reaction: the emoji (empty: removed). */
+  emoji?: string
 }
 
 /**
@@ -30,6 +35,8 @@ export interface BaileysHarness {
   completeLink(deviceId: string, challenge: LinkChallenge, phone: string): Promise<void>
   deliver(deviceId: string, incoming: { from: string; group?: string; content: IncomingContent }): Promise<string>
   sent(deviceId: string): Promise<HarnessSent[]>
+  /** The read receipts the device sent (its sockets' readMessages calls), oldest first. */
+  receipts(deviceId: string): Promise<{ chat: string; id: string }[]>
   restart(): Promise<void>
   close(): Promise<void>
 }
@@ -70,6 +77,10 @@ export async function baileysHarness(options: BaileysTransportOptions & { behavi
     async sent(deviceId) {
       return fake.sent(deviceId).map(sentRecord)
     },
+    async receipts(deviceId) {
+      const calls = fake.socketsOf(deviceId).flatMap(s => s.calls.filter(c => c.method === 'readMessages'))
+      return calls.flatMap(c => (c.args[0] as WAMessageKey[]).map(key => ({ chat: phoneOf(key.remoteJid) ?? key.remoteJid!, id: key.id! })))
+    },
     async restart() {
       await harness.transport.stop()
       harness.transport = make()
@@ -97,6 +108,10 @@ function sentRecord(record: FakeSent): HarnessSent {
   if ('image' in c || 'video' in c || 'audio' in c || 'document' in c) return { id: record.id, to, kind: 'media' }
   if ('contacts' in c) return { id: record.id, to, kind: 'contact' }
   if ('location' in c) return { id: record.id, to, kind: 'location' }
-  if ('react' in c) return { id: record.id, to, kind: 'reaction' }
-  return { id: record.id, to, kind: 'delete' }
+  if ('react' in c) {
+    const react = c.react as { text?: string; key: WAMessageKey }
+    return { id: record.id, to, kind: 'reaction', target: react.key.id!, emoji: react.text ?? '' }
+  }
+  if ('delete' in c) return { id: record.id, to, kind: 'delete', target: (c.delete as WAMessageKey).id! }
+  throw new Error(`a send the harness cannot describe: ${JSON.stringify(record.content)}`)
 }

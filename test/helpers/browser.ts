@@ -4,15 +4,16 @@ import { join } from 'node:path'
 import { PNG } from 'pngjs'
 import jsQR from 'jsqr'
 import type { BrowserContext, Locator } from 'playwright-core'
+import type { Service } from './requires.ts'
 
 /** Where Debian's `chromium` package installs the browser (`.ci/run` installs it when missing). */
 export const CHROMIUM = '/usr/bin/chromium'
 
-/** Whether a real browser is available; prints a skip line for `what` when it is not. */
-export function browserAvailable(what: string): boolean {
-  if (existsSync(CHROMIUM)) return true
-  console.log(`skipped: ${what} (${CHROMIUM} not installed; .ci/run installs it with apt-get install -y chromium)`)
-  return false
+/** A real browser, for the browser tests (see `needing` in requires.ts). */
+export const BROWSER: Service = {
+  name: `Chromium at ${CHROMIUM}`,
+  value: existsSync(CHROMIUM) ? CHROMIUM : undefined,
+  how: 'apt-get install -y chromium; .ci/run installs it',
 }
 
 /** A headless Chromium with a fresh profile; `close()` also deletes the profile. */

@@ -10,6 +10,8 @@ import { listen, post } from './http.ts'
 export interface ClusterMember {
   url: string
   gateway: Gateway
+  /** The instance's id in the cluster (what a forward signed for it names). */
+  id: string
   /** Whether this instance holds the device's lease (its session lives here). */
   holds(deviceId: string): boolean
   /** Stop serving HTTP only (the instance stays alive in the store). */
@@ -35,10 +37,11 @@ export async function inProcessCluster(count: number, optionsOf: (index: number,
     const options = optionsOf(index, storage)
     const gateway = await createGateway({ storage, allowPrivateUrls: true, baseUrl: server.url, ...options, cluster: { secret: 'a cluster secret of enough length', advertiseUrl: server.url, ...options.cluster } })
     handler = gateway.routes()
-    const leases = (internalsOf(gateway) as { leases: { holds(id: string): boolean } }).leases
+    const leases = (internalsOf(gateway) as { leases: { holds(id: string): boolean; me: string } }).leases
     members.push({
       url: server.url,
       gateway,
+      id: leases.me,
       holds: deviceId => leases.holds(deviceId),
       closeServer: () => server.stop(),
       stop: async () => (await gateway.close(), await server.stop().catch(() => {})),

@@ -4,13 +4,16 @@ import Koa from 'koa'
 import type { OutgoingMessage, SentMessage } from '../../src/index.ts'
 import { MemoryNetwork, MemoryTransport } from '../../adapters/transport-memory/index.ts'
 import { bodyReader } from '../../src/http/body.ts'
-import { forwardOperation, relayAnswer, verifyForwardedRequests, type ForwardedFrom } from '../../src/http/forwarding.ts'
+import { forwardOperation, relayAnswer, verifyForwardedRequests, type ForwardedFrom } from '../../src/http/forwarding/send.ts'
 import { answerError } from '../../src/http/render.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { sendingGateway, type SendingGateway } from './messaging.ts'
 import { listen } from './http.ts'
 
 export const SECRET = 'forwarding-test-secret-0123456789'
+
+/** The instance id of the holder of startHolder (what forwards to it are signed for). */
+export const HOLDER_ID = 'instance-holder'
 
 /** A memory transport that keeps every message it was asked to send. */
 export class RecordingTransport extends MemoryTransport {
@@ -39,9 +42,10 @@ export async function startHolder(): Promise<{ g: SendingGateway; transport: Rec
   const g = await sendingGateway({ network, transport, mediaMaxBytes: 256 * 1024 })
   const marked: Marked[] = []
   const app = new Koa()
-  app.use(verifyForwardedRequests(SECRET, { limitBytes: 1024 * 1024, httpStatus: 'mirror', logger: silentLogger }))
+  app.use(verifyForwardedRequests(SECRET, { limitBytes: 1024 * 1024, instanceId: HOLDER_ID, httpStatus: 'mirror', logger: silentLogger }))
   app.use(async (ctx, next) => {
-    marked.push({ path: ctx.path, forwardedBy: ctx.state.gatewayForwardedBy, forwardedFrom: ctx.state.gatewayForwardedFrom })
+    const forwardedFrom = ctx.state.gateway?.forwardedFrom
+    marked.push({ path: ctx.path, forwardedBy: forwardedFrom?.instanceId, forwardedFrom })
     await next()
   })
   app.use(g.t.gateway.routes())
@@ -67,6 +71,7 @@ export async function startForwarder(holderUrl: string, options: { secret?: stri
         uploads: body.uploads,
         secret: options.secret ?? SECRET,
         from: 'instance-entry',
+        to: HOLDER_ID,
         timeoutMs: options.timeoutMs,
         clientIp: ctx.ip,
         clientBaseUrl: `${ctx.protocol}://${ctx.host}`,

@@ -6,8 +6,8 @@ export function rawPost(path: string, body: Record<string, unknown>): string {
   return `POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(json)}\r\n\r\n${json}`
 }
 
-/** Write one request and read its whole answer (one with Content-Length). */
-export function exchange(socket: Socket, text: string): Promise<string> {
+/** Write one request (text, or bytes as they are) and read its whole answer (one with Content-Length). */
+export function exchange(socket: Socket, text: string | Buffer): Promise<string> {
   return new Promise((resolve, reject) => {
     let got = ''
     const onData = (chunk: Buffer) => {

@@ -1,9 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createConnection } from 'node:net'
 import { waitFor } from './gateway.ts'
+import type { Service } from './requires.ts'
 
-/** Whether a redis-server binary is installed (tests that start their own Redis skip without it). */
-export const redisServerAvailable = spawnSync('redis-server', ['--version']).status === 0
+/** The redis-server program, for tests that start a Redis of their own (see `needing` in requires.ts). */
+export const REDIS_SERVER: Service = {
+  name: 'the redis-server program',
+  value: spawnSync('redis-server', ['--version']).status === 0 ? 'redis-server' : undefined,
+  how: 'apt-get install -y redis-server',
+}
 
 /**
  * A redis-server of the test's own on `port` (never the shared one), persisting every write to

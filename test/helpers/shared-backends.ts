@@ -5,21 +5,24 @@ import { join } from 'node:path'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import type { Storage } from '../../src/ports/storage.ts'
 import { memoryStorage } from './memory-storage.ts'
+import { POSTGRES, REDIS, type Service } from './requires.ts'
 
 /** Two Storage objects on one backend (two connections), as two processes sharing a store would have. */
 export interface SharedBackend {
   name: string
+  /** The server it needs (Redis, PostgreSQL); register its tests through `needing(test, service, what)`. */
+  service?: Service
   /** Open the two storages; `close` closes both (and removes what the backend keeps on disk). */
   open(): Promise<{ a: Storage; b: Storage; close(): Promise<void> }>
 }
 
 /**
  * The backends with atomic steps that these tests can reach: the test Map storage (two views of one
- * Map), SQLite (two connections to one file in a temp dir), and Redis and PostgreSQL when REDIS_URL
- * / POSTGRES_URL are set (skipped with a printed line otherwise), each under a namespace of this
- * run's own.
+ * Map), SQLite (two connections to one file in a temp dir), Redis and PostgreSQL (REDIS_URL /
+ * POSTGRES_URL: their `service`, which `needing` turns into skipped tests when it is missing), each
+ * under a namespace of this run's own.
  */
-export function sharedBackends(what: string): SharedBackend[] {
+export function sharedBackends(): SharedBackend[] {
   const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
   const backends: SharedBackend[] = [
     {
@@ -40,12 +43,13 @@ export function sharedBackends(what: string): SharedBackend[] {
       },
     },
   ]
-  for (const [name, variable] of [['redis', 'REDIS_URL'], ['postgres', 'POSTGRES_URL']] as const) {
-    const url = serverUrl(variable, `${what} on ${name}`)
-    if (!url) continue
+  for (const [name, service] of [['redis', REDIS], ['postgres', POSTGRES]] as const) {
     backends.push({
       name,
+      service,
       async open() {
+        const url = service.value
+        if (!url) throw new Error(`${service.name} is missing (${service.how})`)
         const a = await storageFromUrl(url, { namespace })
         const b = await storageFromUrl(url, { namespace })
         const close = async () => {
@@ -63,11 +67,4 @@ export function sharedBackends(what: string): SharedBackend[] {
 /** `storage` without its atomic steps: a third-party Storage that only works in one process. */
 export function withoutAtomicSteps(storage: Storage): Storage {
   return { get: key => storage.get(key), set: (key, value, ttlMs) => storage.set(key, value, ttlMs), delete: key => storage.delete(key), list: prefix => storage.list(prefix) }
-}
-
-/** The server URL in `variable`, or undefined after a printed line saying `what` is skipped (the tests' convention for Redis and PostgreSQL). */
-export function serverUrl(variable: 'REDIS_URL' | 'POSTGRES_URL', what: string): string | undefined {
-  const url = process.env[variable]
-  if (!url) console.log(`skipped: ${what} (${variable} not set)`)
-  return url
 }

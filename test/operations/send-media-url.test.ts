@@ -13,7 +13,7 @@ test.before.each(async ctx => {
     '/docs/manual': { body: PDF, type: 'application/octet-stream' },
     '/big.bin': { body: Buffer.alloc(70 * 1024, 1), type: 'application/octet-stream' },
     '/big-chunked.bin': { body: Buffer.alloc(70 * 1024, 1), chunked: true },
-    '/slow.png': { body: PNG, type: 'image/png', delayMs: 1500 },
+    '/slow.png': { body: PNG, type: 'image/png', delayMs: 60_000 }, // answers long after any test here ends
     '/gone.png': { body: Buffer.from('gone'), status: 410 },
   })
 })
@@ -63,9 +63,8 @@ test('send media answers 400 with the HTTP status when the file server answers a
 
 test('send media answers 400 when the download times out or the server is unreachable', async ctx => {
   ctx.g = await sendingGateway({ allowPrivateUrls: true, mediaTimeoutMs: 300 })
-  const started = Date.now()
+  // The server takes a minute: the time-out answers, not the server.
   assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/slow.png` }), 400, 'Tempo esgotado ao baixar o arquivo da URL.')
-  assert.ok(Date.now() - started < 1400, 'answered before the server did')
   const port = await freePort()
   assertError(await ctx.g.send({ to: FRIEND, file: `http://127.0.0.1:${port}/x.png` }), 400, 'Não foi possível baixar o arquivo da URL.')
 })

@@ -16,7 +16,9 @@ test('a send that stalls on the network answers 504 within sendTimeoutMs instead
   g.network.setFault(g.deviceId, 'hang')
   const started = Date.now()
   assertError(await g.send({ to: FRIEND, message: 'travada' }), 504, 'O envio não foi concluído a tempo; a mensagem pode não ter sido entregue.')
-  assert.ok(Date.now() - started < 900, `answered after ${Date.now() - started} ms`)
+  // Only the time-out can answer: the hung network never does. When exactly it fires is the send queue's
+  // unit test (test/domain/messaging/send-queue.test.ts, on a fake clock); this bound only says "not left hanging".
+  assert.ok(Date.now() - started < 10_000, `answered after ${Date.now() - started} ms`)
   g.network.setFault(g.deviceId, null)
   assertOk(await g.send({ to: FRIEND, message: 'depois' }))
 })

@@ -30,7 +30,7 @@ const SURFACE: Record<string, Surface> = {
   },
   'zapgate/testing': {
     runtime: ['storageContract', 'transportContract'],
-    types: ['ContractOptions', 'IncomingSpec', 'SentRecord', 'StorageContractOptions', 'TransportHarness'],
+    types: ['ContractOptions', 'IncomingSpec', 'ReceiptRecord', 'SentRecord', 'StorageContractOptions', 'TransportHarness'],
   },
   'zapgate/client': {
     runtime: [],

@@ -5,7 +5,7 @@ import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { post } from '../helpers/http.ts'
 import { assertError } from '../helpers/messaging.ts'
 import { assertLimited } from '../helpers/rate-limit.ts'
-import { serverUrl } from '../helpers/shared-backends.ts'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 import { freePort, startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
 
 /**
@@ -18,11 +18,12 @@ const test = suite('rate limits shared by gateway processes on Redis and Postgre
 
 const registration = { auth: 'registrar', nome: 'Ana', senha: 'segredo1', telefone: '5511900000000', plano: '1' }
 
-for (const [name, variable] of [['Redis', 'REDIS_URL'], ['PostgreSQL', 'POSTGRES_URL']] as const) {
-  const url = serverUrl(variable, `rate limits shared by two gateway processes on ${name}`)
-  if (!url) continue
+for (const service of [REDIS, POSTGRES]) {
+  const name = service.name
+  const url = service.value!
+  const onStore = needing(test, service, `rate limits shared by two gateway processes on ${name}`)
 
-  test(`two gateway processes on one ${name} share the per-account limit and the failed-key lockout; a valid key from the same IP still works`, async () => {
+  onStore(`two gateway processes on one ${name} share the per-account limit and the failed-key lockout; a valid key from the same IP still works`, async () => {
     const namespace = `zapgate-test-rl-${randomBytes(4).toString('hex')}`
     const secret = randomBytes(24).toString('base64url')
     const servers: StandaloneServer[] = []

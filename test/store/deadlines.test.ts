@@ -22,6 +22,21 @@ test('a call answered in time never fails; one left pending fails once, after it
   assert.equal(deadlines.size, 0)
 })
 
+test('expireAll() fails every call still watched, oldest first, once; answered ones are left alone', async () => {
+  const deadlines = new Deadlines(10_000)
+  const failed: string[] = []
+  deadlines.watch(() => failed.push('a'))
+  const answered = deadlines.watch(() => failed.push('answered'))
+  deadlines.watch(() => failed.push('b'))
+  answered()
+  deadlines.expireAll()
+  assert.deepEqual(failed, ['a', 'b'])
+  assert.equal(deadlines.size, 0)
+  deadlines.watch(() => failed.push('c'))()
+  deadlines.expireAll()
+  assert.deepEqual(failed, ['a', 'b'], 'nothing fails twice, and an answered call never')
+})
+
 test('run() settles like the work, or rejects with the timeout error', async () => {
   const deadlines = new Deadlines(50)
   assert.equal(await deadlines.run(Promise.resolve('ok'), () => new Error('late')), 'ok')

@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { guardStorage, StorageUnavailableError } from '../../src/store/guarded-storage.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
-import { startGateway } from '../helpers/gateway.ts'
+import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { requireAtomic, type Storage } from '../../src/ports/storage.ts'
 import { withoutAtomicSteps } from '../helpers/shared-backends.ts'
 
@@ -51,13 +51,102 @@ guarded('a store call that hangs fails after the timeout instead of hanging the 
     delete: () => new Promise(() => {}),
     async *list() {},
   }
+  // The store never answers: only the guard's time-out can end the call.
   const storage = guardStorage(hanging, 50)
-  const started = Date.now()
   await storage.get('k').then(
     () => assert.unreachable(),
     err => assert.instance(err, StorageUnavailableError),
   )
-  assert.ok(Date.now() - started < 2000)
+})
+
+/** A storage whose every `get` waits until the test answers it (`answer(key, value)`); `asked` lists the keys that reached it. */
+function answerable(): Storage & { asked: string[]; answer(key: string, value: unknown): void; fail(key: string, error: Error): void } {
+  const waiting = new Map<string, { resolve: (value: unknown) => void; reject: (error: Error) => void }>()
+  const asked: string[] = []
+  return {
+    asked,
+    answer: (key, value) => waiting.get(key)!.resolve(value),
+    fail: (key, error) => waiting.get(key)!.reject(error),
+    get: <T>(key: string) => {
+      asked.push(key)
+      return new Promise<T | undefined>((resolve, reject) => waiting.set(key, { resolve: resolve as (value: unknown) => void, reject }))
+    },
+    set: async () => {},
+    delete: async () => false,
+    async *list() {},
+  }
+}
+
+/** Whether a promise has settled, read without waiting. */
+function settledFlag(promise: Promise<unknown>): { settled: boolean; error?: unknown } {
+  const flag: { settled: boolean; error?: unknown } = { settled: false }
+  promise.then(
+    () => (flag.settled = true),
+    error => Object.assign(flag, { settled: true, error }),
+  )
+  return flag
+}
+
+guarded('one call past the time-out fails the calls still waiting with it, and later calls fail at once: a request waits one time-out in all', async () => {
+  const inner = answerable()
+  const storage = guardStorage(inner, 200)
+  const first = settledFlag(storage.get('first'))
+  await new Promise(resolve => setTimeout(resolve, 100))
+  const second = settledFlag(storage.get('second')) // its own deadline is 100 ms after the first's
+  await waitFor(() => first.settled, 2000, 'the first call to time out')
+  await new Promise(resolve => setImmediate(resolve))
+  assert.instance(first.error, StorageUnavailableError)
+  assert.ok(second.settled, 'the second call failed with the first, before its own deadline')
+  assert.instance(second.error, StorageUnavailableError)
+
+  // Hung: new calls fail at once, without reaching the store; the guard itself asks the store until it answers.
+  await storage.get('refused').then(
+    () => assert.unreachable('failed at once'),
+    err => assert.instance(err, StorageUnavailableError),
+  )
+  assert.equal(inner.asked, ['first', 'second', '__zapgate_probe__'], 'the refused call never reached the store; the probe did')
+  inner.answer('__zapgate_probe__', undefined)
+  await new Promise(resolve => setImmediate(resolve))
+  const after = storage.get('after')
+  inner.answer('after', 'fine')
+  assert.is(await after, 'fine', 'once the store answers, calls go through again')
+})
+
+guarded('an error from the probe (a driver\'s own time-out) does not end the hang; the next probe\'s answer does', async () => {
+  const inner = answerable()
+  const storage = guardStorage(inner, 80)
+  await storage.get('stuck').catch(() => {})
+  const probes = () => inner.asked.filter(key => key === '__zapgate_probe__').length
+  assert.is(probes(), 1)
+  inner.fail('__zapgate_probe__', new Error('driver time-out'))
+  await new Promise(resolve => setImmediate(resolve))
+  await storage.get('still').then(
+    () => assert.unreachable('still hung'),
+    err => assert.instance(err, StorageUnavailableError),
+  )
+  await waitFor(() => probes() === 2, 2000, 'the next probe')
+  inner.answer('__zapgate_probe__', undefined)
+  await new Promise(resolve => setImmediate(resolve))
+  const next = storage.get('next')
+  inner.answer('next', 'ok')
+  assert.is(await next, 'ok')
+  assert.not.ok(inner.asked.includes('still'), 'no call reached the store while it was taken for hung')
+})
+
+guarded('a late answer to a call that already failed shows the store is back', async () => {
+  const inner = answerable()
+  const storage = guardStorage(inner, 50)
+  await storage.get('late').then(
+    () => assert.unreachable(),
+    err => assert.instance(err, StorageUnavailableError),
+  )
+  inner.answer('late', 'at last')
+  await new Promise(resolve => setImmediate(resolve))
+  const next = storage.get('next')
+  const also = storage.get('also')
+  inner.answer('next', 1)
+  inner.answer('also', 2)
+  assert.equal([await next, await also], [1, 2])
 })
 
 guarded('the atomic steps pass through: a lost race is a plain false, never an error', async () => {

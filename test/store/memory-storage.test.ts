@@ -4,5 +4,5 @@ import { memoryStorage, type MemoryStorage } from '../helpers/memory-storage.ts'
 
 // The Map storage most tests run on keeps the same contract as the real adapters, atomic steps included.
 const contract = suite('test Map storage: storage contract')
-storageContract(contract, async () => memoryStorage(), { connectAgain: async first => (first as MemoryStorage).connectAgain() })
+storageContract(contract, async () => memoryStorage(), { connectAgain: async first => (first as MemoryStorage).connectAgain(), ping: false })
 contract.run()

@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { silentLogger } from '../../src/logger.ts'
 import { RetryBuffer } from '../../src/store/retry-buffer.ts'
 import { SpillFile } from '../../src/store/spill-file.ts'
+import { ownStamp } from '../../src/store/process-alive.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { tempDir } from '../helpers/standalone.ts'
 
@@ -52,7 +53,7 @@ test('close() with the store still down leaves every item in the spill file, mem
   // As if this process had crashed: its file carries the pid of a process that is gone.
   const [file] = readdirSync(dir)
   const gone = spawnSync(process.execPath, ['-e', '0']).pid
-  renameSync(join(dir, file!), join(dir, file!.replace(`-${process.pid}.jsonl`, `-${gone}.jsonl`)))
+  renameSync(join(dir, file!), join(dir, file!.replace(new RegExp(`-${process.pid}(?=[-.])`), `-${gone}`)))
   const { store, process: take } = flakyStore()
   store.down = false
   const next = new RetryBuffer<number>({ what: 'numbers', process: take, logger: silentLogger, spill: new SpillFile(dir, 'test') })
@@ -73,6 +74,22 @@ test('a spill file of a process still alive on this host is left to it', async (
   await new Promise(resolve => setTimeout(resolve, 200))
   assert.equal(store.taken, [])
   assert.ok(readdirSync(dir).includes(alive.slice(dir.length + 1)))
+  await buffer.close()
+})
+
+const own = ownStamp()
+const withStartTimes = own.startTicks !== undefined && own.bootId ? test : (console.log('skipped: the reused-pid spill file test (needs /proc start times: Linux)'), test.skip)
+
+withStartTimes('a spill file named by a live pid with another start time (the pid was reused) is taken over', async () => {
+  const dir = tempDir('zapgate-retry-')
+  // This process's pid, started one tick earlier: another process that had the same pid.
+  writeFileSync(join(dir, `test-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-${own.pid}-${own.startTicks! - 1}-${own.bootId!.slice(0, 8)}.jsonl`), '1\n2\n')
+  const { store, process } = flakyStore()
+  store.down = false
+  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+  await buffer.start()
+  await waitFor(() => store.taken.length === 2, 5000, 'the replay')
+  assert.equal(store.taken, [1, 2])
   await buffer.close()
 })
 

@@ -52,6 +52,11 @@ layers('every file of src/ imports only from its own layer or a lower one', () =
   assert.equal(upward, [])
 })
 
+layers('no operation imports cluster code: src/operations/ never reaches src/domain/cluster/ (the router routes a request to its device\'s holder)', () => {
+  const found = edges.filter(edge => edge.from.startsWith('src/operations/') && edge.target?.startsWith('src/domain/cluster/')).map(show)
+  assert.equal(found, [])
+})
+
 layers('adapters import only public entry points: zapgate, zapgate/adapter-kit, zapgate/testing, zapgate/adapters/*', () => {
   const deep = edges
     .filter(edge => edge.from.startsWith('adapters/'))

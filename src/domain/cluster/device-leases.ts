@@ -12,17 +12,6 @@ interface DeviceLease {
   epoch: number
 }
 
-/** The device's session is held by another live instance: the request goes there (cluster mode forwards it). */
-export class HeldElsewhere extends Error {
-  constructor(
-    readonly deviceId: string,
-    readonly instanceId: string,
-  ) {
-    super(`device ${deviceId} is held by instance ${instanceId}`)
-    this.name = 'HeldElsewhere'
-  }
-}
-
 /** Limits of the leases. */
 interface LeaseSettings {
   /** Most device sessions this instance holds (unlimited when absent). */
@@ -94,13 +83,21 @@ export class DeviceLeases {
   }
 
   /**
-   * The live instance a new device should go to: the least loaded (this one's load as it is now, the
-   * others' as their heartbeats told it), this one when it is among them (no forward for a tie), else
-   * the smallest id. Used when nobody holds a device that is being linked.
+   * The live instance a new device should go to: the one holding the fewest device leases, counted
+   * in the store now (one scan of the leases: linking is rare), this one when it is among them (no
+   * forward for a tie), else the smallest id. Not the counts the heartbeats carry: those lag by up to
+   * a heartbeat, and links made meanwhile all went to the instance whose count was stale (12 links
+   * round-robin through 3 instances ended 10/1/1). Used when nobody holds a device being linked.
    */
-  leastLoaded(): string {
-    const loads = this.instances.liveRecords.map(record => [record.id, record.id === this.me ? this.held.size : (record.devices ?? 0)] as const)
-    const [best] = loads.sort(([a, la], [b, lb]) => la - lb || (a === this.me ? -1 : b === this.me ? 1 : a < b ? -1 : a > b ? 1 : 0))
+  async leastLoaded(): Promise<string> {
+    const loads = new Map(this.instances.liveRecords.map(record => [record.id, 0]))
+    for await (const [, lease] of this.leases.all()) {
+      const count = lease.instance ? loads.get(lease.instance) : undefined
+      if (count !== undefined) loads.set(lease.instance!, count + 1)
+    }
+    // This instance's own count is what it holds (a lease of its own it let go counts for nobody).
+    loads.set(this.me, this.held.size)
+    const [best] = [...loads].sort(([a, la], [b, lb]) => la - lb || (a === this.me ? -1 : b === this.me ? 1 : a < b ? -1 : a > b ? 1 : 0))
     return best?.[0] ?? this.me
   }
 

@@ -24,6 +24,8 @@ export interface WebhookSettings {
   timetableCapacity: number
   /** Due deliveries waiting per device for a free slot; the rest wait in storage (see DeliveryLoop). */
   lineLimit: number
+  /** How often each instance rescans the outbox for records it owns but has not scheduled (see DeliveryLoop). */
+  reconcileMs: number
 }
 
 /** Attempts in flight per device. */
@@ -34,6 +36,9 @@ const TIMETABLE_CAPACITY = 10_000
 
 /** Due deliveries waiting in memory per device for a free slot. */
 const LINE_LIMIT = 256
+
+/** Outbox rescans: a record written behind its owner's back waits at most this long (one scan of the outbox each). */
+const RECONCILE_MS = 60_000
 
 /** Fill in the defaults of the webhook options; throws a clear Error for a bad value. */
 export function resolveWebhookOptions(options: WebhookOptions): WebhookSettings {
@@ -48,5 +53,6 @@ export function resolveWebhookOptions(options: WebhookOptions): WebhookSettings 
     concurrencyPerDevice: CONCURRENCY_PER_DEVICE,
     timetableCapacity: TIMETABLE_CAPACITY,
     lineLimit: LINE_LIMIT,
+    reconcileMs: RECONCILE_MS,
   }
 }

@@ -40,6 +40,7 @@ export class DeliveryLoop {
   private readonly running = new Set<Promise<unknown>>()
   private timer?: NodeJS.Timeout
   private timerAt = Infinity
+  private reconciler?: NodeJS.Timeout
   private reloading?: Promise<void>
   /** An instance left while a scan ran: scan once more (it may have passed over that one's records). */
   private reloadAgain = false
@@ -62,9 +63,31 @@ export class DeliveryLoop {
     return this.deps.liveness.id
   }
 
-  /** Load the pending deliveries from storage and start delivering. */
+  /**
+   * Load the pending deliveries from storage and start delivering; then rescan the outbox every
+   * `reconcileMs`. The rescan is what makes "every stored event ends in a delivery or a dead letter"
+   * hold whatever the network did: a write whose answer was lost may land at any time, even after
+   * its retry (on another connection) and after the event was delivered; the record it leaves, owned
+   * by this instance, is scheduled by the next scan (a duplicate with the same webhook-id at worst).
+   */
   start(): Promise<void> {
+    if (!this.closed && !this.reconciler) {
+      this.reconciler = setInterval(() => void this.reload(), this.deps.settings.reconcileMs)
+      this.reconciler.unref()
+    }
     return this.reload()
+  }
+
+  /**
+   * A record found pending in storage that this instance may not have scheduled: a write of its own
+   * whose answer was lost (timed out) may have landed after all, so "already pending" is no proof
+   * that someone schedules it. Scheduled here when it is this instance's (at its stored due time),
+   * adopted first when its owner is gone; a live owner schedules its own by this same rule.
+   */
+  async track(key: string, record: OutboxRecord): Promise<void> {
+    if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
+    const mine = await this.mine(key, record)
+    if (mine) this.enqueue(key, mine.deviceId, this.dueOf(mine, this.clock()))
   }
 
   /** A delivery is due at `due` (a new event, or one rescheduled). */
@@ -86,6 +109,7 @@ export class DeliveryLoop {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.timer)
+    clearInterval(this.reconciler)
     let graceTimer: NodeJS.Timeout | undefined
     const grace = new Promise<void>(resolve => (graceTimer = setTimeout(resolve, CLOSE_GRACE_MS)))
     await Promise.race([Promise.allSettled([...this.running]), grace])

@@ -112,11 +112,18 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.store.deadLetters(filter)
   }
 
-  /** Store a new event and schedule its delivery (nothing when it is already pending). */
+  /**
+   * Store a new event and schedule its delivery. An event already pending is scheduled too when it
+   * is this instance's: it may be this instance's own earlier write, whose answer was lost (a store
+   * call timed out) but whose bytes landed late; nobody else would ever schedule it (see
+   * DeliveryLoop.track). One pending by a live other instance is left to it.
+   */
   private async save(key: string, record: OutboxRecord): Promise<void> {
     const added = await this.store.add(record)
     this.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
-    if (added) this.loop.enqueue(key, record.deviceId, this.clock())
+    if (added) return this.loop.enqueue(key, record.deviceId, this.clock())
+    const pending = await this.store.get(key)
+    if (pending) await this.loop.track(key, pending)
   }
 
   async redrive(id: string): Promise<boolean> {

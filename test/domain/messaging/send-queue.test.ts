@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import { SendQueues } from '../../../src/domain/messaging/send-queue.ts'
 import { GatewayError } from '../../../src/errors.ts'
+import { withFakeClock } from '../../helpers/fake-clock.ts'
 
 const test = suite('per-device send queues')
 
@@ -27,32 +28,48 @@ test('run(device, job) runs the jobs of one device one at a time, in order', asy
 })
 
 test('run(device, job) runs the jobs of different devices side by side', async () => {
+  // Each job waits until all three have started: jobs run one after another would never get there,
+  // and the first would be given up on at its time-out instead.
   const queues = new SendQueues(options)
-  const started = Date.now()
-  await Promise.all(['d1', 'd2', 'd3'].map(d => queues.run(d, () => sleep(100))))
-  assert.ok(Date.now() - started < 250)
-})
-
-test('minIntervalMs and jitter space the jobs of a device', async () => {
-  const queues = new SendQueues({ ...options, minIntervalMs: 60, jitterMs: 40 })
-  const starts: number[] = []
-  await Promise.all(Array.from({ length: 4 }, () => queues.run('d1', async () => void starts.push(Date.now()))))
-  for (let i = 1; i < starts.length; i++) {
-    const gap = starts[i] - starts[i - 1]
-    assert.ok(gap >= 58 && gap <= 160, `gap ${gap}`)
+  let started = 0
+  let allStarted!: () => void
+  const together = new Promise<void>(resolve => (allStarted = resolve))
+  const job = async () => {
+    if (++started === 3) allStarted()
+    await together
+    return started
   }
+  assert.deepEqual(await Promise.all(['d1', 'd2', 'd3'].map(d => queues.run(d, job))), [3, 3, 3])
 })
 
-test('a job that stalls past timeoutMs is answered 504 and the queue moves on', async () => {
-  const queues = new SendQueues({ ...options, timeoutMs: 150 })
-  const started = Date.now()
-  const stalled = queues.run('d1', () => new Promise(() => {}))
-  await sleep(50) // joins with time left after the stalled job is given up on
-  const next = queues.run('d1', async () => 'next').catch((err: unknown) => err) // settled either way: an early assert must not leave it unhandled
-  await assert.rejects(stalled, (err: GatewayError) => err.code === 'send-stalled')
-  assert.ok(Date.now() - started < 1000, 'answered at its time-out, not left hanging')
-  assert.equal(await next, 'next')
-})
+test('minIntervalMs and jitter space the jobs of a device', () =>
+  withFakeClock(async clock => {
+    const queues = new SendQueues({ ...options, minIntervalMs: 60, jitterMs: 40 })
+    const starts: number[] = []
+    const all = Promise.all(Array.from({ length: 4 }, () => queues.run('d1', async () => void starts.push(Date.now()))))
+    await clock.advanceUntil(() => starts.length === 4, 1_000)
+    await all
+    const gaps = starts.slice(1).map((start, i) => start - starts[i]!)
+    assert.equal(gaps.length, 3)
+    for (const gap of gaps) assert.ok(gap >= 60 && gap <= 100, `gap ${gap} ms: minIntervalMs 60 plus a jitter of 0 to 40`)
+  }))
+
+test('a job that stalls past timeoutMs is answered 504 at its time-out and the queue moves on', () =>
+  withFakeClock(async clock => {
+    const queues = new SendQueues({ ...options, timeoutMs: 150 })
+    let answered: GatewayError | undefined
+    const stalled = queues.run('d1', () => new Promise(() => {})).catch((err: GatewayError) => (answered = err))
+    await clock.advance(50) // joins with time left after the stalled job is given up on
+    const next = queues.run('d1', async () => 'next').catch((err: unknown) => err) // settled either way: an early assert must not leave it unhandled
+    await clock.advance(99)
+    assert.ok(answered === undefined, 'not given up on before its time-out')
+    // The time-outs are swept every tenth of timeoutMs: answered within one sweep of it.
+    const took = await clock.advanceUntil(() => answered !== undefined, 1_000)
+    assert.ok(took <= 15 + 1, `answered ${took} ms after its time-out`)
+    assert.equal(((await stalled) as GatewayError).code, 'send-stalled')
+    await clock.advanceUntil(() => false, 5)
+    assert.equal(await next, 'next')
+  }))
 
 test('a job still queued at its timeout (behind a pacing pause) is answered 504 and never runs', async () => {
   const queues = new SendQueues({ ...options, timeoutMs: 150, minIntervalMs: 400 })

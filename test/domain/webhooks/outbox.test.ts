@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Webhook } from 'standardwebhooks'
 import { WebhookOutbox } from '../../../src/domain/webhooks/index.ts'
-import { outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox.ts'
+import { eventId, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox.ts'
 import type { WebhookSettings } from '../../../src/domain/webhooks/config.ts'
 import type { Device, Devices } from '../../../src/domain/devices.ts'
 import type { IncomingMessage } from '../../../src/ports/transport.ts'
@@ -25,6 +25,7 @@ const settings = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
   concurrencyPerDevice: 2,
   timetableCapacity: 5,
   lineLimit: 256,
+  reconcileMs: 60_000,
   ...extra,
 })
 
@@ -230,6 +231,59 @@ test('an event of a device that no longer exists is dropped, not sent', async ()
   await box.record(device('gone-device'), message('orphan'))
   await waitFor(async () => (await box.pending()) === 0, 5_000, 'the record to be dropped')
   assert.is(sender.sent.length, 0)
+  await box.close()
+})
+
+/** A pending record of device d1 owned by `owner`, as a write that landed after its caller gave up leaves it. */
+function lateRecord(messageId: string, owner: string): OutboxRecord {
+  const now = Date.now()
+  const payload = { event: 'Texto', idMessagem: messageId, text: messageId }
+  return { id: eventId('d1', messageId), deviceId: 'd1', accountId: 'acc', event: 'Texto', body: JSON.stringify(payload), createdAt: now, dueAt: now, attempts: 0, owner }
+}
+
+test('an event found already pending and owned by this instance is delivered: its own write whose answer was lost', async () => {
+  const storage = memoryStorage()
+  const liveness = soloLiveness('me')
+  const sender = recordingSender()
+  const box = outbox(storage, sender, {}, liveness)
+  await box.start()
+  // The first write timed out for the caller but landed: the record is there, nobody scheduled it.
+  const record = lateRecord('late', 'me')
+  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  // The retry of that write finds it "already pending".
+  await box.record(device('d1'), message('late'))
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery of the already-pending event')
+  assert.is(sender.sent[0]!.headers['webhook-id'], record.id)
+  await waitFor(async () => (await box.pending()) === 0, 5_000, 'the record to be forgotten')
+  await new Promise(resolve => setTimeout(resolve, 100))
+  assert.is(sender.sent.length, 1, 'once')
+  await box.close()
+})
+
+test('an event already pending and owned by another live instance is left to it', async () => {
+  const storage = memoryStorage()
+  const liveness = { id: 'me', isAlive: (id: string | undefined) => id === 'me' || id === 'other', onDeparture() {} }
+  const sender = recordingSender()
+  const box = outbox(storage, sender, {}, liveness)
+  await box.start()
+  const record = lateRecord('theirs', 'other')
+  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  await box.record(device('d1'), message('theirs'))
+  await new Promise(resolve => setTimeout(resolve, 300))
+  assert.is(sender.sent.length, 0)
+  assert.is(await box.pending(), 1)
+  await box.close()
+})
+
+test("a record that appears behind its owner's back (a late write landing after its retry) is delivered by the next rescan", async () => {
+  const storage = memoryStorage()
+  const sender = recordingSender()
+  const box = outbox(storage, sender, { reconcileMs: 100 }, soloLiveness('me'))
+  await box.start()
+  const record = lateRecord('behind', 'me')
+  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the rescan to deliver it')
+  assert.is(sender.sent[0]!.headers['webhook-id'], record.id)
   await box.close()
 })
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict'
 import { createHash, createHmac } from 'node:crypto'
 import { suite } from 'uvu'
-import { ForwardHeaders, sameBytes, signForward, verifyForward, type ForwardSigned } from '../../src/http/forward-signature.ts'
-import { forwardableFields } from '../../src/http/forwarding.ts'
+import { ForwardHeaders, sameBytes, signForward, verifyForward, type ForwardSigned } from '../../../src/http/forwarding/signature.ts'
+import { forwardableFields } from '../../../src/http/forwarding/send.ts'
 
 const test = suite('forwarded request signatures')
 
@@ -10,16 +10,18 @@ const SECRET = 'cluster-secret-for-tests'
 const NOW = 1_750_000_000_000
 const BODY = '{"appkey":"k","authkey":"a","to":"5511988880002","message":"olá"}'
 
-const signed: ForwardSigned = { method: 'POST', path: '/api/create-message', timestamp: NOW, nonce: 'n0nce', from: 'instance-a', clientIp: '203.0.113.9', baseUrl: 'https://api.example.com', body: BODY }
+const signed: ForwardSigned = { method: 'POST', path: '/api/create-message', timestamp: NOW, nonce: 'n0nce', from: 'instance-a', to: 'instance-b', clientIp: '203.0.113.9', baseUrl: 'https://api.example.com', body: BODY }
 
 /** The request a receiver sees for `s`, with the headers the forwarder sends. */
 function received(s: ForwardSigned, signature = signForward(SECRET, s)) {
   return {
+    receiver: 'instance-b',
     method: s.method,
     path: s.path,
     body: s.body,
     headers: {
       [ForwardHeaders.forwardedBy]: s.from,
+      [ForwardHeaders.forwardedTo]: s.to,
       [ForwardHeaders.timestamp]: String(s.timestamp),
       [ForwardHeaders.nonce]: s.nonce,
       [ForwardHeaders.clientIp]: s.clientIp,
@@ -30,7 +32,7 @@ function received(s: ForwardSigned, signature = signForward(SECRET, s)) {
 }
 
 test('the signature is the base64url HMAC-SHA256 of the documented canonical string', () => {
-  const canonical = ['zapgate-forward-v1', 'POST', '/api/create-message', String(NOW), 'n0nce', 'instance-a', '203.0.113.9', 'https://api.example.com', createHash('sha256').update(BODY, 'utf8').digest('hex')].join('\n')
+  const canonical = ['zapgate-forward-v2', 'POST', '/api/create-message', String(NOW), 'n0nce', 'instance-a', 'instance-b', '203.0.113.9', 'https://api.example.com', createHash('sha256').update(BODY, 'utf8').digest('hex')].join('\n')
   const expected = createHmac('sha256', SECRET).update(canonical).digest('base64url')
   assert.equal(signForward(SECRET, signed), expected)
   assert.match(expected, /^[A-Za-z0-9_-]{43}$/)
@@ -69,6 +71,18 @@ test('verifyForward refuses a request when any signed part changed', () => {
   delete dropped.headers[ForwardHeaders.clientIp]
   changes.push(['client IP header dropped', dropped])
   for (const [what, request] of changes) assert.equal(verifyForward(SECRET, request, NOW), 'bad-signature', what)
+})
+
+test('verifyForward refuses a request signed for another instance, whatever its destination header says', () => {
+  // A copy played to instance-c (e.g. the device's new holder after a handover).
+  assert.equal(verifyForward(SECRET, { ...received(signed), receiver: 'instance-c' }, NOW), 'wrong-destination')
+  const rewritten = { ...received(signed), receiver: 'instance-c' }
+  rewritten.headers[ForwardHeaders.forwardedTo] = 'instance-c'
+  assert.equal(verifyForward(SECRET, rewritten, NOW), 'bad-signature', 'the destination is signed')
+  const dropped = received(signed)
+  delete dropped.headers[ForwardHeaders.forwardedTo]
+  assert.equal(verifyForward(SECRET, dropped, NOW), 'wrong-destination', 'no destination header')
+  assert.equal(verifyForward(SECRET, { ...received({ ...signed, to: '' }), receiver: '' }, NOW), 'wrong-destination', 'a receiver without an id accepts nothing')
 })
 
 test('verifyForward says missing without a timestamp or signature', () => {

@@ -1,21 +1,14 @@
 import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
 import type { Context, Middleware, Next } from 'koa'
-import { GatewayError } from '../errors.ts'
-import type { Logger } from '../logger.ts'
-import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './forward-signature.ts'
-import { isSpent } from './json-body.ts'
-import { answerError, type HttpStatusMode } from './render.ts'
+import { GatewayError } from '../../errors.ts'
+import type { Logger } from '../../logger.ts'
+import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
+import { isSpent } from '../json-body.ts'
+import { answerError, type HttpStatusMode } from '../render.ts'
+import { requestState, type ForwardedFrom } from '../request-state.ts'
 
-/** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
-export interface ForwardedFrom {
-  /** The forwarding instance's id. */
-  instanceId: string
-  /** The client's IP as the forwarding instance saw it, when it said. */
-  clientIp?: string
-  /** The public URL the client called, when it said. */
-  baseUrl?: string
-}
+export type { ForwardedFrom } from '../request-state.ts'
 
 /**
  * The largest body a forwarded request may have when the gateway's own limit is `limitBytes`: an
@@ -35,27 +28,27 @@ export function forwardedBodyLimit(limitBytes: number): number {
  * serialising again gives back byte for byte (key order and number forms survive). Resolves undefined, reading nothing, for a request without that header (read it as
  * usual). A verified one resolves with its parsed JSON fields, which are also put where a host
  * bodyparser puts them (`ctx.request.body`, so the gateway's body reader takes them as they are),
- * and is marked: `ctx.state.gatewayForwardedBy` (the instance id: never forward it again) and
- * `ctx.state.gatewayForwardedFrom` (ForwardedFrom). A wrong, stale or replayed signature is a
+ * and is marked: the request state's `forwardedFrom` (the forwarding instance: never forward it
+ * again, and the client it forwarded for). A wrong, stale or replayed signature is a
  * GatewayError('forward-refused') (403); a body over the limit `body-too-large`, cut short or not
- * JSON `body-malformed`.
+ * JSON `body-malformed`. Only requests sent to `instanceId` (this instance) are accepted.
  */
-export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, toleranceMs = FORWARD_TOLERANCE_MS): (ctx: Context) => Promise<Record<string, unknown> | undefined> {
+export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS): (ctx: Context) => Promise<Record<string, unknown> | undefined> {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
+  if (instanceId === '') throw new Error('the instance id is empty')
   const seen = new SeenSignatures(2 * toleranceMs)
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context) {
     const from = ctx.get(ForwardHeaders.forwardedBy)
     if (from === '') return undefined
     const body = await bodyBytes(ctx, limit)
-    const request = { method: ctx.method, path: ctx.originalUrl, headers: ctx.req.headers, body }
+    const request = { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers: ctx.req.headers, body }
     const verdict = verifyForward(secret, request, Date.now(), toleranceMs)
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
     if (!seen.add(ctx.get(ForwardHeaders.signature))) throw new GatewayError('forward-refused', { cause: new Error('forwarded request refused: replayed') })
     const fields = parseFields(body)
     ;(ctx.request as { body?: unknown }).body = fields
-    ctx.state.gatewayForwardedBy = from
-    ctx.state.gatewayForwardedFrom = {
+    requestState(ctx).forwardedFrom = {
       instanceId: from,
       ...optional('clientIp', ctx.get(ForwardHeaders.clientIp)),
       ...optional('baseUrl', ctx.get(ForwardHeaders.baseUrl)),
@@ -68,6 +61,8 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
 interface VerifyForwardedOptions {
   /** The gateway's body limit in bytes (forwarded bodies may be larger: forwardedBodyLimit). */
   limitBytes: number
+  /** This instance's id: forwards signed for another destination are refused. */
+  instanceId: string
   httpStatus: HttpStatusMode
   logger: Logger
   toleranceMs?: number
@@ -79,7 +74,7 @@ interface VerifyForwardedOptions {
  * `forward-refused`) in the gateway's error format; any other request passes untouched.
  */
 export function verifyForwardedRequests(secret: string | Buffer, options: VerifyForwardedOptions): Middleware {
-  const read = forwardedRequestReader(secret, options.limitBytes, options.toleranceMs)
+  const read = forwardedRequestReader(secret, options.limitBytes, options.instanceId, options.toleranceMs)
   return async function gatewayForwarded(ctx: Context, next: Next) {
     try {
       await read(ctx)
@@ -96,6 +91,11 @@ export function verifyForwardedRequests(secret: string | Buffer, options: Verify
  * Signatures accepted within the last `windowMs`: a request captured on the wire cannot be played
  * again while its timestamp is still fresh (each forward has its own nonce, so two real requests
  * never share a signature). Only verified signatures are kept, so its size follows real traffic.
+ *
+ * Kept in this process only, and that is enough: a signature names its destination instance, whose
+ * id lives and dies with this process, so no other process (a new holder after a handover, this one
+ * restarted) accepts it; and the window (twice the timestamp tolerance) outlasts the timestamp's
+ * own validity. A memory in the store would cost a store write per forward for no more safety.
  */
 class SeenSignatures {
   private readonly expiries = new Map<string, number>()

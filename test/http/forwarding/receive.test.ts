@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import Koa from 'koa'
 import koaBodyParser from 'koa-bodyparser'
-import { forwardOperation, forwardedBodyLimit, verifyForwardedRequests } from '../../src/http/forwarding.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { listen, post, request } from '../helpers/http.ts'
-import { SECRET } from '../helpers/forwarding.ts'
+import { forwardOperation, forwardedBodyLimit, verifyForwardedRequests } from '../../../src/http/forwarding/send.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { listen, post, request } from '../../helpers/http.ts'
+import { SECRET } from '../../helpers/forwarding.ts'
 
 type Server = Awaited<ReturnType<typeof listen>>
 type HostParser = 'none' | 'koa-bodyparser' | 'parsed-only'
@@ -35,9 +35,9 @@ async function receiver(ctx: { servers: Server[] }, parser: HostParser, httpStat
       ;(c.request as { body?: unknown }).body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
       await next()
     })
-  app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, httpStatus, logger: silentLogger }))
+  app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, instanceId: 'holder', httpStatus, logger: silentLogger }))
   app.use(c => {
-    c.body = { status: 200, message: 'ok', received: (c.request as { body?: unknown }).body ?? null, forwardedBy: c.state.gatewayForwardedBy ?? null, from: c.state.gatewayForwardedFrom ?? null }
+    c.body = { status: 200, message: 'ok', received: (c.request as { body?: unknown }).body ?? null, forwardedBy: c.state.gateway?.forwardedFrom?.instanceId ?? null, from: c.state.gateway?.forwardedFrom ?? null }
   })
   const server = await listen(app)
   ctx.servers.push(server)
@@ -49,7 +49,7 @@ const FIELDS = { appkey: 'k', authkey: 'a', to: '5511988880002', message: 'olá 
 test('a verified request reaches the routes with its fields and marks, whether or not a host bodyparser read it first', async ctx => {
   for (const parser of ['none', 'koa-bodyparser', 'parsed-only'] as const) {
     const url = await receiver(ctx, parser)
-    const answer = await forwardOperation({ baseUrl: url, path: '/api/create-message', fields: FIELDS, secret: SECRET, from: 'instance-a', clientIp: '198.51.100.7', clientBaseUrl: 'https://zap.example.com/gw' })
+    const answer = await forwardOperation({ baseUrl: url, path: '/api/create-message', fields: FIELDS, secret: SECRET, from: 'instance-a', to: 'holder', clientIp: '198.51.100.7', clientBaseUrl: 'https://zap.example.com/gw' })
     assert.equal(answer.status, 200, `${parser}: ${JSON.stringify(answer.body)}`)
     assert.deepEqual(answer.body, {
       status: 200,
@@ -74,22 +74,22 @@ test('a request without the forwarding header passes untouched, unmarked', async
 
 test('the forwarded path is signed with the holder mount prefix and query', async ctx => {
   const url = await receiver(ctx, 'none')
-  const answer = await forwardOperation({ baseUrl: `${url}/gateway/`, path: '/api/x?debug=1', fields: { a: 'b' }, secret: SECRET, from: 'i' })
+  const answer = await forwardOperation({ baseUrl: `${url}/gateway/`, path: '/api/x?debug=1', fields: { a: 'b' }, secret: SECRET, from: 'i', to: 'holder' })
   assert.equal(answer.status, 200, JSON.stringify(answer.body))
 })
 
 test('a forwarded body may exceed the body limit by its base64 and JSON overhead, not more', async ctx => {
   const url = await receiver(ctx, 'none')
-  const near = await forwardOperation({ baseUrl: url, path: '/p', fields: { file: 'x'.repeat(2 * LIMIT) }, secret: SECRET, from: 'i' })
+  const near = await forwardOperation({ baseUrl: url, path: '/p', fields: { file: 'x'.repeat(2 * LIMIT) }, secret: SECRET, from: 'i', to: 'holder' })
   assert.equal(near.status, 200)
-  const over = await forwardOperation({ baseUrl: url, path: '/p', fields: { file: 'x'.repeat(forwardedBodyLimit(LIMIT)) }, secret: SECRET, from: 'i' })
+  const over = await forwardOperation({ baseUrl: url, path: '/p', fields: { file: 'x'.repeat(forwardedBodyLimit(LIMIT)) }, secret: SECRET, from: 'i', to: 'holder' })
   assert.equal(over.status, 413)
   assert.deepEqual(over.body, { status: 413, message: 'Corpo da requisição grande demais.' })
 })
 
 test('a refusal is answered in the gateway format of its status mode', async ctx => {
   const url = await receiver(ctx, 'none', 'always200')
-  const answer = await forwardOperation({ baseUrl: url, path: '/p', fields: { a: 'b' }, secret: 'wrong-secret', from: 'i' })
+  const answer = await forwardOperation({ baseUrl: url, path: '/p', fields: { a: 'b' }, secret: 'wrong-secret', from: 'i', to: 'holder' })
   assert.equal(answer.status, 200)
   assert.deepEqual(answer.body, { status: 403, message: 'Requisição encaminhada recusada: assinatura inválida ou expirada.' })
   assert.match(answer.headers['content-type'] ?? '', /^application\/json/)
@@ -97,17 +97,17 @@ test('a refusal is answered in the gateway format of its status mode', async ctx
 
 test('a signed body that is not a JSON object is 400, after the signature is checked', async () => {
   // Signed by hand: forwardOperation only ever sends an object.
-  const { signForward, ForwardHeaders } = await import('../../src/http/forwarding.ts')
+  const { signForward, ForwardHeaders } = await import('../../../src/http/forwarding/send.ts')
   const app = new Koa()
-  app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, httpStatus: 'mirror', logger: silentLogger }))
+  app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, instanceId: 'holder', httpStatus: 'mirror', logger: silentLogger }))
   app.use(c => void (c.body = { status: 200, message: 'ok' }))
   const server = await listen(app)
   try {
     for (const [body, status] of [['{bad', 400], ['[1,2]', 400], ['"x"', 400], ['', 200]] as const) {
       const timestamp = Date.now()
       const nonce = `n-${body}`
-      const signature = signForward(SECRET, { method: 'POST', path: '/p', timestamp, nonce, from: 'i', body })
-      const headers = { 'content-type': 'application/json', [ForwardHeaders.forwardedBy]: 'i', [ForwardHeaders.timestamp]: String(timestamp), [ForwardHeaders.nonce]: nonce, [ForwardHeaders.signature]: signature }
+      const signature = signForward(SECRET, { method: 'POST', path: '/p', timestamp, nonce, from: 'i', to: 'holder', body })
+      const headers = { 'content-type': 'application/json', [ForwardHeaders.forwardedBy]: 'i', [ForwardHeaders.forwardedTo]: 'holder', [ForwardHeaders.timestamp]: String(timestamp), [ForwardHeaders.nonce]: nonce, [ForwardHeaders.signature]: signature }
       const answer = await request(`${server.url}/p`, { method: 'POST', headers, body })
       assert.equal(answer.status, status, `${body}: ${answer.text}`)
     }

@@ -1,13 +1,13 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
-import { internalsOf } from '../../src/internals.ts'
-import type { MediaPayload } from '../../src/ports/transport.ts'
-import { MEDIA_RELAY_HEADER } from '../../src/http/media-relay.ts'
-import { inProcessCluster, registerAt } from '../helpers/cluster-in-process.ts'
-import { post, request } from '../helpers/http.ts'
-import { startReceiver } from '../helpers/receiver.ts'
-import { waitFor } from '../helpers/gateway.ts'
+import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
+import { internalsOf } from '../../../src/internals.ts'
+import type { MediaPayload } from '../../../src/ports/transport.ts'
+import { MEDIA_RELAY_HEADER } from '../../../src/http/forwarding/media-relay.ts'
+import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
+import { post, request } from '../../helpers/http.ts'
+import { startReceiver } from '../../helpers/receiver.ts'
+import { waitFor } from '../../helpers/gateway.ts'
 
 /** Two gateways of one cluster on one simulated network; only the holder of a device can fetch its media (as with Baileys). */
 async function twoInstances() {

@@ -1,27 +1,27 @@
 import { randomBytes } from 'node:crypto'
 import { basename } from 'node:path'
 import type { Context } from 'koa'
-import { GatewayError } from '../errors.ts'
-import type { UploadedFile } from '../operations/operation.ts'
+import { GatewayError } from '../../errors.ts'
+import type { UploadedFile } from '../../operations/operation.ts'
 import type { IncomingHttpHeaders } from 'node:http'
-import { ForwardHeaders, signForward } from './forward-signature.ts'
-import { AnswerTooLargeError, postOnce } from './forward-client.ts'
+import { ForwardHeaders, signForward } from './signature.ts'
+import { AnswerTooLargeError, postOnce } from './client.ts'
 
 /**
  * Forwarding an operation to the instance that holds its device's session (cluster mode): the
  * receiving instance has read and parsed the body; it POSTs the parsed fields as JSON to the same
- * path on the holder, signed with the cluster secret (see forward-signature.ts), and answers its
+ * path on the holder, signed with the cluster secret (see signature.ts), and answers its
  * client with exactly what the holder answered. Uploaded files of a multipart body travel inside
  * the JSON as base64 data URIs (`data:<mime>;base64,...`), which the media operations take as they
- * take an upload. The holder verifies the request (forwarded-requests.ts) and never forwards it again.
+ * take an upload. The holder verifies the request (receive.ts) and never forwards it again.
  *
  * A forward is never retried: a send must reach the network once, and a request that died
  * mid-way may have been done. When the holder cannot be reached, the connection breaks, the
  * answer is not JSON or time runs out, forwardOperation throws ForwardFailedError (code
  * `holder-unavailable`: 503 with Retry-After), and the client decides whether to try again.
  */
-export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './forward-signature.ts'
-export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, type ForwardedFrom } from './forwarded-requests.ts'
+export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './signature.ts'
+export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
 
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
 export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
@@ -43,6 +43,8 @@ export interface ForwardRequest {
   secret: string | Buffer
   /** This instance's id. */
   from: string
+  /** The holder's instance id: the signature names it, and no other instance accepts the request. */
+  to: string
   /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
   timeoutMs?: number
   /** The client's IP, for the holder's per-IP limits. */
@@ -131,12 +133,14 @@ function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<
     timestamp: Date.now(),
     nonce: randomBytes(16).toString('base64url'),
     from: request.from,
+    to: request.to,
     clientIp: request.clientIp ?? '',
     baseUrl: request.clientBaseUrl ?? '',
     body,
   }
   const headers: Record<string, string> = {
     [ForwardHeaders.forwardedBy]: signed.from,
+    [ForwardHeaders.forwardedTo]: signed.to,
     [ForwardHeaders.timestamp]: String(signed.timestamp),
     [ForwardHeaders.nonce]: signed.nonce,
     [ForwardHeaders.signature]: signForward(request.secret, signed),

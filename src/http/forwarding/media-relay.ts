@@ -1,8 +1,8 @@
 import { Readable } from 'node:stream'
 import type { Context } from 'koa'
-import { GatewayError } from '../errors.ts'
-import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
-import type { Instances } from '../domain/instances.ts'
+import { GatewayError } from '../../errors.ts'
+import type { DeviceLeases } from '../../domain/cluster/device-leases.ts'
+import type { Instances } from '../../domain/instances.ts'
 
 /** Marks a media request one instance relayed to another: it is answered there, never relayed again. */
 export const MEDIA_RELAY_HEADER = 'x-zapgate-media-relay'

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { suite } from 'uvu'
-import { ForwardFailedError, ForwardHeaders, forwardOperation, signForward } from '../../src/http/forwarding.ts'
-import { request, post, type Answer } from '../helpers/http.ts'
-import { FRIEND, inbox } from '../helpers/messaging.ts'
-import { PNG } from '../helpers/samples.ts'
-import { SECRET, deadUrl, startFakeHolder, startForwarder, startHolder } from '../helpers/forwarding.ts'
+import { ForwardFailedError, ForwardHeaders, forwardOperation, signForward } from '../../../src/http/forwarding/send.ts'
+import { request, post, type Answer } from '../../helpers/http.ts'
+import { FRIEND, inbox } from '../../helpers/messaging.ts'
+import { PNG } from '../../helpers/samples.ts'
+import { HOLDER_ID, SECRET, deadUrl, startFakeHolder, startForwarder, startHolder } from '../../helpers/forwarding.ts'
 
 type Holder = Awaited<ReturnType<typeof startHolder>>
 type Ctx = { holder: Holder; entry: Awaited<ReturnType<typeof startForwarder>> }
@@ -35,14 +35,15 @@ async function both(ctx: Ctx, path: string, body: Record<string, unknown>): Prom
 }
 
 /** A request to `url` signed by hand: its headers, and a function sending them with a body (default the one signed). */
-function signedRequest(url: string, body: string, options: { secret?: string; timestamp?: number; nonce?: string } = {}) {
+function signedRequest(url: string, body: string, options: { secret?: string; timestamp?: number; nonce?: string; to?: string } = {}) {
   const target = new URL(url)
   const timestamp = options.timestamp ?? Date.now()
   const nonce = options.nonce ?? randomBytes(8).toString('hex')
-  const signature = signForward(options.secret ?? SECRET, { method: 'POST', path: target.pathname + target.search, timestamp, nonce, from: 'instance-x', body })
+  const signature = signForward(options.secret ?? SECRET, { method: 'POST', path: target.pathname + target.search, timestamp, nonce, from: 'instance-x', to: options.to ?? HOLDER_ID, body })
   const headers = {
     'content-type': 'application/json',
     [ForwardHeaders.forwardedBy]: 'instance-x',
+    [ForwardHeaders.forwardedTo]: options.to ?? HOLDER_ID,
     [ForwardHeaders.timestamp]: String(timestamp),
     [ForwardHeaders.nonce]: nonce,
     [ForwardHeaders.signature]: signature,
@@ -133,7 +134,7 @@ test('a multipart upload forwarded reaches the network as the same bytes, with i
 test('a request signed with another secret is refused 403 and runs nothing', async ctx => {
   const { g } = ctx.holder
   const sends = ctx.holder.transport.sent.length
-  const answer = await forwardOperation({ baseUrl: ctx.holder.url, path: '/api/create-message', fields: { appkey: g.appkey, authkey: g.authkey, to: FRIEND, message: 'x' }, secret: 'not-the-cluster-secret', from: 'intruder' })
+  const answer = await forwardOperation({ baseUrl: ctx.holder.url, path: '/api/create-message', fields: { appkey: g.appkey, authkey: g.authkey, to: FRIEND, message: 'x' }, secret: 'not-the-cluster-secret', from: 'intruder', to: HOLDER_ID })
   assert.equal(answer.status, 403)
   assert.deepEqual(answer.body, REFUSED)
   const entry = await startForwarder(ctx.holder.url, { secret: 'not-the-cluster-secret' })
@@ -176,6 +177,16 @@ test('a signed request replayed with a changed body, or replayed as it was, is r
   assert.equal(ctx.holder.transport.sent.length, sends + 1, 'sent once')
 })
 
+test('a request signed for another instance (a copy played to the next holder of the device) is refused 403 and sends nothing', async ctx => {
+  const { g } = ctx.holder
+  const sends = ctx.holder.transport.sent.length
+  const body = JSON.stringify({ appkey: g.appkey, authkey: g.authkey, to: FRIEND, message: 'para outra instância' })
+  const answer = await signedRequest(`${ctx.holder.url}/api/create-message`, body, { to: 'instance-that-left' })()
+  assert.equal(answer.status, 403)
+  assert.deepEqual(answer.body, REFUSED)
+  assert.equal(ctx.holder.transport.sent.length, sends)
+})
+
 test('a request claiming to be forwarded without a signature, or to another path than signed, is refused 403', async ctx => {
   const { g } = ctx.holder
   const body = JSON.stringify({ authkey: g.authkey, message: 'loja', checkDispositivo: 'true' })
@@ -193,7 +204,7 @@ test('a holder that dies mid-request gives ForwardFailedError, and the client 50
     const dying = await startFakeHolder(behaviour)
     try {
       await assert.rejects(
-        forwardOperation({ baseUrl: dying.url, path: '/api/create-message', fields: { message: 'x'.repeat(200_000) }, secret: SECRET, from: 'a' }),
+        forwardOperation({ baseUrl: dying.url, path: '/api/create-message', fields: { message: 'x'.repeat(200_000) }, secret: SECRET, from: 'a', to: HOLDER_ID }),
         (err: unknown) => err instanceof ForwardFailedError && err.reason === 'broken' && err.code === 'holder-unavailable' && err.cause !== undefined,
       )
       const entry = await startForwarder(dying.url)
@@ -216,7 +227,7 @@ test('a holder that dies mid-request gives ForwardFailedError, and the client 50
 })
 
 test('an unreachable holder, a holder that does not answer in time and a non-JSON answer are ForwardFailedError, never retried', async () => {
-  const base = { path: '/api/create-message', fields: { message: 'x' }, secret: SECRET, from: 'a' }
+  const base = { path: '/api/create-message', fields: { message: 'x' }, secret: SECRET, from: 'a', to: HOLDER_ID }
   await assert.rejects(forwardOperation({ ...base, baseUrl: await deadUrl() }), (err: unknown) => err instanceof ForwardFailedError && err.reason === 'unreachable')
   for (const [behaviour, reason] of [['never-answer', 'timeout'], ['html', 'bad-answer']] as const) {
     const holder = await startFakeHolder(behaviour)

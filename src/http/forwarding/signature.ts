@@ -6,12 +6,13 @@ import type { IncomingHttpHeaders } from 'node:http'
  * device's session), keyed by the cluster secret. The signature covers a canonical string, one
  * value a line (header values cannot hold a line break, so no value can pass for another):
  *
- *     zapgate-forward-v1
+ *     zapgate-forward-v2
  *     <METHOD>
  *     <path and query, exactly as the receiver's Node server sees it (req.url)>
  *     <timestamp: Unix milliseconds>
  *     <nonce>
  *     <forwarding instance id>
+ *     <destination instance id: the holder it was sent to>
  *     <client IP>          (empty when not sent)
  *     <client base URL>    (empty when not sent)
  *     <SHA-256 of the body bytes, hex>
@@ -19,10 +20,17 @@ import type { IncomingHttpHeaders } from 'node:http'
  * and is sent as base64url HMAC-SHA256 in `x-zapgate-signature`. It is over the body's bytes as
  * sent, not over a re-serialised object: the receiver hashes the bytes it read before parsing them,
  * so no JSON canonicalisation has to agree between the two sides (key order, number formats, escapes).
+ *
+ * The destination line binds a request to the one instance it was sent to: a copy captured on the
+ * wire is refused by every other instance (one that took the device over after a handover too), so
+ * the memory of accepted signatures a receiver keeps in its own process is enough to refuse every
+ * replay (see forwarded-requests.ts). Instance ids are never reused (pid, start time, random bytes).
  */
 export const ForwardHeaders = {
   /** The id of the instance that forwarded the request. */
   forwardedBy: 'x-zapgate-forwarded-by',
+  /** The id of the instance it was forwarded to (the holder the forwarder chose). */
+  forwardedTo: 'x-zapgate-forwarded-to',
   /** When it was signed (Unix milliseconds). */
   timestamp: 'x-zapgate-timestamp',
   /** A random value per forwarded request (two identical requests are still two). */
@@ -46,12 +54,16 @@ export interface ForwardSigned {
   nonce?: string
   /** The forwarding instance's id. */
   from?: string
+  /** The destination instance's id. */
+  to?: string
   clientIp?: string
   baseUrl?: string
 }
 
 /** A received request, as verifyForward reads it. */
 interface ForwardedRequest {
+  /** The id of the instance that received it: the signature must name it as the destination. */
+  receiver: string
   method: string
   path: string
   headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>
@@ -59,7 +71,7 @@ interface ForwardedRequest {
 }
 
 /** Why a forwarded request was or was not accepted. */
-export type ForwardVerdict = 'ok' | 'missing' | 'bad-signature' | 'stale'
+export type ForwardVerdict = 'ok' | 'missing' | 'bad-signature' | 'stale' | 'wrong-destination'
 
 /** How far a forwarded request's timestamp may be from the receiver's clock (either way). */
 export const FORWARD_TOLERANCE_MS = 30_000
@@ -71,8 +83,9 @@ export function signForward(secret: string | Buffer, signed: ForwardSigned): str
 
 /**
  * Check a forwarded request: `missing` without a timestamp or signature header, `stale` when its
- * timestamp is further than `toleranceMs` from `now` (either way), `bad-signature` when the HMAC
- * does not match (compared in constant time); else `ok`.
+ * timestamp is further than `toleranceMs` from `now` (either way), `wrong-destination` when it was
+ * sent to another instance than `request.receiver`, `bad-signature` when the HMAC does not match
+ * (compared in constant time; it covers the destination too); else `ok`.
  */
 export function verifyForward(secret: string | Buffer, request: ForwardedRequest, now = Date.now(), toleranceMs = FORWARD_TOLERANCE_MS): ForwardVerdict {
   const stamp = header(request.headers, ForwardHeaders.timestamp)
@@ -81,6 +94,7 @@ export function verifyForward(secret: string | Buffer, request: ForwardedRequest
   if (!/^\d{1,16}$/.test(stamp)) return 'bad-signature'
   const timestamp = Number(stamp)
   if (Math.abs(now - timestamp) > toleranceMs) return 'stale'
+  if (request.receiver === '' || header(request.headers, ForwardHeaders.forwardedTo) !== request.receiver) return 'wrong-destination'
   const expected = hmac(secret, {
     method: request.method,
     path: request.path,
@@ -88,6 +102,7 @@ export function verifyForward(secret: string | Buffer, request: ForwardedRequest
     body: request.body,
     nonce: header(request.headers, ForwardHeaders.nonce),
     from: header(request.headers, ForwardHeaders.forwardedBy),
+    to: request.receiver,
     clientIp: header(request.headers, ForwardHeaders.clientIp),
     baseUrl: header(request.headers, ForwardHeaders.baseUrl),
   })
@@ -109,12 +124,13 @@ function hmac(secret: string | Buffer, signed: ForwardSigned): Buffer {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   const bodyHash = createHash('sha256').update(signed.body).digest('hex')
   const canonical = [
-    'zapgate-forward-v1',
+    'zapgate-forward-v2',
     signed.method.toUpperCase(),
     signed.path,
     String(signed.timestamp),
     signed.nonce ?? '',
     signed.from ?? '',
+    signed.to ?? '',
     signed.clientIp ?? '',
     signed.baseUrl ?? '',
     bodyHash,

@@ -1,0 +1,54 @@
+import type { Context } from 'koa'
+import type { Account } from '../domain/accounts.ts'
+import type { Device } from '../domain/devices.ts'
+import type { MediaHold } from '../domain/messaging/media-budget.ts'
+import type { Operation, SessionNeed } from '../operations/operation.ts'
+import type { SessionStatus } from '../ports/transport.ts'
+import type { ParsedBody } from './body.ts'
+
+/** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
+export interface ForwardedFrom {
+  /** The forwarding instance's id. */
+  instanceId: string
+  /** The client's IP as the forwarding instance saw it, when it said. */
+  clientIp?: string
+  /** The public URL the client called, when it said. */
+  baseUrl?: string
+}
+
+/**
+ * What the gateway's middleware learn about a request, each field set by one of them, in one typed
+ * place: `ctx.state.gateway` (see requestState). A class, so that every request's state has one shape.
+ */
+export class RequestState {
+  /** The instance that forwarded the request, when it was forwarded and verified (it is then never forwarded again). */
+  forwardedFrom: ForwardedFrom | undefined = undefined
+  /** This request's share of the process's media budget (a large body's, or taken by a media fetch); given back once it is answered. */
+  mediaHold: MediaHold | undefined = undefined
+  /** The parsed body. */
+  body: ParsedBody | undefined = undefined
+  /** The operation the body selected. */
+  operation: Operation | undefined = undefined
+  /** The operation's input: the body validated (and coerced) by its schema. */
+  input: unknown = undefined
+  /** What the operation needs of its device's session for this input (see DeviceNeed). */
+  session: SessionNeed | undefined = undefined
+  /** The caller's account, for an operation that declares a device. */
+  account: Account | undefined = undefined
+  /** The operation's device, found in the caller's account. */
+  device: Device | undefined = undefined
+  /** The device's open session (a `connected` need). */
+  status: SessionStatus | undefined = undefined
+  /** A link: whether this request made the device, and the appkey to answer. */
+  ensured: { created: boolean; appkey?: string } | undefined = undefined
+}
+
+/** The request's gateway state, made on first use. */
+export function requestState(ctx: Context): RequestState {
+  return ((ctx.state as { gateway?: RequestState }).gateway ??= new RequestState())
+}
+
+/** The request's gateway state when a gateway middleware has made it (a route outside the operations may have none). */
+export function existingState(ctx: Context): RequestState | undefined {
+  return (ctx.state as { gateway?: RequestState }).gateway
+}

@@ -1,0 +1,66 @@
+import type { Middleware, Next, Context } from 'koa'
+import { StructError, validate, type Struct } from 'superstruct'
+import { GatewayError } from '../errors.ts'
+import type { Logger } from '../logger.ts'
+import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
+import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
+import type { ParsedBody } from './body.ts'
+import { requestState } from './request-state.ts'
+
+/**
+ * Middleware: the operation the body selects on the path (see operationSelector; none is
+ * `invalid-input`), and its input: the body validated and coerced by the operation's schema, then
+ * checked by its `accepts` (a refusal is `invalid-input`).
+ */
+export function selectOperation(entry: PathEntry, logger: Logger): Middleware {
+  const fastChecks = new Map(operationsOf(entry).map(operation => [operation, compileBodyCheck(operation.schema)]))
+  const select = operationSelector(entry)
+  return function gatewaySelect(ctx: Context, next: Next) {
+    const state = requestState(ctx)
+    const operation = select(state.body!)
+    if (!operation) throw new GatewayError('invalid-input')
+    state.operation = operation
+    const [error, input] = validateBody(state.body!.fields, operation.schema, fastChecks.get(operation))
+    if (error) {
+      logger.debug({ operation: operation.name, field: error instanceof StructError ? error.path.join('.') : undefined }, 'invalid request')
+      throw new GatewayError('invalid-input')
+    }
+    if (operation.accepts && !operation.accepts(input)) throw new GatewayError('invalid-input')
+    state.input = input
+    return next()
+  }
+}
+
+/** The operation a body selects on a path (the first whose distinguishing field is present), or the path's fallback. */
+export function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | undefined {
+  const choices = entry.operations.map(operation => ({ operation, fields: distinguishingFields(operation) }))
+  return body => {
+    for (const { operation, fields } of choices) {
+      for (const field of fields) if (isPresent(body.fields[field]) || body.uploads.has(field)) return operation
+    }
+    return entry.fallback
+  }
+}
+
+// --- Internal helpers ---
+
+/**
+ * Validate (and coerce) a body: the fast check when the schema has one and it accepts the body, else
+ * superstruct (which also words every refusal). A value a struct cannot even inspect (e.g. `{"toString": "x"}`, which
+ * superstruct fails to print in its error message) is a refusal like any other, never a 500.
+ */
+function validateBody(fields: Record<string, unknown>, schema: Struct<any, any>, fastCheck: FastCheck | undefined): [Error | undefined, unknown] {
+  const checked = fastCheck?.(fields) ?? UNSURE
+  if (checked !== UNSURE) return [undefined, checked]
+  try {
+    return validate(fields, schema, { coerce: true })
+  } catch (err) {
+    return [err instanceof Error ? err : new Error(String(err)), undefined]
+  }
+}
+
+function isPresent(value: unknown): boolean {
+  if (value === undefined || value === null) return false
+  if (typeof value === 'string') return value.trim() !== ''
+  return true
+}

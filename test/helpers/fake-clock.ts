@@ -1,0 +1,40 @@
+import { mock } from 'node:test'
+
+/** Time under a test's control: setTimeout, setInterval and Date move only when it says so. */
+export interface FakeClock {
+  /** Move time on by `ms`, one millisecond at a time, letting promise chains and setImmediate callbacks settle after each step. */
+  advance(ms: number): Promise<void>
+  /** Move time on until `done()` holds (checked after each millisecond), at most `limitMs`; answers the time it took. */
+  advanceUntil(done: () => boolean, limitMs: number): Promise<number>
+}
+
+/**
+ * Run `body` on a fake clock (node:test's MockTimers: setTimeout, setInterval and Date; setImmediate
+ * and promises stay real), so that a test asserts what happens at which time without depending on how
+ * loaded the machine is. The real timers are back when `body` settles.
+ */
+export async function withFakeClock<T>(body: (clock: FakeClock) => Promise<T>): Promise<T> {
+  mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: Date.now() })
+  let elapsed = 0
+  const step = async () => {
+    mock.timers.tick(1)
+    elapsed++
+    for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve))
+  }
+  const clock: FakeClock = {
+    async advance(ms) {
+      for (let i = 0; i < ms; i++) await step()
+    },
+    async advanceUntil(done, limitMs) {
+      const from = elapsed
+      while (!done() && elapsed - from < limitMs) await step()
+      return elapsed - from
+    },
+  }
+  try {
+    for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve))
+    return await body(clock)
+  } finally {
+    mock.timers.reset()
+  }
+}

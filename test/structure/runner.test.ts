@@ -1,0 +1,87 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { spawnSync } from 'node:child_process'
+
+/**
+ * test/run.mjs, the runner of `npm test`, over the fixture files in fixtures/runner/ (a folder named
+ * `fixtures`, which the runner never enters on its own): its exit code and its closing line, which
+ * must be the last line of its output, whatever the files do.
+ */
+const test = suite('test/run.mjs: the count cannot lie')
+
+const root = new URL('../..', import.meta.url).pathname
+
+/** Run the runner over the fixtures whose names contain one of `names`, with CI unset; its exit code and closing line. */
+function runner(...names: string[]): { code: number | null; closing: string; output: string } {
+  return runnerIn({ CI: '' }, ...names)
+}
+
+/** The same with `env` added to this process's environment. */
+function runnerIn(env: Record<string, string>, ...names: string[]): { code: number | null; closing: string; output: string } {
+  const result = spawnSync(process.execPath, ['test/run.mjs', '--dir', 'test/structure/fixtures/runner', ...names.map(name => `/${name}.test.ts`)], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...process.env, TEST_CONCURRENCY: '1', ...env },
+    timeout: 60_000,
+  })
+  const output = result.stdout + result.stderr
+  return { code: result.status, closing: result.stdout.trimEnd().split('\n').at(-1) ?? '', output }
+}
+
+test('passing files: exit 0, every test counted as passed', () => {
+  const run = runner('pass')
+  assert.is(run.closing, '2 passed, 0 failed, 0 skipped', run.output)
+  assert.is(run.code, 0, run.output)
+})
+
+test('a skipped test counts as skipped, not as passed, and does not fail the run', () => {
+  const run = runner('skip')
+  assert.is(run.closing, '1 passed, 0 failed, 1 skipped', run.output)
+  assert.is(run.code, 0, run.output)
+})
+
+test('a real failure beside a skipped test still fails the run (uvu\'s Total leaves skipped tests out)', () => {
+  const run = runner('fail', 'skip')
+  assert.is(run.closing, '1 passed, 1 failed, 1 skipped', run.output)
+  assert.is(run.code, 1, run.output)
+})
+
+test('a file that crashes before uvu counts fails the run, even beside a skipped test', () => {
+  const run = runner('crash', 'skip')
+  assert.is(run.closing, '1 passed, 1 failed, 1 skipped', run.output)
+  assert.is(run.code, 1, run.output)
+  assert.match(run.output, /crash\.test\.ts: exit 1; no uvu summary/)
+})
+
+test('a file that exits 0 without uvu\'s summary (its suite never ran) fails the run', () => {
+  const run = runner('silent')
+  assert.is(run.closing, '0 passed, 1 failed, 0 skipped', run.output)
+  assert.is(run.code, 1, run.output)
+  assert.match(run.output, /silent\.test\.ts: no uvu summary/)
+})
+
+test('a focused test fails the run, though uvu prints it as passed with the other test skipped', () => {
+  const run = runner('focused')
+  assert.is(run.closing, '1 passed, 1 failed, 1 skipped', run.output)
+  assert.is(run.code, 1, run.output)
+  assert.match(run.output, /focused\.test\.ts: focused with \.only at test\/structure\/fixtures\/runner\/focused\.test\.ts:6/)
+})
+
+test('a test needing a missing service prints what it needs and counts as skipped; with CI=true it fails', () => {
+  const local = runner('needs')
+  assert.is(local.closing, '0 passed, 0 failed, 1 skipped', local.output)
+  assert.is(local.code, 0, local.output)
+  assert.match(local.output, 'skipped: the fixture suite (needs a service no machine has: there is no way)')
+  const ci = runnerIn({ CI: 'true' }, 'needs')
+  assert.is(ci.closing, '0 passed, 1 failed, 0 skipped', ci.output)
+  assert.is(ci.code, 1, ci.output)
+  assert.match(ci.output, 'CI=true, and the fixture suite cannot run')
+})
+
+test('no file matching fails the run', () => {
+  const run = runner('no-such-fixture')
+  assert.is(run.closing, '0 passed, 1 failed, 0 skipped', run.output)
+  assert.is(run.code, 1, run.output)
+})
+
+test.run()
