@@ -1,4 +1,5 @@
-import { Accounts, defaultPlans, type Account, type Plan } from './domain/accounts.ts'
+import { Accounts, type Account, type Plan } from './domain/accounts.ts'
+import { resolvePlans, resolveTimeZone } from './resolve-options.ts'
 import { silentLogger } from './logger.ts'
 import type { Storage } from './ports/storage.ts'
 import { CacheEpoch } from './store/cache-epoch.ts'
@@ -58,7 +59,7 @@ export function accountAdminOf(accounts: Accounts): AccountAdmin {
 export function accountAdmin(options: { storage: Storage; plans?: Record<string, Plan>; timeZone?: string }): AccountAdmin {
   const storage = guardStorage(options.storage)
   const epoch = new CacheEpoch(storage, 60_000, silentLogger)
-  return accountAdminOf(new Accounts(storage, new KeyedLock(), options.plans ?? defaultPlans, options.timeZone ?? 'UTC', 0, epoch))
+  return accountAdminOf(new Accounts(storage, new KeyedLock(), resolvePlans(options.plans), resolveTimeZone(options.timeZone), 0, epoch))
 }
 
 // --- Internal helpers ---

@@ -1,4 +1,4 @@
-import type { GatewayOptions, ResolvedOptions } from './options.ts'
+import type { ResolvedOptions } from './resolve-options.ts'
 import type { MediaFetcher } from './ports/media.ts'
 import type { Storage } from './ports/storage.ts'
 import type { Transport } from './ports/transport.ts'
@@ -11,17 +11,18 @@ import { requireInstalled } from './optional-package.ts'
  * an option needs (Baileys for the default transport, prom-client for metrics) is checked first, so a
  * missing one fails before anything starts, with a message naming it.
  */
-export async function defaultAdapters(options: GatewayOptions, resolved: ResolvedOptions) {
-  if (options.metrics) requireInstalled('prom-client', 'The metrics option', { range: '^15' })
-  if (!options.transport) requireInstalled('@whiskeysockets/baileys', 'The default transport (WhatsApp through Baileys; pass `transport` to use another)', { range: '7.0.0-rc14' })
+export async function defaultAdapters(resolved: ResolvedOptions) {
+  const given = resolved.adapters
+  if (resolved.service.metrics) requireInstalled('prom-client', 'The metrics option', { range: '^15' })
+  if (!given.transport) requireInstalled('@whiskeysockets/baileys', 'The default transport (WhatsApp through Baileys; pass `transport` to use another)', { range: '7.0.0-rc14' })
   // The default store is a Map of this process: nothing else reaches it (so request counters stay in a bounded map).
-  const storage: Storage = options.storage ?? Object.assign((await import('../adapters/storage-keyv/index.ts')).keyvStorage(), { reach: 'process' as const })
-  const transport: Transport = options.transport ?? (await baileysTransport())
+  const storage: Storage = given.storage ?? Object.assign((await import('../adapters/storage-keyv/index.ts')).keyvStorage(), { reach: 'process' as const })
+  const transport: Transport = given.transport ?? (await baileysTransport())
   const webhooks: WebhookSender =
-    options.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls, timeoutMs: resolved.webhookDelivery.timeoutMs })
+    given.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls, timeoutMs: resolved.webhookDelivery.timeoutMs })
   const media: MediaFetcher =
-    options.media ?? (await import('../adapters/media-http/index.ts')).httpMediaFetcher({ allowPrivateUrls: resolved.allowPrivateUrls })
-  return { storage, transport, webhooks, media, ownsStorage: options.storage === undefined }
+    given.media ?? (await import('../adapters/media-http/index.ts')).httpMediaFetcher({ allowPrivateUrls: resolved.allowPrivateUrls })
+  return { storage, transport, webhooks, media, ownsStorage: given.storage === undefined }
 }
 
 // --- Internal helpers ---

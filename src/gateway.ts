@@ -9,6 +9,7 @@ import { operationTable } from './operations/table.ts'
 import { rememberInternals } from './internals.ts'
 import type { GatewayOptions } from './options.ts'
 import type { WebhookAdmin } from './domain/webhooks/index.ts'
+import { resolveOptions } from './resolve-options.ts'
 import { wireGateway } from './wiring.ts'
 import { accountAdminOf, type AccountAdmin } from './account-admin.ts'
 
@@ -55,7 +56,8 @@ export interface DeviceSummary {
 
 /** Create a gateway. Every option has a default; see GatewayOptions. */
 export async function createGateway(options: GatewayOptions = {}): Promise<Gateway> {
-  const wiring = await wireGateway(options)
+  // Every option is resolved here, once (defaults filled in, bad values refused): the rest reads only the result.
+  const wiring = await wireGateway(resolveOptions(options))
   const { resolved, logger, storage, transport, devices, messaging, outbox, events } = wiring
   const drain = new RequestDrain(resolved.httpStatus)
   const router = buildRouter(operationTable, {
@@ -68,7 +70,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     baseUrl: resolved.baseUrl,
     ...(resolved.cluster ? { cluster: { secret: resolved.cluster.secret, instances: wiring.instances, events } } : {}),
   })
-  const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl }, operationTable, outbox, options)
+  const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl }, operationTable, outbox, resolved.service)
   const ready = wiring.balancer.start().then(
     () => logger.info({ count: wiring.leases.count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),

@@ -1,24 +1,20 @@
-import { createHmac } from 'node:crypto'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import type { Registry } from 'prom-client'
 import type { Logger } from './logger.ts'
+import type { AgentResponder } from './ports/agents.ts'
 import type { MediaFetcher } from './ports/media.ts'
 import type { Storage } from './ports/storage.ts'
 import type { Transport } from './ports/transport.ts'
 import type { WebhookSender } from './ports/webhooks.ts'
 import type { HttpStatusMode } from './http/render.ts'
-import { checkServiceOptions, type ServiceOptions } from './http/service-routes.ts'
-import { defaultPlans, type Plan } from './domain/accounts.ts'
-import { isValidTimeZone } from './domain/clock.ts'
-import type { InstanceSettings } from './domain/instances.ts'
-import { resolveWebhookOptions, type WebhookOptions, type WebhookSettings } from './domain/webhooks/config.ts'
-import { resolveAgentOptions, type AgentSettings } from './domain/agent-runner.ts'
-import type { AgentOptions } from './ports/agents.ts'
-import { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './domain/messaging/options.ts'
-import { resolveRateLimitOptions, type RateLimitOptions, type RateLimitSettings } from './security/rate-limits.ts'
+import type { Plan } from './domain/accounts.ts'
+import type { RateRule } from './security/rate-counters.ts'
 
-/** Options of createGateway. Every one has a default. Messaging options: see MessagingOptions. */
-export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingOptions, ServiceOptions, RateLimitOptions {
+/**
+ * Every option of createGateway, each with its default (DEFAULTS below), resolved once at
+ * createGateway by resolveOptions (src/resolve-options.ts): the rest of the gateway reads only the
+ * resolved settings.
+ */
+export interface GatewayOptions {
   /** Where accounts, devices, schedules, the webhook outbox and transport auth state live. Default: in-memory Keyv. */
   storage?: Storage
   /** The messaging network. Default: Baileys (WhatsApp). */
@@ -77,113 +73,140 @@ export interface GatewayOptions extends WebhookOptions, AgentOptions, MessagingO
    * caps the device sessions this instance holds.
    */
   cluster?: { secret: string; advertiseUrl: string; maxDevices?: number }
+
+  // Webhook delivery (WebhookOptions)
+  /** Delays between attempts, in ms; past the last one it repeats until `webhookMaxAgeMs`. Each gets ±20 % jitter. Default 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+  webhookRetryMs?: readonly number[]
+  /** Age after which an undelivered event moves to the dead letters. Default 72 h. */
+  webhookMaxAgeMs?: number
+  /** Time-out of one attempt (also given to the default sender). Default 15 s. */
+  webhookTimeoutMs?: number
+
+  // Agents (AgentOptions)
+  /** Answers incoming texts on devices with an agent (an object with `respond`, or the function itself). Default: none (agents stay silent). */
+  agentResponder?: AgentResponder | AgentResponder['respond']
+  /** How long a reply may take before the gateway gives up on it. Default 30 s. */
+  agentTimeoutMs?: number
+  /** Turns kept per flow conversation (contact and agent turns count one each). Default 20. */
+  agentHistoryLimit?: number
+
+  // Messaging: media, the per-device send queue, scheduling and OTP (MessagingOptions)
+  /** Largest media file (URL download, base64 or upload), in bytes or with a unit (`'16mb'`). Default 16 MB. */
+  mediaMaxBytes?: number | string
+  /** Time allowed to download a media URL. Default 30 000 ms. */
+  mediaTimeoutMs?: number
+  /** A send answers within this time: still queued it is dropped, under way it is reported as stalled (504). Default 30 000 ms. */
+  sendTimeoutMs?: number
+  /** Pause between two sends of one device (pacing against bans). Default 0. */
+  minIntervalMs?: number
+  /** Random extra pause, 0 to this many ms, added to `minIntervalMs`. Default 0. */
+  intervalJitterMs?: number
+  /** Most sends waiting in one device's queue; more are answered 429. Default 1 000. */
+  sendQueueLimit?: number
+  /** Delays before retrying a failed scheduled send; after the last one it is marked failed. Default 1 min, 5 min, 15 min. */
+  scheduleRetryMs?: number[]
+  /** How often the scheduler re-reads the store (new items of other processes, retries). Default 15 000 ms. */
+  schedulePollMs?: number
+  /** How long a scheduled message due while its device is not connected waits for it before it is marked failed (default 24 h). */
+  scheduleMaxWaitMs?: number
+  /** Most scheduled messages an account keeps pending, and most bytes they take (media included); past either, 429. Default 10 000 and 256 MB. */
+  scheduleQuota?: { maxPending?: number; maxBytes?: number | string }
+  /** How long an OTP code is valid. Default 300 000 ms (5 minutes). */
+  otpTtlMs?: number
+  /** Wrong codes allowed before an OTP is void. Default 5. */
+  otpMaxTries?: number
+  /** Key of the OTP code hashes (HMAC); set it (same value on every process) so a leaked store alone cannot reveal codes. */
+  otpSecret?: string
+
+  // Service routes beside the API (ServiceOptions)
+  /** Serve the OpenAPI document at `/openapi.json` and Swagger UI at `/docs` (default true). */
+  docs?: boolean
+  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own. */
+  metrics?: boolean | { registry?: Registry }
+  /** How long `/health` waits for the store and the transport (default 5000 ms). */
+  healthTimeoutMs?: number
+
+  // Rate limits (RateLimitOptions)
+  /**
+   * Request limits, answered 429 with Retry-After; `false` switches every one off (benchmarks,
+   * trusted callers). The counters live in the gateway's store when every instance reaches it
+   * (Redis, PostgreSQL), so that the limits hold across processes; otherwise in this process.
+   */
+  rateLimit?: RateLimitRules | false
 }
 
-/** Options after defaults, as the domain reads them. */
-export interface ResolvedOptions {
-  httpStatus: HttpStatusMode
-  plans: Record<string, Plan>
-  baseUrl?: string
-  allowPrivateUrls: boolean
-  timeZone: string
-  bodyLimitBytes: number
-  cacheTtlMs: number
-  spillDir: string
-  storageTimeoutMs: number
-  bodyTimeoutMs: number
-  shutdownGraceMs: number
-  mediaBytesInFlight: number
-  instances: InstanceSettings
-  cluster?: { secret: string; advertiseUrl: string; maxDevices?: number }
-  webhookDelivery: WebhookSettings
-  agents: AgentSettings
-  messaging: ResolvedMessagingOptions
-  rateLimits: RateLimitSettings
+/** The limits of `rateLimit` (each a rule, or false to switch it off). */
+export interface RateLimitRules {
+  /** Requests per account key (counted by a hash of the presented authkey). Default 3000 per 60 s (50 a second on average, in bursts). */
+  perAccount?: RateRule | false
+  /** Failed attempts of one presented authkey from one client IP; past it, that key from that IP is refused until the window ends (other keys from the IP are not). Default 30 per 900 s. */
+  authFailures?: RateRule | false
+  /**
+   * Failed authkey attempts per client IP, whatever the keys (key spraying). Past it, a request from
+   * that IP whose authkey turns out unknown is answered 429 instead of 401; a valid key still works. Default 300 per 900 s.
+   */
+  authFailuresPerIp?: RateRule | false
+  /** Registrations (operation 1) per client IP. Default 20 per 3600 s. */
+  registrations?: RateRule | false
+  /** OTP verifications per device and recipient (on top of otpMaxTries per code). Default 10 per 900 s. */
+  otpVerifications?: RateRule | false
 }
 
-/** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
-export function resolveOptions(options: GatewayOptions): ResolvedOptions {
-  const timeZone = options.timeZone ?? 'UTC'
-  if (!isValidTimeZone(timeZone)) throw new Error(`createGateway: unknown timeZone ${JSON.stringify(timeZone)}`)
-  const httpStatus = options.httpStatus ?? 'mirror'
-  if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
-  checkServiceOptions(options)
-  const plans = options.plans ?? defaultPlans
-  const cacheTtlMs = options.cacheTtlMs ?? 2000
-  if (!(Number.isFinite(cacheTtlMs) && cacheTtlMs >= 0)) throw new Error('createGateway: cacheTtlMs must be a number >= 0')
-  for (const [id, plan] of Object.entries(plans)) {
-    if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)
-  }
-  return {
-    httpStatus,
-    plans,
-    baseUrl: options.baseUrl?.replace(/\/+$/, ''),
-    allowPrivateUrls: options.allowPrivateUrls ?? false,
-    timeZone,
-    bodyLimitBytes: parseSize(options.bodyLimit ?? '20mb'),
-    cacheTtlMs,
-    spillDir: options.spillDir ?? join(tmpdir(), 'zapgate-spill'),
-    storageTimeoutMs: positive(options.storageTimeoutMs ?? 2000, 'storageTimeoutMs'),
-    bodyTimeoutMs: positive(options.bodyTimeoutMs ?? 30_000, 'bodyTimeoutMs'),
-    shutdownGraceMs: atLeastZero(options.shutdownGraceMs ?? 10_000, 'shutdownGraceMs'),
-    mediaBytesInFlight: positiveSize(options.mediaBytesInFlight ?? '200mb', 'mediaBytesInFlight'),
-    instances: resolveInstances(options.instances ?? {}),
-    cluster: resolveCluster(options.cluster),
-    webhookDelivery: resolveWebhookOptions(options),
-    agents: resolveAgentOptions(options),
-    // Instances of a cluster verify each other's OTP codes: without otpSecret they derive one from the cluster secret.
-    messaging: resolveMessagingOptions(options.otpSecret || !options.cluster?.secret ? options : { ...options, otpSecret: createHmac('sha256', options.cluster.secret).update('zapgate otp secret').digest('base64') }, parseSize),
-    rateLimits: resolveRateLimitOptions(options),
-  }
-}
+/** The webhook delivery options (part of GatewayOptions). */
+export type WebhookOptions = Pick<GatewayOptions, 'webhookRetryMs' | 'webhookMaxAgeMs' | 'webhookTimeoutMs'>
+/** The agent options (part of GatewayOptions). */
+export type AgentOptions = Pick<GatewayOptions, 'agentResponder' | 'agentTimeoutMs' | 'agentHistoryLimit'>
+/** The messaging options (part of GatewayOptions): media, the per-device send queue, scheduling and OTP. */
+export type MessagingOptions = Pick<GatewayOptions, keyof typeof DEFAULTS.messaging | 'otpSecret'>
+/** The options of the service routes beside the API (part of GatewayOptions): documentation, metrics, health. */
+export type ServiceOptions = Pick<GatewayOptions, 'docs' | 'metrics' | 'healthTimeoutMs'>
+/** The rate limit options (part of GatewayOptions). */
+export type RateLimitOptions = Pick<GatewayOptions, 'rateLimit'>
 
-/** Instance registry timing: the heartbeat must come well inside the time-to-live. */
-function resolveInstances(given: { heartbeatMs?: number; ttlMs?: number }): InstanceSettings {
-  const heartbeatMs = positive(given.heartbeatMs ?? 3000, 'instances.heartbeatMs')
-  const ttlMs = positive(given.ttlMs ?? 15_000, 'instances.ttlMs')
-  if (ttlMs < heartbeatMs * 2) throw new Error('createGateway: instances.ttlMs must be at least twice instances.heartbeatMs')
-  return { heartbeatMs, ttlMs }
-}
-
-/** Cluster settings checked: a secret long enough to sign with, an absolute advertised URL. */
-function resolveCluster(given: GatewayOptions['cluster']): ResolvedOptions['cluster'] {
-  if (given === undefined) return undefined
-  if (typeof given.secret !== 'string' || given.secret.length < 16) throw new Error('createGateway: cluster.secret must be a string of at least 16 characters (GATEWAY_CLUSTER_SECRET)')
-  let url: URL
-  try {
-    url = new URL(given.advertiseUrl)
-  } catch {
-    throw new Error(`createGateway: cluster.advertiseUrl must be an absolute http(s) URL (GATEWAY_ADVERTISE_URL), not ${JSON.stringify(given.advertiseUrl)}`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('createGateway: cluster.advertiseUrl must be an http(s) URL (GATEWAY_ADVERTISE_URL)')
-  if (given.maxDevices !== undefined && !(Number.isInteger(given.maxDevices) && given.maxDevices > 0)) throw new Error('createGateway: cluster.maxDevices must be a whole number > 0')
-  return { secret: given.secret, advertiseUrl: url.href.replace(/\/+$/, ''), ...(given.maxDevices ? { maxDevices: given.maxDevices } : {}) }
-}
-
-/** `value` when it is a positive finite number, else a clear start-up Error naming the option. */
-function positive(value: number, name: string): number {
-  if (!(Number.isFinite(value) && value > 0)) throw new Error(`createGateway: ${name} must be a positive number of ms`)
-  return value
-}
-
-/** `value` when it is a finite number >= 0, else a clear start-up Error naming the option. */
-function atLeastZero(value: number, name: string): number {
-  if (!(Number.isFinite(value) && value >= 0)) throw new Error(`createGateway: ${name} must be a number of ms >= 0`)
-  return value
-}
-
-/** A size option read as bytes, which must be more than 0. */
-function positiveSize(size: number | string, name: string): number {
-  const bytes = parseSize(size)
-  if (!(Number.isFinite(bytes) && bytes > 0)) throw new Error(`createGateway: ${name} must be a size > 0`)
-  return bytes
-}
-
-/** Bytes in a size like `512kb`, `20mb` or a number of bytes. */
-function parseSize(size: number | string): number {
-  if (typeof size === 'number') return size
-  const match = /^\s*(\d+(?:\.\d+)?)\s*(b|kb|mb|gb)?\s*$/i.exec(size)
-  if (!match) throw new Error(`createGateway: cannot read size ${JSON.stringify(size)}`)
-  const unit = { b: 1, kb: 1024, mb: 1024 ** 2, gb: 1024 ** 3 }[(match[2] ?? 'b').toLowerCase() as 'b']
-  return Math.floor(Number(match[1]) * unit)
-}
+/** Every default of GatewayOptions (sizes as the options take them; the adapters' defaults: see defaults.ts). */
+export const DEFAULTS = {
+  httpStatus: 'mirror',
+  plans: { '1': { name: 'Gratuito', days: 30 } } as Record<string, Plan>,
+  allowPrivateUrls: false,
+  timeZone: 'UTC',
+  bodyLimit: '20mb',
+  cacheTtlMs: 2000,
+  /** Under the OS temporary folder. */
+  spillDirName: 'zapgate-spill',
+  storageTimeoutMs: 2000,
+  bodyTimeoutMs: 30_000,
+  shutdownGraceMs: 10_000,
+  mediaBytesInFlight: '200mb',
+  instances: { heartbeatMs: 3000, ttlMs: 15_000 },
+  webhookRetryMs: [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map(s => s * 1000) as readonly number[],
+  webhookMaxAgeMs: 72 * 3_600_000,
+  webhookTimeoutMs: 15_000,
+  agentTimeoutMs: 30_000,
+  agentHistoryLimit: 20,
+  messaging: {
+    mediaMaxBytes: '16mb',
+    mediaTimeoutMs: 30_000,
+    sendTimeoutMs: 30_000,
+    minIntervalMs: 0,
+    intervalJitterMs: 0,
+    sendQueueLimit: 1_000,
+    scheduleRetryMs: [60_000, 300_000, 900_000],
+    schedulePollMs: 15_000,
+    scheduleMaxWaitMs: 86_400_000,
+    scheduleQuota: { maxPending: 10_000, maxBytes: '256mb' },
+    otpTtlMs: 300_000,
+    otpMaxTries: 5,
+  },
+  docs: true,
+  metrics: false,
+  healthTimeoutMs: 5000,
+  rateLimit: {
+    perAccount: { points: 3000, duration: 60 },
+    authFailures: { points: 30, duration: 900 },
+    authFailuresPerIp: { points: 300, duration: 900 },
+    registrations: { points: 20, duration: 3600 },
+    otpVerifications: { points: 10, duration: 900 },
+  },
+  /** Fixed settings of webhook delivery (not options): attempts in flight per device, pending deliveries held in memory (about 100 bytes each), due ones waiting in memory per device, and how often the outbox is rescanned for records written behind their owner's back. */
+  webhookDelivery: { concurrencyPerDevice: 8, timetableCapacity: 10_000, lineLimit: 256, reconcileMs: 60_000 },
+} as const

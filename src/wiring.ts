@@ -16,9 +16,9 @@ import { ShareLinks } from './domain/share-links.ts'
 import { startWebhookOutbox } from './domain/webhooks/index.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
-import { childLogger, silentLogger } from './logger.ts'
+import { childLogger } from './logger.ts'
 import type { OperationServices } from './operations/operation.ts'
-import { resolveOptions, type GatewayOptions } from './options.ts'
+import type { ResolvedOptions } from './resolve-options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { RateLimits } from './security/rate-limits.ts'
@@ -32,13 +32,12 @@ import { KeyedLock } from './store/keyed-lock.ts'
 export type Wiring = Awaited<ReturnType<typeof wireGateway>>
 
 /**
- * Build the gateway's parts from its options: the adapters (defaults filled in), the guarded store
- * and transport, the domain services, the webhook outbox and the agents; start the transport.
+ * Build the gateway's parts from its resolved options: the adapters (defaults filled in), the guarded
+ * store and transport, the domain services, the webhook outbox and the agents; start the transport.
  */
-export async function wireGateway(options: GatewayOptions) {
-  const resolved = resolveOptions(options)
-  const logger = options.logger ?? silentLogger
-  const adapters = await defaultAdapters(options, resolved)
+export async function wireGateway(resolved: ResolvedOptions) {
+  const logger = resolved.logger
+  const adapters = await defaultAdapters(resolved)
   const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }))
   const lock = new KeyedLock()
   const events = new GatewayEvents()

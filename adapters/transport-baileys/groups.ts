@@ -4,7 +4,7 @@ import type { GroupInfo, GroupRef } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { isGroupJid, normalizeJid, parseAddress, parseInviteCode, phoneOf } from './jid.ts'
-import type { DeviceSession } from './session.ts'
+import type { DeviceSession } from './session/session.ts'
 import type { SocketLike } from './types.ts'
 
 /** What group calls need. */
@@ -31,7 +31,7 @@ export async function groupInfo(deps: GroupDeps, ref: GroupRef): Promise<GroupIn
   if (address?.kind !== 'jid' || !isGroupJid(address.jid)) return undefined
   const metadata = await missingAsUndefined(socketCall('group metadata', deps.timeoutMs, () => deps.socket.groupMetadata(address.jid)))
   if (!metadata) return undefined
-  deps.session.groups.set(metadata)
+  deps.session.memory.groups.set(metadata)
   const inviteCode = isAdmin(metadata, deps.session) ? await inviteCodeOf(deps, metadata.id) : undefined
   return toGroupInfo(metadata, inviteCode)
 }
@@ -43,7 +43,7 @@ export async function groupCreate(deps: GroupDeps, subject: string, participants
   const jids: string[] = []
   for (const participant of participants) jids.push(await deps.resolver.resolveUser(deps.socket, participant, deps.timeoutMs))
   const metadata = await socketCall('group create', deps.timeoutMs, () => deps.socket.groupCreate(subject, jids))
-  deps.session.groups.set(metadata)
+  deps.session.memory.groups.set(metadata)
   return toGroupInfo(metadata, await inviteCodeOf(deps, metadata.id))
 }
 

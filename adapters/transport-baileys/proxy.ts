@@ -1,6 +1,8 @@
 import type { Agent } from 'node:http'
-import type { ProxyOption } from './options.ts'
 import { importOptional } from 'zapgate/adapter-kit'
+
+/** A proxy URL (`http://`, `https://`, `socks4://`, `socks5://`, with `user:password@` when needed), or one per device. */
+export type ProxyOption = string | ((deviceId: string) => string | undefined)
 
 const PROTOCOLS = ['http:', 'https:', 'socks:', 'socks4:', 'socks4a:', 'socks5:', 'socks5h:']
 

@@ -7,7 +7,7 @@ import { withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
 import { isIgnoredJid, normalizeJid, phoneOf } from './jid.ts'
 import type { MessageStore } from './message-store.ts'
-import type { DeviceSession } from './session.ts'
+import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 
 /** What incoming message handling needs. */
@@ -52,16 +52,16 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   const { remoteJid, id } = message.key ?? {}
   if (!message.message || !remoteJid || !id || isIgnoredJid(remoteJid)) return
   const seenKey = `${normalizeJid(remoteJid)}:${id}`
-  if (session.seen.has(seenKey)) return
-  session.seen.set(seenKey, true)
-  if (message.key.fromMe && session.ownIds.has(id)) return
+  if (session.memory.seen.has(seenKey)) return
+  session.memory.seen.set(seenKey, true)
+  if (message.key.fromMe && session.memory.ownIds.has(id)) return
   if (await deps.messages.find(id).catch(() => undefined)) return // reported before a restart, or an own send
   const content = classifyContent(deps.lib, message)
   if (!content) return
   const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
   if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes)) {
     const work = deps.downloads.add(() => report(deps, session, socket, message, content, true))
-    return session.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')))
+    return session.memory.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')))
   }
   await report(deps, session, socket, message, content, false)
 }
@@ -84,7 +84,7 @@ async function inlineMedia(deps: ReceiveDeps, session: DeviceSession, socket: So
   try {
     const download = withTimeout(deps.downloadMedia(message, { socket, logger: deps.logger, agent: deps.agent }), deps.downloadTimeoutMs, 'media download')
     download.catch(() => undefined)
-    const data = await Promise.race([download, session.stopping.then(() => undefined)])
+    const data = await Promise.race([download, session.memory.stopping.then(() => undefined)])
     if (!data) return content
     return data.length <= deps.inlineMediaMaxBytes ? { ...content, base64: data.toString('base64') } : content
   } catch (err) {

@@ -7,7 +7,7 @@ import { socketCall } from './errors.ts'
 import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
 import { isGroupJid } from './jid.ts'
 import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
-import type { DeviceSession } from './session.ts'
+import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 import { invalid, validateOutgoing } from './validate.ts'
 import { prepareVoiceNote } from './voice-note.ts'
@@ -101,7 +101,7 @@ function vcard(name: string, phone: string): string {
 
 async function send(deps: SendDeps, jid: string, content: AnyMessageContent): Promise<SentMessage> {
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
-  deps.session.ownIds.set(id, true)
+  deps.session.memory.ownIds.set(id, true)
   const sent = await watched(deps, () => deps.socket.sendMessage(jid, content, { messageId: id }))
   const message: WAMessage = sent ?? { key: { remoteJid: jid, fromMe: true, id }, messageTimestamp: Math.floor(Date.now() / 1000) }
   return remember(deps, message)
@@ -109,7 +109,7 @@ async function send(deps: SendDeps, jid: string, content: AnyMessageContent): Pr
 
 async function relay(deps: SendDeps, jid: string, content: proto.IMessage): Promise<SentMessage> {
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
-  deps.session.ownIds.set(id, true)
+  deps.session.memory.ownIds.set(id, true)
   const message = deps.lib.generateWAMessageFromContent(jid, content, { userJid: deps.socket.user?.id ?? '', messageId: id })
   await watched(deps, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes() }))
   return remember(deps, message)
@@ -132,7 +132,7 @@ async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
 
 async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage> {
   const id = message.key.id!
-  deps.session.ownIds.set(id, true)
+  deps.session.memory.ownIds.set(id, true)
   await deps.messages.remember(message, true).catch(err => deps.logger.warn({ err, messageId: id }, 'could not remember a sent message'))
   const seconds = Number(message.messageTimestamp ?? 0)
   return { id, timestamp: seconds > 0 ? seconds * 1000 : Date.now() }

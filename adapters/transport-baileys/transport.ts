@@ -23,13 +23,12 @@ import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
 import { downloadThroughAgent } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
-import type { BaileysTransportOptions, ResolvedOptions } from './options.ts'
-import { resolveOptions } from './resolve-options.ts'
+import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
 import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
 import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
 import { markRead, sendOutgoing } from './send.ts'
-import { DeviceSession } from './session.ts'
+import { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
 import { defaultVersionResolver, VersionSource } from './version.ts'
 
@@ -102,12 +101,12 @@ export class BaileysTransport implements Transport {
     const { buttonsFallback, sendTimeoutMs: timeoutMs, ffmpegPath } = this.options
     const logger = this.ctx().logger
     const stalled = (stuck: SocketLike) => this.lock.run(deviceId, () => session.restartStalled(stuck))
-    return sendOutgoing({ lib, session, socket, messages: session.messages, resolver: this.resolver, buttonsFallback, timeoutMs, ffmpegPath, logger, stalled }, to, message)
+    return sendOutgoing({ lib, session, socket, messages: session.memory.messages, resolver: this.resolver, buttonsFallback, timeoutMs, ffmpegPath, logger, stalled }, to, message)
   }
 
   async markRead(deviceId: string, target: MessageRef): Promise<void> {
     const { session, socket } = this.open(deviceId)
-    await markRead({ socket, messages: session.messages, timeoutMs: this.options.sendTimeoutMs }, target)
+    await markRead({ socket, messages: session.memory.messages, timeoutMs: this.options.sendTimeoutMs }, target)
   }
 
   async groupInfo(deviceId: string, group: GroupRef): Promise<GroupInfo | undefined> {
@@ -136,7 +135,7 @@ export class BaileysTransport implements Transport {
    */
   async downloadMedia(deviceId: string, messageId: string): Promise<MediaPayload | undefined> {
     const session = await this.lock.run(deviceId, () => this.session(deviceId))
-    const message = await session.messages.message(messageId)
+    const message = await session.memory.messages.message(messageId)
     const { lib, downloadMedia } = await this.load()
     const content = message && lib.normalizeMessageContent(message.message)
     const type = content && lib.getContentType(content)

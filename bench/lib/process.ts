@@ -26,8 +26,10 @@ export interface ServerProcess {
  * compiled package (`dist/`, built by `bench/run.mjs` first), without a TypeScript loader. With BENCH_PROFILE=<dir> in the
  * environment the servers run under `node --cpu-prof` and leave their profiles there (read them with
  * `node bench/profile-top.mjs <file>`); BENCH_NODE_ARGS adds other Node flags (e.g. `--heap-prof`).
+ * `options.root` runs the server of another copy of the package (its own `dist/` and `bench/servers/`:
+ * see bench/compare-builds.ts).
  */
-export async function startServer(script: string, env: Record<string, string> = {}, options: { hostname?: string } = {}): Promise<ServerProcess> {
+export async function startServer(script: string, env: Record<string, string> = {}, options: { hostname?: string; root?: string } = {}): Promise<ServerProcess> {
   const spawnedAt = performance.now()
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   profile.push(...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []))
@@ -37,7 +39,7 @@ export async function startServer(script: string, env: Record<string, string> = 
     ? ['unshare', ['--uts', 'sh', '-c', `hostname ${options.hostname} && exec "$0" "$@"`, process.execPath, ...args]]
     : [process.execPath, args]
   const child = spawn(command, commandArgs, {
-    cwd: root,
+    cwd: options.root ?? root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   })

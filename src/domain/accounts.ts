@@ -14,9 +14,6 @@ export interface Plan {
   days: number
 }
 
-/** The default plans: `plano: "1"` works out of the box. */
-export const defaultPlans: Record<string, Plan> = { '1': { name: 'Gratuito', days: 30 } }
-
 /** A user account as stored (no password or key in clear). */
 export interface Account {
   id: string
@@ -116,7 +113,7 @@ export class Accounts {
    * The account of a valid authkey when the cache alone tells (its key entry and its record both
    * cached), else undefined: then authenticate() or require() decides, reading the store. Never
    * refuses anything, so every refusal keeps coming from the one path that reads the store; what it
-   * accepts passes the very checks authenticate() applies. Spares the hot path its promises.
+   * accepts passes the very checks authenticate() applies.
    */
   cachedAccount(authkey: unknown): Account | undefined {
     if (!isKeyShaped(authkey)) return undefined

@@ -1,4 +1,4 @@
-import type { AgentContact, AgentOptions, AgentResponder, AgentTurn } from '../ports/agents.ts'
+import type { AgentContact, AgentResponder, AgentTurn } from '../ports/agents.ts'
 import { abortable } from './abortable.ts'
 import type { IncomingMessage } from '../ports/transport.ts'
 import type { Logger } from '../logger.ts'
@@ -18,7 +18,7 @@ interface AgentRunnerDeps {
   devices: Devices
 }
 
-/** Agent settings after defaults. */
+/** Agent settings after defaults (the options and their defaults: src/options.ts). */
 export interface AgentSettings {
   responder?: AgentResponder['respond']
   timeoutMs: number
@@ -30,20 +30,6 @@ const AGENT_REPLIES_PER_MINUTE = 10
 
 /** Incoming texts waiting for an answer, over all contacts; more are dropped (and logged). */
 const MAX_PENDING_TEXTS = 1_000
-
-/** Fill in the defaults of the agent options; throws a clear Error for a bad value. */
-export function resolveAgentOptions(options: AgentOptions): AgentSettings {
-  const given = options.agentResponder
-  if (given !== undefined && typeof given !== 'function' && typeof given?.respond !== 'function') {
-    throw new Error('createGateway: agentResponder must be a function or an object with respond()')
-  }
-  const responder = given === undefined ? undefined : typeof given === 'function' ? given : given.respond.bind(given)
-  const timeoutMs = options.agentTimeoutMs ?? 30_000
-  const historyLimit = options.agentHistoryLimit ?? 20
-  if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new Error('createGateway: agentTimeoutMs must be a positive number of ms')
-  if (!Number.isInteger(historyLimit) || historyLimit < 0) throw new Error('createGateway: agentHistoryLimit must be a whole number >= 0')
-  return { responder, timeoutMs, historyLimit }
-}
 
 /**
  * Runs the agents: for each incoming 1:1 text (never the device's own messages, never groups) on a

@@ -76,7 +76,7 @@ export class Devices {
    * `match` allows is decided from cached records, and finds the device. Anything the cache cannot
    * settle answers undefined, and the caller asks find() or require(), which read the store; so this
    * never answers "no such device", and a device it answers passed find()'s own checks (scoped to
-   * `account`). Spares the hot path its promises.
+   * `account`).
    */
   cachedDevice(account: Account, value: string, match: DeviceMatch[]): Device | undefined {
     // In find()'s order: by id, then by appkey (by name only ever through find()).

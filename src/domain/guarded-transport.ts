@@ -13,27 +13,8 @@ import { Deadlines } from '../store/deadlines.ts'
  */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   const deadlines = new Deadlines(timeoutMs)
-  // converted() and deadlines.run() in one promise: `status` runs on every send.
   const timed = <T>(name: string, call: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      let result: Promise<T>
-      try {
-        result = call()
-      } catch (err) {
-        return reject(asTransportError(err))
-      }
-      const answered = deadlines.watch(() => reject(new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`)))
-      Promise.resolve(result).then(
-        value => {
-          answered()
-          resolve(value)
-        },
-        err => {
-          answered()
-          reject(asTransportError(err))
-        },
-      )
-    })
+    deadlines.run(converted(call), () => new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`))
   return {
     start: context => transport.start(context),
     stop: () => transport.stop(),

@@ -11,7 +11,7 @@ const ANY_MATCH: DeviceMatch[] = ['id', 'name', 'appkey']
  * `authkey`: unknown or expired is `unauthenticated`) and the device inside that account (none is
  * `device-not-found`; a link's device may not exist yet and is looked up when routed). Every lookup
  * is scoped to the caller's account, before anything else about the device (its holder) is asked.
- * Served from the cache without a promise when the cache can tell; the store decides the rest.
+ * Served from the cache when the cache can tell; the store decides the rest.
  */
 export function authenticate({ accounts, devices }: OperationServices): Middleware {
   const lookUp = async (next: Next, state: RequestState, need: DeviceNeed<any>, input: Record<string, unknown>) => {

@@ -28,7 +28,7 @@ export class RequestDrain {
       } finally {
         if (this.draining) ctx.set('Connection', 'close')
         // A streamed answer (a media download) is counted until it is written; any other is written
-        // as soon as the handler returns, before a drain can resolve (no listener per request).
+        // as soon as the handler returns, before a drain can resolve.
         if (ctx.body instanceof Stream && !ctx.res.writableEnded) ctx.res.once('close', () => this.done())
         else this.done()
       }

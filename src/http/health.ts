@@ -28,15 +28,12 @@ interface HealthDeps {
   leases: DeviceLeases
 }
 
-/** Default time a probe may take before it counts as unreachable. */
-const DEFAULT_HEALTH_TIMEOUT_MS = 5000
-
 /**
  * `GET /health`: whether the store (`Storage.ping`) and the transport (`Transport.ping`, or a status
  * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
  * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
  */
-export function healthRoute(router: Router, { storage, transport, logger, instances, leases }: HealthDeps, timeoutMs = DEFAULT_HEALTH_TIMEOUT_MS): void {
+export function healthRoute(router: Router, { storage, transport, logger, instances, leases }: HealthDeps, timeoutMs: number): void {
   router.get('/health', async (ctx: Context) => {
     const [storageCheck, transportCheck] = await Promise.all([
       probe('storage', () => storage.ping?.() ?? Promise.resolve()),

@@ -27,9 +27,7 @@ export function runOperation(deps: RunDeps): Middleware {
 // --- Internal helpers ---
 
 /**
- * What a handler gets besides its input; the base URL and client IP are read only if it asks. A
- * class, not an object literal with getters: V8 builds such a literal through its slow path and
- * allocates it where the collector keeps it (with the request it holds) far longer than needed.
+ * What a handler gets besides its input; the base URL and client IP are read only if it asks.
  */
 class RequestContext implements OperationContext {
   constructor(

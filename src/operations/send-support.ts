@@ -29,8 +29,7 @@ export async function sendOrSchedule(
     const item = await messaging.scheduler.schedule(device, await build(), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
   }
-  const action = build() // a text's action is built at once; media may have to be fetched
-  const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status: context.status })
+  const id = await messaging.messenger.perform(device, await build(), { status: context.status })
   const reply: ReplyOf<typeof sentAnswer> = { message: sentMessage }
   if (id !== undefined) reply.id = id
   return reply

@@ -46,13 +46,3 @@ export interface AgentTurn {
   /** Milliseconds since the epoch. */
   at: number
 }
-
-/** createGateway options of agents (part of GatewayOptions). */
-export interface AgentOptions {
-  /** Answers incoming texts on devices with an agent (an object with `respond`, or the function itself). Default: none (agents stay silent). */
-  agentResponder?: AgentResponder | AgentResponder['respond']
-  /** How long a reply may take before the gateway gives up on it. Default 30 s. */
-  agentTimeoutMs?: number
-  /** Turns kept per flow conversation (contact and agent turns count one each). Default 20. */
-  agentHistoryLimit?: number
-}

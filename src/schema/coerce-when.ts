@@ -3,8 +3,8 @@ import { Struct } from 'superstruct'
 /**
  * superstruct's `coerce(struct, condition, coercer)` with a plain predicate as the condition. The
  * original tests the condition with `is()`, which builds a StructError (and captures a stack) each
- * time the condition does not hold: on every text field, whose condition is "is a number". That was
- * a tenth of a send's CPU time; a predicate costs nothing.
+ * time the condition does not hold: on every text field, whose condition is "is a number". Kept
+ * because it measurably pays: bench/README.md, "Copies of library code kept for speed".
  */
 export function coerceWhen<T, S, C>(struct: Struct<T, S>, condition: (value: unknown) => value is C, coercer: (value: C) => unknown): Struct<T, S> {
   return new Struct({

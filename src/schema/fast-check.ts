@@ -1,13 +1,14 @@
 import type { Struct } from 'superstruct'
 
 /**
- * A fast path for validating request bodies. superstruct walks a body with nested generators (a
- * tenth of a send's CPU time); the field structs of this package (text, flag, phone, ...) declare
- * here a plain function doing exactly what `validate(value, struct, { coerce: true })` does for
- * them. A `type({...})` struct whose fields all have one compiles into one function. It only ever
- * says "valid, here is the coerced value" or "not sure": every refusal is left to superstruct, so
- * error answers and their logging stay exactly superstruct's. test/http/fast-check.test.ts holds
- * each fast check to superstruct's result on thousands of generated values.
+ * A fast path for validating request bodies, kept because it measurably pays (bench/README.md,
+ * "Copies of library code kept for speed"): superstruct walks a body with nested generators; the
+ * field structs of this package (text, flag, phone, ...) declare here a plain function doing
+ * exactly what `validate(value, struct, { coerce: true })` does for them. A `type({...})` struct
+ * whose fields all have one compiles into one function. It only ever says "valid, here is the
+ * coerced value" or "not sure": every refusal is left to superstruct, so error answers and their
+ * logging stay exactly superstruct's. test/http/fast-check.test.ts holds each fast check to
+ * superstruct's result on thousands of generated values.
  */
 
 /** The answer of a fast check that does not accept the value (superstruct then decides). */

@@ -3,64 +3,13 @@ import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import { WindowCounters, type RateRule, type WindowCount } from './rate-counters.ts'
 
-/** The limits of `rateLimit` (each a rule, or false to switch it off). */
-export interface RateLimitRules {
-  /** Requests per account key (counted by a hash of the presented authkey). Default 3000 per 60 s (50 a second on average, in bursts). */
-  perAccount?: RateRule | false
-  /**
-   * Failed attempts of one presented authkey from one client IP; past it, that key from that IP is
-   * refused until the window ends (other keys from the IP are not). Default 30 per 900 s.
-   */
-  authFailures?: RateRule | false
-  /**
-   * Failed authkey attempts per client IP, whatever the keys (key spraying). Past it, a request from
-   * that IP whose authkey turns out unknown is answered 429 instead of 401; a valid key still works.
-   * Default 300 per 900 s.
-   */
-  authFailuresPerIp?: RateRule | false
-  /** Registrations (operation 1) per client IP. Default 20 per 3600 s. */
-  registrations?: RateRule | false
-  /** OTP verifications per device and recipient (on top of otpMaxTries per code). Default 10 per 900 s. */
-  otpVerifications?: RateRule | false
-}
-
-/** createGateway options of rate limiting (part of GatewayOptions). */
-export interface RateLimitOptions {
-  /**
-   * Request limits, answered 429 with Retry-After; `false` switches every one off (benchmarks,
-   * trusted callers). The counters live in the gateway's store when every instance reaches it
-   * (Redis, PostgreSQL), so that the limits hold across processes; otherwise in this process.
-   */
-  rateLimit?: RateLimitRules | false
-}
-
-/** The default limits. */
-const defaultRateLimits: Required<RateLimitRules> = {
-  perAccount: { points: 3000, duration: 60 },
-  authFailures: { points: 30, duration: 900 },
-  authFailuresPerIp: { points: 300, duration: 900 },
-  registrations: { points: 20, duration: 3600 },
-  otpVerifications: { points: 10, duration: 900 },
-}
-
-/** The rules after defaults (false: off). */
-export type RateLimitSettings = { [K in keyof RateLimitRules]-?: RateRule | false }
-
-/** Fill in the default rules; throws a clear Error for an impossible one. */
-export function resolveRateLimitOptions(options: RateLimitOptions): RateLimitSettings {
-  const names = Object.keys(defaultRateLimits) as (keyof RateLimitRules)[]
-  if (options.rateLimit === false) return Object.fromEntries(names.map(name => [name, false])) as RateLimitSettings
-  const given = options.rateLimit ?? {}
-  const settings = { ...defaultRateLimits } as RateLimitSettings
-  for (const name of names) {
-    const rule = given[name]
-    if (rule === undefined) continue
-    if (rule !== false && !(Number.isInteger(rule?.points) && rule.points > 0 && Number.isInteger(rule.duration) && rule.duration > 0)) {
-      throw new Error(`createGateway: rateLimit.${name} must be false or { points, duration } with positive whole numbers (duration in seconds)`)
-    }
-    settings[name] = rule
-  }
-  return settings
+/** The request limits after defaults (each a rule, or false: off); see the `rateLimit` option (src/options.ts). */
+export interface RateLimitSettings {
+  perAccount: RateRule | false
+  authFailures: RateRule | false
+  authFailuresPerIp: RateRule | false
+  registrations: RateRule | false
+  otpVerifications: RateRule | false
 }
 
 /**

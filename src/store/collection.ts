@@ -55,7 +55,7 @@ export class Collection<T> {
 
   /**
    * The record when the cache holds it (frozen), else undefined: undefined says nothing about the
-   * store, so a caller that gets it reads with get(). Lets a hot path answer without a promise.
+   * store, so a caller that gets it reads with get().
    */
   peek(id: string): T | undefined {
     return this.cache?.get(id)

@@ -2,7 +2,7 @@ import { Boom } from '@hapi/boom'
 import type { Contact, GroupMetadata, UserFacingSocketConfig, WAMessage } from '@whiskeysockets/baileys'
 import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
 import type { SocketInfo } from '../../adapters/transport-baileys/types.ts'
-import { FakeBaileysSocket, type SentRecord } from './baileys-fake-socket.ts'
+import { FakeBaileysSocket, type FakeNetwork, type SentRecord } from './baileys-fake-socket.ts'
 
 export { FakeBaileysSocket, type SentRecord } from './baileys-fake-socket.ts'
 
@@ -13,7 +13,7 @@ export { FakeBaileysSocket, type SentRecord } from './baileys-fake-socket.ts'
  * groups, invites, media bytes) plus drivers a test or a contract-suite harness uses: complete a link,
  * deliver incoming messages, read what was sent.
  */
-export class FakeBaileys {
+export class FakeBaileys implements FakeNetwork {
   /** Every socket the factory built, oldest first. */
   readonly sockets: FakeBaileysSocket[] = []
   /** Groups by id. */

@@ -1,5 +1,14 @@
 import { mock } from 'node:test'
 
+const realClearTimeout = globalThis.clearTimeout
+const realClearInterval = globalThis.clearInterval
+/** The class of Node's own timers (what a real setTimeout or setInterval returns). */
+const RealTimeout = (() => {
+  const probe = setTimeout(() => {}, 0)
+  clearTimeout(probe)
+  return probe.constructor
+})()
+
 /** Time under a test's control: setTimeout, setInterval and Date move only when it says so. */
 export interface FakeClock {
   /** Move time on by `ms`, one millisecond at a time, letting promise chains and setImmediate callbacks settle after each step. */
@@ -15,6 +24,12 @@ export interface FakeClock {
  */
 export async function withFakeClock<T>(body: (clock: FakeClock) => Promise<T>): Promise<T> {
   mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: Date.now() })
+  // A real timer of an earlier test may still run while the clock is fake, and clear itself then: that
+  // clear must reach the real timer (the fake one would leave it running, and the process would never end).
+  const fakeClearTimeout = globalThis.clearTimeout
+  const fakeClearInterval = globalThis.clearInterval
+  globalThis.clearTimeout = ((timer: unknown) => (timer instanceof RealTimeout ? realClearTimeout(timer as NodeJS.Timeout) : fakeClearTimeout(timer as never))) as typeof clearTimeout
+  globalThis.clearInterval = ((timer: unknown) => (timer instanceof RealTimeout ? realClearInterval(timer as NodeJS.Timeout) : fakeClearInterval(timer as never))) as typeof clearInterval
   let elapsed = 0
   const step = async () => {
     mock.timers.tick(1)
@@ -36,5 +51,7 @@ export async function withFakeClock<T>(body: (clock: FakeClock) => Promise<T>): 
     return await body(clock)
   } finally {
     mock.timers.reset()
+    globalThis.clearTimeout = realClearTimeout
+    globalThis.clearInterval = realClearInterval
   }
 }

@@ -24,7 +24,7 @@ const LAYERS: [name: string, test: (file: string) => boolean][] = [
   ['domain', f => f.startsWith('src/domain/') || f === 'src/events.ts'],
   ['operations', f => f.startsWith('src/operations/')],
   ['http', f => f.startsWith('src/http/') || ['src/metrics.ts', 'src/client-types.ts'].includes(f)],
-  ['wiring', f => ['src/options.ts', 'src/defaults.ts', 'src/wiring.ts', 'src/internals.ts', 'src/gateway.ts', 'src/account-admin.ts'].includes(f)],
+  ['wiring', f => ['src/options.ts', 'src/resolve-options.ts', 'src/defaults.ts', 'src/wiring.ts', 'src/internals.ts', 'src/gateway.ts', 'src/account-admin.ts'].includes(f)],
   ['entry points', f => ['src/index.ts', 'src/adapter-kit.ts', 'src/client.ts'].includes(f)],
 ]
 const layerOf = (file: string) => LAYERS.findIndex(([, test]) => test(file))

@@ -10,13 +10,27 @@ import type { MessageFeed } from '../message-feed.ts'
 import { Groups } from './groups.ts'
 import { MediaLoader } from './media-loader.ts'
 import { Messenger } from './messenger.ts'
-import type { ResolvedMessagingOptions } from './options.ts'
 import { Otps } from './otp.ts'
 import { ScheduleStore } from './schedule-store.ts'
 import { Scheduler } from './scheduler.ts'
 import { SendQueues } from './send-queue.ts'
 
-export { resolveMessagingOptions, type MessagingOptions, type ResolvedMessagingOptions } from './options.ts'
+/** Messaging settings after defaults (the options and their defaults: src/options.ts). */
+export interface MessagingSettings {
+  mediaMaxBytes: number
+  mediaTimeoutMs: number
+  sendTimeoutMs: number
+  minIntervalMs: number
+  intervalJitterMs: number
+  sendQueueLimit: number
+  scheduleRetryMs: number[]
+  schedulePollMs: number
+  scheduleMaxWaitMs: number
+  scheduleQuota: { maxPending: number; maxBytes: number }
+  otpTtlMs: number
+  otpMaxTries: number
+  otpSecret: string
+}
 
 /** The messaging services: sending (queued), media, schedules, OTP and groups. */
 export interface Messaging {
@@ -35,7 +49,7 @@ export interface Messaging {
 
 /** What the messaging services are built from. */
 interface MessagingDeps {
-  options: ResolvedMessagingOptions
+  options: MessagingSettings
   storage: Storage
   lock: KeyedLock
   transport: Transport

@@ -70,7 +70,6 @@ export class Messenger {
       const status = known ?? (await this.transport.status(device.id))
       const group = isGroupAddress(to)
       const phone = status.phone ?? device.phone
-      // Built property by property: conditional spreads take V8's slow path, on every send.
       const message: IncomingMessage = { id: sent.id, chat: to, to, fromMe: true, isGroup: group, timestamp: sent.timestamp, content: { kind: 'text', text } }
       if (phone) message.from = phone
       if (group) message.group = to

@@ -1,12 +1,12 @@
 import type { GatewayEvents } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import type { WebhookSender } from '../../ports/webhooks.ts'
-import { Cancellation } from '../cancellation.ts'
+import { abortable } from '../abortable.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
-import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox.ts'
+import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { webhookHeaders } from './signer.ts'
 
@@ -45,9 +45,6 @@ export class DeliveryAttempts {
   private readonly random: () => number
   /** Gives up on a sender that never settles (it should time out by itself first). */
   private readonly hangGuard: Deadlines
-  /** Ends the attempts in flight when the shutdown signal aborts. */
-  private readonly stopping = new Cancellation()
-  private watched: AbortSignal | undefined
 
   constructor(
     private readonly deps: DeliveryDependencies,
@@ -123,28 +120,19 @@ export class DeliveryAttempts {
 
   /** POST once through the sender, within the time-out; never throws. */
   private async send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
-    this.watch(shutdown)
     if (shutdown.aborted) return { error: 'the gateway is stopping' }
     const headers = webhookHeaders(secret, record.id, record.body, this.clock())
     const timeoutMs = this.deps.settings.timeoutMs
     try {
       const deadline = Date.now() + timeoutMs
       const sending = this.deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
-      // The sender times out first; the guard is for senders that never settle.
-      const response = await this.stopping.run(this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)))
+      // The sender times out first; the guard is for senders that never settle. Shutdown ends the wait at once.
+      const response = await abortable(this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)), shutdown)
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
       return { status: response.status, ...(response.retryAfter !== undefined ? { retryAfter: String(response.retryAfter) } : {}) }
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) }
     }
-  }
-
-  /** Listen (once) to the shutdown signal: it ends every attempt in flight. */
-  private watch(shutdown: AbortSignal): void {
-    if (this.watched === shutdown) return
-    this.watched = shutdown
-    if (shutdown.aborted) this.stopping.cancel(shutdown.reason)
-    else shutdown.addEventListener('abort', () => this.stopping.cancel(shutdown.reason), { once: true })
   }
 
   /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */

@@ -1,253 +1,151 @@
-import { createHash } from 'node:crypto'
+import type { Logger } from '../../logger.ts'
+import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Storage } from '../../ports/storage.ts'
-import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import type { Liveness } from '../instances.ts'
-import { leaseHolds, type Lease } from './lease.ts'
-import type { WebhookEventName } from './payload.ts'
+import type { Device } from '../devices.ts'
+import type { MessageFeed } from '../message-feed.ts'
+import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
+import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
+import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
+import { RetryBuffer } from '../../store/retry-buffer.ts'
+import type { SpillFile } from '../../store/spill-file.ts'
 
-/** One event waiting for delivery, as stored under `webhook-outbox:<deviceId>:<id>`. */
-export interface OutboxRecord {
-  /** The `webhook-id`: the same on every attempt. */
-  id: string
-  deviceId: string
-  accountId: string
-  event: WebhookEventName
-  /** The exact JSON body, signed afresh on every attempt. */
-  body: string
-  createdAt: number
-  /** When the next attempt may start. */
-  dueAt: number
-  /** Attempts made so far. */
-  attempts: number
-  /** The instance that schedules its attempts (the one that recorded it, or adopted it when that one was gone). */
-  owner?: string
-  /** Present while a process is delivering it (see claim). */
-  lease?: Lease
-  lastStatus?: number
-  lastError?: string
+/** What the host can do with webhook deliveries (`gateway.webhooks`). */
+export interface WebhookAdmin {
+  /** Events that stopped being retried, newest first (kept 30 days). */
+  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]>
+  /** Put a dead letter back in the outbox (same `webhook-id`, fresh age); false when there is no such dead letter. */
+  redrive(id: string): Promise<boolean>
+  /** Delete a dead letter; false when there was none. */
+  discard(id: string): Promise<boolean>
+  /** Number of events waiting for delivery, of one device or of all (a scan of the outbox). */
+  pending(deviceId?: string): Promise<number>
+  /** Events waiting (in memory or spilled) because the store refused them (it was down); stored once it answers. */
+  readonly unrecordedCount: number
 }
-
-/** Why an event stopped being retried. */
-export type DeadLetterReason =
-  | 'max-age' // older than webhookMaxAgeMs
-  | 'gone' // the receiver answered 410: the device's webhook was switched off
-  | 'no-webhook' // the device has no webhook URL any more
-
-/** An event that will not be retried unless the host redrives it; kept 30 days. */
-export interface DeadLetter {
-  id: string
-  deviceId: string
-  accountId: string
-  event: WebhookEventName
-  body: string
-  createdAt: number
-  attempts: number
-  deadAt: number
-  reason: DeadLetterReason
-  /** The receiver it was last tried against. */
-  url?: string
-  lastStatus?: number
-  lastError?: string
-}
-
-/** What claiming a record found. */
-type Claim =
-  | { kind: 'claimed'; record: OutboxRecord }
-  | { kind: 'missing' } // delivered, dead-lettered or removed meanwhile
-  | { kind: 'held'; until: number } // another process holds a live lease
-  | { kind: 'later'; due: number } // not due yet (the record is the truth, the timetable a hint)
-
-/** How long dead letters are kept. */
-const DEAD_LETTER_TTL_MS = 30 * 86_400_000
 
 /**
- * The durable webhook outbox: one record per undelivered event, plus the dead letters. Each record
- * has an owner, the instance that schedules its attempts; an attempt claims the record (a lease
- * naming the instance, with an expiry) before sending. Every change is a compare-and-set of the
- * record (Collection.update over the store's atomic steps), so with several processes on one store
- * each record has one deliverer at a time, and the records of a gone instance are adopted by one
- * of the others.
+ * The webhook outbox service: records every event of a device with a webhook durably (as a feed
+ * subscriber, so before the feed's publish resolves) and delivers it at least once (DeliveryLoop).
  */
-export class OutboxStore {
-  private readonly records: Collection<OutboxRecord>
-  private readonly dead: Collection<DeadLetter>
+export class WebhookOutbox implements WebhookAdmin {
+  private readonly store: OutboxStore
+  private readonly loop: DeliveryLoop
+  private readonly clock: () => number
+  private readonly logger: Logger
+  /** Events the store refused (it was down), retried from memory. */
+  private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
-  constructor(storage: Storage, lock: KeyedLock) {
-    this.records = new Collection(storage, lock, 'webhook-outbox')
-    this.dead = new Collection(storage, lock, 'webhook-dead')
-  }
-
-  /** Record a new event; false when it is already pending (the same message published twice, by any process). */
-  add(record: OutboxRecord): Promise<boolean> {
-    return this.records.create(outboxKey(record.deviceId, record.id), record)
+  constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
+    this.store = new OutboxStore(deps.storage, deps.lock)
+    this.logger = deps.logger
+    this.loop = new DeliveryLoop({ ...deps, store: this.store })
+    this.clock = deps.clock ?? Date.now
+    this.unrecorded = new RetryBuffer({ what: 'webhook events', process: ({ key, record }) => this.save(key, record), logger: deps.logger, memoryLimit: 10_000, spill: deps.spill })
   }
 
   /**
-   * Take over a record whose owner is gone (or that has none): it becomes `me`'s to schedule, and a
-   * lease of the gone owner is dropped. Resolves with the record when `me` owns it now (taken, or
-   * already mine), undefined when a live instance owns it or it is gone.
+   * Feed subscriber: the event of a message seen by `device`, written to storage, then scheduled.
+   * Nothing is stored for a device without a webhook URL, or whose switch (operation 20) for this
+   * kind of chat is off: the switches apply when the event happens. When the store refuses the
+   * event, it waits (in memory, then in a spill file) and is offered again until the store takes it.
    */
-  async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
-    const me = liveness.id
-    const result = await this.records.update(key, current => {
-      if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
-      const { lease, ...rest } = current
-      return { ...rest, owner: me, ...(lease && liveness.isAlive(lease.owner) ? { lease } : {}) }
-    })
-    return result?.owner === me ? result : undefined
+  readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
+    if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
+    const payload = webhookPayload(device, message)
+    if (!payload) return undefined
+    return this.recordPayload(device, eventId(device.id, message.id), payload)
   }
 
-  /** A pending record, or undefined. */
-  get(key: string): Promise<OutboxRecord | undefined> {
-    return this.records.get(key)
+  /**
+   * A sent message the network reports as not delivered: a `Falha` event, recorded like a message's
+   * (same switches of operation 20), with its own id (the message's own event keeps the message id's).
+   */
+  recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
+    const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
+    if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
+    return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
   }
 
-  /** Claim a record for one attempt: a lease for this instance until `now + leaseMs`, unless a live instance holds it or it is not due. */
-  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Claim> {
-    let claim: Claim = { kind: 'missing' }
-    await this.records.update(key, current => {
-      claim = { kind: 'missing' } // `change` may run again on a newer record: decide from it alone
-      if (!current) return undefined
-      if (leaseHolds(current.lease, liveness.id, now, liveness)) {
-        claim = { kind: 'held', until: current.lease!.until }
-        return undefined
-      }
-      if (current.dueAt > now) {
-        claim = { kind: 'later', due: current.dueAt }
-        return undefined
-      }
-      const claimed = { ...current, lease: { owner: liveness.id, until: now + leaseMs } }
-      claim = { kind: 'claimed', record: claimed }
-      return claimed
-    })
-    return claim
-  }
-
-  /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
-  async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }): Promise<OutboxRecord | undefined> {
-    return this.records.update(key, current => {
-      if (!current || (current.lease && current.lease.owner !== owner)) return undefined
-      const { lease: _released, ...rest } = current
-      return {
-        ...rest,
-        dueAt: next.dueAt,
-        attempts: current.attempts + (next.counted ? 1 : 0),
-        ...(next.lastStatus !== undefined ? { lastStatus: next.lastStatus } : {}),
-        ...(next.lastError !== undefined ? { lastError: next.lastError } : {}),
-      }
-    })
-  }
-
-  /** The event was delivered: forget it. */
-  complete(key: string): Promise<boolean> {
-    return this.records.remove(key)
-  }
-
-  /** Forget a pending event without delivering it (its device is gone). */
-  drop(key: string): Promise<boolean> {
-    return this.records.remove(key)
-  }
-
-  /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
-  async deadLetter(key: string, reason: DeadLetterReason, now: number, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean } = {}): Promise<DeadLetter | undefined> {
-    for (;;) {
-      const current = await this.records.load(key)
-      if (!current) return undefined
-      const letter: DeadLetter = {
-        id: current.id,
-        deviceId: current.deviceId,
-        accountId: current.accountId,
-        event: current.event,
-        body: current.body,
-        createdAt: current.createdAt,
-        attempts: current.attempts + (details.attempted ? 1 : 0),
-        deadAt: now,
-        reason,
-        ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
-      }
-      await this.dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
-      // Only the record that was read: one changed meanwhile (by another process) is read again.
-      if (await this.records.removeIfEqual(key, current)) return letter
-    }
-  }
-
-  /** Every pending record (a scan, in pages: start-up and timetable reloads). */
-  pending(): AsyncIterable<[key: string, record: OutboxRecord]> {
-    return this.records.all()
-  }
-
-  /** The pending records of one device. */
-  ofDevice(deviceId: string): AsyncIterable<[key: string, record: OutboxRecord]> {
-    return this.records.withPrefix(`${deviceId}:`)
-  }
-
-  /** Number of pending events, of one device or of all. */
-  async count(deviceId?: string): Promise<number> {
-    let count = 0
-    for await (const _ of deviceId === undefined ? this.pending() : this.ofDevice(deviceId)) count++
-    return count
-  }
-
-  /** Dead letters, newest first, optionally of one device only. */
-  async deadLetters(filter: { deviceId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
-    const letters: DeadLetter[] = []
-    for await (const [, letter] of this.dead.all()) if (filter.deviceId === undefined || letter.deviceId === filter.deviceId) letters.push(letter)
-    letters.sort((a, b) => b.deadAt - a.deadAt)
-    return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
-  }
-
-  /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record's key, or undefined. */
-  async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
-    const letter = await this.dead.get(id)
-    if (!letter) return undefined
+  /** Write one event to storage, then schedule it (kept in memory while the store refuses it). */
+  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
+    const now = this.clock()
     const record: OutboxRecord = {
-      id: letter.id,
-      deviceId: letter.deviceId,
-      accountId: letter.accountId,
-      event: letter.event,
-      body: letter.body,
+      id,
+      deviceId: device.id,
+      accountId: device.accountId,
+      event: payload.event,
+      body: JSON.stringify(payload),
       createdAt: now,
       dueAt: now,
       attempts: 0,
-      owner,
+      owner: this.loop.owner,
     }
-    await this.records.put(outboxKey(record.deviceId, record.id), record)
-    await this.dead.remove(id)
-    return record
+    const key = outboxKey(device.id, record.id)
+    return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
   }
 
-  /** Delete a dead letter; true when it existed. */
+  /** Events waiting (in memory or spilled) for the store to come back. */
+  get unrecordedCount(): number {
+    return this.unrecorded.size
+  }
+
+  /** Load pending deliveries from storage and start delivering (and replay events a gone process left spilled). */
+  async start(): Promise<void> {
+    await this.unrecorded.start()
+    await this.loop.start()
+  }
+
+  /** Stop delivering (attempts in flight get a short grace); pending events stay in storage. */
+  async close(): Promise<void> {
+    await this.unrecorded.close()
+    await this.loop.close()
+  }
+
+  /** Removal hook: a deleted device's pending events and dead letters are deleted, not delivered. */
+  async removeDevice(device: Device): Promise<void> {
+    this.loop.forgetDevice(device.id)
+    await this.store.removeDevice(device.id)
+  }
+
+  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]> {
+    return this.store.deadLetters(filter)
+  }
+
+  /**
+   * Store a new event and schedule its delivery. An event already pending is scheduled too when it
+   * is this instance's: it may be this instance's own earlier write, whose answer was lost (a store
+   * call timed out) but whose bytes landed late; nobody else would ever schedule it (see
+   * DeliveryLoop.track). One pending by a live other instance is left to it.
+   */
+  private async save(key: string, record: OutboxRecord): Promise<void> {
+    const added = await this.store.add(record)
+    this.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
+    if (added) return this.loop.enqueue(key, record.deviceId, this.clock())
+    const pending = await this.store.get(key)
+    if (pending) await this.loop.track(key, pending)
+  }
+
+  async redrive(id: string): Promise<boolean> {
+    const record = await this.store.redrive(id, this.clock(), this.loop.owner)
+    if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
+    return record !== undefined
+  }
+
   discard(id: string): Promise<boolean> {
-    return this.dead.remove(id)
+    return this.store.discard(id)
   }
 
-  /** Delete everything of a device: its pending events and its dead letters. */
-  async removeDevice(deviceId: string): Promise<void> {
-    const keys: string[] = []
-    for await (const [key] of this.ofDevice(deviceId)) keys.push(key)
-    for (const key of keys) await this.records.remove(key)
-    const dead: string[] = []
-    for await (const [id, letter] of this.dead.all()) if (letter.deviceId === deviceId) dead.push(id)
-    for (const id of dead) await this.dead.remove(id)
+  pending(deviceId?: string): Promise<number> {
+    return this.store.count(deviceId)
   }
 }
 
-/** The outbox key of a device's event. */
-export function outboxKey(deviceId: string, id: string): string {
-  return `${deviceId}:${id}`
-}
-
-/**
- * The `webhook-id` of a message seen by a device: derived from both, so a message the transport
- * hands over twice (e.g. after a reconnect) is one event, and receivers can deduplicate on it.
- */
-export function eventId(deviceId: string, messageId: string): string {
-  return `msg_${createHash('sha256').update(`${deviceId}\n${messageId}`).digest('base64url').slice(0, 27)}`
-}
-
-// --- Internal helpers ---
-
-function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
+/** Build the outbox: subscribe it to the feed, hook device removal, start delivering. */
+export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOutbox>[0] & { feed: MessageFeed }): WebhookOutbox {
+  const outbox = new WebhookOutbox(deps)
+  deps.feed.subscribe(outbox.record)
+  deps.devices.onRemove(device => outbox.removeDevice(device))
+  outbox.start().catch(err => deps.logger.error({ err }, 'webhook outbox did not start'))
+  return outbox
 }

@@ -1,9 +1,3 @@
-/** The default delays between attempts, as Standard Webhooks suggests: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
-export const DEFAULT_RETRY_MS: readonly number[] = [5, 300, 1_800, 7_200, 18_000, 36_000, 50_400, 72_000, 86_400].map(s => s * 1000)
-
-/** How long an event is retried before it moves to the dead letters (72 h). */
-export const DEFAULT_MAX_AGE_MS = 72 * 3_600_000
-
 /** The longest wait a receiver's `Retry-After` can impose (24 h); longer values are cut to this. */
 export const MAX_RETRY_AFTER_MS = 24 * 3_600_000
 
@@ -39,13 +33,3 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   return Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS)
 }
 
-/** The retry delays themselves when they are a non-empty list of non-negative finite numbers; throws otherwise. */
-export function checkRetryDelays(delays: readonly number[]): number[] {
-  if (!Array.isArray(delays) || delays.length === 0 || delays.length > 100) {
-    throw new Error('createGateway: webhookRetryMs must list 1 to 100 delays in ms')
-  }
-  for (const delay of delays) {
-    if (typeof delay !== 'number' || !Number.isFinite(delay) || delay < 0) throw new Error(`createGateway: webhookRetryMs has a bad delay ${delay}`)
-  }
-  return [...delays]
-}

@@ -67,7 +67,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     const { session, device } = state
     if (session === undefined) return next()
     if (session === 'link') return onLinker(ctx, next, state)
-    // The common case, without a promise: the device's session is here and nothing more is needed.
+    // The common case: the device's session is here and nothing more is needed.
     if (session === 'device' && routing.holdsHere(device!)) return next()
     return onHolder(ctx, next, state, device!)
   }

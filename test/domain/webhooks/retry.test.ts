@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import { DEFAULTS } from '../../../src/options.ts'
 import {
-  DEFAULT_RETRY_MS,
   MAX_RETRY_AFTER_MS,
   MIN_RETRY_AFTER_MS,
   parseRetryAfter,
@@ -13,7 +13,7 @@ const test = suite('webhook retry schedule')
 
 test('the default schedule is the Standard Webhooks one: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h', () => {
   const hours = (h: number) => h * 3_600_000
-  assert.equal(DEFAULT_RETRY_MS, [5_000, 300_000, 1_800_000, hours(2), hours(5), hours(10), hours(14), hours(20), hours(24)])
+  assert.equal(DEFAULTS.webhookRetryMs, [5_000, 300_000, 1_800_000, hours(2), hours(5), hours(10), hours(14), hours(20), hours(24)])
 })
 
 test('retryDelay(schedule, n) is the n-th delay with at most 20 % jitter either way', () => {

@@ -1,10 +1,10 @@
 import type { Agent } from 'node:http'
 import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, SocketConfig, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
-import type { StoredAuthState } from './auth-state.ts'
-import type { BaileysLogger } from './logger.ts'
-import type { MessageStore } from './message-store.ts'
-import type { ResolvedOptions } from './options.ts'
-import type { BaileysModule, SocketFactory, SocketInfo, SocketLike } from './types.ts'
+import type { StoredAuthState } from '../auth-state.ts'
+import type { BaileysLogger } from '../logger.ts'
+import type { MessageStore } from '../message-store.ts'
+import type { ResolvedOptions } from '../options.ts'
+import type { BaileysModule, SocketFactory, SocketInfo, SocketLike } from '../types.ts'
 
 /** What a device's socket config is made of. */
 interface SocketConfigInput {

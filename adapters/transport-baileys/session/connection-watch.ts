@@ -1,5 +1,5 @@
-import { ConnectionProblem } from './policy.ts'
-import type { SocketLike } from './types.ts'
+import { ConnectionProblem } from '../policy.ts'
+import type { SocketLike } from '../types.ts'
 
 /** A running watch over one socket until it opens; `stop` when it opened or closed. */
 export interface ConnectionWatch {

@@ -1,12 +1,12 @@
 import type { Agent } from 'node:http'
 import type { BaileysEventMap } from '@whiskeysockets/baileys'
 import type { Logger, TransportEvent } from 'zapgate'
-import type { StoredAuthState } from './auth-state.ts'
-import type { BaileysLogger } from './logger.ts'
-import type { MessageStore } from './message-store.ts'
-import type { ResolvedOptions } from './options.ts'
-import type { BaileysModule, SocketFactory, SocketLike } from './types.ts'
-import type { VersionSource } from './version.ts'
+import type { StoredAuthState } from '../auth-state.ts'
+import type { BaileysLogger } from '../logger.ts'
+import type { MessageStore } from '../message-store.ts'
+import type { ResolvedOptions } from '../options.ts'
+import type { BaileysModule, SocketFactory, SocketLike } from '../types.ts'
+import type { VersionSource } from '../version.ts'
 
 /** What a device session needs from the transport. */
 export interface SessionDeps {

@@ -1,7 +1,7 @@
 import { TransportError } from 'zapgate'
 import type { LinkChallenge } from 'zapgate'
-import { socketCall } from './errors.ts'
-import type { SocketLike } from './types.ts'
+import { socketCall } from '../errors.ts'
+import type { SocketLike } from '../types.ts'
 
 /**
  * A pending link(): QR mode, or pairing-code mode for `phone` with the gateway's `code`. It settles once,

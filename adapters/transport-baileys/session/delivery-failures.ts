@@ -1,8 +1,8 @@
 import type { WAMessageUpdate } from '@whiskeysockets/baileys'
 import type { TransportEvent } from 'zapgate'
-import { isGroupJid, isLidJid, normalizeJid, phoneOf } from './jid.ts'
-import type { MessageStore } from './message-store.ts'
-import type { SocketLike } from './types.ts'
+import { isGroupJid, isLidJid, normalizeJid, phoneOf } from '../jid.ts'
+import type { MessageStore } from '../message-store.ts'
+import type { SocketLike } from '../types.ts'
 
 /** What reporting delivery failures needs. */
 interface FailureDeps {

@@ -1,10 +1,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { abortable } from '../../src/domain/abortable.ts'
-import { Cancellation } from '../../src/domain/cancellation.ts'
 import { rejectionOf } from '../helpers/rejection.ts'
 
-const test = suite('Cancellation and abortable: giving up on work without losing track of it')
+const test = suite('abortable: giving up on work without losing track of it (the webhook attempts cut short by shutdown)')
 
 /** Unhandled rejections seen while `run` goes on (and a little after). */
 async function unhandledDuring(run: () => Promise<void>): Promise<unknown[]> {
@@ -22,22 +21,22 @@ async function unhandledDuring(run: () => Promise<void>): Promise<unknown[]> {
 
 const later = (ms: number, error: Error) => new Promise<never>((_, reject) => setTimeout(() => reject(error), ms))
 
-test('cancel() rejects every pending run with its reason; work that settles first keeps its result', async () => {
-  const cancellation = new Cancellation()
-  const done = cancellation.run(Promise.resolve('done'))
-  const pending = cancellation.run(new Promise(() => {}))
+test('abort() rejects every pending run with its reason; work that settles first keeps its result', async () => {
+  const cancellation = new AbortController()
+  const done = abortable(Promise.resolve('done'), cancellation.signal)
+  const pending = abortable(new Promise(() => {}), cancellation.signal)
   assert.is(await done, 'done')
   const reason = new Error('stopping')
-  cancellation.cancel(reason)
+  cancellation.abort(reason)
   assert.is(await rejectionOf(pending), reason)
 })
 
-test('work handed to run() after cancel() is rejected at once, and its own later failure is not an unhandled rejection', async () => {
-  const cancellation = new Cancellation()
-  cancellation.cancel(new Error('stopping'))
+test('work handed to abortable() after abort() is rejected at once, and its own later failure is not an unhandled rejection', async () => {
+  const cancellation = new AbortController()
+  cancellation.abort(new Error('stopping'))
   let rejected: Error | undefined
   const seen = await unhandledDuring(async () => {
-    rejected = await rejectionOf(cancellation.run(later(10, new Error('the sender gave up'))))
+    rejected = await rejectionOf(abortable(later(10, new Error('the sender gave up')), cancellation.signal))
   })
   assert.is(rejected?.message, 'stopping')
   assert.equal(seen, [])

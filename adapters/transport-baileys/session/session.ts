@@ -2,25 +2,28 @@ import type { ConnectionState } from '@whiskeysockets/baileys'
 import { TransportError, type LinkChallenge, type LinkRequest, type SessionStatus } from 'zapgate'
 import { watchConnection } from './connection-watch.ts'
 import { reportFailures } from './delivery-failures.ts'
-import { socketCall, toTransportError, withTimeout } from './errors.ts'
-import { normalizeJid, phoneOf, userOf } from './jid.ts'
+import { socketCall, toTransportError, withTimeout } from '../errors.ts'
+import { normalizeJid, phoneOf, userOf } from '../jid.ts'
 import { LinkAttempt } from './link-attempt.ts'
-import type { MessageStore } from './message-store.ts'
-import { backoffDelay, closeAction, ConnectionProblem, describeClose } from './policy.ts'
-import { printQr } from './qr-terminal.ts'
+import { backoffDelay, closeAction, ConnectionProblem, describeClose } from '../policy.ts'
+import { printQr } from '../qr-terminal.ts'
 import type { SessionDeps } from './session-deps.ts'
 import { attachHandlers, createSocket, socketConfig } from './socket-wiring.ts'
+import { DeviceMemory } from './device-memory.ts'
 import { SocketSlot } from './socket-slot.ts'
 import { StatusReporter } from './status-reporter.ts'
-import type { SocketLike } from './types.ts'
+import type { SocketLike } from '../types.ts'
 
 /**
  * One device's socket lifecycle and connection policy. Each socket gets a generation number; events of
  * a socket that is no longer current are ignored, and every reconnect is a new factory call with fresh
  * listeners. Public calls are serialised per device by the transport; the socket's own events run one
- * at a time on the session's queue.
+ * at a time on the slot's queue. The session holds the socket (SocketSlot) and what the device keeps
+ * across sockets (DeviceMemory: send, receive and groups use it); it decides what happens to them.
  */
-export class DeviceSession extends SocketSlot {
+export class DeviceSession {
+  readonly memory: DeviceMemory
+  private readonly slot: SocketSlot
   private readonly report: StatusReporter
   private attempts = 0
   private restarts = 0
@@ -32,7 +35,8 @@ export class DeviceSession extends SocketSlot {
   private upserts: Promise<void> = Promise.resolve()
 
   constructor(private readonly deps: SessionDeps) {
-    super(deps.deviceId, deps.logger)
+    this.memory = new DeviceMemory(deps.messages)
+    this.slot = new SocketSlot(deps.deviceId, deps.logger)
     this.report = new StatusReporter(deps.deviceId, deps.emit)
     if (deps.auth.paired()) this.report.phone = phoneOf(deps.auth.state.creds.me?.id)
   }
@@ -44,23 +48,18 @@ export class DeviceSession extends SocketSlot {
 
   /** The open socket, or TransportError('not-connected'). */
   requireOpen(): SocketLike {
-    if (this.report.state !== 'open' || !this.socket) throw new TransportError('not-connected', 'the device is not connected')
-    return this.socket
+    if (this.report.state !== 'open' || !this.slot.socket) throw new TransportError('not-connected', 'the device is not connected')
+    return this.slot.socket
   }
 
   /** The open socket, or undefined. */
   socketIfOpen(): SocketLike | undefined {
-    return this.report.state === 'open' ? this.socket : undefined
-  }
-
-  /** Keys (and some contents) of the device's messages. */
-  get messages(): MessageStore {
-    return this.deps.messages
+    return this.report.state === 'open' ? this.slot.socket : undefined
   }
 
   /** The linked account's phone and LID, as far as known. */
   self(): { phone?: string; lid?: string } {
-    const user = this.socket?.user
+    const user = this.slot.socket?.user
     return { phone: phoneOf(user?.id) ?? this.report.phone, lid: user?.lid ? normalizeJid(user.lid) : this.report.lid }
   }
 
@@ -70,7 +69,7 @@ export class DeviceSession extends SocketSlot {
    * that by itself; the caller (the gateway's lease holder) decides when.
    */
   async resume(): Promise<void> {
-    if (this.socket || this.timer || !this.deps.auth.paired()) return
+    if (this.slot.socket || this.slot.reconnectPending || !this.deps.auth.paired()) return
     this.linking = undefined
     await this.report.set('connecting', { reason: undefined })
     await this.openSocket()
@@ -93,9 +92,9 @@ export class DeviceSession extends SocketSlot {
       throw new TransportError('timeout', 'the device is linked and still reconnecting; try again shortly')
     }
     this.failLink(new TransportError('failed', 'superseded by a newer link request'))
-    await this.retire()
+    await this.slot.retire()
     await this.deps.auth.reset()
-    this.forgetAccount()
+    this.memory.forgetAccount()
     const attempt = new LinkAttempt(request.phone, request.code, this.deps.options.linkTimeoutMs, () => this.linkTimedOut(attempt))
     this.linking = attempt
     this.linkRetries = 0
@@ -106,9 +105,9 @@ export class DeviceSession extends SocketSlot {
 
   /** Close the socket without unlinking; the session can resume later. */
   async disconnect(): Promise<void> {
-    const active = this.socket !== undefined || this.timer !== undefined || this.report.state !== 'closed'
+    const active = this.slot.socket !== undefined || this.slot.reconnectPending || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
-    await this.retire()
+    await this.slot.retire()
     if (active) await this.report.set('closed', { reason: 'disconnected' })
   }
 
@@ -118,60 +117,59 @@ export class DeviceSession extends SocketSlot {
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
     const socket = this.socketIfOpen()
     if (socket) {
-      this.quiet()
+      this.slot.quiet()
       await withTimeout(socket.logout(), 10_000, 'logout').catch(() => socket.end(undefined).catch(() => undefined))
     } else {
-      await this.retire()
+      await this.slot.retire()
     }
     await this.deps.auth.clear()
-    this.forgetAccount()
+    this.memory.forgetAccount()
     if (hadSession) await this.report.set('closed', { phone: undefined, lid: undefined, reason: 'logged out' })
   }
 
   /** Close the socket (gateway shutdown) without reporting; pending media and credential writes finish first. */
   async shutdown(): Promise<void> {
     this.failLink(new TransportError('failed', 'the transport stopped'))
-    await this.retire()
-    await this.stopBackground()
+    await this.slot.retire()
+    await this.memory.stopBackground()
     await this.upserts.catch(() => undefined)
     await this.deps.auth.flush()
   }
 
   /** A send on `socket` stalled (half-open connection): end that socket and reconnect (once, however many sends stalled on it). */
   async restartStalled(socket: SocketLike): Promise<void> {
-    if (socket !== this.socket || this.report.state !== 'open') return
-    await this.abandon(socket, this.generation, new ConnectionProblem('stalled: a send timed out'))
+    if (socket !== this.slot.socket || this.report.state !== 'open') return
+    await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
   }
 
   // --- Internal helpers ---
 
   private async openSocket(): Promise<void> {
-    this.release()
-    const generation = ++this.generation
+    const generation = this.slot.next()
     const { lib, options, auth, baileysLogger: logger, messages, agent } = this.deps
     const version = await this.deps.version.get(agent)
-    if (generation !== this.generation) return
+    if (generation !== this.slot.generation) return
     let socket: SocketLike
     try {
-      const fetch = (jid: string) => () => socketCall('group metadata', options.sendTimeoutMs, () => this.requireSocket().groupMetadata(jid))
-      const groupMetadata = (jid: string) => this.groups.lookup(jid, fetch(jid))
-      const config = socketConfig({ lib, options, auth, logger, keyCache: this.keyCache, messages, groupMetadata, version, agent })
+      const fetch = (jid: string) => () => socketCall('group metadata', options.sendTimeoutMs, () => this.slot.requireSocket().groupMetadata(jid))
+      const groupMetadata = (jid: string) => this.memory.groups.lookup(jid, fetch(jid))
+      const config = socketConfig({ lib, options, auth, logger, keyCache: this.memory.keyCache, messages, groupMetadata, version, agent })
       socket = await createSocket(this.deps.factory, config, { deviceId: this.deps.deviceId })
     } catch (error) {
-      if (generation !== this.generation) return
+      if (generation !== this.slot.generation) return
       this.deps.logger.warn({ err: error, deviceId: this.deps.deviceId }, 'could not create the socket')
       return this.afterClose(new Error(`could not create the socket: ${error instanceof Error ? error.message : String(error)}`))
     }
-    if (generation !== this.generation) return void socket.end(undefined).catch(() => undefined)
+    if (generation !== this.slot.generation) return void socket.end(undefined).catch(() => undefined)
     this.attach(socket, generation)
-    this.watch = watchConnection(socket, options.openTimeoutMs, problem => this.queue(() => this.abandon(socket, generation, problem)))
+    this.slot.watchUntilOpen(watchConnection(socket, options.openTimeoutMs, problem => this.slot.queue(() => this.abandon(socket, generation, problem))))
   }
 
   private attach(socket: SocketLike, generation: number): void {
     const log = (what: string) => (err: unknown) => this.deps.logger.error({ err, deviceId: this.deps.deviceId }, what)
     const failures = { deviceId: this.deps.deviceId, messages: this.deps.messages, socket, emit: this.report.emit.bind(this.report) }
-    this.hold(socket, attachHandlers(socket, {
-      connection: update => this.queue(() => this.onUpdate(socket, generation, update)),
+    this.slot.hold(socket, attachHandlers(socket, {
+      connection: update => this.slot.queue(() => this.onUpdate(socket, generation, update)),
       creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
       messages: upsert => {
         this.upserts = this.upserts.then(() => this.deps.onUpsert(socket, upsert)).catch(log('incoming messages failed'))
@@ -179,19 +177,19 @@ export class DeviceSession extends SocketSlot {
       messageUpdates: updates => {
         this.upserts = this.upserts.then(() => reportFailures(failures, updates)).catch(log('delivery failures not reported'))
       },
-      groupsUpserted: groups => groups.forEach(group => this.groups.set(group)),
-      groupsUpdated: updates => updates.forEach(update => this.groups.applyUpdate(update)),
-      participantsChanged: event => this.groups.applyParticipants(event, [socket.user?.id, socket.user?.lid].filter((x): x is string => !!x)),
+      groupsUpserted: groups => groups.forEach(group => this.memory.groups.set(group)),
+      groupsUpdated: updates => updates.forEach(update => this.memory.groups.applyUpdate(update)),
+      participantsChanged: event => this.memory.groups.applyParticipants(event, [socket.user?.id, socket.user?.lid].filter((x): x is string => !!x)),
     }))
   }
 
   private async onUpdate(socket: SocketLike, generation: number, update: Partial<ConnectionState>): Promise<void> {
-    if (generation !== this.generation) return
+    if (generation !== this.slot.generation) return
     if (update.qr) {
-      this.watch?.stop()
+      this.slot.stopWatch()
       await this.onQr(socket, generation, update.qr)
     }
-    if (generation !== this.generation) return
+    if (generation !== this.slot.generation) return
     if (update.connection === 'open') await this.onOpen(socket)
     else if (update.connection === 'close') await this.onClose(generation, update.lastDisconnect?.error)
   }
@@ -200,7 +198,7 @@ export class DeviceSession extends SocketSlot {
     const linking = this.linking
     if (!linking) {
       this.deps.logger.warn({ deviceId: this.deps.deviceId }, 'WhatsApp asked for a new link without a link request; closing')
-      await this.retire()
+      await this.slot.retire()
       return this.report.set('closed', { reason: 'not linked' })
     }
     const output = this.deps.options.qrOutput
@@ -208,12 +206,12 @@ export class DeviceSession extends SocketSlot {
     try {
       if (await linking.onQr(socket, qr, this.deps.options.sendTimeoutMs)) await this.report.emit({ type: 'qr', deviceId: this.deps.deviceId, qr })
     } catch (error) {
-      if (generation === this.generation) await this.endLink(toTransportError(error, 'pairing code'), 'the pairing code was refused')
+      if (generation === this.slot.generation) await this.endLink(toTransportError(error, 'pairing code'), 'the pairing code was refused')
     }
   }
 
   private async onOpen(socket: SocketLike): Promise<void> {
-    this.watch?.stop()
+    this.slot.stopWatch()
     const user = socket.user
     this.openedAt = Date.now()
     this.restarts = 0
@@ -228,16 +226,16 @@ export class DeviceSession extends SocketSlot {
   }
 
   private async onClose(generation: number, error: unknown): Promise<void> {
-    if (generation !== this.generation) return
-    this.release()
+    if (generation !== this.slot.generation) return
+    this.slot.release()
     this.deps.logger.info({ deviceId: this.deps.deviceId, reason: describeClose(error), err: error }, 'socket closed')
     await this.afterClose(error)
   }
 
   /** End `socket` ourselves for `problem` and apply the policy, without waiting for Baileys to report the close. */
   private async abandon(socket: SocketLike, generation: number, problem: ConnectionProblem): Promise<void> {
-    if (generation !== this.generation || this.socket !== socket) return
-    this.quiet()
+    if (generation !== this.slot.generation || this.slot.socket !== socket) return
+    this.slot.quiet()
     this.deps.logger.warn({ deviceId: this.deps.deviceId, reason: problem.reason }, 'closing a socket that is not working')
     void withTimeout(socket.end(problem), 5_000, 'closing the socket').catch(() => undefined)
     await this.afterClose(problem)
@@ -249,19 +247,19 @@ export class DeviceSession extends SocketSlot {
     const action = closeAction(error, paired)
     if (this.openedAt !== undefined && Date.now() - this.openedAt >= this.deps.options.reconnect.stableAfterMs) this.attempts = 0
     this.openedAt = undefined
-    const generation = this.generation
+    const generation = this.slot.generation
     const reason = describeClose(error)
     this.unreachable = action.kind === 'reconnect' && action.unreachable ? reason : undefined
     if (this.unreachable) this.deps.logger.warn({ deviceId: this.deps.deviceId, reason, err: error }, 'WhatsApp cannot be reached')
     if (action.kind === 'restart' && this.restarts++ < 3) {
       if (paired) await this.report.set('connecting', { reason: undefined })
-      if (generation === this.generation) await this.openSocket()
+      if (generation === this.slot.generation) await this.openSocket()
       return
     }
     if (action.kind === 'logged-out') {
       await this.deps.auth.clear()
-      this.forgetAccount()
-      if (generation !== this.generation) return
+      this.memory.forgetAccount()
+      if (generation !== this.slot.generation) return
       this.failLink(new TransportError('failed', 'WhatsApp refused the link'))
       return this.report.set(paired ? 'logged-out' : 'closed', { phone: undefined, lid: undefined, reason })
     }
@@ -277,14 +275,14 @@ export class DeviceSession extends SocketSlot {
       if (!linking || linking.requested || ++this.linkRetries > 3 || failure.code === 'unreachable') return this.endLink(failure, `link interrupted: ${reason}`)
     }
     const delay = backoffDelay(this.attempts++, this.deps.options.reconnect, this.deps.random)
-    this.schedule(delay, () => this.openSocket())
+    this.slot.schedule(delay, () => this.openSocket())
     await this.report.set(this.linking ? 'linking' : 'connecting', { reason: `${reason}; reconnecting in ${Math.ceil(delay / 1000)} s` })
   }
 
   /** The link failed or expired: reject a pending link() and report the session closed. */
   private async endLink(error: TransportError, reason: string): Promise<void> {
     this.failLink(error)
-    await this.retire()
+    await this.slot.retire()
     await this.report.set('closed', { reason })
   }
 

@@ -1,0 +1,52 @@
+import type { CacheStore } from '@whiskeysockets/baileys'
+import { BoundedMap } from 'zapgate/adapter-kit'
+import { boundedCacheStore } from '../cache.ts'
+import { GroupCache } from '../group-cache.ts'
+import type { MessageStore } from '../message-store.ts'
+
+/**
+ * What a device keeps across its sockets: its message store (in storage), bounded caches (signal
+ * keys, group metadata, own send ids, messages already reported) and the background work (media
+ * downloads) that outlives the event that started it. Owned by the device's session; the transport,
+ * send, receive and groups read it.
+ */
+export class DeviceMemory {
+  /** Key cache of the signal store, kept across reconnects, flushed with the credentials. */
+  readonly keyCache: CacheStore = boundedCacheStore(5_000, 5 * 60_000)
+  /** Group metadata for Baileys' cachedGroupMetadata, kept current from group events. */
+  readonly groups = new GroupCache()
+  /** Ids of the gateway's own sends, so that their echoes are not reported as received. */
+  readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
+  /** `chat:id` of messages already reported (dedupe of upserts). */
+  readonly seen = new BoundedMap<string, true>(5_000, 24 * 3_600_000)
+  /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
+  readonly background = new Set<Promise<unknown>>()
+  /** Resolves when the session shuts down: background work stops waiting and reports what it has. */
+  readonly stopping: Promise<void>
+  private stopped!: () => void
+
+  constructor(
+    /** Keys (and some contents) of the device's messages. */
+    readonly messages: MessageStore,
+  ) {
+    this.stopping = new Promise(resolve => (this.stopped = resolve))
+  }
+
+  /** Keep `work` until it settles (shutdown waits for it). */
+  track(work: Promise<unknown>): void {
+    this.background.add(work)
+    void work.finally(() => this.background.delete(work)).catch(() => undefined)
+  }
+
+  /** Tell background work to stop waiting, then wait for it to settle. */
+  async stopBackground(): Promise<void> {
+    this.stopped()
+    await Promise.allSettled([...this.background])
+  }
+
+  /** Forget what belongs to the linked account: cached signal keys and group metadata (a new link may be another account). */
+  forgetAccount(): void {
+    void this.keyCache.flushAll()
+    this.groups.clear()
+  }
+}

@@ -1,0 +1,253 @@
+import { createHash } from 'node:crypto'
+import type { Storage } from '../../ports/storage.ts'
+import { Collection } from '../../store/collection.ts'
+import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Liveness } from '../instances.ts'
+import { leaseHolds, type Lease } from './lease.ts'
+import type { WebhookEventName } from './payload.ts'
+
+/** One event waiting for delivery, as stored under `webhook-outbox:<deviceId>:<id>`. */
+export interface OutboxRecord {
+  /** The `webhook-id`: the same on every attempt. */
+  id: string
+  deviceId: string
+  accountId: string
+  event: WebhookEventName
+  /** The exact JSON body, signed afresh on every attempt. */
+  body: string
+  createdAt: number
+  /** When the next attempt may start. */
+  dueAt: number
+  /** Attempts made so far. */
+  attempts: number
+  /** The instance that schedules its attempts (the one that recorded it, or adopted it when that one was gone). */
+  owner?: string
+  /** Present while a process is delivering it (see claim). */
+  lease?: Lease
+  lastStatus?: number
+  lastError?: string
+}
+
+/** Why an event stopped being retried. */
+export type DeadLetterReason =
+  | 'max-age' // older than webhookMaxAgeMs
+  | 'gone' // the receiver answered 410: the device's webhook was switched off
+  | 'no-webhook' // the device has no webhook URL any more
+
+/** An event that will not be retried unless the host redrives it; kept 30 days. */
+export interface DeadLetter {
+  id: string
+  deviceId: string
+  accountId: string
+  event: WebhookEventName
+  body: string
+  createdAt: number
+  attempts: number
+  deadAt: number
+  reason: DeadLetterReason
+  /** The receiver it was last tried against. */
+  url?: string
+  lastStatus?: number
+  lastError?: string
+}
+
+/** What claiming a record found. */
+type Claim =
+  | { kind: 'claimed'; record: OutboxRecord }
+  | { kind: 'missing' } // delivered, dead-lettered or removed meanwhile
+  | { kind: 'held'; until: number } // another process holds a live lease
+  | { kind: 'later'; due: number } // not due yet (the record is the truth, the timetable a hint)
+
+/** How long dead letters are kept. */
+const DEAD_LETTER_TTL_MS = 30 * 86_400_000
+
+/**
+ * The durable webhook outbox: one record per undelivered event, plus the dead letters. Each record
+ * has an owner, the instance that schedules its attempts; an attempt claims the record (a lease
+ * naming the instance, with an expiry) before sending. Every change is a compare-and-set of the
+ * record (Collection.update over the store's atomic steps), so with several processes on one store
+ * each record has one deliverer at a time, and the records of a gone instance are adopted by one
+ * of the others.
+ */
+export class OutboxStore {
+  private readonly records: Collection<OutboxRecord>
+  private readonly dead: Collection<DeadLetter>
+
+  constructor(storage: Storage, lock: KeyedLock) {
+    this.records = new Collection(storage, lock, 'webhook-outbox')
+    this.dead = new Collection(storage, lock, 'webhook-dead')
+  }
+
+  /** Record a new event; false when it is already pending (the same message published twice, by any process). */
+  add(record: OutboxRecord): Promise<boolean> {
+    return this.records.create(outboxKey(record.deviceId, record.id), record)
+  }
+
+  /**
+   * Take over a record whose owner is gone (or that has none): it becomes `me`'s to schedule, and a
+   * lease of the gone owner is dropped. Resolves with the record when `me` owns it now (taken, or
+   * already mine), undefined when a live instance owns it or it is gone.
+   */
+  async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
+    const me = liveness.id
+    const result = await this.records.update(key, current => {
+      if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
+      const { lease, ...rest } = current
+      return { ...rest, owner: me, ...(lease && liveness.isAlive(lease.owner) ? { lease } : {}) }
+    })
+    return result?.owner === me ? result : undefined
+  }
+
+  /** A pending record, or undefined. */
+  get(key: string): Promise<OutboxRecord | undefined> {
+    return this.records.get(key)
+  }
+
+  /** Claim a record for one attempt: a lease for this instance until `now + leaseMs`, unless a live instance holds it or it is not due. */
+  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Claim> {
+    let claim: Claim = { kind: 'missing' }
+    await this.records.update(key, current => {
+      claim = { kind: 'missing' } // `change` may run again on a newer record: decide from it alone
+      if (!current) return undefined
+      if (leaseHolds(current.lease, liveness.id, now, liveness)) {
+        claim = { kind: 'held', until: current.lease!.until }
+        return undefined
+      }
+      if (current.dueAt > now) {
+        claim = { kind: 'later', due: current.dueAt }
+        return undefined
+      }
+      const claimed = { ...current, lease: { owner: liveness.id, until: now + leaseMs } }
+      claim = { kind: 'claimed', record: claimed }
+      return claimed
+    })
+    return claim
+  }
+
+  /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
+  async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }): Promise<OutboxRecord | undefined> {
+    return this.records.update(key, current => {
+      if (!current || (current.lease && current.lease.owner !== owner)) return undefined
+      const { lease: _released, ...rest } = current
+      return {
+        ...rest,
+        dueAt: next.dueAt,
+        attempts: current.attempts + (next.counted ? 1 : 0),
+        ...(next.lastStatus !== undefined ? { lastStatus: next.lastStatus } : {}),
+        ...(next.lastError !== undefined ? { lastError: next.lastError } : {}),
+      }
+    })
+  }
+
+  /** The event was delivered: forget it. */
+  complete(key: string): Promise<boolean> {
+    return this.records.remove(key)
+  }
+
+  /** Forget a pending event without delivering it (its device is gone). */
+  drop(key: string): Promise<boolean> {
+    return this.records.remove(key)
+  }
+
+  /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
+  async deadLetter(key: string, reason: DeadLetterReason, now: number, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean } = {}): Promise<DeadLetter | undefined> {
+    for (;;) {
+      const current = await this.records.load(key)
+      if (!current) return undefined
+      const letter: DeadLetter = {
+        id: current.id,
+        deviceId: current.deviceId,
+        accountId: current.accountId,
+        event: current.event,
+        body: current.body,
+        createdAt: current.createdAt,
+        attempts: current.attempts + (details.attempted ? 1 : 0),
+        deadAt: now,
+        reason,
+        ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
+      }
+      await this.dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
+      // Only the record that was read: one changed meanwhile (by another process) is read again.
+      if (await this.records.removeIfEqual(key, current)) return letter
+    }
+  }
+
+  /** Every pending record (a scan, in pages: start-up and timetable reloads). */
+  pending(): AsyncIterable<[key: string, record: OutboxRecord]> {
+    return this.records.all()
+  }
+
+  /** The pending records of one device. */
+  ofDevice(deviceId: string): AsyncIterable<[key: string, record: OutboxRecord]> {
+    return this.records.withPrefix(`${deviceId}:`)
+  }
+
+  /** Number of pending events, of one device or of all. */
+  async count(deviceId?: string): Promise<number> {
+    let count = 0
+    for await (const _ of deviceId === undefined ? this.pending() : this.ofDevice(deviceId)) count++
+    return count
+  }
+
+  /** Dead letters, newest first, optionally of one device only. */
+  async deadLetters(filter: { deviceId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
+    const letters: DeadLetter[] = []
+    for await (const [, letter] of this.dead.all()) if (filter.deviceId === undefined || letter.deviceId === filter.deviceId) letters.push(letter)
+    letters.sort((a, b) => b.deadAt - a.deadAt)
+    return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
+  }
+
+  /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record's key, or undefined. */
+  async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
+    const letter = await this.dead.get(id)
+    if (!letter) return undefined
+    const record: OutboxRecord = {
+      id: letter.id,
+      deviceId: letter.deviceId,
+      accountId: letter.accountId,
+      event: letter.event,
+      body: letter.body,
+      createdAt: now,
+      dueAt: now,
+      attempts: 0,
+      owner,
+    }
+    await this.records.put(outboxKey(record.deviceId, record.id), record)
+    await this.dead.remove(id)
+    return record
+  }
+
+  /** Delete a dead letter; true when it existed. */
+  discard(id: string): Promise<boolean> {
+    return this.dead.remove(id)
+  }
+
+  /** Delete everything of a device: its pending events and its dead letters. */
+  async removeDevice(deviceId: string): Promise<void> {
+    const keys: string[] = []
+    for await (const [key] of this.ofDevice(deviceId)) keys.push(key)
+    for (const key of keys) await this.records.remove(key)
+    const dead: string[] = []
+    for await (const [id, letter] of this.dead.all()) if (letter.deviceId === deviceId) dead.push(id)
+    for (const id of dead) await this.dead.remove(id)
+  }
+}
+
+/** The outbox key of a device's event. */
+export function outboxKey(deviceId: string, id: string): string {
+  return `${deviceId}:${id}`
+}
+
+/**
+ * The `webhook-id` of a message seen by a device: derived from both, so a message the transport
+ * hands over twice (e.g. after a reconnect) is one event, and receivers can deduplicate on it.
+ */
+export function eventId(deviceId: string, messageId: string): string {
+  return `msg_${createHash('sha256').update(`${deviceId}\n${messageId}`).digest('base64url').slice(0, 27)}`
+}
+
+// --- Internal helpers ---
+
+function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
+}

@@ -1,0 +1,94 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { resolveOptions } from '../src/resolve-options.ts'
+
+/**
+ * Options are resolved once, in one place (src/options.ts, src/resolve-options.ts): with nothing
+ * given, the resolved settings are the defaults README and docs/api.md document; an option given as
+ * undefined takes its default; a bad value is a clear Error at start-up.
+ */
+const test = suite('gateway options resolved in one place')
+
+const MB = 1024 ** 2
+
+test('nothing given: the documented defaults', () => {
+  const resolved = resolveOptions({})
+  assert.is(resolved.httpStatus, 'mirror')
+  assert.equal(resolved.plans, { '1': { name: 'Gratuito', days: 30 } })
+  assert.is(resolved.allowPrivateUrls, false)
+  assert.is(resolved.timeZone, 'UTC')
+  assert.is(resolved.bodyLimitBytes, 20 * MB)
+  assert.is(resolved.cacheTtlMs, 2000)
+  assert.ok(resolved.spillDir.endsWith('zapgate-spill'))
+  assert.is(resolved.storageTimeoutMs, 2000)
+  assert.is(resolved.bodyTimeoutMs, 30_000)
+  assert.is(resolved.shutdownGraceMs, 10_000)
+  assert.is(resolved.mediaBytesInFlight, 200 * MB)
+  assert.equal(resolved.instances, { heartbeatMs: 3000, ttlMs: 15_000 })
+  assert.is(resolved.cluster, undefined)
+  assert.is(resolved.webhookDelivery.timeoutMs, 15_000)
+  assert.is(resolved.webhookDelivery.maxAgeMs, 72 * 3_600_000)
+  assert.is(resolved.webhookDelivery.retryMs.length, 9)
+  assert.equal(resolved.agents, { responder: undefined, timeoutMs: 30_000, historyLimit: 20 })
+  const { otpSecret, ...messaging } = resolved.messaging
+  assert.ok(otpSecret.length > 20, 'a secret of its own for this process')
+  assert.equal(messaging, {
+    mediaMaxBytes: 16 * MB,
+    mediaTimeoutMs: 30_000,
+    sendTimeoutMs: 30_000,
+    minIntervalMs: 0,
+    intervalJitterMs: 0,
+    sendQueueLimit: 1_000,
+    scheduleRetryMs: [60_000, 300_000, 900_000],
+    schedulePollMs: 15_000,
+    scheduleMaxWaitMs: 86_400_000,
+    scheduleQuota: { maxPending: 10_000, maxBytes: 256 * MB },
+    otpTtlMs: 300_000,
+    otpMaxTries: 5,
+  })
+  assert.equal(resolved.service, { docs: true, metrics: false, healthTimeoutMs: 5000 })
+  assert.equal(resolved.rateLimits.perAccount, { points: 3000, duration: 60 })
+  assert.equal(resolved.rateLimits.registrations, { points: 20, duration: 3600 })
+})
+
+test('given values win; undefined takes the default; the cluster secret derives the OTP key', () => {
+  const resolved = resolveOptions({
+    mediaTimeoutMs: undefined,
+    sendQueueLimit: 5,
+    bodyLimit: '1kb',
+    docs: false,
+    metrics: {},
+    rateLimit: false,
+    baseUrl: 'https://gw.example/api//',
+    cluster: { secret: 's'.repeat(16), advertiseUrl: 'http://10.0.0.1:3000/' },
+  })
+  assert.is(resolved.messaging.mediaTimeoutMs, 30_000)
+  assert.is(resolved.messaging.sendQueueLimit, 5)
+  assert.is(resolved.bodyLimitBytes, 1024)
+  assert.equal(resolved.service, { docs: false, metrics: { registry: undefined }, healthTimeoutMs: 5000 })
+  assert.is(resolved.rateLimits.perAccount, false)
+  assert.is(resolved.baseUrl, 'https://gw.example/api')
+  assert.is(resolved.cluster?.advertiseUrl, 'http://10.0.0.1:3000')
+  const again = resolveOptions({ cluster: { secret: 's'.repeat(16), advertiseUrl: 'http://10.0.0.2:3000' } })
+  assert.is(resolved.messaging.otpSecret, again.messaging.otpSecret, 'every instance of a cluster verifies the others\' codes')
+})
+
+test('bad values are refused at start-up, naming the option', () => {
+  const refused: [Parameters<typeof resolveOptions>[0], RegExp][] = [
+    [{ timeZone: 'Mars/Olympus' }, /timeZone/],
+    [{ httpStatus: 'never' as 'mirror' }, /httpStatus/],
+    [{ cacheTtlMs: -1 }, /cacheTtlMs must be a number >= 0/],
+    [{ healthTimeoutMs: 0 }, /healthTimeoutMs must be a positive number of ms/],
+    [{ webhookRetryMs: [] }, /webhookRetryMs/],
+    [{ webhookMaxAgeMs: Number.NaN }, /webhookMaxAgeMs/],
+    [{ agentHistoryLimit: 1.5 }, /agentHistoryLimit/],
+    [{ sendQueueLimit: 0 }, /sendQueueLimit must be a positive number/],
+    [{ otpSecret: '' }, /otpSecret/],
+    [{ instances: { heartbeatMs: 3000, ttlMs: 4000 } }, /ttlMs must be at least twice/],
+    [{ plans: { '1': { name: 'x', days: 0 } } }, /plan 1/],
+    [{ bodyLimit: 'lots' }, /cannot read size/],
+  ]
+  for (const [options, message] of refused) assert.throws(() => resolveOptions(options), message, JSON.stringify(options))
+})
+
+test.run()
