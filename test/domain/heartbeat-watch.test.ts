@@ -27,13 +27,23 @@ test('an instance whose counter moves at every read stays alive however long it 
 
 test('an instance whose counter stays the same for the time-to-live of reads is silent, and not before', () => {
   const { watch, advance } = watched()
-  watch.observe(new Map([['a', 7], ['b', 1]]))
+  watch.observe(
+    new Map([
+      ['a', 7],
+      ['b', 1],
+    ]),
+  )
   let silent: string[] = []
   let waited = 0
   for (let beat = 2; silent.length === 0; beat++) {
     advance(BEAT)
     waited += BEAT
-    silent = watch.observe(new Map([['a', 7], ['b', beat]]))
+    silent = watch.observe(
+      new Map([
+        ['a', 7],
+        ['b', beat],
+      ]),
+    )
   }
   assert.equal(silent, ['a'])
   assert.is(waited, TTL, 'silent after exactly the time-to-live of unmoving reads')

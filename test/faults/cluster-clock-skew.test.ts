@@ -27,7 +27,9 @@ const devicePhone = (d: number) => `55119200000${String(d).padStart(2, '0')}`
 const contact = (i: number) => `55119600000${String(i % 20).padStart(2, '0')}`
 
 /** libfaketime as Debian's `faketime` package installs it (preloaded straight into the node process, so signals reach it). */
-const libfaketime = ['x86_64-linux-gnu', 'aarch64-linux-gnu', ''].map(arch => `/usr/lib/${arch}${arch ? '/' : ''}faketime/libfaketime.so.1`).find(path => existsSync(path))
+const libfaketime = ['x86_64-linux-gnu', 'aarch64-linux-gnu', '']
+  .map(arch => `/usr/lib/${arch}${arch ? '/' : ''}faketime/libfaketime.so.1`)
+  .find(path => existsSync(path))
 const FAKETIME: Service = {
   name: "Debian's faketime (libfaketime)",
   value: spawnSync('sh', ['-c', 'command -v faketime']).status === 0 ? libfaketime : undefined,
@@ -41,11 +43,23 @@ for (const backend of [REDIS, POSTGRES]) {
   // Both are needed: faketime first (its skip line once per store), then the store.
   const withSkew = needing(test, FAKETIME.value === undefined ? FAKETIME : backend, `the clock-skew cluster test on ${backend.name}`)
   withSkew(`${backend.name}: an instance 20 s ahead, then 20 s behind, takes no device from a live holder and every instance accepts schedules`, async () => {
-    const cluster = await startCluster(backend.value!, 2, { GATEWAY_LEASE_TTL_MS: String(TTL_MS), ...(process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {}) })
+    const cluster = await startCluster(backend.value!, 2, {
+      GATEWAY_LEASE_TTL_MS: String(TTL_MS),
+      ...(process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {}),
+    })
     try {
       let current = OFFSETS[0]!
       let odd = await addSkewed(cluster, current)
-      const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+      const authkey = (
+        await cluster.call(0, '/api/auth', {
+          auth: 'registrar',
+          nome: 'Ana',
+          email: 'ana@example.com',
+          senha: 'senha-secreta',
+          telefone: '5511912345678',
+          plano: '1',
+        })
+      ).body.data.authkey as string
       for (let d = 0; d < DEVICES; d++) await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d))
       for (const offset of OFFSETS) {
         if (offset !== current) {
@@ -63,17 +77,31 @@ for (const backend of [REDIS, POSTGRES]) {
         const until = Date.now() + 2 * TTL_MS
         for (let i = 0; Date.now() < until; i++) {
           // Instance i % 3, device i / 3: every instance is asked for every device.
-          statuses.push((await cluster.call(i, '/api/create-message', { appkey: `d${Math.floor(i / 3) % DEVICES}`, authkey, to: contact(i), message: `relógio ${offset} ${i}` })).status)
+          statuses.push(
+            (
+              await cluster.call(i, '/api/create-message', {
+                appkey: `d${Math.floor(i / 3) % DEVICES}`,
+                authkey,
+                to: contact(i),
+                message: `relógio ${offset} ${i}`,
+              })
+            ).status,
+          )
           await new Promise(resolve => setTimeout(resolve, 50))
         }
         const refusedSchedules = await schedulesThroughEvery(cluster, authkey, offset)
         const replaced = (await cluster.sim.stats()).replaced - replacedBefore
         const held = (await Promise.all(cluster.instances.map(i => cluster.health(i)))).map(h => h.devices)
-        console.log(`# clock ${offset} (${backend.name}): replaced ${replaced}, devices held ${held.map(h => h.length)}, ${statuses.filter(s => s !== 200).length} of ${statuses.length} sends not 200, ${refusedSchedules} of ${3 * 4} schedules refused`)
+        console.log(
+          `# clock ${offset} (${backend.name}): replaced ${replaced}, devices held ${held.map(h => h.length)}, ${statuses.filter(s => s !== 200).length} of ${statuses.length} sends not 200, ${refusedSchedules} of ${3 * 4} schedules refused`,
+        )
         assert.is(replaced, 0, `no device taken from a live holder (clock ${offset})`)
         assert.is(held.flat().length, DEVICES, 'every device held')
         assert.is(new Set(held.flat()).size, DEVICES, 'by one instance')
-        assert.ok(statuses.every(s => s === 200), `every send answered 200: ${[...new Set(statuses)]}`)
+        assert.ok(
+          statuses.every(s => s === 200),
+          `every send answered 200: ${[...new Set(statuses)]}`,
+        )
         assert.is(refusedSchedules, 0, 'schedules accepted through every instance')
       }
     } finally {
@@ -86,7 +114,11 @@ for (const backend of [REDIS, POSTGRES]) {
 async function stopGracefully(cluster: Cluster, instance: StandaloneServer): Promise<void> {
   await instance.kill('SIGTERM')
   cluster.instances.splice(cluster.instances.indexOf(instance), 1)
-  await waitFor(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 30_000, 'the devices of the instance that left to be taken')
+  await waitFor(
+    async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES,
+    30_000,
+    'the devices of the instance that left to be taken',
+  )
 }
 
 /** Start one more cluster instance whose wall clock is `offset` off, and check that it is. */
@@ -94,7 +126,10 @@ async function addSkewed(cluster: Cluster, offset: string): Promise<StandaloneSe
   const instance = await startStandalone({ ...cluster.env, ...skewed(offset) })
   cluster.instances.push(instance)
   // pino stamps each line with the process's wall clock: it shows the offset took hold.
-  const lines = instance.output().split('\n').filter(line => line.startsWith('{'))
+  const lines = instance
+    .output()
+    .split('\n')
+    .filter(line => line.startsWith('{'))
   const stamped = JSON.parse(lines[lines.length - 1]!).time as number
   const off = (stamped - Date.now()) / 1000
   assert.ok(Math.abs(off - parseInt(offset, 10)) < 5, `the instance's clock is ${off.toFixed(1)} s off, meant ${offset}`)
@@ -109,13 +144,19 @@ async function schedulesThroughEvery(cluster: Cluster, authkey: string, offset: 
   const before = (await cluster.sim.stats()).sent
   const agendamento = formatWallClock(Math.ceil((Date.now() + 5_000) / 1000) * 1000, 'UTC')
   const count = cluster.instances.length * 4
-  const answers = await Promise.all(Array.from({ length: count }, (_, i) => cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `agendada ${offset} ${i}`, agendamento })))
+  const answers = await Promise.all(
+    Array.from({ length: count }, (_, i) =>
+      cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `agendada ${offset} ${i}`, agendamento }),
+    ),
+  )
   const accepted = answers.filter(a => a.status === 200).length
   await waitFor(async () => (await cluster.sim.stats()).sent - before >= accepted, 60_000, 'the accepted schedules on the network')
   await new Promise(resolve => setTimeout(resolve, 1_000)) // a second send would show up here
   assert.is((await cluster.sim.stats()).sent - before, accepted, 'each accepted schedule sent once')
   const texts: string[] = []
-  for (let c = 0; c < 20; c++) for (const entry of (await request(`${cluster.sim.url}/_sim/inbox/${contact(c)}`)).body as { text?: string }[]) if (entry.text?.startsWith(`agendada ${offset} `)) texts.push(entry.text)
+  for (let c = 0; c < 20; c++)
+    for (const entry of (await request(`${cluster.sim.url}/_sim/inbox/${contact(c)}`)).body as { text?: string }[])
+      if (entry.text?.startsWith(`agendada ${offset} `)) texts.push(entry.text)
   assert.is(new Set(texts).size, accepted, 'each reached its contact')
   return count - accepted
 }

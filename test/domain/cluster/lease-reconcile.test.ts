@@ -25,7 +25,10 @@ test('a held device whose session was closed under its lease is open again after
     assert.ok(leases.holds(device.id))
     const sent = await post(`${t.url}/api/create-message`, { authkey, appkey: device.appkey, to: '5511933334444', message: 'de volta' })
     assert.is(sent.status, 200, sent.text)
-    assert.equal(t.network.inbox('5511933334444').map(entry => ('text' in entry ? entry.text : entry.type)), ['de volta'])
+    assert.equal(
+      t.network.inbox('5511933334444').map(entry => ('text' in entry ? entry.text : entry.type)),
+      ['de volta'],
+    )
   } finally {
     await t.stop()
   }
