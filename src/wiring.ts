@@ -51,7 +51,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
   // A device's session is opened only by the instance holding its lease; the balancer shares out the devices nobody holds.
-  const leases = new DeviceLeases(storage, lock, instances, transport, { maxDevices: resolved.cluster?.maxDevices }, childLogger(logger, { module: 'leases' }), events)
+  const leases = new DeviceLeases(storage, lock, instances, transport, { maxDevices: resolved.cluster?.maxDevices, clustered: resolved.cluster !== undefined }, childLogger(logger, { module: 'leases' }), events)
   const balancer = new DeviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
   devices.onRemove(device => leases.forget(device.id))
   const agents = new Agents(storage, lock, devices)

@@ -1,4 +1,12 @@
-/** Calendar helpers that honour the gateway's time zone. */
+/** Calendar helpers that honour the gateway's time zone, and how far apart hosts' clocks may be. */
+
+/**
+ * How long the hosts' clocks may disagree. Nothing that decides who holds what compares one host's
+ * clock with another's; this only widens what a stamp of another host must be judged with: the store
+ * expiry of an instance record (so a reader whose clock is ahead still sees it) and a client's
+ * schedule time (a time "now" by the client's clock is not refused as past by a host ahead of it).
+ */
+export const CLOCK_SKEW_ALLOWANCE_MS = 30_000
 
 /** Today's date (YYYY-MM-DD) in `timeZone`, `days` days from `now`. */
 export function dateInZone(timeZone: string, days = 0, now = Date.now()): string {

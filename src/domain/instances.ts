@@ -4,24 +4,11 @@ import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
-import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
+import { hostTag, ownStamp } from '../store/process-alive.ts'
+import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
+import { HeartbeatFence, monotonicNow } from './heartbeat-watch.ts'
 import { heartbeatLapsed, inTheWay } from './instance-lapse.ts'
-
-/** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
-interface InstanceRecord {
-  id: string
-  host: string
-  pid: number
-  /** The pid's start time (clock ticks after boot) and boot id (Linux): a reused pid is another process. */
-  startTicks?: number
-  bootId?: string
-  startedAt: number
-  heartbeatAt: number
-  /** Where other instances reach it (cluster mode). */
-  url?: string
-  /** Device sessions it holds, as of its last heartbeat. */
-  devices?: number
-}
+import { InstanceView, type DepartureListener, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
 export interface InstanceSettings {
@@ -30,9 +17,6 @@ export interface InstanceSettings {
   /** An instance whose record was not renewed for this long is gone: its claims pass to the others. */
   ttlMs: number
 }
-
-/** What a departure callback is told: the instances that stopped heartbeating (or left). */
-type DepartureListener = (gone: string[]) => void
 
 /** Who is alive, as claims on shared work need to know it. */
 export interface Liveness {
@@ -50,33 +34,39 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
 }
 
 /**
- * The registry of live gateway processes in the shared store (`instance:<id>`, expiring after
- * `ttlMs` unless renewed every `heartbeatMs`). A claim on shared work (a webhook event, a scheduled
- * message) names its instance; a claim whose instance is not alive is void, so any process on any
- * host takes it over once the instance's record has expired. A process that starts on a host where
- * an earlier process of the same host is gone (its pid is not running) removes that one's record at
- * once, so a restarted gateway resumes its own interrupted work without waiting for the expiry.
+ * The registry of live gateway processes in the shared store (`instance:<id>`, renewed every
+ * `heartbeatMs` with a heartbeat counter that moves). A claim on shared work (a webhook event, a
+ * scheduled message, a device lease) names its instance; a claim whose instance is not alive is
+ * void. An instance is gone for an observer once its counter has not moved for `ttlMs` of the
+ * observer's own monotonic time (HeartbeatWatch): no host's clock is compared with another's, so
+ * clocks that disagree neither kill a live instance nor keep a dead one. The store's expiry of a
+ * record (its ttl plus the clock allowance on a shared store) only clears records nobody removed.
+ * A process that starts on a host where an earlier process of the same host is gone (its pid is not
+ * running) removes that one's record at once, so a restarted gateway resumes its own interrupted
+ * work without waiting.
+ *
+ * An instance whose heartbeat is late (two thirds of `ttlMs` since the last heartbeat the store
+ * took was sent, by its own monotonic clock) is fenced: it lets go of what it holds for the others
+ * before any of them may judge it gone, and holds nothing new (`standing` is false) until a
+ * heartbeat sent after the fence reached the store.
  */
 export class Instances implements Liveness {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
   readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
-  private alive = new Set<string>()
-  /** Instances seen to leave (departed, or a gone process of this host): never alive again, whatever their start time. */
-  private readonly gone = new Set<string>()
-  /** The live instances' records as of the last heartbeat (this one's included). */
-  private known = new Map<string, InstanceRecord>()
+  /** Who else is alive, as of the last heartbeat. */
+  private readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
-  private readonly listeners: DepartureListener[] = []
   private readonly fenceListeners: (() => void)[] = []
   private readonly beatListeners: (() => void)[] = []
   private readonly rejoinListeners: (() => void)[] = []
-  /** When the store last took this instance's heartbeat. */
-  private lastRenewed = Date.now()
-  /** When the registry was last read (instances that started since are not in `alive` yet). */
-  private lastRefresh = 0
-  private fenced = false
+  /** Whether this instance's heartbeat is late. */
+  private readonly fence: HeartbeatFence
+  /** A heartbeat is under way (the next tick does not start another). */
+  private beating = false
+  /** The store ttl of this instance's record. */
+  private readonly recordTtlMs: number
   private load = 0
   private stopped = false
 
@@ -88,9 +78,13 @@ export class Instances implements Liveness {
     url?: string,
   ) {
     this.records = new Collection(storage, lock, 'instance')
+    this.view = new InstanceView(this.id, this.records, settings.ttlMs, settings.heartbeatMs, logger)
+    this.fence = new HeartbeatFence(settings.ttlMs)
+    // Readers on other hosts judge the store's expiry stamp by their own clocks: on a shared store a
+    // record outlives the ttl by the clock allowance, so a reader ahead still sees a live one.
+    this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? CLOCK_SKEW_ALLOWANCE_MS : 0)
     const now = Date.now()
-    this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, ...(url ? { url } : {}) }
-    this.alive.add(this.id)
+    this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
   }
 
   /**
@@ -104,14 +98,15 @@ export class Instances implements Liveness {
     const reach = reachOf(this.storage)
     if (cluster) refuseCluster(this.storage, reach)
     for (;;) {
-      await this.records.put(this.id, this.record, this.settings.ttlMs)
-      this.lastRenewed = Date.now()
-      await this.refresh()
-      const blocking = inTheWay(this.record, this.known.values(), other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
+      const sentAt = monotonicNow()
+      await this.records.put(this.id, this.record, this.recordTtlMs)
+      this.fence.taken(sentAt)
+      await this.view.refresh(this.record)
+      const blocking = inTheWay(this.record, this.view.liveRecords, other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
       if (!blocking) break
       await this.records.remove(this.id)
       if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
-      this.markGone(blocking.record.id)
+      this.view.markGone(blocking.record.id)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
     this.timer.unref()
@@ -119,35 +114,40 @@ export class Instances implements Liveness {
 
   /** Whether the instance named by a claim is alive, as of the last heartbeat (this one always is). */
   isAlive(instanceId: string | undefined): boolean {
-    if (instanceId === undefined) return false
-    if (this.alive.has(instanceId)) return true
-    if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
-    // An instance that started after the last heartbeat read the registry is not in it yet: alive,
-    // unless it started longer ago than a time-to-live (then its record would have been read).
-    const startedAt = startTimeOf(instanceId)
-    return startedAt !== undefined && startedAt > this.lastRefresh - this.settings.ttlMs
+    return this.view.isAlive(instanceId)
+  }
+
+  /**
+   * Whether this instance may hold things for the others now: registered, its heartbeat not late,
+   * and not stopping. A lease naming this instance is its own only while it stands.
+   */
+  get standing(): boolean {
+    return !this.fence.up && !this.stopped && this.timer !== undefined
+  }
+
+  /** Fences so far: a step that began at one count and ends at another was cut by a fence. */
+  get fenceCount(): number {
+    return this.fence.count
+  }
+
+  /** Read `instanceId`'s record now and tell whether it is gone (InstanceView.confirmGone): before taking over its claim. */
+  confirmGone(instanceId: string): Promise<boolean> {
+    return this.view.confirmGone(instanceId)
   }
 
   /** The live instances, as of the last heartbeat. */
   get live(): string[] {
-    return [...this.alive]
+    return this.view.live
   }
 
   /** The live instances' records as of the last heartbeat (this one's included). */
   get liveRecords(): InstanceRecord[] {
-    return [...this.known.values()]
+    return this.view.liveRecords
   }
 
   /** A live instance's record: as of the last heartbeat, or read from the store when it is newer than that. */
-  async recordOf(instanceId: string): Promise<InstanceRecord | undefined> {
-    const known = this.known.get(instanceId)
-    if (known) return known
-    const record = await this.records.load(instanceId)
-    if (record) {
-      this.known.set(instanceId, record)
-      this.alive.add(instanceId)
-    }
-    return record
+  recordOf(instanceId: string): Promise<InstanceRecord | undefined> {
+    return this.view.recordOf(instanceId)
   }
 
   /** How many device sessions this instance holds (told to the others with the next heartbeat). */
@@ -176,7 +176,7 @@ export class Instances implements Liveness {
 
   /** Be told when instances stop heartbeating (their claims are void from then on). */
   onDeparture(listener: DepartureListener): void {
-    this.listeners.push(listener)
+    this.view.onDeparture(listener)
   }
 
   /** Leave the registry (a graceful stop): the others take over this process's work at once. */
@@ -188,21 +188,40 @@ export class Instances implements Liveness {
 
   // --- Internal helpers ---
 
-  /** Renew this record (re-register when it expired meanwhile, e.g. after a long pause), then refresh who is alive. */
+  /**
+   * Renew this record with the next counter value (re-register when it was removed meanwhile, e.g.
+   * after a long pause), then refresh who is alive. A fenced instance stands again only after a
+   * heartbeat sent after the fence reached the store: the others then see its counter move.
+   */
   private async beat(): Promise<void> {
-    if (this.stopped) return
+    // The fence is checked on every tick, even while a heartbeat hangs on a store that does not answer.
     this.fenceIfLate()
-    const next = { ...this.record, heartbeatAt: Date.now(), devices: this.load }
+    if (this.stopped || this.beating) return
+    this.beating = true
     try {
-      if (!(await this.records.replace(this.id, this.record, next, this.settings.ttlMs))) {
+      await this.renew()
+    } finally {
+      this.beating = false
+    }
+  }
+
+  private async renew(): Promise<void> {
+    const wasFenced = this.fence.up
+    const next = { ...this.record, heartbeatAt: Date.now(), beat: (this.record.beat ?? 0) + 1, devices: this.load }
+    const sentAt = monotonicNow()
+    try {
+      let rejoined = false
+      if (!(await this.records.replace(this.id, this.record, next, this.recordTtlMs))) {
         this.logger.warn({ instanceId: this.id }, 'this instance was taken for gone (no heartbeat for too long); registering again')
-        await this.records.put(this.id, next, this.settings.ttlMs)
-        for (const listener of this.rejoinListeners) listener()
+        await this.records.put(this.id, next, this.recordTtlMs)
+        rejoined = true
       }
       this.record = next
-      this.lastRenewed = Date.now()
-      this.fenced = false
-      await this.refresh()
+      // A heartbeat that waited past the fence time in a queue does not lift the fence: the next one will.
+      this.fence.taken(sentAt)
+      if (this.fence.up) return
+      if (rejoined || wasFenced) for (const listener of this.rejoinListeners) listener()
+      await this.view.refresh(this.record)
       for (const listener of this.beatListeners) listener()
     } catch (err) {
       this.logger.warn({ err }, 'instance heartbeat failed')
@@ -215,41 +234,9 @@ export class Instances implements Liveness {
    * first), let go before the others may take over: no two instances ever hold one device.
    */
   private fenceIfLate(): void {
-    if (this.fenced || Date.now() - this.lastRenewed < (this.settings.ttlMs * 2) / 3) return
-    this.fenced = true
+    if (!this.fence.raiseIfLate()) return
     this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
     for (const listener of this.fenceListeners) listener()
-  }
-
-  private markGone(id: string): void {
-    this.gone.add(id)
-    // Ids never repeat; only recent ones matter (older ones are past the start-time window of isAlive).
-    if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
-  }
-
-  /** Read the live instances; drop the records of gone processes of this host; tell listeners who left. */
-  private async refresh(): Promise<void> {
-    const readAt = Date.now()
-    const now = new Set<string>([this.id])
-    const known = new Map<string, InstanceRecord>([[this.id, this.record]])
-    for await (const [id, record] of this.records.all()) {
-      if (id !== this.id && record.host === this.record.host && !processAlive(record)) {
-        await this.records.removeIfEqual(id, record)
-        this.markGone(id)
-        continue
-      }
-      now.add(id)
-      if (id !== this.id) known.set(id, record)
-    }
-    this.known = known
-    this.lastRefresh = readAt
-    const gone = [...this.alive].filter(id => !now.has(id))
-    for (const id of gone) this.markGone(id)
-    this.alive = now
-    if (gone.length > 0) {
-      this.logger.info({ gone }, 'gateway instances gone: taking over their work')
-      for (const listener of this.listeners) listener(gone)
-    }
   }
 }
 
@@ -268,19 +255,3 @@ function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Stor
   if (!cluster) return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
   return undefined
 }
-
-/** When the instance of an id started (ms since the epoch), or undefined for an id of another form. */
-function startTimeOf(instanceId: string): number | undefined {
-  const parts = instanceId.split('-')
-  const value = parts.length >= 4 ? parseInt(parts[parts.length - 2]!, 36) : NaN
-  return Number.isFinite(value) ? value : undefined
-}
-
-/** Whether an id names a process of this host that is no longer running. */
-function goneFromThisHost(instanceId: string): boolean {
-  const parts = instanceId.split('-')
-  if (parts.length < 4 || parts.slice(0, -3).join('-') !== hostTag()) return false
-  const pid = Number(parts[parts.length - 3])
-  return Number.isInteger(pid) && pid > 0 && !processAlive(pid)
-}
-

@@ -60,7 +60,8 @@ export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, 
   if (answer.status >= 500) logger.error({ err, code, path: ctx.path }, answer.message)
   else logger.debug({ err, code, path: ctx.path }, answer.message)
   if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
-  // Whether a device exists (and where) is never told with a refusal or a not-found.
-  if (answer.status === 401 || answer.status === 404) ctx.remove(HOLDER_HEADER)
+  // Whether a device exists (and where) is never told with a refusal or a not-found, nor named as
+  // held here by an answer that says it is moving (a lease let go mid-request: 503).
+  if (answer.status === 401 || answer.status === 404 || answer.status === 503) ctx.remove(HOLDER_HEADER)
   sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra, ...own?.errorExtra })
 }

@@ -1,4 +1,5 @@
 import { GatewayError } from '../errors.ts'
+import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
 import { deviceByAppkey, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
@@ -34,9 +35,14 @@ export async function sendOrSchedule(
   return reply
 }
 
-/** The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a year ahead. */
+/**
+ * The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a
+ * year ahead. Past is judged with the clock allowance: a time up to 30 s before this host's clock
+ * may be "now" by the client's clock or another instance's (it is sent at once), so an instance whose
+ * clock runs ahead does not refuse what the others accept.
+ */
 function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
   const time = parseScheduleTime(value, timeZone)
-  if (!time || time.at < Math.floor(now / 1000) * 1000 || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
+  if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
   return time
 }

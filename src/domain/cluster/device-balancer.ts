@@ -26,6 +26,7 @@ export class DeviceBalancer {
   /** A scan is due at the next heartbeat (this instance let its sessions go, or re-registered). */
   private pending = false
   private stopped = false
+  private reconciling: Promise<void> | undefined
 
   constructor(
     private readonly leases: DeviceLeases,
@@ -41,6 +42,7 @@ export class DeviceBalancer {
     instances.onRejoin(() => void (this.pending = true))
     instances.onBeat(() => {
       if (this.pending || this.orphanSince.size > 0 || Date.now() - this.lastScan >= SCAN_EVERY_MS) void this.scan()
+      void this.reconcile()
     })
   }
 
@@ -55,6 +57,16 @@ export class DeviceBalancer {
   }
 
   // --- Internal helpers ---
+
+  /** Every heartbeat: the devices this instance holds have their sessions open (one pass at a time). */
+  private reconcile(): Promise<void> {
+    if (this.reconciling || this.stopped) return this.reconciling ?? Promise.resolve()
+    this.reconciling = this.leases
+      .reconcile(async deviceId => (await this.devices.get(deviceId))?.linked === true)
+      .catch(err => this.logger.warn({ err }, 'reconciling held devices with their sessions failed; trying again at the next heartbeat'))
+      .finally(() => (this.reconciling = undefined))
+    return this.reconciling
+  }
 
   private scan(): Promise<void> {
     if (this.scanning) {
@@ -98,6 +110,12 @@ export class DeviceBalancer {
     const overdue = Date.now() - 2 * this.heartbeatMs
     const mine: string[] = []
     for (const deviceId of orphans) {
+      // A device this instance let go at a fence is still leased to it: it takes it back at once.
+      if (await this.leases.namesMe(deviceId)) {
+        mine.push(deviceId)
+        loads.set(this.leases.me, (loads.get(this.leases.me) ?? 0) + 1)
+        continue
+      }
       const [assignee] = [...loads].sort(([a, la], [b, lb]) => la - lb || a.localeCompare(b))
       if (!assignee) break
       loads.set(assignee[0], assignee[1] + 1)

@@ -16,6 +16,12 @@ interface DeviceLease {
 interface LeaseSettings {
   /** Most device sessions this instance holds (unlimited when absent). */
   maxDevices?: number
+  /**
+   * Cluster mode: a held device whose session was replaced is opened again when its lease is still
+   * this instance's (the other connection was an instance that lost the lease, and lets go). Alone,
+   * a replaced session is another client's, and stays closed.
+   */
+  clustered?: boolean
 }
 
 /**
@@ -26,6 +32,13 @@ interface LeaseSettings {
  * lease is a compare-and-set that raises the epoch, so a takeover is visible to the former holder.
  * An instance whose heartbeat is late closes its sessions before the others may take them (Instances
  * fences); one that finds a lease of its own taken over lets that device go.
+ *
+ * A lease naming this instance is its own only while the instance stands (registered, heartbeat not
+ * late): a fenced instance takes nothing, and a take that a fence cut short is not kept. A lease of
+ * another instance is taken over only once that instance is gone both by the last heartbeat and by
+ * its record read after the lease (an instance back from a pause keeps what it took again). And a
+ * holder reconciles what it holds with its sessions (`reconcile`): a held device whose session is
+ * closed is opened again, a lease it cannot open is handed back.
  */
 export class DeviceLeases {
   private readonly leases: Collection<DeviceLease>
@@ -33,6 +46,8 @@ export class DeviceLeases {
   private readonly held = new Map<string, number>()
   /** When this instance took each device it holds (a session just taken over is still opening). */
   private readonly takenAt = new Map<string, number>()
+  /** Sessions being closed: a session opened again waits for its close (else the close would end the new one). */
+  private readonly closing = new Map<string, Promise<void>>()
 
   constructor(
     storage: Storage,
@@ -62,9 +77,9 @@ export class DeviceLeases {
     return [...this.held.keys()]
   }
 
-  /** Whether this instance holds the device's lease (no store read). */
+  /** Whether this instance holds the device's lease (no store read): never while it does not stand. */
   holds(deviceId: string): boolean {
-    return this.held.has(deviceId)
+    return this.held.has(deviceId) && this.instances.standing
   }
 
   /**
@@ -92,6 +107,11 @@ export class DeviceLeases {
     return at !== undefined && this.held.has(deviceId) && Date.now() - at < ms
   }
 
+  /** Whether this instance may hold devices now (registered, heartbeat not late): a request for a device it does not hold waits (503) while it does not. */
+  get standing(): boolean {
+    return this.instances.standing
+  }
+
   /** Whether this instance may take one more device. */
   get hasRoom(): boolean {
     return this.settings.maxDevices === undefined || this.held.size < this.settings.maxDevices
@@ -102,10 +122,15 @@ export class DeviceLeases {
    * lease naming this instance that it let go, after a late heartbeat, is held by none).
    */
   async holder(deviceId: string): Promise<string | undefined> {
-    if (this.held.has(deviceId)) return this.me
+    if (this.holds(deviceId)) return this.me
     const lease = await this.leases.load(deviceId)
     if (!lease?.instance || lease.instance === this.me) return undefined
     return this.instances.isAlive(lease.instance) ? lease.instance : undefined
+  }
+
+  /** Whether the device's lease names this instance though it does not hold it (it let the device go at a fence): nobody else may take it while this instance lives. */
+  async namesMe(deviceId: string): Promise<boolean> {
+    return !this.held.has(deviceId) && (await this.leases.load(deviceId))?.instance === this.me
   }
 
   /**
@@ -113,18 +138,24 @@ export class DeviceLeases {
    * this instance holds it now. Of concurrent takers, in any number of processes, one wins.
    */
   async acquire(deviceId: string): Promise<boolean> {
-    if (this.held.has(deviceId)) return true
-    if (!this.hasRoom) return false
+    if (this.holds(deviceId)) return true
+    if (!this.hasRoom || !this.instances.standing) return false
+    const fences = this.instances.fenceCount
     const current = await this.leases.load(deviceId)
-    if (current?.instance && current.instance !== this.me && this.instances.isAlive(current.instance)) return false
+    const other = current?.instance && current.instance !== this.me ? current.instance : undefined
+    if (other && (this.instances.isAlive(other) || !(await this.instances.confirmGone(other)))) return false
     const next: DeviceLease = { instance: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
+    // A fence came while the lease was being taken: it names this instance, which holds nothing until
+    // it stands again (then the balancer finds the lease its own and not held, and takes it again).
+    if (this.instances.fenceCount !== fences || !this.instances.standing) return false
     this.held.set(deviceId, next.epoch)
     this.instances.setLoad(this.held.size)
     const from = current?.instance && current.instance !== this.me ? current.instance : undefined
     // A handover: the device's session lived on another instance (gone, or leaving: it handed the
-    // lease back as `instance: null`) and opens here now. A device never leased before is not one.
-    if (current && current.instance !== this.me) this.takenAt.set(deviceId, Date.now())
+    // lease back as `instance: null`), or here before a late heartbeat closed it, and opens here now.
+    // A device never leased before is not one.
+    if (current) this.takenAt.set(deviceId, Date.now())
     this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
     this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
     return true
@@ -133,8 +164,44 @@ export class DeviceLeases {
   /** Take the device's lease and open its session (resuming it with its stored credentials); false when another instance holds it. */
   async open(deviceId: string): Promise<boolean> {
     if (!(await this.acquire(deviceId))) return false
-    await this.transport.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
+    const epoch = this.held.get(deviceId)
+    await this.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
+    // Let go meanwhile (a fence, a takeover seen by verify): the session opened after its close is closed again.
+    if (this.held.get(deviceId) !== epoch) {
+      await this.close(deviceId)
+      return false
+    }
     return true
+  }
+
+  /**
+   * Reconcile what this instance holds with its sessions: a held device of `linked` whose session is
+   * closed (closed by a fence and taken again, a resume that failed; in cluster mode also replaced by
+   * an instance that lost the lease) is opened again; a
+   * lease whose session cannot be opened is handed back for another instance to try. Run on every
+   * heartbeat; devices checked one at a time.
+   */
+  async reconcile(linked: (deviceId: string) => Promise<boolean>): Promise<void> {
+    for (const [deviceId, epoch] of [...this.held]) {
+      if (!this.instances.standing) return
+      const status = await this.transport.status(deviceId).catch(() => undefined)
+      const reopen = status?.state === 'closed' || (status?.state === 'replaced' && this.settings.clustered)
+      if (!reopen || !(await linked(deviceId))) continue
+      // Still this instance's at that epoch (a replaced session may mean another instance took it).
+      const lease = await this.leases.load(deviceId)
+      if (this.held.get(deviceId) !== epoch) continue
+      if (lease?.instance !== this.me || lease.epoch !== epoch) {
+        await this.verify()
+        continue
+      }
+      this.logger.warn({ deviceId, state: status!.state }, 'a held device had its session closed: opening it again')
+      try {
+        await this.connect(deviceId)
+      } catch (err) {
+        this.logger.warn({ err, deviceId }, 'a held device could not be opened: handing its lease back')
+        await this.release(deviceId)
+      }
+    }
   }
 
   /** Close the device's session (without logging it out) and hand its lease back, so another instance may take it at once. */
@@ -144,7 +211,7 @@ export class DeviceLeases {
     this.held.delete(deviceId)
     this.takenAt.delete(deviceId)
     this.instances.setLoad(this.held.size)
-    await this.transport.disconnect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device session not closed'))
+    await this.close(deviceId, err => this.logger.warn({ err, deviceId }, 'device session not closed'))
     await this.leases.replace(deviceId, { instance: this.me, epoch }, { instance: null, epoch })
   }
 
@@ -171,7 +238,7 @@ export class DeviceLeases {
       if (lease?.instance === this.me && lease.epoch === epoch) continue
       this.logger.warn({ deviceId, holder: lease?.instance }, 'device lease taken over by another instance; closing its session here')
       this.held.delete(deviceId)
-      await this.transport.disconnect(deviceId).catch(() => undefined)
+      await this.close(deviceId)
     }
     this.instances.setLoad(this.held.size)
   }
@@ -185,6 +252,25 @@ export class DeviceLeases {
     this.held.clear()
     this.takenAt.clear()
     this.instances.setLoad(0)
-    for (const deviceId of devices) await this.transport.disconnect(deviceId).catch(() => undefined)
+    // All at once, each noted before any await: a device taken again meanwhile waits for its own close.
+    await Promise.all(devices.map(deviceId => this.close(deviceId)))
+  }
+
+  /** Open the device's session, once a close of it under way has ended. */
+  private async connect(deviceId: string): Promise<void> {
+    await this.closing.get(deviceId)
+    await this.transport.connect(deviceId)
+  }
+
+  /** Close the device's session (errors to `onError`, else ignored), noted while under way. */
+  private close(deviceId: string, onError: (err: unknown) => void = () => undefined): Promise<void> {
+    const closing: Promise<void> = this.transport
+      .disconnect(deviceId)
+      .catch(onError)
+      .finally(() => {
+        if (this.closing.get(deviceId) === closing) this.closing.delete(deviceId)
+      })
+    this.closing.set(deviceId, closing)
+    return closing
   }
 }

@@ -59,6 +59,8 @@ export class SessionRouting {
         const target = await leases.leastLoaded()
         if (target !== leases.me) return target
       }
+      // A fenced instance (its heartbeat late, the store away) takes nothing until it stands again.
+      if (!leases.standing) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
       // A link opens the session itself; a linked device taken here has its session opened now (the
       // balancer opens only devices nobody holds, and this one is held from now on).
       if (linking ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
@@ -97,13 +99,17 @@ export class SessionRouting {
 
   /**
    * The open session of the device, for a send: `not-connected` when it is not open. When this
-   * instance has just taken the device over (from a gone or leaving instance) and its session is still
-   * opening, it waits for it (up to 5 s) rather than answer 409 for a moment of the handover; still
-   * not open then, `holder-unavailable` (503, retry).
+   * instance has just taken the device (from a gone or leaving instance, or back after a late
+   * heartbeat) and its session is still opening, it waits for it (up to 5 s) rather than answer 409
+   * for a moment of the handover; still not open then, `holder-unavailable` (503, retry). A linked
+   * device this instance let go while the request was under way is `holder-unavailable` too.
    */
   async connected(device: Device): Promise<SessionStatus> {
     const status = await this.devices.status(device)
     if (status.connected) return status
+    // Let go meanwhile (a late heartbeat closed this instance's sessions): the device is not
+    // disconnected, it is changing hands; the client retries once an instance holds it again.
+    if (device.linked && !this.leases.holds(device.id)) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
     if (!device.linked || !this.leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
     const deadline = Date.now() + HANDOVER_WAIT_MS
     while (Date.now() < deadline) {
@@ -112,5 +118,16 @@ export class SessionRouting {
       if (now.connected) return now
     }
     throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+  }
+
+  /**
+   * An operation's error as the client should get it: a send that failed as `not-connected` because
+   * this instance let the linked device go while it was queued or under way (a late heartbeat closed
+   * its sessions) is `holder-unavailable` (503, retry; the network took nothing), not a 409 for a
+   * device that is linked. Any other error as it is.
+   */
+  unlessLetGo(device: Device, err: unknown): unknown {
+    const letGo = isGatewayError(err, 'not-connected') && device.linked && !this.leases.holds(device.id)
+    return letGo ? new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: err }) : err
   }
 }

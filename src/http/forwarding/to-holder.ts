@@ -49,9 +49,15 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       const holder = await routing.holderOf(device, state.forwardedFrom !== undefined)
       if (holder !== undefined) return forward(ctx, state, holder)
     }
-    if (state.session === 'connected') state.status = await routing.connected(device)
+    if (state.session !== 'connected') {
+      held(ctx)
+      return next()
+    }
+    state.status = await routing.connected(device)
     held(ctx)
-    return next()
+    return next().catch(err => {
+      throw routing.unlessLetGo(device, err)
+    })
   }
   /** A link: the device is found or made on the instance that will hold it. */
   const onLinker = async (ctx: Context, next: Next, state: RequestState) => {

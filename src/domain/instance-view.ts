@@ -1,0 +1,160 @@
+import type { Logger } from '../logger.ts'
+import type { Collection } from '../store/collection.ts'
+import { hostTag, processAlive } from '../store/process-alive.ts'
+import { HeartbeatWatch, UnlistedIds } from './heartbeat-watch.ts'
+
+/** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
+export interface InstanceRecord {
+  id: string
+  host: string
+  pid: number
+  /** The pid's start time (clock ticks after boot) and boot id (Linux): a reused pid is another process. */
+  startTicks?: number
+  bootId?: string
+  startedAt: number
+  heartbeatAt: number
+  /** Heartbeats so far: the others see it move (liveness is judged by that, never by the time stamps, which are the writer's clock). */
+  beat?: number
+  /** Where other instances reach it (cluster mode). */
+  url?: string
+  /** Device sessions it holds, as of its last heartbeat. */
+  devices?: number
+}
+
+/** What a departure callback is told: the instances that stopped heartbeating (or left). */
+export type DepartureListener = (gone: string[]) => void
+
+/**
+ * Who is alive, as this process last read the registry (`instance:<id>` records): an instance is
+ * alive while its heartbeat counter moves (HeartbeatWatch, this process's monotonic time: no host's
+ * clock is compared with another's); a record whose counter stood still for the time-to-live, or of
+ * a gone process of this host, is removed and its instance told as departed.
+ */
+export class InstanceView {
+  private alive: Set<string>
+  /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
+  private readonly gone = new Set<string>()
+  /** The live instances' records as of the last read (this one's included). */
+  private known = new Map<string, InstanceRecord>()
+  private readonly watch: HeartbeatWatch
+  /** Reads of the registry started so far, and the ids asked about that none has listed yet. */
+  private reads = 0
+  private readonly unlisted = new UnlistedIds()
+  private readonly listeners: DepartureListener[] = []
+
+  constructor(
+    private readonly me: string,
+    private readonly records: Collection<InstanceRecord>,
+    ttlMs: number,
+    heartbeatMs: number,
+    private readonly logger: Logger,
+  ) {
+    this.alive = new Set([me])
+    this.watch = new HeartbeatWatch(ttlMs, heartbeatMs)
+  }
+
+  /** Whether the instance named by a claim is alive, as of the last read (this one always is). */
+  isAlive(instanceId: string | undefined): boolean {
+    if (instanceId === undefined) return false
+    if (this.alive.has(instanceId)) return true
+    if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
+    // An id the last read did not list may be of an instance that started since: alive until a read
+    // that starts after this question lists it or not (then its departure is told, as any other).
+    this.unlisted.ask(instanceId, this.reads)
+    return true
+  }
+
+  /** The live instances, as of the last read. */
+  get live(): string[] {
+    return [...this.alive]
+  }
+
+  /** The live instances' records as of the last read (this one's included). */
+  get liveRecords(): InstanceRecord[] {
+    return [...this.known.values()]
+  }
+
+  /** A live instance's record: as of the last read, or read from the store when it is newer than that. */
+  async recordOf(instanceId: string): Promise<InstanceRecord | undefined> {
+    const known = this.known.get(instanceId)
+    if (known) return known
+    const record = await this.records.load(instanceId)
+    if (record) {
+      this.known.set(instanceId, record)
+      this.alive.add(instanceId)
+    }
+    return record
+  }
+
+  /**
+   * Read `instanceId`'s record now and tell whether it is gone: no record, or the same heartbeat
+   * counter this process has watched unmoving for the time-to-live. Before taking over a claim of an
+   * instance the last read judged gone, read after the claim: an instance that came back (and only
+   * then took its claims again) has moved its counter, and keeps them.
+   */
+  async confirmGone(instanceId: string): Promise<boolean> {
+    if (instanceId === this.me) return false
+    const record = await this.records.load(instanceId)
+    return !record || this.watch.stillSilent(instanceId, beatOf(record))
+  }
+
+  /** Be told when instances stop heartbeating (their claims are void from then on). */
+  onDeparture(listener: DepartureListener): void {
+    this.listeners.push(listener)
+  }
+
+  /** An instance seen to leave. */
+  markGone(id: string): void {
+    this.gone.add(id)
+    // Ids never repeat; only recent ones matter.
+    if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
+  }
+
+  /**
+   * Read the live instances (`mine`: this instance's record as it wrote it); drop the records of gone
+   * processes of this host and of instances whose heartbeat counter stopped; tell listeners who left
+   * (ids asked about and still not listed too).
+   */
+  async refresh(mine: InstanceRecord): Promise<void> {
+    const started = ++this.reads
+    const read: [string, InstanceRecord][] = []
+    for await (const entry of this.records.all()) read.push(entry)
+    const silent = new Set(this.watch.observe(new Map(read.filter(([id]) => id !== this.me).map(([id, record]) => [id, beatOf(record)]))))
+    const now = new Set<string>([this.me])
+    const known = new Map<string, InstanceRecord>([[this.me, mine]])
+    for (const [id, record] of read) {
+      if (id === this.me) continue
+      if (silent.has(id) || (record.host === mine.host && !processAlive(record))) {
+        await this.records.removeIfEqual(id, record)
+        this.markGone(id)
+        continue
+      }
+      now.add(id)
+      known.set(id, record)
+    }
+    this.known = known
+    const gone = [...this.alive].filter(id => !now.has(id))
+    for (const id of this.unlisted.settle(started, id => now.has(id) || this.gone.has(id))) gone.push(id)
+    for (const id of gone) this.markGone(id)
+    this.alive = now
+    if (gone.length > 0) {
+      this.logger.info({ gone }, 'gateway instances gone: taking over their work')
+      for (const listener of this.listeners) listener(gone)
+    }
+  }
+}
+
+// --- Internal helpers ---
+
+/** A record's heartbeat counter (a record of an older version without one: its time stamp, which moves as well). */
+function beatOf(record: InstanceRecord): number {
+  return record.beat ?? record.heartbeatAt
+}
+
+/** Whether an id names a process of this host that is no longer running. */
+function goneFromThisHost(instanceId: string): boolean {
+  const parts = instanceId.split('-')
+  if (parts.length < 4 || parts.slice(0, -3).join('-') !== hostTag()) return false
+  const pid = Number(parts[parts.length - 3])
+  return Number.isInteger(pid) && pid > 0 && !processAlive(pid)
+}
