@@ -70,6 +70,13 @@ export interface BaileysTransportOptions {
   ffmpegPath?: string | false
   /** At start(), check in the background that WhatsApp can be reached and log the outcome (default false; the standalone server turns it on). */
   checkReachability?: boolean
+  /**
+   * libsignal (Baileys' encryption) prints whole session records, chain keys and private keys included,
+   * with console.info/warn/error. While the transport runs, send exactly those messages to the gateway's
+   * logger at debug, as text only; every other console call is untouched. Default true; false leaves
+   * the console alone (libsignal's lines then reach stdout/stderr).
+   */
+  quietSignalLogs?: boolean
   /** Further Baileys socket options (e.g. `connectTimeoutMs`). The adapter's own settings win. */
   socketConfig?: Partial<Omit<SocketConfig, 'auth' | 'logger' | 'getMessage' | 'cachedGroupMetadata' | 'version' | 'shouldIgnoreJid'>>
 }
@@ -92,6 +99,7 @@ export interface ResolvedOptions {
   proxy?: ProxyOption
   ffmpegPath: string | false
   checkReachability: boolean
+  quietSignalLogs: boolean
   socketConfig: Partial<SocketConfig>
 }
 
@@ -122,6 +130,7 @@ export function resolveOptions(options: BaileysTransportOptions = {}): ResolvedO
     proxy: options.proxy,
     ffmpegPath: options.ffmpegPath ?? 'ffmpeg',
     checkReachability: options.checkReachability ?? false,
+    quietSignalLogs: options.quietSignalLogs ?? true,
     socketConfig: options.socketConfig ?? {},
   }
 }
@@ -191,6 +200,7 @@ const CHECKS: Record<keyof BaileysTransportOptions, Check> = {
   },
   ffmpegPath: v => (v === false || (typeof v === 'string' && v.trim() !== '') ? undefined : 'must be a path or false'),
   checkReachability: v => (typeof v === 'boolean' ? undefined : 'must be true or false'),
+  quietSignalLogs: v => (typeof v === 'boolean' ? undefined : 'must be true or false'),
   socketConfig: v => {
     if (!isObject(v)) return 'must be an object'
     const taken = Object.keys(v).find(key => ADAPTER_SOCKET_KEYS.includes(key))

@@ -27,6 +27,7 @@ import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } fr
 import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
 import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
+import { quietSignalLogs } from './signal-logs.ts'
 import { markRead, sendOutgoing } from './send.ts'
 import { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
@@ -50,6 +51,8 @@ export class BaileysTransport implements Transport {
   private readonly proxies = new ProxyAgents()
   private context?: TransportContext
   private loaded?: Promise<Loaded>
+  /** Releases this transport's hold on the libsignal console filter (set while started with quietSignalLogs). */
+  private releaseSignalLogs?: () => void
 
   constructor(options: BaileysTransportOptions = {}) {
     requireInstalled(BAILEYS, 'The Baileys transport', { range: BAILEYS_RANGE, resolve: import.meta.resolve })
@@ -58,6 +61,10 @@ export class BaileysTransport implements Transport {
 
   async start(context: TransportContext): Promise<void> {
     this.context = context
+    if (this.options.quietSignalLogs) {
+      this.releaseSignalLogs?.()
+      this.releaseSignalLogs = quietSignalLogs(context.logger)
+    }
     if (this.options.checkReachability) void this.checkReachability()
   }
 
@@ -127,6 +134,8 @@ export class BaileysTransport implements Transport {
     this.sessions.clear()
     await Promise.all(sessions.map(session => session.shutdown()))
     this.proxies.destroy()
+    this.releaseSignalLogs?.()
+    this.releaseSignalLogs = undefined
   }
 
   /**

@@ -37,6 +37,7 @@ options('a value of the wrong type or range is an error naming the option', () =
   refused({ reconnect: { factor: 0.5 } }, /option "reconnect.factor" must be at least 1/)
   refused({ ffmpegPath: '' }, /option "ffmpegPath" must be a path or false/)
   refused({ checkReachability: 'on' }, /option "checkReachability" must be true or false/)
+  refused({ quietSignalLogs: 'yes' }, /option "quietSignalLogs" must be true or false/)
 })
 
 options('proxies must be http(s) or socks URLs; the socket options the adapter sets are not overridable', () => {
@@ -66,6 +67,7 @@ options('every documented option is accepted, undefined values included', () => 
     proxy: id => (id === 'x' ? 'socks5://user:pw@127.0.0.1:1080' : undefined),
     ffmpegPath: false,
     checkReachability: false,
+    quietSignalLogs: false,
     socketConfig: { connectTimeoutMs: 5_000 },
   })
   assert.type(transport.link, 'function')
