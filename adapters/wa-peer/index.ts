@@ -23,7 +23,7 @@ export async function startWaPeer(options: WaPeerOptions = {}): Promise<WaPeer> 
   return startWaPeerWith(await loadBaileys(), options)
 }
 
-export { WaPeer, type WaPeerOptions, type WaFault } from './peer.ts'
+export { WaPeer, type WaPeerOptions, type WaFault, type WaGroupInfo } from './peer.ts'
 export { WaPhone, type WaDeviceInfo } from './phone-api.ts'
 export type { PhoneMessage } from './phone.ts'
 export type { DeviceReceipt, PhoneSent, PeerStats, PeerRecords } from './model.ts'

@@ -23,6 +23,18 @@ export interface WaPeerOptions {
   recordLimit?: number
 }
 
+/** A group as `WaPeer.group()` reports it. */
+export interface WaGroupInfo {
+  /** `<digits>@g.us` */
+  jid: string
+  subject: string
+  /** Members' phone numbers (digits). */
+  members: string[]
+  /** Admins' phone numbers (the creator is one). */
+  admins: string[]
+  inviteCode: string
+}
+
 /** A fault the peer injects on a device's connection. */
 export type WaFault =
   /** Stream error 515: the client restarts its connection. */
@@ -112,6 +124,14 @@ export class WaPeer {
     return phone
   }
 
+  /** A group of the peer as members see it (undefined when there is none): subject, members (phone numbers) and admins, invite code. */
+  group(jid: string): WaGroupInfo | undefined {
+    const group = this.state.core.groups.get(jid)
+    if (!group) return undefined
+    const members = [...group.members.values()]
+    return { jid: group.jid, subject: group.subject, members: members.map(m => m.account.pn), admins: members.filter(m => m.admin).map(m => m.account.pn), inviteCode: group.inviteCode }
+  }
+
   /** Refuse every WebSocket upgrade with this HTTP status from now on, as an edge or a proxy in front of WhatsApp does (undefined: accept again). */
   refuseUpgrades(status: number | undefined): void {
     this.state.refuse = status
@@ -189,6 +209,7 @@ function peerState(lib: Baileys, options: WaPeerOptions): PeerState {
     newRefs: () => (Array.isArray(refCount) ? [...refCount] : Array.from({ length: refCount }, () => `2@${randomBytes(18).toString('base64')}`)),
     deviceBundle: bundleOf,
     now: () => String(Math.floor(Date.now() / 1000)),
+    groups: new Map(),
   }
   return { core, identity: serverIdentity(lib), accounts, phones: new Map(), sockets: new Set() }
 }
