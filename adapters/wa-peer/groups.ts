@@ -250,6 +250,8 @@ function groupError(iq: BinaryNode, code: string, text: string): BinaryNode {
   return { tag: 'iq', attrs: { from: iq.attrs.to ?? 'g.us', type: 'error', id: iq.attrs.id }, content: [{ tag: 'error', attrs: { code, text } }] }
 }
 
+/** 22 letters and digits, as WhatsApp's invite codes. */
 function inviteCode(): string {
-  return randomBytes(16).toString('base64url').slice(0, 22)
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+  return Array.from(randomBytes(22), byte => alphabet[byte % alphabet.length]).join('')
 }

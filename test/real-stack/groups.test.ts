@@ -101,7 +101,7 @@ groups('a member phone sends to the group: the webhook shows the text with the g
   assert.equal(peer.records.problems, [])
 })
 
-groups('operation 21 reads the group by id and by invite; a phone removed by its admin stops getting group messages; operation 23 joins by invite', async world => {
+groups('operation 21 reads the group by id and by invite; operation 23 joins by invite a group a phone made; a phone added by the admin gets the next message of the device; the device removed by the admin no longer reads the group', async world => {
   const { t, peer, authkey, device, groupId } = world
   const info = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: groupId })
   assert.is(info.status, 200, info.text)
@@ -119,6 +119,16 @@ groups('operation 21 reads the group by id and by invite; a phone removed by its
   assert.ok(peer.group(bazaar)!.members.includes(SHOP))
   const hello = carlos.sendGroupText(bazaar, 'Bem-vinda')
   await waitFor(() => world.receiver.hooks.some(h => h.payload?.idMessagem === hello.id && h.payload?.group === bazaar), 10_000, 'the message in the joined group')
+
+  // The admin phone adds a phone: the device applies the w:gp2 notification to the group metadata it
+  // caches for sends, so its next message carries the sender key to the new member, who decrypts it.
+  const dora = peer.phone('5511955550005', { pushName: 'Dora' })
+  ana.addToGroup(bazaar, dora)
+  await waitFor(() => peer.records.nodes.some(n => n.tag === 'ack' && n.attrs.class === 'notification' && n.attrs.to === bazaar), 10_000, 'the device to ack the add notification')
+  const toAll = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: bazaar, message: 'Oi, Dora' })
+  assert.is(toAll.status, 200, toAll.text)
+  await waitFor(() => dora.inbox.some(m => m.id === toAll.body.id), 10_000, `the new member to decrypt (problems: ${peer.records.problems.join('; ')})`)
+  assert.is(dora.inbox.find(m => m.id === toAll.body.id)!.message.extendedTextMessage?.text ?? dora.inbox.find(m => m.id === toAll.body.id)!.message.conversation, 'Oi, Dora')
 
   // The admin phone removes the device's account: the device is told, and a send is refused by the peer.
   ana.removeFromGroup(bazaar, SHOP)
