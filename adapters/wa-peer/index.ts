@@ -26,4 +26,5 @@ export async function startWaPeer(options: WaPeerOptions = {}): Promise<WaPeer> 
 export { WaPeer, type WaPeerOptions, type WaFault, type WaGroupInfo } from './peer.ts'
 export { WaPhone, type WaDeviceInfo } from './phone-api.ts'
 export type { PhoneMessage } from './phone.ts'
+export type { MediaHost } from './media.ts'
 export type { DeviceReceipt, PhoneSent, PeerStats, PeerRecords } from './model.ts'

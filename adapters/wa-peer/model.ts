@@ -212,4 +212,6 @@ export interface PeerCore {
   now(): string
   /** Groups by JID. */
   groups: Map<string, PeerGroup>
+  /** The media host, when the peer was started with `media: true`. */
+  media?: import('./media.ts').MediaHost
 }

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { Baileys } from './baileys.ts'
 import { Connection } from './connection.ts'
 import { splitJid } from './messaging.ts'
+import { MediaHost } from './media.ts'
 import type { Account, LinkedDevice, PeerCore, PeerRecords, PeerStats } from './model.ts'
 import { serverIdentity, type ServerIdentity } from './noise.ts'
 import { PhoneSignal, type KeyBundle } from './phone.ts'
@@ -19,6 +20,8 @@ export interface WaPeerOptions {
   qrRefs?: number | string[]
   /** After each login, send a history-sync notification that Baileys' default filter drops, ending its 20 s wait (default true). */
   endHistoryWait?: boolean
+  /** Run the local media host (HTTPS with a self-signed certificate made by the `openssl` command) and answer `media_conn` with it (default false). */
+  media?: boolean
   /** At most this many received nodes are kept in `records.nodes` (default 10,000). */
   recordLimit?: number
 }
@@ -78,6 +81,11 @@ export class WaPeer {
     this.rootPublicKey = Buffer.from(state.identity.root.public)
     this.stats = state.core.stats
     this.records = state.core.records
+  }
+
+  /** The media host (with `media: true`): its certificate to trust (`ca`), and `download()` to read a media message as a phone does. */
+  get media(): MediaHost | undefined {
+    return this.state.core.media
   }
 
   /**
@@ -160,12 +168,14 @@ export class WaPeer {
   async close(): Promise<void> {
     for (const socket of this.state.sockets) socket.destroy()
     await new Promise<void>(resolve => this.server.close(() => resolve()))
+    await this.state.core.media?.close()
   }
 }
 
 /** Start a peer on a free port (Baileys, an optional peer package, is loaded here). */
 export async function startWaPeerWith(lib: Baileys, options: WaPeerOptions = {}): Promise<WaPeer> {
   const state = peerState(lib, options)
+  if (options.media) state.core.media = await MediaHost.start(lib)
   const server = createServer((_, res) => res.writeHead(426).end())
   server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
     state.core.stats.upgrades++

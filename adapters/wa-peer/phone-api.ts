@@ -87,6 +87,14 @@ export class WaPhone {
     return phoneSends(this.core, this.account, this.target(to), message)
   }
 
+  /** Send an image (encrypted and uploaded to the peer's media host, which must run: `media: true`). */
+  async sendImage(to: WaPhone | string, data: Buffer, options: { caption?: string; mimetype?: string } = {}): Promise<PhoneSent> {
+    const media = this.core.media
+    if (!media) throw new Error('the peer runs no media host (start it with media: true)')
+    const uploaded = await media.upload(data, 'image')
+    return this.send(to, { imageMessage: { ...uploaded, mimetype: options.mimetype ?? 'image/png', ...(options.caption ? { caption: options.caption } : {}) } })
+  }
+
   /** Send a text. */
   sendText(to: WaPhone | string, text: string): PhoneSent {
     return this.send(to, { conversation: text })
