@@ -74,7 +74,7 @@ const SURFACE: Record<string, Surface> = {
   },
   'zapgate/adapters/wa-peer': {
     runtime: ['WaPeer', 'WaPhone', 'startWaPeer'],
-    types: ['DeviceReceipt', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault', 'WaGroupInfo', 'WaPeerOptions'],
+    types: ['DeviceReceipt', 'MediaHost', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault', 'WaGroupInfo', 'WaPeerOptions'],
   },
   'zapgate/adapters/webhook-http': {
     runtime: ['httpWebhookSender'],
