@@ -81,8 +81,11 @@ export function groupIq(core: PeerCore, device: LinkedDevice, iq: BinaryNode): B
 }
 
 /** Handle a `<message>` a device sent to a group: acked, sender keys taken in, decrypted by each member phone, forwarded to the members' companions. */
-export async function groupMessageFromDevice(core: PeerCore, channel: Channel, sender: LinkedDevice, node: BinaryNode): Promise<void> {
+export async function groupMessageFromDevice(core: PeerCore, channel: Channel, node: BinaryNode): Promise<void> {
+  const sender = channel.device
   const { id, to } = node.attrs
+  if (!sender || !id || !to) return void core.records.problems.push(`a group message without sender, id or group: ${JSON.stringify(node.attrs)}`)
+  if (core.failMessages) return channel.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: core.now(), error: String(core.failMessages) } })
   const group = core.groups.get(to)
   if (!group || !group.members.has(sender.account.pn)) {
     core.records.problems.push(`a group message ${id} to ${to}, which ${group ? 'the sender is no member of' : 'is no group of this peer'}`)
@@ -203,7 +206,7 @@ export function changeMembers(core: PeerCore, group: PeerGroup, actor: LinkedDev
 }
 
 /** The kinds of membership change. */
-export type MemberChange = 'add' | 'remove' | 'promote' | 'demote'
+type MemberChange = 'add' | 'remove' | 'promote' | 'demote'
 
 /** A new group of `actor`'s account (its admin) with `invited` as members; every member device gets the add notification. */
 export function createGroup(core: PeerCore, actor: LinkedDevice | Account, subject: string, invited: Account[]): PeerGroup {

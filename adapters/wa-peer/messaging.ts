@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto'
 import type { BinaryNode, proto } from '@whiskeysockets/baileys'
 import { bytes, child, children } from './baileys.ts'
 import type { Account, Channel, LinkedDevice, Outgoing, PeerCore, PhoneSent } from './model.ts'
-import { groupMessageFromDevice } from './groups.ts'
 import type { PhoneMessage } from './phone.ts'
 
 /**
@@ -20,7 +19,6 @@ export async function messageFromDevice(core: PeerCore, channel: Channel, node: 
   const { id, to } = node.attrs
   if (!sender || !id || !to) return void core.records.problems.push(`a message without sender, id or recipient: ${JSON.stringify(node.attrs)}`)
   if (core.failMessages) return channel.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: core.now(), error: String(core.failMessages) } })
-  if (to.endsWith('@g.us')) return groupMessageFromDevice(core, channel, sender, node)
   channel.send({ tag: 'ack', attrs: { class: 'message', id, from: to, t: core.now() } })
   for (const target of children(child(node, 'participants')).filter(c => c.tag === 'to')) {
     const enc = child(target, 'enc')
