@@ -36,7 +36,7 @@ export interface BaileysTransportOptions {
    * else the current one read from web.whatsapp.com (5 s timeout, through the proxy), else Baileys' bundled one.
    */
   resolveVersion?: () => Promise<WAVersion | undefined>
-  /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410); through the proxy when there is one. */
+  /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410); through the proxy when there is one, else through `socketConfig.fetchAgent` when given (the agent uploads go through). */
   downloadMedia?: MediaDownloader
   /** Print each QR in the terminal: true for stdout, or a stream to write to. Default false. */
   printQrInTerminal?: boolean | { write(text: string): unknown }

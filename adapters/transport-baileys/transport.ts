@@ -243,7 +243,7 @@ export class BaileysTransport implements Transport {
       const timeoutMs = this.options.sendTimeoutMs
       const downloadMedia: MediaDownloader =
         this.options.downloadMedia ??
-        ((message, { socket, agent }) =>
+        ((message, { socket, agent = this.options.socketConfig.fetchAgent as Agent | undefined }) =>
           agent
             ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs })
             : lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined))

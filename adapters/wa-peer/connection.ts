@@ -4,6 +4,7 @@ import type { BinaryNode, proto } from '@whiskeysockets/baileys'
 import { children } from './baileys.ts'
 import { answerIq } from './iq.ts'
 import { goOnline, login } from './login.ts'
+import { groupMessageFromDevice } from './groups.ts'
 import { ackFromDevice, messageFromDevice, receiptFromDevice } from './messaging.ts'
 import type { Channel, LinkedDevice, PeerCore, Registration } from './model.ts'
 import { NoiseServer, type ServerIdentity } from './noise.ts'
@@ -156,7 +157,7 @@ export class Connection implements Channel {
       if (active && this.device) await goOnline(core, this.device, this, this.options.endHistoryWait)
       return
     }
-    if (node.tag === 'message') return messageFromDevice(core, this, node)
+    if (node.tag === 'message') return node.attrs.to?.endsWith('@g.us') ? groupMessageFromDevice(core, this, node) : messageFromDevice(core, this, node)
     if (node.tag === 'receipt') return receiptFromDevice(core, this, node)
     if (node.tag === 'ack') return ackFromDevice(core, this, node)
   }

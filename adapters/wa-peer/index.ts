@@ -23,9 +23,10 @@ export async function startWaPeer(options: WaPeerOptions = {}): Promise<WaPeer> 
   return startWaPeerWith(await loadBaileys(), options)
 }
 
-export { WaPeer, type WaPeerOptions, type WaFault } from './peer.ts'
+export { WaPeer, type WaPeerOptions, type WaFault, type WaGroupInfo } from './peer.ts'
 export { WaPhone, type WaDeviceInfo } from './phone-api.ts'
 export type { PhoneMessage } from './phone.ts'
+export type { MediaHost } from './media.ts'
 export type { DeviceReceipt, PhoneSent, PeerStats, PeerRecords } from './model.ts'
 export { PeerPhoneNetwork, type PeerPhoneNetworkOptions } from './phone-network.ts'
 export { watchLinkChallenges, type WatchedTransport } from './link-challenges.ts'

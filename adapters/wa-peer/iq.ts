@@ -1,5 +1,6 @@
 import type { BinaryNode } from '@whiskeysockets/baileys'
 import { children, iqResult } from './baileys.ts'
+import { groupIq } from './groups.ts'
 import { encryptIq } from './keys.ts'
 import { announceDevice } from './messaging.ts'
 import type { Channel, PeerCore } from './model.ts'
@@ -20,7 +21,7 @@ type IqHandler = (request: IqRequest) => BinaryNode | undefined | Promise<Binary
 /**
  * The answers to a device's iqs, one handler per namespace (`xmlns`): pings (`w:p`), `passive`,
  * stats, AB props, blocklist, privacy settings, the `encrypt` family (keys.ts), `usync` (usync.ts),
- * and `md` (pairing by code, a device that unlinks itself). A new namespace is one entry here. An iq
+ * groups (`w:g2`, groups.ts), `media_conn` (`w:m`, media.ts, when the media host runs) and `md` (pairing by code, a device that unlinks itself). A new namespace is one entry here. An iq
  * no handler knows is recorded in `records.unknownIqs` and answered with error 501, so a test sees it
  * instead of a client waiting 60 s for an answer.
  */
@@ -35,6 +36,8 @@ const HANDLERS: Record<string, IqHandler> = {
     return iq.attrs.type === 'set' ? iqResult(iq) : undefined
   },
   usync: ({ core, iq, first }) => iqResult(iq, [usyncAnswer(core, first)]),
+  'w:m': ({ core, iq, first }) => (first?.tag === 'media_conn' && core.media ? core.media.mediaConn(iq) : undefined),
+  'w:g2': ({ core, channel, iq }) => (channel.device ? groupIq(core, channel.device, iq) : undefined),
   encrypt: ({ core, channel, iq, first }) => (channel.device ? encryptIq(core, channel.device, iq, first) : undefined),
   md: ({ core, channel, iq, first }) => {
     if (iq.attrs.type !== 'set') return undefined

@@ -139,7 +139,7 @@ export async function deliverWaiting(core: PeerCore, device: LinkedDevice, chann
 }
 
 /** A message id in WhatsApp's style. */
-function messageId(): string {
+export function messageId(): string {
   return `3EB0${randomBytes(9).toString('hex').toUpperCase()}`
 }
 

@@ -89,6 +89,28 @@ export interface Account {
   sent: PhoneSent[]
 }
 
+/** A member of a group: its account and role (`superadmin` for the creator, `admin`, or none). */
+export interface GroupMember {
+  account: Account
+  admin?: 'superadmin' | 'admin'
+}
+
+/** A group in phone-number addressing: its members, invite code, and who already holds whose sender key. */
+export interface PeerGroup {
+  /** `<digits>@g.us` */
+  jid: string
+  subject: string
+  description?: string
+  creator: Account
+  /** Creation time (seconds). */
+  creation: number
+  /** Members by phone number. */
+  members: Map<string, GroupMember>
+  inviteCode: string
+  /** `<sender pn> <device jid>` pairs: the device got that phone's sender key distribution message. */
+  senderKeysSent: Set<string>
+}
+
 /** One client connection as the rest of the peer sees it. */
 export interface Channel {
   readonly id: number
@@ -188,4 +210,8 @@ export interface PeerCore {
   failMessages?: number
   /** Timestamps (seconds) as the server writes them. */
   now(): string
+  /** Groups by JID. */
+  groups: Map<string, PeerGroup>
+  /** The media host, when the peer was started with `media: true`. */
+  media?: import('./media.ts').MediaHost
 }

@@ -4,6 +4,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import type { Baileys } from './baileys.ts'
 import { Connection } from './connection.ts'
 import { splitJid } from './messaging.ts'
+import { MediaHost } from './media.ts'
 import type { Account, LinkedDevice, PeerCore, PeerRecords, PeerStats } from './model.ts'
 import { serverIdentity, type ServerIdentity } from './noise.ts'
 import { PhoneSignal, type KeyBundle } from './phone.ts'
@@ -20,10 +21,24 @@ export interface WaPeerOptions {
   qrRefs?: number | string[]
   /** After each login, send a history-sync notification that Baileys' default filter drops, ending its 20 s wait (default true). */
   endHistoryWait?: boolean
+  /** Run the local media host (HTTPS with a self-signed certificate made by the `openssl` command) and answer `media_conn` with it (default false). */
+  media?: boolean
   /** At most this many received nodes are kept in `records.nodes` (default 10,000). */
   recordLimit?: number
   /** Serves the HTTP requests that are not WebSocket upgrades (default: 426), e.g. the phone routes of a peer server. */
   httpHandler?: (req: IncomingMessage, res: ServerResponse) => void
+}
+
+/** A group as `WaPeer.group()` reports it. */
+export interface WaGroupInfo {
+  /** `<digits>@g.us` */
+  jid: string
+  subject: string
+  /** Members' phone numbers (digits). */
+  members: string[]
+  /** Admins' phone numbers (the creator is one). */
+  admins: string[]
+  inviteCode: string
 }
 
 /** A fault the peer injects on a device's connection. */
@@ -69,6 +84,11 @@ export class WaPeer {
     this.rootPublicKey = Buffer.from(state.identity.root.public)
     this.stats = state.core.stats
     this.records = state.core.records
+  }
+
+  /** The media host (with `media: true`): its certificate to trust (`ca`), and `download()` to read a media message as a phone does. */
+  get media(): MediaHost | undefined {
+    return this.state.core.media
   }
 
   /**
@@ -117,6 +137,14 @@ export class WaPeer {
     return [...this.state.phones.values()]
   }
 
+  /** A group of the peer as members see it (undefined when there is none): subject, members (phone numbers) and admins, invite code. */
+  group(jid: string): WaGroupInfo | undefined {
+    const group = this.state.core.groups.get(jid)
+    if (!group) return undefined
+    const members = [...group.members.values()]
+    return { jid: group.jid, subject: group.subject, members: members.map(m => m.account.pn), admins: members.filter(m => m.admin).map(m => m.account.pn), inviteCode: group.inviteCode }
+  }
+
   /** Refuse every WebSocket upgrade with this HTTP status from now on, as an edge or a proxy in front of WhatsApp does (undefined: accept again). */
   refuseUpgrades(status: number | undefined): void {
     this.state.refuse = status
@@ -145,12 +173,14 @@ export class WaPeer {
   async close(): Promise<void> {
     for (const socket of this.state.sockets) socket.destroy()
     await new Promise<void>(resolve => this.server.close(() => resolve()))
+    await this.state.core.media?.close()
   }
 }
 
 /** Start a peer on a free port (Baileys, an optional peer package, is loaded here). */
 export async function startWaPeerWith(lib: Baileys, options: WaPeerOptions = {}): Promise<WaPeer> {
   const state = peerState(lib, options)
+  if (options.media) state.core.media = await MediaHost.start(lib)
   const server = createServer(options.httpHandler ?? ((_, res) => res.writeHead(426).end()))
   server.on('upgrade', (req: IncomingMessage, socket: Socket) => {
     state.core.stats.upgrades++
@@ -194,6 +224,7 @@ function peerState(lib: Baileys, options: WaPeerOptions): PeerState {
     newRefs: () => (Array.isArray(refCount) ? [...refCount] : Array.from({ length: refCount }, () => `2@${randomBytes(18).toString('base64')}`)),
     deviceBundle: bundleOf,
     now: () => String(Math.floor(Date.now() / 1000)),
+    groups: new Map(),
   }
   return { core, identity: serverIdentity(lib), accounts, phones: new Map(), sockets: new Set() }
 }

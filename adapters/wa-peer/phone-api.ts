@@ -1,6 +1,7 @@
 import type { proto } from '@whiskeysockets/baileys'
+import { changeMembers, createGroup, phoneSendsToGroup } from './groups.ts'
 import { announceDevice, phoneReceipt, phoneSends } from './messaging.ts'
-import type { Account, DeviceReceipt, PeerCore, PhoneSent } from './model.ts'
+import type { Account, DeviceReceipt, PeerCore, PeerGroup, PhoneSent } from './model.ts'
 import { pairByQr } from './pairing.ts'
 import { enterCode } from './pairing-code.ts'
 import type { PhoneMessage } from './phone.ts'
@@ -94,6 +95,14 @@ export class WaPhone {
     return phoneSends(this.core, this.account, this.target(to), message)
   }
 
+  /** Send an image (encrypted and uploaded to the peer's media host, which must run: `media: true`). */
+  async sendImage(to: WaPhone | string, data: Buffer, options: { caption?: string; mimetype?: string } = {}): Promise<PhoneSent> {
+    const media = this.core.media
+    if (!media) throw new Error('the peer runs no media host (start it with media: true)')
+    const uploaded = await media.upload(data, 'image')
+    return this.send(to, { imageMessage: { ...uploaded, mimetype: options.mimetype ?? 'image/png', ...(options.caption ? { caption: options.caption } : {}) } })
+  }
+
   /** Send a text. */
   sendText(to: WaPhone | string, text: string): PhoneSent {
     return this.send(to, { conversation: text })
@@ -146,6 +155,43 @@ export class WaPhone {
       announceDevice(this.core, device, 'remove')
       device.channel?.streamError({ code: '401', child: { tag: 'conflict', attrs: { type: 'device_removed' } } })
     }
+  }
+
+  /** Send any message content to a group this phone is a member of (one skmsg under its sender key; the key goes pairwise to each member device the first time). */
+  sendToGroup(groupJid: string, message: proto.IMessage): PhoneSent {
+    return phoneSendsToGroup(this.core, this.account, this.group(groupJid), message)
+  }
+
+  /** Send a text to a group. */
+  sendGroupText(groupJid: string, text: string): PhoneSent {
+    return this.sendToGroup(groupJid, { conversation: text })
+  }
+
+  /** Create a group with this phone as its admin and `members` in it (their devices get the add notification); its JID. */
+  createGroup(subject: string, ...members: (WaPhone | string)[]): string {
+    return createGroup(this.core, this.account, subject, members.map(p => this.target(p))).jid
+  }
+
+  /** As an admin of the group, add phones (every member device gets a `w:gp2` add notification). */
+  addToGroup(groupJid: string, ...phones: (WaPhone | string)[]): void {
+    this.changeGroup(groupJid, 'add', phones)
+  }
+
+  /** As an admin of the group, remove members (every member device, and theirs, gets a `w:gp2` remove notification). */
+  removeFromGroup(groupJid: string, ...phones: (WaPhone | string)[]): void {
+    this.changeGroup(groupJid, 'remove', phones)
+  }
+
+  private changeGroup(groupJid: string, change: 'add' | 'remove', phones: (WaPhone | string)[]): void {
+    const group = this.group(groupJid)
+    if (!group.members.get(this.pn)?.admin) throw new Error(`${this.pn} is no admin of ${groupJid}`)
+    changeMembers(this.core, group, this.account, change, phones.map(p => this.target(p)))
+  }
+
+  private group(groupJid: string): PeerGroup {
+    const group = this.core.groups.get(groupJid)
+    if (!group || !group.members.has(this.pn)) throw new Error(`${this.pn} is no member of ${groupJid}`)
+    return group
   }
 
   private target(to: WaPhone | string): Account {

@@ -14,8 +14,8 @@ export interface PhoneMessage {
   to: string
   /** The decrypted content (a deviceSentMessage is unwrapped: `sentByOwnDevice` says so). */
   message: proto.IMessage
-  /** pkmsg (first message of a session) or msg. */
-  encryption: 'pkmsg' | 'msg'
+  /** pkmsg (first message of a session), msg, or skmsg (a group message under the sender's sender key). */
+  encryption: 'pkmsg' | 'msg' | 'skmsg'
   /** A copy of what another device of this phone's own account sent (WhatsApp's "device sent message"). */
   sentByOwnDevice: boolean
   /** When the phone decrypted it (ms). */
@@ -86,6 +86,23 @@ export class PhoneSignal {
     }
     const { type, ciphertext } = await this.repository.encryptMessage({ jid: address, data: this.lib.encodeWAMessage(message) })
     return { type: type as 'pkmsg' | 'msg', ciphertext }
+  }
+
+  /** Encrypt `message` for `group` under this phone's sender key (author `meId`); also the sender key distribution message. */
+  async encryptGroup(group: string, meId: string, message: proto.IMessage): Promise<{ ciphertext: Uint8Array; senderKeyDistribution: Uint8Array }> {
+    const { ciphertext, senderKeyDistributionMessage } = await this.repository.encryptGroupMessage({ group, meId, data: this.lib.encodeWAMessage(message) })
+    return { ciphertext, senderKeyDistribution: senderKeyDistributionMessage }
+  }
+
+  /** Take in the sender key of `authorJid` for a group (from a sender key distribution message it sent this phone). */
+  async processSenderKey(item: proto.Message.ISenderKeyDistributionMessage, authorJid: string): Promise<void> {
+    await this.repository.processSenderKeyDistributionMessage({ item, authorJid })
+  }
+
+  /** Decrypt a group message (skmsg) of `authorJid` in `group`, with the sender key it distributed; the Message proto, decoded. */
+  async decryptGroup(group: string, authorJid: string, ciphertext: Uint8Array): Promise<proto.Message> {
+    const plain = await this.repository.decryptGroupMessage({ group, authorJid, msg: ciphertext })
+    return this.lib.proto.Message.decode(this.lib.unpadRandomMax16(plain))
   }
 }
 

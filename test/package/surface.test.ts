@@ -75,8 +75,8 @@ const SURFACE: Record<string, Surface> = {
   'zapgate/adapters/wa-peer': {
     runtime: ['PeerPhoneNetwork', 'WaPeer', 'WaPhone', 'joinWaPeer', 'startWaPeer', 'waPeerServer', 'waPeerWebSocketUrl', 'watchLinkChallenges'],
     types: [
-      'DeviceReceipt', 'JoinedWaPeer', 'PeerPhoneNetworkOptions', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault', 'WaPeerOptions',
-      'WaPeerServer', 'WaPeerServerOptions', 'WatchedTransport',
+      'DeviceReceipt', 'JoinedWaPeer', 'MediaHost', 'PeerPhoneNetworkOptions', 'PeerRecords', 'PeerStats', 'PhoneMessage', 'PhoneSent', 'WaDeviceInfo', 'WaFault',
+      'WaGroupInfo', 'WaPeerOptions', 'WaPeerServer', 'WaPeerServerOptions', 'WatchedTransport',
     ],
   },
   'zapgate/adapters/webhook-http': {

@@ -92,13 +92,15 @@ link('an iq the peer does not know is recorded and answered with an error, so th
   assert.equal(peer.records.unknownIqs, [], 'every iq of a login and of the init queries is known')
   assert.equal(world.errors, [], 'a link (whose 515 restart Baileys logs as an error) logs no error')
   const started = Date.now()
-  const error = await transport.groupInfo('dev', { id: '120363000000000001@g.us' }).then(
+  // This peer runs no media host, so the media_conn iq of an upload is one it does not know.
+  peer.phone('5511988880002')
+  const error = await transport.send('dev', '5511988880002', { kind: 'media', media: 'document', file: { data: Buffer.from('%PDF-1.4 wa-peer'), mimetype: 'application/pdf', fileName: 'a.pdf' } }).then(
     () => undefined,
     (err: Error) => err,
   )
   assert.ok(error, 'the call failed')
   assert.ok(Date.now() - started < 4_000, 'well before the 5 s send timeout')
-  assert.is(peer.records.unknownIqs.at(-1)?.attrs.xmlns, 'w:g2')
+  assert.is(peer.records.unknownIqs.at(-1)?.attrs.xmlns, 'w:m')
 })
 
 link('logout from the gateway removes the device from the linked devices of the phone (remove-companion-device)', async world => {
