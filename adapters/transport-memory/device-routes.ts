@@ -38,6 +38,7 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
   const hooks = {
     redeliver: (deviceId: string, message: Parameters<StreamConnection['endpoint']['receive']>[1]) => void network.devices.deliver(deviceId, message),
     ended(connection: StreamConnection) {
+      if (connection.kind === 'device') options.logger?.debug({ deviceId: connection.deviceId }, 'device connection ended')
       connections.delete(connection.id)
       if (connection.kind === 'device') void network.disconnect(connection.deviceId, connection.endpoint)
       else {
@@ -68,7 +69,10 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
   router.post('/devices/:deviceId/connect', async ctx => {
     const { deviceId } = ctx.params
     const connection = open(deviceId, 'device')
+    const replacedBefore = network.stats().replaced
     const result = await network.connect(deviceId, credentialsOf(ctx.request.body), connection.endpoint)
+    // Who connected when, and whether it closed another open connection (the connection id is a secret: not logged).
+    options.logger?.debug({ deviceId, state: result.state, from: ctx.req.socket.remotePort, replaced: network.stats().replaced > replacedBefore }, 'device connection opened')
     if (result.state !== 'open') {
       ctx.status = 401
       ctx.body = { status: 401, state: 'logged-out', message: result.reason }

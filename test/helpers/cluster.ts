@@ -25,7 +25,7 @@ export interface Cluster {
  * their own), joined to the simulator, with a short lease time-to-live so that failover is quick.
  */
 export async function startCluster(storeUrl: string, count: number, extra: Record<string, string> = {}): Promise<Cluster> {
-  const sim = await startSimulator()
+  const sim = await startSimulator(extra.LOG_LEVEL ? { LOG_LEVEL: extra.LOG_LEVEL } : {})
   const env = {
     GATEWAY_SIM_URL: sim.url,
     GATEWAY_STORE: storeUrl,
