@@ -165,7 +165,7 @@ export class DeviceLeases {
   async open(deviceId: string): Promise<boolean> {
     if (!(await this.acquire(deviceId))) return false
     const epoch = this.held.get(deviceId)
-    await this.connect(deviceId).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
+    await this.connect(deviceId, epoch).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
     // Let go meanwhile (a fence, a takeover seen by verify): the session opened after its close is closed again.
     if (this.held.get(deviceId) !== epoch) {
       await this.close(deviceId)
@@ -196,7 +196,7 @@ export class DeviceLeases {
       }
       this.logger.warn({ deviceId, state: status!.state }, 'a held device had its session closed: opening it again')
       try {
-        await this.connect(deviceId)
+        await this.connect(deviceId, epoch)
       } catch (err) {
         this.logger.warn({ err, deviceId }, 'a held device could not be opened: handing its lease back')
         await this.release(deviceId)
@@ -256,9 +256,13 @@ export class DeviceLeases {
     await Promise.all(devices.map(deviceId => this.close(deviceId)))
   }
 
-  /** Open the device's session, once a close of it under way has ended. */
-  private async connect(deviceId: string): Promise<void> {
+  /**
+   * Open the device's session, once a close of it under way has ended, and only if this instance
+   * still holds it at `epoch` and stands: a lease lost while that close ran opens nothing.
+   */
+  private async connect(deviceId: string, epoch: number | undefined): Promise<void> {
     await this.closing.get(deviceId)
+    if (this.held.get(deviceId) !== epoch || !this.instances.standing) return
     await this.transport.connect(deviceId)
   }
 

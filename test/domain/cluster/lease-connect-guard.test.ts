@@ -1,0 +1,85 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { DeviceLeases } from '../../../src/domain/cluster/device-leases.ts'
+import type { Instances } from '../../../src/domain/instances.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import type { Transport } from '../../../src/ports/transport.ts'
+import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { memoryStorage } from '../../helpers/memory-storage.ts'
+
+/**
+ * A session is opened only by an instance that holds the device's lease at the epoch it took it:
+ * a take that waits for an earlier close of the same session, and loses the lease meanwhile (a
+ * fence), opens nothing once that close ends (it opened the session briefly, then closed it).
+ */
+const test = suite('device leases: no session opened for a lease lost while waiting for a close')
+
+/** The part of the instance registry that DeviceLeases reads, with a fence to fire by hand. */
+function standingRegistry() {
+  const fenced: (() => void)[] = []
+  const registry = {
+    id: 'instance-a',
+    standing: true,
+    fenceCount: 0,
+    isAlive: () => false,
+    confirmGone: async () => true,
+    setLoad: () => {},
+    liveRecords: () => [],
+    onFence: (listener: () => void) => void fenced.push(listener),
+    fence() {
+      registry.fenceCount++
+      for (const listener of fenced) listener()
+    },
+  }
+  return registry
+}
+
+/** A transport whose disconnects wait until released, counting connects. */
+function slowClosingTransport() {
+  const releases: (() => void)[] = []
+  const transport = {
+    connects: 0,
+    async connect() {
+      transport.connects++
+    },
+    disconnect: () => new Promise<void>(resolve => releases.push(resolve)),
+    releaseCloses: () => releases.splice(0).forEach(resolve => resolve()),
+  }
+  return transport
+}
+
+test('a fence while a re-take waits for the earlier close: the session is not opened again', async () => {
+  const registry = standingRegistry()
+  const transport = slowClosingTransport()
+  const leases = new DeviceLeases(memoryStorage(), new KeyedLock(), registry as unknown as Instances, transport as unknown as Transport, { maxDevices: undefined, clustered: true } as never, silentLogger)
+  assert.ok(await leases.open('d1'), 'taken and opened')
+  assert.is(transport.connects, 1)
+
+  registry.fence() // a late heartbeat: every session closes (slowly), the lease still names this instance
+  assert.not.ok(leases.holds('d1'))
+  const retake = leases.open('d1') // standing again and taken again: waits for that close
+  await new Promise(resolve => setImmediate(resolve))
+  assert.ok(leases.holds('d1'), 'the lease is taken again at a new epoch')
+  registry.fence() // ...and lost again before the close ends
+  transport.releaseCloses()
+  await new Promise(resolve => setImmediate(resolve))
+  transport.releaseCloses()
+  assert.is(await retake, false)
+  assert.is(transport.connects, 1, 'no session opened for a lease no longer held')
+})
+
+test('a re-take that keeps its lease opens the session once the earlier close has ended', async () => {
+  const registry = standingRegistry()
+  const transport = slowClosingTransport()
+  const leases = new DeviceLeases(memoryStorage(), new KeyedLock(), registry as unknown as Instances, transport as unknown as Transport, { maxDevices: undefined, clustered: true } as never, silentLogger)
+  assert.ok(await leases.open('d1'))
+  registry.fence()
+  const retake = leases.open('d1')
+  await new Promise(resolve => setImmediate(resolve))
+  assert.is(transport.connects, 1, 'not before the close ends')
+  transport.releaseCloses()
+  assert.is(await retake, true)
+  assert.is(transport.connects, 2)
+})
+
+test.run()
