@@ -1,5 +1,5 @@
 /**
- * How the servers of `npm start`, `npm run sim` and `npm run cluster` take SIGTERM and SIGINT, for
+ * How the servers of `npm start`, `npm run sim`, `npm run cluster` and `npm run wa-peer` take SIGTERM and SIGINT, for
  * their whole life: the first starts the graceful stop; later ones are logged and ignored, because
  * one stop may bring several (systemd's control-group stop or `kill -- -PGID` signals the server,
  * and npm forwards the same signal to it again); only a second SIGINT from a terminal (Ctrl-C

@@ -16,25 +16,23 @@
  */
 import pino from 'pino'
 import { waPeerServer } from 'zapgate/adapters/wa-peer'
+import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
 const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
+// Every SIGTERM/SIGINT of the process's life: the first stops it, later ones are ignored (a second Ctrl-C exits).
+const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
   const server = await waPeerServer({ port: Number(env.PORT ?? 4100), host: env.HOST ?? '127.0.0.1', logger })
   logger.info({ url: server.url }, `WhatsApp peer listening on ${server.url}`)
 
-  let stopping = false
-  const stop = async (signal: string) => {
-    if (stopping) return
-    stopping = true
+  signals.ready(async signal => {
     logger.info({ signal, ...server.peer.stats }, 'shutting down')
     await server.close()
     logger.info('stopped')
-    process.exit(0)
-  }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+    logger.flush(() => process.exit(0))
+  })
 }
 
 main().catch(err => {
