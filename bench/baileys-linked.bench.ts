@@ -32,7 +32,12 @@ const MB = 2 ** 20
 
 const dir = await tempDir('linked')
 const peer = await startWaPeer({ recordLimit: 0 })
-const env = { ...process.env, BENCH_WA_URL: peer.url, BENCH_WA_ROOT: peer.rootPublicKey.toString('base64'), BENCH_STORE: `sqlite://${dir.file('store.sqlite')}` }
+const env = {
+  ...process.env,
+  BENCH_WA_URL: peer.url,
+  BENCH_WA_ROOT: peer.rootPublicKey.toString('base64'),
+  BENCH_STORE: `sqlite://${dir.file('store.sqlite')}`,
+}
 const friend = peer.phone(FRIEND)
 const shopOf = (i: number) => `55119${String(i).padStart(8, '0')}`
 const ids = Array.from({ length: DEVICES }, (_, i) => `device-${i}`)
@@ -45,13 +50,26 @@ try {
   for (let batch = 0; batch < DEVICES; batch += BATCH) {
     const t = performance.now()
     await command(child, 'link', { ids: ids.slice(batch, batch + BATCH) })
-    if (process.env.BENCH_VERBOSE) note(`linked ${Math.min(batch + BATCH, DEVICES)} (${((performance.now() - t) / 1000).toFixed(1)} s; the peer's heap ${(process.memoryUsage().heapUsed / MB).toFixed(0)} MB)`)
+    if (process.env.BENCH_VERBOSE)
+      note(
+        `linked ${Math.min(batch + BATCH, DEVICES)} (${((performance.now() - t) / 1000).toFixed(1)} s; the peer's heap ${(process.memoryUsage().heapUsed / MB).toFixed(0)} MB)`,
+      )
   }
-  note(`${DEVICES + 1} devices linked by QR in ${((performance.now() - startedLinking) / 1000).toFixed(1)} s (${peer.stats.pairings} pairings, ${peer.stats.logins} logins)`)
+  note(
+    `${DEVICES + 1} devices linked by QR in ${((performance.now() - startedLinking) / 1000).toFixed(1)} s (${peer.stats.pairings} pairings, ${peer.stats.logins} logins)`,
+  )
   const after = (await command(child, 'memory')).usage
-  note(`at rest: heap ${(before.heapUsed / MB).toFixed(1)} -> ${(after.heapUsed / MB).toFixed(1)} MB, RSS ${(before.rss / MB).toFixed(1)} -> ${(after.rss / MB).toFixed(1)} MB, external ${(before.external / MB).toFixed(1)} -> ${(after.external / MB).toFixed(1)} MB`)
+  note(
+    `at rest: heap ${(before.heapUsed / MB).toFixed(1)} -> ${(after.heapUsed / MB).toFixed(1)} MB, RSS ${(before.rss / MB).toFixed(1)} -> ${(after.rss / MB).toFixed(1)} MB, external ${(before.external / MB).toFixed(1)} -> ${(after.external / MB).toFixed(1)} MB`,
+  )
   const perDevice = (field: 'heapUsed' | 'rss') => (after[field] - before[field]) / DEVICES
-  report({ name: `baileys-linked-heap-per-device-${DEVICES}`, value: perDevice('heapUsed') / KB, unit: 'KB', baseline: before.heapUsed / MB, baselineUnit: 'MB (heap with one device)' })
+  report({
+    name: `baileys-linked-heap-per-device-${DEVICES}`,
+    value: perDevice('heapUsed') / KB,
+    unit: 'KB',
+    baseline: before.heapUsed / MB,
+    baselineUnit: 'MB (heap with one device)',
+  })
   report({
     name: `baileys-linked-rss-per-device-${DEVICES}`,
     value: perDevice('rss') / MB,
@@ -66,9 +84,19 @@ try {
   await new Promise<void>(resolve => child.once('message', () => resolve())) // {sent}
   for (let i = 0; i < DEVICES; i++) friend.sendText(shopOf(i), `pong ${i}`)
   const { cpuMs, wallMs } = await round
-  const decrypted = friend.inbox.filter(m => m.message.conversation?.startsWith('ping from') || m.message.extendedTextMessage?.text?.startsWith('ping from')).length
-  note(`round: ${DEVICES} sent (${decrypted} decrypted by the phone) and ${DEVICES} received in ${(wallMs / 1000).toFixed(1)} s, ${cpuMs.toFixed(0)} ms CPU in the gateway process`)
-  report({ name: `baileys-linked-cpu-per-message-${DEVICES}`, value: cpuMs / (2 * DEVICES), unit: 'ms', baseline: wallMs / (2 * DEVICES), baselineUnit: 'ms (wall time per message)' })
+  const decrypted = friend.inbox.filter(
+    m => m.message.conversation?.startsWith('ping from') || m.message.extendedTextMessage?.text?.startsWith('ping from'),
+  ).length
+  note(
+    `round: ${DEVICES} sent (${decrypted} decrypted by the phone) and ${DEVICES} received in ${(wallMs / 1000).toFixed(1)} s, ${cpuMs.toFixed(0)} ms CPU in the gateway process`,
+  )
+  report({
+    name: `baileys-linked-cpu-per-message-${DEVICES}`,
+    value: cpuMs / (2 * DEVICES),
+    unit: 'ms',
+    baseline: wallMs / (2 * DEVICES),
+    baselineUnit: 'ms (wall time per message)',
+  })
 
   // Writing a snapshot stops the process for seconds (long enough for keep-alives to fail): after the measures.
   if (process.env.BENCH_LINKED_SNAPSHOT) note(`heap snapshot: ${(await command(child, 'snapshot', { file: process.env.BENCH_LINKED_SNAPSHOT })).file}`)
@@ -81,8 +109,16 @@ try {
   child = await startChild()
   const restored = await command(child, 'restore', { ids })
   const total = performance.now() - spawned
-  note(`restore: ${peer.stats.logins - loginsBefore} logins, ${peer.stats.pairings} pairings in all; ${(restored.ms / 1000).toFixed(1)} s from the first connect, ${(total / 1000).toFixed(1)} s from the process spawn`)
-  report({ name: `baileys-linked-restore-${DEVICES}`, value: restored.ms / 1000, unit: 's', baseline: total / 1000, baselineUnit: 's (from the process spawn)' })
+  note(
+    `restore: ${peer.stats.logins - loginsBefore} logins, ${peer.stats.pairings} pairings in all; ${(restored.ms / 1000).toFixed(1)} s from the first connect, ${(total / 1000).toFixed(1)} s from the process spawn`,
+  )
+  report({
+    name: `baileys-linked-restore-${DEVICES}`,
+    value: restored.ms / 1000,
+    unit: 's',
+    baseline: total / 1000,
+    baselineUnit: 's (from the process spawn)',
+  })
   const restoredUsage = (await command(child, 'memory')).usage
   note(`at rest after the restore: heap ${(restoredUsage.heapUsed / MB).toFixed(1)} MB, RSS ${(restoredUsage.rss / MB).toFixed(1)} MB`)
   report({
@@ -102,14 +138,22 @@ try {
 // --- Internal helpers ---
 
 async function startChild(): Promise<ChildProcess> {
-  const child = fork(join(root, 'bench/servers/baileys-linked.mjs'), [], { cwd: root, env, execArgv: ['--expose-gc'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] })
+  const child = fork(join(root, 'bench/servers/baileys-linked.mjs'), [], {
+    cwd: root,
+    env,
+    execArgv: ['--expose-gc'],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  })
   // The phones scan each QR the devices show (one scan per device, the first QR it shows).
   const scanned = new Set<string>()
   child.on('message', (message: { qr?: string; id?: string }) => {
     if (!message.qr || !message.id || scanned.has(message.id)) return
     scanned.add(message.id)
     const index = message.id === 'warm-up' ? DEVICES : Number(message.id.slice('device-'.length))
-    peer.phone(shopOf(index)).scan(message.qr).catch(err => note(`scan of ${message.id} failed: ${err.message}`))
+    peer
+      .phone(shopOf(index))
+      .scan(message.qr)
+      .catch(err => note(`scan of ${message.id} failed: ${err.message}`))
   })
   await new Promise<void>((resolve, reject) => {
     child.once('exit', code => reject(new Error(`baileys-linked.mjs exited with ${code}`)))

@@ -32,10 +32,20 @@ try {
   if (code !== 0 || !line) throw new Error(`baileys-qr.mjs exited with ${code}:\n${output}`)
   const { devices, linking, linkSeconds, before, after } = JSON.parse(line.slice(7))
   if (linking !== devices) throw new Error(`only ${linking} of ${devices} devices were at the QR stage`)
-  note(`${devices} devices linked to the QR stage in ${linkSeconds.toFixed(1)} s against the local peer (${peer.records.payloads.length} registrations, ${peer.stats.upgrades} upgrades)`)
-  note(`at rest: heap ${(before.heapUsed / MB).toFixed(1)} -> ${(after.heapUsed / MB).toFixed(1)} MB, RSS ${(before.rss / MB).toFixed(1)} -> ${(after.rss / MB).toFixed(1)} MB, external ${(before.external / MB).toFixed(1)} -> ${(after.external / MB).toFixed(1)} MB`)
+  note(
+    `${devices} devices linked to the QR stage in ${linkSeconds.toFixed(1)} s against the local peer (${peer.records.payloads.length} registrations, ${peer.stats.upgrades} upgrades)`,
+  )
+  note(
+    `at rest: heap ${(before.heapUsed / MB).toFixed(1)} -> ${(after.heapUsed / MB).toFixed(1)} MB, RSS ${(before.rss / MB).toFixed(1)} -> ${(after.rss / MB).toFixed(1)} MB, external ${(before.external / MB).toFixed(1)} -> ${(after.external / MB).toFixed(1)} MB`,
+  )
   const perDevice = (field: 'heapUsed' | 'rss') => (after[field] - before[field]) / devices / KB
-  report({ name: 'baileys-qr-heap-per-device', value: perDevice('heapUsed'), unit: 'KB', baseline: before.heapUsed / MB, baselineUnit: 'MB (heap with one device)' })
+  report({
+    name: 'baileys-qr-heap-per-device',
+    value: perDevice('heapUsed'),
+    unit: 'KB',
+    baseline: before.heapUsed / MB,
+    baselineUnit: 'MB (heap with one device)',
+  })
   report({ name: 'baileys-qr-rss-per-device', value: perDevice('rss'), unit: 'KB', baseline: before.rss / MB, baselineUnit: 'MB (RSS with one device)' })
 } finally {
   await peer.close()

@@ -34,15 +34,29 @@ const sim = await startServer('simulator.mjs')
 const clusters: BenchCluster[] = []
 try {
   const { one, three, oneFixture, threeFixture } = await oneAndThree(sim, redisUrl, DEVICES, clusters)
-  const bodiesOf = (fixture: typeof oneFixture, devices = fixture.devices) => devices.map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
+  const bodiesOf = (fixture: typeof oneFixture, devices = fixture.devices) =>
+    devices.map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
   const held = three.instances.map((_, i) => threeFixture.devices.filter(d => d.holder === i))
   note(`${DEVICES} devices on each cluster; held by the 3 instances: ${held.map(h => h.length).join(', ')}; ${cores} cores`)
 
-  const single = (seconds: number, warmupSeconds = 0) => load({ url: one.instances[0]!.url, path, body: undefined, bodies: bodiesOf(oneFixture), connections: CONNECTIONS, seconds, warmupSeconds })
-  const roundRobin = (seconds: number, warmupSeconds = 0) => load({ url: three.instances.map(i => i.url), path, body: undefined, bodies: bodiesOf(threeFixture), connections: CONNECTIONS, seconds, warmupSeconds })
+  const single = (seconds: number, warmupSeconds = 0) =>
+    load({ url: one.instances[0]!.url, path, body: undefined, bodies: bodiesOf(oneFixture), connections: CONNECTIONS, seconds, warmupSeconds })
+  const roundRobin = (seconds: number, warmupSeconds = 0) =>
+    load({ url: three.instances.map(i => i.url), path, body: undefined, bodies: bodiesOf(threeFixture), connections: CONNECTIONS, seconds, warmupSeconds })
   const routed = async (seconds: number, warmupSeconds = 0): Promise<LoadResult> => {
-    const runs = await Promise.all(three.instances.map((instance, i) => load({ url: instance.url, path, body: undefined, bodies: bodiesOf(threeFixture, held[i]), connections: CONNECTIONS / 3, seconds, warmupSeconds })))
-    return { rps: runs.reduce((sum, r) => sum + r.rps, 0), p50: Math.max(...runs.map(r => r.p50)), p99: Math.max(...runs.map(r => r.p99)), total: runs.reduce((sum, r) => sum + r.total, 0), errors: 0, non2xx: 0 }
+    const runs = await Promise.all(
+      three.instances.map((instance, i) =>
+        load({ url: instance.url, path, body: undefined, bodies: bodiesOf(threeFixture, held[i]), connections: CONNECTIONS / 3, seconds, warmupSeconds }),
+      ),
+    )
+    return {
+      rps: runs.reduce((sum, r) => sum + r.rps, 0),
+      p50: Math.max(...runs.map(r => r.p50)),
+      p99: Math.max(...runs.map(r => r.p99)),
+      total: runs.reduce((sum, r) => sum + r.total, 0),
+      errors: 0,
+      non2xx: 0,
+    }
   }
   await single(3)
   await roundRobin(3)
@@ -68,13 +82,22 @@ try {
       result[side] = await sides[side](SECONDS)
     }
     rounds.push(result)
-    note(`round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)})`)
+    note(
+      `round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)})`,
+    )
   }
   const forwarded = medianBy(rounds, r => r.roundRobin.rps / r.single.rps)
   const direct = medianBy(rounds, r => r.routed.rps / r.single.rps)
   const enoughCores = cores >= 4
-  if (!enoughCores) note(`${cores} cores: the 2x target needs 4 or more (here the 3 instances, the simulator, Redis and autocannon share ${cores}), so the figures only report`)
-  report({ name: 'cluster-send-text-rps-forwarded', value: forwarded.roundRobin.rps, unit: 'req/s', baseline: forwarded.single.rps, ...(enoughCores ? { target: { of: 'ratio', op: '>=', limit: 2 } } : {}) })
+  if (!enoughCores)
+    note(`${cores} cores: the 2x target needs 4 or more (here the 3 instances, the simulator, Redis and autocannon share ${cores}), so the figures only report`)
+  report({
+    name: 'cluster-send-text-rps-forwarded',
+    value: forwarded.roundRobin.rps,
+    unit: 'req/s',
+    baseline: forwarded.single.rps,
+    ...(enoughCores ? { target: { of: 'ratio', op: '>=', limit: 2 } } : {}),
+  })
   report({ name: 'cluster-send-text-rps-routed', value: direct.routed.rps, unit: 'req/s', baseline: direct.single.rps })
 } finally {
   for (const cluster of clusters) {

@@ -28,12 +28,29 @@ try {
   const [runA, runB] = await Promise.all([a, b].map(server => runner(server, receiver)))
   await runA!(true)
   await runB!(true)
-  const rounds = await pairedRounds(ROUNDS, () => runA!(false), () => runB!(false), (round, { baseline: a, ours: b }) =>
-    note(`round ${round}: A ${a.rate.toFixed(0)}/s ${a.cpuUs.toFixed(0)} µs CPU each, B ${b.rate.toFixed(0)}/s ${b.cpuUs.toFixed(0)} µs; rate B/A ${(b.rate / a.rate).toFixed(3)}, CPU B/A ${(b.cpuUs / a.cpuUs).toFixed(3)}`),
+  const rounds = await pairedRounds(
+    ROUNDS,
+    () => runA!(false),
+    () => runB!(false),
+    (round, { baseline: a, ours: b }) =>
+      note(
+        `round ${round}: A ${a.rate.toFixed(0)}/s ${a.cpuUs.toFixed(0)} µs CPU each, B ${b.rate.toFixed(0)}/s ${b.cpuUs.toFixed(0)} µs; rate B/A ${(b.rate / a.rate).toFixed(3)}, CPU B/A ${(b.cpuUs / a.cpuUs).toFixed(3)}`,
+      ),
   )
-  const summary = (name: string, ratios: number[]) => `${name} B/A median ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)})`
-  note(`${path}: ${summary('rate', rounds.map(r => r.ours.rate / r.baseline.rate))}; ${summary('CPU per request', rounds.map(r => r.ours.cpuUs / r.baseline.cpuUs))}`)
-  note(`medians apart: A ${median(rounds.map(r => r.baseline.rate)).toFixed(0)}/s ${median(rounds.map(r => r.baseline.cpuUs)).toFixed(0)} µs, B ${median(rounds.map(r => r.ours.rate)).toFixed(0)}/s ${median(rounds.map(r => r.ours.cpuUs)).toFixed(0)} µs`)
+  const summary = (name: string, ratios: number[]) =>
+    `${name} B/A median ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)})`
+  note(
+    `${path}: ${summary(
+      'rate',
+      rounds.map(r => r.ours.rate / r.baseline.rate),
+    )}; ${summary(
+      'CPU per request',
+      rounds.map(r => r.ours.cpuUs / r.baseline.cpuUs),
+    )}`,
+  )
+  note(
+    `medians apart: A ${median(rounds.map(r => r.baseline.rate)).toFixed(0)}/s ${median(rounds.map(r => r.baseline.cpuUs)).toFixed(0)} µs, B ${median(rounds.map(r => r.ours.rate)).toFixed(0)}/s ${median(rounds.map(r => r.ours.cpuUs)).toFixed(0)} µs`,
+  )
 } finally {
   await Promise.all([a.stop(), b.stop(), receiver?.close()])
 }

@@ -23,7 +23,10 @@ try {
   await accountWithDevices(gateway, DEVICES, { by: 'code' })
   note(`linked ${DEVICES} devices through the API (op 3 with pairing codes) in ${((performance.now() - started) / 1000).toFixed(1)} s`)
   const loaded = await settledMemory(gateway)
-  for (const [label, reading] of [['idle', idle], [`${DEVICES} devices`, loaded]] as const) {
+  for (const [label, reading] of [
+    ['idle', idle],
+    [`${DEVICES} devices`, loaded],
+  ] as const) {
     const { usage, first } = reading
     note(
       `${label}: RSS ${mb(usage.rss)} MB at rest after ${(reading.waitedMs / 1000).toFixed(1)} s${reading.settled ? '' : ' (heap never shrank)'} ` +

@@ -27,13 +27,20 @@ const DEVICES = 12
 const TTL_MS = Number(process.env.BENCH_LEASE_TTL_MS ?? 15_000)
 
 const hostPerInstance = process.env.BENCH_FAILOVER_SAME_HOST !== '1' && canSetHostname()
-if (!hostPerInstance && process.env.BENCH_FAILOVER_SAME_HOST !== '1') note('unshare --uts is not available to this user: the instances share this host name (failover-seconds-same-host)')
+if (!hostPerInstance && process.env.BENCH_FAILOVER_SAME_HOST !== '1')
+  note('unshare --uts is not available to this user: the instances share this host name (failover-seconds-same-host)')
 const name = hostPerInstance ? 'failover-seconds' : 'failover-seconds-same-host'
 
 const sim = await startServer('simulator.mjs')
 let cluster: BenchCluster | undefined
 try {
-  cluster = await startCluster({ storeUrl: redisUrl, count: 3, sim, hostPerInstance, env: process.env.BENCH_LEASE_TTL_MS ? { BENCH_LEASE_TTL_MS: String(TTL_MS) } : {} })
+  cluster = await startCluster({
+    storeUrl: redisUrl,
+    count: 3,
+    sim,
+    hostPerInstance,
+    env: process.env.BENCH_LEASE_TTL_MS ? { BENCH_LEASE_TTL_MS: String(TTL_MS) } : {},
+  })
   const fixture = await linkDevices(cluster, DEVICES)
   const connections = async () => (await request(`${sim.url}/_sim/stats`)).connections as number
   const seconds: number[] = []
@@ -47,7 +54,11 @@ try {
     const killedAt = performance.now()
     await victim.kill()
     cluster.instances.splice(victimIndex, 1)
-    await waitUntil(async () => (await connections()) === DEVICES && (await cluster!.held()) === DEVICES, 120_000, `the ${moved.length} devices of the killed instance to open elsewhere`)
+    await waitUntil(
+      async () => (await connections()) === DEVICES && (await cluster!.held()) === DEVICES,
+      120_000,
+      `the ${moved.length} devices of the killed instance to open elsewhere`,
+    )
     const took = (performance.now() - killedAt) / 1000
     seconds.push(took)
     // Sends to the moved devices work again, through an instance other than the new holder (forwarded).
@@ -57,7 +68,9 @@ try {
       await through.post('/api/create-message', { appkey: device.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'depois da queda' })
     }
     const replaced = (await request(`${sim.url}/_sim/stats`)).replaced - replacedBefore
-    note(`run ${run}: kill -9 of an instance holding ${moved.length} of ${DEVICES} devices (held ${counts.join(', ')}); all open again on the others in ${took.toFixed(1)} s; a send to each answered 200; replaced connections ${replaced}`)
+    note(
+      `run ${run}: kill -9 of an instance holding ${moved.length} of ${DEVICES} devices (held ${counts.join(', ')}); all open again on the others in ${took.toFixed(1)} s; a send to each answered 200; replaced connections ${replaced}`,
+    )
     await cluster.add()
   }
   report({ name, value: median(seconds), unit: 's', baseline: TTL_MS / 1000, target: { of: 'value', op: '<=', limit: 30 } })

@@ -37,14 +37,24 @@ async function openLoop(url: string, bodies: string[], seconds: number): Promise
   const one = (body: string) =>
     new Promise<void>(resolve => {
       const started = performance.now()
-      const req = http.request({ host: target.hostname, port: target.port, path: target.pathname, method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, res => {
-        res.resume()
-        res.on('end', () => {
-          if (res.statusCode === 200) samples.push(performance.now() - started)
-          else failures.push(String(res.statusCode))
-          resolve()
-        })
-      })
+      const req = http.request(
+        {
+          host: target.hostname,
+          port: target.port,
+          path: target.pathname,
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
+        res => {
+          res.resume()
+          res.on('end', () => {
+            if (res.statusCode === 200) samples.push(performance.now() - started)
+            else failures.push(String(res.statusCode))
+            resolve()
+          })
+        },
+      )
       req.on('error', error => (failures.push(String(error)), resolve()))
       req.end(body)
     })
@@ -71,7 +81,9 @@ try {
   const fixture = await linkDevices(cluster, 4)
   const onA = fixture.devices.filter(d => d.holder === 0)
   if (onA.length === 0) throw new Error('instance A holds no device')
-  const bodies = onA.map(d => JSON.stringify({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
+  const bodies = onA.map(d =>
+    JSON.stringify({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }),
+  )
   const [a, b] = cluster.instances as [typeof sim, typeof sim]
   const direct = (seconds: number) => openLoop(`${a.url}/api/create-message`, bodies, seconds)
   const forwarded = (seconds: number) => openLoop(`${b.url}/api/create-message`, bodies, seconds)
@@ -79,12 +91,20 @@ try {
   await direct(4)
   await forwarded(4)
   const ms = (value: number) => value.toFixed(2)
-  const rounds = await pairedRounds(ROUNDS, () => direct(SECONDS), () => forwarded(SECONDS), (round, { baseline, ours }) =>
-    note(`round ${round} at ${RATE} req/s: direct p50 ${ms(baseline.p50)} ms p99 ${ms(baseline.p99)} ms; forwarded p50 ${ms(ours.p50)} ms p99 ${ms(ours.p99)} ms; extra p50 ${ms(ours.p50 - baseline.p50)} ms, p99 ${ms(ours.p99 - baseline.p99)} ms`),
+  const rounds = await pairedRounds(
+    ROUNDS,
+    () => direct(SECONDS),
+    () => forwarded(SECONDS),
+    (round, { baseline, ours }) =>
+      note(
+        `round ${round} at ${RATE} req/s: direct p50 ${ms(baseline.p50)} ms p99 ${ms(baseline.p99)} ms; forwarded p50 ${ms(ours.p50)} ms p99 ${ms(ours.p99)} ms; extra p50 ${ms(ours.p50 - baseline.p50)} ms, p99 ${ms(ours.p99 - baseline.p99)} ms`,
+      ),
   )
   const p50 = medianBy(rounds, r => r.ours.p50 - r.baseline.p50)
   const p99 = medianBy(rounds, r => r.ours.p99 - r.baseline.p99)
-  note(`a forwarded send takes ${ms(p50.ours.p50 - p50.baseline.p50)} ms more at the median and ${ms(p99.ours.p99 - p99.baseline.p99)} ms more at p99 (${onA.length} devices held by A, ${RATE} req/s)`)
+  note(
+    `a forwarded send takes ${ms(p50.ours.p50 - p50.baseline.p50)} ms more at the median and ${ms(p99.ours.p99 - p99.baseline.p99)} ms more at p99 (${onA.length} devices held by A, ${RATE} req/s)`,
+  )
   report({ name: 'forwarded-latency-p50', value: p50.ours.p50, unit: 'ms', baseline: p50.baseline.p50 })
   report({ name: 'forwarded-latency-p99', value: p99.ours.p99, unit: 'ms', baseline: p99.baseline.p99 })
 } finally {

@@ -10,7 +10,10 @@ if (!file) {
   process.exit(2)
 }
 const snapshot = JSON.parse(readFileSync(file, 'utf8'))
-const { node_fields: fields, node_types: [types] } = snapshot.snapshot.meta
+const {
+  node_fields: fields,
+  node_types: [types],
+} = snapshot.snapshot.meta
 const stride = fields.length
 const typeAt = fields.indexOf('type')
 const nameAt = fields.indexOf('name')
@@ -32,5 +35,5 @@ for (let i = 0; i < nodes.length; i += stride) {
 const MB = 2 ** 20
 console.log(`${file}: ${(total / MB).toFixed(1)} MB in ${nodes.length / stride} nodes`)
 for (const [key, { size, count }] of [...groups].sort((a, b) => b[1].size - a[1].size).slice(0, Number(topText))) {
-  console.log(`${(size / MB).toFixed(2).padStart(8)} MB ${(size / total * 100).toFixed(1).padStart(5)}% ${String(count).padStart(9)}  ${key}`)
+  console.log(`${(size / MB).toFixed(2).padStart(8)} MB ${((size / total) * 100).toFixed(1).padStart(5)}% ${String(count).padStart(9)}  ${key}`)
 }

@@ -38,7 +38,10 @@ async function growTo(store: SqliteStore, total: number): Promise<void> {
 /** Copy a stopped gateway's SQLite file (with its journal files, when there are any). */
 async function copyStore(from: SqliteStore, to: SqliteStore): Promise<void> {
   for (const suffix of ['', '-wal', '-shm']) {
-    const exists = await stat(from.file + suffix).then(() => true, () => false)
+    const exists = await stat(from.file + suffix).then(
+      () => true,
+      () => false,
+    )
     if (exists) await copyFile(from.file + suffix, to.file + suffix)
   }
 }
@@ -61,8 +64,14 @@ try {
     const run = (url: string, seconds: number): Promise<LoadResult> => load({ url, path: '/api/create-message', body, seconds, warmupSeconds: 0 })
     await run(few.url, 3)
     await run(many.url, 3)
-    const rounds = await pairedRounds(ROUNDS, () => run(few.url, 3), () => run(many.url, 3), (round, { baseline, ours }) =>
-      note(`round ${round}: ${SMALL} accounts ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); ${LARGE} accounts ${ours.rps.toFixed(0)} req/s (p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`),
+    const rounds = await pairedRounds(
+      ROUNDS,
+      () => run(few.url, 3),
+      () => run(many.url, 3),
+      (round, { baseline, ours }) =>
+        note(
+          `round ${round}: ${SMALL} accounts ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); ${LARGE} accounts ${ours.rps.toFixed(0)} req/s (p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`,
+        ),
     )
     const middle = medianBy(rounds, r => r.ours.rps / r.baseline.rps)
     report({ name: 'key-lookup-scaling', value: middle.ours.rps, unit: 'req/s', baseline: middle.baseline.rps, target: { of: 'ratio', op: '>=', limit: 0.67 } })

@@ -19,9 +19,9 @@
  *
  *   LOAD_SECONDS=60 LOAD_WARMUP_SECONDS=30 LOAD_CONNECTIONS=16 LOAD_INCOMING_PER_SECOND=100 npm run load
  */
-import { spawn } from 'node:child_process'
 import { createRequire } from 'node:module'
-import { createServer as createNetServer, type AddressInfo } from 'node:net'
+import { request as post } from './lib/process.ts'
+import { startSoakServer } from './lib/soak-server.ts'
 import { soakReceiver } from './lib/soak-receiver.ts'
 import { mediaBurst, type MediaBurst } from './lib/media-burst.ts'
 
@@ -58,16 +58,22 @@ const DRAIN_MS = 15_000
 const CONTACTS = 40
 /** The server's most RSS during the burst of 40 concurrent 19 MB media sends. */
 const MEDIA_RSS_CEILING_MB = Number(process.env.LOAD_MEDIA_RSS_CEILING_MB ?? 800)
-const root = new URL('..', import.meta.url).pathname
 const PNG = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=='
 
 async function main(): Promise<void> {
   const receiver = await soakReceiver(SLOW_HOLD_MS)
-  const server = await startServer()
+  const server = await startSoakServer({ sampleMs: SAMPLE_MS, simLogLimit: SIM_LOG_LIMIT })
   const api = (path: string, body: unknown) => post(`${server.url}${path}`, body)
   try {
     // One account, DEVICES linked devices with webhooks, a group.
-    const register = await api('/api/auth', { auth: 'registrar', nome: 'Carga', email: 'carga@example.com', senha: 'senha-carga', telefone: '5511900000000', plano: '1' })
+    const register = await api('/api/auth', {
+      auth: 'registrar',
+      nome: 'Carga',
+      email: 'carga@example.com',
+      senha: 'senha-carga',
+      telefone: '5511900000000',
+      plano: '1',
+    })
     const authkey = register.data.authkey as string
     const devices: { appkey: string; phone: string }[] = []
     for (let i = 0; i < DEVICES; i++) {
@@ -77,7 +83,14 @@ async function main(): Promise<void> {
       devices.push({ appkey: created.appkey, phone })
     }
     // Another tenant, whose receiver endpoint (same host) hangs past the time-out.
-    const other = await api('/api/auth', { auth: 'registrar', nome: 'Lenta', email: 'lenta@example.com', senha: 'senha-lenta', telefone: '5511900000001', plano: '1' })
+    const other = await api('/api/auth', {
+      auth: 'registrar',
+      nome: 'Lenta',
+      email: 'lenta@example.com',
+      senha: 'senha-lenta',
+      telefone: '5511900000001',
+      plano: '1',
+    })
     const slow = await api('/api/v2/qrcode', { authkey: other.data.authkey, setAppkey: 'lenta', webhook: `${receiver.origin}/slow` })
     await api('/_sim/scan', { authkey: other.data.authkey, appkey: slow.appkey, phone: '5511910009999' })
     const contact = (i: number) => `55119200${String(i % CONTACTS).padStart(5, '0')}`
@@ -92,7 +105,18 @@ async function main(): Promise<void> {
         ['/api/create-message', { ...keys(d), to, latitude: '-23.5505', longitude: '-46.6333', message: 'Loja' }],
         ['/api/create-message', { ...keys(d), to, contact: 'Ana', message: '5511977770003' }],
         ['/api/create-message', { ...keys(d), to, file: PNG, descricao: 'foto' }],
-        ['/api/create-message', { ...keys(d), to, message: 'Escolha', buttons: [{ type: 'replyButton', displaytext: 'Sim' }, { type: 'replyButton', displaytext: 'Não' }] }],
+        [
+          '/api/create-message',
+          {
+            ...keys(d),
+            to,
+            message: 'Escolha',
+            buttons: [
+              { type: 'replyButton', displaytext: 'Sim' },
+              { type: 'replyButton', displaytext: 'Não' },
+            ],
+          },
+        ],
         ['/api/create-message', { ...keys(d), listaAgendamento: 'true', message: 'false' }],
         ['/api/groups', { ...keys(0), message: 'false', infoConvite: group.grupoId }],
       ] as const
@@ -109,13 +133,20 @@ async function main(): Promise<void> {
     }, 100)
     let slowSent = 0
     const slowTraffic = setInterval(() => {
-      for (let i = 0; i < SLOW_PER_SECOND; i++) post(`${server.url}/_sim/send`, { from: contact(slowSent), to: '5511910009999', type: 'text', text: `lenta ${slowSent++}` }).catch(() => {})
+      for (let i = 0; i < SLOW_PER_SECOND; i++)
+        post(`${server.url}/_sim/send`, { from: contact(slowSent), to: '5511910009999', type: 'text', text: `lenta ${slowSent++}` }).catch(() => {})
     }, 1000)
 
     const samples: Sample[] = []
     const started = Date.now()
     server.onMemory(memory =>
-      samples.push({ at: (Date.now() - started) / 1000, rssMb: memory.rss / 2 ** 20, heapMb: memory.heapUsed / 2 ** 20, heapTotalMb: memory.heapTotal / 2 ** 20, externalMb: memory.external / 2 ** 20 }),
+      samples.push({
+        at: (Date.now() - started) / 1000,
+        rssMb: memory.rss / 2 ** 20,
+        heapMb: memory.heapUsed / 2 ** 20,
+        heapTotalMb: memory.heapTotal / 2 ** 20,
+        externalMb: memory.external / 2 ** 20,
+      }),
     )
     const run = (duration: number) =>
       autocannon({
@@ -130,11 +161,14 @@ async function main(): Promise<void> {
     for (const field of ['errors', 'timeouts', 'non2xx', '5xx'] as const) result[field] += warmup?.[field] ?? 0
     clearInterval(traffic)
     clearInterval(slowTraffic)
-    for (const until = Date.now() + DRAIN_MS; receiver.texts.size < incoming - incomingFailed && Date.now() < until; ) await new Promise(resolve => setTimeout(resolve, 200))
+    for (const until = Date.now() + DRAIN_MS; receiver.texts.size < incoming - incomingFailed && Date.now() < until;)
+      await new Promise(resolve => setTimeout(resolve, 200))
     const webhooks = { incoming, incomingFailed, delivered: receiver.count, texts: receiver.texts.size, slowSent, slowHeldMost: receiver.slowHeldMost }
     report(result, samples, webhooks)
     const burst = await mediaBurst(server.url, server.pid, keys(0), contact(0))
-    console.log(`media burst: ${burst.sends} concurrent 19 MB sends: ${burst.ok} answered 200, ${burst.refused} 429, ${burst.other.length} other; server RSS peak ${burst.peakRssMb} MB (${burst.rssBeforeMb} MB before), ceiling ${MEDIA_RSS_CEILING_MB} MB`)
+    console.log(
+      `media burst: ${burst.sends} concurrent 19 MB sends: ${burst.ok} answered 200, ${burst.refused} 429, ${burst.other.length} other; server RSS peak ${burst.peakRssMb} MB (${burst.rssBeforeMb} MB before), ceiling ${MEDIA_RSS_CEILING_MB} MB`,
+    )
     const verdict = judge(result, samples, webhooks, burst)
     console.log(verdict.ok ? '\nOK' : `\nFAILED: ${verdict.problems.join('; ')}`)
     process.exitCode = verdict.ok ? 0 : 1
@@ -169,19 +203,31 @@ function report(result: Result, samples: Sample[], webhooks: Webhooks): void {
   const byStatus = Object.entries(result.statusCodeStats ?? {})
     .map(([code, { count }]) => `${code}: ${count}`)
     .join(', ')
-  console.log(`\nload soak: ${SECONDS} s measured after ${WARMUP_SECONDS} s of warm-up, ${CONNECTIONS} connections, ${DEVICES} devices, ${INCOMING_PER_SECOND} incoming messages/s`)
-  console.log(`requests: ${result.requests.total} (${result.requests.average.toFixed(0)}/s average), latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`)
+  console.log(
+    `\nload soak: ${SECONDS} s measured after ${WARMUP_SECONDS} s of warm-up, ${CONNECTIONS} connections, ${DEVICES} devices, ${INCOMING_PER_SECOND} incoming messages/s`,
+  )
+  console.log(
+    `requests: ${result.requests.total} (${result.requests.average.toFixed(0)}/s average), latency p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
+  )
   console.log(`errors: ${result.errors}, timeouts: ${result.timeouts}, non-2xx: ${result.non2xx}, 5xx: ${result['5xx']} (warm-up included)`)
   console.log(`answers by status: ${byStatus}`)
-  console.log(`incoming messages: ${webhooks.incoming} sent (${webhooks.incomingFailed} failed), webhook requests received: ${webhooks.delivered}; distinct messages delivered: ${webhooks.texts} (within ${DRAIN_MS / 1000} s of the end)`)
-  console.log(`slow tenant: ${webhooks.slowSent} messages to a receiver answering after ${SLOW_HOLD_MS / 1000} s, at most ${webhooks.slowHeldMost} of its requests held at once`)
+  console.log(
+    `incoming messages: ${webhooks.incoming} sent (${webhooks.incomingFailed} failed), webhook requests received: ${webhooks.delivered}; distinct messages delivered: ${webhooks.texts} (within ${DRAIN_MS / 1000} s of the end)`,
+  )
+  console.log(
+    `slow tenant: ${webhooks.slowSent} messages to a receiver answering after ${SLOW_HOLD_MS / 1000} s, at most ${webhooks.slowHeldMost} of its requests held at once`,
+  )
   console.log(`RSS after GC (MB) every ${SAMPLE_MS / 1000} s: ${samples.map(s => `${s.at.toFixed(0)}s ${s.rssMb.toFixed(0)}`).join(', ')}`)
   console.log(`heap used after GC (MB): ${samples.map(s => s.heapMb.toFixed(0)).join(', ')}`)
-  console.log(`heap reserved (MB): ${samples.map(s => s.heapTotalMb.toFixed(0)).join(', ')}; external (MB): ${samples.map(s => s.externalMb.toFixed(0)).join(', ')}`)
+  console.log(
+    `heap reserved (MB): ${samples.map(s => s.heapTotalMb.toFixed(0)).join(', ')}; external (MB): ${samples.map(s => s.externalMb.toFixed(0)).join(', ')}`,
+  )
   const rss = lastSlope(samples, 'rssMb')
   const heap = lastSlope(samples, 'heapMb')
   const { before, after } = peaks(samples, rss.from)
-  console.log(`last 30 s (from ${rss.from.toFixed(0)} s): RSS peak ${after.toFixed(0)} MB against ${before.toFixed(0)} MB before (${(((after - before) / before) * 100).toFixed(1)} %), live heap slope ${heap.slope.toFixed(2)} MB/min (RSS slope ${rss.slope.toFixed(1)} MB/min, noisy)`)
+  console.log(
+    `last 30 s (from ${rss.from.toFixed(0)} s): RSS peak ${after.toFixed(0)} MB against ${before.toFixed(0)} MB before (${(((after - before) / before) * 100).toFixed(1)} %), live heap slope ${heap.slope.toFixed(2)} MB/min (RSS slope ${rss.slope.toFixed(1)} MB/min, noisy)`,
+  )
 }
 
 function judge(result: Result, samples: Sample[], webhooks: Webhooks, burst: MediaBurst): { ok: boolean; problems: string[] } {
@@ -221,56 +267,6 @@ function lastSlope(samples: Sample[], measure: 'rssMb' | 'heapMb'): { slope: num
   const sxy = window.reduce((a, s) => a + (s.at - mx) * (s[measure] - my), 0)
   const sxx = window.reduce((a, s) => a + (s.at - mx) ** 2, 0)
   return { slope: sxx === 0 ? 0 : (sxy / sxx) * 60, from }
-}
-
-async function post(url: string, body: unknown): Promise<any> {
-  const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
-  const answer = await response.json()
-  if (!response.ok) throw new Error(`${url}: ${response.status} ${JSON.stringify(answer)}`)
-  return answer
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return port
-}
-
-/** The standalone server (memory transport and store, limits off) in a child process. */
-async function startServer(): Promise<{ url: string; pid: number; onMemory(listener: (memory: NodeJS.MemoryUsage) => void): void; stop(): Promise<void> }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, ['--expose-gc', '--import', './bench/memory-probe.mjs', '--conditions=source', '--import', 'tsx', 'examples/standalone.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: String(port), GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: 'memory://', GATEWAY_RATE_LIMIT: 'off', GATEWAY_ALLOW_PRIVATE_URLS: '1', LOG_LEVEL: 'warn', LOAD_SAMPLE_MS: String(SAMPLE_MS), GATEWAY_SIM_LOG_LIMIT: String(SIM_LOG_LIMIT) },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
-  let listener: (memory: NodeJS.MemoryUsage) => void = () => {}
-  let buffered = ''
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk
-    const lines = buffered.split('\n')
-    buffered = lines.pop()!
-    for (const line of lines) if (line.startsWith('MEMORY ')) listener(JSON.parse(line.slice('MEMORY '.length)))
-  })
-  const exited = new Promise(resolve => child.once('exit', resolve))
-  const url = `http://127.0.0.1:${port}`
-  for (const deadline = Date.now() + 30_000; ; ) {
-    if (child.exitCode !== null) throw new Error('the standalone server exited at start')
-    if (await fetch(`${url}/api/auth`, { method: 'POST' }).then(() => true, () => false)) break
-    if (Date.now() > deadline) throw new Error('the standalone server did not start')
-    await new Promise(resolve => setTimeout(resolve, 100))
-  }
-  return {
-    url,
-    pid: child.pid!,
-    onMemory: next => void (listener = next),
-    async stop() {
-      child.kill('SIGTERM')
-      await exited
-    },
-  }
 }
 
 await main()

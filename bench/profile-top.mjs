@@ -16,7 +16,12 @@ for (const [id, time] of self) {
   const where = callFrame.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/main\//, '')
   const key = `${callFrame.functionName || '(anonymous)'} ${where}:${callFrame.lineNumber + 1}`
   byFunction.set(key, (byFunction.get(key) ?? 0) + time)
-  const pkg = where.startsWith('~/') ? where.split('/').slice(0, where.startsWith('~/@') ? 3 : 2).join('/') : where || '(native)'
+  const pkg = where.startsWith('~/')
+    ? where
+        .split('/')
+        .slice(0, where.startsWith('~/@') ? 3 : 2)
+        .join('/')
+    : where || '(native)'
   byFile.set(pkg, (byFile.get(pkg) ?? 0) + time)
 }
 // Inclusive time of the project's own functions (src/, adapters/, or their build under dist/): self plus everything they call.
@@ -35,5 +40,12 @@ const walk = (node, onStack) => {
   for (const child of node.children ?? []) walk(byId.get(child), next)
 }
 walk(profile.nodes[0], new Set())
-const show = map => [...map].sort((a, b) => b[1] - a[1]).slice(0, Number(limit)).map(([k, t]) => `${((t / total) * 100).toFixed(1).padStart(5)}%  ${k}`).join('\n')
-console.log(`total ${(total / 1e6).toFixed(1)} s\n\nby function (self):\n${show(byFunction)}\n\nby file or package (self):\n${show(byFile)}\n\nproject functions (inclusive):\n${show(inclusive)}`)
+const show = map =>
+  [...map]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, Number(limit))
+    .map(([k, t]) => `${((t / total) * 100).toFixed(1).padStart(5)}%  ${k}`)
+    .join('\n')
+console.log(
+  `total ${(total / 1e6).toFixed(1)} s\n\nby function (self):\n${show(byFunction)}\n\nby file or package (self):\n${show(byFile)}\n\nproject functions (inclusive):\n${show(inclusive)}`,
+)

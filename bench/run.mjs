@@ -26,7 +26,12 @@ const broken = []
 for (const file of files) {
   console.log(`## ${file}`)
   const started = Date.now()
-  const run = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', `bench/${file}`], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'], encoding: 'utf8', maxBuffer: 64 * 2 ** 20 })
+  const run = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', `bench/${file}`], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
+  })
   process.stdout.write(run.stdout ?? '')
   lines.push(...(run.stdout ?? '').split('\n').filter(line => line.startsWith('bench ')))
   if (run.status !== 0) broken.push(`${file} exited with ${run.status ?? run.signal}`)

@@ -29,7 +29,11 @@ const contact = (i: number) => `55119700${String(i % CONTACTS).padStart(5, '0')}
 /** One round on `cluster`: schedules per second, or a reason it is not a figure. */
 let leadMs = 2_000 + COUNT * 5
 
-async function round(cluster: BenchCluster, fixture: Awaited<ReturnType<typeof linkDevices>>, tag: string): Promise<{ rate: number; ms: number; firstMs: number }> {
+async function round(
+  cluster: BenchCluster,
+  fixture: Awaited<ReturnType<typeof linkDevices>>,
+  tag: string,
+): Promise<{ rate: number; ms: number; firstMs: number }> {
   const sentBefore = (await cluster.sim.get('/_sim/stats')).sent as number
   // Due at the start of a second far enough ahead that creating them all ends before it (the lead
   // is 1.5 times what the last round's creating took, plus a second).
@@ -43,7 +47,13 @@ async function round(cluster: BenchCluster, fixture: Awaited<ReturnType<typeof l
         const n = i + j
         const text = `agendada ${tag} ${n}`
         texts.add(text)
-        return cluster.instances[n % cluster.instances.length]!.post('/api/create-message', { appkey: fixture.devices[n % DEVICES]!.appkey, authkey: fixture.authkey, to: contact(n), message: text, agendamento })
+        return cluster.instances[n % cluster.instances.length]!.post('/api/create-message', {
+          appkey: fixture.devices[n % DEVICES]!.appkey,
+          authkey: fixture.authkey,
+          to: contact(n),
+          message: text,
+          agendamento,
+        })
       }),
     )
   }
@@ -62,7 +72,8 @@ async function round(cluster: BenchCluster, fixture: Awaited<ReturnType<typeof l
     }
   }
   const twice = [...seen.values()].filter(times => times > 1).length
-  if (sent !== COUNT || seen.size !== COUNT || twice > 0) throw new Error(`not exactly once: network sent ${sent} of ${COUNT}, ${seen.size} distinct texts arrived, ${twice} more than once`)
+  if (sent !== COUNT || seen.size !== COUNT || twice > 0)
+    throw new Error(`not exactly once: network sent ${sent} of ${COUNT}, ${seen.size} distinct texts arrived, ${twice} more than once`)
   const ms = Math.max(...stamps) - dueAt
   return { rate: COUNT / (ms / 1000), ms, firstMs: Math.min(...stamps) - dueAt }
 }
@@ -80,7 +91,9 @@ try {
     const runThree = () => round(three, threeFixture, `3p r${r}`)
     const pair = r % 2 ? { one: await runOne(), three: await runThree() } : { three: await runThree(), one: await runOne() }
     pairs.push(pair as (typeof pairs)[number])
-    note(`round ${r}: 1 process ${pair.one.rate.toFixed(0)} schedules/s (first sent ${pair.one.firstMs} ms after the due time, last ${pair.one.ms} ms); 3 processes ${pair.three.rate.toFixed(0)} schedules/s (first ${pair.three.firstMs} ms, last ${pair.three.ms} ms); ratio ${(pair.three.rate / pair.one.rate).toFixed(2)}`)
+    note(
+      `round ${r}: 1 process ${pair.one.rate.toFixed(0)} schedules/s (first sent ${pair.one.firstMs} ms after the due time, last ${pair.one.ms} ms); 3 processes ${pair.three.rate.toFixed(0)} schedules/s (first ${pair.three.firstMs} ms, last ${pair.three.ms} ms); ratio ${(pair.three.rate / pair.one.rate).toFixed(2)}`,
+    )
   }
   const middle = medianBy(pairs, p => p.three.rate / p.one.rate)
   note(`each of the ${ROUNDS * 2} rounds sent its ${COUNT} schedules exactly once (${DEVICES} devices, ${COUNT / DEVICES} each)`)

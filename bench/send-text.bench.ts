@@ -31,11 +31,19 @@ try {
   await load({ url: bare.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
   await load({ url: gateway.url, path: '/api/create-message', body, seconds: 5, warmupSeconds: 0 })
   const run = (url: string) => load({ url, path: '/api/create-message', body, seconds: 3, warmupSeconds: 0 })
-  const rounds = await pairedRounds(ROUNDS, () => run(bare.url), () => run(gateway.url), (round, { baseline, ours }) =>
-    note(`round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`),
+  const rounds = await pairedRounds(
+    ROUNDS,
+    () => run(bare.url),
+    () => run(gateway.url),
+    (round, { baseline, ours }) =>
+      note(
+        `round ${round}: bare Koa ${baseline.rps.toFixed(0)} req/s (p99 ${baseline.p99} ms); gateway ${ours.rps.toFixed(0)} req/s (p50 ${ours.p50} ms, p99 ${ours.p99} ms); ratio ${(ours.rps / baseline.rps).toFixed(2)}`,
+      ),
   )
   const middle = medianBy(rounds, r => r.ours.rps / r.baseline.rps)
-  note(`medians of each server apart: bare Koa ${median(rounds.map(r => r.baseline.rps)).toFixed(0)}, gateway ${median(rounds.map(r => r.ours.rps)).toFixed(0)} req/s`)
+  note(
+    `medians of each server apart: bare Koa ${median(rounds.map(r => r.baseline.rps)).toFixed(0)}, gateway ${median(rounds.map(r => r.ours.rps)).toFixed(0)} req/s`,
+  )
   report({ name: 'send-text-rps', value: middle.ours.rps, unit: 'req/s', baseline: middle.baseline.rps, target: { of: 'ratio', op: '>=', limit: 0.6 } })
 
   // p99 at half the bare Koa rate, in rounds for the same reason: each round takes bare Koa's rate
@@ -53,7 +61,9 @@ try {
     // p99 taken below the asked rate hides the queueing: it only counts when the rate was kept.
     const kept = oursAtRate.rps >= 0.95 * rate
     p99Rounds.push({ rate, bare: bareAtRate.p99, ours: kept ? oursAtRate.p99 : Number.POSITIVE_INFINITY })
-    note(`p99 round ${round}: bare Koa ${now.rps.toFixed(0)} req/s, so ${rate} req/s asked: bare Koa p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms; gateway p50 ${oursAtRate.p50} ms p99 ${oursAtRate.p99} ms (${oursAtRate.rps.toFixed(0)} req/s done${kept ? '' : ', rate not kept'})`)
+    note(
+      `p99 round ${round}: bare Koa ${now.rps.toFixed(0)} req/s, so ${rate} req/s asked: bare Koa p50 ${bareAtRate.p50} ms p99 ${bareAtRate.p99} ms; gateway p50 ${oursAtRate.p50} ms p99 ${oursAtRate.p99} ms (${oursAtRate.rps.toFixed(0)} req/s done${kept ? '' : ', rate not kept'})`,
+    )
   }
   const p99Round = medianBy(p99Rounds, r => r.ours)
   const kept = Number.isFinite(p99Round.ours)

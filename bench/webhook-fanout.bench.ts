@@ -35,12 +35,19 @@ try {
   const ours = async () => {
     const run = await inject(gateway, fixture, receiver, EVENTS)
     lost += EVENTS - run.delivered
-    note(`gateway: ${run.delivered} of ${EVENTS} events in ${run.seconds.toFixed(2)} s (${run.connections} connections; ${run.cpuPerEvent.toFixed(0)} µs CPU per event)`)
+    note(
+      `gateway: ${run.delivered} of ${EVENTS} events in ${run.seconds.toFixed(2)} s (${run.connections} connections; ${run.cpuPerEvent.toFixed(0)} µs CPU per event)`,
+    )
     return run.delivered / run.seconds
   }
   const baseline = async () => {
     receiver.reset()
-    const out = await runScript('got-loop.mjs', { GOT_LOOP_URL: receiver.url, GOT_LOOP_PAYLOAD: JSON.stringify(recorded), GOT_LOOP_COUNT: String(EVENTS), GOT_LOOP_WARMUP: String(WARMUP) })
+    const out = await runScript('got-loop.mjs', {
+      GOT_LOOP_URL: receiver.url,
+      GOT_LOOP_PAYLOAD: JSON.stringify(recorded),
+      GOT_LOOP_COUNT: String(EVENTS),
+      GOT_LOOP_WARMUP: String(WARMUP),
+    })
     const [, , ms, failed, cpuMs] = /DONE (\d+) ([\d.]+) (\d+) (\d+)/.exec(out) ?? []
     if (ms === undefined || failed !== '0') throw new Error(`got-loop: ${out.trim()}`)
     note(`got loop: ${EVENTS} POSTs in ${(Number(ms) / 1000).toFixed(2)} s (${((Number(cpuMs) * 1000) / EVENTS).toFixed(0)} µs CPU per POST)`)

@@ -34,7 +34,8 @@ async function main(): Promise<number> {
       const { account, authkey } = await accounts.rotateKey(email)
       console.log(JSON.stringify({ ...account, authkey }, null, 2))
     } else {
-      const account = command === 'renew' ? await accounts.renew(email, plan) : command === 'suspend' ? await accounts.suspend(email) : await accounts.resume(email)
+      const account =
+        command === 'renew' ? await accounts.renew(email, plan) : command === 'suspend' ? await accounts.suspend(email) : await accounts.resume(email)
       console.log(JSON.stringify(account, null, 2))
     }
     return 0

@@ -28,7 +28,10 @@ const rules: Rule[] = [
   { match: /^(menu|ajuda|\?)$/i, answer: () => menu },
   { match: /^(1|hor[aá]rio)/i, answer: () => 'Abrimos de segunda a sábado, das 9h às 18h.' },
   { match: /^(2|pre[cç]o|valor)/i, answer: () => 'A consulta custa R$ 50,00. Digite *3* para falar com uma pessoa.' },
-  { match: /^(3|humano|atendente|pessoa)/i, answer: ({ contact }) => `Certo${contact.name ? `, ${contact.name}` : ''}! Uma pessoa da equipe vai responder em breve.` },
+  {
+    match: /^(3|humano|atendente|pessoa)/i,
+    answer: ({ contact }) => `Certo${contact.name ? `, ${contact.name}` : ''}! Uma pessoa da equipe vai responder em breve.`,
+  },
   { match: /(obrigad|valeu)/i, answer: () => 'Por nada! 😊' },
 ]
 

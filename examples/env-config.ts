@@ -34,7 +34,8 @@ export function parseMegabytes(text: string, name: string): number {
  */
 export function trustProxy(text: string | undefined): { proxy: boolean; maxIpsCount?: number } {
   if (text === undefined || text.trim() === '' || text.trim() === '0') return { proxy: false }
-  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`GATEWAY_TRUST_PROXY must be the number of proxies in front of the server, e.g. 1 (got ${JSON.stringify(text)})`)
+  if (!/^\s*\d+\s*$/.test(text))
+    throw new Error(`GATEWAY_TRUST_PROXY must be the number of proxies in front of the server, e.g. 1 (got ${JSON.stringify(text)})`)
   return { proxy: true, maxIpsCount: Number(text) }
 }
 
@@ -43,7 +44,8 @@ export function parseRateLimit(text: string): GatewayOptions['rateLimit'] {
   const value = text.trim().toLowerCase()
   if (value === 'off' || value === '0' || value === 'false') return false
   const match = /^(\d+)\s*\/\s*(\d+)$/.exec(value)
-  if (!match || Number(match[1]) <= 0 || Number(match[2]) <= 0) throw new Error(`rate limit ${JSON.stringify(text)}: write off or <points>/<seconds>, e.g. 6000/60`)
+  if (!match || Number(match[1]) <= 0 || Number(match[2]) <= 0)
+    throw new Error(`rate limit ${JSON.stringify(text)}: write off or <points>/<seconds>, e.g. 6000/60`)
   return { perAccount: { points: Number(match[1]), duration: Number(match[2]) } }
 }
 

@@ -38,7 +38,13 @@ async function start(name: string, file: string, extra: Record<string, string>, 
   })
   for (;;) {
     if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode}) before it was ready`)
-    if (await fetch(ready).then(answer => answer.ok, () => false)) return
+    if (
+      await fetch(ready).then(
+        answer => answer.ok,
+        () => false,
+      )
+    )
+      return
     await new Promise(resolve => setTimeout(resolve, 100))
   }
 }
@@ -48,7 +54,8 @@ async function stopAll(signal: NodeJS.Signals): Promise<void> {
   if (stopping) return
   stopping = true
   // Instances first (they hand their devices back), then the simulator.
-  const exits = (list: ChildProcess[]) => Promise.all(list.map(child => (child.exitCode !== null ? undefined : new Promise(resolve => (child.once('exit', resolve), child.kill(signal))))))
+  const exits = (list: ChildProcess[]) =>
+    Promise.all(list.map(child => (child.exitCode !== null ? undefined : new Promise(resolve => (child.once('exit', resolve), child.kill(signal))))))
   await exits(children.slice(1))
   await exits(children.slice(0, 1))
   process.exit(0)
@@ -67,14 +74,19 @@ try {
   for (let i = 0; i < count; i++) {
     const port = firstPort + i
     const url = `http://127.0.0.1:${port}`
-    await start(`gw${i + 1}`, 'standalone.ts', {
-      PORT: String(port),
-      GATEWAY_TRANSPORT: 'memory',
-      GATEWAY_SIM_URL: `http://127.0.0.1:${simPort}`,
-      GATEWAY_STORE: store,
-      GATEWAY_CLUSTER_SECRET: secret,
-      GATEWAY_ADVERTISE_URL: url,
-    }, `${url}/health`)
+    await start(
+      `gw${i + 1}`,
+      'standalone.ts',
+      {
+        PORT: String(port),
+        GATEWAY_TRANSPORT: 'memory',
+        GATEWAY_SIM_URL: `http://127.0.0.1:${simPort}`,
+        GATEWAY_STORE: store,
+        GATEWAY_CLUSTER_SECRET: secret,
+        GATEWAY_ADVERTISE_URL: url,
+      },
+      `${url}/health`,
+    )
     urls.push(url)
   }
   console.log(`cluster ready: simulator http://127.0.0.1:${simPort}, instances ${urls.join(' ')} (store ${store.replace(/\/\/[^@/]*@/, '//***@')})`)

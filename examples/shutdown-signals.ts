@@ -23,7 +23,14 @@ export interface ShutdownSignals {
  * Listen to SIGTERM and SIGINT (once per process, as early as possible). `exitNow` ends the process
  * at once on a second Ctrl-C (default: exit code 130, after `beforeExit`, e.g. killing child processes).
  */
-export function handleShutdownSignals(log: SignalLog, { interactive = process.stdin.isTTY === true, exitNow = (code: number) => process.exit(code), beforeExit = () => {} }: { interactive?: boolean; exitNow?: (code: number) => void; beforeExit?: () => void } = {}): ShutdownSignals {
+export function handleShutdownSignals(
+  log: SignalLog,
+  {
+    interactive = process.stdin.isTTY === true,
+    exitNow = (code: number) => process.exit(code),
+    beforeExit = () => {},
+  }: { interactive?: boolean; exitNow?: (code: number) => void; beforeExit?: () => void } = {},
+): ShutdownSignals {
   let stop: ((signal: NodeJS.Signals) => Promise<void>) | undefined
   let first: NodeJS.Signals | undefined
   const begin = () =>

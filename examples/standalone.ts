@@ -70,9 +70,11 @@ const signals = handleShutdownSignals(logger)
 async function main(): Promise<void> {
   const port = Number(env.PORT ?? 3000)
   const transportName = env.GATEWAY_TRANSPORT ?? 'baileys'
-  if (transportName !== 'baileys' && transportName !== 'memory') throw new Error(`GATEWAY_TRANSPORT must be baileys or memory, not ${JSON.stringify(transportName)}`)
+  if (transportName !== 'baileys' && transportName !== 'memory')
+    throw new Error(`GATEWAY_TRANSPORT must be baileys or memory, not ${JSON.stringify(transportName)}`)
   const httpStatus = env.GATEWAY_HTTP_STATUS ?? 'mirror'
-  if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`GATEWAY_HTTP_STATUS must be mirror or always200, not ${JSON.stringify(httpStatus)}`)
+  if (httpStatus !== 'mirror' && httpStatus !== 'always200')
+    throw new Error(`GATEWAY_HTTP_STATUS must be mirror or always200, not ${JSON.stringify(httpStatus)}`)
   // The simulated network keeps its devices in a file of its own: never mixed with real WhatsApp sessions.
   // The same for the WhatsApp peer; a peer in this process forgets its devices when it stops, so its store does too.
   const storeUrl = env.GATEWAY_STORE ?? defaultStore(transportName, transportName === 'baileys' ? env.GATEWAY_WA_PEER : undefined)
@@ -128,7 +130,17 @@ async function main(): Promise<void> {
   app.use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
-  logger.info({ port, transport: transportName, ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}), ...(peerMode ? { peer: peerMode.describe } : {}), store: redactUrl(storeUrl), agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none' }, `gateway listening on http://localhost:${port}`)
+  logger.info(
+    {
+      port,
+      transport: transportName,
+      ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}),
+      ...(peerMode ? { peer: peerMode.describe } : {}),
+      store: redactUrl(storeUrl),
+      agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none',
+    },
+    `gateway listening on http://localhost:${port}`,
+  )
 
   signals.ready(async signal => {
     logger.info({ signal }, 'shutting down')

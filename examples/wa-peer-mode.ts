@@ -23,7 +23,8 @@ export async function waPeerMode(where: string, logger: Logger): Promise<WaPeerM
   const peerKit = await import('zapgate/adapters/wa-peer')
   const { simulatorRoutes } = await import('zapgate/adapters/transport-memory')
   // No version lookup on the web and no reachability probe of WhatsApp: the peer is the network.
-  const onPeer = (webSocketUrl: string) => baileysTransport({ resolveVersion: async () => [2, 3000, 1], checkReachability: false, socketConfig: { waWebSocketUrl: webSocketUrl } })
+  const onPeer = (webSocketUrl: string) =>
+    baileysTransport({ resolveVersion: async () => [2, 3000, 1], checkReachability: false, socketConfig: { waWebSocketUrl: webSocketUrl } })
   if (where === 'local') {
     const peer = await peerKit.startWaPeer()
     const restoreRoot = peer.trustRoot()

@@ -14,14 +14,18 @@ import { requireInstalled } from './optional-package.ts'
 export async function defaultAdapters(resolved: ResolvedOptions) {
   const given = resolved.adapters
   if (resolved.service.metrics) requireInstalled('prom-client', 'The metrics option', { range: '^15' })
-  if (!given.transport) requireInstalled('@whiskeysockets/baileys', 'The default transport (WhatsApp through Baileys; pass `transport` to use another)', { range: '7.0.0-rc14' })
+  if (!given.transport)
+    requireInstalled('@whiskeysockets/baileys', 'The default transport (WhatsApp through Baileys; pass `transport` to use another)', { range: '7.0.0-rc14' })
   // The default store is a Map of this process: nothing else reaches it (so request counters stay in a bounded map).
   const storage: Storage = given.storage ?? Object.assign((await import('../adapters/storage-keyv/index.ts')).keyvStorage(), { reach: 'process' as const })
   const transport: Transport = given.transport ?? (await baileysTransport())
   const webhooks: WebhookSender =
-    given.webhooks ?? (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({ allowPrivateUrls: resolved.allowPrivateUrls, timeoutMs: resolved.webhookDelivery.timeoutMs })
-  const media: MediaFetcher =
-    given.media ?? (await import('../adapters/media-http/index.ts')).httpMediaFetcher({ allowPrivateUrls: resolved.allowPrivateUrls })
+    given.webhooks ??
+    (await import('../adapters/webhook-http/index.ts')).httpWebhookSender({
+      allowPrivateUrls: resolved.allowPrivateUrls,
+      timeoutMs: resolved.webhookDelivery.timeoutMs,
+    })
+  const media: MediaFetcher = given.media ?? (await import('../adapters/media-http/index.ts')).httpMediaFetcher({ allowPrivateUrls: resolved.allowPrivateUrls })
   return { storage, transport, webhooks, media, ownsStorage: given.storage === undefined }
 }
 

@@ -31,7 +31,15 @@ export interface GatewayEventMap {
   /** This instance forwarded an operation to the instance holding its device (cluster); `ok: false` when that one could not answer. */
   forward: [{ operation?: string; to: string; ok: boolean }]
   /** One of the gateway's HTTP routes answered (only emitted while someone listens). */
-  request: [{ method: string; /** The route pattern, e.g. `/api/create-message` or `/qr/:token`. */ route: string; operation?: string; status: number; durationMs: number }]
+  request: [
+    {
+      method: string
+      /** The route pattern, e.g. `/api/create-message` or `/qr/:token`. */ route: string
+      operation?: string
+      status: number
+      durationMs: number
+    },
+  ]
 }
 
 /** What a `send` event did: a message kind (media by its kind) or `read` (a read receipt). */

@@ -68,9 +68,17 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     bodyLimitBytes: resolved.bodyLimitBytes,
     bodyTimeoutMs: resolved.bodyTimeoutMs,
     baseUrl: resolved.baseUrl,
-    ...(resolved.cluster ? { cluster: { secret: resolved.cluster.secret, advertiseUrl: resolved.cluster.advertiseUrl, instances: wiring.instances, events } } : {}),
+    ...(resolved.cluster
+      ? { cluster: { secret: resolved.cluster.secret, advertiseUrl: resolved.cluster.advertiseUrl, instances: wiring.instances, events } }
+      : {}),
   })
-  const metrics = await addServiceRoutes(router, { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl }, operationTable, outbox, resolved.service)
+  const metrics = await addServiceRoutes(
+    router,
+    { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl },
+    operationTable,
+    outbox,
+    resolved.service,
+  )
   const ready = wiring.balancer.start().then(
     () => logger.info({ count: wiring.leases.count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),

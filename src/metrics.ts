@@ -61,7 +61,12 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
   const registers = [register]
   const { events, devices, messaging, logger, leases } = services
 
-  const requests = new prom.Counter({ name: 'zapgate_http_requests_total', help: 'Requests answered, by route, operation and answer status.', labelNames: ['route', 'operation', 'status'], registers })
+  const requests = new prom.Counter({
+    name: 'zapgate_http_requests_total',
+    help: 'Requests answered, by route, operation and answer status.',
+    labelNames: ['route', 'operation', 'status'],
+    registers,
+  })
   const duration = new prom.Histogram({
     name: 'zapgate_http_request_duration_seconds',
     help: 'Time to answer a request, by route and operation.',
@@ -69,14 +74,42 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
     registers,
   })
-  const sends = new prom.Counter({ name: 'zapgate_sends_total', help: 'Network actions of devices (sends, reactions, deletions, read receipts), by kind and result.', labelNames: ['kind', 'result'], registers })
-  const sendFailures = new prom.Counter({ name: 'zapgate_send_failures_total', help: 'Failed network actions, by kind and reason (transport error code or answer status).', labelNames: ['kind', 'reason'], registers })
+  const sends = new prom.Counter({
+    name: 'zapgate_sends_total',
+    help: 'Network actions of devices (sends, reactions, deletions, read receipts), by kind and result.',
+    labelNames: ['kind', 'result'],
+    registers,
+  })
+  const sendFailures = new prom.Counter({
+    name: 'zapgate_send_failures_total',
+    help: 'Failed network actions, by kind and reason (transport error code or answer status).',
+    labelNames: ['kind', 'reason'],
+    registers,
+  })
   const deliveries = new prom.Counter({ name: 'zapgate_webhook_deliveries_total', help: 'Webhook events delivered (2xx).', registers })
-  const failedAttempts = new prom.Counter({ name: 'zapgate_webhook_failed_attempts_total', help: 'Webhook attempts that failed and will be retried.', registers })
+  const failedAttempts = new prom.Counter({
+    name: 'zapgate_webhook_failed_attempts_total',
+    help: 'Webhook attempts that failed and will be retried.',
+    registers,
+  })
   const retries = new prom.Counter({ name: 'zapgate_webhook_retries_total', help: 'Webhook attempts after the first one of their event.', registers })
-  const deadLetters = new prom.Counter({ name: 'zapgate_webhook_dead_letters_total', help: 'Webhook events moved to the dead letters, by reason.', labelNames: ['reason'], registers })
-  const takeovers = new prom.Counter({ name: 'zapgate_lease_takeovers_total', help: 'Device leases this instance took over from another instance (gone, or having handed it back).', registers })
-  const forwarded = new prom.Counter({ name: 'zapgate_forwarded_requests_total', help: 'Operations forwarded to the instance holding their device, by result (answered, or failed: 503).', labelNames: ['result'], registers })
+  const deadLetters = new prom.Counter({
+    name: 'zapgate_webhook_dead_letters_total',
+    help: 'Webhook events moved to the dead letters, by reason.',
+    labelNames: ['reason'],
+    registers,
+  })
+  const takeovers = new prom.Counter({
+    name: 'zapgate_lease_takeovers_total',
+    help: 'Device leases this instance took over from another instance (gone, or having handed it back).',
+    registers,
+  })
+  const forwarded = new prom.Counter({
+    name: 'zapgate_forwarded_requests_total',
+    help: 'Operations forwarded to the instance holding their device, by result (answered, or failed: 503).',
+    labelNames: ['result'],
+    registers,
+  })
   new prom.Gauge({
     name: 'zapgate_devices_held',
     help: 'Device sessions this instance holds (its leases).',
@@ -91,7 +124,10 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
     help: 'Webhook events waiting for delivery (outbox depth).',
     registers,
     async collect() {
-      await readOrKeep(() => webhooks.pending(), count => this.set(count))
+      await readOrKeep(
+        () => webhooks.pending(),
+        count => this.set(count),
+      )
     },
   })
   new prom.Gauge({

@@ -102,15 +102,18 @@ function resolveInstances(given: { heartbeatMs?: number; ttlMs?: number }): Inst
 /** Cluster settings checked: a secret long enough to sign with, an absolute advertised URL. */
 function resolveCluster(given: GatewayOptions['cluster']): ResolvedOptions['cluster'] {
   if (given === undefined) return undefined
-  if (typeof given.secret !== 'string' || given.secret.length < 16) throw new Error('createGateway: cluster.secret must be a string of at least 16 characters (GATEWAY_CLUSTER_SECRET)')
+  if (typeof given.secret !== 'string' || given.secret.length < 16)
+    throw new Error('createGateway: cluster.secret must be a string of at least 16 characters (GATEWAY_CLUSTER_SECRET)')
   let url: URL
   try {
     url = new URL(given.advertiseUrl)
   } catch {
     throw new Error(`createGateway: cluster.advertiseUrl must be an absolute http(s) URL (GATEWAY_ADVERTISE_URL), not ${JSON.stringify(given.advertiseUrl)}`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('createGateway: cluster.advertiseUrl must be an http(s) URL (GATEWAY_ADVERTISE_URL)')
-  if (given.maxDevices !== undefined && !(Number.isInteger(given.maxDevices) && given.maxDevices > 0)) throw new Error('createGateway: cluster.maxDevices must be a whole number > 0')
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error('createGateway: cluster.advertiseUrl must be an http(s) URL (GATEWAY_ADVERTISE_URL)')
+  if (given.maxDevices !== undefined && !(Number.isInteger(given.maxDevices) && given.maxDevices > 0))
+    throw new Error('createGateway: cluster.maxDevices must be a whole number > 0')
   return { secret: given.secret, advertiseUrl: url.href.replace(/\/+$/, ''), ...(given.maxDevices ? { maxDevices: given.maxDevices } : {}) }
 }
 
@@ -147,7 +150,10 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
   const resolved: MessagingSettings = {
     ...given,
     mediaMaxBytes: parseSize(given.mediaMaxBytes),
-    scheduleQuota: { maxPending: options.scheduleQuota?.maxPending ?? DEFAULTS.messaging.scheduleQuota.maxPending, maxBytes: parseSize(options.scheduleQuota?.maxBytes ?? DEFAULTS.messaging.scheduleQuota.maxBytes) },
+    scheduleQuota: {
+      maxPending: options.scheduleQuota?.maxPending ?? DEFAULTS.messaging.scheduleQuota.maxPending,
+      maxBytes: parseSize(options.scheduleQuota?.maxBytes ?? DEFAULTS.messaging.scheduleQuota.maxBytes),
+    },
     scheduleRetryMs: given.scheduleRetryMs as number[],
     // Without a configured secret each process draws its own: a leaked store alone never reveals codes
     // (a hash of a 6-digit code under a known key falls to brute force), at the price of pending codes
@@ -155,9 +161,20 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
     // cluster verify each other's codes: without otpSecret they derive one from the cluster secret.
     otpSecret:
       options.otpSecret ||
-      (options.cluster?.secret ? createHmac('sha256', options.cluster.secret).update('zapgate otp secret').digest('base64') : (options.otpSecret ?? randomBytes(32).toString('base64'))),
+      (options.cluster?.secret
+        ? createHmac('sha256', options.cluster.secret).update('zapgate otp secret').digest('base64')
+        : (options.otpSecret ?? randomBytes(32).toString('base64'))),
   }
-  for (const name of ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'sendQueueLimit', 'schedulePollMs', 'scheduleMaxWaitMs', 'otpTtlMs', 'otpMaxTries'] as const) {
+  for (const name of [
+    'mediaMaxBytes',
+    'mediaTimeoutMs',
+    'sendTimeoutMs',
+    'sendQueueLimit',
+    'schedulePollMs',
+    'scheduleMaxWaitMs',
+    'otpTtlMs',
+    'otpMaxTries',
+  ] as const) {
     if (!(Number.isFinite(resolved[name]) && resolved[name] > 0)) throw new Error(`createGateway: ${name} must be a positive number`)
   }
   for (const name of ['minIntervalMs', 'intervalJitterMs'] as const) {

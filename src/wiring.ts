@@ -51,7 +51,15 @@ export async function wireGateway(resolved: ResolvedOptions) {
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
   // A device's session is opened only by the instance holding its lease; the balancer shares out the devices nobody holds.
-  const leases = new DeviceLeases(storage, lock, instances, transport, { maxDevices: resolved.cluster?.maxDevices, clustered: resolved.cluster !== undefined }, childLogger(logger, { module: 'leases' }), events)
+  const leases = new DeviceLeases(
+    storage,
+    lock,
+    instances,
+    transport,
+    { maxDevices: resolved.cluster?.maxDevices, clustered: resolved.cluster !== undefined },
+    childLogger(logger, { module: 'leases' }),
+    events,
+  )
   const balancer = new DeviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
   devices.onRemove(device => leases.forget(device.id))
   const agents = new Agents(storage, lock, devices)
@@ -60,13 +68,35 @@ export async function wireGateway(resolved: ResolvedOptions) {
   devices.onRemove(device => agents.removeDevice(device))
   const mediaLinks = new MediaLinks(storage)
   const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
-  const messaging = createMessaging({ options: resolved.messaging, storage, lock, transport, media: adapters.media, devices, feed, events, liveness: instances, logger: childLogger(logger, { module: 'messaging' }) })
+  const messaging = createMessaging({
+    options: resolved.messaging,
+    storage,
+    lock,
+    transport,
+    media: adapters.media,
+    devices,
+    feed,
+    events,
+    liveness: instances,
+    logger: childLogger(logger, { module: 'messaging' }),
+  })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
   // Request counters: in the store when every instance reaches it (shared limits), else in this process.
   const rateLimits = new RateLimits(resolved.rateLimits, storage, childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
-  const outbox = startWebhookOutbox({ storage, lock, devices, feed, sender: adapters.webhooks, events, logger: childLogger(logger, { module: 'webhooks' }), settings: resolved.webhookDelivery, liveness: instances, spill: new SpillFile(resolved.spillDir, 'webhooks') })
+  const outbox = startWebhookOutbox({
+    storage,
+    lock,
+    devices,
+    feed,
+    sender: adapters.webhooks,
+    events,
+    logger: childLogger(logger, { module: 'webhooks' }),
+    settings: resolved.webhookDelivery,
+    liveness: instances,
+    spill: new SpillFile(resolved.spillDir, 'webhooks'),
+  })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
   const clustered = resolved.cluster !== undefined
   const settings: OperationServices['settings'] = {
@@ -76,7 +106,12 @@ export async function wireGateway(resolved: ResolvedOptions) {
   }
 
   // Transport events the store could not take (it was down): kept in order and recorded once it is back.
-  const incoming = new RetryBuffer<TransportEvent>({ what: 'incoming events', process: recordEvent, logger, spill: new SpillFile(resolved.spillDir, 'incoming') })
+  const incoming = new RetryBuffer<TransportEvent>({
+    what: 'incoming events',
+    process: recordEvent,
+    logger,
+    spill: new SpillFile(resolved.spillDir, 'incoming'),
+  })
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
     if (incoming.waiting) return incoming.keep(event) // behind those already waiting: events keep their order

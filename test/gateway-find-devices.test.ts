@@ -8,7 +8,9 @@ import { listen, post } from './helpers/http.ts'
 const PHONE_A = '5511911110001'
 const PHONE_B = '5511922220002'
 
-const test = suite<{ t?: TestGateway; sim?: { url: string; stop(): Promise<void> } }>('gateway.findDevices: the devices of one account, for tools such as the simulator')
+const test = suite<{ t?: TestGateway; sim?: { url: string; stop(): Promise<void> } }>(
+  'gateway.findDevices: the devices of one account, for tools such as the simulator',
+)
 test.after.each(async ctx => {
   await ctx.sim?.stop()
   await ctx.t?.stop()
@@ -23,7 +25,8 @@ async function start(ctx: { t?: TestGateway; sim?: { url: string; stop(): Promis
   return { t: ctx.t, sim: ctx.sim }
 }
 
-const status = async (t: TestGateway, authkey: string, ref: string) => (await t.post('/api/developer', { authkey, message: ref, checkDispositivo: 'true' })).body.dispositivo
+const status = async (t: TestGateway, authkey: string, ref: string) =>
+  (await t.post('/api/developer', { authkey, message: ref, checkDispositivo: 'true' })).body.dispositivo
 
 test('finds a device of the account by id, appkey or name, never another account’s device of that name or appkey', async ctx => {
   const { t } = await start(ctx)
@@ -34,12 +37,19 @@ test('finds a device of the account by id, appkey or name, never another account
   const { gateway } = t
   assert.equal(await gateway.findDevices(b.authkey, 'loja'), [{ id: deviceB.id, name: 'loja', connected: false }])
   assert.equal(await gateway.findDevices(a.authkey, 'loja'), [{ id: deviceA.id, name: 'loja', connected: false }])
-  assert.equal((await gateway.findDevices(a.authkey, deviceA.id))?.map(d => d.id), [deviceA.id])
+  assert.equal(
+    (await gateway.findDevices(a.authkey, deviceA.id))?.map(d => d.id),
+    [deviceA.id],
+  )
   assert.equal(await gateway.findDevices(a.authkey, deviceB.id), [], 'another account’s id finds nothing')
   assert.is(await gateway.findDevices('not-a-key', 'loja'), undefined)
 
   const created = await t.post('/api/developer', { authkey: a.authkey, message: 'balcao', conecteQR: 'true' })
-  assert.equal((await gateway.findDevices(a.authkey, created.body.appkey))?.map(d => d.name), ['balcao'], 'by appkey')
+  assert.equal(
+    (await gateway.findDevices(a.authkey, created.body.appkey))?.map(d => d.name),
+    ['balcao'],
+    'by appkey',
+  )
   assert.equal(await gateway.findDevices(b.authkey, created.body.appkey), [])
 })
 
@@ -70,10 +80,16 @@ test('POST /_sim/scan answers 409 when the ref is one device’s id and another�
   const second = await t.post('/api/developer', { authkey, message: first.body.id, conecteQR: 'true' })
   assert.is.not(second.body.id, first.body.id, 'a device named after the first one’s id')
   const ambiguous = await post(`${sim.url}/_sim/scan`, { authkey, appkey: first.body.id, phone: PHONE_A })
-  assert.equal(ambiguous.body, { status: 409, message: `${JSON.stringify(first.body.id)} names 2 devices of the account (by id, appkey or name): use the device id` })
+  assert.equal(ambiguous.body, {
+    status: 409,
+    message: `${JSON.stringify(first.body.id)} names 2 devices of the account (by id, appkey or name): use the device id`,
+  })
   assert.is((await status(t, authkey, second.body.id)).conectado, false, 'the refused scan linked nothing')
   assert.is((await post(`${sim.url}/_sim/scan`, { authkey, appkey: second.body.id, phone: PHONE_A })).status, 200, 'the other id settles it')
-  assert.equal((await post(`${sim.url}/_sim/scan`, { authkey: 'x'.repeat(32), appkey: 'primeiro', phone: PHONE_A })).body, { status: 401, message: 'unknown or expired authkey' })
+  assert.equal((await post(`${sim.url}/_sim/scan`, { authkey: 'x'.repeat(32), appkey: 'primeiro', phone: PHONE_A })).body, {
+    status: 401,
+    message: 'unknown or expired authkey',
+  })
   assert.equal((await post(`${sim.url}/_sim/scan`, { authkey, appkey: 'nenhum', phone: PHONE_A })).body, { status: 404, message: 'device not found' })
 })
 

@@ -70,7 +70,7 @@ test('given values win; undefined takes the default; the cluster secret derives 
   assert.is(resolved.baseUrl, 'https://gw.example/api')
   assert.is(resolved.cluster?.advertiseUrl, 'http://10.0.0.1:3000')
   const again = resolveOptions({ cluster: { secret: 's'.repeat(16), advertiseUrl: 'http://10.0.0.2:3000' } })
-  assert.is(resolved.messaging.otpSecret, again.messaging.otpSecret, 'every instance of a cluster verifies the others\' codes')
+  assert.is(resolved.messaging.otpSecret, again.messaging.otpSecret, "every instance of a cluster verifies the others' codes")
 })
 
 test('bad values are refused at start-up, naming the option', () => {

@@ -178,7 +178,15 @@ if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET',
 return ARGV[3]`
 
 /** @keyv/redis: SET NX PX for insert, a Lua script (EVALSHA, loaded on first use) for the others. */
-function redisStore(store: { getClient(): Promise<RedisClient>; createKeyPrefix(key: string, namespace?: string): string; get(key: string): Promise<string | undefined>; namespace?: string }, json: boolean): RawStore {
+function redisStore(
+  store: {
+    getClient(): Promise<RedisClient>
+    createKeyPrefix(key: string, namespace?: string): string
+    get(key: string): Promise<string | undefined>
+    namespace?: string
+  },
+  json: boolean,
+): RawStore {
   const redisKey = (key: string) => store.createKeyPrefix(key, store.namespace)
   const script = async (source: string, key: string, args: string[]) => {
     const client = await store.getClient()

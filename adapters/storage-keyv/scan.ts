@@ -83,7 +83,7 @@ async function* scanSqlite(store: any, prefix: string): AsyncIterable<[string, u
   for (;;) {
     const conditions = [after === undefined ? 'key >= ?' : 'key > ?']
     const params = [after ?? prefix]
-    if (end !== undefined) conditions.push('key < ?'), params.push(end)
+    if (end !== undefined) (conditions.push('key < ?'), params.push(end))
     const sql = `SELECT key, value FROM ${store.opts.table} WHERE ${conditions.join(' AND ')} ORDER BY key LIMIT ${PAGE}`
     const rows: Array<{ key: string; value: string }> = await store.query(sql, params)
     for (const row of rows) yield [row.key, row.value]

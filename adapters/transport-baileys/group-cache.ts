@@ -3,7 +3,24 @@ import { BoundedMap } from 'zapgate/adapter-kit'
 import { normalizeJid } from './jid.ts'
 
 /** Fields of a `groups.update` that describe the group (its `author*` fields describe the change). */
-const GROUP_FIELDS = ['subject', 'subjectOwner', 'subjectTime', 'desc', 'descOwner', 'descId', 'descTime', 'inviteCode', 'announce', 'restrict', 'ephemeralDuration', 'memberAddMode', 'joinApprovalMode', 'size', 'isCommunity', 'linkedParent'] as const
+const GROUP_FIELDS = [
+  'subject',
+  'subjectOwner',
+  'subjectTime',
+  'desc',
+  'descOwner',
+  'descId',
+  'descTime',
+  'inviteCode',
+  'announce',
+  'restrict',
+  'ephemeralDuration',
+  'memberAddMode',
+  'joinApprovalMode',
+  'size',
+  'isCommunity',
+  'linkedParent',
+] as const
 
 /**
  * One device's group metadata, for Baileys' `cachedGroupMetadata`: every send to a group needs the

@@ -85,7 +85,9 @@ async function missingAsUndefined<T>(call: Promise<T>): Promise<T | undefined> {
 
 function isAdmin(metadata: GroupMetadata, session: DeviceSession): boolean {
   const self = session.self()
-  const me = metadata.participants?.find(p => (self.phone && (phoneOf(p.phoneNumber) ?? phoneOf(p.id)) === self.phone) || (self.lid && normalizeJid(p.id) === self.lid))
+  const me = metadata.participants?.find(
+    p => (self.phone && (phoneOf(p.phoneNumber) ?? phoneOf(p.id)) === self.phone) || (self.lid && normalizeJid(p.id) === self.lid),
+  )
   return Boolean(me && (me.admin === 'admin' || me.admin === 'superadmin'))
 }
 

@@ -44,10 +44,14 @@ export function httpGet(url: string, options: HttpGetOptions): Promise<HttpAnswe
       res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }))
       res.on('error', reject)
     })
-    const timer = setTimeout(() => req.destroy(Object.assign(new Error(`no answer from ${target.host} within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })), options.timeoutMs)
+    const timer = setTimeout(
+      () => req.destroy(Object.assign(new Error(`no answer from ${target.host} within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      options.timeoutMs,
+    )
     // https-proxy-agent reports the proxy's answer to CONNECT: anything but 200 is the proxy's refusal, not the target's.
     req.on('proxyConnect', (connect: { statusCode?: number }) => {
-      if (connect.statusCode !== 200) req.destroy(Object.assign(new Error(`the proxy refused the connection to ${target.host} (HTTP ${connect.statusCode})`), { code: 'EPROXYREFUSED' }))
+      if (connect.statusCode !== 200)
+        req.destroy(Object.assign(new Error(`the proxy refused the connection to ${target.host} (HTTP ${connect.statusCode})`), { code: 'EPROXYREFUSED' }))
     })
     req.on('error', reject)
     req.on('close', () => clearTimeout(timer))

@@ -135,7 +135,12 @@ function location(latitude: number | null | undefined, longitude: number | null 
   return clean({ kind: 'location', latitude: latitude ?? 0, longitude: longitude ?? 0, name }) as IncomingContent
 }
 
-function button(id: string | null | undefined, text: string | null | undefined, context: proto.IContextInfo | null | undefined, list: boolean): IncomingContent | undefined {
+function button(
+  id: string | null | undefined,
+  text: string | null | undefined,
+  context: proto.IContextInfo | null | undefined,
+  list: boolean,
+): IncomingContent | undefined {
   if (!id) return undefined
   return clean({ kind: 'button', target: context?.stanzaId, buttonId: id, text, list }) as IncomingContent
 }

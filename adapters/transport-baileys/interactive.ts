@@ -34,7 +34,8 @@ export function buttonsContent(message: ButtonsMessage): proto.IMessage {
  * not followed. `buttonsFallback: 'text'` sends any number as text.
  */
 export function checkInteractive(message: ButtonsMessage | CarouselMessage): void {
-  if (message.kind === 'buttons' && message.buttons.length > MAX_INTERACTIVE_BUTTONS) invalid(`WhatsApp shows at most ${MAX_INTERACTIVE_BUTTONS} buttons on a message`)
+  if (message.kind === 'buttons' && message.buttons.length > MAX_INTERACTIVE_BUTTONS)
+    invalid(`WhatsApp shows at most ${MAX_INTERACTIVE_BUTTONS} buttons on a message`)
   if (message.kind === 'carousel' && message.cards.some(card => card.buttons.length > MAX_INTERACTIVE_BUTTONS)) {
     invalid(`WhatsApp shows at most ${MAX_INTERACTIVE_BUTTONS} buttons on a carousel card`)
   }

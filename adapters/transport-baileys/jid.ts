@@ -52,7 +52,10 @@ export function phoneOf(jid: string | null | undefined): string | undefined {
 
 /** Digits of a phone number written with `+`, spaces, dashes, dots or parentheses; undefined if not one. */
 export function parsePhone(input: string): string | undefined {
-  const digits = input.trim().replace(/^\+/, '').replace(/[\s\-().]/g, '')
+  const digits = input
+    .trim()
+    .replace(/^\+/, '')
+    .replace(/[\s\-().]/g, '')
   return /^\d{7,15}$/.test(digits) ? digits : undefined
 }
 

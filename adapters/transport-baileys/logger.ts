@@ -21,7 +21,8 @@ export function baileysLogger(logger: Logger, level: BaileysLogLevel): BaileysLo
     debug: (obj, msg) => min <= LEVELS.debug && target.debug(shape(obj), msg),
     info: (obj, msg) => min <= LEVELS.info && target.info(shape(obj), msg),
     warn: (obj, msg) => min <= LEVELS.warn && target.warn(shape(obj), msg),
-    error: (obj, msg) => (isRestartRequired(obj, msg) ? min <= LEVELS.info && target.info(shape(obj), msg) : min <= LEVELS.error && target.error(shape(obj), msg)),
+    error: (obj, msg) =>
+      isRestartRequired(obj, msg) ? min <= LEVELS.info && target.info(shape(obj), msg) : min <= LEVELS.error && target.error(shape(obj), msg),
   })
   return make(childLogger(logger, { module: 'baileys' }))
 }

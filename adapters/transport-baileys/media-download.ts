@@ -48,7 +48,12 @@ async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise
   if (!type || !media?.mediaKey || !(media.url || media.directPath)) throw new Error('not a downloadable media message')
   const host = media.url ? new URL(media.url).host : undefined
   const url = media.directPath ? lib.getUrlFromDirectPath(media.directPath, host) : media.url!
-  const { status, body } = await httpGet(url, { agent: deps.agent, timeoutMs: deps.timeoutMs, maxBytes: deps.maxBytes ?? 2 ** 31 - 1, headers: { Origin: lib.DEFAULT_ORIGIN } })
+  const { status, body } = await httpGet(url, {
+    agent: deps.agent,
+    timeoutMs: deps.timeoutMs,
+    maxBytes: deps.maxBytes ?? 2 ** 31 - 1,
+    headers: { Origin: lib.DEFAULT_ORIGIN },
+  })
   if (status !== 200) throw Object.assign(new Error(`media download answered ${status}`), { status })
   const keys = await lib.getMediaKeys(media.mediaKey!, type.replace('Message', '') as MediaType)
   if (body.length < 26 || (body.length - 10) % 16 !== 0) throw new Error('the media file is truncated')

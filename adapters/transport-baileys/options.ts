@@ -176,7 +176,8 @@ const CHECKS: Record<keyof BaileysTransportOptions, Check> = {
   socketFactory: fn,
   resolveVersion: fn,
   downloadMedia: fn,
-  printQrInTerminal: v => (typeof v === 'boolean' || (isObject(v) && typeof v.write === 'function') ? undefined : 'must be true, false or a stream with write()'),
+  printQrInTerminal: v =>
+    typeof v === 'boolean' || (isObject(v) && typeof v.write === 'function') ? undefined : 'must be true, false or a stream with write()',
   inlineMediaMaxBytes: v => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'must be a number of bytes (0 or more)'),
   buttonsFallback: oneOf('interactive', 'text'),
   sendTimeoutMs: positive,

@@ -22,11 +22,7 @@ export const CloseCode = {
  * when the QR references ran out, `code` for a status WhatsApp (or Baileys) gave, `none` for a plain
  * close without a code.
  */
-export type CloseCause =
-  | { kind: 'network'; reason: string }
-  | { kind: 'qr-expired' }
-  | { kind: 'code'; code: number }
-  | { kind: 'none' }
+export type CloseCause = { kind: 'network'; reason: string } | { kind: 'qr-expired' } | { kind: 'code'; code: number } | { kind: 'none' }
 
 /**
  * The adapter's own reason to end a socket that WhatsApp never opened (the watchdog, a refused

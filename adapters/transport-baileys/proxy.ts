@@ -20,7 +20,8 @@ export function parseProxyUrl(text: string): URL | undefined {
 export function proxyUrlFor(option: ProxyOption | undefined, deviceId: string): string | undefined {
   const chosen = typeof option === 'function' ? option(deviceId) : option
   if (chosen === undefined || chosen === '') return undefined
-  if (typeof chosen !== 'string' || !parseProxyUrl(chosen)) throw new TypeError(`baileysTransport: the proxy for device ${deviceId} is not an http(s) or socks URL`)
+  if (typeof chosen !== 'string' || !parseProxyUrl(chosen))
+    throw new TypeError(`baileysTransport: the proxy for device ${deviceId} is not an http(s) or socks URL`)
   return chosen.trim()
 }
 

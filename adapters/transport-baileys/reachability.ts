@@ -27,6 +27,7 @@ export async function logReachability(wsUrl: string | URL, agent: Agent | undefi
   const started = Date.now()
   const problem = await whyUnreachable(wsUrl, agent)
   const where = { url: String(wsUrl), ...(via ? { proxy: via } : {}), ms: Date.now() - started }
-  if (problem) logger.error({ ...where, cause: problem }, `WhatsApp cannot be reached from this server (${problem}); devices cannot connect or link until it can`)
+  if (problem)
+    logger.error({ ...where, cause: problem }, `WhatsApp cannot be reached from this server (${problem}); devices cannot connect or link until it can`)
   else logger.info(where, 'WhatsApp is reachable from this server')
 }

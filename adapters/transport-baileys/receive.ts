@@ -67,7 +67,14 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
 }
 
 /** Describe, remember and report one message (`download`: with its media bytes inlined when they come in time). */
-async function report(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage, content: IncomingContent, download: boolean): Promise<void> {
+async function report(
+  deps: ReceiveDeps,
+  session: DeviceSession,
+  socket: SocketLike,
+  message: WAMessage,
+  content: IncomingContent,
+  download: boolean,
+): Promise<void> {
   const media = isMediaContent(content)
   const withBytes = download && media ? await inlineMedia(deps, session, socket, message, content) : content
   const incoming = await describeMessage(message, withBytes, session.self(), lid => lidToPhone(socket, lid))

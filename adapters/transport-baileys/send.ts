@@ -44,7 +44,10 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
   if (message.kind === 'buttons' || message.kind === 'carousel') {
     if (deps.buttonsFallback === 'text') return send(deps, jid, { text: message.kind === 'buttons' ? buttonsText(message) : carouselText(message) })
     checkInteractive(message)
-    const content = message.kind === 'buttons' ? buttonsContent(message) : await socketCall('media upload', deps.timeoutMs, () => carouselContent(deps.lib, deps.socket, message))
+    const content =
+      message.kind === 'buttons'
+        ? buttonsContent(message)
+        : await socketCall('media upload', deps.timeoutMs, () => carouselContent(deps.lib, deps.socket, message))
     return relay(deps, jid, content)
   }
   if (message.kind === 'media' && message.media === 'audio' && message.voiceNote) {
@@ -93,7 +96,10 @@ function messageContent(message: Exclude<OutgoingMessage, { kind: 'reaction' | '
 /** A vCard 3.0 whose phone carries `waid`, so that WhatsApp offers to message the contact. */
 function vcard(name: string, phone: string): string {
   const digits = phone.replace(/\D/g, '')
-  const escaped = name.replace(/\\/g, '\\\\').replace(/[,;]/g, m => `\\${m}`).replace(/\r?\n/g, '\\n')
+  const escaped = name
+    .replace(/\\/g, '\\\\')
+    .replace(/[,;]/g, m => `\\${m}`)
+    .replace(/\r?\n/g, '\\n')
   return ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, `N:;${escaped};;;`, `TEL;type=CELL;type=VOICE;waid=${digits}:+${digits}`, 'END:VCARD'].join('\n')
 }
 
@@ -125,7 +131,8 @@ async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
     return await socketCall('send', deps.timeoutMs, call)
   } catch (error) {
     // Not awaited: the restart waits for the device's lock, and the caller should hear of its timeout now.
-    if (error instanceof TransportError && error.code === 'timeout') void deps.stalled(deps.socket).catch(err => deps.logger.error({ err }, 'restarting a stalled socket failed'))
+    if (error instanceof TransportError && error.code === 'timeout')
+      void deps.stalled(deps.socket).catch(err => deps.logger.error({ err }, 'restarting a stalled socket failed'))
     throw error
   }
 }

@@ -15,7 +15,13 @@ type Method = 'info' | 'warn' | 'error'
 /** libsignal's console messages (node_modules/libsignal/src, libsignal 2.0.1 as Baileys 7.0.0-rc14 pins it), by method. */
 const SIGNAL_MESSAGES: Record<Method, readonly string[]> = {
   info: ['Closing session:', 'Opening session:', 'Removing old closed session:', 'Migrating session to:'],
-  warn: ['Session already closed', 'Session already open', 'Closing open session in favor of incoming prekey bundle', 'Decrypted message with closed session.', 'Unhandled bucket type (for naming):'],
+  warn: [
+    'Session already closed',
+    'Session already open',
+    'Closing open session in favor of incoming prekey bundle',
+    'Decrypted message with closed session.',
+    'Unhandled bucket type (for naming):',
+  ],
   error: [
     'V1 session storage migration error: registrationId',
     'Failed to decrypt message with any known session...',

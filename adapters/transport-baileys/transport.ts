@@ -108,7 +108,11 @@ export class BaileysTransport implements Transport {
     const { buttonsFallback, sendTimeoutMs: timeoutMs, ffmpegPath } = this.options
     const logger = this.ctx().logger
     const stalled = (stuck: SocketLike) => this.lock.run(deviceId, () => session.restartStalled(stuck))
-    return sendOutgoing({ lib, session, socket, messages: session.memory.messages, resolver: this.resolver, buttonsFallback, timeoutMs, ffmpegPath, logger, stalled }, to, message)
+    return sendOutgoing(
+      { lib, session, socket, messages: session.memory.messages, resolver: this.resolver, buttonsFallback, timeoutMs, ffmpegPath, logger, stalled },
+      to,
+      message,
+    )
   }
 
   async markRead(deviceId: string, target: MessageRef): Promise<void> {
@@ -171,9 +175,12 @@ export class BaileysTransport implements Transport {
   private async checkReachability(): Promise<void> {
     const logger = this.ctx().logger
     const proxy = typeof this.options.proxy === 'string' ? this.options.proxy : undefined
-    if (typeof this.options.proxy === 'function') return void logger.info({}, 'proxies are chosen per device: each device reports whether WhatsApp can be reached when it connects')
+    if (typeof this.options.proxy === 'function')
+      return void logger.info({}, 'proxies are chosen per device: each device reports whether WhatsApp can be reached when it connects')
     const agent = proxy ? await this.proxies.get(proxy) : undefined
-    await logReachability(this.options.socketConfig.waWebSocketUrl ?? WHATSAPP_WS_URL, agent, logger, proxy && redactProxy(proxy)).catch(err => logger.error({ err }, 'the reachability check failed'))
+    await logReachability(this.options.socketConfig.waWebSocketUrl ?? WHATSAPP_WS_URL, agent, logger, proxy && redactProxy(proxy)).catch(err =>
+      logger.error({ err }, 'the reachability check failed'),
+    )
   }
 
   private ctx(): TransportContext {

@@ -25,7 +25,7 @@ export interface SocketEvents {
 
 /**
  * What the adapter needs of a Baileys socket. A real `WASocket` satisfies it (checked where the default
- * factory builds one); tests pass a fake (test/helpers/fake-baileys-socket.ts).
+ * factory builds one); tests pass a fake (test/helpers/fake-baileys/index.ts).
  */
 export interface SocketLike {
   ev: SocketEvents

@@ -20,7 +20,10 @@ export function defaultVersionResolver(logger: Logger, env: NodeJS.ProcessEnv = 
     const pinned = parseVersion(env.WA_VERSION)
     if (pinned) return pinned
     try {
-      const headers = { 'sec-fetch-site': 'none', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' }
+      const headers = {
+        'sec-fetch-site': 'none',
+        'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36',
+      }
       const { status, body } = await httpGet(url, { agent, timeoutMs: 5_000, headers, maxBytes: 4 * 2 ** 20 })
       const revision = /\\?"client_revision\\?":\s*(\d+)/.exec(body.toString('utf8'))?.[1]
       if (status === 200 && revision) return [2, 3000, Number(revision)]

@@ -31,7 +31,10 @@ export async function prepareVoiceNote(data: Buffer, mimetype: string, deps: Voi
       deps.logger.warn({ bytes: converted.length }, 'ffmpeg gave no OGG/Opus audio; the voice note goes out as an ordinary audio file')
     } catch (err) {
       if ((err as { code?: unknown }).code === 'ENOENT') missing.add(deps.ffmpegPath)
-      deps.logger.warn({ err, ffmpeg: deps.ffmpegPath }, 'could not transcode a voice note to OGG/Opus (is ffmpeg installed?); it goes out as an ordinary audio file')
+      deps.logger.warn(
+        { err, ffmpeg: deps.ffmpegPath },
+        'could not transcode a voice note to OGG/Opus (is ffmpeg installed?); it goes out as an ordinary audio file',
+      )
     }
   } else {
     deps.logger.warn({ mimetype }, 'a voice note that is not OGG/Opus goes out as an ordinary audio file (no ffmpeg)')
@@ -50,7 +53,29 @@ function isOggOpus(data: Buffer): boolean {
 const missing = new Set<string>()
 
 function transcode(ffmpeg: string, input: Buffer, timeoutMs: number): Promise<Buffer> {
-  const args = ['-hide_banner', '-loglevel', 'error', '-i', 'pipe:0', '-vn', '-map_metadata', '-1', '-ac', '1', '-ar', '48000', '-c:a', 'libopus', '-b:a', '32k', '-application', 'voip', '-f', 'ogg', 'pipe:1']
+  const args = [
+    '-hide_banner',
+    '-loglevel',
+    'error',
+    '-i',
+    'pipe:0',
+    '-vn',
+    '-map_metadata',
+    '-1',
+    '-ac',
+    '1',
+    '-ar',
+    '48000',
+    '-c:a',
+    'libopus',
+    '-b:a',
+    '32k',
+    '-application',
+    'voip',
+    '-f',
+    'ogg',
+    'pipe:1',
+  ]
   return new Promise((resolve, reject) => {
     const child = spawn(ffmpeg, args, { stdio: ['pipe', 'pipe', 'pipe'] })
     const out: Buffer[] = []

@@ -72,7 +72,10 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
     const replacedBefore = network.stats().replaced
     const result = await network.connect(deviceId, credentialsOf(ctx.request.body), connection.endpoint)
     // Who connected when, and whether it closed another open connection (the connection id is a secret: not logged).
-    options.logger?.debug({ deviceId, state: result.state, from: ctx.req.socket.remotePort, replaced: network.stats().replaced > replacedBefore }, 'device connection opened')
+    options.logger?.debug(
+      { deviceId, state: result.state, from: ctx.req.socket.remotePort, replaced: network.stats().replaced > replacedBefore },
+      'device connection opened',
+    )
     if (result.state !== 'open') {
       ctx.status = 401
       ctx.body = { status: 401, state: 'logged-out', message: result.reason }
@@ -93,7 +96,8 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
   router.post('/connections/:id/ack', ctx => {
     const { seq, error } = (ctx.request.body ?? {}) as Partial<Ack>
     if (!Number.isSafeInteger(seq)) throw new TransportError('invalid', 'seq must be an integer')
-    if (!connections.get(ctx.params.id)?.ack({ seq: seq!, ...(error ? { error } : {}) })) throw new TransportError('not-found', 'no such frame waits for an ack')
+    if (!connections.get(ctx.params.id)?.ack({ seq: seq!, ...(error ? { error } : {}) }))
+      throw new TransportError('not-found', 'no such frame waits for an ack')
     ctx.body = { status: 200, message: 'acked' }
   })
 

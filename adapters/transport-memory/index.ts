@@ -20,14 +20,4 @@ export { simulatorServer } from './sim-server.ts'
 export type { SimulatorServer, SimulatorServerOptions } from './sim-server.ts'
 export type { LinkTarget } from './sessions.ts'
 export type { Traffic } from './post.ts'
-export type {
-  DeviceCredentials,
-  Fault,
-  InboxCard,
-  InboxContent,
-  InboxEntry,
-  MemoryNetworkOptions,
-  NetworkStats,
-  PhoneMessage,
-  PhoneProfile,
-} from './types.ts'
+export type { DeviceCredentials, Fault, InboxCard, InboxContent, InboxEntry, MemoryNetworkOptions, NetworkStats, PhoneMessage, PhoneProfile } from './types.ts'

@@ -66,7 +66,7 @@ export class Post {
 
   /** Set how the network presents `phone`; answers its LID, if it has one. */
   setProfile(phone: string, profile: PhoneProfile): string | undefined {
-    const lid = profile.lid === true ? lidFor(phone) : (parseAddress(profile.lid)?.kind === 'lid' ? profile.lid : undefined)
+    const lid = profile.lid === true ? lidFor(phone) : parseAddress(profile.lid)?.kind === 'lid' ? profile.lid : undefined
     const old = this.profiles.get(phone)
     if (old?.lid) this.lids.delete(old.lid)
     const stored = { lid, pushName: profile.pushName, hidePhone: Boolean(profile.hidePhone && lid) }
@@ -138,7 +138,14 @@ export class Post {
     if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
     if (this.listeners.size > 0) {
       // A copy: the inboxes share content.inbox, and a listener must not be able to change them.
-      const traffic: Traffic = { id, from: sender.phone, ...(sender.deviceId ? { deviceId: sender.deviceId } : {}), to, timestamp, content: { ...content.inbox } }
+      const traffic: Traffic = {
+        id,
+        from: sender.phone,
+        ...(sender.deviceId ? { deviceId: sender.deviceId } : {}),
+        to,
+        timestamp,
+        content: { ...content.inbox },
+      }
       for (const listener of this.listeners) listener(traffic)
     }
 

@@ -167,7 +167,12 @@ export class RemoteNetwork implements DeviceNetwork {
   }
 
   /** A stream ended: closed for good (replaced, logged out), or lost (then retried). */
-  private async ended(connection: Connection, stream: FrameStream, closed: Extract<Frame, { type: 'closed' }> | undefined, error: Error | undefined): Promise<void> {
+  private async ended(
+    connection: Connection,
+    stream: FrameStream,
+    closed: Extract<Frame, { type: 'closed' }> | undefined,
+    error: Error | undefined,
+  ): Promise<void> {
     const { deviceId, endpoint } = connection
     if (connection.stream !== stream || connection.closing || this.connections.get(deviceId) !== connection) return
     Object.assign(connection, { id: undefined, stream: undefined, openSeq: undefined })

@@ -26,9 +26,7 @@ export function checkTarget(post: Post, groups: GroupRegistry, sender: string, d
   const chat = 'group' in destination ? destination.group : destination.phone
   const inChat =
     message !== undefined &&
-    ('group' in destination
-      ? message.to === chat
-      : (message.from === sender && message.to === chat) || (message.from === chat && message.to === sender))
+    ('group' in destination ? message.to === chat : (message.from === sender && message.to === chat) || (message.from === chat && message.to === sender))
   if (!message || !inChat) throw new TransportError('not-found', `no message ${String(id)} in that chat`)
   if (kind === 'delete' && message.from !== sender) throw new TransportError('invalid', 'only the sender can delete a message')
   if (kind === 'button' && (!receivedBy(groups, message, sender) || (message.type !== 'buttons' && message.type !== 'carousel'))) {

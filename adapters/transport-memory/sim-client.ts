@@ -123,7 +123,13 @@ export class SimClient {
 
   // --- Internal helpers ---
 
-  private request(method: string, path: string, agent: http.Agent, payload: string | undefined, onResponse: (response: http.IncomingMessage) => void): http.ClientRequest {
+  private request(
+    method: string,
+    path: string,
+    agent: http.Agent,
+    payload: string | undefined,
+    onResponse: (response: http.IncomingMessage) => void,
+  ): http.ClientRequest {
     const url = new URL(path, this.base)
     const send = url.protocol === 'https:' ? https.request : http.request
     const headers: Record<string, string | number> = { accept: `application/json, ${STREAM_TYPE}` }

@@ -111,7 +111,8 @@ class SimError extends Error {
 const NO_GROUPS = 'this network has no groups'
 
 /** Why a simulator server (apart from the gateway) cannot scan by appkey. */
-const APART = 'this simulator runs apart from the gateway and cannot find a device by appkey: scan by {code, phone} (operation 3 with a phone answers a pairing code) or {qr, phone} (the text of the QR)'
+const APART =
+  'this simulator runs apart from the gateway and cannot find a device by appkey: scan by {code, phone} (operation 3 with a phone answers a pairing code) or {qr, phone} (the text of the QR)'
 
 /** The one device of the account of `authkey` whose id, appkey or name is `ref`. */
 async function findDevice(options: SimulatorRoutesOptions, authkey: string | undefined, ref: string): Promise<string> {
@@ -119,7 +120,8 @@ async function findDevice(options: SimulatorRoutesOptions, authkey: string | und
   const devices = await options.findDevices!(authkey, ref)
   if (!devices) throw new SimError(401, 'unknown or expired authkey')
   if (devices.length === 0) throw new SimError(404, 'device not found')
-  if (devices.length > 1) throw new SimError(409, `${JSON.stringify(ref)} names ${devices.length} devices of the account (by id, appkey or name): use the device id`)
+  if (devices.length > 1)
+    throw new SimError(409, `${JSON.stringify(ref)} names ${devices.length} devices of the account (by id, appkey or name): use the device id`)
   return devices[0].id
 }
 

@@ -3,9 +3,17 @@ import { coerceWhen, isBoolean, isNumber, isString, isStringOrNumber } from 'zap
 import type { Struct } from 'superstruct'
 
 /** A phone number field: a string (or a JSON number) of digits, `+` allowed. */
-const Phone = refine(coerceWhen(string(), isNumber, n => String(n)), 'phone', v => /^\+?[\d\s\-().]{5,30}$/.test(v.trim()))
+const Phone = refine(
+  coerceWhen(string(), isNumber, n => String(n)),
+  'phone',
+  v => /^\+?[\d\s\-().]{5,30}$/.test(v.trim()),
+)
 /** A number field that may arrive as a string (form bodies). */
-const Num = refine(coerceWhen(number(), isString, s => Number(s.trim() === '' ? NaN : s)), 'finite', Number.isFinite)
+const Num = refine(
+  coerceWhen(number(), isString, s => Number(s.trim() === '' ? NaN : s)),
+  'finite',
+  Number.isFinite,
+)
 /** A flag field: `true`, `"true"`, `"1"` or their opposites. */
 const Flag = coerceWhen(boolean(), isStringOrNumber, v => v === 'true' || v === '1' || v === 1)
 const Text = nonempty(string())

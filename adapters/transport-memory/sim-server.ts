@@ -47,7 +47,8 @@ export async function simulatorServer(options: SimulatorServerOptions = {}): Pro
   const app = new Koa()
   // A gateway going away mid-stream is ordinary here; anything else is logged (and Koa's console output stays off).
   app.on('error', (err: NodeJS.ErrnoException) => {
-    if (err?.code !== 'ERR_STREAM_PREMATURE_CLOSE' && err?.code !== 'ECONNRESET' && err?.code !== 'EPIPE') options.logger?.error({ err }, 'simulator server error')
+    if (err?.code !== 'ERR_STREAM_PREMATURE_CLOSE' && err?.code !== 'ECONNRESET' && err?.code !== 'EPIPE')
+      options.logger?.error({ err }, 'simulator server error')
   })
   app.use(phones.routes()).use(phones.allowedMethods())
   app.use(devices.router.routes()).use(devices.router.allowedMethods())

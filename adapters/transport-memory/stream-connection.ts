@@ -51,7 +51,10 @@ export class StreamConnection {
       receive: async (deviceId, message) => {
         const acked = this.request({ type: 'message', message })
         acked.catch(() => this.hooks.redeliver(deviceId, message))
-        await within(acked.catch(() => undefined), this.ackWaitMs)
+        await within(
+          acked.catch(() => undefined),
+          this.ackWaitMs,
+        )
       },
       closed: async (_deviceId, state, reason) => this.end({ type: 'closed', state, reason }),
     }
@@ -120,6 +123,16 @@ async function within<T>(promise: Promise<T>, ms: number): Promise<T | undefined
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-const CODES = { 'not-connected': 1, 'already-connected': 1, 'not-found': 1, 'not-admin': 1, 'rate-limited': 1, timeout: 1, unreachable: 1, invalid: 1, failed: 1 }
+const CODES = {
+  'not-connected': 1,
+  'already-connected': 1,
+  'not-found': 1,
+  'not-admin': 1,
+  'rate-limited': 1,
+  timeout: 1,
+  unreachable: 1,
+  invalid: 1,
+  failed: 1,
+}
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never

@@ -245,7 +245,10 @@ export class MemoryTransport implements Transport {
     const every = this.options.qrRefreshMs ?? 0
     if (!(every > 0)) return
     let rotations = 0
-    session.timer = setInterval(() => void this.refresh(deviceId, session, ++rotations).catch(err => this.context?.logger.warn({ err, deviceId }, 'QR not rotated')), every)
+    session.timer = setInterval(
+      () => void this.refresh(deviceId, session, ++rotations).catch(err => this.context?.logger.warn({ err, deviceId }, 'QR not rotated')),
+      every,
+    )
     session.timer.unref()
   }
 

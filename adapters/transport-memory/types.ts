@@ -77,10 +77,7 @@ export interface DeviceCredentials {
 }
 
 /** How a device's connection attempt ended: open (with the phone's LID, if any), refused, or (simulator server only) still being retried. */
-export type ConnectResult =
-  | { state: 'open'; lid?: string }
-  | { state: 'logged-out'; reason: string }
-  | { state: 'connecting'; reason: string }
+export type ConnectResult = { state: 'open'; lid?: string } | { state: 'logged-out'; reason: string } | { state: 'connecting'; reason: string }
 
 /** Counts since the network started (`GET /_sim/stats`). */
 export interface NetworkStats {

@@ -120,7 +120,16 @@ export async function groupMessageFromDevice(core: PeerCore, channel: Channel, n
   for (const { account } of group.members.values()) {
     try {
       const message = await account.signal.decryptGroup(group.jid, sender.jid, groupCiphertext)
-      const read: PhoneMessage = { id, from: sender.account.pn, fromDevice: sender.jid, to: group.jid, message, encryption: 'skmsg', sentByOwnDevice: account === sender.account, at: Date.now() }
+      const read: PhoneMessage = {
+        id,
+        from: sender.account.pn,
+        fromDevice: sender.jid,
+        to: group.jid,
+        message,
+        encryption: 'skmsg',
+        sentByOwnDevice: account === sender.account,
+        at: Date.now(),
+      }
       account.inbox.push(read)
       core.stats.decrypted++
     } catch (err) {
@@ -133,7 +142,15 @@ export async function groupMessageFromDevice(core: PeerCore, channel: Channel, n
         id,
         build: async () => ({
           tag: 'message',
-          attrs: { id, from: group.jid, participant: sender.jid, participant_lid: sender.lid, t: core.now(), type: node.attrs.type ?? 'text', notify: sender.account.pushName },
+          attrs: {
+            id,
+            from: group.jid,
+            participant: sender.jid,
+            participant_lid: sender.lid,
+            t: core.now(),
+            type: node.attrs.type ?? 'text',
+            notify: sender.account.pushName,
+          },
           content: own ? [own, skmsg] : [skmsg],
         }),
       })
@@ -167,7 +184,15 @@ export function phoneSendsToGroup(core: PeerCore, from: Account, group: PeerGrou
           content.push({ tag: 'enc', attrs: { v: '2', type: 'skmsg' }, content: Buffer.from(ciphertext) })
           return {
             tag: 'message',
-            attrs: { id, from: group.jid, participant: from.jid, participant_lid: from.lidJid, t: core.now(), type: message.reactionMessage ? 'reaction' : 'text', notify: from.pushName },
+            attrs: {
+              id,
+              from: group.jid,
+              participant: from.jid,
+              participant_lid: from.lidJid,
+              t: core.now(),
+              type: message.reactionMessage ? 'reaction' : 'text',
+              notify: from.pushName,
+            },
             content,
           }
         },
@@ -221,15 +246,26 @@ export function createGroup(core: PeerCore, actor: LinkedDevice | Account, subje
     senderKeysSent: new Set(),
   }
   core.groups.set(group.jid, group)
-  changeMembers(core, group, actor, 'add', invited.filter(account => account !== creator))
+  changeMembers(
+    core,
+    group,
+    actor,
+    'add',
+    invited.filter(account => account !== creator),
+  )
   return group
 }
 
 // --- Internal helpers ---
 
 function metadataNode(group: PeerGroup): BinaryNode {
-  const participants = [...group.members.values()].map(member => ({ ...participantNode(member.account), attrs: { ...participantNode(member.account).attrs, ...(member.admin ? { type: member.admin } : {}) } }))
-  const description: BinaryNode[] = group.description ? [{ tag: 'description', attrs: { id: 'wa-peer', t: String(group.creation) }, content: [{ tag: 'body', attrs: {}, content: group.description }] }] : []
+  const participants = [...group.members.values()].map(member => ({
+    ...participantNode(member.account),
+    attrs: { ...participantNode(member.account).attrs, ...(member.admin ? { type: member.admin } : {}) },
+  }))
+  const description: BinaryNode[] = group.description
+    ? [{ tag: 'description', attrs: { id: 'wa-peer', t: String(group.creation) }, content: [{ tag: 'body', attrs: {}, content: group.description }] }]
+    : []
   return {
     tag: 'group',
     attrs: {

@@ -39,7 +39,12 @@ function inboxContent(message: proto.IMessage): InboxContent | { type: 'other'; 
   if (m.protocolMessage?.type === 0 && m.protocolMessage.key?.id) return { type: 'delete', target: m.protocolMessage.key.id }
   const interactive = m.interactiveMessage
   if (interactive?.carouselMessage) {
-    return { type: 'carousel', text: interactive.body?.text ?? '', ...optional('footer', interactive.footer?.text), cards: (interactive.carouselMessage.cards ?? []).map(card) }
+    return {
+      type: 'carousel',
+      text: interactive.body?.text ?? '',
+      ...optional('footer', interactive.footer?.text),
+      cards: (interactive.carouselMessage.cards ?? []).map(card),
+    }
   }
   if (interactive?.nativeFlowMessage) {
     return {

@@ -32,7 +32,8 @@ const HANDLERS: Record<string, IqHandler> = {
   abt: ({ iq }) => iqResult(iq, [{ tag: 'props', attrs: { protocol: '1', hash: 'wa-peer' }, content: [] }]),
   blocklist: ({ iq }) => (iq.attrs.type === 'get' ? iqResult(iq, [{ tag: 'list', attrs: {}, content: [] }]) : iqResult(iq)),
   privacy: ({ iq, first }) => {
-    if (iq.attrs.type === 'get' && first?.tag === 'privacy') return iqResult(iq, [{ tag: 'privacy', attrs: {}, content: PRIVACY.map(([name, value]) => ({ tag: 'category', attrs: { name, value } })) }])
+    if (iq.attrs.type === 'get' && first?.tag === 'privacy')
+      return iqResult(iq, [{ tag: 'privacy', attrs: {}, content: PRIVACY.map(([name, value]) => ({ tag: 'category', attrs: { name, value } })) }])
     return iq.attrs.type === 'set' ? iqResult(iq) : undefined
   },
   usync: ({ core, iq, first }) => iqResult(iq, [usyncAnswer(core, first)]),
@@ -58,7 +59,11 @@ export async function answerIq(core: PeerCore, channel: Channel, iq: BinaryNode)
   const answer = handler ? await handler({ core, channel, iq, first: children(iq)[0] }) : undefined
   if (answer) return answer
   core.records.unknownIqs.push(iq)
-  return { tag: 'iq', attrs: { from: 's.whatsapp.net', type: 'error', id: iq.attrs.id }, content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }] }
+  return {
+    tag: 'iq',
+    attrs: { from: 's.whatsapp.net', type: 'error', id: iq.attrs.id },
+    content: [{ tag: 'error', attrs: { code: '501', text: 'feature-not-implemented' } }],
+  }
 }
 
 // --- Internal helpers ---

@@ -21,7 +21,8 @@ export function watchLinkChallenges(transport: Transport): WatchedTransport {
   }
   const watched = new Proxy(transport, {
     get(target, key) {
-      if (key === 'start') return (context: Parameters<Transport['start']>[0]) => target.start({ ...context, emit: event => (note(event), context.emit(event)) })
+      if (key === 'start')
+        return (context: Parameters<Transport['start']>[0]) => target.start({ ...context, emit: event => (note(event), context.emit(event)) })
       if (key === 'link') {
         return async (deviceId: string, request: Parameters<Transport['link']>[1]) => {
           const challenge = await target.link(deviceId, request)

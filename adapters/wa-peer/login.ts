@@ -17,7 +17,11 @@ import type { Channel, LinkedDevice, PeerCore } from './model.ts'
 export function login(core: PeerCore, channel: Channel, payload: proto.ClientPayload, clientStatic: Buffer): LinkedDevice | undefined {
   const jid = `${String(payload.username)}:${payload.device ?? 0}@s.whatsapp.net`
   const device = core.deviceByJid(jid)
-  const reason = !device ? `login of ${jid}, which is not linked` : !sameBytes(device.noiseKey, clientStatic) ? `login of ${jid} with another Noise key` : undefined
+  const reason = !device
+    ? `login of ${jid}, which is not linked`
+    : !sameBytes(device.noiseKey, clientStatic)
+      ? `login of ${jid} with another Noise key`
+      : undefined
   if (!device || reason) {
     core.stats.refusedLogins++
     core.records.problems.push(reason ?? jid)

@@ -46,7 +46,9 @@ export class MediaHost {
         req.on('data', chunk => chunks.push(chunk))
         req.on('end', () => {
           const directPath = host.store(Buffer.concat(chunks))
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `https://${host.hostname}${directPath}`, direct_path: directPath }))
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ url: `https://${host.hostname}${directPath}`, direct_path: directPath }))
         })
         return
       }
@@ -59,11 +61,20 @@ export class MediaHost {
 
   /** The answer to a `media_conn` iq: this host, an auth token, a TTL. */
   mediaConn(iq: BinaryNode): BinaryNode {
-    return iqResult(iq, [{ tag: 'media_conn', attrs: { auth: 'wa-peer', ttl: '3600' }, content: [{ tag: 'host', attrs: { hostname: this.hostname, maxContentLengthBytes: String(100 * 1024 * 1024) } }] }])
+    return iqResult(iq, [
+      {
+        tag: 'media_conn',
+        attrs: { auth: 'wa-peer', ttl: '3600' },
+        content: [{ tag: 'host', attrs: { hostname: this.hostname, maxContentLengthBytes: String(100 * 1024 * 1024) } }],
+      },
+    ])
   }
 
   /** Encrypt `data` as a WhatsApp client does and keep it here; the media fields of the message that carries it. */
-  async upload(data: Buffer, type: MediaType): Promise<{ url: string; directPath: string; mediaKey: Buffer; fileSha256: Buffer; fileEncSha256: Buffer; fileLength: number }> {
+  async upload(
+    data: Buffer,
+    type: MediaType,
+  ): Promise<{ url: string; directPath: string; mediaKey: Buffer; fileSha256: Buffer; fileEncSha256: Buffer; fileLength: number }> {
     const mediaKey = randomBytes(32)
     const { iv, cipherKey, macKey } = await this.lib.getMediaKeys(mediaKey, type)
     const cipher = createCipheriv('aes-256-cbc', cipherKey, iv)
@@ -71,11 +82,21 @@ export class MediaHost {
     const mac = macOf(macKey, iv, enc)
     const file = Buffer.concat([enc, mac])
     const directPath = this.store(file)
-    return { url: `https://${this.hostname}${directPath}`, directPath, mediaKey, fileSha256: sha256(data), fileEncSha256: sha256(file), fileLength: data.length }
+    return {
+      url: `https://${this.hostname}${directPath}`,
+      directPath,
+      mediaKey,
+      fileSha256: sha256(data),
+      fileEncSha256: sha256(file),
+      fileLength: data.length,
+    }
   }
 
   /** The decrypted bytes of a media message (its MAC and hashes checked), as a phone reads it; throws when it is not here or does not verify. */
-  async download(media: proto.Message.IImageMessage | proto.Message.IDocumentMessage | proto.Message.IVideoMessage | proto.Message.IAudioMessage, type: MediaType): Promise<Buffer> {
+  async download(
+    media: proto.Message.IImageMessage | proto.Message.IDocumentMessage | proto.Message.IVideoMessage | proto.Message.IAudioMessage,
+    type: MediaType,
+  ): Promise<Buffer> {
     const path = media.directPath ?? (media.url ? new URL(media.url).pathname : undefined)
     const file = path ? this.files.get(path) : undefined
     if (!file || !media.mediaKey) throw new Error(`no media file at ${path}`)
@@ -121,7 +142,29 @@ function selfSignedCertificate(): { key: string; cert: string } {
   try {
     const key = join(dir, 'key.pem')
     const cert = join(dir, 'cert.pem')
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1', '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', key, '-out', cert], { stdio: 'ignore' })
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '2',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+      ],
+      { stdio: 'ignore' },
+    )
     return { key: readFileSync(key, 'utf8'), cert: readFileSync(cert, 'utf8') }
   } catch (err) {
     throw new Error(`the peer's media host needs the openssl command for its certificate: ${(err as Error).message}`)

@@ -42,7 +42,12 @@ export function receiptFromDevice(core: PeerCore, channel: Channel, node: Binary
   if (!id || !to) return
   channel.send({ tag: 'ack', attrs: { class: 'receipt', id, from: to, ...(type ? { type } : {}) } })
   const account = core.accountByUser(splitJid(to).user)
-  const ids = [id, ...children(child(node, 'list')).map(item => item.attrs.id).filter(Boolean)]
+  const ids = [
+    id,
+    ...children(child(node, 'list'))
+      .map(item => item.attrs.id)
+      .filter(Boolean),
+  ]
   account?.receipts.push({ id, ids, type: type ?? 'delivery', fromDevice: channel.device?.jid ?? '?', at: Date.now() })
 }
 
@@ -85,7 +90,15 @@ export function phoneReceipt(core: PeerCore, account: Account, message: PhoneMes
   for (const device of sender.devices.values()) {
     deliver(core, device, {
       id: message.id,
-      build: async () => ({ tag: 'receipt', attrs: { id: message.id, from: account.addressing === 'pn' ? account.jid : account.lidJid, t: core.now(), ...(type === 'read' ? { type: 'read' } : {}) } }),
+      build: async () => ({
+        tag: 'receipt',
+        attrs: {
+          id: message.id,
+          from: account.addressing === 'pn' ? account.jid : account.lidJid,
+          t: core.now(),
+          ...(type === 'read' ? { type: 'read' } : {}),
+        },
+      }),
     })
   }
 }
@@ -103,7 +116,9 @@ export function announceDevice(core: PeerCore, device: LinkedDevice, change: 'ad
       build: async () => ({
         tag: 'notification',
         attrs: { from: device.account.jid, type: 'devices', id: messageId(), t: core.now() },
-        content: [{ tag: change, attrs: { device_hash: '2:wa-peer' }, content: [{ tag: 'device', attrs: { jid: device.jid, 'key-index': String(device.keyIndex) } }] }],
+        content: [
+          { tag: change, attrs: { device_hash: '2:wa-peer' }, content: [{ tag: 'device', attrs: { jid: device.jid, 'key-index': String(device.keyIndex) } }] },
+        ],
       }),
     })
   }
@@ -154,7 +169,12 @@ export function splitJid(jid: string): { user: string; device: number; server: s
 
 const chains = new WeakMap<LinkedDevice, Promise<void>>()
 
-async function phoneReads(core: PeerCore, account: Account, sender: LinkedDevice, enc: { id: string; to: string; type: string; ciphertext: Buffer }): Promise<void> {
+async function phoneReads(
+  core: PeerCore,
+  account: Account,
+  sender: LinkedDevice,
+  enc: { id: string; to: string; type: string; ciphertext: Buffer },
+): Promise<void> {
   if (enc.type !== 'pkmsg' && enc.type !== 'msg') return void core.records.problems.push(`${account.pn} cannot read a ${enc.type} (message ${enc.id})`)
   let message: proto.Message
   try {

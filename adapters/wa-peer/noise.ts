@@ -16,7 +16,13 @@ export function serverIdentity(lib: Baileys): ServerIdentity {
   const intermediate = Curve.generateKeyPair()
   const staticKey = Curve.generateKeyPair()
   const Details = proto.CertChain.NoiseCertificate.Details
-  const intermediateDetails = Details.encode({ serial: 1, issuerSerial: WA_CERT_DETAILS.SERIAL, key: intermediate.public, notBefore: 0, notAfter: 4_102_444_800 }).finish()
+  const intermediateDetails = Details.encode({
+    serial: 1,
+    issuerSerial: WA_CERT_DETAILS.SERIAL,
+    key: intermediate.public,
+    notBefore: 0,
+    notAfter: 4_102_444_800,
+  }).finish()
   const leafDetails = Details.encode({ serial: 2, issuerSerial: 1, key: staticKey.public, notBefore: 0, notAfter: 4_102_444_800 }).finish()
   const certificate = proto.CertChain.encode({
     intermediate: { details: intermediateDetails, signature: Curve.sign(root.private, intermediateDetails) },

@@ -100,7 +100,14 @@ async function wrap(core: PeerCore, code: string, publicKey: Uint8Array): Promis
 }
 
 /** Decrypt the client's key bundle and derive the ADV secret the client derived; throws for a wrong code or a foreign identity. */
-function advSecret(core: PeerCore, account: Account, request: CodeRequest, companionEphemeral: Uint8Array, primaryPrivate: Uint8Array, reg: BinaryNode): Buffer {
+function advSecret(
+  core: PeerCore,
+  account: Account,
+  request: CodeRequest,
+  companionEphemeral: Uint8Array,
+  primaryPrivate: Uint8Array,
+  reg: BinaryNode,
+): Buffer {
   const { lib } = core
   const bundle = bytes(child(reg, 'link_code_pairing_wrapped_key_bundle'))
   const companionIdentity = bytes(child(reg, 'companion_identity_public'))
@@ -128,5 +135,7 @@ function problem(core: PeerCore, text: string): Error {
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer))
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  )
 }

@@ -80,7 +80,9 @@ export async function pairWithSecret(core: PeerCore, account: Account, channel: 
   const deviceNumber = account.nextDevice++
   const keyIndex = deviceNumber
   const accountKey = account.signal.creds.signedIdentityKey
-  const details = Buffer.from(proto.ADVDeviceIdentity.encode({ rawId: Number(account.pn.slice(-6)), timestamp: Math.floor(Date.now() / 1000), keyIndex }).finish())
+  const details = Buffer.from(
+    proto.ADVDeviceIdentity.encode({ rawId: Number(account.pn.slice(-6)), timestamp: Math.floor(Date.now() / 1000), keyIndex }).finish(),
+  )
   const accountSignature = Curve.sign(accountKey.private, Buffer.concat([lib.WA_ADV_ACCOUNT_SIG_PREFIX, details, registration.identityKey]))
   const signed = Buffer.from(proto.ADVSignedDeviceIdentity.encode({ details, accountSignatureKey: accountKey.public, accountSignature }).finish())
   const hmac = lib.hmacSign(signed, advSecret)

@@ -142,7 +142,13 @@ export class WaPeer {
     const group = this.state.core.groups.get(jid)
     if (!group) return undefined
     const members = [...group.members.values()]
-    return { jid: group.jid, subject: group.subject, members: members.map(m => m.account.pn), admins: members.filter(m => m.admin).map(m => m.account.pn), inviteCode: group.inviteCode }
+    return {
+      jid: group.jid,
+      subject: group.subject,
+      members: members.map(m => m.account.pn),
+      admins: members.filter(m => m.admin).map(m => m.account.pn),
+      inviteCode: group.inviteCode,
+    }
   }
 
   /** Refuse every WebSocket upgrade with this HTTP status from now on, as an edge or a proxy in front of WhatsApp does (undefined: accept again). */

@@ -72,7 +72,14 @@ export class WaPhone {
 
   /** The devices linked to this account. */
   devices(): WaDeviceInfo[] {
-    return [...this.account.devices.values()].map(d => ({ jid: d.jid, lid: d.lid, connected: !!d.channel && !d.channel.closed, logins: d.logins, preKeys: d.preKeys.size, waiting: d.waiting.length }))
+    return [...this.account.devices.values()].map(d => ({
+      jid: d.jid,
+      lid: d.lid,
+      connected: !!d.channel && !d.channel.closed,
+      logins: d.logins,
+      preKeys: d.preKeys.size,
+      waiting: d.waiting.length,
+    }))
   }
 
   /**
@@ -129,7 +136,12 @@ export class WaPhone {
   tapButton(to: WaPhone | string, messageId: string, buttonId: string, text: string): PhoneSent {
     const { proto } = this.core.lib
     return this.send(to, {
-      buttonsResponseMessage: { selectedButtonId: buttonId, selectedDisplayText: text, type: proto.Message.ButtonsResponseMessage.Type.DISPLAY_TEXT, contextInfo: { stanzaId: messageId } },
+      buttonsResponseMessage: {
+        selectedButtonId: buttonId,
+        selectedDisplayText: text,
+        type: proto.Message.ButtonsResponseMessage.Type.DISPLAY_TEXT,
+        contextInfo: { stanzaId: messageId },
+      },
     })
   }
 
@@ -169,7 +181,12 @@ export class WaPhone {
 
   /** Create a group with this phone as its admin and `members` in it (their devices get the add notification); its JID. */
   createGroup(subject: string, ...members: (WaPhone | string)[]): string {
-    return createGroup(this.core, this.account, subject, members.map(p => this.target(p))).jid
+    return createGroup(
+      this.core,
+      this.account,
+      subject,
+      members.map(p => this.target(p)),
+    ).jid
   }
 
   /** As an admin of the group, add phones (every member device gets a `w:gp2` add notification). */
@@ -185,7 +202,13 @@ export class WaPhone {
   private changeGroup(groupJid: string, change: 'add' | 'remove', phones: (WaPhone | string)[]): void {
     const group = this.group(groupJid)
     if (!group.members.get(this.pn)?.admin) throw new Error(`${this.pn} is no admin of ${groupJid}`)
-    changeMembers(this.core, group, this.account, change, phones.map(p => this.target(p)))
+    changeMembers(
+      this.core,
+      group,
+      this.account,
+      change,
+      phones.map(p => this.target(p)),
+    )
   }
 
   private group(groupJid: string): PeerGroup {

@@ -32,7 +32,12 @@ export class PeerPhoneNetwork implements PhoneNetwork {
   async scan(given: LinkTarget, phone: string): Promise<string> {
     // A bare string is a QR (comma-separated keys) or a pairing code, as the simulated network reads it.
     const target = typeof given !== 'string' ? given : given.includes(',') ? { qr: given } : { code: given }
-    const challenge = 'deviceId' in target ? this.challengeOf(target.deviceId) : 'qr' in target ? { kind: 'qr' as const, qr: target.qr } : { kind: 'code' as const, code: target.code }
+    const challenge =
+      'deviceId' in target
+        ? this.challengeOf(target.deviceId)
+        : 'qr' in target
+          ? { kind: 'qr' as const, qr: target.qr }
+          : { kind: 'code' as const, code: target.code }
     const handset = this.peer.phone(digits(phone))
     try {
       const device = challenge.kind === 'qr' ? await handset.scan(challenge.qr) : await handset.enterCode(challenge.code)
@@ -69,9 +74,15 @@ export class PeerPhoneNetwork implements PhoneNetwork {
       case 'button': {
         const tapped = this.received(phone, recipient, message.target).message
         const flow = tapped.interactiveMessage?.nativeFlowMessage ?? tapped.interactiveMessage?.carouselMessage
-        if (!flow && !tapped.buttonsMessage && !tapped.listMessage) throw new TransportError('invalid', `message ${message.target} has no buttons for this phone`)
+        if (!flow && !tapped.buttonsMessage && !tapped.listMessage)
+          throw new TransportError('invalid', `message ${message.target} has no buttons for this phone`)
         if (!message.list) return phone.tapButton(recipient, message.target, message.buttonId, message.text ?? '').id
-        const reply = { title: message.text ?? '', listType: 1, singleSelectReply: { selectedRowId: message.buttonId }, contextInfo: { stanzaId: message.target } }
+        const reply = {
+          title: message.text ?? '',
+          listType: 1,
+          singleSelectReply: { selectedRowId: message.buttonId },
+          contextInfo: { stanzaId: message.target },
+        }
         return phone.send(recipient, { listResponseMessage: reply }).id
       }
       default:
@@ -89,10 +100,14 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     const wanted = typeof profile.lid === 'string' ? profile.lid.replace(/@lid$/, '') : undefined
     if (wanted !== undefined && !/^\d{5,20}$/.test(wanted)) throw new TransportError('invalid', 'lid must be <digits>@lid')
     const known = this.peer.phones().find(p => p.pn === number)
-    if (known && wanted && known.lid !== `${wanted}@lid`) throw new TransportError('invalid', `${number} already has the LID ${known.lid}: register it before its first use`)
+    if (known && wanted && known.lid !== `${wanted}@lid`)
+      throw new TransportError('invalid', `${number} already has the LID ${known.lid}: register it before its first use`)
     const handset = known ?? this.peer.phone(number, wanted ? { lid: wanted } : {})
     const withLid = profile.lid !== undefined && profile.lid !== ''
-    handset.setProfile({ ...(profile.pushName !== undefined ? { pushName: profile.pushName } : {}), addressing: !withLid ? 'pn' : profile.hidePhone ? 'hidden' : 'lid' })
+    handset.setProfile({
+      ...(profile.pushName !== undefined ? { pushName: profile.pushName } : {}),
+      addressing: !withLid ? 'pn' : profile.hidePhone ? 'hidden' : 'lid',
+    })
     return withLid ? handset.lid : undefined
   }
 

@@ -26,7 +26,8 @@ function answerUser(core: PeerCore, user: BinaryNode, protocols: string[]): Bina
   const account = core.accountByUser(id)
   const content: BinaryNode[] = []
   for (const protocol of protocols) {
-    if (protocol === 'devices') content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: account ? deviceList(account) : [] }] })
+    if (protocol === 'devices')
+      content.push({ tag: 'devices', attrs: {}, content: [{ tag: 'device-list', attrs: {}, content: account ? deviceList(account) : [] }] })
     else if (protocol === 'lid' && account && server === 's.whatsapp.net') content.push({ tag: 'lid', attrs: { val: account.lidJid } })
     else if (protocol === 'contact') content.push({ tag: 'contact', attrs: { type: account && account.pn === id ? 'in' : 'out' } })
   }

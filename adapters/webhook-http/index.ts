@@ -63,10 +63,14 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
     let streams = inFlight.get(signal)
     if (!streams) {
       const created = new Set<{ destroy(error?: Error): void }>()
-      signal.addEventListener('abort', () => {
-        for (const stream of created) stream.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
-        created.clear()
-      }, { once: true })
+      signal.addEventListener(
+        'abort',
+        () => {
+          for (const stream of created) stream.destroy(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
+          created.clear()
+        },
+        { once: true },
+      )
       inFlight.set(signal, (streams = created))
     }
     return streams
@@ -118,7 +122,13 @@ async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: 
 }
 
 /** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */
-function postOnce({ got }: Clients, url: URL, delivery: WebhookDelivery, timeoutMs: number, cancellable?: Set<{ destroy(error?: Error): void }>): Promise<WebhookResponse> {
+function postOnce(
+  { got }: Clients,
+  url: URL,
+  delivery: WebhookDelivery,
+  timeoutMs: number,
+  cancellable?: Set<{ destroy(error?: Error): void }>,
+): Promise<WebhookResponse> {
   return new Promise<WebhookResponse>((resolve, reject) => {
     // No redirects, no retries of got's own, any status answered (set on the client in loadClients).
     const stream = got.stream.post(url, { body: delivery.body, headers: delivery.headers, timeout: { request: timeoutMs } })

@@ -37,7 +37,13 @@ export interface ClusterOptions {
 export async function startCluster(options: ClusterOptions): Promise<BenchCluster> {
   const sim = options.sim ?? (await startServer('simulator.mjs'))
   const namespace = `zapgate-bench-cluster-${process.pid}-${randomBytes(4).toString('hex')}`
-  const env = { BENCH_STORE: options.storeUrl, BENCH_NAMESPACE: namespace, BENCH_SIM_URL: sim.url, BENCH_CLUSTER_SECRET: randomBytes(24).toString('base64url'), ...options.env }
+  const env = {
+    BENCH_STORE: options.storeUrl,
+    BENCH_NAMESPACE: namespace,
+    BENCH_SIM_URL: sim.url,
+    BENCH_CLUSTER_SECRET: randomBytes(24).toString('base64url'),
+    ...options.env,
+  }
   const instances: ServerProcess[] = []
   let started = 0
   const cluster: BenchCluster = {
@@ -90,7 +96,14 @@ export interface ClusterDevice {
  */
 export async function linkDevices(cluster: BenchCluster, count: number, phonePrefix = '55119'): Promise<{ authkey: string; devices: ClusterDevice[] }> {
   const first = cluster.instances[0]!
-  const registered = await first.post('/api/auth', { auth: 'registrar', nome: 'Bench', email: `bench-${randomBytes(4).toString('hex')}@example.com`, senha: 'senha-bench', telefone: '5511900000000', plano: '1' })
+  const registered = await first.post('/api/auth', {
+    auth: 'registrar',
+    nome: 'Bench',
+    email: `bench-${randomBytes(4).toString('hex')}@example.com`,
+    senha: 'senha-bench',
+    telefone: '5511900000000',
+    plano: '1',
+  })
   const authkey = registered.data.authkey as string
   const devices: ClusterDevice[] = []
   const n = cluster.instances.length
@@ -102,7 +115,11 @@ export async function linkDevices(cluster: BenchCluster, count: number, phonePre
     if ((d + 1) % n === 0 || d + 1 === count) {
       const linked = d + 1
       await waitUntil(async () => (await cluster.held()) === linked, 30_000, `the ${linked} devices to open`)
-      await waitUntil(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).every(h => h.live.reduce((sum, l) => sum + l.devices, 0) === linked), 30_000, 'every instance to see the loads')
+      await waitUntil(
+        async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).every(h => h.live.reduce((sum, l) => sum + l.devices, 0) === linked),
+        30_000,
+        'every instance to see the loads',
+      )
     }
   }
   await readHolders(cluster, devices)

@@ -50,7 +50,16 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(options.body),
-      ...(options.bodies ? { requests: options.bodies.map(body => ({ method: 'POST', path: options.path, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })) } : {}),
+      ...(options.bodies
+        ? {
+            requests: options.bodies.map(body => ({
+              method: 'POST',
+              path: options.path,
+              headers: { 'content-type': 'application/json' },
+              body: JSON.stringify(body),
+            })),
+          }
+        : {}),
       connections,
       duration,
       ...(options.rate ? { overallRate: options.rate } : {}),
@@ -58,7 +67,9 @@ export async function load(options: LoadOptions): Promise<LoadResult> {
   if ((options.warmupSeconds ?? 3) > 0) await run(options.warmupSeconds ?? 3)
   const result = await run(options.seconds ?? 10)
   if (result.errors > 0 || result.timeouts > 0 || result.non2xx > 0) {
-    throw new Error(`load on ${options.path}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers of ${result.requests.total}`)
+    throw new Error(
+      `load on ${options.path}: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx answers of ${result.requests.total}`,
+    )
   }
   return {
     rps: result.requests.total / result.duration,

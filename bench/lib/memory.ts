@@ -26,7 +26,10 @@ export interface SettledMemory {
  * `/_bench/memory` every `intervalMs` until the heap has no more than `slackBytes` beyond its live
  * objects (young generation shrunk), at most `maxWaitMs`.
  */
-export async function settledMemory(server: ServerProcess, options: { maxWaitMs?: number; intervalMs?: number; slackBytes?: number } = {}): Promise<SettledMemory> {
+export async function settledMemory(
+  server: ServerProcess,
+  options: { maxWaitMs?: number; intervalMs?: number; slackBytes?: number } = {},
+): Promise<SettledMemory> {
   const { maxWaitMs = 20_000, intervalMs = 500, slackBytes = 8 * 2 ** 20 } = options
   const started = performance.now()
   const first: MemoryUsage = await server.get('/_bench/memory')

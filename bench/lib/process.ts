@@ -29,7 +29,11 @@ export interface ServerProcess {
  * `options.root` runs the server of another copy of the package (its own `dist/` and `bench/servers/`:
  * see bench/compare-builds.ts).
  */
-export async function startServer(script: string, env: Record<string, string> = {}, options: { hostname?: string; root?: string } = {}): Promise<ServerProcess> {
+export async function startServer(
+  script: string,
+  env: Record<string, string> = {},
+  options: { hostname?: string; root?: string } = {},
+): Promise<ServerProcess> {
   const spawnedAt = performance.now()
   const profile = process.env.BENCH_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROFILE}`] : []
   profile.push(...(process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? []))

@@ -61,7 +61,12 @@ export interface Paired<B, O> {
  * (the baseline first in odd rounds), so that both runs of a round see about the same machine and
  * neither side always runs on the machine the other just left. `onRound` reports each round.
  */
-export async function pairedRounds<B, O>(count: number, baseline: () => Promise<B>, ours: () => Promise<O>, onRound: (round: number, pair: Paired<B, O>) => void): Promise<Paired<B, O>[]> {
+export async function pairedRounds<B, O>(
+  count: number,
+  baseline: () => Promise<B>,
+  ours: () => Promise<O>,
+  onRound: (round: number, pair: Paired<B, O>) => void,
+): Promise<Paired<B, O>[]> {
   const rounds: Paired<B, O>[] = []
   for (let round = 1; round <= count; round++) {
     let pair: Paired<B, O>

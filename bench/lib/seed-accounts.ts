@@ -68,7 +68,9 @@ export async function countRecords(store: SqliteStore, collection: string): Prom
   try {
     const from = `${store.namespace ?? 'zapgate'}:${collection}:`
     const row = await new Promise<{ n: number }>((resolve, reject) =>
-      db.get(`SELECT count(*) AS n FROM ${store.table ?? 'keyv'} WHERE key >= ? AND key < ?`, [from, `${from.slice(0, -1)};`], (error, found: { n: number }) => (error ? reject(error) : resolve(found))),
+      db.get(`SELECT count(*) AS n FROM ${store.table ?? 'keyv'} WHERE key >= ? AND key < ?`, [from, `${from.slice(0, -1)};`], (error, found: { n: number }) =>
+        error ? reject(error) : resolve(found),
+      ),
     )
     return row.n
   } finally {

@@ -23,12 +23,24 @@ export interface LinkOptions {
 /** Register one account and link `devices` devices (op 3, then a simulated phone links each). */
 export async function accountWithDevices(server: ServerProcess, devices: number, options: LinkOptions = {}): Promise<Fixture> {
   const { webhook, by = 'qr' } = options
-  const registered = await server.post('/api/auth', { auth: 'registrar', nome: 'Bench', email: `bench-${Date.now()}@example.com`, senha: 'senha-bench', telefone: '5511900000000', plano: '1' })
+  const registered = await server.post('/api/auth', {
+    auth: 'registrar',
+    nome: 'Bench',
+    email: `bench-${Date.now()}@example.com`,
+    senha: 'senha-bench',
+    telefone: '5511900000000',
+    plano: '1',
+  })
   const authkey = registered.data.authkey as string
   const linked: Fixture['devices'] = []
   for (let i = 0; i < devices; i++) {
     const phone = `55119${String(10_000_000 + i)}`
-    const created = await server.post('/api/v2/qrcode', { authkey, setAppkey: `bench-${i}`, ...(webhook ? { webhook } : {}), ...(by === 'code' ? { phone } : {}) })
+    const created = await server.post('/api/v2/qrcode', {
+      authkey,
+      setAppkey: `bench-${i}`,
+      ...(webhook ? { webhook } : {}),
+      ...(by === 'code' ? { phone } : {}),
+    })
     await server.post('/_sim/scan', by === 'code' ? { code: created.code, phone } : { authkey, appkey: created.appkey, phone })
     linked.push({ appkey: created.appkey, phone })
   }

@@ -35,7 +35,9 @@ const gateway = await createGateway({
   transport: memoryTransport(network ? { network } : { simUrl: env.BENCH_SIM_URL }),
   rateLimit: false,
   allowPrivateUrls: true,
-  ...(env.BENCH_CLUSTER_SECRET ? { cluster: { secret: env.BENCH_CLUSTER_SECRET, advertiseUrl: env.BENCH_ADVERTISE_URL ?? `http://127.0.0.1:${env.PORT}` } } : {}),
+  ...(env.BENCH_CLUSTER_SECRET
+    ? { cluster: { secret: env.BENCH_CLUSTER_SECRET, advertiseUrl: env.BENCH_ADVERTISE_URL ?? `http://127.0.0.1:${env.PORT}` } }
+    : {}),
   ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
   ...(env.BENCH_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.BENCH_MIN_INTERVAL_MS) } : {}),
   ...(env.BENCH_SCHEDULE_POLL_MS ? { schedulePollMs: Number(env.BENCH_SCHEDULE_POLL_MS) } : {}),

@@ -22,7 +22,15 @@ async function run(total) {
   const worker = async () => {
     while (next < total) {
       next++
-      const response = await got.post(url, { agent, body, headers, retry: { limit: 0 }, followRedirect: false, throwHttpErrors: false, timeout: { request: 15_000 } })
+      const response = await got.post(url, {
+        agent,
+        body,
+        headers,
+        retry: { limit: 0 },
+        followRedirect: false,
+        throwHttpErrors: false,
+        timeout: { request: 15_000 },
+      })
       if (response.statusCode < 200 || response.statusCode > 299) failed++
     }
   }

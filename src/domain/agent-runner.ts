@@ -105,7 +105,13 @@ class AgentRunner {
   }
 
   /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
-  private async ask(device: Device, agent: { id: string; name: string }, contact: AgentContact, text: string, history: AgentTurn[]): Promise<string | undefined> {
+  private async ask(
+    device: Device,
+    agent: { id: string; name: string },
+    contact: AgentContact,
+    text: string,
+    history: AgentTurn[],
+  ): Promise<string | undefined> {
     const controller = new AbortController()
     this.controllers.add(controller)
     const timer = setTimeout(() => controller.abort(new Error(`the agent did not answer within ${this.settings.timeoutMs} ms`)), this.settings.timeoutMs)
@@ -118,7 +124,10 @@ class AgentRunner {
         history,
         signal: controller.signal,
       }
-      const reply = await abortable(Promise.resolve().then(() => this.settings.responder!(request)), controller.signal)
+      const reply = await abortable(
+        Promise.resolve().then(() => this.settings.responder!(request)),
+        controller.signal,
+      )
       if (reply === undefined || reply === null) return undefined
       if (typeof reply !== 'string') throw new Error(`the agent answered a ${typeof reply}, not text`)
       return reply.trim() || undefined

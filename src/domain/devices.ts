@@ -9,7 +9,19 @@ import type { LinkChallenge, SessionStatus, Transport } from '../ports/transport
 import type { Logger } from '../logger.ts'
 import type { Account } from './accounts.ts'
 import type { GatewayEvents } from '../events.ts'
-import { appkeyIndexId, byAppkey, byId, byName, indexId, nameIndexId, newDevice, type AppkeyEntry, type Device, type DeviceMatch, type DeviceRemovalHook } from './device-records.ts'
+import {
+  appkeyIndexId,
+  byAppkey,
+  byId,
+  byName,
+  indexId,
+  nameIndexId,
+  newDevice,
+  type AppkeyEntry,
+  type Device,
+  type DeviceMatch,
+  type DeviceRemovalHook,
+} from './device-records.ts'
 
 export type { Device, DeviceMatch } from './device-records.ts'
 
@@ -125,7 +137,10 @@ export class Devices {
    * tells which happened. An existing device is returned unchanged: link() sets its new webhook URL
    * once the link has started, so a refused request changes nothing.
    */
-  async ensure(account: Account, input: { name: string; appkey?: string; webhookUrl?: string }): Promise<{ device: Device; created: boolean; appkey?: string }> {
+  async ensure(
+    account: Account,
+    input: { name: string; appkey?: string; webhookUrl?: string },
+  ): Promise<{ device: Device; created: boolean; appkey?: string }> {
     const existing = await this.find(account, input.name, ['name', 'appkey'])
     if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
     const appkey = input.appkey ?? randomKey(18)
@@ -172,7 +187,9 @@ export class Devices {
 
   /** A generated device name, unique enough to never collide in practice. */
   generatedName(): string {
-    return `dispositivo-${randomKey(6).toLowerCase().replace(/[^a-z0-9]/g, 'x')}`
+    return `dispositivo-${randomKey(6)
+      .toLowerCase()
+      .replace(/[^a-z0-9]/g, 'x')}`
   }
 
   /**

@@ -41,7 +41,11 @@ export class FlowConversations {
   async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
     const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
     // A compare-and-set of the conversation: turns appended by two processes at once both land.
-    await this.flows.update(flowId(deviceId, contact), current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-this.limit), updatedAt: Date.now() }), FLOW_TTL_MS)
+    await this.flows.update(
+      flowId(deviceId, contact),
+      current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-this.limit), updatedAt: Date.now() }),
+      FLOW_TTL_MS,
+    )
   }
 
   /** Delete the conversation with one contact; true when there was one. */
@@ -65,7 +69,9 @@ export class FlowConversations {
  * undefined for anything else.
  */
 export function contactKey(address: string): string | undefined {
-  const text = String(address ?? '').trim().toLowerCase()
+  const text = String(address ?? '')
+    .trim()
+    .toLowerCase()
   const lid = /^(\d{1,32})(?::\d+)?@lid$/.exec(text)
   if (lid) return `${lid[1]}@lid`
   const jid = /^(\d{8,15})(?::\d+)?@s\.whatsapp\.net$/.exec(text)

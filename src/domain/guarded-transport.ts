@@ -29,7 +29,9 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     groupCreate: (deviceId, subject, participants) => converted(() => transport.groupCreate(deviceId, subject, participants)),
     groupJoin: (deviceId, inviteCode) => converted(() => transport.groupJoin(deviceId, inviteCode)),
     // Optional members stay absent when the transport lacks them (the gateway checks for them).
-    ...(transport.downloadMedia ? { downloadMedia: (deviceId: string, messageId: string) => converted(() => transport.downloadMedia!(deviceId, messageId)) } : {}),
+    ...(transport.downloadMedia
+      ? { downloadMedia: (deviceId: string, messageId: string) => converted(() => transport.downloadMedia!(deviceId, messageId)) }
+      : {}),
     ...(transport.ping ? { ping: () => converted(() => transport.ping!()) } : {}),
   }
 }

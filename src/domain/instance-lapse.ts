@@ -20,13 +20,20 @@ interface HeartbeatRecord extends ProcessStamp {
  * instance `refusalFor` refuses (this one may not share the store); a record of this host with
  * this instance's address (its previous run, in cluster mode). Undefined when none is.
  */
-export function inTheWay<R extends HeartbeatRecord>(own: R, live: Iterable<R>, refusalFor: (id: string) => string | undefined): { record: R; refusal: string } | undefined {
+export function inTheWay<R extends HeartbeatRecord>(
+  own: R,
+  live: Iterable<R>,
+  refusalFor: (id: string) => string | undefined,
+): { record: R; refusal: string } | undefined {
   for (const record of live) {
     if (record.id === own.id) continue
     const refusal = refusalFor(record.id)
     if (refusal) return { record, refusal }
     if (record.host === own.host && record.url !== undefined && record.url === own.url) {
-      return { record, refusal: `Another gateway instance (${record.id}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL` }
+      return {
+        record,
+        refusal: `Another gateway instance (${record.id}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL`,
+      }
     }
   }
   return undefined
@@ -38,9 +45,18 @@ export function inTheWay<R extends HeartbeatRecord>(own: R, live: Iterable<R>, r
  * judged by the record changing, never by comparing clocks. Up to a time-to-live and a heartbeat;
  * a record still there unchanged then has lapsed too (it is removed). Logged once.
  */
-export async function heartbeatLapsed<R extends HeartbeatRecord>(records: Collection<R>, other: R, host: string, settings: { heartbeatMs: number; ttlMs: number }, logger: Logger): Promise<boolean> {
+export async function heartbeatLapsed<R extends HeartbeatRecord>(
+  records: Collection<R>,
+  other: R,
+  host: string,
+  settings: { heartbeatMs: number; ttlMs: number },
+  logger: Logger,
+): Promise<boolean> {
   const waitMs = settings.ttlMs + settings.heartbeatMs
-  logger.warn({ other: other.id, pid: other.pid, host: other.host, waitMs }, 'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start')
+  logger.warn(
+    { other: other.id, pid: other.pid, host: other.host, waitMs },
+    'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start',
+  )
   const until = Date.now() + waitMs
   const pollMs = Math.max(50, Math.min(500, Math.floor(settings.heartbeatMs / 4)))
   let latest = other

@@ -244,14 +244,23 @@ export class Instances implements Liveness {
 
 /** Cluster mode needs a store every host reaches, with the atomic steps. */
 function refuseCluster(storage: Storage, reach: NonNullable<Storage['reach']>): void {
-  if (reach !== 'network') throw new Error(`Cluster mode (GATEWAY_CLUSTER_SECRET) needs a store every instance reaches: Redis or PostgreSQL (this one is ${reach === 'host' ? 'a file of this host, such as SQLite' : 'in this process'})`)
-  if (!supportsAtomic(storage)) throw new Error('Cluster mode (GATEWAY_CLUSTER_SECRET) needs a store with the atomic steps (add, compareAndSet, deleteIfEqual, increment): use the Redis or PostgreSQL store')
+  if (reach !== 'network')
+    throw new Error(
+      `Cluster mode (GATEWAY_CLUSTER_SECRET) needs a store every instance reaches: Redis or PostgreSQL (this one is ${reach === 'host' ? 'a file of this host, such as SQLite' : 'in this process'})`,
+    )
+  if (!supportsAtomic(storage))
+    throw new Error(
+      'Cluster mode (GATEWAY_CLUSTER_SECRET) needs a store with the atomic steps (add, compareAndSet, deleteIfEqual, increment): use the Redis or PostgreSQL store',
+    )
 }
 
 /** Why this process may not share the store with the live instance `other`, or undefined when it may. */
 function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Storage['reach']>, atomic: boolean): string | undefined {
-  if (!atomic) return `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
-  if (reach !== 'network') return `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
-  if (!cluster) return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
+  if (!atomic)
+    return `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
+  if (reach !== 'network')
+    return `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
+  if (!cluster)
+    return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
   return undefined
 }

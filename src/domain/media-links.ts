@@ -45,7 +45,9 @@ export class MediaLinks {
 
   private async mac(payload: string): Promise<string> {
     this.key ??= this.loadKey()
-    return createHmac('sha256', await this.key).update(payload).digest('base64url')
+    return createHmac('sha256', await this.key)
+      .update(payload)
+      .digest('base64url')
   }
 
   private async loadKey(): Promise<Buffer> {

@@ -7,7 +7,6 @@ import { isSpent, readJsonBody } from './json-body.ts'
 import { nestFields } from '../schema/nested-fields.ts'
 import type { UploadedFile } from '../operations/operation.ts'
 
-
 /** Parsed request: the body fields, and the files of a multipart body. */
 export interface ParsedBody {
   fields: Record<string, unknown>

@@ -40,10 +40,7 @@ export class RequestDrain {
     this.draining = true
     if (this.inFlight === 0) return 0
     let timer: NodeJS.Timeout | undefined
-    await Promise.race([
-      new Promise<void>(resolve => (this.idle = resolve)),
-      new Promise<void>(resolve => (timer = setTimeout(resolve, graceMs))),
-    ])
+    await Promise.race([new Promise<void>(resolve => (this.idle = resolve)), new Promise<void>(resolve => (timer = setTimeout(resolve, graceMs)))])
     clearTimeout(timer)
     return this.inFlight
   }

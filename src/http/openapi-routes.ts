@@ -20,7 +20,10 @@ export function serviceRouteDocs(flags: ServiceRouteFlags): Record<string, unkno
         tags: ['service'],
         summary: "QR share page: shows the device's live QR until it connects, then says so",
         parameters: [token],
-        responses: { '200': { description: 'An HTML page (polls its state every 2 s).', content: { 'text/html': { schema: { type: 'string' } } } }, '404': revoked },
+        responses: {
+          '200': { description: 'An HTML page (polls its state every 2 s).', content: { 'text/html': { schema: { type: 'string' } } } },
+          '404': revoked,
+        },
       },
     },
     '/qr/{token}/state': {
@@ -76,7 +79,9 @@ export function serviceRouteDocs(flags: ServiceRouteFlags): Record<string, unkno
               operationId: 'getOpenApi',
               tags: ['service'],
               summary: 'This document',
-              responses: { '200': { description: 'OpenAPI 3.1, generated from the operation table.', content: { 'application/json': { schema: { type: 'object' } } } } },
+              responses: {
+                '200': { description: 'OpenAPI 3.1, generated from the operation table.', content: { 'application/json': { schema: { type: 'object' } } } },
+              },
             },
           },
           '/docs': {

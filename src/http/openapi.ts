@@ -106,7 +106,11 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
   const requests = { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Request')}` })) }
   const hasFile = ordered.some(operation => (operation.schema.schema as Record<string, unknown> | null)?.file !== undefined)
   return {
-    operationId: `post${entry.path.split(/[^a-zA-Z0-9]+/).filter(Boolean).map(part => part[0].toUpperCase() + part.slice(1)).join('')}`,
+    operationId: `post${entry.path
+      .split(/[^a-zA-Z0-9]+/)
+      .filter(Boolean)
+      .map(part => part[0].toUpperCase() + part.slice(1))
+      .join('')}`,
     tags: [tagOf(entry.path)],
     summary: ordered.map(operation => operation.name).join(', '),
     description: ordered
@@ -115,7 +119,12 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
         return `${index + 1}. **${operation.name}**${fields.length ? ` (${fields.map(f => `\`${f}\``).join(' or ')})` : ' (default)'}: ${operation.summary}.`
       })
       .join('\n'),
-    'x-operations': ordered.map((operation, index) => ({ name: operation.name, field: distinguishingFields(operation), precedence: index + 1, summary: operation.summary })),
+    'x-operations': ordered.map((operation, index) => ({
+      name: operation.name,
+      field: distinguishingFields(operation),
+      precedence: index + 1,
+      summary: operation.summary,
+    })),
     requestBody: {
       required: true,
       content: {
@@ -127,7 +136,9 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
     responses: {
       '200': {
         description: 'The answer of the operation the body chose.',
-        content: { 'application/json': { schema: { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })) } } },
+        content: {
+          'application/json': { schema: { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })) } },
+        },
       },
       ...errorResponses(entry, ordered),
     },
@@ -153,17 +164,28 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
     responses[status] ??= { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorAnswer' }, examples: {} } } }
     const examples = responses[status].content['application/json'].examples
     const name = exampleName(answer, examples)
-    examples[name] = { summary: `${answer.message} (${[...operations].join(', ')})`, value: { status: answer.status, message: answer.message, ...answer.extra } }
+    examples[name] = {
+      summary: `${answer.message} (${[...operations].join(', ')})`,
+      value: { status: answer.status, message: answer.message, ...answer.extra },
+    }
   }
   for (const response of Object.values(responses)) {
-    response.description = [...new Set(Object.values(response.content['application/json'].examples).map(example => (example as { value: { message: string } }).value.message))].join(' | ')
+    response.description = [
+      ...new Set(Object.values(response.content['application/json'].examples).map(example => (example as { value: { message: string } }).value.message)),
+    ].join(' | ')
   }
   return responses
 }
 
 function exampleName(answer: ErrorAnswer, taken: Record<string, unknown>): string {
   const known = Object.entries(Messages).find(([, message]) => message === answer.message)?.[0]
-  const base = known ?? answer.message.normalize('NFD').replace(/[^A-Za-z0-9]+/g, '-').replace(/^-|-$/g, '').toLowerCase()
+  const base =
+    known ??
+    answer.message
+      .normalize('NFD')
+      .replace(/[^A-Za-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .toLowerCase()
   let name = answer.extra ? `${base}-${Object.keys(answer.extra).join('-')}` : base
   for (let n = 2; name in taken; n++) name = `${base}-${n}`
   return name

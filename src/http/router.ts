@@ -19,7 +19,6 @@ import { authenticate } from './authenticate.ts'
 import { runOperation } from './run-operation.ts'
 import type { RequestState } from './request-state.ts'
 
-
 /** What the gateway's router is built from. */
 interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   /** What the operations call. */

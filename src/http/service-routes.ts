@@ -36,7 +36,13 @@ interface ServiceRouteDeps extends MetricsDeps {
  * Add the service routes to the gateway's router: `/health` (always), `/openapi.json` and `/docs`
  * (unless `docs: false`), `/metrics` (with `metrics`). Resolves with the metrics when they are on.
  */
-export async function addServiceRoutes(router: Router, services: ServiceRouteDeps, table: readonly PathEntry[], webhooks: WebhookAdmin, settings: ServiceSettings): Promise<GatewayMetrics | undefined> {
+export async function addServiceRoutes(
+  router: Router,
+  services: ServiceRouteDeps,
+  table: readonly PathEntry[],
+  webhooks: WebhookAdmin,
+  settings: ServiceSettings,
+): Promise<GatewayMetrics | undefined> {
   const metrics = settings.metrics ? await startMetrics(services, webhooks, settings.metrics.registry) : undefined
   healthRoute(router, services, settings.healthTimeoutMs)
   if (settings.docs) docsRoutes(router, services.baseUrl, table, { docs: true, metrics: metrics !== undefined })

@@ -23,7 +23,16 @@ export const sentAnswer = answer({
 export const deviceErrors: AnswerCode[] = ['invalid-input', 'unauthenticated', 'device-not-found']
 
 /** The refusals of a network call through the device's send queue (sends, groups, read receipts). */
-export const queueErrors: AnswerCode[] = ['not-connected', 'send-queue-full', 'rate-limited', 'send-queue-timeout', 'send-stalled', 'timeout', 'failed', 'shutting-down']
+export const queueErrors: AnswerCode[] = [
+  'not-connected',
+  'send-queue-full',
+  'rate-limited',
+  'send-queue-timeout',
+  'send-stalled',
+  'timeout',
+  'failed',
+  'shutting-down',
+]
 
 /** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`). */
 export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid']

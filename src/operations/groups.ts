@@ -100,5 +100,8 @@ function split(value: string): string[] | string {
       return value
     }
   }
-  return trimmed.split(/[-,;]/).map(s => s.trim()).filter(Boolean)
+  return trimmed
+    .split(/[-,;]/)
+    .map(s => s.trim())
+    .filter(Boolean)
 }

@@ -58,7 +58,12 @@ export const markMessageRead = defineOperation({
   summary: 'Send a read receipt for a received message',
   answer: sentAnswer,
   errors: targetErrors,
-  schema: type({ ...sendFields, markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) }),
+  schema: type({
+    ...sendFields,
+    markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)),
+    idMessagem: optionalText(MAX_ID),
+    idMensagem: optionalText(MAX_ID),
+  }),
   accepts: input => readTarget(input) !== undefined,
   device: sendNeed,
   handle: (input, context) => {

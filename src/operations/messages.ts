@@ -27,7 +27,9 @@ export const sendMedia = defineOperation({
   errors: [...sendErrors, ...mediaErrors],
   schema: type({
     ...sendFields,
-    file: documentStruct(text(Number.MAX_SAFE_INTEGER), { description: 'An http(s) URL, base64, a base64 data URI, or (multipart) an uploaded file part named `file`.' }),
+    file: documentStruct(text(Number.MAX_SAFE_INTEGER), {
+      description: 'An http(s) URL, base64, a base64 data URI, or (multipart) an uploaded file part named `file`.',
+    }),
     message: optionalText(200),
     descricao: optionalText(MAX_CAPTION),
     format: optionalText(16),
@@ -55,7 +57,12 @@ export const sendContact = defineOperation({
   schema: type({ ...sendFields, contact: text(256), message: phone() }),
   device: sendNeed,
   handle: ({ contact: name, message: contactPhone, to, agendamento }, context) =>
-    sendOrSchedule(context, agendamento, async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }), 'Contato enviado.'),
+    sendOrSchedule(
+      context,
+      agendamento,
+      async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }),
+      'Contato enviado.',
+    ),
 })
 
 /** Operation 11: send a location (decimal `latitude` and `longitude`, optional text in `message`). */

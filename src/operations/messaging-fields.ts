@@ -36,7 +36,10 @@ export function recipient(): Struct<string, null> {
     const coerced = parseRecipient(s) ?? s
     return parseRecipient(coerced) === coerced ? coerced : UNSURE
   })
-  return documentStruct(struct, { description: 'Recipient: a phone number with the country code (any spelling, or `<digits>@s.whatsapp.net`), a group id (`<digits>@g.us`) or a LID (`<digits>@lid`).' })
+  return documentStruct(struct, {
+    description:
+      'Recipient: a phone number with the country code (any spelling, or `<digits>@s.whatsapp.net`), a group id (`<digits>@g.us`) or a LID (`<digits>@lid`).',
+  })
 }
 
 /** An absolute http(s) URL of at most `max` characters. */
@@ -73,7 +76,9 @@ export const sendFields = {
   appkey: text(),
   authkey: text(256),
   to: recipient(),
-  agendamento: documentStruct(optionalText(40), { description: 'Send later: `YYYY-MM-DD HH:MM:SS` in the gateway time zone (also `T` for the space, seconds optional).' }),
+  agendamento: documentStruct(optionalText(40), {
+    description: 'Send later: `YYYY-MM-DD HH:MM:SS` in the gateway time zone (also `T` for the space, seconds optional).',
+  }),
 }
 
 /** A button of a buttons message (operation 15). */

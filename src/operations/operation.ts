@@ -126,7 +126,9 @@ export interface Operation<S extends Struct<any, any> = Struct<any, any>, A exte
 }
 
 /** Define an operation with its handler's input typed by its schema and its result by its answer. */
-export function defineOperation<N extends string, S extends Struct<any, any>, A extends Struct<any, any>>(operation: Operation<S, A> & { name: N }): Operation<S, A> & { name: N } {
+export function defineOperation<N extends string, S extends Struct<any, any>, A extends Struct<any, any>>(
+  operation: Operation<S, A> & { name: N },
+): Operation<S, A> & { name: N } {
   return operation
 }
 

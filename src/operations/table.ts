@@ -42,7 +42,9 @@ export const operationTable = [
 
 /** Every operation of the table, by the name its definition gives. */
 type TableOperation = {
-  [I in keyof typeof operationTable]: (typeof operationTable)[I] extends { operations: readonly (infer O)[]; fallback?: infer F } ? O | Exclude<F, undefined> : never
+  [I in keyof typeof operationTable]: (typeof operationTable)[I] extends { operations: readonly (infer O)[]; fallback?: infer F }
+    ? O | Exclude<F, undefined>
+    : never
 }[number]
 
 /** The English name of an operation (`sendText`, `addDevice`, ...). */

@@ -121,10 +121,7 @@ export interface SentMessage {
 }
 
 /** A button of a buttons message. */
-export type Button =
-  | { type: 'reply'; id: string; text: string }
-  | { type: 'url'; text: string; url: string }
-  | { type: 'call'; text: string; phone: string }
+export type Button = { type: 'reply'; id: string; text: string } | { type: 'url'; text: string; url: string } | { type: 'call'; text: string; phone: string }
 
 /** A carousel card. The image is fetched by the gateway before sending. */
 export interface Card {

@@ -14,10 +14,14 @@ const MAX_FIELD = 1024
 
 /** A required, non-blank string of at most `max` characters (numbers are taken as their text). */
 export function text(max = MAX_FIELD): Struct<string, null> {
-  const struct = refine(coerceWhen(string(), isNumber, n => String(n)), 'text', value => {
-    const length = value.trim().length
-    return (length > 0 && value.length <= max) || `expected 1 to ${max} characters`
-  })
+  const struct = refine(
+    coerceWhen(string(), isNumber, n => String(n)),
+    'text',
+    value => {
+      const length = value.trim().length
+      return (length > 0 && value.length <= max) || `expected 1 to ${max} characters`
+    },
+  )
   return withFastCheck(struct, textCheck(max))
 }
 

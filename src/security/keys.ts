@@ -30,9 +30,7 @@ export function safeEqual(a: string, b: string): boolean {
 const SCRYPT: ScryptOptions = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 }
 
 function scrypt(password: string, salt: Buffer, length: number): Promise<Buffer> {
-  return new Promise((resolve, reject) =>
-    scryptCb(password.normalize('NFKC'), salt, length, SCRYPT, (err, key) => (err ? reject(err) : resolve(key))),
-  )
+  return new Promise((resolve, reject) => scryptCb(password.normalize('NFKC'), salt, length, SCRYPT, (err, key) => (err ? reject(err) : resolve(key))))
 }
 
 /** A salted scrypt hash of a password: `scrypt$N$r$p$<salt b64>$<hash b64>`. */

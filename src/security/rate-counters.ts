@@ -86,7 +86,9 @@ export class WindowCounters {
         const late = err instanceof LateStoreError
         this.logger.warn(
           { ...(late ? {} : { err }), uncounted: this.unwarned },
-          late ? 'rate-limit counter: the store did not answer within a second; request let through' : 'rate-limit counter: the store failed; request let through',
+          late
+            ? 'rate-limit counter: the store did not answer within a second; request let through'
+            : 'rate-limit counter: the store failed; request let through',
         )
         this.warnedAt = now
         this.unwarned = 0

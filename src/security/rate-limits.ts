@@ -65,7 +65,11 @@ export class RateLimits {
       authFailuresPerIp ? this.counters.hit('authFailuresPerIp', authFailuresPerIp, [ip]) : undefined,
     ])
     if (authFailuresPerIp && ofIp && ofIp.count > authFailuresPerIp.points) {
-      if (ofIp.count === authFailuresPerIp.points + 1) this.logger.warn({ ip, failures: ofIp.count, seconds: ofIp.retryAfterSeconds }, 'failed authkeys from one IP past authFailuresPerIp: unknown keys from it are answered 429')
+      if (ofIp.count === authFailuresPerIp.points + 1)
+        this.logger.warn(
+          { ip, failures: ofIp.count, seconds: ofIp.retryAfterSeconds },
+          'failed authkeys from one IP past authFailuresPerIp: unknown keys from it are answered 429',
+        )
       throw tooMany(ofIp)
     }
     if (authFailures && ofKey && ofKey.count > authFailures.points) throw tooMany(ofKey)

@@ -87,7 +87,10 @@ export type UrlRefusal = 'malformed' | 'scheme' | 'credentials' | 'private'
  * resolve to private addresses are caught again at connect time by the HTTP adapters.
  * `isAllowedAddress` replaces the private-address rule for literal addresses (the adapters' seam).
  */
-export function checkUrl(input: string, options: { allowPrivate: boolean; isAllowedAddress?: (address: string) => boolean }): { url: URL } | { refused: UrlRefusal } {
+export function checkUrl(
+  input: string,
+  options: { allowPrivate: boolean; isAllowedAddress?: (address: string) => boolean },
+): { url: URL } | { refused: UrlRefusal } {
   let url: URL
   try {
     url = new URL(input)

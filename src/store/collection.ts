@@ -67,7 +67,9 @@ export class Collection<T> {
     const cached = this.cache.get(id)
     if (cached !== undefined) return Promise.resolve(cached)
     const writesBefore = this.writes
-    return this.storage.get<T>(this.key(id)).then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, deepFreeze(value))))
+    return this.storage
+      .get<T>(this.key(id))
+      .then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, deepFreeze(value))))
   }
 
   /** Run a write of record `id`, keeping the cache out of it: what was cached is dropped before and after. */

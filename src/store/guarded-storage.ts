@@ -69,7 +69,10 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     )
   }
   const guard = <T>(operation: string, work: () => Promise<T>): Promise<T> => {
-    if (hungSince !== undefined) return Promise.reject(new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }))
+    if (hungSince !== undefined)
+      return Promise.reject(
+        new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }),
+      )
     let attempt: Promise<T>
     try {
       attempt = work()
@@ -110,7 +113,8 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
   // The atomic steps pass through when the storage has them; losing a race stays a plain false.
   const { add, compareAndSet, deleteIfEqual, increment } = storage
   if (add) guarded.add = (key, value, ttlMs) => guard('add', () => add.call(storage, key, value, ttlMs))
-  if (compareAndSet) guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
+  if (compareAndSet)
+    guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
   if (deleteIfEqual) guarded.deleteIfEqual = (key, expected) => guard('deleteIfEqual', () => deleteIfEqual.call(storage, key, expected))
   if (increment) guarded.increment = (key, by, ttlMs) => guard('increment', () => increment.call(storage, key, by, ttlMs))
   return guarded

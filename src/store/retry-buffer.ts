@@ -76,7 +76,10 @@ export class RetryBuffer<T> {
       // Ahead of what is already spilled: the memory holds the oldest items.
       const spilled = await this.options.spill.read(Number.MAX_SAFE_INTEGER)
       await this.options.spill.append([...this.memory.splice(0), ...spilled])
-      this.options.logger.error({ count: this.options.spill.size, file: this.options.spill.path }, `${this.options.what} kept in a spill file: the store was still down when the gateway stopped`)
+      this.options.logger.error(
+        { count: this.options.spill.size, file: this.options.spill.path },
+        `${this.options.what} kept in a spill file: the store was still down when the gateway stopped`,
+      )
     } else this.options.logger.error({ count: this.memory.length }, `${this.options.what} lost: the store was still down when the gateway stopped`)
   }
 
@@ -98,7 +101,8 @@ export class RetryBuffer<T> {
     this.flushing ??= (async () => {
       try {
         for (;;) {
-          if (this.memory.length === 0 && this.options.spill && this.options.spill.size > 0) this.memory.push(...((await this.options.spill.read(this.memoryLimit)) as T[]))
+          if (this.memory.length === 0 && this.options.spill && this.options.spill.size > 0)
+            this.memory.push(...((await this.options.spill.read(this.memoryLimit)) as T[]))
           const item = this.memory[0]
           if (item === undefined) break
           try {

@@ -51,7 +51,14 @@ export function messageCases(it: ContractCase): void {
     assert.match(group.id, /^\d+(-\d+)?@g\.us$/)
     assert.equal(group.subject, 'Team')
     const byPhone = new Map(group.participants.map(p => [p.phone ?? p.id.split('@')[0], p.admin]))
-    assert.deepEqual([...byPhone].sort(), [[FRIEND, false], [OTHER, false], [PHONE, true]].sort())
+    assert.deepEqual(
+      [...byPhone].sort(),
+      [
+        [FRIEND, false],
+        [OTHER, false],
+        [PHONE, true],
+      ].sort(),
+    )
     const info = await h.transport.groupInfo(DEVICE, { id: group.id })
     assert.equal(info?.id, group.id)
     assert.equal(info?.subject, 'Team')
@@ -72,7 +79,10 @@ export function messageCases(it: ContractCase): void {
     await linkDevice(h)
     const group = await h.transport.groupCreate(DEVICE, 'Team', [FRIEND])
     const sent = await h.transport.send(DEVICE, group.id, { kind: 'text', text: 'hello team' })
-    assert.deepEqual((await h.sent(DEVICE)).find(r => r.id === sent.id), { id: sent.id, to: group.id, kind: 'text', text: 'hello team' })
+    assert.deepEqual(
+      (await h.sent(DEVICE)).find(r => r.id === sent.id),
+      { id: sent.id, to: group.id, kind: 'text', text: 'hello team' },
+    )
   })
 
   it('an incoming group message names the group as chat and the sender as from', async h => {
@@ -96,15 +106,24 @@ export function messageCases(it: ContractCase): void {
     const removed = await h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '' })
     assert.notEqual(reacted.id, removed.id)
     const records = await h.sent(DEVICE)
-    assert.deepEqual(records.find(r => r.id === reacted.id), { id: reacted.id, to: FRIEND, kind: 'reaction', target: sent.id, emoji: '👍' })
-    assert.deepEqual(records.find(r => r.id === removed.id), { id: removed.id, to: FRIEND, kind: 'reaction', target: sent.id, emoji: '' })
+    assert.deepEqual(
+      records.find(r => r.id === reacted.id),
+      { id: reacted.id, to: FRIEND, kind: 'reaction', target: sent.id, emoji: '👍' },
+    )
+    assert.deepEqual(
+      records.find(r => r.id === removed.id),
+      { id: removed.id, to: FRIEND, kind: 'reaction', target: sent.id, emoji: '' },
+    )
   })
 
   it('delete of a message the device sent reaches the network naming that message', async h => {
     await linkDevice(h)
     const sent = await h.transport.send(DEVICE, FRIEND, { kind: 'text', text: 'oops' })
     const deleted = await h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id: sent.id, fromMe: true } })
-    assert.deepEqual((await h.sent(DEVICE)).find(r => r.id === deleted.id), { id: deleted.id, to: FRIEND, kind: 'delete', target: sent.id })
+    assert.deepEqual(
+      (await h.sent(DEVICE)).find(r => r.id === deleted.id),
+      { id: deleted.id, to: FRIEND, kind: 'delete', target: sent.id },
+    )
   })
 
   it('markRead of a received message sends a read receipt for it to the network', async h => {
@@ -117,24 +136,36 @@ export function messageCases(it: ContractCase): void {
     assert.deepEqual(await h.receipts(DEVICE), [{ chat: FRIEND, id }])
   })
 
-  it('markRead of an unknown message throws not-found', async h => {
-    await linkDevice(h)
-    await rejectsWith(h.transport.markRead(DEVICE, { chat: FRIEND, id: '3EB0000000000000DEAD' }), 'not-found')
-  }, 'validatesTargets')
+  it(
+    'markRead of an unknown message throws not-found',
+    async h => {
+      await linkDevice(h)
+      await rejectsWith(h.transport.markRead(DEVICE, { chat: FRIEND, id: '3EB0000000000000DEAD' }), 'not-found')
+    },
+    'validatesTargets',
+  )
 
-  it('a reaction to an unknown message throws not-found', async h => {
-    await linkDevice(h)
-    const target = { chat: FRIEND, id: '3EB0000000000000DEAD' }
-    await rejectsWith(h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '👍' }), 'not-found')
-  }, 'validatesTargets')
+  it(
+    'a reaction to an unknown message throws not-found',
+    async h => {
+      await linkDevice(h)
+      const target = { chat: FRIEND, id: '3EB0000000000000DEAD' }
+      await rejectsWith(h.transport.send(DEVICE, FRIEND, { kind: 'reaction', target, emoji: '👍' }), 'not-found')
+    },
+    'validatesTargets',
+  )
 
-  it('delete of a message the device did not send is refused', async h => {
-    await linkDevice(h)
-    const mark = h.events.length
-    const id = await h.deliver(DEVICE, { from: FRIEND, content: { kind: 'text', text: 'mine' } })
-    await waitForMessage(h, mark, id)
-    const attempt = h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id } })
-    await assert.rejects(attempt, (err: unknown) => err instanceof TransportError && (err.code === 'not-found' || err.code === 'invalid'))
-    await rejectsWith(h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id: '3EB0000000000000DEAD' } }), 'not-found')
-  }, 'validatesTargets')
+  it(
+    'delete of a message the device did not send is refused',
+    async h => {
+      await linkDevice(h)
+      const mark = h.events.length
+      const id = await h.deliver(DEVICE, { from: FRIEND, content: { kind: 'text', text: 'mine' } })
+      await waitForMessage(h, mark, id)
+      const attempt = h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id } })
+      await assert.rejects(attempt, (err: unknown) => err instanceof TransportError && (err.code === 'not-found' || err.code === 'invalid'))
+      await rejectsWith(h.transport.send(DEVICE, FRIEND, { kind: 'delete', target: { chat: FRIEND, id: '3EB0000000000000DEAD' } }), 'not-found')
+    },
+    'validatesTargets',
+  )
 }

@@ -101,5 +101,4 @@ export function sessionCases(it: ContractCase): void {
     await h.transport.connect(DEVICE)
     assertOpen(await h.transport.status(DEVICE), PHONE)
   })
-
 }

@@ -53,7 +53,14 @@ export function atomicSemantics(it: AtomicIt): void {
   it('compareAndSet compares by deep JSON equality: key order does not matter, types and nesting do', async (storage, key) => {
     const stored = { b: { y: [1, { z: null }], x: 'x' }, a: 1, 10: true, 2: 'two' }
     await storage.set(key('a'), stored)
-    for (const different of [{ ...stored, a: '1' }, { ...stored, extra: 0 }, { ...stored, b: { y: [1, { z: 0 }], x: 'x' } }, { ...stored, b: { y: [{ z: null }, 1], x: 'x' } }, [stored], 'text']) {
+    for (const different of [
+      { ...stored, a: '1' },
+      { ...stored, extra: 0 },
+      { ...stored, b: { y: [1, { z: 0 }], x: 'x' } },
+      { ...stored, b: { y: [{ z: null }, 1], x: 'x' } },
+      [stored],
+      'text',
+    ]) {
       assert.equal(await storage.compareAndSet(key('a'), different, 'replaced'), false, JSON.stringify(different))
     }
     const reordered = { 2: 'two', a: 1, 10: true, b: { x: 'x', y: [1, { z: null }] }, ignored: undefined }
@@ -168,5 +175,8 @@ export function noAtomicSteps(storage: { add?: unknown; compareAndSet?: unknown;
   for (const step of ['add', 'compareAndSet', 'deleteIfEqual', 'increment'] as const) {
     assert.equal(storage[step], undefined, `a storage declared without atomic steps has ${step}: declare { atomic: true } and test them`)
   }
-  assert.throws(() => requireAtomic(storage as never, 'Running several processes'), /Running several processes needs a storage with atomic steps, and this one lacks add, compareAndSet, deleteIfEqual, increment/)
+  assert.throws(
+    () => requireAtomic(storage as never, 'Running several processes'),
+    /Running several processes needs a storage with atomic steps, and this one lacks add, compareAndSet, deleteIfEqual, increment/,
+  )
 }

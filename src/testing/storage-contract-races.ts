@@ -58,7 +58,10 @@ export function atomicRaces(it: AtomicIt): void {
   it(`increment(key, 1) raced by ${N} contenders over two connections ends at exactly ${N}, each answer distinct`, async (storage, key, scope) => {
     const other = await scope.second()
     const results = await race(storage, other, s => s.increment(key('count'), 1, 60_000))
-    assert.deepEqual([...results].sort((a, b) => a - b), Array.from({ length: N }, (_, i) => i + 1))
+    assert.deepEqual(
+      [...results].sort((a, b) => a - b),
+      Array.from({ length: N }, (_, i) => i + 1),
+    )
     assert.equal(await other.get(key('count')), N)
   })
 
@@ -73,8 +76,14 @@ export function atomicRaces(it: AtomicIt): void {
     })
     const record = await storage.get<{ count: number; by: number[] }>(key('record'))
     assert.equal(record!.count, N)
-    assert.deepEqual([...record!.by].sort((a, b) => a - b), Array.from({ length: N }, (_, i) => i))
-    assert.ok(tries.some(t => t > 1), 'the contenders did collide (some retried)')
+    assert.deepEqual(
+      [...record!.by].sort((a, b) => a - b),
+      Array.from({ length: N }, (_, i) => i),
+    )
+    assert.ok(
+      tries.some(t => t > 1),
+      'the contenders did collide (some retried)',
+    )
   })
 
   it('a lock made of add and deleteIfEqual, raced by 20 holders over two connections, is held by one at a time', async (storage, key, scope) => {
@@ -82,18 +91,23 @@ export function atomicRaces(it: AtomicIt): void {
     await storage.set(key('unsafe-count'), 0)
     let holders = 0
     let most = 0
-    await race(storage, other, async (s, i) => {
-      const token = { holder: i }
-      while (!(await s.add(key('lock'), token, 30_000))) await sleep(1 + (i % 3))
-      most = Math.max(most, ++holders)
-      // A read-modify-write with no atomic step: only the lock keeps it from losing counts.
-      const count = await s.get<number>(key('unsafe-count'))
-      await sleep(1)
-      await s.set(key('unsafe-count'), count! + 1)
-      holders--
-      assert.equal(await s.deleteIfEqual(key('lock'), { holder: -1 }), false, 'a stranger cannot release the lock')
-      assert.equal(await s.deleteIfEqual(key('lock'), token), true)
-    }, 20)
+    await race(
+      storage,
+      other,
+      async (s, i) => {
+        const token = { holder: i }
+        while (!(await s.add(key('lock'), token, 30_000))) await sleep(1 + (i % 3))
+        most = Math.max(most, ++holders)
+        // A read-modify-write with no atomic step: only the lock keeps it from losing counts.
+        const count = await s.get<number>(key('unsafe-count'))
+        await sleep(1)
+        await s.set(key('unsafe-count'), count! + 1)
+        holders--
+        assert.equal(await s.deleteIfEqual(key('lock'), { holder: -1 }), false, 'a stranger cannot release the lock')
+        assert.equal(await s.deleteIfEqual(key('lock'), token), true)
+      },
+      20,
+    )
     assert.equal(most, 1)
     assert.equal(await storage.get(key('unsafe-count')), 20)
     assert.equal(await storage.get(key('lock')), undefined)

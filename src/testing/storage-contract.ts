@@ -54,7 +54,7 @@ export function storageContract(
       true,
       false,
       null,
-      { '': 'empty key', 'ключ': 'значение', 'a:b': 1 },
+      { '': 'empty key', ключ: 'значение', 'a:b': 1 },
     ]
     await Promise.all(values.map((value, i) => storage.set(key(`v${i}`), value)))
     for (const [i, value] of values.entries()) assert.deepEqual(await storage.get(key(`v${i}`)), value, `value #${i}`)
@@ -153,7 +153,10 @@ export function storageContract(
     await Promise.all(ids.map(id => storage.set(key(`item:${id}`), { id })))
     const listed = await collect(storage, key('item:'))
     assert.equal(listed.length, ids.length)
-    assert.deepEqual(listed.map(([, value]) => (value as { id: string }).id), ids)
+    assert.deepEqual(
+      listed.map(([, value]) => (value as { id: string }).id),
+      ids,
+    )
   })
 
   it('list(prefix) yields every entry while the caller deletes the ones it has seen', async (storage, key) => {
@@ -180,7 +183,10 @@ export function storageContract(
     const n = 200
     await Promise.all(Array.from({ length: n }, (_, i) => storage.set(key(`c${i}`), { i })))
     const values = await Promise.all(Array.from({ length: n }, (_, i) => storage.get(key(`c${i}`))))
-    assert.deepEqual(values, Array.from({ length: n }, (_, i) => ({ i })))
+    assert.deepEqual(
+      values,
+      Array.from({ length: n }, (_, i) => ({ i })),
+    )
   })
 
   it('concurrent sets of one key leave one of the written values', async (storage, key) => {
@@ -195,7 +201,11 @@ export function storageContract(
     })
   } else {
     it('has ping(), which resolves while the store is reachable', async storage => {
-      assert.equal(typeof storage.ping, 'function', 'the storage has no ping(): GET /health could not probe it (pass { ping: false } if there is nothing to probe)')
+      assert.equal(
+        typeof storage.ping,
+        'function',
+        'the storage has no ping(): GET /health could not probe it (pass { ping: false } if there is nothing to probe)',
+      )
       assert.equal(await storage.ping!(), undefined)
     })
   }

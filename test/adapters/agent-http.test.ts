@@ -59,7 +59,9 @@ test.after.each(async ctx => {
 })
 
 test('a gateway with the HTTP agent POSTs the agent request as JSON and sends the answer text to the customer', async ctx => {
-  ctx.agent = await startAgentServer((body, res) => send(res, 200, 'application/json', JSON.stringify({ text: `  ${body.agent.name}: você disse "${body.text}"  ` })))
+  ctx.agent = await startAgentServer((body, res) =>
+    send(res, 200, 'application/json', JSON.stringify({ text: `  ${body.agent.name}: você disse "${body.text}"  ` })),
+  )
   ctx.responder = httpAgentResponder({ url: ctx.agent.url, allowPrivateUrls: true, headers: { authorization: 'Bearer segredo' } })
   ctx.t = await startGateway({ agentResponder: ctx.responder })
   const { authkey } = await ctx.t.register()
@@ -84,10 +86,13 @@ test('a gateway with the HTTP agent POSTs the agent request as JSON and sends th
 
   await ctx.t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'de chocolate' })
   await waitFor(() => replies().length === 2, 5000, 'the second reply')
-  assert.equal(ctx.agent.received[1].body.history.map((turn: { role: string; text: string }) => [turn.role, turn.text]), [
-    ['contact', 'quero um bolo'],
-    ['agent', 'Bia: você disse "quero um bolo"'],
-  ])
+  assert.equal(
+    ctx.agent.received[1].body.history.map((turn: { role: string; text: string }) => [turn.role, turn.text]),
+    [
+      ['contact', 'quero um bolo'],
+      ['agent', 'Bia: você disse "quero um bolo"'],
+    ],
+  )
 })
 
 test('a gateway whose HTTP agent does not answer in time, or fails, sends no reply and keeps answering later texts', async ctx => {
@@ -127,7 +132,13 @@ test('respond() reads text/plain and JSON answers; 204, null and empty text mean
   const replies = []
   for (let i = 0; i < answers.length; i++) replies.push(await ctx.responder.respond(request(`texto ${i}`)))
   assert.equal(replies, ['Olá!', 'Oi, Maria', null, undefined, undefined])
-  assert.equal(ctx.agent.received[0].body, { agent: { id: 'a1', name: 'Bia' }, device: { id: 'd1', name: 'loja', phone: DEVICE_PHONE }, contact: { phone: CUSTOMER, name: 'Maria', chat: CUSTOMER }, text: 'texto 0', history: [{ role: 'contact', text: 'oi', at: 1 }] })
+  assert.equal(ctx.agent.received[0].body, {
+    agent: { id: 'a1', name: 'Bia' },
+    device: { id: 'd1', name: 'loja', phone: DEVICE_PHONE },
+    contact: { phone: CUSTOMER, name: 'Maria', chat: CUSTOMER },
+    text: 'texto 0',
+    history: [{ role: 'contact', text: 'oi', at: 1 }],
+  })
 })
 
 test('respond() rejects another status, a JSON answer without a text string, another content type, or an answer too long', async ctx => {
@@ -142,7 +153,13 @@ test('respond() rejects another status, a JSON answer without a text string, ano
   ctx.agent = await startAgentServer((_body, res) => send(res, ...answers[ctx.agent!.received.length - 1]))
   ctx.responder = httpAgentResponder({ url: ctx.agent.url, allowPrivateUrls: true, maxResponseBytes: 1000 })
   const errors = []
-  for (let i = 0; i < answers.length; i++) errors.push(await Promise.resolve(ctx.responder.respond(request('x'))).then(() => 'answered', (err: Error) => err.message))
+  for (let i = 0; i < answers.length; i++)
+    errors.push(
+      await Promise.resolve(ctx.responder.respond(request('x'))).then(
+        () => 'answered',
+        (err: Error) => err.message,
+      ),
+    )
   assert.equal(errors, [
     'the agent answered HTTP 500',
     'the agent answered HTTP 302',
@@ -157,7 +174,10 @@ test('respond() stops when the request signal aborts (the gateway gave up), clos
   ctx.agent = await startAgentServer(() => {})
   ctx.responder = httpAgentResponder({ url: ctx.agent.url, allowPrivateUrls: true })
   const controller = new AbortController()
-  const pending = Promise.resolve(ctx.responder.respond(request('x', controller.signal))).then(() => 'answered', () => 'rejected')
+  const pending = Promise.resolve(ctx.responder.respond(request('x', controller.signal))).then(
+    () => 'answered',
+    () => 'rejected',
+  )
   await waitFor(() => ctx.agent!.received.length === 1, 5000, 'the request to arrive')
   controller.abort(new Error('the agent did not answer within 10 ms'))
   assert.is(await pending, 'rejected')
@@ -168,7 +188,10 @@ test('the agent URL goes through the webhook URL guard: private, loopback and ma
   assert.throws(() => httpAgentResponder({ url: 'http://127.0.0.1:9/agent' }), /agent URL refused \(private\)/)
   assert.throws(() => httpAgentResponder({ url: 'http://10.0.0.5/agent' }), /agent URL refused \(private\)/)
   assert.throws(() => httpAgentResponder({ url: 'ftp://agent.example.com/' }), /agent URL refused \(scheme\)/)
-  assert.throws(() => httpAgentResponder({ url: 'https://user:senha@agent.example.com/' }), /agent URL refused \(credentials\): https:\/\/\*\*\*@agent\.example\.com\//)
+  assert.throws(
+    () => httpAgentResponder({ url: 'https://user:senha@agent.example.com/' }),
+    /agent URL refused \(credentials\): https:\/\/\*\*\*@agent\.example\.com\//,
+  )
   httpAgentResponder({ url: 'http://127.0.0.1:9/agent', allowPrivateUrls: true }).close()
 })
 
@@ -183,7 +206,10 @@ test('a public agent name that resolves to a private address is refused at conne
       else callback(null, '127.0.0.1', 4)
     }) as never,
   })
-  const outcome = await Promise.resolve(ctx.responder.respond(request('x'))).then(() => 'answered', (err: Error) => err.message)
+  const outcome = await Promise.resolve(ctx.responder.respond(request('x'))).then(
+    () => 'answered',
+    (err: Error) => err.message,
+  )
   assert.match(outcome, /127\.0\.0\.1/)
   assert.is(ctx.agent.received.length, 0, 'nothing reached the private address')
 })

@@ -81,7 +81,9 @@ export function sentRecord(t: Traffic): SentRecord {
 
 /** The read receipts `reader` sent, as the phones in `senders` received them (in their inboxes), oldest first. */
 export function receiptsIn(network: MemoryNetwork, senders: Iterable<string>, reader: string | undefined): ReceiptRecord[] {
-  const entries = [...senders].flatMap(sender => network.inbox(sender).flatMap(e => (e.type === 'read' && e.from === reader ? [{ e, chat: e.group ?? sender }] : [])))
+  const entries = [...senders].flatMap(sender =>
+    network.inbox(sender).flatMap(e => (e.type === 'read' && e.from === reader ? [{ e, chat: e.group ?? sender }] : [])),
+  )
   return entries.sort((a, b) => a.e.timestamp - b.e.timestamp).map(({ e, chat }) => ({ chat, id: (e as { target: string }).target }))
 }
 

@@ -37,9 +37,16 @@ for (const [name, storeUrl, service] of stores) {
       const results = await Promise.all(children.map(child => child.result))
 
       assert.equal(results.flatMap(r => r.addWins).length, 1, 'exactly one add wins across the processes')
-      assert.equal(results.reduce((sum, r) => sum + r.addLosses, 0), TOTAL - 1, 'every other add sees false')
+      assert.equal(
+        results.reduce((sum, r) => sum + r.addLosses, 0),
+        TOTAL - 1,
+        'every other add sees false',
+      )
       assert.equal(results.flatMap(r => r.claimWins).length, 1, 'exactly one claim of the e-mail wins')
-      assert.deepEqual(results.flatMap(r => r.increments).sort((a, b) => a - b), Array.from({ length: TOTAL }, (_, i) => i + 1))
+      assert.deepEqual(
+        results.flatMap(r => r.increments).sort((a, b) => a - b),
+        Array.from({ length: TOTAL }, (_, i) => i + 1),
+      )
 
       const storage = await storageFromUrl(url, { namespace })
       try {
@@ -53,7 +60,10 @@ for (const [name, storeUrl, service] of stores) {
         assert.equal(counter!.count, TOTAL, 'Collection.update lost no update across processes')
         assert.equal(new Set(counter!.by).size, TOTAL)
         assert.deepEqual(await storage.get('account-email:ana@example.com'), { accountId: results.flatMap(r => r.claimWins)[0] })
-        assert.ok(results.some(r => r.casRetries > 0), 'the processes did collide')
+        assert.ok(
+          results.some(r => r.casRetries > 0),
+          'the processes did collide',
+        )
         for await (const [key] of storage.list('')) await storage.delete(key)
       } finally {
         await storage.close!()
@@ -89,9 +99,7 @@ function startContender(id: number, url: string, namespace: string): { process: 
     child.on('exit', code => reject(new Error(`contender ${id} exited (${code}) early: ${stderr.trim() || 'no output'}`))),
   )
   const ready = Promise.race([new Promise<void>(resolve => lines.once('line', () => resolve())), exited])
-  const result = ready.then(() =>
-    Promise.race([new Promise<ContenderResult>(resolve => lines.once('line', line => resolve(JSON.parse(line)))), exited]),
-  )
+  const result = ready.then(() => Promise.race([new Promise<ContenderResult>(resolve => lines.once('line', line => resolve(JSON.parse(line)))), exited]))
   ready.catch(() => {})
   result.catch(() => {})
   return { process: child, ready, result }

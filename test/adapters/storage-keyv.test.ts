@@ -33,7 +33,9 @@ const ownSerializer = suite('storage-keyv: memory contract with a serialiser of 
 {
   const maps = new WeakMap<object, Map<string, unknown>>()
   const overMap = (map: Map<string, unknown>) => {
-    const storage = keyvStorage(new Keyv({ store: map, namespace: 'ns', serialize: data => JSON.stringify(data, null, 1), deserialize: JSON.parse as Deserialize }))
+    const storage = keyvStorage(
+      new Keyv({ store: map, namespace: 'ns', serialize: data => JSON.stringify(data, null, 1), deserialize: JSON.parse as Deserialize }),
+    )
     maps.set(storage, map)
     return storage
   }
@@ -52,10 +54,15 @@ const sqlite = suite('storage-keyv: sqlite contract (two connections to one file
 }
 sqlite.run()
 
-for (const [name, service] of [['redis', REDIS], ['postgres', POSTGRES]] as const) {
+for (const [name, service] of [
+  ['redis', REDIS],
+  ['postgres', POSTGRES],
+] as const) {
   const remote = suite(`storage-keyv: ${name} contract (two connections for the races)`)
   const url = service.value!
-  storageContract(needing(remote, service, `the ${name} contract`), () => storageFromUrl(url, { namespace }), { connectAgain: () => storageFromUrl(url, { namespace }) })
+  storageContract(needing(remote, service, `the ${name} contract`), () => storageFromUrl(url, { namespace }), {
+    connectAgain: () => storageFromUrl(url, { namespace }),
+  })
   remote.run()
 }
 

@@ -6,7 +6,7 @@ import { deleteByPrefix, loadAuthState, storedPhone } from '../../adapters/trans
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { sqliteStorage } from '../helpers/sqlite-storage.ts'
 import { setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
-import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
+import { settle, waitFor } from '../helpers/fake-baileys/index.ts'
 
 const stores: [string, () => Storage & { close?(): Promise<void> }][] = [
   ['memory', () => new RecordingStorage()],
@@ -114,7 +114,10 @@ transport('a restart with stored creds reconnects with no QR', async () => {
   assert.equal(socket.qrs, [])
   assert.equal(second.qrs('dev'), [])
   assert.ok(socket.config.auth.creds.account, 'the stored account is handed to the socket')
-  assert.equal(second.statuses('dev').map(s => s.state), ['connecting', 'open'])
+  assert.equal(
+    second.statuses('dev').map(s => s.state),
+    ['connecting', 'open'],
+  )
   assert.equal(second.statuses('dev').at(-1), { state: 'open', connected: true, phone: '5511999990000', lid: '123456789@lid' })
   await second.transport.stop()
 })
@@ -180,7 +183,10 @@ transport('a new link is not served keys cached for the previous account (the si
   const storage = new RecordingStorage()
   const s = await setupBaileys({ storage })
   await s.linked('dev', '5511999990000')
-  for (const [end, relink] of [['440: replaced by another client, then a new link', 440], ['401: logged out from the phone, then a new link', 401]] as const) {
+  for (const [end, relink] of [
+    ['440: replaced by another client, then a new link', 440],
+    ['401: logged out from the phone, then a new link', 401],
+  ] as const) {
     const old = s.fake.current('dev')
     await old.storeKeys({ session: { '5511888880000.0': Buffer.from('old-account-session') } })
     assert.ok((await old.config.auth.keys.get('session', ['5511888880000.0']))['5511888880000.0'], `${end}: cached`)

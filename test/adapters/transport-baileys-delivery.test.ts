@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import type { TransportEvent } from '../../src/ports/transport.ts'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
 import { BOB, GROUP, ME } from '../helpers/baileys-fixtures.ts'
-import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
+import { settle, waitFor } from '../helpers/fake-baileys/index.ts'
 
 const delivery = suite('Baileys transport: messages WhatsApp reports as not delivered')
 
@@ -27,15 +27,18 @@ delivery('an error ack (463) on a sent message reports message-failed: its id, t
   const [event] = failures(s.events)
   assert.ok(event.type === 'message-failed')
   if (event.type !== 'message-failed') return
-  assert.equal({ ...event, timestamp: 0 }, {
-    type: 'message-failed',
-    deviceId: 'dev',
-    messageId: sent.id,
-    chat: BOB,
-    code: 463,
-    reason: 'not delivered: the account is restricted, or has no privacy token for this contact yet (463)',
-    timestamp: 0,
-  })
+  assert.equal(
+    { ...event, timestamp: 0 },
+    {
+      type: 'message-failed',
+      deviceId: 'dev',
+      messageId: sent.id,
+      chat: BOB,
+      code: 463,
+      reason: 'not delivered: the account is restricted, or has no privacy token for this contact yet (463)',
+      timestamp: 0,
+    },
+  )
   assert.ok(event.timestamp >= before && event.timestamp <= Date.now())
   await s.transport.stop()
 })
@@ -62,8 +65,11 @@ delivery('other status updates (server ack, delivered, read) and received messag
   const s = await open()
   const sent = await s.transport.send('dev', BOB, { kind: 'text', text: 'oi' })
   const socket = s.fake.current('dev')
-  for (const status of [2, 3, 4]) socket.ev.emit('messages.update', [{ key: { remoteJid: `${BOB}@s.whatsapp.net`, fromMe: true, id: sent.id }, update: { status } }])
-  socket.ev.emit('messages.update', [{ key: { remoteJid: `${BOB}@s.whatsapp.net`, fromMe: false, id: 'IN' }, update: { status: 0, messageStubParameters: ['463'] } }])
+  for (const status of [2, 3, 4])
+    socket.ev.emit('messages.update', [{ key: { remoteJid: `${BOB}@s.whatsapp.net`, fromMe: true, id: sent.id }, update: { status } }])
+  socket.ev.emit('messages.update', [
+    { key: { remoteJid: `${BOB}@s.whatsapp.net`, fromMe: false, id: 'IN' }, update: { status: 0, messageStubParameters: ['463'] } },
+  ])
   await settle(30)
   assert.equal(failures(s.events), [])
   await s.transport.stop()

@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { Logger } from '../../src/logger.ts'
 import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { FakeBaileys, type FakeBehaviour } from '../helpers/fake-baileys-socket.ts'
+import { FakeBaileys, type FakeBehaviour } from '../helpers/fake-baileys/index.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { startReceiver } from '../helpers/receiver.ts'
 
@@ -22,21 +22,27 @@ async function start(behaviour: FakeBehaviour = {}) {
   return { t, fake, authkey, lines }
 }
 
-gateway('operations 3 and 4 answer 503 "cannot be reached" when WhatsApp cannot be reached (DNS failure), never 504 "QR expired"; the cause is logged', async () => {
-  const { t, authkey, lines } = await start({ failToConnect: 'ENOTFOUND' })
-  try {
-    const qr = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
-    assert.is(qr.status, 503, qr.text)
-    assert.equal(qr.body, { status: 503, message: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.' })
-    const add = await t.post('/api/developer', { authkey, message: 'recepcao', conecteQR: 'true' })
-    assert.is(add.status, 503, add.text)
-    assert.is(add.body.message, 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.')
-    const logged = JSON.stringify(lines.map(line => line.obj), (_, value) => (value instanceof Error ? { message: value.message, cause: value.cause } : value))
-    assert.match(logged, /getaddrinfo ENOTFOUND web\.whatsapp\.com/, 'the cause is in the log')
-  } finally {
-    await t.stop()
-  }
-})
+gateway(
+  'operations 3 and 4 answer 503 "cannot be reached" when WhatsApp cannot be reached (DNS failure), never 504 "QR expired"; the cause is logged',
+  async () => {
+    const { t, authkey, lines } = await start({ failToConnect: 'ENOTFOUND' })
+    try {
+      const qr = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
+      assert.is(qr.status, 503, qr.text)
+      assert.equal(qr.body, { status: 503, message: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.' })
+      const add = await t.post('/api/developer', { authkey, message: 'recepcao', conecteQR: 'true' })
+      assert.is(add.status, 503, add.text)
+      assert.is(add.body.message, 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.')
+      const logged = JSON.stringify(
+        lines.map(line => line.obj),
+        (_, value) => (value instanceof Error ? { message: value.message, cause: value.cause } : value),
+      )
+      assert.match(logged, /getaddrinfo ENOTFOUND web\.whatsapp\.com/, 'the cause is in the log')
+    } finally {
+      await t.stop()
+    }
+  },
+)
 
 gateway('a QR that expires unscanned is answered 200 first; the device status then says closed (the expiry is not "unreachable")', async () => {
   const { t, fake, authkey } = await start()
@@ -44,7 +50,11 @@ gateway('a QR that expires unscanned is answered 200 first; the device status th
     const qr = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
     assert.is(qr.status, 200, qr.text)
     await fake.current(qr.body.id).expireQr()
-    await waitFor(async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.estado === 'closed', 5_000, 'closed')
+    await waitFor(
+      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.estado === 'closed',
+      5_000,
+      'closed',
+    )
   } finally {
     await t.stop()
   }
@@ -56,7 +66,11 @@ gateway('a message WhatsApp reports as not delivered reaches the device webhook 
   try {
     const device = await t.addDevice(authkey, 'loja', { webhook: receiver.url })
     await fake.completeLink(device.id, '5511999990000')
-    await waitFor(async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true, 5_000, 'connected')
+    await waitFor(
+      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
+      5_000,
+      'connected',
+    )
     const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: BOB, message: 'Olá' })
     assert.is(sent.status, 200, sent.text)
     await receiver.waitForHooks(1)
@@ -78,7 +92,7 @@ gateway('a message WhatsApp reports as not delivered reaches the device webhook 
       reason: 'not delivered: the account is restricted, or has no privacy token for this contact yet (463)',
     })
     assert.type(timestamp, 'number')
-    assert.is.not(hooks[1].headers['webhook-id'], hooks[0].headers['webhook-id'], 'its own webhook-id, not the message event\'s')
+    assert.is.not(hooks[1].headers['webhook-id'], hooks[0].headers['webhook-id'], "its own webhook-id, not the message event's")
   } finally {
     await t.stop()
     await receiver.stop()

@@ -56,7 +56,10 @@ groups('groupInfo by invite link (query stripped) or code previews the group', a
     const info = await s.transport.groupInfo('dev', { invite })
     assert.equal(info, { id: group.id, subject: 'Open', participants: [{ id: `${BOB}@s.whatsapp.net`, phone: BOB, admin: true }], inviteCode: 'Inv1te0Code22' })
   }
-  const args = s.fake.current('dev').calls.filter(c => c.method === 'groupGetInviteInfo').map(c => c.args[0])
+  const args = s.fake
+    .current('dev')
+    .calls.filter(c => c.method === 'groupGetInviteInfo')
+    .map(c => c.args[0])
   assert.equal(args, ['Inv1te0Code22', 'Inv1te0Code22', 'Inv1te0Code22'])
   await s.transport.stop()
 })
@@ -132,18 +135,43 @@ groups('group sends fetch the metadata once (concurrent sends share it); group e
   await s.transport.send('dev', group.id, { kind: 'text', text: 'm4' })
   assert.is(lookups(), 1, 'one fetch for four sends')
   const socket = s.fake.current('dev')
-  socket.ev.emit('group-participants.update', { id: group.id, author: `${ME}@s.whatsapp.net`, participants: [{ id: '998877@lid', phoneNumber: `${CARLA}@s.whatsapp.net`, admin: null }], action: 'add' })
-  socket.ev.emit('group-participants.update', { id: group.id, author: `${ME}@s.whatsapp.net`, participants: [{ id: `${BOB}@s.whatsapp.net`, admin: null }], action: 'promote' })
+  socket.ev.emit('group-participants.update', {
+    id: group.id,
+    author: `${ME}@s.whatsapp.net`,
+    participants: [{ id: '998877@lid', phoneNumber: `${CARLA}@s.whatsapp.net`, admin: null }],
+    action: 'add',
+  })
+  socket.ev.emit('group-participants.update', {
+    id: group.id,
+    author: `${ME}@s.whatsapp.net`,
+    participants: [{ id: `${BOB}@s.whatsapp.net`, admin: null }],
+    action: 'promote',
+  })
   socket.ev.emit('groups.update', [{ id: group.id, subject: 'Renamed', author: `${BOB}@s.whatsapp.net` }])
   const cached = await socket.config.cachedGroupMetadata!(group.id)
   assert.is(cached?.subject, 'Renamed')
-  assert.not.ok('author' in (cached ?? {}), 'the change\'s author is not group metadata')
-  assert.equal(cached?.participants.map(p => [p.id, p.admin ?? null]), [[`${ME}@s.whatsapp.net`, null], [`${BOB}@s.whatsapp.net`, 'admin'], ['998877@lid', null]])
+  assert.not.ok('author' in (cached ?? {}), "the change's author is not group metadata")
+  assert.equal(
+    cached?.participants.map(p => [p.id, p.admin ?? null]),
+    [
+      [`${ME}@s.whatsapp.net`, null],
+      [`${BOB}@s.whatsapp.net`, 'admin'],
+      ['998877@lid', null],
+    ],
+  )
   socket.ev.emit('group-participants.update', { id: group.id, author: `${BOB}@s.whatsapp.net`, participants: [{ id: '998877@lid' }], action: 'remove' })
   await s.transport.send('dev', group.id, { kind: 'text', text: 'm5' })
-  assert.equal((await socket.config.cachedGroupMetadata!(group.id))?.participants.map(p => p.id), [`${ME}@s.whatsapp.net`, `${BOB}@s.whatsapp.net`])
+  assert.equal(
+    (await socket.config.cachedGroupMetadata!(group.id))?.participants.map(p => p.id),
+    [`${ME}@s.whatsapp.net`, `${BOB}@s.whatsapp.net`],
+  )
   assert.is(lookups(), 1, 'still one fetch: the events were applied to the cached copy')
-  socket.ev.emit('group-participants.update', { id: group.id, author: `${BOB}@s.whatsapp.net`, participants: [{ id: `${ME}@s.whatsapp.net` }], action: 'remove' })
+  socket.ev.emit('group-participants.update', {
+    id: group.id,
+    author: `${BOB}@s.whatsapp.net`,
+    participants: [{ id: `${ME}@s.whatsapp.net` }],
+    action: 'remove',
+  })
   await socket.config.cachedGroupMetadata!(group.id)
   assert.is(lookups(), 2, 'the device itself removed: the entry was dropped, so the next lookup asks WhatsApp')
   await s.transport.stop()

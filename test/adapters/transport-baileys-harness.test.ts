@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { baileysHarness } from '../helpers/baileys-harness.ts'
-import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
 
 const harness = suite('Baileys contract harness over the fake network')
 

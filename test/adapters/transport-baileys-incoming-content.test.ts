@@ -38,7 +38,12 @@ const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
   [
     'contactMessage',
     { contactMessage: { displayName: 'Ana', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD' } },
-    { kind: 'contact', name: 'Ana', phone: '5511977770000', vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD' },
+    {
+      kind: 'contact',
+      name: 'Ana',
+      phone: '5511977770000',
+      vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nTEL;type=CELL;waid=5511977770000:+55 11 97777-0000\nEND:VCARD',
+    },
   ],
   [
     'contact without waid',
@@ -47,14 +52,38 @@ const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
   ],
   [
     'contactsArrayMessage (first contact)',
-    { contactsArrayMessage: { displayName: '2 contacts', contacts: [{ displayName: 'A', vcard: 'TEL;waid=111:+111' }, { displayName: 'B', vcard: 'x' }] } },
+    {
+      contactsArrayMessage: {
+        displayName: '2 contacts',
+        contacts: [
+          { displayName: 'A', vcard: 'TEL;waid=111:+111' },
+          { displayName: 'B', vcard: 'x' },
+        ],
+      },
+    },
     { kind: 'contact', name: 'A', phone: '111', vcard: 'TEL;waid=111:+111' },
   ],
-  ['locationMessage', { locationMessage: { degreesLatitude: -23.5, degreesLongitude: -46.6, name: 'Paulista' } }, { kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Paulista' }],
+  [
+    'locationMessage',
+    { locationMessage: { degreesLatitude: -23.5, degreesLongitude: -46.6, name: 'Paulista' } },
+    { kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Paulista' },
+  ],
   ['liveLocationMessage', { liveLocationMessage: { degreesLatitude: 1.5, degreesLongitude: 2.5 } }, { kind: 'location', latitude: 1.5, longitude: 2.5 }],
-  ['reactionMessage', { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '❤️' } }, { kind: 'reaction', target: 'TARGET', emoji: '❤️' }],
-  ['reaction removed', { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '' } }, { kind: 'reaction', target: 'TARGET', emoji: '' }],
-  ['protocolMessage REVOKE', { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } }, { kind: 'delete', target: 'GONE' }],
+  [
+    'reactionMessage',
+    { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '❤️' } },
+    { kind: 'reaction', target: 'TARGET', emoji: '❤️' },
+  ],
+  [
+    'reaction removed',
+    { reactionMessage: { key: { remoteJid: BOB_JID, fromMe: true, id: 'TARGET' }, text: '' } },
+    { kind: 'reaction', target: 'TARGET', emoji: '' },
+  ],
+  [
+    'protocolMessage REVOKE',
+    { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } },
+    { kind: 'delete', target: 'GONE' },
+  ],
   ['protocolMessage edit (not reported)', { protocolMessage: { type: proto.Message.ProtocolMessage.Type.MESSAGE_EDIT, key: { id: 'X' } } }, undefined],
   [
     'buttonsResponseMessage',

@@ -4,7 +4,7 @@ import { proto } from '@whiskeysockets/baileys'
 import type { IncomingMessage, TransportEvent } from '../../src/ports/transport.ts'
 import { linkedBaileys, setupBaileys } from '../helpers/baileys-setup.ts'
 import { BOB, BOB_JID, BOB_LID, GROUP, ME, ME_LID, waMessage } from '../helpers/baileys-fixtures.ts'
-import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
+import { settle, waitFor } from '../helpers/fake-baileys/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 
 const incoming = suite('Baileys transport: incoming messages')
@@ -69,7 +69,10 @@ incoming('group messages: chat, group and to are the group; from the participant
 incoming("'append' upserts (caught up after a reconnect) are reported like 'notify'", async () => {
   const s = await linkedBaileys()
   await s.fake.deliver('dev', waMessage({ chat: BOB_JID, message: { conversation: 'while away' } }), 'append')
-  assert.equal(s.messages('dev').map(m => m.content), [{ kind: 'text', text: 'while away' }])
+  assert.equal(
+    s.messages('dev').map(m => m.content),
+    [{ kind: 'text', text: 'while away' }],
+  )
   await s.transport.stop()
 })
 
@@ -105,12 +108,18 @@ incoming('stubs without content, statuses, broadcasts and channels are skipped',
 incoming('a revoke is reported from messages.upsert only (messages.update is ignored)', async () => {
   const s = await linkedBaileys()
   const socket = s.fake.current('dev')
-  const revoke = waMessage({ chat: BOB_JID, message: { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } } })
+  const revoke = waMessage({
+    chat: BOB_JID,
+    message: { protocolMessage: { type: proto.Message.ProtocolMessage.Type.REVOKE, key: { remoteJid: BOB_JID, id: 'GONE' } } },
+  })
   await s.fake.deliver('dev', revoke)
   socket.ev.emit('messages.update', [{ key: { remoteJid: BOB_JID, id: 'GONE' }, update: { message: null, messageStubType: 1 } }])
   socket.ev.emit('messages.reaction', [{ key: { remoteJid: BOB_JID, id: 'GONE' }, reaction: { text: '👍' } }])
   await settle()
-  assert.equal(s.messages('dev').map(m => m.content), [{ kind: 'delete', target: 'GONE' }])
+  assert.equal(
+    s.messages('dev').map(m => m.content),
+    [{ kind: 'delete', target: 'GONE' }],
+  )
   await s.transport.stop()
 })
 

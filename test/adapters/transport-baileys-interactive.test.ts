@@ -4,12 +4,15 @@ import { proto, type BinaryNode } from '@whiskeysockets/baileys'
 import type { OutgoingMessage } from '../../src/ports/transport.ts'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
 import { BOB, BOB_JID, GROUP } from '../helpers/baileys-fixtures.ts'
-import type { SentRecord } from '../helpers/fake-baileys-socket.ts'
+import type { SentRecord } from '../helpers/fake-baileys/index.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 const interactive = suite('Baileys transport: buttons and carousels as a phone renders them')
 
-const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f5b3a90000000049454e44ae426082', 'hex')
+const png = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f5b3a90000000049454e44ae426082',
+  'hex',
+)
 
 function lastRelay(s: { fake: { sent(id: string): SentRecord[] } }): Extract<SentRecord, { via: 'relayMessage' }> {
   const record = s.fake.sent('dev').at(-1)
@@ -31,44 +34,47 @@ function assertBizNode(nodes: BinaryNode[] | undefined): void {
   ])
 }
 
-interactive('buttons: a bare interactiveMessage (no viewOnce wrapper) through relayMessage with the biz node, mixed reply/url/call buttons allowed', async () => {
-  const s = await linkedBaileys()
-  const sent = await s.transport.send('dev', BOB, {
-    kind: 'buttons',
-    text: 'Choose:',
-    header: 'Title',
-    footer: 'footer',
-    buttons: [
-      { type: 'reply', id: 'yes', text: 'Yes' },
-      { type: 'url', text: 'Site', url: 'https://ex.com' },
-      { type: 'call', text: 'Call', phone: '5511999999999' },
-    ],
-  })
-  const record = lastRelay(s)
-  assert.is(record.jid, BOB_JID)
-  assert.is(record.options.messageId, sent.id)
-  assertBizNode(record.options.additionalNodes)
-  const expected = proto.Message.create({
-    interactiveMessage: {
-      header: { title: 'Title', hasMediaAttachment: false },
-      body: { text: 'Choose:' },
-      footer: { text: 'footer' },
-      nativeFlowMessage: {
-        messageParamsJson: '',
-        buttons: [
-          { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: 'Yes', id: 'yes' }) },
-          { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: 'Site', url: 'https://ex.com', merchant_url: 'https://ex.com' }) },
-          { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: 'Call', phone_number: '+5511999999999' }) },
-        ],
+interactive(
+  'buttons: a bare interactiveMessage (no viewOnce wrapper) through relayMessage with the biz node, mixed reply/url/call buttons allowed',
+  async () => {
+    const s = await linkedBaileys()
+    const sent = await s.transport.send('dev', BOB, {
+      kind: 'buttons',
+      text: 'Choose:',
+      header: 'Title',
+      footer: 'footer',
+      buttons: [
+        { type: 'reply', id: 'yes', text: 'Yes' },
+        { type: 'url', text: 'Site', url: 'https://ex.com' },
+        { type: 'call', text: 'Call', phone: '5511999999999' },
+      ],
+    })
+    const record = lastRelay(s)
+    assert.is(record.jid, BOB_JID)
+    assert.is(record.options.messageId, sent.id)
+    assertBizNode(record.options.additionalNodes)
+    const expected = proto.Message.create({
+      interactiveMessage: {
+        header: { title: 'Title', hasMediaAttachment: false },
+        body: { text: 'Choose:' },
+        footer: { text: 'footer' },
+        nativeFlowMessage: {
+          messageParamsJson: '',
+          buttons: [
+            { name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: 'Yes', id: 'yes' }) },
+            { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: 'Site', url: 'https://ex.com', merchant_url: 'https://ex.com' }) },
+            { name: 'cta_call', buttonParamsJson: JSON.stringify({ display_text: 'Call', phone_number: '+5511999999999' }) },
+          ],
+        },
       },
-    },
-  })
-  assert.equal(proto.Message.toObject(proto.Message.fromObject(record.message)), proto.Message.toObject(expected))
-  assert.not.ok(record.message.viewOnceMessage, 'WhatsApp Web and Desktop drop the buttons of a view-once bubble')
-  const retried = await s.fake.current('dev').config.getMessage!({ remoteJid: BOB_JID, id: sent.id, fromMe: true })
-  assert.is(retried?.interactiveMessage?.body?.text, 'Choose:', 'the content is kept for retries (getMessage)')
-  await s.transport.stop()
-})
+    })
+    assert.equal(proto.Message.toObject(proto.Message.fromObject(record.message)), proto.Message.toObject(expected))
+    assert.not.ok(record.message.viewOnceMessage, 'WhatsApp Web and Desktop drop the buttons of a view-once bubble')
+    const retried = await s.fake.current('dev').config.getMessage!({ remoteJid: BOB_JID, id: sent.id, fromMe: true })
+    assert.is(retried?.interactiveMessage?.body?.text, 'Choose:', 'the content is kept for retries (getMessage)')
+    await s.transport.stop()
+  },
+)
 
 interactive('buttons to a group carry the same biz node (and never a bot node)', async () => {
   const s = await linkedBaileys()
@@ -87,7 +93,13 @@ interactive('carousel: cards with their uploaded images in a bare interactiveMes
     text: 'Our picks',
     footer: 'shop',
     cards: [
-      { image: { data: png, mimetype: 'image/png' }, title: 'One', subtitle: 'sub', description: 'first', buttons: [{ type: 'url', text: 'Buy', url: 'https://ex.com/1' }] },
+      {
+        image: { data: png, mimetype: 'image/png' },
+        title: 'One',
+        subtitle: 'sub',
+        description: 'first',
+        buttons: [{ type: 'url', text: 'Buy', url: 'https://ex.com/1' }],
+      },
       { image: { data: png, mimetype: 'image/png' }, title: 'Two', buttons: [{ type: 'reply', id: 'two', text: 'Want' }] },
     ],
   })
@@ -107,7 +119,9 @@ interactive('carousel: cards with their uploaded images in a bare interactiveMes
   assert.is(cards[0].header?.imageMessage?.directPath, '/v/t62/fake-image')
   assert.is(cards[0].header?.imageMessage?.mimetype, 'image/png')
   assert.is(cards[0].body?.text, 'first')
-  assert.equal(cards[0].nativeFlowMessage?.buttons, [{ name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: 'Buy', url: 'https://ex.com/1', merchant_url: 'https://ex.com/1' }) }])
+  assert.equal(cards[0].nativeFlowMessage?.buttons, [
+    { name: 'cta_url', buttonParamsJson: JSON.stringify({ display_text: 'Buy', url: 'https://ex.com/1', merchant_url: 'https://ex.com/1' }) },
+  ])
   assert.equal(cards[1].nativeFlowMessage?.buttons, [{ name: 'quick_reply', buttonParamsJson: JSON.stringify({ display_text: 'Want', id: 'two' }) }])
   await s.transport.stop()
 })
@@ -115,9 +129,15 @@ interactive('carousel: cards with their uploaded images in a bare interactiveMes
 interactive('more than three buttons on a message or a card is refused (a phone shows three); nothing reaches the network', async () => {
   const s = await linkedBaileys()
   const four = [1, 2, 3, 4].map(n => ({ type: 'reply' as const, id: `b${n}`, text: `B${n}` }))
-  assert.match((await transportRejection(s.transport.send('dev', BOB, { kind: 'buttons', text: 'x', buttons: four }), 'invalid')).message, /at most 3 buttons on a message/)
+  assert.match(
+    (await transportRejection(s.transport.send('dev', BOB, { kind: 'buttons', text: 'x', buttons: four }), 'invalid')).message,
+    /at most 3 buttons on a message/,
+  )
   const card = { image: { data: png, mimetype: 'image/png' }, title: 'C', buttons: four }
-  assert.match((await transportRejection(s.transport.send('dev', BOB, { kind: 'carousel', text: 'x', cards: [card] }), 'invalid')).message, /at most 3 buttons on a carousel card/)
+  assert.match(
+    (await transportRejection(s.transport.send('dev', BOB, { kind: 'carousel', text: 'x', cards: [card] }), 'invalid')).message,
+    /at most 3 buttons on a carousel card/,
+  )
   assert.equal(s.fake.sent('dev'), [])
   assert.is(s.fake.current('dev').calls.filter(c => c.method === 'waUploadToServer').length, 0, 'no card image uploaded either')
   await s.transport.stop()
@@ -138,7 +158,9 @@ interactive("buttonsFallback 'text': buttons and carousels go out as numbered pl
     ],
   }
   await s.transport.send('dev', BOB, message)
-  assert.equal((s.fake.sent('dev').at(-1) as { content: object }).content, { text: '*Menu*\nChoose:\n\n1. Yes\n2. Site: https://ex.com\n3. Call us: +5511999999999\n4. No\n\n_bye_' })
+  assert.equal((s.fake.sent('dev').at(-1) as { content: object }).content, {
+    text: '*Menu*\nChoose:\n\n1. Yes\n2. Site: https://ex.com\n3. Call us: +5511999999999\n4. No\n\n_bye_',
+  })
   await s.transport.send('dev', BOB, {
     kind: 'carousel',
     text: 'Picks',
@@ -147,7 +169,9 @@ interactive("buttonsFallback 'text': buttons and carousels go out as numbered pl
       { image: { data: png, mimetype: 'image/png' }, title: 'Two', subtitle: 'second', buttons: [{ type: 'reply', id: 't', text: 'Want' }] },
     ],
   })
-  assert.equal((s.fake.sent('dev').at(-1) as { content: object }).content, { text: 'Picks\n\n*1. One*\nfirst\n- Buy: https://ex.com/1\n\n*2. Two*\nsecond\n- Want' })
+  assert.equal((s.fake.sent('dev').at(-1) as { content: object }).content, {
+    text: 'Picks\n\n*1. One*\nfirst\n- Buy: https://ex.com/1\n\n*2. Two*\nsecond\n- Want',
+  })
   assert.is(s.fake.sent('dev').filter(r => r.via === 'relayMessage').length, 0)
   await s.transport.stop()
 })

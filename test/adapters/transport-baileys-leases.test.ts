@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { FakeBaileys } from '../helpers/fake-baileys-socket.ts'
+import { FakeBaileys } from '../helpers/fake-baileys/index.ts'
 import { inProcessCluster, pausableStorage, registerAt } from '../helpers/cluster-in-process.ts'
 import { post } from '../helpers/http.ts'
 import { waitFor } from '../helpers/gateway.ts'
@@ -35,7 +35,8 @@ test('Baileys under leases: only the holder opens a device socket; a holder that
     const o = 1 - h
     const [holderFake, otherFake] = [fakes[h]!, fakes[o]!]
     await holderFake.completeLink(id, '5511999990000')
-    const connected = async (at: string) => (await post(`${at}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
+    const connected = async (at: string) =>
+      (await post(`${at}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
     await waitFor(() => connected(members[o]!.url), 5_000, 'connected, as seen through the other instance')
 
     // Several heartbeats later the other instance has opened nothing for the device; a send through it goes to the holder.
@@ -51,7 +52,10 @@ test('Baileys under leases: only the holder opens a device socket; a holder that
     stores[h]!.pause()
     await waitFor(() => members[o]!.holds(id), 10_000, 'the other instance takes the device over')
     await waitFor(() => otherFake.socketsOf(id).some(s => s.opened), 10_000, 'its socket opens without a scan')
-    assert.ok(holderFake.current(id).calls.some(c => c.method === 'end'), 'the paused holder closed its socket')
+    assert.ok(
+      holderFake.current(id).calls.some(c => c.method === 'end'),
+      'the paused holder closed its socket',
+    )
     stores[h]!.resume()
     await waitFor(() => connected(members[h]!.url), 5_000, 'connected, as seen through the former holder')
     // Back, the former holder sees the lease is no longer its own and never reopens: no fight.
@@ -60,7 +64,11 @@ test('Baileys under leases: only the holder opens a device socket; a holder that
     assert.is(holderFake.socketsOf(id).length, before, 'the former holder opened no new socket')
     assert.is(holderFake.socketsOf(id).length + otherFake.socketsOf(id).length, total, 'no socket opened since the takeover')
     assert.ok(!members[h]!.holds(id) && members[o]!.holds(id))
-    assert.is(fakes.flatMap(f => f.socketsOf(id)).filter(s => s.opened && !s.calls.some(c => c.method === 'end')).length, 1, 'exactly one open socket for the device')
+    assert.is(
+      fakes.flatMap(f => f.socketsOf(id)).filter(s => s.opened && !s.calls.some(c => c.method === 'end')).length,
+      1,
+      'exactly one open socket for the device',
+    )
     const again = await post(`${members[h]!.url}/api/create-message`, { authkey, appkey: added.body.appkey, to: '5511888880000', message: 'De novo' })
     assert.is(again.status, 200, again.text)
     assert.is(otherFake.sent(id).length, 1, 'the new holder sent it')

@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Boom } from '@hapi/boom'
 import { setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
-import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
+import { settle, waitFor } from '../helpers/fake-baileys/index.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 const link = suite('Baileys transport: linking')
@@ -73,7 +73,10 @@ link('a 405 (outdated version) before the pairing code was requested retries wit
   assert.equal(s.fake.current('dev').config.version, [2, 3000, 2], 'with a freshly resolved version')
   s.fake.current('dev').showQr()
   assert.equal(await challenge, { kind: 'code', code: 'ABCD2345' })
-  assert.equal(s.fake.sockets.map(socket => socket.calls.filter(c => c.method === 'requestPairingCode').length), [0, 1])
+  assert.equal(
+    s.fake.sockets.map(socket => socket.calls.filter(c => c.method === 'requestPairingCode').length),
+    [0, 1],
+  )
   await s.transport.stop()
 })
 
@@ -152,7 +155,8 @@ link('the socket config: fresh creds, pinned version, quiet presence, no own-eve
   assert.type(config.cachedGroupMetadata, 'function')
   assert.is(config.logger?.level, 'warn')
   assert.is(config.auth.creds.account, undefined)
-  for (const jid of ['status@broadcast', '12345@broadcast', '1203630000@newsletter']) assert.is(config.shouldIgnoreJid!(jid), true, `${jid} is ignored inside Baileys`)
+  for (const jid of ['status@broadcast', '12345@broadcast', '1203630000@newsletter'])
+    assert.is(config.shouldIgnoreJid!(jid), true, `${jid} is ignored inside Baileys`)
   for (const jid of ['5511888880000@s.whatsapp.net', '998877@lid', '120363000000000001@g.us']) assert.not.ok(config.shouldIgnoreJid!(jid), `${jid} is not`)
   await s.transport.stop()
 })

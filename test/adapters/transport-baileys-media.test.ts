@@ -8,7 +8,7 @@ import type { WAMessage } from '@whiskeysockets/baileys'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { waMessage } from '../helpers/baileys-fixtures.ts'
 import { startProxy } from '../helpers/baileys-proxy.ts'
-import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
 
 const media = suite('Baileys transport: received media')
 
@@ -30,7 +30,10 @@ media("a slow media download does not hold back the device's later messages; the
     waMessage({ chat: BOB_JID, id: 'QUICK', message: { audioMessage: { mimetype: 'audio/ogg', fileLength: 4 } } }),
   ])
   await waitFor(() => s.messages('dev').length === 2, 'the later messages')
-  assert.equal(s.messages('dev').map(m => m.id), ['TEXT', 'QUICK'])
+  assert.equal(
+    s.messages('dev').map(m => m.id),
+    ['TEXT', 'QUICK'],
+  )
   release(Buffer.from('slow'))
   await waitFor(() => s.messages('dev').length === 3, 'the slow media')
   assert.equal(s.messages('dev')[2].content, { kind: 'image', mimetype: 'image/jpeg', base64: Buffer.from('slow').toString('base64') })
@@ -39,12 +42,18 @@ media("a slow media download does not hold back the device's later messages; the
 
 media('stop() does not wait for a hanging download: the media is reported with metadata only, its bytes still fetchable later', async () => {
   const s = await open({ downloadMedia: () => new Promise<Buffer>(() => undefined) })
-  await s.fake.deliver('dev', waMessage({ chat: BOB_JID, id: 'HANGS', message: { documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', fileLength: 4 } } }))
+  await s.fake.deliver(
+    'dev',
+    waMessage({ chat: BOB_JID, id: 'HANGS', message: { documentMessage: { mimetype: 'application/pdf', fileName: 'a.pdf', fileLength: 4 } } }),
+  )
   const started = Date.now()
   await s.transport.stop()
   // A stop() that waited for the download would wait for its time-out: sendTimeoutMs, 60 s by default.
   assert.ok(Date.now() - started < 20_000, `stop() took ${Date.now() - started} ms`)
-  assert.equal(s.messages('dev').map(m => m.content), [{ kind: 'document', mimetype: 'application/pdf', fileName: 'a.pdf' }])
+  assert.equal(
+    s.messages('dev').map(m => m.content),
+    [{ kind: 'document', mimetype: 'application/pdf', fileName: 'a.pdf' }],
+  )
   assert.ok(await s.storage.get('device:dev:msg:HANGS'), 'remembered with its media key for a later download')
 })
 
@@ -62,7 +71,11 @@ media('through a proxy, received media is fetched over the proxy tunnel and decr
   const s = await open({ downloadMedia: undefined, proxy: proxy.url })
   try {
     const image = (id: string, path: string) =>
-      waMessage({ chat: BOB_JID, id, message: { imageMessage: { url: `http://${host}${path}`, mediaKey: encrypted.mediaKey, mimetype: 'image/jpeg', fileLength: plain.length } } })
+      waMessage({
+        chat: BOB_JID,
+        id,
+        message: { imageMessage: { url: `http://${host}${path}`, mediaKey: encrypted.mediaKey, mimetype: 'image/jpeg', fileLength: plain.length } },
+      })
     await s.fake.deliver('dev', [image('GOOD', '/menu'), image('BAD', '/tampered')])
     await waitFor(() => s.messages('dev').length === 2, 'both reported')
     const byId = Object.fromEntries(s.messages('dev').map(m => [m.id, m.content]))

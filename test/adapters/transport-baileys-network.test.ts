@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
-import { settle, waitFor } from '../helpers/fake-baileys-socket.ts'
+import { settle, waitFor } from '../helpers/fake-baileys/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
@@ -72,7 +72,11 @@ network('a DNS failure while linking (ENOTFOUND, code 408 like an expired QR) fa
   assert.is(error.code, 'unreachable')
   assert.match(error.message, /WhatsApp cannot be reached from this server \(getaddrinfo ENOTFOUND web\.whatsapp\.com\)/)
   assert.ok(Date.now() - started < 10_000, 'at once, not after the 30 s link timeout')
-  assert.equal(last(s), { state: 'closed', connected: false, reason: 'link interrupted: WhatsApp cannot be reached from this server (getaddrinfo ENOTFOUND web.whatsapp.com)' })
+  assert.equal(last(s), {
+    state: 'closed',
+    connected: false,
+    reason: 'link interrupted: WhatsApp cannot be reached from this server (getaddrinfo ENOTFOUND web.whatsapp.com)',
+  })
   await settle(30)
   assert.is(s.fake.sockets.length, 1, 'no retry loop behind a failed link')
   await s.transport.stop()
@@ -83,7 +87,10 @@ network('a linked device whose network drops (ECONNREFUSED) keeps reconnecting w
   await s.fake.current('dev').close(500)
   await waitFor(() => s.fake.sockets.length === 3, 'the reconnect socket')
   await s.fake.current('dev').failToConnect('ECONNREFUSED', 'connect ECONNREFUSED 157.240.0.53:443')
-  await waitFor(() => /cannot be reached from this server \(connect ECONNREFUSED 157\.240\.0\.53:443\); reconnecting in/.test(last(s)?.reason ?? ''), 'the reason')
+  await waitFor(
+    () => /cannot be reached from this server \(connect ECONNREFUSED 157\.240\.0\.53:443\); reconnecting in/.test(last(s)?.reason ?? ''),
+    'the reason',
+  )
   assert.is(last(s)?.state, 'connecting')
   await waitFor(() => s.fake.sockets.length === 4, 'retried')
   assert.is(s.storage.keys('device:dev:auth:creds').length, 1)
@@ -103,7 +110,10 @@ network('link() on a linked device that is reconnecting never wipes its credenti
   assert.is(error.code, 'unreachable')
   assert.match(error.message, /linked and reconnecting/)
   assert.is(s.storage.entries.get('device:dev:auth:creds')?.json, creds, 'the credentials are untouched')
-  assert.ok(s.fake.sockets.every(socket => socket.config.auth.creds.me?.id === `${ME}:7@s.whatsapp.net`), 'no socket with fresh credentials')
+  assert.ok(
+    s.fake.sockets.every(socket => socket.config.auth.creds.me?.id === `${ME}:7@s.whatsapp.net`),
+    'no socket with fresh credentials',
+  )
   assert.is(s.qrs('dev').length, 0)
   // When the network comes back during link(), the answer is already-connected.
   const again = s.transport.link('dev', {})

@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { TransportError } from '../../src/ports/transport.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
-import { settle, waitFor, type FakeBaileys } from '../helpers/fake-baileys-socket.ts'
+import { settle, waitFor, type FakeBaileys } from '../helpers/fake-baileys/index.ts'
 
 const policy = suite('Baileys transport: connection policy by DisconnectReason')
 
@@ -48,7 +48,13 @@ policy('440 connection replaced: status replaced with the reason, credentials ke
   const sockets = s.fake.sockets.length
   await s.fake.current('dev').replaced()
   await waitFor(() => last(s)?.state === 'replaced', 'replaced')
-  assert.equal(last(s), { state: 'replaced', connected: false, phone: '5511999990000', lid: '123456789@lid', reason: 'session replaced by another client (440)' })
+  assert.equal(last(s), {
+    state: 'replaced',
+    connected: false,
+    phone: '5511999990000',
+    lid: '123456789@lid',
+    reason: 'session replaced by another client (440)',
+  })
   await new Promise(resolve => setTimeout(resolve, 100)) // far past the back-off (5 ms): nothing reconnects
   assert.is(s.fake.sockets.length, sockets)
   assert.ok(s.storage.keys('device:dev:auth:creds').length === 1, 'the credentials stay')

@@ -11,7 +11,7 @@ import { ProxyAgents } from '../../adapters/transport-baileys/proxy.ts'
 import { defaultVersionResolver } from '../../adapters/transport-baileys/version.ts'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 import { startProxy } from '../helpers/baileys-proxy.ts'
-import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
 import { startWaPeer } from '../../adapters/wa-peer/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 
@@ -97,7 +97,9 @@ proxy('a proxy that refuses the tunnel (403): link() answers unreachable at once
 })
 
 proxy('the default version lookup goes through the proxy; a refused tunnel falls back to the bundled version with a warning', async () => {
-  const site = createServer((_, res) => res.writeHead(200).end('self.__swData=JSON.parse(/*BTDS*/"{\\"dynamic_data\\":{\\"SiteData\\":{\\"client_revision\\":1023456789}}}")'))
+  const site = createServer((_, res) =>
+    res.writeHead(200).end('self.__swData=JSON.parse(/*BTDS*/"{\\"dynamic_data\\":{\\"SiteData\\":{\\"client_revision\\":1023456789}}}")'),
+  )
   await new Promise<void>(resolve => site.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(site.address() as AddressInfo).port}/sw.js`
   const tunnel = await startProxy()

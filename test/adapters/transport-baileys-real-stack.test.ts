@@ -5,7 +5,7 @@ import { silentLogger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
 import { startWaPeer } from '../../adapters/wa-peer/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
-import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 const stack = suite('Baileys transport over the real Baileys stack and a local Noise peer (no fake socket)')
@@ -29,12 +29,21 @@ stack('the default socket factory completes the Noise handshake with a local pee
     assert.is(parts.length, 5)
     assert.is(server.records.payloads.length, 1)
     assert.ok(server.records.payloads[0].devicePairingData, 'a registration payload for fresh credentials')
-    assert.equal(server.records.payloads[0].userAgent?.appVersion && [server.records.payloads[0].userAgent.appVersion.primary, server.records.payloads[0].userAgent.appVersion.secondary], [2, 3000])
+    assert.equal(
+      server.records.payloads[0].userAgent?.appVersion && [
+        server.records.payloads[0].userAgent.appVersion.primary,
+        server.records.payloads[0].userAgent.appVersion.secondary,
+      ],
+      [2, 3000],
+    )
     await waitFor(() => server.records.nodes.some(n => n.tag === 'iq' && n.attrs.id.startsWith('pair-') && n.attrs.type === 'result'), 'the pair-device ack')
     await waitFor(() => events.some(e => e.type === 'qr'), 'the refreshed QR (second ref)', 3_000)
     const refresh = events.find(e => e.type === 'qr')
     assert.ok(refresh?.type === 'qr' && refresh.qr.includes('#REF-TWO,'))
-    assert.equal(events.filter(e => e.type === 'status').map(e => e.type === 'status' && e.status.state), ['linking'])
+    assert.equal(
+      events.filter(e => e.type === 'status').map(e => e.type === 'status' && e.status.state),
+      ['linking'],
+    )
   } finally {
     await transport.stop()
     restoreRoot()
@@ -58,25 +67,28 @@ async function realTransport(url: string, options: Partial<BaileysTransportOptio
   return { transport, events }
 }
 
-stack('a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stays connecting forever without the watch; link() answers unreachable at once', async () => {
-  const server = await startWaPeer()
-  server.refuseUpgrades(503)
-  // The watch and the link time-out far off: only the refused upgrade can answer within the bound.
-  const { transport, events } = await realTransport(server.url, { openTimeoutMs: 30_000, linkTimeoutMs: 30_000 })
-  try {
-    const started = Date.now()
-    const error = await transportRejection(transport.link('dev', {}))
-    assert.is(error.code, 'unreachable')
-    assert.match(error.message, /refused the connection: HTTP 503 at the WebSocket upgrade/)
-    assert.ok(Date.now() - started < 15_000, `answered in ${Date.now() - started} ms, well before the 30 s watch or link timeout`)
-    assert.is(server.stats.upgrades, 1)
-    const status = events.filter(e => e.type === 'status').at(-1)
-    assert.ok(status?.type === 'status' && status.status.state === 'closed' && /HTTP 503/.test(status.status.reason ?? ''), JSON.stringify(status))
-  } finally {
-    await transport.stop()
-    await server.close()
-  }
-})
+stack(
+  'a refused WebSocket upgrade (HTTP 503 from the edge): the real stack stays connecting forever without the watch; link() answers unreachable at once',
+  async () => {
+    const server = await startWaPeer()
+    server.refuseUpgrades(503)
+    // The watch and the link time-out far off: only the refused upgrade can answer within the bound.
+    const { transport, events } = await realTransport(server.url, { openTimeoutMs: 30_000, linkTimeoutMs: 30_000 })
+    try {
+      const started = Date.now()
+      const error = await transportRejection(transport.link('dev', {}))
+      assert.is(error.code, 'unreachable')
+      assert.match(error.message, /refused the connection: HTTP 503 at the WebSocket upgrade/)
+      assert.ok(Date.now() - started < 15_000, `answered in ${Date.now() - started} ms, well before the 30 s watch or link timeout`)
+      assert.is(server.stats.upgrades, 1)
+      const status = events.filter(e => e.type === 'status').at(-1)
+      assert.ok(status?.type === 'status' && status.status.state === 'closed' && /HTTP 503/.test(status.status.reason ?? ''), JSON.stringify(status))
+    } finally {
+      await transport.stop()
+      await server.close()
+    }
+  },
+)
 
 stack('nothing listening (ECONNREFUSED, which Baileys codes 408 like an expired QR): link() answers unreachable, not "QR expired"', async () => {
   const server = await startWaPeer()

@@ -4,13 +4,12 @@ import { Boom } from '@hapi/boom'
 import type { OutgoingMessage } from '../../src/ports/transport.ts'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
 import { BOB, BOB_JID, GROUP, ME, waMessage } from '../helpers/baileys-fixtures.ts'
-import type { SentRecord } from '../helpers/fake-baileys-socket.ts'
+import type { SentRecord } from '../helpers/fake-baileys/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
-import { waitFor } from '../helpers/fake-baileys-socket.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 const send = suite('Baileys transport: sending')
-
 
 async function open(options: Parameters<typeof linkedBaileys>[0] = {}) {
   const s = await linkedBaileys(options)
@@ -24,7 +23,10 @@ function lastSent(s: { fake: { sent(id: string): SentRecord[] } }): SentRecord {
   return record
 }
 
-const png = Buffer.from('89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f5b3a90000000049454e44ae426082', 'hex')
+const png = Buffer.from(
+  '89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d4944415478da63f8cfc0f01f0005000201a5f5b3a90000000049454e44ae426082',
+  'hex',
+)
 
 send('text: { text } to the canonical JID; resolves with the id and timestamp, and remembers the key', async () => {
   const s = await open()
@@ -40,7 +42,11 @@ send('text: { text } to the canonical JID; resolves with the id and timestamp, a
 })
 
 const mediaCases: [string, OutgoingMessage, object][] = [
-  ['image', { kind: 'media', media: 'image', file: { data: png, mimetype: 'image/png' }, caption: 'look' }, { image: png, mimetype: 'image/png', caption: 'look' }],
+  [
+    'image',
+    { kind: 'media', media: 'image', file: { data: png, mimetype: 'image/png' }, caption: 'look' },
+    { image: png, mimetype: 'image/png', caption: 'look' },
+  ],
   ['video', { kind: 'media', media: 'video', file: { data: png, mimetype: 'video/mp4' } }, { video: png, mimetype: 'video/mp4' }],
   ['audio', { kind: 'media', media: 'audio', file: { data: png, mimetype: 'audio/mpeg' } }, { audio: png, mimetype: 'audio/mpeg' }],
   [
@@ -48,7 +54,11 @@ const mediaCases: [string, OutgoingMessage, object][] = [
     { kind: 'media', media: 'document', file: { data: png, mimetype: 'application/pdf', fileName: 'a.pdf' }, caption: 'doc' },
     { document: png, mimetype: 'application/pdf', fileName: 'a.pdf', caption: 'doc' },
   ],
-  ['document without a name', { kind: 'media', media: 'document', file: { data: png, mimetype: 'text/plain' } }, { document: png, mimetype: 'text/plain', fileName: 'file' }],
+  [
+    'document without a name',
+    { kind: 'media', media: 'document', file: { data: png, mimetype: 'text/plain' } },
+    { document: png, mimetype: 'text/plain', fileName: 'file' },
+  ],
 ]
 
 for (const [name, message, content] of mediaCases) {
@@ -124,7 +134,10 @@ send('phone numbers resolve with onWhatsApp once (cached); JIDs pass through wit
   const socket = s.fake.current('dev')
   await s.transport.send('dev', '+55 (11) 98888-8000', { kind: 'text', text: '1' })
   await s.transport.send('dev', '5511988888000', { kind: 'text', text: '2' })
-  assert.equal(socket.calls.filter(c => c.method === 'onWhatsApp').map(c => c.args), [['5511988888000']])
+  assert.equal(
+    socket.calls.filter(c => c.method === 'onWhatsApp').map(c => c.args),
+    [['5511988888000']],
+  )
   for (const jid of [GROUP, '987654321@lid', `${BOB}@s.whatsapp.net`, `${BOB}:3@s.whatsapp.net`]) {
     await s.transport.send('dev', jid, { kind: 'text', text: 'x' })
     assert.is(lastSent(s).jid, jid.replace(':3', ''))
@@ -144,7 +157,10 @@ send('Brazilian ninth digit: the canonical JID from onWhatsApp, else the other f
   s.fake.notOnWhatsApp.add('556188887777')
   await s.transport.send('dev', '556188887777', { kind: 'text', text: 'c' })
   assert.is(lastSent(s).jid, '5561988887777@s.whatsapp.net')
-  const lookups = s.fake.current('dev').calls.filter(c => c.method === 'onWhatsApp').map(c => c.args[0])
+  const lookups = s.fake
+    .current('dev')
+    .calls.filter(c => c.method === 'onWhatsApp')
+    .map(c => c.args[0])
   assert.equal(lookups, ['5511977776666', '5521988887777', '552188887777', '556188887777', '5561988887777'])
   await s.transport.stop()
 })
@@ -175,7 +191,10 @@ send('read receipts: readMessages with the key as received, participant in group
   await s.fake.deliver('dev', [direct, inGroup])
   await s.transport.markRead('dev', { chat: BOB, id: direct.key.id! })
   await s.transport.markRead('dev', { chat: GROUP, id: inGroup.key.id! })
-  const reads = s.fake.current('dev').calls.filter(c => c.method === 'readMessages').map(c => c.args[0])
+  const reads = s.fake
+    .current('dev')
+    .calls.filter(c => c.method === 'readMessages')
+    .map(c => c.args[0])
   assert.equal(reads, [
     [{ remoteJid: '555@lid', fromMe: false, id: direct.key.id }],
     [{ remoteJid: GROUP, fromMe: false, id: inGroup.key.id, participant: '777@lid' }],
@@ -250,7 +269,10 @@ send('an echo of an own send is not reported even before the send is remembered;
   await s.fake.deliver('dev', waMessage({ chat: BOB_JID, fromMe: true, id: '3EB0FROMPHONE01', message: { conversation: 'typed on the phone' } }), 'append')
   release()
   await sending
-  assert.equal(s.messages('dev').map(m => [m.id, m.fromMe]), [['3EB0FROMPHONE01', true]])
+  assert.equal(
+    s.messages('dev').map(m => [m.id, m.fromMe]),
+    [['3EB0FROMPHONE01', true]],
+  )
   await s.transport.stop()
 })
 

@@ -97,23 +97,26 @@ async function run(quietSignalLogs: boolean) {
   }
 }
 
-logs('quietSignalLogs on (default): no session record reaches stdout/stderr; libsignal lines reach the logger at debug as text; host lines pass unchanged; console restored at stop', async () => {
-  const { stdout, stderr, debug, restored, problems } = await run(true)
-  assert.equal(problems, [])
-  assert.not.match(stdout + stderr, SECRETS)
-  const signal = debug.filter(d => (d.obj as { module?: string }).module === 'libsignal')
-  assert.ok(
-    signal.some(d => d.msg === 'Closing session:') && signal.some(d => d.msg === 'Closing open session in favor of incoming prekey bundle'),
-    `libsignal's "Closing session:" and "Closing open session ..." at debug: ${JSON.stringify(signal.map(d => d.msg))}`,
-  )
-  for (const d of signal) {
-    assert.equal(Object.keys(d.obj as object).sort(), ['module', 'source'], 'only the message text, never the session object')
-    assert.not.match(JSON.stringify(d), /chainKey|privKey|rootKey/)
-  }
-  assert.ok(stdout.includes("host line: order { id: 42 }\n"), `the host's console.info on stdout, unchanged: ${JSON.stringify(stdout)}`)
-  assert.ok(stderr.includes('Session already closed (not from libsignal) 7\n'), `the host's console.warn on stderr, unchanged: ${JSON.stringify(stderr)}`)
-  assert.ok(restored, 'console.info/warn/error are the functions they were before start()')
-})
+logs(
+  'quietSignalLogs on (default): no session record reaches stdout/stderr; libsignal lines reach the logger at debug as text; host lines pass unchanged; console restored at stop',
+  async () => {
+    const { stdout, stderr, debug, restored, problems } = await run(true)
+    assert.equal(problems, [])
+    assert.not.match(stdout + stderr, SECRETS)
+    const signal = debug.filter(d => (d.obj as { module?: string }).module === 'libsignal')
+    assert.ok(
+      signal.some(d => d.msg === 'Closing session:') && signal.some(d => d.msg === 'Closing open session in favor of incoming prekey bundle'),
+      `libsignal's "Closing session:" and "Closing open session ..." at debug: ${JSON.stringify(signal.map(d => d.msg))}`,
+    )
+    for (const d of signal) {
+      assert.equal(Object.keys(d.obj as object).sort(), ['module', 'source'], 'only the message text, never the session object')
+      assert.not.match(JSON.stringify(d), /chainKey|privKey|rootKey/)
+    }
+    assert.ok(stdout.includes('host line: order { id: 42 }\n'), `the host's console.info on stdout, unchanged: ${JSON.stringify(stdout)}`)
+    assert.ok(stderr.includes('Session already closed (not from libsignal) 7\n'), `the host's console.warn on stderr, unchanged: ${JSON.stringify(stderr)}`)
+    assert.ok(restored, 'console.info/warn/error are the functions they were before start()')
+  },
+)
 
 logs('quietSignalLogs off: libsignal prints its session records (what the filter keeps off the console)', async () => {
   const { stdout, debug } = await run(false)

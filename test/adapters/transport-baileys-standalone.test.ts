@@ -12,13 +12,24 @@ standalone('the log says within seconds that WhatsApp cannot be reached, and a Q
   try {
     const started = Date.now()
     while (!server.output().includes('cannot be reached') && Date.now() - started < 20_000) await new Promise(resolve => setTimeout(resolve, 25))
-    const line = server.output().split('\n').find(l => l.includes('cannot be reached')) ?? ''
+    const line =
+      server
+        .output()
+        .split('\n')
+        .find(l => l.includes('cannot be reached')) ?? ''
     assert.ok(line, `no reachability line in:\n${server.output()}`)
     const entry = JSON.parse(line)
     assert.is(entry.level, 50, 'logged as an error')
     assert.match(entry.msg, /^WhatsApp cannot be reached from this server \(.*ECONNREFUSED.*\)/)
     assert.is(entry.proxy, proxy, 'the proxy it went through (no password to hide here)')
-    const register = await post(`${server.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '+55 11 99999-0000', plano: '1' })
+    const register = await post(`${server.url}/api/auth`, {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'senha-secreta',
+      telefone: '+55 11 99999-0000',
+      plano: '1',
+    })
     assert.is(register.status, 200, register.text)
     const askedAt = Date.now()
     const qr = await post(`${server.url}/api/v2/qrcode`, { authkey: register.body.data.authkey, setAppkey: 'loja' })

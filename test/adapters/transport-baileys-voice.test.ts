@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Logger } from '../../src/logger.ts'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
-import type { SentRecord } from '../helpers/fake-baileys-socket.ts'
+import type { SentRecord } from '../helpers/fake-baileys/index.ts'
 
 const voice = suite('Baileys transport: voice notes (ptt) are OGG/Opus or ordinary audio, never unplayable')
 
@@ -34,7 +34,12 @@ async function fakeFfmpeg(output: Buffer, exit = 0) {
 
 async function sendVoice(options: SetupOptions, data: Buffer, mimetype: string) {
   const warnings: string[] = []
-  const logger: Logger = { debug: () => undefined, info: () => undefined, warn: (_obj: unknown, msg?: string) => void warnings.push(msg ?? ''), error: () => undefined }
+  const logger: Logger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (_obj: unknown, msg?: string) => void warnings.push(msg ?? ''),
+    error: () => undefined,
+  }
   const s = await setupBaileys({ ...options, logger })
   await s.linked('dev', '5511999990000')
   await s.transport.send('dev', BOB, { kind: 'media', media: 'audio', voiceNote: true, file: { data, mimetype } })
@@ -72,12 +77,18 @@ voice('without ffmpeg (not installed, or turned off) the voice note goes out as 
   for (const ffmpegPath of [join(tmpdir(), 'no-such-dir', 'ffmpeg'), false] as const) {
     const { content, warnings } = await sendVoice({ ffmpegPath }, MP3, 'audio/mpeg')
     assert.equal(content, { audio: MP3, mimetype: 'audio/mpeg' }, `ffmpegPath ${ffmpegPath}: no ptt flag`)
-    assert.ok(warnings.some(w => /ordinary audio file/.test(w)), warnings.join('\n'))
+    assert.ok(
+      warnings.some(w => /ordinary audio file/.test(w)),
+      warnings.join('\n'),
+    )
   }
 })
 
 voice('ffmpeg failing, or answering something that is not OGG/Opus, also falls back to an ordinary audio file', async () => {
-  for (const [output, exit] of [[Buffer.from('broken'), 1], [Buffer.from('not an ogg stream at all, just bytes'), 0]] as const) {
+  for (const [output, exit] of [
+    [Buffer.from('broken'), 1],
+    [Buffer.from('not an ogg stream at all, just bytes'), 0],
+  ] as const) {
     const ffmpeg = await fakeFfmpeg(output, exit)
     try {
       const { content, warnings } = await sendVoice({ ffmpegPath: ffmpeg.path }, MP3, 'audio/mpeg')

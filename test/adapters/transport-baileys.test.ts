@@ -21,14 +21,31 @@ const adapterDir = fileURLToPath(new URL('../../adapters/transport-baileys/', im
 
 module('baileysTransport() builds a Transport with every port method (and downloadMedia)', () => {
   const transport = baileysTransport()
-  for (const method of ['start', 'connect', 'link', 'status', 'logout', 'disconnect', 'send', 'markRead', 'groupInfo', 'groupCreate', 'groupJoin', 'stop', 'downloadMedia']) {
+  for (const method of [
+    'start',
+    'connect',
+    'link',
+    'status',
+    'logout',
+    'disconnect',
+    'send',
+    'markRead',
+    'groupInfo',
+    'groupCreate',
+    'groupJoin',
+    'stop',
+    'downloadMedia',
+  ]) {
     assert.type((transport as unknown as Record<string, unknown>)[method], 'function', method)
   }
 })
 
 module('Baileys is only imported lazily: no adapter file (in any of its folders) has a value import of it', () => {
   const files = readdirSync(adapterDir, { recursive: true, encoding: 'utf8' }).filter(f => f.endsWith('.ts'))
-  assert.ok(files.some(f => f.startsWith('session/')), 'the session folder is read too')
+  assert.ok(
+    files.some(f => f.startsWith('session/')),
+    'the session folder is read too',
+  )
   for (const file of files) {
     const source = readFileSync(adapterDir + file, 'utf8')
     const imports = source.match(/^import [^\n]*from '@whiskeysockets\/baileys[^']*'/gm) ?? []
@@ -39,7 +56,8 @@ module('Baileys is only imported lazily: no adapter file (in any of its folders)
 module('importing the adapter and creating a transport does not load Baileys; first use does', () => {
   // A loader hook that refuses to load Baileys: creating the transport (which checks that Baileys can be
   // resolved, without loading it) must not trip it, using it must.
-  const hook = 'export async function load(url, c, next) { if (url.includes("/@whiskeysockets/baileys/")) throw new Error("BAILEYS_LOADED"); return next(url, c) }'
+  const hook =
+    'export async function load(url, c, next) { if (url.includes("/@whiskeysockets/baileys/")) throw new Error("BAILEYS_LOADED"); return next(url, c) }'
   const register = `import { register } from 'node:module'; register('data:text/javascript,${encodeURIComponent(hook)}')`
   const script = `
     const { baileysTransport } = await import('./adapters/transport-baileys/index.ts')
@@ -48,17 +66,22 @@ module('importing the adapter and creating a transport does not load Baileys; fi
     await transport.start({ storage: { get: async () => undefined }, logger: console, emit: async () => {} })
     await transport.link('dev', {}).catch(error => console.log(String(error.message)))`
   const root = fileURLToPath(new URL('../../', import.meta.url))
-  const result = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
-    cwd: root,
-    encoding: 'utf8',
-  })
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  )
   assert.is(result.status, 0, result.stderr)
   assert.equal(result.stdout.trim().split('\n'), ['created', 'BAILEYS_LOADED'])
 })
 
 module('without Baileys installed, creating the transport or a gateway on the default transport fails naming the package to install', () => {
   // A resolve hook that finds no Baileys, as in a host that did not install the optional package.
-  const hook = 'export async function resolve(s, c, next) { if (s.startsWith("@whiskeysockets/baileys")) throw Object.assign(new Error("Cannot find package @whiskeysockets/baileys"), { code: "ERR_MODULE_NOT_FOUND" }); return next(s, c) }'
+  const hook =
+    'export async function resolve(s, c, next) { if (s.startsWith("@whiskeysockets/baileys")) throw Object.assign(new Error("Cannot find package @whiskeysockets/baileys"), { code: "ERR_MODULE_NOT_FOUND" }); return next(s, c) }'
   const register = `import { register } from 'node:module'; register('data:text/javascript,${encodeURIComponent(hook)}')`
   const script = `
     const { baileysTransport } = await import('./adapters/transport-baileys/index.ts')
@@ -66,10 +89,14 @@ module('without Baileys installed, creating the transport or a gateway on the de
     try { baileysTransport() } catch (error) { console.log(error.message) }
     await createGateway().catch(error => console.log(error.message))`
   const root = fileURLToPath(new URL('../../', import.meta.url))
-  const result = spawnSync(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script], {
-    cwd: root,
-    encoding: 'utf8',
-  })
+  const result = spawnSync(
+    process.execPath,
+    ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
+    {
+      cwd: root,
+      encoding: 'utf8',
+    },
+  )
   assert.is(result.status, 0, result.stderr)
   assert.equal(result.stdout.trim().split('\n'), [
     'The Baileys transport needs the optional package @whiskeysockets/baileys, which is not installed: run npm install @whiskeysockets/baileys@7.0.0-rc14',
@@ -134,14 +161,23 @@ module('closeAction: the policy table, read from the errors Baileys closes with'
   for (const code of [402, 403, 406]) assert.is(closeAction(boom('Connection Failure', code), true).kind, 'stop')
   assert.equal(closeAction(boom('Connection was lost', 408), true), reconnect)
   assert.equal(closeAction(boom('QR refs attempts ended', 408), false), { kind: 'link-expired' })
-  for (const [code, message] of [['ENOTFOUND', 'getaddrinfo ENOTFOUND web.whatsapp.com'], ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:443'], ['ETIMEDOUT', 'Opening handshake has timed out']]) {
+  for (const [code, message] of [
+    ['ENOTFOUND', 'getaddrinfo ENOTFOUND web.whatsapp.com'],
+    ['ECONNREFUSED', 'connect ECONNREFUSED 127.0.0.1:443'],
+    ['ETIMEDOUT', 'Opening handshake has timed out'],
+  ]) {
     const error = unreachable(wsError(code, message))
     assert.is(statusCodeOf(error), 408, 'Baileys gives every connect failure the code of an expired QR')
-    for (const paired of [true, false]) assert.equal(closeAction(error, paired), { kind: 'reconnect', outdatedVersion: false, unreachable: true }, `${code} paired ${paired}`)
+    for (const paired of [true, false])
+      assert.equal(closeAction(error, paired), { kind: 'reconnect', outdatedVersion: false, unreachable: true }, `${code} paired ${paired}`)
     assert.is(describeClose(error), `WhatsApp cannot be reached from this server (${message})`)
   }
   assert.equal(closeAction(boom('Timed Out', 408), false), { kind: 'reconnect', outdatedVersion: false, unreachable: true })
-  assert.equal(closeAction(new ConnectionProblem('WhatsApp refused the connection: HTTP 403'), true), { kind: 'reconnect', outdatedVersion: false, unreachable: true })
+  assert.equal(closeAction(new ConnectionProblem('WhatsApp refused the connection: HTTP 403'), true), {
+    kind: 'reconnect',
+    outdatedVersion: false,
+    unreachable: true,
+  })
   assert.equal(closeAction(boom('Connection Failure', 405), true), { kind: 'reconnect', outdatedVersion: true, unreachable: false })
   for (const code of [428, 500, 503]) assert.equal(closeAction(boom('x', code), true), reconnect)
   assert.equal(closeAction(new Error('socket hang up'), true), reconnect)
@@ -152,11 +188,27 @@ module('closeAction: the policy table, read from the errors Baileys closes with'
 
 module('backoffDelay: exponential, capped, with jitter either way', () => {
   const options = { initialDelayMs: 1_000, maxDelayMs: 60_000, factor: 2, jitter: 0.2, stableAfterMs: 60_000 }
-  assert.equal([0, 1, 2, 3].map(a => backoffDelay(a, options, () => 0.5)), [1_000, 2_000, 4_000, 8_000])
-  assert.is(backoffDelay(20, options, () => 0.5), 60_000)
-  assert.is(backoffDelay(0, options, () => 0), 800)
-  assert.is(backoffDelay(0, options, () => 1), 1_200)
-  assert.is(backoffDelay(100, options, () => 1), 60_000, 'jitter never exceeds the cap')
+  assert.equal(
+    [0, 1, 2, 3].map(a => backoffDelay(a, options, () => 0.5)),
+    [1_000, 2_000, 4_000, 8_000],
+  )
+  assert.is(
+    backoffDelay(20, options, () => 0.5),
+    60_000,
+  )
+  assert.is(
+    backoffDelay(0, options, () => 0),
+    800,
+  )
+  assert.is(
+    backoffDelay(0, options, () => 1),
+    1_200,
+  )
+  assert.is(
+    backoffDelay(100, options, () => 1),
+    60_000,
+    'jitter never exceeds the cap',
+  )
 })
 
 module('version: WA_VERSION parsing and a resolver that runs once until invalidated', async () => {

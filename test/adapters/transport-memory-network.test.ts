@@ -35,7 +35,10 @@ const inbox = suite('transport-memory: inboxes')
 inbox('every send kind lands in the recipient inbox with the field names of DESIGN.md', async () => {
   const h = await linked()
   const png = { data: Buffer.from('png-bytes'), mimetype: 'image/png', fileName: 'a.png' }
-  const reply: Button[] = [{ type: 'reply', id: 'yes', text: 'Yes' }, { type: 'url', text: 'Site', url: 'https://example.com' }]
+  const reply: Button[] = [
+    { type: 'reply', id: 'yes', text: 'Yes' },
+    { type: 'url', text: 'Site', url: 'https://example.com' },
+  ]
   const first = await h.transport.send('d1', FRIEND, { kind: 'text', text: 'hello' })
   await h.transport.send('d1', FRIEND, { kind: 'media', media: 'image', file: png, caption: 'a picture' })
   await h.transport.send('d1', FRIEND, { kind: 'media', media: 'audio', file: { data: Buffer.alloc(3), mimetype: 'audio/ogg' }, voiceNote: true })
@@ -43,7 +46,11 @@ inbox('every send kind lands in the recipient inbox with the field names of DESI
   await h.transport.send('d1', FRIEND, { kind: 'contact', name: 'Ana', phone: '+55 11 97777-0003' })
   await h.transport.send('d1', FRIEND, { kind: 'location', latitude: -23.5, longitude: -46.6, text: 'Here' })
   await h.transport.send('d1', FRIEND, { kind: 'buttons', text: 'Pick', header: 'H', footer: 'F', buttons: reply })
-  await h.transport.send('d1', FRIEND, { kind: 'carousel', text: 'Cards', cards: [{ image: png, title: 'One', buttons: [{ type: 'call', text: 'Call', phone: OTHER }] }] })
+  await h.transport.send('d1', FRIEND, {
+    kind: 'carousel',
+    text: 'Cards',
+    cards: [{ image: png, title: 'One', buttons: [{ type: 'call', text: 'Call', phone: OTHER }] }],
+  })
   const target = { chat: FRIEND, id: first.id, fromMe: true }
   await h.transport.send('d1', FRIEND, { kind: 'reaction', target, emoji: '👍' })
   await h.transport.send('d1', FRIEND, { kind: 'reaction', target, emoji: '' })
@@ -57,7 +64,12 @@ inbox('every send kind lands in the recipient inbox with the field names of DESI
     { from, type: 'contact', name: 'Ana', phone: OTHER },
     { from, type: 'location', latitude: -23.5, longitude: -46.6, text: 'Here' },
     { from, type: 'buttons', text: 'Pick', header: 'H', footer: 'F', buttons: reply },
-    { from, type: 'carousel', text: 'Cards', cards: [{ title: 'One', image: { mimetype: 'image/png', fileName: 'a.png', bytes: 9 }, buttons: [{ type: 'call', text: 'Call', phone: OTHER }] }] },
+    {
+      from,
+      type: 'carousel',
+      text: 'Cards',
+      cards: [{ title: 'One', image: { mimetype: 'image/png', fileName: 'a.png', bytes: 9 }, buttons: [{ type: 'call', text: 'Call', phone: OTHER }] }],
+    },
     { from, type: 'reaction', target: first.id, emoji: '👍' },
     { from, type: 'reaction', target: first.id, emoji: '' },
     { from, type: 'delete', target: first.id },
@@ -118,7 +130,10 @@ inbox('inboxes and the message log are bounded, oldest first out', async () => {
   await linkAs(h, 'd1', PHONE)
   const ids: string[] = []
   for (let i = 0; i < 5; i++) ids.push((await h.transport.send('d1', FRIEND, { kind: 'text', text: `m${i}` })).id)
-  assert.deepEqual(h.network.inbox(FRIEND).map(e => e.type === 'text' && e.text), ['m2', 'm3', 'm4'])
+  assert.deepEqual(
+    h.network.inbox(FRIEND).map(e => e.type === 'text' && e.text),
+    ['m2', 'm3', 'm4'],
+  )
   await assert.rejects(h.transport.send('d1', FRIEND, { kind: 'reaction', target: { chat: FRIEND, id: ids[2] }, emoji: '👍' }), code('not-found'))
   await h.transport.send('d1', FRIEND, { kind: 'reaction', target: { chat: FRIEND, id: ids[4] }, emoji: '👍' })
   await h.transport.send('d1', OTHER, { kind: 'text', text: 'a' })
@@ -135,12 +150,21 @@ traffic('two gateways on one network message each other', async () => {
   await a.network.settled()
   const [received] = messages(b)
   assert.deepEqual(received, {
-    id: sent.id, isGroup: false, timestamp: sent.timestamp, chat: PHONE, from: PHONE, to: FRIEND, fromMe: false,
+    id: sent.id,
+    isGroup: false,
+    timestamp: sent.timestamp,
+    chat: PHONE,
+    from: PHONE,
+    to: FRIEND,
+    fromMe: false,
     content: { kind: 'image', caption: 'c', mimetype: 'image/png', base64: Buffer.from('hi').toString('base64') },
   })
   await b.transport.send('db', PHONE, { kind: 'reaction', target: { chat: PHONE, id: sent.id }, emoji: '❤️' })
   await a.network.settled()
-  assert.deepEqual(messages(a).map(m => m.content), [{ kind: 'reaction', target: sent.id, emoji: '❤️' }])
+  assert.deepEqual(
+    messages(a).map(m => m.content),
+    [{ kind: 'reaction', target: sent.id, emoji: '❤️' }],
+  )
   assert.equal(messages(b).length, 1, 'a device gets no copy of its own send')
   await a.close()
   await b.close()
@@ -159,7 +183,11 @@ traffic('a device send does not wait for the receiving gateway to record it', as
   assert.deepEqual(messages(b), [])
   release()
   await a.network.settled()
-  assert.deepEqual(messages(b).map(m => m.id), [first.id, second.id], 'in order')
+  assert.deepEqual(
+    messages(b).map(m => m.id),
+    [first.id, second.id],
+    'in order',
+  )
   await a.close()
   await b.close()
 })
@@ -167,7 +195,10 @@ traffic('a device send does not wait for the receiving gateway to record it', as
 traffic('a message sent from the linked phone reaches its device as fromMe', async () => {
   const h = await linked()
   const id = await h.network.sendFromPhone(PHONE, FRIEND, { type: 'text', text: 'from my phone' })
-  assert.deepEqual(messages(h).map(m => [m.id, m.fromMe, m.chat, m.to]), [[id, true, FRIEND, FRIEND]])
+  assert.deepEqual(
+    messages(h).map(m => [m.id, m.fromMe, m.chat, m.to]),
+    [[id, true, FRIEND, FRIEND]],
+  )
   await h.close()
 })
 
@@ -179,7 +210,10 @@ traffic('a group send reaches every member but the sender, devices included', as
   assert.deepEqual(a.network.inbox(PHONE), [])
   await a.network.settled()
   const [received] = messages(b)
-  assert.deepEqual([received.id, received.chat, received.from, received.to, received.isGroup, received.group], [sent.id, group.id, PHONE, group.id, true, group.id])
+  assert.deepEqual(
+    [received.id, received.chat, received.from, received.to, received.isGroup, received.group],
+    [sent.id, group.id, PHONE, group.id, true, group.id],
+  )
   await b.transport.markRead('db', { chat: group.id, id: sent.id, participant: PHONE })
   assert.deepEqual(contents(a.network.inbox(PHONE)), [{ from: FRIEND, type: 'read', target: sent.id, group: group.id }])
   await a.close()

@@ -15,7 +15,11 @@ import { remoteHarness } from './remote-harness.ts'
 import type { RemoteGateway, RemoteHarness } from './remote-harness.ts'
 
 const contract = suite('transport-memory on a simulator server: Transport contract')
-transportContract((name, fn) => contract(name, fn), () => remoteHarness(), { validatesTargets: true })
+transportContract(
+  (name, fn) => contract(name, fn),
+  () => remoteHarness(),
+  { validatesTargets: true },
+)
 contract.run()
 
 const PHONE = '5511999990001'
@@ -59,7 +63,11 @@ shared('a second gateway on the same store resumes the device, and the first is 
   assert.equal(await stateOf(b), 'open')
   await until(async () => (await stateOf(h)) === 'replaced', 'the first gateway to hear it was replaced')
   const replaced = h.events.findLast(e => e.type === 'status')
-  assert.deepEqual(replaced, { type: 'status', deviceId: 'd1', status: { state: 'replaced', connected: false, phone: PHONE, reason: 'the session was opened elsewhere' } })
+  assert.deepEqual(replaced, {
+    type: 'status',
+    deviceId: 'd1',
+    status: { state: 'replaced', connected: false, phone: PHONE, reason: 'the session was opened elsewhere' },
+  })
   assert.ok(await h.storage.get('session:d1'), 'credentials kept')
   await assert.rejects(h.transport.send('d1', FRIEND, { kind: 'text', text: 'from A' }), code('not-connected'))
 
@@ -68,7 +76,10 @@ shared('a second gateway on the same store resumes the device, and the first is 
   assert.deepEqual(await stats(h), { connections: 1, replaced: 1, sent: 0, received: 0, waiting: 0 })
 
   const sent = await b.transport.send('d1', FRIEND, { kind: 'text', text: 'from B' })
-  assert.deepEqual(h.sim.network.inbox(FRIEND).map(e => [e.id, (e as { text?: string }).text]), [[sent.id, 'from B']])
+  assert.deepEqual(
+    h.sim.network.inbox(FRIEND).map(e => [e.id, (e as { text?: string }).text]),
+    [[sent.id, 'from B']],
+  )
   const id = (await post(`${h.sim.url}/_sim/send`, { from: FRIEND, to: PHONE, type: 'text', text: 'to whoever holds it' })).body.id
   await until(() => b.events.some(e => e.type === 'message' && e.message.id === id), 'the message on B')
   assert.ok(!h.events.some(e => e.type === 'message'), 'nothing reaches the replaced gateway')
@@ -139,7 +150,10 @@ shared('messages sent while no gateway holds the device reach the next one that 
   const b = await h.gateway()
   await b.transport.connect('d1')
   await until(() => b.events.some(e => e.type === 'message' && e.message.id === id), 'the queued message')
-  assert.deepEqual(b.events.map(e => e.type), ['status', 'message'])
+  assert.deepEqual(
+    b.events.map(e => e.type),
+    ['status', 'message'],
+  )
   await h.close()
 })
 
@@ -192,9 +206,21 @@ shared('media bytes, group calls and read receipts cross the wire', async () => 
   await link(h)
   const file = { data: Buffer.from('%PDF-1.4 remote'), mimetype: 'application/pdf', fileName: 'a.pdf' }
   await h.transport.send('d1', FRIEND, { kind: 'media', media: 'document', file, caption: 'doc' })
-  assert.deepEqual(h.sim.network.inbox(FRIEND).map(e => ({ ...e, id: undefined, timestamp: undefined })), [
-    { id: undefined, from: PHONE, type: 'document', caption: 'doc', fileName: 'a.pdf', mimetype: 'application/pdf', bytes: file.data.length, timestamp: undefined },
-  ])
+  assert.deepEqual(
+    h.sim.network.inbox(FRIEND).map(e => ({ ...e, id: undefined, timestamp: undefined })),
+    [
+      {
+        id: undefined,
+        from: PHONE,
+        type: 'document',
+        caption: 'doc',
+        fileName: 'a.pdf',
+        mimetype: 'application/pdf',
+        bytes: file.data.length,
+        timestamp: undefined,
+      },
+    ],
+  )
   const group = await h.transport.groupCreate('d1', 'Team', [FRIEND])
   assert.equal((await h.transport.groupInfo('d1', { id: group.id }))?.subject, 'Team')
   assert.equal(await h.transport.groupJoin('d1', 'NoSuchInvite123'), undefined)

@@ -29,7 +29,9 @@ const test = suite<Context>('transport-memory: /_sim routes over HTTP')
 test.before.each(async ctx => {
   ctx.h = await memoryHarness()
   const app = new Koa()
-  const router = simulatorRoutes(ctx.h.network, { findDevices: async (authkey, ref) => (authkey !== AUTHKEY ? undefined : DEVICES.filter(device => device.refs.includes(ref))) })
+  const router = simulatorRoutes(ctx.h.network, {
+    findDevices: async (authkey, ref) => (authkey !== AUTHKEY ? undefined : DEVICES.filter(device => device.refs.includes(ref))),
+  })
   app.use(router.routes()).use(router.allowedMethods())
   app.use(async koa => {
     if (koa.path !== '/host') return
@@ -74,7 +76,10 @@ test('POST /_sim/scan accepts a QR, or a pairing code from the phone it was issu
 })
 
 test('POST /_sim/scan answers 404 for an unknown appkey or a device not linking, 400 without a target', async ctx => {
-  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'nope', phone: PHONE }), { status: 404, body: { status: 404, message: 'device not found' } })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'nope', phone: PHONE }), {
+    status: 404,
+    body: { status: 404, message: 'device not found' },
+  })
   assert.equal((await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-1', phone: PHONE })).status, 404)
   assert.equal((await call(ctx, 'POST', '/_sim/scan', { phone: PHONE })).status, 400)
   await ctx.h.transport.link('d1', { phone: FRIEND, code: '11223344' })
@@ -84,13 +89,22 @@ test('POST /_sim/scan answers 404 for an unknown appkey or a device not linking,
 
 test('POST /_sim/scan by appkey needs the authkey: 400 without it, 401 for an unknown one, 409 when the appkey names two devices', async ctx => {
   await ctx.h.transport.link('d1', {})
-  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE }), { status: 400, body: { status: 400, message: 'authkey is required to find a device by appkey' } })
-  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: 'other', appkey: 'key-1', phone: PHONE }), { status: 401, body: { status: 401, message: 'unknown or expired authkey' } })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { appkey: 'key-1', phone: PHONE }), {
+    status: 400,
+    body: { status: 400, message: 'authkey is required to find a device by appkey' },
+  })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: 'other', appkey: 'key-1', phone: PHONE }), {
+    status: 401,
+    body: { status: 401, message: 'unknown or expired authkey' },
+  })
   assert.deepEqual(await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'key-2', phone: PHONE }), {
     status: 409,
     body: { status: 409, message: '"key-2" names 2 devices of the account (by id, appkey or name): use the device id' },
   })
-  assert.deepEqual(await call(ctx, 'POST', '/_sim/unlink', { authkey: 'other', appkey: 'key-1' }), { status: 401, body: { status: 401, message: 'unknown or expired authkey' } })
+  assert.deepEqual(await call(ctx, 'POST', '/_sim/unlink', { authkey: 'other', appkey: 'key-1' }), {
+    status: 401,
+    body: { status: 401, message: 'unknown or expired authkey' },
+  })
   assert.equal((await ctx.h.transport.status('d1')).state, 'linking', 'no refused scan linked the device')
   assert.equal((await call(ctx, 'POST', '/_sim/scan', { authkey: AUTHKEY, appkey: 'loja', phone: PHONE })).status, 200, 'by name')
 })
@@ -112,10 +126,13 @@ test('POST /_sim/send takes form bodies, with numbers and flags as strings', asy
   assert.equal((await call(ctx, 'POST', '/_sim/send', form, 'application/x-www-form-urlencoded')).status, 200)
   const voice = `from=${FRIEND}&to=${PHONE}&type=audio&mimetype=audio%2Fogg&voiceNote=true`
   assert.equal((await call(ctx, 'POST', '/_sim/send', voice, 'application/x-www-form-urlencoded')).status, 200)
-  assert.deepEqual(messages(ctx.h).map(m => m.content), [
-    { kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Home' },
-    { kind: 'audio', mimetype: 'audio/ogg', voiceNote: true },
-  ])
+  assert.deepEqual(
+    messages(ctx.h).map(m => m.content),
+    [
+      { kind: 'location', latitude: -23.5, longitude: -46.6, name: 'Home' },
+      { kind: 'audio', mimetype: 'audio/ogg', voiceNote: true },
+    ],
+  )
 })
 
 test('POST /_sim/send answers 400 {status, message} for bad input, never 500', async ctx => {
@@ -149,7 +166,10 @@ test('GET /_sim/inbox/:phone lists what the phone received, oldest first', async
   assert.equal(res.status, 200)
   assert.deepEqual(
     res.body.map(({ id, timestamp, ...rest }: { id: string; timestamp: number }) => rest),
-    [{ from: PHONE, type: 'text', text: 'one' }, { from: PHONE, type: 'reaction', target: first.id, emoji: '👍' }],
+    [
+      { from: PHONE, type: 'text', text: 'one' },
+      { from: PHONE, type: 'reaction', target: first.id, emoji: '👍' },
+    ],
   )
   assert.deepEqual(await call(ctx, 'GET', '/_sim/inbox/5511000000009'), { status: 200, body: [] })
   assert.equal((await call(ctx, 'GET', '/_sim/inbox/nobody')).status, 400)
@@ -159,7 +179,10 @@ test('POST /_sim/groups creates a group, and GET /_sim/invite/:groupId answers i
   const created = await call(ctx, 'POST', '/_sim/groups', { creator: FRIEND, subject: 'Club', members: `${PHONE}-5511977770003` })
   assert.equal(created.status, 200)
   const { group, link } = created.body
-  assert.deepEqual(group.participants.map((p: { phone: string }) => p.phone), [FRIEND, PHONE, '5511977770003'])
+  assert.deepEqual(
+    group.participants.map((p: { phone: string }) => p.phone),
+    [FRIEND, PHONE, '5511977770003'],
+  )
   const invite = await call(ctx, 'GET', `/_sim/invite/${encodeURIComponent(group.id)}`)
   assert.deepEqual(invite.body, { status: 200, message: 'invite link', link, code: group.inviteCode })
   assert.equal(link, `https://chat.whatsapp.com/${group.inviteCode}`)

@@ -6,7 +6,11 @@ import { MemoryNetwork } from '../../adapters/transport-memory/index.ts'
 import { linkAs, memoryHarness } from './memory-harness.ts'
 
 const contract = suite('transport-memory: Transport contract')
-transportContract((name, fn) => contract(name, fn), () => memoryHarness(), { validatesTargets: true })
+transportContract(
+  (name, fn) => contract(name, fn),
+  () => memoryHarness(),
+  { validatesTargets: true },
+)
 contract.run()
 
 const PHONE = '5511999990001'

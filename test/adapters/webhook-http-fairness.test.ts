@@ -26,10 +26,18 @@ test.after.each(async ctx => {
 
 /** The ids of the distinct text events that reached `path` (the receiver also gets connection events). */
 function textEvents(receiver: GatedReceiver, path: string): Set<string> {
-  return new Set(receiver.to(path).filter(hook => JSON.parse(hook.body).text !== undefined).map(hook => String(hook.headers['webhook-id'])))
+  return new Set(
+    receiver
+      .to(path)
+      .filter(hook => JSON.parse(hook.body).text !== undefined)
+      .map(hook => String(hook.headers['webhook-id'])),
+  )
 }
 
-test("a hung receiver endpoint of one device does not delay another device's events to the same host; its own are delivered once it answers", async ({ t, receiver }) => {
+test("a hung receiver endpoint of one device does not delay another device's events to the same host; its own are delivered once it answers", async ({
+  t,
+  receiver,
+}) => {
   const deliveries: Array<{ deviceId: string; eventId: string; attempt: number }> = []
   const failures: string[] = []
   t.gateway.events.on('delivery', ({ deviceId, eventId, attempt }) => deliveries.push({ deviceId, eventId, attempt }))
@@ -51,11 +59,17 @@ test("a hung receiver endpoint of one device does not delay another device's eve
   assert.is(deliveredOf(a.id, '/a'), 0)
   await waitFor(() => failures.includes(a.id), 10_000, "device A's first attempts timing out")
   assert.is(failures.filter(id => id === b.id).length, 0, "none of device B's attempts failed or waited out its time-out")
-  assert.ok(deliveries.filter(d => d.deviceId === b.id).every(d => d.attempt === 1), "each of device B's events was delivered on its first attempt")
+  assert.ok(
+    deliveries.filter(d => d.deviceId === b.id).every(d => d.attempt === 1),
+    "each of device B's events was delivered on its first attempt",
+  )
 
   receiver.release('/a')
   await waitFor(() => deliveredOf(a.id, '/a') === EVENTS, 20_000, `device A's ${EVENTS} events delivered`)
-  assert.ok(deliveries.some(d => d.deviceId === a.id && d.attempt > 1), "device A's events were retried")
+  assert.ok(
+    deliveries.some(d => d.deviceId === a.id && d.attempt > 1),
+    "device A's events were retried",
+  )
   assert.is(receiver.to('/b').filter(hook => JSON.parse(hook.body).text !== undefined).length, EVENTS, "device B's events arrived once each")
 })
 

@@ -30,10 +30,16 @@ function bothClients(connect: boolean) {
 
 /** Ours equals plain got's, except that it lacks the four undefined cache keys. */
 function assertSameNativeOptions(ours: Record<string, unknown>, plain: Record<string, unknown>) {
-  const onlyPlain = Object.keys(plain).filter(key => !(key in ours)).sort()
+  const onlyPlain = Object.keys(plain)
+    .filter(key => !(key in ours))
+    .sort()
   assert.equal(onlyPlain, CACHE_KEYS)
   for (const key of CACHE_KEYS) assert.is(plain[key], undefined, `plain got's ${key}`)
-  assert.equal(Object.keys(ours).filter(key => !(key in plain)), [], 'no key of its own')
+  assert.equal(
+    Object.keys(ours).filter(key => !(key in plain)),
+    [],
+    'no key of its own',
+  )
   for (const key of Object.keys(ours)) {
     if (key === 'headers') assert.equal(ours.headers, plain.headers)
     else assert.ok(ours[key] === plain[key], `${key}: ${String(ours[key])} vs ${String(plain[key])}`)
@@ -46,7 +52,10 @@ test('an http POST: the same native options as plain got, and the same request r
     const { ours, plain } = bothClients(true)
     const options = { body: '{"event":"Texto","é":1}', headers: { 'webhook-id': 'msg_1', 'webhook-signature': 'v1,x' }, timeout: { request: 5_000 } }
     const answers = [await ours.client.post(receiver.url, options), await plain.client.post(receiver.url, options)]
-    assert.equal(answers.map(answer => answer.statusCode), [200, 200])
+    assert.equal(
+      answers.map(answer => answer.statusCode),
+      [200, 200],
+    )
     assertSameNativeOptions(ours.seen[0], plain.seen[0])
     assert.ok(ours.seen[0].agent === agent.http, 'the keep-alive http agent')
     const [mine, theirs] = receiver.hooks

@@ -16,7 +16,11 @@ test.after.each(async ctx => {
   await ctx.receiver?.stop()
 })
 
-const delivery = (url: string, body = '{"event":"Texto"}') => ({ url, body, headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' } })
+const delivery = (url: string, body = '{"event":"Texto"}') => ({
+  url,
+  body,
+  headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' },
+})
 
 async function receiver(ctx: Context, answer?: (index: number) => ReceiverAnswer): Promise<Receiver> {
   ctx.receiver = await startReceiver(answer ? (_, index) => answer(index) : undefined)
@@ -87,18 +91,27 @@ test('at most concurrencyPerHost deliveries are in flight per receiver host, whi
   const { r, most } = await countingReceiver(ctx, 150)
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 2 })
   const answers = await Promise.all(Array.from({ length: 6 }, (_, i) => sender.send({ ...delivery(r.url), deviceId: `device-${i % 3}` })))
-  assert.equal(answers.map(a => a.status), [200, 200, 200, 200, 200, 200])
+  assert.equal(
+    answers.map(a => a.status),
+    [200, 200, 200, 200, 200, 200],
+  )
   assert.is(most(), 2)
   await sender.close!()
 })
 
-test('one device has at most concurrencyPerDevice deliveries in flight to a host (default half the host\'s), in the order sent', async ctx => {
+test("one device has at most concurrencyPerDevice deliveries in flight to a host (default half the host's), in the order sent", async ctx => {
   const { r, most } = await countingReceiver(ctx, 100)
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 4 })
   const sends = Array.from({ length: 6 }, (_, i) => sender.send({ ...delivery(r.url), headers: { 'webhook-id': `msg_${i}` }, deviceId: 'device-a' }))
-  assert.equal((await Promise.all(sends)).map(a => a.status), [200, 200, 200, 200, 200, 200])
+  assert.equal(
+    (await Promise.all(sends)).map(a => a.status),
+    [200, 200, 200, 200, 200, 200],
+  )
   assert.is(most(), 2)
-  assert.equal(r.hooks.map(hook => hook.headers['webhook-id']), ['msg_0', 'msg_1', 'msg_2', 'msg_3', 'msg_4', 'msg_5'])
+  assert.equal(
+    r.hooks.map(hook => hook.headers['webhook-id']),
+    ['msg_0', 'msg_1', 'msg_2', 'msg_3', 'msg_4', 'msg_5'],
+  )
   await sender.close!()
 })
 
@@ -107,16 +120,27 @@ test("a device whose receiver hangs does not hold up another device's deliveries
   const sender = httpWebhookSender({ allowPrivateUrls: true, concurrencyPerHost: 4, timeoutMs: 5_000 })
   try {
     gated.hold('/a')
-    const statusOf = (sending: Promise<{ status: number }>) => sending.then(answer => answer.status, (error: Error) => error.message)
-    const slow = Array.from({ length: 6 }, (_, i) => statusOf(sender.send({ ...delivery(`${gated.origin}/a`), headers: { 'webhook-id': `a_${i}` }, deviceId: 'device-a' })))
-    const quick = Array.from({ length: 10 }, (_, i) => statusOf(sender.send({ ...delivery(`${gated.origin}/b`), headers: { 'webhook-id': `b_${i}` }, deviceId: 'device-b' })))
+    const statusOf = (sending: Promise<{ status: number }>) =>
+      sending.then(
+        answer => answer.status,
+        (error: Error) => error.message,
+      )
+    const slow = Array.from({ length: 6 }, (_, i) =>
+      statusOf(sender.send({ ...delivery(`${gated.origin}/a`), headers: { 'webhook-id': `a_${i}` }, deviceId: 'device-a' })),
+    )
+    const quick = Array.from({ length: 10 }, (_, i) =>
+      statusOf(sender.send({ ...delivery(`${gated.origin}/b`), headers: { 'webhook-id': `b_${i}` }, deviceId: 'device-b' })),
+    )
     assert.equal(await Promise.all(quick), Array(10).fill(200))
     assert.is(gated.answered('/a'), 0, "device A's receiver has answered nothing yet")
     await waitFor(() => gated.to('/a').length >= 2, 5_000, "device A's first two deliveries")
     assert.is(gated.to('/a').length, 2, 'device A holds two of the four slots, its other deliveries wait in its own line')
     gated.release('/a')
     assert.equal(await Promise.all(slow), Array(6).fill(200))
-    assert.equal(gated.to('/a').map(hook => hook.headers['webhook-id']), ['a_0', 'a_1', 'a_2', 'a_3', 'a_4', 'a_5'])
+    assert.equal(
+      gated.to('/a').map(hook => hook.headers['webhook-id']),
+      ['a_0', 'a_1', 'a_2', 'a_3', 'a_4', 'a_5'],
+    )
   } finally {
     await sender.close!()
     await gated.stop()
@@ -146,7 +170,11 @@ test('the time-out counts from send(): a delivery still queued at its deadline f
   const first = sender.send(delivery(r.url))
   const second = sender.send({ ...delivery(r.url), headers: { 'webhook-id': 'msg_2' } })
   const third = sender.send({ ...delivery(r.url), headers: { 'webhook-id': 'msg_3' }, deadline: Date.now() + 100 })
-  for (const [name, pending] of [['first', first], ['second', second], ['third', third]] as const) {
+  for (const [name, pending] of [
+    ['first', first],
+    ['second', second],
+    ['third', third],
+  ] as const) {
     await pending.then(
       () => assert.unreachable(`the ${name} delivery answered within the time-out`),
       err => assert.match((err as Error).message, /time-?out|timed out/i),

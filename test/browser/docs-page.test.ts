@@ -22,13 +22,18 @@ inBrowser('Swagger UI renders every path of the table from local files, without 
     assert.is((await tab.goto(`${t.url}/docs`))?.status(), 200)
     await tab.locator('.opblock').first().waitFor({ state: 'visible', timeout: 15_000 })
     const paths = await tab.locator('.opblock-summary-path').allTextContents()
-    for (const entry of operationTable) assert.ok(paths.some(path => path.replace(/\u200b/g, '') === entry.path), `${entry.path} is shown`)
+    for (const entry of operationTable)
+      assert.ok(
+        paths.some(path => path.replace(/\u200b/g, '') === entry.path),
+        `${entry.path} is shown`,
+      )
 
     await tab.locator('.opblock-summary', { hasText: '/api/create-message' }).first().click()
     const opened = tab.locator('.opblock.is-open')
     await opened.waitFor({ state: 'visible' })
     const text = (await opened.textContent()) ?? ''
-    for (const operation of operationsOf((operationTable as readonly PathEntry[]).find(entry => entry.path === '/api/create-message')!)) assert.ok(text.includes(operation.name), `${operation.name} is listed`)
+    for (const operation of operationsOf((operationTable as readonly PathEntry[]).find(entry => entry.path === '/api/create-message')!))
+      assert.ok(text.includes(operation.name), `${operation.name} is listed`)
 
     assert.equal(
       requests.filter(url => !url.startsWith(t.url) && !url.startsWith('data:')),

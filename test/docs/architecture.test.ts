@@ -24,7 +24,11 @@ architecture('every middleware module the router is built from is on the page', 
   const modules = [...router.matchAll(/^import [^\n]*from '\.\/([^']+)'/gm)].map(match => `src/http/${match[1]}`)
   assert.ok(modules.length >= 8, `router.ts imports its middleware (found ${modules.length})`)
   const named = new Set(namedPaths(map))
-  assert.equal(modules.filter(module => !named.has(module)), [], 'router modules missing from docs/architecture.md')
+  assert.equal(
+    modules.filter(module => !named.has(module)),
+    [],
+    'router modules missing from docs/architecture.md',
+  )
 })
 
 architecture('the README links the page', () => {

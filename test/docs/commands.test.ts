@@ -24,8 +24,17 @@ const commands = [...new Set(DOCS.flatMap(file => commandLines(readFileSync(join
 const test = suite('the documented commands that start a server run as written')
 
 test('the docs show the commands a newcomer runs', () => {
-  for (const expected of ['npm start', 'GATEWAY_TRANSPORT=memory npm start', 'npm run sim', 'examples/agent-rule-based.ts', 'examples/mount-in-existing-app.ts'])
-    assert.ok(commands.some(command => command === expected || (expected.startsWith('examples/') && command.includes(expected))), `found ${expected} in ${JSON.stringify(commands)}`)
+  for (const expected of [
+    'npm start',
+    'GATEWAY_TRANSPORT=memory npm start',
+    'npm run sim',
+    'examples/agent-rule-based.ts',
+    'examples/mount-in-existing-app.ts',
+  ])
+    assert.ok(
+      commands.some(command => command === expected || (expected.startsWith('examples/') && command.includes(expected))),
+      `found ${expected} in ${JSON.stringify(commands)}`,
+    )
 })
 
 for (const command of commands) {

@@ -16,7 +16,7 @@ docs('every program in examples/ is started by a test (directly, or through a he
   // Helpers the tests use: imported by a test, or by a helper in use (`./<name>` from a helper).
   const helpers = files.filter(file => file.includes('/helpers/'))
   const used = new Set(helpers.filter(helper => tests.some(test => text.get(test)!.includes(`helpers/${basename(helper)}`))))
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false
     for (const helper of helpers) {
       if (used.has(helper) || ![...used].some(user => text.get(user)!.includes(`./${basename(helper)}`))) continue
@@ -41,7 +41,8 @@ docs('the README and the API reference document every metric, the service routes
   const variables = new Set([...standalone.matchAll(/env\.((?:GATEWAY_|LOG_)[A-Z_]+|PORT)\b/g)].map(match => match[1]))
   assert.ok(variables.size >= 10, 'the variables the standalone server reads are found')
   for (const variable of variables) assert.ok(new RegExp(`^\\| [^|]*\`${variable}\``, 'm').test(guide), `README's standalone table has ${variable}`)
-  for (const name of ['OperationRequest', 'OperationAnswer', 'SendTextRequest', 'SendTextAnswer']) assert.ok(reference.includes(name), `docs/api.md shows ${name}`)
+  for (const name of ['OperationRequest', 'OperationAnswer', 'SendTextRequest', 'SendTextAnswer'])
+    assert.ok(reference.includes(name), `docs/api.md shows ${name}`)
 })
 
 docs('the README is a guide of at most 25 KB; the reference, decisions, security and benchmarks live beside it', () => {

@@ -61,7 +61,8 @@ const before: Record<string, (story: Story) => Promise<void>> = {
   '2.': async ({ t, authkey }) => void (await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })),
   '5.': story => linkByName(story, 'recepcao', RECEPTION_PHONE),
   '8.': story => linkByName(story, 'loja', DEVICE_PHONE),
-  '14.': async ({ t, stands }) => void stands.set(STORY.receivedId, await t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'Quando chega meu pedido?' })),
+  '14.': async ({ t, stands }) =>
+    void stands.set(STORY.receivedId, await t.network.sendFromPhone(CUSTOMER, DEVICE_PHONE, { type: 'text', text: 'Quando chega meu pedido?' })),
   '17.': async ({ stands }) => void stands.set(STORY.scheduleTime, `${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)} 18:00:00`),
   '18.': async ({ t, stands }) => {
     const code = t.network.inbox(CUSTOMER).flatMap(entry => (entry.type === 'text' ? (/Seu código Loja: (\d{6})/.exec(entry.text)?.[1] ?? []) : []))
@@ -80,7 +81,9 @@ const before: Record<string, (story: Story) => Promise<void>> = {
   },
 }
 
-const media: MediaFetcher = { fetch: async url => (url.endsWith('.pdf') ? { data: PDF, contentType: 'application/pdf' } : { data: JPEG, contentType: 'image/jpeg' }) }
+const media: MediaFetcher = {
+  fetch: async url => (url.endsWith('.pdf') ? { data: PDF, contentType: 'application/pdf' } : { data: JPEG, contentType: 'image/jpeg' }),
+}
 const webhooks: WebhookSender = { send: async () => ({ status: 200 }) }
 const agentResponder: AgentResponder = { respond: () => AGENT_REPLY }
 
@@ -97,7 +100,8 @@ readme.after(ctx => ctx.story.t.stop())
 
 readme('docs/api.md has a sample of every operation of the table, each on its own path', () => {
   const documented = new Set(samples.map(sample => operationOf(sample).name))
-  for (const entry of operationTable as readonly PathEntry[]) for (const operation of operationsOf(entry)) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
+  for (const entry of operationTable as readonly PathEntry[])
+    for (const operation of operationsOf(entry)) assert.ok(documented.has(operation.name), `a sample of ${operation.name}`)
 })
 
 for (const sample of samples) {
@@ -163,7 +167,8 @@ function resolveRequest(body: Record<string, unknown>, story: Story): Record<str
 function compare(expected: unknown, actual: unknown, stands: Map<string, string>, where = 'answer'): string[] {
   if (typeof expected === 'string') {
     if (expected.includes('…')) return typeof actual === 'string' ? [] : [`${where}: expected a string, got ${JSON.stringify(actual)}`]
-    if (stands.has(expected)) return actual === stands.get(expected) ? [] : [`${where}: expected ${stands.get(expected)} (for ${expected}), got ${JSON.stringify(actual)}`]
+    if (stands.has(expected))
+      return actual === stands.get(expected) ? [] : [`${where}: expected ${stands.get(expected)} (for ${expected}), got ${JSON.stringify(actual)}`]
     const pattern = PATTERNS.find(([regex]) => regex.test(expected))
     if (pattern) {
       if (typeof actual !== 'string' || !pattern[0].test(actual)) return [`${where}: expected ${pattern[1]}, got ${JSON.stringify(actual)}`]

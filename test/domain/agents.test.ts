@@ -31,7 +31,8 @@ async function setUp(ctx: Context, options: GatewayOptions = {}, withAgent = tru
 test.after.each(stopReceiverWorld)
 
 /** Texts `phone` received from the device. */
-const inbox = (ctx: Context, phone = FRIEND) => ctx.t.network.inbox(phone).flatMap(entry => (entry.type === 'text' && entry.from === DEVICE_PHONE ? [entry.text] : []))
+const inbox = (ctx: Context, phone = FRIEND) =>
+  ctx.t.network.inbox(phone).flatMap(entry => (entry.type === 'text' && entry.from === DEVICE_PHONE ? [entry.text] : []))
 
 async function say(ctx: Context, text: string, from = FRIEND): Promise<void> {
   const before = ctx.requests.length
@@ -79,7 +80,13 @@ test('the history holds the earlier turns; operation 19 clears it for that conta
       ['agent', 'Você disse: primeira'],
     ],
   )
-  const cleared = await ctx.t.post('/api/settings', { appkey: ctx.device.appkey, authkey: ctx.authkey, to: `+${FRIEND}`, message: 'false', deleteConversaFluxo: 'true' })
+  const cleared = await ctx.t.post('/api/settings', {
+    appkey: ctx.device.appkey,
+    authkey: ctx.authkey,
+    to: `+${FRIEND}`,
+    message: 'false',
+    deleteConversaFluxo: 'true',
+  })
   assert.equal(cleared.body, { status: 200, message: 'Conversas excluídas com sucesso.', excluidas: 1 })
   await say(ctx, 'terceira')
   assert.equal(ctx.requests.at(-1)!.history, [])
@@ -92,11 +99,20 @@ test('operation 19 with to "todos" clears every conversation of the device', asy
   await say(ctx, 'a')
   await say(ctx, 'b', OTHER)
   await waitFor(() => inbox(ctx).length === 1 && inbox(ctx, OTHER).length === 1)
-  const cleared = await ctx.t.post('/api/settings', { appkey: ctx.device.appkey, authkey: ctx.authkey, to: 'todos', message: 'false', deleteConversaFluxo: 'true' })
+  const cleared = await ctx.t.post('/api/settings', {
+    appkey: ctx.device.appkey,
+    authkey: ctx.authkey,
+    to: 'todos',
+    message: 'false',
+    deleteConversaFluxo: 'true',
+  })
   assert.is(cleared.body.excluidas, 2)
   await say(ctx, 'c')
   await say(ctx, 'd', OTHER)
-  assert.equal(ctx.requests.slice(-2).map(r => r.history), [[], []])
+  assert.equal(
+    ctx.requests.slice(-2).map(r => r.history),
+    [[], []],
+  )
 })
 
 test('the history is bounded by agentHistoryLimit', async ctx => {
@@ -105,7 +121,10 @@ test('the history is bounded by agentHistoryLimit', async ctx => {
     await say(ctx, text)
     await waitFor(() => inbox(ctx).length === Number(text))
   }
-  assert.equal(ctx.requests[2].history.map(turn => turn.text), ['Você disse: 1', '2', 'Você disse: 2'])
+  assert.equal(
+    ctx.requests[2].history.map(turn => turn.text),
+    ['Você disse: 1', '2', 'Você disse: 2'],
+  )
 })
 
 test('no agent on the device, a group text or the device’s own text: the responder is not asked', async ctx => {
@@ -135,7 +154,10 @@ test('a responder that throws or answers nothing sends no reply, and the next te
   await say(ctx, 'fale')
   await waitFor(() => inbox(ctx).length === 1)
   assert.equal(inbox(ctx), ['ok fale'])
-  assert.equal(ctx.requests[2].history.map(turn => turn.text), ['falhe', 'cale'])
+  assert.equal(
+    ctx.requests[2].history.map(turn => turn.text),
+    ['falhe', 'cale'],
+  )
 })
 
 test('a responder slower than agentTimeoutMs is given up on (its signal aborts) and the contact’s next text is answered', async ctx => {

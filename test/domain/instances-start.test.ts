@@ -62,7 +62,7 @@ test('a live record that keeps heartbeating: refused as soon as the heartbeat mo
   }
 })
 
-test('cluster mode: a live record of this host with this instance\'s address (its previous run) is waited for, and refused while it heartbeats', async () => {
+test("cluster mode: a live record of this host with this instance's address (its previous run) is waited for, and refused while it heartbeats", async () => {
   const url = 'http://127.0.0.1:3999'
   const lapsing = hostStoreWithOther(400, 'network', url)
   await lapsing.beat()

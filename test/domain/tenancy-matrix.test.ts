@@ -85,27 +85,69 @@ const rows: Row[] = [
       refsA.flatMap(ref => [
         { path: '/api/v2/ia', body: { authkey: b.authkey, device: ref, agent_name: 'Intruso' }, status: 404, message: NOT_FOUND },
         { path: '/api/developer', body: { authkey: b.authkey, message: ref, checkDispositivo: 'true' }, status: 404, message: NOT_FOUND },
-        { path: '/api/developer', body: { authkey: b.authkey, message: ref, apagarDispositivo: 'true', apagarAppkey: 'true' }, status: 404, message: NOT_FOUND },
-        { path: '/api/developer', body: { authkey: b.authkey, appkey: ref, message: 'false', to: ref, GerenciarLinks: 'excluir' }, status: 404, message: NOT_FOUND },
-        { path: '/api/developer', body: { authkey: b.authkey, appkey: b.appkey, message: 'false', to: ref, GerenciarLinks: 'excluir' }, status: 404, message: NOT_FOUND },
+        {
+          path: '/api/developer',
+          body: { authkey: b.authkey, message: ref, apagarDispositivo: 'true', apagarAppkey: 'true' },
+          status: 404,
+          message: NOT_FOUND,
+        },
+        {
+          path: '/api/developer',
+          body: { authkey: b.authkey, appkey: ref, message: 'false', to: ref, GerenciarLinks: 'excluir' },
+          status: 404,
+          message: NOT_FOUND,
+        },
+        {
+          path: '/api/developer',
+          body: { authkey: b.authkey, appkey: b.appkey, message: 'false', to: ref, GerenciarLinks: 'excluir' },
+          status: 404,
+          message: NOT_FOUND,
+        },
       ]),
   },
-  ...['sendText', 'sendMedia', 'sendContact', 'sendLocation', 'reactToMessage', 'deleteMessage', 'markMessageRead', 'sendButtons', 'sendCarousel', 'listSchedules', 'sendOtp', 'verifyOtp', 'deleteFlowConversations', 'switchWebhook', 'groupInfo', 'createGroup', 'joinGroup'].map(
-    (name): Row => ({
-      operations: [name],
-      what: `${name} with B's authkey and A's device names, ids and appkeys as appkey`,
-      attacks: world => {
-        const [, path, body, extra] = deviceBodies(world).find(([operation]) => operation === name)!
-        return world.refsA.map(ref => ({ path, body: { ...body, appkey: ref, authkey: world.b.authkey }, status: 404, message: NOT_FOUND, ...(extra ? { check: answer => assert.equal(answer.body.valid, false) } : {}) }))
-      },
-    }),
-  ),
+  ...[
+    'sendText',
+    'sendMedia',
+    'sendContact',
+    'sendLocation',
+    'reactToMessage',
+    'deleteMessage',
+    'markMessageRead',
+    'sendButtons',
+    'sendCarousel',
+    'listSchedules',
+    'sendOtp',
+    'verifyOtp',
+    'deleteFlowConversations',
+    'switchWebhook',
+    'groupInfo',
+    'createGroup',
+    'joinGroup',
+  ].map((name): Row => ({
+    operations: [name],
+    what: `${name} with B's authkey and A's device names, ids and appkeys as appkey`,
+    attacks: world => {
+      const [, path, body, extra] = deviceBodies(world).find(([operation]) => operation === name)!
+      return world.refsA.map(ref => ({
+        path,
+        body: { ...body, appkey: ref, authkey: world.b.authkey },
+        status: 404,
+        message: NOT_FOUND,
+        ...(extra ? { check: answer => assert.equal(answer.body.valid, false) } : {}),
+      }))
+    },
+  })),
   {
     operations: ['sendText', 'groupInfo'],
     what: "B's own device aimed at A's group",
     attacks: ({ a, b }) => [
       { path: '/api/create-message', body: { appkey: b.appkey, authkey: b.authkey, to: a.groupId, message: 'intruso' }, status: 404 },
-      { path: '/api/groups', body: { appkey: b.appkey, authkey: b.authkey, message: 'false', infoConvite: a.groupId }, status: 404, message: 'Grupo não encontrado.' },
+      {
+        path: '/api/groups',
+        body: { appkey: b.appkey, authkey: b.authkey, message: 'false', infoConvite: a.groupId },
+        status: 404,
+        message: 'Grupo não encontrado.',
+      },
     ],
   },
   {
@@ -113,9 +155,24 @@ const rows: Row[] = [
     what: "B's own device aimed at A's sent and received message ids",
     attacks: ({ a, b }) =>
       [a.sentId, a.receivedId].flatMap(id => [
-        { path: '/api/create-message', body: { appkey: b.appkey, authkey: b.authkey, to: FRIEND, reactionMessage: 'true', message: '👍', id }, status: 404, message: 'Mensagem não encontrada nesta conversa.' },
-        { path: '/api/create-message', body: { appkey: b.appkey, authkey: b.authkey, to: FRIEND, message: 'false', deleteID: id }, status: 404, message: 'Mensagem não encontrada nesta conversa.' },
-        { path: '/api/create-message', body: { appkey: b.appkey, authkey: b.authkey, to: FRIEND, markRead: id }, status: 404, message: 'Mensagem não encontrada nesta conversa.' },
+        {
+          path: '/api/create-message',
+          body: { appkey: b.appkey, authkey: b.authkey, to: FRIEND, reactionMessage: 'true', message: '👍', id },
+          status: 404,
+          message: 'Mensagem não encontrada nesta conversa.',
+        },
+        {
+          path: '/api/create-message',
+          body: { appkey: b.appkey, authkey: b.authkey, to: FRIEND, message: 'false', deleteID: id },
+          status: 404,
+          message: 'Mensagem não encontrada nesta conversa.',
+        },
+        {
+          path: '/api/create-message',
+          body: { appkey: b.appkey, authkey: b.authkey, to: FRIEND, markRead: id },
+          status: 404,
+          message: 'Mensagem não encontrada nesta conversa.',
+        },
       ]),
   },
   {
@@ -124,11 +181,36 @@ const rows: Row[] = [
     attacks: ({ a, b }) => {
       const keys = { appkey: b.appkey, authkey: b.authkey }
       return [
-        { path: '/api/create-message', body: { ...keys, listaAgendamento: 'true', message: 'false' }, status: 200, check: answer => assert.deepEqual(answer.body.data, []) },
-        ...['000000', '123456', '999999'].map(code => ({ path: '/api/create-message', body: { ...keys, to: OTHER, message: 'false', verificarOTP: code }, status: 401, message: 'OTP inválido ou expirado.' })),
-        { path: '/api/settings', body: { ...keys, to: 'todos', message: 'false', deleteConversaFluxo: 'true' }, status: 200, check: answer => assert.equal(answer.body.excluidas, 0) },
-        { path: '/api/settings', body: { ...keys, to: FRIEND, message: 'false', deleteConversaFluxo: 'true' }, status: 200, check: answer => assert.equal(answer.body.excluidas, 0) },
-        ...[a.deviceId, a.name, a.randomDeviceId].map(ref => ({ path: '/api/settings', body: { ...keys, type: 'grupo', message: ref, statusWebhook: 'true' }, status: 404, message: NOT_FOUND })),
+        {
+          path: '/api/create-message',
+          body: { ...keys, listaAgendamento: 'true', message: 'false' },
+          status: 200,
+          check: answer => assert.deepEqual(answer.body.data, []),
+        },
+        ...['000000', '123456', '999999'].map(code => ({
+          path: '/api/create-message',
+          body: { ...keys, to: OTHER, message: 'false', verificarOTP: code },
+          status: 401,
+          message: 'OTP inválido ou expirado.',
+        })),
+        {
+          path: '/api/settings',
+          body: { ...keys, to: 'todos', message: 'false', deleteConversaFluxo: 'true' },
+          status: 200,
+          check: answer => assert.equal(answer.body.excluidas, 0),
+        },
+        {
+          path: '/api/settings',
+          body: { ...keys, to: FRIEND, message: 'false', deleteConversaFluxo: 'true' },
+          status: 200,
+          check: answer => assert.equal(answer.body.excluidas, 0),
+        },
+        ...[a.deviceId, a.name, a.randomDeviceId].map(ref => ({
+          path: '/api/settings',
+          body: { ...keys, type: 'grupo', message: ref, statusWebhook: 'true' },
+          status: 404,
+          message: NOT_FOUND,
+        })),
       ]
     },
   },
@@ -161,16 +243,24 @@ for (const row of rows) {
 }
 
 test('the matrix covers every operation of the operation table', () => {
-  const all = (operationTable as readonly PathEntry[]).flatMap(entry => [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])]).map(operation => operation.name)
+  const all = (operationTable as readonly PathEntry[])
+    .flatMap(entry => [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])])
+    .map(operation => operation.name)
   const covered = new Set(rows.flatMap(row => row.operations))
-  assert.deepEqual(all.filter(name => !covered.has(name)), [])
+  assert.deepEqual(
+    all.filter(name => !covered.has(name)),
+    [],
+  )
 })
 
 test("A's own requests still work after all of B's attempts", async ({ world: { t, a } }) => {
   const status = await t.post('/api/developer', { authkey: a.authkey, message: a.name, checkDispositivo: 'true' })
   assert.equal(status.body.dispositivo.conectado, true)
   const listing = await t.post('/api/create-message', { appkey: a.name, authkey: a.authkey, listaAgendamento: 'true', message: 'false' })
-  assert.deepEqual(listing.body.data.map((item: { id: string }) => item.id), [a.scheduledId])
+  assert.deepEqual(
+    listing.body.data.map((item: { id: string }) => item.id),
+    [a.scheduledId],
+  )
 })
 
 test.run()

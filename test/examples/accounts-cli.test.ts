@@ -26,9 +26,10 @@ async function accounts(env: Record<string, string>, ...args: string[]): Promise
 }
 
 const registration = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }
-const accepted = async (url: string, authkey: string) => (await post(`${url}/api/developer`, { authkey, message: 'nada', checkDispositivo: 'true' })).status === 404
+const accepted = async (url: string, authkey: string) =>
+  (await post(`${url}/api/developer`, { authkey, message: 'nada', checkDispositivo: 'true' })).status === 404
 
-test('rotate, suspend, resume and renew a server\'s account from beside it (SQLite file); bad input exits non-zero with the reason', async () => {
+test("rotate, suspend, resume and renew a server's account from beside it (SQLite file); bad input exits non-zero with the reason", async () => {
   const env = { GATEWAY_STORE: `sqlite://${join(tempDir(), 'gateway.sqlite')}`, GATEWAY_RATE_LIMIT: 'off' }
   const server = await startStandalone(env)
   try {

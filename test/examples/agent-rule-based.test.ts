@@ -13,7 +13,14 @@ const CUSTOMER = '5511933334444'
 test('the recipe of its header works over HTTP: the customer gets the menu, then the answer to a rule', async () => {
   const demo = await startAgentDemo(0)
   try {
-    const registered = await post(`${demo.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511999990000', plano: '1' })
+    const registered = await post(`${demo.url}/api/auth`, {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'segredo1',
+      telefone: '5511999990000',
+      plano: '1',
+    })
     const authkey = registered.body.data.authkey
     assert.is((await post(`${demo.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })).status, 200)
     assert.is((await post(`${demo.url}/_sim/scan`, { authkey, appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
@@ -34,7 +41,14 @@ test('the recipe of its header works over HTTP: the customer gets the menu, then
 
 test('ruleBasedResponder suggests a person after two texts it cannot understand', () => {
   const request = (text: string, history: AgentRequest['history']) =>
-    ({ agent: { id: 'a', name: 'Bia' }, device: { id: 'd', name: 'loja' }, contact: { chat: CUSTOMER }, text, history, signal: new AbortController().signal }) as AgentRequest
+    ({
+      agent: { id: 'a', name: 'Bia' },
+      device: { id: 'd', name: 'loja' },
+      contact: { chat: CUSTOMER },
+      text,
+      history,
+      signal: new AbortController().signal,
+    }) as AgentRequest
   const greeting = [{ role: 'agent' as const, text: 'Olá!', at: 1 }]
   const first = ruleBasedResponder.respond(request('xyz', greeting)) as string
   assert.match(first, /^Não entendi "xyz"/)

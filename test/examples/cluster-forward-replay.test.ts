@@ -31,7 +31,16 @@ onRedis('the same bytes replayed to the instance that took the device are refuse
       proxies.push(proxy)
       cluster.instances.push(await startStandalone({ ...cluster.env, GATEWAY_ADVERTISE_URL: `http://127.0.0.1:${proxy.port}` }, port))
     }
-    const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+    const authkey = (
+      await cluster.call(0, '/api/auth', {
+        auth: 'registrar',
+        nome: 'Ana',
+        email: 'ana@example.com',
+        senha: 'senha-secreta',
+        telefone: '5511912345678',
+        plano: '1',
+      })
+    ).body.data.authkey as string
     const device = await linkDevice(cluster, 0, authkey, 'alvo', PHONE)
     const holderIndex = await holderOf(cluster, device.id)
     const entry = (holderIndex + 1) % 3
@@ -41,13 +50,17 @@ onRedis('the same bytes replayed to the instance that took the device are refuse
     assert.is(sent.status, 200, sent.text)
     const captured = proxies[holderIndex]!.takeSent()
     const capturedAt = Date.now()
-    assert.ok(captured.toString('latin1').startsWith('POST /api/create-message '), 'the forward went through the holder\'s link')
+    assert.ok(captured.toString('latin1').startsWith('POST /api/create-message '), "the forward went through the holder's link")
     assert.is(await textsAt(cluster), 1)
 
     // The holder leaves gracefully; another instance takes the device.
     await cluster.instances[holderIndex]!.kill('SIGTERM')
     const rest = cluster.instances.filter((_, i) => i !== holderIndex)
-    await waitFor(async () => (await Promise.all(rest.map(i => cluster.health(i)))).some(h => h.devices.includes(device.id)), 20_000, 'the device to open on another instance')
+    await waitFor(
+      async () => (await Promise.all(rest.map(i => cluster.health(i)))).some(h => h.devices.includes(device.id)),
+      20_000,
+      'the device to open on another instance',
+    )
     const newHolder = (await Promise.all(rest.map(async i => ({ i, held: (await cluster.health(i)).devices })))).find(h => h.held.includes(device.id))!.i
 
     const socket = await openSocket(newHolder.url)

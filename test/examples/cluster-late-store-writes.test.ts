@@ -25,17 +25,31 @@ const backends = [
 ]
 
 for (const backend of backends) {
-  needing(test, backend.service, `the late-store-writes test on ${backend.name}`)(`${backend.name}: every message received while the store link held its bytes for 4 s becomes a webhook`, async () => {
+  needing(
+    test,
+    backend.service,
+    `the late-store-writes test on ${backend.name}`,
+  )(`${backend.name}: every message received while the store link held its bytes for 4 s becomes a webhook`, async () => {
     const target = new URL(backend.url!)
     const proxy = await startHoldingProxy({ host: target.hostname, port: Number(target.port || (backend.name === 'Redis' ? 6379 : 5432)) })
     target.host = `127.0.0.1:${proxy.port}`
     const receiver = await startReceiver()
     const cluster = await startCluster(target.toString(), 1)
     try {
-      const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+      const authkey = (
+        await cluster.call(0, '/api/auth', {
+          auth: 'registrar',
+          nome: 'Ana',
+          email: 'ana@example.com',
+          senha: 'senha-secreta',
+          telefone: '5511912345678',
+          plano: '1',
+        })
+      ).body.data.authkey as string
       await linkDevice(cluster, 0, authkey, 'loja', PHONE, receiver.url)
       const ids: string[] = []
-      const receive = async (i: number) => ids.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: PHONE, type: 'text', text: `entrada ${i}` })).body.id)
+      const receive = async (i: number) =>
+        ids.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: PHONE, type: 'text', text: `entrada ${i}` })).body.id)
       for (let i = 0; i < 5; i++) await receive(i)
       await waitFor(() => receiver.hooks.length >= 5, 15_000, 'the first 5 webhooks')
 

@@ -18,18 +18,32 @@ const onRedis = needing(test, REDIS, 'the new-device placement test')
 onRedis('12 devices linked round-robin through 3 instances end 4 ± 1 on each', async () => {
   const cluster = await startCluster(REDIS.value!, 3)
   try {
-    const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+    const authkey = (
+      await cluster.call(0, '/api/auth', {
+        auth: 'registrar',
+        nome: 'Ana',
+        email: 'ana@example.com',
+        senha: 'senha-secreta',
+        telefone: '5511912345678',
+        plano: '1',
+      })
+    ).body.data.authkey as string
     const qrs: string[] = []
     for (let d = 0; d < 12; d++) {
       const created = await cluster.call(d, '/api/v2/qrcode', { authkey, setAppkey: `p${d}` })
       assert.is(created.status, 200, created.text)
       qrs.push(qrText(created.body.qrcode))
     }
-    for (const [d, qr] of qrs.entries()) assert.is((await post(`${cluster.sim.url}/_sim/scan`, { qr, phone: `55119000081${String(d).padStart(2, '0')}` })).status, 200)
+    for (const [d, qr] of qrs.entries())
+      assert.is((await post(`${cluster.sim.url}/_sim/scan`, { qr, phone: `55119000081${String(d).padStart(2, '0')}` })).status, 200)
     for (let d = 0; d < 12; d++) await waitFor(async () => (await deviceState(cluster, d, authkey, `p${d}`)) === 'open', 30_000, `p${d} to open`)
     const held = (await Promise.all(cluster.instances.map(instance => cluster.health(instance)))).map(h => h.devices.length)
     console.log(`# 12 new devices through 3 instances: ${held.join('/')}`)
-    assert.is(held.reduce((sum, n) => sum + n, 0), 12, 'every device held once')
+    assert.is(
+      held.reduce((sum, n) => sum + n, 0),
+      12,
+      'every device held once',
+    )
     for (const count of held) assert.ok(count >= 3 && count <= 5, `held ${held.join('/')}`)
   } finally {
     await cluster.stop()

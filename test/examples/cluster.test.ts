@@ -27,14 +27,30 @@ for (const service of [REDIS, POSTGRES]) {
     const receiver = await startReceiver()
     const cluster = await startCluster(service.value!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
     try {
-      const authkey = (await cluster.call(0, '/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey as string
+      const authkey = (
+        await cluster.call(0, '/api/auth', {
+          auth: 'registrar',
+          nome: 'Ana',
+          email: 'ana@example.com',
+          senha: 'senha-secreta',
+          telefone: '5511912345678',
+          plano: '1',
+        })
+      ).body.data.authkey as string
       assert.is((await request(`${cluster.instances[0]!.url}/_sim/stats`)).status, 404, 'a gateway joined to a simulator server mounts no /_sim routes')
       const byAppkey = await post(`${cluster.sim.url}/_sim/scan`, { authkey, appkey: 'd0', phone: devicePhone(0) })
       assert.is(byAppkey.status, 400, 'the simulator server has no gateway store: scan by code or QR')
       for (let d = 0; d < DEVICES; d++) await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d), receiver.url)
       const held = await Promise.all(cluster.instances.map(instance => cluster.health(instance)))
-      assert.is(held.reduce((sum, h) => sum + h.devices.length, 0), DEVICES, 'every device held once')
-      assert.ok(held.every(h => h.devices.length > 0), `each instance holds some: ${held.map(h => h.devices.length)}`)
+      assert.is(
+        held.reduce((sum, h) => sum + h.devices.length, 0),
+        DEVICES,
+        'every device held once',
+      )
+      assert.ok(
+        held.every(h => h.devices.length > 0),
+        `each instance holds some: ${held.map(h => h.devices.length)}`,
+      )
 
       await sendsOnce(cluster, authkey)
       await schedulesOnce(cluster, authkey)
@@ -61,7 +77,9 @@ for (const service of [REDIS, POSTGRES]) {
 async function sendsOnce(cluster: Cluster, authkey: string): Promise<void> {
   const before = (await cluster.sim.stats()).sent
   for (let i = 0; i < 300; i += 30) {
-    const batch = Array.from({ length: 30 }, (_, j) => cluster.call(i + j, '/api/create-message', { appkey: `d${(i + j) % DEVICES}`, authkey, to: contact(i + j), message: `texto ${i + j}` }))
+    const batch = Array.from({ length: 30 }, (_, j) =>
+      cluster.call(i + j, '/api/create-message', { appkey: `d${(i + j) % DEVICES}`, authkey, to: contact(i + j), message: `texto ${i + j}` }),
+    )
     for (const answer of await Promise.all(batch)) assert.is(answer.status, 200, answer.text)
   }
   assert.is((await cluster.sim.stats()).sent - before, 300)
@@ -71,13 +89,19 @@ async function sendsOnce(cluster: Cluster, authkey: string): Promise<void> {
 async function schedulesOnce(cluster: Cluster, authkey: string): Promise<void> {
   const before = (await cluster.sim.stats()).sent
   const agendamento = formatWallClock(Math.ceil((Date.now() + 6_000) / 1000) * 1000, 'UTC')
-  const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `agendada ${i}`, agendamento })))
+  const answers = await Promise.all(
+    Array.from({ length: 60 }, (_, i) =>
+      cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `agendada ${i}`, agendamento }),
+    ),
+  )
   for (const answer of answers) assert.is(answer.status, 200, answer.text)
   await waitFor(async () => (await cluster.sim.stats()).sent - before >= 60, 60_000, 'the 60 scheduled sends')
   await new Promise(resolve => setTimeout(resolve, 2_000)) // a second send would show up here
   assert.is((await cluster.sim.stats()).sent - before, 60)
   const texts: string[] = []
-  for (let c = 0; c < 20; c++) for (const entry of (await request(`${cluster.sim.url}/_sim/inbox/${contact(c)}`)).body as { text?: string }[]) if (entry.text?.startsWith('agendada ')) texts.push(entry.text)
+  for (let c = 0; c < 20; c++)
+    for (const entry of (await request(`${cluster.sim.url}/_sim/inbox/${contact(c)}`)).body as { text?: string }[])
+      if (entry.text?.startsWith('agendada ')) texts.push(entry.text)
   assert.is(new Set(texts).size, 60, 'each scheduled text reached its contact')
   assert.is(texts.length, 60, 'none twice')
 }
@@ -86,7 +110,8 @@ async function schedulesOnce(cluster: Cluster, authkey: string): Promise<void> {
 async function webhooksOnce(cluster: Cluster, receiver: Receiver): Promise<void> {
   receiver.hooks.length = 0
   const ids: string[] = []
-  for (let i = 0; i < 100; i++) ids.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: devicePhone(i % DEVICES), type: 'text', text: `entrada ${i}` })).body.id)
+  for (let i = 0; i < 100; i++)
+    ids.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: devicePhone(i % DEVICES), type: 'text', text: `entrada ${i}` })).body.id)
   await waitFor(() => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem)).size === 100, 30_000, '100 webhooks')
   await new Promise(resolve => setTimeout(resolve, 2_000))
   const incoming = receiver.hooks.filter(h => !h.payload.fromMe)
@@ -100,9 +125,14 @@ async function killed(cluster: Cluster, authkey: string): Promise<void> {
   const lost = (await cluster.health(victim)).devices.length
   await victim.kill('SIGKILL')
   const started = Date.now()
-  await waitFor(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 30_000, 'the devices of the killed instance to open elsewhere')
+  await waitFor(
+    async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES,
+    30_000,
+    'the devices of the killed instance to open elsewhere',
+  )
   console.log(`# kill -9: ${lost} devices open again on the others in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-  for (let d = 0; d < DEVICES; d++) assert.is((await cluster.call(d, '/api/create-message', { appkey: `d${d}`, authkey, to: contact(d), message: 'depois da queda' })).status, 200)
+  for (let d = 0; d < DEVICES; d++)
+    assert.is((await cluster.call(d, '/api/create-message', { appkey: `d${d}`, authkey, to: contact(d), message: 'depois da queda' })).status, 200)
 }
 
 /**
@@ -116,7 +146,11 @@ async function paused(cluster: Cluster, authkey: string): Promise<void> {
   const replacedBefore = (await cluster.sim.stats()).replaced
   stopped!.child.kill('SIGSTOP')
   const others = cluster.instances.slice(1)
-  await waitFor(async () => (await Promise.all(others.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 30_000, 'the paused instance\'s devices to open elsewhere')
+  await waitFor(
+    async () => (await Promise.all(others.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES,
+    30_000,
+    "the paused instance's devices to open elsewhere",
+  )
   stopped!.child.kill('SIGCONT')
   await waitFor(async () => (await cluster.health(stopped!)).devices.length === 0, 15_000, 'the resumed instance to let its devices go')
   await new Promise(resolve => setTimeout(resolve, 5_000))
@@ -141,10 +175,15 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
   const incoming: string[] = []
   const traffic = (async () => {
     for (let i = 0; running; i++) {
-      const answer = await cluster.call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `rolando ${i}` }).catch(() => undefined)
+      const answer = await cluster
+        .call(i, '/api/create-message', { appkey: `d${i % DEVICES}`, authkey, to: contact(i), message: `rolando ${i}` })
+        .catch(() => undefined)
       if (answer?.status === 200) ok++
       else refused.push(answer?.status ?? 0)
-      if (i % 3 === 0) incoming.push((await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: devicePhone(i % DEVICES), type: 'text', text: `durante ${i}` })).body.id)
+      if (i % 3 === 0)
+        incoming.push(
+          (await post(`${cluster.sim.url}/_sim/send`, { from: contact(i), to: devicePhone(i % DEVICES), type: 'text', text: `durante ${i}` })).body.id,
+        )
       await new Promise(resolve => setTimeout(resolve, 50))
     }
   })()
@@ -154,16 +193,27 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
     stopped.push(old)
     const started = Date.now()
     await old.kill('SIGTERM')
-    await waitFor(async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES, 15_000, 'the leaving instance\'s devices to be taken')
+    await waitFor(
+      async () => (await Promise.all(cluster.instances.map(i => cluster.health(i)))).reduce((sum, h) => sum + h.devices.length, 0) === DEVICES,
+      15_000,
+      "the leaving instance's devices to be taken",
+    )
     console.log(`# SIGTERM: devices taken over in ${((Date.now() - started) / 1000).toFixed(1)} s`)
     await cluster.add()
   }
   running = false
   await traffic
   await waitFor(async () => (await cluster.sim.stats()).sent - sentBefore >= ok, 10_000, 'the answered sends on the network')
-  assert.is((await cluster.sim.stats()).sent - sentBefore, ok, `every send answered 200 reached the network once (${ok} sent, ${refused.length} refused: ${[...new Set(refused)]})`)
+  assert.is(
+    (await cluster.sim.stats()).sent - sentBefore,
+    ok,
+    `every send answered 200 reached the network once (${ok} sent, ${refused.length} refused: ${[...new Set(refused)]})`,
+  )
   // A refusal is a 503 for the client to retry, or a connection the leaving instance no longer took: never a send.
-  assert.ok(refused.every(status => status === 503 || status === 0), `refusals are 503 for the client to retry: ${refused}`)
+  assert.ok(
+    refused.every(status => status === 503 || status === 0),
+    `refusals are 503 for the client to retry: ${refused}`,
+  )
   const received = () => new Set(receiver.hooks.filter(h => !h.payload.fromMe).map(h => h.payload.idMessagem))
   await waitFor(() => received().size === incoming.length, 30_000, 'every incoming message as a webhook').catch(async err => {
     // Say which messages are missing and what the instances (the stopped ones too) logged of them.
@@ -171,7 +221,9 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
     const all = [...stopped, ...cluster.instances].flatMap(i => i.output().split('\n'))
     if (process.env.CLUSTER_LOG_FILE) writeFileSync(process.env.CLUSTER_LOG_FILE, `${missing.join('\n')}\n${all.join('\n')}`)
     const lines = all.filter(line => missing.some(id => line.includes(id)) || /"level":(40|50)/.test(line))
-    throw new Error(`${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}; simulator ${JSON.stringify(await cluster.sim.stats())}; devices ${await devicesSeen(cluster, authkey)}\n${lines.slice(-40).join('\n')}`)
+    throw new Error(
+      `${err.message}: missing ${missing.join(', ')}; in the store: ${await storedOf(cluster, missing)}; simulator ${JSON.stringify(await cluster.sim.stats())}; devices ${await devicesSeen(cluster, authkey)}\n${lines.slice(-40).join('\n')}`,
+    )
   })
   console.log(`# rolling restart: ${ok} sends answered 200, ${refused.length} answered 503, ${incoming.length} incoming messages, all webhooks delivered`)
 }
@@ -183,8 +235,21 @@ async function rollingRestart(cluster: Cluster, authkey: string, receiver: Recei
  */
 function connectionLines(instances: Cluster['instances'], cluster: Cluster): string {
   const wanted = /lease|late|gone|taken|again|replaced|device connection/
-  const lines = instances.flatMap(instance => instance.output().split('\n').filter(line => wanted.test(line)).map(line => `${instance.url} pid ${instance.child.pid}: ${line}`))
-  return [...lines, ...cluster.sim.output().split('\n').filter(line => wanted.test(line)).map(line => `sim: ${line}`)].join('\n')
+  const lines = instances.flatMap(instance =>
+    instance
+      .output()
+      .split('\n')
+      .filter(line => wanted.test(line))
+      .map(line => `${instance.url} pid ${instance.child.pid}: ${line}`),
+  )
+  return [
+    ...lines,
+    ...cluster.sim
+      .output()
+      .split('\n')
+      .filter(line => wanted.test(line))
+      .map(line => `sim: ${line}`),
+  ].join('\n')
 }
 
 /** Each device's state as instance 0 tells it, and which instance holds it. */
@@ -193,7 +258,14 @@ async function devicesSeen(cluster: Cluster, authkey: string): Promise<string> {
   const seen: string[] = []
   for (let d = 0; d < DEVICES; d++) {
     const status = (await cluster.call(0, '/api/developer', { authkey, message: `d${d}`, checkDispositivo: 'true' })).body?.dispositivo
-    seen.push(`d${d}:${status?.estado}@${holders.filter(h => h.devices.includes(status?.id)).map(h => h.i).join('+') || 'none'}`)
+    seen.push(
+      `d${d}:${status?.estado}@${
+        holders
+          .filter(h => h.devices.includes(status?.id))
+          .map(h => h.i)
+          .join('+') || 'none'
+      }`,
+    )
   }
   return seen.join(' ')
 }

@@ -30,52 +30,80 @@ async function freeRun(count: number): Promise<number> {
 
 const onRedis = needing(test, REDIS, 'the local cluster recipe (npm run cluster) on Redis')
 
-onRedis('npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM to the process group stops them all', async () => {
-  const redis = REDIS.value!
-  const base = await freeRun(4)
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `${root}examples/local-cluster.ts`], {
-    cwd: root,
-    env: { ...process.env, GATEWAY_STORE: redis, GATEWAY_STORE_NAMESPACE: `local-cluster-${randomBytes(4).toString('hex')}`, PORT: String(base), SIM_PORT: String(base + 3), LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    // Its own process group: a failed test kills the recipe and every process it started.
-    detached: true,
-  })
-  let output = ''
-  child.stdout!.on('data', d => (output += d))
-  child.stderr!.on('data', d => (output += d))
-  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  try {
-    await waitFor(() => /cluster ready/.test(output), 60_000, `the cluster to start: ${output}`)
-    const urls = [0, 1, 2].map(i => `http://127.0.0.1:${base + i}`)
-    const sim = `http://127.0.0.1:${base + 3}`
-    const registered = await post(`${urls[0]}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })
-    assert.is(registered.status, 200, registered.text)
-    const authkey = registered.body.data.authkey
-    const created = await post(`${urls[1]}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
-    assert.is(created.status, 200, created.text)
-    assert.is((await post(`${sim}/_sim/scan`, { qr: qrText(created.body.qrcode), phone: '5511955556666' })).status, 200)
-    await waitFor(async () => (await post(`${urls[2]}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 20_000, 'the device to open')
-    for (const url of urls) {
-      const sent = await post(`${url}/api/create-message`, { authkey, appkey: 'loja', to: '5511988887777', message: `via ${url}` })
-      assert.is(sent.status, 200, sent.text)
-    }
-    const stats = (await request(`${sim}/_sim/stats`)).body
-    assert.is(stats.sent, 3, 'each send reached the network once')
-    assert.is(stats.replaced, 0, 'no two instances fought over the device')
-    // Each instance learns who is alive at its heartbeat (every 3 s).
-    await waitFor(async () => (await request(`${urls[0]}/health`)).body.instance.live.length === 3, 10_000, 'three live instances')
-    // As systemd's control-group stop does: every process of the group gets SIGTERM, the instances
-    // once from the kernel and once more from the recipe (ignored: their drain goes on).
-    process.kill(-child.pid!, 'SIGTERM')
-    assert.is(await exited, 0)
-    for (const url of [...urls, sim]) assert.ok(await fetch(`${url}/health`).then(() => false, () => true), `${url} stopped`)
-  } finally {
+onRedis(
+  'npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM to the process group stops them all',
+  async () => {
+    const redis = REDIS.value!
+    const base = await freeRun(4)
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `${root}examples/local-cluster.ts`], {
+      cwd: root,
+      env: {
+        ...process.env,
+        GATEWAY_STORE: redis,
+        GATEWAY_STORE_NAMESPACE: `local-cluster-${randomBytes(4).toString('hex')}`,
+        PORT: String(base),
+        SIM_PORT: String(base + 3),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: a failed test kills the recipe and every process it started.
+      detached: true,
+    })
+    let output = ''
+    child.stdout!.on('data', d => (output += d))
+    child.stderr!.on('data', d => (output += d))
+    const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
     try {
-      process.kill(-child.pid!, 'SIGKILL')
-    } catch {
-      // the group is gone already
+      await waitFor(() => /cluster ready/.test(output), 60_000, `the cluster to start: ${output}`)
+      const urls = [0, 1, 2].map(i => `http://127.0.0.1:${base + i}`)
+      const sim = `http://127.0.0.1:${base + 3}`
+      const registered = await post(`${urls[0]}/api/auth`, {
+        auth: 'registrar',
+        nome: 'Ana',
+        email: 'ana@example.com',
+        senha: 'senha-secreta',
+        telefone: '5511912345678',
+        plano: '1',
+      })
+      assert.is(registered.status, 200, registered.text)
+      const authkey = registered.body.data.authkey
+      const created = await post(`${urls[1]}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
+      assert.is(created.status, 200, created.text)
+      assert.is((await post(`${sim}/_sim/scan`, { qr: qrText(created.body.qrcode), phone: '5511955556666' })).status, 200)
+      await waitFor(
+        async () => (await post(`${urls[2]}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+        20_000,
+        'the device to open',
+      )
+      for (const url of urls) {
+        const sent = await post(`${url}/api/create-message`, { authkey, appkey: 'loja', to: '5511988887777', message: `via ${url}` })
+        assert.is(sent.status, 200, sent.text)
+      }
+      const stats = (await request(`${sim}/_sim/stats`)).body
+      assert.is(stats.sent, 3, 'each send reached the network once')
+      assert.is(stats.replaced, 0, 'no two instances fought over the device')
+      // Each instance learns who is alive at its heartbeat (every 3 s).
+      await waitFor(async () => (await request(`${urls[0]}/health`)).body.instance.live.length === 3, 10_000, 'three live instances')
+      // As systemd's control-group stop does: every process of the group gets SIGTERM, the instances
+      // once from the kernel and once more from the recipe (ignored: their drain goes on).
+      process.kill(-child.pid!, 'SIGTERM')
+      assert.is(await exited, 0)
+      for (const url of [...urls, sim])
+        assert.ok(
+          await fetch(`${url}/health`).then(
+            () => false,
+            () => true,
+          ),
+          `${url} stopped`,
+        )
+    } finally {
+      try {
+        process.kill(-child.pid!, 'SIGKILL')
+      } catch {
+        // the group is gone already
+      }
     }
-  }
-})
+  },
+)
 
 test.run()

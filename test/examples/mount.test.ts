@@ -20,7 +20,14 @@ mount("serves the host's routes with the host's parser and error handler", async
 })
 
 mount('serves the gateway under /whatsapp with its own answers, beside the host routes', async ({ host }) => {
-  const registered = await post(`${host.url}/whatsapp/api/auth`, { auth: 'registrar', nome: 'Host', email: 'host@example.com', senha: 'segredo1', telefone: '5511912345678', plano: '1' })
+  const registered = await post(`${host.url}/whatsapp/api/auth`, {
+    auth: 'registrar',
+    nome: 'Host',
+    email: 'host@example.com',
+    senha: 'segredo1',
+    telefone: '5511912345678',
+    plano: '1',
+  })
   assert.is(registered.status, 200)
   const authkey = registered.body.data.authkey
   const missing = await post(`${host.url}/whatsapp/api/developer`, { authkey })

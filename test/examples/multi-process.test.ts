@@ -22,23 +22,26 @@ const backends = [
 
 for (const backend of backends) {
   const onStore = needing(test, backend.service, `the multi-process tests on ${backend.service.name}`)
-  onStore(`${backend.service.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`, async () => {
-    const receiver = await startReceiver()
-    const cluster = await startCluster(backend.service.value!, 3, { GATEWAY_LEASE_TTL_MS: '15000' })
-    const procs = cluster.instances
-    try {
-      const at = (i: number) => procs[i % procs.length]!.url
-      await uniqueRegistration(at)
-      const authkey = (await post(`${at(0)}/api/auth`, registration('dono@example.com'))).body.data.authkey as string
-      await uniqueDevice(at, authkey)
-      await otpOnce(cluster, authkey)
-      await webhooksOnce(cluster, authkey, receiver)
-      await takeover(cluster, authkey, receiver, backend.stop)
-    } finally {
-      await cluster.stop()
-      await receiver.stop()
-    }
-  })
+  onStore(
+    `${backend.service.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`,
+    async () => {
+      const receiver = await startReceiver()
+      const cluster = await startCluster(backend.service.value!, 3, { GATEWAY_LEASE_TTL_MS: '15000' })
+      const procs = cluster.instances
+      try {
+        const at = (i: number) => procs[i % procs.length]!.url
+        await uniqueRegistration(at)
+        const authkey = (await post(`${at(0)}/api/auth`, registration('dono@example.com'))).body.data.authkey as string
+        await uniqueDevice(at, authkey)
+        await otpOnce(cluster, authkey)
+        await webhooksOnce(cluster, authkey, receiver)
+        await takeover(cluster, authkey, receiver, backend.stop)
+      } finally {
+        await cluster.stop()
+        await receiver.stop()
+      }
+    },
+  )
 }
 
 /** 30 concurrent registrations with one e-mail, spread over the 3: exactly one account. */
@@ -79,7 +82,11 @@ async function otpOnce(cluster: Cluster, authkey: string): Promise<void> {
   assert.is(sent.status, 200, sent.text)
   const inbox = (await (await fetch(`${cluster.sim.url}/_sim/inbox/${to}`)).json()) as { text: string }[]
   const code = /\d{6}/.exec(inbox.at(-1)!.text)![0]
-  const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => cluster.call(1 + (i % 2), '/api/create-message', { appkey: 'otp', authkey, to, message: 'false', verificarOTP: code })))
+  const answers = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      cluster.call(1 + (i % 2), '/api/create-message', { appkey: 'otp', authkey, to, message: 'false', verificarOTP: code }),
+    ),
+  )
   assert.equal(answers.filter(answer => answer.body.valid === true).length, 1, answers.map(answer => answer.text).join('\n'))
   assert.ok(answers.every(answer => answer.status === 200 || answer.body.valid === false))
 }
@@ -87,7 +94,8 @@ async function otpOnce(cluster: Cluster, authkey: string): Promise<void> {
 /** 20 incoming messages on a device: 20 webhook ids at the receiver, none twice. */
 async function webhooksOnce(cluster: Cluster, authkey: string, receiver: Receiver): Promise<void> {
   await linkDevice(cluster, 0, authkey, 'entrada', PHONE, receiver.url)
-  for (let i = 0; i < 20; i++) await post(`${cluster.sim.url}/_sim/send`, { from: `55119777700${String(i).padStart(2, '0')}`, to: PHONE, type: 'text', text: `oi ${i}` })
+  for (let i = 0; i < 20; i++)
+    await post(`${cluster.sim.url}/_sim/send`, { from: `55119777700${String(i).padStart(2, '0')}`, to: PHONE, type: 'text', text: `oi ${i}` })
   await receiver.waitForHooks(20, 20_000)
   await new Promise(resolve => setTimeout(resolve, 2_000)) // a second delivery would show up here
   const ids = receiver.hooks.map(hook => hook.headers['webhook-id'])
@@ -104,9 +112,12 @@ async function takeover(cluster: Cluster, authkey: string, receiver: Receiver, s
   receiver.hooks.length = 0
   receiver.answer(() => 503)
   const device = await linkDevice(cluster, 1, authkey, 'caida', '5511999990002', receiver.url)
-  const holder = (await Promise.all(cluster.instances.map(async proc => ({ proc, held: (await cluster.health(proc)).devices })))).find(h => h.held.includes(device.id))!.proc
+  const holder = (await Promise.all(cluster.instances.map(async proc => ({ proc, held: (await cluster.health(proc)).devices })))).find(h =>
+    h.held.includes(device.id),
+  )!.proc
   const sent: string[] = []
-  for (let i = 0; i < 30; i++) sent.push((await post(`${cluster.sim.url}/_sim/send`, { from: '5511977770001', to: '5511999990002', type: 'text', text: `antes da queda ${i}` })).body.id)
+  for (let i = 0; i < 30; i++)
+    sent.push((await post(`${cluster.sim.url}/_sim/send`, { from: '5511977770001', to: '5511999990002', type: 'text', text: `antes da queda ${i}` })).body.id)
   await waitFor(() => new Set(receiver.hooks.map(hook => hook.payload.idMessagem)).size === 30, 20_000, 'an attempt of every event')
   holder.child.kill(signal)
   receiver.hooks.length = 0
@@ -116,7 +127,9 @@ async function takeover(cluster: Cluster, authkey: string, receiver: Receiver, s
   const took = Date.now() - back
   const delivered = receiver.hooks.map(hook => hook.payload.idMessagem as string)
   assert.equal([...new Set(delivered)].sort(), [...sent].sort())
-  console.log(`# ${signal}: 30 events delivered by the other processes ${(took / 1000).toFixed(1)} s after the receiver came back (${delivered.length - 30} duplicates)`)
+  console.log(
+    `# ${signal}: 30 events delivered by the other processes ${(took / 1000).toFixed(1)} s after the receiver came back (${delivered.length - 30} duplicates)`,
+  )
 }
 
 function registration(email: string) {

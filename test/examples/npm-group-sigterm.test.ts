@@ -31,10 +31,23 @@ test('50 paced sends in flight, SIGTERM to the group (and once more during the d
     GATEWAY_MIN_INTERVAL_MS: '100', // 50 sends take 5 s: well inside the 10 s grace, long enough to be in flight
     GATEWAY_RATE_LIMIT: 'off',
   }))
-  const authkey = (await post(`${server.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey
+  const authkey = (
+    await post(`${server.url}/api/auth`, {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'senha-secreta',
+      telefone: '5511912345678',
+      plano: '1',
+    })
+  ).body.data.authkey
   const created = await post(`${server.url}/api/v2/qrcode`, { authkey, setAppkey: 'lento' })
   assert.is((await post(`${sim.url}/_sim/scan`, { qr: qrText(created.body.qrcode), phone: '5511900000001' })).status, 200)
-  await waitFor(async () => (await post(`${server.url}/api/developer`, { authkey, message: 'lento', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 30_000, 'the device to open')
+  await waitFor(
+    async () => (await post(`${server.url}/api/developer`, { authkey, message: 'lento', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    30_000,
+    'the device to open',
+  )
 
   const sentBefore = (await sim.stats()).sent
   const sends = Array.from({ length: 50 }, (_, i) =>
@@ -57,17 +70,30 @@ test('50 paced sends in flight, SIGTERM to the group (and once more during the d
 
   const errors = results.filter(r => r.error)
   const ok = results.filter(r => r.answer?.status === 200)
-  const inbox = ((await request(`${sim.url}/_sim/inbox/${CONTACT}`)).body as { text?: string }[]).map(entry => entry.text).filter(text => text?.startsWith('grupo '))
+  const inbox = ((await request(`${sim.url}/_sim/inbox/${CONTACT}`)).body as { text?: string }[])
+    .map(entry => entry.text)
+    .filter(text => text?.startsWith('grupo '))
   const log = server.output()
-  console.log(`# SIGTERM to npm start's group with 50 sends in flight: ${ok.length} answered 200, ${inbox.length} on the network, ${errors.length} socket errors`)
-  assert.is(errors.length, 0, `socket errors: ${errors.length}; ${errors.slice(0, 3).map(r => String((r.error as Error).cause ?? r.error)).join('; ')}`)
+  console.log(
+    `# SIGTERM to npm start's group with 50 sends in flight: ${ok.length} answered 200, ${inbox.length} on the network, ${errors.length} socket errors`,
+  )
+  assert.is(
+    errors.length,
+    0,
+    `socket errors: ${errors.length}; ${errors
+      .slice(0, 3)
+      .map(r => String((r.error as Error).cause ?? r.error))
+      .join('; ')}`,
+  )
   assert.is(ok.length, 50, `answers: ${results.map(r => r.answer?.status).join(',')}`)
   assert.equal([...inbox].sort(), ok.map(r => `grupo ${r.i}`).sort(), 'each 200 answer is a message that reached the network, once')
   assert.is(code, 0, 'npm exits 0 (the server did)')
   assert.match(log, /"msg":"shutting down"/)
   assert.match(log, /"msg":"stopped"/, 'the drain log is flushed before exit')
   assert.match(log, /signal received again during the drain: ignored/, 'the later SIGTERMs are logged and ignored')
-  console.log(`# npm's copy of the first SIGTERM ${mergedAtFirst ? 'merged with the kernel\'s (or came later)' : 'reached the server separately and was ignored'}`)
+  console.log(
+    `# npm's copy of the first SIGTERM ${mergedAtFirst ? "merged with the kernel's (or came later)" : 'reached the server separately and was ignored'}`,
+  )
 })
 
 test.run()

@@ -32,7 +32,9 @@ test('20 webhooks waiting for a receiver that is down: the group SIGKILLed, npm 
   try {
     server = await startNpmGroup(env)
     const api = (path: string, body: Record<string, unknown>) => post(server!.url + path, body)
-    const authkey = (await api('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' })).body.data.authkey
+    const authkey = (
+      await api('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' })
+    ).body.data.authkey
     const created = await api('/api/v2/qrcode', { authkey, setAppkey: 'sobrevivente', webhook: `http://127.0.0.1:${receiverPort}/hook` })
     assert.is(created.status, 200, created.text)
     assert.is((await api('/_sim/scan', { authkey, appkey: 'sobrevivente', phone: DEVICE_PHONE })).status, 200)
@@ -57,7 +59,9 @@ test('20 webhooks waiting for a receiver that is down: the group SIGKILLed, npm 
     await waitFor(() => new Set(receiver!.hooks.map(h => JSON.parse(h.body).idMessagem)).size === 20, 20_000, 'all 20 events')
     const payloads = receiver.verified(created.body.webhookSecret)
     assert.equal([...new Set(payloads.map(p => p.idMessagem))].sort(), [...ids].sort())
-    console.log(`# group SIGKILL, npm start again at once (the killed server was ${stateAtRestart}): ${new Set(payloads.map(p => p.idMessagem)).size} of 20 webhooks delivered`)
+    console.log(
+      `# group SIGKILL, npm start again at once (the killed server was ${stateAtRestart}): ${new Set(payloads.map(p => p.idMessagem)).size} of 20 webhooks delivered`,
+    )
   } finally {
     await server?.kill()
     await receiver?.stop()
@@ -65,7 +69,7 @@ test('20 webhooks waiting for a receiver that is down: the group SIGKILLed, npm 
   }
 })
 
-test('a second npm start on the same SQLite store while the first runs: it waits for the first one\'s heartbeat, sees it move, and refuses', async () => {
+test("a second npm start on the same SQLite store while the first runs: it waits for the first one's heartbeat, sees it move, and refuses", async () => {
   const dir = tempDir()
   const env = { GATEWAY_TRANSPORT: 'memory', GATEWAY_STORE: `sqlite://${join(dir, 'gateway.sqlite')}` }
   const first = await startNpmGroup(env)

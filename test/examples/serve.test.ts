@@ -15,7 +15,10 @@ test('serve() answers on the URL it returns, and nothing listens there after sto
   const answer = await fetch(`${url}/api/auth`, { method: 'POST' })
   assert.equal(await answer.json(), { status: 401, message: 'validation.required' })
   await stop()
-  const refused = await fetch(`${url}/api/auth`, { method: 'POST' }).then(() => false, () => true)
+  const refused = await fetch(`${url}/api/auth`, { method: 'POST' }).then(
+    () => false,
+    () => true,
+  )
   assert.ok(refused, 'the port is closed')
 })
 

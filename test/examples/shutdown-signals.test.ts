@@ -10,7 +10,13 @@ import { handleShutdownSignals } from '../../examples/shutdown-signals.ts'
 const test = suite('shutdown signals: the first stops, later ones are ignored, a second Ctrl-C in a terminal exits')
 
 /** Run `body` with the handler's listeners, removed afterwards (this test process keeps its own). */
-async function withHandler(interactive: boolean, body: (seen: { logs: string[]; stops: string[]; exits: number[]; killed: number }, ready: (stop: (signal: NodeJS.Signals) => Promise<void>) => void) => Promise<void>): Promise<void> {
+async function withHandler(
+  interactive: boolean,
+  body: (
+    seen: { logs: string[]; stops: string[]; exits: number[]; killed: number },
+    ready: (stop: (signal: NodeJS.Signals) => Promise<void>) => void,
+  ) => Promise<void>,
+): Promise<void> {
   const before = { SIGTERM: process.listeners('SIGTERM'), SIGINT: process.listeners('SIGINT') }
   const seen = { logs: [] as string[], stops: [] as string[], exits: [] as number[], killed: 0 }
   const log = { info: (_: object, message: string) => void seen.logs.push(message), warn: (_: object, message: string) => void seen.logs.push(message) }
@@ -18,7 +24,8 @@ async function withHandler(interactive: boolean, body: (seen: { logs: string[]; 
   try {
     await body(seen, stop => signals.ready(stop))
   } finally {
-    for (const name of ['SIGTERM', 'SIGINT'] as const) for (const listener of process.listeners(name)) if (!before[name].includes(listener)) process.off(name, listener)
+    for (const name of ['SIGTERM', 'SIGINT'] as const)
+      for (const listener of process.listeners(name)) if (!before[name].includes(listener)) process.off(name, listener)
   }
 }
 

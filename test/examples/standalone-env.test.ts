@@ -11,7 +11,10 @@ import { startStandalone, tempDir, type StandaloneServer } from '../helpers/stan
 const DEVICE_PHONE = '5511911112222'
 const CUSTOMER = '5511933334444'
 
-const test = suite<{ server?: StandaloneServer; agent?: Server; dirs: string[] }>('standalone server: GATEWAY_HTTP_STATUS, GATEWAY_AGENT_URL, default store files', { dirs: [] })
+const test = suite<{ server?: StandaloneServer; agent?: Server; dirs: string[] }>(
+  'standalone server: GATEWAY_HTTP_STATUS, GATEWAY_AGENT_URL, default store files',
+  { dirs: [] },
+)
 test.after.each(async ctx => {
   await ctx.server?.kill('SIGKILL')
   ctx.server = undefined
@@ -30,7 +33,11 @@ test('GATEWAY_HTTP_STATUS=always200 answers HTTP 200 with the real status in the
   await ctx.server.kill('SIGKILL')
 
   ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://' })
-  assert.is((await post(`${ctx.server.url}/api/create-message`, { appkey: 'loja', authkey: 'wrong', to: '5511988880002', message: 'oi' })).status, 401, 'mirror by default')
+  assert.is(
+    (await post(`${ctx.server.url}/api/create-message`, { appkey: 'loja', authkey: 'wrong', to: '5511988880002', message: 'oi' })).status,
+    401,
+    'mirror by default',
+  )
   await ctx.server.kill('SIGKILL')
 
   const failed = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_HTTP_STATUS: 'sempre200' }).then(
@@ -53,7 +60,9 @@ test('GATEWAY_AGENT_URL: the gateway POSTs each text for an agent to the URL and
   const agentUrl = `http://127.0.0.1:${(ctx.agent.address() as AddressInfo).port}/responder`
   ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_AGENT_URL: agentUrl, GATEWAY_ALLOW_PRIVATE_URLS: '1' })
   const { url } = ctx.server
-  const authkey = (await post(`${url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511999990000', plano: '1' })).body.data.authkey
+  const authkey = (
+    await post(`${url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511999990000', plano: '1' })
+  ).body.data.authkey
   assert.is((await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })).status, 200)
   assert.is((await post(`${url}/_sim/scan`, { authkey, appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
   assert.is((await post(`${url}/api/v2/ia`, { authkey, device: 'loja', agent_name: 'Bia' })).status, 200)
@@ -61,7 +70,10 @@ test('GATEWAY_AGENT_URL: the gateway POSTs each text for an agent to the URL and
   const replies = async () => ((await request(`${url}/_sim/inbox/${CUSTOMER}`)).body as { text?: string }[]).map(entry => entry.text)
   await waitFor(async () => (await replies()).length === 1, 10_000, 'the agent reply')
   assert.equal(await replies(), ['Bia recebeu: oi'])
-  assert.equal(asked.map(body => body.text), ['oi'])
+  assert.equal(
+    asked.map(body => body.text),
+    ['oi'],
+  )
 })
 
 test('GATEWAY_AGENT_URL goes through the URL guard: a loopback agent without GATEWAY_ALLOW_PRIVATE_URLS stops the start', async () => {

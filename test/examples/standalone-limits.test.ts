@@ -18,7 +18,14 @@ const register = (url: string, forwardedFor: string) =>
   request(`${url}/api/auth`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-forwarded-for': forwardedFor },
-    body: JSON.stringify({ auth: 'registrar', nome: 'Ana', email: `ana${++emails}@example.com`, senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }),
+    body: JSON.stringify({
+      auth: 'registrar',
+      nome: 'Ana',
+      email: `ana${++emails}@example.com`,
+      senha: 'senha-secreta',
+      telefone: '5511912345678',
+      plano: '1',
+    }),
   })
 
 test('GATEWAY_TRUST_PROXY=1: a spoofed left-most X-Forwarded-For does not change the IP the registrations-per-IP limit counts', async ctx => {

@@ -19,8 +19,22 @@ test.after.each(async ctx => {
 const CEILING_MB = Number(process.env.MEDIA_BUDGET_TEST_CEILING_MB ?? 750)
 
 test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays under the ceiling', async ctx => {
-  const server = (ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_RATE_LIMIT: 'off', GATEWAY_SIM_LOG_LIMIT: '10', ...(process.env.MEDIA_BUDGET_TEST_MB ? { GATEWAY_MEDIA_BUDGET_MB: process.env.MEDIA_BUDGET_TEST_MB } : {}) }))
-  const authkey = (await post(`${server.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey
+  const server = (ctx.server = await startStandalone({
+    GATEWAY_STORE: 'memory://',
+    GATEWAY_RATE_LIMIT: 'off',
+    GATEWAY_SIM_LOG_LIMIT: '10',
+    ...(process.env.MEDIA_BUDGET_TEST_MB ? { GATEWAY_MEDIA_BUDGET_MB: process.env.MEDIA_BUDGET_TEST_MB } : {}),
+  }))
+  const authkey = (
+    await post(`${server.url}/api/auth`, {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'senha-secreta',
+      telefone: '5511912345678',
+      plano: '1',
+    })
+  ).body.data.authkey
   await post(`${server.url}/api/v2/qrcode`, { authkey, setAppkey: 'midia' })
   assert.is((await post(`${server.url}/_sim/scan`, { authkey, appkey: 'midia', phone: '5511900000009' })).status, 200)
 
@@ -32,7 +46,12 @@ test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays unde
   const before = peakRssMb(server)
   const answers = await Promise.all(
     Array.from({ length: 40 }, () =>
-      request(`${server.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch((err: Error) => ({ status: 0, body: String(err.cause ?? err), headers: new Headers(), text: '' })),
+      request(`${server.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch((err: Error) => ({
+        status: 0,
+        body: String(err.cause ?? err),
+        headers: new Headers(),
+        text: '',
+      })),
     ),
   )
   const peak = peakRssMb(server)
@@ -40,7 +59,10 @@ test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays unde
   const ok = statuses.filter(s => s === 200).length
   const refused = answers.filter(a => a.status === 429)
   console.log(`# 40 concurrent 19 MB sends: ${ok} answered 200, ${refused.length} 429; peak RSS ${peak} MB (${before} MB before), ceiling ${CEILING_MB} MB`)
-  assert.ok(statuses.every(s => s === 200 || s === 429), `answers: ${statuses.join(',')}`)
+  assert.ok(
+    statuses.every(s => s === 200 || s === 429),
+    `answers: ${statuses.join(',')}`,
+  )
   assert.ok(ok > 0, 'the budget lets sends through')
   for (const answer of refused) {
     assert.is(answer.body.message, 'Servidor ocupado com outros arquivos. Tente novamente em instantes.')

@@ -81,7 +81,14 @@ async function scenario(network: Network): Promise<string> {
     server = await startStandalone({ GATEWAY_ALLOW_PRIVATE_URLS: '1', ...network.env })
     const api = (path: string, body: Record<string, unknown>) => post(server!.url + path, body)
     const sim = network.phones(server.url)
-    const registered = await api('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' })
+    const registered = await api('/api/auth', {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'segredo1',
+      telefone: '5511900000000',
+      plano: '1',
+    })
     const authkey = registered.body.data.authkey
     const created = await api('/api/v2/qrcode', { authkey, setAppkey: 'loja', webhook: receiver.url })
     assert.is(created.status, 200, created.text)
@@ -105,7 +112,10 @@ async function scenario(network: Network): Promise<string> {
     assert.is(reply.status, 200, reply.text)
     await waitFor(() => receiver!.hooks.some(h => JSON.parse(h.body).idMessagem === reply.body.id), 20_000, 'the Texto webhook')
     const hook = receiver.verified(created.body.webhookSecret).find(p => p.idMessagem === reply.body.id)!
-    assert.equal([hook.event, hook.from, hook.chat, hook.to, hook.pushName, hook.text, hook.fromMe], ['Texto', FRIEND, FRIEND, SHOP, 'Amiga', 'Quero um orçamento', false])
+    assert.equal(
+      [hook.event, hook.from, hook.chat, hook.to, hook.pushName, hook.text, hook.fromMe],
+      ['Texto', FRIEND, FRIEND, SHOP, 'Amiga', 'Quero um orçamento', false],
+    )
 
     const read = await api('/api/create-message', { appkey: 'loja', authkey, to: FRIEND, markRead: reply.body.id })
     assert.is(read.status, 200, read.text)

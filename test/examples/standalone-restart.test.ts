@@ -18,7 +18,14 @@ restart('accounts and devices survive SIGKILL and a restart; a linked device res
   const env = { GATEWAY_STORE: `sqlite://${join(dir, 'gateway.sqlite')}` }
   const first = await startStandalone(env)
   ctx.servers.push(first)
-  const registered = await post(`${first.url}/api/auth`, { auth: 'registrar', nome: 'Rita', email: 'rita@example.com', senha: 'segredo1', telefone: '5511912345678', plano: '1' })
+  const registered = await post(`${first.url}/api/auth`, {
+    auth: 'registrar',
+    nome: 'Rita',
+    email: 'rita@example.com',
+    senha: 'segredo1',
+    telefone: '5511912345678',
+    plano: '1',
+  })
   const authkey = registered.body.data.authkey
   const device = await post(`${first.url}/api/v2/qrcode`, { authkey, setAppkey: 'persistente' })
   const other = await post(`${first.url}/api/developer`, { authkey, message: 'sem-link', conecteQR: 'true' })
@@ -28,7 +35,19 @@ restart('accounts and devices survive SIGKILL and a restart; a linked device res
 
   const second = await startStandalone(env)
   ctx.servers.push(second)
-  assert.is((await post(`${second.url}/api/auth`, { auth: 'registrar', nome: 'Rita', email: 'rita@example.com', senha: 'x1y2z3w4', telefone: '5511912345678', plano: '1' })).status, 409)
+  assert.is(
+    (
+      await post(`${second.url}/api/auth`, {
+        auth: 'registrar',
+        nome: 'Rita',
+        email: 'rita@example.com',
+        senha: 'x1y2z3w4',
+        telefone: '5511912345678',
+        plano: '1',
+      })
+    ).status,
+    409,
+  )
   const deadline = Date.now() + 5000
   let status: any
   do {

@@ -24,11 +24,19 @@ test('a scheduled message is kept in the SQLite store across a restart and sent 
   const env = { GATEWAY_STORE: `sqlite://${ctx.dir}/gateway.sqlite` }
   const first = await startStandalone(env)
   ctx.servers.push(first)
-  const registered = await post(`${first.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511999990000', plano: '1' })
+  const registered = await post(`${first.url}/api/auth`, {
+    auth: 'registrar',
+    nome: 'Ana',
+    email: 'ana@example.com',
+    senha: 'senha-secreta',
+    telefone: '5511999990000',
+    plano: '1',
+  })
   const authkey = registered.body.data.authkey as string
   assert.equal((await post(`${first.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })).status, 200)
   assert.equal((await post(`${first.url}/_sim/scan`, { authkey, appkey: 'loja', phone: DEVICE_PHONE })).status, 200)
-  const connected = async (url: string) => (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
+  const connected = async (url: string) =>
+    (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
   await waitFor(() => connected(first.url), 5000, 'the device to connect')
 
   const soon = Math.ceil((Date.now() + 2500) / 1000) * 1000
@@ -48,10 +56,13 @@ test('a scheduled message is kept in the SQLite store across a restart and sent 
   assert.ok(Date.now() >= later, 'not sent before its time')
   await new Promise(resolve => setTimeout(resolve, 500))
   const received = await inbox()
-  assert.deepEqual(received.map(e => [e.from, e.text]), [
-    [DEVICE_PHONE, 'enquanto parado'],
-    [DEVICE_PHONE, 'depois de reiniciar'],
-  ])
+  assert.deepEqual(
+    received.map(e => [e.from, e.text]),
+    [
+      [DEVICE_PHONE, 'enquanto parado'],
+      [DEVICE_PHONE, 'depois de reiniciar'],
+    ],
+  )
   assert.ok(await connected(second.url), 'the device resumed without a new scan')
   const listed = await post(`${second.url}/api/create-message`, { appkey: 'loja', authkey, listaAgendamento: 'true', message: 'false' })
   assert.deepEqual(listed.body.data, [])

@@ -12,7 +12,14 @@ test.after(async ctx => {
 test('GATEWAY_METRICS=1 serves /metrics beside /health and /docs; GATEWAY_DOCS=0 turns the docs off', async ctx => {
   ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_METRICS: '1' })
   const { url } = ctx.server
-  const registered = await post(`${url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511999990000', plano: '1' })
+  const registered = await post(`${url}/api/auth`, {
+    auth: 'registrar',
+    nome: 'Ana',
+    email: 'ana@example.com',
+    senha: 'senha-secreta',
+    telefone: '5511999990000',
+    plano: '1',
+  })
   assert.is(registered.status, 200)
   const metrics = await request(`${url}/metrics`)
   assert.is(metrics.status, 200)

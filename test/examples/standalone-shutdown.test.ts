@@ -30,10 +30,23 @@ test('50 paced sends in flight at SIGTERM: 50 answers, each 200 one on the netwo
     GATEWAY_MIN_INTERVAL_MS: '100', // 50 sends take 5 s: well inside the 10 s grace, long enough to be in flight
     GATEWAY_RATE_LIMIT: 'off',
   }))
-  const authkey = (await post(`${server.url}/api/auth`, { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })).body.data.authkey
+  const authkey = (
+    await post(`${server.url}/api/auth`, {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'senha-secreta',
+      telefone: '5511912345678',
+      plano: '1',
+    })
+  ).body.data.authkey
   const created = await post(`${server.url}/api/v2/qrcode`, { authkey, setAppkey: 'lento' })
   assert.is((await post(`${sim.url}/_sim/scan`, { qr: qrText(created.body.qrcode), phone: '5511900000001' })).status, 200)
-  await waitFor(async () => (await post(`${server.url}/api/developer`, { authkey, message: 'lento', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 30_000, 'the device to open')
+  await waitFor(
+    async () => (await post(`${server.url}/api/developer`, { authkey, message: 'lento', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    30_000,
+    'the device to open',
+  )
 
   // A kept-alive connection, idle when SIGTERM comes.
   const idle = connect(server.port, '127.0.0.1')
@@ -51,7 +64,11 @@ test('50 paced sends in flight at SIGTERM: 50 answers, each 200 one on the netwo
   await waitFor(async () => (await sim.stats()).sent - sentBefore >= 3, 30_000, 'the first sends')
   const exit = server.kill('SIGTERM')
   await waitFor(() => server.output().includes('shutting down'), 10_000, 'the shutdown to start')
-  const refused = await new Promise<string>(resolve => connect(server.port, '127.0.0.1').once('connect', () => resolve('accepted')).once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error')))
+  const refused = await new Promise<string>(resolve =>
+    connect(server.port, '127.0.0.1')
+      .once('connect', () => resolve('accepted'))
+      .once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error')),
+  )
   assert.is(refused, 'ECONNREFUSED', 'no new connection is accepted once the drain started')
   const kept = await exchange(idle, rawPost('/api/create-message', { appkey: 'lento', authkey, to: CONTACT, message: 'tarde' }))
   assert.match(kept, /^HTTP\/1\.1 503/, 'a request on a kept-alive connection during the drain is answered')
@@ -66,7 +83,9 @@ test('50 paced sends in flight at SIGTERM: 50 answers, each 200 one on the netwo
   const ok = results.filter(r => r.answer!.status === 200)
   const statuses = results.map(r => r.answer!.status)
   assert.is(ok.length, 50, `answers: ${statuses.join(',')}`)
-  const inbox = ((await request(`${sim.url}/_sim/inbox/${CONTACT}`)).body as { text?: string }[]).map(entry => entry.text).filter(text => text?.startsWith('dreno '))
+  const inbox = ((await request(`${sim.url}/_sim/inbox/${CONTACT}`)).body as { text?: string }[])
+    .map(entry => entry.text)
+    .filter(text => text?.startsWith('dreno '))
   assert.equal([...inbox].sort(), ok.map(r => `dreno ${r.i}`).sort(), 'each 200 answer is a message that reached the network, once')
   assert.is((await sim.stats()).sent - sentBefore, 50)
   assert.match(server.output(), /"msg":"stopped"/)
@@ -81,5 +100,3 @@ test('GATEWAY_SHUTDOWN_GRACE_MS must be a number of ms', async () => {
 })
 
 test.run()
-
-

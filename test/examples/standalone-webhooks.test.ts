@@ -25,7 +25,14 @@ test('20 events waiting for a receiver that is down are all delivered after a SI
   try {
     server = await startStandalone(env)
     const api = (path: string, body: Record<string, unknown>) => post(server!.url + path, body)
-    const registered = await api('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' })
+    const registered = await api('/api/auth', {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'segredo1',
+      telefone: '5511900000000',
+      plano: '1',
+    })
     const authkey = registered.body.data.authkey
     const created = await api('/api/v2/qrcode', { authkey, setAppkey: 'sobrevivente', webhook: `http://127.0.0.1:${receiverPort}/hook` })
     assert.is(created.status, 200, created.text)
@@ -46,7 +53,8 @@ test('20 events waiting for a receiver that is down are all delivered after a SI
     const payloads = receiver.verified(secret)
     assert.equal([...new Set(payloads.map(p => p.idMessagem))].sort(), [...ids].sort())
     assert.equal(new Set(payloads.map(p => p.text)).size, 20)
-    const connected = async () => (await post(server!.url + '/api/developer', { authkey, message: 'sobrevivente', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
+    const connected = async () =>
+      (await post(server!.url + '/api/developer', { authkey, message: 'sobrevivente', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true
     await waitFor(connected, 10_000, 'the device to resume from its stored session')
   } finally {
     await server?.kill('SIGKILL')

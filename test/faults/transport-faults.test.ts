@@ -34,7 +34,13 @@ test.before(async ctx => {
   ctx.faults = faults
   ctx.t = await startGateway({ network, transport, sendTimeoutMs: 300 })
   // A hanging answer fails the test with a clear error instead of holding it until the runner's limit.
-  ctx.t.post = (path, body) => request(ctx.t.url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(10_000) })
+  ctx.t.post = (path, body) =>
+    request(ctx.t.url + path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(10_000),
+    })
   ctx.authkey = (await ctx.t.register()).authkey
   ctx.appkey = (await ctx.t.linkedDevice(ctx.authkey, 'loja', '5511999990001')).appkey
 })

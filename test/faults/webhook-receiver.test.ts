@@ -26,7 +26,10 @@ test('its attempts time out and are retried while the API keeps answering every 
     assert.is(stuck.answered, 0)
     // Attempts time out (an error, no status) and the same events are tried again.
     await waitFor(() => failures.some(f => f.attempt >= 2), 10_000, 'a second attempt of an event')
-    assert.ok(failures.every(f => f.error !== undefined), 'every failure is a time-out without a status')
+    assert.ok(
+      failures.every(f => f.error !== undefined),
+      'every failure is a time-out without a status',
+    )
     assert.is(stuck.answered, 0)
   } finally {
     await t.stop()

@@ -1,6 +1,19 @@
 import fc from 'fast-check'
 import { suite } from 'uvu'
-import { assertNoPollution, assertSound, bodyFor, check, encodings, fuzzWorld, paths, prototypeSnapshot, restoreDevice, send, SEED, type FuzzWorld } from './harness.ts'
+import {
+  assertNoPollution,
+  assertSound,
+  bodyFor,
+  check,
+  encodings,
+  fuzzWorld,
+  paths,
+  prototypeSnapshot,
+  restoreDevice,
+  send,
+  SEED,
+  type FuzzWorld,
+} from './harness.ts'
 
 const test = suite<{ world: FuzzWorld; prototypes: string }>(`fuzzing every path with bodies built from the operation table (seed ${SEED})`)
 

@@ -50,7 +50,10 @@ export function bodyFor(entry: PathEntry, world: FuzzWorld): fc.Arbitrary<Record
         ),
       )
       const extras = fc.array(
-        fc.tuple(fc.oneof(fc.constantFrom(...allFields, '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'), fc.string({ maxLength: 12 })), hostileValue()),
+        fc.tuple(
+          fc.oneof(fc.constantFrom(...allFields, '__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'), fc.string({ maxLength: 12 })),
+          hostileValue(),
+        ),
         { maxLength: 3 },
       )
       return fc.tuple(fc.tuple(...entries), extras)
@@ -87,7 +90,8 @@ export function prototypeSnapshot(): string {
 export function assertNoPollution(before: string): void {
   assert.equal(prototypeSnapshot(), before, 'a built-in prototype changed')
   const probe: Record<string, unknown> = {}
-  for (const key of ['polluted', 'status', 'message', 'authkey', 'isAdmin', 'checkDispositivo']) assert.equal(probe[key], undefined, `Object.prototype.${key} is set`)
+  for (const key of ['polluted', 'status', 'message', 'authkey', 'isAdmin', 'checkDispositivo'])
+    assert.equal(probe[key], undefined, `Object.prototype.${key} is set`)
 }
 
 /** Run a property with the harness's seed, printing the seed (and how to replay it) on failure. */

@@ -34,7 +34,18 @@ const contentTypes = fc.constantFrom<string | undefined>(
   'ünïcode/type',
 )
 
-const contentEncodings = fc.constantFrom<string | undefined>(undefined, undefined, undefined, 'gzip', 'deflate', 'br', 'identity', 'compress', 'gzip, gzip', 'bogus')
+const contentEncodings = fc.constantFrom<string | undefined>(
+  undefined,
+  undefined,
+  undefined,
+  'gzip',
+  'deflate',
+  'br',
+  'identity',
+  'compress',
+  'gzip, gzip',
+  'bogus',
+)
 
 const specialBodies = fc.constantFrom(
   '',
@@ -62,7 +73,9 @@ const specialBodies = fc.constantFrom(
 /** A valid-looking JSON body of a path's fields, cut or spliced with garbage. */
 function mangledJson(): fc.Arbitrary<string> {
   const fields = [...new Set(paths.flatMap(entry => operationsOf(entry).flatMap(fieldsOf)))]
-  const body = fc.dictionary(fc.constantFrom(...fields), fc.oneof(fc.string({ maxLength: 20 }), fc.constant('true'), fc.jsonValue({ maxDepth: 2 })), { maxKeys: 6 })
+  const body = fc.dictionary(fc.constantFrom(...fields), fc.oneof(fc.string({ maxLength: 20 }), fc.constant('true'), fc.jsonValue({ maxDepth: 2 })), {
+    maxKeys: 6,
+  })
   return fc.tuple(body, fc.nat(), fc.string({ unit: 'binary', maxLength: 8 }), fc.boolean()).map(([value, at, garbage, cut]) => {
     const text = JSON.stringify(value)
     const index = at % (text.length + 1)
@@ -80,7 +93,10 @@ function multipartBody(): fc.Arbitrary<string> {
   )
   return fc.tuple(fc.array(part, { maxLength: 6 }), fc.boolean()).map(([parts, terminated]) => {
     const body = parts
-      .map(([name, value, fileName]) => `--zapgate\r\nContent-Disposition: form-data; name="${name}"${fileName === undefined ? '' : `; filename="${fileName}"`}\r\n\r\n${value}\r\n`)
+      .map(
+        ([name, value, fileName]) =>
+          `--zapgate\r\nContent-Disposition: form-data; name="${name}"${fileName === undefined ? '' : `; filename="${fileName}"`}\r\n\r\n${value}\r\n`,
+      )
       .join('')
     return body + (terminated ? '--zapgate--\r\n' : '')
   })
@@ -122,13 +138,18 @@ pages('GET /qr/:token, /qr/:token/state, /media/:token and /docs/:asset with any
     fc.constantFrom('..', '%2e%2e', '..%2f..%2fetc%2fpasswd', '%00', '%', '%E0%A4%A', 'x'.repeat(5000), '__proto__', 'constructor', 'toString'),
   )
   const route = fc.constantFrom('/qr/', '/qr/:state', '/media/', '/docs/')
-  await check('token routes', fc.tuple(route, token), async ([prefix, value]) => {
-    const segment = /%/.test(value) ? value : encodeURIComponent(value)
-    const path = prefix === '/qr/:state' ? `/qr/${segment}/state` : `${prefix}${segment}`
-    const response = await fetch(world.t.url + path)
-    await response.arrayBuffer()
-    if (response.status >= 500) throw new Error(`GET ${path} answered ${response.status}`)
-  }, 300)
+  await check(
+    'token routes',
+    fc.tuple(route, token),
+    async ([prefix, value]) => {
+      const segment = /%/.test(value) ? value : encodeURIComponent(value)
+      const path = prefix === '/qr/:state' ? `/qr/${segment}/state` : `${prefix}${segment}`
+      const response = await fetch(world.t.url + path)
+      await response.arrayBuffer()
+      if (response.status >= 500) throw new Error(`GET ${path} answered ${response.status}`)
+    },
+    300,
+  )
 })
 
 pages.run()

@@ -12,7 +12,14 @@ export function hostileValue(): fc.Arbitrary<unknown> {
     { weight: 2, arbitrary: fc.jsonValue({ maxDepth: 3 }) },
     { weight: 2, arbitrary: fc.string({ unit: 'binary', maxLength: 64 }) },
     { weight: 1, arbitrary: fc.string({ unit: 'grapheme', maxLength: 64 }) },
-    { weight: 1, arbitrary: fc.oneof(fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.bigInt().map(n => Number(n))) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        fc.integer(),
+        fc.double({ noNaN: true, noDefaultInfinity: true }),
+        fc.bigInt().map(n => Number(n)),
+      ),
+    },
     { weight: 1, arbitrary: fc.integer({ min: 2, max: 5000 }).map(depth => new DeepValue(depth)) },
     { weight: 1, arbitrary: fc.integer({ min: 1000, max: 200_000 }).map(length => new HugeString(length)) },
     { weight: 1, arbitrary: prototypeKeys() },
@@ -21,7 +28,33 @@ export function hostileValue(): fc.Arbitrary<unknown> {
 
 /** Every spelling of a flag a client might send, right or wrong. */
 export function flagSpelling(): fc.Arbitrary<unknown> {
-  return fc.constantFrom<unknown>(true, false, 'true', 'false', 'TRUE', 'False', ' true ', '1', '0', 1, 0, 'yes', 'no', 'on', 'off', 't', 'f', '', 'null', 'undefined', 2, -1, 'truee', 'excluir', 'EXCLUIR')
+  return fc.constantFrom<unknown>(
+    true,
+    false,
+    'true',
+    'false',
+    'TRUE',
+    'False',
+    ' true ',
+    '1',
+    '0',
+    1,
+    0,
+    'yes',
+    'no',
+    'on',
+    'off',
+    't',
+    'f',
+    '',
+    'null',
+    'undefined',
+    2,
+    -1,
+    'truee',
+    'excluir',
+    'EXCLUIR',
+  )
 }
 
 /** A plausible value for a wire field (so that requests reach the handlers), by field name. */
@@ -43,7 +76,17 @@ export function plausibleValue(field: string, world: FuzzWorld): fc.Arbitrary<un
     plano: () => pick('1', '2', '__proto__', 'constructor'),
     auth: () => pick('registrar', 'REGISTRAR', 'login'),
     agent_name: () => pick('Bia', ''),
-    file: () => pick(PNG.toString('base64'), `data:image/png;base64,${PNG.toString('base64')}`, 'https://files.example.com/a.png', 'https://files.example.com/fail.png', 'http://10.0.0.1/x.png', '/etc/passwd', 'file:///etc/passwd', 'AAAA'),
+    file: () =>
+      pick(
+        PNG.toString('base64'),
+        `data:image/png;base64,${PNG.toString('base64')}`,
+        'https://files.example.com/a.png',
+        'https://files.example.com/fail.png',
+        'http://10.0.0.1/x.png',
+        '/etc/passwd',
+        'file:///etc/passwd',
+        'AAAA',
+      ),
     descricao: () => pick('legenda', ''),
     format: () => pick('png', 'mp3', 'ogg', 'pdf', 'exe', ''),
     contact: () => pick('Ana', ''),
@@ -62,7 +105,17 @@ export function plausibleValue(field: string, world: FuzzWorld): fc.Arbitrary<un
     verificarOTP: () => pick('123456', '000000', 'abcdef'),
     type: () => pick('chat', 'grupo', 'GRUPO', 'outro'),
     infoConvite: () => pick(world.groupId, world.invite, '120363000000000001@g.us', 'https://chat.whatsapp.com/'),
-    usuarios: () => pick(`${FRIEND}-${OTHER}`, `["${FRIEND}"]`, [FRIEND], 'abc', Array(1024).fill(FRIEND).map((p, i) => String(Number(p) + i)).join('-')),
+    usuarios: () =>
+      pick(
+        `${FRIEND}-${OTHER}`,
+        `["${FRIEND}"]`,
+        [FRIEND],
+        'abc',
+        Array(1024)
+          .fill(FRIEND)
+          .map((p, i) => String(Number(p) + i))
+          .join('-'),
+      ),
     entrarConvite: () => pick(world.invite, 'https://chat.whatsapp.com/AAAAAAAAAAAAAAAAAAAAAA', 'convite'),
     GerenciarLinks: () => pick('excluir', 'criar'),
   }

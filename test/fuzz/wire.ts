@@ -14,7 +14,8 @@ export function send(url: string, body: Record<string, unknown>, encoding: 'json
   if (encoding === 'json') return request(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: jsonText(body) })
   if (encoding === 'form') return request(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: formEncode(body) })
   const form = new FormData()
-  for (const [key, value] of Object.entries(body)) form.append(key, typeof value === 'string' ? value : value instanceof HugeString ? value.text() : jsonText(value))
+  for (const [key, value] of Object.entries(body))
+    form.append(key, typeof value === 'string' ? value : value instanceof HugeString ? value.text() : jsonText(value))
   return request(url, { method: 'POST', body: form })
 }
 
@@ -59,7 +60,14 @@ export class DeepValue {
   json(): string {
     const opens: string[] = []
     for (let i = 0; i < this.depth; i++) opens.push(i % 2 ? '[' : '{"a":')
-    return opens.reverse().join('') + '"fundo"' + opens.map(o => (o === '[' ? ']' : '}')).reverse().join('')
+    return (
+      opens.reverse().join('') +
+      '"fundo"' +
+      opens
+        .map(o => (o === '[' ? ']' : '}'))
+        .reverse()
+        .join('')
+    )
   }
   /** The same nesting as qs brackets: `name[a][0][a]...=fundo`. */
   form(name: string): string {
@@ -81,7 +89,10 @@ function jsonText(value: unknown): string {
   if (value instanceof HugeString) return JSON.stringify(value.text())
   if (value instanceof DeepValue) return value.json()
   if (Array.isArray(value)) return `[${value.map(jsonText).join(',')}]`
-  if (value !== null && typeof value === 'object') return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}:${jsonText(v)}`).join(',')}}`
+  if (value !== null && typeof value === 'object')
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}:${jsonText(v)}`)
+      .join(',')}}`
   return JSON.stringify(value) ?? 'null'
 }
 
@@ -97,6 +108,7 @@ function formEncode(body: unknown, prefix = ''): string {
 /** Percent-encoding of the UTF-8 bytes of any string (lone surrogates included, as U+FFFD). */
 function percent(text: string): string {
   let out = ''
-  for (const byte of Buffer.from(text, 'utf8')) out += /[A-Za-z0-9_.~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0')}`
+  for (const byte of Buffer.from(text, 'utf8'))
+    out += /[A-Za-z0-9_.~-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).padStart(2, '0')}`
   return out
 }

@@ -6,7 +6,7 @@ import { baileysTransport, type BaileysTransport } from '../../adapters/transpor
 import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
 import { phoneOf } from '../../adapters/transport-baileys/jid.ts'
 import { protoFor, waMessage } from './baileys-fixtures.ts'
-import { FakeBaileys, settle, type FakeBehaviour, type SentRecord as FakeSent } from './fake-baileys-socket.ts'
+import { FakeBaileys, settle, type FakeBehaviour, type SentRecord as FakeSent } from './fake-baileys/index.ts'
 import { RecordingStorage } from './recording-storage.ts'
 
 /** One send as the network side saw it (the shape of the transport contract suite's SentRecord). */
@@ -57,9 +57,7 @@ export async function baileysHarness(options: BaileysTransportOptions & { behavi
     async completeLink(deviceId, challenge, phone) {
       const socket = fake.current(deviceId)
       const matches =
-        challenge.kind === 'qr'
-          ? socket.qrs.includes(challenge.qr)
-          : socket.calls.some(c => c.method === 'requestPairingCode' && c.args[1] === challenge.code)
+        challenge.kind === 'qr' ? socket.qrs.includes(challenge.qr) : socket.calls.some(c => c.method === 'requestPairingCode' && c.args[1] === challenge.code)
       if (!matches) throw new Error(`the ${challenge.kind} is not the one of ${deviceId}'s current socket`)
       await fake.completeLink(deviceId, phone)
     },

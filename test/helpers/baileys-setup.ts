@@ -3,7 +3,7 @@ import type { Storage } from '../../src/ports/storage.ts'
 import { silentLogger, type Logger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransport } from '../../adapters/transport-baileys/index.ts'
 import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
-import { FakeBaileys, settle, waitFor, type FakeBehaviour } from './fake-baileys-socket.ts'
+import { FakeBaileys, settle, waitFor, type FakeBehaviour } from './fake-baileys/index.ts'
 import { ME, ME_LID } from './baileys-fixtures.ts'
 import { RecordingStorage } from './recording-storage.ts'
 

@@ -35,7 +35,13 @@ export async function inProcessCluster(count: number, optionsOf: (index: number,
     const server = await listen(app)
     const storage = index === 0 ? store : store.connectAgain()
     const options = optionsOf(index, storage)
-    const gateway = await createGateway({ storage, allowPrivateUrls: true, baseUrl: server.url, ...options, cluster: { secret: 'a cluster secret of enough length', advertiseUrl: server.url, ...options.cluster } })
+    const gateway = await createGateway({
+      storage,
+      allowPrivateUrls: true,
+      baseUrl: server.url,
+      ...options,
+      cluster: { secret: 'a cluster secret of enough length', advertiseUrl: server.url, ...options.cluster },
+    })
     handler = gateway.routes()
     const leases = (internalsOf(gateway) as { leases: { holds(id: string): boolean; me: string } }).leases
     members.push({
@@ -52,7 +58,14 @@ export async function inProcessCluster(count: number, optionsOf: (index: number,
 
 /** Register an account through `url`; resolves with its authkey. */
 export async function registerAt(url: string, email: string): Promise<string> {
-  const answer = await post(`${url}/api/auth`, { auth: 'registrar', nome: 'Cluster User', email, senha: 'senha-secreta', telefone: '+55 11 99999-0000', plano: '1' })
+  const answer = await post(`${url}/api/auth`, {
+    auth: 'registrar',
+    nome: 'Cluster User',
+    email,
+    senha: 'senha-secreta',
+    telefone: '+55 11 99999-0000',
+    plano: '1',
+  })
   if (answer.status !== 200) throw new Error(`register failed: ${answer.text}`)
   return answer.body.data.authkey
 }

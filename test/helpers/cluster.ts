@@ -64,7 +64,14 @@ export async function startCluster(storeUrl: string, count: number, extra: Recor
 }
 
 /** Create device `name` (operation 3) through instance `i` and link it to `phone` on the simulator by its QR. */
-export async function linkDevice(cluster: Cluster, i: number, authkey: string, name: string, phone: string, webhook?: string): Promise<{ id: string; webhookSecret: string }> {
+export async function linkDevice(
+  cluster: Cluster,
+  i: number,
+  authkey: string,
+  name: string,
+  phone: string,
+  webhook?: string,
+): Promise<{ id: string; webhookSecret: string }> {
   const created = await cluster.call(i, '/api/v2/qrcode', { authkey, setAppkey: name, ...(webhook ? { webhook } : {}) })
   if (created.status !== 200) throw new Error(`operation 3 for ${name}: ${created.text}`)
   const scanned = await post(`${cluster.sim.url}/_sim/scan`, { qr: qrText(created.body.qrcode), phone })

@@ -28,8 +28,10 @@ export async function withFakeClock<T>(body: (clock: FakeClock) => Promise<T>): 
   // clear must reach the real timer (the fake one would leave it running, and the process would never end).
   const fakeClearTimeout = globalThis.clearTimeout
   const fakeClearInterval = globalThis.clearInterval
-  globalThis.clearTimeout = ((timer: unknown) => (timer instanceof RealTimeout ? realClearTimeout(timer as NodeJS.Timeout) : fakeClearTimeout(timer as never))) as typeof clearTimeout
-  globalThis.clearInterval = ((timer: unknown) => (timer instanceof RealTimeout ? realClearInterval(timer as NodeJS.Timeout) : fakeClearInterval(timer as never))) as typeof clearInterval
+  globalThis.clearTimeout = ((timer: unknown) =>
+    timer instanceof RealTimeout ? realClearTimeout(timer as NodeJS.Timeout) : fakeClearTimeout(timer as never)) as typeof clearTimeout
+  globalThis.clearInterval = ((timer: unknown) =>
+    timer instanceof RealTimeout ? realClearInterval(timer as NodeJS.Timeout) : fakeClearInterval(timer as never)) as typeof clearInterval
   let elapsed = 0
   const step = async () => {
     mock.timers.tick(1)

@@ -41,7 +41,8 @@ export async function fileServer(files: Record<string, ServedFile>): Promise<Fil
         res.end()
       } else res.end(file.body)
     }
-    if (file.delayMs) setTimeout(answer, file.delayMs).unref() // a stopped server does not wait for it
+    if (file.delayMs)
+      setTimeout(answer, file.delayMs).unref() // a stopped server does not wait for it
     else answer()
   })
   await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))

@@ -36,7 +36,14 @@ export const PRIVATE_URLS = [
 ]
 
 /** URLs of schemes other than http(s). */
-export const NON_HTTP_URLS = ['file:///etc/passwd', 'ftp://example.com/a.png', 'gopher://127.0.0.1:6379/_INFO', 'dict://127.0.0.1:11211/stats', 'javascript:alert(1)', 'data:text/plain,oi']
+export const NON_HTTP_URLS = [
+  'file:///etc/passwd',
+  'ftp://example.com/a.png',
+  'gopher://127.0.0.1:6379/_INFO',
+  'dict://127.0.0.1:11211/stats',
+  'javascript:alert(1)',
+  'data:text/plain,oi',
+]
 
 /** A DNS lookup answering from a table (name to addresses); unknown names fail like NXDOMAIN. */
 export function fakeDns(table: Record<string, string[]>): LookupFunction & { asked: string[] } {

@@ -30,7 +30,10 @@ export interface NpmGroup {
  * Start `npm start` (or `npm run <script>`) detached, so that it leads a process group of its own,
  * with `env` (PORT chosen here), and wait until it logs `ready`.
  */
-export async function startNpmGroup(env: Record<string, string>, { script = 'start', ready = 'gateway listening', port }: { script?: string; ready?: string; port?: number } = {}): Promise<NpmGroup> {
+export async function startNpmGroup(
+  env: Record<string, string>,
+  { script = 'start', ready = 'gateway listening', port }: { script?: string; ready?: string; port?: number } = {},
+): Promise<NpmGroup> {
   const chosenPort = port ?? (await freePort())
   const npm = spawn('npm', script === 'start' ? ['start'] : ['run', script], {
     cwd: root,

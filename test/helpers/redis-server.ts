@@ -15,7 +15,11 @@ export const REDIS_SERVER: Service = {
  * `dir` with an append-only file, so that a restart on the same port and directory keeps the data.
  */
 export async function startRedis(port: number, dir: string): Promise<ChildProcess> {
-  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir], { stdio: 'ignore' })
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes', '--appendfsync', 'always', '--dir', dir],
+    { stdio: 'ignore' },
+  )
   await waitFor(() => pingable(port), 10_000, `redis-server on port ${port}`)
   return child
 }

@@ -43,7 +43,10 @@ export function sharedBackends(): SharedBackend[] {
       },
     },
   ]
-  for (const [name, service] of [['redis', REDIS], ['postgres', POSTGRES]] as const) {
+  for (const [name, service] of [
+    ['redis', REDIS],
+    ['postgres', POSTGRES],
+  ] as const) {
     backends.push({
       name,
       service,
@@ -66,5 +69,10 @@ export function sharedBackends(): SharedBackend[] {
 
 /** `storage` without its atomic steps: a third-party Storage that only works in one process. */
 export function withoutAtomicSteps(storage: Storage): Storage {
-  return { get: key => storage.get(key), set: (key, value, ttlMs) => storage.set(key, value, ttlMs), delete: key => storage.delete(key), list: prefix => storage.list(prefix) }
+  return {
+    get: key => storage.get(key),
+    set: (key, value, ttlMs) => storage.set(key, value, ttlMs),
+    delete: key => storage.delete(key),
+    list: prefix => storage.list(prefix),
+  }
 }

@@ -62,7 +62,9 @@ export async function tenancyWorld(): Promise<TenancyWorld> {
   ok(await t.post('/api/v2/ia', { authkey: aKey, device: 'loja-a', agent_name: 'Bia' }))
   const group = ok(await t.post('/api/groups', { ...keysA, message: 'Clientes A', usuarios: FRIEND, criarGrupo: 'true' }))
   const sent = ok(await t.post('/api/create-message', { ...keysA, to: FRIEND, message: 'Pedido confirmado' }))
-  const scheduled = ok(await t.post('/api/create-message', { ...keysA, to: FRIEND, message: 'Lembrete', agendamento: `${new Date().getUTCFullYear() + 1}-06-01 10:00:00` }))
+  const scheduled = ok(
+    await t.post('/api/create-message', { ...keysA, to: FRIEND, message: 'Lembrete', agendamento: `${new Date().getUTCFullYear() + 1}-06-01 10:00:00` }),
+  )
   ok(await t.post('/api/create-message', { ...keysA, to: OTHER, enviarOTP: 'true' }))
   ok(await t.post('/api/settings', { ...keysA, type: 'grupo', message: device.id, statusWebhook: 'false' }))
   const receivedId = await t.network.sendFromPhone(FRIEND, A_PHONE, { type: 'text', text: 'Qual o horário?' })
@@ -84,7 +86,13 @@ export async function tenancyWorld(): Promise<TenancyWorld> {
     scheduledId: scheduled.id,
     email,
   }
-  const world = { t, storage, a, b: { authkey: bKey, appkey: 'loja-b', deviceId: b.id }, refsA: [a.name, a.deviceId, a.randomName, a.randomAppkey, a.randomDeviceId] }
+  const world = {
+    t,
+    storage,
+    a,
+    b: { authkey: bKey, appkey: 'loja-b', deviceId: b.id },
+    refsA: [a.name, a.deviceId, a.randomName, a.randomAppkey, a.randomDeviceId],
+  }
   await quiet(world)
   return world
 }
@@ -100,7 +108,9 @@ export interface Snapshot {
 export async function snapshot(world: TenancyWorld): Promise<Snapshot> {
   await quiet(world)
   // The gateway's own heartbeat (instance:<id>) and cache epoch are nobody's data.
-  const records = new Map([...world.storage.entries].filter(([key]) => !key.startsWith('instance:') && key !== 'cache-epoch').map(([key, entry]) => [key, entry.json]))
+  const records = new Map(
+    [...world.storage.entries].filter(([key]) => !key.startsWith('instance:') && key !== 'cache-epoch').map(([key, entry]) => [key, entry.json]),
+  )
   const inboxes = JSON.stringify([A_PHONE, B_PHONE, FRIEND, OTHER].map(phone => world.t.network.inbox(phone)))
   return { records, inboxes, linked: world.t.network.linkedPhone(world.a.deviceId) }
 }

@@ -48,7 +48,8 @@ test('renew(email) gives an expired account a new expiracao from today; a live o
   const renewed = await t.gateway.accounts.renew(email)
   assert.is(renewed.expiresOn, dateInZone('UTC', 60), 'thirty more days after the current last day')
   // Expire it by hand, as 30 days would.
-  for await (const [key, value] of storage.list<{ email: string }>('account:')) if (value.email === email) await storage.set(key, { ...value, expiresOn: '2020-01-01' })
+  for await (const [key, value] of storage.list<{ email: string }>('account:'))
+    if (value.email === email) await storage.set(key, { ...value, expiresOn: '2020-01-01' })
   await internalsOf(t.gateway).epoch.bump()
   assert.is((await status(t, authkey)).status, 401, 'expired')
   assert.is((await t.gateway.accounts.renew(email, '1')).expiresOn, dateInZone('UTC', 29), 'thirty days counting today')
@@ -57,10 +58,19 @@ test('renew(email) gives an expired account a new expiracao from today; a live o
 
 test('an unknown e-mail is account-not-found, an unknown plan invalid-input (and nothing changes)', async ({ t }) => {
   const { email } = await t.register()
-  await rejects(() => t.gateway.accounts.renew('nobody@example.com'), (err: unknown) => err instanceof GatewayError && err.code === 'account-not-found')
-  await rejects(() => t.gateway.accounts.rotateKey('nobody@example.com'), (err: unknown) => err instanceof GatewayError && err.code === 'account-not-found')
+  await rejects(
+    () => t.gateway.accounts.renew('nobody@example.com'),
+    (err: unknown) => err instanceof GatewayError && err.code === 'account-not-found',
+  )
+  await rejects(
+    () => t.gateway.accounts.rotateKey('nobody@example.com'),
+    (err: unknown) => err instanceof GatewayError && err.code === 'account-not-found',
+  )
   const before = await t.gateway.accounts.get(email)
-  await rejects(() => t.gateway.accounts.renew(email, '99'), (err: unknown) => err instanceof GatewayError && err.code === 'invalid-input')
+  await rejects(
+    () => t.gateway.accounts.renew(email, '99'),
+    (err: unknown) => err instanceof GatewayError && err.code === 'invalid-input',
+  )
   assert.equal(await t.gateway.accounts.get(email), before)
   assert.is(await t.gateway.accounts.get('nobody@example.com'), undefined)
 })

@@ -116,7 +116,7 @@ agents.run()
 
 const expiry = suite('expired accounts')
 
-expiry('an expired account\'s authkey is refused with each operation\'s own 401', async () => {
+expiry("an expired account's authkey is refused with each operation's own 401", async () => {
   const t = await startGateway({ cacheTtlMs: 100 })
   try {
     const { authkey } = await t.register()

@@ -28,7 +28,11 @@ bodies('JSON, urlencoded and multipart bodies give the same answers', async ({ t
 
 bodies('registration works from an urlencoded and a multipart body', async ({ t }) => {
   for (const enc of ['form', 'multipart'] as const) {
-    const answer = await t.post('/api/auth', { auth: 'registrar', nome: 'Caio', email: `caio-${enc}@example.com`, senha: 'segredo1', telefone: '5511912345678', plano: '1' }, enc)
+    const answer = await t.post(
+      '/api/auth',
+      { auth: 'registrar', nome: 'Caio', email: `caio-${enc}@example.com`, senha: 'segredo1', telefone: '5511912345678', plano: '1' },
+      enc,
+    )
     assert.is(answer.status, 200, answer.text)
     assert.is(answer.body.data.email, `caio-${enc}@example.com`)
   }

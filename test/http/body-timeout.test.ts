@@ -41,7 +41,9 @@ test('a body that arrives whole in time is read as usual, over two packets', asy
   const json = JSON.stringify({ auth: 'registrar', nome: 'Ana', email: 'ana.lenta@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' })
   let answer = ''
   socket.on('data', chunk => (answer += chunk.toString('utf8')))
-  socket.write(`POST /api/auth HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${json.length}\r\n\r\n${json.slice(0, 10)}`)
+  socket.write(
+    `POST /api/auth HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: ${json.length}\r\n\r\n${json.slice(0, 10)}`,
+  )
   await new Promise(resolve => setTimeout(resolve, 20))
   socket.write(json.slice(10))
   await new Promise(resolve => socket.once('close', resolve))
@@ -56,4 +58,3 @@ test('bodyTimeoutMs must be a positive number', async () => {
 })
 
 test.run()
-

@@ -208,8 +208,16 @@ manage('operation 7 revokes the share links: the page answers 404 afterwards', a
 
 manage('operation 7 answers 404 for an unknown device or a to that names another device', async ({ t, authkey }) => {
   await t.addDevice(authkey, 'outro')
-  answers(await t.post('/api/developer', { authkey, appkey: 'ghost', message: 'false', to: 'ghost', GerenciarLinks: 'excluir' }), 404, 'Nenhum dispositivo encontrado.')
-  answers(await t.post('/api/developer', { authkey, appkey: 'outro', message: 'false', to: 'ghost', GerenciarLinks: 'excluir' }), 404, 'Nenhum dispositivo encontrado.')
+  answers(
+    await t.post('/api/developer', { authkey, appkey: 'ghost', message: 'false', to: 'ghost', GerenciarLinks: 'excluir' }),
+    404,
+    'Nenhum dispositivo encontrado.',
+  )
+  answers(
+    await t.post('/api/developer', { authkey, appkey: 'outro', message: 'false', to: 'ghost', GerenciarLinks: 'excluir' }),
+    404,
+    'Nenhum dispositivo encontrado.',
+  )
 })
 
 manage('operation 7 answers 401 validation.required for missing fields, message not false, or another action', async ({ t, authkey }) => {

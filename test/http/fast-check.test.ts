@@ -20,10 +20,47 @@ const random = seededRandom(seed)
 const pick = <T>(items: T[]): T => items[Math.floor(random() * items.length)]
 
 const EDGE: unknown[] = [
-  undefined, null, '', ' ', ' \t\n', 'a', 'abc', ' abc ', 'x'.repeat(40), 'x'.repeat(300), 'x'.repeat(1100),
-  0, 1, -1, 3.5, 1e21, 12345678, 5511988887777, true, false, 'true', 'TRUE', ' false ', '1', '0', 'yes',
-  [], ['a'], {}, { a: 1 }, '+55 (11) 98888-7777', '5511988887777', '5511988887777@s.whatsapp.net',
-  '120363021234@g.us', '1234567@lid', '123', '55 11 9', 'abc@g.us', '2030-01-01 10:00:00', 'ééé', '+',
+  undefined,
+  null,
+  '',
+  ' ',
+  ' \t\n',
+  'a',
+  'abc',
+  ' abc ',
+  'x'.repeat(40),
+  'x'.repeat(300),
+  'x'.repeat(1100),
+  0,
+  1,
+  -1,
+  3.5,
+  1e21,
+  12345678,
+  5511988887777,
+  true,
+  false,
+  'true',
+  'TRUE',
+  ' false ',
+  '1',
+  '0',
+  'yes',
+  [],
+  ['a'],
+  {},
+  { a: 1 },
+  '+55 (11) 98888-7777',
+  '5511988887777',
+  '5511988887777@s.whatsapp.net',
+  '120363021234@g.us',
+  '1234567@lid',
+  '123',
+  '55 11 9',
+  'abc@g.us',
+  '2030-01-01 10:00:00',
+  'ééé',
+  '+',
 ]
 
 function randomValue(): unknown {
@@ -67,7 +104,10 @@ for (const [name, struct] of Object.entries(fields)) {
 test(`whole bodies of every operation with a compiled check (seed ${seed})`, () => {
   const operations = (operationTable as readonly PathEntry[]).flatMap(entry => [...entry.operations, ...(entry.fallback ? [entry.fallback] : [])])
   const compiled = operations.filter(operation => compileBodyCheck(operation.schema))
-  assert.ok(compiled.some(operation => operation.name === 'sendText'), 'sending a text takes the fast path')
+  assert.ok(
+    compiled.some(operation => operation.name === 'sendText'),
+    'sending a text takes the fast path',
+  )
   for (const operation of compiled) {
     const check = compileBodyCheck(operation.schema)!
     const names = Object.keys(operation.schema.schema as object)
@@ -88,7 +128,7 @@ test(`whole bodies of every operation with a compiled check (seed ${seed})`, () 
   }
 })
 
-test('a body the fast check declines still gets superstruct\'s answer', () => {
+test("a body the fast check declines still gets superstruct's answer", () => {
   const sendText = (operationTable as readonly PathEntry[]).find(entry => entry.path === '/api/create-message')!.fallback!
   const check = compileBodyCheck(sendText.schema)!
   const body = { appkey: 'loja', authkey: 'k', to: '5511988887777', message: '   ' }

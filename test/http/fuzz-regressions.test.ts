@@ -20,7 +20,12 @@ const json = (body: string) => ({ method: 'POST', headers: { 'content-type': 'ap
 test('a field holding an object that cannot be turned into text ({"toString": "x"}) is 401 validation.required, not 500', async ({ t, authkey }) => {
   const markRead = { appkey: 'loja', authkey, to: '5511988880002', markRead: 'true', idMessagem: 'x' }
   const text = { appkey: 'loja', authkey, to: '5511988880002', message: 'olá' }
-  for (const [base, field] of [[markRead, 'appkey'], [markRead, 'to'], [markRead, 'markRead'], [text, 'message']] as const) {
+  for (const [base, field] of [
+    [markRead, 'appkey'],
+    [markRead, 'to'],
+    [markRead, 'markRead'],
+    [text, 'message'],
+  ] as const) {
     const body = { ...base, [field]: { toString: 'x' } }
     const answer = await request(`${t.url}/api/create-message`, json(JSON.stringify(body)))
     assert.equal(answer.body, { status: 401, message: 'validation.required' }, field)

@@ -17,12 +17,15 @@ health('answers 200 when the store and the transport answer, in the documented s
     assert.is(answer.status, 200)
     assert.is(answer.headers.get('cache-control'), 'no-store')
     conforms(answer.body, healthAnswer)
-    assert.equal({ ...answer.body, checks: { storage: answer.body.checks.storage.ok, transport: answer.body.checks.transport.ok }, instance: undefined }, {
-      status: 200,
-      message: 'Gateway disponível.',
-      checks: { storage: true, transport: true },
-      instance: undefined,
-    })
+    assert.equal(
+      { ...answer.body, checks: { storage: answer.body.checks.storage.ok, transport: answer.body.checks.transport.ok }, instance: undefined },
+      {
+        status: 200,
+        message: 'Gateway disponível.',
+        checks: { storage: true, transport: true },
+        instance: undefined,
+      },
+    )
     const { instances } = internalsOf(t.gateway)
     assert.equal(answer.body.instance, { id: instances.id, devices: [], live: [{ id: instances.id, devices: 0 }] })
   } finally {
@@ -37,7 +40,10 @@ health('tells the device sessions this instance holds', async () => {
     const device = await t.linkedDevice(authkey, 'loja', '5511999990001')
     const { instance } = (await request(`${t.url}/health`)).body
     assert.equal(instance.devices, [device.id])
-    assert.equal(instance.live.map((live: { devices: number }) => live.devices), [1])
+    assert.equal(
+      instance.live.map((live: { devices: number }) => live.devices),
+      [1],
+    )
   } finally {
     await t.stop()
   }

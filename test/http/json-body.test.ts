@@ -24,11 +24,15 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: 1 })
 /** POST raw bytes over one kept-alive connection; `chunked` leaves Content-Length out. */
 function send(url: string, body: Buffer, headers: Record<string, string> = {}, chunked = false): Promise<{ status: number; body: any; socket: unknown }> {
   return new Promise((resolve, reject) => {
-    const req = http.request(`${url}/api/developer`, { method: 'POST', agent, headers: { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(body.length) }), ...headers } }, res => {
-      const chunks: Buffer[] = []
-      res.on('data', chunk => chunks.push(chunk))
-      res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), socket: req.socket }))
-    })
+    const req = http.request(
+      `${url}/api/developer`,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', ...(chunked ? {} : { 'content-length': String(body.length) }), ...headers } },
+      res => {
+        const chunks: Buffer[] = []
+        res.on('data', chunk => chunks.push(chunk))
+        res.on('end', () => resolve({ status: res.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')), socket: req.socket }))
+      },
+    )
     req.on('error', reject)
     if (chunked) for (let i = 0; i < body.length; i += 300) req.write(body.subarray(i, i + 300))
     else req.write(body)
@@ -131,7 +135,15 @@ json('a body the host already read to its end is answered 400, never left pendin
   app.use(gateway.routes())
   const server = await listen(app)
   try {
-    const asJson = await within(3000, 'JSON', request(`${server.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"authkey":"k","message":"loja","checkDispositivo":"true"}' }))
+    const asJson = await within(
+      3000,
+      'JSON',
+      request(`${server.url}/api/developer`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"authkey":"k","message":"loja","checkDispositivo":"true"}',
+      }),
+    )
     assert.is(asJson.status, 400)
     assert.equal(asJson.body, { status: 400, message: 'Corpo da requisição inválido.' })
     const form = new FormData()
@@ -161,14 +173,21 @@ async function partialRequest(port: number, { type, body }: { type: string; body
 
 /** Wait until `check()` holds (a failure naming `what` after 3 s). */
 function until(what: string, check: () => boolean): Promise<void> {
-  return within(3000, what, (async () => {
-    while (!check()) await new Promise(resolve => setTimeout(resolve, 2))
-  })())
+  return within(
+    3000,
+    what,
+    (async () => {
+      while (!check()) await new Promise(resolve => setTimeout(resolve, 2))
+    })(),
+  )
 }
 
 // The client leaves while a host middleware still awaits something before the gateway (an auth
 // lookup, a limiter), or once the gateway is reading the body: either way the request must end.
-for (const [when, hostDelayMs] of [['before the gateway reads its body', 80], ['after the gateway started reading', 0]] as const) {
+for (const [when, hostDelayMs] of [
+  ['before the gateway reads its body', 80],
+  ['after the gateway started reading', 0],
+] as const) {
   json(`a client gone mid-body ${when} ends the request, JSON and multipart (host middleware after it returns)`, async () => {
     const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }) })
     const app = new Koa()
@@ -209,7 +228,15 @@ json('an operation request has the same router fields on ctx through routes() as
       ;(ctx as unknown as { params: object }).params = { tenant: 'acme' } // as an enclosing router would
       await next()
       const routed = ctx as unknown as Record<string, unknown>
-      seen.push({ route: routed._matchedRoute, routerPath: routed.routerPath, params: routed.params, requestParams: (ctx.request as unknown as Record<string, unknown>).params, captures: routed.captures, router: routed.router === gateway.router, status: ctx.status })
+      seen.push({
+        route: routed._matchedRoute,
+        routerPath: routed.routerPath,
+        params: routed.params,
+        requestParams: (ctx.request as unknown as Record<string, unknown>).params,
+        captures: routed.captures,
+        router: routed.router === gateway.router,
+        status: ctx.status,
+      })
     })
     return koa.use(middleware)
   }
@@ -217,10 +244,22 @@ json('an operation request has the same router fields on ctx through routes() as
   const viaRouter = await listen(app(gateway.router.routes() as unknown as Koa.Middleware))
   try {
     for (const server of [direct, viaRouter]) {
-      const answer = await request(`${server.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"authkey":"nope","appkey":"x","to":"5511999999999","message":"oi"}' })
+      const answer = await request(`${server.url}/api/create-message`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: '{"authkey":"nope","appkey":"x","to":"5511999999999","message":"oi"}',
+      })
       assert.is(answer.status, 401)
     }
-    assert.equal(seen[0], { route: '/api/create-message', routerPath: '/api/create-message', params: { tenant: 'acme' }, requestParams: { tenant: 'acme' }, captures: [], router: true, status: 401 })
+    assert.equal(seen[0], {
+      route: '/api/create-message',
+      routerPath: '/api/create-message',
+      params: { tenant: 'acme' },
+      requestParams: { tenant: 'acme' },
+      captures: [],
+      router: true,
+      status: 401,
+    })
     assert.equal(seen[0], seen[1])
   } finally {
     await Promise.all([direct.stop(), viaRouter.stop()])

@@ -25,7 +25,11 @@ test.after(async ctx => {
 
 const BUSY = 'Servidor ocupado com outros arquivos. Tente novamente em instantes.'
 
-test('a download in flight holds the largest file: a second one past the budget is 429, and passes once the first is answered', async ({ t, files, authkey }) => {
+test('a download in flight holds the largest file: a second one past the budget is 429, and passes once the first is answered', async ({
+  t,
+  files,
+  authkey,
+}) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
   while (!files.requests.includes('/lenta.png')) await new Promise(resolve => setTimeout(resolve, 10))
   const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/rapida.png` })

@@ -20,7 +20,13 @@ test('nestFields lets a plain field win over bracketed ones of the same name', (
 })
 
 test('nestFields drops __proto__, constructor and prototype segments and nesting deeper than 5', () => {
-  const nested = nestFields({ '__proto__[a]': '1', 'x[__proto__][b]': '1', 'y[constructor][prototype][c]': '1', 'z[1][2][3][4][5][6]': 'deep', 'ok[1][2][3][4][5]': 'fine' })
+  const nested = nestFields({
+    '__proto__[a]': '1',
+    'x[__proto__][b]': '1',
+    'y[constructor][prototype][c]': '1',
+    'z[1][2][3][4][5][6]': 'deep',
+    'ok[1][2][3][4][5]': 'fine',
+  })
   assert.deepEqual(plain(nested), { ok: { 1: { 2: { 3: { 4: { 5: 'fine' } } } } } })
   assert.equal(({} as Record<string, unknown>).a, undefined)
   assert.equal(({} as Record<string, unknown>).b, undefined)

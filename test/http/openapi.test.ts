@@ -53,7 +53,10 @@ docs('has every path of the table, each operation as a oneOf branch with its fie
       assert.ok(post.description.includes(`**${operation.name}**`))
       for (const error of ['invalid-input' as const, ...operation.errors].map(code => operationAnswer(operation, code))) {
         const examples = Object.values(post.responses[String(error.status)]?.content['application/json'].examples ?? {}) as { value: { message: string } }[]
-        assert.ok(examples.some(example => example.value.message === error.message), `${operation.name} documents ${error.status} ${error.message}`)
+        assert.ok(
+          examples.some(example => example.value.message === error.message),
+          `${operation.name} documents ${error.status} ${error.message}`,
+        )
       }
     })
   }
@@ -65,7 +68,10 @@ docs('documents the service routes: share page, health and the docs themselves',
 })
 
 docs('the table and the exported operations list the same operations', () => {
-  const inTable = operationTable.flatMap(operationsOf).map(operation => operation.name).sort()
+  const inTable = operationTable
+    .flatMap(operationsOf)
+    .map(operation => operation.name)
+    .sort()
   assert.equal(inTable, Object.keys(operations).sort())
   for (const [name, operation] of Object.entries(operations)) assert.is(operation.name, name)
 })
@@ -78,7 +84,11 @@ docs("a path's oneOf matches exactly the operation the router's precedence choos
   assert.equal(matches('/api/create-message', { ...keys, file: 'https://example.com/a.pdf', message: 'a.pdf' }), ['sendMedia'])
   assert.equal(matches('/api/create-message', { ...keys, message: 'x', buttons: [button], file: 'https://example.com/a.pdf' }), ['sendButtons'])
   assert.equal(matches('/api/create-message', { ...keys, message: 'x', buttons: [button], file: '  ' }), ['sendButtons'], 'a blank field is absent')
-  assert.equal(matches('/api/create-message', { ...keys, buttons: [button], contact: 'Ana' }), [], 'an invalid body of the chosen operation (no message) matches nothing')
+  assert.equal(
+    matches('/api/create-message', { ...keys, buttons: [button], contact: 'Ana' }),
+    [],
+    'an invalid body of the chosen operation (no message) matches nothing',
+  )
   assert.equal(matches('/api/create-message', { ...keys, latitude: '-23.5', longitude: '-46.6' }), ['sendLocation'])
   assert.equal(matches('/api/developer', { authkey: 'k', message: 'loja', conecteQR: 'true', checkDispositivo: 'true' }), ['addDevice'])
   assert.equal(matches('/api/developer', { authkey: 'k', message: 'loja', checkDispositivo: '1' }), ['deviceStatus'])

@@ -35,7 +35,8 @@ async function start(ctx: Ctx): Promise<TestGateway> {
   return ctx.t
 }
 
-const webhookOf = async (t: TestGateway, authkey: string, ref: string) => (await t.post('/api/developer', { authkey, message: ref, checkDispositivo: 'true' })).body.dispositivo?.webhook
+const webhookOf = async (t: TestGateway, authkey: string, ref: string) =>
+  (await t.post('/api/developer', { authkey, message: ref, checkDispositivo: 'true' })).body.dispositivo?.webhook
 
 test('a refused add-device (409 Dispositivo já conectado.) keeps the stored webhook URL, by operation 4 and by operation 3', async ctx => {
   const t = await start(ctx)

@@ -27,7 +27,9 @@ test('sends in flight are answered 200 and sent before close() resolves; a reque
   assert.match(first, /keep-alive/i)
 
   const answered: string[] = []
-  const sends = Array.from({ length: 4 }, (_, i) => t.post('/api/create-message', { appkey: 'loja', authkey, to: CONTACT, message: `em voo ${i}` }).then(answer => (answered.push(`send ${i}`), answer)))
+  const sends = Array.from({ length: 4 }, (_, i) =>
+    t.post('/api/create-message', { appkey: 'loja', authkey, to: CONTACT, message: `em voo ${i}` }).then(answer => (answered.push(`send ${i}`), answer)),
+  )
   // The second send goes out 300 ms after the first: by then all four have long been received.
   await waitUntil(() => t.network.inbox(CONTACT).length >= 2)
   const closed = t.gateway.close().then(() => answered.push('closed'))
@@ -42,7 +44,10 @@ test('sends in flight are answered 200 and sent before close() resolves; a reque
 
   const answers = await Promise.all(sends)
   await closed
-  assert.equal(answers.map(a => a.status), [200, 200, 200, 200])
+  assert.equal(
+    answers.map(a => a.status),
+    [200, 200, 200, 200],
+  )
   assert.is(answered.at(-1), 'closed', 'close() resolved after every answer')
   const texts = t.network.inbox(CONTACT).map(entry => (entry as { text?: string }).text)
   assert.equal(texts.sort(), ['em voo 0', 'em voo 1', 'em voo 2', 'em voo 3'], 'every answered send reached the network; the refused one did not')
@@ -76,8 +81,6 @@ test('close({ graceMs }) goes on once the grace time is over, without the reques
 test.run()
 
 // --- Helpers ---
-
-
 
 async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs

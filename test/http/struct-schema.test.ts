@@ -50,7 +50,9 @@ walk('keeps a documented description through optional and coerce wrappers', () =
 })
 
 walk('documents the shapes a dynamic struct chooses between, and a list that may come as text', () => {
-  const schema = structSchema(list(button, 1, 3)) as { anyOf: [{ minItems: number; maxItems: number; items: { oneOf: { properties: { type: { const: string } } }[] } }, { type: string }] }
+  const schema = structSchema(list(button, 1, 3)) as {
+    anyOf: [{ minItems: number; maxItems: number; items: { oneOf: { properties: { type: { const: string } } }[] } }, { type: string }]
+  }
   assert.is(schema.anyOf[0].minItems, 1)
   assert.is(schema.anyOf[0].maxItems, 3)
   assert.equal(

@@ -46,7 +46,16 @@ test('send buttons delivers the text, header, footer and the three kinds of butt
 })
 
 test('send buttons numbers reply buttons without an id, and the phone can tap them', async ({ g }) => {
-  const body = assertOk(await g.send({ to: FRIEND, message: 'Sim ou não?', buttons: [{ type: 'replyButton', displaytext: 'Sim' }, { type: 'replyButton', displaytext: 'Não' }] }))
+  const body = assertOk(
+    await g.send({
+      to: FRIEND,
+      message: 'Sim ou não?',
+      buttons: [
+        { type: 'replyButton', displaytext: 'Sim' },
+        { type: 'replyButton', displaytext: 'Não' },
+      ],
+    }),
+  )
   assert.deepEqual((inbox(g.network, FRIEND)[0] as { buttons: unknown }).buttons, [
     { type: 'reply', id: '1', text: 'Sim' },
     { type: 'reply', id: '2', text: 'Não' },
@@ -59,9 +68,14 @@ test('send buttons reads buttons sent as qs-nested form fields, JSON text, or br
   assertOk(await g.send({ to: FRIEND, message: 'form', buttons }, 'form'))
   assertOk(await g.send({ to: FRIEND, message: 'json text', buttons: JSON.stringify(buttons) }, 'form'))
   assertOk(await g.send({ to: FRIEND, message: 'multipart', buttons }, 'multipart'))
-  assertOk(await g.send({ to: FRIEND, message: 'brackets', 'buttons[0][type]': 'replyButton', 'buttons[0][displaytext]': 'Sim', 'buttons[0][id]': 'y' }, 'multipart'))
+  assertOk(
+    await g.send({ to: FRIEND, message: 'brackets', 'buttons[0][type]': 'replyButton', 'buttons[0][displaytext]': 'Sim', 'buttons[0][id]': 'y' }, 'multipart'),
+  )
   const entries = g.network.inbox(FRIEND) as unknown as { text: string; buttons: unknown }[]
-  assert.deepEqual(entries.map(e => e.text), ['form', 'json text', 'multipart', 'brackets'])
+  assert.deepEqual(
+    entries.map(e => e.text),
+    ['form', 'json text', 'multipart', 'brackets'],
+  )
   for (const entry of entries) assert.deepEqual(entry.buttons, [{ type: 'reply', id: 'y', text: 'Sim' }])
 })
 
@@ -76,7 +90,10 @@ test('send buttons answers 401 validation.required for a bad button type or a mi
     [{ type: 'callButton', displaytext: 'x' }],
     [{ type: 'callButton', displaytext: 'x', action: 'ligue já' }],
     [{ type: 'replyButton', displaytext: 'x'.repeat(21) }],
-    [{ type: 'replyButton', displaytext: 'a', id: 'same' }, { type: 'replyButton', displaytext: 'b', id: 'same' }],
+    [
+      { type: 'replyButton', displaytext: 'a', id: 'same' },
+      { type: 'replyButton', displaytext: 'b', id: 'same' },
+    ],
     [...threeButtons, { type: 'replyButton', displaytext: 'quarto' }],
     [],
     'not json',
@@ -101,7 +118,10 @@ const card = (files: FileServer, title: string, image = '/a.png') => ({
 })
 
 test('send carousel fetches each card image and delivers the cards with their buttons', async ({ g, files }) => {
-  const cards = [card(files, 'A'), { ...card(files, 'B', '/b.jpg'), subtitle: undefined, buttons: [{ type: 'callButton', displaytext: 'Ligar', action: '5511933334444' }] }]
+  const cards = [
+    card(files, 'A'),
+    { ...card(files, 'B', '/b.jpg'), subtitle: undefined, buttons: [{ type: 'callButton', displaytext: 'Ligar', action: '5511933334444' }] },
+  ]
   const body = assertOk(await g.send({ to: FRIEND, message: 'Ofertas', cards, footer_text: 'Até domingo' }))
   assert.equal(body.message, 'Carrossel enviado.')
   assert.deepEqual(inbox(g.network, FRIEND), [
@@ -163,11 +183,23 @@ test('send carousel answers 401 validation.required for a bad card, a bad button
 })
 
 test('send carousel answers 400 when a card image is not an image or its URL is refused', async ({ g, files }) => {
-  assertError(await g.send({ to: FRIEND, message: 'x', cards: [card(files, 'A', '/doc.pdf')] }), 400, 'A imagem do cartão (image_url) não é uma imagem JPEG, PNG ou WebP.')
-  assertError(await g.send({ to: FRIEND, message: 'x', cards: [card(files, 'A', '/missing.png')] }), 400, 'O servidor do arquivo respondeu com erro. (HTTP 404)')
+  assertError(
+    await g.send({ to: FRIEND, message: 'x', cards: [card(files, 'A', '/doc.pdf')] }),
+    400,
+    'A imagem do cartão (image_url) não é uma imagem JPEG, PNG ou WebP.',
+  )
+  assertError(
+    await g.send({ to: FRIEND, message: 'x', cards: [card(files, 'A', '/missing.png')] }),
+    400,
+    'O servidor do arquivo respondeu com erro. (HTTP 404)',
+  )
   const strict = await sendingGateway()
   try {
-    assertError(await strict.send({ to: FRIEND, message: 'x', cards: [card(files, 'A')] }), 400, 'URL do arquivo não permitida: use http(s) de um endereço público.')
+    assertError(
+      await strict.send({ to: FRIEND, message: 'x', cards: [card(files, 'A')] }),
+      400,
+      'URL do arquivo não permitida: use http(s) de um endereço público.',
+    )
   } finally {
     await strict.stop()
   }

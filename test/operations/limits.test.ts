@@ -36,21 +36,38 @@ type Edge = [name: string, edge: () => Record<string, unknown>, past: () => Reco
 
 test('text, caption, interactive and group fields: at the limit 200, one past it 401 validation.required', async ({ g, files }) => {
   const card = (extra: Record<string, unknown> = {}) => ({ image_url: `${files.url}/card.png`, title: 'Pizza', buttons: [cardButton(1)], ...extra })
-  const buttons = (n: number, extra: Record<string, unknown> = {}) => ({ to: FRIEND, message: 'Escolha', buttons: Array.from({ length: n }, (_, i) => reply(i + 1)), ...extra })
+  const buttons = (n: number, extra: Record<string, unknown> = {}) => ({
+    to: FRIEND,
+    message: 'Escolha',
+    buttons: Array.from({ length: n }, (_, i) => reply(i + 1)),
+    ...extra,
+  })
   const carousel = (cards: unknown[], extra: Record<string, unknown> = {}) => ({ to: FRIEND, message: 'Ofertas', cards, ...extra })
   const phones = (n: number) => Array.from({ length: n }, (_, i) => String(5511900000000 + i)).join('-')
   const edges: Edge[] = [
     ['text 65 536 characters', () => ({ to: FRIEND, message: 'a'.repeat(65_536) }), () => ({ to: FRIEND, message: 'a'.repeat(65_537) })],
-    ['caption 1 024', () => ({ to: FRIEND, file: PNG.toString('base64'), descricao: 'c'.repeat(1024) }), () => ({ to: FRIEND, file: PNG.toString('base64'), descricao: 'c'.repeat(1025) })],
+    [
+      'caption 1 024',
+      () => ({ to: FRIEND, file: PNG.toString('base64'), descricao: 'c'.repeat(1024) }),
+      () => ({ to: FRIEND, file: PNG.toString('base64'), descricao: 'c'.repeat(1025) }),
+    ],
     ['buttons text 1 024', () => buttons(1, { message: 'm'.repeat(1024) }), () => buttons(1, { message: 'm'.repeat(1025) })],
     ['3 buttons', () => buttons(3), () => buttons(4)],
     ['at least 1 button', () => buttons(1), () => buttons(0)],
-    ['button label 20', () => buttons(1, { buttons: [{ ...reply(1), displaytext: 'l'.repeat(20) }] }), () => buttons(1, { buttons: [{ ...reply(1), displaytext: 'l'.repeat(21) }] })],
+    [
+      'button label 20',
+      () => buttons(1, { buttons: [{ ...reply(1), displaytext: 'l'.repeat(20) }] }),
+      () => buttons(1, { buttons: [{ ...reply(1), displaytext: 'l'.repeat(21) }] }),
+    ],
     ['header_title 60', () => buttons(1, { header_title: 'h'.repeat(60) }), () => buttons(1, { header_title: 'h'.repeat(61) })],
     ['footer_text 60', () => buttons(1, { footer_text: 'f'.repeat(60) }), () => buttons(1, { footer_text: 'f'.repeat(61) })],
     ['10 cards', () => carousel(Array.from({ length: 10 }, () => card())), () => carousel(Array.from({ length: 11 }, () => card()))],
     ['at least 1 card', () => carousel([card()]), () => carousel([])],
-    ['2 buttons per card', () => carousel([card({ buttons: [cardButton(1), cardButton(2)] })]), () => carousel([card({ buttons: [cardButton(1), cardButton(2), cardButton(3)] })])],
+    [
+      '2 buttons per card',
+      () => carousel([card({ buttons: [cardButton(1), cardButton(2)] })]),
+      () => carousel([card({ buttons: [cardButton(1), cardButton(2), cardButton(3)] })]),
+    ],
     ['card title 60', () => carousel([card({ title: 't'.repeat(60) })]), () => carousel([card({ title: 't'.repeat(61) })])],
     ['card description 160', () => carousel([card({ description: 'd'.repeat(160) })]), () => carousel([card({ description: 'd'.repeat(161) })])],
     ['carousel text 1 024', () => carousel([card()], { message: 'm'.repeat(1024) }), () => carousel([card()], { message: 'm'.repeat(1025) })],

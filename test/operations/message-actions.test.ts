@@ -74,7 +74,10 @@ test('mark as read sends a read receipt for the message to its sender', async ({
   const received = await g.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'leia' })
   const body = assertOk(await g.send({ to: `+${FRIEND}`, markRead: received }))
   assert.deepEqual(body, { status: 200, message: 'Mensagem marcada como lida.' })
-  assert.deepEqual(inbox(g.network, FRIEND).map(({ id: _id, ...e }) => e), [{ from: DEVICE_PHONE, type: 'read', target: received }])
+  assert.deepEqual(
+    inbox(g.network, FRIEND).map(({ id: _id, ...e }) => e),
+    [{ from: DEVICE_PHONE, type: 'read', target: received }],
+  )
 })
 
 test('mark as read accepts markRead "true" with the id in idMessagem or idMensagem', async ({ g }) => {
@@ -82,7 +85,10 @@ test('mark as read accepts markRead "true" with the id in idMessagem or idMensag
   const second = await g.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'dois' })
   assertOk(await g.send({ to: FRIEND, markRead: 'true', idMessagem: first }))
   assertOk(await g.send({ to: FRIEND, markRead: true, idMensagem: second }))
-  assert.deepEqual(g.network.inbox(FRIEND).map(e => (e as { target: string }).target), [first, second])
+  assert.deepEqual(
+    g.network.inbox(FRIEND).map(e => (e as { target: string }).target),
+    [first, second],
+  )
   assertError(await g.send({ to: FRIEND, markRead: 'true' }), 401, 'validation.required')
 })
 

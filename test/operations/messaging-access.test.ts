@@ -60,7 +60,10 @@ test('every operation answers 401 validation.required for an unknown authkey, ev
       assertError(await g.t.post(path, { ...body, appkey: g.appkey, authkey }), 401, 'validation.required', extraFor(name))
     }
   }
-  assert.deepEqual(g.network.inbox(FRIEND).filter(e => e.from === DEVICE_PHONE), [])
+  assert.deepEqual(
+    g.network.inbox(FRIEND).filter(e => e.from === DEVICE_PHONE),
+    [],
+  )
 })
 
 test('the other account own keys cannot reach this account device either', async ({ g, operations }) => {

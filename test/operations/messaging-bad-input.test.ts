@@ -19,7 +19,10 @@ test.before(async ctx => {
     ['/api/create-message', { to, reactionMessage: 'true', message: '👍', id: received }],
     ['/api/create-message', { to, message: 'false', deleteID: received }],
     ['/api/create-message', { to, markRead: 'true', idMessagem: received }],
-    ['/api/create-message', { to, message: 'x', buttons: [{ type: 'urlButton', displaytext: 'ok', action: 'https://e.com' }], header_title: 'h', footer_text: 'f' }],
+    [
+      '/api/create-message',
+      { to, message: 'x', buttons: [{ type: 'urlButton', displaytext: 'ok', action: 'https://e.com' }], header_title: 'h', footer_text: 'f' },
+    ],
     ['/api/create-message', { to, message: 'x', cards: [card], footer_text: 'f' }],
     ['/api/create-message', { listaAgendamento: 'true', message: 'false' }],
     ['/api/create-message', { to, message: 'false', verificarOTP: '123456' }],
@@ -88,11 +91,24 @@ test('odd nested form and multipart field names never answer 500', async ({ g })
     'buttons=' + encodeURIComponent('{"0":{"type":"replyButton","displaytext":"a"}}'),
   ]
   for (const form of forms) {
-    const answer = await request(`${g.t.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: `${base}&${form}` })
+    const answer = await request(`${g.t.url}/api/create-message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: `${base}&${form}`,
+    })
     assert.ok(answer.status < 500, `${form}: ${answer.text}`)
   }
   const multipart = new FormData()
-  for (const [k, v] of Object.entries({ appkey: g.appkey, authkey: g.authkey, to: FRIEND, message: 'x', 'buttons[__proto__][a]': '1', 'buttons[0][type]': 'replyButton', 'buttons[0][displaytext]': 'ok', 'buttons[0][x][y][z][w][v][u]': 'deep' })) {
+  for (const [k, v] of Object.entries({
+    appkey: g.appkey,
+    authkey: g.authkey,
+    to: FRIEND,
+    message: 'x',
+    'buttons[__proto__][a]': '1',
+    'buttons[0][type]': 'replyButton',
+    'buttons[0][displaytext]': 'ok',
+    'buttons[0][x][y][z][w][v][u]': 'deep',
+  })) {
     multipart.append(k, v)
   }
   const answer = await request(`${g.t.url}/api/create-message`, { method: 'POST', body: multipart })

@@ -36,7 +36,10 @@ test('300 schedules due in the same second on a device paced at 25 ms, with a 1 
   assert.deepEqual(outcomes, { ok: COUNT + 1, failed: 0 }, 'every send succeeded on its first attempt')
   assert.deepEqual(assertOk(await list(g)).data, [], 'nothing left pending or failed')
   assert.ok(took >= (COUNT - 1) * PACE, `paced: ${took} ms for ${COUNT} sends at ${PACE} ms`)
-  const texts = g.network.inbox(FRIEND).map(entry => (entry as { text: string }).text).filter(text => text.startsWith('lembrete'))
+  const texts = g.network
+    .inbox(FRIEND)
+    .map(entry => (entry as { text: string }).text)
+    .filter(text => text.startsWith('lembrete'))
   assert.equal(new Set(texts).size, COUNT, 'each sent once')
   console.log(`# ${COUNT} scheduled sends at ${PACE} ms pacing took ${took} ms (${(took / COUNT).toFixed(1)} ms each)`)
 })

@@ -48,8 +48,14 @@ test('agendamento is a wall-clock time in the timeZone option', async ctx => {
   assertOk(await g.send({ to: FRIEND, message: 'três horas depois', agendamento: utcText }))
   await waitFor(() => g.network.inbox(FRIEND).length > 0, 5000, 'the scheduled send')
   await new Promise(resolve => setTimeout(resolve, 500))
-  assert.deepEqual(g.network.inbox(FRIEND).map(e => (e as { text: string }).text), ['em São Paulo'])
-  assert.deepEqual(assertOk(await list(g)).data.map((i: { message: string }) => i.message), ['três horas depois'])
+  assert.deepEqual(
+    g.network.inbox(FRIEND).map(e => (e as { text: string }).text),
+    ['em São Paulo'],
+  )
+  assert.deepEqual(
+    assertOk(await list(g)).data.map((i: { message: string }) => i.message),
+    ['três horas depois'],
+  )
 })
 
 test('every send operation accepts agendamento, and the listing shows each item by its text', async ctx => {
@@ -66,7 +72,13 @@ test('every send operation accepts agendamento, and the listing shows each item 
     [{ message: 'false', deleteID: received }, received],
     [{ markRead: received }, received],
     [{ message: 'botões', buttons: [{ type: 'replyButton', displaytext: 'Sim' }] }, 'botões'],
-    [{ message: 'carrossel', cards: [{ image_url: `${files.url}/a.png`, title: 'A', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id: 'q' }] }] }, 'carrossel'],
+    [
+      {
+        message: 'carrossel',
+        cards: [{ image_url: `${files.url}/a.png`, title: 'A', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id: 'q' }] }],
+      },
+      'carrossel',
+    ],
   ]
   const ids: string[] = []
   for (const [request] of requests) {
@@ -126,8 +138,14 @@ test('listing answers 401 for a missing field or unknown authkey, 404 for anothe
   await g.t.addDevice(g.authkey, 'segunda')
   assertOk(await g.send({ appkey: 'segunda', to: FRIEND, message: 'da segunda', agendamento }))
   assertOk(await g.send({ to: FRIEND, message: 'da loja', agendamento }))
-  assert.deepEqual(assertOk(await list(g)).data.map((i: { message: string }) => i.message), ['da loja'])
-  assert.deepEqual(assertOk(await list(g, { appkey: 'segunda' })).data.map((i: { message: string }) => i.message), ['da segunda'])
+  assert.deepEqual(
+    assertOk(await list(g)).data.map((i: { message: string }) => i.message),
+    ['da loja'],
+  )
+  assert.deepEqual(
+    assertOk(await list(g, { appkey: 'segunda' })).data.map((i: { message: string }) => i.message),
+    ['da segunda'],
+  )
   assertError(await g.send({ listaAgendamento: 'true' }), 401, 'validation.required')
   assertError(await list(g, { message: 'true' }), 401, 'validation.required')
   assertError(await list(g, { appkey: undefined }), 401, 'validation.required')
@@ -168,7 +186,11 @@ test('a scheduled send that fails once is retried and sent once', async ctx => {
   const g = (ctx.g = await sendingGateway({ scheduleRetryMs: [300] }))
   g.network.setFault(g.deviceId, 'rate-limit')
   assertOk(await g.send({ to: FRIEND, message: 'de novo', agendamento: inAbout(500) }))
-  await waitFor(async () => (await internalsOf(g.t.gateway).storage.get<{ attempts: number }>(await firstScheduleKey(g)))?.attempts === 1, 4000, 'a failed attempt')
+  await waitFor(
+    async () => (await internalsOf(g.t.gateway).storage.get<{ attempts: number }>(await firstScheduleKey(g)))?.attempts === 1,
+    4000,
+    'a failed attempt',
+  )
   g.network.setFault(g.deviceId, null)
   await waitFor(() => g.network.inbox(FRIEND).length === 1, 3000, 'the retry')
   await new Promise(resolve => setTimeout(resolve, 400))

@@ -41,7 +41,13 @@ test('send media from a URL sniffs the bytes when the server says octet-stream',
 
 test('send media refuses a loopback URL without allowPrivateUrls, with 400 and a clear message, and never fetches it', async ctx => {
   ctx.g = await sendingGateway()
-  for (const url of [`${ctx.files.url}/images/produto.png`, 'http://localhost/x.png', 'http://169.254.169.254/latest/meta-data', 'http://[::1]/x.png', 'http://2130706433/x.png']) {
+  for (const url of [
+    `${ctx.files.url}/images/produto.png`,
+    'http://localhost/x.png',
+    'http://169.254.169.254/latest/meta-data',
+    'http://[::1]/x.png',
+    'http://2130706433/x.png',
+  ]) {
     assertError(await ctx.g.send({ to: FRIEND, file: url }), 400, 'URL do arquivo não permitida: use http(s) de um endereço público.')
   }
   assert.deepEqual(ctx.files.requests, [])

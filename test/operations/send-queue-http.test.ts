@@ -34,8 +34,14 @@ test('sends of one device go out in the order they arrived, even while the netwo
   g.network.setFault(g.deviceId, null)
   const bodies = (await Promise.all(answers)).map(assertOk)
   const received = g.network.inbox(FRIEND) as { id: string; text: string }[]
-  assert.deepEqual(received.map(e => e.text), Array.from({ length: 8 }, (_, i) => `mensagem ${i + 1}`))
-  assert.deepEqual(received.map(e => e.id), bodies.map(b => b.id))
+  assert.deepEqual(
+    received.map(e => e.text),
+    Array.from({ length: 8 }, (_, i) => `mensagem ${i + 1}`),
+  )
+  assert.deepEqual(
+    received.map(e => e.id),
+    bodies.map(b => b.id),
+  )
 })
 
 test('minIntervalMs spaces the sends of a device', async ctx => {

@@ -93,7 +93,13 @@ test('/api/settings without a distinguishing field answers 401 validation.requir
 })
 
 test('operation 19 answers 200 with the number of conversations deleted (0 when there was none)', async ctx => {
-  const answer = await ctx.t.post('/api/settings', { appkey: ctx.device.appkey, authkey: ctx.authkey, to: '+55 11 98888-0002', message: 'false', deleteConversaFluxo: 'true' })
+  const answer = await ctx.t.post('/api/settings', {
+    appkey: ctx.device.appkey,
+    authkey: ctx.authkey,
+    to: '+55 11 98888-0002',
+    message: 'false',
+    deleteConversaFluxo: 'true',
+  })
   assert.equal(answer.body, { status: 200, message: 'Conversas excluídas com sucesso.', excluidas: 0 })
   const all = await ctx.t.post('/api/settings', { appkey: ctx.device.appkey, authkey: ctx.authkey, to: 'TODOS', message: false, deleteConversaFluxo: true })
   assert.equal(all.body, { status: 200, message: 'Conversas excluídas com sucesso.', excluidas: 0 })

@@ -28,7 +28,14 @@ pkg('builds to JavaScript that plain Node 20 imports, without tsx, serving the A
   `
   const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script], { cwd: root })
   const { version } = JSON.parse(readFileSync(`${root}package.json`, 'utf8'))
-  assert.equal(JSON.parse(stdout), { status: 401, body: { status: 401, message: 'validation.required' }, error: 'function', openapi: '3.1.0', version, bundle: 200 })
+  assert.equal(JSON.parse(stdout), {
+    status: 401,
+    body: { status: 401, message: 'validation.required' },
+    error: 'function',
+    openapi: '3.1.0',
+    version,
+    bundle: 200,
+  })
 })
 
 pkg.run()

@@ -47,7 +47,13 @@ export function compiledExports(root: string, entries: EntryPoint[]): Map<string
         const file = project.program.getSourceFile(join(root, entry.file))
         const module = file && project.checker.getSymbolAtLocation(file)
         if (!module) throw new Error(`the compiler has no module for ${entry.file}`)
-        return [entry.specifier, project.checker.getExportsOfModule(module).map(symbol => symbol.name).sort()]
+        return [
+          entry.specifier,
+          project.checker
+            .getExportsOfModule(module)
+            .map(symbol => symbol.name)
+            .sort(),
+        ]
       }),
     )
   } finally {

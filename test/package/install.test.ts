@@ -36,7 +36,8 @@ test('installs beside koa without optional packages or install scripts, within 1
   const stage = tempDir(ctx.dirs, 'zapgate-stage-')
   const host = tempDir(ctx.dirs, 'zapgate-host-')
   // Packed from a copy, so its build does not race another test building dist/ in the repository.
-  for (const name of ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'adapters']) cpSync(join(root, name), join(stage, name), { recursive: true })
+  for (const name of ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.build.json', 'src', 'adapters'])
+    cpSync(join(root, name), join(stage, name), { recursive: true })
   symlinkSync(join(root, 'node_modules'), join(stage, 'node_modules'))
   const [packed] = JSON.parse((await npm(stage, 'pack', '--json', '--pack-destination', host)).stdout) as { filename: string }[]
 
@@ -46,7 +47,9 @@ test('installs beside koa without optional packages or install scripts, within 1
   await npm(host, 'install', `./${packed.filename}`, ...INSTALL_FLAGS)
   const withGateway = measure(host)
   const added = { packages: withGateway.packages - koaOnly.packages, bytes: withGateway.bytes - koaOnly.bytes }
-  console.log(`footprint beside koa: ${added.packages} packages, ${(added.bytes / 1e6).toFixed(1)} MB (koa alone: ${koaOnly.packages} packages, ${(koaOnly.bytes / 1e6).toFixed(1)} MB)`)
+  console.log(
+    `footprint beside koa: ${added.packages} packages, ${(added.bytes / 1e6).toFixed(1)} MB (koa alone: ${koaOnly.packages} packages, ${(koaOnly.bytes / 1e6).toFixed(1)} MB)`,
+  )
 
   assert.equal(withInstallScripts(join(host, 'node_modules')), [], 'no installed package has an install script')
   for (const name of Object.keys(pkg.peerDependenciesMeta)) assert.not.ok(existsSync(join(host, 'node_modules', name)), `${name} is not installed`)
@@ -80,7 +83,10 @@ test('installs beside koa without optional packages or install scripts, within 1
   assert.match(result.docs.page, 'npm install swagger-ui-dist@^5')
   assert.is(result.bundle, 404)
   assert.is(result.metrics, 'The metrics option needs the optional package prom-client, which is not installed: run npm install prom-client@^15')
-  assert.match(result.defaultTransport, 'needs the optional package @whiskeysockets/baileys, which is not installed: run npm install @whiskeysockets/baileys@7.0.0-rc14')
+  assert.match(
+    result.defaultTransport,
+    'needs the optional package @whiskeysockets/baileys, which is not installed: run npm install @whiskeysockets/baileys@7.0.0-rc14',
+  )
   assert.match(result.sqlite, 'npm install @keyv/sqlite')
 })
 
@@ -149,7 +155,9 @@ function packageImports(dist: string): { static: string[]; dynamic: string[] } {
       const path = join(dir, entry.name)
       if (entry.isDirectory()) visit(path)
       else if (entry.name.endsWith('.js')) {
-        const code = readFileSync(path, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '') // comments may quote imports
+        const code = readFileSync(path, 'utf8')
+          .replace(/\/\*[\s\S]*?\*\//g, '')
+          .replace(/^\s*\/\/.*$/gm, '') // comments may quote imports
         for (const [, spec] of code.matchAll(/^\s*(?:import|export)\b[^'"]*?\bfrom\s*['"]([^'"]+)['"]/gm)) add(found.static, spec)
         for (const [, spec] of code.matchAll(/^\s*import\s*['"]([^'"]+)['"]/gm)) add(found.static, spec)
         for (const [, spec] of code.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) add(found.dynamic, spec)

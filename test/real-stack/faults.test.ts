@@ -64,23 +64,26 @@ faults('a cut TCP connection: the device reconnects with back-off and is open ag
   await waitFor(() => peer.stats.logins === logins + 1 && lastState(events) === 'open', 10_000, 'a new login')
 })
 
-faults('a second connection of the device (another transport on the same store) closes the first with conflict: replaced is counted and the first reports replaced', async world => {
-  const { peer } = world
-  const second = await started(world)
-  try {
-    await second.transport.connect('dev')
-    await untilState(second.events, 'open')
-    await untilState(world.events, 'replaced')
-    assert.is(peer.stats.replaced, 1)
-    await new Promise(resolve => setTimeout(resolve, 300))
-    assert.is(lastState(world.events), 'replaced', 'the replaced transport does not fight back')
-    assert.is(peer.stats.replaced, 1)
-  } finally {
-    await second.transport.stop()
-  }
-  await world.transport.connect('dev')
-  await untilState(world.events, 'open')
-})
+faults(
+  'a second connection of the device (another transport on the same store) closes the first with conflict: replaced is counted and the first reports replaced',
+  async world => {
+    const { peer } = world
+    const second = await started(world)
+    try {
+      await second.transport.connect('dev')
+      await untilState(second.events, 'open')
+      await untilState(world.events, 'replaced')
+      assert.is(peer.stats.replaced, 1)
+      await new Promise(resolve => setTimeout(resolve, 300))
+      assert.is(lastState(world.events), 'replaced', 'the replaced transport does not fight back')
+      assert.is(peer.stats.replaced, 1)
+    } finally {
+      await second.transport.stop()
+    }
+    await world.transport.connect('dev')
+    await untilState(world.events, 'open')
+  },
+)
 
 faults('440 sent by the server: the device reports replaced and stays closed until told to connect', async world => {
   const { peer, events } = world

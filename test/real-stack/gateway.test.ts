@@ -66,20 +66,23 @@ real('operation 3 answers a QR that the phone scans: the device pairs (account s
   assert.equal(peer.records.problems, [])
 })
 
-real('send text: the phone of the recipient decrypts exactly that text (pkmsg from a usync LID and a key bundle); its delivery and read receipts reach the device', async world => {
-  const { t, peer, authkey, device } = world
-  const friend = peer.phone(FRIEND, { pushName: 'Amiga' })
-  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, message: 'Olá, tudo bem?' })
-  assert.is(sent.status, 200, sent.text)
-  await waitFor(() => friend.inbox.some(m => m.id === sent.body.id), 10_000, 'the friend to decrypt the message')
-  const got = friend.inbox.find(m => m.id === sent.body.id)!
-  assert.is(got.message.extendedTextMessage?.text ?? got.message.conversation, 'Olá, tudo bem?')
-  assert.is(got.from, SHOP)
-  assert.is(got.encryption, 'pkmsg')
-  const own = peer.phone(SHOP).inbox.find(m => m.id === sent.body.id)
-  assert.ok(own?.sentByOwnDevice, 'the shop phone got its own copy (device sent message)')
-  assert.equal(peer.records.problems, [])
-})
+real(
+  'send text: the phone of the recipient decrypts exactly that text (pkmsg from a usync LID and a key bundle); its delivery and read receipts reach the device',
+  async world => {
+    const { t, peer, authkey, device } = world
+    const friend = peer.phone(FRIEND, { pushName: 'Amiga' })
+    const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, message: 'Olá, tudo bem?' })
+    assert.is(sent.status, 200, sent.text)
+    await waitFor(() => friend.inbox.some(m => m.id === sent.body.id), 10_000, 'the friend to decrypt the message')
+    const got = friend.inbox.find(m => m.id === sent.body.id)!
+    assert.is(got.message.extendedTextMessage?.text ?? got.message.conversation, 'Olá, tudo bem?')
+    assert.is(got.from, SHOP)
+    assert.is(got.encryption, 'pkmsg')
+    const own = peer.phone(SHOP).inbox.find(m => m.id === sent.body.id)
+    assert.ok(own?.sentByOwnDevice, 'the shop phone got its own copy (device sent message)')
+    assert.equal(peer.records.problems, [])
+  },
+)
 
 real('the phone sends text: the device webhook gets Texto with the sender, its LID and name; the device answers with a delivery receipt', async world => {
   const { peer, receiver, device } = world
@@ -87,8 +90,30 @@ real('the phone sends text: the device webhook gets Texto with the sender, its L
   const sent = friend.sendText(SHOP, 'Quero um orçamento')
   const hook = await hookFor(receiver, sent.id)
   assert.equal(
-    { event: hook.event, device: hook.device, chat: hook.chat, from: hook.from, fromLid: hook.fromLid, pushName: hook.pushName, to: hook.to, fromMe: hook.fromMe, isGroup: hook.isGroup, text: hook.text },
-    { event: 'Texto', device: device.id, chat: FRIEND, from: FRIEND, fromLid: friend.lid, pushName: 'Amiga', to: SHOP, fromMe: false, isGroup: false, text: 'Quero um orçamento' },
+    {
+      event: hook.event,
+      device: hook.device,
+      chat: hook.chat,
+      from: hook.from,
+      fromLid: hook.fromLid,
+      pushName: hook.pushName,
+      to: hook.to,
+      fromMe: hook.fromMe,
+      isGroup: hook.isGroup,
+      text: hook.text,
+    },
+    {
+      event: 'Texto',
+      device: device.id,
+      chat: FRIEND,
+      from: FRIEND,
+      fromLid: friend.lid,
+      pushName: 'Amiga',
+      to: SHOP,
+      fromMe: false,
+      isGroup: false,
+      text: 'Quero um orçamento',
+    },
   )
   await waitFor(() => friend.receipts.some(r => r.id === sent.id), 5_000, 'a delivery receipt')
   assert.ok(['delivery', 'inactive'].includes(friend.receipts.find(r => r.id === sent.id)!.type))
@@ -139,7 +164,10 @@ real('reaction, location, contact, delete and a button tap from the phone become
   for (const { id } of [reaction, location, contact, revoke, tap]) await hookFor(receiver, id)
   const byId = new Map(receiver.hooks.slice(before).map(h => [h.payload.idMessagem, h.payload]))
   assert.equal([byId.get(reaction.id)?.event, byId.get(reaction.id)?.emoji, byId.get(reaction.id)?.target], ['Reação', '❤️', target])
-  assert.equal([byId.get(location.id)?.event, byId.get(location.id)?.latitude, byId.get(location.id)?.longitude, byId.get(location.id)?.name], ['Localização', -22.9068, -43.1729, 'Rio'])
+  assert.equal(
+    [byId.get(location.id)?.event, byId.get(location.id)?.latitude, byId.get(location.id)?.longitude, byId.get(location.id)?.name],
+    ['Localização', -22.9068, -43.1729, 'Rio'],
+  )
   assert.equal([byId.get(contact.id)?.event, byId.get(contact.id)?.name, byId.get(contact.id)?.phone], ['Contato', 'João', '5511966660004'])
   assert.is(byId.get(revoke.id)?.event, 'Deletada', JSON.stringify([...byId.values()]))
   assert.equal([byId.get(tap.id)?.event, byId.get(tap.id)?.buttonId, byId.get(tap.id)?.text, byId.get(tap.id)?.target], ['Botão', 'sim', 'Sim', target])
@@ -171,28 +199,38 @@ real('a message WhatsApp refuses (error ack 463) becomes a Falha webhook with it
   }
 })
 
-real('a number that is not on WhatsApp answers 404 (usync contact "out"); a Brazilian mobile registered without the ninth digit is found in its other form', async world => {
-  const { t, peer, authkey, device } = world
-  const nobody = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511911112222', message: 'Alô?' })
-  assert.equal([nobody.status, nobody.body.message], [404, 'Destino não encontrado na rede.'])
-  const old = peer.phone('551188887777')
-  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511988887777', message: 'Com o nove' })
-  assert.is(sent.status, 200, sent.text)
-  await waitFor(() => old.inbox.some(m => m.id === sent.body.id), 10_000, 'the old-format number to decrypt it')
-})
+real(
+  'a number that is not on WhatsApp answers 404 (usync contact "out"); a Brazilian mobile registered without the ninth digit is found in its other form',
+  async world => {
+    const { t, peer, authkey, device } = world
+    const nobody = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511911112222', message: 'Alô?' })
+    assert.equal([nobody.status, nobody.body.message], [404, 'Destino não encontrado na rede.'])
+    const old = peer.phone('551188887777')
+    const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: '5511988887777', message: 'Com o nove' })
+    assert.is(sent.status, 200, sent.text)
+    await waitFor(() => old.inbox.some(m => m.id === sent.body.id), 10_000, 'the old-format number to decrypt it')
+  },
+)
 
 real('two devices of the gateway linked to two phones message each other: the send reaches the other phone and its linked device', async world => {
   const { t, peer, receiver, authkey, device } = world
   const created = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'recepcao', webhook: receiver.url })
   assert.is(created.status, 200, created.text)
   await peer.phone(FRIEND).scan(qrText(created.body.qrcode))
-  await waitFor(async () => (await t.post('/api/developer', { authkey, message: 'recepcao', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 10_000, 'recepcao connected')
+  await waitFor(
+    async () => (await t.post('/api/developer', { authkey, message: 'recepcao', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    10_000,
+    'recepcao connected',
+  )
   const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, message: 'Para os dois aparelhos' })
   assert.is(sent.status, 200, sent.text)
   const received = () => receiver.hooks.map(h => h.payload).find(p => p.idMessagem === sent.body.id && p.device === created.body.id)
   await waitFor(() => !!received(), 10_000, 'the webhook of the other device')
   assert.equal([received().event, received().from, received().chat, received().text, received().fromMe], ['Texto', SHOP, SHOP, 'Para os dois aparelhos', false])
-  assert.ok(peer.phone(FRIEND).inbox.some(m => m.id === sent.body.id), 'the phone got it too')
+  assert.ok(
+    peer.phone(FRIEND).inbox.some(m => m.id === sent.body.id),
+    'the phone got it too',
+  )
   assert.equal(peer.records.problems, [])
 })
 

@@ -45,7 +45,12 @@ groups.before(async world => {
   assert.is(created.status, 200, created.text)
   world.device = { id: created.body.id, appkey: created.body.appkey }
   await world.peer.phone(SHOP).scan(qrText(created.body.qrcode))
-  await waitFor(async () => (await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 10_000, 'connected')
+  await waitFor(
+    async () =>
+      (await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    10_000,
+    'connected',
+  )
 })
 
 groups.after(async world => {
@@ -66,7 +71,10 @@ groups('operation 22 creates the group on the network with the device as admin a
   assert.ok(group, `the peer knows ${world.groupId}`)
   assert.equal([group!.subject, group!.members.sort(), group!.admins], ['Clientes', [ANA, BETO, SHOP].sort(), [SHOP]])
   assert.is(created.body.convite, `https://chat.whatsapp.com/${group!.inviteCode}`)
-  assert.equal(peer.records.unknownIqs.map(iq => iq.attrs.xmlns), [])
+  assert.equal(
+    peer.records.unknownIqs.map(iq => iq.attrs.xmlns),
+    [],
+  )
 })
 
 groups('a text to the group: each member phone takes in the sender key and decrypts exactly that text (skmsg)', async world => {
@@ -75,9 +83,16 @@ groups('a text to the group: each member phone takes in the sender key and decry
   assert.is(sent.status, 200, sent.text)
   for (const pn of [ANA, BETO]) {
     const phone = peer.phone(pn)
-    await waitFor(() => phone.inbox.some(m => m.id === sent.body.id), 10_000, `${pn} to decrypt the group message (problems: ${peer.records.problems.join('; ')})`)
+    await waitFor(
+      () => phone.inbox.some(m => m.id === sent.body.id),
+      10_000,
+      `${pn} to decrypt the group message (problems: ${peer.records.problems.join('; ')})`,
+    )
     const got = phone.inbox.find(m => m.id === sent.body.id)!
-    assert.equal([got.message.extendedTextMessage?.text ?? got.message.conversation, got.to, got.from, got.encryption], ['Promoção de hoje', groupId, SHOP, 'skmsg'])
+    assert.equal(
+      [got.message.extendedTextMessage?.text ?? got.message.conversation, got.to, got.from, got.encryption],
+      ['Promoção de hoje', groupId, SHOP, 'skmsg'],
+    )
   }
   const second = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: groupId, message: 'Segunda mensagem' })
   assert.is(second.status, 200, second.text)
@@ -93,49 +108,90 @@ groups('a member phone sends to the group: the webhook shows the text with the g
   await waitFor(() => !!find(), 10_000, `the webhook of ${sent.id} (problems: ${peer.records.problems.join('; ')})`)
   const hook = find()
   assert.equal(
-    { event: hook.event, device: hook.device, chat: hook.chat, from: hook.from, fromLid: hook.fromLid, pushName: hook.pushName, fromMe: hook.fromMe, isGroup: hook.isGroup, group: hook.group, text: hook.text },
-    { event: 'Texto', device: device.id, chat: groupId, from: ANA, fromLid: ana.lid, pushName: 'Ana', fromMe: false, isGroup: true, group: groupId, text: 'Quero dois' },
+    {
+      event: hook.event,
+      device: hook.device,
+      chat: hook.chat,
+      from: hook.from,
+      fromLid: hook.fromLid,
+      pushName: hook.pushName,
+      fromMe: hook.fromMe,
+      isGroup: hook.isGroup,
+      group: hook.group,
+      text: hook.text,
+    },
+    {
+      event: 'Texto',
+      device: device.id,
+      chat: groupId,
+      from: ANA,
+      fromLid: ana.lid,
+      pushName: 'Ana',
+      fromMe: false,
+      isGroup: true,
+      group: groupId,
+      text: 'Quero dois',
+    },
   )
   const again = ana.sendGroupText(groupId, 'E mais um')
   await waitFor(() => receiver.hooks.some(h => h.payload?.idMessagem === again.id), 10_000, 'a second message under the same sender key (skmsg only)')
   assert.equal(peer.records.problems, [])
 })
 
-groups('operation 21 reads the group by id and by invite; operation 23 joins by invite a group a phone made; a phone added by the admin gets the next message of the device; the device removed by the admin no longer reads the group', async world => {
-  const { t, peer, authkey, device, groupId } = world
-  const info = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: groupId })
-  assert.is(info.status, 200, info.text)
-  assert.equal([info.body.grupo.titulo, info.body.grupo.participantes.length], ['Clientes', 3])
-  const invite = `https://chat.whatsapp.com/${peer.group(groupId)!.inviteCode}`
-  const preview = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: invite })
-  assert.equal([preview.status, preview.body.grupo?.id], [200, groupId])
+groups(
+  'operation 21 reads the group by id and by invite; operation 23 joins by invite a group a phone made; a phone added by the admin gets the next message of the device; the device removed by the admin no longer reads the group',
+  async world => {
+    const { t, peer, authkey, device, groupId } = world
+    const info = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: groupId })
+    assert.is(info.status, 200, info.text)
+    assert.equal([info.body.grupo.titulo, info.body.grupo.participantes.length], ['Clientes', 3])
+    const invite = `https://chat.whatsapp.com/${peer.group(groupId)!.inviteCode}`
+    const preview = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: invite })
+    assert.equal([preview.status, preview.body.grupo?.id], [200, groupId])
 
-  // A second group, made by a phone: the device joins it by invite, then gets a member's message.
-  const ana = peer.phone(ANA)
-  const carlos = peer.phone('5511966660004', { pushName: 'Carlos' })
-  const bazaar = ana.createGroup('Bazar', carlos)
-  const joined = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', entrarConvite: `https://chat.whatsapp.com/${peer.group(bazaar)!.inviteCode}` })
-  assert.equal([joined.status, joined.body.grupoId], [200, bazaar], joined.text)
-  assert.ok(peer.group(bazaar)!.members.includes(SHOP))
-  const hello = carlos.sendGroupText(bazaar, 'Bem-vinda')
-  await waitFor(() => world.receiver.hooks.some(h => h.payload?.idMessagem === hello.id && h.payload?.group === bazaar), 10_000, 'the message in the joined group')
+    // A second group, made by a phone: the device joins it by invite, then gets a member's message.
+    const ana = peer.phone(ANA)
+    const carlos = peer.phone('5511966660004', { pushName: 'Carlos' })
+    const bazaar = ana.createGroup('Bazar', carlos)
+    const joined = await t.post('/api/groups', {
+      appkey: device.appkey,
+      authkey,
+      message: 'false',
+      entrarConvite: `https://chat.whatsapp.com/${peer.group(bazaar)!.inviteCode}`,
+    })
+    assert.equal([joined.status, joined.body.grupoId], [200, bazaar], joined.text)
+    assert.ok(peer.group(bazaar)!.members.includes(SHOP))
+    const hello = carlos.sendGroupText(bazaar, 'Bem-vinda')
+    await waitFor(
+      () => world.receiver.hooks.some(h => h.payload?.idMessagem === hello.id && h.payload?.group === bazaar),
+      10_000,
+      'the message in the joined group',
+    )
 
-  // The admin phone adds a phone: the device applies the w:gp2 notification to the group metadata it
-  // caches for sends, so its next message carries the sender key to the new member, who decrypts it.
-  const dora = peer.phone('5511955550005', { pushName: 'Dora' })
-  ana.addToGroup(bazaar, dora)
-  await waitFor(() => peer.records.nodes.some(n => n.tag === 'ack' && n.attrs.class === 'notification' && n.attrs.to === bazaar), 10_000, 'the device to ack the add notification')
-  const toAll = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: bazaar, message: 'Oi, Dora' })
-  assert.is(toAll.status, 200, toAll.text)
-  await waitFor(() => dora.inbox.some(m => m.id === toAll.body.id), 10_000, `the new member to decrypt (problems: ${peer.records.problems.join('; ')})`)
-  assert.is(dora.inbox.find(m => m.id === toAll.body.id)!.message.extendedTextMessage?.text ?? dora.inbox.find(m => m.id === toAll.body.id)!.message.conversation, 'Oi, Dora')
+    // The admin phone adds a phone: the device applies the w:gp2 notification to the group metadata it
+    // caches for sends, so its next message carries the sender key to the new member, who decrypts it.
+    const dora = peer.phone('5511955550005', { pushName: 'Dora' })
+    ana.addToGroup(bazaar, dora)
+    await waitFor(
+      () => peer.records.nodes.some(n => n.tag === 'ack' && n.attrs.class === 'notification' && n.attrs.to === bazaar),
+      10_000,
+      'the device to ack the add notification',
+    )
+    const toAll = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: bazaar, message: 'Oi, Dora' })
+    assert.is(toAll.status, 200, toAll.text)
+    await waitFor(() => dora.inbox.some(m => m.id === toAll.body.id), 10_000, `the new member to decrypt (problems: ${peer.records.problems.join('; ')})`)
+    assert.is(
+      dora.inbox.find(m => m.id === toAll.body.id)!.message.extendedTextMessage?.text ?? dora.inbox.find(m => m.id === toAll.body.id)!.message.conversation,
+      'Oi, Dora',
+    )
 
-  // The admin phone removes the device's account: the device is told, and a send is refused by the peer.
-  ana.removeFromGroup(bazaar, SHOP)
-  assert.not.ok(peer.group(bazaar)!.members.includes(SHOP))
-  const refused = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: bazaar })
-  assert.is(refused.status, 404, refused.text)
-  assert.equal(peer.records.problems, [])
-})
+    // The admin phone removes the device's account: the device is told, and a send is refused by the peer.
+    ana.removeFromGroup(bazaar, SHOP)
+    assert.not.ok(peer.group(bazaar)!.members.includes(SHOP))
+    const refused = await t.post('/api/groups', { appkey: device.appkey, authkey, message: 'false', infoConvite: bazaar })
+    assert.is(refused.status, 404, refused.text)
+    assert.equal(peer.records.problems, [])
+  },
+)
 
 groups.run()

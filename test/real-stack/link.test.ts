@@ -94,10 +94,16 @@ link('an iq the peer does not know is recorded and answered with an error, so th
   const started = Date.now()
   // This peer runs no media host, so the media_conn iq of an upload is one it does not know.
   peer.phone('5511988880002')
-  const error = await transport.send('dev', '5511988880002', { kind: 'media', media: 'document', file: { data: Buffer.from('%PDF-1.4 wa-peer'), mimetype: 'application/pdf', fileName: 'a.pdf' } }).then(
-    () => undefined,
-    (err: Error) => err,
-  )
+  const error = await transport
+    .send('dev', '5511988880002', {
+      kind: 'media',
+      media: 'document',
+      file: { data: Buffer.from('%PDF-1.4 wa-peer'), mimetype: 'application/pdf', fileName: 'a.pdf' },
+    })
+    .then(
+      () => undefined,
+      (err: Error) => err,
+    )
   assert.ok(error, 'the call failed')
   assert.ok(Date.now() - started < 4_000, 'well before the 5 s send timeout')
   assert.is(peer.records.unknownIqs.at(-1)?.attrs.xmlns, 'w:m')

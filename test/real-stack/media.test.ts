@@ -48,7 +48,12 @@ media.before(async world => {
   assert.is(created.status, 200, created.text)
   world.device = { id: created.body.id, appkey: created.body.appkey }
   await world.peer.phone(SHOP).scan(qrText(created.body.qrcode))
-  await waitFor(async () => (await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true, 10_000, 'connected')
+  await waitFor(
+    async () =>
+      (await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    10_000,
+    'connected',
+  )
 })
 
 media.after(async world => {
@@ -61,7 +66,14 @@ media.after(async world => {
 media('an image the gateway sends is uploaded to the media host named by media_conn; the phone downloads and decrypts exactly those bytes', async world => {
   const { t, peer, authkey, device } = world
   const friend = peer.phone(FRIEND)
-  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, file: IMAGE.toString('base64'), message: 'foto.png', descricao: 'Nossa loja' })
+  const sent = await t.post('/api/create-message', {
+    appkey: device.appkey,
+    authkey,
+    to: FRIEND,
+    file: IMAGE.toString('base64'),
+    message: 'foto.png',
+    descricao: 'Nossa loja',
+  })
   assert.is(sent.status, 200, sent.text)
   await waitFor(() => friend.inbox.some(m => m.id === sent.body.id), 15_000, `the phone to get the image (problems: ${peer.records.problems.join('; ')})`)
   const image = friend.inbox.find(m => m.id === sent.body.id)!.message.imageMessage
@@ -70,7 +82,10 @@ media('an image the gateway sends is uploaded to the media host named by media_c
   assert.ok(image!.url?.startsWith(`https://${peer.media!.hostname}/`), image!.url ?? '')
   const bytes = await peer.media!.download(image!, 'image')
   assert.ok(bytes.equals(IMAGE), 'the decrypted bytes are the original image')
-  assert.equal(peer.records.unknownIqs.map(iq => iq.attrs.xmlns), [])
+  assert.equal(
+    peer.records.unknownIqs.map(iq => iq.attrs.xmlns),
+    [],
+  )
 })
 
 media('an image a phone sends is downloaded and decrypted by the gateway: the Imagem webhook carries exactly its bytes', async world => {

@@ -35,7 +35,11 @@ routes.before(async world => {
   world.restoreRoot = world.peer.trustRoot()
   world.receiver = await startReceiver()
   const watched = watchLinkChallenges(
-    baileysTransport({ resolveVersion: async () => [2, 3000, 1], socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 }, reconnect: { initialDelayMs: 50, jitter: 0 } }),
+    baileysTransport({
+      resolveVersion: async () => [2, 3000, 1],
+      socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
+      reconnect: { initialDelayMs: 50, jitter: 0 },
+    }),
   )
   world.gateway = await createGateway({ transport: watched.transport, storage: undefined, allowPrivateUrls: true })
   const app = new Koa()
@@ -43,7 +47,14 @@ routes.before(async world => {
   app.use(world.gateway.routes())
   world.server = await listen(app)
   world.api = (path, body) => post(world.server.url + path, body)
-  const registered = await world.api('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' })
+  const registered = await world.api('/api/auth', {
+    auth: 'registrar',
+    nome: 'Ana',
+    email: 'ana@example.com',
+    senha: 'segredo1',
+    telefone: '5511900000000',
+    plano: '1',
+  })
   world.authkey = registered.body.data.authkey
 })
 
@@ -63,7 +74,10 @@ routes('scan by appkey: 400 without authkey, 404 for another name, 200 for the d
   assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'outra', phone: SHOP }), [404, 'device not found'])
   assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'loja', phone: SHOP }), [200, 'device linked'])
   await waitFor(async () => (await status(world)).conectado === true, 10_000, 'connected')
-  assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'loja', phone: SHOP }), [404, 'no pending link matches (QR expired, or code issued for another phone)'])
+  assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'loja', phone: SHOP }), [
+    404,
+    'no pending link matches (QR expired, or code issued for another phone)',
+  ])
   assert.equal(await answer(world, '/_sim/scan', { qr: 'not a qr', phone: SHOP }), [400, 'not a WhatsApp QR'])
 })
 
@@ -81,47 +95,81 @@ routes('phones with a LID and with a hidden number: their texts reach the webhoo
   assert.not.ok(JSON.stringify(b).includes(HIDDEN), `the hidden number stays hidden: ${JSON.stringify(b)}`)
 })
 
-routes('the gateway\'s text and buttons reach the inbox in the simulator\'s shape; a tap, a list row, a reaction, a location, a contact and a delete become webhooks', async world => {
-  const { api, authkey } = world
-  const text = await api('/api/create-message', { appkey: 'loja', authkey, to: FRIEND, message: 'Olá!' })
-  const buttons = await api('/api/create-message', { appkey: 'loja', authkey, to: FRIEND, message: 'Como ajudar?', footer_text: 'Loja', buttons: [{ type: 'replyButton', displaytext: 'Pedido', id: 'pedido' }] })
-  assert.equal([text.status, buttons.status], [200, 200], buttons.text)
-  const inbox = async () => (await fetch(`${world.server.url}/_sim/inbox/${FRIEND}`)).json() as Promise<any[]>
-  await waitFor(async () => (await inbox()).some(m => m.id === buttons.body.id), 10_000, 'the buttons in the inbox')
-  const entries = await inbox()
-  assert.equal(pick(entries.find(m => m.id === text.body.id), ['from', 'type', 'text']), { from: SHOP, type: 'text', text: 'Olá!' })
-  assert.equal(pick(entries.find(m => m.id === buttons.body.id), ['type', 'text', 'footer', 'buttons']), { type: 'buttons', text: 'Como ajudar?', footer: 'Loja', buttons: [{ type: 'reply', id: 'pedido', text: 'Pedido' }] })
+routes(
+  "the gateway's text and buttons reach the inbox in the simulator's shape; a tap, a list row, a reaction, a location, a contact and a delete become webhooks",
+  async world => {
+    const { api, authkey } = world
+    const text = await api('/api/create-message', { appkey: 'loja', authkey, to: FRIEND, message: 'Olá!' })
+    const buttons = await api('/api/create-message', {
+      appkey: 'loja',
+      authkey,
+      to: FRIEND,
+      message: 'Como ajudar?',
+      footer_text: 'Loja',
+      buttons: [{ type: 'replyButton', displaytext: 'Pedido', id: 'pedido' }],
+    })
+    assert.equal([text.status, buttons.status], [200, 200], buttons.text)
+    const inbox = async () => (await fetch(`${world.server.url}/_sim/inbox/${FRIEND}`)).json() as Promise<any[]>
+    await waitFor(async () => (await inbox()).some(m => m.id === buttons.body.id), 10_000, 'the buttons in the inbox')
+    const entries = await inbox()
+    assert.equal(
+      pick(
+        entries.find(m => m.id === text.body.id),
+        ['from', 'type', 'text'],
+      ),
+      { from: SHOP, type: 'text', text: 'Olá!' },
+    )
+    assert.equal(
+      pick(
+        entries.find(m => m.id === buttons.body.id),
+        ['type', 'text', 'footer', 'buttons'],
+      ),
+      { type: 'buttons', text: 'Como ajudar?', footer: 'Loja', buttons: [{ type: 'reply', id: 'pedido', text: 'Pedido' }] },
+    )
 
-  const own = await send(world, { from: FRIEND, to: SHOP, type: 'text', text: 'apagar' })
-  const ids = [
-    await send(world, { from: FRIEND, to: SHOP, type: 'button', target: buttons.body.id, buttonId: 'pedido', text: 'Pedido' }),
-    await send(world, { from: FRIEND, to: SHOP, type: 'button', target: buttons.body.id, buttonId: 'linha-2', text: 'Linha 2', list: true }),
-    await send(world, { from: FRIEND, to: SHOP, type: 'reaction', target: text.body.id, emoji: '👍' }),
-    await send(world, { from: FRIEND, to: SHOP, type: 'location', latitude: -23.5, longitude: -46.6, name: 'Loja' }),
-    await send(world, { from: FRIEND, to: SHOP, type: 'contact', name: 'Maria', phone: '5511966660004' }),
-    await send(world, { from: FRIEND, to: SHOP, type: 'delete', target: own }),
-  ]
-  const [tap, row, reaction, location, contact, deleted] = await hooks(world, ids)
-  assert.equal([tap.event, tap.buttonId, tap.target], ['Botão', 'pedido', buttons.body.id])
-  assert.equal([row.event, row.buttonId], ['Lista', 'linha-2'])
-  assert.equal([reaction.event, reaction.emoji, reaction.target], ['Reação', '👍', text.body.id])
-  assert.equal([location.event, location.latitude, location.longitude], ['Localização', -23.5, -46.6])
-  assert.equal([contact.event, contact.name, contact.phone], ['Contato', 'Maria', '5511966660004'])
-  assert.equal([deleted.event, deleted.target], ['Deletada', own])
-})
+    const own = await send(world, { from: FRIEND, to: SHOP, type: 'text', text: 'apagar' })
+    const ids = [
+      await send(world, { from: FRIEND, to: SHOP, type: 'button', target: buttons.body.id, buttonId: 'pedido', text: 'Pedido' }),
+      await send(world, { from: FRIEND, to: SHOP, type: 'button', target: buttons.body.id, buttonId: 'linha-2', text: 'Linha 2', list: true }),
+      await send(world, { from: FRIEND, to: SHOP, type: 'reaction', target: text.body.id, emoji: '👍' }),
+      await send(world, { from: FRIEND, to: SHOP, type: 'location', latitude: -23.5, longitude: -46.6, name: 'Loja' }),
+      await send(world, { from: FRIEND, to: SHOP, type: 'contact', name: 'Maria', phone: '5511966660004' }),
+      await send(world, { from: FRIEND, to: SHOP, type: 'delete', target: own }),
+    ]
+    const [tap, row, reaction, location, contact, deleted] = await hooks(world, ids)
+    assert.equal([tap.event, tap.buttonId, tap.target], ['Botão', 'pedido', buttons.body.id])
+    assert.equal([row.event, row.buttonId], ['Lista', 'linha-2'])
+    assert.equal([reaction.event, reaction.emoji, reaction.target], ['Reação', '👍', text.body.id])
+    assert.equal([location.event, location.latitude, location.longitude], ['Localização', -23.5, -46.6])
+    assert.equal([contact.event, contact.name, contact.phone], ['Contato', 'Maria', '5511966660004'])
+    assert.equal([deleted.event, deleted.target], ['Deletada', own])
+  },
+)
 
-routes('what the peer cannot do answers as the simulator does for bad input: a wrong target 404, another\'s message 400, phone media 400, groups 501', async world => {
-  const gatewaySent = (await (await fetch(`${world.server.url}/_sim/inbox/${FRIEND}`)).json() as any[])[0].id
-  assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'delete', target: 'NOPE' }), [404, 'no message NOPE in that chat'])
-  assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'delete', target: gatewaySent }), [400, 'only the sender can delete a message'])
-  assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'text', text: 'x', extra: 1, nope: undefined }), [200, 'message sent'])
-  assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: '5511000000000', type: 'text', text: 'x' }), [404, '5511000000000 is not a phone of this network'])
-  assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'image', base64: 'aGk=' }), [400, "the local WhatsApp peer's phones do not send image yet"])
-  const sticker = await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'sticker' })
-  assert.is(sticker[0], 400)
-  assert.match(sticker[1], /^type: .*Expected one of .*"sticker"/)
-  assert.equal(await answer(world, '/_sim/groups', { creator: FRIEND, subject: 'Grupo' }), [501, 'this network has no groups'])
-})
+routes(
+  "what the peer cannot do answers as the simulator does for bad input: a wrong target 404, another's message 400, phone media 400, groups 501",
+  async world => {
+    const gatewaySent = ((await (await fetch(`${world.server.url}/_sim/inbox/${FRIEND}`)).json()) as any[])[0].id
+    assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'delete', target: 'NOPE' }), [404, 'no message NOPE in that chat'])
+    assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'delete', target: gatewaySent }), [
+      400,
+      'only the sender can delete a message',
+    ])
+    assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'text', text: 'x', extra: 1, nope: undefined }), [200, 'message sent'])
+    assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: '5511000000000', type: 'text', text: 'x' }), [
+      404,
+      '5511000000000 is not a phone of this network',
+    ])
+    assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'image', base64: 'aGk=' }), [
+      400,
+      "the local WhatsApp peer's phones do not send image yet",
+    ])
+    const sticker = await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'sticker' })
+    assert.is(sticker[0], 400)
+    assert.match(sticker[1], /^type: .*Expected one of .*"sticker"/)
+    assert.equal(await answer(world, '/_sim/groups', { creator: FRIEND, subject: 'Grupo' }), [501, 'this network has no groups'])
+  },
+)
 
 routes('stats count connections and replaced; unlink by appkey logs the device out (401), a second unlink is 404', async world => {
   const stats = (await (await fetch(`${world.server.url}/_sim/stats`)).json()) as any

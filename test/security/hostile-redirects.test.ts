@@ -23,7 +23,9 @@ const dns = fakeDns({
 
 test.before(async ctx => {
   ctx.files = await localServer((req, res) =>
-    res.writeHead(200, { 'content-type': 'image/png', ...(req.url === '/cd' ? { 'content-disposition': 'attachment; filename="%E0%A4%A.png"' } : {}) }).end(PNG),
+    res
+      .writeHead(200, { 'content-type': 'image/png', ...(req.url === '/cd' ? { 'content-disposition': 'attachment; filename="%E0%A4%A.png"' } : {}) })
+      .end(PNG),
   )
   ctx.hop = await redirector()
   ctx.secret = await localServer((_, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG), '127.0.0.2')
@@ -72,7 +74,10 @@ test('a redirect to a private, metadata, internal or non-http target is refused,
     for (const status of [301, 302, 307, 308]) assertError(await g.send({ to: FRIEND, file: via(target, status) }), 400, REFUSED)
   }
   assert.deepEqual(secret.requests, [])
-  assert.deepEqual(g.network.inbox(FRIEND).filter(e => e.type !== 'image'), [])
+  assert.deepEqual(
+    g.network.inbox(FRIEND).filter(e => e.type !== 'image'),
+    [],
+  )
 })
 
 test('a chain of redirects that ends inside is refused at the last hop', async ({ g, secret, via }) => {
@@ -88,7 +93,10 @@ test('a carousel card image redirected inside is refused the same way', async ({
 test('a file server sending a malformed percent-encoded file name does not fail the download', async ({ g, files }) => {
   assertOk(await g.send({ to: FRIEND, file: `${files.url}/cd` }))
   assertOk(await g.send({ to: FRIEND, file: `${files.url}/%E0%A4%A.png` }))
-  const names = g.network.inbox(FRIEND).slice(-2).map(e => (e as { fileName?: string }).fileName)
+  const names = g.network
+    .inbox(FRIEND)
+    .slice(-2)
+    .map(e => (e as { fileName?: string }).fileName)
   assert.deepEqual(names, ['%E0%A4%A.png', '%E0%A4%A.png'])
 })
 

@@ -48,7 +48,11 @@ test('a local server is never asked by default, whatever the spelling of its add
   const { port } = local
   for (const host of ['127.0.0.1', '2130706433', '0x7f000001', '127.1', '[::ffff:127.0.0.1]', 'localhost']) {
     assertError(await g.send({ to: FRIEND, file: `http://${host}:${port}/a.png` }), 400, REFUSED_MEDIA)
-    assertError(await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'hook-3', webhook: `http://${host}:${port}/hook` }), 400, 'Parâmetros inválidos.')
+    assertError(
+      await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'hook-3', webhook: `http://${host}:${port}/hook` }),
+      400,
+      'Parâmetros inválidos.',
+    )
   }
   assert.deepEqual(local.requests, [])
 })

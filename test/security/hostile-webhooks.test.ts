@@ -20,7 +20,11 @@ test.before(async ctx => {
   ctx.receiver = await startReceiver()
   ctx.secret = await localServer((_, res) => res.writeHead(200).end('ok'), '127.0.0.2')
   ctx.hop = await redirector()
-  const webhooks = httpWebhookSender({ isAllowedAddress: address => address === '127.0.0.1', lookup: fakeDns({ 'inside.test': ['127.0.0.2'] }), timeoutMs: 2000 })
+  const webhooks = httpWebhookSender({
+    isAllowedAddress: address => address === '127.0.0.1',
+    lookup: fakeDns({ 'inside.test': ['127.0.0.2'] }),
+    timeoutMs: 2000,
+  })
   // allowPrivateUrls lets the API store these local URLs: the sender is what is under test here.
   ctx.t = await startGateway({ allowPrivateUrls: true, webhooks, webhookRetryMs: [50], webhookMaxAgeMs: 600 })
   ctx.authkey = (await ctx.t.register()).authkey

@@ -14,7 +14,10 @@ const FRIEND = '5511988880002'
 /** A pino logger at debug writing its lines to an array (no redaction unless given). */
 function capturingLogger(redact?: string[]) {
   const lines: string[] = []
-  const logger = pino({ level: 'debug', ...(redact ? { redact: { paths: redact, censor: '[redacted]' } } : {}) }, { write: (line: string) => void lines.push(line) })
+  const logger = pino(
+    { level: 'debug', ...(redact ? { redact: { paths: redact, censor: '[redacted]' } } : {}) },
+    { write: (line: string) => void lines.push(line) },
+  )
   return { logger, lines }
 }
 
@@ -32,7 +35,14 @@ test('a full flow logged at debug, without any redaction, holds none of the secr
   try {
     // Registration, a taken e-mail, a wrong authkey.
     secrets.senha = 'senha-muito-secreta-123'
-    const registered = await t.post('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana-logs@example.com', senha: secrets.senha, telefone: '5511999990000', plano: '1' })
+    const registered = await t.post('/api/auth', {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana-logs@example.com',
+      senha: secrets.senha,
+      telefone: '5511999990000',
+      plano: '1',
+    })
     const authkey = (secrets.authkey = registered.body.data.authkey)
     await t.post('/api/auth', { auth: 'registrar', nome: 'Ana', email: 'ana-logs@example.com', senha: secrets.senha, telefone: '5511999990000', plano: '1' })
     secrets.wrongAuthkey = 'authkey-errada-mas-parecida-0123456789'
@@ -81,7 +91,8 @@ test('a full flow logged at debug, without any redaction, holds none of the secr
   const log = lines.join('')
   if (process.env.SHOW_LOGS) console.log(log, secrets)
   // The capture works: debug lines of failures and refusals are there.
-  for (const expected of ['invalid request', 'webhook attempt failed', 'device created', 'device deleted']) assert.ok(log.includes(expected), `logged: ${expected}`)
+  for (const expected of ['invalid request', 'webhook attempt failed', 'device created', 'device deleted'])
+    assert.ok(log.includes(expected), `logged: ${expected}`)
   for (const [name, secret] of Object.entries(secrets)) {
     assert.ok(secret && secret.length >= 6, `${name} was captured`)
     assert.ok(!contains(log, secret), `${name} appears in the logs`)
@@ -91,7 +102,10 @@ test('a full flow logged at debug, without any redaction, holds none of the secr
 test('redactPaths censors the secret fields of bodies a host logs, up to three levels deep, and keeps err.code', () => {
   const { logger, lines } = capturingLogger(redactPaths)
   logger.info({ authkey: 'k0', senha: 's0', req: { body: { authkey: 'k1', senha: 's1', appkey: 'a1', setAppkey: 'a2', verificarOTP: '482913' } } }, 'request')
-  logger.info({ res: { body: { data: { authkey: 'k2' }, webhookSecret: 'whsec_x', qrcode: 'data:image/png;base64,AAA', link: 'https://gw/qr/tok', code: '48219375' } } }, 'response')
+  logger.info(
+    { res: { body: { data: { authkey: 'k2' }, webhookSecret: 'whsec_x', qrcode: 'data:image/png;base64,AAA', link: 'https://gw/qr/tok', code: '48219375' } } },
+    'response',
+  )
   logger.info({ body: { code: '48219375' }, err: { code: 'ECONNREFUSED', message: 'down' } }, 'error')
   const log = lines.join('')
   for (const secret of ['k0', 's0', 'k1', 's1', 'a1', 'a2', '482913', 'k2', 'whsec_x', 'data:image/png', 'https://gw/qr/tok', '48219375']) {

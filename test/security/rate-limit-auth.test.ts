@@ -43,7 +43,8 @@ for (const home of homes) {
       const honest = await g.tenant(NAT)
       for (let i = 0; i < 40; i++) assertError(await agentCall(g, NAT, `errada-${i}`), 401, WRONG)
       // The same wrong key 40 times over is locked; the honest tenant is not.
-      for (let i = 0; i < 40; i++) assertError(await agentCall(g, NAT, 'errada-sempre'), i < 30 ? 401 : 429, i < 30 ? WRONG : 'Muitas requisições. Tente novamente mais tarde.')
+      for (let i = 0; i < 40; i++)
+        assertError(await agentCall(g, NAT, 'errada-sempre'), i < 30 ? 401 : 429, i < 30 ? WRONG : 'Muitas requisições. Tente novamente mais tarde.')
       const answer = await g.status(NAT, honest)
       assert.equal(answer.status, 200, answer.text)
       assert.equal(answer.body.dispositivo.nome, 'loja')
@@ -103,7 +104,10 @@ test('counters in the store are named by hashes: no authkey and no IP reach it, 
     for await (const entry of storage.list('ratelimit:')) counters.push(entry)
     const names = counters.map(([key]) => key.split(':')[1]).sort()
     assert.deepEqual([...new Set(names)], ['authFailures', 'authFailuresPerIp', 'perAccount', 'registrations'])
-    assert.ok(counters.some(([key, value]) => key.startsWith('ratelimit:authFailures:') && value === 3), JSON.stringify(counters))
+    assert.ok(
+      counters.some(([key, value]) => key.startsWith('ratelimit:authFailures:') && value === 3),
+      JSON.stringify(counters),
+    )
     const text = JSON.stringify(counters)
     for (const secret of [honest, 'errada-guardada', NAT]) assert.ok(!text.includes(secret), `${secret} in the store`)
     for (const [key] of counters) assert.match(key, /^ratelimit:\w+:[0-9a-f]{32}$/)

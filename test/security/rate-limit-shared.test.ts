@@ -30,7 +30,13 @@ for (const service of [REDIS, POSTGRES]) {
     try {
       for (let i = 0; i < 2; i++) {
         const port = await freePort()
-        const env = { GATEWAY_STORE: url, GATEWAY_STORE_NAMESPACE: namespace, GATEWAY_CLUSTER_SECRET: secret, GATEWAY_ADVERTISE_URL: `http://127.0.0.1:${port}`, GATEWAY_RATE_LIMIT: '40/60' }
+        const env = {
+          GATEWAY_STORE: url,
+          GATEWAY_STORE_NAMESPACE: namespace,
+          GATEWAY_CLUSTER_SECRET: secret,
+          GATEWAY_ADVERTISE_URL: `http://127.0.0.1:${port}`,
+          GATEWAY_RATE_LIMIT: '40/60',
+        }
         servers.push(await startStandalone(env, port))
       }
       const call = (i: number, path: string, body: Record<string, unknown>) => post(servers[i % 2]!.url + path, body)

@@ -47,7 +47,8 @@ test('OTP verifications past the limit are 429 with valid false, even for the ri
 
 test('rateLimit: false switches every limit off', async () => {
   await withGateway({ rateLimit: false }, async t => {
-    for (let i = 0; i < 60; i++) assertError(await t.post('/api/developer', { authkey: `errada-${i}`, message: 'x', checkDispositivo: 'true' }), 401, 'validation.required')
+    for (let i = 0; i < 60; i++)
+      assertError(await t.post('/api/developer', { authkey: `errada-${i}`, message: 'x', checkDispositivo: 'true' }), 401, 'validation.required')
     for (let i = 0; i < 25; i++) await t.register()
   })
 })

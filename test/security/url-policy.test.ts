@@ -48,7 +48,14 @@ policy('refuses IPv6 loopback, ULA, link-local and IPv4-mapped private addresses
 })
 
 policy('refuses internal host names', () => {
-  for (const url of ['http://localhost/', 'http://LOCALHOST:3000/', 'http://app.localhost/', 'http://metadata.google.internal/', 'http://printer.local/', 'http://intranet/'])
+  for (const url of [
+    'http://localhost/',
+    'http://LOCALHOST:3000/',
+    'http://app.localhost/',
+    'http://metadata.google.internal/',
+    'http://printer.local/',
+    'http://intranet/',
+  ])
     assert.is(refused(url), 'private', url)
 })
 

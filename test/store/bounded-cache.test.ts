@@ -21,7 +21,10 @@ test('past maxEntries the oldest entries go first; setting an id again makes it 
   cache.set('a', 2) // a is now the newest
   cache.set('d', 1) // b, the oldest, goes
   assert.is(cache.get('b'), undefined)
-  assert.equal(['a', 'c', 'd'].map(id => cache.get(id)), [2, 1, 1])
+  assert.equal(
+    ['a', 'c', 'd'].map(id => cache.get(id)),
+    [2, 1, 1],
+  )
   for (let i = 0; i < 10_000; i++) cache.set(`x${i}`, i)
   assert.equal([cache.get('x9997'), cache.get('x9998'), cache.get('x9999'), cache.get('x9996')], [9997, 9998, 9999, undefined])
 })

@@ -58,7 +58,10 @@ collection('update(id, change) runs change again on the newer record when anothe
     if (seen.length === 1) await elsewhere.update('1', c => ({ count: c!.count + 1, by: [...c!.by, 99] }))
     return { count: current!.count + 1, by: [...current!.by, 1] }
   })
-  assert.equal(seen, [{ count: 0, by: [] }, { count: 1, by: [99] }])
+  assert.equal(seen, [
+    { count: 0, by: [] },
+    { count: 1, by: [99] },
+  ])
   assert.equal(result, { count: 2, by: [99, 1] })
   assert.equal(await here.get('1'), { count: 2, by: [99, 1] })
 })
@@ -146,7 +149,10 @@ for (const backend of sharedBackends()) {
       )
       const record = await here.get('1')
       assert.is(record!.count, 50)
-      assert.equal([...record!.by].sort((x, y) => x - y), Array.from({ length: 50 }, (_, i) => i))
+      assert.equal(
+        [...record!.by].sort((x, y) => x - y),
+        Array.from({ length: 50 }, (_, i) => i),
+      )
       assert.ok(calls > 50, `the two processes collided and retried (${calls} changes for 50 updates)`)
     } finally {
       await close()

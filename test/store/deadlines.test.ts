@@ -40,8 +40,14 @@ test('expireAll() fails every call still watched, oldest first, once; answered o
 test('run() settles like the work, or rejects with the timeout error', async () => {
   const deadlines = new Deadlines(50)
   assert.equal(await deadlines.run(Promise.resolve('ok'), () => new Error('late')), 'ok')
-  await assert.rejects(deadlines.run(Promise.reject(new Error('boom')), () => new Error('late')), /boom/)
-  await assert.rejects(deadlines.run(new Promise(() => {}), () => new Error('late')), /late/)
+  await assert.rejects(
+    deadlines.run(Promise.reject(new Error('boom')), () => new Error('late')),
+    /boom/,
+  )
+  await assert.rejects(
+    deadlines.run(new Promise(() => {}), () => new Error('late')),
+    /late/,
+  )
 })
 
 test('calls expire in the order they joined, each in a turn of its own', async () => {
@@ -66,7 +72,7 @@ test('answered calls behind a long one neither fail nor pile up, and later calls
   const late = deadlines.watch(() => failures++)
   slow()
   // The late call expires once its 200 ms are up and a sweep comes round (later on a loaded machine).
-  for (const started = Date.now(); failures === 0 && Date.now() - started < 3000; ) await sleep(20)
+  for (const started = Date.now(); failures === 0 && Date.now() - started < 3000;) await sleep(20)
   await sleep(50)
   assert.equal(failures, 1, 'only the call never answered failed')
   assert.equal(deadlines.size, 0)

@@ -11,10 +11,12 @@ const guarded = suite('storage failures')
 /** A storage that can be switched off: every call then fails like an unreachable server. */
 function switchable(): Storage & { down: boolean } {
   const inner = memoryStorage()
-  const wrap = <A extends unknown[], R>(fn: (...args: A) => R) => (...args: A): R => {
-    if (state.down) throw new Error('ECONNREFUSED')
-    return fn(...args)
-  }
+  const wrap =
+    <A extends unknown[], R>(fn: (...args: A) => R) =>
+    (...args: A): R => {
+      if (state.down) throw new Error('ECONNREFUSED')
+      return fn(...args)
+    }
   const state = {
     down: false,
     get: wrap(inner.get.bind(inner)),
@@ -112,7 +114,7 @@ guarded('one call past the time-out fails the calls still waiting with it, and l
   assert.is(await after, 'fine', 'once the store answers, calls go through again')
 })
 
-guarded('an error from the probe (a driver\'s own time-out) does not end the hang; the next probe\'s answer does', async () => {
+guarded("an error from the probe (a driver's own time-out) does not end the hang; the next probe's answer does", async () => {
   const inner = answerable()
   const storage = guardStorage(inner, 80)
   await storage.get('stuck').catch(() => {})
@@ -186,7 +188,12 @@ guarded('a store error in the middle of an atomic step surfaces as StorageUnavai
 guarded('an atomic step that hangs fails after the timeout instead of hanging the caller', async () => {
   const hang = () => new Promise<never>(() => {})
   const storage = requireAtomic(guardStorage({ ...memoryStorage(), add: hang, compareAndSet: hang, deleteIfEqual: hang, increment: hang }, 50), 'test')
-  for (const call of [() => storage.add('k', 1), () => storage.compareAndSet('k', 1, 2), () => storage.deleteIfEqual('k', 1), () => storage.increment('k', 1)]) {
+  for (const call of [
+    () => storage.add('k', 1),
+    () => storage.compareAndSet('k', 1, 2),
+    () => storage.deleteIfEqual('k', 1),
+    () => storage.increment('k', 1),
+  ]) {
     await call().then(
       () => assert.unreachable(),
       err => assert.instance(err, StorageUnavailableError),
@@ -197,7 +204,10 @@ guarded('an atomic step that hangs fails after the timeout instead of hanging th
 guarded('a storage without atomic steps stays without them, so multi-process features refuse it', async () => {
   const storage = guardStorage(withoutAtomicSteps(memoryStorage()))
   assert.is(storage.add, undefined)
-  assert.throws(() => requireAtomic(storage, 'Cluster mode'), /Cluster mode needs a storage with atomic steps, and this one lacks add, compareAndSet, deleteIfEqual, increment/)
+  assert.throws(
+    () => requireAtomic(storage, 'Cluster mode'),
+    /Cluster mode needs a storage with atomic steps, and this one lacks add, compareAndSet, deleteIfEqual, increment/,
+  )
 })
 
 guarded.run()

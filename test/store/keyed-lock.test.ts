@@ -39,9 +39,11 @@ lock('run(key, fn) lets different keys proceed concurrently', async () => {
 lock('a failing fn rejects its caller and does not block the next one', async () => {
   const locks = new KeyedLock()
   let failed = false
-  await locks.run('k', async () => {
-    throw new Error('x')
-  }).catch(() => (failed = true))
+  await locks
+    .run('k', async () => {
+      throw new Error('x')
+    })
+    .catch(() => (failed = true))
   assert.ok(failed)
   assert.is(await locks.run('k', async () => 42), 42)
 })

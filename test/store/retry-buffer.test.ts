@@ -37,7 +37,10 @@ test('items past the memory limit go to the spill file, and all are done in arri
   assert.is(statSync(dir).mode & 0o777, 0o700, 'so is its folder')
   store.down = false
   await waitFor(() => store.taken.length === 250, 10_000, 'every item')
-  assert.equal(store.taken, Array.from({ length: 250 }, (_, i) => i))
+  assert.equal(
+    store.taken,
+    Array.from({ length: 250 }, (_, i) => i),
+  )
   assert.is(buffer.size, 0)
   assert.equal(readdirSync(dir), [], 'the spill file is deleted once read')
   await buffer.close()
@@ -78,7 +81,8 @@ test('a spill file of a process still alive on this host is left to it', async (
 })
 
 const own = ownStamp()
-const withStartTimes = own.startTicks !== undefined && own.bootId ? test : (console.log('skipped: the reused-pid spill file test (needs /proc start times: Linux)'), test.skip)
+const withStartTimes =
+  own.startTicks !== undefined && own.bootId ? test : (console.log('skipped: the reused-pid spill file test (needs /proc start times: Linux)'), test.skip)
 
 withStartTimes('a spill file named by a live pid with another start time (the pid was reused) is taken over', async () => {
   const dir = tempDir('zapgate-retry-')

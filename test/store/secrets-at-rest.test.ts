@@ -9,7 +9,14 @@ atRest('the raw store never holds a password, authkey or appkey in clear', async
   const storage = keyvStorage()
   const t = await startGateway({ storage })
   const password = 'minha-senha-super-secreta'
-  const registered = await t.post('/api/auth', { auth: 'registrar', nome: 'Bia', email: 'bia@example.com', senha: password, telefone: '5511999990000', plano: '1' })
+  const registered = await t.post('/api/auth', {
+    auth: 'registrar',
+    nome: 'Bia',
+    email: 'bia@example.com',
+    senha: password,
+    telefone: '5511999990000',
+    plano: '1',
+  })
   const authkey = registered.body.data.authkey as string
   const random = await t.post('/api/developer', { authkey, message: 'caixa', conecteQR: 'true' })
   const appkey = random.body.appkey as string

@@ -35,7 +35,10 @@ export function exportUses(root: string): ExportUse[] {
 function collect(root: string, project: Project): ExportUse[] {
   const { checker, program } = project
   const relPath = (path: string) => relative(root, path).split('\\').join('/')
-  const files = program.getSourceFileNames().map(relPath).filter(file => /^(src|adapters|test|examples|bench)\//.test(file) && !file.endsWith('.d.ts'))
+  const files = program
+    .getSourceFileNames()
+    .map(relPath)
+    .filter(file => /^(src|adapters|test|examples|bench)\//.test(file) && !file.endsWith('.d.ts'))
   const moduleOf = (file: string) => {
     const source = program.getSourceFile(join(root, file))
     return source && checker.getSymbolAtLocation(source)

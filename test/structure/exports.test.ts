@@ -7,7 +7,10 @@ const exports = suite<{ unused: string[] }>('the exports of src/ and adapters/')
 
 exports.before(context => {
   const unused = (use: ExportUse) => !use.public && use.importers.length === 0
-  context.unused = exportUses(root).filter(unused).map(use => use.name).sort()
+  context.unused = exportUses(root)
+    .filter(unused)
+    .map(use => use.name)
+    .sort()
 })
 
 exports('every export of src/ and adapters/ is imported by another file (a test counts) or is part of a public entry point', ({ unused }) => {

@@ -24,7 +24,13 @@ const LAYERS: [name: string, test: (file: string) => boolean][] = [
   ['domain', f => f.startsWith('src/domain/') || f === 'src/events.ts'],
   ['operations', f => f.startsWith('src/operations/')],
   ['http', f => f.startsWith('src/http/') || ['src/metrics.ts', 'src/client-types.ts', 'src/client-api.ts'].includes(f)],
-  ['wiring', f => ['src/options.ts', 'src/resolve-options.ts', 'src/defaults.ts', 'src/wiring.ts', 'src/internals.ts', 'src/gateway.ts', 'src/account-admin.ts'].includes(f)],
+  [
+    'wiring',
+    f =>
+      ['src/options.ts', 'src/resolve-options.ts', 'src/defaults.ts', 'src/wiring.ts', 'src/internals.ts', 'src/gateway.ts', 'src/account-admin.ts'].includes(
+        f,
+      ),
+  ],
   ['entry points', f => ['src/index.ts', 'src/adapter-kit.ts', 'src/client.ts'].includes(f)],
 ]
 const layerOf = (file: string) => LAYERS.findIndex(([, test]) => test(file))
@@ -36,7 +42,10 @@ layers('no import cycle in src/ or adapters/ (type-only imports included)', () =
 })
 
 layers('every file of src/ is in a named layer', () => {
-  assert.equal(files.filter(file => file.startsWith('src/') && layerOf(file) < 0), [])
+  assert.equal(
+    files.filter(file => file.startsWith('src/') && layerOf(file) < 0),
+    [],
+  )
 })
 
 layers('no other file of src/ imports the contract suites: src/testing/ is reached through zapgate/testing only', () => {
@@ -52,7 +61,7 @@ layers('every file of src/ imports only from its own layer or a lower one', () =
   assert.equal(upward, [])
 })
 
-layers('no operation imports cluster code: src/operations/ never reaches src/domain/cluster/ (the router routes a request to its device\'s holder)', () => {
+layers("no operation imports cluster code: src/operations/ never reaches src/domain/cluster/ (the router routes a request to its device's holder)", () => {
   const found = edges.filter(edge => edge.from.startsWith('src/operations/') && edge.target?.startsWith('src/domain/cluster/')).map(show)
   assert.equal(found, [])
 })
@@ -77,7 +86,10 @@ layers('src/ imports no adapter package (Baileys, got, Keyv and its drivers) and
 layers('source files are at most 300 lines', () => {
   const all = sourceFiles(root, ['src', 'adapters', 'examples', 'bench', 'test'])
   const long = all.map(file => [file, readFileSync(join(root, file), 'utf8').split('\n').length] as const).filter(([, lines]) => lines > 301)
-  assert.equal(long.map(([file, lines]) => `${file}: ${lines} lines`), [])
+  assert.equal(
+    long.map(([file, lines]) => `${file}: ${lines} lines`),
+    [],
+  )
 })
 
 layers.run()

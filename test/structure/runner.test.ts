@@ -40,7 +40,7 @@ test('a skipped test counts as skipped, not as passed, and does not fail the run
   assert.is(run.code, 0, run.output)
 })
 
-test('a real failure beside a skipped test still fails the run (uvu\'s Total leaves skipped tests out)', () => {
+test("a real failure beside a skipped test still fails the run (uvu's Total leaves skipped tests out)", () => {
   const run = runner('fail', 'skip')
   assert.is(run.closing, '1 passed, 1 failed, 1 skipped', run.output)
   assert.is(run.code, 1, run.output)
@@ -53,7 +53,7 @@ test('a file that crashes before uvu counts fails the run, even beside a skipped
   assert.match(run.output, /crash\.test\.ts: exit 1; no uvu summary/)
 })
 
-test('a file that exits 0 without uvu\'s summary (its suite never ran) fails the run', () => {
+test("a file that exits 0 without uvu's summary (its suite never ran) fails the run", () => {
   const run = runner('silent')
   assert.is(run.closing, '0 passed, 1 failed, 0 skipped', run.output)
   assert.is(run.code, 1, run.output)

@@ -29,7 +29,10 @@ export function watchConnection(socket: SocketLike, timeoutMs: number, onProblem
     const status = response?.statusCode
     report(new ConnectionProblem(`WhatsApp refused the connection: HTTP ${status ?? '?'} at the WebSocket upgrade (a proxy or firewall may be blocking it)`))
   }
-  const timer = setTimeout(() => report(new ConnectionProblem(`no connection to WhatsApp within ${timeoutMs < 1_000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1_000)} s`}`)), timeoutMs)
+  const timer = setTimeout(
+    () => report(new ConnectionProblem(`no connection to WhatsApp within ${timeoutMs < 1_000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1_000)} s`}`)),
+    timeoutMs,
+  )
   timer.unref?.()
   socket.ws?.on('unexpected-response', onUnexpected)
   function stop(): void {

@@ -119,9 +119,7 @@ export class DeviceSession {
     if (socket) {
       this.slot.quiet()
       await withTimeout(socket.logout(), 10_000, 'logout').catch(() => socket.end(undefined).catch(() => undefined))
-    } else {
-      await this.slot.retire()
-    }
+    } else await this.slot.retire()
     await this.deps.auth.clear()
     this.memory.forgetAccount()
     if (hadSession) await this.report.set('closed', { phone: undefined, lid: undefined, reason: 'logged out' })
@@ -141,8 +139,6 @@ export class DeviceSession {
     if (socket !== this.slot.socket || this.report.state !== 'open') return
     await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
   }
-
-  // --- Internal helpers ---
 
   private async openSocket(): Promise<void> {
     const generation = this.slot.next()
@@ -167,20 +163,24 @@ export class DeviceSession {
 
   private attach(socket: SocketLike, generation: number): void {
     const log = (what: string) => (err: unknown) => this.deps.logger.error({ err, deviceId: this.deps.deviceId }, what)
+    const ownIds = () => [socket.user?.id, socket.user?.lid].filter((x): x is string => !!x)
     const failures = { deviceId: this.deps.deviceId, messages: this.deps.messages, socket, emit: this.report.emit.bind(this.report) }
-    this.slot.hold(socket, attachHandlers(socket, {
-      connection: update => this.slot.queue(() => this.onUpdate(socket, generation, update)),
-      creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
-      messages: upsert => {
-        this.upserts = this.upserts.then(() => this.deps.onUpsert(socket, upsert)).catch(log('incoming messages failed'))
-      },
-      messageUpdates: updates => {
-        this.upserts = this.upserts.then(() => reportFailures(failures, updates)).catch(log('delivery failures not reported'))
-      },
-      groupsUpserted: groups => groups.forEach(group => this.memory.groups.set(group)),
-      groupsUpdated: updates => updates.forEach(update => this.memory.groups.applyUpdate(update)),
-      participantsChanged: event => this.memory.groups.applyParticipants(event, [socket.user?.id, socket.user?.lid].filter((x): x is string => !!x)),
-    }))
+    this.slot.hold(
+      socket,
+      attachHandlers(socket, {
+        connection: update => this.slot.queue(() => this.onUpdate(socket, generation, update)),
+        creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
+        messages: upsert => {
+          this.upserts = this.upserts.then(() => this.deps.onUpsert(socket, upsert)).catch(log('incoming messages failed'))
+        },
+        messageUpdates: updates => {
+          this.upserts = this.upserts.then(() => reportFailures(failures, updates)).catch(log('delivery failures not reported'))
+        },
+        groupsUpserted: groups => groups.forEach(group => this.memory.groups.set(group)),
+        groupsUpdated: updates => updates.forEach(update => this.memory.groups.applyUpdate(update)),
+        participantsChanged: event => this.memory.groups.applyParticipants(event, ownIds()),
+      }),
+    )
   }
 
   private async onUpdate(socket: SocketLike, generation: number, update: Partial<ConnectionState>): Promise<void> {
@@ -202,7 +202,8 @@ export class DeviceSession {
       return this.report.set('closed', { reason: 'not linked' })
     }
     const output = this.deps.options.qrOutput
-    if (output && linking.code === undefined) void printQr(qr, output, `Scan this QR in WhatsApp > Linked devices (device ${this.deps.deviceId}):`).catch(() => undefined)
+    if (output && linking.code === undefined)
+      void printQr(qr, output, `Scan this QR in WhatsApp > Linked devices (device ${this.deps.deviceId}):`).catch(() => undefined)
     try {
       if (await linking.onQr(socket, qr, this.deps.options.sendTimeoutMs)) await this.report.emit({ type: 'qr', deviceId: this.deps.deviceId, qr })
     } catch (error) {
@@ -216,8 +217,7 @@ export class DeviceSession {
     this.openedAt = Date.now()
     this.restarts = 0
     this.unreachable = undefined
-    this.linking?.reject(new TransportError('already-connected', 'the device connected'))
-    this.linking = undefined
+    this.failLink(new TransportError('already-connected', 'the device connected'))
     await this.report.set('open', {
       phone: phoneOf(user?.id) ?? (user?.id ? userOf(user.id) : this.report.phone),
       lid: user?.lid ? normalizeJid(user.lid) : this.report.lid,
@@ -267,11 +267,12 @@ export class DeviceSession {
       this.failLink(new TransportError('failed', reason))
       return this.report.set(action.kind === 'replaced' ? 'replaced' : 'closed', { reason })
     }
-    if (action.kind === 'link-expired') return this.endLink(new TransportError('timeout', 'the QR codes expired'), 'link expired: the QR was not scanned in time')
+    if (action.kind === 'link-expired')
+      return this.endLink(new TransportError('timeout', 'the QR codes expired'), 'link expired: the QR was not scanned in time')
     if (action.kind === 'reconnect' && action.outdatedVersion) this.deps.version.invalidate()
     if (!paired) {
       const linking = this.linking
-      const failure = this.unreachable && !linking?.settled ? new TransportError('unreachable', reason, { cause: error }) : new TransportError('failed', reason, { cause: error })
+      const failure = new TransportError(this.unreachable && !linking?.settled ? 'unreachable' : 'failed', reason, { cause: error })
       if (!linking || linking.requested || ++this.linkRetries > 3 || failure.code === 'unreachable') return this.endLink(failure, `link interrupted: ${reason}`)
     }
     const delay = backoffDelay(this.attempts++, this.deps.options.reconnect, this.deps.random)

@@ -98,7 +98,9 @@ export class MediaLoader {
     } catch (err) {
       if (!(err instanceof MediaFetchError)) throw err
       if (err.reason === 'too-large') throw this.tooLarge(err)
-      const code = ({ refused: 'media-refused', timeout: 'media-timeout', unreachable: 'media-unreachable', 'bad-status': 'media-bad-status' } as const)[err.reason]
+      const code = ({ refused: 'media-refused', timeout: 'media-timeout', unreachable: 'media-unreachable', 'bad-status': 'media-bad-status' } as const)[
+        err.reason
+      ]
       throw new GatewayError(code, { cause: err, ...(err.statusCode ? { detail: `HTTP ${err.statusCode}` } : {}) })
     }
   }
@@ -146,7 +148,10 @@ async function decodeInline(source: string): Promise<LoadedFile> {
 /** A safe display name: the last path segment, no control characters, at most 200 characters. */
 function cleanName(name: string | undefined): string | undefined {
   if (!name) return undefined
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200)
+  const base = basename(name.replace(/\\/g, '/'))
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200)
   return base && base !== '.' && base !== '..' ? base : undefined
 }
 

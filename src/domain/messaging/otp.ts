@@ -80,7 +80,10 @@ export class Otps {
         continue // used or changed meanwhile: read again
       }
       const tries = record.tries + 1
-      const counted = tries >= this.options.maxTries ? await this.codes.removeIfEqual(id, record) : await this.codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
+      const counted =
+        tries >= this.options.maxTries
+          ? await this.codes.removeIfEqual(id, record)
+          : await this.codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
       if (counted) return false
     }
   }

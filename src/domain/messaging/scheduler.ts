@@ -259,7 +259,19 @@ function isPermanent(err: unknown): boolean {
 }
 
 /** The refusals of the gateway itself that a retry cannot fix. */
-const PERMANENT = new Set<ErrorCode>(['invalid-input', 'device-not-found', 'message-not-found', 'group-not-found', 'invite-invalid', 'media-refused', 'media-bad-status', 'media-timeout', 'media-unreachable', 'media-too-large', 'card-image-invalid'])
+const PERMANENT = new Set<ErrorCode>([
+  'invalid-input',
+  'device-not-found',
+  'message-not-found',
+  'group-not-found',
+  'invite-invalid',
+  'media-refused',
+  'media-bad-status',
+  'media-timeout',
+  'media-unreachable',
+  'media-too-large',
+  'card-image-invalid',
+])
 
 function describe(err: unknown): string {
   if (err instanceof TransportError) return `${err.code}: ${err.message}`

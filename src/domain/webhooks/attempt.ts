@@ -127,7 +127,10 @@ export class DeliveryAttempts {
       const deadline = Date.now() + timeoutMs
       const sending = this.deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
       // The sender times out first; the guard is for senders that never settle. Shutdown ends the wait at once.
-      const response = await abortable(this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)), shutdown)
+      const response = await abortable(
+        this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)),
+        shutdown,
+      )
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
       return { status: response.status, ...(response.retryAfter !== undefined ? { retryAfter: String(response.retryAfter) } : {}) }
     } catch (err) {
@@ -150,7 +153,12 @@ export class DeliveryAttempts {
   }
 
   /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
-  private async bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean }): Promise<undefined> {
+  private async bury(
+    key: string,
+    record: OutboxRecord,
+    reason: DeadLetterReason,
+    details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean },
+  ): Promise<undefined> {
     const letter = await this.deps.store.deadLetter(key, reason, this.clock(), details)
     if (!letter) return undefined
     this.deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')

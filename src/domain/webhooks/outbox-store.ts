@@ -125,7 +125,11 @@ export class OutboxStore {
   }
 
   /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
-  async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }): Promise<OutboxRecord | undefined> {
+  async retryLater(
+    key: string,
+    owner: string,
+    next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string },
+  ): Promise<OutboxRecord | undefined> {
     return this.records.update(key, current => {
       if (!current || (current.lease && current.lease.owner !== owner)) return undefined
       const { lease: _released, ...rest } = current
@@ -150,7 +154,12 @@ export class OutboxStore {
   }
 
   /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
-  async deadLetter(key: string, reason: DeadLetterReason, now: number, details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean } = {}): Promise<DeadLetter | undefined> {
+  async deadLetter(
+    key: string,
+    reason: DeadLetterReason,
+    now: number,
+    details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean } = {},
+  ): Promise<DeadLetter | undefined> {
     for (;;) {
       const current = await this.records.load(key)
       if (!current) return undefined

@@ -41,7 +41,13 @@ export class WebhookOutbox implements WebhookAdmin {
     this.logger = deps.logger
     this.loop = new DeliveryLoop({ ...deps, store: this.store })
     this.clock = deps.clock ?? Date.now
-    this.unrecorded = new RetryBuffer({ what: 'webhook events', process: ({ key, record }) => this.save(key, record), logger: deps.logger, memoryLimit: 10_000, spill: deps.spill })
+    this.unrecorded = new RetryBuffer({
+      what: 'webhook events',
+      process: ({ key, record }) => this.save(key, record),
+      logger: deps.logger,
+      memoryLimit: 10_000,
+      spill: deps.spill,
+    })
   }
 
   /**

@@ -3,18 +3,7 @@ import type { Device } from '../devices.ts'
 
 /** The spec's event names (the `event` field of every webhook body). */
 export type WebhookEventName =
-  | 'Texto'
-  | 'Imagem'
-  | 'Vídeo'
-  | 'Áudio'
-  | 'Documento'
-  | 'Contato'
-  | 'Localização'
-  | 'Reação'
-  | 'Deletada'
-  | 'Botão'
-  | 'Lista'
-  | 'Falha'
+  'Texto' | 'Imagem' | 'Vídeo' | 'Áudio' | 'Documento' | 'Contato' | 'Localização' | 'Reação' | 'Deletada' | 'Botão' | 'Lista' | 'Falha'
 
 /** Fields every webhook body carries (DESIGN.md decision 10), before the fields of its kind. */
 interface WebhookEnvelope {

@@ -32,4 +32,3 @@ export function parseRetryAfter(value: string | undefined, now = Date.now()): nu
   }
   return Math.min(Math.max(ms, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS)
 }
-

@@ -29,7 +29,12 @@ export function webhookHeaders(secret: string, id: string, body: string, now = D
  * compared in constant time, and a timestamp within `toleranceSeconds` (default 300) of now. `body`
  * is the raw request body, before any JSON parsing.
  */
-export function verifyWebhook(secret: string, headers: Record<string, string | string[] | undefined>, body: string | Buffer, options: { toleranceSeconds?: number; now?: number } = {}): boolean {
+export function verifyWebhook(
+  secret: string,
+  headers: Record<string, string | string[] | undefined>,
+  body: string | Buffer,
+  options: { toleranceSeconds?: number; now?: number } = {},
+): boolean {
   const header = (name: string) => {
     const value = headers[name] ?? headers[name.toLowerCase()]
     return Array.isArray(value) ? value[0] : value

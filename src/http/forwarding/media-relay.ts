@@ -21,7 +21,13 @@ const RELAYED = ['content-type', 'content-length', 'content-disposition', 'conte
  * holds the device or nobody alive does, or when the holder has no known address; the caller then
  * serves the media itself. A holder that cannot be reached throws `holder-unavailable` (503 with Retry-After).
  */
-export async function relayMediaToHolder(ctx: Context, token: string, deviceId: string, leases: DeviceLeases, instances: Instances | undefined): Promise<boolean> {
+export async function relayMediaToHolder(
+  ctx: Context,
+  token: string,
+  deviceId: string,
+  leases: DeviceLeases,
+  instances: Instances | undefined,
+): Promise<boolean> {
   if (!instances || ctx.get(MEDIA_RELAY_HEADER)) return false
   const holder = await leases.holder(deviceId)
   if (holder === undefined || holder === leases.me) return false

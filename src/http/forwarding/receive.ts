@@ -33,7 +33,12 @@ export function forwardedBodyLimit(limitBytes: number): number {
  * GatewayError('forward-refused') (403); a body over the limit `body-too-large`, cut short or not
  * JSON `body-malformed`. Only requests sent to `instanceId` (this instance) are accepted.
  */
-export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS): (ctx: Context) => Promise<Record<string, unknown> | undefined> {
+export function forwardedRequestReader(
+  secret: string | Buffer,
+  limitBytes: number,
+  instanceId: string,
+  toleranceMs = FORWARD_TOLERANCE_MS,
+): (ctx: Context) => Promise<Record<string, unknown> | undefined> {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
   const seen = new SeenSignatures(2 * toleranceMs)

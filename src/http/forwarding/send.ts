@@ -164,7 +164,11 @@ function dataUri(upload: UploadedFile): string {
 /** The file name as the media loader would keep it: the last path segment, no control characters, at most 200 characters. */
 function displayName(name: string | undefined): string | undefined {
   if (!name) return undefined
-  const base = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '').trim().slice(0, 200).trim()
+  const base = basename(name.replace(/\\/g, '/'))
+    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .trim()
+    .slice(0, 200)
+    .trim()
   return base && base !== '.' && base !== '..' ? base : undefined
 }
 

@@ -51,7 +51,14 @@ function slowClosingTransport() {
 test('a fence while a re-take waits for the earlier close: the session is not opened again', async () => {
   const registry = standingRegistry()
   const transport = slowClosingTransport()
-  const leases = new DeviceLeases(memoryStorage(), new KeyedLock(), registry as unknown as Instances, transport as unknown as Transport, { maxDevices: undefined, clustered: true } as never, silentLogger)
+  const leases = new DeviceLeases(
+    memoryStorage(),
+    new KeyedLock(),
+    registry as unknown as Instances,
+    transport as unknown as Transport,
+    { maxDevices: undefined, clustered: true } as never,
+    silentLogger,
+  )
   assert.ok(await leases.open('d1'), 'taken and opened')
   assert.is(transport.connects, 1)
 
@@ -71,7 +78,14 @@ test('a fence while a re-take waits for the earlier close: the session is not op
 test('a re-take that keeps its lease opens the session once the earlier close has ended', async () => {
   const registry = standingRegistry()
   const transport = slowClosingTransport()
-  const leases = new DeviceLeases(memoryStorage(), new KeyedLock(), registry as unknown as Instances, transport as unknown as Transport, { maxDevices: undefined, clustered: true } as never, silentLogger)
+  const leases = new DeviceLeases(
+    memoryStorage(),
+    new KeyedLock(),
+    registry as unknown as Instances,
+    transport as unknown as Transport,
+    { maxDevices: undefined, clustered: true } as never,
+    silentLogger,
+  )
   assert.ok(await leases.open('d1'))
   registry.fence()
   const retake = leases.open('d1')

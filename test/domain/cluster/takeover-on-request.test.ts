@@ -15,7 +15,9 @@ test('a request that takes a handed-back device over opens its session: the send
     const added = await post(`${a!.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
     assert.is(added.status, 200, added.text)
     await network.scan({ deviceId: added.body.id }, '5511944443333')
-    await waitFor(async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+    await waitFor(
+      async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    )
     const holder = members.find(m => m.holds(added.body.id))!
     const other = members.find(m => m !== holder)!
     // The holder leaves gracefully: it closes the session and hands the lease back.
@@ -24,7 +26,10 @@ test('a request that takes a handed-back device over opens its session: the send
     const sent = await post(`${other.url}/api/create-message`, { authkey, appkey: 'loja', to: '5511988887777', message: 'depois da troca' })
     assert.is(sent.status, 200, sent.text)
     assert.ok(other.holds(added.body.id))
-    assert.equal(network.inbox('5511988887777').map(entry => ('text' in entry ? entry.text : entry.type)), ['depois da troca'])
+    assert.equal(
+      network.inbox('5511988887777').map(entry => ('text' in entry ? entry.text : entry.type)),
+      ['depois da troca'],
+    )
     // Its session is open: it is connected, and not only leased.
     const status = (await post(`${other.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo
     assert.is(status.conectado, true)

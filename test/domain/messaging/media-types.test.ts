@@ -9,7 +9,11 @@ test('shapeOfFormat maps audio, voice note, video, image and document formats', 
   assert.deepEqual(shapeOfFormat('OGG'), { kind: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true, extension: 'ogg' })
   assert.deepEqual(shapeOfFormat('.mp4'), { kind: 'video', mimetype: 'video/mp4', extension: 'mp4' })
   assert.deepEqual(shapeOfFormat('jpeg'), { kind: 'image', mimetype: 'image/jpeg', extension: 'jpg' })
-  assert.deepEqual(shapeOfFormat('docx'), { kind: 'document', mimetype: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', extension: 'docx' })
+  assert.deepEqual(shapeOfFormat('docx'), {
+    kind: 'document',
+    mimetype: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+    extension: 'docx',
+  })
   assert.deepEqual(shapeOfFormat('abc'), { kind: 'document', mimetype: 'application/octet-stream', extension: 'abc' })
 })
 

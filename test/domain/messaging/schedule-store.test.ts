@@ -33,7 +33,11 @@ test('a claim of an instance that is gone is taken over at once, whatever its le
   const item = await store.add(input(), encodeAction(text))
   const other = { id: 'other', isAlive: (id: string | undefined) => id === 'other', onDeparture() {} }
   assert.ok(await store.claim(item, 600_000, other))
-  assert.equal(await store.claim(item, 60_000, { ...other, id: 'third', isAlive: id => id === 'third' || id === 'other' }), undefined, 'held while its instance lives')
+  assert.equal(
+    await store.claim(item, 60_000, { ...other, id: 'third', isAlive: id => id === 'third' || id === 'other' }),
+    undefined,
+    'held while its instance lives',
+  )
   assert.ok(await store.claim(item, 60_000, me), 'its instance is not alive for me: taken over')
 })
 

@@ -20,7 +20,17 @@ test('parseScheduleTime reads the time in the given zone', () => {
 })
 
 test('parseScheduleTime refuses impossible dates and times', () => {
-  for (const text of ['2026-02-30 10:00:00', '2027-02-29 10:00:00', '2030-04-31 10:00:00', '2030-00-10 10:00:00', '2030-13-01 10:00:00', '2030-01-00 10:00:00', '2030-01-01 24:00:00', '2030-01-01 10:60:00', '2030-01-01 10:00:60']) {
+  for (const text of [
+    '2026-02-30 10:00:00',
+    '2027-02-29 10:00:00',
+    '2030-04-31 10:00:00',
+    '2030-00-10 10:00:00',
+    '2030-13-01 10:00:00',
+    '2030-01-00 10:00:00',
+    '2030-01-01 24:00:00',
+    '2030-01-01 10:60:00',
+    '2030-01-01 10:00:60',
+  ]) {
     assert.equal(parseScheduleTime(text, 'UTC'), undefined, text)
   }
   assert.ok(parseScheduleTime('2028-02-29 10:00:00', 'UTC'), 'a leap day exists')

@@ -136,7 +136,10 @@ test('a device with limit jobs waiting gets 429 for the next one', async () => {
   const queues = new SendQueues({ ...options, limit: 2 })
   const first = queues.run('d1', () => sleep(50))
   const second = queues.run('d1', () => sleep(1))
-  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.code === 'send-queue-full')
+  await assert.rejects(
+    queues.run('d1', async () => 1),
+    (err: GatewayError) => err.code === 'send-queue-full',
+  )
   await Promise.all([first, second])
   assert.equal(await queues.run('d1', async () => 2), 2)
 })
@@ -156,7 +159,10 @@ test('close() lets queued jobs finish and refuses new ones with 503', async () =
   const pending = queues.run('d1', () => sleep(50).then(() => 'done'))
   await queues.close()
   assert.equal(await pending, 'done')
-  await assert.rejects(queues.run('d1', async () => 1), (err: GatewayError) => err.code === 'shutting-down')
+  await assert.rejects(
+    queues.run('d1', async () => 1),
+    (err: GatewayError) => err.code === 'shutting-down',
+  )
 })
 
 test.run()

@@ -171,7 +171,16 @@ test('the same message handed over twice is one event (one webhook-id, delivered
   ctx.receiver.answer(() => ({ status: 200, delayMs: 200 }))
   const { feed, devices } = internalsOf(ctx.t.gateway)
   const device = (await devices.get(ctx.device.id))!
-  const message = { id: 'DUP-1', chat: FRIEND, from: FRIEND, to: DEVICE_PHONE, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text' as const, text: 'eco' } }
+  const message = {
+    id: 'DUP-1',
+    chat: FRIEND,
+    from: FRIEND,
+    to: DEVICE_PHONE,
+    fromMe: false,
+    isGroup: false,
+    timestamp: Date.now(),
+    content: { kind: 'text' as const, text: 'eco' },
+  }
   await feed.publish(device, message)
   await feed.publish(device, message)
   await waitFor(() => ctx.delivered.length === 1, 10_000, 'the delivery')
@@ -185,7 +194,12 @@ test('without allowPrivateUrls a loopback receiver is refused when set, and neve
   const { authkey } = await ctx.t.register()
   const qr = await ctx.t.post('/api/v2/qrcode', { authkey, setAppkey: 'private', webhook: ctx.receiver.url })
   assert.equal(qr.body, { status: 400, message: 'Parâmetros inválidos.' })
-  const added = await ctx.t.post('/api/developer', { authkey, message: 'private-2', conecteQR: 'true', webhook: ctx.receiver.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') })
+  const added = await ctx.t.post('/api/developer', {
+    authkey,
+    message: 'private-2',
+    conecteQR: 'true',
+    webhook: ctx.receiver.url.replace('127.0.0.1', '[::ffff:127.0.0.1]'),
+  })
   assert.equal(added.body, { status: 401, message: 'validation.required' })
   // A URL that slipped in anyway (e.g. stored while allowed) is refused by the default sender at every attempt.
   const failed: Failed[] = []

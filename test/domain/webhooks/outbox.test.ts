@@ -3,82 +3,14 @@ import * as assert from 'uvu/assert'
 import { Webhook } from 'standardwebhooks'
 import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import { eventId, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
-import type { WebhookSettings } from '../../../src/domain/webhooks/config.ts'
-import type { Device, Devices } from '../../../src/domain/devices.ts'
-import type { IncomingMessage } from '../../../src/ports/transport.ts'
-import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../../src/ports/webhooks.ts'
-import type { Storage } from '../../../src/ports/storage.ts'
-import { GatewayEvents } from '../../../src/events.ts'
-import { silentLogger } from '../../../src/logger.ts'
-import { KeyedLock } from '../../../src/store/keyed-lock.ts'
-import { soloLiveness, type Liveness } from '../../../src/domain/instances.ts'
+import type { WebhookDelivery, WebhookSender } from '../../../src/ports/webhooks.ts'
+import { soloLiveness } from '../../../src/domain/instances.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
 const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
 
-const SECRET = 'whsec_' + Buffer.from('outbox test secret bytes').toString('base64')
-const settings = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
-  retryMs: [20],
-  maxAgeMs: 60_000,
-  timeoutMs: 1_000,
-  concurrencyPerDevice: 2,
-  timetableCapacity: 5,
-  lineLimit: 256,
-  reconcileMs: 60_000,
-  ...extra,
-})
-
-function device(id: string): Device {
-  return {
-    id,
-    accountId: 'acc',
-    name: id,
-    appkeyHash: 'h',
-    appkeyIsName: false,
-    webhookUrl: `https://receiver.example/${id}`,
-    webhookSecret: SECRET,
-    webhookEvents: { chat: true, group: true },
-    connected: true,
-    state: 'open',
-    linked: true,
-    shareTokens: [],
-    agentIds: [],
-    createdAt: 0,
-  }
-}
-
-/** A Devices stand-in that knows devices d0..d9. */
-const devices = {
-  async get(id: string) {
-    return /^d\d$/.test(id) ? device(id) : undefined
-  },
-  async update() {
-    return undefined
-  },
-} as unknown as Devices
-
-/** A sender that records deliveries and answers with `status(delivery)` (a thrown error: no answer). */
-function recordingSender(status: (delivery: WebhookDelivery) => number = () => 200): WebhookSender & { sent: WebhookDelivery[] } {
-  const sent: WebhookDelivery[] = []
-  return {
-    sent,
-    async send(delivery): Promise<WebhookResponse> {
-      sent.push(delivery)
-      return { status: status(delivery) }
-    },
-  }
-}
-
-function outbox(storage: Storage, sender: WebhookSender, extra: Partial<WebhookSettings> = {}, liveness: Liveness = soloLiveness()): WebhookOutbox {
-  return new WebhookOutbox({ storage, lock: new KeyedLock(), devices, sender, events: new GatewayEvents(), logger: silentLogger, settings: settings(extra), liveness })
-}
-
-function message(id: string): IncomingMessage {
-  return { id, chat: '5511988880002', from: '5511988880002', to: '5511999990001', fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text: id } }
-}
-
-const texts = (sender: { sent: WebhookDelivery[] }) => sender.sent.map(d => JSON.parse(d.body).text as string)
+import { SECRET, device, recordingSender, outbox, message, texts } from '../../helpers/outbox.ts'
 
 test('with a timetable of 5 entries, 200 events of 3 devices are all delivered, never more than 5 held in memory', async () => {
   let box!: WebhookOutbox
@@ -136,7 +68,16 @@ test('a new event is delivered at once even when the timetable is full of far-fu
   const storage = memoryStorage()
   const now = Date.now()
   for (let i = 0; i < 20; i++) {
-    const record: OutboxRecord = { id: `msg_late${i}`, deviceId: 'd1', accountId: 'acc', event: 'Texto', body: JSON.stringify({ text: `late${i}` }), createdAt: now, dueAt: now + 3_600_000, attempts: 1 }
+    const record: OutboxRecord = {
+      id: `msg_late${i}`,
+      deviceId: 'd1',
+      accountId: 'acc',
+      event: 'Texto',
+      body: JSON.stringify({ text: `late${i}` }),
+      createdAt: now,
+      dueAt: now + 3_600_000,
+      attempts: 1,
+    }
     await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
   }
   const sender = recordingSender()
@@ -188,7 +129,11 @@ test('a record claimed by another live instance is left alone until its lease ex
   // The other instance is alive, then goes (its record stops being renewed).
   const departures: ((gone: string[]) => void)[] = []
   let otherAlive = true
-  const liveness = { id: 'me', isAlive: (id: string | undefined) => id === 'me' || (otherAlive && id === 'another-instance'), onDeparture: (listener: (gone: string[]) => void) => void departures.push(listener) }
+  const liveness = {
+    id: 'me',
+    isAlive: (id: string | undefined) => id === 'me' || (otherAlive && id === 'another-instance'),
+    onDeparture: (listener: (gone: string[]) => void) => void departures.push(listener),
+  }
   const box = outbox(storage, sender, {}, liveness)
   await box.start()
   await new Promise(resolve => setTimeout(resolve, 600))
@@ -197,7 +142,7 @@ test('a record claimed by another live instance is left alone until its lease ex
   for (const listener of departures) listener(['another-instance'])
   await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery once its owner is gone')
   assert.ok(Date.now() >= until, 'not delivered before the lease expired')
-  assert.is((await storage.get<OutboxRecord>(`webhook-outbox:${outboxKey('d1', record.id)}`)), undefined, 'delivered and forgotten')
+  assert.is(await storage.get<OutboxRecord>(`webhook-outbox:${outboxKey('d1', record.id)}`), undefined, 'delivered and forgotten')
   await box.close()
 })
 
@@ -238,7 +183,17 @@ test('an event of a device that no longer exists is dropped, not sent', async ()
 function lateRecord(messageId: string, owner: string): OutboxRecord {
   const now = Date.now()
   const payload = { event: 'Texto', idMessagem: messageId, text: messageId }
-  return { id: eventId('d1', messageId), deviceId: 'd1', accountId: 'acc', event: 'Texto', body: JSON.stringify(payload), createdAt: now, dueAt: now, attempts: 0, owner }
+  return {
+    id: eventId('d1', messageId),
+    deviceId: 'd1',
+    accountId: 'acc',
+    event: 'Texto',
+    body: JSON.stringify(payload),
+    createdAt: now,
+    dueAt: now,
+    attempts: 0,
+    owner,
+  }
 }
 
 test('an event found already pending and owned by this instance is delivered: its own write whose answer was lost', async () => {

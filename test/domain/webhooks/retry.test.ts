@@ -1,12 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { DEFAULTS } from '../../../src/options.ts'
-import {
-  MAX_RETRY_AFTER_MS,
-  MIN_RETRY_AFTER_MS,
-  parseRetryAfter,
-  retryDelay,
-} from '../../../src/domain/webhooks/retry.ts'
+import { MAX_RETRY_AFTER_MS, MIN_RETRY_AFTER_MS, parseRetryAfter, retryDelay } from '../../../src/domain/webhooks/retry.ts'
 import { parseRetrySchedule } from '../../../examples/env-config.ts'
 
 const test = suite('webhook retry schedule')
@@ -18,9 +13,18 @@ test('the default schedule is the Standard Webhooks one: 5 s, 5 min, 30 min, 2 h
 
 test('retryDelay(schedule, n) is the n-th delay with at most 20 % jitter either way', () => {
   const schedule = [1000, 2000, 3000]
-  assert.is(retryDelay(schedule, 1, () => 0), 800)
-  assert.is(retryDelay(schedule, 1, () => 0.5), 1000)
-  assert.is(retryDelay(schedule, 2, () => 1), 2400)
+  assert.is(
+    retryDelay(schedule, 1, () => 0),
+    800,
+  )
+  assert.is(
+    retryDelay(schedule, 1, () => 0.5),
+    1000,
+  )
+  assert.is(
+    retryDelay(schedule, 2, () => 1),
+    2400,
+  )
   for (let i = 0; i < 200; i++) {
     const delay = retryDelay(schedule, 3)
     assert.ok(delay >= 2400 && delay <= 3600, `delay ${delay}`)
@@ -28,7 +32,10 @@ test('retryDelay(schedule, n) is the n-th delay with at most 20 % jitter either 
 })
 
 test('retryDelay repeats the last delay past the end of the schedule', () => {
-  assert.is(retryDelay([100, 500], 7, () => 0.5), 500)
+  assert.is(
+    retryDelay([100, 500], 7, () => 0.5),
+    500,
+  )
 })
 
 test('parseRetryAfter reads delta-seconds', () => {

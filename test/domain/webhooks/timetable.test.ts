@@ -8,8 +8,17 @@ const entry = (key: string, due: number) => ({ key, deviceId: 'd', due })
 
 test('takeDue(now) hands out the entries due by now, earliest first, and keeps the rest', () => {
   const timetable = new DeliveryTimetable(100)
-  for (const [key, due] of [['c', 30], ['a', 10], ['d', 40], ['b', 20]] as const) timetable.add(entry(key, due))
-  assert.equal(timetable.takeDue(25).map(e => e.key), ['a', 'b'])
+  for (const [key, due] of [
+    ['c', 30],
+    ['a', 10],
+    ['d', 40],
+    ['b', 20],
+  ] as const)
+    timetable.add(entry(key, due))
+  assert.equal(
+    timetable.takeDue(25).map(e => e.key),
+    ['a', 'b'],
+  )
   assert.is(timetable.peek()?.key, 'c')
   assert.is(timetable.size, 2)
   assert.is(timetable.horizon, Infinity)
@@ -21,7 +30,10 @@ test('add(entry) for a key already held replaces its due time', () => {
   timetable.add(entry('b', 20))
   timetable.add(entry('a', 30))
   assert.is(timetable.size, 2)
-  assert.equal(timetable.takeDue(100).map(e => `${e.key}@${e.due}`), ['b@20', 'a@30'])
+  assert.equal(
+    timetable.takeDue(100).map(e => `${e.key}@${e.due}`),
+    ['b@20', 'a@30'],
+  )
 })
 
 test('remove(key) drops one entry among many with equal due times', () => {
@@ -29,7 +41,13 @@ test('remove(key) drops one entry among many with equal due times', () => {
   for (const key of ['a', 'b', 'c', 'd']) timetable.add(entry(key, 5))
   assert.ok(timetable.remove('c'))
   assert.not.ok(timetable.remove('c'))
-  assert.equal(timetable.takeDue(5).map(e => e.key).sort(), ['a', 'b', 'd'])
+  assert.equal(
+    timetable
+      .takeDue(5)
+      .map(e => e.key)
+      .sort(),
+    ['a', 'b', 'd'],
+  )
 })
 
 test('when full, the entry due last gives way to an earlier one, and the horizon records what was left out', () => {
@@ -44,7 +62,10 @@ test('when full, the entry due last gives way to an earlier one, and the horizon
   timetable.add(entry('late', 50))
   assert.not.ok(timetable.has('late'))
   assert.is(timetable.horizon, 30)
-  assert.equal(timetable.takeDue(100).map(e => e.key), ['early', 'a', 'b'])
+  assert.equal(
+    timetable.takeDue(100).map(e => e.key),
+    ['early', 'a', 'b'],
+  )
 })
 
 test('a thousand random entries come out in due order', () => {
@@ -85,7 +106,10 @@ test('random adds, removes and partial takes agree with a simple sorted model, f
         sort()
       } else if (roll < 0.75) {
         const key = `k${Math.floor(random() * 400)}`
-        assert.is(timetable.remove(key), model.some(item => item.key === key))
+        assert.is(
+          timetable.remove(key),
+          model.some(item => item.key === key),
+        )
         model = model.filter(item => item.key !== key)
       } else {
         now += Math.floor(random() * 30)

@@ -31,7 +31,9 @@ test('a media link works through any instance of a cluster: the holder of the de
     const added = await post(`${a!.url}/api/v2/qrcode`, { authkey, setAppkey: 'docs', webhook: receiver.url })
     assert.is(added.status, 200, added.text)
     await network.scan({ deviceId: added.body.id }, '5511944443333')
-    await waitFor(async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'docs', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+    await waitFor(
+      async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'docs', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    )
     await network.sendFromPhone('5511900001111', '5511944443333', { type: 'document', fileName: 'contrato.pdf', mimetype: 'application/pdf' })
     await receiver.waitForHooks(1)
     const event = receiver.verified(added.body.webhookSecret)[0]

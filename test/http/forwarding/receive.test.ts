@@ -37,27 +37,53 @@ async function receiver(ctx: { servers: Server[] }, parser: HostParser, httpStat
     })
   app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, instanceId: 'holder', httpStatus, logger: silentLogger }))
   app.use(c => {
-    c.body = { status: 200, message: 'ok', received: (c.request as { body?: unknown }).body ?? null, forwardedBy: c.state.gateway?.forwardedFrom?.instanceId ?? null, from: c.state.gateway?.forwardedFrom ?? null }
+    c.body = {
+      status: 200,
+      message: 'ok',
+      received: (c.request as { body?: unknown }).body ?? null,
+      forwardedBy: c.state.gateway?.forwardedFrom?.instanceId ?? null,
+      from: c.state.gateway?.forwardedFrom ?? null,
+    }
   })
   const server = await listen(app)
   ctx.servers.push(server)
   return server.url
 }
 
-const FIELDS = { appkey: 'k', authkey: 'a', to: '5511988880002', message: 'olá "mundo" \\ ✓ \u0001', extra: { 2: 'b', 1: 'a', z: [1, 2.5, true, null] }, count: 3 }
+const FIELDS = {
+  appkey: 'k',
+  authkey: 'a',
+  to: '5511988880002',
+  message: 'olá "mundo" \\ ✓ \u0001',
+  extra: { 2: 'b', 1: 'a', z: [1, 2.5, true, null] },
+  count: 3,
+}
 
 test('a verified request reaches the routes with its fields and marks, whether or not a host bodyparser read it first', async ctx => {
   for (const parser of ['none', 'koa-bodyparser', 'parsed-only'] as const) {
     const url = await receiver(ctx, parser)
-    const answer = await forwardOperation({ baseUrl: url, path: '/api/create-message', fields: FIELDS, secret: SECRET, from: 'instance-a', to: 'holder', clientIp: '198.51.100.7', clientBaseUrl: 'https://zap.example.com/gw' })
+    const answer = await forwardOperation({
+      baseUrl: url,
+      path: '/api/create-message',
+      fields: FIELDS,
+      secret: SECRET,
+      from: 'instance-a',
+      to: 'holder',
+      clientIp: '198.51.100.7',
+      clientBaseUrl: 'https://zap.example.com/gw',
+    })
     assert.equal(answer.status, 200, `${parser}: ${JSON.stringify(answer.body)}`)
-    assert.deepEqual(answer.body, {
-      status: 200,
-      message: 'ok',
-      received: JSON.parse(JSON.stringify(FIELDS)),
-      forwardedBy: 'instance-a',
-      from: { instanceId: 'instance-a', clientIp: '198.51.100.7', baseUrl: 'https://zap.example.com/gw' },
-    }, parser)
+    assert.deepEqual(
+      answer.body,
+      {
+        status: 200,
+        message: 'ok',
+        received: JSON.parse(JSON.stringify(FIELDS)),
+        forwardedBy: 'instance-a',
+        from: { instanceId: 'instance-a', clientIp: '198.51.100.7', baseUrl: 'https://zap.example.com/gw' },
+      },
+      parser,
+    )
   }
 })
 
@@ -82,7 +108,14 @@ test('a forwarded body may exceed the body limit by its base64 and JSON overhead
   const url = await receiver(ctx, 'none')
   const near = await forwardOperation({ baseUrl: url, path: '/p', fields: { file: 'x'.repeat(2 * LIMIT) }, secret: SECRET, from: 'i', to: 'holder' })
   assert.equal(near.status, 200)
-  const over = await forwardOperation({ baseUrl: url, path: '/p', fields: { file: 'x'.repeat(forwardedBodyLimit(LIMIT)) }, secret: SECRET, from: 'i', to: 'holder' })
+  const over = await forwardOperation({
+    baseUrl: url,
+    path: '/p',
+    fields: { file: 'x'.repeat(forwardedBodyLimit(LIMIT)) },
+    secret: SECRET,
+    from: 'i',
+    to: 'holder',
+  })
   assert.equal(over.status, 413)
   assert.deepEqual(over.body, { status: 413, message: 'Corpo da requisição grande demais.' })
 })
@@ -103,11 +136,23 @@ test('a signed body that is not a JSON object is 400, after the signature is che
   app.use(c => void (c.body = { status: 200, message: 'ok' }))
   const server = await listen(app)
   try {
-    for (const [body, status] of [['{bad', 400], ['[1,2]', 400], ['"x"', 400], ['', 200]] as const) {
+    for (const [body, status] of [
+      ['{bad', 400],
+      ['[1,2]', 400],
+      ['"x"', 400],
+      ['', 200],
+    ] as const) {
       const timestamp = Date.now()
       const nonce = `n-${body}`
       const signature = signForward(SECRET, { method: 'POST', path: '/p', timestamp, nonce, from: 'i', to: 'holder', body })
-      const headers = { 'content-type': 'application/json', [ForwardHeaders.forwardedBy]: 'i', [ForwardHeaders.forwardedTo]: 'holder', [ForwardHeaders.timestamp]: String(timestamp), [ForwardHeaders.nonce]: nonce, [ForwardHeaders.signature]: signature }
+      const headers = {
+        'content-type': 'application/json',
+        [ForwardHeaders.forwardedBy]: 'i',
+        [ForwardHeaders.forwardedTo]: 'holder',
+        [ForwardHeaders.timestamp]: String(timestamp),
+        [ForwardHeaders.nonce]: nonce,
+        [ForwardHeaders.signature]: signature,
+      }
       const answer = await request(`${server.url}/p`, { method: 'POST', headers, body })
       assert.equal(answer.status, status, `${body}: ${answer.text}`)
     }

@@ -39,7 +39,15 @@ function signedRequest(url: string, body: string, options: { secret?: string; ti
   const target = new URL(url)
   const timestamp = options.timestamp ?? Date.now()
   const nonce = options.nonce ?? randomBytes(8).toString('hex')
-  const signature = signForward(options.secret ?? SECRET, { method: 'POST', path: target.pathname + target.search, timestamp, nonce, from: 'instance-x', to: options.to ?? HOLDER_ID, body })
+  const signature = signForward(options.secret ?? SECRET, {
+    method: 'POST',
+    path: target.pathname + target.search,
+    timestamp,
+    nonce,
+    from: 'instance-x',
+    to: options.to ?? HOLDER_ID,
+    body,
+  })
   const headers = {
     'content-type': 'application/json',
     [ForwardHeaders.forwardedBy]: 'instance-x',
@@ -126,7 +134,9 @@ test('a multipart upload forwarded reaches the network as the same bytes, with i
   const direct = await request(`${ctx.holder.url}/api/create-message`, { method: 'POST', body: image() })
   assert.equal(forwarded.status, 200, forwarded.text)
   assert.equal(direct.status, 200, direct.text)
-  const [viaForward, viaHolder] = inbox(g.network, FRIEND).slice(-2).map(({ id, ...entry }) => entry)
+  const [viaForward, viaHolder] = inbox(g.network, FRIEND)
+    .slice(-2)
+    .map(({ id, ...entry }) => entry)
   assert.deepEqual(viaForward, viaHolder)
   assert.deepEqual(viaForward, { from: viaForward!.from, type: 'image', fileName: 'logo.png', mimetype: 'image/png', bytes: PNG.length })
 })
@@ -134,7 +144,14 @@ test('a multipart upload forwarded reaches the network as the same bytes, with i
 test('a request signed with another secret is refused 403 and runs nothing', async ctx => {
   const { g } = ctx.holder
   const sends = ctx.holder.transport.sent.length
-  const answer = await forwardOperation({ baseUrl: ctx.holder.url, path: '/api/create-message', fields: { appkey: g.appkey, authkey: g.authkey, to: FRIEND, message: 'x' }, secret: 'not-the-cluster-secret', from: 'intruder', to: HOLDER_ID })
+  const answer = await forwardOperation({
+    baseUrl: ctx.holder.url,
+    path: '/api/create-message',
+    fields: { appkey: g.appkey, authkey: g.authkey, to: FRIEND, message: 'x' },
+    secret: 'not-the-cluster-secret',
+    from: 'intruder',
+    to: HOLDER_ID,
+  })
   assert.equal(answer.status, 403)
   assert.deepEqual(answer.body, REFUSED)
   const entry = await startForwarder(ctx.holder.url, { secret: 'not-the-cluster-secret' })
@@ -190,7 +207,11 @@ test('a request signed for another instance (a copy played to the next holder of
 test('a request claiming to be forwarded without a signature, or to another path than signed, is refused 403', async ctx => {
   const { g } = ctx.holder
   const body = JSON.stringify({ authkey: g.authkey, message: 'loja', checkDispositivo: 'true' })
-  const bare = await request(`${ctx.holder.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/json', [ForwardHeaders.forwardedBy]: 'instance-x' }, body })
+  const bare = await request(`${ctx.holder.url}/api/developer`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [ForwardHeaders.forwardedBy]: 'instance-x' },
+    body,
+  })
   assert.equal(bare.status, 403)
   assert.deepEqual(bare.body, REFUSED)
   const { headers } = signedRequest(`${ctx.holder.url}/api/v2/qrcode`, body)
@@ -204,7 +225,14 @@ test('a holder that dies mid-request gives ForwardFailedError, and the client 50
     const dying = await startFakeHolder(behaviour)
     try {
       await assert.rejects(
-        forwardOperation({ baseUrl: dying.url, path: '/api/create-message', fields: { message: 'x'.repeat(200_000) }, secret: SECRET, from: 'a', to: HOLDER_ID }),
+        forwardOperation({
+          baseUrl: dying.url,
+          path: '/api/create-message',
+          fields: { message: 'x'.repeat(200_000) },
+          secret: SECRET,
+          from: 'a',
+          to: HOLDER_ID,
+        }),
         (err: unknown) => err instanceof ForwardFailedError && err.reason === 'broken' && err.code === 'holder-unavailable' && err.cause !== undefined,
       )
       const entry = await startForwarder(dying.url)
@@ -228,11 +256,21 @@ test('a holder that dies mid-request gives ForwardFailedError, and the client 50
 
 test('an unreachable holder, a holder that does not answer in time and a non-JSON answer are ForwardFailedError, never retried', async () => {
   const base = { path: '/api/create-message', fields: { message: 'x' }, secret: SECRET, from: 'a', to: HOLDER_ID }
-  await assert.rejects(forwardOperation({ ...base, baseUrl: await deadUrl() }), (err: unknown) => err instanceof ForwardFailedError && err.reason === 'unreachable')
-  for (const [behaviour, reason] of [['never-answer', 'timeout'], ['html', 'bad-answer']] as const) {
+  await assert.rejects(
+    forwardOperation({ ...base, baseUrl: await deadUrl() }),
+    (err: unknown) => err instanceof ForwardFailedError && err.reason === 'unreachable',
+  )
+  for (const [behaviour, reason] of [
+    ['never-answer', 'timeout'],
+    ['html', 'bad-answer'],
+  ] as const) {
     const holder = await startFakeHolder(behaviour)
     try {
-      await assert.rejects(forwardOperation({ ...base, baseUrl: holder.url, timeoutMs: 300 }), (err: unknown) => err instanceof ForwardFailedError && err.reason === reason, behaviour)
+      await assert.rejects(
+        forwardOperation({ ...base, baseUrl: holder.url, timeoutMs: 300 }),
+        (err: unknown) => err instanceof ForwardFailedError && err.reason === reason,
+        behaviour,
+      )
       await new Promise(resolve => setTimeout(resolve, 200))
       assert.equal(holder.requests.length, 1, behaviour)
     } finally {

@@ -10,7 +10,17 @@ const SECRET = 'cluster-secret-for-tests'
 const NOW = 1_750_000_000_000
 const BODY = '{"appkey":"k","authkey":"a","to":"5511988880002","message":"olá"}'
 
-const signed: ForwardSigned = { method: 'POST', path: '/api/create-message', timestamp: NOW, nonce: 'n0nce', from: 'instance-a', to: 'instance-b', clientIp: '203.0.113.9', baseUrl: 'https://api.example.com', body: BODY }
+const signed: ForwardSigned = {
+  method: 'POST',
+  path: '/api/create-message',
+  timestamp: NOW,
+  nonce: 'n0nce',
+  from: 'instance-a',
+  to: 'instance-b',
+  clientIp: '203.0.113.9',
+  baseUrl: 'https://api.example.com',
+  body: BODY,
+}
 
 /** The request a receiver sees for `s`, with the headers the forwarder sends. */
 function received(s: ForwardSigned, signature = signForward(SECRET, s)) {
@@ -32,7 +42,18 @@ function received(s: ForwardSigned, signature = signForward(SECRET, s)) {
 }
 
 test('the signature is the base64url HMAC-SHA256 of the documented canonical string', () => {
-  const canonical = ['zapgate-forward-v2', 'POST', '/api/create-message', String(NOW), 'n0nce', 'instance-a', 'instance-b', '203.0.113.9', 'https://api.example.com', createHash('sha256').update(BODY, 'utf8').digest('hex')].join('\n')
+  const canonical = [
+    'zapgate-forward-v2',
+    'POST',
+    '/api/create-message',
+    String(NOW),
+    'n0nce',
+    'instance-a',
+    'instance-b',
+    '203.0.113.9',
+    'https://api.example.com',
+    createHash('sha256').update(BODY, 'utf8').digest('hex'),
+  ].join('\n')
   const expected = createHmac('sha256', SECRET).update(canonical).digest('base64url')
   assert.equal(signForward(SECRET, signed), expected)
   assert.match(expected, /^[A-Za-z0-9_-]{43}$/)
@@ -82,7 +103,11 @@ test('verifyForward refuses a request signed for another instance, whatever its 
   const dropped = received(signed)
   delete dropped.headers[ForwardHeaders.forwardedTo]
   assert.equal(verifyForward(SECRET, dropped, NOW), 'wrong-destination', 'no destination header')
-  assert.equal(verifyForward(SECRET, { ...received({ ...signed, to: '' }), receiver: '' }, NOW), 'wrong-destination', 'a receiver without an id accepts nothing')
+  assert.equal(
+    verifyForward(SECRET, { ...received({ ...signed, to: '' }), receiver: '' }, NOW),
+    'wrong-destination',
+    'a receiver without an id accepts nothing',
+  )
 })
 
 test('verifyForward says missing without a timestamp or signature', () => {
@@ -107,7 +132,11 @@ test('verifyForward refuses a timestamp older or newer than the tolerance as sta
 
 test('verifyForward refuses a timestamp that is not a number of milliseconds', () => {
   for (const stamp of ['abc', '1.5e12', '-1750000000000', ' 1750000000000', '12345678901234567'])
-    assert.equal(verifyForward(SECRET, { ...received(signed), headers: { ...received(signed).headers, [ForwardHeaders.timestamp]: stamp } }, NOW), 'bad-signature', stamp)
+    assert.equal(
+      verifyForward(SECRET, { ...received(signed), headers: { ...received(signed).headers, [ForwardHeaders.timestamp]: stamp } }, NOW),
+      'bad-signature',
+      stamp,
+    )
 })
 
 test('a signature of another length is refused without throwing (timingSafeEqual only sees equal lengths)', () => {
@@ -134,7 +163,13 @@ test('forwardableFields puts each upload into its field as a data URI and keeps 
   assert.deepEqual(fields.file, 'C:\\fotos\\relatório.pdf', 'the fields given are left as they were')
   const named = forwardableFields({ file: 'a.bin', message: 'nome.bin' }, new Map([['file', { data, fileName: 'a.bin' }]]))
   assert.deepEqual(named, { file: `data:;base64,${data.toString('base64')}`, message: 'nome.bin' }, 'a message given stays; no type gives none')
-  const typed = forwardableFields({}, new Map([['file', { data, mimetype: 'Text/Plain; charset=utf-8' }], ['other', { data, mimetype: 'not a type', fileName: 'o.txt' }]]))
+  const typed = forwardableFields(
+    {},
+    new Map([
+      ['file', { data, mimetype: 'Text/Plain; charset=utf-8' }],
+      ['other', { data, mimetype: 'not a type', fileName: 'o.txt' }],
+    ]),
+  )
   assert.deepEqual(typed, { file: `data:text/plain;base64,${data.toString('base64')}`, other: `data:;base64,${data.toString('base64')}` })
   const long = forwardableFields({}, new Map([['file', { data, fileName: `${'n'.repeat(300)}.txt` }]]))
   assert.equal((long.message as string).length, 200)

@@ -19,7 +19,9 @@ test('the caller is authenticated and its device found in its own account before
     const added = await post(`${a!.url}/api/v2/qrcode`, { authkey: owner, setAppkey: 'loja' })
     assert.is(added.status, 200, added.text)
     await network.scan({ deviceId: added.body.id }, '5511944443333')
-    await waitFor(async () => (await post(`${a!.url}/api/developer`, { authkey: owner, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+    await waitFor(
+      async () => (await post(`${a!.url}/api/developer`, { authkey: owner, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    )
     const other = members.find(m => !m.holds(added.body.id))!
     assert.ok(other, 'one instance holds the device, the other not')
     const forwards: unknown[] = []
@@ -42,7 +44,10 @@ test('the caller is authenticated and its device found in its own account before
     const sent = await post(`${other.url}/api/create-message`, { authkey: owner, appkey: 'loja', to: FRIEND, message: 'oi' })
     assert.is(sent.status, 200, sent.text)
     assert.equal(forwards.length, 1)
-    assert.equal(network.inbox(FRIEND).map(entry => ('text' in entry ? entry.text : entry.type)), ['oi'])
+    assert.equal(
+      network.inbox(FRIEND).map(entry => ('text' in entry ? entry.text : entry.type)),
+      ['oi'],
+    )
   } finally {
     for (const member of members) await member.stop().catch(() => {})
   }
@@ -62,8 +67,18 @@ test('a forwarded request that finds its device held by yet another instance is 
     other.gateway.events.on('forward', event => forwards.push(event))
     // As an instance that believed `other` held the device would forward it.
     const fields = { authkey, appkey: 'loja', to: FRIEND, message: 'oi' }
-    const answer = await forwardOperation({ baseUrl: other.url, path: '/api/create-message', fields, secret: 'a cluster secret of enough length', from: 'instance-that-forwarded', to: other.id })
-    assert.equal([answer.status, (answer.body as { message?: string }).message], [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'])
+    const answer = await forwardOperation({
+      baseUrl: other.url,
+      path: '/api/create-message',
+      fields,
+      secret: 'a cluster secret of enough length',
+      from: 'instance-that-forwarded',
+      to: other.id,
+    })
+    assert.equal(
+      [answer.status, (answer.body as { message?: string }).message],
+      [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'],
+    )
     assert.ok(answer.headers['retry-after'], 'Retry-After is set')
     assert.equal(forwards, [])
     assert.equal(network.inbox(FRIEND), [])

@@ -1,10 +1,12 @@
 import { Boom } from '@hapi/boom'
 import type { Contact, GroupMetadata, UserFacingSocketConfig, WAMessage } from '@whiskeysockets/baileys'
-import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
-import type { SocketInfo } from '../../adapters/transport-baileys/types.ts'
-import { FakeBaileysSocket, type FakeNetwork, type SentRecord } from './baileys-fake-socket.ts'
+import type { BaileysTransportOptions } from '../../../adapters/transport-baileys/options.ts'
+import type { SocketInfo } from '../../../adapters/transport-baileys/types.ts'
+import { FakeBaileysSocket } from './socket.ts'
+import type { FakeNetwork, SentRecord } from './network.ts'
 
-export { FakeBaileysSocket, type SentRecord } from './baileys-fake-socket.ts'
+export { FakeBaileysSocket } from './socket.ts'
+export type { SentRecord } from './network.ts'
 
 /**
  * A fake Baileys network for offline tests: `factory` builds FakeBaileysSockets that behave like

@@ -2,34 +2,22 @@ import { EventEmitter } from 'node:events'
 import { randomBytes } from 'node:crypto'
 import { Boom } from '@hapi/boom'
 import { getCodeFromWSError, WAMessageStatus } from '@whiskeysockets/baileys'
-import type { AnyMessageContent, AuthenticationCreds, BaileysEventMap, Contact, GroupMetadata, MessageRelayOptions, MiscMessageGenerationOptions, proto, SignalDataSet, UserFacingSocketConfig, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
-import type { SocketInfo, SocketLike } from '../../adapters/transport-baileys/types.ts'
-
-/** One outgoing call: sendMessage (content) or relayMessage (message and relay options). */
-export type SentRecord =
-  | { via: 'sendMessage'; jid: string; content: AnyMessageContent; options?: MiscMessageGenerationOptions; id: string }
-  | { via: 'relayMessage'; jid: string; message: proto.IMessage; options: MessageRelayOptions; id: string }
-
-/**
- * What a fake socket reads and changes of its simulated network: the world's state and the test's
- * switches. FakeBaileys (fake-baileys-socket.ts, the helper tests import) implements it and builds the
- * sockets, so this file depends on no other helper.
- */
-export interface FakeNetwork {
-  readonly behaviour: { autoQr?: boolean; autoOpen?: boolean; failToConnect?: string }
-  readonly groups: Map<string, GroupMetadata>
-  readonly invites: Map<string, string>
-  readonly notOnWhatsApp: Set<string>
-  readonly canonical: Map<string, string>
-  readonly lidMappings: Map<string, string>
-  readonly failures: Map<string, Error>
-  readonly hanging: Set<string>
-  onWhatsAppSilent: number
-  isMe(participant: { id: string; phoneNumber?: string }, me: Contact | undefined): boolean
-  isMember(group: GroupMetadata, me: Contact | undefined): boolean
-  groupOfInvite(code: string): GroupMetadata
-  nextGroupId(): string
-}
+import type {
+  AnyMessageContent,
+  AuthenticationCreds,
+  BaileysEventMap,
+  Contact,
+  GroupMetadata,
+  MessageRelayOptions,
+  MiscMessageGenerationOptions,
+  proto,
+  SignalDataSet,
+  UserFacingSocketConfig,
+  WAMessage,
+  WAMessageKey,
+} from '@whiskeysockets/baileys'
+import type { SocketInfo, SocketLike } from '../../../adapters/transport-baileys/types.ts'
+import type { FakeNetwork, SentRecord } from './network.ts'
 
 /** A fake Baileys socket: Baileys' observable behaviour at the SocketLike boundary, no network. */
 export class FakeBaileysSocket implements SocketLike {

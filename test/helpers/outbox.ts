@@ -1,0 +1,98 @@
+/** Fixtures of the webhook outbox tests: devices, a recording sender, an outbox over a Storage. */
+import { WebhookOutbox } from '../../src/domain/webhooks/outbox.ts'
+import type { WebhookSettings } from '../../src/domain/webhooks/config.ts'
+import type { Device, Devices } from '../../src/domain/devices.ts'
+import type { IncomingMessage } from '../../src/ports/transport.ts'
+import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../src/ports/webhooks.ts'
+import type { Storage } from '../../src/ports/storage.ts'
+import { GatewayEvents } from '../../src/events.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { KeyedLock } from '../../src/store/keyed-lock.ts'
+import { soloLiveness, type Liveness } from '../../src/domain/instances.ts'
+
+/** The webhook secret every test device signs with. */
+export const SECRET = 'whsec_' + Buffer.from('outbox test secret bytes').toString('base64')
+/** Outbox settings for tests: short retries, a small timetable. */
+export const settings = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
+  retryMs: [20],
+  maxAgeMs: 60_000,
+  timeoutMs: 1_000,
+  concurrencyPerDevice: 2,
+  timetableCapacity: 5,
+  lineLimit: 256,
+  reconcileMs: 60_000,
+  ...extra,
+})
+
+/** A linked, open device with a webhook. */
+export function device(id: string): Device {
+  return {
+    id,
+    accountId: 'acc',
+    name: id,
+    appkeyHash: 'h',
+    appkeyIsName: false,
+    webhookUrl: `https://receiver.example/${id}`,
+    webhookSecret: SECRET,
+    webhookEvents: { chat: true, group: true },
+    connected: true,
+    state: 'open',
+    linked: true,
+    shareTokens: [],
+    agentIds: [],
+    createdAt: 0,
+  }
+}
+
+/** A Devices stand-in that knows devices d0..d9. */
+export const devices = {
+  async get(id: string) {
+    return /^d\d$/.test(id) ? device(id) : undefined
+  },
+  async update() {
+    return undefined
+  },
+} as unknown as Devices
+
+/** A sender that records deliveries and answers with `status(delivery)` (a thrown error: no answer). */
+export function recordingSender(status: (delivery: WebhookDelivery) => number = () => 200): WebhookSender & { sent: WebhookDelivery[] } {
+  const sent: WebhookDelivery[] = []
+  return {
+    sent,
+    async send(delivery): Promise<WebhookResponse> {
+      sent.push(delivery)
+      return { status: status(delivery) }
+    },
+  }
+}
+
+/** An outbox over `storage` delivering through `sender`. */
+export function outbox(storage: Storage, sender: WebhookSender, extra: Partial<WebhookSettings> = {}, liveness: Liveness = soloLiveness()): WebhookOutbox {
+  return new WebhookOutbox({
+    storage,
+    lock: new KeyedLock(),
+    devices,
+    sender,
+    events: new GatewayEvents(),
+    logger: silentLogger,
+    settings: settings(extra),
+    liveness,
+  })
+}
+
+/** An incoming 1:1 text whose text is its id. */
+export function message(id: string): IncomingMessage {
+  return {
+    id,
+    chat: '5511988880002',
+    from: '5511988880002',
+    to: '5511999990001',
+    fromMe: false,
+    isGroup: false,
+    timestamp: Date.now(),
+    content: { kind: 'text', text: id },
+  }
+}
+
+/** The texts of what `sender` delivered, in order. */
+export const texts = (sender: { sent: WebhookDelivery[] }) => sender.sent.map(d => JSON.parse(d.body).text as string)
