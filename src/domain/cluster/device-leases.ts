@@ -5,43 +5,26 @@ import type { Transport } from '../../ports/transport.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Instances } from '../instances.ts'
-
-/** Who may hold a device's session: an instance (or none), and the fencing epoch, one more on every takeover. */
-interface DeviceLease {
-  instance: string | null
-  epoch: number
-}
+import { claimedUntil, type Claim } from '../claims.ts'
 
 /** Limits of the leases. */
 interface LeaseSettings {
   /** Most device sessions this instance holds (unlimited when absent). */
   maxDevices?: number
-  /**
-   * Cluster mode: a held device whose session was replaced is opened again when its lease is still
-   * this instance's (the other connection was an instance that lost the lease, and lets go). Alone,
-   * a replaced session is another client's, and stays closed.
-   */
+  /** Cluster mode: a held device whose session was replaced (by an instance that lost the lease) is opened again. */
   clustered?: boolean
 }
 
 /**
- * Device leases: a device's session is opened only by the instance holding its lease
- * (`device-lease:<deviceId>`), so two instances never open one device (WhatsApp would close one
- * with "replaced", and both would reconnect forever). A lease names an instance and holds while
- * that instance is alive in the registry: its heartbeat renews every lease it holds at once. Taking a
- * lease is a compare-and-set that raises the epoch, so a takeover is visible to the former holder.
- * An instance whose heartbeat is late closes its sessions before the others may take them (Instances
- * fences); one that finds a lease of its own taken over lets that device go.
- *
- * A lease naming this instance is its own only while the instance stands (registered, heartbeat not
- * late): a fenced instance takes nothing, and a take that a fence cut short is not kept. A lease of
- * another instance is taken over only once that instance is gone both by the last heartbeat and by
- * its record read after the lease (an instance back from a pause keeps what it took again). And a
- * holder reconciles what it holds with its sessions (`reconcile`): a held device whose session is
- * closed is opened again, a lease it cannot open is handed back.
+ * Device leases (`device-lease:<deviceId>`, a Claim without expiry): a device's session is opened
+ * only by the instance holding its lease, so two instances never open one device. A lease holds
+ * while its instance is alive (its heartbeat renews them all at once); a take is a compare-and-set
+ * that raises the fencing epoch. A lease is this instance's only while it stands (heartbeat not
+ * late: a fenced instance closes its sessions before the others may take them); another's is taken
+ * only once that instance is gone by the last heartbeat and by its record read after the lease.
  */
 export class DeviceLeases {
-  private readonly leases: Collection<DeviceLease>
+  private readonly leases: Collection<Claim>
   /** Devices whose lease this instance holds, with the epoch it took them at. */
   private readonly held = new Map<string, number>()
   /** When this instance took each device it holds (a session just taken over is still opening). */
@@ -92,8 +75,8 @@ export class DeviceLeases {
   async leastLoaded(): Promise<string> {
     const loads = new Map(this.instances.liveRecords.map(record => [record.id, 0]))
     for await (const [, lease] of this.leases.all()) {
-      const count = lease.instance ? loads.get(lease.instance) : undefined
-      if (count !== undefined) loads.set(lease.instance!, count + 1)
+      const count = lease.owner ? loads.get(lease.owner) : undefined
+      if (count !== undefined) loads.set(lease.owner!, count + 1)
     }
     // This instance's own count is what it holds (a lease of its own it let go counts for nobody).
     loads.set(this.me, this.held.size)
@@ -124,13 +107,12 @@ export class DeviceLeases {
   async holder(deviceId: string): Promise<string | undefined> {
     if (this.holds(deviceId)) return this.me
     const lease = await this.leases.load(deviceId)
-    if (!lease?.instance || lease.instance === this.me) return undefined
-    return this.instances.isAlive(lease.instance) ? lease.instance : undefined
+    return claimedUntil(lease, this.instances, { ownYields: true }) !== undefined ? lease!.owner! : undefined
   }
 
   /** Whether the device's lease names this instance though it does not hold it (it let the device go at a fence): nobody else may take it while this instance lives. */
   async namesMe(deviceId: string): Promise<boolean> {
-    return !this.held.has(deviceId) && (await this.leases.load(deviceId))?.instance === this.me
+    return !this.held.has(deviceId) && (await this.leases.load(deviceId))?.owner === this.me
   }
 
   /**
@@ -142,22 +124,21 @@ export class DeviceLeases {
     if (!this.hasRoom || !this.instances.standing) return false
     const fences = this.instances.fenceCount
     const current = await this.leases.load(deviceId)
-    const other = current?.instance && current.instance !== this.me ? current.instance : undefined
-    if (other && (this.instances.isAlive(other) || !(await this.instances.confirmGone(other)))) return false
-    const next: DeviceLease = { instance: this.me, epoch: (current?.epoch ?? 0) + 1 }
+    const other = current?.owner && current.owner !== this.me ? current.owner : undefined
+    if (other && (claimedUntil(current, this.instances) !== undefined || !(await this.instances.confirmGone(other)))) return false
+    const next = { owner: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
     // A fence came while the lease was being taken: it names this instance, which holds nothing until
     // it stands again (then the balancer finds the lease its own and not held, and takes it again).
     if (this.instances.fenceCount !== fences || !this.instances.standing) return false
     this.held.set(deviceId, next.epoch)
     this.instances.setLoad(this.held.size)
-    const from = current?.instance && current.instance !== this.me ? current.instance : undefined
     // A handover: the device's session lived on another instance (gone, or leaving: it handed the
     // lease back as `instance: null`), or here before a late heartbeat closed it, and opens here now.
     // A device never leased before is not one.
     if (current) this.takenAt.set(deviceId, Date.now())
-    this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
-    this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
+    this.logger.debug({ deviceId, epoch: next.epoch, from: other }, 'device lease taken')
+    this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(other ? { from: other } : {}) })
     return true
   }
 
@@ -190,7 +171,7 @@ export class DeviceLeases {
       // Still this instance's at that epoch (a replaced session may mean another instance took it).
       const lease = await this.leases.load(deviceId)
       if (this.held.get(deviceId) !== epoch) continue
-      if (lease?.instance !== this.me || lease.epoch !== epoch) {
+      if (claimedUntil(lease, this.instances, { epoch }) === undefined) {
         await this.verify()
         continue
       }
@@ -212,7 +193,7 @@ export class DeviceLeases {
     this.takenAt.delete(deviceId)
     this.instances.setLoad(this.held.size)
     await this.close(deviceId, err => this.logger.warn({ err, deviceId }, 'device session not closed'))
-    await this.leases.replace(deviceId, { instance: this.me, epoch }, { instance: null, epoch })
+    await this.leases.replace(deviceId, { owner: this.me, epoch }, { owner: null, epoch })
   }
 
   /** Forget a deleted device's lease. */
@@ -235,8 +216,8 @@ export class DeviceLeases {
   async verify(): Promise<void> {
     for (const [deviceId, epoch] of [...this.held]) {
       const lease = await this.leases.load(deviceId)
-      if (lease?.instance === this.me && lease.epoch === epoch) continue
-      this.logger.warn({ deviceId, holder: lease?.instance }, 'device lease taken over by another instance; closing its session here')
+      if (claimedUntil(lease, this.instances, { epoch }) !== undefined) continue
+      this.logger.warn({ deviceId, holder: lease?.owner }, 'device lease taken over by another instance; closing its session here')
       this.held.delete(deviceId)
       await this.close(deviceId)
     }

@@ -1,7 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
+import { claimedUntil, newClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
 import type { StoredAction } from './actions.ts'
 import { GatewayError } from '../../errors.ts'
@@ -25,8 +26,8 @@ export interface ScheduleItem {
   attempts: number
   /** Not before this time (after a failed attempt). */
   retryAt?: number
-  /** Held by a sender (an instance) until `until`, or until that instance is gone: nobody else sends it meanwhile. */
-  claim?: { token: string; owner?: string; until: number }
+  /** Held by a sender (an instance) while it lasts and that instance lives: nobody else sends it meanwhile. */
+  claim?: Claim
   lastError?: string
   createdAt: number
   /** Bytes of its stored action (counted against the account's quota while it is pending). */
@@ -86,7 +87,7 @@ export class ScheduleStore {
     const item: ScheduleItem = { id: randomUUID(), ...input, state: 'pending', attempts: 0, createdAt: Date.now(), bytes }
     try {
       await this.bodies.put(item.id, action)
-      await this.items.put(itemId(item), item)
+      await this.items.put(itemKey(item), item)
     } catch (err) {
       await this.freeQuota(item).catch(() => undefined)
       throw err
@@ -123,6 +124,11 @@ export class ScheduleStore {
     for await (const [, item] of this.items.all()) yield item
   }
 
+  /** An item by its key. */
+  get(key: string): Promise<ScheduleItem | undefined> {
+    return this.items.get(key)
+  }
+
   /** The stored action of an item. */
   body(item: ScheduleItem): Promise<StoredAction | undefined> {
     return this.bodies.get(item.id)
@@ -133,18 +139,17 @@ export class ScheduleStore {
    * claimed item, or undefined when someone else holds it or it is gone.
    */
   async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
-    const token = randomBytes(12).toString('base64url')
-    const now = Date.now()
-    const result = await this.items.update(itemId(item), current => {
-      if (!current || current.state !== 'pending' || claimHolds(current, liveness, now)) return undefined
-      return { ...current, claim: { token, owner: liveness.id, until: now + leaseMs } }
+    const claim = newClaim(liveness.id, leaseMs)
+    const result = await this.items.update(itemKey(item), current => {
+      if (!current || current.state !== 'pending' || claimedUntil(current.claim, liveness) !== undefined) return undefined
+      return { ...current, claim }
     })
-    return result?.claim?.token === token ? result : undefined
+    return result?.claim?.token === claim.token ? result : undefined
   }
 
   /** The claimed item was sent: remove it and its action. */
   async complete(item: ScheduleItem): Promise<void> {
-    if (await this.items.remove(itemId(item))) await this.freeQuota(item)
+    if (await this.items.remove(itemKey(item))) await this.freeQuota(item)
     await this.bodies.remove(item.id)
   }
 
@@ -155,7 +160,7 @@ export class ScheduleStore {
   async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
     let failed = false
     await this.items.update(
-      itemId(item),
+      itemKey(item),
       current => {
         failed = false // `change` may run again on a newer record
         if (!current || current.claim?.token !== item.claim?.token) return undefined
@@ -172,7 +177,7 @@ export class ScheduleStore {
 
   /** Release a claim without counting an attempt (the send never started: shutting down, or it waited too long in the device's queue). */
   async release(item: ScheduleItem): Promise<void> {
-    await this.items.update(itemId(item), current => {
+    await this.items.update(itemKey(item), current => {
       if (!current || current.claim?.token !== item.claim?.token) return undefined
       const { claim: _released, ...rest } = current
       return rest
@@ -183,7 +188,7 @@ export class ScheduleStore {
   async removeDevice(deviceId: string): Promise<number> {
     let removed = 0
     for (const item of await this.forDevice(deviceId)) {
-      if ((await this.items.remove(itemId(item))) && item.state === 'pending') await this.freeQuota(item)
+      if ((await this.items.remove(itemKey(item))) && item.state === 'pending') await this.freeQuota(item)
       await this.bodies.remove(item.id)
       removed++
     }
@@ -198,12 +203,7 @@ function sizeText(bytes: number): string {
   return bytes >= 2 ** 20 ? `${Math.round((bytes / 2 ** 20) * 10) / 10} MB` : `${Math.ceil(bytes / 1024)} KB`
 }
 
-/** Whether an item's claim still keeps others off it: unexpired, and its instance alive (a claim without one, from before instances, holds until it expires). */
-export function claimHolds(item: ScheduleItem, liveness: Liveness, now: number): boolean {
-  const claim = item.claim
-  return claim !== undefined && claim.until > now && (claim.owner === undefined || liveness.isAlive(claim.owner))
-}
-
-function itemId(item: Pick<ScheduleItem, 'deviceId' | 'id'>): string {
+/** An item's key in the store. */
+export function itemKey(item: Pick<ScheduleItem, 'deviceId' | 'id'>): string {
   return `${item.deviceId}:${item.id}`
 }

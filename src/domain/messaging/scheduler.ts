@@ -1,18 +1,20 @@
 import { GatewayError, type ErrorCode } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { TransportError } from '../../ports/transport.ts'
+import { claimedUntil } from '../claims.ts'
 import type { Device, Devices } from '../devices.ts'
+import { DueWork } from '../due-work.ts'
 import type { Liveness } from '../instances.ts'
 import { decodeAction, describeAction, encodeAction, type Action } from './actions.ts'
 import type { Messenger } from './messenger.ts'
-import { claimHolds, type ScheduleItem, type ScheduleStore } from './schedule-store.ts'
+import { itemKey, type ScheduleItem, type ScheduleStore } from './schedule-store.ts'
 import type { ScheduleTime } from './schedule-time.ts'
 
 /** Timing of the scheduler. */
 interface SchedulerOptions {
   /** Delays before each retry of a failed send; after the last, the item is marked failed. */
   retryMs: number[]
-  /** Longest sleep between two scans of the store. */
+  /** How often the store is rescanned (items of other processes, claims that lapsed). */
   pollMs: number
   /** How long a claim holds an item (longer than any send can take). */
   leaseMs: number
@@ -20,33 +22,23 @@ interface SchedulerOptions {
   maxWaitMs: number
 }
 
-/** Devices whose due items are being sent at once (each device's items go one after the other). */
-const MAX_DEVICES_IN_FLIGHT = 100
-
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
 
 /**
- * Sends scheduled items when due. Items live in Storage (ScheduleStore), so nothing is lost across
- * a restart: on start, and every `pollMs`, the store is scanned; one timer wakes the scheduler at the
- * next due time. A device's due items are sent one after the other (each claimed just before it is
- * sent), so they never pile up in the device's send queue: a paced device sends its backlog at its
- * pace, and time spent waiting behind other sends is never counted as an attempt. Items of a device
- * that is not connected here wait for it (up to `maxWaitMs`) without spending their retries; a
- * device that connects is served at once. Failures are retried with back-off, then marked failed.
+ * Sends scheduled items when due, one after the other per device (DueWork lanes of one), each claimed
+ * just before it is sent: a paced device sends its backlog at its pace, and time spent waiting behind
+ * other sends is never an attempt. Items of a device not connected here wait for it (up to
+ * `maxWaitMs`) without spending their retries; a device that connects is served at once. Failures
+ * are retried with back-off, then marked failed.
  */
 export class Scheduler {
-  private timer?: NodeJS.Timeout
-  private wakeAt = Infinity
-  private started = false
-  private stopped = false
-  private ticking?: Promise<void>
-  private again = false
+  private readonly work: DueWork<ScheduleItem>
+  /** Devices that just connected: their items waiting for a retry go at once. */
   private readonly eager = new Set<string>()
-  /** The devices whose items are being sent, with what they have left to send. */
-  private readonly lanes = new Map<string, { items: ScheduleItem[]; run: Promise<void> }>()
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
   private readonly away = new Map<string, number>()
+  private started = false
 
   constructor(
     private readonly store: ScheduleStore,
@@ -55,7 +47,26 @@ export class Scheduler {
     private readonly liveness: Liveness,
     private readonly options: SchedulerOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    const all = async function* () {
+      for await (const item of store.all()) yield [itemKey(item), item] as [string, ScheduleItem]
+    }
+    this.work = new DueWork<ScheduleItem>(
+      {
+        what: 'schedule',
+        all,
+        ofLane: async function* (deviceId) {
+          for (const item of await store.forDevice(deviceId)) yield [itemKey(item), item]
+        },
+        laneOf: item => item?.deviceId,
+        dueOf: async (_key, item, now) => this.dueOf(item, now),
+        run: key => this.send(key),
+      },
+      { concurrencyPerLane: 1, maxLanes: 100, capacity: 10_000, lineLimit: 1_000, reconcileMs: options.pollMs },
+      logger,
+    )
+    liveness.onDeparture(() => void (this.started && this.work.rescan()))
+  }
 
   /** Store `action` to be done at `time`; answers the stored item. */
   async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
@@ -63,10 +74,7 @@ export class Scheduler {
       { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text },
       encodeAction(action),
     )
-    if (this.started && !this.stopped) {
-      if (this.ticking) this.again = true
-      else if (item.dueAt < this.wakeAt) this.arm(item.dueAt)
-    }
+    if (this.started) this.work.enqueue(itemKey(item), item.deviceId, item.dueAt)
     return item
   }
 
@@ -90,152 +98,88 @@ export class Scheduler {
 
   /** Start sending (call once the stored devices have been resumed). */
   start(): void {
-    if (this.started || this.stopped) return
+    if (this.started) return
     this.started = true
-    this.wake()
+    this.work.start().catch(err => this.logger.error({ err }, 'schedule scan failed'))
   }
 
   /** Scan now; with a device id (it just connected), that device's items waiting for a retry go at once. */
   wake(deviceId?: string): void {
-    if (!this.started || this.stopped) return
-    if (deviceId) {
-      this.eager.add(deviceId)
-      this.away.delete(deviceId)
-    }
-    void this.tick()
+    if (!this.started) return
+    if (!deviceId) return void this.work.rescan()
+    this.away.delete(deviceId)
+    this.eager.add(deviceId)
+    void this.work.refresh(deviceId).finally(() => this.eager.delete(deviceId))
   }
 
   /** Forget the items of a deleted device. */
   async removeDevice(device: Device): Promise<void> {
+    this.work.forgetLane(device.id)
     await this.store.removeDevice(device.id)
   }
 
   /** Stop the timer and wait for the sends under way. */
   async close(): Promise<void> {
-    this.stopped = true
-    clearTimeout(this.timer)
-    await this.ticking
-    await Promise.all([...this.lanes.values()].map(lane => lane.run))
+    await this.work.close()
   }
 
   // --- Internal helpers ---
 
-  private tick(): Promise<void> {
-    if (this.ticking) {
-      this.again = true
-      return this.ticking
-    }
-    this.ticking = (async () => {
-      try {
-        do {
-          this.again = false
-          await this.scan()
-        } while (this.again && !this.stopped)
-      } catch (err) {
-        this.logger.error({ err }, 'schedule scan failed')
-        this.arm(Date.now() + this.options.pollMs)
-      } finally {
-        this.ticking = undefined
-      }
-    })()
-    return this.ticking
+  /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
+  private dueOf(item: ScheduleItem, now: number): number | undefined {
+    if (item.state !== 'pending') return undefined
+    const claimed = claimedUntil(item.claim, this.liveness, { now })
+    if (claimed !== undefined) return claimed
+    const ready = this.eager.has(item.deviceId) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
+    return Math.max(ready, this.away.get(item.deviceId) ?? 0)
   }
 
-  /** Find the due items, by device, and give each device without a running lane one; arm for the next due time. */
-  private async scan(): Promise<void> {
+  /** One item: claim it, send it through the device's queue, record the outcome; when to look at it again. */
+  private async send(key: string): Promise<number | undefined> {
+    const item = await this.store.get(key)
     const now = Date.now()
-    const eager = new Set(this.eager)
-    this.eager.clear()
-    let next = now + this.options.pollMs
-    const due = new Map<string, ScheduleItem[]>()
-    for await (const item of this.store.all()) {
-      if (this.stopped) return
-      if (item.state !== 'pending' || this.lanes.has(item.deviceId)) continue
-      const waitsUntil = this.away.get(item.deviceId)
-      if (waitsUntil !== undefined && waitsUntil > now) {
-        next = Math.min(next, waitsUntil)
-        continue
-      }
-      if (claimHolds(item, this.liveness, now)) {
-        next = Math.min(next, item.claim!.until)
-        continue
-      }
-      const readyAt = eager.has(item.deviceId) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
-      if (readyAt > now) next = Math.min(next, readyAt)
-      else due.set(item.deviceId, [...(due.get(item.deviceId) ?? []), item])
-    }
-    for (const [deviceId, items] of due) {
-      if (this.lanes.size >= MAX_DEVICES_IN_FLIGHT) break
-      items.sort((a, b) => a.dueAt - b.dueAt || a.createdAt - b.createdAt)
-      this.openLane(deviceId, items)
-    }
-    this.arm(next)
-  }
-
-  private arm(at: number): void {
-    if (this.stopped) return
-    clearTimeout(this.timer)
-    this.wakeAt = at
-    this.timer = setTimeout(() => void this.tick(), Math.max(0, Math.min(at - Date.now(), this.options.pollMs)))
-    this.timer.unref()
-  }
-
-  /** Send a device's due items one after the other; when done, scan again (more may be due). */
-  private openLane(deviceId: string, items: ScheduleItem[]): void {
-    const lane = { items, run: Promise.resolve() }
-    lane.run = (async () => {
-      for (let item = lane.items.shift(); item && !this.stopped; item = lane.items.shift()) {
-        const outcome = await this.send(item).catch(err => {
-          this.logger.error({ err, scheduleId: item!.id }, 'scheduled send not recorded')
-          return 'sent' as const
-        })
-        if (outcome === 'device-away') {
-          // The device is not connected here: its items wait for it (a connection wakes them).
-          this.away.set(deviceId, Math.min(item.dueAt, ...lane.items.map(left => left.dueAt)) + this.options.maxWaitMs)
-          break
-        }
-      }
-    })().finally(() => {
-      this.lanes.delete(deviceId)
-      if (!this.stopped) void this.tick()
-    })
-    this.lanes.set(deviceId, lane)
-  }
-
-  /** One item: claim it, send it through the device's queue, then record the outcome. */
-  private async send(item: ScheduleItem): Promise<'sent' | 'device-away'> {
+    const due = item && this.dueOf(item, now)
+    if (!item || due === undefined) return undefined
+    if (due > now) return due
     const device = await this.devices.get(item.deviceId)
     const away = device !== undefined && !(await this.devices.status(device)).connected
-    if (away && Date.now() < item.dueAt + this.options.maxWaitMs) return 'device-away'
+    if (away && now < item.dueAt + this.options.maxWaitMs) return this.waitAway(item, now)
     const claimed = await this.store.claim(item, this.options.leaseMs, this.liveness)
-    if (!claimed) return 'sent'
+    if (!claimed) return undefined
     if (away) {
       await this.store.fail(claimed, `the device was not connected within ${Math.round(this.options.maxWaitMs / 1000)} s of the due time`, undefined)
-      return 'sent'
+      return undefined
     }
     const body = await this.store.body(claimed)
     if (!device || !body) {
       await this.store.fail(claimed, device ? 'action missing' : 'device deleted', undefined)
-      return 'sent'
+      return undefined
     }
     try {
       const id = await this.messenger.perform(device, decodeAction(body))
       await this.store.complete(claimed)
       this.logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
+      return undefined
     } catch (err) {
       if (neverStarted(err)) {
         // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt.
         await this.store.release(claimed)
-        if (!this.stopped) this.arm(Math.min(this.wakeAt, Date.now() + REQUEUE_MS))
-        return hasCode(err, 'not-connected') ? 'device-away' : 'sent'
+        return hasCode(err, 'not-connected') ? this.waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
       }
       const delay = isPermanent(err) ? undefined : this.options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
       await this.store.fail(claimed, describe(err), retryAt)
-      if (retryAt !== undefined) this.arm(Math.min(this.wakeAt, retryAt))
       this.logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
+      return retryAt
     }
-    return 'sent'
+  }
+
+  /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out. */
+  private waitAway(item: ScheduleItem, now: number): number {
+    const current = this.away.get(item.deviceId)
+    const until = current !== undefined && current > now ? Math.min(current, item.dueAt + this.options.maxWaitMs) : item.dueAt + this.options.maxWaitMs
+    this.away.set(item.deviceId, until)
+    return until
   }
 }
 

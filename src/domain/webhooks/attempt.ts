@@ -6,6 +6,7 @@ import { Deadlines } from '../../store/deadlines.ts'
 import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
+import { ShutdownAbort } from '../due-work.ts'
 import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { webhookHeaders } from './signer.ts'
@@ -22,14 +23,6 @@ export interface DeliveryDependencies {
   liveness: Liveness
   clock?: () => number
   random?: () => number
-}
-
-/** The abort reason of attempts cut short by shutdown: their record stays due, the attempt uncounted. */
-export class ShutdownAbort extends Error {
-  constructor() {
-    super('the gateway is closing')
-    this.name = 'ShutdownAbort'
-  }
 }
 
 /** What one POST got: a status (and Retry-After), or an error when there was no answer. */
@@ -56,16 +49,6 @@ export class DeliveryAttempts {
     this.hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   }
 
-  /** This instance's id, the owner named by its leases. */
-  get owner(): string {
-    return this.deps.liveness.id
-  }
-
-  /** How long a claim holds: twice the attempt time-out plus a margin, so a live attempt never loses it. */
-  get leaseMs(): number {
-    return this.deps.settings.timeoutMs * 2 + 5_000
-  }
-
   /**
    * Attempt the record under `key`; resolves with when to look at it again (undefined: done with it).
    * `shutdown` (shared by every attempt) aborts with a ShutdownAbort when the gateway closes.
@@ -73,7 +56,8 @@ export class DeliveryAttempts {
   async run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = this.deps
     const now = this.clock()
-    const claim = await store.claim(key, this.deps.liveness, now, this.leaseMs)
+    // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
+    const claim = await store.claim(key, this.deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (claim.kind === 'missing') return undefined
     if (claim.kind === 'held') return claim.until
     if (claim.kind === 'later') return claim.due
@@ -99,7 +83,7 @@ export class DeliveryAttempts {
       return undefined
     }
     if (shutdown.reason instanceof ShutdownAbort) {
-      await store.retryLater(key, this.owner, { dueAt: now, counted: false })
+      await store.retryLater(key, this.deps.liveness.id, { dueAt: now, counted: false })
       return undefined
     }
     if (outcome.status === 410) return this.gone(key, record, url)
@@ -110,7 +94,7 @@ export class DeliveryAttempts {
     const retryAfter = outcome.status !== undefined ? parseRetryAfter(outcome.retryAfter, failedAt) : undefined
     const delay = retryAfter ?? retryDelay(settings.retryMs, attempt, this.random)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
-    await store.retryLater(key, this.owner, { dueAt, counted: true, ...failure })
+    await store.retryLater(key, this.deps.liveness.id, { dueAt, counted: true, ...failure })
     this.deps.logger.debug({ ...base, status: outcome.status, error: outcome.error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
     this.deps.events.emit('delivery-failed', { ...base, ...defined({ status: outcome.status, error: outcome.error }), final: false })
     return dueAt

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
+import { claimedUntil, newClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
-import { leaseHolds, type Lease } from './lease.ts'
 import type { WebhookEventName } from './payload.ts'
 
 /** One event waiting for delivery, as stored under `webhook-outbox:<deviceId>:<id>`. */
@@ -23,7 +23,7 @@ export interface OutboxRecord {
   /** The instance that schedules its attempts (the one that recorded it, or adopted it when that one was gone). */
   owner?: string
   /** Present while a process is delivering it (see claim). */
-  lease?: Lease
+  lease?: Claim
   lastStatus?: number
   lastError?: string
 }
@@ -52,7 +52,7 @@ export interface DeadLetter {
 }
 
 /** What claiming a record found. */
-type Claim =
+type Take =
   | { kind: 'claimed'; record: OutboxRecord }
   | { kind: 'missing' } // delivered, dead-lettered or removed meanwhile
   | { kind: 'held'; until: number } // another process holds a live lease
@@ -93,7 +93,7 @@ export class OutboxStore {
     const result = await this.records.update(key, current => {
       if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
       const { lease, ...rest } = current
-      return { ...rest, owner: me, ...(lease && liveness.isAlive(lease.owner) ? { lease } : {}) }
+      return { ...rest, owner: me, ...(claimedUntil(lease, liveness) !== undefined ? { lease } : {}) }
     })
     return result?.owner === me ? result : undefined
   }
@@ -104,20 +104,21 @@ export class OutboxStore {
   }
 
   /** Claim a record for one attempt: a lease for this instance until `now + leaseMs`, unless a live instance holds it or it is not due. */
-  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Claim> {
-    let claim: Claim = { kind: 'missing' }
+  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Take> {
+    let claim: Take = { kind: 'missing' }
     await this.records.update(key, current => {
       claim = { kind: 'missing' } // `change` may run again on a newer record: decide from it alone
       if (!current) return undefined
-      if (leaseHolds(current.lease, liveness.id, now, liveness)) {
-        claim = { kind: 'held', until: current.lease!.until }
+      const held = claimedUntil(current.lease, liveness, { ownYields: true, now })
+      if (held !== undefined) {
+        claim = { kind: 'held', until: held }
         return undefined
       }
       if (current.dueAt > now) {
         claim = { kind: 'later', due: current.dueAt }
         return undefined
       }
-      const claimed = { ...current, lease: { owner: liveness.id, until: now + leaseMs } }
+      const claimed = { ...current, lease: newClaim(liveness.id, leaseMs, now) }
       claim = { kind: 'claimed', record: claimed }
       return claimed
     })

@@ -1,14 +1,15 @@
-import type { Logger } from '../../logger.ts'
 import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Storage } from '../../ports/storage.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import type { Device } from '../devices.ts'
-import type { MessageFeed } from '../message-feed.ts'
-import { DeliveryLoop, type DeliveryDependencies } from './delivery.ts'
-import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
-import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 import { RetryBuffer } from '../../store/retry-buffer.ts'
 import type { SpillFile } from '../../store/spill-file.ts'
+import { claimedUntil } from '../claims.ts'
+import type { Device } from '../devices.ts'
+import { DueWork } from '../due-work.ts'
+import type { MessageFeed } from '../message-feed.ts'
+import { DeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
+import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
+import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
 export interface WebhookAdmin {
@@ -25,22 +26,47 @@ export interface WebhookAdmin {
 }
 
 /**
- * The webhook outbox service: records every event of a device with a webhook durably (as a feed
- * subscriber, so before the feed's publish resolves) and delivers it at least once (DeliveryLoop).
+ * The webhook outbox: records every event of a device with a webhook durably (as a feed subscriber,
+ * before the feed's publish resolves) and delivers it at least once, one DeliveryAttempts run per
+ * attempt in per-device lanes (DueWork). Each record has an owner, the instance that schedules it: a
+ * record of a live other instance is left to it, one of a gone instance is adopted.
  */
 export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
-  private readonly loop: DeliveryLoop
+  private readonly loop: DueWork<OutboxRecord>
   private readonly clock: () => number
-  private readonly logger: Logger
   /** Events the store refused (it was down), retried from memory. */
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
-  constructor(deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
-    this.store = new OutboxStore(deps.storage, deps.lock)
-    this.logger = deps.logger
-    this.loop = new DeliveryLoop({ ...deps, store: this.store })
+  constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
+    const store = (this.store = new OutboxStore(deps.storage, deps.lock))
     this.clock = deps.clock ?? Date.now
+    const attempts = new DeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
+    const { liveness, settings } = deps
+    this.loop = new DueWork<OutboxRecord>(
+      {
+        what: 'webhook',
+        all: () => store.pending(),
+        ofLane: deviceId => store.ofDevice(deviceId),
+        laneOf: record => record?.deviceId,
+        // Its own records (adopted first when their owner is gone), at their due time or the end of a lease held elsewhere.
+        async dueOf(key, found, now) {
+          const record = found.owner === liveness.id ? found : liveness.isAlive(found.owner) ? undefined : await store.adopt(key, liveness)
+          return record && (claimedUntil(record.lease, liveness, { ownYields: true, now }) ?? (Number(record.dueAt) || now))
+        },
+        run: (key, _lane, shutdown) => attempts.run(key, shutdown),
+      },
+      {
+        concurrencyPerLane: settings.concurrencyPerDevice,
+        capacity: settings.timetableCapacity,
+        lineLimit: settings.lineLimit,
+        reconcileMs: settings.reconcileMs,
+      },
+      deps.logger,
+      this.clock,
+    )
+    // A gone instance's records are adopted by a scan.
+    liveness.onDeparture(() => void this.loop.rescan())
     this.unrecorded = new RetryBuffer({
       what: 'webhook events',
       process: ({ key, record }) => this.save(key, record),
@@ -51,10 +77,9 @@ export class WebhookOutbox implements WebhookAdmin {
   }
 
   /**
-   * Feed subscriber: the event of a message seen by `device`, written to storage, then scheduled.
-   * Nothing is stored for a device without a webhook URL, or whose switch (operation 20) for this
-   * kind of chat is off: the switches apply when the event happens. When the store refuses the
-   * event, it waits (in memory, then in a spill file) and is offered again until the store takes it.
+   * Feed subscriber: the event of a message seen by `device`, stored, then scheduled. Nothing is
+   * stored for a device without a webhook URL, or whose switch (operation 20) for this kind of chat
+   * is off. When the store refuses it, it waits (in memory, then spilled) until the store takes it.
    */
   readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
     if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
@@ -63,32 +88,11 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.recordPayload(device, eventId(device.id, message.id), payload)
   }
 
-  /**
-   * A sent message the network reports as not delivered: a `Falha` event, recorded like a message's
-   * (same switches of operation 20), with its own id (the message's own event keeps the message id's).
-   */
+  /** A sent message the network reports as not delivered: a `Falha` event, recorded like a message's, with its own id. */
   recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
     const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
     if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
     return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
-  }
-
-  /** Write one event to storage, then schedule it (kept in memory while the store refuses it). */
-  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
-    const now = this.clock()
-    const record: OutboxRecord = {
-      id,
-      deviceId: device.id,
-      accountId: device.accountId,
-      event: payload.event,
-      body: JSON.stringify(payload),
-      createdAt: now,
-      dueAt: now,
-      attempts: 0,
-      owner: this.loop.owner,
-    }
-    const key = outboxKey(device.id, record.id)
-    return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
   }
 
   /** Events waiting (in memory or spilled) for the store to come back. */
@@ -110,7 +114,7 @@ export class WebhookOutbox implements WebhookAdmin {
 
   /** Removal hook: a deleted device's pending events and dead letters are deleted, not delivered. */
   async removeDevice(device: Device): Promise<void> {
-    this.loop.forgetDevice(device.id)
+    this.loop.forgetLane(device.id)
     await this.store.removeDevice(device.id)
   }
 
@@ -118,22 +122,8 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.store.deadLetters(filter)
   }
 
-  /**
-   * Store a new event and schedule its delivery. An event already pending is scheduled too when it
-   * is this instance's: it may be this instance's own earlier write, whose answer was lost (a store
-   * call timed out) but whose bytes landed late; nobody else would ever schedule it (see
-   * DeliveryLoop.track). One pending by a live other instance is left to it.
-   */
-  private async save(key: string, record: OutboxRecord): Promise<void> {
-    const added = await this.store.add(record)
-    this.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
-    if (added) return this.loop.enqueue(key, record.deviceId, this.clock())
-    const pending = await this.store.get(key)
-    if (pending) await this.loop.track(key, pending)
-  }
-
   async redrive(id: string): Promise<boolean> {
-    const record = await this.store.redrive(id, this.clock(), this.loop.owner)
+    const record = await this.store.redrive(id, this.clock(), this.deps.liveness.id)
     if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
     return record !== undefined
   }
@@ -144,6 +134,38 @@ export class WebhookOutbox implements WebhookAdmin {
 
   pending(deviceId?: string): Promise<number> {
     return this.store.count(deviceId)
+  }
+
+  // --- Internal helpers ---
+
+  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
+    const now = this.clock()
+    const record: OutboxRecord = {
+      id,
+      deviceId: device.id,
+      accountId: device.accountId,
+      event: payload.event,
+      body: JSON.stringify(payload),
+      createdAt: now,
+      dueAt: now,
+      attempts: 0,
+      owner: this.deps.liveness.id,
+    }
+    const key = outboxKey(device.id, record.id)
+    return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
+  }
+
+  /**
+   * Store a new event and schedule it. One already pending is scheduled too when it is this
+   * instance's: its own earlier write whose answer was lost may have landed late, and nobody else
+   * would schedule it. One pending by a live other instance is left to it.
+   */
+  private async save(key: string, record: OutboxRecord): Promise<void> {
+    const added = await this.store.add(record)
+    this.deps.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
+    if (added) return this.loop.enqueue(key, record.deviceId, this.clock())
+    const pending = await this.store.get(key)
+    if (pending) await this.loop.track(key, pending)
   }
 }
 

@@ -1,10 +1,10 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { DeliveryTimetable } from '../../../src/domain/webhooks/timetable.ts'
-import { seededRandom } from '../../helpers/random.ts'
+import { Timetable as DeliveryTimetable } from '../../src/domain/timetable.ts'
+import { seededRandom } from '../helpers/random.ts'
 
 const test = suite('DeliveryTimetable')
-const entry = (key: string, due: number) => ({ key, deviceId: 'd', due })
+const entry = (key: string, due: number) => ({ key, lane: 'd', due })
 
 test('takeDue(now) hands out the entries due by now, earliest first, and keeps the rest', () => {
   const timetable = new DeliveryTimetable(100)

@@ -1,0 +1,67 @@
+import { randomBytes } from 'node:crypto'
+import { performance } from 'node:perf_hooks'
+import type { Liveness } from './instances.ts'
+
+/**
+ * A claim on shared work (a webhook event, a scheduled message, a device's session): the instance
+ * holding it, how long it lasts (absent: while its holder lives), and a fencing epoch raised by each takeover.
+ */
+export interface Claim {
+  /** The holding instance; null when handed back; absent only in claims written before instances existed. */
+  owner?: string | null
+  /** When it ends, by the holder's clock: only the holder reads it against its own clock. */
+  until?: number
+  /** Its length: another process gives it this long from when it first saw it, by its own clock. */
+  ms?: number
+  /** Raised by every takeover: a holder whose epoch is not the stored one has lost the claim. */
+  epoch?: number
+  /** Tells one take from another. */
+  token?: string
+}
+
+/** How `claimedUntil` judges a claim. */
+interface ClaimCheck {
+  /** The reader's own claim does not keep the reader off (its work is guarded in memory). */
+  ownYields?: boolean
+  /** Ask whether the reader itself still holds the claim at this epoch. */
+  epoch?: number
+  now?: number
+}
+
+/**
+ * Until when (by this process's clock) `claim` keeps `liveness.id` off its work; undefined when it
+ * does not. A claim holds only while its owner is alive (judged by heartbeats, never by a clock) and
+ * unexpired: the holder compares `until` with its own clock; any other process gives it `ms` from
+ * when it first saw it, so no host's clock is compared with another's. With `epoch`: defined only
+ * while the claim is the reader's own at that epoch (a takeover raised it otherwise).
+ */
+export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check: ClaimCheck = {}): number | undefined {
+  if (!claim || claim.owner === null) return undefined
+  const mine = claim.owner === liveness.id
+  if (check.epoch !== undefined) return mine && claim.epoch === check.epoch ? Infinity : undefined
+  if ((mine && check.ownYields) || (claim.owner !== undefined && !liveness.isAlive(claim.owner))) return undefined
+  if (claim.until === undefined) return claim.owner === undefined ? undefined : Infinity
+  const now = check.now ?? Date.now()
+  const end = mine || claim.ms === undefined ? claim.until : now + claim.ms - sinceFirstSeen(claim)
+  return end > now ? end : undefined
+}
+
+/** A new claim of `owner` for `ms` from `now`. */
+export function newClaim(owner: string, ms: number, now = Date.now()): Claim {
+  return { owner, until: now + ms, ms, token: randomBytes(9).toString('base64url') }
+}
+
+// --- Internal helpers ---
+
+/** When this process first saw each claim of another instance (monotonic ms), the most recent 10 000. */
+const firstSeen = new Map<string, number>()
+
+function sinceFirstSeen(claim: Claim): number {
+  const id = `${claim.owner}\n${claim.token}\n${claim.until}`
+  const now = performance.now()
+  const seen = firstSeen.get(id)
+  if (seen !== undefined) return now - seen
+  firstSeen.set(id, now)
+  if (firstSeen.size > 10_000) firstSeen.delete(firstSeen.keys().next().value!)
+  return 0
+}

@@ -1,0 +1,291 @@
+import { setMaxListeners } from 'node:events'
+import type { Logger } from '../logger.ts'
+import { Timetable } from './timetable.ts'
+
+/** One kind of stored due work (webhook events, scheduled messages): the policy the engine runs. */
+interface DuePolicy<R> {
+  /** What the log lines name. */
+  readonly what: string
+  /** Every stored record (reloads), and one lane's (refills). */
+  all(): AsyncIterable<[key: string, record: R]>
+  ofLane(lane: string): AsyncIterable<[key: string, record: R]>
+  /** A record's lane (its device). */
+  laneOf(record: R): string
+  /** When this process should run a stored record; undefined when it is not this process's to run. */
+  dueOf(key: string, record: R, now: number): Promise<number | undefined>
+  /** Run the work under `key` once (the retry hook): when to run it again, or undefined when done with it. */
+  run(key: string, lane: string, shutdown: AbortSignal): Promise<number | undefined>
+}
+
+/** The engine's limits. */
+interface DueSettings {
+  /** Runs in flight per lane. */
+  concurrencyPerLane: number
+  /** Lanes running at once (unlimited when absent). */
+  maxLanes?: number
+  /** Entries the timetable holds; the rest wait in storage. */
+  capacity: number
+  /** Due keys waiting per lane for a free slot (more while all lines hold fewer than `capacity`); the rest wait in storage. */
+  lineLimit: number
+  /** How often storage is rescanned for work this process has not scheduled. */
+  reconcileMs: number
+}
+
+/** The abort reason of runs cut short by close(). */
+export class ShutdownAbort extends Error {
+  constructor() {
+    super('the gateway is closing')
+    this.name = 'ShutdownAbort'
+  }
+}
+
+/** Longest single timer (harmless when the wall clock jumps). */
+const MAX_TIMER_MS = 3_600_000
+/** When to try again after an internal failure (the store unreachable). */
+const INTERNAL_RETRY_MS = 5_000
+/** How long close() lets runs in flight finish before aborting them. */
+const CLOSE_GRACE_MS = 2_000
+
+/**
+ * Runs stored due work in per-lane (per-device) lines. A bounded timetable says what is due when;
+ * due keys wait in their lane's line and start while the lane has fewer than `concurrencyPerLane`
+ * runs in flight, so a slow lane holds only its own slots. Whatever does not fit in memory waits in
+ * storage: an overflowed lane is refilled from its own records once its line is half empty, and what
+ * the timetable left out is reloaded when its time comes and half the timetable is free. Storage is
+ * rescanned every `reconcileMs`, so every stored record is run whatever the network did to its writes.
+ */
+export class DueWork<R> {
+  private readonly timetable: Timetable
+  private readonly lines = new Map<string, string[]>()
+  private readonly queued = new Set<string>()
+  /** Lanes with due work in storage only, each with the number of its last overflow. */
+  private readonly overflowed = new Map<string, number>()
+  private overflows = 0
+  private readonly refilling = new Set<string>()
+  private readonly inFlight = new Set<string>()
+  private readonly busy = new Map<string, number>()
+  private readonly running = new Set<Promise<unknown>>()
+  private readonly shutdown = new AbortController()
+  private timer?: NodeJS.Timeout
+  private timerAt = Infinity
+  private reconciler?: NodeJS.Timeout
+  private reloading?: Promise<void>
+  private reloadAgain = false
+  private closed = false
+
+  constructor(
+    private readonly policy: DuePolicy<R>,
+    private readonly settings: DueSettings,
+    private readonly logger: Logger,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.timetable = new Timetable(settings.capacity)
+    setMaxListeners(0, this.shutdown.signal)
+  }
+
+  /** Load the due work from storage and start running it; then rescan every `reconcileMs`. */
+  start(): Promise<void> {
+    if (!this.closed && !this.reconciler) {
+      this.reconciler = setInterval(() => void this.rescan(), this.settings.reconcileMs)
+      this.reconciler.unref()
+    }
+    return this.rescan()
+  }
+
+  /** Whether the work under `key` is running in this process. */
+  isRunning(key: string): boolean {
+    return this.inFlight.has(key)
+  }
+
+  /** A record found in storage that this process may not have scheduled: scheduled when the policy says it is its to run. */
+  async track(key: string, record: R): Promise<void> {
+    if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
+    const due = await this.policy.dueOf(key, record, this.clock())
+    if (due !== undefined) this.enqueue(key, this.policy.laneOf(record), due)
+  }
+
+  /** The work under `key` is due at `due`. */
+  enqueue(key: string, lane: string, due: number): void {
+    if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
+    this.timetable.add({ key, lane, due })
+    this.arm()
+  }
+
+  /** Forget what memory holds of a lane (its records are deleted by the caller). */
+  forgetLane(lane: string): void {
+    for (const key of this.lines.get(lane) ?? []) this.queued.delete(key)
+    this.lines.delete(lane)
+    this.overflowed.delete(lane)
+  }
+
+  /** Read a lane's records again now (their due times may have changed: a device just connected). */
+  refresh(lane: string): Promise<void> {
+    return this.refill(lane, true)
+  }
+
+  /** Rebuild the timetable from storage (again once more when asked while a scan runs: it may have passed over records). */
+  rescan(): Promise<void> {
+    if (this.reloading) {
+      this.reloadAgain = true
+      return this.reloading
+    }
+    this.reloading = this.reload().finally(() => {
+      this.reloading = undefined
+      if (this.reloadAgain && !this.closed) {
+        this.reloadAgain = false
+        void this.rescan()
+      } else this.arm()
+    })
+    return this.reloading
+  }
+
+  /** Stop: no new runs; those in flight get a short grace, then are aborted with a ShutdownAbort. */
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    clearTimeout(this.timer)
+    clearInterval(this.reconciler)
+    let graceTimer: NodeJS.Timeout | undefined
+    const grace = new Promise<void>(resolve => (graceTimer = setTimeout(resolve, CLOSE_GRACE_MS)))
+    await Promise.race([Promise.allSettled([...this.running]), grace])
+    clearTimeout(graceTimer)
+    this.shutdown.abort(new ShutdownAbort())
+    await Promise.allSettled([...this.running])
+    await this.reloading
+  }
+
+  // --- Internal helpers ---
+
+  /** Set the one timer for the earliest due entry (or a reload, when there is room for one). */
+  private arm(): void {
+    if (this.closed) return
+    const horizon = !this.reloading && this.roomToReload() ? this.timetable.horizon : Infinity
+    const next = Math.min(this.timetable.peek()?.due ?? Infinity, horizon)
+    if (next === Infinity || (this.timer && this.timerAt <= next)) return
+    clearTimeout(this.timer)
+    const now = this.clock()
+    const delay = Math.min(Math.max(next - now, 0), MAX_TIMER_MS)
+    this.timerAt = now + delay
+    this.timer = setTimeout(() => this.tick(), delay)
+    this.timer.unref()
+  }
+
+  private tick(): void {
+    this.timer = undefined
+    this.timerAt = Infinity
+    if (this.closed) return
+    const now = this.clock()
+    const lanes = new Set<string>()
+    for (const item of this.timetable.takeDue(now)) {
+      this.toLine(item.lane, item.key)
+      lanes.add(item.lane)
+    }
+    for (const lane of lanes) this.pump(lane)
+    if (this.timetable.horizon <= now && this.roomToReload() && !this.reloading) void this.rescan()
+    else this.arm()
+  }
+
+  /** Whether half the timetable is free (so reloads bring useful batches and stay rare). */
+  private roomToReload(): boolean {
+    const { capacity } = this.timetable
+    return capacity - this.timetable.size >= Math.max(1, Math.floor(capacity / 2))
+  }
+
+  /** Put a due key in its lane's line; a full line marks the lane overflowed (false: the key stays in storage only). */
+  private toLine(lane: string, key: string): boolean {
+    if (this.queued.has(key) || this.inFlight.has(key)) return true
+    const line = this.lines.get(lane) ?? []
+    if (line.length >= this.settings.lineLimit && this.queued.size >= this.settings.capacity) {
+      this.overflowed.set(lane, ++this.overflows)
+      return false
+    }
+    line.push(key)
+    this.lines.set(lane, line)
+    this.queued.add(key)
+    return true
+  }
+
+  /** Start a lane's waiting keys while it has free slots; refill an overflowed line once half empty. */
+  private pump(lane: string): void {
+    const line = this.lines.get(lane)
+    const { concurrencyPerLane, maxLanes = Infinity, lineLimit } = this.settings
+    while (!this.closed && line?.length && (this.busy.get(lane) ?? 0) < concurrencyPerLane && (this.busy.has(lane) || this.busy.size < maxLanes)) {
+      const key = line.shift()!
+      this.queued.delete(key)
+      this.launch(key, lane)
+    }
+    if (line?.length === 0) this.lines.delete(lane)
+    if (this.overflowed.has(lane) && (line?.length ?? 0) <= lineLimit / 2) void this.refill(lane)
+  }
+
+  private launch(key: string, lane: string): void {
+    this.inFlight.add(key)
+    this.busy.set(lane, (this.busy.get(lane) ?? 0) + 1)
+    const run: Promise<void> = this.policy
+      .run(key, lane, this.shutdown.signal)
+      .catch(err => {
+        this.logger.error({ err, lane, key }, `${this.policy.what} run failed; retrying soon`)
+        return this.clock() + INTERNAL_RETRY_MS
+      })
+      .then(nextDue => {
+        this.inFlight.delete(key)
+        this.running.delete(run)
+        const left = (this.busy.get(lane) ?? 1) - 1
+        if (left > 0) this.busy.set(lane, left)
+        else this.busy.delete(lane)
+        if (nextDue !== undefined) this.enqueue(key, lane, nextDue)
+        this.pump(lane)
+        if (this.settings.maxLanes !== undefined) for (const waiting of [...this.lines.keys()]) this.pump(waiting)
+      })
+    this.running.add(run)
+  }
+
+  /** Read a lane's records (after an overflow, or asked): due ones into its line (until full), the others into the timetable. */
+  private refill(lane: string, asked = false): Promise<void> {
+    if (this.refilling.has(lane) || this.closed) return Promise.resolve()
+    this.refilling.add(lane)
+    const since = this.overflowed.get(lane)
+    const run = (async () => {
+      const now = this.clock()
+      for await (const [key, record] of this.policy.ofLane(lane)) {
+        if (this.closed) return
+        if (this.inFlight.has(key) || this.queued.has(key)) continue
+        const due = await this.policy.dueOf(key, record, now)
+        if (due === undefined) continue
+        if (due > now) this.timetable.add({ key, lane, due })
+        else if ((this.timetable.remove(key), !this.toLine(lane, key))) return // the line is full again: still overflowed
+      }
+      if (this.overflowed.get(lane) === since) this.overflowed.delete(lane)
+    })().then(
+      () => {
+        this.refilling.delete(lane)
+        this.pump(lane)
+        this.arm()
+      },
+      err => {
+        this.logger.error({ err, lane }, `loading the ${this.policy.what} backlog of a lane failed; trying again soon`)
+        setTimeout(() => (this.refilling.delete(lane), asked ? void this.refill(lane) : this.pump(lane)), INTERNAL_RETRY_MS).unref()
+      },
+    )
+    this.running.add(run)
+    void run.finally(() => this.running.delete(run))
+    return run
+  }
+
+  private async reload(): Promise<void> {
+    this.timetable.beginReload()
+    const now = this.clock()
+    try {
+      for await (const [key, record] of this.policy.all()) {
+        if (this.closed) return
+        const lane = this.policy.laneOf(record)
+        if (typeof lane !== 'string' || this.overflowed.has(lane) || this.inFlight.has(key) || this.queued.has(key)) continue
+        const due = await this.policy.dueOf(key, record, now)
+        if (due !== undefined) this.timetable.add({ key, lane, due })
+      }
+    } catch (err) {
+      this.logger.error({ err }, `loading pending ${this.policy.what} work failed; trying again soon`)
+      this.timetable.leaveOut(this.clock() + INTERNAL_RETRY_MS)
+    }
+  }
+}
