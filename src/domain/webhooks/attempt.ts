@@ -9,6 +9,7 @@ import type { WebhookSettings } from './config.ts'
 import { ShutdownAbort } from '../due-work.ts'
 import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
+import { defined } from './payload.ts'
 import { webhookHeaders } from './signer.ts'
 
 /** What delivering needs from the gateway. */
@@ -19,7 +20,6 @@ export interface DeliveryDependencies {
   events: GatewayEvents
   logger: Logger
   settings: WebhookSettings
-  /** This instance and who else is alive (claims of gone instances are void). */
   liveness: Liveness
   clock?: () => number
   random?: () => number
@@ -28,31 +28,22 @@ export interface DeliveryDependencies {
 /** What one POST got: a status (and Retry-After), or an error when there was no answer. */
 type Outcome = { status: number; retryAfter?: string; error?: undefined } | { status?: undefined; error: string }
 
-/**
- * One delivery attempt of one outbox record: claim it, check its age and its device's URL, sign the
- * stored body afresh, POST it once, and record the outcome (delivered, retry later, dead letter, or
- * 410: the device's webhook switched off). Emits `delivery` and `delivery-failed`.
- */
+/** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`. */
 export class DeliveryAttempts {
   private readonly clock: () => number
-  private readonly random: () => number
   /** Gives up on a sender that never settles (it should time out by itself first). */
   private readonly hangGuard: Deadlines
 
   constructor(
     private readonly deps: DeliveryDependencies,
-    /** Whether this process is delivering a record right now (those are left alone by a 410 sweep). */
+    /** Whether this process is delivering a record now (a 410 sweep leaves those alone). */
     private readonly inFlight: (key: string) => boolean,
   ) {
     this.clock = deps.clock ?? Date.now
-    this.random = deps.random ?? Math.random
     this.hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   }
 
-  /**
-   * Attempt the record under `key`; resolves with when to look at it again (undefined: done with it).
-   * `shutdown` (shared by every attempt) aborts with a ShutdownAbort when the gateway closes.
-   */
+  /** Attempt the record under `key`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
   async run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = this.deps
     const now = this.clock()
@@ -65,7 +56,7 @@ export class DeliveryAttempts {
     const device = await devices.get(record.deviceId)
     if (!device) {
       this.deps.logger.debug({ key }, 'webhook event of a deleted device dropped')
-      await store.drop(key)
+      await store.complete(key)
       return undefined
     }
     if (now - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url: device.webhookUrl })
@@ -92,7 +83,7 @@ export class DeliveryAttempts {
     const failure = { lastStatus: outcome.status, lastError: outcome.error }
     if (failedAt - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url, ...failure, attempted: true })
     const retryAfter = outcome.status !== undefined ? parseRetryAfter(outcome.retryAfter, failedAt) : undefined
-    const delay = retryAfter ?? retryDelay(settings.retryMs, attempt, this.random)
+    const delay = retryAfter ?? retryDelay(settings.retryMs, attempt, this.deps.random)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, this.deps.liveness.id, { dueAt, counted: true, ...failure })
     this.deps.logger.debug({ ...base, status: outcome.status, error: outcome.error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
@@ -110,7 +101,6 @@ export class DeliveryAttempts {
     try {
       const deadline = Date.now() + timeoutMs
       const sending = this.deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
-      // The sender times out first; the guard is for senders that never settle. Shutdown ends the wait at once.
       const response = await abortable(
         this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)),
         shutdown,
@@ -165,8 +155,4 @@ const reasonText: Record<DeadLetterReason, string> = {
   'max-age': 'older than the maximum age',
   gone: 'the receiver answered 410 Gone',
   'no-webhook': 'the device has no webhook URL',
-}
-
-function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
 }

@@ -4,7 +4,7 @@ import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import { claimedUntil, newClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
-import type { WebhookEventName } from './payload.ts'
+import { defined, type WebhookEventName } from './payload.ts'
 
 /** One event waiting for delivery, as stored under `webhook-outbox:<deviceId>:<id>`. */
 export interface OutboxRecord {
@@ -20,9 +20,9 @@ export interface OutboxRecord {
   dueAt: number
   /** Attempts made so far. */
   attempts: number
-  /** The instance that schedules its attempts (the one that recorded it, or adopted it when that one was gone). */
+  /** The instance that schedules its attempts (it recorded it, or adopted it when that one was gone). */
   owner?: string
-  /** Present while a process is delivering it (see claim). */
+  /** Present while a process is delivering it. */
   lease?: Claim
   lastStatus?: number
   lastError?: string
@@ -35,14 +35,7 @@ export type DeadLetterReason =
   | 'no-webhook' // the device has no webhook URL any more
 
 /** An event that will not be retried unless the host redrives it; kept 30 days. */
-export interface DeadLetter {
-  id: string
-  deviceId: string
-  accountId: string
-  event: WebhookEventName
-  body: string
-  createdAt: number
-  attempts: number
+export interface DeadLetter extends Pick<OutboxRecord, 'id' | 'deviceId' | 'accountId' | 'event' | 'body' | 'createdAt' | 'attempts'> {
   deadAt: number
   reason: DeadLetterReason
   /** The receiver it was last tried against. */
@@ -62,12 +55,9 @@ type Take =
 const DEAD_LETTER_TTL_MS = 30 * 86_400_000
 
 /**
- * The durable webhook outbox: one record per undelivered event, plus the dead letters. Each record
- * has an owner, the instance that schedules its attempts; an attempt claims the record (a lease
- * naming the instance, with an expiry) before sending. Every change is a compare-and-set of the
- * record (Collection.update over the store's atomic steps), so with several processes on one store
- * each record has one deliverer at a time, and the records of a gone instance are adopted by one
- * of the others.
+ * The durable outbox: one record per undelivered event, plus the dead letters. An attempt claims
+ * its record (a Claim) before sending; every change is a compare-and-set of the record, so with
+ * several processes on one store each record has one deliverer at a time.
  */
 export class OutboxStore {
   private readonly records: Collection<OutboxRecord>
@@ -83,11 +73,7 @@ export class OutboxStore {
     return this.records.create(outboxKey(record.deviceId, record.id), record)
   }
 
-  /**
-   * Take over a record whose owner is gone (or that has none): it becomes `me`'s to schedule, and a
-   * lease of the gone owner is dropped. Resolves with the record when `me` owns it now (taken, or
-   * already mine), undefined when a live instance owns it or it is gone.
-   */
+  /** Take over a record whose owner is gone (or that has none), dropping a void lease; the record when it is `me`'s now. */
   async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
     const me = liveness.id
     const result = await this.records.update(key, current => {
@@ -103,7 +89,7 @@ export class OutboxStore {
     return this.records.get(key)
   }
 
-  /** Claim a record for one attempt: a lease for this instance until `now + leaseMs`, unless a live instance holds it or it is not due. */
+  /** Claim a record for one attempt, for `leaseMs`, unless another instance's claim holds or it is not due. */
   async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Take> {
     let claim: Take = { kind: 'missing' }
     await this.records.update(key, current => {
@@ -126,31 +112,17 @@ export class OutboxStore {
   }
 
   /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
-  async retryLater(
-    key: string,
-    owner: string,
-    next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string },
-  ): Promise<OutboxRecord | undefined> {
+  async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }) {
     return this.records.update(key, current => {
       if (!current || (current.lease && current.lease.owner !== owner)) return undefined
       const { lease: _released, ...rest } = current
-      return {
-        ...rest,
-        dueAt: next.dueAt,
-        attempts: current.attempts + (next.counted ? 1 : 0),
-        ...(next.lastStatus !== undefined ? { lastStatus: next.lastStatus } : {}),
-        ...(next.lastError !== undefined ? { lastError: next.lastError } : {}),
-      }
+      const { dueAt, counted, lastStatus, lastError } = next
+      return { ...rest, dueAt, attempts: current.attempts + (counted ? 1 : 0), ...defined({ lastStatus, lastError }) }
     })
   }
 
-  /** The event was delivered: forget it. */
+  /** Forget a pending event: delivered, or its device is gone. */
   complete(key: string): Promise<boolean> {
-    return this.records.remove(key)
-  }
-
-  /** Forget a pending event without delivering it (its device is gone). */
-  drop(key: string): Promise<boolean> {
     return this.records.remove(key)
   }
 
@@ -164,13 +136,9 @@ export class OutboxStore {
     for (;;) {
       const current = await this.records.load(key)
       if (!current) return undefined
+      const { id, deviceId, accountId, event, body, createdAt } = current
       const letter: DeadLetter = {
-        id: current.id,
-        deviceId: current.deviceId,
-        accountId: current.accountId,
-        event: current.event,
-        body: current.body,
-        createdAt: current.createdAt,
+        ...{ id, deviceId, accountId, event, body, createdAt },
         attempts: current.attempts + (details.attempted ? 1 : 0),
         deadAt: now,
         reason,
@@ -182,7 +150,7 @@ export class OutboxStore {
     }
   }
 
-  /** Every pending record (a scan, in pages: start-up and timetable reloads). */
+  /** Every pending record (a scan, in pages). */
   pending(): AsyncIterable<[key: string, record: OutboxRecord]> {
     return this.records.all()
   }
@@ -207,21 +175,12 @@ export class OutboxStore {
     return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
   }
 
-  /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record's key, or undefined. */
+  /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record, or undefined. */
   async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
     const letter = await this.dead.get(id)
     if (!letter) return undefined
-    const record: OutboxRecord = {
-      id: letter.id,
-      deviceId: letter.deviceId,
-      accountId: letter.accountId,
-      event: letter.event,
-      body: letter.body,
-      createdAt: now,
-      dueAt: now,
-      attempts: 0,
-      owner,
-    }
+    const { deviceId, accountId, event, body } = letter
+    const record: OutboxRecord = { id, deviceId, accountId, event, body, createdAt: now, dueAt: now, attempts: 0, owner }
     await this.records.put(outboxKey(record.deviceId, record.id), record)
     await this.dead.remove(id)
     return record
@@ -248,16 +207,7 @@ export function outboxKey(deviceId: string, id: string): string {
   return `${deviceId}:${id}`
 }
 
-/**
- * The `webhook-id` of a message seen by a device: derived from both, so a message the transport
- * hands over twice (e.g. after a reconnect) is one event, and receivers can deduplicate on it.
- */
+/** The `webhook-id` of a message seen by a device: derived from both, so a message handed over twice is one event. */
 export function eventId(deviceId: string, messageId: string): string {
   return `msg_${createHash('sha256').update(`${deviceId}\n${messageId}`).digest('base64url').slice(0, 27)}`
-}
-
-// --- Internal helpers ---
-
-function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
 }
