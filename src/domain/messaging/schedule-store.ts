@@ -13,11 +13,9 @@ export interface ScheduleItem {
   id: string
   accountId: string
   deviceId: string
-  /** Normalised recipient. */
   to: string
   /** The text a listing shows. */
   summary: string
-  /** When it is due (ms since the epoch). */
   dueAt: number
   /** The wall-clock time asked for, `YYYY-MM-DD HH:MM:SS` in the gateway's time zone. */
   agendamento: string
@@ -26,7 +24,7 @@ export interface ScheduleItem {
   attempts: number
   /** Not before this time (after a failed attempt). */
   retryAt?: number
-  /** Held by a sender (an instance) while it lasts and that instance lives: nobody else sends it meanwhile. */
+  /** Held by the instance sending it: nobody else sends it meanwhile. */
   claim?: Claim
   lastError?: string
   createdAt: number
@@ -41,29 +39,19 @@ interface ScheduleQuota {
 }
 
 /** What a new scheduled item needs. */
-interface NewScheduleItem {
-  accountId: string
-  deviceId: string
-  to: string
-  summary: string
-  dueAt: number
-  agendamento: string
-}
+type NewScheduleItem = Pick<ScheduleItem, 'accountId' | 'deviceId' | 'to' | 'summary' | 'dueAt' | 'agendamento'>
 
 /** How long a failed item stays listed. */
 const FAILED_TTL_MS = 7 * 86_400_000
 
 /**
- * Scheduled items in Storage: `schedule:<deviceId>:<id>` (small records, listed per device and
- * scanned by the scheduler) and `schedule-body:<id>` (the action with its media). An item is sent
- * only by whoever holds its claim: `claim` is the one step that decides it, a compare-and-set of the
- * record in the shared store, so with several processes each item has one sender at a time; a claim
- * whose instance is gone is void.
+ * Scheduled items in Storage: `schedule:<deviceId>:<id>` (small records) and `schedule-body:<id>`
+ * (the action with its media). An item is sent only by whoever holds its claim, taken by a
+ * compare-and-set of the record, so with several processes each item has one sender at a time.
  */
 export class ScheduleStore {
   private readonly items: Collection<ScheduleItem>
   private readonly bodies: Collection<StoredAction>
-
   /** Per account: pending items and their bytes, counted in the store (shared by every process). */
   private readonly usage: Counters
 
@@ -77,10 +65,7 @@ export class ScheduleStore {
     this.usage = new Counters(storage, lock, 'schedule-usage')
   }
 
-  /**
-   * Store a new pending item and its action (the action first, so an item never lacks one), within
-   * the account's quota: past it, `quota-exceeded` and nothing stored.
-   */
+  /** Store a new pending item and its action (first, so an item never lacks one) within the account's quota, else `quota-exceeded`. */
   async add(input: NewScheduleItem, action: StoredAction): Promise<ScheduleItem> {
     const bytes = Buffer.byteLength(JSON.stringify(action))
     await this.reserve(input.accountId, bytes)
@@ -119,9 +104,9 @@ export class ScheduleStore {
     return items.sort((a, b) => a.dueAt - b.dueAt || a.createdAt - b.createdAt)
   }
 
-  /** Every item (a scan of the small records). */
-  async *all(): AsyncIterable<ScheduleItem> {
-    for await (const [, item] of this.items.all()) yield item
+  /** Every item with its key, or a device's (scans of the small records). */
+  all(deviceId?: string): AsyncIterable<[key: string, item: ScheduleItem]> {
+    return deviceId === undefined ? this.items.all() : this.items.withPrefix(`${deviceId}:`)
   }
 
   /** An item by its key. */
@@ -134,10 +119,7 @@ export class ScheduleStore {
     return this.bodies.get(item.id)
   }
 
-  /**
-   * Claim a pending item for `leaseMs` for this instance, unless a live instance holds it; the
-   * claimed item, or undefined when someone else holds it or it is gone.
-   */
+  /** Claim a pending item for `leaseMs` unless a claim holds it: the claimed item, or undefined. */
   async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
     const claim = newClaim(liveness.id, leaseMs)
     const result = await this.items.update(itemKey(item), current => {
@@ -153,10 +135,7 @@ export class ScheduleStore {
     await this.bodies.remove(item.id)
   }
 
-  /**
-   * Record a failed attempt of a claimed item: pending again from `retryAt`, or, without one,
-   * failed (kept listed for 7 days, its action dropped).
-   */
+  /** Record a failed attempt of a claimed item: pending again from `retryAt`, or failed for good (listed 7 days, its action dropped). */
   async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
     let failed = false
     await this.items.update(
@@ -175,7 +154,7 @@ export class ScheduleStore {
     if (retryAt === undefined) await this.bodies.remove(item.id)
   }
 
-  /** Release a claim without counting an attempt (the send never started: shutting down, or it waited too long in the device's queue). */
+  /** Release a claim without counting an attempt (the send never started). */
   async release(item: ScheduleItem): Promise<void> {
     await this.items.update(itemKey(item), current => {
       if (!current || current.claim?.token !== item.claim?.token) return undefined

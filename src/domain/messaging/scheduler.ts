@@ -48,16 +48,11 @@ export class Scheduler {
     private readonly options: SchedulerOptions,
     private readonly logger: Logger,
   ) {
-    const all = async function* () {
-      for await (const item of store.all()) yield [itemKey(item), item] as [string, ScheduleItem]
-    }
     this.work = new DueWork<ScheduleItem>(
       {
         what: 'schedule',
-        all,
-        ofLane: async function* (deviceId) {
-          for (const item of await store.forDevice(deviceId)) yield [itemKey(item), item]
-        },
+        all: () => store.all(),
+        ofLane: deviceId => store.all(deviceId),
         laneOf: item => item?.deviceId,
         dueOf: async (_key, item, now) => this.dueOf(item, now),
         run: key => this.send(key),
@@ -86,7 +81,7 @@ export class Scheduler {
   /** How many stored items are pending, failed, and pending and already due (a scan, for metrics). */
   async backlog(now = Date.now()): Promise<{ pending: number; failed: number; due: number }> {
     const counts = { pending: 0, failed: 0, due: 0 }
-    for await (const item of this.store.all()) {
+    for await (const [, item] of this.store.all()) {
       if (item.state === 'failed') counts.failed++
       else {
         counts.pending++
@@ -176,8 +171,8 @@ export class Scheduler {
 
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out. */
   private waitAway(item: ScheduleItem, now: number): number {
-    const current = this.away.get(item.deviceId)
-    const until = current !== undefined && current > now ? Math.min(current, item.dueAt + this.options.maxWaitMs) : item.dueAt + this.options.maxWaitMs
+    const current = this.away.get(item.deviceId) ?? 0
+    const until = Math.min(current > now ? current : Infinity, item.dueAt + this.options.maxWaitMs)
     this.away.set(item.deviceId, until)
     return until
   }
@@ -185,10 +180,16 @@ export class Scheduler {
 
 // --- Internal helpers ---
 
-/** Refusals that mean the send never started: not an attempt. */
+/** The gateway's refusals that mean the send never started (not an attempt), and those a retry cannot fix. */
+const NEVER_STARTED = new Set<ErrorCode>(['shutting-down', 'send-queue-full', 'send-queue-timeout', 'not-connected'])
+const PERMANENT = new Set(
+  'invalid-input device-not-found message-not-found group-not-found invite-invalid media-refused media-bad-status media-timeout media-unreachable media-too-large card-image-invalid'.split(
+    ' ',
+  ),
+)
+
 function neverStarted(err: unknown): boolean {
-  if (err instanceof TransportError) return err.code === 'not-connected'
-  return err instanceof GatewayError && ['shutting-down', 'send-queue-full', 'send-queue-timeout', 'not-connected'].includes(err.code)
+  return err instanceof TransportError ? err.code === 'not-connected' : err instanceof GatewayError && NEVER_STARTED.has(err.code)
 }
 
 function hasCode(err: unknown, code: ErrorCode): boolean {
@@ -197,25 +198,9 @@ function hasCode(err: unknown, code: ErrorCode): boolean {
 
 /** Failures a retry cannot fix: the network refused the content or the target. */
 function isPermanent(err: unknown): boolean {
-  if (err instanceof TransportError) return err.code === 'invalid' || err.code === 'not-found' || err.code === 'not-admin'
-  if (err instanceof GatewayError) return PERMANENT.has(err.code)
-  return false
+  if (err instanceof TransportError) return ['invalid', 'not-found', 'not-admin'].includes(err.code)
+  return err instanceof GatewayError && PERMANENT.has(err.code)
 }
-
-/** The refusals of the gateway itself that a retry cannot fix. */
-const PERMANENT = new Set<ErrorCode>([
-  'invalid-input',
-  'device-not-found',
-  'message-not-found',
-  'group-not-found',
-  'invite-invalid',
-  'media-refused',
-  'media-bad-status',
-  'media-timeout',
-  'media-unreachable',
-  'media-too-large',
-  'card-image-invalid',
-])
 
 function describe(err: unknown): string {
   if (err instanceof TransportError) return `${err.code}: ${err.message}`
