@@ -2,32 +2,26 @@ import { setMaxListeners } from 'node:events'
 import type { Logger } from '../logger.ts'
 import { Timetable } from './timetable.ts'
 
-/** One kind of stored due work (webhook events, scheduled messages): the policy the engine runs. */
+/** One kind of stored due work (webhook events, scheduled messages): its policy. */
 interface DuePolicy<R> {
   /** What the log lines name. */
   readonly what: string
   /** Every stored record (reloads), and one lane's (refills). */
   all(): AsyncIterable<[key: string, record: R]>
   ofLane(lane: string): AsyncIterable<[key: string, record: R]>
-  /** A record's lane (its device). */
   laneOf(record: R): string
-  /** When this process should run a stored record; undefined when it is not this process's to run. */
+  /** When this process should run a stored record; undefined when it is not its to run. */
   dueOf(key: string, record: R, now: number): Promise<number | undefined>
-  /** Run the work under `key` once (the retry hook): when to run it again, or undefined when done with it. */
+  /** Run the work once (the retry hook): when to run it again, or undefined when done. */
   run(key: string, lane: string, shutdown: AbortSignal): Promise<number | undefined>
 }
 
-/** The engine's limits. */
+/** The engine's limits: runs per lane, lanes at once, timetable entries, keys waiting per lane (more while all lines hold fewer than `capacity`), rescan period. */
 interface DueSettings {
-  /** Runs in flight per lane. */
   concurrencyPerLane: number
-  /** Lanes running at once (unlimited when absent). */
   maxLanes?: number
-  /** Entries the timetable holds; the rest wait in storage. */
   capacity: number
-  /** Due keys waiting per lane for a free slot (more while all lines hold fewer than `capacity`); the rest wait in storage. */
   lineLimit: number
-  /** How often storage is rescanned for work this process has not scheduled. */
   reconcileMs: number
 }
 
@@ -39,26 +33,21 @@ export class ShutdownAbort extends Error {
   }
 }
 
-/** Longest single timer (harmless when the wall clock jumps). */
-const MAX_TIMER_MS = 3_600_000
-/** When to try again after an internal failure (the store unreachable). */
-const INTERNAL_RETRY_MS = 5_000
-/** How long close() lets runs in flight finish before aborting them. */
-const CLOSE_GRACE_MS = 2_000
+/** Longest single timer; retry after an internal failure (the store unreachable); close()'s grace for runs in flight. */
+const [MAX_TIMER_MS, INTERNAL_RETRY_MS, CLOSE_GRACE_MS] = [3_600_000, 5_000, 2_000]
 
 /**
- * Runs stored due work in per-lane (per-device) lines. A bounded timetable says what is due when;
- * due keys wait in their lane's line and start while the lane has fewer than `concurrencyPerLane`
- * runs in flight, so a slow lane holds only its own slots. Whatever does not fit in memory waits in
- * storage: an overflowed lane is refilled from its own records once its line is half empty, and what
- * the timetable left out is reloaded when its time comes and half the timetable is free. Storage is
- * rescanned every `reconcileMs`, so every stored record is run whatever the network did to its writes.
+ * Runs stored due work in per-lane (per-device) lines: a bounded timetable says what is due when;
+ * due keys wait in their lane's line and start while the lane has free slots, so a slow lane holds
+ * only its own. What does not fit in memory waits in storage: an overflowed lane is refilled once its
+ * line is half empty, what the timetable left out is reloaded when due, and storage is rescanned
+ * every `reconcileMs` (a write whose answer was lost is run all the same).
  */
 export class DueWork<R> {
   private readonly timetable: Timetable
   private readonly lines = new Map<string, string[]>()
   private readonly queued = new Set<string>()
-  /** Lanes with due work in storage only, each with the number of its last overflow. */
+  /** Lanes with due work in storage only, with the number of their last overflow. */
   private readonly overflowed = new Map<string, number>()
   private overflows = 0
   private readonly refilling = new Set<string>()
@@ -97,7 +86,7 @@ export class DueWork<R> {
     return this.inFlight.has(key)
   }
 
-  /** A record found in storage that this process may not have scheduled: scheduled when the policy says it is its to run. */
+  /** A record found in storage that this process may not have scheduled: scheduled when it is its to run. */
   async track(key: string, record: R): Promise<void> {
     if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
     const due = await this.policy.dueOf(key, record, this.clock())
@@ -123,7 +112,7 @@ export class DueWork<R> {
     return this.refill(lane, true)
   }
 
-  /** Rebuild the timetable from storage (again once more when asked while a scan runs: it may have passed over records). */
+  /** Rebuild the timetable from storage (once more when asked during a scan). */
   rescan(): Promise<void> {
     if (this.reloading) {
       this.reloadAgain = true
@@ -139,7 +128,7 @@ export class DueWork<R> {
     return this.reloading
   }
 
-  /** Stop: no new runs; those in flight get a short grace, then are aborted with a ShutdownAbort. */
+  /** Stop: no new runs; those in flight get a grace, then are aborted with a ShutdownAbort. */
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
@@ -156,7 +145,7 @@ export class DueWork<R> {
 
   // --- Internal helpers ---
 
-  /** Set the one timer for the earliest due entry (or a reload, when there is room for one). */
+  /** Set the one timer for the earliest due entry (or a reload, when there is room). */
   private arm(): void {
     if (this.closed) return
     const horizon = !this.reloading && this.roomToReload() ? this.timetable.horizon : Infinity
@@ -185,13 +174,13 @@ export class DueWork<R> {
     else this.arm()
   }
 
-  /** Whether half the timetable is free (so reloads bring useful batches and stay rare). */
+  /** Whether half the timetable is free (reloads bring batches and stay rare). */
   private roomToReload(): boolean {
     const { capacity } = this.timetable
     return capacity - this.timetable.size >= Math.max(1, Math.floor(capacity / 2))
   }
 
-  /** Put a due key in its lane's line; a full line marks the lane overflowed (false: the key stays in storage only). */
+  /** Put a due key in its lane's line; false when full (the lane is marked overflowed, the key stays in storage). */
   private toLine(lane: string, key: string): boolean {
     if (this.queued.has(key) || this.inFlight.has(key)) return true
     const line = this.lines.get(lane) ?? []
@@ -205,7 +194,7 @@ export class DueWork<R> {
     return true
   }
 
-  /** Start a lane's waiting keys while it has free slots; refill an overflowed line once half empty. */
+  /** Start a lane's waiting keys while it has free slots; refill an overflowed lane once half empty. */
   private pump(lane: string): void {
     const line = this.lines.get(lane)
     const { concurrencyPerLane, maxLanes = Infinity, lineLimit } = this.settings
@@ -240,7 +229,7 @@ export class DueWork<R> {
     this.running.add(run)
   }
 
-  /** Read a lane's records (after an overflow, or asked): due ones into its line (until full), the others into the timetable. */
+  /** Read a lane's records: due ones into its line (until full), the others into the timetable. */
   private refill(lane: string, asked = false): Promise<void> {
     if (this.refilling.has(lane) || this.closed) return Promise.resolve()
     this.refilling.add(lane)

@@ -6,13 +6,12 @@ interface Entry {
 }
 
 /**
- * The in-memory timetable, bounded to `capacity` entries: when full, the entry due last gives way to
- * an earlier one, and what is left out (it stays in storage) lowers the `horizon`. Entries are kept
- * sorted earliest-first (ties: by key) behind a moving head, so taking the earliest is cheap.
+ * The in-memory timetable of pending runs, sorted earliest first (ties: by key) and bounded to
+ * `capacity`: when full, the entry due last gives way to an earlier one, and what is left out (it
+ * stays in storage) lowers the `horizon`, from which storage must be read again.
  */
 export class Timetable {
   private order: Entry[] = []
-  private head = 0
   private readonly byKey = new Map<string, Entry>()
   private leftOutFrom = Infinity
 
@@ -20,7 +19,7 @@ export class Timetable {
 
   /** Entries held. */
   get size(): number {
-    return this.order.length - this.head
+    return this.order.length
   }
 
   /** Every pending run not held here is due at or after this time (Infinity: none was left out). */
@@ -36,15 +35,12 @@ export class Timetable {
   /** Hold an entry (replacing the key's earlier one), or leave it to storage when it is due too late to fit. */
   add(entry: Entry): void {
     this.remove(entry.key)
-    if (this.size >= this.capacity) {
+    if (this.order.length >= this.capacity) {
       const latest = this.order[this.order.length - 1]
-      if (latest === undefined || !(entry.due < latest.due)) {
-        this.leftOutFrom = Math.min(this.leftOutFrom, entry.due)
-        return
-      }
+      if (latest === undefined || !(entry.due < latest.due)) return this.leaveOut(entry.due)
       this.order.pop()
       this.byKey.delete(latest.key)
-      this.leftOutFrom = Math.min(this.leftOutFrom, latest.due)
+      this.leaveOut(latest.due)
     }
     const item = { ...entry }
     this.order.splice(this.indexOf(item), 0, item)
@@ -57,25 +53,19 @@ export class Timetable {
     if (!item) return false
     this.byKey.delete(key)
     this.order.splice(this.indexOf(item), 1)
-    this.compact()
     return true
   }
 
   /** The earliest entry, without taking it. */
   peek(): Entry | undefined {
-    return this.order[this.head]
+    return this.order[0]
   }
 
   /** Take every entry due at or before `now`, earliest first. */
   takeDue(now: number): Entry[] {
-    const due: Entry[] = []
-    while (this.head < this.order.length && this.order[this.head].due <= now) {
-      const item = this.order[this.head++]
-      this.byKey.delete(item.key)
-      due.push(item)
-    }
-    this.compact()
-    return due
+    let count = 0
+    while (count < this.order.length && this.order[count].due <= now) this.byKey.delete(this.order[count++].key)
+    return this.order.splice(0, count)
   }
 
   /** Start a reload from storage: nothing counts as left out until `add` leaves something out again. */
@@ -83,29 +73,14 @@ export class Timetable {
     this.leftOutFrom = Infinity
   }
 
-  /** Note that some pending run, due at `due`, is not held (a reload failed): the owner reloads then. */
+  /** Note that some pending run, due at `due`, is not held: the owner reloads then. */
   leaveOut(due: number): void {
     this.leftOutFrom = Math.min(this.leftOutFrom, due)
   }
 
-  // --- Internal helpers ---
-
-  /** Drop the taken slots: at once when nothing is left, else when they are half the array. */
-  private compact(): void {
-    if (this.head === 0) return
-    if (this.head === this.order.length) {
-      this.order = []
-      this.head = 0
-    } else if (this.head * 2 >= this.order.length) {
-      this.order.splice(0, this.head)
-      this.head = 0
-    }
-  }
-
-  /** Where `item` stands (or would) in the order, from the head (keys are unique and the order strict). */
+  /** Where `item` stands (or would) in the order: a binary search (keys are unique, the order strict). */
   private indexOf(item: Entry): number {
-    let low = this.head
-    let high = this.order.length
+    let [low, high] = [0, this.order.length]
     while (low < high) {
       const mid = (low + high) >>> 1
       const other = this.order[mid]
