@@ -19,11 +19,9 @@ export interface Claim {
   token?: string
 }
 
-/** How `claimedUntil` judges a claim. */
+/** How `claimedUntil` judges: `ownYields`, the reader's own claim keeps nobody off; `epoch`, whether the reader itself still holds it at that epoch. */
 interface ClaimCheck {
-  /** The reader's own claim does not keep the reader off (its work is guarded in memory). */
   ownYields?: boolean
-  /** Ask whether the reader itself still holds the claim at this epoch. */
   epoch?: number
   now?: number
 }

@@ -1,5 +1,3 @@
-/** Wall-clock times of `agendamento` (`YYYY-MM-DD HH:MM:SS`) in an IANA time zone. */
-
 /** A schedule time: the instant, and its canonical wall-clock text. */
 export interface ScheduleTime {
   at: number
@@ -7,10 +5,9 @@ export interface ScheduleTime {
 }
 
 /**
- * Read `YYYY-MM-DD HH:MM:SS` (also `T` for the space, and without seconds) as a wall-clock time in
- * `timeZone`. Undefined for a malformed or impossible date (2026-02-30, 24:00) and for a time that
- * does not exist in the zone (skipped by a daylight-saving change). A repeated time (clocks set
- * back) is its first occurrence.
+ * Read `YYYY-MM-DD HH:MM:SS` (or with `T`, or without seconds) as a wall-clock time in `timeZone`:
+ * undefined when malformed, impossible (2026-02-30, 24:00) or skipped by a daylight-saving change;
+ * a repeated time (clocks set back) is its first occurrence.
  */
 export function parseScheduleTime(input: string, timeZone: string): ScheduleTime | undefined {
   const match = /^\s*(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(input)
@@ -41,15 +38,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>()
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone)
   if (!f) {
+    const digits = '2-digit'
     f = new Intl.DateTimeFormat('en-CA', {
       timeZone,
       hourCycle: 'h23',
       year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
+      month: digits,
+      day: digits,
+      hour: digits,
+      minute: digits,
+      second: digits,
     })
     if (formatters.size < 64) formatters.set(timeZone, f)
   }

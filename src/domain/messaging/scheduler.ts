@@ -10,15 +10,11 @@ import type { Messenger } from './messenger.ts'
 import { itemKey, type ScheduleItem, type ScheduleStore } from './schedule-store.ts'
 import type { ScheduleTime } from './schedule-time.ts'
 
-/** Timing of the scheduler. */
+/** Timing: delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
 interface SchedulerOptions {
-  /** Delays before each retry of a failed send; after the last, the item is marked failed. */
   retryMs: number[]
-  /** How often the store is rescanned (items of other processes, claims that lapsed). */
   pollMs: number
-  /** How long a claim holds an item (longer than any send can take). */
   leaseMs: number
-  /** How long a due item waits for its device to be connected before it is marked failed. */
   maxWaitMs: number
 }
 
@@ -26,11 +22,10 @@ interface SchedulerOptions {
 const REQUEUE_MS = 1_000
 
 /**
- * Sends scheduled items when due, one after the other per device (DueWork lanes of one), each claimed
- * just before it is sent: a paced device sends its backlog at its pace, and time spent waiting behind
- * other sends is never an attempt. Items of a device not connected here wait for it (up to
- * `maxWaitMs`) without spending their retries; a device that connects is served at once. Failures
- * are retried with back-off, then marked failed.
+ * Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just
+ * before it is sent, so waiting behind other sends is never an attempt. Items of a device not
+ * connected here wait for it (up to `maxWaitMs`) without spending retries; failures are retried with
+ * back-off, then marked failed.
  */
 export class Scheduler {
   private readonly work: DueWork<ScheduleItem>

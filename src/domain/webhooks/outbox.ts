@@ -26,16 +26,14 @@ export interface WebhookAdmin {
 }
 
 /**
- * The webhook outbox: records every event of a device with a webhook durably (as a feed subscriber,
- * before the feed's publish resolves) and delivers it at least once, one DeliveryAttempts run per
- * attempt in per-device lanes (DueWork). Each record has an owner, the instance that schedules it: a
- * record of a live other instance is left to it, one of a gone instance is adopted.
+ * The webhook outbox: stores every event of a device with a webhook (a feed subscriber, before the
+ * publish resolves) and delivers it at least once in per-device lanes (DueWork). A record is
+ * scheduled by its owner instance; one of a gone instance is adopted.
  */
 export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
   private readonly loop: DueWork<OutboxRecord>
   private readonly clock: () => number
-  /** Events the store refused (it was down), retried from memory. */
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
   constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
@@ -49,7 +47,7 @@ export class WebhookOutbox implements WebhookAdmin {
         all: () => store.pending(),
         ofLane: deviceId => store.ofDevice(deviceId),
         laneOf: record => record?.deviceId,
-        // Its own records (adopted first when their owner is gone), at their due time or the end of a lease held elsewhere.
+        // Its own records (adopted when their owner is gone), when due or when a lease held elsewhere ends.
         async dueOf(key, found, now) {
           const record = found.owner === liveness.id ? found : liveness.isAlive(found.owner) ? undefined : await store.adopt(key, liveness)
           return record && (claimedUntil(record.lease, liveness, { ownYields: true, now }) ?? (Number(record.dueAt) || now))
@@ -65,7 +63,6 @@ export class WebhookOutbox implements WebhookAdmin {
       deps.logger,
       this.clock,
     )
-    // A gone instance's records are adopted by a scan.
     liveness.onDeparture(() => void this.loop.rescan())
     this.unrecorded = new RetryBuffer({
       what: 'webhook events',
@@ -76,11 +73,7 @@ export class WebhookOutbox implements WebhookAdmin {
     })
   }
 
-  /**
-   * Feed subscriber: the event of a message seen by `device`, stored, then scheduled. Nothing is
-   * stored for a device without a webhook URL, or whose switch (operation 20) for this kind of chat
-   * is off. When the store refuses it, it waits (in memory, then spilled) until the store takes it.
-   */
+  /** Feed subscriber: a message's event, stored then scheduled, unless the device has no webhook or its switch (operation 20) is off. */
   readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
     if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
     const payload = webhookPayload(device, message)
@@ -88,31 +81,30 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.recordPayload(device, eventId(device.id, message.id), payload)
   }
 
-  /** A sent message the network reports as not delivered: a `Falha` event, recorded like a message's, with its own id. */
+  /** A sent message the network reports as not delivered: a `Falha` event, recorded like a message's. */
   recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
     const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
     if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
     return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
   }
 
-  /** Events waiting (in memory or spilled) for the store to come back. */
   get unrecordedCount(): number {
     return this.unrecorded.size
   }
 
-  /** Load pending deliveries from storage and start delivering (and replay events a gone process left spilled). */
+  /** Replay spilled events, load pending deliveries and start delivering. */
   async start(): Promise<void> {
     await this.unrecorded.start()
     await this.loop.start()
   }
 
-  /** Stop delivering (attempts in flight get a short grace); pending events stay in storage. */
+  /** Stop delivering (attempts in flight get a short grace). */
   async close(): Promise<void> {
     await this.unrecorded.close()
     await this.loop.close()
   }
 
-  /** Removal hook: a deleted device's pending events and dead letters are deleted, not delivered. */
+  /** Removal hook: a deleted device's events and dead letters are deleted. */
   async removeDevice(device: Device): Promise<void> {
     this.loop.forgetLane(device.id)
     await this.store.removeDevice(device.id)
@@ -155,11 +147,7 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
   }
 
-  /**
-   * Store a new event and schedule it. One already pending is scheduled too when it is this
-   * instance's: its own earlier write whose answer was lost may have landed late, and nobody else
-   * would schedule it. One pending by a live other instance is left to it.
-   */
+  /** Store a new event and schedule it; one already pending is tracked (its own write whose answer was lost may have landed). */
   private async save(key: string, record: OutboxRecord): Promise<void> {
     const added = await this.store.add(record)
     this.deps.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
