@@ -75,7 +75,7 @@ export class DueWork<R> {
   /** Load the due work from storage and start running it; then rescan every `reconcileMs`. */
   start(): Promise<void> {
     if (!this.closed && !this.reconciler) {
-      this.reconciler = setInterval(() => void this.rescan(), this.settings.reconcileMs)
+      this.reconciler = setInterval(() => void (this.reloading ?? this.rescan()), this.settings.reconcileMs)
       this.reconciler.unref()
     }
     return this.rescan()
