@@ -1,8 +1,4 @@
-/**
- * Serialises async work per key inside one process: `run(key, fn)` waits for earlier work on the same
- * key. Used for read-modify-write of one record so that concurrent requests never lose an update.
- * Entries are removed as soon as a key is idle, so the map stays as small as the work in flight.
- */
+/** Serialises async work per key inside one process: `run(key, fn)` waits for earlier work on the same key. */
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<unknown>>()
 
