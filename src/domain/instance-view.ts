@@ -13,7 +13,7 @@ export interface InstanceRecord {
   bootId?: string
   startedAt: number
   heartbeatAt: number
-  /** Heartbeats so far: the others see it move (liveness is judged by that, never by the time stamps, which are the writer's clock). */
+  /** Heartbeats so far: liveness is judged by it moving, never by the writer's time stamps. */
   beat?: number
   /** Where other instances reach it (cluster mode). */
   url?: string
@@ -25,10 +25,9 @@ export interface InstanceRecord {
 export type DepartureListener = (gone: string[]) => void
 
 /**
- * Who is alive, as this process last read the registry (`instance:<id>` records): an instance is
- * alive while its heartbeat counter moves (HeartbeatWatch, this process's monotonic time: no host's
- * clock is compared with another's); a record whose counter stood still for the time-to-live, or of
- * a gone process of this host, is removed and its instance told as departed.
+ * Who is alive, as this process last read the registry (`instance:<id>`): an instance while its
+ * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
+ * is removed and its instance told as departed.
  */
 export class InstanceView {
   private alive: Set<string>
@@ -58,8 +57,7 @@ export class InstanceView {
     if (instanceId === undefined) return false
     if (this.alive.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
-    // An id the last read did not list may be of an instance that started since: alive until a read
-    // that starts after this question lists it or not (then its departure is told, as any other).
+    // Not listed by the last read: it may have started since; alive until a later read settles it.
     this.unlisted.ask(instanceId, this.reads)
     return true
   }
@@ -86,12 +84,7 @@ export class InstanceView {
     return record
   }
 
-  /**
-   * Read `instanceId`'s record now and tell whether it is gone: no record, or the same heartbeat
-   * counter this process has watched unmoving for the time-to-live. Before taking over a claim of an
-   * instance the last read judged gone, read after the claim: an instance that came back (and only
-   * then took its claims again) has moved its counter, and keeps them.
-   */
+  /** Read `instanceId`'s record now: gone when there is none, or its counter is the one watched unmoving for the time-to-live. */
   async confirmGone(instanceId: string): Promise<boolean> {
     if (instanceId === this.me) return false
     const record = await this.records.load(instanceId)
@@ -106,15 +99,10 @@ export class InstanceView {
   /** An instance seen to leave. */
   markGone(id: string): void {
     this.gone.add(id)
-    // Ids never repeat; only recent ones matter.
     if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
   }
 
-  /**
-   * Read the live instances (`mine`: this instance's record as it wrote it); drop the records of gone
-   * processes of this host and of instances whose heartbeat counter stopped; tell listeners who left
-   * (ids asked about and still not listed too).
-   */
+  /** Read the live instances (`mine`: this one's record); drop silent records and those of gone processes of this host; tell who left. */
   async refresh(mine: InstanceRecord): Promise<void> {
     const started = ++this.reads
     const read: [string, InstanceRecord][] = []

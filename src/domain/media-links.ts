@@ -11,11 +11,7 @@ interface MediaTarget {
   messageId: string
 }
 
-/**
- * Signed, expiring links to received media that was too large to inline in the webhook event:
- * `<baseUrl>/media/<token>`, where the token carries the device, the message and the expiry under an
- * HMAC. The key is drawn once and kept in storage, so links survive a restart.
- */
+/** Signed, expiring links to received media too large to inline in a webhook event (an HMAC key kept in storage). */
 export class MediaLinks {
   private key?: Promise<Buffer>
 
@@ -40,8 +36,6 @@ export class MediaLinks {
       return undefined
     }
   }
-
-  // --- Internal helpers ---
 
   private async mac(payload: string): Promise<string> {
     this.key ??= this.loadKey()

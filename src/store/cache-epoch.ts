@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
-import { atomicSteps } from './collection.ts'
+import { atomicSteps } from './keyed-lock.ts'
 
 /** Something that keeps records read from the store and can drop them all. */
 interface ForgetfulCache {

@@ -1,6 +1,5 @@
-import { supportsAtomic, type AtomicStorage, type Storage } from '../ports/storage.ts'
-import { jsonEqual } from './json-equal.ts'
-import { KeyedLock } from './keyed-lock.ts'
+import { supportsAtomic, type Storage } from '../ports/storage.ts'
+import { atomicSteps, type KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
 import type { CacheEpoch } from './cache-epoch.ts'
 
@@ -20,7 +19,7 @@ export class Collection<T> {
   private readonly cache?: BoundedMap<string, T>
   /** Writes so far: a read that overlapped a write does not fill the cache (it may hold the old value). */
   private writes = 0
-  private readonly atomic: AtomicSteps
+  private readonly atomic: ReturnType<typeof atomicSteps>
 
   constructor(
     private readonly storage: Storage,
@@ -143,39 +142,7 @@ export class Collection<T> {
   }
 }
 
-/** The atomic steps of the storage port. */
-export type AtomicSteps = Pick<AtomicStorage, 'add' | 'compareAndSet' | 'deleteIfEqual' | 'increment'>
-
-/** The storage's atomic steps, or (for a storage without them) the same steps under an in-process lock: correct for one process. */
-export function atomicSteps(storage: Storage): AtomicSteps {
-  if (supportsAtomic(storage)) return storage
-  let steps = lockedSteps.get(storage)
-  if (steps) return steps
-  const lock = new KeyedLock()
-  const step = <R>(key: string, fn: (current: unknown) => Promise<R>) => lock.run(key, async () => fn(await storage.get(key)))
-  const write = async (key: string, value: unknown, ttlMs?: number) => (await storage.set(key, value, ttlMs), true)
-  steps = {
-    add: (key, value, ttlMs) => step(key, async current => current === undefined && write(key, value, ttlMs)),
-    compareAndSet: (key, expected, next, ttlMs) =>
-      step(
-        key,
-        async current => (expected === undefined ? current === undefined : current !== undefined && jsonEqual(current, expected)) && write(key, next, ttlMs),
-      ),
-    deleteIfEqual: (key, expected) => step(key, async current => current !== undefined && jsonEqual(current, expected) && storage.delete(key)),
-    increment: (key, by, ttlMs) =>
-      step(key, async current => {
-        const value = ((current as number | undefined) ?? 0) + by
-        await storage.set(key, value, current === undefined ? ttlMs : undefined)
-        return value
-      }),
-  }
-  lockedSteps.set(storage, steps)
-  return steps
-}
-
 // --- Internal helpers ---
-
-const lockedSteps = new WeakMap<Storage, AtomicSteps>()
 
 /** Freeze a record read into the cache, so a caller that tried to change it throws instead of changing what the next request reads. */
 function deepFreeze<T>(value: T): T {

@@ -1,6 +1,5 @@
 import type { Storage } from '../ports/storage.ts'
-import { atomicSteps } from './collection.ts'
-import type { KeyedLock } from './keyed-lock.ts'
+import { atomicSteps, type KeyedLock } from './keyed-lock.ts'
 
 /** Counters in the store (`<name>:<id>`), counted with the atomic increment; a counter that reaches zero is removed. */
 export class Counters {
