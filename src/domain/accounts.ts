@@ -181,8 +181,6 @@ export class Accounts {
   }
 }
 
-// --- Internal helpers ---
-
 /** An authkey worth hashing: a non-empty string of at most 256 characters. */
 function isKeyShaped(authkey: unknown): authkey is string {
   return typeof authkey === 'string' && authkey.length > 0 && authkey.length <= 256

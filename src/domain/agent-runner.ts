@@ -143,8 +143,6 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   return runner
 }
 
-// --- Internal helpers ---
-
 function contactOf(message: IncomingMessage): AgentContact {
   return {
     ...(message.from ? { phone: message.from } : {}),

@@ -35,8 +35,6 @@ export function isValidTimeZone(timeZone: string): boolean {
   }
 }
 
-// --- Internal helpers ---
-
 /** The last answer per zone (requests ask for today's date again and again). */
 const lastDates = new Map<string, { minute: number; days: number; date: string }>()
 

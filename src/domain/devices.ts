@@ -256,8 +256,6 @@ export class Devices {
   }
 }
 
-// --- Internal helpers ---
-
 /** A new device record of `account` (not linked, webhook events on). */
 function newDevice(account: Account, name: string, appkey: string, webhookUrl: string | undefined): Device {
   return {

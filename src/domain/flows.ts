@@ -72,8 +72,6 @@ export function contactKey(address: string): string | undefined {
   return /^\d{8,15}$/.test(digits) ? digits : undefined
 }
 
-// --- Internal helpers ---
-
 function flowId(deviceId: string, contact: string): string {
   return `${deviceId}:${contact}`
 }

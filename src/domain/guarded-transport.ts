@@ -31,8 +31,6 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
   }
 }
 
-// --- Internal helpers ---
-
 /** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
 function converted<T>(call: () => Promise<T>): Promise<T> {
   let result: Promise<T>

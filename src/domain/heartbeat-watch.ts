@@ -89,26 +89,3 @@ export class HeartbeatFence {
     return (this.ttlMs * 2) / 3
   }
 }
-
-/** Instance ids asked about that the last read of the registry did not list: alive until a later read settles them. */
-export class UnlistedIds {
-  private readonly asked = new Map<string, number>()
-
-  /** Note a question about `id` while `reads` reads of the registry have started. */
-  ask(id: string, reads: number): void {
-    if (this.asked.has(id)) return
-    if (this.asked.size >= 1000) this.asked.delete(this.asked.keys().next().value!)
-    this.asked.set(id, reads)
-  }
-
-  /** A read that was the `read`-th to start listed `listed`: the ids asked about before it that it did not list (they are gone). */
-  settle(read: number, listed: (id: string) => boolean): string[] {
-    const gone: string[] = []
-    for (const [id, askedAt] of [...this.asked]) {
-      if (askedAt >= read) continue
-      this.asked.delete(id)
-      if (!listed(id)) gone.push(id)
-    }
-    return gone
-  }
-}

@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
-import { HeartbeatWatch, UnlistedIds } from './heartbeat-watch.ts'
+import { HeartbeatWatch } from './heartbeat-watch.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 export interface InstanceRecord {
@@ -36,9 +36,10 @@ export class InstanceView {
   /** The live instances' records as of the last read (this one's included). */
   private known = new Map<string, InstanceRecord>()
   private readonly watch: HeartbeatWatch
-  /** Reads of the registry started so far, and the ids asked about that none has listed yet. */
+  /** Reads of the registry started so far. */
   private reads = 0
-  private readonly unlisted = new UnlistedIds()
+  /** Ids the last read did not list, with the read count when asked: alive until a later read settles them. */
+  private readonly asked = new Map<string, number>()
   private readonly listeners: DepartureListener[] = []
 
   constructor(
@@ -58,7 +59,10 @@ export class InstanceView {
     if (this.alive.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
     // Not listed by the last read: it may have started since; alive until a later read settles it.
-    this.unlisted.ask(instanceId, this.reads)
+    if (!this.asked.has(instanceId)) {
+      if (this.asked.size >= 1000) this.asked.delete(this.asked.keys().next().value!)
+      this.asked.set(instanceId, this.reads)
+    }
     return true
   }
 
@@ -122,7 +126,11 @@ export class InstanceView {
     }
     this.known = known
     const gone = [...this.alive].filter(id => !now.has(id))
-    for (const id of this.unlisted.settle(started, id => now.has(id) || this.gone.has(id))) gone.push(id)
+    for (const [id, askedAt] of [...this.asked]) {
+      if (askedAt >= started) continue
+      this.asked.delete(id)
+      if (!now.has(id) && !this.gone.has(id)) gone.push(id)
+    }
     for (const id of gone) this.markGone(id)
     this.alive = now
     if (gone.length > 0) {
@@ -131,8 +139,6 @@ export class InstanceView {
     }
   }
 }
-
-// --- Internal helpers ---
 
 /** A record's heartbeat counter (a record of an older version without one: its time stamp, which moves as well). */
 function beatOf(record: InstanceRecord): number {

@@ -205,8 +205,6 @@ export class Instances implements Liveness {
   }
 }
 
-// --- Internal helpers ---
-
 /** Cluster mode needs a store every host reaches, with the atomic steps. */
 function refuseCluster(storage: Storage, reach: NonNullable<Storage['reach']>): void {
   if (reach !== 'network')

@@ -142,8 +142,6 @@ export class Collection<T> {
   }
 }
 
-// --- Internal helpers ---
-
 /** Freeze a record read into the cache, so a caller that tried to change it throws instead of changing what the next request reads. */
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {

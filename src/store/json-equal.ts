@@ -17,8 +17,6 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   return true
 }
 
-// --- Internal helpers ---
-
 function inJson(value: unknown): boolean {
   return value !== undefined && typeof value !== 'function' && typeof value !== 'symbol'
 }

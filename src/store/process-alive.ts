@@ -36,8 +36,6 @@ export function hostTag(): string {
   return hostname().replace(/[^A-Za-z0-9.]/g, '_')
 }
 
-// --- Internal helpers ---
-
 let own: ProcessStamp | undefined
 let procListed: boolean | undefined
 let bootId: { value?: string } | undefined

@@ -117,8 +117,6 @@ export class SpillFile {
   }
 }
 
-// --- Internal helpers ---
-
 /** `<pid>-<start ticks>-<boot id, 8 characters>`, or the pid alone where the platform tells no start time. */
 function stampTag({ pid, startTicks, bootId }: ProcessStamp): string {
   return startTicks !== undefined && bootId ? `${pid}-${startTicks}-${bootId.slice(0, 8)}` : String(pid)
