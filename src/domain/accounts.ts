@@ -31,7 +31,6 @@ export interface Account {
   suspended?: boolean
 }
 
-/** What a registration asks for. */
 interface Registration {
   name: string
   email: string

@@ -9,7 +9,6 @@ import { contactKey, type FlowConversations } from './flows.ts'
 import type { MessageFeed } from './message-feed.ts'
 import type { Messaging } from './messaging/index.ts'
 
-/** What the agent runner works with. */
 interface AgentRunnerDeps {
   agents: Agents
   flows: FlowConversations

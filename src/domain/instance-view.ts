@@ -36,7 +36,6 @@ export class InstanceView {
   /** The live instances' records as of the last read (this one's included). */
   private known = new Map<string, InstanceRecord>()
   private readonly watch: HeartbeatWatch
-  /** Reads of the registry started so far. */
   private reads = 0
   /** Ids the last read did not list, with the read count when asked: alive until a later read settles them. */
   private readonly asked = new Map<string, number>()

@@ -52,7 +52,6 @@ export class Instances implements Liveness {
   private readonly fence: HeartbeatFence
   /** A heartbeat is under way (the next tick does not start another). */
   private beating = false
-  /** The store ttl of this instance's record. */
   private readonly recordTtlMs: number
   private load = 0
   private stopped = false

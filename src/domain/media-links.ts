@@ -5,7 +5,6 @@ import type { Storage } from '../ports/storage.ts'
 /** How long a media link stays valid: as long as transports remember message keys (7 days). */
 const MEDIA_LINK_TTL_MS = 7 * 86_400_000
 
-/** What a media link points at. */
 interface MediaTarget {
   deviceId: string
   messageId: string

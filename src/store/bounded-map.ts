@@ -15,7 +15,6 @@ export function putBounded<K, V>(map: Map<K, V>, key: K, value: V, limit: number
   }
 }
 
-/** The eviction iterator of each bounded map (see putBounded). */
 const evictionCursors = new WeakMap<Map<unknown, unknown>, Iterator<[unknown, unknown]>>()
 
 /** A Map with a size bound (the oldest entry goes first) and an optional time-to-live (an expired entry reads as missing). */

@@ -2,12 +2,10 @@ import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import { atomicSteps } from './keyed-lock.ts'
 
-/** Something that keeps records read from the store and can drop them all. */
 interface ForgetfulCache {
   forget(): void
 }
 
-/** The store key of the shared counter. */
 const KEY = 'cache-epoch'
 
 /**

@@ -34,7 +34,6 @@ export class KeyedLock {
   }
 }
 
-/** The atomic steps of the storage port. */
 type AtomicSteps = Pick<AtomicStorage, 'add' | 'compareAndSet' | 'deleteIfEqual' | 'increment'>
 
 /** The storage's atomic steps, or (for a storage without them) the same steps under an in-process lock: correct for one process. */

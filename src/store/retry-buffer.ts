@@ -1,7 +1,6 @@
 import type { Logger } from '../logger.ts'
 import type { SpillFile } from './spill-file.ts'
 
-/** Options of a RetryBuffer. */
 interface RetryBufferOptions<T> {
   /** What is kept, for the logs (`incoming events`, `webhook events`). */
   what: string

@@ -13,7 +13,6 @@ interface UploadedBytes {
   mimetype?: string
 }
 
-/** What a media send asks for. */
 interface MediaRequest {
   /** An http(s) URL, base64, a base64 data URI, or an uploaded part. */
   source: string | UploadedBytes
@@ -26,7 +25,6 @@ interface MediaRequest {
   hold?: MediaHold
 }
 
-/** Limits of media loading. */
 interface MediaLimits {
   maxBytes: number
   timeoutMs: number

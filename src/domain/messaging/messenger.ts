@@ -69,7 +69,6 @@ export class Messenger {
   }
 }
 
-/** Options of Messenger.perform. */
 interface PerformOptions {
   /** false: keep a sent text off the message feed (OTP codes never reach webhooks). */
   publish?: boolean

@@ -5,7 +5,6 @@ import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
 
-/** OTP settings. */
 interface OtpOptions {
   ttlMs: number
   maxTries: number

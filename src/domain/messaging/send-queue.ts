@@ -2,7 +2,6 @@ import PQueue from 'p-queue'
 import { GatewayError } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
-/** Limits of the per-device send queues. */
 interface SendQueueOptions {
   /** A job answers within this time (queued: dropped unsent; under way: reported as stalled). */
   timeoutMs: number
