@@ -31,7 +31,6 @@ export interface Account {
   suspended?: boolean
 }
 
-/** What a registration asks for. */
 interface Registration {
   name: string
   email: string
@@ -54,23 +53,17 @@ export class Accounts {
     cacheTtlMs = 0,
     private readonly epoch?: CacheEpoch,
   ) {
-    // Every request authenticates: accounts and authkey entries read stay cached cacheTtlMs.
     const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.accounts = new Collection(storage, lock, 'account', cache)
     this.byEmail = new UniqueIndex(storage, lock, 'account-email')
     this.byKey = new Collection(storage, lock, 'authkey', cache)
   }
 
-  /**
-   * Create an account and its authkey (returned once, in clear). Throws `email-taken` when the
-   * e-mail is taken, `invalid-input` for an unknown plan.
-   */
+  /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. */
   async register(input: Registration): Promise<{ account: Account; authkey: string }> {
-    const plan = Object.hasOwn(this.plans, input.planId) ? this.plans[input.planId] : undefined
-    if (!plan) throw new GatewayError('invalid-input')
+    const plan = this.plan(input.planId)
     const email = input.email.trim().toLowerCase()
     const emailId = hashKey(email)
-    // A quick answer for the common case (the e-mail's claim below is what decides a race).
     if (await this.byEmail.owner(emailId)) throw new GatewayError('email-taken')
     const authkey = randomKey(24)
     const account: Account = {
@@ -85,10 +78,7 @@ export class Accounts {
       authkeyHash: hashKey(authkey),
       createdAt: Date.now(),
     }
-    // The e-mail is claimed last, atomically in the store: of concurrent registrations with one
-    // e-mail, in any number of processes, exactly one wins; the others take back what they wrote. A
-    // crash before the claim leaves an unreachable record and the e-mail free, never a taken e-mail
-    // without an account.
+    // The e-mail is claimed last, atomically: of concurrent registrations one wins, the others take back what they wrote.
     await this.accounts.put(account.id, account)
     await this.byKey.put(account.authkeyHash, { accountId: account.id })
     if (!(await this.byEmail.claim(emailId, { accountId: account.id }))) {
@@ -109,12 +99,7 @@ export class Accounts {
     return this.validFor(account, keyHash)
   }
 
-  /**
-   * The account of a valid authkey when the cache alone tells (its key entry and its record both
-   * cached), else undefined: then authenticate() or require() decides, reading the store. Never
-   * refuses anything, so every refusal keeps coming from the one path that reads the store; what it
-   * accepts passes the very checks authenticate() applies.
-   */
+  /** The account of a valid authkey when the cache alone tells, else undefined (never a refusal: authenticate() decides). */
   cachedAccount(authkey: unknown): Account | undefined {
     if (!isKeyShaped(authkey)) return undefined
     const keyHash = hashKey(authkey)
@@ -140,15 +125,11 @@ export class Accounts {
     return entry && this.accounts.load(entry.accountId)
   }
 
-  /**
-   * Renew the account's plan (its own, or `planId`): it lasts the plan's days from its current last
-   * day, or from today when that has passed. `invalid-input` for an unknown plan.
-   */
+  /** Renew the account's plan (its own, or `planId`) for the plan's days from its last day, or from today when that has passed. */
   renew(email: string, planId?: string): Promise<Account> {
     return this.change(email, account => {
       const id = planId ?? account.planId
-      const plan = Object.hasOwn(this.plans, id) ? this.plans[id] : undefined
-      if (!plan) throw new GatewayError('invalid-input', { detail: `unknown plan ${JSON.stringify(id)}` })
+      const plan = this.plan(id, { detail: `unknown plan ${JSON.stringify(id)}` })
       const today = dateInZone(this.timeZone)
       const from = account.expiresOn >= today ? addDays(account.expiresOn, 1) : today
       return { ...account, planId: id, planName: plan.name, expiresOn: addDays(from, plan.days - 1) }
@@ -160,10 +141,7 @@ export class Accounts {
     return this.change(email, account => ({ ...account, suspended }))
   }
 
-  /**
-   * Give the account a new authkey (answered once, in clear): the old one stops working at once in
-   * this process and within the cache epoch's poll (100 ms) in every other process on the store.
-   */
+  /** Give the account a new authkey (answered once, in clear); the old one stops working everywhere within the cache epoch's poll. */
   async rotateKey(email: string): Promise<{ account: Account; authkey: string }> {
     const authkey = randomKey(24)
     const authkeyHash = hashKey(authkey)
@@ -175,6 +153,13 @@ export class Accounts {
     })
     if (old && old !== authkeyHash) await this.byKey.remove(old)
     return { account, authkey }
+  }
+
+  /** The plan `id`, or `invalid-input`. */
+  private plan(id: string, details?: { detail: string }): Plan {
+    const plan = Object.hasOwn(this.plans, id) ? this.plans[id] : undefined
+    if (!plan) throw new GatewayError('invalid-input', details)
+    return plan
   }
 
   /** `account` when it is the one of the authkey hashed to `keyHash` (compared in constant time), unexpired and not suspended. */
@@ -194,8 +179,6 @@ export class Accounts {
     return updated
   }
 }
-
-// --- Internal helpers ---
 
 /** An authkey worth hashing: a non-empty string of at most 256 characters. */
 function isKeyShaped(authkey: unknown): authkey is string {

@@ -9,7 +9,6 @@ import { contactKey, type FlowConversations } from './flows.ts'
 import type { MessageFeed } from './message-feed.ts'
 import type { Messaging } from './messaging/index.ts'
 
-/** What the agent runner works with. */
 interface AgentRunnerDeps {
   agents: Agents
   flows: FlowConversations
@@ -32,11 +31,9 @@ const AGENT_REPLIES_PER_MINUTE = 10
 const MAX_PENDING_TEXTS = 1_000
 
 /**
- * Runs the agents: for each incoming 1:1 text (never the device's own messages, never groups) on a
- * device with an agent, asks the responder, sends its reply through the device and publishes that
- * reply to the feed as the device's own text (so it also produces a `Texto` webhook). Work runs off
- * the feed (the feed is never held up by a slow responder), one text at a time per contact; the
- * conversation history is the flow conversation of that contact.
+ * Runs the agents: each incoming 1:1 text on a device with an agent is answered by the responder
+ * through the device (the reply reaches the feed as the device's own text), off the feed, one text
+ * at a time per contact, with the contact's flow conversation as history.
  */
 class AgentRunner {
   private readonly perContact = new KeyedLock()
@@ -79,8 +76,6 @@ class AgentRunner {
     await Promise.allSettled([...this.running])
   }
 
-  // --- Internal helpers ---
-
   private async answer(device: Device, contact: string, message: IncomingMessage): Promise<void> {
     const { agents, flows } = this.services
     if (this.closed) return
@@ -96,12 +91,10 @@ class AgentRunner {
     }
     const reply = await this.ask(device, agent, contactOf(message), text, history)
     if (reply) {
-      // Through the device's send queue (order, pacing, time-out); the messenger publishes the reply
-      // on the feed as the device's own text, so it also reaches the webhook as `Texto`.
       await this.services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
       turns.push({ role: 'agent', text: reply, at: Date.now() })
-      await flows.append(device.id, contact, turns)
-    } else await flows.append(device.id, contact, turns)
+    }
+    await flows.append(device.id, contact, turns)
   }
 
   /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
@@ -148,8 +141,6 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   services.devices.onRemove(device => services.flows.removeAll(device.id).then(() => undefined))
   return runner
 }
-
-// --- Internal helpers ---
 
 function contactOf(message: IncomingMessage): AgentContact {
   return {

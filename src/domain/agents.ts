@@ -5,7 +5,6 @@ import type { Storage } from '../ports/storage.ts'
 import type { Account } from './accounts.ts'
 import type { Device, Devices } from './devices.ts'
 
-/** An AI agent hosted by a device. */
 interface Agent {
   id: string
   accountId: string

@@ -1,16 +1,10 @@
 /** Calendar helpers that honour the gateway's time zone, and how far apart hosts' clocks may be. */
 
-/**
- * How long the hosts' clocks may disagree. Nothing that decides who holds what compares one host's
- * clock with another's; this only widens what a stamp of another host must be judged with: the store
- * expiry of an instance record (so a reader whose clock is ahead still sees it) and a client's
- * schedule time (a time "now" by the client's clock is not refused as past by a host ahead of it).
- */
+/** How long the hosts' clocks may disagree: widens the store expiry of an instance record and a client's schedule time. */
 export const CLOCK_SKEW_ALLOWANCE_MS = 30_000
 
 /** Today's date (YYYY-MM-DD) in `timeZone`, `days` days from `now`. */
 export function dateInZone(timeZone: string, days = 0, now = Date.now()): string {
-  // Every zone changes date on a minute boundary: the answer for a zone, offset and minute is fixed.
   const minute = Math.floor(now / 60_000)
   const cached = lastDates.get(timeZone)
   if (cached && cached.minute === minute && cached.days === days) return cached.date
@@ -40,8 +34,6 @@ export function isValidTimeZone(timeZone: string): boolean {
     return false
   }
 }
-
-// --- Internal helpers ---
 
 /** The last answer per zone (requests ask for today's date again and again). */
 const lastDates = new Map<string, { minute: number; days: number; date: string }>()

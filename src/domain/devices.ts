@@ -1,29 +1,47 @@
+import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
-import { hashKey, randomDigits, randomKey } from '../security/keys.ts'
+import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import type { Storage } from '../ports/storage.ts'
-import type { LinkChallenge, SessionStatus, Transport } from '../ports/transport.ts'
+import type { LinkChallenge, SessionState, SessionStatus, Transport } from '../ports/transport.ts'
 import type { Logger } from '../logger.ts'
 import type { Account } from './accounts.ts'
 import type { GatewayEvents } from '../events.ts'
-import {
-  appkeyIndexId,
-  byAppkey,
-  byId,
-  byName,
-  indexId,
-  nameIndexId,
-  newDevice,
-  type AppkeyEntry,
-  type Device,
-  type DeviceMatch,
-  type DeviceRemovalHook,
-} from './device-records.ts'
 
-export type { Device, DeviceMatch } from './device-records.ts'
+/** A device (a session on the messaging network) as stored. */
+export interface Device {
+  id: string
+  accountId: string
+  name: string
+  appkeyHash: string
+  /** The appkey is the device name (chosen with `setAppkey`), so it may be shown again. */
+  appkeyIsName: boolean
+  webhookUrl?: string
+  /** Standard Webhooks signing secret, `whsec_<base64>`. */
+  webhookSecret: string
+  /** Which webhook events are on (operation 20). */
+  webhookEvents: { chat: boolean; group: boolean }
+  /** Last known session facts, kept in step with the transport's status events. */
+  phone?: string
+  connected: boolean
+  state: SessionState
+  /** Linked once and not logged out since: resumed when the gateway starts. */
+  linked: boolean
+  /** Hashes of the QR share link tokens. */
+  shareTokens: string[]
+  /** Agents hosted by the device, oldest first; the last one answers. */
+  agentIds: string[]
+  createdAt: number
+}
+
+/** What a device lookup field may match. */
+export type DeviceMatch = 'id' | 'name' | 'appkey'
+
+/** An appkey's index entry: its device, or a deleted device's (`retired`: the appkey stays the account's). */
+type AppkeyEntry = { deviceId: string; retired?: boolean }
 
 /** The characters the pairing code is drawn from: digits the network accepts (no 0). */
 const PAIRING_ALPHABET = '123456789'
@@ -36,7 +54,7 @@ export class Devices {
   private readonly devices: Collection<Device>
   private readonly byName: UniqueIndex<{ deviceId: string }>
   private readonly byAppkey: UniqueIndex<AppkeyEntry>
-  private readonly removalHooks: DeviceRemovalHook[] = []
+  private readonly removalHooks: ((device: Device) => Promise<void>)[] = []
 
   constructor(
     storage: Storage,
@@ -47,16 +65,14 @@ export class Devices {
     cacheTtlMs = 0,
     private readonly epoch?: CacheEpoch,
   ) {
-    // Devices and their name and appkey entries are read on every request: cached cacheTtlMs (and
-    // dropped in every process when one of them changes a device others must see changed at once).
     const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.devices = new Collection(storage, lock, 'device', cache)
     this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
     this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)
   }
 
-  /** Register work to run when a device is deleted. */
-  onRemove(hook: DeviceRemovalHook): void {
+  /** Register work to run when a device is deleted (agents, schedules, outbox of the device). */
+  onRemove(hook: (device: Device) => Promise<void>): void {
     this.removalHooks.push(hook)
   }
 
@@ -64,44 +80,36 @@ export class Devices {
   async find(account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> {
     if (match.includes('id')) {
       const device = await this.devices.get(value)
-      if (byId(device, account)) return device
+      if (ofAccount(device, account)) return device
     }
-    // Both indexes are keyed by the value's hash: hashed once per lookup.
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
       const entry = await this.byAppkey.owner(indexId(account.id, valueHash))
       if (entry && !entry.retired) {
         const device = await this.devices.get(entry.deviceId)
-        if (byAppkey(device, account, valueHash)) return device
+        if (ofAccount(device, account, { appkeyHash: valueHash })) return device
       }
     }
     if (match.includes('name')) {
       const entry = await this.byName.owner(indexId(account.id, valueHash))
       const device = entry && (await this.devices.get(entry.deviceId))
-      if (byName(device, account, value)) return device
+      if (ofAccount(device, account, { name: value })) return device
     }
     return undefined
   }
 
-  /**
-   * The device find() would answer, when the cache alone tells: the first way of matching that
-   * `match` allows is decided from cached records, and finds the device. Anything the cache cannot
-   * settle answers undefined, and the caller asks find() or require(), which read the store; so this
-   * never answers "no such device", and a device it answers passed find()'s own checks (scoped to
-   * `account`).
-   */
+  /** The device find() would answer when the cache alone tells (by id, else appkey), else undefined: never "no such device". */
   cachedDevice(account: Account, value: string, match: DeviceMatch[]): Device | undefined {
-    // In find()'s order: by id, then by appkey (by name only ever through find()).
     if (match.includes('id')) {
       const device = this.devices.peek(value)
-      return byId(device, account) ? device : undefined
+      return ofAccount(device, account) ? device : undefined
     }
     if (!match.includes('appkey')) return undefined
     const valueHash = hashKey(value)
     const entry = this.byAppkey.peek(indexId(account.id, valueHash))
     if (!entry || entry.retired) return undefined
     const device = this.devices.peek(entry.deviceId)
-    return byAppkey(device, account, valueHash) ? device : undefined
+    return ofAccount(device, account, { appkeyHash: valueHash }) ? device : undefined
   }
 
   /** Like find, but a missing device is `device-not-found`. */
@@ -119,7 +127,7 @@ export class Devices {
   /** Change a device record under its lock; undefined when it no longer exists. */
   async update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
     const updated = await this.write(id, change)
-    await this.epoch?.bump() // webhook URL, switches, agents: every process sees the change at once
+    await this.epoch?.bump()
     return updated
   }
 
@@ -132,10 +140,8 @@ export class Devices {
   }
 
   /**
-   * The device named `name` in the account, created (with `webhookUrl`) when absent. `appkey`
-   * undefined generates a random one; an appkey equal to the name is the `setAppkey` case. `created`
-   * tells which happened. An existing device is returned unchanged: link() sets its new webhook URL
-   * once the link has started, so a refused request changes nothing.
+   * The device named `name` in the account, created (with `webhookUrl`, and a random appkey unless
+   * given) when absent; `created` tells which. An existing device is returned unchanged.
    */
   async ensure(
     account: Account,
@@ -145,12 +151,10 @@ export class Devices {
     if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
     const appkey = input.appkey ?? randomKey(18)
     const device = newDevice(account, input.name, appkey, input.webhookUrl)
-    // The record first (unreachable until indexed), then the name and the appkey, each claimed
-    // atomically in the store: of concurrent creations of one name, in any number of processes,
-    // one device is made; the others take back what they wrote and answer the winner's device.
+    // The record first (unreachable until indexed), then the name and the appkey, each claimed atomically: the losers of a race take back what they wrote.
     await this.devices.put(device.id, device)
-    const nameId = nameIndexId(account.id, device.name)
-    const appkeyId = appkeyIndexId(account.id, appkey)
+    const nameId = indexId(account.id, hashKey(device.name))
+    const appkeyId = indexId(account.id, hashKey(appkey))
     const mine = { deviceId: device.id }
     if (await this.byName.claim(nameId, mine)) {
       if (await this.claimAppkey(appkeyId, mine)) {
@@ -192,11 +196,7 @@ export class Devices {
       .replace(/[^a-z0-9]/g, 'x')}`
   }
 
-  /**
-   * Start linking a device that is not connected: a QR string, or with `phone` an 8-digit pairing
-   * code chosen here; then store `webhookUrl` when given. Throws `already-connected` for a connected
-   * device (and then, as on any failure, stores nothing).
-   */
+  /** Start linking a device that is not connected (a QR string, or with `phone` an 8-digit pairing code), then store `webhookUrl`. */
   async link(device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
     const status = await this.transport.status(device.id)
     if (status.connected) throw new GatewayError('already-connected')
@@ -212,31 +212,26 @@ export class Devices {
     return this.transport.status(device.id)
   }
 
-  /**
-   * Delete a device: log its session out (deleting the transport's auth state), run the removal
-   * hooks, drop its records. Without `deleteAppkey` the appkey stays reserved for the account (a later
-   * operation 3 with `setAppkey` equal to it reuses it). A failure is `delete-failed` (the device stays).
-   */
-  async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
-    return this.removeNow(device, options)
-  }
-
   /** Delete a device this request has just created and could not link (a refused request leaves nothing); a failure is logged. */
   async discard(device: Device): Promise<void> {
-    await this.removeNow(device, { deleteAppkey: true }).catch(err => this.logger.error({ err, deviceId: device.id }, 'device of a failed link not deleted'))
+    await this.remove(device, { deleteAppkey: true }).catch(err => this.logger.error({ err, deviceId: device.id }, 'device of a failed link not deleted'))
   }
 
-  private async removeNow(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
+  /**
+   * Delete a device: log its session out, run the removal hooks, drop its records. Without
+   * `deleteAppkey` the appkey stays reserved for the account. A failure is `delete-failed`.
+   */
+  async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
     try {
       await this.transport.logout(device.id)
       for (const hook of this.removalHooks) await hook(device)
       await this.devices.remove(device.id)
       const mine = { deviceId: device.id }
-      await this.byName.release(nameIndexId(device.accountId, device.name), mine)
+      await this.byName.release(indexId(device.accountId, hashKey(device.name)), mine)
       const appkeyId = indexId(device.accountId, device.appkeyHash)
       if (options.deleteAppkey) await this.byAppkey.release(appkeyId, mine)
       else await this.byAppkey.transfer(appkeyId, mine, { deviceId: device.id, retired: true })
-      await this.epoch?.bump() // no process answers from a cached copy of the deleted device
+      await this.epoch?.bump()
       this.logger.info({ deviceId: device.id }, 'device deleted')
     } catch (cause) {
       throw new GatewayError('delete-failed', { cause })
@@ -245,7 +240,6 @@ export class Devices {
 
   /** Keep the stored device in step with a transport status event; emits `device-status`. */
   async applyStatus(deviceId: string, status: SessionStatus): Promise<void> {
-    // Session facts: not worth dropping every process's cache (sends ask the transport itself).
     const device = await this.write(deviceId, d => {
       d.connected = status.connected
       d.state = status.state
@@ -262,4 +256,33 @@ export class Devices {
   }
 }
 
-// --- Internal helpers ---
+/** A new device record of `account` (not linked, webhook events on). */
+function newDevice(account: Account, name: string, appkey: string, webhookUrl: string | undefined): Device {
+  return {
+    id: randomUUID(),
+    accountId: account.id,
+    name,
+    appkeyHash: hashKey(appkey),
+    appkeyIsName: appkey === name,
+    webhookUrl,
+    webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
+    webhookEvents: { chat: true, group: true },
+    connected: false,
+    state: 'closed',
+    linked: false,
+    shareTokens: [],
+    agentIds: [],
+    createdAt: Date.now(),
+  }
+}
+
+/** Whether `device` is one of `account`'s, and (when given) has that appkey hash (compared in constant time) or name. */
+function ofAccount(device: Device | undefined, account: Account, match?: { appkeyHash: string } | { name: string }): device is Device {
+  if (device === undefined || device.accountId !== account.id) return false
+  return !match || ('name' in match ? device.name === match.name : safeEqual(device.appkeyHash, match.appkeyHash))
+}
+
+/** The id of a name or appkey index entry: the account and the value's hash. */
+function indexId(accountId: string, valueHash: string): string {
+  return `${accountId}:${valueHash}`
+}

@@ -17,10 +17,7 @@ const FLOW_TTL_MS = 30 * 86_400_000
 /** Longest text kept per turn (longer texts are cut; the reply sent is not). */
 const MAX_TURN_TEXT = 4_000
 
-/**
- * Flow conversations, per device and contact (`flow:<deviceId>:<contact>`): bounded to the last
- * `limit` turns and expiring after 30 idle days. Operation 19 deletes them.
- */
+/** Flow conversations per device and contact (`flow:<deviceId>:<contact>`): the last `limit` turns, expiring after 30 idle days. */
 export class FlowConversations {
   private readonly flows: Collection<FlowConversation>
 
@@ -40,7 +37,6 @@ export class FlowConversations {
   /** Add turns to the contact's conversation, keeping the last `limit`. */
   async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
     const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
-    // A compare-and-set of the conversation: turns appended by two processes at once both land.
     await this.flows.update(
       flowId(deviceId, contact),
       current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-this.limit), updatedAt: Date.now() }),
@@ -63,11 +59,7 @@ export class FlowConversations {
   }
 }
 
-/**
- * The key of a contact in flow conversations: phone digits for a number in any spelling
- * (`+55 11 9...`, `5511...@s.whatsapp.net`), the lower-case LID (`<digits>@lid`) otherwise;
- * undefined for anything else.
- */
+/** The key of a contact in flow conversations: phone digits for a number in any spelling, else the lower-case LID; undefined otherwise. */
 export function contactKey(address: string): string | undefined {
   const text = String(address ?? '')
     .trim()
@@ -79,8 +71,6 @@ export function contactKey(address: string): string | undefined {
   const digits = text.replace(/[\s().+-]/g, '')
   return /^\d{8,15}$/.test(digits) ? digits : undefined
 }
-
-// --- Internal helpers ---
 
 function flowId(deviceId: string, contact: string): string {
   return `${deviceId}:${contact}`

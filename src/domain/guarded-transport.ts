@@ -3,13 +3,9 @@ import { TransportError, type Transport } from '../ports/transport.ts'
 import { Deadlines } from '../store/deadlines.ts'
 
 /**
- * Wrap a transport so that a failing or hanging adapter gives a clear answer, never a 500 with a
- * stack: anything it throws that is not a TransportError (a bug, a library's own error) becomes
- * TransportError('failed') (502) with the original as `cause`, and the calls a request waits on
- * directly (`status`, `link`, `logout`) fail with TransportError('timeout') (504) after `timeoutMs`.
- * Sends, read receipts and group calls go through the device's send queue, which times them out
- * itself; `connect`, `disconnect`, `downloadMedia` and `ping` are only converted (health checks
- * time `ping` out themselves).
+ * Wrap a transport so that anything it throws that is not a TransportError becomes
+ * TransportError('failed') (502), and the calls a request waits on directly (`status`, `link`,
+ * `logout`) fail with TransportError('timeout') (504) after `timeoutMs` (sends time out in their queue).
  */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   const deadlines = new Deadlines(timeoutMs)
@@ -28,15 +24,12 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     groupInfo: (deviceId, group) => converted(() => transport.groupInfo(deviceId, group)),
     groupCreate: (deviceId, subject, participants) => converted(() => transport.groupCreate(deviceId, subject, participants)),
     groupJoin: (deviceId, inviteCode) => converted(() => transport.groupJoin(deviceId, inviteCode)),
-    // Optional members stay absent when the transport lacks them (the gateway checks for them).
     ...(transport.downloadMedia
       ? { downloadMedia: (deviceId: string, messageId: string) => converted(() => transport.downloadMedia!(deviceId, messageId)) }
       : {}),
     ...(transport.ping ? { ping: () => converted(() => transport.ping!()) } : {}),
   }
 }
-
-// --- Internal helpers ---
 
 /** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
 function converted<T>(call: () => Promise<T>): Promise<T> {

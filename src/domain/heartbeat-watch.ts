@@ -5,18 +5,13 @@ type MonotonicClock = () => number
 export const monotonicNow: MonotonicClock = () => performance.now()
 
 /**
- * Judges other instances alive by seeing their heartbeat counters move, timed by this process's own
- * monotonic clock: an instance is silent once its counter has stayed the same for `ttlMs` of this
- * process's time, watched without a gap. So no host's clock is ever compared with another's: a host
- * whose clock is 20 s ahead or behind is neither taken for gone nor kept alive by it.
- *
- * Each observer watches from the moment it reads a counter value: a value first seen now counts as
- * moved now. After a gap in watching (this process could not read the store for longer than half the
- * time-to-live and two heartbeats, or was paused), nobody's silence counts: the watch starts again,
- * so a store outage that stopped every heartbeat at once does not make everyone gone when it ends.
+ * Judges other instances alive by seeing their heartbeat counters move, timed by this process's
+ * monotonic clock (no host's clock is compared with another's): an instance is silent once its
+ * counter has stayed the same for `ttlMs`, watched without a gap. After a gap in watching (longer
+ * than half the time-to-live and two heartbeats) the watch starts again.
  */
 export class HeartbeatWatch {
-  /** Per instance, the counter value last read and when (this process's monotonic time) it was first read. */
+  /** Per instance, the counter value last read and when it was first read. */
   private readonly seen = new Map<string, { beat: number; since: number }>()
   private lastRead: number | undefined
 
@@ -26,10 +21,7 @@ export class HeartbeatWatch {
     private readonly now: MonotonicClock = monotonicNow,
   ) {}
 
-  /**
-   * One full read of the registry: `beats` maps every record read to its counter. Returns the ids
-   * that are silent (their counter has not moved for `ttlMs`); an id not read is forgotten.
-   */
+  /** One full read of the registry (`beats`: id to counter): the ids whose counter has not moved for `ttlMs`. */
   observe(beats: Map<string, number>): string[] {
     const now = this.now()
     const gap = this.lastRead === undefined || now - this.lastRead > Math.max(2 * this.heartbeatMs, this.ttlMs / 2)
@@ -45,10 +37,7 @@ export class HeartbeatWatch {
     return silent
   }
 
-  /**
-   * Whether a record just read with counter `beat` is still the one watched silent: the same value,
-   * unmoving for `ttlMs`. A value not watched (a record written again since) is not silent.
-   */
+  /** Whether a record just read with counter `beat` is still the one watched silent for `ttlMs`. */
   stillSilent(id: string, beat: number): boolean {
     const seen = this.seen.get(id)
     return seen !== undefined && seen.beat === beat && this.now() - seen.since >= this.ttlMs
@@ -57,10 +46,8 @@ export class HeartbeatWatch {
 
 /**
  * This instance's own side of the heartbeat: fenced once two thirds of the time-to-live have passed
- * since the last heartbeat the store took was *sent* (by this process's monotonic clock). An observer
- * judges this instance gone no sooner than a time-to-live after that heartbeat landed, so a fenced
- * instance has let go with a third of the time-to-live to spare. The fence lifts only with a
- * heartbeat that reached the store and was sent recently enough.
+ * since the last heartbeat the store took was sent (so it lets go a third of the time-to-live before
+ * anyone may judge it gone); lifted only by a heartbeat that reached the store in time.
  */
 export class HeartbeatFence {
   private lastSent: number
@@ -74,10 +61,7 @@ export class HeartbeatFence {
     this.lastSent = now()
   }
 
-  /**
-   * Whether the fence is up: the heartbeat is late (even before a tick raised it: a process that
-   * was paused may handle a request before its timer runs), or none since it came reached the store.
-   */
+  /** Whether the fence is up: the heartbeat is late (even before a tick raised it), or none since reached the store. */
   get up(): boolean {
     return this.fenced || this.now() - this.lastSent >= this.limitMs
   }
@@ -103,31 +87,5 @@ export class HeartbeatFence {
 
   private get limitMs(): number {
     return (this.ttlMs * 2) / 3
-  }
-}
-
-/**
- * Instance ids asked about that the last read of the registry did not list (an instance may have
- * started since): alive until a read that started after the question lists them or not.
- */
-export class UnlistedIds {
-  private readonly asked = new Map<string, number>()
-
-  /** Note a question about `id` while `reads` reads of the registry have started. */
-  ask(id: string, reads: number): void {
-    if (this.asked.has(id)) return
-    if (this.asked.size >= 1000) this.asked.delete(this.asked.keys().next().value!)
-    this.asked.set(id, reads)
-  }
-
-  /** A read that was the `read`-th to start listed `listed`: the ids asked about before it that it did not list (they are gone). */
-  settle(read: number, listed: (id: string) => boolean): string[] {
-    const gone: string[] = []
-    for (const [id, askedAt] of [...this.asked]) {
-      if (askedAt >= read) continue
-      this.asked.delete(id)
-      if (!listed(id)) gone.push(id)
-    }
-    return gone
   }
 }

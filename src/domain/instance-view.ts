@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
-import { HeartbeatWatch, UnlistedIds } from './heartbeat-watch.ts'
+import { HeartbeatWatch } from './heartbeat-watch.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 export interface InstanceRecord {
@@ -13,7 +13,7 @@ export interface InstanceRecord {
   bootId?: string
   startedAt: number
   heartbeatAt: number
-  /** Heartbeats so far: the others see it move (liveness is judged by that, never by the time stamps, which are the writer's clock). */
+  /** Heartbeats so far: liveness is judged by it moving, never by the writer's time stamps. */
   beat?: number
   /** Where other instances reach it (cluster mode). */
   url?: string
@@ -25,10 +25,9 @@ export interface InstanceRecord {
 export type DepartureListener = (gone: string[]) => void
 
 /**
- * Who is alive, as this process last read the registry (`instance:<id>` records): an instance is
- * alive while its heartbeat counter moves (HeartbeatWatch, this process's monotonic time: no host's
- * clock is compared with another's); a record whose counter stood still for the time-to-live, or of
- * a gone process of this host, is removed and its instance told as departed.
+ * Who is alive, as this process last read the registry (`instance:<id>`): an instance while its
+ * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
+ * is removed and its instance told as departed.
  */
 export class InstanceView {
   private alive: Set<string>
@@ -37,9 +36,9 @@ export class InstanceView {
   /** The live instances' records as of the last read (this one's included). */
   private known = new Map<string, InstanceRecord>()
   private readonly watch: HeartbeatWatch
-  /** Reads of the registry started so far, and the ids asked about that none has listed yet. */
   private reads = 0
-  private readonly unlisted = new UnlistedIds()
+  /** Ids the last read did not list, with the read count when asked: alive until a later read settles them. */
+  private readonly asked = new Map<string, number>()
   private readonly listeners: DepartureListener[] = []
 
   constructor(
@@ -58,9 +57,11 @@ export class InstanceView {
     if (instanceId === undefined) return false
     if (this.alive.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
-    // An id the last read did not list may be of an instance that started since: alive until a read
-    // that starts after this question lists it or not (then its departure is told, as any other).
-    this.unlisted.ask(instanceId, this.reads)
+    // Not listed by the last read: it may have started since; alive until a later read settles it.
+    if (!this.asked.has(instanceId)) {
+      if (this.asked.size >= 1000) this.asked.delete(this.asked.keys().next().value!)
+      this.asked.set(instanceId, this.reads)
+    }
     return true
   }
 
@@ -86,12 +87,7 @@ export class InstanceView {
     return record
   }
 
-  /**
-   * Read `instanceId`'s record now and tell whether it is gone: no record, or the same heartbeat
-   * counter this process has watched unmoving for the time-to-live. Before taking over a claim of an
-   * instance the last read judged gone, read after the claim: an instance that came back (and only
-   * then took its claims again) has moved its counter, and keeps them.
-   */
+  /** Read `instanceId`'s record now: gone when there is none, or its counter is the one watched unmoving for the time-to-live. */
   async confirmGone(instanceId: string): Promise<boolean> {
     if (instanceId === this.me) return false
     const record = await this.records.load(instanceId)
@@ -106,15 +102,10 @@ export class InstanceView {
   /** An instance seen to leave. */
   markGone(id: string): void {
     this.gone.add(id)
-    // Ids never repeat; only recent ones matter.
     if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
   }
 
-  /**
-   * Read the live instances (`mine`: this instance's record as it wrote it); drop the records of gone
-   * processes of this host and of instances whose heartbeat counter stopped; tell listeners who left
-   * (ids asked about and still not listed too).
-   */
+  /** Read the live instances (`mine`: this one's record); drop silent records and those of gone processes of this host; tell who left. */
   async refresh(mine: InstanceRecord): Promise<void> {
     const started = ++this.reads
     const read: [string, InstanceRecord][] = []
@@ -134,7 +125,11 @@ export class InstanceView {
     }
     this.known = known
     const gone = [...this.alive].filter(id => !now.has(id))
-    for (const id of this.unlisted.settle(started, id => now.has(id) || this.gone.has(id))) gone.push(id)
+    for (const [id, askedAt] of [...this.asked]) {
+      if (askedAt >= started) continue
+      this.asked.delete(id)
+      if (!now.has(id) && !this.gone.has(id)) gone.push(id)
+    }
     for (const id of gone) this.markGone(id)
     this.alive = now
     if (gone.length > 0) {
@@ -143,8 +138,6 @@ export class InstanceView {
     }
   }
 }
-
-// --- Internal helpers ---
 
 /** A record's heartbeat counter (a record of an older version without one: its time stamp, which moves as well). */
 function beatOf(record: InstanceRecord): number {

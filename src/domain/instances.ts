@@ -4,10 +4,9 @@ import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
-import { hostTag, ownStamp } from '../store/process-alive.ts'
+import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
 import { HeartbeatFence, monotonicNow } from './heartbeat-watch.ts'
-import { heartbeatLapsed, inTheWay } from './instance-lapse.ts'
 import { InstanceView, type DepartureListener, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
@@ -34,38 +33,25 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
 }
 
 /**
- * The registry of live gateway processes in the shared store (`instance:<id>`, renewed every
- * `heartbeatMs` with a heartbeat counter that moves). A claim on shared work (a webhook event, a
- * scheduled message, a device lease) names its instance; a claim whose instance is not alive is
- * void. An instance is gone for an observer once its counter has not moved for `ttlMs` of the
- * observer's own monotonic time (HeartbeatWatch): no host's clock is compared with another's, so
- * clocks that disagree neither kill a live instance nor keep a dead one. The store's expiry of a
- * record (its ttl plus the clock allowance on a shared store) only clears records nobody removed.
- * A process that starts on a host where an earlier process of the same host is gone (its pid is not
- * running) removes that one's record at once, so a restarted gateway resumes its own interrupted
- * work without waiting.
- *
- * An instance whose heartbeat is late (two thirds of `ttlMs` since the last heartbeat the store
- * took was sent, by its own monotonic clock) is fenced: it lets go of what it holds for the others
- * before any of them may judge it gone, and holds nothing new (`standing` is false) until a
- * heartbeat sent after the fence reached the store.
+ * The registry of live gateway processes (`instance:<id>`, renewed every `heartbeatMs` with a
+ * counter that moves). A claim on shared work names its instance and is void once that instance
+ * is gone: its counter still for `ttlMs` (InstanceView), or its process of this host not running.
+ * An instance whose heartbeat is late is fenced (HeartbeatFence): it lets go of what it holds and
+ * takes nothing new until a later heartbeat reached the store.
  */
 export class Instances implements Liveness {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
   readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
-  /** Who else is alive, as of the last heartbeat. */
   private readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
   private readonly fenceListeners: (() => void)[] = []
   private readonly beatListeners: (() => void)[] = []
   private readonly rejoinListeners: (() => void)[] = []
-  /** Whether this instance's heartbeat is late. */
   private readonly fence: HeartbeatFence
   /** A heartbeat is under way (the next tick does not start another). */
   private beating = false
-  /** The store ttl of this instance's record. */
   private readonly recordTtlMs: number
   private load = 0
   private stopped = false
@@ -80,19 +66,16 @@ export class Instances implements Liveness {
     this.records = new Collection(storage, lock, 'instance')
     this.view = new InstanceView(this.id, this.records, settings.ttlMs, settings.heartbeatMs, logger)
     this.fence = new HeartbeatFence(settings.ttlMs)
-    // Readers on other hosts judge the store's expiry stamp by their own clocks: on a shared store a
-    // record outlives the ttl by the clock allowance, so a reader ahead still sees a live one.
+    // On a shared store a record outlives the ttl by the clock allowance (readers judge its expiry by their clocks).
     this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? CLOCK_SKEW_ALLOWANCE_MS : 0)
     const now = Date.now()
     this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
   }
 
   /**
-   * Register this process, clear the records of gone processes of this host, learn who is alive and
-   * start the heartbeat. Throws a start-up error naming what to change when this process may not
-   * share the store: cluster mode on a store that cannot be shared across hosts or lacks the atomic
-   * steps; or another instance alive while this one is not in cluster mode, or on such a store.
-   * Before refusing it waits for the other's heartbeat to lapse (it may be dying; see instance-lapse.ts).
+   * Register this process, learn who is alive and start the heartbeat. Throws a start-up error naming
+   * what to change when this process may not share the store, once the other instance's heartbeat
+   * has not lapsed (heartbeatLapsed).
    */
   async start(cluster: boolean): Promise<void> {
     const reach = reachOf(this.storage)
@@ -117,10 +100,7 @@ export class Instances implements Liveness {
     return this.view.isAlive(instanceId)
   }
 
-  /**
-   * Whether this instance may hold things for the others now: registered, its heartbeat not late,
-   * and not stopping. A lease naming this instance is its own only while it stands.
-   */
+  /** Whether this instance may hold things for the others now: registered, its heartbeat not late, not stopping. */
   get standing(): boolean {
     return !this.fence.up && !this.stopped && this.timer !== undefined
   }
@@ -155,11 +135,7 @@ export class Instances implements Liveness {
     this.load = devices
   }
 
-  /**
-   * Be told when this instance's heartbeat is late enough that the others may soon take it for gone
-   * (the store did not take it, or the process was paused): what it holds on their behalf, such as
-   * device sessions, must be let go before they take it over.
-   */
+  /** Be told when this instance's heartbeat is late (what it holds must be let go before the others take it over). */
   onFence(listener: () => void): void {
     this.fenceListeners.push(listener)
   }
@@ -186,15 +162,8 @@ export class Instances implements Liveness {
     await this.records.removeIfEqual(this.id, this.record).catch(err => this.logger.warn({ err }, 'instance record not removed'))
   }
 
-  // --- Internal helpers ---
-
-  /**
-   * Renew this record with the next counter value (re-register when it was removed meanwhile, e.g.
-   * after a long pause), then refresh who is alive. A fenced instance stands again only after a
-   * heartbeat sent after the fence reached the store: the others then see its counter move.
-   */
+  /** Renew this record with the next counter (re-register when it was removed), then refresh who is alive; the fence is checked on every tick. */
   private async beat(): Promise<void> {
-    // The fence is checked on every tick, even while a heartbeat hangs on a store that does not answer.
     this.fenceIfLate()
     if (this.stopped || this.beating) return
     this.beating = true
@@ -217,7 +186,6 @@ export class Instances implements Liveness {
         rejoined = true
       }
       this.record = next
-      // A heartbeat that waited past the fence time in a queue does not lift the fence: the next one will.
       this.fence.taken(sentAt)
       if (this.fence.up) return
       if (rejoined || wasFenced) for (const listener of this.rejoinListeners) listener()
@@ -229,18 +197,12 @@ export class Instances implements Liveness {
     }
   }
 
-  /**
-   * Past two thirds of the time-to-live without a heartbeat taken (a paused process wakes here
-   * first), let go before the others may take over: no two instances ever hold one device.
-   */
   private fenceIfLate(): void {
     if (!this.fence.raiseIfLate()) return
     this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
     for (const listener of this.fenceListeners) listener()
   }
 }
-
-// --- Internal helpers ---
 
 /** Cluster mode needs a store every host reaches, with the atomic steps. */
 function refuseCluster(storage: Storage, reach: NonNullable<Storage['reach']>): void {
@@ -263,4 +225,57 @@ function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Stor
   if (!cluster)
     return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
   return undefined
+}
+
+/** The live instance in the way of `own`'s start (one `refusalFor` refuses, or one of this host with its address), with the refusal. */
+function inTheWay(
+  own: InstanceRecord,
+  live: Iterable<InstanceRecord>,
+  refusalFor: (id: string) => string | undefined,
+): { record: InstanceRecord; refusal: string } | undefined {
+  for (const record of live) {
+    if (record.id === own.id) continue
+    const refusal = refusalFor(record.id)
+    if (refusal) return { record, refusal }
+    if (record.host === own.host && record.url !== undefined && record.url === own.url) {
+      return {
+        record,
+        refusal: `Another gateway instance (${record.id}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL`,
+      }
+    }
+  }
+  return undefined
+}
+
+/**
+ * Wait up to a time-to-live and a heartbeat for `other`'s heartbeat to lapse: true once its record
+ * is gone (or its process of this host) or stood unchanged all along (then removed), false as soon
+ * as it is renewed.
+ */
+async function heartbeatLapsed(
+  records: Collection<InstanceRecord>,
+  other: InstanceRecord,
+  host: string,
+  settings: { heartbeatMs: number; ttlMs: number },
+  logger: Logger,
+): Promise<boolean> {
+  const waitMs = settings.ttlMs + settings.heartbeatMs
+  logger.warn(
+    { other: other.id, pid: other.pid, host: other.host, waitMs },
+    'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start',
+  )
+  const until = Date.now() + waitMs
+  const pollMs = Math.max(50, Math.min(500, Math.floor(settings.heartbeatMs / 4)))
+  let latest = other
+  while (Date.now() < until) {
+    await new Promise(resolve => setTimeout(resolve, pollMs))
+    const now = await records.load(other.id)
+    if (now === undefined) return true
+    latest = now
+    if (now.host === host && !processAlive(now)) break
+    if (now.heartbeatAt !== other.heartbeatAt) return false
+  }
+  await records.removeIfEqual(other.id, latest)
+  logger.info({ other: other.id }, 'its heartbeat lapsed: starting')
+  return true
 }

@@ -5,17 +5,12 @@ import type { Storage } from '../ports/storage.ts'
 /** How long a media link stays valid: as long as transports remember message keys (7 days). */
 const MEDIA_LINK_TTL_MS = 7 * 86_400_000
 
-/** What a media link points at. */
 interface MediaTarget {
   deviceId: string
   messageId: string
 }
 
-/**
- * Signed, expiring links to received media that was too large to inline in the webhook event:
- * `<baseUrl>/media/<token>`, where the token carries the device, the message and the expiry under an
- * HMAC. The key is drawn once and kept in storage, so links survive a restart.
- */
+/** Signed, expiring links to received media too large to inline in a webhook event (an HMAC key kept in storage). */
 export class MediaLinks {
   private key?: Promise<Buffer>
 
@@ -40,8 +35,6 @@ export class MediaLinks {
       return undefined
     }
   }
-
-  // --- Internal helpers ---
 
   private async mac(payload: string): Promise<string> {
     this.key ??= this.loadKey()

@@ -3,17 +3,12 @@ import type { GatewayEvents } from '../events.ts'
 import type { Logger } from '../logger.ts'
 import type { Device } from './devices.ts'
 
-/**
- * Something that reacts to every message a device sees (webhook outbox, agents, ...): a promise when
- * it has work to wait for, nothing when the message is none of its business.
- */
+/** Something that reacts to every message a device sees (webhook outbox, agents): a promise when it has work to wait for. */
 type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void> | void
 
 /**
- * The one stream of messages seen by devices: received ones (from the transport) and the gateway's
- * own sends (published by the send path with `fromMe: true`). Subscribers run in order and are
- * awaited, so a durable subscriber (the webhook outbox) has recorded the message before `publish`
- * resolves; one failing subscriber is logged and does not stop the others.
+ * The one stream of messages seen by devices, received and sent (`fromMe`). Subscribers run in
+ * order and are awaited; one failing is logged and does not stop the others.
  */
 export class MessageFeed {
   private readonly subscribers: MessageSubscriber[] = []

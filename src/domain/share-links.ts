@@ -9,10 +9,7 @@ const MAX_LINKS_PER_DEVICE = 5
 /** How long a QR string is shown before the page asks the transport for a fresh one. */
 const QR_TTL_MS = 60_000
 
-/**
- * QR share links: capability URLs (`/qr/<token>`) that show a device's live QR until it connects.
- * Tokens are random and stored only as hashes; `GerenciarLinks: excluir` revokes them all.
- */
+/** QR share links: capability URLs (`/qr/<token>`, stored as hashes) that show a device's live QR until it connects. */
 export class ShareLinks {
   private readonly links: Collection<{ deviceId: string; accountId: string; createdAt: number }>
   private readonly qrs: Collection<{ qr: string; at: number }>

@@ -1,11 +1,4 @@
-/**
- * Set `key` (moving it to the newest position) and drop the oldest entries past `limit`.
- *
- * The oldest entry comes from one live iterator kept per map (a fresh `map.entries().next()` would
- * walk over every slot deleted since the table was last compacted). Everything before the kept
- * iterator's position has been evicted through it and entries are only ever appended, so what it
- * yields next is always the oldest entry.
- */
+/** Set `key` (moving it to the newest position) and drop the oldest entries past `limit`, read from one iterator kept per map. */
 export function putBounded<K, V>(map: Map<K, V>, key: K, value: V, limit: number, onEvict?: (key: K, value: V) => void): void {
   map.delete(key)
   map.set(key, value)
@@ -22,14 +15,9 @@ export function putBounded<K, V>(map: Map<K, V>, key: K, value: V, limit: number
   }
 }
 
-/** The eviction iterator of each bounded map (see putBounded). */
 const evictionCursors = new WeakMap<Map<unknown, unknown>, Iterator<[unknown, unknown]>>()
 
-/**
- * A Map with a size bound and an optional time-to-live: the oldest entry goes first when full, and an
- * expired entry reads as missing. The one cache of the project: the record caches of collections and
- * every per-device structure of the adapters, so memory stays bounded however long a process lives.
- */
+/** A Map with a size bound (the oldest entry goes first) and an optional time-to-live (an expired entry reads as missing). */
 export class BoundedMap<K, V> {
   private readonly entries = new Map<K, { value: V; expires: number }>()
 

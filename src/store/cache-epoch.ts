@@ -1,20 +1,17 @@
 import type { Logger } from '../logger.ts'
-import { supportsAtomic, type Storage } from '../ports/storage.ts'
+import type { Storage } from '../ports/storage.ts'
+import { atomicSteps } from './keyed-lock.ts'
 
-/** Something that keeps records read from the store and can drop them all. */
 interface ForgetfulCache {
   forget(): void
 }
 
-/** The store key of the shared counter. */
 const KEY = 'cache-epoch'
 
 /**
- * Keeps the record caches of every process sharing a store honest: a write that other processes
- * must see at once (a device deleted, an account's key rotated or suspended) bumps a counter in the
- * store, and every process polls it every `pollMs` and drops its cached records when it moved. The
- * process that wrote drops its own at once. So a change made anywhere is seen everywhere within
- * `pollMs` (default 100 ms), whatever `cacheTtlMs` says, for one read of the store per process and poll.
+ * Keeps the record caches of every process sharing a store honest: a write others must see at once
+ * bumps a counter in the store, and every process polls it every `pollMs` and drops its cached
+ * records when it moved.
  */
 export class CacheEpoch {
   private readonly caches: ForgetfulCache[] = []
@@ -43,16 +40,13 @@ export class CacheEpoch {
   /** Tell every process (this one at once) that cached records may be stale. */
   async bump(): Promise<void> {
     this.forgetAll()
-    if (supportsAtomic(this.storage)) this.seen = await this.storage.increment(KEY, 1)
-    else await this.storage.set(KEY, (this.seen = Date.now()))
+    this.seen = await atomicSteps(this.storage).increment(KEY, 1)
   }
 
   /** Stop polling. */
   stop(): void {
     clearInterval(this.timer)
   }
-
-  // --- Internal helpers ---
 
   private async poll(): Promise<void> {
     if (this.polling) return

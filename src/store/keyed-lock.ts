@@ -1,8 +1,7 @@
-/**
- * Serialises async work per key inside one process: `run(key, fn)` waits for earlier work on the same
- * key. Used for read-modify-write of one record so that concurrent requests never lose an update.
- * Entries are removed as soon as a key is idle, so the map stays as small as the work in flight.
- */
+import { supportsAtomic, type AtomicStorage, type Storage } from '../ports/storage.ts'
+import { jsonEqual } from './json-equal.ts'
+
+/** Serialises async work per key inside one process: `run(key, fn)` waits for earlier work on the same key. */
 export class KeyedLock {
   private readonly tails = new Map<string, Promise<unknown>>()
 
@@ -34,3 +33,34 @@ export class KeyedLock {
     return this.tails.size
   }
 }
+
+type AtomicSteps = Pick<AtomicStorage, 'add' | 'compareAndSet' | 'deleteIfEqual' | 'increment'>
+
+/** The storage's atomic steps, or (for a storage without them) the same steps under an in-process lock: correct for one process. */
+export function atomicSteps(storage: Storage): AtomicSteps {
+  if (supportsAtomic(storage)) return storage
+  let steps = lockedSteps.get(storage)
+  if (steps) return steps
+  const lock = new KeyedLock()
+  const step = <R>(key: string, fn: (current: unknown) => Promise<R>) => lock.run(key, async () => fn(await storage.get(key)))
+  const write = async (key: string, value: unknown, ttlMs?: number) => (await storage.set(key, value, ttlMs), true)
+  steps = {
+    add: (key, value, ttlMs) => step(key, async current => current === undefined && write(key, value, ttlMs)),
+    compareAndSet: (key, expected, next, ttlMs) =>
+      step(
+        key,
+        async current => (expected === undefined ? current === undefined : current !== undefined && jsonEqual(current, expected)) && write(key, next, ttlMs),
+      ),
+    deleteIfEqual: (key, expected) => step(key, async current => current !== undefined && jsonEqual(current, expected) && storage.delete(key)),
+    increment: (key, by, ttlMs) =>
+      step(key, async current => {
+        const value = ((current as number | undefined) ?? 0) + by
+        await storage.set(key, value, current === undefined ? ttlMs : undefined)
+        return value
+      }),
+  }
+  lockedSteps.set(storage, steps)
+  return steps
+}
+
+const lockedSteps = new WeakMap<Storage, AtomicSteps>()

@@ -1,29 +1,23 @@
 import { readFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 
-/**
- * What tells one process of this host from another that later got the same pid: its start time in
- * clock ticks after boot (`/proc/<pid>/stat`, field 22) and the boot it runs in
- * (`/proc/sys/kernel/random/boot_id`). Linux only; elsewhere both are absent and only the pid is known.
- */
+/** A process of this host: its pid, and on Linux its start ticks (`/proc/<pid>/stat` field 22) and boot id, so a reused pid is another process. */
 export interface ProcessStamp {
   pid: number
   startTicks?: number
   bootId?: string
 }
 
-/** This process's stamp (read once): what a record of this process stores so that its liveness can be judged later. */
+/** This process's stamp (read once). */
 export function ownStamp(): ProcessStamp {
   own ??= { pid: process.pid, ...stampOf(process.pid) }
   return own
 }
 
 /**
- * Whether the process a record names is still running. On Linux it reads `/proc/<pid>/stat`: no
- * such process, a zombie (state Z, killed but not yet reaped) or a dying one (X) is gone; so is a
- * process whose start time, or boot, differs from the record's (the pid was reused). Elsewhere (or
- * when /proc cannot tell) `kill(pid, 0)`, which calls a zombie alive. A process of another user
- * counts as alive. Given a bare pid (a record without a stamp), only the state is judged.
+ * Whether the process a record names is still running. On Linux from `/proc/<pid>/stat`: none, a
+ * zombie (Z) or a dying one (X), or another start time or boot (a reused pid) is gone. Elsewhere, or
+ * when /proc cannot tell, `kill(pid, 0)`. A process of another user counts as alive.
  */
 export function processAlive(target: ProcessStamp | number): boolean {
   const { pid, startTicks, bootId } = typeof target === 'number' ? { pid: target } : target
@@ -42,12 +36,9 @@ export function hostTag(): string {
   return hostname().replace(/[^A-Za-z0-9.]/g, '_')
 }
 
-// --- Internal helpers ---
-
 let own: ProcessStamp | undefined
 let procListed: boolean | undefined
-let bootIdRead = false
-let bootIdValue: string | undefined
+let bootId: { value?: string } | undefined
 
 /** The start ticks and boot id of a running process, as far as this platform tells them. */
 function stampOf(pid: number): Omit<ProcessStamp, 'pid'> {
@@ -57,22 +48,17 @@ function stampOf(pid: number): Omit<ProcessStamp, 'pid'> {
 }
 
 function currentBootId(): string | undefined {
-  if (!bootIdRead) {
-    bootIdRead = true
+  if (!bootId) {
     try {
-      bootIdValue = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined
+      bootId = { value: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim() || undefined }
     } catch {
-      bootIdValue = undefined
+      bootId = {}
     }
   }
-  return bootIdValue
+  return bootId.value
 }
 
-/**
- * State and start ticks of `/proc/<pid>/stat`; undefined when there is no such entry (or no /proc),
- * `'unreadable'` when it exists but cannot be read or parsed. The command name (field 2) may hold
- * spaces and parentheses: the fields are counted from the last `)`.
- */
+/** State and start ticks of `/proc/<pid>/stat` (fields counted from the last `)`); undefined when there is no entry, `'unreadable'` when it cannot be read. */
 function readStat(pid: number): { state: string; startTicks: number } | undefined | 'unreadable' {
   let text: string
   try {

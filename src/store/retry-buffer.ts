@@ -1,7 +1,6 @@
 import type { Logger } from '../logger.ts'
 import type { SpillFile } from './spill-file.ts'
 
-/** Options of a RetryBuffer. */
 interface RetryBufferOptions<T> {
   /** What is kept, for the logs (`incoming events`, `webhook events`). */
   what: string
@@ -17,11 +16,9 @@ interface RetryBufferOptions<T> {
 }
 
 /**
- * Work the store refused (it was down), kept in arrival order and offered again, every second at
- * first and backing off to 30 s, until the store takes it: the oldest items in memory, the rest in
- * a spill file. While anything waits, new items join the end of the line instead of overtaking it
- * (callers check `waiting` and `keep` their item), so the order of events is kept across an outage.
- * What still waits at close() stays in the spill file for the next start; without one it is lost.
+ * Work the store refused (it was down), kept in arrival order (oldest in memory, the rest in a spill
+ * file) and offered again, backing off from 1 s to 30 s, until the store takes it. While anything
+ * waits, callers `keep` new items behind it, so the order of events holds across an outage.
  */
 export class RetryBuffer<T> {
   private readonly memory: T[] = []
@@ -73,7 +70,6 @@ export class RetryBuffer<T> {
     await this.flush()
     if (this.memory.length === 0) return
     if (this.options.spill) {
-      // Ahead of what is already spilled: the memory holds the oldest items.
       const spilled = await this.options.spill.read(Number.MAX_SAFE_INTEGER)
       await this.options.spill.append([...this.memory.splice(0), ...spilled])
       this.options.logger.error(
@@ -83,8 +79,6 @@ export class RetryBuffer<T> {
     } else this.options.logger.error({ count: this.memory.length }, `${this.options.what} lost: the store was still down when the gateway stopped`)
   }
 
-  // --- Internal helpers ---
-
   private schedule(delayMs: number): void {
     if (this.timer || this.closed) return
     this.timer = setTimeout(() => {
@@ -93,7 +87,7 @@ export class RetryBuffer<T> {
         if (this.waiting) this.schedule(this.delayMs)
       })
     }, delayMs)
-    this.timer.unref() // the host's server keeps the process up; the retry alone does not
+    this.timer.unref()
   }
 
   /** Offer what waits, oldest first; stop at the first refusal (the store is still down) and back off. */

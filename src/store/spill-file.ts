@@ -1,15 +1,11 @@
-import { appendFile, mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises'
+import { appendFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
 import { hostTag, ownStamp, processAlive, type ProcessStamp } from './process-alive.ts'
 
 /**
- * An append-only file of JSON lines, read back in order from where the last read stopped: the
- * overflow of a RetryBuffer. Each process writes its own file in `dir`
- * (`<name>-<host>-<pid>-<start ticks>-<boot id, 8 characters>.jsonl`, only `<name>-<host>-<pid>.jsonl`
- * where the platform tells no start time); at start it takes over the files of processes of this
- * host that are gone (`processAlive`: a zombie, or a pid now used by another process, is gone; a
- * rename, so two processes never take the same file), so what a crashed process spilled is
- * replayed by the next.
+ * An append-only file of JSON lines, read back in order: the overflow of a RetryBuffer. Each process
+ * writes its own file in `dir` (`<name>-<host>-<pid>[-<start ticks>-<boot id, 8 characters>].jsonl`);
+ * at start it takes over, by a rename, the files of gone processes of this host (`processAlive`).
  */
 export class SpillFile {
   readonly path: string
@@ -38,7 +34,7 @@ export class SpillFile {
     return this.bytes
   }
 
-  /** Create the folder (0700) and take over the files left by gone processes of this host; resolves with how many lines they held. */
+  /** Create the folder (0700) and take over the files left by gone processes of this host. */
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 })
@@ -78,7 +74,6 @@ export class SpillFile {
       while (items.length < max) {
         const { bytesRead } = await handle.read(block, 0, block.length, this.offset)
         if (bytesRead === 0) break
-        // Only whole lines are taken; a line cut by the block's end is read again from its start.
         const text = block.subarray(0, bytesRead).toString('utf8')
         const end = text.lastIndexOf('\n')
         if (end < 0) {
@@ -109,30 +104,18 @@ export class SpillFile {
     this.bytes = 0
   }
 
-  // --- Internal helpers ---
-
   /** Append the lines of a file taken over from a gone process, then delete it. */
   private async adopt(file: string): Promise<void> {
-    const { size } = await stat(file)
-    if (size > 0) {
-      const handle = await open(file, 'r')
-      try {
-        const text = (await handle.readFile()).toString('utf8')
-        const lines = text.split('\n').filter(line => line.trim() !== '')
-        if (lines.length > 0) {
-          await appendFile(this.path, lines.join('\n') + '\n', { mode: 0o600 })
-          this.unread += lines.length
-          this.bytes += Buffer.byteLength(lines.join('\n') + '\n')
-        }
-      } finally {
-        await handle.close()
-      }
+    const lines = (await readFile(file, 'utf8')).split('\n').filter(line => line.trim() !== '')
+    if (lines.length > 0) {
+      const text = lines.join('\n') + '\n'
+      await appendFile(this.path, text, { mode: 0o600 })
+      this.unread += lines.length
+      this.bytes += Buffer.byteLength(text)
     }
     await rm(file, { force: true })
   }
 }
-
-// --- Internal helpers ---
 
 /** `<pid>-<start ticks>-<boot id, 8 characters>`, or the pid alone where the platform tells no start time. */
 function stampTag({ pid, startTicks, bootId }: ProcessStamp): string {
@@ -144,7 +127,6 @@ function stampOfFile(owner: RegExpExecArray): ProcessStamp {
   const pid = Number(owner[2])
   if (owner[3] === undefined) return { pid }
   const current = ownStamp().bootId
-  // Only the boot id's first 8 characters are in the name: the same boot, or another one.
   const bootId = current?.startsWith(owner[4]!) ? current : owner[4]
   return { pid, startTicks: Number(owner[3]), ...(bootId ? { bootId } : {}) }
 }

@@ -4,11 +4,8 @@ import { jsonEqual } from './json-equal.ts'
 import type { KeyedLock } from './keyed-lock.ts'
 
 /**
- * A uniqueness rule ("e-mail unique", "device name unique within its account"): each value belongs
- * to at most one owner. Entries live under `<name>:<value>`, like a Collection's records (so an
- * index kept today as a Collection of `{ ownerId }` entries keeps its stored entries). With an
- * atomic store a claim is one set-if-absent and a release one delete-if-equal, so the rule holds
- * across every process sharing the store; without, the in-process lock keeps it for one process.
+ * A uniqueness rule ("device name unique within its account"): each value belongs to at most one
+ * owner, an entry `<name>:<value>` claimed with set-if-absent and released with delete-if-equal.
  */
 export class UniqueIndex<Owner> {
   private readonly entries: Collection<Owner>
@@ -32,17 +29,12 @@ export class UniqueIndex<Owner> {
     return this.entries.peek(value)
   }
 
-  /**
-   * Claim `value` for `owner`: true when it now belongs to `owner` (claimed by this call, or held
-   * already by an equal owner, so a retried claim succeeds), false when another owner holds it.
-   * Of concurrent claims by different owners, exactly one gets true. `ttlMs` makes the claim expire.
-   */
+  /** Claim `value` for `owner`: true when it now belongs to `owner` (an equal owner's claim too), false when another holds it. */
   async claim(value: string, owner: Owner, ttlMs?: number): Promise<boolean> {
     for (;;) {
       if (await this.entries.create(value, owner, ttlMs)) return true
       const holder = await this.entries.load(value)
       if (holder !== undefined) return jsonEqual(holder, owner)
-      // Released between the two steps: try again.
     }
   }
 
@@ -51,10 +43,7 @@ export class UniqueIndex<Owner> {
     return this.entries.removeIfEqual(value, owner)
   }
 
-  /**
-   * Hand `value` from `from` to `to` only while `from` holds it (e.g. an entry marked retired):
-   * true when handed over.
-   */
+  /** Hand `value` from `from` to `to` only while `from` holds it: true when handed over. */
   transfer(value: string, from: Owner, to: Owner): Promise<boolean> {
     return this.entries.replace(value, from, to)
   }

@@ -59,10 +59,10 @@ test('calls expire in the order they joined, each in a turn of its own', async (
 })
 
 test('answered calls behind a long one neither fail nor pile up, and later calls still expire', async () => {
-  const deadlines = new Deadlines(200)
+  const deadlines = new Deadlines(1000)
   let failures = 0
   const slow = deadlines.watch(() => failures++)
-  // Many calls answered out of order behind the slow one (the list compacts them away).
+  // Many calls answered out of order behind the slow one.
   for (let round = 0; round < 5; round++) {
     const answers = Array.from({ length: 1000 }, () => deadlines.watch(() => failures++))
     for (const answer of answers.reverse()) answer()
@@ -71,7 +71,7 @@ test('answered calls behind a long one neither fail nor pile up, and later calls
   assert.equal(deadlines.size, 1)
   const late = deadlines.watch(() => failures++)
   slow()
-  // The late call expires once its 200 ms are up and a sweep comes round (later on a loaded machine).
+  // The late call expires once its 1000 ms are up (later on a loaded machine).
   for (const started = Date.now(); failures === 0 && Date.now() - started < 3000;) await sleep(20)
   await sleep(50)
   assert.equal(failures, 1, 'only the call never answered failed')

@@ -10,12 +10,9 @@ const CONCURRENCY = 16
 const SCAN_EVERY_MS = 30_000
 
 /**
- * Puts every linked device in the hands of one live instance: at start, when an instance is gone
- * (its leases are void), and every 30 s, each instance lists the linked devices nobody alive holds
- * and shares them out over the live instances, the least loaded first (loads as the heartbeats tell
- * them). Each instance takes its share; a device left over by an instance that did not take it is
- * taken by anyone two heartbeats later. Taking is a compare-and-set of the lease, so a device is
- * never taken twice.
+ * Puts every linked device in the hands of one live instance: at start, on a departure and every
+ * 30 s, each instance shares the linked devices nobody alive holds over the live instances, least
+ * loaded first, and takes its share (a leftover is taken by anyone two heartbeats later).
  */
 export class DeviceBalancer {
   /** Devices seen without a holder, with when: taken by anyone once they stay so for two heartbeats. */
@@ -36,8 +33,6 @@ export class DeviceBalancer {
     private readonly logger: Logger,
   ) {
     instances.onDeparture(() => void this.scan())
-    // After a late heartbeat this instance let its sessions go: once its heartbeat is taken again it
-    // checks which leases are still its own and takes back those nobody took over.
     instances.onFence(() => void (this.pending = true))
     instances.onRejoin(() => void (this.pending = true))
     instances.onBeat(() => {
@@ -55,8 +50,6 @@ export class DeviceBalancer {
   stop(): void {
     this.stopped = true
   }
-
-  // --- Internal helpers ---
 
   /** Every heartbeat: the devices this instance holds have their sessions open (one pass at a time). */
   private reconcile(): Promise<void> {
@@ -110,7 +103,6 @@ export class DeviceBalancer {
     const overdue = Date.now() - 2 * this.heartbeatMs
     const mine: string[] = []
     for (const deviceId of orphans) {
-      // A device this instance let go at a fence is still leased to it: it takes it back at once.
       if (await this.leases.namesMe(deviceId)) {
         mine.push(deviceId)
         loads.set(this.leases.me, (loads.get(this.leases.me) ?? 0) + 1)

@@ -46,8 +46,6 @@ export function describeAction(action: Action): string {
   }
 }
 
-// --- Internal helpers ---
-
 /** A copy of the message with every media payload passed through `map`. */
 function mapPayloads(message: OutgoingMessage, map: (payload: MediaPayload) => MediaPayload): OutgoingMessage {
   if (message.kind === 'media') return { ...message, file: map(message.file) }

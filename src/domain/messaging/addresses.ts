@@ -1,10 +1,6 @@
-/** Recipients as the send operations read them, normalised to the forms the Transport port accepts. */
-
 /**
- * The recipient a `to` names, normalised: a phone number becomes its digits (a leading `+`, spaces,
- * dots, dashes and parentheses are dropped; 8 to 15 digits), `<digits>@s.whatsapp.net` and
- * `<digits>@c.us` become the digits, `<digits>@g.us` (also the older `<digits>-<digits>@g.us`) and
- * `<digits>@lid` stay as they are (lower case). Undefined for anything else.
+ * The recipient a `to` names, normalised: a phone number (8 to 15 digits in any spelling),
+ * `<digits>@s.whatsapp.net` or `<digits>@c.us` become the digits; a group or LID id stays (lower case).
  */
 export function parseRecipient(input: string): string | undefined {
   const text = input.trim().toLowerCase()
@@ -28,7 +24,5 @@ export function parseRecipient(input: string): string | undefined {
 export function isGroupAddress(address: string): boolean {
   return address.endsWith('@g.us')
 }
-
-// --- Internal helpers ---
 
 const PHONE = /^\d{8,15}$/

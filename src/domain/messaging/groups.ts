@@ -6,10 +6,7 @@ import type { Messenger } from './messenger.ts'
 /** Where invite links point. */
 export const INVITE_LINK_BASE = 'https://chat.whatsapp.com/'
 
-/**
- * Group operations of a device: information by id or invite, creation, joining by invite. Network
- * calls go through the device's send queue (so they are paced and time out like sends).
- */
+/** Group operations of a device (information, creation, joining by invite), through the device's send queue. */
 export class Groups {
   constructor(
     private readonly transport: Transport,
@@ -56,8 +53,6 @@ function parseInviteCode(value: string): string | undefined {
   if (link) text = link[1]
   return /^[A-Za-z0-9]{6,64}$/.test(text) ? text : undefined
 }
-
-// --- Internal helpers ---
 
 /** Map the network's "no such group/invite" to the operation's 404. */
 function notFound(code: 'group-not-found' | 'invite-invalid') {

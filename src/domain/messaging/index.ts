@@ -47,7 +47,6 @@ export interface Messaging {
   close(): Promise<void>
 }
 
-/** What the messaging services are built from. */
 interface MessagingDeps {
   options: MessagingSettings
   storage: Storage

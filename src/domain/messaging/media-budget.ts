@@ -1,12 +1,9 @@
 import { GatewayError } from '../../errors.ts'
 
 /**
- * The process-wide budget of media bytes in flight: request bodies large enough to carry media,
- * files being downloaded from a URL, decoded and sent. Each request holds its share (a MediaHold)
- * until it is answered; a request that would take the total past the budget is refused with
- * `media-budget-exceeded` (429, Retry-After), so that many concurrent large sends cannot take the
- * process's memory with them. One request alone is always let through (a budget smaller than one
- * file would refuse it for ever).
+ * The process-wide budget of media bytes in flight: each request holds its share (a MediaHold) until
+ * it is answered; a request that would take the total past it is refused `media-budget-exceeded`
+ * (429), unless it is alone.
  */
 export class MediaBudget {
   private used = 0

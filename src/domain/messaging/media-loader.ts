@@ -13,7 +13,6 @@ interface UploadedBytes {
   mimetype?: string
 }
 
-/** What a media send asks for. */
 interface MediaRequest {
   /** An http(s) URL, base64, a base64 data URI, or an uploaded part. */
   source: string | UploadedBytes
@@ -26,17 +25,15 @@ interface MediaRequest {
   hold?: MediaHold
 }
 
-/** Limits of media loading. */
 interface MediaLimits {
   maxBytes: number
   timeoutMs: number
 }
 
 /**
- * Turns the `file` of a send into bytes with a kind: downloads URLs through the MediaFetcher (which
- * refuses private addresses unless allowed, caps the size and times out), decodes base64 and data
- * URIs, takes uploaded parts; never reads a local path. The kind comes from `format` when given,
- * else from the sniffed bytes (file-type), else from the declared type or the file name.
+ * Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data
+ * URI, or an uploaded part (never a local path). The kind comes from `format`, else the sniffed
+ * bytes, else the declared type or the file name.
  */
 export class MediaLoader {
   constructor(
@@ -64,8 +61,6 @@ export class MediaLoader {
     if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError('card-image-invalid')
     return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
   }
-
-  // --- Internal helpers ---
 
   private async load(source: string | UploadedBytes, hold: MediaHold | undefined): Promise<LoadedFile> {
     let file: LoadedFile
@@ -118,8 +113,6 @@ export class MediaLoader {
   }
 }
 
-// --- Internal helpers ---
-
 interface LoadedFile {
   data: Buffer
   /** Mime type declared by the source (upload, data URI, HTTP Content-Type). */
@@ -131,11 +124,7 @@ function isHttpUrl(value: string): boolean {
   return /^https?:\/\//i.test(value)
 }
 
-/**
- * Base64 (standard or URL-safe, padding optional, whitespace ignored) or a base64 data URI; else 401.
- * A value that starts with `/` is also a valid-looking base64 for a path such as `/etc/passwd`: it
- * is taken only when its bytes are a known file type (JPEG's base64 starts with `/9j/`).
- */
+/** Base64 (standard or URL-safe) or a base64 data URI, else 401; a value starting with `/` (a path?) only when its bytes are a known file type. */
 async function decodeInline(source: string): Promise<LoadedFile> {
   const dataUri = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)?((?:;[a-z0-9-]+=[^;,]*)*);base64,/i.exec(source.trimStart())
   const text = (dataUri ? source.trimStart().slice(dataUri[0].length) : source).replace(/\s+/g, '')

@@ -9,12 +9,7 @@ export interface MediaShape {
   extension?: string
 }
 
-/**
- * The shape `format` forces (DESIGN: "format forces the kind"): mp3, m4a, aac, amr as audio; ogg and
- * opus as a voice note; mp4 and 3gp as video; png, jpg, jpeg, webp, gif as image; any other
- * extension (pdf, docx, xlsx, zip, ...) as a document. Undefined for a value that is not an
- * extension (1 to 10 letters or digits, an optional leading dot).
- */
+/** The shape `format` (a file extension) forces: the inline kinds of FORMATS, any other extension a document; undefined for a non-extension. */
 export function shapeOfFormat(format: string): MediaShape | undefined {
   const ext = format.trim().toLowerCase().replace(/^\./, '')
   if (!/^[a-z0-9]{1,10}$/.test(ext)) return undefined
@@ -23,11 +18,7 @@ export function shapeOfFormat(format: string): MediaShape | undefined {
   return { kind: 'document', mimetype: DOCUMENT_MIMES[ext] ?? 'application/octet-stream', extension: ext }
 }
 
-/**
- * The shape of a mime type when no format is forced: the image, video and audio types WhatsApp
- * plays inline go as such (Ogg/Opus audio as a voice note, as WhatsApp itself records them);
- * everything else goes as a document.
- */
+/** The shape of a mime type: the image, video and audio types WhatsApp plays inline go as such, anything else as a document. */
 export function shapeOfMime(mime: string): MediaShape {
   const type = mime.split(';')[0].trim().toLowerCase()
   for (const [ext, shape] of Object.entries(FORMATS)) {
@@ -43,8 +34,6 @@ export function mimeOfFileName(name: string | undefined): string | undefined {
   if (!ext) return undefined
   return FORMATS[ext]?.mimetype.split(';')[0] ?? DOCUMENT_MIMES[ext]
 }
-
-// --- Internal helpers ---
 
 const FORMATS: Record<string, Omit<MediaShape, 'extension'>> = {
   mp3: { kind: 'audio', mimetype: 'audio/mpeg' },

@@ -8,11 +8,7 @@ import type { Action } from './actions.ts'
 import { isGroupAddress } from './addresses.ts'
 import type { SendQueues } from './send-queue.ts'
 
-/**
- * Performs actions on the network for a device, through its send queue (in order, paced, timed
- * out). A sent text is published on the message feed as the device's own message (`fromMe`), so the
- * webhook outbox reports it as `Texto`.
- */
+/** Performs actions on the network for a device through its send queue; a sent text is published on the feed as the device's own. */
 export class Messenger {
   constructor(
     private readonly transport: Transport,
@@ -27,11 +23,7 @@ export class Messenger {
     return this.transport.status(device.id)
   }
 
-  /**
-   * Do `action` now; resolves with the network's message id (undefined for a read receipt).
-   * `publish: false` keeps a text off the feed (OTP codes never reach webhooks); `status`, when the
-   * caller has just read it, spares asking the transport again for the sent text's event.
-   */
+  /** Do `action` now; resolves with the network's message id (undefined for a read receipt). */
   async perform(device: Device, action: Action, options: PerformOptions = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
     try {
@@ -58,12 +50,9 @@ export class Messenger {
     const done = this.queues.run(device.id, work)
     if (!targeted) return done
     return done.catch(err => {
-      if (targeted && err instanceof TransportError && err.code === 'not-found') throw new GatewayError('message-not-found', { cause: err })
-      throw err
+      throw err instanceof TransportError && err.code === 'not-found' ? new GatewayError('message-not-found', { cause: err }) : err
     })
   }
-
-  // --- Internal helpers ---
 
   private async publishText(device: Device, to: string, text: string, sent: SentMessage, known?: SessionStatus): Promise<void> {
     try {
@@ -80,9 +69,8 @@ export class Messenger {
   }
 }
 
-/** Options of Messenger.perform. */
 interface PerformOptions {
-  /** false: keep a sent text off the message feed. */
+  /** false: keep a sent text off the message feed (OTP codes never reach webhooks). */
   publish?: boolean
   /** The device's session status, when the caller has just read it. */
   status?: SessionStatus
@@ -90,7 +78,5 @@ interface PerformOptions {
 
 /** A short, bounded description of why a network action failed (for the `send` event). */
 function failureReason(err: unknown): string {
-  if (err instanceof TransportError) return err.code
-  if (err instanceof GatewayError) return err.code
-  return 'error'
+  return err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
 }

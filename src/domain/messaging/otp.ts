@@ -5,7 +5,6 @@ import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
 
-/** OTP settings. */
 interface OtpOptions {
   ttlMs: number
   maxTries: number
@@ -22,10 +21,8 @@ interface StoredOtp {
 }
 
 /**
- * One-time passwords: a 6-digit code per device and recipient (the device belongs to one account,
- * so the scope is account + device + recipient). A new code replaces the previous one. Codes are
- * stored as HMAC-SHA256(secret, salt + code), expire after `ttlMs`, allow `maxTries` attempts and
- * work once.
+ * One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as
+ * HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once.
  */
 export class Otps {
   private readonly codes: Collection<StoredOtp>
@@ -38,11 +35,7 @@ export class Otps {
     this.codes = new Collection(storage, lock, 'otp')
   }
 
-  /**
-   * Issue a new code for `recipient` (replacing any earlier one); answers the code in clear, once,
-   * and `withdraw()`, for when its send fails: the new code is voided and the one it replaced, still
-   * valid, is put back (a refused send changes nothing).
-   */
+  /** Issue a new code for `recipient`: the code in clear, once, and `withdraw()` to put back the one it replaced when its send fails. */
   async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
     const id = otpId(device, recipient)
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
@@ -59,12 +52,7 @@ export class Otps {
     return { code, withdraw }
   }
 
-  /**
-   * Whether `code` is the valid code of `recipient`; a right code is used up, wrong ones count as
-   * tries. Every step is conditional on the record read (delete-if-equal, compare-and-set), so of
-   * concurrent verifications of one right code, in any number of processes, exactly one is true,
-   * and concurrent wrong tries are all counted.
-   */
+  /** Whether `code` is the valid code of `recipient` (used up; wrong ones count as tries), each step conditional on the record read. */
   async verify(device: Device, recipient: string, code: string): Promise<boolean> {
     const id = otpId(device, recipient)
     const candidate = /^\d{6}$/.test(code) ? code : ''
@@ -93,14 +81,10 @@ export class Otps {
     for await (const [id] of this.codes.withPrefix(`${device.id}:`)) await this.codes.remove(id)
   }
 
-  // --- Internal helpers ---
-
   private hash(salt: string, code: string): string {
     return createHmac('sha256', this.options.secret).update(salt).update(':').update(code).digest('base64')
   }
 }
-
-// --- Internal helpers ---
 
 function otpId(device: Device, recipient: string): string {
   return `${device.id}:${recipient}`

@@ -2,7 +2,6 @@ import PQueue from 'p-queue'
 import { GatewayError } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
-/** Limits of the per-device send queues. */
 interface SendQueueOptions {
   /** A job answers within this time (queued: dropped unsent; under way: reported as stalled). */
   timeoutMs: number
@@ -17,11 +16,10 @@ interface SendQueueOptions {
 }
 
 /**
- * One p-queue per device (concurrency 1), so the sends of a device reach the network one at a time
- * and in order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: a job
- * still waiting is answered `send-queue-timeout` and skipped when its turn comes (never sent); a job
- * that stalls on the network is answered `send-stalled` and the queue moves on. A device's queue is
- * dropped once it has been idle for `idleQueueMs`, so the map holds only devices with recent work.
+ * One p-queue per device (concurrency 1): the sends of a device reach the network one at a time, in
+ * order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: one still
+ * waiting is answered `send-queue-timeout` and never sent; one that stalls is answered `send-stalled`
+ * and the queue moves on. A queue idle for `idleQueueMs` is dropped.
  */
 export class SendQueues {
   private readonly queues = new Map<string, DeviceQueue>()
@@ -40,10 +38,38 @@ export class SendQueues {
     if (device.unsettled >= this.options.limit) return Promise.reject(new GatewayError('send-queue-full', { retryAfterSeconds: 5 }))
     device.unsettled++
     device.usedAt = Date.now()
+    const expiresAt = Date.now() + this.options.timeoutMs
     return new Promise<T>((resolve, reject) => {
-      const task = new Task(job, resolve as (value: unknown) => void, reject, () => device.unsettled--, Date.now() + this.options.timeoutMs)
-      task.answered = this.deadlines.watch(() => task.expire())
-      void device.queue.add(() => this.perform(task))
+      let state: 'queued' | 'running' | 'done' = 'queued'
+      let endTurn = () => {}
+      // The job's answer, its time-out or a stall: whichever comes first answers the caller and ends the device's turn.
+      const answer = (settle: () => void) => {
+        if (state === 'done') return
+        state = 'done'
+        answered()
+        device.unsettled--
+        endTurn()
+        settle()
+      }
+      const expire = () => {
+        const code = state === 'running' ? 'send-stalled' : 'send-queue-timeout'
+        answer(() => reject(new GatewayError(code)))
+      }
+      const answered = this.deadlines.watch(expire)
+      void device.queue.add(async () => {
+        // Already answered, or past its time-out though its timer has not fired yet: never run.
+        if (state !== 'queued' || expiresAt <= Date.now()) return expire()
+        state = 'running'
+        await new Promise<void>(end => {
+          endTurn = end
+          new Promise<T>(start => start(job())).then(
+            value => answer(() => resolve(value)),
+            err => answer(() => reject(err)),
+          )
+        })
+        const pause = this.options.minIntervalMs + (this.options.jitterMs > 0 ? Math.floor(Math.random() * (this.options.jitterMs + 1)) : 0)
+        if (pause > 0) await new Promise(resolve => setTimeout(resolve, pause))
+      })
     })
   }
 
@@ -63,16 +89,6 @@ export class SendQueues {
   /** Number of devices with a queue (those with recent work). */
   get size(): number {
     return this.queues.size
-  }
-
-  // --- Internal helpers ---
-
-  /** A job's turn: skipped when already answered (given up on while it waited), else run until it settles or stalls, then the pause. */
-  private async perform(task: Task): Promise<void> {
-    if (!task.start()) return
-    await task.outcome
-    const pause = this.pauseMs()
-    if (pause > 0) await new Promise(resolve => setTimeout(resolve, pause))
   }
 
   private queueOf(deviceId: string): DeviceQueue {
@@ -100,15 +116,7 @@ export class SendQueues {
       this.sweeper = undefined
     }
   }
-
-  /** The pacing pause between two jobs of a device. */
-  private pauseMs(): number {
-    const { minIntervalMs, jitterMs } = this.options
-    return minIntervalMs + (jitterMs > 0 ? Math.floor(Math.random() * (jitterMs + 1)) : 0)
-  }
 }
-
-// --- Internal types ---
 
 interface DeviceQueue {
   queue: PQueue
@@ -116,67 +124,4 @@ interface DeviceQueue {
   unsettled: number
   /** When a job last joined or left (for dropping idle queues). */
   usedAt: number
-}
-
-/** One job and its caller's answer, which the job, its time-out or a stall gives first. */
-class Task {
-  state: 'queued' | 'running' | 'done' = 'queued'
-  /** Tells the deadline the task has been answered. */
-  answered: () => void = () => {}
-  /** Settles when the running job settles or is given up on (the device's turn ends). */
-  readonly outcome: Promise<void>
-  private endTurn!: () => void
-
-  constructor(
-    private readonly job: () => Promise<unknown>,
-    private readonly resolve: (value: unknown) => void,
-    private readonly reject: (err: unknown) => void,
-    private readonly onSettled: () => void,
-    /** When a job still waiting is dropped unsent (the deadline sweep may come round a little later). */
-    private readonly expiresAt: number,
-  ) {
-    this.outcome = new Promise(end => (this.endTurn = end))
-  }
-
-  /** Start the job when it is still waiting; false when it was already answered. */
-  start(): boolean {
-    if (this.state !== 'queued') return false
-    if (this.expiresAt <= Date.now()) {
-      this.expire() // past its time-out, though the deadline sweep has not come round to it yet: never run either
-      return false
-    }
-    this.state = 'running'
-    let work: Promise<unknown>
-    try {
-      work = this.job()
-    } catch (err) {
-      work = Promise.reject(err)
-    }
-    work.then(
-      value => this.settle(() => this.resolve(value)),
-      err => this.settle(() => this.reject(err)),
-    )
-    return true
-  }
-
-  /** The deadline passed: still waiting means dropped unsent, running means stalled (the queue moves on). */
-  expire(): void {
-    if (this.state === 'done') return
-    const code = this.state === 'running' ? 'send-stalled' : 'send-queue-timeout'
-    this.finish()
-    this.reject(new GatewayError(code))
-  }
-
-  private settle(answer: () => void): void {
-    if (this.state !== 'running') return
-    this.finish()
-    answer()
-  }
-
-  private finish(): void {
-    this.state = 'done'
-    this.answered()
-    this.onSettled()
-    this.endTurn()
-  }
 }
