@@ -5,7 +5,7 @@ import { createGateway, type Gateway, type GatewayOptions } from '../../src/inde
 import type { TransportEvent } from '../../src/ports/transport.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { baileysTransport, type BaileysTransport, type BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
-import { simulatorRoutes } from '../../adapters/transport-memory/index.ts'
+import { simulatorRoutes, type PhoneNetwork } from '../../adapters/transport-memory/index.ts'
 import { PeerPhoneNetwork, startWaPeer, watchLinkChallenges, type WaPeer, type WaPeerOptions } from '../../adapters/wa-peer/index.ts'
 import type { Storage } from '../../src/ports/storage.ts'
 import { qrText } from './cluster.ts'
@@ -82,7 +82,7 @@ export async function startedTransport(
   return { transport, events }
 }
 
-/** A gateway on the real stack served over HTTP with the peer's phone routes (`/_sim`) beside its own. */
+/** A gateway served over HTTP with phone routes (`/_sim`: the peer's, or the simulated network's) beside its own. */
 export interface RealStackGateway {
   url: string
   gateway: Gateway
@@ -98,8 +98,13 @@ export async function realStackGateway(
 ): Promise<RealStackGateway> {
   const watched = watchLinkChallenges(peerTransport(peer, transport))
   const gateway = await createGateway({ allowPrivateUrls: true, ...options, transport: watched.transport })
+  return servedWithPhones(gateway, new PeerPhoneNetwork(peer, { challengeOf: watched.challengeOf }))
+}
+
+/** Serve `gateway` over HTTP on a free port with `network`'s phone routes (`/_sim`) beside its own, as the standalone server mounts them. */
+export async function servedWithPhones(gateway: Gateway, network: PhoneNetwork): Promise<RealStackGateway> {
   const app = new Koa()
-  app.use(simulatorRoutes(new PeerPhoneNetwork(peer, { challengeOf: watched.challengeOf }), { findDevices: gateway.findDevices }).routes())
+  app.use(simulatorRoutes(network, { findDevices: gateway.findDevices }).routes())
   app.use(gateway.routes())
   const server = await listen(app)
   return {

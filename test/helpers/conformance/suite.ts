@@ -18,6 +18,8 @@ export const CANNOT: Record<NetworkName, Record<string, string>> = {
   memory: {
     'acks: an error ack from the server (463) becomes a Falha webhook with the code':
       'the simulated network refuses a send at once (its faults) and has no error acks after a server ack, so no message-failed event',
+    'last: the peer recorded no problem (nothing it could not decrypt or verify, no refused login) and no iq it does not know':
+      'the simulated network keeps no protocol records (no encryption, no iqs)',
   },
   'real-stack': {},
 }

@@ -84,4 +84,13 @@ export function webhookCases(test: Case): void {
     assert.deepEqual(pick(tap, ['event', 'buttonId', 'target', 'from']), { event: 'Botão', buttonId: 'pedido', target: sent, from: FRIEND })
     assert.deepEqual(pick(row, ['event', 'buttonId', 'target', 'from']), { event: 'Lista', buttonId: 'linha-2', target: sent, from: FRIEND })
   })
+
+  test('last: the peer recorded no problem (nothing it could not decrypt or verify, no refused login) and no iq it does not know', async world => {
+    const { problems, unknownIqs } = world.peer!.records
+    assert.deepEqual(problems, [])
+    assert.deepEqual(
+      unknownIqs.map(iq => `${iq.attrs.xmlns} ${iq.attrs.type} ${(Array.isArray(iq.content) ? iq.content : []).map(c => c.tag).join(',')}`),
+      [],
+    )
+  })
 }

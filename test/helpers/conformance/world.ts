@@ -1,12 +1,11 @@
-import Koa from 'koa'
 import assert from 'node:assert/strict'
 import { createGateway } from '../../../src/index.ts'
-import { MemoryNetwork, memoryTransport, simulatorRoutes } from '../../../adapters/transport-memory/index.ts'
+import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
 import type { WaPeer } from '../../../adapters/wa-peer/index.ts'
 import { waitFor } from '../gateway.ts'
-import { listen, post, type Answer, type Encoding } from '../http.ts'
+import type { Answer, Encoding } from '../http.ts'
 import { startReceiver, type Receiver } from '../receiver.ts'
-import { register, startRealStack, SHOP } from '../real-stack.ts'
+import { register, servedWithPhones, startRealStack, SHOP } from '../real-stack.ts'
 
 /**
  * One world of the conformance suite: a gateway served over HTTP with the phone routes (`/_sim`,
@@ -40,19 +39,15 @@ export const OTHER = '5511977770003'
 export async function memoryWorld(): Promise<World> {
   const network = new MemoryNetwork()
   const gateway = await createGateway({ transport: memoryTransport({ network }), allowPrivateUrls: true })
-  const app = new Koa()
-  app.use(simulatorRoutes(network, { findDevices: gateway.findDevices }).routes())
-  app.use(gateway.routes())
-  const server = await listen(app)
+  const served = await servedWithPhones(gateway, network)
   const receiver = await startReceiver()
   const world = {
     network: 'memory',
-    url: server.url,
+    url: served.url,
     receiver,
-    post: (path, body, encoding) => post(server.url + path, body, encoding),
+    post: served.post,
     async close() {
-      await server.stop()
-      await gateway.close()
+      await served.stop()
       await receiver.stop()
     },
   } as World
@@ -80,27 +75,27 @@ export function send(world: World, body: Record<string, unknown>, encoding?: Enc
 }
 
 /** `POST /_sim/send` from a phone; the message id (asserting 200). */
-export async function phoneSends(world: World, body: Record<string, unknown>): Promise<string> {
+export async function phoneSends(world: Pick<World, 'post'>, body: Record<string, unknown>): Promise<string> {
   const sent = await world.post('/_sim/send', body)
   assert.equal(sent.status, 200, sent.text)
   return sent.body.id
 }
 
 /** `GET /_sim/inbox/:phone` without the volatile `timestamp`. */
-export async function inbox(world: World, phone: string): Promise<Record<string, any>[]> {
+export async function inbox(world: Pick<World, 'url'>, phone: string): Promise<Record<string, any>[]> {
   const entries = (await (await fetch(`${world.url}/_sim/inbox/${phone}`)).json()) as Record<string, any>[]
   return entries.map(({ timestamp: _t, ...entry }) => entry)
 }
 
 /** The inbox entry of message `id` of `phone`, once it arrived (the real stack decrypts asynchronously). */
-export async function arrived(world: World, phone: string, id: string): Promise<Record<string, any>> {
+export async function arrived(world: Pick<World, 'url'>, phone: string, id: string): Promise<Record<string, any>> {
   let entry: Record<string, any> | undefined
   await waitFor(async () => !!(entry = (await inbox(world, phone)).find(e => e.id === id || e.target === id)), 15_000, `${id} in the inbox of ${phone}`)
   return entry!
 }
 
 /** The webhook bodies of these message ids, in the order given (waiting for all of them). */
-export async function hooks(world: World, ids: string[]): Promise<any[]> {
+export async function hooks(world: Pick<World, 'receiver'>, ids: string[]): Promise<any[]> {
   const payloads = () => world.receiver.hooks.map(h => h.payload)
   await waitFor(() => ids.every(id => payloads().some(p => p?.idMessagem === id)), 15_000, `webhooks for ${ids.join(', ')}`)
   return ids.map(id => payloads().find(p => p?.idMessagem === id))
