@@ -1,3 +1,4 @@
+import PQueue from 'p-queue'
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from '@whiskeysockets/baileys'
 import type { Storage } from 'zapgate'
 import type { BaileysModule } from './types.ts'
@@ -97,10 +98,19 @@ export async function storedPhone(storage: Storage, prefix: string): Promise<str
   return user && /^\d+$/.test(user) ? user : undefined
 }
 
-/** Delete every entry whose key starts with `prefix` (listed first, then deleted). */
+/**
+ * Delete every entry whose key starts with `prefix` (listed first, then deleted, DELETE_CONCURRENCY at
+ * a time). A linked device keeps about 850 keys (812 pre-keys at first); deleting them all at once
+ * queued hundreds of writes on a SQLite store, whose last ones then waited past the store's time-out
+ * and failed, with the instance's heartbeat stuck behind them (found on the real stack: a 401 after a
+ * restart never reported logged-out).
+ */
 export async function deleteByPrefix(storage: Storage, prefix: string): Promise<number> {
   const keys: string[] = []
   for await (const [key] of storage.list(prefix)) keys.push(key)
-  await Promise.all(keys.map(key => storage.delete(key)))
+  await new PQueue({ concurrency: DELETE_CONCURRENCY }).addAll(keys.map(key => () => storage.delete(key)))
   return keys.length
 }
+
+/** How many deletes of one clear the store gets at a time. */
+const DELETE_CONCURRENCY = 8

@@ -51,6 +51,11 @@ export class MessageStore {
     return this.storage.get<StoredMessage>(this.prefix + id)
   }
 
+  /** Forget a message (deleted for everyone): later finds answer undefined. */
+  async forget(id: string): Promise<void> {
+    await this.storage.delete(this.prefix + id)
+  }
+
   /** The content of a remembered message (Baileys' getMessage, for retries of own sends). */
   async content(id: string): Promise<proto.IMessage | undefined> {
     const stored = await this.find(id)

@@ -38,7 +38,10 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
     const target = await requireTarget(deps.messages, message.target)
     if (message.kind === 'reaction') return send(deps, target.key.remoteJid, { react: { text: message.emoji, key: messageKey(target.key) } })
     if (!target.key.fromMe && !isGroupJid(target.key.remoteJid)) invalid('only the sender can delete a message in a 1:1 chat')
-    return send(deps, target.key.remoteJid, { delete: messageKey(target.key) })
+    const sent = await send(deps, target.key.remoteJid, { delete: messageKey(target.key) })
+    // Deleted for everyone: no later reaction, delete or read names it (as on the network, where it is gone).
+    await deps.messages.forget(target.key.id).catch(err => deps.logger.warn({ err, messageId: target.key.id }, 'could not forget a deleted message'))
+    return sent
   }
   const jid = await deps.resolver.resolve(deps.socket, to, deps.timeoutMs)
   if (message.kind === 'buttons' || message.kind === 'carousel') {
@@ -62,7 +65,7 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
 export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'timeoutMs'>, target: MessageRef): Promise<void> {
   if (!target || typeof target.id !== 'string' || target.id === '') invalid('target must name a message id')
   const stored = await deps.messages.find(target.id)
-  if (!stored || stored.key.fromMe) throw new TransportError('not-found', `no received message ${target.id}`)
+  if (!stored || stored.key.fromMe || !inChat(stored.key, target.chat)) throw new TransportError('not-found', `no received message ${target.id} in that chat`)
   if (isGroupJid(stored.key.remoteJid) && !stored.key.participant) throw new TransportError('not-found', `the sender of ${target.id} is unknown`)
   await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
 }
@@ -147,6 +150,18 @@ async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage
 
 async function requireTarget(messages: MessageStore, target: MessageRef): Promise<StoredMessage> {
   const stored = await messages.find(target.id)
-  if (!stored) throw new TransportError('not-found', `no message ${target.id} known to this device`)
+  if (!stored || !inChat(stored.key, target.chat)) throw new TransportError('not-found', `no message ${target.id} of that chat known to this device`)
   return stored
+}
+
+/**
+ * Whether a remembered key belongs to the chat the caller named (`MessageRef.chat`: phone digits, a
+ * `<digits>@lid` or a group id; none: any chat). A target of another chat is not found, as on the
+ * network: a reaction or read receipt never goes to a chat other than the one the caller named.
+ */
+function inChat(key: StoredMessage['key'], chat: string | undefined): boolean {
+  if (!chat) return true
+  const wanted = chat.split('@')[0].replace(/\D/g, '')
+  if (isGroupJid(chat) || isGroupJid(key.remoteJid)) return key.remoteJid === chat
+  return [key.remoteJid, key.remoteJidAlt].some(jid => jid !== undefined && jid.split('@')[0].split(':')[0] === wanted)
 }

@@ -102,7 +102,7 @@ function buttonsOf(flow: proto.Message.InteractiveMessage.INativeFlowMessage): B
     }
     const text = params.display_text ?? ''
     if (b.name === 'cta_url') return { type: 'url', text, url: params.url ?? '' }
-    if (b.name === 'cta_call') return { type: 'call', text, phone: (params.phone_number ?? '').replace(/\D/g, '') }
+    if (b.name === 'cta_call') return { type: 'call', text, phone: params.phone_number ?? '' }
     return { type: 'reply', id: params.id ?? '', text }
   })
 }

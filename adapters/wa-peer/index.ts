@@ -24,7 +24,7 @@ export async function startWaPeer(options: WaPeerOptions = {}): Promise<WaPeer> 
 }
 
 export { WaPeer, type WaPeerOptions, type WaFault, type WaGroupInfo } from './peer.ts'
-export { WaPhone, type WaDeviceInfo } from './phone-api.ts'
+export { WaPhone, type WaDeviceInfo, type PhoneMediaKind, type PhoneMediaOptions } from './phone-api.ts'
 export type { PhoneMessage } from './phone.ts'
 export type { MediaHost } from './media.ts'
 export type { DeviceReceipt, PhoneSent, PeerStats, PeerRecords } from './model.ts'

@@ -104,10 +104,25 @@ export class WaPhone {
 
   /** Send an image (encrypted and uploaded to the peer's media host, which must run: `media: true`). */
   async sendImage(to: WaPhone | string, data: Buffer, options: { caption?: string; mimetype?: string } = {}): Promise<PhoneSent> {
+    return this.send(to, await this.mediaContent('image', data, options))
+  }
+
+  /**
+   * A media message of `type` carrying `data`, encrypted and uploaded to the peer's media host (which
+   * must run: `media: true`) as a phone does; send it with `send` or `sendToGroup`.
+   */
+  async mediaContent(type: PhoneMediaKind, data: Buffer, options: PhoneMediaOptions = {}): Promise<proto.IMessage> {
     const media = this.core.media
     if (!media) throw new Error('the peer runs no media host (start it with media: true)')
-    const uploaded = await media.upload(data, 'image')
-    return this.send(to, { imageMessage: { ...uploaded, mimetype: options.mimetype ?? 'image/png', ...(options.caption ? { caption: options.caption } : {}) } })
+    const uploaded = await media.upload(data, type)
+    const fields = {
+      ...uploaded,
+      mimetype: options.mimetype ?? DEFAULT_MIMETYPES[type],
+      ...(options.caption && type !== 'audio' ? { caption: options.caption } : {}),
+      ...(options.fileName && type === 'document' ? { fileName: options.fileName } : {}),
+      ...(options.voiceNote && type === 'audio' ? { ptt: true } : {}),
+    }
+    return { [`${type}Message`]: fields }
   }
 
   /** Send a text. */
@@ -223,4 +238,24 @@ export class WaPhone {
     if (!account) throw new Error(`${user} is not a phone of this peer`)
     return account
   }
+}
+
+/** The kinds of media a phone sends. */
+export type PhoneMediaKind = 'image' | 'video' | 'audio' | 'document'
+
+/** What a phone's media message says besides its bytes. */
+export interface PhoneMediaOptions {
+  caption?: string
+  mimetype?: string
+  /** Documents only. */
+  fileName?: string
+  /** Audio only: a voice note (`ptt`). */
+  voiceNote?: boolean
+}
+
+const DEFAULT_MIMETYPES: Record<PhoneMediaKind, string> = {
+  image: 'image/png',
+  video: 'video/mp4',
+  audio: 'audio/ogg; codecs=opus',
+  document: 'application/octet-stream',
 }

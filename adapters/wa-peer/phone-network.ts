@@ -1,4 +1,5 @@
-import { TransportError, type LinkChallenge } from 'zapgate'
+import type { proto } from '@whiskeysockets/baileys'
+import { TransportError, type GroupInfo, type LinkChallenge } from 'zapgate'
 import type { InboxEntry, LinkTarget, NetworkStats, PhoneMessage, PhoneNetwork, PhoneProfile } from 'zapgate/adapters/transport-memory'
 import { inboxEntries } from './inbox.ts'
 import type { PeerStats } from './model.ts'
@@ -17,8 +18,8 @@ export interface PeerPhoneNetworkOptions {
 /**
  * The local WhatsApp peer's phones behind the simulator's phone routes (`/_sim`, docs/simulator.md):
  * the same bodies and answers as the simulated network, so a black-box test written against the
- * simulator runs against the real Baileys stack. Groups are not served yet (the routes answer 501),
- * nor media sent by phones (400).
+ * simulator runs against the real Baileys stack. Phones send media only when the peer runs its media
+ * host (`media: true`); groups are in phone-number addressing, without descriptions.
  */
 export class PeerPhoneNetwork implements PhoneNetwork {
   /** The WhatsApp device JID of each gateway device a scan linked, for unlinks by device id. */
@@ -52,14 +53,11 @@ export class PeerPhoneNetwork implements PhoneNetwork {
 
   async sendFromPhone(from: string, to: string, message: PhoneMessage): Promise<string> {
     const phone = this.peer.phone(digits(from))
+    if (to.endsWith('@g.us')) return this.sendToGroup(phone, to, message)
     const recipient = this.recipient(to)
+    const plain = await this.plainContent(phone, message)
+    if (plain) return phone.send(recipient, plain).id
     switch (message.type) {
-      case 'text':
-        return phone.sendText(recipient, message.text).id
-      case 'contact':
-        return phone.sendContact(recipient, message.name, digits(message.phone)).id
-      case 'location':
-        return phone.sendLocation(recipient, message.latitude, message.longitude, message.name ?? message.text).id
       case 'reaction': {
         const own = phone.sent.some(m => m.id === message.target && m.to === recipient.pn)
         if (!own) this.received(phone, recipient, message.target)
@@ -88,6 +86,25 @@ export class PeerPhoneNetwork implements PhoneNetwork {
       default:
         throw new TransportError('invalid', `the local WhatsApp peer's phones do not send ${message.type} yet`)
     }
+  }
+
+  /** `creator` creates a group with `members` (phones of the peer): its devices and theirs get the add notification. */
+  createGroup(creator: string, subject: string, members: string[] = [], options: { description?: string } = {}): GroupInfo {
+    if (options.description) throw new TransportError('invalid', "the local WhatsApp peer's groups have no description yet")
+    const phone = this.peer.phone(digits(creator))
+    const jid = phone.createGroup(subject, ...members.map(m => this.recipient(m)))
+    const group = this.peer.group(jid)!
+    return {
+      id: jid,
+      subject,
+      participants: group.members.map(pn => ({ id: `${pn}@s.whatsapp.net`, phone: pn, admin: group.admins.includes(pn) })),
+      inviteCode: group.inviteCode,
+    }
+  }
+
+  inviteLink(groupId: string): string | undefined {
+    const group = this.peer.group(groupId)
+    return group && `https://chat.whatsapp.com/${group.inviteCode}`
   }
 
   inbox(phone: string): InboxEntry[] {
@@ -140,13 +157,51 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     return challenge
   }
 
-  /** The peer's phone `to` stands for (a phone number or `<pn>@s.whatsapp.net`); groups are not served yet. */
+  /** The peer's phone `to` stands for (a phone number or `<pn>@s.whatsapp.net`). */
   private recipient(to: string): WaPhone {
-    if (to.endsWith('@g.us')) throw new TransportError('not-found', 'the local WhatsApp peer has no groups yet')
     const number = digits(to.replace(/@.*$/, ''))
     const phone = this.peer.phones().find(p => p.pn === number || p.lid === `${number}@lid`)
     if (!phone) throw new TransportError('not-found', `${to} is not a phone of this network`)
     return phone
+  }
+
+  /** A text, contact, location or media message as it goes to a chat or a group alike; undefined for the kinds that name a chat's message. */
+  private async plainContent(phone: WaPhone, message: PhoneMessage): Promise<proto.IMessage | undefined> {
+    switch (message.type) {
+      case 'text':
+        return { conversation: message.text }
+      case 'contact': {
+        const pn = digits(message.phone)
+        return {
+          contactMessage: { displayName: message.name, vcard: `BEGIN:VCARD\nVERSION:3.0\nFN:${message.name}\nTEL;type=CELL;waid=${pn}:+${pn}\nEND:VCARD` },
+        }
+      }
+      case 'location': {
+        const name = message.name ?? message.text
+        return { locationMessage: { degreesLatitude: message.latitude, degreesLongitude: message.longitude, ...(name ? { name } : {}) } }
+      }
+      case 'image':
+      case 'video':
+      case 'audio':
+      case 'document': {
+        if (!this.peer.media)
+          throw new TransportError('invalid', `the local WhatsApp peer's phones send ${message.type} only with its media host (media: true)`)
+        if (message.base64 !== undefined && !/^[A-Za-z0-9+/]*={0,2}$/.test(message.base64)) throw new TransportError('invalid', 'base64 is not base64')
+        const bytes = message.base64 !== undefined ? Buffer.from(message.base64, 'base64') : Buffer.from(`a ${message.type} from a phone`)
+        const { caption, mimetype, fileName, voiceNote } = message
+        return phone.mediaContent(message.type, bytes, { caption, mimetype, fileName, voiceNote })
+      }
+      default:
+        return undefined
+    }
+  }
+
+  /** `phone` sends to a group it is a member of (text, contact, location, media). */
+  private async sendToGroup(phone: WaPhone, groupId: string, message: PhoneMessage): Promise<string> {
+    if (!this.peer.group(groupId)?.members.includes(phone.pn)) throw new TransportError('not-found', `${phone.pn} is no member of ${groupId}`)
+    const content = await this.plainContent(phone, message)
+    if (!content) throw new TransportError('invalid', `the local WhatsApp peer's phones do not send ${message.type} to groups yet`)
+    return phone.sendToGroup(groupId, content).id
   }
 
   /** A message `recipient`'s devices sent `phone`: a reaction or a tap names one. */

@@ -43,6 +43,29 @@ policy('401 logged out: auth wiped, status logged-out, no reconnect', async () =
   await s.transport.stop()
 })
 
+policy('401 with a store that fails the deletes: still logged-out; a clear deletes a few keys at a time, never all at once', async () => {
+  // Found on the real stack: ~850 keys deleted at once on SQLite outlived the store's time-out, and logged-out was never reported.
+  const flight = { now: 0, most: 0, failing: false }
+  const storage = new (class extends RecordingStorage {
+    override async delete(key: string): Promise<boolean> {
+      if (!key.startsWith('device:dev:auth:')) return super.delete(key)
+      flight.most = Math.max(flight.most, ++flight.now)
+      await settle(1)
+      flight.now--
+      if (flight.failing) throw new Error('the store did not answer in time')
+      return super.delete(key)
+    }
+  })()
+  const s = await setupBaileys({ storage })
+  await s.linked('dev', '5511999990000', '123456789@lid')
+  for (let i = 0; i < 40; i++) await storage.set(`device:dev:auth:key:pre-key:${i}`, '{}')
+  flight.failing = true
+  await s.fake.current('dev').close(401)
+  await waitFor(() => last(s)?.state === 'logged-out', 'logged-out')
+  assert.ok(flight.most > 1 && flight.most <= 8, `at most 8 deletes at a time (${flight.most})`)
+  await s.transport.stop()
+})
+
 policy('440 connection replaced: status replaced with the reason, credentials kept, no reconnect by itself; connect() opens it again', async () => {
   const s = await openDevice()
   const sockets = s.fake.sockets.length

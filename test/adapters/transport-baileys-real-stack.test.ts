@@ -1,27 +1,18 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { TransportEvent } from '../../src/ports/transport.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { baileysTransport, type BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
-import { startWaPeer } from '../../adapters/wa-peer/index.ts'
-import { RecordingStorage } from '../helpers/recording-storage.ts'
+import type { BaileysTransportOptions } from '../../adapters/transport-baileys/index.ts'
+import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
+import { startedTransport, trustedPeer } from '../helpers/real-stack.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 const stack = suite('Baileys transport over the real Baileys stack and a local Noise peer (no fake socket)')
 
 stack('the default socket factory completes the Noise handshake with a local peer and link() answers its QR', async () => {
-  const server = await startWaPeer({ qrRefs: ['REF-ONE', 'REF-TWO'] })
-  const restoreRoot = server.trustRoot()
-  const events: TransportEvent[] = []
-  const transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    // Loopback only: the real makeWASocket connects to this peer, never to WhatsApp.
-    socketConfig: { waWebSocketUrl: server.url, connectTimeoutMs: 5_000, qrTimeout: 200 },
-    linkTimeoutMs: 5_000,
-  })
+  const trusted = await trustedPeer({ qrRefs: ['REF-ONE', 'REF-TWO'] })
+  const server = trusted.peer
+  const { transport, events } = await realTransport(server)
   try {
-    await transport.start({ storage: new RecordingStorage(), logger: silentLogger, emit: async event => void events.push(event) })
     const challenge = await transport.link('dev', {})
     assert.is(challenge.kind, 'qr')
     const parts = challenge.kind === 'qr' ? challenge.qr.split('#')[1].split(',') : []
@@ -46,25 +37,13 @@ stack('the default socket factory completes the Noise handshake with a local pee
     )
   } finally {
     await transport.stop()
-    restoreRoot()
-    await server.close()
+    await trusted.close()
   }
 })
 
-/** A started transport on the real Baileys stack (default factory) against `url`, recording its events. */
-async function realTransport(url: string, options: Partial<BaileysTransportOptions> = {}) {
-  const events: TransportEvent[] = []
-  const transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    // Loopback only: the real makeWASocket connects here, never to WhatsApp.
-    socketConfig: { waWebSocketUrl: url, connectTimeoutMs: 5_000, qrTimeout: 200 },
-    linkTimeoutMs: 5_000,
-    openTimeoutMs: 4_000,
-    reconnect: { initialDelayMs: 50, jitter: 0 },
-    ...options,
-  })
-  await transport.start({ storage: new RecordingStorage(), logger: silentLogger, emit: async event => void events.push(event) })
-  return { transport, events }
+/** A started transport on the real Baileys stack (default factory) against `peer` (open or closed), recording its events. */
+function realTransport(peer: WaPeer, options: Partial<BaileysTransportOptions> = {}) {
+  return startedTransport(peer, { linkTimeoutMs: 5_000, ...options, socketConfig: { qrTimeout: 200 } })
 }
 
 stack(
@@ -73,7 +52,7 @@ stack(
     const server = await startWaPeer()
     server.refuseUpgrades(503)
     // The watch and the link time-out far off: only the refused upgrade can answer within the bound.
-    const { transport, events } = await realTransport(server.url, { openTimeoutMs: 30_000, linkTimeoutMs: 30_000 })
+    const { transport, events } = await realTransport(server, { openTimeoutMs: 30_000, linkTimeoutMs: 30_000 })
     try {
       const started = Date.now()
       const error = await transportRejection(transport.link('dev', {}))
@@ -92,9 +71,8 @@ stack(
 
 stack('nothing listening (ECONNREFUSED, which Baileys codes 408 like an expired QR): link() answers unreachable, not "QR expired"', async () => {
   const server = await startWaPeer()
-  const url = server.url
   await server.close() // the port is now closed
-  const { transport } = await realTransport(url)
+  const { transport } = await realTransport(server, { openTimeoutMs: 4_000 })
   try {
     const error = await transportRejection(transport.link('dev', {}))
     assert.is(error.code, 'unreachable')

@@ -225,6 +225,8 @@ const SURFACE: Record<string, Surface> = {
       'PeerPhoneNetworkOptions',
       'PeerRecords',
       'PeerStats',
+      'PhoneMediaKind',
+      'PhoneMediaOptions',
       'PhoneMessage',
       'PhoneSent',
       'WaDeviceInfo',

@@ -1,11 +1,11 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { SessionState, TransportEvent } from '../../src/ports/transport.ts'
-import { silentLogger } from '../../src/logger.ts'
-import { baileysTransport, type BaileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
+import type { BaileysTransport } from '../../adapters/transport-baileys/index.ts'
+import type { WaPeer } from '../../adapters/wa-peer/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { waitFor } from '../helpers/gateway.ts'
+import { startedTransport, trustedPeer, type StartedTransport, type TrustedPeer } from '../helpers/real-stack.ts'
 
 /**
  * Stream errors and connection faults the peer injects on a linked device, through the Baileys
@@ -16,8 +16,8 @@ const faults = suite<World>('faults of the WhatsApp peer on the real Baileys sta
 const SHOP = '5511999990001'
 
 interface World {
+  trusted: TrustedPeer
   peer: WaPeer
-  restoreRoot: () => void
   storage: RecordingStorage
   transport: BaileysTransport
   events: TransportEvent[]
@@ -25,8 +25,8 @@ interface World {
 }
 
 faults.before(async world => {
-  world.peer = await startWaPeer()
-  world.restoreRoot = world.peer.trustRoot()
+  world.trusted = await trustedPeer()
+  world.peer = world.trusted.peer
   world.storage = new RecordingStorage()
   ;({ transport: world.transport, events: world.events } = await started(world))
   const challenge = await world.transport.link('dev', {})
@@ -37,8 +37,7 @@ faults.before(async world => {
 
 faults.after(async world => {
   await world.transport?.stop()
-  await world.peer?.close()
-  world.restoreRoot?.()
+  await world.trusted?.close()
 })
 
 faults('515 (restart required): the device reconnects and logs in again with its stored credentials, no new pairing', async world => {
@@ -116,17 +115,9 @@ faults.run()
 
 // --- Internal helpers ---
 
-/** A started transport on the real stack against the world's peer and store, with its events. */
-async function started(world: World): Promise<{ transport: BaileysTransport; events: TransportEvent[] }> {
-  const events: TransportEvent[] = []
-  const transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    // Loopback only; a short keep-alive so that a silent server is noticed in seconds.
-    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000, keepAliveIntervalMs: 1_000 },
-    reconnect: { initialDelayMs: 50, jitter: 0 },
-  })
-  await transport.start({ storage: world.storage, logger: silentLogger, emit: async event => void events.push(event) })
-  return { transport, events }
+/** A started transport on the real stack against the world's peer and store, with its events; a short keep-alive so that a silent server is noticed in seconds. */
+function started(world: World): Promise<StartedTransport> {
+  return startedTransport(world.peer, { socketConfig: { keepAliveIntervalMs: 1_000 } }, world.storage)
 }
 
 function lastState(events: TransportEvent[]): SessionState | undefined {

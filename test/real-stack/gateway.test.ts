@@ -4,10 +4,10 @@ import { join } from 'node:path'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
-import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
+import type { WaPeer } from '../../adapters/wa-peer/index.ts'
 import { qrText } from '../helpers/cluster.ts'
-import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { hookFor, realStackGateway, register, trustedPeer, type RealStackGateway, type TrustedPeer } from '../helpers/real-stack.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 
 /**
@@ -21,12 +21,12 @@ const SHOP = '5511999990001'
 const FRIEND = '5511988880002'
 
 interface World {
+  trusted: TrustedPeer
   peer: WaPeer
-  restoreRoot: () => void
   receiver: Receiver
   storeUrl: string
   dir: string
-  t: TestGateway
+  t: RealStackGateway
   authkey: string
   device: { id: string; appkey: string }
   /** Every session state the gateways reported, in order. */
@@ -34,21 +34,20 @@ interface World {
 }
 
 real.before(async world => {
-  world.peer = await startWaPeer()
-  world.restoreRoot = world.peer.trustRoot()
+  world.trusted = await trustedPeer()
+  world.peer = world.trusted.peer
   world.receiver = await startReceiver()
   world.dir = mkdtempSync(join(tmpdir(), 'zapgate-real-'))
   world.storeUrl = `sqlite://${join(world.dir, 'store.sqlite')}`
   world.states = []
   world.t = await gateway(world)
-  world.authkey = (await world.t.register()).authkey
+  world.authkey = await register(world.t)
 })
 
 real.after(async world => {
   await world.t?.stop()
   await world.receiver?.stop()
-  await world.peer?.close()
-  world.restoreRoot?.()
+  await world.trusted?.close()
   rmSync(world.dir, { recursive: true, force: true })
 })
 
@@ -265,23 +264,10 @@ real.run()
 
 // --- Internal helpers ---
 
-async function gateway(world: World): Promise<TestGateway> {
-  const transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    // Loopback only: the real makeWASocket connects to the peer, never to WhatsApp.
-    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
-    reconnect: { initialDelayMs: 50, jitter: 0 },
-  })
-  const t = await startGateway({ transport, storage: await storageFromUrl(world.storeUrl), allowPrivateUrls: true })
+async function gateway(world: World): Promise<RealStackGateway> {
+  const t = await realStackGateway(world.peer, { storage: await storageFromUrl(world.storeUrl) })
   t.gateway.events.on('device-status', ({ status }) => void world.states.push(status.state))
   return t
-}
-
-/** The webhook body of message `id`, once it arrived. */
-async function hookFor(receiver: Receiver, id: string, timeoutMs = 10_000): Promise<any> {
-  const find = () => receiver.hooks.map(h => h.payload).find(p => p?.idMessagem === id)
-  await waitFor(() => !!find(), timeoutMs, `the webhook of ${id} (got ${JSON.stringify(receiver.hooks.map(h => h.payload?.idMessagem))})`)
-  return find()
 }
 
 async function status(world: World): Promise<Record<string, any>> {

@@ -1,10 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
-import { qrText } from '../helpers/cluster.ts'
-import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
-import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { startRealStack, type RealStack } from '../helpers/real-stack.ts'
 
 /**
  * Groups on the real Baileys stack against the local WhatsApp peer, through the whole gateway:
@@ -19,45 +16,16 @@ const SHOP = '5511999990001'
 const ANA = '5511988880002'
 const BETO = '5511977770003'
 
-interface World {
-  peer: WaPeer
-  restoreRoot: () => void
-  receiver: Receiver
-  t: TestGateway
-  authkey: string
-  device: { id: string; appkey: string }
+interface World extends RealStack {
   groupId: string
 }
 
 groups.before(async world => {
-  world.peer = await startWaPeer()
-  world.restoreRoot = world.peer.trustRoot()
-  world.receiver = await startReceiver()
-  const transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    // Loopback only: the real makeWASocket connects to the peer, never to WhatsApp.
-    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
-    reconnect: { initialDelayMs: 50, jitter: 0 },
-  })
-  world.t = await startGateway({ transport, allowPrivateUrls: true })
-  world.authkey = (await world.t.register()).authkey
-  const created = await world.t.post('/api/v2/qrcode', { authkey: world.authkey, setAppkey: 'loja', webhook: world.receiver.url })
-  assert.is(created.status, 200, created.text)
-  world.device = { id: created.body.id, appkey: created.body.appkey }
-  await world.peer.phone(SHOP).scan(qrText(created.body.qrcode))
-  await waitFor(
-    async () =>
-      (await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
-    10_000,
-    'connected',
-  )
+  Object.assign(world, await startRealStack())
 })
 
 groups.after(async world => {
-  await world.t?.stop()
-  await world.receiver?.stop()
-  await world.peer?.close()
-  world.restoreRoot?.()
+  await world.close?.()
 })
 
 groups('operation 22 creates the group on the network with the device as admin and both phones as members, and answers its invite link', async world => {

@@ -2,17 +2,18 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { SessionState, TransportEvent } from '../../src/ports/transport.ts'
 import { silentLogger } from '../../src/logger.ts'
-import { baileysTransport, type BaileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
+import type { BaileysTransport } from '../../adapters/transport-baileys/index.ts'
+import type { WaPeer } from '../../adapters/wa-peer/index.ts'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { waitFor } from '../helpers/gateway.ts'
+import { startedTransport, trustedPeer, type TrustedPeer } from '../helpers/real-stack.ts'
 
 /** Linking on the real Baileys stack: by pairing code, what the peer refuses, and iqs it does not know. */
 const link = suite<World>('linking through the WhatsApp peer on the real Baileys stack')
 
 interface World {
+  trusted: TrustedPeer
   peer: WaPeer
-  restoreRoot: () => void
   transport: BaileysTransport
   events: TransportEvent[]
   /** What the gateway's logger got at error level. */
@@ -20,25 +21,17 @@ interface World {
 }
 
 link.before.each(async world => {
-  world.peer = await startWaPeer()
-  world.restoreRoot = world.peer.trustRoot()
-  world.events = []
+  world.trusted = await trustedPeer()
+  world.peer = world.trusted.peer
   world.errors = []
   const logger = { ...silentLogger, error: (obj: unknown, msg?: string) => void world.errors.push(`${msg} ${JSON.stringify(obj)}`) }
-  world.transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
-    reconnect: { initialDelayMs: 50, jitter: 0 },
-    linkTimeoutMs: 5_000,
-    sendTimeoutMs: 5_000,
-  })
-  await world.transport.start({ storage: new RecordingStorage(), logger, emit: async event => void world.events.push(event) })
+  const options = { linkTimeoutMs: 5_000, sendTimeoutMs: 5_000 }
+  ;({ transport: world.transport, events: world.events } = await startedTransport(world.peer, options, new RecordingStorage(), logger))
 })
 
 link.after.each(async world => {
   await world.transport.stop()
-  await world.peer.close()
-  world.restoreRoot()
+  await world.trusted.close()
 })
 
 link('by pairing code: the phone enters the code, derives the ADV secret as the client does, pairs the device, and it logs in', async world => {

@@ -1,12 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { Agent } from 'node:https'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { startWaPeer, type WaPeer } from '../../adapters/wa-peer/index.ts'
-import { qrText } from '../helpers/cluster.ts'
-import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
-import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { startRealStack, type RealStack } from '../helpers/real-stack.ts'
 import { PNG } from '../helpers/samples.ts'
 
 /**
@@ -23,44 +19,15 @@ const FRIEND = '5511988880002'
 /** A PNG with random bytes after its end: an image to the gateway's sniffing, and only the exact file compares equal. */
 const IMAGE = Buffer.concat([PNG, randomBytes(4000)])
 
-interface World {
-  peer: WaPeer
-  restoreRoot: () => void
-  receiver: Receiver
-  t: TestGateway
-  authkey: string
-  device: { id: string; appkey: string }
-}
+type World = RealStack
 
 media.before(async world => {
-  world.peer = await startWaPeer({ media: true })
-  world.restoreRoot = world.peer.trustRoot()
-  world.receiver = await startReceiver()
-  const transport = baileysTransport({
-    resolveVersion: async () => [2, 3000, 1],
-    // Loopback only: the real makeWASocket connects to the peer, never to WhatsApp; media goes to its host.
-    socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000, fetchAgent: new Agent({ ca: world.peer.media!.ca }) },
-    reconnect: { initialDelayMs: 50, jitter: 0 },
-  })
-  world.t = await startGateway({ transport, allowPrivateUrls: true })
-  world.authkey = (await world.t.register()).authkey
-  const created = await world.t.post('/api/v2/qrcode', { authkey: world.authkey, setAppkey: 'loja', webhook: world.receiver.url })
-  assert.is(created.status, 200, created.text)
-  world.device = { id: created.body.id, appkey: created.body.appkey }
-  await world.peer.phone(SHOP).scan(qrText(created.body.qrcode))
-  await waitFor(
-    async () =>
-      (await world.t.post('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
-    10_000,
-    'connected',
-  )
+  // The peer runs its media host; the transport trusts its CA (peerTransport does, through socketConfig.fetchAgent).
+  Object.assign(world, await startRealStack({ peer: { media: true } }))
 })
 
 media.after(async world => {
-  await world.t?.stop()
-  await world.receiver?.stop()
-  await world.peer?.close()
-  world.restoreRoot?.()
+  await world.close?.()
 })
 
 media('an image the gateway sends is uploaded to the media host named by media_conn; the phone downloads and decrypts exactly those bytes', async world => {

@@ -1,13 +1,10 @@
-import Koa from 'koa'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createGateway, type Gateway } from '../../src/index.ts'
-import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
-import { simulatorRoutes } from '../../adapters/transport-memory/index.ts'
-import { PeerPhoneNetwork, startWaPeer, watchLinkChallenges, type WaPeer } from '../../adapters/wa-peer/index.ts'
 import { waitFor } from '../helpers/gateway.ts'
-import { listen, post } from '../helpers/http.ts'
-import { startReceiver, type Receiver } from '../helpers/receiver.ts'
+import { post } from '../helpers/http.ts'
+import { hooks, phoneSends } from '../helpers/conformance/world.ts'
+import { pick } from '../helpers/conformance/sends.ts'
+import { startRealStack, type RealStack } from '../helpers/real-stack.ts'
 
 /**
  * The simulator's phone routes served by the local WhatsApp peer, in front of a gateway on the real
@@ -20,50 +17,18 @@ const SHOP = '5511999990001'
 const FRIEND = '5511988880002'
 const HIDDEN = '5511977770003'
 
-interface World {
-  peer: WaPeer
-  restoreRoot: () => void
-  gateway: Gateway
-  server: Awaited<ReturnType<typeof listen>>
-  receiver: Receiver
-  authkey: string
-  api(path: string, body: Record<string, unknown>): ReturnType<typeof post>
+interface World extends RealStack {
+  /** POST to the gateway's server (its API and the phone routes). */
+  api: RealStack['t']['post']
 }
 
 routes.before(async world => {
-  world.peer = await startWaPeer()
-  world.restoreRoot = world.peer.trustRoot()
-  world.receiver = await startReceiver()
-  const watched = watchLinkChallenges(
-    baileysTransport({
-      resolveVersion: async () => [2, 3000, 1],
-      socketConfig: { waWebSocketUrl: world.peer.url, connectTimeoutMs: 5_000 },
-      reconnect: { initialDelayMs: 50, jitter: 0 },
-    }),
-  )
-  world.gateway = await createGateway({ transport: watched.transport, storage: undefined, allowPrivateUrls: true })
-  const app = new Koa()
-  app.use(simulatorRoutes(new PeerPhoneNetwork(world.peer, { challengeOf: watched.challengeOf }), { findDevices: world.gateway.findDevices }).routes())
-  app.use(world.gateway.routes())
-  world.server = await listen(app)
-  world.api = (path, body) => post(world.server.url + path, body)
-  const registered = await world.api('/api/auth', {
-    auth: 'registrar',
-    nome: 'Ana',
-    email: 'ana@example.com',
-    senha: 'segredo1',
-    telefone: '5511900000000',
-    plano: '1',
-  })
-  world.authkey = registered.body.data.authkey
+  Object.assign(world, await startRealStack({ link: false }))
+  world.api = world.t.post
 })
 
 routes.after(async world => {
-  await world.server?.stop()
-  await world.gateway?.close()
-  await world.receiver?.stop()
-  await world.peer?.close()
-  world.restoreRoot?.()
+  await world.close?.()
 })
 
 routes('scan by appkey: 400 without authkey, 404 for another name, 200 for the device showing a QR; then 404 (nothing to scan)', async world => {
@@ -73,7 +38,7 @@ routes('scan by appkey: 400 without authkey, 404 for another name, 200 for the d
   assert.equal(await answer(world, '/_sim/scan', { appkey: 'loja', phone: SHOP }), [400, 'authkey is required to find a device by appkey'])
   assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'outra', phone: SHOP }), [404, 'device not found'])
   assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'loja', phone: SHOP }), [200, 'device linked'])
-  await waitFor(async () => (await status(world)).conectado === true, 10_000, 'connected')
+  await waitFor(async () => (await world.status()).conectado === true, 10_000, 'connected')
   assert.equal(await answer(world, '/_sim/scan', { authkey, appkey: 'loja', phone: SHOP }), [
     404,
     'no pending link matches (QR expired, or code issued for another phone)',
@@ -82,9 +47,9 @@ routes('scan by appkey: 400 without authkey, 404 for another name, 200 for the d
 })
 
 routes('phones with a LID and with a hidden number: their texts reach the webhook from the LID, with the number only when it is not hidden', async world => {
-  const lid = await post(`${world.server.url}/_sim/phones`, { phone: FRIEND, lid: '123456789012@lid', pushName: 'Amiga' })
+  const lid = await post(`${world.t.url}/_sim/phones`, { phone: FRIEND, lid: '123456789012@lid', pushName: 'Amiga' })
   assert.equal([lid.status, lid.body.lid], [200, '123456789012@lid'], lid.text)
-  const hidden = await post(`${world.server.url}/_sim/phones`, { phone: HIDDEN, lid: true, hidePhone: true })
+  const hidden = await post(`${world.t.url}/_sim/phones`, { phone: HIDDEN, lid: true, hidePhone: true })
   assert.is(hidden.status, 200, hidden.text)
   assert.match(hidden.body.lid, /^\d+@lid$/)
   const fromFriend = await send(world, { from: FRIEND, to: SHOP, type: 'text', text: 'oi' })
@@ -109,7 +74,7 @@ routes(
       buttons: [{ type: 'replyButton', displaytext: 'Pedido', id: 'pedido' }],
     })
     assert.equal([text.status, buttons.status], [200, 200], buttons.text)
-    const inbox = async () => (await fetch(`${world.server.url}/_sim/inbox/${FRIEND}`)).json() as Promise<any[]>
+    const inbox = async () => (await fetch(`${world.t.url}/_sim/inbox/${FRIEND}`)).json() as Promise<any[]>
     await waitFor(async () => (await inbox()).some(m => m.id === buttons.body.id), 10_000, 'the buttons in the inbox')
     const entries = await inbox()
     assert.equal(
@@ -147,9 +112,9 @@ routes(
 )
 
 routes(
-  "what the peer cannot do answers as the simulator does for bad input: a wrong target 404, another's message 400, phone media 400, groups 501",
+  "what the peer cannot do answers as the simulator does for bad input: a wrong target 404, another's message 400, phone media without the media host 400, a group description 400",
   async world => {
-    const gatewaySent = ((await (await fetch(`${world.server.url}/_sim/inbox/${FRIEND}`)).json()) as any[])[0].id
+    const gatewaySent = ((await (await fetch(`${world.t.url}/_sim/inbox/${FRIEND}`)).json()) as any[])[0].id
     assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'delete', target: 'NOPE' }), [404, 'no message NOPE in that chat'])
     assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'delete', target: gatewaySent }), [
       400,
@@ -162,21 +127,24 @@ routes(
     ])
     assert.equal(await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'image', base64: 'aGk=' }), [
       400,
-      "the local WhatsApp peer's phones do not send image yet",
+      "the local WhatsApp peer's phones send image only with its media host (media: true)",
     ])
     const sticker = await answer(world, '/_sim/send', { from: FRIEND, to: SHOP, type: 'sticker' })
     assert.is(sticker[0], 400)
     assert.match(sticker[1], /^type: .*Expected one of .*"sticker"/)
-    assert.equal(await answer(world, '/_sim/groups', { creator: FRIEND, subject: 'Grupo' }), [501, 'this network has no groups'])
+    assert.equal(await answer(world, '/_sim/groups', { creator: FRIEND, subject: 'Grupo', description: 'x' }), [
+      400,
+      "the local WhatsApp peer's groups have no description yet",
+    ])
   },
 )
 
 routes('stats count connections and replaced; unlink by appkey logs the device out (401), a second unlink is 404', async world => {
-  const stats = (await (await fetch(`${world.server.url}/_sim/stats`)).json()) as any
+  const stats = (await (await fetch(`${world.t.url}/_sim/stats`)).json()) as any
   assert.equal([stats.connections, stats.replaced, stats.waiting, stats.peer.pairings], [1, 0, 0, 1], JSON.stringify(stats))
   assert.ok(stats.sent >= 2 && stats.received >= 9, JSON.stringify(stats))
   assert.equal(await answer(world, '/_sim/unlink', { authkey: world.authkey, appkey: 'loja' }), [200, 'device unlinked'])
-  await waitFor(async () => (await status(world)).estado === 'logged-out', 10_000, 'logged-out')
+  await waitFor(async () => (await world.status()).estado === 'logged-out', 10_000, 'logged-out')
   assert.equal(await answer(world, '/_sim/unlink', { authkey: world.authkey, appkey: 'loja' }), [404, 'device not linked'])
   assert.equal(world.peer.records.problems, [])
 })
@@ -186,27 +154,10 @@ routes.run()
 // --- Internal helpers ---
 
 async function answer(world: World, path: string, body: Record<string, unknown>): Promise<[number, string]> {
-  const got = await post(world.server.url + path, body)
+  const got = await post(world.t.url + path, body)
   return [got.status, got.body?.message]
 }
 
 async function send(world: World, body: Record<string, unknown>): Promise<string> {
-  const sent = await post(`${world.server.url}/_sim/send`, body)
-  assert.is(sent.status, 200, sent.text)
-  return sent.body.id
-}
-
-/** The webhook payloads of these message ids, in the order given (waiting for all of them). */
-async function hooks(world: World, ids: string[]): Promise<any[]> {
-  const payloads = () => world.receiver.hooks.map(h => JSON.parse(h.body))
-  await waitFor(() => ids.every(id => payloads().some(p => p.idMessagem === id)), 15_000, `webhooks for ${ids.join(', ')}`)
-  return ids.map(id => payloads().find(p => p.idMessagem === id))
-}
-
-async function status(world: World): Promise<Record<string, any>> {
-  return (await world.api('/api/developer', { authkey: world.authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo ?? {}
-}
-
-function pick(entry: Record<string, unknown> | undefined, keys: string[]): Record<string, unknown> {
-  return Object.fromEntries(keys.filter(k => entry?.[k] !== undefined).map(k => [k, entry![k]]))
+  return phoneSends({ post: world.api }, body)
 }

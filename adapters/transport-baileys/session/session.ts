@@ -257,7 +257,8 @@ export class DeviceSession {
       return
     }
     if (action.kind === 'logged-out') {
-      await this.deps.auth.clear()
+      // Reported even when the store fails to delete the keys (a later login with them is refused, and clears again).
+      await this.deps.auth.clear().catch(err => this.deps.logger.error({ err }, 'deleting the credentials of a logged-out device failed'))
       this.memory.forgetAccount()
       if (generation !== this.slot.generation) return
       this.failLink(new TransportError('failed', 'WhatsApp refused the link'))

@@ -1,0 +1,40 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { linkedBaileys } from '../helpers/baileys-setup.ts'
+import { BOB, BOB_JID, waMessage } from '../helpers/baileys-fixtures.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
+
+/**
+ * The chat a reaction, delete or read receipt names (operations 12 to 14: `to`) must be the chat of its
+ * target, and a message deleted for everyone is gone: what the simulated network enforces, and what
+ * the real stack let through (test/conformance/real-stack.test.ts, operations 13 and 14).
+ */
+const targets = suite('Baileys transport: targets of reactions, deletes and read receipts')
+
+const CAROL = '5511977770003'
+
+targets('a read receipt or reaction naming another chat than its target is not-found, and nothing is sent', async () => {
+  const s = await linkedBaileys()
+  const received = waMessage({ chat: BOB_JID, message: { conversation: 'leia' } })
+  await s.fake.deliver('dev', received)
+  const before = s.fake.sent('dev').length
+  await transportRejection(s.transport.markRead('dev', { chat: CAROL, id: received.key.id! }), 'not-found')
+  await transportRejection(s.transport.send('dev', CAROL, { kind: 'reaction', target: { chat: CAROL, id: received.key.id! }, emoji: '👍' }), 'not-found')
+  const reads = s.fake.current('dev').calls.filter(c => c.method === 'readMessages')
+  assert.equal([reads.length, s.fake.sent('dev').length], [0, before])
+  await s.transport.markRead('dev', { chat: BOB, id: received.key.id! })
+  assert.is(s.fake.current('dev').calls.filter(c => c.method === 'readMessages').length, 1, 'its own chat still works')
+  await s.transport.stop()
+})
+
+targets('a message deleted for everyone is forgotten: deleting or reacting to it again is not-found', async () => {
+  const s = await linkedBaileys()
+  const sent = await s.transport.send('dev', BOB, { kind: 'text', text: 'oops' })
+  await s.transport.send('dev', BOB, { kind: 'delete', target: { chat: BOB, id: sent.id, fromMe: true } })
+  assert.is(await s.storage.get(`device:dev:msg:${sent.id}`), undefined)
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'delete', target: { chat: BOB, id: sent.id, fromMe: true } }), 'not-found')
+  await transportRejection(s.transport.send('dev', BOB, { kind: 'reaction', target: { chat: BOB, id: sent.id }, emoji: '👍' }), 'not-found')
+  await s.transport.stop()
+})
+
+targets.run()

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict'
+import { waitFor } from '../gateway.ts'
+import { assertError, assertOk } from '../messaging.ts'
+import type { Case } from './suite.ts'
+import { arrived, FRIEND, hooks, inbox, OTHER, phoneSends, send, SHOP } from './world.ts'
+
+const NOT_IN_CHAT = 'Mensagem não encontrada nesta conversa.'
+
+/** Operations 12 to 14 (react, delete, mark as read) and the acks of a send: server ack, delivery, read, error ack. */
+export function actionCases(test: Case): void {
+  test('operation 12: react delivers the emoji with the target id, remove an empty emoji; 404 for an unknown target', async world => {
+    const sent = assertOk(await send(world, { to: FRIEND, message: 'para reagir' })).id
+    const body = assertOk(await send(world, { to: FRIEND, reactionMessage: 'true', message: '❤️', id: sent }))
+    assert.equal(body.message, 'Reação enviada.')
+    assert.deepEqual(await arrived(world, FRIEND, body.id), { id: body.id, from: SHOP, type: 'reaction', target: sent, emoji: '❤️' })
+    const received = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'text', text: 'oi' })
+    await hooks(world, [received])
+    const removed = assertOk(await send(world, { to: FRIEND, reactionMessage: '1', message: 'remove', id: received }))
+    assert.equal(removed.message, 'Reação removida.')
+    assert.deepEqual(await arrived(world, FRIEND, removed.id), { id: removed.id, from: SHOP, type: 'reaction', target: received, emoji: '' })
+    assertError(await send(world, { to: FRIEND, reactionMessage: 'true', message: '👍', id: '3EB0000000000000DEAD' }), 404, NOT_IN_CHAT)
+  })
+
+  test('operation 13: delete sends a deletion for everyone, then the message is gone (404); 401 when message is not false', async world => {
+    const sent = assertOk(await send(world, { to: FRIEND, message: 'para apagar' })).id
+    await arrived(world, FRIEND, sent)
+    assertError(await send(world, { to: FRIEND, message: 'true', deleteID: sent }), 401, 'validation.required')
+    const body = assertOk(await send(world, { to: FRIEND, message: 'false', deleteID: sent }))
+    assert.equal(body.message, 'Mensagem apagada.')
+    assert.deepEqual(await arrived(world, FRIEND, body.id), { id: body.id, from: SHOP, type: 'delete', target: sent })
+    assertError(await send(world, { to: FRIEND, message: false, deleteID: sent }), 404, NOT_IN_CHAT)
+  })
+
+  test('operation 14: mark as read sends a read receipt to the sender; 404 for a message of another chat', async world => {
+    const received = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'text', text: 'leia' })
+    await hooks(world, [received])
+    const body = assertOk(await send(world, { to: `+${FRIEND}`, markRead: received }))
+    assert.deepEqual(body, { status: 200, message: 'Mensagem marcada como lida.' })
+    const read = await arrived(world, FRIEND, received)
+    assert.deepEqual({ from: read.from, type: read.type, target: read.target }, { from: SHOP, type: 'read', target: received })
+    assertError(await send(world, { to: OTHER, markRead: received }), 404, NOT_IN_CHAT)
+  })
+
+  test('acks: each send answers once the network took the message (its own id); the phone gets them in order', async world => {
+    const ids: string[] = []
+    for (const text of ['um', 'dois', 'três']) ids.push(assertOk(await send(world, { to: FRIEND, message: text })).id)
+    assert.equal(new Set(ids).size, 3, 'each send has its own network id')
+    for (const id of ids) await arrived(world, FRIEND, id)
+    const texts = (await inbox(world, FRIEND)).filter(e => ids.includes(e.id)).map(e => e.text)
+    assert.deepEqual(texts, ['um', 'dois', 'três'], 'delivered in order')
+  })
+
+  test('acks: an error ack from the server (463) becomes a Falha webhook with the code', async world => {
+    const peer = world.peer!
+    peer.failMessages(463)
+    try {
+      const body = assertOk(await send(world, { to: FRIEND, message: 'recusada' }))
+      const find = () => world.receiver.hooks.map(h => h.payload).find(p => p?.event === 'Falha' && p.idMessagem === body.id)
+      await waitFor(() => !!find(), 15_000, `the Falha webhook of ${body.id}`)
+      const failure = find()
+      assert.deepEqual(
+        { device: failure.device, chat: failure.chat, from: failure.from, fromMe: failure.fromMe, isGroup: failure.isGroup, code: failure.code },
+        { device: world.deviceId, chat: FRIEND, from: SHOP, fromMe: true, isGroup: false, code: 463 },
+      )
+      assert.equal(typeof failure.reason, 'string')
+    } finally {
+      peer.failMessages(undefined)
+    }
+  })
+}
