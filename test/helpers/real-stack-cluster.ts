@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { post, request } from './http.ts'
+import type { Cluster } from './cluster.ts'
+import type { SimulatorProcess } from './simulator.ts'
+import { freePort, startStandalone, watch, type StandaloneServer } from './standalone.ts'
+
+const root = new URL('../..', import.meta.url).pathname
+
+/** What `GET /_sim/stats` of the peer server answers: the simulator's counts and the peer's own. */
+export interface PeerServerStats {
+  connections: number
+  replaced: number
+  sent: number
+  received: number
+  waiting: number
+  peer: {
+    upgrades: number
+    connections: number
+    logins: number
+    refusedLogins: number
+    pairings: number
+    replaced: number
+    decrypted: number
+    phoneMessages: number
+  }
+}
+
+/** A linked device as the peer server tells it (`GET /_peer/devices/:phone`). */
+export interface PeerDevice {
+  jid: string
+  lid: string
+  connected: boolean
+  logins: number
+  preKeys: number
+  waiting: number
+}
+
+/** The local WhatsApp peer server (examples/wa-peer.ts, what `npm run wa-peer` runs) as a child process. */
+export interface PeerProcess extends SimulatorProcess {
+  stats(): Promise<PeerServerStats>
+  /** The devices linked to the account of `phone`. */
+  devices(phone: string): Promise<PeerDevice[]>
+  /** What went wrong on the peer's side and the iqs it did not know (`GET /_peer/records`). */
+  records(): Promise<{ problems: string[]; unknownIqs: string[] }>
+}
+
+/** Start `npm run wa-peer`'s program on a free port and wait until it listens. */
+export async function startPeerServer(env: Record<string, string> = {}): Promise<PeerProcess> {
+  const port = await freePort()
+  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/wa-peer.ts`], {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const { output } = watch(child)
+  const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
+  const deadline = Date.now() + 60_000 // node + tsx + Baileys start slowly on a loaded machine
+  while (!output().includes('WhatsApp peer listening')) {
+    if (child.exitCode !== null || Date.now() > deadline) {
+      child.kill('SIGKILL')
+      throw new Error(`the peer server did not start:\n${output()}`)
+    }
+    await new Promise(resolve => setTimeout(resolve, 25))
+  }
+  const url = `http://127.0.0.1:${port}`
+  const json = async (path: string) => {
+    const answer = await request(url + path)
+    if (answer.status !== 200) throw new Error(`GET ${path}: ${answer.status} ${answer.text}`)
+    return answer.body
+  }
+  return {
+    url,
+    port,
+    child,
+    output,
+    stats: () => json('/_sim/stats'),
+    devices: phone => json(`/_peer/devices/${phone}`),
+    records: () => json('/_peer/records'),
+    async kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
+
+/** A cluster of gateways on the real Baileys stack, joined to one peer server (`cluster.sim` is the peer). */
+export interface PeerCluster extends Cluster {
+  sim: PeerProcess
+}
+
+/**
+ * Start the peer server and `count` standalone gateways in cluster mode on `storeUrl` (a namespace
+ * of their own) with GATEWAY_TRANSPORT=baileys GATEWAY_WA_PEER=<the peer>, each a process of its
+ * own. The lease time-to-live stays the default (15 s): every Baileys socket is real, and on a loaded
+ * machine a shorter one fences instances that are only slow (failover after `kill -9` on one host
+ * does not wait for it: the gone pid is seen at the next heartbeat). `linkDevice` and `deviceState` of
+ * test/helpers/cluster.ts work on it (a phone scans by the QR's text on the peer's `/_sim/scan`).
+ */
+export async function startPeerCluster(storeUrl: string, count: number, extra: Record<string, string> = {}): Promise<PeerCluster> {
+  const peer = await startPeerServer(extra.LOG_LEVEL ? { LOG_LEVEL: extra.LOG_LEVEL } : {})
+  const env = {
+    GATEWAY_TRANSPORT: 'baileys',
+    GATEWAY_WA_PEER: peer.url,
+    GATEWAY_STORE: storeUrl,
+    GATEWAY_STORE_NAMESPACE: `peer-cluster-${randomBytes(4).toString('hex')}`,
+    GATEWAY_CLUSTER_SECRET: randomBytes(24).toString('base64url'),
+    GATEWAY_ALLOW_PRIVATE_URLS: '1',
+    GATEWAY_RATE_LIMIT: 'off',
+    GATEWAY_WEBHOOK_RETRY_MS: '500,1000,2000',
+    ...extra,
+  }
+  const instances: StandaloneServer[] = []
+  const cluster: PeerCluster = {
+    sim: peer,
+    instances,
+    env,
+    async add() {
+      const instance = await startStandalone(env)
+      instances.push(instance)
+      return instance
+    },
+    call: (i, path, body) => post(instances[i % instances.length]!.url + path, body),
+    async health(instance) {
+      return (await request(`${instance.url}/health`)).body.instance
+    },
+    async stop() {
+      for (const instance of instances) {
+        instance.child.kill('SIGCONT')
+        await instance.kill('SIGKILL')
+      }
+      await peer.kill('SIGKILL')
+    },
+  }
+  try {
+    // One after another: each start loads Baileys, and 2 cores are shared.
+    for (let i = 0; i < count; i++) await cluster.add()
+  } catch (err) {
+    await cluster.stop()
+    throw err
+  }
+  return cluster
+}
