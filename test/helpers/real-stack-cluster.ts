@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { post, request } from './http.ts'
-import type { Cluster } from './cluster.ts'
+import { deviceState, qrText, type Cluster } from './cluster.ts'
+import { waitFor } from './gateway.ts'
 import type { SimulatorProcess } from './simulator.ts'
 import { freePort, startStandalone, watch, type StandaloneServer } from './standalone.ts'
 
@@ -45,9 +46,9 @@ export interface PeerProcess extends SimulatorProcess {
   records(): Promise<{ problems: string[]; unknownIqs: string[] }>
 }
 
-/** Start `npm run wa-peer`'s program on a free port and wait until it listens. */
-export async function startPeerServer(env: Record<string, string> = {}): Promise<PeerProcess> {
-  const port = await freePort()
+/** Start `npm run wa-peer`'s program on `port` (default: a free one) and wait until it listens. */
+export async function startPeerServer(env: Record<string, string> = {}, port?: number): Promise<PeerProcess> {
+  port ??= await freePort()
   const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/wa-peer.ts`], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
@@ -98,10 +99,10 @@ export interface PeerCluster extends Cluster {
  * test/helpers/cluster.ts work on it (a phone scans by the QR's text on the peer's `/_sim/scan`).
  */
 export async function startPeerCluster(storeUrl: string, count: number, extra: Record<string, string> = {}): Promise<PeerCluster> {
-  const peer = await startPeerServer(extra.LOG_LEVEL ? { LOG_LEVEL: extra.LOG_LEVEL } : {})
+  const peerPort = await freePort()
   const env = {
     GATEWAY_TRANSPORT: 'baileys',
-    GATEWAY_WA_PEER: peer.url,
+    GATEWAY_WA_PEER: `http://127.0.0.1:${peerPort}`,
     GATEWAY_STORE: storeUrl,
     GATEWAY_STORE_NAMESPACE: `peer-cluster-${randomBytes(4).toString('hex')}`,
     GATEWAY_CLUSTER_SECRET: randomBytes(24).toString('base64url'),
@@ -111,8 +112,20 @@ export async function startPeerCluster(storeUrl: string, count: number, extra: R
     ...extra,
   }
   const instances: StandaloneServer[] = []
+  // All at once: a gateway joining the peer waits for its root (retried each second), and each start is mostly waiting for tsx and Baileys to load.
+  const started = await Promise.allSettled([
+    startPeerServer(extra.LOG_LEVEL ? { LOG_LEVEL: extra.LOG_LEVEL } : {}, peerPort),
+    ...Array.from({ length: count }, () => startStandalone(env)),
+  ])
+  const failed = started.find(s => s.status === 'rejected')
+  if (failed) {
+    for (const s of started) if (s.status === 'fulfilled') await s.value.kill('SIGKILL')
+    throw failed.reason
+  }
+  const [peer, ...gateways] = started.map(s => (s as PromiseFulfilledResult<PeerProcess | StandaloneServer>).value)
+  instances.push(...(gateways as StandaloneServer[]))
   const cluster: PeerCluster = {
-    sim: peer,
+    sim: peer as PeerProcess,
     instances,
     env,
     async add() {
@@ -129,15 +142,30 @@ export async function startPeerCluster(storeUrl: string, count: number, extra: R
         instance.child.kill('SIGCONT')
         await instance.kill('SIGKILL')
       }
-      await peer.kill('SIGKILL')
+      await cluster.sim.kill('SIGKILL')
     },
   }
-  try {
-    // One after another: each start loads Baileys, and 2 cores are shared.
-    for (let i = 0; i < count; i++) await cluster.add()
-  } catch (err) {
-    await cluster.stop()
-    throw err
-  }
   return cluster
+}
+
+/**
+ * Create device `name` (operation 3) through instance `i` and link it to `phone` by the QR's text on
+ * the peer, as `linkDevice` of test/helpers/cluster.ts does, waiting up to `timeoutMs` for it to open:
+ * on the real stack a first login generates and uploads 812 pre-keys, which takes long on a loaded machine.
+ */
+export async function linkOnPeer(
+  cluster: PeerCluster,
+  i: number,
+  authkey: string,
+  name: string,
+  phone: string,
+  webhook: string,
+  timeoutMs = 90_000,
+): Promise<{ id: string; webhookSecret: string }> {
+  const created = await cluster.call(i, '/api/v2/qrcode', { authkey, setAppkey: name, webhook })
+  if (created.status !== 200) throw new Error(`operation 3 for ${name}: ${created.text}`)
+  const scanned = await post(`${cluster.sim.url}/_sim/scan`, { qr: qrText(created.body.qrcode), phone })
+  if (scanned.status !== 200) throw new Error(`scan of ${name}: ${scanned.text}`)
+  await waitFor(async () => (await deviceState(cluster, i, authkey, name)) === 'open', timeoutMs, `${name} to open`)
+  return { id: created.body.id, webhookSecret: created.body.webhookSecret }
 }

@@ -1,10 +1,9 @@
 import { Webhook } from 'standardwebhooks'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { linkDevice } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { post, request } from '../helpers/http.ts'
-import { startPeerCluster, type PeerCluster } from '../helpers/real-stack-cluster.ts'
+import { linkOnPeer, startPeerCluster, type PeerCluster } from '../helpers/real-stack-cluster.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 
@@ -32,6 +31,9 @@ interface Linked {
 
 const onRedis = needing(test, REDIS, 'the real-stack cluster test')
 onRedis('kill -9 of a holder: its devices log in on the others from the stored auth state (no scan), send and receive; replaced stays 0', async () => {
+  const phases: string[] = []
+  let mark = Date.now()
+  const phase = (name: string) => void (phases.push(`${name} ${((Date.now() - mark) / 1000).toFixed(1)} s`), (mark = Date.now()))
   const receiver = await startReceiver()
   const cluster = await startPeerCluster(REDIS.value!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
   try {
@@ -49,9 +51,10 @@ onRedis('kill -9 of a holder: its devices log in on the others from the stored a
       const phoned = await post(`${cluster.sim.url}/_sim/phones`, { phone: contact(d), pushName: `Contato ${d}` })
       assert.is(phoned.status, 200, phoned.text)
     }
+    phase('start')
     const devices: Linked[] = []
     for (let d = 0; d < DEVICES; d++) {
-      const linked = await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d), receiver.url)
+      const linked = await linkOnPeer(cluster, d, authkey, `d${d}`, devicePhone(d), receiver.url)
       devices.push({ name: `d${d}`, phone: devicePhone(d), ...linked })
     }
     const held = await Promise.all(cluster.instances.map(instance => cluster.health(instance)))
@@ -59,7 +62,9 @@ onRedis('kill -9 of a holder: its devices log in on the others from the stored a
     const linkedStats = await cluster.sim.stats()
     assert.equal([linkedStats.peer.pairings, linkedStats.replaced], [DEVICES, 0], JSON.stringify(linkedStats))
 
+    phase('link')
     await sendAndReceive(cluster, authkey, receiver, devices, 'antes')
+    phase('send and receive')
 
     // The holder of the most devices dies at once; its peers see its connections close.
     const byDevices = [...cluster.instances.keys()].sort((a, b) => held[b]!.devices.length - held[a]!.devices.length)
@@ -110,7 +115,10 @@ onRedis('kill -9 of a holder: its devices log in on the others from the stored a
     }
     await waitFor(() => whileDown.every(id => incoming(receiver, id).length > 0), 30_000, 'the webhooks of what arrived while the devices were down')
 
+    phase('failover')
     await sendAndReceive(cluster, authkey, receiver, devices, 'depois')
+    phase('send and receive again')
+    console.log(`# phases: ${phases.join(', ')}`)
     for (const id of whileDown) assert.is(incoming(receiver, id).length, 1, `the message ${id} that waited arrived once`)
 
     const stats = await cluster.sim.stats()
