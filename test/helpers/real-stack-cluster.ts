@@ -93,9 +93,10 @@ export interface PeerCluster extends Cluster {
 /**
  * Start the peer server and `count` standalone gateways in cluster mode on `storeUrl` (a namespace
  * of their own) with GATEWAY_TRANSPORT=baileys GATEWAY_WA_PEER=<the peer>, each a process of its
- * own. The lease time-to-live stays the default (15 s): every Baileys socket is real, and on a loaded
- * machine a shorter one fences instances that are only slow (failover after `kill -9` on one host
- * does not wait for it: the gone pid is seen at the next heartbeat). `linkDevice` and `deviceState` of
+ * own. The lease time-to-live is 30 s (default 15): every Baileys socket is real (a first login
+ * generates 812 pre-keys), and on a loaded machine a shorter one fenced instances that were only
+ * slow, closing a device's link before its scan. Failover after `kill -9` on one host does not wait
+ * for it: the gone pid is seen at the next heartbeat (3 s). `linkDevice` and `deviceState` of
  * test/helpers/cluster.ts work on it (a phone scans by the QR's text on the peer's `/_sim/scan`).
  */
 export async function startPeerCluster(storeUrl: string, count: number, extra: Record<string, string> = {}): Promise<PeerCluster> {
@@ -109,6 +110,7 @@ export async function startPeerCluster(storeUrl: string, count: number, extra: R
     GATEWAY_ALLOW_PRIVATE_URLS: '1',
     GATEWAY_RATE_LIMIT: 'off',
     GATEWAY_WEBHOOK_RETRY_MS: '500,1000,2000',
+    GATEWAY_LEASE_TTL_MS: '30000',
     ...extra,
   }
   const instances: StandaloneServer[] = []
