@@ -96,7 +96,7 @@ export interface PeerCluster extends Cluster {
  * own. The lease time-to-live is 30 s (default 15): every Baileys socket is real (a first login
  * generates 812 pre-keys), and on a loaded machine a shorter one fenced instances that were only
  * slow, closing a device's link before its scan. Failover after `kill -9` on one host does not wait
- * for it: the gone pid is seen at the next heartbeat (3 s). `linkDevice` and `deviceState` of
+ * for it: the gone pid is seen at the next heartbeat (every 6 s: npm start beats at a fifth of it). `linkDevice` and `deviceState` of
  * test/helpers/cluster.ts work on it (a phone scans by the QR's text on the peer's `/_sim/scan`).
  */
 export async function startPeerCluster(storeUrl: string, count: number, extra: Record<string, string> = {}): Promise<PeerCluster> {
