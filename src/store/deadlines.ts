@@ -48,7 +48,8 @@ export class Deadlines {
     const entry: Pending = { expiresAt: Date.now() + this.limitMs, fail: onExpiry, done: false }
     this.entries.push(entry)
     this.live++
-    this.sweeper ??= setInterval(() => this.sweep(), this.sweepMs)
+    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first.
+    this.sweeper ??= setInterval(() => setImmediate(() => this.sweep()), this.sweepMs)
     return () => {
       if (entry.done) return
       entry.done = true
