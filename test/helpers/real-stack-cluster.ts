@@ -88,6 +88,8 @@ export async function startPeerServer(env: Record<string, string> = {}, port?: n
 /** A cluster of gateways on the real Baileys stack, joined to one peer server (`cluster.sim` is the peer). */
 export interface PeerCluster extends Cluster {
   sim: PeerProcess
+  /** The 503 answers (`Retry-After`: the store did not answer in time) that `call` retried, by path. */
+  retried: string[]
 }
 
 /**
@@ -135,7 +137,18 @@ export async function startPeerCluster(storeUrl: string, count: number, extra: R
       instances.push(instance)
       return instance
     },
-    call: (i, path, body) => post(instances[i % instances.length]!.url + path, body),
+    // A 503 is the gateway's "try again" (its store did not answer within its 2 s deadline, which a
+    // host loaded by other work causes): retried as a client would, for up to 30 s, and counted.
+    async call(i, path, body) {
+      const deadline = Date.now() + 30_000
+      for (;;) {
+        const answer = await post(instances[i % instances.length]!.url + path, body)
+        if (answer.status !== 503 || Date.now() > deadline) return answer
+        cluster.retried.push(path)
+        await new Promise(resolve => setTimeout(resolve, 500))
+      }
+    },
+    retried: [],
     async health(instance) {
       return (await request(`${instance.url}/health`)).body.instance
     },

@@ -118,7 +118,7 @@ onRedis('kill -9 of a holder: its devices log in on the others from the stored a
     phase('failover')
     await sendAndReceive(cluster, authkey, receiver, devices, 'depois')
     phase('send and receive again')
-    console.log(`# phases: ${phases.join(', ')}`)
+    console.log(`# phases: ${phases.join(', ')}; 503 answers retried: ${cluster.retried.length} (${[...new Set(cluster.retried)].join(', ')})`)
     for (const id of whileDown) assert.is(incoming(receiver, id).length, 1, `the message ${id} that waited arrived once`)
 
     const stats = await cluster.sim.stats()
