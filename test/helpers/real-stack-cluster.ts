@@ -116,17 +116,23 @@ export async function startPeerCluster(storeUrl: string, count: number, extra: R
     ...extra,
   }
   const instances: StandaloneServer[] = []
-  // All at once: a gateway joining the peer waits for its root (retried each second), and each start is mostly waiting for tsx and Baileys to load.
-  const started = await Promise.allSettled([
-    startPeerServer(extra.LOG_LEVEL ? { LOG_LEVEL: extra.LOG_LEVEL } : {}, peerPort),
-    ...Array.from({ length: count }, () => startStandalone(env)),
-  ])
-  const failed = started.find(s => s.status === 'rejected')
-  if (failed) {
-    for (const s of started) if (s.status === 'fulfilled') await s.value.kill('SIGKILL')
-    throw failed.reason
+  // Two at a time: a gateway joining the peer waits for its root (retried each second), so they may
+  // start together; four at once on a loaded 2-core host took one past startStandalone's 60 s limit.
+  const starters: (() => Promise<PeerProcess | StandaloneServer>)[] = [
+    () => startPeerServer(extra.LOG_LEVEL ? { LOG_LEVEL: extra.LOG_LEVEL } : {}, peerPort),
+    ...Array.from({ length: count }, () => () => startStandalone(env)),
+  ]
+  const started: (PeerProcess | StandaloneServer)[] = []
+  for (let i = 0; i < starters.length; i += 2) {
+    const batch = await Promise.allSettled(starters.slice(i, i + 2).map(start => start()))
+    for (const s of batch) if (s.status === 'fulfilled') started.push(s.value)
+    const failed = batch.find(s => s.status === 'rejected')
+    if (failed) {
+      for (const process of started) await process.kill('SIGKILL')
+      throw failed.reason
+    }
   }
-  const [peer, ...gateways] = started.map(s => (s as PromiseFulfilledResult<PeerProcess | StandaloneServer>).value)
+  const [peer, ...gateways] = started
   instances.push(...(gateways as StandaloneServer[]))
   const cluster: PeerCluster = {
     sim: peer as PeerProcess,

@@ -35,7 +35,12 @@ onRedis('kill -9 of a holder: its devices log in on the others from the stored a
   let mark = Date.now()
   const phase = (name: string) => void (phases.push(`${name} ${((Date.now() - mark) / 1000).toFixed(1)} s`), (mark = Date.now()))
   const receiver = await startReceiver()
-  const cluster = await startPeerCluster(REDIS.value!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
+  const cluster = await startPeerCluster(REDIS.value!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {}).catch(
+    async err => {
+      await receiver.stop()
+      throw err
+    },
+  )
   try {
     const authkey = (
       await cluster.call(0, '/api/auth', {
