@@ -50,6 +50,12 @@ export class Connection implements Channel {
       node: node => this.onNode(node),
     })
     socket.on('close', () => this.onClose())
+    // The HTTP server's sockets are half-open: a client that goes away without a close frame (its
+    // process killed) only sends FIN, and 'close' would never come. Its half closed, the connection is over.
+    socket.on('end', () => {
+      this.onClose()
+      socket.end()
+    })
     readWebSocket(socket, data => {
       if (this.silent || this.ended) return
       this.noise.receive(data).catch(err => {

@@ -25,7 +25,11 @@ export class Deadlines {
     const expire = () => {
       if (this.pending.delete(expire)) onExpiry()
     }
-    this.pending.set(expire, setTimeout(expire, this.limitMs))
+    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first.
+    this.pending.set(
+      expire,
+      setTimeout(() => setImmediate(expire), this.limitMs),
+    )
     return () => {
       clearTimeout(this.pending.get(expire))
       this.pending.delete(expire)
