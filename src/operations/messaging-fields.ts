@@ -130,7 +130,8 @@ function byType<T>(shapes: Record<string, Struct<any, any>>): Struct<T, null> {
   return documentStruct(struct, { variants: Object.values(shapes) })
 }
 
-function toArray(value: unknown): unknown {
+/** A list given as JSON text or as a qs-nested object with numeric keys, as an array (anything else as it is). */
+export function toArray(value: unknown): unknown {
   if (typeof value === 'string') {
     try {
       return toArray(JSON.parse(value))
