@@ -65,3 +65,8 @@ export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, 
   if (answer.status === 401 || answer.status === 404 || answer.status === 503) ctx.remove(HOLDER_HEADER)
   sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra, ...own?.errorExtra })
 }
+
+/** Text made safe to put in HTML, attribute values included. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
+}
