@@ -1,28 +1,16 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
-import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { PathEntry } from '../operations/operation.ts'
-import { openApiDocument, type ServiceRouteFlags } from './openapi.ts'
-import { escapeHtml } from './render.ts'
 import { isInstalled } from '../optional-package.ts'
+import { escapeHtml } from './render.ts'
 
 /**
- * `GET /openapi.json` (its server URL the `baseUrl` option, or the request's origin and mount path)
- * and `GET /docs`, Swagger UI served from the optional swagger-ui-dist package (no CDN) under a strict
- * CSP; without that package `/docs` links the document and says how to get the UI.
+ * `GET /docs`: Swagger UI served from the optional swagger-ui-dist package (no CDN) under a strict
+ * CSP; without that package, a page that links the document and says how to get the UI.
  */
-export function docsRoutes(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], flags: ServiceRouteFlags): void {
-  let document: Record<string, unknown> | undefined
-  router.get('/openapi.json', (ctx: Context) => {
-    document ??= openApiDocument(table, { ...flags, version: packageVersion() })
-    ctx.set('Cache-Control', 'no-cache')
-    ctx.set('Access-Control-Allow-Origin', '*')
-    ctx.body = { ...document, servers: [{ url: baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
-  })
+export function docsPage(router: Router): void {
   router.get('/docs', (ctx: Context) => {
     const prefix = escapeHtml(mountPrefix(ctx, '/docs'))
     ctx.set(
@@ -45,6 +33,12 @@ export function docsRoutes(router: Router, baseUrl: string | undefined, table: r
     ctx.type = asset.type
     ctx.body = asset.text ?? (await swaggerFile(asset.file!))
   })
+}
+
+/** The part of the request path before `route` (the prefix the gateway is mounted under). */
+export function mountPrefix(ctx: Context, route: string): string {
+  const path = ctx.path.replace(/\/+$/, '')
+  return path.endsWith(route) ? path.slice(0, -route.length) : ''
 }
 
 // --- Internal helpers ---
@@ -80,12 +74,6 @@ function swaggerFile(name: string): Promise<Buffer> {
   return file
 }
 
-/** The part of the request path before `route` (the prefix the gateway is mounted under). */
-function mountPrefix(ctx: Context, route: string): string {
-  const path = ctx.path.replace(/\/+$/, '')
-  return path.endsWith(route) ? path.slice(0, -route.length) : ''
-}
-
 function page(prefix: string): string {
   return `<!doctype html>
 <html lang="en">
@@ -115,18 +103,4 @@ function installPage(prefix: string): string {
 <p>This page shows it with Swagger UI once the optional package ${SWAGGER_UI} is installed beside zapgate: <code>npm install ${SWAGGER_UI}@^5</code>, then restart.</p>
 </body>
 </html>`
-}
-
-let version: string | undefined
-
-/** The version of this package (its package.json, found by walking up from this file). */
-function packageVersion(): string {
-  for (let dir = dirname(fileURLToPath(import.meta.url)); !version; dir = dirname(dir)) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === 'zapgate' && pkg.version) version = pkg.version
-    } catch {}
-    if (!version && dirname(dir) === dir) version = '0.0.0'
-  }
-  return version
 }

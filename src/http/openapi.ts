@@ -1,15 +1,6 @@
 import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
-import { healthAnswer } from './health.ts'
-
-/** Which optional service routes the gateway serves. */
-export interface ServiceRouteFlags {
-  /** `GET /metrics` is on. */
-  metrics: boolean
-  /** `GET /openapi.json` and `GET /docs` are on. */
-  docs: boolean
-}
 
 /** The refusals every operation may answer before it runs: the body, the store, the unexpected. */
 const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'storage-unavailable', 'internal']
@@ -25,7 +16,7 @@ export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAn
  * its operations' request schemas, each excluding the fields that take precedence over it, so exactly
  * one schema matches a body the gateway would accept for that operation.
  */
-export function openApiDocument(table: readonly PathEntry[], options: ServiceRouteFlags & { version: string }): Record<string, unknown> {
+export function openApiDocument(table: readonly PathEntry[], version: string, servicePaths: Record<string, unknown>): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = { ErrorAnswer: errorAnswerSchema }
   const paths: Record<string, unknown> = {}
   for (const entry of table) {
@@ -36,10 +27,10 @@ export function openApiDocument(table: readonly PathEntry[], options: ServiceRou
     })
     paths[entry.path] = { post: postOperation(entry, ordered) }
   }
-  Object.assign(paths, serviceRouteDocs(options))
+  Object.assign(paths, servicePaths)
   return {
     openapi: '3.1.0',
-    info: { title: 'zapgate', version: options.version, description: INFO },
+    info: { title: 'zapgate', version, description: INFO },
     tags: [...table.map(entry => ({ name: tagOf(entry.path) })), { name: 'service', description: 'Health, metrics, documentation and the QR share page.' }],
     paths,
     components: { schemas },
@@ -181,51 +172,4 @@ function tagOf(path: string): string {
 
 function list(fields: string[], joiner = ', '): string {
   return fields.map(field => `\`${field}\``).join(joiner)
-}
-
-/** The OpenAPI path items of the routes beside the operation table: QR share page, health, metrics, docs. */
-function serviceRouteDocs({ metrics, docs }: ServiceRouteFlags): Record<string, unknown> {
-  const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The token of a `link` answered by operations 3 and 4.' }
-  const revoked = { description: 'Unknown or revoked link (`GerenciarLinks: excluir`).' }
-  const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
-  const [html, text, health] = [
-    body('text/html', { type: 'string' }),
-    body('text/plain', { type: 'string' }),
-    body('application/json', structSchema(healthAnswer)),
-  ]
-  const state = body('application/json', {
-    type: 'object',
-    required: ['conectado', 'telefone', 'qrcode'],
-    properties: { conectado: { type: 'boolean' }, telefone: { type: ['string', 'null'] }, qrcode: { type: ['string', 'null'] } },
-  })
-  const get = (operationId: string, summary: string, responses: Record<string, unknown>, parameters?: unknown[]) => ({
-    get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses },
-  })
-  return {
-    '/qr/{token}': get(
-      'getSharePage',
-      "QR share page: shows the device's live QR until it connects, then says so",
-      { 200: html('An HTML page (polls its state every 2 s).'), 404: revoked },
-      [token],
-    ),
-    '/qr/{token}/state': get(
-      'getSharePageState',
-      'The state the share page shows',
-      { 200: state('Connected (with the phone), or the current QR as a PNG data URI.'), 404: revoked },
-      [token],
-    ),
-    '/health': get('getHealth', 'Whether the store and the messaging transport answer', {
-      200: health('Both answer.'),
-      503: health('The store or the transport does not answer.'),
-    }),
-    ...(metrics ? { '/metrics': get('getMetrics', 'Prometheus metrics (text exposition format)', { 200: text('Every zapgate_* metric.') }) } : {}),
-    ...(docs
-      ? {
-          '/openapi.json': get('getOpenApi', 'This document', {
-            200: body('application/json', { type: 'object' })('OpenAPI 3.1, generated from the operation table.'),
-          }),
-          '/docs': get('getDocs', 'This document in Swagger UI (served from the package, no CDN)', { 200: html('An HTML page.') }),
-        }
-      : {}),
-  }
 }
