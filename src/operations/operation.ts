@@ -68,7 +68,7 @@ export type SessionNeed = 'device' | 'connected' | 'link'
  * The device an operation works on, found in the caller's account (by `authkey`) before the handler
  * runs and, with `session`, worked on the instance holding it: handlers never see the cluster.
  */
-interface DeviceNeed<I> {
+export interface DeviceNeed<I> {
   /** The input field naming the device (a link without it makes a new device). */
   ref: keyof I & string
   /** How `ref` may match a device (default: its id, name or appkey). */

@@ -1,7 +1,7 @@
 import { GatewayError } from '../errors.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
 import { optional, string } from 'superstruct'
-import { answer, deviceByAppkey, type OperationContext, type ReplyOf } from './operation.ts'
+import { answer, deviceByAppkey, type DeviceNeed, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
 
@@ -12,7 +12,9 @@ const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
 export const sentAnswer = answer({ id: optional(string()), agendamento: optional(string()) })
 
 /** Operations 8 to 16: sent now, they need the device's open session; scheduled (`agendamento`), its record only. */
-export const sendNeed = deviceByAppkey<{ appkey: string; agendamento?: string }>(({ agendamento }) => (agendamento === undefined ? 'connected' : undefined))
+export const sendNeed: DeviceNeed<{ appkey: string; agendamento?: string }> = deviceByAppkey(({ agendamento }) =>
+  agendamento === undefined ? 'connected' : undefined,
+)
 
 /**
  * The handler of operations 8 to 16: with `agendamento`, the built action is stored for later
