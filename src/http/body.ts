@@ -1,52 +1,28 @@
 import Busboy from 'busboy'
 import koaBodyParser from 'koa-bodyparser'
-import type { Context, Middleware, Next } from 'koa'
+import type { Context } from 'koa'
 import { GatewayError } from '../errors.ts'
 import { Deadlines } from '../store/deadlines.ts'
 import { isSpent, readJsonBody } from './json-body.ts'
 import { nestFields } from '../schema/nested-fields.ts'
 import type { UploadedFile } from '../operations/operation.ts'
-import type { MediaBudget } from '../domain/messaging/media-budget.ts'
-import { forwardedRequestReader } from './forwarding/receive.ts'
-import type { ClusterRouting } from './forwarding/to-holder.ts'
-import { requestState, type ParsedBody } from './request-state.ts'
 
-/** Bodies from this size on (declared by Content-Length) count against the media budget while the request lasts. */
-const MEDIA_BODY_BYTES = 64 * 1024
-
-/**
- * Middleware: the request's body, parsed (see bodyReader). A body large enough to carry media holds
- * its declared size of the media budget until answered (past the budget: 429); in cluster mode a
- * request forwarded by another instance is verified first (see forwardedRequestReader).
- */
-export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
-  const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
-  // Outside cluster mode a forwarded-looking request is an ordinary one, with no trust given.
-  const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
-  return async function gatewayBody(ctx: Context, next: Next) {
-    const state = requestState(ctx)
-    const declared = ctx.req.headers['content-length']
-    if (declared !== undefined && declared.length >= 5 && Number(declared) >= MEDIA_BODY_BYTES) {
-      try {
-        state.mediaHold = deps.mediaBudget.hold(Number(declared))
-      } catch (err) {
-        ctx.req.resume()
-        throw err
-      }
-    }
-    if (readForwarded) await readForwarded(ctx)
-    state.body = await readBody(ctx)
-    return next()
-  }
+/** Parsed request: the body fields, and the files of a multipart body. */
+export interface ParsedBody {
+  fields: Record<string, unknown>
+  uploads: ReadonlyMap<string, UploadedFile>
 }
 
 /** The uploads of every body that is not multipart: one empty map for all. */
 const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
 
 /**
- * Body reading scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same. A
- * body the host app already parsed is used as is, so mounting works with or without a host
- * bodyparser. A body not received whole within `timeoutMs` is 408 `body-timeout`, its connection closed.
+ * Body reading scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same.
+ * A body the host app already parsed is used as is; a request stream nobody read yet is read here,
+ * so mounting the gateway works with or without a host bodyparser. Plain JSON (nearly every request)
+ * takes readJsonBody; other JSON types, forms and compressed bodies koa-bodyparser.
+ * A body not received whole within `timeoutMs` of its headers is answered 408 `body-timeout`, and
+ * its connection closed (what is left of the body is never read).
  */
 export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context) => Promise<ParsedBody> {
   // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
@@ -60,6 +36,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
   }
   const jsonAndForm = koaBodyParser(options)
   const deadlines = new Deadlines(timeoutMs)
+  /** The body as `reading` gives it, or body-timeout past the time limit (and the connection closed after the answer). */
   const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
     deadlines.run(reading, () => {
       reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
@@ -72,6 +49,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
     if (hostBody === undefined || (unread && isEmptyObject(hostBody))) {
+      // Most requests say exactly `application/json`: known at a glance, without parsing the type twice.
       const headers = ctx.req.headers
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
@@ -81,6 +59,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
+        // Most bodies came in with their headers and wait in the stream's buffer: no deadline to watch.
         const reading = readJsonBody(ctx.req, limitBytes)
         body = await (arrived(ctx) ? reading : inTime(ctx, reading))
         ;(ctx.request as { body?: unknown }).body = body // where koa-bodyparser would have put it
@@ -123,7 +102,11 @@ function isEmptyObject(value: unknown): boolean {
   return isPlainObject(value) && Object.keys(value).length === 0
 }
 
-/** A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included. */
+/**
+ * A body the parser cannot read is the client's to fix: too large 413, unsupported charset or
+ * encoding 415, unparsable 400. That includes a body whose Content-Encoding does not match its bytes
+ * (zlib fails without an HTTP status), which must not become a 500.
+ */
 function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
   // The parser's error carries the raw body (passwords, keys): it must never reach a log as a cause.
   delete err.body

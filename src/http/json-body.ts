@@ -3,10 +3,14 @@ import bourne from '@hapi/bourne'
 import { GatewayError } from '../errors.ts'
 
 /**
- * Read and parse a plain JSON body (`application/json`, UTF-8, no Content-Encoding) with the answers
- * koa-bodyparser gives: over `limitBytes` 413, cut short or not JSON 400, a `__proto__` key dropped,
- * a BOM skipped, empty `''`. A copy kept because it measurably pays (bench/README.md, "Copies of
- * library code kept for speed").
+ * Read and parse a plain JSON request body (`application/json`, UTF-8, no Content-Encoding), the
+ * shape of nearly every request, with the answers koa-bodyparser gives (the gateway keeps it for
+ * every other body): over `limitBytes` (declared or received) 413, cut short or not JSON 400, a
+ * `__proto__` key dropped like any unknown field (bourne, as koa-bodyparser is set up), a UTF-8 BOM skipped.
+ * An empty body parses to `''` (the caller answers it as not an object). A stream that cannot be
+ * read any more (consumed by the host, or its client gone before the gateway got to it) is 400, as
+ * the general parser answers it. A copy kept because it measurably pays: bench/README.md, "Copies of
+ * library code kept for speed".
  */
 export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   if (isSpent(req)) return Promise.reject(new GatewayError('body-not-object'))
@@ -19,9 +23,13 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
     let received = 0
-    // Once settled, the listeners let the rest of an oversized body flow by, and the bytes read are let go.
+    // Listeners stay until the request is done with (no removal per request): once settled they
+    // only let the rest of an oversized body flow by unkept, and the bytes read are let go (a
+    // 20 MB body is not held while the operation runs). A client that goes away mid-body ends the
+    // request with 'error', or only with 'close' when it went before these listeners were added.
     let settled = false
-    // A large declared body is copied into one buffer of its size as it arrives, never held twice.
+    // A large declared body is copied into one buffer of its size as it arrives: never held twice
+    // (its chunks and their concatenation), which matters with many media bodies at once.
     let whole = length >= WHOLE_BUFFER_BYTES ? Buffer.allocUnsafe(length) : undefined
     const fail = (err: GatewayError) => {
       if (settled) return
@@ -51,7 +59,8 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
         reject(new GatewayError('body-malformed', { cause }))
       }
     })
-    // A client gone mid-body ends the request with 'error', or only 'close' when it went before these listeners.
+    // Errors are built only when they answer: 'close' comes after every request, and an Error
+    // captures a stack trace.
     req.on('error', cause => {
       if (!settled) fail(new GatewayError('body-malformed', { cause }))
     })

@@ -13,7 +13,7 @@ import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes } from './share-page.ts'
 import { mediaRoutes } from './media-route.ts'
 import { routeToHolder, type ClusterRouting } from './forwarding/to-holder.ts'
-import { readRequestBody } from './body.ts'
+import { readRequestBody } from './request-body.ts'
 import { selectOperation } from './select-operation.ts'
 import { authenticate } from './authenticate.ts'
 import { runOperation } from './run-operation.ts'
@@ -21,6 +21,7 @@ import type { RequestState } from './request-state.ts'
 
 /** What the gateway's router is built from. */
 interface RouterDeps extends SharePageDeps, MediaRouteDeps {
+  /** What the operations call. */
   services: OperationServices
   /** Which instance works a request for a device (the holder of its session). */
   routing: SessionRouting
@@ -28,17 +29,23 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   logger: Logger
   httpStatus: HttpStatusMode
   bodyLimitBytes: number
+  /** How long a request body may take to arrive (408 past it). */
   bodyTimeoutMs: number
   /** The configured public URL (else each request's origin and mount path). */
   baseUrl?: string
+  /** Cluster mode: how a request for a device held by another instance reaches it. */
   cluster?: ClusterRouting
+  /** Counts the requests in flight, and refuses new ones once the gateway is closing. */
   drain: RequestDrain
 }
 
 /**
- * Build the gateway's router, one middleware per concern: on every route observe and drain; on an
- * operation path answer errors, read the body, rate limit, select the operation, authenticate, route
- * to the device's holder, run the operation. They share what they learn through the request state.
+ * Build the gateway's router: every path of the table, plus the QR share pages and media links.
+ * Each concern is one middleware: on every route observe (the `request` event) and drain (the
+ * shutdown); on an operation path, in order: answer errors (in the operation's words), read the
+ * body (verifying a forwarded one), rate limit, select and validate the operation, authenticate
+ * (the caller's account and device), route to the device's holder (or forward there), run the
+ * operation and answer. They share what they learn through the request state (request-state.ts).
  */
 export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
@@ -47,7 +54,7 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
   const shared: Middleware[] = [
     answerErrors(deps.httpStatus, deps.logger),
     readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget }),
-    ...[rateLimitRequests(deps.services.rateLimits)].filter(limit => limit !== undefined),
+    ...optional(rateLimitRequests(deps.services.rateLimits)),
   ]
   const auth = authenticate(deps.services)
   for (const entry of table) {
@@ -62,6 +69,10 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
 }
 
 // --- Internal helpers ---
+
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value]
+}
 
 /** The request's origin plus the prefix the gateway is mounted under. */
 function originOf(ctx: Context, operationPath: string): string {

@@ -11,6 +11,7 @@ import { requestState, type RequestState } from './request-state.ts'
 interface RunDeps {
   services: OperationServices
   httpStatus: HttpStatusMode
+  /** The public URL of the request. */
   baseUrlOf(ctx: Context, state: RequestState): string
 }
 
@@ -25,7 +26,9 @@ export function runOperation(deps: RunDeps): Middleware {
 
 // --- Internal helpers ---
 
-/** What a handler gets besides its input; the base URL and client IP are read only if it asks. */
+/**
+ * What a handler gets besides its input; the base URL and client IP are read only if it asks.
+ */
 class RequestContext implements OperationContext {
   constructor(
     private readonly ctx: Context,
