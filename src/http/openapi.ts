@@ -1,4 +1,4 @@
-import { errorAnswers, Messages, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
+import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { serviceRouteDocs, type ServiceRouteFlags } from './openapi-routes.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
@@ -178,7 +178,7 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
 }
 
 function exampleName(answer: ErrorAnswer, taken: Record<string, unknown>): string {
-  const known = Object.entries(Messages).find(([, message]) => message === answer.message)?.[0]
+  const known = Object.entries(errorAnswers).find(([, known]) => known.message === answer.message)?.[0]
   const base =
     known ??
     answer.message

@@ -1,13 +1,11 @@
-import { literal, object, refine, type } from 'superstruct'
+import { literal, object, refine, string, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
-import { string } from 'superstruct'
-import { Messages } from './error-answers.ts'
-import { defineOperation } from './operation.ts'
+import { answer, defineOperation } from './operation.ts'
 import { phone, text } from '../schema/fields.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
-import { answer, deviceErrors } from './answers.ts'
+import { deviceErrors } from './error-answers.ts'
 
-/** Passwords shorter than this are refused (401 `validation.required`). */
+/** Passwords shorter than this are refused. */
 const MIN_PASSWORD = 6
 
 const email = documentStruct(
@@ -35,16 +33,10 @@ export const registerUser = defineOperation({
   async handle({ email, senha, nome, telefone, plano }, { services, clientIp }) {
     await services.rateLimits.registration(clientIp)
     const { account, authkey } = await services.accounts.register({ email, password: senha, name: nome, phone: telefone, planId: plano.trim() })
+    const { name, phone, expiresOn, planName } = account
     return {
       message: 'Usuário registrado com sucesso.',
-      data: {
-        nome: account.name,
-        email: account.email,
-        telefone: account.phone,
-        authkey,
-        expiracao: account.expiresOn,
-        plano: account.planName,
-      },
+      data: { nome: name, email: account.email, telefone: phone, authkey, expiracao: expiresOn, plano: planName },
     }
   },
 })
@@ -55,7 +47,10 @@ export const createAgent = defineOperation({
   summary: 'Create an AI agent hosted by a device',
   answer: answer({ agent_id: string() }),
   errors: deviceErrors,
-  answers: { 'invalid-input': { status: 400, message: Messages.required }, unauthenticated: { status: 401, message: Messages.agentAuth } },
+  answers: {
+    'invalid-input': { status: 400, message: 'validation.required' },
+    unauthenticated: { status: 401, message: 'Authkey invalida ou expirada.' },
+  },
   schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
   device: { ref: 'device' },
   async handle({ agent_name }, { services, account, device }) {

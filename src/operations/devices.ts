@@ -2,13 +2,11 @@ import QRCode from 'qrcode'
 import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
-import { Messages } from './error-answers.ts'
-import { defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
+import { answer, defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
-import type { Device } from '../domain/devices.ts'
 import { TransportError, type LinkChallenge } from '../ports/transport.ts'
-import { answer, deviceErrors } from './answers.ts'
+import { deviceErrors } from './error-answers.ts'
 
 /** Longest device name or chosen appkey. */
 const MAX_DEVICE_NAME = 64
@@ -21,18 +19,19 @@ export const generateQrCode = defineOperation({
   name: 'generateQrCode',
   summary: 'Create a device (or reuse the one named by setAppkey) and return a QR code or, with phone, a pairing code',
   answer: answer({
-    /** The QR as a PNG data URI (without `phone`). */
+    // Without `phone` the QR (a PNG data URI) and its share page; with it, the 8-digit pairing code.
     qrcode: optional(string()),
-    /** The QR share page (without `phone`). */
     link: optional(string()),
-    /** The 8-digit pairing code (with `phone`). */
     code: optional(string()),
     appkey: optional(string()),
     id: string(),
     webhookSecret: string(),
   }),
   errors: ['invalid-input', 'unauthenticated', 'already-connected', 'link-failed', 'unreachable', 'timeout', 'failed'],
-  answers: { 'invalid-input': { status: 400, message: Messages.qrInvalid }, unauthenticated: { status: 401, message: Messages.qrAuth } },
+  answers: {
+    'invalid-input': { status: 400, message: 'Parâmetros inválidos.' },
+    unauthenticated: { status: 401, message: 'Authkey inválida ou não encontrada.' },
+  },
   schema: type({
     authkey: optional(any()),
     setAppkey: optional(coerceWhen(deviceName, isString, s => (s.trim() === '' ? undefined : s))),
@@ -44,12 +43,11 @@ export const generateQrCode = defineOperation({
     session: 'link',
     create: ({ setAppkey, webhook }, services) => ({ appkey: setAppkey, webhookUrl: webhookOption(webhook, services) }),
   },
-  async handle({ phone: pairingPhone, webhook }, context) {
-    const { device } = context
-    const challenge = await linkHere(context, pairingPhone, webhookOption(webhook, context.services))
-    const common = { appkey: context.ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
-    if (challenge.kind === 'code') return { message: 'Código de pareamento gerado.', code: challenge.code, ...common }
-    return { message: 'QR code gerado.', qrcode: await qrDataUri(challenge, device, context), link: await shareLink(device, context), ...common }
+  async handle({ phone, webhook }, context) {
+    const challenge = await linkHere(context, phone, webhookOption(webhook, context.services))
+    if (challenge.kind !== 'code') return { message: 'QR code gerado.', ...(await qrAnswer(challenge, context)) }
+    const { device, ensured } = context
+    return { message: 'Código de pareamento gerado.', code: challenge.code, appkey: ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
   },
 })
 
@@ -63,24 +61,11 @@ export const addDevice = defineOperation({
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
   device: { ref: 'message', session: 'link', create: ({ webhook }, services) => ({ webhookUrl: webhookOption(webhook, services) }) },
   async handle({ webhook }, context) {
-    const { device } = context
-    const appkey = context.ensured?.appkey
-    let challenge: LinkChallenge
-    try {
-      challenge = await linkHere(context, undefined, webhookOption(webhook, context.services))
-    } catch (cause) {
-      if (cause instanceof GatewayError) throw cause
-      if (cause instanceof TransportError && cause.code === 'unreachable') throw cause
+    const challenge = await linkHere(context, undefined, webhookOption(webhook, context.services)).catch(cause => {
+      if (cause instanceof GatewayError || (cause instanceof TransportError && cause.code === 'unreachable')) throw cause
       throw new GatewayError('link-failed', { cause })
-    }
-    return {
-      message: 'Dispositivo adicionado.',
-      qrcode: await qrDataUri(challenge, device, context),
-      link: await shareLink(device, context),
-      id: device.id,
-      ...(appkey ? { appkey } : {}),
-      webhookSecret: device.webhookSecret,
-    }
+    })
+    return { message: 'Dispositivo adicionado.', ...(await qrAnswer(challenge, context)) }
   },
 })
 
@@ -127,7 +112,7 @@ export const deleteDevice = defineOperation({
   summary: 'Delete a device of the account',
   answer: answer({}),
   errors: [...deviceErrors, 'delete-failed'],
-  answers: { unauthenticated: { status: 401, message: Messages.deleteAuth } },
+  answers: { unauthenticated: { status: 401, message: 'Authkey Invalida' } },
   schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
   device: { ref: 'message', session: 'device' },
   async handle({ apagarAppkey }, { services, device }) {
@@ -161,11 +146,7 @@ export const deleteShareLink = defineOperation({
 
 // --- Internal helpers ---
 
-/**
- * Start linking the request's device (this instance holds it: see DeviceNeed `link`), storing
- * `webhookUrl` once it has started. When the link fails, a device this request has just made is
- * deleted again: a refused request leaves nothing.
- */
+/** Start linking the request's device; a device this request made is deleted again when that fails. */
 async function linkHere({ services, device, ensured }: OperationContext, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
   try {
     return await services.devices.link(device, phone, webhookUrl)
@@ -183,15 +164,11 @@ function webhookOption(value: string | undefined, services: OperationServices): 
   return checked.url.href
 }
 
-/** The QR as a PNG data URI, remembered as the device's current QR for the share page. */
-async function qrDataUri(challenge: LinkChallenge, device: Device, { services }: OperationContext): Promise<string> {
+/** The QR as a PNG data URI (remembered for the share page), a new share link, and the device's keys. */
+async function qrAnswer(challenge: LinkChallenge, { services, device, ensured, baseUrl }: OperationContext) {
   if (challenge.kind !== 'qr') throw new GatewayError('link-failed')
   await services.links.rememberQr(device.id, challenge.qr)
-  return QRCode.toDataURL(challenge.qr, { margin: 2, scale: 6 })
-}
-
-/** A new QR share link for the device. */
-async function shareLink(device: Device, { services, baseUrl }: OperationContext): Promise<string> {
-  const token = await services.links.create(device)
-  return `${baseUrl}/qr/${token}`
+  const qrcode = await QRCode.toDataURL(challenge.qr, { margin: 2, scale: 6 })
+  const link = `${baseUrl}/qr/${await services.links.create(device)}`
+  return { qrcode, link, appkey: ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
 }

@@ -1,11 +1,12 @@
 import { array, boolean, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isAnything } from '../schema/coerce-when.ts'
-import { defineOperation, deviceByAppkey } from './operation.ts'
+import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
-import { answer, deviceErrors, queueErrors } from './answers.ts'
+import { toArray } from './messaging-fields.ts'
+import { deviceErrors, queueErrors } from './error-answers.ts'
 
 /** Most members a new group can be created with (WhatsApp: 1 024 including the creator). */
 const MAX_MEMBERS = 1023
@@ -21,9 +22,8 @@ export const groupInfo = defineOperation({
   errors: [...deviceErrors, 'group-not-found', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
   device: deviceByAppkey('device'),
-  async handle({ infoConvite: ref }, context) {
-    const { device } = context
-    const info = await context.services.messaging.groups.info(device, ref)
+  async handle({ infoConvite: ref }, { services, device }) {
+    const info = await services.messaging.groups.info(device, ref)
     return {
       message: 'Grupo encontrado.',
       grupo: {
@@ -45,9 +45,8 @@ export const createGroup = defineOperation({
   errors: [...deviceErrors, ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
   device: deviceByAppkey('device'),
-  async handle({ message: subject, usuarios: participants }, context) {
-    const { device } = context
-    const info = await context.services.messaging.groups.create(device, subject.trim(), participants)
+  async handle({ message: subject, usuarios: participants }, { services, device }) {
+    const info = await services.messaging.groups.create(device, subject.trim(), participants)
     return { message: 'Grupo criado.', grupoId: info.id, ...(info.inviteCode ? { convite: INVITE_LINK_BASE + info.inviteCode } : {}) }
   },
 })
@@ -61,9 +60,8 @@ export const joinGroup = defineOperation({
   errors: [...deviceErrors, 'invite-invalid', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
   device: deviceByAppkey('device'),
-  async handle({ entrarConvite: invite }, context) {
-    const { device } = context
-    const grupoId = await context.services.messaging.groups.join(device, invite)
+  async handle({ entrarConvite: invite }, { services, device }) {
+    const grupoId = await services.messaging.groups.join(device, invite)
     return { message: 'Entrou no grupo.', grupoId }
   },
 })
@@ -73,8 +71,15 @@ export const joinGroup = defineOperation({
 /** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list; 1 to 1 023 distinct phones. */
 function members() {
   const phones = coerceWhen(array(string()), isAnything, value => {
-    const items = typeof value === 'string' ? split(value) : Array.isArray(value) ? value.map(String) : value
-    return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(p) ?? p))] : items
+    const split = (s: string) =>
+      s.trim().startsWith('[')
+        ? toArray(s)
+        : s
+            .split(/[-,;]/)
+            .map(p => p.trim())
+            .filter(Boolean)
+    const items = typeof value === 'string' ? split(value) : value
+    return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(String(p)) ?? String(p)))] : items
   })
   const struct = refine(phones, 'members', list => {
     if (list.length < 1 || list.length > MAX_MEMBERS) return `expected 1 to ${MAX_MEMBERS} phone numbers`
@@ -88,20 +93,4 @@ function members() {
       ],
     }),
   })
-}
-
-function split(value: string): string[] | string {
-  const trimmed = value.trim()
-  if (trimmed.startsWith('[')) {
-    try {
-      const parsed = JSON.parse(trimmed)
-      if (Array.isArray(parsed)) return parsed.map(String)
-    } catch {
-      return value
-    }
-  }
-  return trimmed
-    .split(/[-,;]/)
-    .map(s => s.trim())
-    .filter(Boolean)
 }

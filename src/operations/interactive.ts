@@ -3,8 +3,8 @@ import { defineOperation } from './operation.ts'
 import { optionalText, text } from '../schema/fields.ts'
 import type { Button, Card } from '../ports/transport.ts'
 import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, sendFields, type WireButton, type WireCardButton } from './messaging-fields.ts'
-import { sendNeed, sendOrSchedule } from './send-support.ts'
-import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
+import { sendNeed, sendOrSchedule, sentAnswer } from './send-support.ts'
+import { mediaErrors, sendErrors } from './error-answers.ts'
 
 /** Operation 15: a text with up to 3 buttons (reply, URL, call), optional header and footer. */
 export const sendButtons = defineOperation({
@@ -22,18 +22,11 @@ export const sendButtons = defineOperation({
   }),
   accepts: ({ buttons }) => !hasDuplicateIds(buttons),
   device: sendNeed,
-  handle: ({ message: text, buttons, header_title: header, footer_text: footer, to, agendamento }, context) => {
-    return sendOrSchedule(
-      context,
-      agendamento,
-      async () => ({
-        kind: 'send',
-        to,
-        message: { kind: 'buttons', text, ...(header ? { header } : {}), ...(footer ? { footer } : {}), buttons: buttons.map(toButton) },
-      }),
-      'Mensagem com botões enviada.',
-    )
-  },
+  handle: sendOrSchedule('Mensagem com botões enviada.', ({ message: text, buttons, header_title: header, footer_text: footer, to }) => ({
+    kind: 'send',
+    to,
+    message: { kind: 'buttons', text, ...(header ? { header } : {}), ...(footer ? { footer } : {}), buttons: buttons.map(toButton) },
+  })),
 })
 
 /** Operation 16: a text above 1 to 10 cards, each with an image (fetched from `image_url`) and 1 or 2 buttons. */
@@ -46,24 +39,17 @@ export const sendCarousel = defineOperation({
   schema: type({ ...sendFields, message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) }),
   accepts: ({ cards }) => !cards.some(c => hasDuplicateIds(c.buttons)),
   device: sendNeed,
-  handle: ({ message: text, cards, footer_text: footer, to, agendamento }, context) => {
-    return sendOrSchedule(
-      context,
-      agendamento,
-      async () => {
-        const images = await Promise.all(cards.map(c => context.services.messaging.media.cardImage(c.image_url.trim(), context.mediaHold)))
-        const built: Card[] = cards.map((c, i) => ({
-          image: images[i],
-          title: c.title,
-          ...(c.subtitle ? { subtitle: c.subtitle } : {}),
-          ...(c.description ? { description: c.description } : {}),
-          buttons: c.buttons.map(toButton),
-        }))
-        return { kind: 'send', to, message: { kind: 'carousel', text, ...(footer ? { footer } : {}), cards: built } }
-      },
-      'Carrossel enviado.',
-    )
-  },
+  handle: sendOrSchedule('Carrossel enviado.', async ({ message: text, cards, footer_text: footer, to }, { services, mediaHold }) => {
+    const images = await Promise.all(cards.map(c => services.messaging.media.cardImage(c.image_url.trim(), mediaHold)))
+    const built: Card[] = cards.map((c, i) => ({
+      image: images[i],
+      title: c.title,
+      ...(c.subtitle ? { subtitle: c.subtitle } : {}),
+      ...(c.description ? { description: c.description } : {}),
+      buttons: c.buttons.map(toButton),
+    }))
+    return { kind: 'send', to, message: { kind: 'carousel', text, ...(footer ? { footer } : {}), cards: built } }
+  }),
 })
 
 // --- Internal helpers ---

@@ -3,9 +3,9 @@ import { coerceWhen, isBoolean } from '../schema/coerce-when.ts'
 import { defineOperation } from './operation.ts'
 import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../schema/fields.ts'
 import { sendFields } from './messaging-fields.ts'
-import { sendNeed, sendOrSchedule } from './send-support.ts'
+import { sendNeed, sendOrSchedule, sentAnswer } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
-import { sentAnswer, targetErrors } from './answers.ts'
+import { targetErrors } from './error-answers.ts'
 
 /** Longest message id accepted. */
 const MAX_ID = 256
@@ -19,15 +19,10 @@ export const reactToMessage = defineOperation({
   errors: targetErrors,
   schema: type({ ...sendFields, reactionMessage: trueFlag(), message: reaction(), id: text(MAX_ID) }),
   device: sendNeed,
-  handle: ({ message, id, to, agendamento }, context) => {
-    const emoji = message.trim().toLowerCase() === 'remove' ? '' : message.trim()
-    return sendOrSchedule(
-      context,
-      agendamento,
-      async () => ({ kind: 'send', to, message: { kind: 'reaction', target: { chat: to, id: id.trim() }, emoji } }),
-      emoji ? 'Reação enviada.' : 'Reação removida.',
-    )
-  },
+  handle: sendOrSchedule(
+    ({ message }) => (emojiOf(message) ? 'Reação enviada.' : 'Reação removida.'),
+    ({ message, id, to }) => ({ kind: 'send', to, message: { kind: 'reaction', target: { chat: to, id: id.trim() }, emoji: emojiOf(message) } }),
+  ),
 })
 
 /** Operation 13: delete a message the device sent, for everyone. */
@@ -39,13 +34,11 @@ export const deleteMessage = defineOperation({
   errors: targetErrors,
   schema: type({ ...sendFields, message: falseFlag(), deleteID: text(MAX_ID) }),
   device: sendNeed,
-  handle: ({ deleteID, to, agendamento }, context) =>
-    sendOrSchedule(
-      context,
-      agendamento,
-      async () => ({ kind: 'send', to, message: { kind: 'delete', target: { chat: to, id: deleteID.trim(), fromMe: true } } }),
-      'Mensagem apagada.',
-    ),
+  handle: sendOrSchedule('Mensagem apagada.', ({ deleteID, to }) => ({
+    kind: 'send',
+    to,
+    message: { kind: 'delete', target: { chat: to, id: deleteID.trim(), fromMe: true } },
+  })),
 })
 
 /**
@@ -66,11 +59,7 @@ export const markMessageRead = defineOperation({
   }),
   accepts: input => readTarget(input) !== undefined,
   device: sendNeed,
-  handle: (input, context) => {
-    const { to, agendamento } = input
-    const id = readTarget(input)!
-    return sendOrSchedule(context, agendamento, async () => ({ kind: 'read', to, target: { chat: to, id: id.trim() } }), 'Mensagem marcada como lida.')
-  },
+  handle: sendOrSchedule('Mensagem marcada como lida.', input => ({ kind: 'read', to: input.to, target: { chat: input.to, id: readTarget(input)!.trim() } })),
 })
 
 /** The id of the message a read receipt is for: `markRead` itself, or with `markRead: true` `idMessagem` (or `idMensagem`). */
@@ -79,6 +68,11 @@ function readTarget({ markRead, idMessagem, idMensagem }: { markRead: string; id
 }
 
 // --- Internal helpers ---
+
+/** The emoji of a reaction; empty (taking it back) for `remove`. */
+function emojiOf(message: string): string {
+  return message.trim().toLowerCase() === 'remove' ? '' : message.trim()
+}
 
 /** One emoji (a single grapheme that is a pictograph, flag or keycap), or `remove`. */
 function reaction() {

@@ -2,9 +2,9 @@ import { refine, type } from 'superstruct'
 import { defineOperation } from './operation.ts'
 import { optionalText, phone, text } from '../schema/fields.ts'
 import { MAX_CAPTION, MAX_TEXT, sendFields } from './messaging-fields.ts'
-import { sendNeed, sendOrSchedule } from './send-support.ts'
+import { sendNeed, sendOrSchedule, sentAnswer } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
-import { mediaErrors, sendErrors, sentAnswer } from './answers.ts'
+import { mediaErrors, sendErrors } from './error-answers.ts'
 
 /** Operation 8 (the default of /api/create-message): send a text. */
 export const sendText = defineOperation({
@@ -14,8 +14,7 @@ export const sendText = defineOperation({
   errors: sendErrors,
   schema: type({ ...sendFields, message: text(MAX_TEXT) }),
   device: sendNeed,
-  handle: ({ message: text, to, agendamento }, context) =>
-    sendOrSchedule(context, agendamento, () => ({ kind: 'send', to, message: { kind: 'text', text } }), 'Mensagem de texto enviada.'),
+  handle: sendOrSchedule('Mensagem de texto enviada.', ({ message: text, to }) => ({ kind: 'send', to, message: { kind: 'text', text } })),
 })
 
 /** Operation 9: send a file (URL, base64, data URI or uploaded part) as image, video, audio or document. */
@@ -35,16 +34,10 @@ export const sendMedia = defineOperation({
     format: optionalText(16),
   }),
   device: sendNeed,
-  handle: ({ file, message: fileName, descricao: caption, format, to, agendamento }, context) =>
-    sendOrSchedule(
-      context,
-      agendamento,
-      async () => {
-        const source = context.uploads.get('file') ?? file
-        return { kind: 'send', to, message: await context.services.messaging.media.message({ source, fileName, caption, format, hold: context.mediaHold }) }
-      },
-      'Arquivo enviado.',
-    ),
+  handle: sendOrSchedule('Arquivo enviado.', async ({ file, message: fileName, descricao: caption, format, to }, { uploads, services, mediaHold }) => {
+    const source = uploads.get('file') ?? file
+    return { kind: 'send', to, message: await services.messaging.media.message({ source, fileName, caption, format, hold: mediaHold }) }
+  }),
 })
 
 /** Operation 10: share a contact card (`contact` = name, `message` = the contact's phone). */
@@ -56,13 +49,11 @@ export const sendContact = defineOperation({
   errors: sendErrors,
   schema: type({ ...sendFields, contact: text(256), message: phone() }),
   device: sendNeed,
-  handle: ({ contact: name, message: contactPhone, to, agendamento }, context) =>
-    sendOrSchedule(
-      context,
-      agendamento,
-      async () => ({ kind: 'send', to, message: { kind: 'contact', name: name.trim(), phone: contactPhone } }),
-      'Contato enviado.',
-    ),
+  handle: sendOrSchedule('Contato enviado.', ({ contact: name, message: phone, to }) => ({
+    kind: 'send',
+    to,
+    message: { kind: 'contact', name: name.trim(), phone },
+  })),
 })
 
 /** Operation 11: send a location (decimal `latitude` and `longitude`, optional text in `message`). */
@@ -74,13 +65,11 @@ export const sendLocation = defineOperation({
   errors: sendErrors,
   schema: type({ ...sendFields, latitude: coordinate(90), longitude: coordinate(180), message: optionalText(1024) }),
   device: sendNeed,
-  handle: ({ latitude, longitude, message: text, to, agendamento }, context) =>
-    sendOrSchedule(
-      context,
-      agendamento,
-      async () => ({ kind: 'send', to, message: { kind: 'location', latitude: Number(latitude), longitude: Number(longitude), ...(text ? { text } : {}) } }),
-      'Localização enviada.',
-    ),
+  handle: sendOrSchedule('Localização enviada.', ({ latitude, longitude, message: text, to }) => ({
+    kind: 'send',
+    to,
+    message: { kind: 'location', latitude: Number(latitude), longitude: Number(longitude), ...(text ? { text } : {}) },
+  })),
 })
 
 // --- Internal helpers ---

@@ -1,4 +1,4 @@
-import { array, dynamic, literal, never, refine, string, type, type Struct } from 'superstruct'
+import { array, dynamic, literal, never, refine, string, type, type Infer, type Struct } from 'superstruct'
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { optionalText, phone, text } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
@@ -11,13 +11,11 @@ export const MAX_TEXT = 65_536
 export const MAX_CAPTION = 1024
 /** Longest header or footer of an interactive message (WhatsApp: 60). */
 export const MAX_HEADER = 60
-/** Longest button label (WhatsApp: 20). */
 const MAX_LABEL = 20
 /** Reply buttons per buttons message (WhatsApp shows at most 3). */
 export const MAX_BUTTONS = 3
 /** Cards per carousel (WhatsApp: 10). */
 export const MAX_CARDS = 10
-/** Buttons per carousel card (WhatsApp: 2). */
 const MAX_CARD_BUTTONS = 2
 
 /** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
@@ -55,10 +53,7 @@ function httpUrl(max = 2048): Struct<string, null> {
   return documentStruct(struct, { format: 'uri', description: 'An absolute http(s) URL.' })
 }
 
-/**
- * A list of `min` to `max` items. Form and multipart bodies may carry it as JSON text or as a
- * qs-nested object with numeric keys (`buttons[0][type]=...`); both become the array.
- */
+/** A list of `min` to `max` items; form bodies may carry it as JSON text or qs-nested fields (`buttons[0][type]=...`). */
 export function list<T>(item: Struct<T, any>, min: number, max: number): Struct<T[], any> {
   const struct = refine(coerceWhen(array(item), isAnything, toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
   return documentStruct(struct, {
@@ -81,34 +76,22 @@ export const sendFields = {
   }),
 }
 
-/** A button of a buttons message (operation 15). */
-export type WireButton =
-  | { type: 'replyButton'; displaytext: string; id?: string }
-  | { type: 'urlButton'; displaytext: string; action: string }
-  | { type: 'callButton'; displaytext: string; action: string }
-
-/** A button of a carousel card (operation 16). */
-export type WireCardButton =
-  | { type: 'quickReplyButton'; displaytext: string; id: string }
-  | { type: 'urlButton'; displaytext: string; action: string }
-  | { type: 'callButton'; displaytext: string; action: string }
-
 const urlButton = type({ type: literal('urlButton'), displaytext: text(MAX_LABEL), action: httpUrl() })
 const callButton = type({ type: literal('callButton'), displaytext: text(MAX_LABEL), action: phone() })
+const replyButton = type({ type: literal('replyButton'), displaytext: text(MAX_LABEL), id: optionalText(256) })
+const quickReplyButton = type({ type: literal('quickReplyButton'), displaytext: text(MAX_LABEL), id: text(256) })
+
+/** A button of a buttons message (operation 15). */
+export type WireButton = Infer<typeof replyButton | typeof urlButton | typeof callButton>
+
+/** A button of a carousel card (operation 16). */
+export type WireCardButton = Infer<typeof quickReplyButton | typeof urlButton | typeof callButton>
 
 /** Operation 15's buttons: `replyButton` (displaytext, optional id), `urlButton`, `callButton`. */
-export const button: Struct<WireButton, null> = byType({
-  replyButton: type({ type: literal('replyButton'), displaytext: text(MAX_LABEL), id: optionalText(256) }),
-  urlButton,
-  callButton,
-})
+export const button = byType<WireButton>({ replyButton, urlButton, callButton })
 
 /** Operation 16's card buttons: `quickReplyButton` (displaytext, id), `urlButton`, `callButton`. */
-const cardButton: Struct<WireCardButton, null> = byType({
-  quickReplyButton: type({ type: literal('quickReplyButton'), displaytext: text(MAX_LABEL), id: text(256) }),
-  urlButton,
-  callButton,
-})
+const cardButton = byType<WireCardButton>({ quickReplyButton, urlButton, callButton })
 
 /** A carousel card (operation 16). */
 export const card = type({
@@ -130,7 +113,8 @@ function byType<T>(shapes: Record<string, Struct<any, any>>): Struct<T, null> {
   return documentStruct(struct, { variants: Object.values(shapes) })
 }
 
-function toArray(value: unknown): unknown {
+/** A list given as JSON text or as a qs-nested object with numeric keys, as an array (anything else as it is). */
+export function toArray(value: unknown): unknown {
   if (typeof value === 'string') {
     try {
       return toArray(JSON.parse(value))

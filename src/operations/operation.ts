@@ -1,4 +1,4 @@
-import type { Infer, Struct } from 'superstruct'
+import { literal, object, string, type Infer, type Struct } from 'superstruct'
 import type { Account, Accounts } from '../domain/accounts.ts'
 import type { Agents } from '../domain/agents.ts'
 import type { Device, DeviceMatch, Devices } from '../domain/devices.ts'
@@ -25,7 +25,6 @@ export interface OperationServices {
   links: ShareLinks
   flows: FlowConversations
   messaging: Messaging
-  /** Bytes of media in flight in the process, and the most allowed. */
   mediaBudget: MediaBudget
   rateLimits: RateLimits
   settings: {
@@ -33,7 +32,6 @@ export interface OperationServices {
     allowPrivateUrls: boolean
     /** IANA zone of `agendamento`. */
     timeZone: string
-    /** How long an OTP code lasts (its text says so). */
     otpTtlMs: number
   }
 }
@@ -43,7 +41,7 @@ export interface OperationContext {
   services: OperationServices
   /** Files of a multipart body, by field name. */
   uploads: ReadonlyMap<string, UploadedFile>
-  /** Absolute URL of the gateway's mount point (for links), without a trailing slash. */
+  /** Absolute URL of the gateway's mount point, without a trailing slash. */
   baseUrl: string
   /** The client's IP address (from X-Forwarded-For only when the Koa app trusts its proxy). */
   clientIp: string
@@ -51,66 +49,58 @@ export interface OperationContext {
   mediaHold: MediaHold
   /** The caller's account (an operation that declares `device` only). */
   account: Account
-  /** The device the operation declared, found in the caller's account (for a link: found or made). */
+  /** The declared device, found in the caller's account (for a link: found or made). */
   device: Device
-  /** The device's open session (an operation whose session need is `connected`). */
+  /** The device's open session (a `connected` need). */
   status?: SessionStatus
   /** A link: whether this request made the device (a failed link deletes it again), and the appkey to answer. */
   ensured?: { created: boolean; appkey?: string }
 }
 
 /**
- * What an operation needs of the device's session: `device`, the request is worked by the instance
- * holding it (another instance forwards it there); `connected`, the same, and the session must be
- * open (409 `not-connected`; a session still opening after a handover is waited for); `link`, the
- * device (made when none of that name exists) is linked by the instance that will hold it.
+ * What an operation needs of the device's session: `device`, worked by the instance holding it;
+ * `connected`, the same with the session open (409 `not-connected`); `link`, the device (made when
+ * none of that name exists) linked by the instance that will hold it.
  */
 export type SessionNeed = 'device' | 'connected' | 'link'
 
 /**
- * The device an operation works on: found in the caller's account (the input's `authkey`) before
- * the handler runs (an unknown or expired key is `unauthenticated`, no such device in that account
- * `device-not-found`), and, with `session`, worked by the instance holding its session. Handlers
- * never see the cluster.
+ * The device an operation works on, found in the caller's account (by `authkey`) before the handler
+ * runs and, with `session`, worked on the instance holding it: handlers never see the cluster.
  */
 export interface DeviceNeed<I> {
-  /** The input field naming the device (a link without it makes a new device, named by the gateway); the caller's key is `authkey`. */
+  /** The input field naming the device (a link without it makes a new device). */
   ref: keyof I & string
   /** How `ref` may match a device (default: its id, name or appkey). */
   match?: DeviceMatch[]
-  /** What the operation needs of the device's session (none: its record only); may depend on the input. */
   session?: SessionNeed | ((input: I) => SessionNeed | undefined)
-  /** A link: the settings of the device to make when none of that name exists (asked once the caller's account is known; may refuse the input). */
+  /** A link: the settings of the device to make when none of that name exists (may refuse the input). */
   create?(input: I, services: OperationServices): { appkey?: string; webhookUrl?: string }
 }
 
-/** What the appkey field of a request may match: a device's appkey, or its name. */
-const KEY_MATCH: DeviceMatch[] = ['appkey', 'name']
-
 /** The device of a request on the send, group, OTP and settings paths: its `appkey` (the device's appkey or name), in the caller's account. */
 export function deviceByAppkey<I extends { appkey: string }>(session?: SessionNeed | ((input: I) => SessionNeed | undefined)): DeviceNeed<I> {
-  return { ref: 'appkey', match: KEY_MATCH, ...(session ? { session } : {}) }
+  return { ref: 'appkey', match: ['appkey', 'name'], ...(session ? { session } : {}) }
 }
 
-/** A handler's answer: the response body without `status` (always 200 on success). */
-type Reply = { message: string } & Record<string, unknown>
+/** A success answer: `{status: 200, message}` plus exactly `fields` (an unexpected field fails it). */
+export function answer<S extends Record<string, Struct<any, any>>>(fields: S) {
+  return object({ status: literal(200), message: string(), ...fields })
+}
 
 /** The answer body a handler returns for an answer struct: everything but `status` (the router adds 200). */
-export type ReplyOf<A extends Struct<any, any>> = 0 extends 1 & Infer<A> ? Reply : Omit<Infer<A>, 'status'>
+export type ReplyOf<A extends Struct<any, any>> = 0 extends 1 & Infer<A> ? { message: string } & Record<string, unknown> : Omit<Infer<A>, 'status'>
 
 /**
- * One operation of the API: `field` is the distinguishing wire field (or several that select it
- * together), `name` the English operation name, `schema` a superstruct struct of the wire body,
- * `answer` one of the success body, and `handle` the function that renames wire fields to English
- * and calls the domain (the compiler holds its result to `answer`).
+ * One operation of the API: `field` the distinguishing wire field (or several that select it
+ * together), `schema` the wire body, `answer` the success body, and `handle` the function that
+ * renames wire fields to English and calls the domain.
  */
 export interface Operation<S extends Struct<any, any> = Struct<any, any>, A extends Struct<any, any> = Struct<any, any>> {
   field?: string | string[]
   name: string
-  /** Short human summary (used by docs). */
   summary: string
   schema: S
-  /** The success body (`{status: 200, message, ...}`): documentation, client types and tests read it. */
   answer: A
   /** What the operation may be refused for, beyond the body errors of every path (its documentation). */
   errors: AnswerCode[]
@@ -120,7 +110,6 @@ export interface Operation<S extends Struct<any, any> = Struct<any, any>, A exte
   errorExtra?: Record<string, unknown>
   /** Checks of the input beyond its schema, before any lookup: false is `invalid-input`. */
   accepts?(input: Infer<S>): boolean
-  /** The device the operation works on, and what it needs of its session (see DeviceNeed). */
   device?: DeviceNeed<Infer<S>>
   handle(input: Infer<S>, context: OperationContext): Promise<ReplyOf<A>>
 }
@@ -132,10 +121,7 @@ export function defineOperation<N extends string, S extends Struct<any, any>, A 
   return operation
 }
 
-/**
- * One path of the API and its operations in precedence order: the first whose distinguishing field
- * is present (not empty) wins; `fallback` applies when none is (absent: 401 `validation.required`).
- */
+/** One path of the API and its operations in precedence order; `fallback` applies when no distinguishing field is present. */
 export interface PathEntry {
   path: string
   operations: readonly Operation[]

@@ -1,10 +1,10 @@
 import { literal, optional, string, type } from 'superstruct'
 import { GatewayError } from '../errors.ts'
-import { defineOperation, deviceByAppkey } from './operation.ts'
+import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
-import { answer, deviceErrors, queueErrors } from './answers.ts'
+import { deviceErrors, queueErrors } from './error-answers.ts'
 
 /** The text sent when `message` gives no template. */
 const DEFAULT_TEMPLATE = 'Seu código de verificação é {code}. Ele expira em {minutes} minutos.'
@@ -21,9 +21,7 @@ export const sendOtp = defineOperation({
   accepts: ({ to, message: template, agendamento }) =>
     !isGroupAddress(to) && agendamento === undefined && (template === undefined || template.includes('{code}')),
   device: deviceByAppkey('connected'),
-  async handle({ to, message: template }, context) {
-    const { device } = context
-    const { messaging, settings } = context.services
+  async handle({ to, message: template }, { services: { messaging, settings }, device }) {
     const { code, withdraw } = await messaging.otps.issue(device, to)
     const minutes = String(Math.max(1, Math.round(settings.otpTtlMs / 60_000)))
     const text = (template ?? DEFAULT_TEMPLATE).replaceAll('{code}', code).replaceAll('{minutes}', minutes)
@@ -47,10 +45,9 @@ export const verifyOtp = defineOperation({
   errorExtra: { valid: false },
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), message: falseFlag(), verificarOTP: text(32) }),
   device: deviceByAppkey(),
-  async handle({ to, verificarOTP: code }, context) {
-    const { device } = context
-    await context.services.rateLimits.otpVerification(device.id, to)
-    const valid = await context.services.messaging.otps.verify(device, to, code.trim())
+  async handle({ to, verificarOTP: code }, { services, device }) {
+    await services.rateLimits.otpVerification(device.id, to)
+    const valid = await services.messaging.otps.verify(device, to, code.trim())
     if (!valid) throw new GatewayError('otp-invalid')
     return { message: 'OTP válido.', valid: true as const }
   },

@@ -1,7 +1,7 @@
 import { array, enums, object, string, type } from 'superstruct'
-import { defineOperation, deviceByAppkey } from './operation.ts'
+import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
-import { answer, deviceErrors } from './answers.ts'
+import { deviceErrors } from './error-answers.ts'
 
 /**
  * Operation 17: the device's scheduled messages, earliest first: `{id, to, message, agendamento}`
@@ -17,9 +17,8 @@ export const listSchedules = defineOperation({
   errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), listaAgendamento: trueFlag(), message: falseFlag() }),
   device: deviceByAppkey(),
-  async handle(_input, context) {
-    const { device } = context
-    const items = await context.services.messaging.scheduler.list(device)
+  async handle(_input, { services, device }) {
+    const items = await services.messaging.scheduler.list(device)
     return {
       message: items.length > 0 ? 'Agendamentos encontrados.' : 'Nenhum agendamento encontrado.',
       data: items.map(item => ({

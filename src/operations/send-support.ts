@@ -1,45 +1,46 @@
 import { GatewayError } from '../errors.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
-import { deviceByAppkey, type OperationContext, type ReplyOf } from './operation.ts'
+import { optional, string } from 'superstruct'
+import { answer, deviceByAppkey, type DeviceNeed, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
-import type { sentAnswer } from './answers.ts'
 
 /** Furthest a message can be scheduled ahead. */
 const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
 
+/** The answer of operations 8 to 16 and OTP sends: the network's message id, or the schedule's id and time. */
+export const sentAnswer = answer({ id: optional(string()), agendamento: optional(string()) })
+
 /** Operations 8 to 16: sent now, they need the device's open session; scheduled (`agendamento`), its record only. */
-export const sendNeed = deviceByAppkey<{ appkey: string; agendamento?: string }>(({ agendamento }) => (agendamento === undefined ? 'connected' : undefined))
+export const sendNeed: DeviceNeed<{ appkey: string; agendamento?: string }> = deviceByAppkey(({ agendamento }) =>
+  agendamento === undefined ? 'connected' : undefined,
+)
 
 /**
- * The common path of operations 8 to 16, for the request's device: with `agendamento`, build the
- * action and store it for later (`{message, id, agendamento}`); without, build the action and do it
- * now on the device's open session (`{message, id}` with the network's message id).
+ * The handler of operations 8 to 16: with `agendamento`, the built action is stored for later
+ * (`{message, id, agendamento}`); without, it is done now on the device's open session (`{message, id}`).
  */
-export async function sendOrSchedule(
-  context: OperationContext,
-  agendamento: string | undefined,
-  build: () => Action | Promise<Action>,
-  sentMessage: string,
-): Promise<ReplyOf<typeof sentAnswer>> {
-  const { device } = context
-  const { messaging, settings } = context.services
-  if (agendamento !== undefined) {
-    const time = scheduleTime(agendamento, settings.timeZone)
-    const item = await messaging.scheduler.schedule(device, await build(), time)
-    return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
+export function sendOrSchedule<I extends { agendamento?: string }>(
+  sent: string | ((input: I) => string),
+  build: (input: I, context: OperationContext) => Action | Promise<Action>,
+): (input: I, context: OperationContext) => Promise<ReplyOf<typeof sentAnswer>> {
+  return async (input, context) => {
+    const { device } = context
+    const { messaging, settings } = context.services
+    if (input.agendamento !== undefined) {
+      const time = scheduleTime(input.agendamento, settings.timeZone)
+      const item = await messaging.scheduler.schedule(device, await build(input, context), time)
+      return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
+    }
+    const id = await messaging.messenger.perform(device, await build(input, context), { status: context.status })
+    const message = typeof sent === 'string' ? sent : sent(input)
+    return id === undefined ? { message } : { message, id }
   }
-  const id = await messaging.messenger.perform(device, await build(), { status: context.status })
-  const reply: ReplyOf<typeof sentAnswer> = { message: sentMessage }
-  if (id !== undefined) reply.id = id
-  return reply
 }
 
 /**
- * The time of `agendamento`, or 401 `validation.required` when malformed, impossible, past or over a
- * year ahead. Past is judged with the clock allowance: a time up to 30 s before this host's clock
- * may be "now" by the client's clock or another instance's (it is sent at once), so an instance whose
- * clock runs ahead does not refuse what the others accept.
+ * The time of `agendamento`, or `invalid-input` when malformed, impossible, past or over a year
+ * ahead; up to 30 s in the past counts as now (another clock's now).
  */
 function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
   const time = parseScheduleTime(value, timeZone)

@@ -1,11 +1,11 @@
 import { boolean, enums, integer, object, refine, type } from 'superstruct'
 import { coerceWhen, isString } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
-import { defineOperation, deviceByAppkey } from './operation.ts'
+import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, flag, text, trueFlag } from '../schema/fields.ts'
 import { contactKey } from '../domain/flows.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
-import { answer, deviceErrors } from './answers.ts'
+import { deviceErrors } from './error-answers.ts'
 
 /** `to` of operation 19: `todos` (every contact) or one contact's number or LID. */
 const flowTarget = documentStruct(
@@ -22,9 +22,7 @@ export const deleteFlowConversations = defineOperation({
   errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), to: flowTarget, message: falseFlag(), deleteConversaFluxo: trueFlag() }),
   device: deviceByAppkey(),
-  async handle({ to }, context) {
-    const { device } = context
-    const flows = context.services.flows
+  async handle({ to }, { services: { flows }, device }) {
     const everyone = to.trim().toLowerCase() === 'todos'
     const removed = everyone ? await flows.removeAll(device.id) : Number(await flows.remove(device.id, contactKey(to)!))
     return { message: 'Conversas excluídas com sucesso.', excluidas: removed }
@@ -46,11 +44,10 @@ export const switchWebhook = defineOperation({
     statusWebhook: flag(),
   }),
   device: deviceByAppkey(),
-  async handle({ type: channel, message: deviceRef, statusWebhook }, context) {
-    const { account, device } = context
-    const named = await context.services.devices.find(account, deviceRef)
+  async handle({ type: channel, message: deviceRef, statusWebhook }, { services, account, device }) {
+    const named = await services.devices.find(account, deviceRef)
     if (!named || named.id !== device.id) throw new GatewayError('device-not-found')
-    const updated = await context.services.devices.update(device.id, d => {
+    const updated = await services.devices.update(device.id, d => {
       d.webhookEvents = { ...d.webhookEvents, [channel === 'chat' ? 'chat' : 'group']: statusWebhook }
     })
     if (!updated) throw new GatewayError('device-not-found')

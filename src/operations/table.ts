@@ -1,4 +1,4 @@
-import type { PathEntry } from './operation.ts'
+import { operationsOf, type PathEntry } from './operation.ts'
 import { createAgent, registerUser } from './accounts.ts'
 import { addDevice, deleteDevice, deleteShareLink, deviceStatus, generateQrCode } from './devices.ts'
 import { deleteFlowConversations, switchWebhook } from './settings.ts'
@@ -51,6 +51,6 @@ type TableOperation = {
 export type OperationName = TableOperation['name']
 
 /** Every operation by its English name (the client types are named after them). */
-export const operations = Object.fromEntries(
-  operationTable.flatMap(entry => [...entry.operations, ...('fallback' in entry ? [entry.fallback] : [])]).map(operation => [operation.name, operation]),
-) as { [N in OperationName]: Extract<TableOperation, { name: N }> }
+export const operations = Object.fromEntries(operationTable.flatMap(operationsOf).map(operation => [operation.name, operation])) as {
+  [N in OperationName]: Extract<TableOperation, { name: N }>
+}
