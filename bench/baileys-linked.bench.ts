@@ -26,6 +26,9 @@ import { tempDir } from './lib/temp.ts'
 const DEVICES = Number(process.env.BENCH_LINKED_DEVICES ?? 100)
 // Links under way at once: 25 or 50 made the transport process run out of heap near 200 devices (bench/README.md).
 const BATCH = Number(process.env.BENCH_LINKED_BATCH ?? 10)
+// BENCH_LINKED_SNAPSHOT_AT=<n>: a heap snapshot 3 s into linking the batch that starts after n devices.
+const SNAPSHOT_AT = Number(process.env.BENCH_LINKED_SNAPSHOT_AT ?? 0)
+const SNAPSHOT_AT_FILE = process.env.BENCH_LINKED_SNAPSHOT_AT_FILE ?? '/tmp/baileys-linked-linking.heapsnapshot'
 const FRIEND = '5511988880000'
 const KB = 1024
 const MB = 2 ** 20
@@ -49,10 +52,15 @@ try {
   const before = (await command(child, 'memory')).usage
   for (let batch = 0; batch < DEVICES; batch += BATCH) {
     const t = performance.now()
-    await command(child, 'link', { ids: ids.slice(batch, batch + BATCH) })
+    const linking = command(child, 'link', { ids: ids.slice(batch, batch + BATCH) })
+    if (SNAPSHOT_AT && batch === SNAPSHOT_AT) {
+      await new Promise(resolve => setTimeout(resolve, 3_000))
+      note(`heap snapshot while linking ${batch + 1} to ${batch + BATCH}: ${(await command(child, 'snapshot', { file: SNAPSHOT_AT_FILE })).file}`)
+    }
+    await linking
     if (process.env.BENCH_VERBOSE)
       note(
-        `linked ${Math.min(batch + BATCH, DEVICES)} (${((performance.now() - t) / 1000).toFixed(1)} s; the peer's heap ${(process.memoryUsage().heapUsed / MB).toFixed(0)} MB)`,
+        `linked ${Math.min(batch + BATCH, DEVICES)} (${((performance.now() - t) / 1000).toFixed(1)} s; the peer's heap ${(process.memoryUsage().heapUsed / MB).toFixed(0)} MB; ${JSON.stringify(peer.stats)})`,
       )
   }
   note(

@@ -30,7 +30,23 @@ const transport = baileysTransport({
   baileysLogLevel: 'silent',
 })
 
+// BENCH_LINKED_TRACE=<seconds>: the process's memory (no GC forced) on stderr at that period.
+if (process.env.BENCH_LINKED_TRACE) {
+  const MB = 2 ** 20
+  setInterval(
+    () => {
+      const m = process.memoryUsage()
+      console.error(
+        `trace: ${open.size} open, heap ${(m.heapUsed / MB).toFixed(0)} / ${(m.heapTotal / MB).toFixed(0)} MB, RSS ${(m.rss / MB).toFixed(0)} MB, external ${(m.external / MB).toFixed(0)} MB, arrayBuffers ${(m.arrayBuffers / MB).toFixed(0)} MB; closed: ${JSON.stringify(Object.fromEntries(closes))}`,
+      )
+    },
+    Number(process.env.BENCH_LINKED_TRACE) * 1000,
+  ).unref()
+}
+
 const open = new Set()
+/** Why open devices stopped being open (state and reason), counted: BENCH_LINKED_TRACE prints them. */
+const closes = new Map()
 const waiters = new Set()
 let received = 0
 await transport.start({
@@ -39,8 +55,12 @@ await transport.start({
   emit: async event => {
     if (event.type === 'qr') process.send({ qr: event.qr, id: event.deviceId })
     else if (event.type === 'status' && event.status.state === 'open') open.add(event.deviceId)
-    else if (event.type === 'status') open.delete(event.deviceId)
-    else if (event.type === 'message' && !event.message.fromMe) received++
+    else if (event.type === 'status') {
+      if (open.delete(event.deviceId)) {
+        const why = `${event.status.state}: ${event.status.reason ?? ''}`
+        closes.set(why, (closes.get(why) ?? 0) + 1)
+      }
+    } else if (event.type === 'message' && !event.message.fromMe) received++
     for (const waiter of waiters) waiter()
   },
 })
