@@ -4,7 +4,8 @@
  * whose certificate root BENCH_WA_ROOT (base64) it trusts, on the SQLite store BENCH_STORE. Driven
  * over IPC by the driver, one command at a time, each answered `{done: <command>, ...}`:
  *
- *   {cmd: 'link', ids}        link these devices (QRs go to the driver as {qr, id}; done once all open)
+ *   {cmd: 'link', ids}        link these devices (QRs go to the driver as {qr, id}); answers those open once
+ *                             all are, or after BENCH_LINKED_OPEN_TIMEOUT_S
  *   {cmd: 'memory'}           process.memoryUsage() at rest (full GCs)
  *   {cmd: 'round', to, text}  every open device sends `text` to `to`, then waits for `expect` incoming
  *                             messages; answers the process CPU time the round took (user + system)
@@ -99,8 +100,10 @@ const commands = {
         process.send({ qr: challenge.qr, id })
       }),
     )
-    await until(() => ids.every(id => open.has(id)))
-    return {}
+    // A device that has not opened within BENCH_LINKED_OPEN_TIMEOUT_S (default 600) is left out.
+    const timeout = new Promise(resolve => setTimeout(resolve, Number(process.env.BENCH_LINKED_OPEN_TIMEOUT_S ?? 600) * 1000).unref())
+    await Promise.race([until(() => ids.every(id => open.has(id))), timeout])
+    return { opened: ids.filter(id => open.has(id)) }
   },
   memory: async () => ({ usage: await settled() }),
   async round({ ids, to, expect }) {
