@@ -154,7 +154,7 @@ try {
   const restored = await command(child, 'restore', { ids: linked })
   const total = performance.now() - spawned
   note(
-    `restore: ${peer.stats.logins - loginsBefore} logins, ${peer.stats.pairings} pairings in all; ${(restored.ms / 1000).toFixed(1)} s from the first connect, ${(total / 1000).toFixed(1)} s from the process spawn`,
+    `restore: ${restored.open} of ${N} open, ${peer.stats.logins - loginsBefore} logins, ${peer.stats.pairings} pairings in all; ${(restored.ms / 1000).toFixed(1)} s from the first connect, ${(total / 1000).toFixed(1)} s from the process spawn`,
   )
   report({
     name: `baileys-linked-restore-${N}`,

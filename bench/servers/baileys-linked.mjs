@@ -26,7 +26,16 @@ const logger = { debug: quiet, info: quiet, warn: quiet, error: quiet }
 const storage = await storageFromUrl(process.env.BENCH_STORE)
 const transport = baileysTransport({
   resolveVersion: async () => [2, 3000, 1],
-  socketConfig: { waWebSocketUrl: process.env.BENCH_WA_URL, qrTimeout: 600_000, connectTimeoutMs: 60_000 },
+  // Keep-alive every 120 s (BENCH_LINKED_KEEPALIVE_MS; Baileys: 30 s): Baileys ends a connection with 408 when
+  // no frame came for the interval + 5 s, and its timer runs before the socket reads that waited through an
+  // event-loop stall, so on a machine shared by other jobs (load 20 on 2 cores) one stall of the linking
+  // work dropped every device in turn, and each reconnect made more of that work.
+  socketConfig: {
+    waWebSocketUrl: process.env.BENCH_WA_URL,
+    qrTimeout: 600_000,
+    connectTimeoutMs: 60_000,
+    keepAliveIntervalMs: Number(process.env.BENCH_LINKED_KEEPALIVE_MS ?? 120_000),
+  },
   linkTimeoutMs: 600_000,
   baileysLogLevel: 'silent',
 })
@@ -119,8 +128,9 @@ const commands = {
   async restore({ ids }) {
     const started = performance.now()
     await Promise.all(ids.map(id => transport.connect(id)))
-    await until(() => ids.every(id => open.has(id)))
-    return { ms: performance.now() - started, open: open.size }
+    const timeout = new Promise(resolve => setTimeout(resolve, Number(process.env.BENCH_LINKED_OPEN_TIMEOUT_S ?? 600) * 1000).unref())
+    await Promise.race([until(() => ids.every(id => open.has(id))), timeout])
+    return { ms: performance.now() - started, open: ids.filter(id => open.has(id)).length }
   },
   async snapshot({ file }) {
     globalThis.gc()
