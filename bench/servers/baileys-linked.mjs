@@ -33,10 +33,15 @@ const transport = baileysTransport({
   socketConfig: {
     waWebSocketUrl: process.env.BENCH_WA_URL,
     qrTimeout: 600_000,
-    connectTimeoutMs: 60_000,
     keepAliveIntervalMs: Number(process.env.BENCH_LINKED_KEEPALIVE_MS ?? 120_000),
+    // The same for the handshake and login (20 s) and iq answers (60 s): under that load every link
+    // and reconnect timed out in turn, redid its work, and none completed.
+    connectTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
+    defaultQueryTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
   },
   linkTimeoutMs: 600_000,
+  openTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
+  sendTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
   baileysLogLevel: 'silent',
 })
 
