@@ -89,21 +89,25 @@ export async function pairWithSecret(core: PeerCore, account: Account, channel: 
   const identity = proto.ADVSignedDeviceIdentityHMAC.encode({ details: signed, hmac }).finish()
   const jid = `${account.pn}:${deviceNumber}@s.whatsapp.net`
   const lid = `${account.lidUser}:${deviceNumber}@lid`
-  const reply = await channel.query({
-    tag: 'iq',
-    attrs: { id: `pair-success-${randomBytes(4).toString('hex')}`, type: 'set', xmlns: 'md', from: 's.whatsapp.net', t: core.now() },
-    content: [
-      {
-        tag: 'pair-success',
-        attrs: {},
-        content: [
-          { tag: 'device-identity', attrs: { 'key-index': String(keyIndex) }, content: identity },
-          { tag: 'platform', attrs: { name: 'android' } },
-          { tag: 'device', attrs: { jid, lid } },
-        ],
-      },
-    ],
-  })
+  // 60 s, as Baileys waits for its own iqs: a busy device (many links at once) may take longer than the default 10 s.
+  const reply = await channel.query(
+    {
+      tag: 'iq',
+      attrs: { id: `pair-success-${randomBytes(4).toString('hex')}`, type: 'set', xmlns: 'md', from: 's.whatsapp.net', t: core.now() },
+      content: [
+        {
+          tag: 'pair-success',
+          attrs: {},
+          content: [
+            { tag: 'device-identity', attrs: { 'key-index': String(keyIndex) }, content: identity },
+            { tag: 'platform', attrs: { name: 'android' } },
+            { tag: 'device', attrs: { jid, lid } },
+          ],
+        },
+      ],
+    },
+    60_000,
+  )
   const signedReply = bytes(child(child(reply, 'pair-device-sign'), 'device-identity'))
   if (reply.attrs.type !== 'result' || !signedReply) throw problem(core, `the client answered pair-success with ${reply.attrs.type}`)
   const answered = proto.ADVSignedDeviceIdentity.decode(signedReply)

@@ -10,8 +10,8 @@ export interface TempDir {
   remove(): Promise<void>
 }
 
-/** Create a temporary directory under the OS temp dir, named `zapgate-bench-<prefix>-…`. */
-export async function tempDir(prefix: string): Promise<TempDir> {
-  const path = await mkdtemp(join(tmpdir(), `zapgate-bench-${prefix}-`))
+/** Create a temporary directory under `parent` (default: the OS temp dir), named `zapgate-bench-<prefix>-…`. */
+export async function tempDir(prefix: string, parent = tmpdir()): Promise<TempDir> {
+  const path = await mkdtemp(join(parent, `zapgate-bench-${prefix}-`))
   return { path, file: name => join(path, name), remove: () => rm(path, { recursive: true, force: true }) }
 }

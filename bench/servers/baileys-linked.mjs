@@ -4,7 +4,8 @@
  * whose certificate root BENCH_WA_ROOT (base64) it trusts, on the SQLite store BENCH_STORE. Driven
  * over IPC by the driver, one command at a time, each answered `{done: <command>, ...}`:
  *
- *   {cmd: 'link', ids}        link these devices (QRs go to the driver as {qr, id}; done once all open)
+ *   {cmd: 'link', ids}        link these devices (QRs go to the driver as {qr, id}); answers those open once
+ *                             all are, or after BENCH_LINKED_OPEN_TIMEOUT_S
  *   {cmd: 'memory'}           process.memoryUsage() at rest (full GCs)
  *   {cmd: 'round', to, text}  every open device sends `text` to `to`, then waits for `expect` incoming
  *                             messages; answers the process CPU time the round took (user + system)
@@ -25,12 +26,42 @@ const logger = { debug: quiet, info: quiet, warn: quiet, error: quiet }
 const storage = await storageFromUrl(process.env.BENCH_STORE)
 const transport = baileysTransport({
   resolveVersion: async () => [2, 3000, 1],
-  socketConfig: { waWebSocketUrl: process.env.BENCH_WA_URL, qrTimeout: 600_000, connectTimeoutMs: 60_000 },
+  // Keep-alive every 120 s (BENCH_LINKED_KEEPALIVE_MS; Baileys: 30 s): Baileys ends a connection with 408 when
+  // no frame came for the interval + 5 s, and its timer runs before the socket reads that waited through an
+  // event-loop stall, so on a machine shared by other jobs (load 20 on 2 cores) one stall of the linking
+  // work dropped every device in turn, and each reconnect made more of that work.
+  socketConfig: {
+    waWebSocketUrl: process.env.BENCH_WA_URL,
+    qrTimeout: 600_000,
+    keepAliveIntervalMs: Number(process.env.BENCH_LINKED_KEEPALIVE_MS ?? 120_000),
+    // The same for the handshake and login (20 s) and iq answers (60 s): under that load every link
+    // and reconnect timed out in turn, redid its work, and none completed.
+    connectTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
+    defaultQueryTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
+  },
   linkTimeoutMs: 600_000,
+  openTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
+  sendTimeoutMs: Number(process.env.BENCH_LINKED_TIMEOUT_MS ?? 300_000),
   baileysLogLevel: 'silent',
 })
 
+// BENCH_LINKED_TRACE=<seconds>: the process's memory (no GC forced) on stderr at that period.
+if (process.env.BENCH_LINKED_TRACE) {
+  const MB = 2 ** 20
+  setInterval(
+    () => {
+      const m = process.memoryUsage()
+      console.error(
+        `trace: ${open.size} open, heap ${(m.heapUsed / MB).toFixed(0)} / ${(m.heapTotal / MB).toFixed(0)} MB, RSS ${(m.rss / MB).toFixed(0)} MB, external ${(m.external / MB).toFixed(0)} MB, arrayBuffers ${(m.arrayBuffers / MB).toFixed(0)} MB; closed: ${JSON.stringify(Object.fromEntries(closes))}`,
+      )
+    },
+    Number(process.env.BENCH_LINKED_TRACE) * 1000,
+  ).unref()
+}
+
 const open = new Set()
+/** Why open devices stopped being open (state and reason), counted: BENCH_LINKED_TRACE prints them. */
+const closes = new Map()
 const waiters = new Set()
 let received = 0
 await transport.start({
@@ -39,8 +70,12 @@ await transport.start({
   emit: async event => {
     if (event.type === 'qr') process.send({ qr: event.qr, id: event.deviceId })
     else if (event.type === 'status' && event.status.state === 'open') open.add(event.deviceId)
-    else if (event.type === 'status') open.delete(event.deviceId)
-    else if (event.type === 'message' && !event.message.fromMe) received++
+    else if (event.type === 'status') {
+      if (open.delete(event.deviceId)) {
+        const why = `${event.status.state}: ${event.status.reason ?? ''}`
+        closes.set(why, (closes.get(why) ?? 0) + 1)
+      }
+    } else if (event.type === 'message' && !event.message.fromMe) received++
     for (const waiter of waiters) waiter()
   },
 })
@@ -79,8 +114,10 @@ const commands = {
         process.send({ qr: challenge.qr, id })
       }),
     )
-    await until(() => ids.every(id => open.has(id)))
-    return {}
+    // A device that has not opened within BENCH_LINKED_OPEN_TIMEOUT_S (default 600) is left out.
+    const timeout = new Promise(resolve => setTimeout(resolve, Number(process.env.BENCH_LINKED_OPEN_TIMEOUT_S ?? 600) * 1000).unref())
+    await Promise.race([until(() => ids.every(id => open.has(id))), timeout])
+    return { opened: ids.filter(id => open.has(id)) }
   },
   memory: async () => ({ usage: await settled() }),
   async round({ ids, to, expect }) {
@@ -96,8 +133,9 @@ const commands = {
   async restore({ ids }) {
     const started = performance.now()
     await Promise.all(ids.map(id => transport.connect(id)))
-    await until(() => ids.every(id => open.has(id)))
-    return { ms: performance.now() - started, open: open.size }
+    const timeout = new Promise(resolve => setTimeout(resolve, Number(process.env.BENCH_LINKED_OPEN_TIMEOUT_S ?? 600) * 1000).unref())
+    await Promise.race([until(() => ids.every(id => open.has(id))), timeout])
+    return { ms: performance.now() - started, open: ids.filter(id => open.has(id)).length }
   },
   async snapshot({ file }) {
     globalThis.gc()

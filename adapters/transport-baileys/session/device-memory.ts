@@ -1,6 +1,6 @@
 import type { CacheStore } from '@whiskeysockets/baileys'
 import { BoundedMap } from 'zapgate/adapter-kit'
-import { boundedCacheStore } from '../cache.ts'
+import { signalKeyCache } from '../cache.ts'
 import { GroupCache } from '../group-cache.ts'
 import type { MessageStore } from '../message-store.ts'
 
@@ -11,8 +11,8 @@ import type { MessageStore } from '../message-store.ts'
  * send, receive and groups read it.
  */
 export class DeviceMemory {
-  /** Key cache of the signal store, kept across reconnects, flushed with the credentials. */
-  readonly keyCache: CacheStore = boundedCacheStore(5_000, 5 * 60_000)
+  /** Key cache of the signal store (its view of the process-wide one), kept across reconnects, flushed with the credentials. */
+  readonly keyCache: CacheStore = signalKeyCache.view()
   /** Group metadata for Baileys' cachedGroupMetadata, kept current from group events. */
   readonly groups = new GroupCache()
   /** Ids of the gateway's own sends, so that their echoes are not reported as received. */
