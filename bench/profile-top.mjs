@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs'
 
 const [file, limit = '30'] = process.argv.slice(2)
+// The checkout's own files by their path in it (dist/src/..., bench/...), whichever checkout or worktree ran them.
+const checkout = /^file:\/\/.*?\/(?=(dist|src|adapters|bench)\/)/
 const profile = JSON.parse(readFileSync(file, 'utf8'))
 const byId = new Map(profile.nodes.map(node => [node.id, node]))
 const self = new Map()
@@ -13,7 +15,7 @@ const byFunction = new Map()
 const byFile = new Map()
 for (const [id, time] of self) {
   const { callFrame } = byId.get(id)
-  const where = callFrame.url.replace(/^.*node_modules\//, '~/').replace(/^file:\/\/.*\/main\//, '')
+  const where = callFrame.url.replace(/^.*node_modules\//, '~/').replace(checkout, '')
   const key = `${callFrame.functionName || '(anonymous)'} ${where}:${callFrame.lineNumber + 1}`
   byFunction.set(key, (byFunction.get(key) ?? 0) + time)
   const pkg = where.startsWith('~/')
@@ -32,7 +34,7 @@ const totalOf = node => {
 }
 const walk = (node, onStack) => {
   const { callFrame } = node
-  const where = callFrame.url.replace(/^file:\/\/.*\/main\//, '')
+  const where = callFrame.url.replace(checkout, '')
   const key = `${callFrame.functionName || '(anonymous)'} ${where}:${callFrame.lineNumber + 1}`
   const own = /^(dist\/)?(src|adapters)\//.test(where) && !onStack.has(key)
   if (own) inclusive.set(key, (inclusive.get(key) ?? 0) + totalOf(node))
