@@ -5,7 +5,7 @@ import { GatewayError } from '../../errors.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
 import type { IncomingHttpHeaders } from 'node:http'
 import { ForwardHeaders, signForward } from './signature.ts'
-import { AnswerTooLargeError, postOnce } from './client.ts'
+import { AnswerTimeoutError, AnswerTooLargeError, postOnce, target, type PostTarget } from './client.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
 /**
@@ -26,6 +26,13 @@ export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, ty
 
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
 export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
+
+/**
+ * Marks an answer of an instance that was forwarded a request for a device it does not hold (held
+ * elsewhere, or it stands fenced): refused before anything ran, so the forwarder, whose idea of the
+ * holder was a cached one, may ask the store again and forward it once more. Never relayed.
+ */
+export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 
 /** The holder's answers beyond this size are refused (answers are small JSON; lists are bounded). */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
@@ -60,6 +67,10 @@ export interface ForwardAnswer {
   /** `retry-after`, `content-type` and the holder hint (HOLDER_HEADER), when the holder sent them (lower-case names). */
   headers: Record<string, string>
   body: unknown
+  /** The body's JSON text as the holder sent it (relayed as it is, not serialised again). */
+  text?: string
+  /** The holder refused it for a device it does not hold, before running anything (NOT_HOLDER_HEADER): it may go to the device's holder instead. */
+  notHolder?: boolean
 }
 
 /** Why a forward failed: the holder could not be reached, broke off, timed out, or answered non-JSON. */
@@ -79,27 +90,25 @@ export class ForwardFailedError extends GatewayError {
 
 /** POST an operation to the holder, signed; resolves with its answer, or throws ForwardFailedError. Never retries. */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
-  const url = new URL(request.baseUrl.replace(/\/+$/, '') + request.path)
+  const to = targetOf(request.baseUrl)
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...signedHeaders(request, url, body) }
-  const signal = AbortSignal.timeout(request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
+  const headers = signedHeaders(request, to.prefix + request.path, body)
   let answer: Awaited<ReturnType<typeof postOnce>>
   try {
     // One request, to the holder only, on a kept-alive connection; never resent.
-    answer = await postOnce(url, headers, body, signal, MAX_ANSWER_BYTES)
+    answer = await postOnce(to, request.path, headers, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS, MAX_ANSWER_BYTES)
   } catch (cause) {
     if (cause instanceof AnswerTooLargeError) throw new ForwardFailedError('bad-answer', cause)
-    throw new ForwardFailedError(signal.aborted ? 'timeout' : connectionFailure(cause), cause)
+    throw new ForwardFailedError(cause instanceof AnswerTimeoutError ? 'timeout' : connectionFailure(cause), cause)
   }
-  const text = answer.text
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = JSON.parse(answer.text)
   } catch (cause) {
     throw new ForwardFailedError('bad-answer', cause)
   }
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
-  return { status: answer.status, headers: relayedHeaders(answer.headers), body: parsed }
+  return { status: answer.status, headers: relayedHeaders(answer.headers), body: parsed, text: answer.text, notHolder: answer.headers[NOT_HOLDER_HEADER] === '1' }
 }
 
 /**
@@ -118,19 +127,21 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
   return out
 }
 
-/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, holder hint, body). */
+/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, holder hint, its JSON text as it came). */
 export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
   ctx.status = answer.status
-  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
-  ctx.body = answer.body
+  for (const name in answer.headers) ctx.set(name, answer.headers[name]!)
+  if (answer.text === undefined) return void (ctx.body = answer.body)
+  if (answer.headers['content-type'] === undefined) ctx.set('Content-Type', 'application/json; charset=utf-8')
+  ctx.body = answer.text
 }
 
 // --- Internal helpers ---
 
-function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<string, string> {
+function signedHeaders(request: ForwardRequest, path: string, body: Buffer): Record<string, string> {
   const signed = {
     method: 'POST',
-    path: url.pathname + url.search,
+    path,
     timestamp: Date.now(),
     nonce: randomBytes(16).toString('base64url'),
     from: request.from,
@@ -140,6 +151,7 @@ function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<
     body,
   }
   const headers: Record<string, string> = {
+    'content-type': 'application/json',
     [ForwardHeaders.forwardedBy]: signed.from,
     [ForwardHeaders.forwardedTo]: signed.to,
     [ForwardHeaders.timestamp]: String(signed.timestamp),
@@ -176,6 +188,17 @@ function displayName(name: string | undefined): string | undefined {
 function connectionFailure(cause: unknown): ForwardFailure {
   const code = (cause as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN' ? 'unreachable' : 'broken'
+}
+
+/** The instances' base URLs, parsed once each (a cluster has a few). */
+const targets = new Map<string, PostTarget>()
+
+function targetOf(baseUrl: string): PostTarget {
+  let to = targets.get(baseUrl)
+  if (to) return to
+  if (targets.size >= 64) targets.clear()
+  targets.set(baseUrl, (to = target(baseUrl)))
+  return to
 }
 
 function relayedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
