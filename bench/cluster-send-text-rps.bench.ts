@@ -93,7 +93,8 @@ try {
   }
   const order: (keyof typeof sides)[] = ['single', 'roundRobin', 'routed', 'forwarded']
   const rounds: Record<keyof typeof sides, Measured>[] = []
-  const us = (result: Measured) => `CPU ${result.cpuGateways.toFixed(0)} µs gateways + ${result.cpuSim.toFixed(0)} µs simulator per request`
+  const us = (result: Measured) =>
+    `CPU ${result.cpuGateways.toFixed(0)} µs gateways (idle ${result.cpuIdle.toFixed(0)} µs more) + ${result.cpuSim.toFixed(0)} µs simulator per request`
   for (let r = 0; r < ROUNDS; r++) {
     const result = {} as Record<keyof typeof sides, Measured>
     for (let k = 0; k < order.length; k++) {

@@ -31,6 +31,8 @@ export interface ClusterOptions {
    * silence (the time-to-live).
    */
   hostPerInstance?: boolean
+  /** Run the instances of another copy of the package (its own `dist/` and `bench/servers/`: see startServer). */
+  root?: string
 }
 
 /** Start `count` instances in cluster mode on `storeUrl` under a namespace of their own, joined to one simulator server. */
@@ -52,7 +54,7 @@ export async function startCluster(options: ClusterOptions): Promise<BenchCluste
     namespace,
     async add() {
       const port = await freePort()
-      const hostname = options.hostPerInstance ? { hostname: `bench-host-${++started}` } : {}
+      const hostname = { ...(options.hostPerInstance ? { hostname: `bench-host-${++started}` } : {}), ...(options.root ? { root: options.root } : {}) }
       const instance = await startServer('gateway.mjs', { ...env, PORT: String(port), BENCH_ADVERTISE_URL: `http://127.0.0.1:${port}` }, hostname)
       instances.push(instance)
       return instance
