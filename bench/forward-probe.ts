@@ -41,6 +41,7 @@ try {
       .filter(d => d.holder === 0)
       .map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
     if (bodies.length === 0) throw new Error('instance A holds no device')
+    note(`${build}: A (holder) pid ${a.child.pid}, B pid ${b.child.pid}`)
     const to = (url: string) => (seconds: number) => load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0 })
     if (!onlyForwarded) sides.push({ name: `${build} direct`, run: measuredCpu(sim, [a, b], to(a.url)) })
     sides.push({ name: `${build} forwarded`, run: measuredCpu(sim, [a, b], to(b.url)) })

@@ -9,8 +9,12 @@ const profile = JSON.parse(readFileSync(file, 'utf8'))
 const byId = new Map(profile.nodes.map(node => [node.id, node]))
 const self = new Map()
 const deltas = profile.timeDeltas
-const total = deltas.reduce((a, b) => a + b, 0)
+const all = deltas.reduce((a, b) => a + b, 0)
 profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (deltas[i] ?? 0)))
+// Percentages are of the busy time: the samples where the process was not idle.
+const idleIds = profile.nodes.filter(node => node.callFrame.functionName === '(idle)').map(node => node.id)
+const total = all - idleIds.reduce((sum, id) => sum + (self.get(id) ?? 0), 0)
+for (const id of idleIds) self.delete(id)
 const byFunction = new Map()
 const byFile = new Map()
 for (const [id, time] of self) {
@@ -49,5 +53,5 @@ const show = map =>
     .map(([k, t]) => `${((t / total) * 100).toFixed(1).padStart(5)}%  ${k}`)
     .join('\n')
 console.log(
-  `total ${(total / 1e6).toFixed(1)} s\n\nby function (self):\n${show(byFunction)}\n\nby file or package (self):\n${show(byFile)}\n\nproject functions (inclusive):\n${show(inclusive)}`,
+  `total ${(all / 1e6).toFixed(1)} s, busy ${(total / 1e6).toFixed(1)} s (percentages of the busy time)\n\nby function (self):\n${show(byFunction)}\n\nby file or package (self):\n${show(byFile)}\n\nproject functions (inclusive):\n${show(inclusive)}`,
 )

@@ -34,7 +34,13 @@ export interface PostTarget {
 export function target(baseUrl: string): PostTarget {
   const url = new URL(baseUrl)
   const secure = url.protocol === 'https:'
-  const options = { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, method: 'POST', agent: secure ? agents.https : agents.http }
+  const options = {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[|\]$/g, ''),
+    port: url.port,
+    method: 'POST',
+    agent: secure ? agents.https : agents.http,
+  }
   return { secure, options, prefix: url.pathname.replace(/\/+$/, '') }
 }
 
@@ -45,7 +51,14 @@ export function target(baseUrl: string): PostTarget {
  * One timer and the request's own listeners, no AbortSignal nor async iterator: a forward's CPU is
  * mostly the HTTP hop itself.
  */
-export function postOnce(to: PostTarget, path: string, headers: Record<string, string>, body: Buffer, timeoutMs: number, maxBytes: number): Promise<PostedAnswer> {
+export function postOnce(
+  to: PostTarget,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+  timeoutMs: number,
+  maxBytes: number,
+): Promise<PostedAnswer> {
   return new Promise<PostedAnswer>((resolve, reject) => {
     headers['content-length'] = String(body.length)
     const request = (to.secure ? httpsRequest : httpRequest)({ ...to.options, path: to.prefix + path, headers })

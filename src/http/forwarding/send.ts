@@ -8,18 +8,13 @@ import { ForwardHeaders, signForward } from './signature.ts'
 import { AnswerTimeoutError, AnswerTooLargeError, postOnce, target, type PostTarget } from './client.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
-/**
- * Forwarding an operation to the instance that holds its device's session (cluster mode): the
- * receiving instance has read and parsed the body; it POSTs the parsed fields as JSON to the same
- * path on the holder, signed with the cluster secret (see signature.ts), and answers its
- * client with exactly what the holder answered. Uploaded files of a multipart body travel inside
- * the JSON as base64 data URIs (`data:<mime>;base64,...`), which the media operations take as they
- * take an upload. The holder verifies the request (receive.ts) and never forwards it again.
- *
- * A forward is never retried: a send must reach the network once, and a request that died
- * mid-way may have been done. When the holder cannot be reached, the connection breaks, the
- * answer is not JSON or time runs out, forwardOperation throws ForwardFailedError (code
- * `holder-unavailable`: 503 with Retry-After), and the client decides whether to try again.
+/*
+ * Forwarding an operation to the instance holding its device's session: the body fields the
+ * receiving instance parsed go as JSON to the same path on the holder, signed with the cluster secret
+ * (signature.ts), and the client gets exactly what the holder answered. Uploads of a multipart body
+ * travel as base64 data URIs in their fields, which the media operations take as they take an upload.
+ * Never retried: a send must reach the network once, and a request that died mid-way may have been
+ * done; no usable answer is ForwardFailedError (`holder-unavailable`: 503 with Retry-After).
  */
 export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './signature.ts'
 export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
@@ -28,48 +23,40 @@ export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, ty
 export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
 /**
- * Marks an answer of an instance that was forwarded a request for a device it does not hold (held
- * elsewhere, or it stands fenced): refused before anything ran, so the forwarder, whose idea of the
- * holder was a cached one, may ask the store again and forward it once more. Never relayed.
+ * Marks an answer of an instance forwarded a request for a device it does not hold (held elsewhere,
+ * or it stands fenced): refused before anything ran, so a forwarder that went by a remembered holder
+ * may ask the store and forward once more (to-holder.ts). Never relayed to the client.
  */
 export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 
 /** The holder's answers beyond this size are refused (answers are small JSON; lists are bounded). */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
-/** What forwardOperation sends. */
+/** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
 export interface ForwardRequest {
-  /** The holder's advertised URL (its mount point, without a trailing slash). */
   baseUrl: string
   /** The operation's path (`/api/create-message`). */
   path: string
-  /** The parsed body fields. */
   fields: Record<string, unknown>
   /** The files of a multipart body, by field name. */
   uploads?: ReadonlyMap<string, UploadedFile>
-  /** The cluster secret. */
   secret: string | Buffer
-  /** This instance's id. */
   from: string
-  /** The holder's instance id: the signature names it, and no other instance accepts the request. */
   to: string
   /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
   timeoutMs?: number
-  /** The client's IP, for the holder's per-IP limits. */
+  /** The client's IP (the holder's per-IP limits) and the public URL it called (links the holder makes). */
   clientIp?: string
-  /** The public URL the client called, so links the holder makes (QR share pages) point there. */
   clientBaseUrl?: string
 }
 
-/** The holder's answer: its HTTP status, the headers worth relaying, its parsed JSON body. */
+/** The holder's answer: its status, the headers relayed (`retry-after`, `content-type`, the holder hint), its parsed JSON body and that JSON's text. */
 export interface ForwardAnswer {
   status: number
-  /** `retry-after`, `content-type` and the holder hint (HOLDER_HEADER), when the holder sent them (lower-case names). */
   headers: Record<string, string>
   body: unknown
-  /** The body's JSON text as the holder sent it (relayed as it is, not serialised again). */
   text?: string
-  /** The holder refused it for a device it does not hold, before running anything (NOT_HOLDER_HEADER): it may go to the device's holder instead. */
+  /** Refused by an instance that does not hold the device, before anything ran (NOT_HOLDER_HEADER). */
   notHolder?: boolean
 }
 
@@ -108,13 +95,18 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
     throw new ForwardFailedError('bad-answer', cause)
   }
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
-  return { status: answer.status, headers: relayedHeaders(answer.headers), body: parsed, text: answer.text, notHolder: answer.headers[NOT_HOLDER_HEADER] === '1' }
+  return {
+    status: answer.status,
+    headers: relayedHeaders(answer.headers),
+    body: parsed,
+    text: answer.text,
+    notHolder: answer.headers[NOT_HOLDER_HEADER] === '1',
+  }
 }
 
 /**
- * The body fields as they are forwarded: each upload becomes a base64 data URI in its field; the
- * upload of `file` (operation 9's file) also gives `message` its file name when the body has none,
- * as the holder would have taken the upload's own name.
+ * The body fields as forwarded: each upload a base64 data URI in its field; the upload of `file`
+ * (operation 9's) also gives `message` its file name when the body has none, as the holder would have.
  */
 export function forwardableFields(fields: Record<string, unknown>, uploads?: ReadonlyMap<string, UploadedFile>): Record<string, unknown> {
   if (!uploads || uploads.size === 0) return fields
@@ -127,7 +119,7 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
   return out
 }
 
-/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, holder hint, its JSON text as it came). */
+/** Answer the client with the holder's answer as the holder gave it (status, relayed headers, its JSON text, not serialised again). */
 export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
   ctx.status = answer.status
   for (const name in answer.headers) ctx.set(name, answer.headers[name]!)
@@ -138,12 +130,16 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 
 // --- Internal helpers ---
 
+/** Nonces: this process's random prefix and a counter (unique per forward; a nonce need not be unpredictable, the HMAC covers it). */
+const NONCE_PREFIX = randomBytes(9).toString('base64url')
+let nonces = 0
+
 function signedHeaders(request: ForwardRequest, path: string, body: Buffer): Record<string, string> {
   const signed = {
     method: 'POST',
     path,
     timestamp: Date.now(),
-    nonce: randomBytes(16).toString('base64url'),
+    nonce: `${NONCE_PREFIX}${(++nonces).toString(36)}`,
     from: request.from,
     to: request.to,
     clientIp: request.clientIp ?? '',
@@ -163,17 +159,14 @@ function signedHeaders(request: ForwardRequest, path: string, body: Buffer): Rec
   return headers
 }
 
-/**
- * An upload as a data URI the media loader decodes: its declared type when it is a plain
- * `type/subtype` (the loader ignores anything else, and a malformed one would make the URI unreadable).
- */
+/** An upload as a data URI: its declared type when a plain `type/subtype` (the media loader ignores anything else). */
 function dataUri(upload: UploadedFile): string {
   const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
   const usable = mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''
   return `data:${usable};base64,${upload.data.toString('base64')}`
 }
 
-/** The file name as the media loader would keep it: the last path segment, no control characters, at most 200 characters. */
+/** The file name as the media loader keeps it: the last path segment, no control characters, at most 200 characters. */
 function displayName(name: string | undefined): string | undefined {
   if (!name) return undefined
   const base = basename(name.replace(/\\/g, '/'))

@@ -27,14 +27,19 @@ function countingLeaseReads(storage: Storage, reads: { count: number }): Storage
 test('the forwarding instance reads a device lease once, not per forward; once the holder is gone, the next request is sent once all the same', async () => {
   const network = new MemoryNetwork()
   const reads = [{ count: 0 }, { count: 0 }]
-  const members = await inProcessCluster(2, (index, storage) => ({ transport: memoryTransport({ network }), storage: countingLeaseReads(storage, reads[index]!) }))
+  const members = await inProcessCluster(2, (index, storage) => ({
+    transport: memoryTransport({ network }),
+    storage: countingLeaseReads(storage, reads[index]!),
+  }))
   try {
     const [a] = members
     const authkey = await registerAt(a!.url, 'known@example.com')
     const added = await post(`${a!.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
     assert.is(added.status, 200, added.text)
     await network.scan({ deviceId: added.body.id }, '5511944443333')
-    await waitFor(async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+    await waitFor(
+      async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    )
     const holder = members.find(m => m.holds(added.body.id))!
     const other = members.find(m => m !== holder)!
     const otherReads = reads[members.indexOf(other)]!
