@@ -149,9 +149,11 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
  * so that the caller's cleanup stops it even when the next step fails.
  */
 export async function oneAndThree(sim: ServerProcess, storeUrl: string, devices: number, clusters: BenchCluster[]) {
-  const one = await startCluster({ storeUrl, count: 1, sim })
+  // BENCH_CLUSTER_ROOT: the instances of another build (a before/after comparison with this bench's method).
+  const root = process.env.BENCH_CLUSTER_ROOT ? { root: process.env.BENCH_CLUSTER_ROOT } : {}
+  const one = await startCluster({ storeUrl, count: 1, sim, ...root })
   clusters.push(one)
-  const three = await startCluster({ storeUrl, count: 3, sim })
+  const three = await startCluster({ storeUrl, count: 3, sim, ...root })
   clusters.push(three)
   return { one, three, oneFixture: await linkDevices(one, devices, '55118'), threeFixture: await linkDevices(three, devices, '55117') }
 }

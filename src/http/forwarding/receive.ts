@@ -1,11 +1,9 @@
 import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
-import type { Context, Middleware, Next } from 'koa'
+import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
-import type { Logger } from '../../logger.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
 import { isSpent } from '../json-body.ts'
-import { answerError, type HttpStatusMode } from '../render.ts'
 import { requestState, type ForwardedFrom } from '../request-state.ts'
 
 export type { ForwardedFrom } from '../request-state.ts'
@@ -49,28 +47,6 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     if (typeof baseUrl === 'string' && baseUrl !== '') forwardedFrom.baseUrl = baseUrl
     requestState(ctx).forwardedFrom = forwardedFrom
     return fields
-  }
-}
-
-/** Options of verifyForwardedRequests: the body limit, this instance's id, how errors are answered. */
-interface VerifyForwardedOptions {
-  limitBytes: number
-  instanceId: string
-  httpStatus: HttpStatusMode
-  logger: Logger
-  toleranceMs?: number
-}
-
-/** Middleware: a request carrying `x-zapgate-forwarded-by` is verified and marked as forwardedRequestReader does, a refused one answered 403 in the gateway's format. */
-export function verifyForwardedRequests(secret: string | Buffer, options: VerifyForwardedOptions): Middleware {
-  const read = forwardedRequestReader(secret, options.limitBytes, options.instanceId, options.toleranceMs)
-  return async function gatewayForwarded(ctx: Context, next: Next) {
-    try {
-      await read(ctx)
-    } catch (err) {
-      return answerError(ctx, options.httpStatus, options.logger, err)
-    }
-    await next()
   }
 }
 

@@ -5,7 +5,7 @@ import { GatewayError } from '../../errors.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
 import type { IncomingHttpHeaders } from 'node:http'
 import { ForwardHeaders, signForward } from './signature.ts'
-import { AnswerTimeoutError, AnswerTooLargeError, postOnce, target, type PostTarget } from './client.ts'
+import { AnswerTimeoutError, AnswerTooLargeError, postOnce, prefixOf } from './client.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
 /*
@@ -17,7 +17,7 @@ import { HOLDER_HEADER } from '../../client-api.ts'
  * done; no usable answer is ForwardFailedError (`holder-unavailable`: 503 with Retry-After).
  */
 export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './signature.ts'
-export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
+export { forwardedRequestReader, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
 
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
 export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
@@ -77,13 +77,12 @@ export class ForwardFailedError extends GatewayError {
 
 /** POST an operation to the holder, signed; resolves with its answer, or throws ForwardFailedError. Never retries. */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
-  const to = targetOf(request.baseUrl)
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
-  const headers = signedHeaders(request, to.prefix + request.path, body)
+  const headers = signedHeaders(request, prefixOf(request.baseUrl) + request.path, body)
   let answer: Awaited<ReturnType<typeof postOnce>>
   try {
     // One request, to the holder only, on a kept-alive connection; never resent.
-    answer = await postOnce(to, request.path, headers, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS, MAX_ANSWER_BYTES)
+    answer = await postOnce(request.baseUrl, request.path, headers, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS, MAX_ANSWER_BYTES)
   } catch (cause) {
     if (cause instanceof AnswerTooLargeError) throw new ForwardFailedError('bad-answer', cause)
     throw new ForwardFailedError(cause instanceof AnswerTimeoutError ? 'timeout' : connectionFailure(cause), cause)
@@ -181,17 +180,6 @@ function displayName(name: string | undefined): string | undefined {
 function connectionFailure(cause: unknown): ForwardFailure {
   const code = (cause as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN' ? 'unreachable' : 'broken'
-}
-
-/** The instances' base URLs, parsed once each (a cluster has a few). */
-const targets = new Map<string, PostTarget>()
-
-function targetOf(baseUrl: string): PostTarget {
-  let to = targets.get(baseUrl)
-  if (to) return to
-  if (targets.size >= 64) targets.clear()
-  targets.set(baseUrl, (to = target(baseUrl)))
-  return to
 }
 
 function relayedHeaders(headers: IncomingHttpHeaders): Record<string, string> {

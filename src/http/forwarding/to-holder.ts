@@ -10,24 +10,19 @@ import { HOLDER_HEADER } from '../../client-api.ts'
 import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
 import { KnownHolders, type KnownHolder } from './known-holders.ts'
 
-/** What an instance of a cluster needs to hand a request to another one. */
+/** What an instance of a cluster needs to hand a request to another one: the cluster secret, its advertised URL (the holder hint of its devices), the registry. */
 export interface ClusterRouting {
-  /** The cluster secret (signs and checks forwarded requests). */
   secret: string
-  /** This instance's advertised URL (the holder hint of the devices it holds). */
   advertiseUrl: string
   instances: Instances
   events: GatewayEvents
 }
 
-/** What routeToHolder needs. */
+/** What routeToHolder needs: which instance works a device, and in cluster mode how to reach it; `baseUrlOf` the public URL the client called. */
 interface HolderRoutingDeps {
   services: OperationServices
-  /** Which instance works a request for a device. */
   routing: SessionRouting
-  /** Cluster mode: how a request reaches another instance. */
   cluster?: ClusterRouting
-  /** The public URL of the request (links the holder makes point there). */
   baseUrlOf(ctx: Context, state: RequestState): string
 }
 
@@ -45,7 +40,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   const holders = cluster && new KnownHolders(cluster.instances)
   /** The request is worked here: tell the caller (cluster mode) that this instance holds its device. */
   const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
-  /** Forward the request to `holder` (its URL read when not known) and answer with its answer; remembered when it answered as the holder. */
+  /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
   const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
     const url = (await cluster?.instances.recordOf(instanceId))?.url
     if (!cluster || !url || state.forwardedFrom) {
@@ -58,10 +53,9 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   const send = (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> =>
     forwardToHolder(ctx, cluster!, to, { path, state, baseUrl: deps.baseUrlOf(ctx, state) })
   /**
-   * Forward to the holder remembered for the device. Undefined once answered; else (the holder
-   * could not be reached, so nothing was sent, or it said it does not hold the device, having run
-   * nothing) the entry is forgotten and the caller asks the store, with what to do when the store
-   * still names the same instance (answer this as it is).
+   * Forward to the remembered holder: undefined once answered; else (unreachable, so nothing was
+   * sent, or it does not hold the device and ran nothing) the entry is forgotten, and the caller asks
+   * the store, with what to answer when the store still names the same instance.
    */
   const viaKnown = async (ctx: Context, state: RequestState, deviceId: string, known: KnownHolder): Promise<(() => void) | undefined> => {
     let answer: ForwardAnswer
