@@ -8,13 +8,15 @@ export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuId
  * Wrap a load run so that it also measures CPU per answered request, from /proc: every instance's
  * user + system time (`cpuMicros` of each pid), summed, over the answers, less what the instances
  * spend idle (heartbeats, timers, about 10 to 15 ms a second each here), measured over IDLE_MS with
- * no load right before the run. On a machine this loaded a run answers few requests a second, and
+ * no load right before the run (after SETTLE_MS, while the last run's garbage is collected). On a machine this loaded a run answers few requests a second, and
  * the idle CPU of 3 instances against 1 would weigh as much as the requests (on separate machines
  * at thousands a second it is nothing). The simulator's CPU (the network's side) is kept apart.
  */
 export function measuredCpu(sim: ServerProcess, instances: ServerProcess[], run: (seconds: number) => Promise<LoadResult>) {
   const cpu = () => ({ gateways: instances.reduce((sum, i) => sum + cpuMicros(i.child.pid), 0), sim: cpuMicros(sim.child.pid), at: performance.now() })
   return async (seconds: number): Promise<Measured> => {
+    // The first second after a run still collects its garbage: not idle CPU, so not measured as such.
+    await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
     const quiet = cpu()
     await new Promise(resolve => setTimeout(resolve, IDLE_MS))
     const before = cpu()
@@ -30,8 +32,9 @@ export function measuredCpu(sim: ServerProcess, instances: ServerProcess[], run:
   }
 }
 
-/** How long the instances' idle CPU is measured before each run. */
+/** How long the instances' idle CPU is measured before each run, after SETTLE_MS of rest. */
 const IDLE_MS = 1_500
+const SETTLE_MS = 1_000
 
 /**
  * How much more 3 machines serve than 1 behind a round-robin client, from CPU per request: one

@@ -10,13 +10,10 @@ export interface KnownHolder {
 const MAX_DEVICES = 50_000
 
 /**
- * Which other instance holds a device, as the last forward found it: the forwarding instance reads
- * the device's lease and its holder's record once, not per request. Only a hint, and safe as one:
- * an entry holds while its instance is alive (the registry as of the last heartbeat, in memory) and
- * goes at its departure; the holder checks each forwarded request against the lease it holds (in
- * memory, at its epoch), and one for a device it does not hold is refused before anything runs
- * (NOT_HOLDER_HEADER), which forgets the entry and sends the request to the holder the store names.
- * So a lease taken over (a new epoch) costs one refused hop, never a request run by a non-holder.
+ * Which other instance holds a device, as the last forward found it: read once, not per forward.
+ * A hint, safe as one (docs/scaling.md, "Where it goes"): an entry holds while its instance is
+ * alive (the registry, in memory) and goes at its departure; a holder refuses a forward for a device
+ * it does not hold before anything runs, and the forwarder then forgets the entry and asks the store.
  */
 export class KnownHolders {
   private readonly byDevice = new Map<string, KnownHolder>()

@@ -8,14 +8,6 @@ import { ForwardHeaders, signForward } from './signature.ts'
 import { AnswerTimeoutError, AnswerTooLargeError, postOnce, prefixOf } from './client.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
-/*
- * Forwarding an operation to the instance holding its device's session: the body fields the
- * receiving instance parsed go as JSON to the same path on the holder, signed with the cluster secret
- * (signature.ts), and the client gets exactly what the holder answered. Uploads of a multipart body
- * travel as base64 data URIs in their fields, which the media operations take as they take an upload.
- * Never retried: a send must reach the network once, and a request that died mid-way may have been
- * done; no usable answer is ForwardFailedError (`holder-unavailable`: 503 with Retry-After).
- */
 export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './signature.ts'
 export { forwardedRequestReader, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
 
@@ -75,7 +67,12 @@ export class ForwardFailedError extends GatewayError {
   }
 }
 
-/** POST an operation to the holder, signed; resolves with its answer, or throws ForwardFailedError. Never retries. */
+/**
+ * POST an operation's fields as JSON to the same path on the holder, signed with the cluster secret
+ * (signature.ts; uploads as base64 data URIs in their fields); resolves with its answer, or throws
+ * ForwardFailedError (no usable answer: `holder-unavailable`, 503 with Retry-After). Never retried:
+ * a send must reach the network once, and a request that died mid-way may have been done.
+ */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
   const headers = signedHeaders(request, prefixOf(request.baseUrl) + request.path, body)
