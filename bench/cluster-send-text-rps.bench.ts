@@ -13,7 +13,15 @@
  *   (3 load generators, one per instance with that instance's devices): nothing forwarded. Report only.
  * After a warm-up of each, ROUNDS rounds of one 5 s run of each (the order rotated every round); the
  * figure of each is the round whose ratio to the 1-instance run of the same round is the median.
- * Each run also prints the CPU the gateways and the simulator used per answered request (/proc).
+ * Each run also measures the CPU the gateways (summed over the side's instances, idle CPU taken
+ * out: bench/lib/cpu-per-request.ts) and the simulator used per answered request (/proc), and a
+ * fourth side sends every request to an instance that does not hold its device (all forwarded):
+ * - cluster-cpu-direct / -routed / -forwarded: CPU per request of the 1 instance, of the 3 routed,
+ *   of the 3 all forwarded (forwarder and holder); target forwarded <= 2x direct (issue 25), the
+ *   median-ratio round.
+ * - cluster-expected-3-vs-1: what 3 machines serve against 1 behind a round-robin client, from
+ *   those figures (expectedRatio). Report only.
+ * BENCH_CLUSTER_ROOT=<another build's root> runs that build's instances (a before/after).
  */
 import os from 'node:os'
 import { load, type LoadResult } from './lib/load.ts'
