@@ -37,7 +37,7 @@ interface HolderRoutingDeps {
  */
 export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
   const { routing, cluster } = deps
-  const holders = cluster && new KnownHolders(cluster.instances)
+  const holders = cluster && knownHoldersOf(cluster)
   /** The request is worked here: tell the caller (cluster mode) that this instance holds its device. */
   const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
   /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
@@ -116,6 +116,15 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
     return onHolder(ctx, next, state, device!)
   }
+}
+
+/** One memory of holders per cluster, shared by every operation path. */
+const knownHolders = new WeakMap<ClusterRouting, KnownHolders>()
+
+function knownHoldersOf(cluster: ClusterRouting): KnownHolders {
+  let holders = knownHolders.get(cluster)
+  if (!holders) knownHolders.set(cluster, (holders = new KnownHolders(cluster.instances)))
+  return holders
 }
 
 /** POST the request, signed, to the holder `to`; resolves with its answer (a `forward` event either way). */
