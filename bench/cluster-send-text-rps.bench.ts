@@ -13,12 +13,21 @@
  *   (3 load generators, one per instance with that instance's devices): nothing forwarded. Report only.
  * After a warm-up of each, ROUNDS rounds of one 5 s run of each (the order rotated every round); the
  * figure of each is the round whose ratio to the 1-instance run of the same round is the median.
- * Each run also prints the CPU the gateways and the simulator used per answered request (/proc).
+ * Each run also measures the CPU the gateways (summed over the side's instances, idle CPU taken
+ * out: bench/lib/cpu-per-request.ts) and the simulator used per answered request (/proc), and a
+ * fourth side sends every request to an instance that does not hold its device (all forwarded):
+ * - cluster-cpu-direct / -routed / -forwarded: CPU per request of the 1 instance, of the 3 routed,
+ *   of the 3 all forwarded (forwarder and holder); target forwarded <= 2x direct (issue 25), the
+ *   median-ratio round.
+ * - cluster-expected-3-vs-1: what 3 machines serve against 1 behind a round-robin client, from
+ *   those figures (expectedRatio). Report only.
+ * BENCH_CLUSTER_ROOT=<another build's root> runs that build's instances (a before/after).
  */
 import os from 'node:os'
 import { load, type LoadResult } from './lib/load.ts'
 import { oneAndThree, type BenchCluster } from './lib/cluster.ts'
-import { cpuMicros, startServer, type ServerProcess } from './lib/process.ts'
+import { startServer } from './lib/process.ts'
+import { expectedRatio, measuredCpu, type Measured } from './lib/cpu-per-request.ts'
 import { redisUrl } from './lib/redis.ts'
 import { medianBy, note, report } from './lib/report.ts'
 import { clearStore } from './lib/stores.ts'
@@ -43,38 +52,57 @@ try {
     load({ url: one.instances[0]!.url, path, body: undefined, bodies: bodiesOf(oneFixture), connections: CONNECTIONS, seconds, warmupSeconds })
   const roundRobin = (seconds: number, warmupSeconds = 0) =>
     load({ url: three.instances.map(i => i.url), path, body: undefined, bodies: bodiesOf(threeFixture), connections: CONNECTIONS, seconds, warmupSeconds })
-  const routed = async (seconds: number, warmupSeconds = 0): Promise<LoadResult> => {
-    const runs = await Promise.all(
-      three.instances.map((instance, i) =>
-        load({ url: instance.url, path, body: undefined, bodies: bodiesOf(threeFixture, held[i]), connections: CONNECTIONS / 3, seconds, warmupSeconds }),
+  /** The load generators' runs, started together, as one run (p50 and p99 the worst of them). */
+  const sum = (runs: LoadResult[]): LoadResult => ({
+    rps: runs.reduce((total, r) => total + r.rps, 0),
+    p50: Math.max(...runs.map(r => r.p50)),
+    p99: Math.max(...runs.map(r => r.p99)),
+    total: runs.reduce((total, r) => total + r.total, 0),
+    errors: 0,
+    non2xx: 0,
+  })
+  /** Each request to its device's holder (instance i gets its own devices): nothing forwarded. */
+  const routed = async (seconds: number, warmupSeconds = 0): Promise<LoadResult> =>
+    sum(
+      await Promise.all(
+        three.instances.map((instance, i) =>
+          load({ url: instance.url, path, body: undefined, bodies: bodiesOf(threeFixture, held[i]), connections: CONNECTIONS / 3, seconds, warmupSeconds }),
+        ),
       ),
     )
-    return {
-      rps: runs.reduce((sum, r) => sum + r.rps, 0),
-      p50: Math.max(...runs.map(r => r.p50)),
-      p99: Math.max(...runs.map(r => r.p99)),
-      total: runs.reduce((sum, r) => sum + r.total, 0),
-      errors: 0,
-      non2xx: 0,
-    }
-  }
+  /** Every request sent to an instance that does not hold its device (instance i gets the devices of instance i + 1): all forwarded. */
+  const forwardedOnly = async (seconds: number, warmupSeconds = 0): Promise<LoadResult> =>
+    sum(
+      await Promise.all(
+        three.instances.map((instance, i) =>
+          load({
+            url: instance.url,
+            path,
+            body: undefined,
+            bodies: bodiesOf(threeFixture, held[(i + 1) % 3]),
+            connections: CONNECTIONS / 3,
+            seconds,
+            warmupSeconds,
+          }),
+        ),
+      ),
+    )
   await single(3)
   await roundRobin(3)
   await routed(3)
+  await forwardedOnly(3)
 
-  // CPU per answered request, from /proc: the gateways of the side's cluster, and the simulator.
-  const cpu = (instances: ServerProcess[]) => ({ gateways: instances.reduce((sum, i) => sum + cpuMicros(i.child.pid), 0), sim: cpuMicros(sim.child.pid) })
-  const measured = (run: (seconds: number) => Promise<LoadResult>, instances: ServerProcess[]) => async (seconds: number) => {
-    const before = cpu(instances)
-    const result = await run(seconds)
-    const after = cpu(instances)
-    return Object.assign(result, { cpuGateways: (after.gateways - before.gateways) / result.total, cpuSim: (after.sim - before.sim) / result.total })
+  // CPU per answered request, from /proc: the gateways of the side's cluster summed, and the simulator.
+  const sides = {
+    single: measuredCpu(sim, one.instances, single),
+    roundRobin: measuredCpu(sim, three.instances, roundRobin),
+    routed: measuredCpu(sim, three.instances, routed),
+    forwarded: measuredCpu(sim, three.instances, forwardedOnly),
   }
-  type Measured = LoadResult & { cpuGateways: number; cpuSim: number }
-  const sides = { single: measured(single, one.instances), roundRobin: measured(roundRobin, three.instances), routed: measured(routed, three.instances) }
-  const order: (keyof typeof sides)[] = ['single', 'roundRobin', 'routed']
+  const order: (keyof typeof sides)[] = ['single', 'roundRobin', 'routed', 'forwarded']
   const rounds: Record<keyof typeof sides, Measured>[] = []
-  const us = (result: Measured) => `CPU ${result.cpuGateways.toFixed(0)} µs gateways + ${result.cpuSim.toFixed(0)} µs simulator per request`
+  const us = (result: Measured) =>
+    `CPU ${result.cpuGateways.toFixed(0)} µs gateways (idle ${result.cpuIdle.toFixed(0)} µs more) + ${result.cpuSim.toFixed(0)} µs simulator per request`
   for (let r = 0; r < ROUNDS; r++) {
     const result = {} as Record<keyof typeof sides, Measured>
     for (let k = 0; k < order.length; k++) {
@@ -83,7 +111,7 @@ try {
     }
     rounds.push(result)
     note(
-      `round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)})`,
+      `round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)}); 3 all forwarded ${result.forwarded.rps.toFixed(0)} req/s (${us(result.forwarded)}); CPU forwarded / direct ${(result.forwarded.cpuGateways / result.single.cpuGateways).toFixed(2)}, expected 3 vs 1 ${expectedRatio(result.single.cpuGateways, result.forwarded.cpuGateways).toFixed(2)}`,
     )
   }
   const forwarded = medianBy(rounds, r => r.roundRobin.rps / r.single.rps)
@@ -99,6 +127,36 @@ try {
     ...(enoughCores ? { target: { of: 'ratio', op: '>=', limit: 2 } } : {}),
   })
   report({ name: 'cluster-send-text-rps-routed', value: direct.routed.rps, unit: 'req/s', baseline: direct.single.rps })
+  // CPU per request (carries over to separate machines, unlike req/s on 2 shared cores): each figure its median-ratio round.
+  const cpuForwarded = medianBy(rounds, r => r.forwarded.cpuGateways / r.single.cpuGateways)
+  const cpuRouted = medianBy(rounds, r => r.routed.cpuGateways / r.single.cpuGateways)
+  const cpuMedian = medianBy(rounds, r => r.single.cpuGateways)
+  note(
+    `CPU per request (gateways, summed over the side's instances) in the rounds: direct ${rounds.map(r => r.single.cpuGateways.toFixed(0)).join(', ')} µs; forwarded ${rounds.map(r => r.forwarded.cpuGateways.toFixed(0)).join(', ')} µs; routed ${rounds.map(r => r.routed.cpuGateways.toFixed(0)).join(', ')} µs`,
+  )
+  report({ name: 'cluster-cpu-direct', value: cpuMedian.single.cpuGateways, unit: 'µs/request', baseline: cpuMedian.single.cpuGateways })
+  report({
+    name: 'cluster-cpu-routed',
+    value: cpuRouted.routed.cpuGateways,
+    unit: 'µs/request',
+    baseline: cpuRouted.single.cpuGateways,
+    baselineUnit: 'µs/request (direct)',
+  })
+  report({
+    name: 'cluster-cpu-forwarded',
+    value: cpuForwarded.forwarded.cpuGateways,
+    unit: 'µs/request',
+    baseline: cpuForwarded.single.cpuGateways,
+    baselineUnit: 'µs/request (direct)',
+    target: { of: 'ratio', op: '<=', limit: 2 },
+  })
+  report({
+    name: 'cluster-expected-3-vs-1',
+    value: expectedRatio(cpuForwarded.single.cpuGateways, cpuForwarded.forwarded.cpuGateways),
+    unit: 'x (3 machines, round robin)',
+    baseline: 1,
+    baselineUnit: 'x (1 machine)',
+  })
 } finally {
   for (const cluster of clusters) {
     await cluster.stop()

@@ -31,6 +31,8 @@ export interface ClusterOptions {
    * silence (the time-to-live).
    */
   hostPerInstance?: boolean
+  /** Run the instances of another copy of the package (its own `dist/` and `bench/servers/`: see startServer). */
+  root?: string
 }
 
 /** Start `count` instances in cluster mode on `storeUrl` under a namespace of their own, joined to one simulator server. */
@@ -52,7 +54,7 @@ export async function startCluster(options: ClusterOptions): Promise<BenchCluste
     namespace,
     async add() {
       const port = await freePort()
-      const hostname = options.hostPerInstance ? { hostname: `bench-host-${++started}` } : {}
+      const hostname = { ...(options.hostPerInstance ? { hostname: `bench-host-${++started}` } : {}), ...(options.root ? { root: options.root } : {}) }
       const instance = await startServer('gateway.mjs', { ...env, PORT: String(port), BENCH_ADVERTISE_URL: `http://127.0.0.1:${port}` }, hostname)
       instances.push(instance)
       return instance
@@ -147,9 +149,11 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
  * so that the caller's cleanup stops it even when the next step fails.
  */
 export async function oneAndThree(sim: ServerProcess, storeUrl: string, devices: number, clusters: BenchCluster[]) {
-  const one = await startCluster({ storeUrl, count: 1, sim })
+  // BENCH_CLUSTER_ROOT: the instances of another build (a before/after comparison with this bench's method).
+  const root = process.env.BENCH_CLUSTER_ROOT ? { root: process.env.BENCH_CLUSTER_ROOT } : {}
+  const one = await startCluster({ storeUrl, count: 1, sim, ...root })
   clusters.push(one)
-  const three = await startCluster({ storeUrl, count: 3, sim })
+  const three = await startCluster({ storeUrl, count: 3, sim, ...root })
   clusters.push(three)
   return { one, three, oneFixture: await linkDevices(one, devices, '55118'), threeFixture: await linkDevices(three, devices, '55117') }
 }

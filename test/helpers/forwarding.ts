@@ -4,7 +4,10 @@ import Koa from 'koa'
 import type { OutgoingMessage, SentMessage } from '../../src/index.ts'
 import { MemoryNetwork, MemoryTransport } from '../../adapters/transport-memory/index.ts'
 import { bodyReader } from '../../src/http/body.ts'
-import { forwardOperation, relayAnswer, verifyForwardedRequests, type ForwardedFrom } from '../../src/http/forwarding/send.ts'
+import type { Context, Middleware, Next } from 'koa'
+import { forwardOperation, forwardedRequestReader, relayAnswer, type ForwardedFrom } from '../../src/http/forwarding/send.ts'
+import type { Logger } from '../../src/logger.ts'
+import type { HttpStatusMode } from '../../src/http/render.ts'
 import { answerError } from '../../src/http/render.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { sendingGateway, type SendingGateway } from './messaging.ts'
@@ -118,4 +121,25 @@ export async function deadUrl(): Promise<string> {
   const { port } = server.address() as AddressInfo
   await new Promise(resolve => server.close(resolve))
   return `http://127.0.0.1:${port}`
+}
+
+/**
+ * Koa middleware in front of a test app's routes, as a clustered gateway verifies forwards: a
+ * request carrying `x-zapgate-forwarded-by` is verified and marked as forwardedRequestReader does
+ * (the gateway calls it from its body reader), a refused one answered 403 `forward-refused` in the
+ * gateway's error format; any other request passes untouched.
+ */
+export function verifyForwardedRequests(
+  secret: string | Buffer,
+  options: { limitBytes: number; instanceId: string; httpStatus: HttpStatusMode; logger: Logger; toleranceMs?: number },
+): Middleware {
+  const read = forwardedRequestReader(secret, options.limitBytes, options.instanceId, options.toleranceMs)
+  return async function gatewayForwarded(ctx: Context, next: Next) {
+    try {
+      await read(ctx)
+    } catch (err) {
+      return answerError(ctx, options.httpStatus, options.logger, err)
+    }
+    await next()
+  }
 }

@@ -4,27 +4,26 @@ import type { Device, Devices } from '../devices.ts'
 import type { SessionStatus } from '../../ports/transport.ts'
 import type { DeviceLeases } from './device-leases.ts'
 
-/** The settings of a device a link makes when none of that name exists. */
+/** The settings of a device a link makes when none of that name exists (`name`: a generated one when absent). */
 export interface NewDevice {
-  /** The device's name (a generated one when absent). */
   name?: string
   appkey?: string
   webhookUrl?: string
 }
 
-/** How long after taking a device over its session counts as still opening. */
+/** How long after taking a device over its session counts as still opening, and how long a request waits for it. */
 const HANDOVER_MS = 15_000
-/** How long a request waits for such a session to open. */
 const HANDOVER_WAIT_MS = 5_000
 
+/** 503 with Retry-After: the device is changing hands, the client retries. */
+const moving = () => new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+
 /**
- * Which instance works a request for a device: the one holding the device's session. Asked by the
- * HTTP edge before an operation runs, so that operations never see the cluster: this instance
- * holds the device's lease; or nobody alive holds it and this instance takes it (for a link, in
- * cluster mode only when it is the least loaded instance; otherwise only for a device linked before,
- * whose session is then opened here); or another instance holds it, and the answer names that
- * instance (the edge forwards the request there). A device nobody holds and that is not linked is
- * worked here without a lease: its session is closed anyway.
+ * Which instance works a request for a device, asked by the HTTP edge before an operation runs (the
+ * operations never see the cluster): this one when it holds the device's lease, or when nobody alive
+ * does and it takes it (a link only on the least loaded instance in cluster mode; otherwise only a
+ * device linked before, whose session it then opens); else the holder, which the edge forwards to.
+ * A device nobody holds and that is not linked is worked here without a lease (its session is closed).
  */
 export class SessionRouting {
   constructor(
@@ -40,8 +39,8 @@ export class SessionRouting {
 
   /**
    * The instance to forward the request to, or undefined when this one works the device (taking it
-   * when nobody alive holds it). A request that was forwarded here (`forwarded`) is never sent on: a
-   * holder elsewhere is then `holder-unavailable` (503, retry); a full instance is `instance-full`.
+   * when nobody alive holds it). A request forwarded here (`forwarded`) is never sent on: a holder
+   * elsewhere is then `holder-unavailable` (503, retry); a full instance is `instance-full`.
    */
   async holderOf(device: Device, forwarded: boolean, linking = false): Promise<string | undefined> {
     const { leases } = this
@@ -49,9 +48,8 @@ export class SessionRouting {
     for (let attempt = 0; attempt < 3; attempt++) {
       const holder = await leases.holder(device.id)
       if (holder === leases.me) return undefined
-      // The holder it was meant for let the device go.
       if (holder !== undefined) {
-        if (forwarded) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+        if (forwarded) throw moving() // the holder it was meant for let the device go
         return holder
       }
       if (!linking && !device.linked) return undefined
@@ -60,24 +58,21 @@ export class SessionRouting {
         if (target !== leases.me) return target
       }
       // A fenced instance (its heartbeat late, the store away) takes nothing until it stands again.
-      if (!leases.standing) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
-      // A link opens the session itself; a linked device taken here has its session opened now (the
-      // balancer opens only devices nobody holds, and this one is held from now on).
+      if (!leases.standing) throw moving()
+      // A link opens the session itself; a linked device taken here has its session opened now.
       if (linking ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
       if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
       // Another instance took it meanwhile: look again.
     }
-    throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+    throw moving()
   }
 
   /**
-   * Where a link (operations 3 and 4) of the device `wanted.name` is worked: a string names the
-   * instance to forward it to (the device's holder, or for a device still to be made in cluster mode
-   * the least loaded instance, so that a device is made where it will live, before anything is
-   * stored); else the device, found or made here, whose lease this instance now holds. Of concurrent
-   * first links of one name through several instances, one makes the device and one takes its lease;
-   * the others are sent there (the device is kept). A device this request made and cannot hold here
-   * for another reason (`instance-full`) is deleted again: a refused request leaves nothing.
+   * Where a link (operations 3 and 4) of `wanted.name` is worked: a string names the instance to
+   * forward it to (the holder, or for a device still to be made in cluster mode the least loaded
+   * instance, so that a device is made where it will live); else the device, found or made here,
+   * whose lease this instance now holds. A device this request made and cannot hold here for another
+   * reason than a moving holder (`instance-full`) is deleted again: a refused request leaves nothing.
    */
   async link(account: Account, wanted: NewDevice, forwarded: boolean): Promise<{ device: Device; created: boolean; appkey?: string } | string> {
     const { devices, leases } = this
@@ -87,29 +82,23 @@ export class SessionRouting {
       if (target !== undefined && target !== leases.me) return target
     }
     const ensured = await devices.ensure(account, { name: wanted.name ?? devices.generatedName(), appkey: wanted.appkey, webhookUrl: wanted.webhookUrl })
-    let holder: string | undefined
-    try {
-      holder = await this.holderOf(ensured.device, forwarded, true)
-    } catch (err) {
+    const holder = await this.holderOf(ensured.device, forwarded, true).catch(async err => {
       if (ensured.created && !isGatewayError(err, 'holder-unavailable')) await devices.discard(ensured.device)
       throw err
-    }
+    })
     return holder ?? ensured
   }
 
   /**
-   * The open session of the device, for a send: `not-connected` when it is not open. When this
-   * instance has just taken the device (from a gone or leaving instance, or back after a late
-   * heartbeat) and its session is still opening, it waits for it (up to 5 s) rather than answer 409
-   * for a moment of the handover; still not open then, `holder-unavailable` (503, retry). A linked
-   * device this instance let go while the request was under way is `holder-unavailable` too.
+   * The open session of the device, for a send: `not-connected` when closed. A device this instance
+   * has just taken over (its session still opening) is waited for, up to 5 s, then
+   * `holder-unavailable` (503, retry); so is a linked device this instance let go meanwhile.
    */
   async connected(device: Device): Promise<SessionStatus> {
     const status = await this.devices.status(device)
     if (status.connected) return status
-    // Let go meanwhile (a late heartbeat closed this instance's sessions): the device is not
-    // disconnected, it is changing hands; the client retries once an instance holds it again.
-    if (device.linked && !this.leases.holds(device.id)) throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+    // Let go meanwhile (a late heartbeat closed this instance's sessions): changing hands, not disconnected.
+    if (device.linked && !this.leases.holds(device.id)) throw moving()
     if (!device.linked || !this.leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
     const deadline = Date.now() + HANDOVER_WAIT_MS
     while (Date.now() < deadline) {
@@ -117,15 +106,10 @@ export class SessionRouting {
       const now = await this.devices.status(device)
       if (now.connected) return now
     }
-    throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+    throw moving()
   }
 
-  /**
-   * An operation's error as the client should get it: a send that failed as `not-connected` because
-   * this instance let the linked device go while it was queued or under way (a late heartbeat closed
-   * its sessions) is `holder-unavailable` (503, retry; the network took nothing), not a 409 for a
-   * device that is linked. Any other error as it is.
-   */
+  /** An operation's error as the client gets it: `not-connected` for a linked device this instance let go while the send ran is `holder-unavailable` (503; the network took nothing). */
   unlessLetGo(device: Device, err: unknown): unknown {
     const letGo = isGatewayError(err, 'not-connected') && device.linked && !this.leases.holds(device.id)
     return letGo ? new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: err }) : err

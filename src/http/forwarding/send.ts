@@ -5,61 +5,51 @@ import { GatewayError } from '../../errors.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
 import type { IncomingHttpHeaders } from 'node:http'
 import { ForwardHeaders, signForward } from './signature.ts'
-import { AnswerTooLargeError, postOnce } from './client.ts'
+import { AnswerTimeoutError, AnswerTooLargeError, postOnce, prefixOf } from './client.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
-/**
- * Forwarding an operation to the instance that holds its device's session (cluster mode): the
- * receiving instance has read and parsed the body; it POSTs the parsed fields as JSON to the same
- * path on the holder, signed with the cluster secret (see signature.ts), and answers its
- * client with exactly what the holder answered. Uploaded files of a multipart body travel inside
- * the JSON as base64 data URIs (`data:<mime>;base64,...`), which the media operations take as they
- * take an upload. The holder verifies the request (receive.ts) and never forwards it again.
- *
- * A forward is never retried: a send must reach the network once, and a request that died
- * mid-way may have been done. When the holder cannot be reached, the connection breaks, the
- * answer is not JSON or time runs out, forwardOperation throws ForwardFailedError (code
- * `holder-unavailable`: 503 with Retry-After), and the client decides whether to try again.
- */
 export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './signature.ts'
-export { forwardedRequestReader, verifyForwardedRequests, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
+export { forwardedRequestReader, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
 
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
 export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
+/**
+ * Marks an answer of an instance forwarded a request for a device it does not hold (held elsewhere,
+ * or it stands fenced): refused before anything ran, so a forwarder that went by a remembered holder
+ * may ask the store and forward once more (to-holder.ts). Never relayed to the client.
+ */
+export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
+
 /** The holder's answers beyond this size are refused (answers are small JSON; lists are bounded). */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
-/** What forwardOperation sends. */
+/** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
 export interface ForwardRequest {
-  /** The holder's advertised URL (its mount point, without a trailing slash). */
   baseUrl: string
   /** The operation's path (`/api/create-message`). */
   path: string
-  /** The parsed body fields. */
   fields: Record<string, unknown>
   /** The files of a multipart body, by field name. */
   uploads?: ReadonlyMap<string, UploadedFile>
-  /** The cluster secret. */
   secret: string | Buffer
-  /** This instance's id. */
   from: string
-  /** The holder's instance id: the signature names it, and no other instance accepts the request. */
   to: string
   /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
   timeoutMs?: number
-  /** The client's IP, for the holder's per-IP limits. */
+  /** The client's IP (the holder's per-IP limits) and the public URL it called (links the holder makes). */
   clientIp?: string
-  /** The public URL the client called, so links the holder makes (QR share pages) point there. */
   clientBaseUrl?: string
 }
 
-/** The holder's answer: its HTTP status, the headers worth relaying, its parsed JSON body. */
+/** The holder's answer: its status, the headers relayed (`retry-after`, `content-type`, the holder hint), its parsed JSON body and that JSON's text. */
 export interface ForwardAnswer {
   status: number
-  /** `retry-after`, `content-type` and the holder hint (HOLDER_HEADER), when the holder sent them (lower-case names). */
   headers: Record<string, string>
   body: unknown
+  text?: string
+  /** Refused by an instance that does not hold the device, before anything ran (NOT_HOLDER_HEADER). */
+  notHolder?: boolean
 }
 
 /** Why a forward failed: the holder could not be reached, broke off, timed out, or answered non-JSON. */
@@ -77,35 +67,42 @@ export class ForwardFailedError extends GatewayError {
   }
 }
 
-/** POST an operation to the holder, signed; resolves with its answer, or throws ForwardFailedError. Never retries. */
+/**
+ * POST an operation's fields as JSON to the same path on the holder, signed with the cluster secret
+ * (signature.ts; uploads as base64 data URIs in their fields); resolves with its answer, or throws
+ * ForwardFailedError (no usable answer: `holder-unavailable`, 503 with Retry-After). Never retried:
+ * a send must reach the network once, and a request that died mid-way may have been done.
+ */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
-  const url = new URL(request.baseUrl.replace(/\/+$/, '') + request.path)
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...signedHeaders(request, url, body) }
-  const signal = AbortSignal.timeout(request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
+  const headers = signedHeaders(request, prefixOf(request.baseUrl) + request.path, body)
   let answer: Awaited<ReturnType<typeof postOnce>>
   try {
     // One request, to the holder only, on a kept-alive connection; never resent.
-    answer = await postOnce(url, headers, body, signal, MAX_ANSWER_BYTES)
+    answer = await postOnce(request.baseUrl, request.path, headers, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS, MAX_ANSWER_BYTES)
   } catch (cause) {
     if (cause instanceof AnswerTooLargeError) throw new ForwardFailedError('bad-answer', cause)
-    throw new ForwardFailedError(signal.aborted ? 'timeout' : connectionFailure(cause), cause)
+    throw new ForwardFailedError(cause instanceof AnswerTimeoutError ? 'timeout' : connectionFailure(cause), cause)
   }
-  const text = answer.text
   let parsed: unknown
   try {
-    parsed = JSON.parse(text)
+    parsed = JSON.parse(answer.text)
   } catch (cause) {
     throw new ForwardFailedError('bad-answer', cause)
   }
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
-  return { status: answer.status, headers: relayedHeaders(answer.headers), body: parsed }
+  return {
+    status: answer.status,
+    headers: relayedHeaders(answer.headers),
+    body: parsed,
+    text: answer.text,
+    notHolder: answer.headers[NOT_HOLDER_HEADER] === '1',
+  }
 }
 
 /**
- * The body fields as they are forwarded: each upload becomes a base64 data URI in its field; the
- * upload of `file` (operation 9's file) also gives `message` its file name when the body has none,
- * as the holder would have taken the upload's own name.
+ * The body fields as forwarded: each upload a base64 data URI in its field; the upload of `file`
+ * (operation 9's) also gives `message` its file name when the body has none, as the holder would have.
  */
 export function forwardableFields(fields: Record<string, unknown>, uploads?: ReadonlyMap<string, UploadedFile>): Record<string, unknown> {
   if (!uploads || uploads.size === 0) return fields
@@ -118,21 +115,27 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
   return out
 }
 
-/** Answer the client with the holder's answer, as the holder gave it (status, Retry-After, holder hint, body). */
+/** Answer the client with the holder's answer as the holder gave it (status, relayed headers, its JSON text, not serialised again). */
 export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
   ctx.status = answer.status
-  for (const [name, value] of Object.entries(answer.headers)) ctx.set(name, value)
-  ctx.body = answer.body
+  for (const name in answer.headers) ctx.set(name, answer.headers[name]!)
+  if (answer.text === undefined) return void (ctx.body = answer.body)
+  if (answer.headers['content-type'] === undefined) ctx.set('Content-Type', 'application/json; charset=utf-8')
+  ctx.body = answer.text
 }
 
 // --- Internal helpers ---
 
-function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<string, string> {
+/** Nonces: this process's random prefix and a counter (unique per forward; a nonce need not be unpredictable, the HMAC covers it). */
+const NONCE_PREFIX = randomBytes(9).toString('base64url')
+let nonces = 0
+
+function signedHeaders(request: ForwardRequest, path: string, body: Buffer): Record<string, string> {
   const signed = {
     method: 'POST',
-    path: url.pathname + url.search,
+    path,
     timestamp: Date.now(),
-    nonce: randomBytes(16).toString('base64url'),
+    nonce: `${NONCE_PREFIX}${(++nonces).toString(36)}`,
     from: request.from,
     to: request.to,
     clientIp: request.clientIp ?? '',
@@ -140,6 +143,7 @@ function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<
     body,
   }
   const headers: Record<string, string> = {
+    'content-type': 'application/json',
     [ForwardHeaders.forwardedBy]: signed.from,
     [ForwardHeaders.forwardedTo]: signed.to,
     [ForwardHeaders.timestamp]: String(signed.timestamp),
@@ -151,17 +155,14 @@ function signedHeaders(request: ForwardRequest, url: URL, body: Buffer): Record<
   return headers
 }
 
-/**
- * An upload as a data URI the media loader decodes: its declared type when it is a plain
- * `type/subtype` (the loader ignores anything else, and a malformed one would make the URI unreadable).
- */
+/** An upload as a data URI: its declared type when a plain `type/subtype` (the media loader ignores anything else). */
 function dataUri(upload: UploadedFile): string {
   const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
   const usable = mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''
   return `data:${usable};base64,${upload.data.toString('base64')}`
 }
 
-/** The file name as the media loader would keep it: the last path segment, no control characters, at most 200 characters. */
+/** The file name as the media loader keeps it: the last path segment, no control characters, at most 200 characters. */
 function displayName(name: string | undefined): string | undefined {
   if (!name) return undefined
   const base = basename(name.replace(/\\/g, '/'))

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import Koa from 'koa'
 import koaBodyParser from 'koa-bodyparser'
-import { forwardOperation, forwardedBodyLimit, verifyForwardedRequests } from '../../../src/http/forwarding/send.ts'
+import { forwardOperation, forwardedBodyLimit } from '../../../src/http/forwarding/send.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { listen, post, request } from '../../helpers/http.ts'
-import { SECRET } from '../../helpers/forwarding.ts'
+import { SECRET, verifyForwardedRequests } from '../../helpers/forwarding.ts'
 
 type Server = Awaited<ReturnType<typeof listen>>
 type HostParser = 'none' | 'koa-bodyparser' | 'parsed-only'

@@ -80,6 +80,7 @@ test('a forwarded request that finds its device held by yet another instance is 
       [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'],
     )
     assert.ok(answer.headers['retry-after'], 'Retry-After is set')
+    assert.ok(answer.notHolder, 'marked as refused by an instance that does not hold the device (the forwarder may ask the store again)')
     assert.equal(forwards, [])
     assert.equal(network.inbox(FRIEND), [])
   } finally {

@@ -1,0 +1,77 @@
+/**
+ * A probe of the forward path (issue 25), not a benchmark with a target: a cluster of two gateway
+ * instances on Redis (REDIS_URL, a namespace of this run, deleted afterwards) and the simulator
+ * server, 4 devices; sends of a text for the devices instance A holds, sent to A (direct) or to B,
+ * which forwards each to A (forwarded). After a warm-up of each, BENCH_ROUNDS rounds (5) of one run
+ * of BENCH_SECONDS (4) on each, back to back (order swapped every round); each run's CPU per answered
+ * request summed over both instances, idle CPU taken out (bench/lib/cpu-per-request.ts), so direct
+ * and forwarded are measured on the same two processes. With BENCH_BEFORE_ROOT=<copy of the package,
+ * built> a second cluster of that build runs alongside and every round measures both builds, for a
+ * before/after comparison in the same minutes. Under BENCH_PROFILE=<dir> with `forwarded` as the
+ * argument only forwards are sent: B's profile is then the forwarding side, A's the holder's.
+ *
+ *     node --conditions=source --import tsx bench/forward-probe.ts [forwarded]
+ */
+import { linkDevices, startCluster, type BenchCluster } from './lib/cluster.ts'
+import { measuredCpu, type Measured } from './lib/cpu-per-request.ts'
+import { load } from './lib/load.ts'
+import { startServer } from './lib/process.ts'
+import { redisUrl } from './lib/redis.ts'
+import { median, note } from './lib/report.ts'
+import { clearStore } from './lib/stores.ts'
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const onlyForwarded = process.argv[2] === 'forwarded'
+const path = '/api/create-message'
+
+const sim = await startServer('simulator.mjs')
+const clusters: BenchCluster[] = []
+try {
+  const builds: Record<string, string | undefined> = process.env.BENCH_BEFORE_ROOT
+    ? { before: process.env.BENCH_BEFORE_ROOT, after: undefined }
+    : { this: undefined }
+  const sides: { name: string; run: (seconds: number) => Promise<Measured> }[] = []
+  for (const [build, root] of Object.entries(builds)) {
+    const cluster = await startCluster({ storeUrl: redisUrl, count: 2, sim, ...(root ? { root } : {}) })
+    clusters.push(cluster)
+    const fixture = await linkDevices(cluster, 4, build === 'before' ? '55116' : '55115')
+    const [a, b] = cluster.instances as [typeof sim, typeof sim]
+    const bodies = fixture.devices
+      .filter(d => d.holder === 0)
+      .map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
+    if (bodies.length === 0) throw new Error('instance A holds no device')
+    note(`${build}: A (holder) pid ${a.child.pid}, B pid ${b.child.pid}`)
+    const to = (url: string) => (seconds: number) => load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0 })
+    if (!onlyForwarded) sides.push({ name: `${build} direct`, run: measuredCpu(sim, [a, b], to(a.url)) })
+    sides.push({ name: `${build} forwarded`, run: measuredCpu(sim, [a, b], to(b.url)) })
+  }
+  for (const side of sides) await side.run(3)
+  const results = new Map(sides.map(side => [side.name, [] as number[]]))
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = round % 2 ? [...sides].reverse() : sides
+    const line: string[] = []
+    for (const side of order) {
+      const result = await side.run(SECONDS)
+      results.get(side.name)!.push(result.cpuGateways)
+      line.push(`${side.name} ${result.cpuGateways.toFixed(0)} µs (${result.rps.toFixed(0)} req/s)`)
+    }
+    note(`round ${round + 1}: ${line.join('; ')}`)
+  }
+  for (const [name, values] of results)
+    note(`${name}: median ${median(values).toFixed(0)} µs per request over both instances (rounds ${values.map(v => v.toFixed(0)).join(', ')})`)
+  for (const build of Object.keys(builds)) {
+    const direct = results.get(`${build} direct`)
+    const forwarded = results.get(`${build} forwarded`)!
+    if (direct)
+      note(
+        `${build}: forwarded / direct per round ${forwarded.map((f, i) => (f / direct[i]!).toFixed(2)).join(', ')}; median ${median(forwarded.map((f, i) => f / direct[i]!)).toFixed(2)}`,
+      )
+  }
+} finally {
+  for (const cluster of clusters) {
+    await cluster.stop()
+    await clearStore(redisUrl, cluster.namespace).catch(error => note(`could not delete the Redis namespace: ${error}`))
+  }
+  await sim.stop()
+}
