@@ -9,7 +9,7 @@ import { signedHeaders } from './signature.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
-export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
+const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
 /**
  * Marks an answer of an instance forwarded a request for a device it does not hold (held elsewhere,
@@ -22,7 +22,7 @@ export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 /** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
-export interface ForwardRequest {
+interface ForwardRequest {
   baseUrl: string
   /** The operation's path (`/api/create-message`). */
   path: string
@@ -50,7 +50,7 @@ export interface ForwardAnswer {
 }
 
 /** Why a forward failed: the holder could not be reached, broke off, timed out, or answered non-JSON. */
-export type ForwardFailure = 'unreachable' | 'broken' | 'timeout' | 'bad-answer'
+type ForwardFailure = 'unreachable' | 'broken' | 'timeout' | 'bad-answer'
 
 /** A forward that got no usable answer from the holder; answered 503 with Retry-After (`holder-unavailable`). */
 export class ForwardFailedError extends GatewayError {
