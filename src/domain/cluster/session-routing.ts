@@ -15,8 +15,8 @@ export interface NewDevice {
 const HANDOVER_MS = 15_000
 const HANDOVER_WAIT_MS = 5_000
 
-/** 503 with Retry-After: the device is changing hands, the client retries. */
-const moving = () => new GatewayError('holder-unavailable', { retryAfterSeconds: 5 })
+/** 503 with Retry-After (`holder-unavailable`): the device is changing hands or its holder cannot be reached, the client retries. */
+export const moving = (cause?: unknown) => new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause })
 
 /**
  * Which instance works a request for a device, asked by the HTTP edge before an operation runs (the
@@ -112,6 +112,6 @@ export class SessionRouting {
   /** An operation's error as the client gets it: `not-connected` for a linked device this instance let go while the send ran is `holder-unavailable` (503; the network took nothing). */
   unlessLetGo(device: Device, err: unknown): unknown {
     const letGo = isGatewayError(err, 'not-connected') && device.linked && !this.leases.holds(device.id)
-    return letGo ? new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: err }) : err
+    return letGo ? moving(err) : err
   }
 }

@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream'
 import type { Context } from 'koa'
-import { GatewayError } from '../../errors.ts'
 import type { DeviceLeases } from '../../domain/cluster/device-leases.ts'
+import { moving } from '../../domain/cluster/session-routing.ts'
 import type { Instances } from '../../domain/instances.ts'
 
 /** Marks a media request one instance relayed to another: it is answered there, never relayed again. */
@@ -41,7 +41,7 @@ export async function relayMediaToHolder(
       signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
     })
   } catch (cause) {
-    throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause })
+    throw moving(cause)
   }
   ctx.status = response.status
   for (const name of RELAYED) {

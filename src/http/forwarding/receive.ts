@@ -109,26 +109,24 @@ function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> 
     return Promise.reject(new GatewayError('body-too-large'))
   }
   return new Promise((resolve, reject) => {
-    let chunks: Buffer[] = []
+    let chunks: Buffer[] | undefined = [] // undefined once settled
     let received = 0
-    let settled = false
     const fail = (code: 'body-too-large' | 'body-malformed', cause?: unknown) => {
-      if (settled) return
-      settled = true
-      chunks = []
+      if (!chunks) return
+      chunks = undefined
       reject(new GatewayError(code, cause === undefined ? {} : { cause }))
     }
     req.on('data', (chunk: Buffer) => {
-      if (settled) return
-      received += chunk.length
-      if (received > limitBytes) return fail('body-too-large')
+      if (!chunks) return
+      if ((received += chunk.length) > limitBytes) return fail('body-too-large')
       chunks.push(chunk)
     })
     req.on('end', () => {
-      if (settled) return
+      if (!chunks) return
       if (declared !== undefined && received !== Number(declared)) return fail('body-malformed')
-      settled = true
-      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received))
+      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)
+      chunks = undefined
+      resolve(bytes)
     })
     req.on('error', cause => fail('body-malformed', cause))
     req.on('close', () => fail('body-malformed'))

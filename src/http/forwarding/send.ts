@@ -1,18 +1,15 @@
 import { randomBytes } from 'node:crypto'
+import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type RequestOptions } from 'node:http'
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { basename } from 'node:path'
 import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
-import type { IncomingHttpHeaders } from 'node:http'
-import { ForwardHeaders, signForward } from './signature.ts'
-import { AnswerTimeoutError, AnswerTooLargeError, postOnce, prefixOf } from './client.ts'
+import { signedHeaders } from './signature.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
-export { ForwardHeaders, signForward, verifyForward, type ForwardVerdict } from './signature.ts'
-export { forwardedRequestReader, forwardedBodyLimit, type ForwardedFrom } from './receive.ts'
-
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
-export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
+const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
 /**
  * Marks an answer of an instance forwarded a request for a device it does not hold (held elsewhere,
@@ -25,7 +22,7 @@ export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 /** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
-export interface ForwardRequest {
+interface ForwardRequest {
   baseUrl: string
   /** The operation's path (`/api/create-message`). */
   path: string
@@ -53,7 +50,7 @@ export interface ForwardAnswer {
 }
 
 /** Why a forward failed: the holder could not be reached, broke off, timed out, or answered non-JSON. */
-export type ForwardFailure = 'unreachable' | 'broken' | 'timeout' | 'bad-answer'
+type ForwardFailure = 'unreachable' | 'broken' | 'timeout' | 'bad-answer'
 
 /** A forward that got no usable answer from the holder; answered 503 with Retry-After (`holder-unavailable`). */
 export class ForwardFailedError extends GatewayError {
@@ -75,15 +72,14 @@ export class ForwardFailedError extends GatewayError {
  */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
-  const headers = signedHeaders(request, prefixOf(request.baseUrl) + request.path, body)
-  let answer: Awaited<ReturnType<typeof postOnce>>
-  try {
-    // One request, to the holder only, on a kept-alive connection; never resent.
-    answer = await postOnce(request.baseUrl, request.path, headers, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS, MAX_ANSWER_BYTES)
-  } catch (cause) {
-    if (cause instanceof AnswerTooLargeError) throw new ForwardFailedError('bad-answer', cause)
-    throw new ForwardFailedError(cause instanceof AnswerTimeoutError ? 'timeout' : connectionFailure(cause), cause)
-  }
+  const { options, prefix } = targetOf(request.baseUrl)
+  const path = prefix + request.path
+  const nonce = `${NONCE_PREFIX}${(++nonces).toString(36)}`
+  const { from, to, clientIp, clientBaseUrl: baseUrl } = request
+  const headers = signedHeaders(request.secret, { method: 'POST', path, timestamp: Date.now(), nonce, from, to, clientIp, baseUrl, body })
+  headers['content-type'] = 'application/json'
+  // One request, to the holder only, on a kept-alive connection; never resent.
+  const answer = await postOnce({ ...options, path, headers }, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
   let parsed: unknown
   try {
     parsed = JSON.parse(answer.text)
@@ -130,29 +126,62 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 const NONCE_PREFIX = randomBytes(9).toString('base64url')
 let nonces = 0
 
-function signedHeaders(request: ForwardRequest, path: string, body: Buffer): Record<string, string> {
-  const signed = {
-    method: 'POST',
-    path,
-    timestamp: Date.now(),
-    nonce: `${NONCE_PREFIX}${(++nonces).toString(36)}`,
-    from: request.from,
-    to: request.to,
-    clientIp: request.clientIp ?? '',
-    baseUrl: request.clientBaseUrl ?? '',
-    body,
+/**
+ * Kept-alive connections to the other instances (a fresh connection per forward through `fetch`
+ * cost about five times the CPU), idle ones dropped after 4 s, before the holder's own keep-alive
+ * time-out (Node reads its `Keep-Alive: timeout=` hint): a forward never goes to a closing connection.
+ */
+const agents = { http: new HttpAgent({ keepAlive: true, timeout: 4_000 }), https: new HttpsAgent({ keepAlive: true, timeout: 4_000 }) }
+
+/** The instances' base URLs as request options and path prefix (their mount point), parsed once each (a cluster has a few). */
+const targets = new Map<string, { options: RequestOptions; prefix: string }>()
+
+function targetOf(baseUrl: string) {
+  let target = targets.get(baseUrl)
+  if (target) return target
+  const url = new URL(baseUrl)
+  const agent = url.protocol === 'https:' ? agents.https : agents.http
+  target = {
+    options: { protocol: url.protocol, hostname: url.hostname.replace(/^\[|\]$/g, ''), port: url.port, method: 'POST', agent },
+    prefix: url.pathname.replace(/\/+$/, ''),
   }
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    [ForwardHeaders.forwardedBy]: signed.from,
-    [ForwardHeaders.forwardedTo]: signed.to,
-    [ForwardHeaders.timestamp]: String(signed.timestamp),
-    [ForwardHeaders.nonce]: signed.nonce,
-    [ForwardHeaders.signature]: signForward(request.secret, signed),
-  }
-  if (signed.clientIp) headers[ForwardHeaders.clientIp] = signed.clientIp
-  if (signed.baseUrl) headers[ForwardHeaders.baseUrl] = signed.baseUrl
-  return headers
+  if (targets.size >= 64) targets.clear()
+  targets.set(baseUrl, target)
+  return target
+}
+
+/**
+ * POST `body` once; resolves with the answer, its body read up to MAX_ANSWER_BYTES. Rejects with
+ * ForwardFailedError: `timeout` after `timeoutMs` (the connection closed), `bad-answer` past the
+ * size, else by the connection's error (connectionFailure); no redirect is followed. One timer and
+ * the request's own listeners (no AbortSignal nor async iterator).
+ */
+function postOnce(options: RequestOptions & { headers: Record<string, string> }, body: Buffer, timeoutMs: number) {
+  return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
+    options.headers['content-length'] = String(body.length)
+    const request = (options.agent === agents.https ? httpsRequest : httpRequest)(options)
+    const timer = setTimeout(() => request.destroy(new ForwardFailedError('timeout')), timeoutMs)
+    const fail = (err: Error) => {
+      clearTimeout(timer)
+      reject(err instanceof ForwardFailedError ? err : new ForwardFailedError(connectionFailure(err), err))
+    }
+    request.once('error', fail)
+    request.once('response', response => {
+      const tooLarge = () => request.destroy(new ForwardFailedError('bad-answer'))
+      if (Number(response.headers['content-length'] ?? -1) > MAX_ANSWER_BYTES) return tooLarge()
+      const chunks: Buffer[] = []
+      let size = 0
+      response.on('data', (chunk: Buffer) => ((size += chunk.length) > MAX_ANSWER_BYTES ? tooLarge() : chunks.push(chunk)))
+      response.once('error', fail)
+      response.once('end', () => {
+        clearTimeout(timer)
+        // A connection that broke off mid-answer ends the stream early: not a whole answer.
+        if (!response.complete) return reject(new ForwardFailedError('broken', new Error('the answer broke off')))
+        resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks, size).toString('utf8') })
+      })
+    })
+    request.end(body)
+  })
 }
 
 /** An upload as a data URI: its declared type when a plain `type/subtype` (the media loader ignores anything else). */

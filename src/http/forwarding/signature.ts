@@ -54,9 +54,25 @@ export type ForwardVerdict = 'ok' | 'missing' | 'bad-signature' | 'stale' | 'wro
 /** How far a forwarded request's timestamp may be from the receiver's clock (either way). */
 export const FORWARD_TOLERANCE_MS = 30_000
 
+/** The signed values a header carries beside the timestamp, in the order the signature covers them. */
+const CARRIED = [
+  ['nonce', ForwardHeaders.nonce],
+  ['from', ForwardHeaders.forwardedBy],
+  ['to', ForwardHeaders.forwardedTo],
+  ['clientIp', ForwardHeaders.clientIp],
+  ['baseUrl', ForwardHeaders.baseUrl],
+] as const
+
 /** The base64url HMAC-SHA256 signature of a forwarded request (the `x-zapgate-signature` value). */
 export function signForward(secret: string | Buffer, signed: ForwardSigned): string {
   return hmac(secret, signed).toString('base64url')
+}
+
+/** The headers of a forwarded request: each signed value that is not empty, the timestamp and the signature. */
+export function signedHeaders(secret: string | Buffer, signed: ForwardSigned): Record<string, string> {
+  const headers: Record<string, string> = { [ForwardHeaders.timestamp]: String(signed.timestamp), [ForwardHeaders.signature]: signForward(secret, signed) }
+  for (const [field, name] of CARRIED) if (signed[field]) headers[name] = signed[field]
+  return headers
 }
 
 /**
@@ -74,17 +90,9 @@ export function verifyForward(secret: string | Buffer, request: ForwardedRequest
   const timestamp = Number(stamp)
   if (Math.abs(now - timestamp) > toleranceMs) return 'stale'
   if (request.receiver === '' || header(headers, ForwardHeaders.forwardedTo) !== request.receiver) return 'wrong-destination'
-  const expected = hmac(secret, {
-    method: request.method,
-    path: request.path,
-    timestamp,
-    body: request.body,
-    nonce: header(headers, ForwardHeaders.nonce),
-    from: header(headers, ForwardHeaders.forwardedBy),
-    to: request.receiver,
-    clientIp: header(headers, ForwardHeaders.clientIp),
-    baseUrl: header(headers, ForwardHeaders.baseUrl),
-  })
+  const signed: ForwardSigned = { method: request.method, path: request.path, timestamp, body: request.body }
+  for (const [field, name] of CARRIED) signed[field] = header(headers, name)
+  const expected = hmac(secret, signed)
   return sameBytes(Buffer.from(given, 'base64url'), expected) ? 'ok' : 'bad-signature'
 }
 
@@ -98,8 +106,14 @@ export function sameBytes(given: Buffer, expected: Buffer): boolean {
 function hmac(secret: string | Buffer, signed: ForwardSigned): Buffer {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   const bodyHash = createHash('sha256').update(signed.body).digest('hex')
-  const { method, path, timestamp, nonce = '', from = '', to = '', clientIp = '', baseUrl = '' } = signed
-  const canonical = `zapgate-forward-v2\n${method.toUpperCase()}\n${path}\n${timestamp}\n${nonce}\n${from}\n${to}\n${clientIp}\n${baseUrl}\n${bodyHash}`
+  const canonical = [
+    'zapgate-forward-v2',
+    signed.method.toUpperCase(),
+    signed.path,
+    signed.timestamp,
+    ...CARRIED.map(([field]) => signed[field] ?? ''),
+    bodyHash,
+  ].join('\n')
   return createHmac('sha256', secret).update(canonical).digest()
 }
 

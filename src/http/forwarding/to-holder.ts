@@ -1,14 +1,13 @@
 import type { Context, Middleware, Next } from 'koa'
-import { GatewayError, isGatewayError } from '../../errors.ts'
+import { isGatewayError } from '../../errors.ts'
 import type { GatewayEvents } from '../../events.ts'
-import type { NewDevice, SessionRouting } from '../../domain/cluster/session-routing.ts'
+import { moving, type NewDevice, type SessionRouting } from '../../domain/cluster/session-routing.ts'
 import type { Instances } from '../../domain/instances.ts'
 import type { Device } from '../../domain/devices.ts'
 import type { OperationServices } from '../../operations/operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
-import { KnownHolders, type KnownHolder } from './known-holders.ts'
 
 /** What an instance of a cluster needs to hand a request to another one: the cluster secret, its advertised URL (the holder hint of its devices), the registry. */
 export interface ClusterRouting {
@@ -17,6 +16,24 @@ export interface ClusterRouting {
   instances: Instances
   events: GatewayEvents
 }
+
+/** An instance holding a device, and its advertised URL. */
+interface KnownHolder {
+  id: string
+  url: string
+}
+
+/** At most this many devices' holders are remembered per cluster (the oldest entry goes first). */
+const MAX_KNOWN_DEVICES = 50_000
+
+/**
+ * Which other instance holds a device, as the last forward found it: read once, not per forward,
+ * one memory per cluster shared by every operation path. A hint, safe as one (docs/scaling.md,
+ * "Where it goes"): an entry is used only while its instance is alive (the registry, in memory); a
+ * holder refuses a forward for a device it does not hold before anything runs, and the forwarder
+ * then forgets the entry and asks the store.
+ */
+const knownHolders = new WeakMap<ClusterRouting, Map<string, KnownHolder>>()
 
 /** What routeToHolder needs: which instance works a device, and in cluster mode how to reach it; `baseUrlOf` the public URL the client called. */
 interface HolderRoutingDeps {
@@ -33,25 +50,56 @@ interface HolderRoutingDeps {
  * instance, it is forwarded there and answered with exactly what that one answered (never twice: a
  * request forwarded here is not sent on, and a holder that cannot be reached or breaks off is 503
  * `holder-unavailable` with Retry-After, never resent). Which instance holds a device another one
- * holds is remembered (KnownHolders): no store read per forward while nothing changed.
+ * holds is remembered (knownHolders): no store read per forward while nothing changed.
  */
 export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
   const { routing, cluster } = deps
-  const holders = cluster && knownHoldersOf(cluster)
+  const holders = cluster && (knownHolders.get(cluster) ?? knownHolders.set(cluster, new Map()).get(cluster)!)
+  /** The remembered holder of the device while it is alive. */
+  const knownHolder = (deviceId: string) => {
+    const known = holders?.get(deviceId)
+    if (known === undefined || cluster!.instances.isAlive(known.id)) return known
+    holders!.delete(deviceId)
+    return undefined
+  }
   /** The request is worked here: tell the caller (cluster mode) that this instance holds its device. */
   const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
   /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
   const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
     const url = (await cluster?.instances.recordOf(instanceId))?.url
     if (!cluster || !url || state.forwardedFrom) {
-      throw new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause: new Error(`the device is held by instance ${instanceId}`) })
+      throw moving(new Error(`the device is held by instance ${instanceId}`))
     }
     const answer = await send(ctx, state, { id: instanceId, url })
-    if (deviceId && answer.status !== 503 && !answer.notHolder) holders!.remember(deviceId, { id: instanceId, url })
+    if (deviceId && answer.status !== 503 && !answer.notHolder) {
+      if (holders!.size >= MAX_KNOWN_DEVICES && !holders!.has(deviceId)) holders!.delete(holders!.keys().next().value!)
+      holders!.set(deviceId, { id: instanceId, url })
+    }
     relayAnswer(ctx, answer)
   }
-  const send = (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> =>
-    forwardToHolder(ctx, cluster!, to, { path, state, baseUrl: deps.baseUrlOf(ctx, state) })
+  /** POST the request, signed, to the holder `to`; resolves with its answer (a `forward` event either way). */
+  const send = async (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> => {
+    const { secret, instances, events } = cluster!
+    const forwarded = { operation: state.operation?.name, to: to.id }
+    try {
+      const answer = await forwardOperation({
+        baseUrl: to.url,
+        path,
+        fields: state.body!.fields,
+        uploads: state.body!.uploads,
+        secret,
+        from: instances.id,
+        to: to.id,
+        clientIp: ctx.ip,
+        clientBaseUrl: deps.baseUrlOf(ctx, state),
+      })
+      events.emit('forward', { ...forwarded, ok: true })
+      return answer
+    } catch (err) {
+      events.emit('forward', { ...forwarded, ok: false })
+      throw err
+    }
+  }
   /**
    * Forward to the remembered holder: undefined once answered; else (unreachable, so nothing was
    * sent, or it does not hold the device and ran nothing) the entry is forgotten, and the caller asks
@@ -62,11 +110,11 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     try {
       answer = await send(ctx, state, known)
     } catch (err) {
-      holders!.forget(deviceId)
+      holders!.delete(deviceId)
       if (err instanceof ForwardFailedError && err.reason === 'unreachable') return () => Promise.reject(err)
       throw err
     }
-    if (answer.status === 503 || answer.notHolder) holders!.forget(deviceId)
+    if (answer.status === 503 || answer.notHolder) holders!.delete(deviceId)
     if (answer.notHolder) return () => relayAnswer(ctx, answer)
     relayAnswer(ctx, answer)
     return undefined
@@ -75,7 +123,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   const onHolder = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
     if (!routing.holdsHere(device)) {
       const forwarded = state.forwardedFrom !== undefined
-      const known = forwarded ? undefined : holders?.get(device.id)
+      const known = forwarded ? undefined : knownHolder(device.id)
       const stale = known && (await viaKnown(ctx, state, device.id, known))
       if (known && !stale) return
       const holder = await routing.holderOf(device, forwarded).catch(err => {
@@ -115,38 +163,5 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     // The common case: the device's session is here and nothing more is needed.
     if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
     return onHolder(ctx, next, state, device!)
-  }
-}
-
-/** One memory of holders per cluster, shared by every operation path. */
-const knownHolders = new WeakMap<ClusterRouting, KnownHolders>()
-
-function knownHoldersOf(cluster: ClusterRouting): KnownHolders {
-  let holders = knownHolders.get(cluster)
-  if (!holders) knownHolders.set(cluster, (holders = new KnownHolders(cluster.instances)))
-  return holders
-}
-
-/** POST the request, signed, to the holder `to`; resolves with its answer (a `forward` event either way). */
-async function forwardToHolder(ctx: Context, cluster: ClusterRouting, to: KnownHolder, request: { path: string; state: RequestState; baseUrl: string }) {
-  const { state } = request
-  const operation = state.operation?.name
-  try {
-    const answer = await forwardOperation({
-      baseUrl: to.url,
-      path: request.path,
-      fields: state.body!.fields,
-      uploads: state.body!.uploads,
-      secret: cluster.secret,
-      from: cluster.instances.id,
-      to: to.id,
-      clientIp: ctx.ip,
-      clientBaseUrl: request.baseUrl,
-    })
-    cluster.events.emit('forward', { operation, to: to.id, ok: true })
-    return answer
-  } catch (err) {
-    cluster.events.emit('forward', { operation, to: to.id, ok: false })
-    throw err
   }
 }

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import Koa from 'koa'
 import koaBodyParser from 'koa-bodyparser'
-import { forwardOperation, forwardedBodyLimit } from '../../../src/http/forwarding/send.ts'
+import { forwardOperation } from '../../../src/http/forwarding/send.ts'
+import { forwardedBodyLimit } from '../../../src/http/forwarding/receive.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { listen, post, request } from '../../helpers/http.ts'
 import { SECRET, verifyForwardedRequests } from '../../helpers/forwarding.ts'
@@ -130,7 +131,7 @@ test('a refusal is answered in the gateway format of its status mode', async ctx
 
 test('a signed body that is not a JSON object is 400, after the signature is checked', async () => {
   // Signed by hand: forwardOperation only ever sends an object.
-  const { signForward, ForwardHeaders } = await import('../../../src/http/forwarding/send.ts')
+  const { signForward, ForwardHeaders } = await import('../../../src/http/forwarding/signature.ts')
   const app = new Koa()
   app.use(verifyForwardedRequests(SECRET, { limitBytes: LIMIT, instanceId: 'holder', httpStatus: 'mirror', logger: silentLogger }))
   app.use(c => void (c.body = { status: 200, message: 'ok' }))
