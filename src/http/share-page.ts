@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import type { Device, Devices } from '../domain/devices.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
+import { escapeHtml } from './render.ts'
 
 /** What the share pages read: the links and the devices they show. */
 export interface SharePageDeps {
@@ -82,10 +83,6 @@ function notFound(ctx: Context): void {
   ctx.status = 404
   ctx.type = 'text/html; charset=utf-8'
   ctx.body = '<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>Link inválido ou excluído.</p>'
-}
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
 }
 
 function page(name: string, state: PageState, nonce: string): string {
