@@ -21,7 +21,7 @@ export function docsPage(router: Router): void {
     ctx.set('X-Content-Type-Options', 'nosniff')
     ctx.set('X-Frame-Options', 'DENY')
     ctx.type = 'text/html; charset=utf-8'
-    ctx.body = (swaggerInstalled ??= isInstalled(SWAGGER_UI)) ? page(prefix) : installPage(prefix)
+    ctx.body = page(prefix, (swaggerInstalled ??= isInstalled(SWAGGER_UI)))
   })
   router.get('/docs/:asset', async (ctx: Context) => {
     const name = String(ctx.params.asset)
@@ -74,33 +74,27 @@ function swaggerFile(name: string): Promise<Buffer> {
   return file
 }
 
-function page(prefix: string): string {
+/** The `/docs` page: Swagger UI, or without swagger-ui-dist where the document is and how to get the UI. */
+function page(prefix: string, swagger: boolean): string {
+  const head = swagger
+    ? `\n<link rel="icon" type="image/png" href="${prefix}/docs/favicon-32x32.png">\n<link rel="stylesheet" href="${prefix}/docs/swagger-ui.css">`
+    : ''
+  const body = swagger
+    ? `<div id="swagger-ui" data-spec="${prefix}/openapi.json"></div>
+<script src="${prefix}/docs/swagger-ui-bundle.js"></script>
+<script src="${prefix}/docs/start.js"></script>`
+    : `<h1>zapgate API</h1>
+<p>The OpenAPI document is at <a href="${prefix}/openapi.json">${prefix}/openapi.json</a>.</p>
+<p>This page shows it with Swagger UI once the optional package ${SWAGGER_UI} is installed beside zapgate: <code>npm install ${SWAGGER_UI}@^5</code>, then restart.</p>`
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>zapgate API</title>
-<link rel="icon" type="image/png" href="${prefix}/docs/favicon-32x32.png">
-<link rel="stylesheet" href="${prefix}/docs/swagger-ui.css">
+<title>zapgate API</title>${head}
 </head>
 <body>
-<div id="swagger-ui" data-spec="${prefix}/openapi.json"></div>
-<script src="${prefix}/docs/swagger-ui-bundle.js"></script>
-<script src="${prefix}/docs/start.js"></script>
-</body>
-</html>`
-}
-
-/** The page `/docs` answers without swagger-ui-dist: where the document is, and how to get the UI. */
-function installPage(prefix: string): string {
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>zapgate API</title></head>
-<body>
-<h1>zapgate API</h1>
-<p>The OpenAPI document is at <a href="${prefix}/openapi.json">${prefix}/openapi.json</a>.</p>
-<p>This page shows it with Swagger UI once the optional package ${SWAGGER_UI} is installed beside zapgate: <code>npm install ${SWAGGER_UI}@^5</code>, then restart.</p>
+${body}
 </body>
 </html>`
 }
