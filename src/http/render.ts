@@ -15,18 +15,11 @@ export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: n
   ctx.body = body
 }
 
-/** Middleware: every error becomes `{status, message, ...extra}`; an unexpected one is logged and answered 500 without details. */
-export function errorBoundary(mode: HttpStatusMode, logger: Logger) {
-  return async function gatewayErrors(ctx: Context, next: Next) {
-    try {
-      await next()
-    } catch (err) {
-      answerError(ctx, mode, logger, err)
-    }
-  }
-}
-
-/** The error boundary of an operation path: errors answered in the selected operation's words, and its media hold given back. */
+/**
+ * Middleware, the error boundary of every gateway route: every error becomes `{status, message, ...extra}`, in the
+ * selected operation's words on an operation path (an unexpected one logged and answered 500 without
+ * details); and the request's hold of the media budget is given back once it is answered.
+ */
 export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   return async function gatewayAnswer(ctx: Context, next: Next) {
     const state = requestState(ctx)
@@ -40,7 +33,10 @@ export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   }
 }
 
-/** Answer `err` as errorBoundary does, worded as `own` says where it has its own answer. */
+/** The error boundary of the routes beside the operations (media, share page): the same one. */
+export const errorBoundary = answerErrors
+
+/** Answer `err` as answerErrors does, worded as `own` says where it has its own answer. */
 export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, err: unknown, own?: Partial<Pick<Operation, 'answers' | 'errorExtra'>>): void {
   const answer = errorAnswer(err, own?.answers)
   const code = answerCodeOf(err)
