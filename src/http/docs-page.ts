@@ -1,35 +1,27 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
-import { readFileSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import type { PathEntry } from '../operations/operation.ts'
-import { openApiDocument } from './openapi.ts'
-import type { ServiceRouteFlags } from './openapi-routes.ts'
 import { isInstalled } from '../optional-package.ts'
+import { escapeHtml } from './render.ts'
 
 /**
- * `GET /openapi.json` (the document generated from the operation table, its server URL the
- * request's origin and mount path or the `baseUrl` option) and `GET /docs`, a Swagger UI page whose
- * files are served from the installed swagger-ui-dist package (no CDN), under a strict CSP. Without
- * that optional package, `/docs` is a short page that links the document and says how to get the UI.
+ * `GET /docs`: Swagger UI served from the optional swagger-ui-dist package (no CDN) under a strict
+ * CSP; without that package, a page that links the document and says how to get the UI.
  */
-export function docsRoutes(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], flags: ServiceRouteFlags): void {
-  let document: Record<string, unknown> | undefined
-  router.get('/openapi.json', (ctx: Context) => {
-    // Generated on first use (walking the structs takes a moment), then kept.
-    document ??= openApiDocument(table, { ...flags, version: packageVersion() })
-    ctx.set('Cache-Control', 'no-cache')
-    ctx.set('Access-Control-Allow-Origin', '*')
-    ctx.body = { ...document, servers: [{ url: baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
-  })
+export function docsPage(router: Router): void {
   router.get('/docs', (ctx: Context) => {
-    const prefix = mountPrefix(ctx, '/docs')
-    pageHeaders(ctx)
+    const prefix = escapeHtml(mountPrefix(ctx, '/docs'))
+    ctx.set(
+      'Content-Security-Policy',
+      "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    )
+    ctx.set('Referrer-Policy', 'no-referrer')
+    ctx.set('X-Content-Type-Options', 'nosniff')
+    ctx.set('X-Frame-Options', 'DENY')
     ctx.type = 'text/html; charset=utf-8'
-    ctx.body = (swaggerInstalled ??= isInstalled(SWAGGER_UI)) ? page(prefix) : installPage(prefix)
+    ctx.body = page(prefix, (swaggerInstalled ??= isInstalled(SWAGGER_UI)))
   })
   router.get('/docs/:asset', async (ctx: Context) => {
     const name = String(ctx.params.asset)
@@ -41,6 +33,12 @@ export function docsRoutes(router: Router, baseUrl: string | undefined, table: r
     ctx.type = asset.type
     ctx.body = asset.text ?? (await swaggerFile(asset.file!))
   })
+}
+
+/** The part of the request path before `route` (the prefix the gateway is mounted under). */
+export function mountPrefix(ctx: Context, route: string): string {
+  const path = ctx.path.replace(/\/+$/, '')
+  return path.endsWith(route) ? path.slice(0, -route.length) : ''
 }
 
 // --- Internal helpers ---
@@ -70,77 +68,33 @@ const files = new Map<string, Promise<Buffer>>()
 function swaggerFile(name: string): Promise<Buffer> {
   let file = files.get(name)
   if (!file) {
-    const root = dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`))
-    file = readFile(join(root, name))
+    file = readFile(join(dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`)), name))
     files.set(name, file)
   }
   return file
 }
 
-/** The part of the request path before `route` (the prefix the gateway is mounted under). */
-function mountPrefix(ctx: Context, route: string): string {
-  const path = ctx.path.replace(/\/+$/, '')
-  return path.endsWith(route) ? path.slice(0, -route.length) : ''
-}
-
-function pageHeaders(ctx: Context): void {
-  ctx.set(
-    'Content-Security-Policy',
-    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-  )
-  ctx.set('Referrer-Policy', 'no-referrer')
-  ctx.set('X-Content-Type-Options', 'nosniff')
-  ctx.set('X-Frame-Options', 'DENY')
-}
-
-function page(prefix: string): string {
-  const attr = (value: string) => value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
+/** The `/docs` page: Swagger UI, or without swagger-ui-dist where the document is and how to get the UI. */
+function page(prefix: string, swagger: boolean): string {
+  const head = swagger
+    ? `\n<link rel="icon" type="image/png" href="${prefix}/docs/favicon-32x32.png">\n<link rel="stylesheet" href="${prefix}/docs/swagger-ui.css">`
+    : ''
+  const body = swagger
+    ? `<div id="swagger-ui" data-spec="${prefix}/openapi.json"></div>
+<script src="${prefix}/docs/swagger-ui-bundle.js"></script>
+<script src="${prefix}/docs/start.js"></script>`
+    : `<h1>zapgate API</h1>
+<p>The OpenAPI document is at <a href="${prefix}/openapi.json">${prefix}/openapi.json</a>.</p>
+<p>This page shows it with Swagger UI once the optional package ${SWAGGER_UI} is installed beside zapgate: <code>npm install ${SWAGGER_UI}@^5</code>, then restart.</p>`
   return `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<title>zapgate API</title>
-<link rel="icon" type="image/png" href="${attr(prefix)}/docs/favicon-32x32.png">
-<link rel="stylesheet" href="${attr(prefix)}/docs/swagger-ui.css">
+<title>zapgate API</title>${head}
 </head>
 <body>
-<div id="swagger-ui" data-spec="${attr(prefix)}/openapi.json"></div>
-<script src="${attr(prefix)}/docs/swagger-ui-bundle.js"></script>
-<script src="${attr(prefix)}/docs/start.js"></script>
+${body}
 </body>
 </html>`
-}
-
-/** The page `/docs` answers without swagger-ui-dist: where the document is, and how to get the UI. */
-function installPage(prefix: string): string {
-  const attr = (value: string) => value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
-  return `<!doctype html>
-<html lang="en">
-<head><meta charset="utf-8"><title>zapgate API</title></head>
-<body>
-<h1>zapgate API</h1>
-<p>The OpenAPI document is at <a href="${attr(prefix)}/openapi.json">${attr(prefix)}/openapi.json</a>.</p>
-<p>This page shows it with Swagger UI once the optional package ${SWAGGER_UI} is installed beside zapgate: <code>npm install ${SWAGGER_UI}@^5</code>, then restart.</p>
-</body>
-</html>`
-}
-
-let version: string | undefined
-
-/** The version of this package (its package.json, found by walking up from this file). */
-function packageVersion(): string {
-  if (version) return version
-  let dir = dirname(fileURLToPath(import.meta.url))
-  for (;;) {
-    try {
-      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
-      if (pkg.name === 'zapgate' && pkg.version) return (version = pkg.version)
-    } catch {
-      // no package.json here: keep walking up
-    }
-    const parent = dirname(dir)
-    if (parent === dir) return (version = '0.0.0')
-    dir = parent
-  }
 }

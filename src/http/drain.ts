@@ -5,11 +5,8 @@ import { errorAnswer } from '../operations/error-answers.ts'
 import { sendAnswer, type HttpStatusMode } from './render.ts'
 
 /**
- * The shutdown drain of the gateway's routes. Until `drain()` it only counts the requests in flight;
- * from then on a new request (one arriving on a kept-alive connection: the host's server no longer
- * accepts connections) is answered 503 `shutting-down` with `Retry-After` and `Connection: close`,
- * every answer to a request already in flight also says `Connection: close`, and `drain()` resolves
- * once the last of those has been answered, or after the grace time.
+ * The shutdown drain of the gateway's routes: it counts the requests in flight; once draining, a new
+ * request is answered 503 `shutting-down` and every answer says `Connection: close`.
  */
 export class RequestDrain {
   private inFlight = 0
@@ -27,8 +24,7 @@ export class RequestDrain {
         await next()
       } finally {
         if (this.draining) ctx.set('Connection', 'close')
-        // A streamed answer (a media download) is counted until it is written; any other is written
-        // as soon as the handler returns, before a drain can resolve.
+        // A streamed answer (a media download) is counted until it is written.
         if (ctx.body instanceof Stream && !ctx.res.writableEnded) ctx.res.once('close', () => this.done())
         else this.done()
       }

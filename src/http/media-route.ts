@@ -13,19 +13,15 @@ export interface MediaRouteDeps {
   transport: Transport
   devices: Devices
   leases: DeviceLeases
-  /** Cluster mode: the registry that gives the address of the instance holding a device. */
+  /** Cluster mode: where the instance holding a device is. */
   cluster?: { instances: Instances }
 }
 
 /**
- * `GET /media/:token`: the bytes of a received media message that was too large to inline in its
- * webhook event (the event's `url`). The token is signed and expires; the transport fetches the
- * bytes on demand (in cluster mode, the instance holding the device does). 404 for a bad or expired token or media the network no longer has.
- *
- * The bytes and their type come from whoever sent the message: the answer forbids the browser to
- * run them (a sandboxing Content-Security-Policy, `nosniff`), and a type a browser would render as a
- * page or a script (HTML, SVG, XML, JavaScript, anything but images, audio, video, PDF and plain text)
- * is served as an `attachment` to download, never inline.
+ * `GET /media/:token`: the bytes of a received media message too large to inline in its webhook
+ * event, fetched on demand by the instance holding the device (404 for a bad or expired token or
+ * media the network no longer has). The sender chose the bytes and their type: the answer forbids
+ * the browser to run them, and anything but images, audio, video, PDF and plain text is an attachment.
  */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   router.get('/media/:token', boundary, async (ctx: Context) => {
@@ -34,7 +30,6 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     ctx.set('Content-Security-Policy', "sandbox; default-src 'none'")
     const token = String(ctx.params.token)
     const target = await services.mediaLinks.verify(token)
-    // Cluster mode: the instance holding the device's session fetches the bytes.
     if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return
     const media = target && (await services.transport.downloadMedia?.(target.deviceId, target.messageId))
     const device = target && (await services.devices.get(target.deviceId))
@@ -53,10 +48,7 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
 
 // --- Internal helpers ---
 
-/**
- * Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio,
- * video, PDF and plain text. Anything else (HTML, XHTML, XML, JavaScript, unknown types) is an attachment.
- */
+/** Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio, video, PDF and plain text. */
 function isInlineSafe(type: string): boolean {
   const mime = type.split(';')[0]!.trim().toLowerCase()
   if (mime === 'image/svg+xml' || mime.includes('xml')) return false

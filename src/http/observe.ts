@@ -3,10 +3,8 @@ import type { GatewayEvents } from '../events.ts'
 import { existingState } from './request-state.ts'
 
 /**
- * Report every answered request of the gateway's routes as a `request` event (route pattern, chosen
- * operation, the answer's status, duration), for metrics and host observability. Costs nothing
- * while nobody listens. The status is the body's `status` when the answer is a gateway JSON body
- * (so `httpStatus: 'always200'` still reports the real outcome), else the HTTP status.
+ * Middleware: every answered request as a `request` event (route, operation, status, duration) while
+ * someone listens; the status is the body's `status` for a gateway JSON body, else the HTTP status.
  */
 export function observeRequests(events: GatewayEvents): Middleware {
   return async function gatewayObserve(ctx: Context, next: Next) {

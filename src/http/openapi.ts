@@ -1,15 +1,6 @@
 import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
-import { serviceRouteDocs, type ServiceRouteFlags } from './openapi-routes.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
-
-/** What the generated document describes besides the operation table. */
-interface OpenApiOptions extends ServiceRouteFlags {
-  /** Version of the package (info.version). */
-  version: string
-  /** Absolute URL the gateway is served at (servers[0].url). */
-  serverUrl?: string
-}
 
 /** The refusals every operation may answer before it runs: the body, the store, the unexpected. */
 const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'storage-unavailable', 'internal']
@@ -21,14 +12,11 @@ export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAn
 }
 
 /**
- * The OpenAPI 3.1 document of the gateway, generated from the operation table (never written by
- * hand): each path's POST takes a `oneOf` of its operations' request schemas (walked from their
- * superstruct structs), each marked with its distinguishing field and precedence and excluding the
- * fields that take precedence over it, so exactly one schema matches the body the gateway would
- * accept for that operation. Answers come from each operation's `answer` struct; errors from its
- * `errors` (worded as it answers them) and the body errors of every path.
+ * The OpenAPI 3.1 document, generated from the operation table: each path's POST takes a `oneOf` of
+ * its operations' request schemas, each excluding the fields that take precedence over it, so exactly
+ * one schema matches a body the gateway would accept for that operation.
  */
-export function openApiDocument(table: readonly PathEntry[], options: OpenApiOptions): Record<string, unknown> {
+export function openApiDocument(table: readonly PathEntry[], version: string, servicePaths: Record<string, unknown>): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = { ErrorAnswer: errorAnswerSchema }
   const paths: Record<string, unknown> = {}
   for (const entry of table) {
@@ -39,23 +27,22 @@ export function openApiDocument(table: readonly PathEntry[], options: OpenApiOpt
     })
     paths[entry.path] = { post: postOperation(entry, ordered) }
   }
-  Object.assign(paths, serviceRouteDocs(options))
+  Object.assign(paths, servicePaths)
   return {
     openapi: '3.1.0',
-    info: { title: 'zapgate', version: options.version, description: INFO },
-    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    info: { title: 'zapgate', version, description: INFO },
     tags: [...table.map(entry => ({ name: tagOf(entry.path) })), { name: 'service', description: 'Health, metrics, documentation and the QR share page.' }],
     paths,
     components: { schemas },
   }
 }
 
+// --- Internal helpers ---
+
 /** The component name of an operation's request or answer schema (`SendTextRequest`): the names of the exported types. */
 function componentName(operation: Operation, kind: 'Request' | 'Answer'): string {
   return operation.name[0].toUpperCase() + operation.name.slice(1) + kind
 }
-
-// --- Internal helpers ---
 
 const INFO = `The gateway API: every operation is a \`POST\` with a JSON, \`application/x-www-form-urlencoded\` or \`multipart/form-data\` body (all three mean the same; in form bodies lists come as JSON text or qs-nested fields, and a multipart file part counts as its field). Every answer is JSON with \`status\` and \`message\`.
 
@@ -106,11 +93,7 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
   const requests = { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Request')}` })) }
   const hasFile = ordered.some(operation => (operation.schema.schema as Record<string, unknown> | null)?.file !== undefined)
   return {
-    operationId: `post${entry.path
-      .split(/[^a-zA-Z0-9]+/)
-      .filter(Boolean)
-      .map(part => part[0].toUpperCase() + part.slice(1))
-      .join('')}`,
+    operationId: `post${entry.path.replace(/(?:^|[^a-zA-Z0-9]+)([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase())}`,
     tags: [tagOf(entry.path)],
     summary: ordered.map(operation => operation.name).join(', '),
     description: ordered
@@ -160,32 +143,24 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
   if (!entry.fallback) add(errorAnswers['invalid-input'], 'no operation chosen')
   const responses: Record<string, { description: string; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }> = {}
   for (const { answer, operations } of [...byAnswer.values()].sort((a, b) => a.answer.status - b.answer.status)) {
-    const status = String(answer.status)
-    responses[status] ??= { description: '', content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorAnswer' }, examples: {} } } }
-    const examples = responses[status].content['application/json'].examples
-    const name = exampleName(answer, examples)
-    examples[name] = {
+    const response = (responses[answer.status] ??= {
+      description: '',
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorAnswer' }, examples: {} } },
+    })
+    const examples = response.content['application/json'].examples
+    examples[exampleName(answer, examples)] = {
       summary: `${answer.message} (${[...operations].join(', ')})`,
       value: { status: answer.status, message: answer.message, ...answer.extra },
     }
-  }
-  for (const response of Object.values(responses)) {
-    response.description = [
-      ...new Set(Object.values(response.content['application/json'].examples).map(example => (example as { value: { message: string } }).value.message)),
-    ].join(' | ')
+    if (!response.description.split(' | ').includes(answer.message)) response.description += (response.description && ' | ') + answer.message
   }
   return responses
 }
 
 function exampleName(answer: ErrorAnswer, taken: Record<string, unknown>): string {
   const known = Object.entries(errorAnswers).find(([, known]) => known.message === answer.message)?.[0]
-  const base =
-    known ??
-    answer.message
-      .normalize('NFD')
-      .replace(/[^A-Za-z0-9]+/g, '-')
-      .replace(/^-|-$/g, '')
-      .toLowerCase()
+  const slug = answer.message.normalize('NFD').replace(/[^A-Za-z0-9]+/g, '-')
+  const base = known ?? slug.replace(/^-|-$/g, '').toLowerCase()
   let name = answer.extra ? `${base}-${Object.keys(answer.extra).join('-')}` : base
   for (let n = 2; name in taken; n++) name = `${base}-${n}`
   return name

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa'
 import type { Logger } from '../logger.ts'
-import { answerCodeOf, errorAnswer, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
+import { answerCodeOf, errorAnswer } from '../operations/error-answers.ts'
+import type { Operation } from '../operations/operation.ts'
 import { requestState } from './request-state.ts'
 import { HOLDER_HEADER } from '../client-api.ts'
 
@@ -10,29 +11,14 @@ export type HttpStatusMode = 'mirror' | 'always200'
 /** Write a JSON answer with the HTTP code chosen by the status mode. */
 export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: number; message: string } & Record<string, unknown>) {
   ctx.status = mode === 'always200' ? 200 : body.status
-  // The header itself: Koa's `ctx.type` setter looks the type up in the MIME database each time.
   ctx.set('Content-Type', 'application/json; charset=utf-8')
   ctx.body = body
 }
 
 /**
- * Error rendering scoped to the gateway's routes: every error becomes `{status, message, ...extra}`.
- * Unexpected errors are logged with their cause and answered 500 without details.
- */
-export function errorBoundary(mode: HttpStatusMode, logger: Logger) {
-  return async function gatewayErrors(ctx: Context, next: Next) {
-    try {
-      await next()
-    } catch (err) {
-      answerError(ctx, mode, logger, err)
-    }
-  }
-}
-
-/**
- * The error boundary of an operation path (middleware, first on the path): any error is answered as
- * errorBoundary does, in the selected operation's words once one is selected; and the request's hold
- * of the media budget is given back once it is answered.
+ * Middleware, the error boundary of every gateway route: every error becomes `{status, message, ...extra}`, in the
+ * selected operation's words on an operation path (an unexpected one logged and answered 500 without
+ * details); and the request's hold of the media budget is given back once it is answered.
  */
 export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   return async function gatewayAnswer(ctx: Context, next: Next) {
@@ -47,21 +33,22 @@ export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   }
 }
 
-/** How an operation words its refusals (see Operation.answers and Operation.errorExtra). */
-interface ErrorWording {
-  answers?: Partial<Record<AnswerCode, ErrorAnswer>>
-  errorExtra?: Record<string, unknown>
-}
+/** The error boundary of the routes beside the operations (media, share page): the same one. */
+export const errorBoundary = answerErrors
 
-/** Answer `err` as errorBoundary does, worded as `own` says where it has its own answer. */
-export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, err: unknown, own?: ErrorWording): void {
+/** Answer `err` as answerErrors does, worded as `own` says where it has its own answer. */
+export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, err: unknown, own?: Partial<Pick<Operation, 'answers' | 'errorExtra'>>): void {
   const answer = errorAnswer(err, own?.answers)
   const code = answerCodeOf(err)
   if (answer.status >= 500) logger.error({ err, code, path: ctx.path }, answer.message)
   else logger.debug({ err, code, path: ctx.path }, answer.message)
   if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
-  // Whether a device exists (and where) is never told with a refusal or a not-found, nor named as
-  // held here by an answer that says it is moving (a lease let go mid-request: 503).
+  // A refusal, a not-found or a move (503) never names the device's holder.
   if (answer.status === 401 || answer.status === 404 || answer.status === 503) ctx.remove(HOLDER_HEADER)
   sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra, ...own?.errorExtra })
+}
+
+/** Text made safe to put in HTML, attribute values included. */
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
 }

@@ -1,56 +1,197 @@
+import Busboy from 'busboy'
+import koaBodyParser from 'koa-bodyparser'
 import type { Context, Middleware, Next } from 'koa'
+import { GatewayError } from '../errors.ts'
+import { Deadlines } from '../store/deadlines.ts'
+import { isSpent, readJsonBody } from './json-body.ts'
+import { nestFields } from '../schema/nested-fields.ts'
+import type { UploadedFile } from '../operations/operation.ts'
 import type { MediaBudget } from '../domain/messaging/media-budget.ts'
-import { bodyReader } from './body.ts'
 import { forwardedRequestReader } from './forwarding/receive.ts'
 import type { ClusterRouting } from './forwarding/to-holder.ts'
-import { requestState, type RequestState } from './request-state.ts'
-
-/** What readRequestBody needs. */
-interface BodyDeps {
-  bodyLimitBytes: number
-  /** How long a request body may take to arrive (408 past it). */
-  bodyTimeoutMs: number
-  mediaBudget: MediaBudget
-  /** Cluster mode: requests forwarded by another instance are verified. */
-  cluster?: ClusterRouting
-}
+import { requestState, type ParsedBody } from './request-state.ts'
 
 /** Bodies from this size on (declared by Content-Length) count against the media budget while the request lasts. */
 const MEDIA_BODY_BYTES = 64 * 1024
 
 /**
  * Middleware: the request's body, parsed (see bodyReader). A body large enough to carry media holds
- * its declared size of the process's media budget until the request is answered (past the budget:
- * 429, its bytes read and dropped); in cluster mode a request forwarded by another instance is
- * verified first against the cluster secret (403 when wrong, stale or replayed: see
- * forwardedRequestReader) and marked in the request state.
+ * its declared size of the media budget until answered (past the budget: 429); in cluster mode a
+ * request forwarded by another instance is verified first (see forwardedRequestReader).
  */
-export function readRequestBody(deps: BodyDeps): Middleware {
+export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   // Outside cluster mode a forwarded-looking request is an ordinary one, with no trust given.
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
-  const budget = deps.mediaBudget
   return async function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)
-    holdLargeBody(ctx, state, budget)
+    const declared = ctx.req.headers['content-length']
+    if (declared !== undefined && declared.length >= 5 && Number(declared) >= MEDIA_BODY_BYTES) {
+      try {
+        state.mediaHold = deps.mediaBudget.hold(Number(declared))
+      } catch (err) {
+        ctx.req.resume()
+        throw err
+      }
+    }
     if (readForwarded) await readForwarded(ctx)
     state.body = await readBody(ctx)
     return next()
   }
 }
 
+/** The uploads of every body that is not multipart: one empty map for all. */
+const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
+
+/**
+ * Body reading scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same. A
+ * body the host app already parsed is used as is, so mounting works with or without a host
+ * bodyparser. A body not received whole within `timeoutMs` is 408 `body-timeout`, its connection closed.
+ */
+export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context) => Promise<ParsedBody> {
+  // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
+  const options: koaBodyParser.Options & { onProtoPoisoning: 'remove' } = {
+    enableTypes: ['json', 'form'],
+    jsonLimit: `${limitBytes}b`,
+    formLimit: `${limitBytes}b`,
+    strict: false,
+    extendTypes: { json: ['application/*+json'] },
+    onProtoPoisoning: 'remove',
+  }
+  const jsonAndForm = koaBodyParser(options)
+  const deadlines = new Deadlines(timeoutMs)
+  const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
+    deadlines.run(reading, () => {
+      reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
+      ctx.set('Connection', 'close')
+      return new GatewayError('body-timeout')
+    })
+  return async function readBody(ctx: Context): Promise<ParsedBody> {
+    let uploads = NO_UPLOADS
+    const unread = !ctx.req.readableEnded
+    const hostBody = (ctx.request as { body?: unknown }).body
+    let body: unknown = hostBody
+    if (hostBody === undefined || (unread && isEmptyObject(hostBody))) {
+      const headers = ctx.req.headers
+      const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
+      if (!plainJson && ctx.is('multipart')) {
+        const files = new Map<string, UploadedFile>()
+        body = await inTime(ctx, readMultipart(ctx, limitBytes, files))
+        uploads = files
+      } else if (!hasBody(ctx)) {
+        body = {}
+      } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
+        const reading = readJsonBody(ctx.req, limitBytes)
+        body = await (arrived(ctx) ? reading : inTime(ctx, reading))
+        ;(ctx.request as { body?: unknown }).body = body // where koa-bodyparser would have put it
+      } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
+        ;(ctx.request as { body?: unknown }).body = undefined
+        await inTime(ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
+        body = (ctx.request as { body?: unknown }).body
+      } else {
+        throw new GatewayError('body-unsupported-type')
+      }
+    }
+    if (!isPlainObject(body)) throw new GatewayError('body-not-object')
+    return { fields: body, uploads }
+  }
+}
+
 // --- Internal helpers ---
 
-/** A large body's hold of the media budget, kept in the request state (given back once answered). */
-function holdLargeBody(ctx: Context, state: RequestState, budget: MediaBudget): void {
-  const declared = ctx.req.headers['content-length']
-  if (declared === undefined || declared.length < 5) return // fewer than 10,000 bytes at a glance
-  const bytes = Number(declared)
-  if (!(bytes >= MEDIA_BODY_BYTES)) return
-  try {
-    state.mediaHold = budget.hold(bytes)
-  } catch (err) {
-    ctx.req.resume()
-    throw err
-  }
+const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
+
+/** Whether the whole declared body is already buffered in the request stream. */
+function arrived(ctx: Context): boolean {
+  const length = ctx.req.headers['content-length']
+  return length !== undefined && ctx.req.readableLength >= Number(length)
+}
+
+function hasBody(ctx: Context): boolean {
+  const { headers } = ctx.req
+  const length = headers['content-length']
+  return length ? Number(length) > 0 : (headers['transfer-encoding'] ?? '') !== ''
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
+function isEmptyObject(value: unknown): boolean {
+  return isPlainObject(value) && Object.keys(value).length === 0
+}
+
+/** A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included. */
+function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
+  // The parser's error carries the raw body (passwords, keys): it must never reach a log as a cause.
+  delete err.body
+  if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError('body-too-large', { cause: err })
+  if (err.status === 415) throw new GatewayError('body-unsupported-type', { cause: err })
+  if (err.status && err.status < 500) throw new GatewayError('body-malformed', { cause: err })
+  throw new GatewayError('body-not-object', { cause: err })
+}
+
+function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, UploadedFile>): Promise<Record<string, unknown>> {
+  if (isSpent(ctx.req)) return Promise.reject(new GatewayError('body-not-object'))
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, unknown> = Object.create(null)
+    let total = 0
+    let failed = false
+    const fail = (err: GatewayError) => {
+      if (failed) return
+      failed = true
+      ctx.req.unpipe(parser)
+      ctx.req.resume()
+      reject(err)
+    }
+    const count = (bytes: number) => {
+      total += bytes
+      if (total > limitBytes) fail(new GatewayError('body-too-large'))
+    }
+    let parser: Busboy.Busboy
+    try {
+      parser = Busboy({
+        headers: ctx.req.headers,
+        limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
+      })
+    } catch (cause) {
+      reject(new GatewayError('body-not-object', { cause }))
+      return
+    }
+    parser.on('field', (name, value, info) => {
+      if (info.valueTruncated) return fail(new GatewayError('body-too-large'))
+      count(value.length)
+      fields[name] = value
+    })
+    parser.on('file', (name, stream, info) => {
+      const chunks: Buffer[] = []
+      stream.on('data', (chunk: Buffer) => {
+        count(chunk.length)
+        chunks.push(chunk)
+      })
+      stream.on('limit', () => fail(new GatewayError('body-too-large')))
+      // A file part cut short (no closing boundary) errors on its own stream: unhandled, it would end the process.
+      stream.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
+      stream.on('end', () => {
+        if (failed) return
+        uploads.set(name, { data: Buffer.concat(chunks), fileName: info.filename || undefined, mimetype: info.mimeType || undefined })
+        if (!(name in fields)) fields[name] = info.filename || name
+      })
+    })
+    parser.on('partsLimit', () => fail(new GatewayError('body-too-large')))
+    parser.on('filesLimit', () => fail(new GatewayError('body-too-large')))
+    parser.on('fieldsLimit', () => fail(new GatewayError('body-too-large')))
+    parser.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
+    parser.on('close', () => {
+      if (!failed) resolve({ ...nestFields(fields) })
+    })
+    // A client gone mid-body stops the pipe short of the parser's end: answered, never left pending.
+    // (Not `complete`: that says the bytes were parsed, not that the stream delivered them all.)
+    ctx.req.on('close', () => {
+      if (!ctx.req.readableEnded) fail(new GatewayError('body-not-object'))
+    })
+    ctx.req.pipe(parser)
+  })
 }

@@ -2,13 +2,17 @@ import type { Context } from 'koa'
 import type { Account } from '../domain/accounts.ts'
 import type { Device } from '../domain/devices.ts'
 import type { MediaHold } from '../domain/messaging/media-budget.ts'
-import type { Operation, SessionNeed } from '../operations/operation.ts'
+import type { Operation, SessionNeed, UploadedFile } from '../operations/operation.ts'
 import type { SessionStatus } from '../ports/transport.ts'
-import type { ParsedBody } from './body.ts'
+
+/** Parsed request: the body fields, and the files of a multipart body. */
+export interface ParsedBody {
+  fields: Record<string, unknown>
+  uploads: ReadonlyMap<string, UploadedFile>
+}
 
 /** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
 export interface ForwardedFrom {
-  /** The forwarding instance's id. */
   instanceId: string
   /** The client's IP as the forwarding instance saw it, when it said. */
   clientIp?: string
@@ -18,22 +22,19 @@ export interface ForwardedFrom {
 
 /**
  * What the gateway's middleware learn about a request, each field set by one of them, in one typed
- * place: `ctx.state.gateway` (see requestState). A class, so that every request's state has one shape.
+ * place: `ctx.state.gateway` (see requestState).
  */
 export class RequestState {
-  /** The instance that forwarded the request, when it was forwarded and verified (it is then never forwarded again). */
+  /** Set when the request was forwarded by another instance and verified (it is then never forwarded again). */
   forwardedFrom: ForwardedFrom | undefined = undefined
-  /** This request's share of the process's media budget (a large body's, or taken by a media fetch); given back once it is answered. */
+  /** This request's share of the media budget (a large body's, or taken by a media fetch); given back once answered. */
   mediaHold: MediaHold | undefined = undefined
-  /** The parsed body. */
   body: ParsedBody | undefined = undefined
-  /** The operation the body selected. */
   operation: Operation | undefined = undefined
-  /** The operation's input: the body validated (and coerced) by its schema. */
+  /** The body validated (and coerced) by the operation's schema. */
   input: unknown = undefined
   /** What the operation needs of its device's session for this input (see DeviceNeed). */
   session: SessionNeed | undefined = undefined
-  /** The caller's account, for an operation that declares a device. */
   account: Account | undefined = undefined
   /** The operation's device, found in the caller's account. */
   device: Device | undefined = undefined

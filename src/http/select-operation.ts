@@ -4,14 +4,10 @@ import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
-import type { ParsedBody } from './body.ts'
+import type { ParsedBody } from './request-state.ts'
 import { requestState } from './request-state.ts'
 
-/**
- * Middleware: the operation the body selects on the path (see operationSelector; none is
- * `invalid-input`), and its input: the body validated and coerced by the operation's schema, then
- * checked by its `accepts` (a refusal is `invalid-input`).
- */
+/** Middleware: the operation the body selects on the path, and its input validated by its schema and `accepts` (else `invalid-input`). */
 export function selectOperation(entry: PathEntry, logger: Logger): Middleware {
   const fastChecks = new Map(operationsOf(entry).map(operation => [operation, compileBodyCheck(operation.schema)]))
   const select = operationSelector(entry)
@@ -44,11 +40,7 @@ export function operationSelector(entry: PathEntry): (body: ParsedBody) => Opera
 
 // --- Internal helpers ---
 
-/**
- * Validate (and coerce) a body: the fast check when the schema has one and it accepts the body, else
- * superstruct (which also words every refusal). A value a struct cannot even inspect (e.g. `{"toString": "x"}`, which
- * superstruct fails to print in its error message) is a refusal like any other, never a 500.
- */
+/** Validate (and coerce) a body: the fast check when it is sure, else superstruct; a body superstruct cannot even print is refused, never a 500. */
 function validateBody(fields: Record<string, unknown>, schema: Struct<any, any>, fastCheck: FastCheck | undefined): [Error | undefined, unknown] {
   const checked = fastCheck?.(fields) ?? UNSURE
   if (checked !== UNSURE) return [undefined, checked]

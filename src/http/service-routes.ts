@@ -1,6 +1,10 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
 import type { Registry } from 'prom-client'
+import { array, boolean, integer, number, object, optional, string } from 'superstruct'
+import { readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import type { WebhookAdmin } from '../domain/webhooks/index.ts'
 import { startMetrics, type GatewayMetrics, type MetricsDeps } from '../metrics.ts'
 import type { Logger } from '../logger.ts'
@@ -8,9 +12,10 @@ import type { Storage } from '../ports/storage.ts'
 import type { Transport } from '../ports/transport.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Instances } from '../domain/instances.ts'
-import { docsRoutes } from './docs-page.ts'
-import { healthRoute } from './health.ts'
 import type { PathEntry } from '../operations/operation.ts'
+import { structSchema } from '../schema/struct-schema.ts'
+import { openApiDocument } from './openapi.ts'
+import { docsPage, mountPrefix } from './docs-page.ts'
 
 /** The service routes beside the API, after defaults (the options and their defaults: src/options.ts). */
 export interface ServiceSettings {
@@ -32,6 +37,17 @@ interface ServiceRouteDeps extends MetricsDeps {
   baseUrl?: string
 }
 
+/** One check of the health answer: reachable or not, and how long the probe took. */
+const check = object({ ok: boolean(), ms: number() })
+
+/** The body of `GET /health`: the checks, this process with the device sessions it holds, and the live instances with their loads. */
+export const healthAnswer = object({
+  status: integer(),
+  message: string(),
+  checks: object({ storage: check, transport: check }),
+  instance: object({ id: string(), devices: array(string()), live: array(object({ id: string(), devices: integer(), url: optional(string()) })) }),
+})
+
 /**
  * Add the service routes to the gateway's router: `/health` (always), `/openapi.json` and `/docs`
  * (unless `docs: false`), `/metrics` (with `metrics`). Resolves with the metrics when they are on.
@@ -45,7 +61,8 @@ export async function addServiceRoutes(
 ): Promise<GatewayMetrics | undefined> {
   const metrics = settings.metrics ? await startMetrics(services, webhooks, settings.metrics.registry) : undefined
   healthRoute(router, services, settings.healthTimeoutMs)
-  if (settings.docs) docsRoutes(router, services.baseUrl, table, { docs: true, metrics: metrics !== undefined })
+  if (settings.docs) openApiRoute(router, services.baseUrl, table, metrics !== undefined)
+  if (settings.docs) docsPage(router)
   if (metrics) {
     router.get('/metrics', async (ctx: Context) => {
       const { contentType, text } = await metrics.scrape()
@@ -55,4 +72,123 @@ export async function addServiceRoutes(
     })
   }
   return metrics
+}
+
+// --- Internal helpers ---
+
+/**
+ * `GET /health`: whether the store (`Storage.ping`) and the transport (`Transport.ping`, or a status
+ * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
+ * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
+ */
+function healthRoute(router: Router, { storage, transport, logger, instances, leases }: ServiceRouteDeps, timeoutMs: number): void {
+  router.get('/health', async (ctx: Context) => {
+    const [storageCheck, transportCheck] = await Promise.all([
+      probe('storage', () => storage.ping?.() ?? Promise.resolve()),
+      probe('transport', () => (transport.ping ? transport.ping() : transport.status(PROBE_DEVICE).then(() => undefined))),
+    ])
+    const healthy = storageCheck.ok && transportCheck.ok
+    ctx.set('Cache-Control', 'no-store')
+    ctx.status = healthy ? 200 : 503
+    ctx.body = {
+      status: ctx.status,
+      message: healthy ? 'Gateway disponível.' : 'Gateway indisponível.',
+      checks: { storage: storageCheck, transport: transportCheck },
+      instance: {
+        id: instances.id,
+        devices: leases.devices,
+        live: instances.liveRecords.map(record => ({
+          id: record.id,
+          devices: record.id === instances.id ? leases.count : (record.devices ?? 0),
+          ...(record.url ? { url: record.url } : {}),
+        })),
+      },
+    }
+  })
+
+  async function probe(name: string, run: () => Promise<unknown>): Promise<{ ok: boolean; ms: number }> {
+    const started = performance.now()
+    const ms = () => Math.round((performance.now() - started) * 10) / 10
+    let timer: NodeJS.Timeout | undefined
+    try {
+      await Promise.race([run(), new Promise((_, reject) => (timer = setTimeout(reject, timeoutMs, new Error(`no answer within ${timeoutMs} ms`))))])
+      return { ok: true, ms: ms() }
+    } catch (err) {
+      logger.warn({ err, check: name }, 'health check failed')
+      return { ok: false, ms: ms() }
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+}
+
+/** A device id no device has: reading its status exercises the transport without touching a session. */
+const PROBE_DEVICE = '__zapgate_health_probe__'
+
+/** `GET /openapi.json`, its server URL the `baseUrl` option, or the request's origin and mount path. */
+function openApiRoute(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], metrics: boolean): void {
+  let document: Record<string, unknown> | undefined
+  router.get('/openapi.json', (ctx: Context) => {
+    document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics))
+    ctx.set('Cache-Control', 'no-cache')
+    ctx.set('Access-Control-Allow-Origin', '*')
+    ctx.body = { ...document, servers: [{ url: baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
+  })
+}
+
+/** The OpenAPI path items of the routes beside the operation table: QR share page, health, metrics, docs. */
+function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
+  const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The token of a `link` answered by operations 3 and 4.' }
+  const revoked = { description: 'Unknown or revoked link (`GerenciarLinks: excluir`).' }
+  const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
+  const [html, text, health] = [
+    body('text/html', { type: 'string' }),
+    body('text/plain', { type: 'string' }),
+    body('application/json', structSchema(healthAnswer)),
+  ]
+  const state = body('application/json', {
+    type: 'object',
+    required: ['conectado', 'telefone', 'qrcode'],
+    properties: { conectado: { type: 'boolean' }, telefone: { type: ['string', 'null'] }, qrcode: { type: ['string', 'null'] } },
+  })
+  const get = (operationId: string, summary: string, responses: Record<string, unknown>, parameters?: unknown[]) => ({
+    get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses },
+  })
+  return {
+    '/qr/{token}': get(
+      'getSharePage',
+      "QR share page: shows the device's live QR until it connects, then says so",
+      { 200: html('An HTML page (polls its state every 2 s).'), 404: revoked },
+      [token],
+    ),
+    '/qr/{token}/state': get(
+      'getSharePageState',
+      'The state the share page shows',
+      { 200: state('Connected (with the phone), or the current QR as a PNG data URI.'), 404: revoked },
+      [token],
+    ),
+    '/health': get('getHealth', 'Whether the store and the messaging transport answer', {
+      200: health('Both answer.'),
+      503: health('The store or the transport does not answer.'),
+    }),
+    ...(metrics ? { '/metrics': get('getMetrics', 'Prometheus metrics (text exposition format)', { 200: text('Every zapgate_* metric.') }) } : {}),
+    '/openapi.json': get('getOpenApi', 'This document', {
+      200: body('application/json', { type: 'object' })('OpenAPI 3.1, generated from the operation table.'),
+    }),
+    '/docs': get('getDocs', 'This document in Swagger UI (served from the package, no CDN)', { 200: html('An HTML page.') }),
+  }
+}
+
+let version: string | undefined
+
+/** The version of this package (its package.json, found by walking up from this file). */
+function packageVersion(): string {
+  for (let dir = dirname(fileURLToPath(import.meta.url)); !version; dir = dirname(dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string }
+      if (pkg.name === 'zapgate' && pkg.version) version = pkg.version
+    } catch {}
+    if (!version && dirname(dir) === dir) version = '0.0.0'
+  }
+  return version
 }

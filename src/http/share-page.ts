@@ -5,6 +5,7 @@ import { randomBytes } from 'node:crypto'
 import type { Device, Devices } from '../domain/devices.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
+import { escapeHtml } from './render.ts'
 
 /** What the share pages read: the links and the devices they show. */
 export interface SharePageDeps {
@@ -23,9 +24,8 @@ const POLL_MS = 2000
  */
 export function sharePageRoutes(router: Router, services: SharePageDeps, boundary: Middleware): void {
   router.get('/qr/:token', boundary, async (ctx: Context) => {
-    const device = await services.links.resolve(String(ctx.params.token))
-    securityHeaders(ctx)
-    if (!device) return notFound(ctx)
+    const device = await linkedDevice(ctx, services.links, REVOKED_PAGE)
+    if (!device) return
     const state = await liveState(device, services)
     const nonce = randomBytes(16).toString('base64')
     ctx.set('Content-Security-Policy', `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'`)
@@ -33,13 +33,8 @@ export function sharePageRoutes(router: Router, services: SharePageDeps, boundar
     ctx.body = page(device.name, state, nonce)
   })
   router.get('/qr/:token/state', boundary, async (ctx: Context) => {
-    const device = await services.links.resolve(String(ctx.params.token))
-    securityHeaders(ctx)
-    if (!device) {
-      ctx.status = 404
-      ctx.body = { status: 404, message: 'Link inválido ou excluído.' }
-      return
-    }
+    const device = await linkedDevice(ctx, services.links, { status: 404, message: 'Link inválido ou excluído.' })
+    if (!device) return
     ctx.body = await liveState(device, services)
   })
 }
@@ -70,23 +65,22 @@ async function liveState(device: Device, services: SharePageDeps): Promise<PageS
   return { conectado: false, telefone: null, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
 }
 
-function securityHeaders(ctx: Context): void {
+/** The device of the request's link, the pages' headers set; none (answered 404 with `revoked`) for an unknown or revoked link. */
+async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | object): Promise<Device | undefined> {
+  const device = await links.resolve(String(ctx.params.token))
   ctx.set('Cache-Control', 'no-store')
   ctx.set('Referrer-Policy', 'no-referrer')
   ctx.set('X-Robots-Tag', 'noindex')
   ctx.set('X-Content-Type-Options', 'nosniff')
   ctx.set('X-Frame-Options', 'DENY')
+  if (!device) {
+    ctx.status = 404
+    ctx.body = revoked // an HTML page (Koa types a body starting with `<` as text/html) or JSON
+  }
+  return device
 }
 
-function notFound(ctx: Context): void {
-  ctx.status = 404
-  ctx.type = 'text/html; charset=utf-8'
-  ctx.body = '<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>Link inválido ou excluído.</p>'
-}
-
-function escapeHtml(value: string): string {
-  return value.replace(/[&<>"']/g, c => `&#${c.charCodeAt(0)};`)
-}
+const REVOKED_PAGE = '<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>Link inválido ou excluído.</p>'
 
 function page(name: string, state: PageState, nonce: string): string {
   const initial = JSON.stringify(state).replace(/</g, '\\u003c')

@@ -21,6 +21,7 @@ export function exchange(socket: Socket, text: string | Buffer): Promise<string>
     }
     socket.on('data', onData)
     socket.once('error', reject)
+    socket.once('close', () => reject(new Error('connection closed before the whole answer')))
     socket.write(text)
   })
 }
