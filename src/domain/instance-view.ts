@@ -2,6 +2,7 @@ import type { Logger } from '../logger.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
 import { HeartbeatWatch } from './heartbeat-watch.ts'
+import type { Liveness } from './instances.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 export interface InstanceRecord {
@@ -29,7 +30,7 @@ export type DepartureListener = (gone: string[]) => void
  * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
  * is removed and its instance told as departed.
  */
-export class InstanceView {
+export class InstanceView implements Liveness {
   private alive: Set<string>
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
   private readonly gone = new Set<string>()
@@ -42,13 +43,13 @@ export class InstanceView {
   private readonly listeners: DepartureListener[] = []
 
   constructor(
-    private readonly me: string,
+    readonly id: string,
     private readonly records: Collection<InstanceRecord>,
     ttlMs: number,
     heartbeatMs: number,
     private readonly logger: Logger,
   ) {
-    this.alive = new Set([me])
+    this.alive = new Set([id])
     this.watch = new HeartbeatWatch(ttlMs, heartbeatMs)
   }
 
@@ -89,7 +90,7 @@ export class InstanceView {
 
   /** Read `instanceId`'s record now: gone when there is none, or its counter is the one watched unmoving for the time-to-live. */
   async confirmGone(instanceId: string): Promise<boolean> {
-    if (instanceId === this.me) return false
+    if (instanceId === this.id) return false
     const record = await this.records.load(instanceId)
     return !record || this.watch.stillSilent(instanceId, beatOf(record))
   }
@@ -110,11 +111,11 @@ export class InstanceView {
     const started = ++this.reads
     const read: [string, InstanceRecord][] = []
     for await (const entry of this.records.all()) read.push(entry)
-    const silent = new Set(this.watch.observe(new Map(read.filter(([id]) => id !== this.me).map(([id, record]) => [id, beatOf(record)]))))
-    const now = new Set<string>([this.me])
-    const known = new Map<string, InstanceRecord>([[this.me, mine]])
+    const silent = new Set(this.watch.observe(new Map(read.filter(([id]) => id !== this.id).map(([id, record]) => [id, beatOf(record)]))))
+    const now = new Set<string>([this.id])
+    const known = new Map<string, InstanceRecord>([[this.id, mine]])
     for (const [id, record] of read) {
-      if (id === this.me) continue
+      if (id === this.id) continue
       if (silent.has(id) || (record.host === mine.host && !processAlive(record))) {
         await this.records.removeIfEqual(id, record)
         this.markGone(id)

@@ -39,12 +39,13 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
  * An instance whose heartbeat is late is fenced (HeartbeatFence): it lets go of what it holds and
  * takes nothing new until a later heartbeat reached the store.
  */
-export class Instances implements Liveness {
+export class Instances {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
   readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
-  private readonly view: InstanceView
+  /** Who is alive as of the last heartbeat: the Liveness that claims on shared work are judged by. */
+  readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
   private readonly fenceListeners: (() => void)[] = []
   private readonly beatListeners: (() => void)[] = []
@@ -95,11 +96,6 @@ export class Instances implements Liveness {
     this.timer.unref()
   }
 
-  /** Whether the instance named by a claim is alive, as of the last heartbeat (this one always is). */
-  isAlive(instanceId: string | undefined): boolean {
-    return this.view.isAlive(instanceId)
-  }
-
   /** Whether this instance may hold things for the others now: registered, its heartbeat not late, not stopping. */
   get standing(): boolean {
     return !this.fence.up && !this.stopped && this.timer !== undefined
@@ -108,21 +104,6 @@ export class Instances implements Liveness {
   /** Fences so far: a step that began at one count and ends at another was cut by a fence. */
   get fenceCount(): number {
     return this.fence.count
-  }
-
-  /** Read `instanceId`'s record now and tell whether it is gone (InstanceView.confirmGone): before taking over its claim. */
-  confirmGone(instanceId: string): Promise<boolean> {
-    return this.view.confirmGone(instanceId)
-  }
-
-  /** The live instances, as of the last heartbeat. */
-  get live(): string[] {
-    return this.view.live
-  }
-
-  /** The live instances' records as of the last heartbeat (this one's included). */
-  get liveRecords(): InstanceRecord[] {
-    return this.view.liveRecords
   }
 
   /** A live instance's record: as of the last heartbeat, or read from the store when it is newer than that. */
@@ -148,11 +129,6 @@ export class Instances implements Liveness {
   /** Be told after each heartbeat that reached the store (and refreshed who is alive). */
   onBeat(listener: () => void): void {
     this.beatListeners.push(listener)
-  }
-
-  /** Be told when instances stop heartbeating (their claims are void from then on). */
-  onDeparture(listener: DepartureListener): void {
-    this.view.onDeparture(listener)
   }
 
   /** Leave the registry (a graceful stop): the others take over this process's work at once. */
