@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
@@ -47,9 +48,8 @@ export class Instances {
   /** Who is alive as of the last heartbeat: the Liveness that claims on shared work are judged by. */
   readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
-  private readonly fenceListeners: (() => void)[] = []
-  private readonly beatListeners: (() => void)[] = []
-  private readonly rejoinListeners: (() => void)[] = []
+  /** `fence`: the heartbeat is late (let go of what is held before the others take it over); `rejoin`: registered again after the others took it for gone (what it held may have been taken over); `beat`: a heartbeat reached the store (and refreshed who is alive). */
+  readonly events = new EventEmitter<{ fence: []; rejoin: []; beat: [] }>()
   private readonly fence: HeartbeatFence
   /** A heartbeat is under way (the next tick does not start another). */
   private beating = false
@@ -116,21 +116,6 @@ export class Instances {
     this.load = devices
   }
 
-  /** Be told when this instance's heartbeat is late (what it holds must be let go before the others take it over). */
-  onFence(listener: () => void): void {
-    this.fenceListeners.push(listener)
-  }
-
-  /** Be told when this instance registers again after the others took it for gone (what it held may have been taken over). */
-  onRejoin(listener: () => void): void {
-    this.rejoinListeners.push(listener)
-  }
-
-  /** Be told after each heartbeat that reached the store (and refreshed who is alive). */
-  onBeat(listener: () => void): void {
-    this.beatListeners.push(listener)
-  }
-
   /** Leave the registry (a graceful stop): the others take over this process's work at once. */
   async stop(): Promise<void> {
     this.stopped = true
@@ -164,9 +149,9 @@ export class Instances {
       this.record = next
       this.fence.taken(sentAt)
       if (this.fence.up) return
-      if (rejoined || wasFenced) for (const listener of this.rejoinListeners) listener()
+      if (rejoined || wasFenced) this.events.emit('rejoin')
       await this.view.refresh(this.record)
-      for (const listener of this.beatListeners) listener()
+      this.events.emit('beat')
     } catch (err) {
       this.logger.warn({ err }, 'instance heartbeat failed')
       this.fenceIfLate()
@@ -176,7 +161,7 @@ export class Instances {
   private fenceIfLate(): void {
     if (!this.fence.raiseIfLate()) return
     this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
-    for (const listener of this.fenceListeners) listener()
+    this.events.emit('fence')
   }
 }
 

@@ -24,7 +24,7 @@ test('cut from the store an instance fences before the other judges it gone; bac
   const b = new Instances(shared, new KeyedLock(), settings, silentLogger)
   let fences = 0
   let fencedWhileAlive = false
-  a.onFence(() => {
+  a.events.on('fence', () => {
     fences++
     fencedWhileAlive = b.view.isAlive(a.id)
   })

@@ -33,9 +33,9 @@ export class DeviceBalancer {
     private readonly logger: Logger,
   ) {
     instances.view.onDeparture(() => void this.scan())
-    instances.onFence(() => void (this.pending = true))
-    instances.onRejoin(() => void (this.pending = true))
-    instances.onBeat(() => {
+    instances.events.on('fence', () => void (this.pending = true))
+    instances.events.on('rejoin', () => void (this.pending = true))
+    instances.events.on('beat', () => {
       if (this.pending || this.orphanSince.size > 0 || Date.now() - this.lastScan >= SCAN_EVERY_MS) void this.scan()
       void this.reconcile()
     })

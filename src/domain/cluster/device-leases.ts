@@ -42,7 +42,7 @@ export class DeviceLeases {
     private readonly events?: GatewayEvents,
   ) {
     this.leases = new Collection(storage, lock, 'device-lease')
-    instances.onFence(() => void this.letGoAll('heartbeat late'))
+    instances.events.on('fence', () => void this.letGoAll('heartbeat late'))
   }
 
   /** This instance's id. */
