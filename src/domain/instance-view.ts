@@ -31,10 +31,9 @@ export type DepartureListener = (gone: string[]) => void
  * is removed and its instance told as departed.
  */
 export class InstanceView implements Liveness {
-  private alive: Set<string>
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
   private readonly gone = new Set<string>()
-  /** The live instances' records as of the last read (this one's included). */
+  /** The live instances and their records as of the last read (this one's included): who is alive. */
   private known = new Map<string, InstanceRecord>()
   private readonly watch: HeartbeatWatch
   private reads = 0
@@ -49,14 +48,13 @@ export class InstanceView implements Liveness {
     heartbeatMs: number,
     private readonly logger: Logger,
   ) {
-    this.alive = new Set([id])
     this.watch = new HeartbeatWatch(ttlMs, heartbeatMs)
   }
 
   /** Whether the instance named by a claim is alive, as of the last read (this one always is). */
   isAlive(instanceId: string | undefined): boolean {
     if (instanceId === undefined) return false
-    if (this.alive.has(instanceId)) return true
+    if (instanceId === this.id || this.known.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
     // Not listed by the last read: it may have started since; alive until a later read settles it.
     if (!this.asked.has(instanceId)) {
@@ -68,7 +66,7 @@ export class InstanceView implements Liveness {
 
   /** The live instances, as of the last read. */
   get live(): string[] {
-    return [...this.alive]
+    return [...this.known.keys()]
   }
 
   /** The live instances' records as of the last read (this one's included). */
@@ -81,10 +79,7 @@ export class InstanceView implements Liveness {
     const known = this.known.get(instanceId)
     if (known) return known
     const record = await this.records.load(instanceId)
-    if (record) {
-      this.known.set(instanceId, record)
-      this.alive.add(instanceId)
-    }
+    if (record) this.known.set(instanceId, record)
     return record
   }
 
@@ -112,7 +107,6 @@ export class InstanceView implements Liveness {
     const read: [string, InstanceRecord][] = []
     for await (const entry of this.records.all()) read.push(entry)
     const silent = new Set(this.watch.observe(new Map(read.filter(([id]) => id !== this.id).map(([id, record]) => [id, beatOf(record)]))))
-    const now = new Set<string>([this.id])
     const known = new Map<string, InstanceRecord>([[this.id, mine]])
     for (const [id, record] of read) {
       if (id === this.id) continue
@@ -121,18 +115,16 @@ export class InstanceView implements Liveness {
         this.markGone(id)
         continue
       }
-      now.add(id)
       known.set(id, record)
     }
+    const gone = [...this.known.keys()].filter(id => !known.has(id))
     this.known = known
-    const gone = [...this.alive].filter(id => !now.has(id))
     for (const [id, askedAt] of [...this.asked]) {
       if (askedAt >= started) continue
       this.asked.delete(id)
-      if (!now.has(id) && !this.gone.has(id)) gone.push(id)
+      if (!known.has(id) && !this.gone.has(id)) gone.push(id)
     }
     for (const id of gone) this.markGone(id)
-    this.alive = now
     if (gone.length > 0) {
       this.logger.info({ gone }, 'gateway instances gone: taking over their work')
       for (const listener of this.listeners) listener(gone)
