@@ -2,7 +2,6 @@ import type { Logger } from '../logger.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
 import { HeartbeatWatch } from './heartbeat-watch.ts'
-import type { Liveness } from './instances.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 export interface InstanceRecord {
@@ -28,9 +27,9 @@ export type DepartureListener = (gone: string[]) => void
 /**
  * Who is alive, as this process last read the registry (`instance:<id>`): an instance while its
  * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
- * is removed and its instance told as departed.
+ * is removed and its instance told as departed. It is the Liveness (instances.ts) that claims are judged by.
  */
-export class InstanceView implements Liveness {
+export class InstanceView {
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
   private readonly gone = new Set<string>()
   /** The live instances and their records as of the last read (this one's included): who is alive. */
