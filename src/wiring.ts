@@ -77,7 +77,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     devices,
     feed,
     events,
-    liveness: instances,
+    liveness: instances.view,
     logger: childLogger(logger, { module: 'messaging' }),
   })
   devices.onRemove(device => messaging.removeDevice(device))
@@ -94,7 +94,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     events,
     logger: childLogger(logger, { module: 'webhooks' }),
     settings: resolved.webhookDelivery,
-    liveness: instances,
+    liveness: instances.view,
     spill: new SpillFile(resolved.spillDir, 'webhooks'),
   })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))

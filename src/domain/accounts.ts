@@ -89,7 +89,7 @@ export class Accounts {
     return { account, authkey }
   }
 
-  /** The account of a valid, unexpired authkey, or undefined. */
+  /** The account of a valid, unexpired authkey, or undefined (from the record cache when it holds both records). */
   async authenticate(authkey: unknown): Promise<Account | undefined> {
     if (!isKeyShaped(authkey)) return undefined
     const keyHash = hashKey(authkey)
@@ -97,14 +97,6 @@ export class Accounts {
     if (!entry) return undefined
     const account = await this.accounts.get(entry.accountId)
     return this.validFor(account, keyHash)
-  }
-
-  /** The account of a valid authkey when the cache alone tells, else undefined (never a refusal: authenticate() decides). */
-  cachedAccount(authkey: unknown): Account | undefined {
-    if (!isKeyShaped(authkey)) return undefined
-    const keyHash = hashKey(authkey)
-    const entry = this.byKey.peek(keyHash)
-    return entry && this.validFor(this.accounts.peek(entry.accountId), keyHash)
   }
 
   /** The account of an authkey; `unauthenticated` for an unknown or expired one. */

@@ -5,15 +5,6 @@ export const CLOCK_SKEW_ALLOWANCE_MS = 30_000
 
 /** Today's date (YYYY-MM-DD) in `timeZone`, `days` days from `now`. */
 export function dateInZone(timeZone: string, days = 0, now = Date.now()): string {
-  const minute = Math.floor(now / 60_000)
-  const cached = lastDates.get(timeZone)
-  if (cached && cached.minute === minute && cached.days === days) return cached.date
-  const date = computeDate(timeZone, days, now)
-  if (lastDates.size < 64 || lastDates.has(timeZone)) lastDates.set(timeZone, { minute, days, date })
-  return date
-}
-
-function computeDate(timeZone: string, days: number, now: number): string {
   const parts = dayFormat(timeZone).formatToParts(new Date(now + days * 86_400_000))
   const get = (type: string) => parts.find(p => p.type === type)?.value
   return `${get('year')}-${get('month')}-${get('day')}`
@@ -34,9 +25,6 @@ export function isValidTimeZone(timeZone: string): boolean {
     return false
   }
 }
-
-/** The last answer per zone (requests ask for today's date again and again). */
-const lastDates = new Map<string, { minute: number; days: number; date: string }>()
 
 /** One formatter per zone, built on first use. */
 const dayFormats = new Map<string, Intl.DateTimeFormat>()

@@ -76,7 +76,7 @@ export class Devices {
     this.removalHooks.push(hook)
   }
 
-  /** A device of `account` whose id, name or appkey (as allowed by `match`) is `value`. */
+  /** A device of `account` whose id, name or appkey (as allowed by `match`) is `value` (from the record cache when it holds them). */
   async find(account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> {
     if (match.includes('id')) {
       const device = await this.devices.get(value)
@@ -96,20 +96,6 @@ export class Devices {
       if (ofAccount(device, account, { name: value })) return device
     }
     return undefined
-  }
-
-  /** The device find() would answer when the cache alone tells (by id, else appkey), else undefined: never "no such device". */
-  cachedDevice(account: Account, value: string, match: DeviceMatch[]): Device | undefined {
-    if (match.includes('id')) {
-      const device = this.devices.peek(value)
-      return ofAccount(device, account) ? device : undefined
-    }
-    if (!match.includes('appkey')) return undefined
-    const valueHash = hashKey(value)
-    const entry = this.byAppkey.peek(indexId(account.id, valueHash))
-    if (!entry || entry.retired) return undefined
-    const device = this.devices.peek(entry.deviceId)
-    return ofAccount(device, account, { appkeyHash: valueHash }) ? device : undefined
   }
 
   /** Like find, but a missing device is `device-not-found`. */

@@ -27,13 +27,12 @@ export type DepartureListener = (gone: string[]) => void
 /**
  * Who is alive, as this process last read the registry (`instance:<id>`): an instance while its
  * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
- * is removed and its instance told as departed.
+ * is removed and its instance told as departed. It is the Liveness (instances.ts) that claims are judged by.
  */
 export class InstanceView {
-  private alive: Set<string>
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
   private readonly gone = new Set<string>()
-  /** The live instances' records as of the last read (this one's included). */
+  /** The live instances and their records as of the last read (this one's included): who is alive. */
   private known = new Map<string, InstanceRecord>()
   private readonly watch: HeartbeatWatch
   private reads = 0
@@ -42,20 +41,19 @@ export class InstanceView {
   private readonly listeners: DepartureListener[] = []
 
   constructor(
-    private readonly me: string,
+    readonly id: string,
     private readonly records: Collection<InstanceRecord>,
     ttlMs: number,
     heartbeatMs: number,
     private readonly logger: Logger,
   ) {
-    this.alive = new Set([me])
     this.watch = new HeartbeatWatch(ttlMs, heartbeatMs)
   }
 
   /** Whether the instance named by a claim is alive, as of the last read (this one always is). */
   isAlive(instanceId: string | undefined): boolean {
     if (instanceId === undefined) return false
-    if (this.alive.has(instanceId)) return true
+    if (instanceId === this.id || this.known.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
     // Not listed by the last read: it may have started since; alive until a later read settles it.
     if (!this.asked.has(instanceId)) {
@@ -67,7 +65,7 @@ export class InstanceView {
 
   /** The live instances, as of the last read. */
   get live(): string[] {
-    return [...this.alive]
+    return [...this.known.keys()]
   }
 
   /** The live instances' records as of the last read (this one's included). */
@@ -80,16 +78,13 @@ export class InstanceView {
     const known = this.known.get(instanceId)
     if (known) return known
     const record = await this.records.load(instanceId)
-    if (record) {
-      this.known.set(instanceId, record)
-      this.alive.add(instanceId)
-    }
+    if (record) this.known.set(instanceId, record)
     return record
   }
 
   /** Read `instanceId`'s record now: gone when there is none, or its counter is the one watched unmoving for the time-to-live. */
   async confirmGone(instanceId: string): Promise<boolean> {
-    if (instanceId === this.me) return false
+    if (instanceId === this.id) return false
     const record = await this.records.load(instanceId)
     return !record || this.watch.stillSilent(instanceId, beatOf(record))
   }
@@ -110,28 +105,25 @@ export class InstanceView {
     const started = ++this.reads
     const read: [string, InstanceRecord][] = []
     for await (const entry of this.records.all()) read.push(entry)
-    const silent = new Set(this.watch.observe(new Map(read.filter(([id]) => id !== this.me).map(([id, record]) => [id, beatOf(record)]))))
-    const now = new Set<string>([this.me])
-    const known = new Map<string, InstanceRecord>([[this.me, mine]])
+    const silent = new Set(this.watch.observe(new Map(read.filter(([id]) => id !== this.id).map(([id, record]) => [id, beatOf(record)]))))
+    const known = new Map<string, InstanceRecord>([[this.id, mine]])
     for (const [id, record] of read) {
-      if (id === this.me) continue
+      if (id === this.id) continue
       if (silent.has(id) || (record.host === mine.host && !processAlive(record))) {
         await this.records.removeIfEqual(id, record)
         this.markGone(id)
         continue
       }
-      now.add(id)
       known.set(id, record)
     }
+    const gone = [...this.known.keys()].filter(id => !known.has(id))
     this.known = known
-    const gone = [...this.alive].filter(id => !now.has(id))
     for (const [id, askedAt] of [...this.asked]) {
       if (askedAt >= started) continue
       this.asked.delete(id)
-      if (!now.has(id) && !this.gone.has(id)) gone.push(id)
+      if (!known.has(id) && !this.gone.has(id)) gone.push(id)
     }
     for (const id of gone) this.markGone(id)
-    this.alive = now
     if (gone.length > 0) {
       this.logger.info({ gone }, 'gateway instances gone: taking over their work')
       for (const listener of this.listeners) listener(gone)

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { EventEmitter } from 'node:events'
 import { hostname } from 'node:os'
 import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
@@ -39,16 +40,16 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
  * An instance whose heartbeat is late is fenced (HeartbeatFence): it lets go of what it holds and
  * takes nothing new until a later heartbeat reached the store.
  */
-export class Instances implements Liveness {
+export class Instances {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
   readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>
   private record: InstanceRecord
-  private readonly view: InstanceView
+  /** Who is alive as of the last heartbeat: the Liveness that claims on shared work are judged by. */
+  readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
-  private readonly fenceListeners: (() => void)[] = []
-  private readonly beatListeners: (() => void)[] = []
-  private readonly rejoinListeners: (() => void)[] = []
+  /** `fence`: the heartbeat is late (let go of what is held before the others take it over); `rejoin`: registered again after the others took it for gone (what it held may have been taken over); `beat`: a heartbeat reached the store (and refreshed who is alive). */
+  readonly events = new EventEmitter<{ fence: []; rejoin: []; beat: [] }>()
   private readonly fence: HeartbeatFence
   /** A heartbeat is under way (the next tick does not start another). */
   private beating = false
@@ -95,11 +96,6 @@ export class Instances implements Liveness {
     this.timer.unref()
   }
 
-  /** Whether the instance named by a claim is alive, as of the last heartbeat (this one always is). */
-  isAlive(instanceId: string | undefined): boolean {
-    return this.view.isAlive(instanceId)
-  }
-
   /** Whether this instance may hold things for the others now: registered, its heartbeat not late, not stopping. */
   get standing(): boolean {
     return !this.fence.up && !this.stopped && this.timer !== undefined
@@ -110,21 +106,6 @@ export class Instances implements Liveness {
     return this.fence.count
   }
 
-  /** Read `instanceId`'s record now and tell whether it is gone (InstanceView.confirmGone): before taking over its claim. */
-  confirmGone(instanceId: string): Promise<boolean> {
-    return this.view.confirmGone(instanceId)
-  }
-
-  /** The live instances, as of the last heartbeat. */
-  get live(): string[] {
-    return this.view.live
-  }
-
-  /** The live instances' records as of the last heartbeat (this one's included). */
-  get liveRecords(): InstanceRecord[] {
-    return this.view.liveRecords
-  }
-
   /** A live instance's record: as of the last heartbeat, or read from the store when it is newer than that. */
   recordOf(instanceId: string): Promise<InstanceRecord | undefined> {
     return this.view.recordOf(instanceId)
@@ -133,26 +114,6 @@ export class Instances implements Liveness {
   /** How many device sessions this instance holds (told to the others with the next heartbeat). */
   setLoad(devices: number): void {
     this.load = devices
-  }
-
-  /** Be told when this instance's heartbeat is late (what it holds must be let go before the others take it over). */
-  onFence(listener: () => void): void {
-    this.fenceListeners.push(listener)
-  }
-
-  /** Be told when this instance registers again after the others took it for gone (what it held may have been taken over). */
-  onRejoin(listener: () => void): void {
-    this.rejoinListeners.push(listener)
-  }
-
-  /** Be told after each heartbeat that reached the store (and refreshed who is alive). */
-  onBeat(listener: () => void): void {
-    this.beatListeners.push(listener)
-  }
-
-  /** Be told when instances stop heartbeating (their claims are void from then on). */
-  onDeparture(listener: DepartureListener): void {
-    this.view.onDeparture(listener)
   }
 
   /** Leave the registry (a graceful stop): the others take over this process's work at once. */
@@ -188,9 +149,9 @@ export class Instances implements Liveness {
       this.record = next
       this.fence.taken(sentAt)
       if (this.fence.up) return
-      if (rejoined || wasFenced) for (const listener of this.rejoinListeners) listener()
+      if (rejoined || wasFenced) this.events.emit('rejoin')
       await this.view.refresh(this.record)
-      for (const listener of this.beatListeners) listener()
+      this.events.emit('beat')
     } catch (err) {
       this.logger.warn({ err }, 'instance heartbeat failed')
       this.fenceIfLate()
@@ -200,7 +161,7 @@ export class Instances implements Liveness {
   private fenceIfLate(): void {
     if (!this.fence.raiseIfLate()) return
     this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
-    for (const listener of this.fenceListeners) listener()
+    this.events.emit('fence')
   }
 }
 

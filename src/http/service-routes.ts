@@ -97,7 +97,7 @@ function healthRoute(router: Router, { storage, transport, logger, instances, le
       instance: {
         id: instances.id,
         devices: leases.devices,
-        live: instances.liveRecords.map(record => ({
+        live: instances.view.liveRecords.map(record => ({
           id: record.id,
           devices: record.id === instances.id ? leases.count : (record.devices ?? 0),
           ...(record.url ? { url: record.url } : {}),

@@ -4,9 +4,9 @@ import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Account } from '../../src/domain/accounts.ts'
 import { internalsOf } from '../../src/internals.ts'
 
-// cachedAccount() and cachedDevice() answer the send path from the record cache without a promise.
-// They may only ever confirm what authenticate() / find() would answer, and never refuse: whatever
-// the cache cannot settle must be left to the lookups that read the store.
+// authenticate() and find() read the record cache first (the send path's fast path) and the store for
+// what it does not hold: answered from the cache, they must answer what the store would, never a
+// stale account or device.
 
 type Ctx = { t: TestGateway; a: string; b: string; accountA: Account; accountB: Account; device: { id: string; appkey: string } }
 const cached = suite<Ctx>('lookups answered from the cache')
@@ -24,41 +24,42 @@ cached.before(async ctx => {
 })
 cached.after(ctx => ctx.t.stop())
 
-cached('cachedAccount answers the account authenticate() answers once both records are cached', async ({ t, a }) => {
+cached('authenticate answers from the cache the account it answered from the store', async ({ t, a }) => {
   const { accounts } = internalsOf(t.gateway)
   const fromStore = await accounts.authenticate(a)
   assert.ok(fromStore)
-  assert.equal(accounts.cachedAccount(a), fromStore)
+  assert.ok(recordsOf(accounts).peek(fromStore.id), 'the account record is cached')
+  assert.equal(await accounts.authenticate(a), fromStore)
 })
 
-cached('cachedAccount leaves unknown, malformed and expired keys to the store (never answers them)', async ({ t }) => {
+cached('authenticate refuses unknown, malformed and expired keys, expired ones even with their records cached', async ({ t }) => {
   const { accounts } = internalsOf(t.gateway)
-  for (const key of ['x'.repeat(32), '', 'y'.repeat(300), 42, undefined]) assert.is(accounts.cachedAccount(key), undefined)
+  for (const key of ['x'.repeat(32), '', 'y'.repeat(300), 42, undefined]) assert.is(await accounts.authenticate(key), undefined)
   const expired = (await t.register()).authkey
   const account = (await accounts.authenticate(expired))!
-  assert.ok(accounts.cachedAccount(expired))
+  assert.ok(await accounts.authenticate(expired))
   // The account runs out: its record says so in the store (a write also drops it from the cache).
-  const records = (accounts as unknown as { accounts: { put(id: string, value: Account): Promise<void> } }).accounts
-  await records.put(account.id, { ...account, expiresOn: '2000-01-01' })
+  await recordsOf(accounts).put(account.id, { ...account, expiresOn: '2000-01-01' })
   assert.is(await accounts.authenticate(expired), undefined, 'the store path refuses the expired account')
-  assert.is(accounts.cachedAccount(expired), undefined, 'and so does the cache path, even with its records cached')
+  assert.ok(recordsOf(accounts).peek(account.id), 'its record is cached again')
+  assert.is(await accounts.authenticate(expired), undefined, 'and so does the cache path, even with its records cached')
 })
 
-cached('cachedDevice answers the device find() answers, scoped to the account', async ({ t, accountA, accountB, device }) => {
+cached('find answers from the cache the device it answered from the store, scoped to the account', async ({ t, accountA, accountB, device }) => {
   const { devices } = internalsOf(t.gateway)
   const found = await devices.find(accountA, device.appkey, KEY_MATCH)
   assert.is(found?.id, device.id)
-  assert.equal(devices.cachedDevice(accountA, device.appkey, KEY_MATCH), found)
-  assert.is(devices.cachedDevice(accountB, device.appkey, KEY_MATCH), undefined, "B gets nothing for A's appkey")
-  assert.is(devices.cachedDevice(accountB, device.id, ['id']), undefined, "B gets nothing for A's device id")
-  assert.is(devices.cachedDevice(accountA, device.id, ['id'])?.id, device.id)
+  assert.equal(await devices.find(accountA, device.appkey, KEY_MATCH), found)
+  assert.is(await devices.find(accountB, device.appkey, KEY_MATCH), undefined, "B gets nothing for A's appkey")
+  assert.is(await devices.find(accountB, device.id, ['id']), undefined, "B gets nothing for A's device id")
+  assert.is((await devices.find(accountA, device.id, ['id']))?.id, device.id)
 })
 
-cached('cachedDevice leaves to find() what the cache cannot settle', async ({ t, accountA, device }) => {
+cached('find answers by name, and nothing for an appkey the account does not have', async ({ t, accountA, device }) => {
   const { devices } = internalsOf(t.gateway)
   await devices.find(accountA, device.appkey, KEY_MATCH)
-  assert.is(devices.cachedDevice(accountA, 'loja-a', ['name']), undefined, 'names are only looked up through find()')
-  assert.is(devices.cachedDevice(accountA, 'outra-loja', KEY_MATCH), undefined, 'an appkey not in the cache')
+  assert.is((await devices.find(accountA, 'loja-a', ['name']))?.id, device.id, 'names are looked up through find()')
+  assert.is(await devices.find(accountA, 'outra-loja', KEY_MATCH), undefined, 'an appkey not in the cache nor the store')
 })
 
 cached('a device removed or an appkey retired is never answered from the cache', async ({ t, a, accountA }) => {
@@ -66,13 +67,13 @@ cached('a device removed or an appkey retired is never answered from the cache',
   const kept = await t.addDevice(a, 'loja-b')
   const removed = await t.addDevice(a, 'loja-c')
   for (const { appkey } of [kept, removed]) assert.ok(await devices.find(accountA, appkey, KEY_MATCH))
-  assert.ok(devices.cachedDevice(accountA, removed.appkey, KEY_MATCH))
+  assert.ok(await devices.find(accountA, removed.appkey, KEY_MATCH), 'answered again, from the cache')
   // Deleted keeping its appkey (retired), and deleted with its appkey.
   assert.is((await t.post('/api/developer', { authkey: a, message: 'loja-c', apagarDispositivo: 'true' })).status, 200)
-  assert.is(devices.cachedDevice(accountA, removed.appkey, KEY_MATCH), undefined)
   assert.is(await devices.find(accountA, removed.appkey, KEY_MATCH), undefined)
+  assert.is(await devices.find(accountA, removed.appkey, KEY_MATCH), undefined, 'nor after that read')
   assert.is((await t.post('/api/developer', { authkey: a, message: 'loja-b', apagarDispositivo: 'true', apagarAppkey: 'true' })).status, 200)
-  assert.is(devices.cachedDevice(accountA, kept.appkey, KEY_MATCH), undefined)
+  assert.is(await devices.find(accountA, kept.appkey, KEY_MATCH), undefined)
   const send = await t.post('/api/create-message', { authkey: a, appkey: kept.appkey, to: '5511988887777', message: 'oi' })
   assert.is(send.status, 404)
 })
@@ -84,9 +85,10 @@ cached('sends answer the same with the cache cold and warm: 401 for a bad authke
     const b = (await t.register()).authkey
     const device = await t.linkedDevice(a, 'loja-a', '5511911112222')
     const { accounts } = internalsOf(t.gateway)
+    const accountId = (await accounts.authenticate(a))!.id
     await new Promise(resolve => setTimeout(resolve, 400)) // what linking read is no longer cached
     for (const round of ['cold', 'warm']) {
-      assert.is(accounts.cachedAccount(a) === undefined, round === 'cold', `${round}: the account is ${round === 'cold' ? 'not ' : ''}cached`)
+      assert.is(recordsOf(accounts).peek(accountId) === undefined, round === 'cold', `${round}: the account is ${round === 'cold' ? 'not ' : ''}cached`)
       const body = { appkey: device.appkey, to: '5511988887777', message: `oi ${round}` }
       assert.is((await t.post('/api/create-message', { ...body, authkey: 'z'.repeat(32) })).status, 401)
       assert.is((await t.post('/api/create-message', { ...body, authkey: b })).status, 404)
@@ -99,7 +101,7 @@ cached('sends answer the same with the cache cold and warm: 401 for a bad authke
   }
 })
 
-cached('cachedDevice refuses a retired appkey entry even beside a device record still cached', async ({ t, a, accountA }) => {
+cached('find refuses a retired appkey entry even beside a device record still cached', async ({ t, a, accountA }) => {
   const { devices } = internalsOf(t.gateway)
   const gone = await t.addDevice(a, 'loja-d')
   const record = await devices.find(accountA, gone.appkey, KEY_MATCH)
@@ -110,7 +112,12 @@ cached('cachedDevice refuses a retired appkey entry even beside a device record 
   // appkey entry alone must keep the device from being answered.
   const internal = devices as unknown as { devices: { cache: { set(id: string, value: unknown): void } } }
   internal.devices.cache.set(gone.id, structuredClone(record))
-  assert.is(devices.cachedDevice(accountA, gone.appkey, KEY_MATCH), undefined)
+  assert.is(await devices.find(accountA, gone.appkey, KEY_MATCH), undefined)
 })
+
+/** The account records of `accounts` (its cache and its writes, which bypass the gateway's checks). */
+function recordsOf(accounts: object): { peek(id: string): Account | undefined; put(id: string, value: Account): Promise<void> } {
+  return (accounts as { accounts: ReturnType<typeof recordsOf> }).accounts
+}
 
 cached.run()

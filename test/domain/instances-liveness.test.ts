@@ -24,27 +24,27 @@ test('cut from the store an instance fences before the other judges it gone; bac
   const b = new Instances(shared, new KeyedLock(), settings, silentLogger)
   let fences = 0
   let fencedWhileAlive = false
-  a.onFence(() => {
+  a.events.on('fence', () => {
     fences++
-    fencedWhileAlive = b.isAlive(a.id)
+    fencedWhileAlive = b.view.isAlive(a.id)
   })
   try {
     await a.start(true)
     await b.start(true)
     assert.ok(a.standing && b.standing)
-    await waitFor(() => b.live.includes(a.id), 5_000, 'b to see a')
+    await waitFor(() => b.view.live.includes(a.id), 5_000, 'b to see a')
 
     cut.pause()
     await waitFor(() => !a.standing && fences === 1, 5_000, 'a to fence itself')
     assert.ok(fencedWhileAlive, 'a let go while b still took it for alive')
-    await waitFor(() => !b.isAlive(a.id), 5_000, 'b to judge a gone')
+    await waitFor(() => !b.view.isAlive(a.id), 5_000, 'b to judge a gone')
     assert.not.ok(a.standing, 'a still does not stand while its store does not answer')
-    assert.ok(await b.confirmGone(a.id), 'a read of its record now confirms it gone')
+    assert.ok(await b.view.confirmGone(a.id), 'a read of its record now confirms it gone')
 
     cut.resume()
     await waitFor(() => a.standing, 5_000, 'a to stand again')
-    assert.not.ok(await b.confirmGone(a.id), 'once a stands again, its record read now says alive: its claims are not taken')
-    await waitFor(() => b.isAlive(a.id), 5_000, 'b to see a again')
+    assert.not.ok(await b.view.confirmGone(a.id), 'once a stands again, its record read now says alive: its claims are not taken')
+    await waitFor(() => b.view.isAlive(a.id), 5_000, 'b to see a again')
   } finally {
     cut.resume()
     await a.stop()

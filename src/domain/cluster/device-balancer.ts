@@ -32,10 +32,10 @@ export class DeviceBalancer {
     private readonly heartbeatMs: number,
     private readonly logger: Logger,
   ) {
-    instances.onDeparture(() => void this.scan())
-    instances.onFence(() => void (this.pending = true))
-    instances.onRejoin(() => void (this.pending = true))
-    instances.onBeat(() => {
+    instances.view.onDeparture(() => void this.scan())
+    instances.events.on('fence', () => void (this.pending = true))
+    instances.events.on('rejoin', () => void (this.pending = true))
+    instances.events.on('beat', () => {
       if (this.pending || this.orphanSince.size > 0 || Date.now() - this.lastScan >= SCAN_EVERY_MS) void this.scan()
       void this.reconcile()
     })
@@ -99,7 +99,7 @@ export class DeviceBalancer {
 
   /** Share the orphans out, least loaded instance first; open this instance's share (and any orphan left over for two heartbeats). */
   private async takeShare(orphans: string[]): Promise<void> {
-    const loads = new Map(this.instances.liveRecords.map(record => [record.id, record.id === this.leases.me ? this.leases.count : (record.devices ?? 0)]))
+    const loads = new Map(this.instances.view.liveRecords.map(record => [record.id, record.id === this.leases.me ? this.leases.count : (record.devices ?? 0)]))
     const overdue = Date.now() - 2 * this.heartbeatMs
     const mine: string[] = []
     for (const deviceId of orphans) {

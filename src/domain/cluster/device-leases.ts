@@ -42,7 +42,7 @@ export class DeviceLeases {
     private readonly events?: GatewayEvents,
   ) {
     this.leases = new Collection(storage, lock, 'device-lease')
-    instances.onFence(() => void this.letGoAll('heartbeat late'))
+    instances.events.on('fence', () => void this.letGoAll('heartbeat late'))
   }
 
   /** This instance's id. */
@@ -67,7 +67,7 @@ export class DeviceLeases {
 
   /** The live instance a new device goes to: the fewest leases counted in the store now (heartbeat counts lag), this one on a tie, else the smallest id. */
   async leastLoaded(): Promise<string> {
-    const loads = new Map(this.instances.liveRecords.map(record => [record.id, 0]))
+    const loads = new Map(this.instances.view.liveRecords.map(record => [record.id, 0]))
     for await (const [, lease] of this.leases.all()) {
       const count = lease.owner ? loads.get(lease.owner) : undefined
       if (count !== undefined) loads.set(lease.owner!, count + 1)
@@ -97,7 +97,7 @@ export class DeviceLeases {
   async holder(deviceId: string): Promise<string | undefined> {
     if (this.holds(deviceId)) return this.me
     const lease = await this.leases.load(deviceId)
-    return claimedUntil(lease, this.instances, { ownYields: true }) !== undefined ? lease!.owner! : undefined
+    return claimedUntil(lease, this.instances.view, { ownYields: true }) !== undefined ? lease!.owner! : undefined
   }
 
   /** Whether the device's lease names this instance though it let the device go (at a fence). */
@@ -112,7 +112,7 @@ export class DeviceLeases {
     const fences = this.instances.fenceCount
     const current = await this.leases.load(deviceId)
     const other = current?.owner && current.owner !== this.me ? current.owner : undefined
-    if (other && (claimedUntil(current, this.instances) !== undefined || !(await this.instances.confirmGone(other)))) return false
+    if (other && (claimedUntil(current, this.instances.view) !== undefined || !(await this.instances.view.confirmGone(other)))) return false
     const next = { owner: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
     // A fence came meanwhile: the lease names this instance, which holds nothing until it stands again.
@@ -147,7 +147,7 @@ export class DeviceLeases {
       if (!reopen || !(await linked(deviceId))) continue
       const lease = await this.leases.load(deviceId)
       if (this.held.get(deviceId) !== epoch) continue
-      if (claimedUntil(lease, this.instances, { epoch }) === undefined) {
+      if (claimedUntil(lease, this.instances.view, { epoch }) === undefined) {
         await this.verify()
         continue
       }
@@ -185,7 +185,7 @@ export class DeviceLeases {
   async verify(): Promise<void> {
     for (const [deviceId, epoch] of [...this.held]) {
       const lease = await this.leases.load(deviceId)
-      if (claimedUntil(lease, this.instances, { epoch }) !== undefined) continue
+      if (claimedUntil(lease, this.instances.view, { epoch }) !== undefined) continue
       this.logger.warn({ deviceId, holder: lease?.owner }, 'device lease taken over by another instance; closing its session here')
       this.held.delete(deviceId)
       await this.close(deviceId)

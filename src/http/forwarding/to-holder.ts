@@ -58,7 +58,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   /** The remembered holder of the device while it is alive. */
   const knownHolder = (deviceId: string) => {
     const known = holders?.get(deviceId)
-    if (known === undefined || cluster!.instances.isAlive(known.id)) return known
+    if (known === undefined || cluster!.instances.view.isAlive(known.id)) return known
     holders!.delete(deviceId)
     return undefined
   }

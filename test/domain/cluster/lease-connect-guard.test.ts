@@ -25,7 +25,11 @@ function standingRegistry() {
     confirmGone: async () => true,
     setLoad: () => {},
     liveRecords: () => [],
-    onFence: (listener: () => void) => void fenced.push(listener),
+    /** Who is alive, as Instances.view tells it: the registry's own members. */
+    get view() {
+      return registry
+    },
+    events: { on: (_event: 'fence', listener: () => void) => void fenced.push(listener) },
     fence() {
       registry.fenceCount++
       for (const listener of fenced) listener()
