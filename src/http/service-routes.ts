@@ -1,7 +1,7 @@
 import type Router from '@koa/router'
 import type { Context } from 'koa'
 import type { Registry } from 'prom-client'
-import type { WebhookAdmin } from '../domain/webhooks/index.ts'
+import type { WebhookAdmin } from '../domain/webhooks/outbox.ts'
 import { startMetrics, type GatewayMetrics, type MetricsDeps } from '../metrics.ts'
 import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
