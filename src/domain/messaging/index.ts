@@ -71,9 +71,15 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     limit: options.sendQueueLimit,
   })
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
-  const store = new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota)
-  const scheduler = new Scheduler(store, messenger, deps.devices, deps.liveness, options, logger)
-  const otps = new Otps(deps.storage, deps.lock, options)
+  const scheduler = new Scheduler(
+    new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
+    messenger,
+    deps.devices,
+    deps.liveness,
+    { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000, maxWaitMs: options.scheduleMaxWaitMs },
+    logger,
+  )
+  const otps = new Otps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
   const onStatus = ({ deviceId, status }: { deviceId: string; status: { connected: boolean } }) => {
     if (status.connected) scheduler.wake(deviceId)
   }

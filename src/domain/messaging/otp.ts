@@ -4,7 +4,13 @@ import { safeEqual } from '../../security/keys.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
-import type { MessagingSettings } from './index.ts'
+
+interface OtpOptions {
+  ttlMs: number
+  maxTries: number
+  /** HMAC key of the code hashes. */
+  secret: string
+}
 
 /** An issued code as stored: never the code itself, only its keyed hash. */
 interface StoredOtp {
@@ -16,7 +22,7 @@ interface StoredOtp {
 
 /**
  * One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as
- * HMAC-SHA256(otpSecret, salt + code); it expires after `otpTtlMs`, allows `otpMaxTries` attempts and works once.
+ * HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once.
  */
 export class Otps {
   private readonly codes: Collection<StoredOtp>
@@ -24,7 +30,7 @@ export class Otps {
   constructor(
     storage: Storage,
     lock: KeyedLock,
-    private readonly options: Pick<MessagingSettings, 'otpTtlMs' | 'otpMaxTries' | 'otpSecret'>,
+    private readonly options: OtpOptions,
   ) {
     this.codes = new Collection(storage, lock, 'otp')
   }
@@ -34,9 +40,9 @@ export class Otps {
     const id = otpId(device, recipient)
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
     const salt = randomBytes(16).toString('base64')
-    const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.otpTtlMs, tries: 0 }
+    const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.ttlMs, tries: 0 }
     const replaced = await this.codes.load(id)
-    await this.codes.put(id, record, this.options.otpTtlMs)
+    await this.codes.put(id, record, this.options.ttlMs)
     // Only while the new code is still the stored one (not used, not replaced again, by any process).
     const withdraw = async () => {
       const left = replaced ? replaced.expiresAt - Date.now() : 0
@@ -53,7 +59,7 @@ export class Otps {
     for (;;) {
       const record = await this.codes.load(id)
       if (!record) return false
-      if (record.expiresAt <= Date.now() || record.tries >= this.options.otpMaxTries) {
+      if (record.expiresAt <= Date.now() || record.tries >= this.options.maxTries) {
         await this.codes.removeIfEqual(id, record)
         return false
       }
@@ -63,7 +69,7 @@ export class Otps {
       }
       const tries = record.tries + 1
       const counted =
-        tries >= this.options.otpMaxTries
+        tries >= this.options.maxTries
           ? await this.codes.removeIfEqual(id, record)
           : await this.codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
       if (counted) return false
@@ -76,7 +82,7 @@ export class Otps {
   }
 
   private hash(salt: string, code: string): string {
-    return createHmac('sha256', this.options.otpSecret).update(salt).update(':').update(code).digest('base64')
+    return createHmac('sha256', this.options.secret).update(salt).update(':').update(code).digest('base64')
   }
 }
 

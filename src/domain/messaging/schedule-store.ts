@@ -5,7 +5,6 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import { claimedUntil, newClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
 import type { StoredAction } from './actions.ts'
-import type { MessagingSettings } from './index.ts'
 import { GatewayError } from '../../errors.ts'
 import { Counters } from '../../store/counters.ts'
 
@@ -33,6 +32,12 @@ export interface ScheduleItem {
   bytes?: number
 }
 
+/** How much an account may keep scheduled: pending items, and bytes of their stored actions (media included). */
+interface ScheduleQuota {
+  maxPending: number
+  maxBytes: number
+}
+
 /** What a new scheduled item needs. */
 type NewScheduleItem = Pick<ScheduleItem, 'accountId' | 'deviceId' | 'to' | 'summary' | 'dueAt' | 'agendamento'>
 
@@ -53,7 +58,7 @@ export class ScheduleStore {
   constructor(
     storage: Storage,
     lock: KeyedLock,
-    private readonly quota: MessagingSettings['scheduleQuota'] = { maxPending: Infinity, maxBytes: Infinity },
+    private readonly quota: ScheduleQuota = { maxPending: Infinity, maxBytes: Infinity },
   ) {
     this.items = new Collection(storage, lock, 'schedule')
     this.bodies = new Collection(storage, lock, 'schedule-body')

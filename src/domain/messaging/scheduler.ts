@@ -6,10 +6,17 @@ import type { Device, Devices } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
 import type { Liveness } from '../instances.ts'
 import { decodeAction, describeAction, encodeAction, type Action } from './actions.ts'
-import type { MessagingSettings } from './index.ts'
 import type { Messenger } from './messenger.ts'
 import { itemKey, type ScheduleItem, type ScheduleStore } from './schedule-store.ts'
 import type { ScheduleTime } from './schedule-time.ts'
+
+/** Timing: delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
+interface SchedulerOptions {
+  retryMs: number[]
+  pollMs: number
+  leaseMs: number
+  maxWaitMs: number
+}
 
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
@@ -18,7 +25,7 @@ const REQUEUE_MS = 1_000
  * Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just
  * before it is sent, so waiting behind other sends is never an attempt. Items of a device not
  * connected here wait for it (up to `maxWaitMs`) without spending retries; failures are retried with
- * back-off, then marked failed. A claim lasts a minute longer than any send (`sendTimeoutMs`).
+ * back-off, then marked failed.
  */
 export class Scheduler {
   private readonly work: DueWork<ScheduleItem>
@@ -33,7 +40,7 @@ export class Scheduler {
     private readonly messenger: Messenger,
     private readonly devices: Devices,
     private readonly liveness: Liveness,
-    private readonly options: Pick<MessagingSettings, 'scheduleRetryMs' | 'schedulePollMs' | 'scheduleMaxWaitMs' | 'sendTimeoutMs'>,
+    private readonly options: SchedulerOptions,
     private readonly logger: Logger,
   ) {
     this.work = new DueWork<ScheduleItem>(
@@ -45,7 +52,7 @@ export class Scheduler {
         dueOf: async (_key, item, now) => this.dueOf(item, now),
         run: key => this.send(key),
       },
-      { concurrencyPerLane: 1, maxLanes: 100, capacity: 10_000, lineLimit: 1_000, reconcileMs: options.schedulePollMs },
+      { concurrencyPerLane: 1, maxLanes: 100, capacity: 10_000, lineLimit: 1_000, reconcileMs: options.pollMs },
       logger,
     )
     liveness.onDeparture(() => void (this.started && this.work.rescan()))
@@ -126,11 +133,11 @@ export class Scheduler {
     if (due > now) return due
     const device = await this.devices.get(item.deviceId)
     const away = device !== undefined && !(await this.devices.status(device)).connected
-    if (away && now < item.dueAt + this.options.scheduleMaxWaitMs) return this.waitAway(item, now)
-    const claimed = await this.store.claim(item, this.options.sendTimeoutMs + 60_000, this.liveness)
+    if (away && now < item.dueAt + this.options.maxWaitMs) return this.waitAway(item, now)
+    const claimed = await this.store.claim(item, this.options.leaseMs, this.liveness)
     if (!claimed) return undefined
     if (away) {
-      await this.store.fail(claimed, `the device was not connected within ${Math.round(this.options.scheduleMaxWaitMs / 1000)} s of the due time`, undefined)
+      await this.store.fail(claimed, `the device was not connected within ${Math.round(this.options.maxWaitMs / 1000)} s of the due time`, undefined)
       return undefined
     }
     const body = await this.store.body(claimed)
@@ -149,7 +156,7 @@ export class Scheduler {
         await this.store.release(claimed)
         return (err as { code?: string }).code === 'not-connected' ? this.waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
       }
-      const delay = isPermanent(err) ? undefined : this.options.scheduleRetryMs[claimed.attempts]
+      const delay = isPermanent(err) ? undefined : this.options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
       await this.store.fail(claimed, describe(err), retryAt)
       this.logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
@@ -160,7 +167,7 @@ export class Scheduler {
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out. */
   private waitAway(item: ScheduleItem, now: number): number {
     const current = this.away.get(item.deviceId) ?? 0
-    const until = Math.min(current > now ? current : Infinity, item.dueAt + this.options.scheduleMaxWaitMs)
+    const until = Math.min(current > now ? current : Infinity, item.dueAt + this.options.maxWaitMs)
     this.away.set(item.deviceId, until)
     return until
   }
