@@ -152,17 +152,6 @@ export interface RateLimitRules {
   otpVerifications?: RateRule | false
 }
 
-/** Webhook delivery settings after defaults: the three options, then the fixed DEFAULTS.webhookDelivery (attempts in flight per device, timetable capacity, due line per device, rescan period). */
-export interface WebhookSettings {
-  retryMs: number[]
-  maxAgeMs: number
-  timeoutMs: number
-  concurrencyPerDevice: number
-  timetableCapacity: number
-  lineLimit: number
-  reconcileMs: number
-}
-
 /** The webhook delivery options (part of GatewayOptions). */
 export type WebhookOptions = Pick<GatewayOptions, 'webhookRetryMs' | 'webhookMaxAgeMs' | 'webhookTimeoutMs'>
 /** The agent options (part of GatewayOptions). */

@@ -9,8 +9,9 @@ import { isValidTimeZone } from './domain/clock.ts'
 import type { AgentSettings } from './domain/agent-runner.ts'
 import type { InstanceSettings } from './domain/instances.ts'
 import type { MessagingSettings } from './domain/messaging/index.ts'
+import type { WebhookSettings } from './domain/webhooks/config.ts'
 import type { RateLimitSettings } from './security/rate-limits.ts'
-import { DEFAULTS, type AgentOptions, type GatewayOptions, type RateLimitRules, type WebhookOptions, type WebhookSettings } from './options.ts'
+import { DEFAULTS, type AgentOptions, type GatewayOptions, type RateLimitRules, type WebhookOptions } from './options.ts'
 
 /** Options after defaults, as the rest of the gateway reads them. */
 export interface ResolvedOptions {

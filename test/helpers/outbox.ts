@@ -1,6 +1,6 @@
 /** Fixtures of the webhook outbox tests: devices, a recording sender, an outbox over a Storage. */
 import { WebhookOutbox } from '../../src/domain/webhooks/outbox.ts'
-import type { WebhookSettings } from '../../src/options.ts'
+import type { WebhookSettings } from '../../src/domain/webhooks/config.ts'
 import type { Device, Devices } from '../../src/domain/devices.ts'
 import type { IncomingMessage } from '../../src/ports/transport.ts'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from '../../src/ports/webhooks.ts'
