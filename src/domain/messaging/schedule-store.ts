@@ -137,40 +137,30 @@ export class ScheduleStore {
 
   /** Record a failed attempt of a claimed item: pending again from `retryAt`, or failed for good (listed 7 days, its action dropped). */
   async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
-    const failed = await this.unclaim(
-      item,
-      rest => ({
-        ...rest,
-        attempts: rest.attempts + 1,
-        lastError: error.slice(0, 300),
-        ...(retryAt !== undefined ? { retryAt } : { state: 'failed', retryAt: undefined }),
-      }),
+    let failed = false
+    await this.items.update(
+      itemKey(item),
+      current => {
+        failed = false // `change` may run again on a newer record
+        if (!current || current.claim?.token !== item.claim?.token) return undefined
+        failed = retryAt === undefined
+        const { claim: _released, ...rest } = current
+        const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
+        return retryAt !== undefined ? { ...next, retryAt } : { ...next, state: 'failed', retryAt: undefined }
+      },
       retryAt === undefined ? FAILED_TTL_MS : undefined,
     )
-    if (failed && retryAt === undefined) await this.freeQuota(item) // failed for good: listed, but no longer pending
+    if (failed) await this.freeQuota(item) // failed for good: listed, but no longer pending
     if (retryAt === undefined) await this.bodies.remove(item.id)
   }
 
   /** Release a claim without counting an attempt (the send never started). */
   async release(item: ScheduleItem): Promise<void> {
-    await this.unclaim(item, rest => rest)
-  }
-
-  /** Store `change` of the item without its claim, only while the stored claim is still `item`'s; whether it was stored. */
-  private async unclaim(item: ScheduleItem, change: (rest: ScheduleItem) => ScheduleItem, ttlMs?: number): Promise<boolean> {
-    let stored = false
-    await this.items.update(
-      itemKey(item),
-      current => {
-        stored = false // `change` may run again on a newer record
-        if (!current || current.claim?.token !== item.claim?.token) return undefined
-        stored = true
-        const { claim: _released, ...rest } = current
-        return change(rest)
-      },
-      ttlMs,
-    )
-    return stored
+    await this.items.update(itemKey(item), current => {
+      if (!current || current.claim?.token !== item.claim?.token) return undefined
+      const { claim: _released, ...rest } = current
+      return rest
+    })
   }
 
   /** Remove every item of a deleted device. */
