@@ -6,7 +6,7 @@ import type { Devices } from './domain/devices.ts'
 import type { Messaging } from './domain/messaging/index.ts'
 import type { GatewayEvents } from './events.ts'
 import type { Logger } from './logger.ts'
-import type { WebhookAdmin } from './domain/webhooks/index.ts'
+import type { WebhookAdmin } from './domain/webhooks/outbox.ts'
 import { importOptional } from './optional-package.ts'
 
 /** What the metrics count and read at scrape time. */

@@ -5,7 +5,7 @@ import { array, boolean, integer, number, object, optional, string } from 'super
 import { readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
-import type { WebhookAdmin } from '../domain/webhooks/index.ts'
+import type { WebhookAdmin } from '../domain/webhooks/outbox.ts'
 import { startMetrics, type GatewayMetrics, type MetricsDeps } from '../metrics.ts'
 import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'

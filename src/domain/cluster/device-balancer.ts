@@ -1,3 +1,4 @@
+import PQueue from 'p-queue'
 import type { Logger } from '../../logger.ts'
 import type { Devices } from '../devices.ts'
 import type { Instances } from '../instances.ts'
@@ -113,14 +114,12 @@ export class DeviceBalancer {
       loads.set(assignee[0], assignee[1] + 1)
       if (assignee[0] === this.leases.me || this.orphanSince.get(deviceId)! <= overdue) mine.push(deviceId)
     }
-    let next = 0
-    const worker = async () => {
-      while (next < mine.length && !this.stopped && this.leases.hasRoom) {
-        const deviceId = mine[next++]!
-        if (await this.leases.open(deviceId)) this.orphanSince.delete(deviceId)
-      }
-    }
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, mine.length) }, worker))
+    const opening = new PQueue({ concurrency: CONCURRENCY })
+    await opening.addAll(
+      mine.map(deviceId => async () => {
+        if (!this.stopped && this.leases.hasRoom && (await this.leases.open(deviceId))) this.orphanSince.delete(deviceId)
+      }),
+    )
     if (mine.length > 0) this.logger.info({ count: mine.length, holding: this.leases.count }, 'devices taken')
   }
 }

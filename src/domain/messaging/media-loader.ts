@@ -74,16 +74,13 @@ export class MediaLoader {
 
   /** A download holds the largest file's bytes of the budget while it runs, then only its size. */
   private async heldDownload(url: string, hold: MediaHold | undefined): Promise<LoadedFile> {
-    if (!hold) return this.download(url)
-    hold.add(this.limits.maxBytes)
-    let kept = 0
-    try {
-      const file = await this.download(url)
-      kept = file.data.length
-      return file
-    } finally {
-      hold.add(kept - this.limits.maxBytes)
-    }
+    hold?.add(this.limits.maxBytes)
+    const file = await this.download(url).catch(err => {
+      hold?.add(-this.limits.maxBytes)
+      throw err
+    })
+    hold?.add(file.data.length - this.limits.maxBytes)
+    return file
   }
 
   private async download(url: string): Promise<LoadedFile> {

@@ -154,7 +154,7 @@ export class Scheduler {
       if (neverStarted(err)) {
         // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt.
         await this.store.release(claimed)
-        return hasCode(err, 'not-connected') ? this.waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
+        return (err as { code?: string }).code === 'not-connected' ? this.waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
       }
       const delay = isPermanent(err) ? undefined : this.options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
@@ -185,10 +185,6 @@ const PERMANENT = new Set(
 
 function neverStarted(err: unknown): boolean {
   return err instanceof TransportError ? err.code === 'not-connected' : err instanceof GatewayError && NEVER_STARTED.has(err.code)
-}
-
-function hasCode(err: unknown, code: ErrorCode): boolean {
-  return (err instanceof GatewayError || err instanceof TransportError) && err.code === code
 }
 
 /** Failures a retry cannot fix: the network refused the content or the target. */

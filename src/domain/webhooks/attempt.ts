@@ -7,7 +7,7 @@ import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
 import { ShutdownAbort } from '../due-work.ts'
-import type { DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
+import type { DeadLetterDetails, DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { defined } from './payload.ts'
 import { webhookHeaders } from './signer.ts'
@@ -48,11 +48,8 @@ export class DeliveryAttempts {
     const { store, devices, settings } = this.deps
     const now = this.clock()
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
-    const claim = await store.claim(key, this.deps.liveness, now, settings.timeoutMs * 2 + 5_000)
-    if (claim.kind === 'missing') return undefined
-    if (claim.kind === 'held') return claim.until
-    if (claim.kind === 'later') return claim.due
-    const record = claim.record
+    const record = await store.claim(key, this.deps.liveness, now, settings.timeoutMs * 2 + 5_000)
+    if (typeof record !== 'object') return record
     const device = await devices.get(record.deviceId)
     if (!device) {
       this.deps.logger.debug({ key }, 'webhook event of a deleted device dropped')
@@ -127,12 +124,7 @@ export class DeliveryAttempts {
   }
 
   /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
-  private async bury(
-    key: string,
-    record: OutboxRecord,
-    reason: DeadLetterReason,
-    details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean },
-  ): Promise<undefined> {
+  private async bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: DeadLetterDetails): Promise<undefined> {
     const letter = await this.deps.store.deadLetter(key, reason, this.clock(), details)
     if (!letter) return undefined
     this.deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')

@@ -44,12 +44,8 @@ export interface DeadLetter extends Pick<OutboxRecord, 'id' | 'deviceId' | 'acco
   lastError?: string
 }
 
-/** What claiming a record found. */
-type Take =
-  | { kind: 'claimed'; record: OutboxRecord }
-  | { kind: 'missing' } // delivered, dead-lettered or removed meanwhile
-  | { kind: 'held'; until: number } // another process holds a live lease
-  | { kind: 'later'; due: number } // not due yet (the record is the truth, the timetable a hint)
+/** Facts a dead letter keeps of its last attempt (`attempted`: that attempt counts). */
+export type DeadLetterDetails = { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean }
 
 /** How long dead letters are kept. */
 const DEAD_LETTER_TTL_MS = 30 * 86_400_000
@@ -89,26 +85,19 @@ export class OutboxStore {
     return this.records.get(key)
   }
 
-  /** Claim a record for one attempt, for `leaseMs`, unless another instance's claim holds or it is not due. */
-  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<Take> {
-    let claim: Take = { kind: 'missing' }
+  /**
+   * Claim a record for one attempt, for `leaseMs`: the claimed record; when to look again while another
+   * instance's claim holds or it is not due (the record is the truth, the timetable a hint); undefined when it is gone.
+   */
+  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<OutboxRecord | number | undefined> {
+    let taken: OutboxRecord | number | undefined
     await this.records.update(key, current => {
-      claim = { kind: 'missing' } // `change` may run again on a newer record: decide from it alone
-      if (!current) return undefined
-      const held = claimedUntil(current.lease, liveness, { ownYields: true, now })
-      if (held !== undefined) {
-        claim = { kind: 'held', until: held }
-        return undefined
-      }
-      if (current.dueAt > now) {
-        claim = { kind: 'later', due: current.dueAt }
-        return undefined
-      }
-      const claimed = { ...current, lease: newClaim(liveness.id, leaseMs, now) }
-      claim = { kind: 'claimed', record: claimed }
-      return claimed
+      // `change` may run again on a newer record: decide from it alone.
+      const held = current && (claimedUntil(current.lease, liveness, { ownYields: true, now }) ?? (current.dueAt > now ? current.dueAt : undefined))
+      taken = current && (held ?? { ...current, lease: newClaim(liveness.id, leaseMs, now) })
+      return typeof taken === 'object' ? taken : undefined
     })
-    return claim
+    return taken
   }
 
   /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
@@ -127,12 +116,7 @@ export class OutboxStore {
   }
 
   /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
-  async deadLetter(
-    key: string,
-    reason: DeadLetterReason,
-    now: number,
-    details: { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean } = {},
-  ): Promise<DeadLetter | undefined> {
+  async deadLetter(key: string, reason: DeadLetterReason, now: number, details: DeadLetterDetails = {}): Promise<DeadLetter | undefined> {
     for (;;) {
       const current = await this.records.load(key)
       if (!current) return undefined

@@ -9,7 +9,7 @@ import { DueWork } from '../due-work.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { DeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
 import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
-import { channelOf, failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
+import { failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
 export interface WebhookAdmin {
@@ -75,16 +75,13 @@ export class WebhookOutbox implements WebhookAdmin {
 
   /** Feed subscriber: a message's event, stored then scheduled, unless the device has no webhook or its switch (operation 20) is off. */
   readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
-    if (!device.webhookUrl || device.webhookEvents?.[channelOf(message)] === false) return undefined
-    const payload = webhookPayload(device, message)
-    if (!payload) return undefined
-    return this.recordPayload(device, eventId(device.id, message.id), payload)
+    const payload = wanted(device, message.isGroup) && webhookPayload(device, message)
+    return payload ? this.recordPayload(device, eventId(device.id, message.id), payload) : undefined
   }
 
   /** A sent message the network reports as not delivered: a `Falha` event, recorded like a message's. */
   recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
-    const channel = failure.chat.endsWith('@g.us') ? 'group' : 'chat'
-    if (!device.webhookUrl || device.webhookEvents?.[channel] === false) return undefined
+    if (!wanted(device, failure.chat.endsWith('@g.us'))) return undefined
     return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
   }
 
@@ -164,4 +161,9 @@ export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOut
   deps.devices.onRemove(device => outbox.removeDevice(device))
   outbox.start().catch(err => deps.logger.error({ err }, 'webhook outbox did not start'))
   return outbox
+}
+
+/** Whether the device has a webhook and its switch (operation 20) for the channel (1:1 or group) is not off. */
+function wanted(device: Device, isGroup: boolean): boolean {
+  return !!device.webhookUrl && device.webhookEvents?.[isGroup ? 'group' : 'chat'] !== false
 }

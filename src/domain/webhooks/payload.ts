@@ -48,8 +48,25 @@ const EVENT_NAMES: Partial<Record<IncomingContent['kind'], WebhookEventName>> = 
 export function webhookPayload(device: Pick<Device, 'id'>, message: IncomingMessage): WebhookPayload | undefined {
   const content = message.content
   const event = content?.kind === 'button' ? (content.list ? 'Lista' : 'Botão') : EVENT_NAMES[content?.kind]
-  if (!event) return undefined
-  const envelope: WebhookEnvelope = {
+  return event && { ...envelope(event, device, message), ...kindFields(content) }
+}
+
+/** The `Falha` body: the envelope of the device's own message (the id its send answered), then `code` and `reason`. */
+export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: MessageFailure): WebhookPayload {
+  const { messageId: id, chat, timestamp } = failure
+  const own = { id, chat, from: device.phone ?? chat, to: chat, fromMe: true, isGroup: chat.endsWith('@g.us'), timestamp }
+  return { ...envelope('Falha', device, own), ...defined({ code: failure.code }), reason: failure.reason }
+}
+
+/** The object without its undefined fields (so bodies never carry `key: null` for absent facts). */
+export function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
+}
+
+// --- Internal helpers ---
+
+function envelope(event: WebhookEventName, device: Pick<Device, 'id'>, message: Omit<IncomingMessage, 'content'>): WebhookEnvelope {
+  return {
     event,
     idMessagem: message.id,
     device: device.id,
@@ -62,38 +79,7 @@ export function webhookPayload(device: Pick<Device, 'id'>, message: IncomingMess
     ...defined({ group: message.isGroup ? (message.group ?? message.chat) : undefined }),
     timestamp: message.timestamp,
   }
-  return { ...envelope, ...kindFields(content) }
 }
-
-/** The `Falha` body: the envelope of the device's own message (the id its send answered), then `code` and `reason`. */
-export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: MessageFailure): WebhookPayload {
-  const isGroup = failure.chat.endsWith('@g.us')
-  const envelope: WebhookEnvelope = {
-    event: 'Falha',
-    idMessagem: failure.messageId,
-    device: device.id,
-    chat: failure.chat,
-    from: device.phone ?? failure.chat,
-    to: failure.chat,
-    fromMe: true,
-    isGroup,
-    ...defined({ group: isGroup ? failure.chat : undefined }),
-    timestamp: failure.timestamp,
-  }
-  return { ...envelope, ...defined({ code: failure.code }), reason: failure.reason }
-}
-
-/** The switch of operation 20 that governs a message: `chat` (1:1) or `group`. */
-export function channelOf(message: IncomingMessage): 'chat' | 'group' {
-  return message.isGroup ? 'group' : 'chat'
-}
-
-/** The object without its undefined fields (so bodies never carry `key: null` for absent facts). */
-export function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
-}
-
-// --- Internal helpers ---
 
 function kindFields(content: IncomingContent): Record<string, unknown> {
   switch (content.kind) {
