@@ -67,8 +67,7 @@ function toButton(wire: WireButton | WireCardButton, index: number): Button {
   }
 }
 
-/** Whether two reply buttons share an id (as the Transport port gets them: an absent id is the button's number). */
 function hasDuplicateIds(buttons: (WireButton | WireCardButton)[]): boolean {
-  const ids = buttons.map(toButton).flatMap(b => (b.type === 'reply' ? [b.id] : []))
+  const ids = buttons.map((b, i) => (b.type === 'replyButton' || b.type === 'quickReplyButton' ? b.id?.trim() || String(i + 1) : undefined)).filter(Boolean)
   return new Set(ids).size !== ids.length
 }
