@@ -64,7 +64,7 @@ export class Accounts {
     const plan = this.plan(input.planId)
     const email = input.email.trim().toLowerCase()
     const emailId = hashKey(email)
-    if (await this.byEmail.owner(emailId)) throw new GatewayError('email-taken')
+    if (await this.byEmail.get(emailId)) throw new GatewayError('email-taken')
     const authkey = randomKey(24)
     const account: Account = {
       id: randomUUID(),
@@ -113,7 +113,7 @@ export class Accounts {
 
   /** The account registered with `email`, or undefined. */
   async byEmailAddress(email: string): Promise<Account | undefined> {
-    const entry = await this.byEmail.owner(hashKey(email.trim().toLowerCase()))
+    const entry = await this.byEmail.get(hashKey(email.trim().toLowerCase()))
     return entry && this.accounts.load(entry.accountId)
   }
 

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
-import { Collection } from '../store/collection.ts'
+import { Collection, type CollectionOptions } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
@@ -65,7 +65,7 @@ export class Devices {
     cacheTtlMs = 0,
     private readonly epoch?: CacheEpoch,
   ) {
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
+    const cache: CollectionOptions = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.devices = new Collection(storage, lock, 'device', cache)
     this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
     this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)
@@ -84,14 +84,14 @@ export class Devices {
     }
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
-      const entry = await this.byAppkey.owner(indexId(account.id, valueHash))
+      const entry = await this.byAppkey.get(indexId(account.id, valueHash))
       if (entry && !entry.retired) {
         const device = await this.devices.get(entry.deviceId)
         if (ofAccount(device, account, { appkeyHash: valueHash })) return device
       }
     }
     if (match.includes('name')) {
-      const entry = await this.byName.owner(indexId(account.id, valueHash))
+      const entry = await this.byName.get(indexId(account.id, valueHash))
       const device = entry && (await this.devices.get(entry.deviceId))
       if (ofAccount(device, account, { name: value })) return device
     }
@@ -147,7 +147,7 @@ export class Devices {
         this.logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
         return { device, created: true, appkey }
       }
-      await this.byName.release(nameId, mine)
+      await this.byName.removeIfEqual(nameId, mine)
     }
     await this.devices.remove(device.id)
     const winner = await this.findAfterRace(account, input.name)
@@ -158,9 +158,9 @@ export class Devices {
   private async claimAppkey(appkeyId: string, owner: { deviceId: string }): Promise<boolean> {
     for (let attempt = 0; attempt < 3; attempt++) {
       if (await this.byAppkey.claim(appkeyId, owner)) return true
-      const holder = await this.byAppkey.owner(appkeyId)
+      const holder = await this.byAppkey.get(appkeyId)
       if (holder && !holder.retired) return false
-      if (holder && (await this.byAppkey.transfer(appkeyId, holder, owner))) return true
+      if (holder && (await this.byAppkey.replace(appkeyId, holder, owner))) return true
     }
     return false
   }
@@ -213,10 +213,10 @@ export class Devices {
       for (const hook of this.removalHooks) await hook(device)
       await this.devices.remove(device.id)
       const mine = { deviceId: device.id }
-      await this.byName.release(indexId(device.accountId, hashKey(device.name)), mine)
+      await this.byName.removeIfEqual(indexId(device.accountId, hashKey(device.name)), mine)
       const appkeyId = indexId(device.accountId, device.appkeyHash)
-      if (options.deleteAppkey) await this.byAppkey.release(appkeyId, mine)
-      else await this.byAppkey.transfer(appkeyId, mine, { deviceId: device.id, retired: true })
+      if (options.deleteAppkey) await this.byAppkey.removeIfEqual(appkeyId, mine)
+      else await this.byAppkey.replace(appkeyId, mine, { deviceId: device.id, retired: true })
       await this.epoch?.bump()
       this.logger.info({ deviceId: device.id }, 'device deleted')
     } catch (cause) {

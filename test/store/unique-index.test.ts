@@ -14,7 +14,7 @@ index('claim(value, owner) gives a value to its first owner only', async () => {
   const emails = new UniqueIndex<Owner>(memoryStorage(), new KeyedLock(), 'account-email')
   assert.is(await emails.claim('ana@example.com', { accountId: 'a' }), true)
   assert.is(await emails.claim('ana@example.com', { accountId: 'b' }), false)
-  assert.equal(await emails.owner('ana@example.com'), { accountId: 'a' })
+  assert.equal(await emails.get('ana@example.com'), { accountId: 'a' })
 })
 
 index('claim(value, owner) again by an equal owner succeeds (a retried claim)', async () => {
@@ -26,18 +26,18 @@ index('claim(value, owner) again by an equal owner succeeds (a retried claim)', 
 index('release(value, owner) frees the value only for its holder, and then another owner may claim it', async () => {
   const names = new UniqueIndex<{ deviceId: string }>(memoryStorage(), new KeyedLock(), 'device-name')
   await names.claim('acc1:phone', { deviceId: 'd1' })
-  assert.is(await names.release('acc1:phone', { deviceId: 'd2' }), false)
-  assert.equal(await names.owner('acc1:phone'), { deviceId: 'd1' })
-  assert.is(await names.release('acc1:phone', { deviceId: 'd1' }), true)
+  assert.is(await names.removeIfEqual('acc1:phone', { deviceId: 'd2' }), false)
+  assert.equal(await names.get('acc1:phone'), { deviceId: 'd1' })
+  assert.is(await names.removeIfEqual('acc1:phone', { deviceId: 'd1' }), true)
   assert.is(await names.claim('acc1:phone', { deviceId: 'd2' }), true)
 })
 
 index('transfer(value, from, to) hands a value over only from its holder', async () => {
   const keys = new UniqueIndex<{ deviceId: string; retired?: boolean }>(memoryStorage(), new KeyedLock(), 'device-appkey')
   await keys.claim('k', { deviceId: 'd1' })
-  assert.is(await keys.transfer('k', { deviceId: 'd2' }, { deviceId: 'd2', retired: true }), false)
-  assert.is(await keys.transfer('k', { deviceId: 'd1' }, { deviceId: 'd1', retired: true }), true)
-  assert.equal(await keys.owner('k'), { deviceId: 'd1', retired: true })
+  assert.is(await keys.replace('k', { deviceId: 'd2' }, { deviceId: 'd2', retired: true }), false)
+  assert.is(await keys.replace('k', { deviceId: 'd1' }, { deviceId: 'd1', retired: true }), true)
+  assert.equal(await keys.get('k'), { deviceId: 'd1', retired: true })
 })
 
 index('a claim with ttlMs expires, and the value can then be claimed by another owner', async () => {
@@ -53,7 +53,7 @@ index('entries live under <name>:<value>, where the Collection-based indexes kep
   const emails = new UniqueIndex<Owner>(storage, new KeyedLock(), 'account-email')
   assert.is(emails.key('hash1'), 'account-email:hash1')
   assert.is(await emails.claim('hash1', { accountId: 'new' }), false)
-  assert.equal(await emails.owner('hash1'), { accountId: 'old' })
+  assert.equal(await emails.get('hash1'), { accountId: 'old' })
 })
 
 index('without atomic steps, concurrent claims in one process still give the value to one owner', async () => {
@@ -76,7 +76,7 @@ for (const backend of sharedBackends()) {
       const results = await Promise.all(Array.from({ length: 30 }, (_, i) => (i % 2 ? there : here).claim('ana@example.com', { accountId: String(i) })))
       const winners = results.flatMap((won, i) => (won ? [i] : []))
       assert.is(winners.length, 1)
-      assert.equal(await there.owner('ana@example.com'), { accountId: String(winners[0]) })
+      assert.equal(await there.get('ana@example.com'), { accountId: String(winners[0]) })
     } finally {
       await close()
     }
@@ -90,12 +90,12 @@ for (const backend of sharedBackends()) {
       await here.claim('acc:phone', { accountId: 'first' })
       // The holder releases while 20 others try to take it: exactly one of them gets it.
       const [released, ...claims] = await Promise.all([
-        here.release('acc:phone', { accountId: 'first' }),
+        here.removeIfEqual('acc:phone', { accountId: 'first' }),
         ...Array.from({ length: 20 }, (_, i) => (i % 2 ? there : here).claim('acc:phone', { accountId: `next-${i}` })),
       ])
       assert.is(released, true)
       assert.ok(claims.filter(Boolean).length <= 1, `claims won: ${claims.filter(Boolean).length}`)
-      const owner = await there.owner('acc:phone')
+      const owner = await there.get('acc:phone')
       if (claims.some(Boolean)) assert.equal(owner, { accountId: `next-${claims.indexOf(true)}` })
       else assert.is(owner, undefined)
     } finally {
