@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events'
 import type { Logger } from '../logger.ts'
-import { Timetable } from './timetable.ts'
+import { earlier, Timetable } from './timetable.ts'
 
 /** One kind of stored due work (webhook events, scheduled messages): its policy. */
 interface DuePolicy<R> {
@@ -10,6 +10,8 @@ interface DuePolicy<R> {
   all(): AsyncIterable<[key: string, record: R]>
   ofLane(lane: string): AsyncIterable<[key: string, record: R]>
   laneOf(record: R): string
+  /** Among a lane's records due at the same time, which runs first (lower first; absent: by key). */
+  orderOf?(record: R): number
   /** When this process should run a stored record; undefined when it is not its to run. */
   dueOf(key: string, record: R, now: number): Promise<number | undefined>
   /** Run the work once (the retry hook): when to run it again, or undefined when done. */
@@ -90,13 +92,13 @@ export class DueWork<R> {
   async track(key: string, record: R): Promise<void> {
     if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
     const due = await this.policy.dueOf(key, record, this.clock())
-    if (due !== undefined) this.enqueue(key, this.policy.laneOf(record), due)
+    if (due !== undefined) this.enqueue(key, this.policy.laneOf(record), due, this.policy.orderOf?.(record))
   }
 
-  /** The work under `key` is due at `due`. */
-  enqueue(key: string, lane: string, due: number): void {
+  /** The work under `key` is due at `due` (`order`: which of the lane's work due then runs first). */
+  enqueue(key: string, lane: string, due: number, order?: number): void {
     if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
-    this.timetable.add({ key, lane, due })
+    this.timetable.add({ key, lane, due, order })
     this.arm()
   }
 
@@ -236,14 +238,18 @@ export class DueWork<R> {
     const since = this.overflowed.get(lane)
     const run = (async () => {
       const now = this.clock()
+      const dueNow: { key: string; lane: string; due: number; order?: number }[] = []
       for await (const [key, record] of this.policy.ofLane(lane)) {
         if (this.closed) return
         if (this.inFlight.has(key) || this.queued.has(key)) continue
         const due = await this.policy.dueOf(key, record, now)
         if (due === undefined) continue
-        if (due > now) this.timetable.add({ key, lane, due })
-        else if ((this.timetable.remove(key), !this.toLine(lane, key))) return // the line is full again: still overflowed
+        const entry = { key, lane, due, order: this.policy.orderOf?.(record) }
+        if (due > now) this.timetable.add(entry)
+        else dueNow.push(entry)
       }
+      // What is due already goes into the line in the timetable's order (the store lists in its own).
+      for (const { key } of dueNow.sort((a, b) => (earlier(a, b) ? -1 : 1))) if ((this.timetable.remove(key), !this.toLine(lane, key))) return // the line is full again: still overflowed
       if (this.overflowed.get(lane) === since) this.overflowed.delete(lane)
     })().then(
       () => {
@@ -270,7 +276,7 @@ export class DueWork<R> {
         const lane = this.policy.laneOf(record)
         if (typeof lane !== 'string' || this.overflowed.has(lane) || this.inFlight.has(key) || this.queued.has(key)) continue
         const due = await this.policy.dueOf(key, record, now)
-        if (due !== undefined) this.timetable.add({ key, lane, due })
+        if (due !== undefined) this.timetable.add({ key, lane, due, order: this.policy.orderOf?.(record) })
       }
     } catch (err) {
       this.logger.error({ err }, `loading pending ${this.policy.what} work failed; trying again soon`)

@@ -3,10 +3,12 @@ interface Entry {
   key: string
   lane: string
   due: number
+  /** Among entries due at the same time, the lower goes first (then the key): e.g. when a message was scheduled. */
+  order?: number
 }
 
 /**
- * The in-memory timetable of pending runs, sorted earliest first (ties: by key) and bounded to
+ * The in-memory timetable of pending runs, sorted earliest first (ties: by `order`, then key) and bounded to
  * `capacity`: when full, the entry due last gives way to an earlier one, and what is left out (it
  * stays in storage) lowers the `horizon`, from which storage must be read again.
  */
@@ -84,9 +86,16 @@ export class Timetable {
     while (low < high) {
       const mid = (low + high) >>> 1
       const other = this.order[mid]
-      if (other.due < item.due || (other.due === item.due && other.key < item.key)) low = mid + 1
+      if (earlier(other, item)) low = mid + 1
       else high = mid
     }
     return low
   }
+}
+
+/** Whether `a` runs before `b`: due first, then `order`, then key (unique, so the order is strict). */
+export function earlier(a: Entry, b: Entry): boolean {
+  if (a.due !== b.due) return a.due < b.due
+  if ((a.order ?? 0) !== (b.order ?? 0)) return (a.order ?? 0) < (b.order ?? 0)
+  return a.key < b.key
 }

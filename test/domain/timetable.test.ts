@@ -125,4 +125,16 @@ test('random adds, removes and partial takes agree with a simple sorted model, f
   }
 })
 
+test('entries due at the same time go out by their order (when they were scheduled), then by key', () => {
+  const timetable = new DeliveryTimetable(100)
+  timetable.add({ ...entry('zz-first', 10), order: 1 })
+  timetable.add({ ...entry('aa-second', 10), order: 2 })
+  timetable.add(entry('mm-no-order', 10))
+  timetable.add({ ...entry('bb-later', 20), order: 0 })
+  assert.equal(
+    timetable.takeDue(30).map(e => e.key),
+    ['mm-no-order', 'zz-first', 'aa-second', 'bb-later'],
+  )
+})
+
 test.run()

@@ -49,6 +49,7 @@ export class Scheduler {
         all: () => store.all(),
         ofLane: deviceId => store.all(deviceId),
         laneOf: item => item?.deviceId,
+        orderOf: item => item?.createdAt ?? 0,
         dueOf: async (_key, item, now) => this.dueOf(item, now),
         run: key => this.send(key),
       },
@@ -64,7 +65,7 @@ export class Scheduler {
       { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text },
       encodeAction(action),
     )
-    if (this.started) this.work.enqueue(itemKey(item), item.deviceId, item.dueAt)
+    if (this.started) this.work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
     return item
   }
 
