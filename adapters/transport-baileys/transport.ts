@@ -30,6 +30,7 @@ import { receiveUpsert } from './receive.ts'
 import { quietSignalLogs } from './signal-logs.ts'
 import { markRead, sendOutgoing } from './send.ts'
 import { DeviceSession } from './session/session.ts'
+import { withSharedAsyncContext } from './shared-async-context.ts'
 import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
 import { defaultVersionResolver, VersionSource } from './version.ts'
 
@@ -244,7 +245,7 @@ export class BaileysTransport implements Transport {
     this.loaded ??= (async () => {
       const lib: BaileysModule = await importOptional(BAILEYS, 'The Baileys transport', () => import('@whiskeysockets/baileys'), BAILEYS_RANGE)
       const logger = baileysLogger(this.ctx().logger, this.options.baileysLogLevel)
-      const factory: SocketFactory = this.options.socketFactory ?? (config => lib.makeWASocket(config) satisfies SocketLike)
+      const factory: SocketFactory = this.options.socketFactory ?? (config => withSharedAsyncContext(() => lib.makeWASocket(config)) satisfies SocketLike)
       const custom = this.options.resolveVersion
       const version = new VersionSource(custom ? () => custom() : defaultVersionResolver(this.ctx().logger))
       const timeoutMs = this.options.sendTimeoutMs

@@ -20,6 +20,9 @@ interface World {
   errors: string[]
 }
 
+/** Symbol-keyed slots the enabled AsyncLocalStorages write into a new promise (Node before 24). */
+const slotsOfANewPromise = () => Object.getOwnPropertySymbols(new Promise(() => {})).filter(key => key.description === 'kResourceStore').length
+
 link.before.each(async world => {
   world.trusted = await trustedPeer()
   world.peer = world.trusted.peer
@@ -36,6 +39,7 @@ link.after.each(async world => {
 
 link('by pairing code: the phone enters the code, derives the ADV secret as the client does, pairs the device, and it logs in', async world => {
   const { peer, transport, events } = world
+  const slotsBefore = slotsOfANewPromise()
   const challenge = await transport.link('dev', { phone: '5511999990001', code: 'ABCD2345' })
   assert.equal(challenge, { kind: 'code', code: 'ABCD2345' })
   const device = await peer.phone('5511999990001').enterCode('ABCD2345')
@@ -43,6 +47,8 @@ link('by pairing code: the phone enters the code, derives the ADV secret as the 
   await waitFor(() => lastState(events) === 'open', 10_000, 'open')
   assert.equal([peer.stats.pairings, peer.stats.logins], [1, 1])
   assert.equal(peer.records.problems, [])
+  // Two sockets (the pairing one, and the one after 515) share one AsyncLocalStorage: at most one new slot.
+  assert.ok(slotsOfANewPromise() - slotsBefore <= 1, `${slotsOfANewPromise() - slotsBefore} new slots`)
 })
 
 link('a wrong pairing code: the key bundle does not decrypt, nothing is linked', async world => {
