@@ -24,8 +24,7 @@ import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { RateLimits } from './security/rate-limits.ts'
 import { CacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
-import { RetryBuffer } from './store/retry-buffer.ts'
-import { SpillFile } from './store/spill-file.ts'
+import { RetryBuffer, SpillFile } from './store/retry-buffer.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
 /** The gateway's parts, wired: what createGateway serves and closes. */
@@ -114,7 +113,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   })
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
-    if (incoming.waiting) return incoming.keep(event) // behind those already waiting: events keep their order
+    if (incoming.size > 0) return incoming.keep(event) // behind those already waiting: events keep their order
     try {
       await recordEvent(event)
     } catch (err) {

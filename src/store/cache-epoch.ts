@@ -2,19 +2,11 @@ import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import { atomicSteps } from './keyed-lock.ts'
 
-interface ForgetfulCache {
-  forget(): void
-}
-
 const KEY = 'cache-epoch'
 
-/**
- * Keeps the record caches of every process sharing a store honest: a write others must see at once
- * bumps a counter in the store, and every process polls it every `pollMs` and drops its cached
- * records when it moved.
- */
+/** Keeps every process's record caches honest: a write others must see at once bumps a counter in the store, which each process polls every `pollMs`. */
 export class CacheEpoch {
-  private readonly caches: ForgetfulCache[] = []
+  private readonly caches: { forget(): void }[] = []
   private seen: unknown
   private timer: NodeJS.Timeout | undefined
   private polling = false
@@ -26,7 +18,7 @@ export class CacheEpoch {
   ) {}
 
   /** Drop `cache`'s records whenever another process bumps the epoch. */
-  register(cache: ForgetfulCache): void {
+  register(cache: { forget(): void }): void {
     this.caches.push(cache)
   }
 
@@ -43,7 +35,6 @@ export class CacheEpoch {
     this.seen = await atomicSteps(this.storage).increment(KEY, 1)
   }
 
-  /** Stop polling. */
   stop(): void {
     clearInterval(this.timer)
   }
