@@ -1,14 +1,9 @@
-/** A monotonic clock in milliseconds (never jumps with the wall clock; not comparable across processes). */
-type MonotonicClock = () => number
-
-/** This process's monotonic clock. */
-export const monotonicNow: MonotonicClock = () => performance.now()
+/** This process's monotonic clock in ms (never jumps with the wall clock; not comparable across processes). */
+export const monotonicNow = () => performance.now()
 
 /**
- * Judges other instances alive by seeing their heartbeat counters move, timed by this process's
- * monotonic clock (no host's clock is compared with another's): an instance is silent once its
- * counter has stayed the same for `ttlMs`, watched without a gap. After a gap in watching (longer
- * than half the time-to-live and two heartbeats) the watch starts again.
+ * Judges other instances alive by seeing their heartbeat counters move, timed by this process's monotonic clock: silent
+ * once a counter stayed the same for `ttlMs`, watched without a gap (longer than ttl/2 and two heartbeats: the watch restarts).
  */
 export class HeartbeatWatch {
   /** Per instance, the counter value last read and when it was first read. */
@@ -18,7 +13,7 @@ export class HeartbeatWatch {
   constructor(
     private readonly ttlMs: number,
     private readonly heartbeatMs: number,
-    private readonly now: MonotonicClock = monotonicNow,
+    private readonly now = monotonicNow,
   ) {}
 
   /** One full read of the registry (`beats`: id to counter): the ids whose counter has not moved for `ttlMs`. */
@@ -41,51 +36,5 @@ export class HeartbeatWatch {
   stillSilent(id: string, beat: number): boolean {
     const seen = this.seen.get(id)
     return seen !== undefined && seen.beat === beat && this.now() - seen.since >= this.ttlMs
-  }
-}
-
-/**
- * This instance's own side of the heartbeat: fenced once two thirds of the time-to-live have passed
- * since the last heartbeat the store took was sent (so it lets go a third of the time-to-live before
- * anyone may judge it gone); lifted only by a heartbeat that reached the store in time.
- */
-export class HeartbeatFence {
-  private lastSent: number
-  private fenced = false
-  private fences = 0
-
-  constructor(
-    private readonly ttlMs: number,
-    private readonly now: MonotonicClock = monotonicNow,
-  ) {
-    this.lastSent = now()
-  }
-
-  /** Whether the fence is up: the heartbeat is late (even before a tick raised it), or none since reached the store. */
-  get up(): boolean {
-    return this.fenced || this.now() - this.lastSent >= this.limitMs
-  }
-
-  /** Fences so far: a step that began at one count and ended at another was cut by a fence. */
-  get count(): number {
-    return this.fences
-  }
-
-  /** Raise the fence when the heartbeat is late; true when this call raised it. */
-  raiseIfLate(): boolean {
-    if (this.fenced || this.now() - this.lastSent < this.limitMs) return false
-    this.fenced = true
-    this.fences++
-    return true
-  }
-
-  /** A heartbeat sent at `sentAt` (from `now()`) reached the store: the fence lifts unless it waited past the limit on the way. */
-  taken(sentAt: number): void {
-    this.lastSent = sentAt
-    if (this.now() - sentAt < this.limitMs) this.fenced = false
-  }
-
-  private get limitMs(): number {
-    return (this.ttlMs * 2) / 3
   }
 }

@@ -25,9 +25,8 @@ export interface InstanceRecord {
 export type DepartureListener = (gone: string[]) => void
 
 /**
- * Who is alive, as this process last read the registry (`instance:<id>`): an instance while its
- * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
- * is removed and its instance told as departed. It is the Liveness (instances.ts) that claims are judged by.
+ * Who is alive as of the last read of the registry: an instance while its heartbeat counter moves (HeartbeatWatch); a
+ * silent record, or one of a gone process of this host, is removed and told as departed. The Liveness claims are judged by.
  */
 export class InstanceView {
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
@@ -50,7 +49,6 @@ export class InstanceView {
     this.watch = new HeartbeatWatch(ttlMs, heartbeatMs)
   }
 
-  /** Whether the instance named by a claim is alive, as of the last read (this one always is). */
   isAlive(instanceId: string | undefined): boolean {
     if (instanceId === undefined) return false
     if (instanceId === this.id || this.known.has(instanceId)) return true
@@ -63,7 +61,6 @@ export class InstanceView {
     return true
   }
 
-  /** The live instances, as of the last read. */
   get live(): string[] {
     return [...this.known.keys()]
   }
@@ -89,12 +86,10 @@ export class InstanceView {
     return !record || this.watch.stillSilent(instanceId, beatOf(record))
   }
 
-  /** Be told when instances stop heartbeating (their claims are void from then on). */
   onDeparture(listener: DepartureListener): void {
     this.listeners.push(listener)
   }
 
-  /** An instance seen to leave. */
   markGone(id: string): void {
     this.gone.add(id)
     if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)

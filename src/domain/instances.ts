@@ -7,7 +7,7 @@ import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
-import { HeartbeatFence, monotonicNow } from './heartbeat-watch.ts'
+import { monotonicNow } from './heartbeat-watch.ts'
 import { InstanceView, type DepartureListener, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
@@ -18,13 +18,10 @@ export interface InstanceSettings {
   ttlMs: number
 }
 
-/** Who is alive, as claims on shared work need to know it. */
+/** Who is alive, as claims on shared work need to know it: this process's id, whether a claim's instance lives, departures. */
 export interface Liveness {
-  /** This process's instance id (the owner named by its claims). */
   readonly id: string
-  /** Whether an instance named by a claim is alive. */
   isAlive(instanceId: string | undefined): boolean
-  /** Be told when instances stop heartbeating (their claims are void from then on). */
   onDeparture(listener: DepartureListener): void
 }
 
@@ -34,11 +31,9 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
 }
 
 /**
- * The registry of live gateway processes (`instance:<id>`, renewed every `heartbeatMs` with a
- * counter that moves). A claim on shared work names its instance and is void once that instance
- * is gone: its counter still for `ttlMs` (InstanceView), or its process of this host not running.
- * An instance whose heartbeat is late is fenced (HeartbeatFence): it lets go of what it holds and
- * takes nothing new until a later heartbeat reached the store.
+ * The registry of live gateway processes (`instance:<id>`, renewed every `heartbeatMs` with a counter that moves): a
+ * claim is void once its instance is gone (InstanceView). An instance whose heartbeat is late is fenced: it lets go of
+ * what it holds and takes nothing new until a later heartbeat reached the store (docs/scaling.md).
  */
 export class Instances {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
@@ -48,10 +43,14 @@ export class Instances {
   /** Who is alive as of the last heartbeat: the Liveness that claims on shared work are judged by. */
   readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
-  /** `fence`: the heartbeat is late (let go of what is held before the others take it over); `rejoin`: registered again after the others took it for gone (what it held may have been taken over); `beat`: a heartbeat reached the store (and refreshed who is alive). */
+  /** `fence`: the heartbeat is late (let go of what is held); `rejoin`: registered again after the others took it for gone or after a fence; `beat`: a heartbeat reached the store. */
   readonly events = new EventEmitter<{ fence: []; rejoin: []; beat: [] }>()
-  private readonly fence: HeartbeatFence
-  /** A heartbeat is under way (the next tick does not start another). */
+  /** Fenced once two thirds of the ttl passed since the last heartbeat the store took was sent (a third before anyone may judge it gone). */
+  private readonly fenceMs: number
+  /** When the last heartbeat the store took was sent (monotonic). */
+  private lastSent = monotonicNow()
+  private fenced = false
+  private fences = 0
   private beating = false
   private readonly recordTtlMs: number
   private load = 0
@@ -66,25 +65,21 @@ export class Instances {
   ) {
     this.records = new Collection(storage, lock, 'instance')
     this.view = new InstanceView(this.id, this.records, settings.ttlMs, settings.heartbeatMs, logger)
-    this.fence = new HeartbeatFence(settings.ttlMs)
+    this.fenceMs = (settings.ttlMs * 2) / 3
     // On a shared store a record outlives the ttl by the clock allowance (readers judge its expiry by their clocks).
     this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? CLOCK_SKEW_ALLOWANCE_MS : 0)
     const now = Date.now()
     this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
   }
 
-  /**
-   * Register this process, learn who is alive and start the heartbeat. Throws a start-up error naming
-   * what to change when this process may not share the store, once the other instance's heartbeat
-   * has not lapsed (heartbeatLapsed).
-   */
+  /** Register, learn who is alive and start the heartbeat; throws what to change when this process may not share the store with a live instance. */
   async start(cluster: boolean): Promise<void> {
     const reach = reachOf(this.storage)
     if (cluster) refuseCluster(this.storage, reach)
     for (;;) {
       const sentAt = monotonicNow()
       await this.records.put(this.id, this.record, this.recordTtlMs)
-      this.fence.taken(sentAt)
+      this.taken(sentAt)
       await this.view.refresh(this.record)
       const blocking = inTheWay(this.record, this.view.liveRecords, other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
       if (!blocking) break
@@ -98,12 +93,17 @@ export class Instances {
 
   /** Whether this instance may hold things for the others now: registered, its heartbeat not late, not stopping. */
   get standing(): boolean {
-    return !this.fence.up && !this.stopped && this.timer !== undefined
+    return !this.fenceUp && !this.stopped && this.timer !== undefined
   }
 
   /** Fences so far: a step that began at one count and ends at another was cut by a fence. */
   get fenceCount(): number {
-    return this.fence.count
+    return this.fences
+  }
+
+  /** The heartbeat is late (even before a tick raised the fence), or none since reached the store. */
+  private get fenceUp(): boolean {
+    return this.fenced || monotonicNow() - this.lastSent >= this.fenceMs
   }
 
   /** A live instance's record: as of the last heartbeat, or read from the store when it is newer than that. */
@@ -123,7 +123,7 @@ export class Instances {
     await this.records.removeIfEqual(this.id, this.record).catch(err => this.logger.warn({ err }, 'instance record not removed'))
   }
 
-  /** Renew this record with the next counter (re-register when it was removed), then refresh who is alive; the fence is checked on every tick. */
+  /** Renew this record with the next counter (re-register when it was removed), then refresh who is alive; check the fence on every tick. */
   private async beat(): Promise<void> {
     this.fenceIfLate()
     if (this.stopped || this.beating) return
@@ -136,7 +136,7 @@ export class Instances {
   }
 
   private async renew(): Promise<void> {
-    const wasFenced = this.fence.up
+    const wasFenced = this.fenceUp
     const next = { ...this.record, heartbeatAt: Date.now(), beat: (this.record.beat ?? 0) + 1, devices: this.load }
     const sentAt = monotonicNow()
     try {
@@ -147,8 +147,8 @@ export class Instances {
         rejoined = true
       }
       this.record = next
-      this.fence.taken(sentAt)
-      if (this.fence.up) return
+      this.taken(sentAt)
+      if (this.fenceUp) return
       if (rejoined || wasFenced) this.events.emit('rejoin')
       await this.view.refresh(this.record)
       this.events.emit('beat')
@@ -158,8 +158,16 @@ export class Instances {
     }
   }
 
+  /** A heartbeat sent at `sentAt` reached the store: the fence lifts unless it waited past the limit on the way. */
+  private taken(sentAt: number): void {
+    this.lastSent = sentAt
+    if (monotonicNow() - sentAt < this.fenceMs) this.fenced = false
+  }
+
   private fenceIfLate(): void {
-    if (!this.fence.raiseIfLate()) return
+    if (this.fenced || monotonicNow() - this.lastSent < this.fenceMs) return
+    this.fenced = true
+    this.fences++
     this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
     this.events.emit('fence')
   }
@@ -208,11 +216,7 @@ function inTheWay(
   return undefined
 }
 
-/**
- * Wait up to a time-to-live and a heartbeat for `other`'s heartbeat to lapse: true once its record
- * is gone (or its process of this host) or stood unchanged all along (then removed), false as soon
- * as it is renewed.
- */
+/** Wait up to a ttl and a heartbeat for `other`'s heartbeat to lapse: true once its record (or process) is gone or stood unchanged (then removed), false once renewed. */
 async function heartbeatLapsed(
   records: Collection<InstanceRecord>,
   other: InstanceRecord,
