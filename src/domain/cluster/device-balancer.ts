@@ -11,9 +11,8 @@ const CONCURRENCY = 16
 const SCAN_EVERY_MS = 30_000
 
 /**
- * Puts every linked device in the hands of one live instance: at start, on a departure and every
- * 30 s, each instance shares the linked devices nobody alive holds over the live instances, least
- * loaded first, and takes its share (a leftover is taken by anyone two heartbeats later).
+ * Puts every linked device in the hands of one live instance: at start, on a departure and every 30 s, each instance
+ * shares the devices nobody alive holds over the live ones, least loaded first, and takes its share (anyone's, once overdue).
  */
 export class DeviceBalancer {
   /** Devices seen without a holder, with when: taken by anyone once they stay so for two heartbeats. */
@@ -47,7 +46,6 @@ export class DeviceBalancer {
     return this.scan()
   }
 
-  /** Stop taking devices. */
   stop(): void {
     this.stopped = true
   }

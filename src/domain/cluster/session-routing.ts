@@ -19,11 +19,9 @@ const HANDOVER_WAIT_MS = 5_000
 export const moving = (cause?: unknown) => new GatewayError('holder-unavailable', { retryAfterSeconds: 5, cause })
 
 /**
- * Which instance works a request for a device, asked by the HTTP edge before an operation runs (the
- * operations never see the cluster): this one when it holds the device's lease, or when nobody alive
- * does and it takes it (a link only on the least loaded instance in cluster mode; otherwise only a
- * device linked before, whose session it then opens); else the holder, which the edge forwards to.
- * A device nobody holds and that is not linked is worked here without a lease (its session is closed).
+ * Which instance works a request for a device, asked by the HTTP edge before an operation runs: this one when it holds
+ * the lease, or takes it (a link: only on the least loaded instance in cluster mode; else a device linked before, whose
+ * session it opens); else the holder, which the edge forwards to. An unlinked device nobody holds is worked here, unleased.
  */
 export class SessionRouting {
   constructor(
@@ -37,11 +35,7 @@ export class SessionRouting {
     return this.leases.holds(device.id)
   }
 
-  /**
-   * The instance to forward the request to, or undefined when this one works the device (taking it
-   * when nobody alive holds it). A request forwarded here (`forwarded`) is never sent on: a holder
-   * elsewhere is then `holder-unavailable` (503, retry); a full instance is `instance-full`.
-   */
+  /** The instance to forward to, or undefined when this one works the device; a request `forwarded` here is never sent on (`holder-unavailable`). */
   async holderOf(device: Device, forwarded: boolean, linking = false): Promise<string | undefined> {
     const { leases } = this
     if (leases.holds(device.id)) return undefined
@@ -68,11 +62,8 @@ export class SessionRouting {
   }
 
   /**
-   * Where a link (operations 3 and 4) of `wanted.name` is worked: a string names the instance to
-   * forward it to (the holder, or for a device still to be made in cluster mode the least loaded
-   * instance, so that a device is made where it will live); else the device, found or made here,
-   * whose lease this instance now holds. A device this request made and cannot hold here for another
-   * reason than a moving holder (`instance-full`) is deleted again: a refused request leaves nothing.
+   * Where a link of `wanted.name` is worked: the instance to forward to (the holder; for a device still to be made in cluster
+   * mode, the least loaded one), else the device found or made here, now held. A device made here and refused is deleted again.
    */
   async link(account: Account, wanted: NewDevice, forwarded: boolean): Promise<{ device: Device; created: boolean; appkey?: string } | string> {
     const { devices, leases } = this
@@ -89,15 +80,10 @@ export class SessionRouting {
     return holder ?? ensured
   }
 
-  /**
-   * The open session of the device, for a send: `not-connected` when closed. A device this instance
-   * has just taken over (its session still opening) is waited for, up to 5 s, then
-   * `holder-unavailable` (503, retry); so is a linked device this instance let go meanwhile.
-   */
+  /** The device's open session, for a send: `not-connected` when closed; one just taken over here is waited for, up to 5 s, then `holder-unavailable`. */
   async connected(device: Device): Promise<SessionStatus> {
     const status = await this.devices.status(device)
     if (status.connected) return status
-    // Let go meanwhile (a late heartbeat closed this instance's sessions): changing hands, not disconnected.
     if (device.linked && !this.leases.holds(device.id)) throw moving()
     if (!device.linked || !this.leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
     const deadline = Date.now() + HANDOVER_WAIT_MS
