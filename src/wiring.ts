@@ -1,6 +1,5 @@
 import { Accounts } from './domain/accounts.ts'
-import { Agents } from './domain/agents.ts'
-import { startAgents } from './domain/agent-runner.ts'
+import { Agents, startAgents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
 import { FlowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
