@@ -81,7 +81,7 @@ export class Instances {
       await this.records.put(this.id, this.record, this.recordTtlMs)
       this.taken(sentAt)
       await this.view.refresh(this.record)
-      const blocking = inTheWay(this.record, this.view.liveRecords, other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
+      const blocking = inTheWay(this.record, this.view.liveRecords, cluster, reach, supportsAtomic(this.storage))
       if (!blocking) break
       await this.records.remove(this.id)
       if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
@@ -185,33 +185,27 @@ function refuseCluster(storage: Storage, reach: NonNullable<Storage['reach']>): 
     )
 }
 
-/** Why this process may not share the store with the live instance `other`, or undefined when it may. */
-function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Storage['reach']>, atomic: boolean): string | undefined {
-  if (!atomic)
-    return `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
-  if (reach !== 'network')
-    return `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
-  if (!cluster)
-    return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
-  return undefined
-}
-
-/** The live instance in the way of `own`'s start (one `refusalFor` refuses, or one of this host with its address), with the refusal. */
+/** The live instance in the way of `own`'s start (the store is not for several, or one of this host has its address), with why. */
 function inTheWay(
   own: InstanceRecord,
   live: Iterable<InstanceRecord>,
-  refusalFor: (id: string) => string | undefined,
+  cluster: boolean,
+  reach: NonNullable<Storage['reach']>,
+  atomic: boolean,
 ): { record: InstanceRecord; refusal: string } | undefined {
   for (const record of live) {
-    if (record.id === own.id) continue
-    const refusal = refusalFor(record.id)
+    const other = record.id
+    if (other === own.id) continue
+    const refusal = !atomic
+      ? `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
+      : reach !== 'network'
+        ? `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
+        : !cluster
+          ? `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
+          : record.host === own.host && record.url !== undefined && record.url === own.url
+            ? `Another gateway instance (${other}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL`
+            : undefined
     if (refusal) return { record, refusal }
-    if (record.host === own.host && record.url !== undefined && record.url === own.url) {
-      return {
-        record,
-        refusal: `Another gateway instance (${record.id}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL`,
-      }
-    }
   }
   return undefined
 }

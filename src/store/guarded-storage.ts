@@ -55,15 +55,9 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
       return Promise.reject(
         new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }),
       )
-    let attempt: Promise<T>
-    try {
-      attempt = work()
-    } catch (cause) {
-      attempt = Promise.reject(cause)
-    }
     return new Promise<T>((resolve, reject) => {
       const done = deadlines.watch(() => reject(timedOut(operation)))
-      attempt.then(
+      new Promise<T>(start => start(work())).then(
         value => {
           done()
           if (hungSince !== undefined) answered()
