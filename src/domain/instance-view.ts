@@ -1,7 +1,6 @@
 import type { Logger } from '../logger.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
-import { HeartbeatWatch } from './heartbeat-watch.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 export interface InstanceRecord {
@@ -137,4 +136,45 @@ function goneFromThisHost(instanceId: string): boolean {
   if (parts.length < 4 || parts.slice(0, -3).join('-') !== hostTag()) return false
   const pid = Number(parts[parts.length - 3])
   return Number.isInteger(pid) && pid > 0 && !processAlive(pid)
+}
+
+/** This process's monotonic clock in ms (never jumps with the wall clock; not comparable across processes). */
+export const monotonicNow = () => performance.now()
+
+/**
+ * Judges other instances alive by seeing their heartbeat counters move, timed by this process's monotonic clock: silent
+ * once a counter stayed the same for `ttlMs`, watched without a gap (longer than ttl/2 and two heartbeats: the watch restarts).
+ */
+export class HeartbeatWatch {
+  /** Per instance, the counter value last read and when it was first read. */
+  private readonly seen = new Map<string, { beat: number; since: number }>()
+  private lastRead: number | undefined
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly heartbeatMs: number,
+    private readonly now = monotonicNow,
+  ) {}
+
+  /** One full read of the registry (`beats`: id to counter): the ids whose counter has not moved for `ttlMs`. */
+  observe(beats: Map<string, number>): string[] {
+    const now = this.now()
+    const gap = this.lastRead === undefined || now - this.lastRead > Math.max(2 * this.heartbeatMs, this.ttlMs / 2)
+    this.lastRead = now
+    const silent: string[] = []
+    for (const [id, beat] of beats) {
+      const seen = this.seen.get(id)
+      if (!seen || seen.beat !== beat) this.seen.set(id, { beat, since: now })
+      else if (gap) seen.since = now
+      else if (now - seen.since >= this.ttlMs) silent.push(id)
+    }
+    for (const id of [...this.seen.keys()]) if (!beats.has(id)) this.seen.delete(id)
+    return silent
+  }
+
+  /** Whether a record just read with counter `beat` is still the one watched silent for `ttlMs`. */
+  stillSilent(id: string, beat: number): boolean {
+    const seen = this.seen.get(id)
+    return seen !== undefined && seen.beat === beat && this.now() - seen.since >= this.ttlMs
+  }
 }

@@ -7,8 +7,7 @@ import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
-import { monotonicNow } from './heartbeat-watch.ts'
-import { InstanceView, type DepartureListener, type InstanceRecord } from './instance-view.ts'
+import { InstanceView, monotonicNow, type DepartureListener, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
 export interface InstanceSettings {
