@@ -21,7 +21,7 @@ import type { ResolvedOptions } from './resolve-options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { RateLimits } from './security/rate-limits.ts'
-import { CacheEpoch } from './store/cache-epoch.ts'
+import { cacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
 import { RetryBuffer, SpillFile } from './store/retry-buffer.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
@@ -44,7 +44,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }), resolved.cluster?.advertiseUrl)
   await instances.start(resolved.cluster !== undefined)
   // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
-  const epoch = new CacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
+  const epoch = cacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
   await epoch.start()
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
