@@ -3,7 +3,7 @@ import { Agents, startAgents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
 import { FlowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
-import { DeviceBalancer } from './domain/cluster/device-balancer.ts'
+import { deviceBalancer } from './domain/cluster/device-balancer.ts'
 import { DeviceLeases } from './domain/cluster/device-leases.ts'
 import { SessionRouting } from './domain/cluster/session-routing.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
@@ -58,7 +58,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     childLogger(logger, { module: 'leases' }),
     events,
   )
-  const balancer = new DeviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
+  const balancer = deviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
   devices.onRemove(device => leases.forget(device.id))
   const agents = new Agents(storage, lock, devices)
   const links = new ShareLinks(storage, lock, devices)
