@@ -1,17 +1,17 @@
 import { Accounts } from './domain/accounts.ts'
-import { Agents, startAgents } from './domain/agents.ts'
+import { deviceAgents, startAgents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
-import { FlowConversations } from './domain/flows.ts'
+import { flowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
 import { deviceBalancer } from './domain/cluster/device-balancer.ts'
 import { DeviceLeases } from './domain/cluster/device-leases.ts'
-import { SessionRouting } from './domain/cluster/session-routing.ts'
+import { sessionRouting } from './domain/cluster/session-routing.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
-import { MessageFeed } from './domain/message-feed.ts'
+import { messageFeed } from './domain/message-feed.ts'
 import { createMessaging } from './domain/messaging/index.ts'
 import { MediaBudget } from './domain/messaging/media-budget.ts'
-import { ShareLinks } from './domain/share-links.ts'
+import { shareLinks } from './domain/share-links.ts'
 import { startWebhookOutbox } from './domain/webhooks/outbox.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
@@ -60,12 +60,12 @@ export async function wireGateway(resolved: ResolvedOptions) {
   )
   const balancer = deviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
   devices.onRemove(device => leases.forget(device.id))
-  const agents = new Agents(storage, lock, devices)
-  const links = new ShareLinks(storage, lock, devices)
+  const agents = deviceAgents(storage, lock, devices)
+  const links = shareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const mediaLinks = new MediaLinks(storage)
-  const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
+  const feed = messageFeed(events, childLogger(logger, { module: 'feed' }))
   const messaging = createMessaging({
     options: resolved.messaging,
     storage,
@@ -79,7 +79,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     logger: childLogger(logger, { module: 'messaging' }),
   })
   devices.onRemove(device => messaging.removeDevice(device))
-  const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
+  const flows = flowConversations(storage, lock, resolved.agents.historyLimit)
   // Request counters: in the store when every instance reaches it (shared limits), else in this process.
   const rateLimits = new RateLimits(resolved.rateLimits, storage, childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
@@ -163,7 +163,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     lock,
     epoch,
     leases,
-    routing: new SessionRouting(devices, leases, clustered),
+    routing: sessionRouting(devices, leases, clustered),
     balancer,
     instances,
     transport,
