@@ -83,7 +83,7 @@ export class Instances {
       const blocking = inTheWay(this.record, this.view.liveRecords, cluster, reach, supportsAtomic(this.storage))
       if (!blocking) break
       await this.records.remove(this.id)
-      if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
+      if (!(await this.heartbeatLapsed(blocking.record))) throw new Error(blocking.refusal)
       this.view.markGone(blocking.record.id)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
@@ -157,6 +157,29 @@ export class Instances {
     }
   }
 
+  /** Wait up to a ttl and a heartbeat for `other`'s heartbeat to lapse: true once its record (or process) is gone or stood unchanged (then removed), false once renewed. */
+  private async heartbeatLapsed(other: InstanceRecord): Promise<boolean> {
+    const waitMs = this.settings.ttlMs + this.settings.heartbeatMs
+    this.logger.warn(
+      { other: other.id, pid: other.pid, host: other.host, waitMs },
+      'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start',
+    )
+    const until = Date.now() + waitMs
+    const pollMs = Math.max(50, Math.min(500, Math.floor(this.settings.heartbeatMs / 4)))
+    let latest = other
+    while (Date.now() < until) {
+      await new Promise(resolve => setTimeout(resolve, pollMs))
+      const now = await this.records.load(other.id)
+      if (now === undefined) return true
+      latest = now
+      if (now.host === this.record.host && !processAlive(now)) break
+      if (now.heartbeatAt !== other.heartbeatAt) return false
+    }
+    await this.records.removeIfEqual(other.id, latest)
+    this.logger.info({ other: other.id }, 'its heartbeat lapsed: starting')
+    return true
+  }
+
   /** A heartbeat sent at `sentAt` reached the store: the fence lifts unless it waited past the limit on the way. */
   private taken(sentAt: number): void {
     this.lastSent = sentAt
@@ -207,33 +230,4 @@ function inTheWay(
     if (refusal) return { record, refusal }
   }
   return undefined
-}
-
-/** Wait up to a ttl and a heartbeat for `other`'s heartbeat to lapse: true once its record (or process) is gone or stood unchanged (then removed), false once renewed. */
-async function heartbeatLapsed(
-  records: Collection<InstanceRecord>,
-  other: InstanceRecord,
-  host: string,
-  settings: { heartbeatMs: number; ttlMs: number },
-  logger: Logger,
-): Promise<boolean> {
-  const waitMs = settings.ttlMs + settings.heartbeatMs
-  logger.warn(
-    { other: other.id, pid: other.pid, host: other.host, waitMs },
-    'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start',
-  )
-  const until = Date.now() + waitMs
-  const pollMs = Math.max(50, Math.min(500, Math.floor(settings.heartbeatMs / 4)))
-  let latest = other
-  while (Date.now() < until) {
-    await new Promise(resolve => setTimeout(resolve, pollMs))
-    const now = await records.load(other.id)
-    if (now === undefined) return true
-    latest = now
-    if (now.host === host && !processAlive(now)) break
-    if (now.heartbeatAt !== other.heartbeatAt) return false
-  }
-  await records.removeIfEqual(other.id, latest)
-  logger.info({ other: other.id }, 'its heartbeat lapsed: starting')
-  return true
 }
