@@ -87,7 +87,6 @@ export class Accounts {
     const keyHash = hashKey(authkey)
     const entry = await this.byKey.get(keyHash)
     const account = entry && (await this.accounts.get(entry.accountId))
-    // The key compared in constant time; a suspended or expired account is refused.
     if (!account || !safeEqual(account.authkeyHash, keyHash) || account.suspended) return undefined
     return account.expiresOn < dateInZone(this.timeZone) ? undefined : account
   }

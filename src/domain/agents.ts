@@ -136,7 +136,6 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     await flows.append(device.id, contact, turns)
   }
 
-  // The feed subscriber: queue an incoming 1:1 text on a device with agents for its contact's line.
   services.feed.subscribe((device, message) => {
     if (!settings.responder || closed || device.agentIds.length === 0) return
     if (message.fromMe || message.isGroup || message.content.kind !== 'text') return

@@ -180,8 +180,6 @@ export class DeviceLeases {
     this.instances.setLoad(this.held.size)
   }
 
-  // --- Internal helpers ---
-
   private drop(deviceId: string): void {
     this.held.delete(deviceId)
     this.instances.setLoad(this.held.size)

@@ -44,10 +44,8 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
       }
       // A fenced instance (its heartbeat late, the store away) takes nothing until it stands again.
       if (!leases.standing) throw moving()
-      // A link opens the session itself; a linked device taken here has its session opened now.
       if (linking ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
       if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
-      // Another instance took it meanwhile: look again.
     }
     throw moving()
   }
