@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.ts'
+import { putBounded } from '../store/bounded-map.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
 
@@ -53,10 +54,7 @@ export class InstanceView {
     if (instanceId === this.id || this.known.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
     // Not listed by the last read: it may have started since; alive until a later read settles it.
-    if (!this.asked.has(instanceId)) {
-      if (this.asked.size >= 1000) this.asked.delete(this.asked.keys().next().value!)
-      this.asked.set(instanceId, this.reads)
-    }
+    if (!this.asked.has(instanceId)) putBounded(this.asked, instanceId, this.reads, 1000)
     return true
   }
 
