@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
-import { Collection, type CollectionOptions } from '../store/collection.ts'
+import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
@@ -62,7 +62,7 @@ export class Devices {
     cacheTtlMs = 0,
     private readonly epoch?: CacheEpoch,
   ) {
-    const cache: CollectionOptions = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.devices = new Collection(storage, lock, 'device', cache)
     this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
     this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)

@@ -3,12 +3,6 @@ import { atomicSteps, type KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
 import type { CacheEpoch } from './cache-epoch.ts'
 
-/** Options of a collection. */
-export interface CollectionOptions {
-  /** Keep records read for `ttlMs` in this process (frozen); writes through the collection refresh it at once. */
-  cache?: { ttlMs: number; maxEntries: number; epoch?: CacheEpoch }
-}
-
 /**
  * Typed records over the storage port, under `<name>:<id>`. `create`, `replace`, `removeIfEqual` and `update` are the
  * storage's atomic steps (without them: an in-process lock, one process); the record's lock is only a fast path.
@@ -23,7 +17,8 @@ export class Collection<T> {
     private readonly storage: Storage,
     private readonly lock: KeyedLock,
     readonly name: string,
-    options: CollectionOptions = {},
+    /** `cache`: keep records read for `ttlMs` in this process (frozen); writes through the collection refresh it at once. */
+    options: { cache?: { ttlMs: number; maxEntries: number; epoch?: CacheEpoch } } = {},
   ) {
     if (options.cache && options.cache.ttlMs > 0) {
       this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
