@@ -21,9 +21,6 @@ export interface InstanceRecord {
   devices?: number
 }
 
-/** What a departure callback is told: the instances that stopped heartbeating (or left). */
-export type DepartureListener = (gone: string[]) => void
-
 /**
  * Who is alive as of the last read of the registry: an instance while its heartbeat counter moves (HeartbeatWatch); a
  * silent record, or one of a gone process of this host, is removed and told as departed. The Liveness claims are judged by.
@@ -37,7 +34,7 @@ export class InstanceView {
   private reads = 0
   /** Ids the last read did not list, with the read count when asked: alive until a later read settles them. */
   private readonly asked = new Map<string, number>()
-  private readonly listeners: DepartureListener[] = []
+  private readonly listeners: ((gone: string[]) => void)[] = []
 
   constructor(
     readonly id: string,
@@ -83,7 +80,8 @@ export class InstanceView {
     return !record || this.watch.stillSilent(instanceId, beatOf(record))
   }
 
-  onDeparture(listener: DepartureListener): void {
+  /** Call `listener` with the instances that stopped heartbeating (or left), whenever some did. */
+  onDeparture(listener: (gone: string[]) => void): void {
     this.listeners.push(listener)
   }
 

@@ -7,7 +7,7 @@ import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
-import { InstanceView, monotonicNow, type DepartureListener, type InstanceRecord } from './instance-view.ts'
+import { InstanceView, monotonicNow, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
 export interface InstanceSettings {
@@ -21,7 +21,7 @@ export interface InstanceSettings {
 export interface Liveness {
   readonly id: string
   isAlive(instanceId: string | undefined): boolean
-  onDeparture(listener: DepartureListener): void
+  onDeparture(listener: (gone: string[]) => void): void
 }
 
 /** The liveness of a process alone with its store (tests of parts that take claims): only itself is alive. */

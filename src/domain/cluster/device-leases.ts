@@ -7,12 +7,6 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Instances } from '../instances.ts'
 import { claimedUntil, type Claim } from '../claims.ts'
 
-/** `maxDevices`: most sessions held here (absent: no limit); `clustered`: a held device whose session was replaced (by an instance that lost the lease) is opened again. */
-interface LeaseSettings {
-  maxDevices?: number
-  clustered?: boolean
-}
-
 /**
  * Device leases (`device-lease:<deviceId>`, a Claim without expiry): only the holder opens a device's session. A lease
  * holds while its instance lives and stands; a take is a compare-and-set raising the epoch, and takes another's lease only
@@ -30,7 +24,8 @@ export class DeviceLeases {
     lock: KeyedLock,
     private readonly instances: Instances,
     private readonly transport: Transport,
-    private readonly settings: LeaseSettings,
+    /** `maxDevices`: most sessions held here (absent: no limit); `clustered`: a held device whose session was replaced (by an instance that lost the lease) is opened again. */
+    private readonly settings: { maxDevices?: number; clustered?: boolean },
     private readonly logger: Logger,
     private readonly events?: GatewayEvents,
   ) {
