@@ -2,7 +2,7 @@ import { Accounts, type Account, type Plan } from './domain/accounts.ts'
 import { resolvePlans, resolveTimeZone } from './resolve-options.ts'
 import { silentLogger } from './logger.ts'
 import type { Storage } from './ports/storage.ts'
-import { CacheEpoch } from './store/cache-epoch.ts'
+import { cacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage } from './store/guarded-storage.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
@@ -58,7 +58,7 @@ export function accountAdminOf(accounts: Accounts): AccountAdmin {
  */
 export function accountAdmin(options: { storage: Storage; plans?: Record<string, Plan>; timeZone?: string }): AccountAdmin {
   const storage = guardStorage(options.storage)
-  const epoch = new CacheEpoch(storage, 60_000, silentLogger)
+  const epoch = cacheEpoch(storage, 60_000, silentLogger)
   return accountAdminOf(new Accounts(storage, new KeyedLock(), resolvePlans(options.plans), resolveTimeZone(options.timeZone), 0, epoch))
 }
 

@@ -1,18 +1,17 @@
 import { Accounts } from './domain/accounts.ts'
-import { Agents } from './domain/agents.ts'
-import { startAgents } from './domain/agent-runner.ts'
+import { deviceAgents, startAgents } from './domain/agents.ts'
 import { Devices } from './domain/devices.ts'
-import { FlowConversations } from './domain/flows.ts'
+import { flowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
-import { DeviceBalancer } from './domain/cluster/device-balancer.ts'
+import { deviceBalancer } from './domain/cluster/device-balancer.ts'
 import { DeviceLeases } from './domain/cluster/device-leases.ts'
-import { SessionRouting } from './domain/cluster/session-routing.ts'
+import { sessionRouting } from './domain/cluster/session-routing.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
 import { MediaLinks } from './domain/media-links.ts'
-import { MessageFeed } from './domain/message-feed.ts'
+import { messageFeed } from './domain/message-feed.ts'
 import { createMessaging } from './domain/messaging/index.ts'
 import { MediaBudget } from './domain/messaging/media-budget.ts'
-import { ShareLinks } from './domain/share-links.ts'
+import { shareLinks } from './domain/share-links.ts'
 import { startWebhookOutbox } from './domain/webhooks/outbox.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
@@ -22,10 +21,9 @@ import type { ResolvedOptions } from './resolve-options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { RateLimits } from './security/rate-limits.ts'
-import { CacheEpoch } from './store/cache-epoch.ts'
+import { cacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
-import { RetryBuffer } from './store/retry-buffer.ts'
-import { SpillFile } from './store/spill-file.ts'
+import { RetryBuffer, SpillFile } from './store/retry-buffer.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
 /** The gateway's parts, wired: what createGateway serves and closes. */
@@ -46,7 +44,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }), resolved.cluster?.advertiseUrl)
   await instances.start(resolved.cluster !== undefined)
   // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
-  const epoch = new CacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
+  const epoch = cacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
   await epoch.start()
   const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
   const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
@@ -60,14 +58,14 @@ export async function wireGateway(resolved: ResolvedOptions) {
     childLogger(logger, { module: 'leases' }),
     events,
   )
-  const balancer = new DeviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
+  const balancer = deviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
   devices.onRemove(device => leases.forget(device.id))
-  const agents = new Agents(storage, lock, devices)
-  const links = new ShareLinks(storage, lock, devices)
+  const agents = deviceAgents(storage, lock, devices)
+  const links = shareLinks(storage, lock, devices)
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const mediaLinks = new MediaLinks(storage)
-  const feed = new MessageFeed(events, childLogger(logger, { module: 'feed' }))
+  const feed = messageFeed(events, childLogger(logger, { module: 'feed' }))
   const messaging = createMessaging({
     options: resolved.messaging,
     storage,
@@ -81,7 +79,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     logger: childLogger(logger, { module: 'messaging' }),
   })
   devices.onRemove(device => messaging.removeDevice(device))
-  const flows = new FlowConversations(storage, lock, resolved.agents.historyLimit)
+  const flows = flowConversations(storage, lock, resolved.agents.historyLimit)
   // Request counters: in the store when every instance reaches it (shared limits), else in this process.
   const rateLimits = new RateLimits(resolved.rateLimits, storage, childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.
@@ -114,7 +112,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   })
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
-    if (incoming.waiting) return incoming.keep(event) // behind those already waiting: events keep their order
+    if (incoming.size > 0) return incoming.keep(event) // behind those already waiting: events keep their order
     try {
       await recordEvent(event)
     } catch (err) {
@@ -165,7 +163,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     lock,
     epoch,
     leases,
-    routing: new SessionRouting(devices, leases, clustered),
+    routing: sessionRouting(devices, leases, clustered),
     balancer,
     instances,
     transport,

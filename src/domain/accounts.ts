@@ -31,14 +31,6 @@ export interface Account {
   suspended?: boolean
 }
 
-interface Registration {
-  name: string
-  email: string
-  password: string
-  phone: string
-  planId: string
-}
-
 /** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
 export class Accounts {
   private readonly accounts: Collection<Account>
@@ -60,7 +52,7 @@ export class Accounts {
   }
 
   /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. */
-  async register(input: Registration): Promise<{ account: Account; authkey: string }> {
+  async register(input: { name: string; email: string; password: string; phone: string; planId: string }): Promise<{ account: Account; authkey: string }> {
     const plan = this.plan(input.planId)
     const email = input.email.trim().toLowerCase()
     const emailId = hashKey(email)
@@ -91,12 +83,12 @@ export class Accounts {
 
   /** The account of a valid, unexpired authkey, or undefined (from the record cache when it holds both records). */
   async authenticate(authkey: unknown): Promise<Account | undefined> {
-    if (!isKeyShaped(authkey)) return undefined
+    if (typeof authkey !== 'string' || authkey.length === 0 || authkey.length > 256) return undefined
     const keyHash = hashKey(authkey)
     const entry = await this.byKey.get(keyHash)
-    if (!entry) return undefined
-    const account = await this.accounts.get(entry.accountId)
-    return this.validFor(account, keyHash)
+    const account = entry && (await this.accounts.get(entry.accountId))
+    if (!account || !safeEqual(account.authkeyHash, keyHash) || account.suspended) return undefined
+    return account.expiresOn < dateInZone(this.timeZone) ? undefined : account
   }
 
   /** The account of an authkey; `unauthenticated` for an unknown or expired one. */
@@ -106,7 +98,7 @@ export class Accounts {
     return account
   }
 
-  /** An account by id (internal use: the id comes from a record of that account). */
+  /** An account by id (the id comes from a record of that account). */
   get(id: string): Promise<Account | undefined> {
     return this.accounts.get(id)
   }
@@ -154,13 +146,6 @@ export class Accounts {
     return plan
   }
 
-  /** `account` when it is the one of the authkey hashed to `keyHash` (compared in constant time), unexpired and not suspended. */
-  private validFor(account: Account | undefined, keyHash: string): Account | undefined {
-    if (!account || !safeEqual(account.authkeyHash, keyHash) || account.suspended) return undefined
-    if (account.expiresOn < dateInZone(this.timeZone)) return undefined
-    return account
-  }
-
   /** Change the account of `email` (compare-and-set), then drop every process's cached copy; `account-not-found` when there is none. */
   private async change(email: string, next: (account: Account) => Account | Promise<Account>): Promise<Account> {
     const found = await this.byEmailAddress(email)
@@ -170,9 +155,4 @@ export class Accounts {
     await this.epoch?.bump()
     return updated
   }
-}
-
-/** An authkey worth hashing: a non-empty string of at most 256 characters. */
-function isKeyShaped(authkey: unknown): authkey is string {
-  return typeof authkey === 'string' && authkey.length > 0 && authkey.length <= 256
 }

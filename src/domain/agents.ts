@@ -1,9 +1,16 @@
 import { randomUUID } from 'node:crypto'
-import { Collection } from '../store/collection.ts'
-import type { KeyedLock } from '../store/keyed-lock.ts'
+import type { Logger } from '../logger.ts'
+import type { AgentContact, AgentRequest, AgentResponder, AgentTurn } from '../ports/agents.ts'
 import type { Storage } from '../ports/storage.ts'
+import type { IncomingMessage } from '../ports/transport.ts'
+import { Collection } from '../store/collection.ts'
+import { KeyedLock } from '../store/keyed-lock.ts'
+import { abortable } from './abortable.ts'
 import type { Account } from './accounts.ts'
 import type { Device, Devices } from './devices.ts'
+import { contactKey, type FlowConversations } from './flows.ts'
+import type { MessageFeed } from './message-feed.ts'
+import type { Messaging } from './messaging/index.ts'
 
 interface Agent {
   id: string
@@ -16,39 +23,154 @@ interface Agent {
 /** How many agents one device keeps (the last created answers). */
 const MAX_AGENTS_PER_DEVICE = 50
 
-/** Agents: created on a device of the account; the device's newest agent is its active one. */
-export class Agents {
-  private readonly agents: Collection<Agent>
+/** Agents of devices (see deviceAgents). */
+export type Agents = ReturnType<typeof deviceAgents>
 
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly devices: Devices,
-  ) {
-    this.agents = new Collection(storage, lock, 'agent')
+/** Agents: created on a device of the account; the device's newest agent is its active one, answering through startAgents. */
+export function deviceAgents(storage: Storage, lock: KeyedLock, devices: Devices) {
+  const records = new Collection<Agent>(storage, lock, 'agent')
+  return {
+    /** Create an agent on the device (which the caller has already found inside `account`). */
+    async create(account: Account, device: Device, name: string): Promise<Agent> {
+      const agent: Agent = { id: randomUUID(), accountId: account.id, deviceId: device.id, name, createdAt: Date.now() }
+      await records.put(agent.id, agent)
+      let dropped: string[] = []
+      await devices.update(device.id, d => {
+        d.agentIds.push(agent.id)
+        dropped = d.agentIds.splice(0, Math.max(0, d.agentIds.length - MAX_AGENTS_PER_DEVICE))
+      })
+      for (const id of dropped) await records.remove(id)
+      return agent
+    },
+    /** The agent that answers on a device, if any. */
+    async activeFor(device: Device): Promise<Agent | undefined> {
+      const id = device.agentIds.at(-1)
+      return id ? records.get(id) : undefined
+    },
+    /** Delete the device's agents (removal hook). */
+    async removeDevice(device: Device): Promise<void> {
+      for (const id of device.agentIds) await records.remove(id)
+    },
+  }
+}
+
+interface AgentRunnerDeps {
+  agents: Agents
+  flows: FlowConversations
+  messaging: Messaging
+  feed: MessageFeed
+  devices: Devices
+}
+
+/** Agent settings after defaults (the options and their defaults: src/options.ts). */
+export interface AgentSettings {
+  responder?: AgentResponder['respond']
+  timeoutMs: number
+  historyLimit: number
+}
+
+/** Agent replies allowed per contact per minute: two bots answering each other stop here. */
+const AGENT_REPLIES_PER_MINUTE = 10
+
+/** Incoming texts waiting for an answer, over all contacts; more are dropped (and logged). */
+const MAX_PENDING_TEXTS = 1_000
+
+/**
+ * Start the agents: each incoming 1:1 text on a device with an agent is answered by the responder through the device (the
+ * reply reaches the feed as the device's own text), one text at a time per contact, with the contact's flow conversation as
+ * history. Subscribed to the feed after the webhook outbox; a deleted device's conversations go with it. `close` stops it.
+ */
+export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger) {
+  const { agents, flows } = services
+  const perContact = new KeyedLock()
+  const controllers = new Set<AbortController>()
+  const running = new Set<Promise<void>>()
+  let pending = 0
+  let closed = false
+
+  /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
+  const ask = async (request: Omit<AgentRequest, 'signal'>): Promise<string | undefined> => {
+    const controller = new AbortController()
+    controllers.add(controller)
+    const timer = setTimeout(() => controller.abort(new Error(`the agent did not answer within ${settings.timeoutMs} ms`)), settings.timeoutMs)
+    try {
+      const reply = await abortable(
+        Promise.resolve().then(() => settings.responder!({ ...request, signal: controller.signal })),
+        controller.signal,
+      )
+      if (reply === undefined || reply === null) return undefined
+      if (typeof reply !== 'string') throw new Error(`the agent answered a ${typeof reply}, not text`)
+      return reply.trim() || undefined
+    } catch (err) {
+      logger.warn({ err, deviceId: request.device.id, agentId: request.agent.id }, 'agent responder failed; no reply sent')
+      return undefined
+    } finally {
+      clearTimeout(timer)
+      controllers.delete(controller)
+    }
   }
 
-  /** Create an agent on the device (which the caller has already found inside `account`). */
-  async create(account: Account, device: Device, name: string): Promise<Agent> {
-    const agent: Agent = { id: randomUUID(), accountId: account.id, deviceId: device.id, name, createdAt: Date.now() }
-    await this.agents.put(agent.id, agent)
-    let dropped: string[] = []
-    await this.devices.update(device.id, d => {
-      d.agentIds.push(agent.id)
-      dropped = d.agentIds.splice(0, Math.max(0, d.agentIds.length - MAX_AGENTS_PER_DEVICE))
+  const answer = async (device: Device, contact: string, message: IncomingMessage): Promise<void> => {
+    if (closed) return
+    const agent = await agents.activeFor(device)
+    if (!agent || message.content.kind !== 'text') return
+    const text = message.content.text
+    const history = await flows.history(device.id, contact)
+    const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]
+    const lastMinute = history.filter(turn => turn.role === 'agent' && turn.at > Date.now() - 60_000).length
+    if (lastMinute >= AGENT_REPLIES_PER_MINUTE) {
+      logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
+      return flows.append(device.id, contact, turns)
+    }
+    const reply = await ask({
+      agent: { id: agent.id, name: agent.name },
+      device: { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}) },
+      contact: contactOf(message),
+      text,
+      history,
     })
-    for (const id of dropped) await this.agents.remove(id)
-    return agent
+    if (reply) {
+      await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
+      turns.push({ role: 'agent', text: reply, at: Date.now() })
+    }
+    await flows.append(device.id, contact, turns)
   }
 
-  /** The agent that answers on a device, if any. */
-  async activeFor(device: Device): Promise<Agent | undefined> {
-    const id = device.agentIds.at(-1)
-    return id ? this.agents.get(id) : undefined
+  services.feed.subscribe((device, message) => {
+    if (!settings.responder || closed || device.agentIds.length === 0) return
+    if (message.fromMe || message.isGroup || message.content.kind !== 'text') return
+    const contact = contactKey(message.from ?? message.fromLid ?? message.chat)
+    if (!contact) return
+    if (pending >= MAX_PENDING_TEXTS) {
+      logger.warn({ deviceId: device.id }, 'too many texts waiting for agents; this one is not answered')
+      return
+    }
+    pending++
+    const run = perContact
+      .run(`${device.id}:${contact}`, () => answer(device, contact, message))
+      .catch(err => logger.error({ err, deviceId: device.id }, 'agent reply failed'))
+      .finally(() => {
+        pending--
+        running.delete(run)
+      })
+    running.add(run)
+  })
+  services.devices.onRemove(device => flows.removeAll(device.id).then(() => undefined))
+  return {
+    /** Stop taking texts, abort the responders still thinking, wait for the rest. */
+    async close(): Promise<void> {
+      closed = true
+      for (const controller of controllers) controller.abort(new Error('the gateway is closing'))
+      await Promise.allSettled([...running])
+    },
   }
+}
 
-  /** Delete the device's agents (removal hook). */
-  async removeDevice(device: Device): Promise<void> {
-    for (const id of device.agentIds) await this.agents.remove(id)
+function contactOf(message: IncomingMessage): AgentContact {
+  return {
+    ...(message.from ? { phone: message.from } : {}),
+    ...(message.fromLid ? { lid: message.fromLid } : {}),
+    ...(message.pushName ? { name: message.pushName } : {}),
+    chat: message.chat,
   }
 }

@@ -2,10 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { performance } from 'node:perf_hooks'
 import type { Liveness } from './instances.ts'
 
-/**
- * A claim on shared work (a webhook event, a scheduled message, a device's session): the instance
- * holding it, how long it lasts (absent: while its holder lives), and a fencing epoch raised by each takeover.
- */
+/** A claim on shared work (a webhook event, a scheduled message, a device's session): its holder, how long it lasts, its fencing epoch. */
 export interface Claim {
   /** The holding instance; null when handed back; absent only in claims written before instances existed. */
   owner?: string | null
@@ -27,11 +24,9 @@ interface ClaimCheck {
 }
 
 /**
- * Until when (by this process's clock) `claim` keeps `liveness.id` off its work; undefined when it
- * does not. A claim holds only while its owner is alive (judged by heartbeats, never by a clock) and
- * unexpired: the holder compares `until` with its own clock; any other process gives it `ms` from
- * when it first saw it, so no host's clock is compared with another's. With `epoch`: defined only
- * while the claim is the reader's own at that epoch (a takeover raised it otherwise).
+ * Until when (by this process's clock) `claim` keeps `liveness.id` off its work; undefined when it does not. It holds
+ * while its owner is alive (by heartbeats) and unexpired: the holder reads `until` by its own clock, any other process gives
+ * it `ms` from when it first saw it (docs/scaling.md, "Claims and clocks"). With `epoch`: only while the reader's own at that epoch.
  */
 export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check: ClaimCheck = {}): number | undefined {
   if (!claim || claim.owner === null) return undefined
@@ -48,8 +43,6 @@ export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check
 export function newClaim(owner: string, ms: number, now = Date.now()): Claim {
   return { owner, until: now + ms, ms, token: randomBytes(9).toString('base64url') }
 }
-
-// --- Internal helpers ---
 
 /** When this process first saw each claim of another instance (monotonic ms), the most recent 10 000. */
 const firstSeen = new Map<string, number>()

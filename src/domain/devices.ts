@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
-import { Collection, type CollectionOptions } from '../store/collection.ts'
+import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
@@ -46,10 +46,7 @@ type AppkeyEntry = { deviceId: string; retired?: boolean }
 /** The characters the pairing code is drawn from: digits the network accepts (no 0). */
 const PAIRING_ALPHABET = '123456789'
 
-/**
- * Devices of accounts: creation, lookups scoped to an account, linking, status and deletion.
- * Every lookup takes the caller's account first; nothing here ever returns another account's device.
- */
+/** Devices of accounts: creation, lookups, linking, status, deletion; every lookup is scoped to the caller's account. */
 export class Devices {
   private readonly devices: Collection<Device>
   private readonly byName: UniqueIndex<{ deviceId: string }>
@@ -65,7 +62,7 @@ export class Devices {
     cacheTtlMs = 0,
     private readonly epoch?: CacheEpoch,
   ) {
-    const cache: CollectionOptions = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
+    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
     this.devices = new Collection(storage, lock, 'device', cache)
     this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
     this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)
@@ -105,7 +102,7 @@ export class Devices {
     return device
   }
 
-  /** A device by id, unscoped (internal use: ids come from records of the same account). */
+  /** A device by id, unscoped (ids come from records of the same account). */
   get(id: string): Promise<Device | undefined> {
     return this.devices.get(id)
   }
@@ -125,10 +122,7 @@ export class Devices {
     })
   }
 
-  /**
-   * The device named `name` in the account, created (with `webhookUrl`, and a random appkey unless
-   * given) when absent; `created` tells which. An existing device is returned unchanged.
-   */
+  /** The device named `name` in the account, created when absent (a random appkey unless given); `created` tells which. */
   async ensure(
     account: Account,
     input: { name: string; appkey?: string; webhookUrl?: string },
@@ -136,7 +130,22 @@ export class Devices {
     const existing = await this.find(account, input.name, ['name', 'appkey'])
     if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
     const appkey = input.appkey ?? randomKey(18)
-    const device = newDevice(account, input.name, appkey, input.webhookUrl)
+    const device: Device = {
+      id: randomUUID(),
+      accountId: account.id,
+      name: input.name,
+      appkeyHash: hashKey(appkey),
+      appkeyIsName: appkey === input.name,
+      webhookUrl: input.webhookUrl,
+      webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
+      webhookEvents: { chat: true, group: true },
+      connected: false,
+      state: 'closed',
+      linked: false,
+      shareTokens: [],
+      agentIds: [],
+      createdAt: Date.now(),
+    }
     // The record first (unreachable until indexed), then the name and the appkey, each claimed atomically: the losers of a race take back what they wrote.
     await this.devices.put(device.id, device)
     const nameId = indexId(account.id, hashKey(device.name))
@@ -203,10 +212,7 @@ export class Devices {
     await this.remove(device, { deleteAppkey: true }).catch(err => this.logger.error({ err, deviceId: device.id }, 'device of a failed link not deleted'))
   }
 
-  /**
-   * Delete a device: log its session out, run the removal hooks, drop its records. Without
-   * `deleteAppkey` the appkey stays reserved for the account. A failure is `delete-failed`.
-   */
+  /** Delete a device (logout, removal hooks, records); without `deleteAppkey` the appkey stays the account's. A failure is `delete-failed`. */
   async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
     try {
       await this.transport.logout(device.id)
@@ -239,26 +245,6 @@ export class Devices {
   /** Every device of every account (a scan: for metrics and tools, never for API requests). */
   async *all(): AsyncIterable<Device> {
     for await (const [, device] of this.devices.all()) yield device
-  }
-}
-
-/** A new device record of `account` (not linked, webhook events on). */
-function newDevice(account: Account, name: string, appkey: string, webhookUrl: string | undefined): Device {
-  return {
-    id: randomUUID(),
-    accountId: account.id,
-    name,
-    appkeyHash: hashKey(appkey),
-    appkeyIsName: appkey === name,
-    webhookUrl,
-    webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
-    webhookEvents: { chat: true, group: true },
-    connected: false,
-    state: 'closed',
-    linked: false,
-    shareTokens: [],
-    agentIds: [],
-    createdAt: Date.now(),
   }
 }
 

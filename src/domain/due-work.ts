@@ -2,9 +2,8 @@ import { setMaxListeners } from 'node:events'
 import type { Logger } from '../logger.ts'
 import { earlier, Timetable } from './timetable.ts'
 
-/** One kind of stored due work (webhook events, scheduled messages): its policy. */
+/** One kind of stored due work (webhook events, scheduled messages): its policy; `what` names it in the logs. */
 interface DuePolicy<R> {
-  /** What the log lines name. */
   readonly what: string
   /** Every stored record (reloads), and one lane's (refills). */
   all(): AsyncIterable<[key: string, record: R]>
@@ -39,11 +38,10 @@ export class ShutdownAbort extends Error {
 const [MAX_TIMER_MS, INTERNAL_RETRY_MS, CLOSE_GRACE_MS] = [3_600_000, 5_000, 2_000]
 
 /**
- * Runs stored due work in per-lane (per-device) lines: a bounded timetable says what is due when;
- * due keys wait in their lane's line and start while the lane has free slots, so a slow lane holds
- * only its own. What does not fit in memory waits in storage: an overflowed lane is refilled once its
- * line is half empty, what the timetable left out is reloaded when due, and storage is rescanned
- * every `reconcileMs` (a write whose answer was lost is run all the same).
+ * Runs stored due work in per-lane (per-device) lines: a bounded timetable says what is due when; due keys wait in their
+ * lane's line and start while it has free slots, so a slow lane holds only its own. What does not fit in memory waits in
+ * storage: an overflowed lane is refilled once half empty, what the timetable left out is reloaded when due, and storage
+ * is rescanned every `reconcileMs` (a write whose answer was lost is run all the same).
  */
 export class DueWork<R> {
   private readonly timetable: Timetable
@@ -83,7 +81,6 @@ export class DueWork<R> {
     return this.rescan()
   }
 
-  /** Whether the work under `key` is running in this process. */
   isRunning(key: string): boolean {
     return this.inFlight.has(key)
   }
@@ -144,8 +141,6 @@ export class DueWork<R> {
     await Promise.allSettled([...this.running])
     await this.reloading
   }
-
-  // --- Internal helpers ---
 
   /** Set the one timer for the earliest due entry (or a reload, when there is room). */
   private arm(): void {

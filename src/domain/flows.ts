@@ -17,45 +17,38 @@ const FLOW_TTL_MS = 30 * 86_400_000
 /** Longest text kept per turn (longer texts are cut; the reply sent is not). */
 const MAX_TURN_TEXT = 4_000
 
+/** Flow conversations per device and contact (see flowConversations). */
+export type FlowConversations = ReturnType<typeof flowConversations>
+
 /** Flow conversations per device and contact (`flow:<deviceId>:<contact>`): the last `limit` turns, expiring after 30 idle days. */
-export class FlowConversations {
-  private readonly flows: Collection<FlowConversation>
-
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly limit: number,
-  ) {
-    this.flows = new Collection(storage, lock, 'flow')
-  }
-
-  /** The contact's turns, oldest first (empty when there is no conversation). */
-  async history(deviceId: string, contact: string): Promise<AgentTurn[]> {
-    return (await this.flows.get(flowId(deviceId, contact)))?.turns ?? []
-  }
-
-  /** Add turns to the contact's conversation, keeping the last `limit`. */
-  async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
-    const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
-    await this.flows.update(
-      flowId(deviceId, contact),
-      current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-this.limit), updatedAt: Date.now() }),
-      FLOW_TTL_MS,
-    )
-  }
-
-  /** Delete the conversation with one contact; true when there was one. */
-  remove(deviceId: string, contact: string): Promise<boolean> {
-    return this.flows.remove(flowId(deviceId, contact))
-  }
-
-  /** Delete every conversation of a device; resolves with how many there were. */
-  async removeAll(deviceId: string): Promise<number> {
-    const ids: string[] = []
-    for await (const [id] of this.flows.withPrefix(`${deviceId}:`)) ids.push(id)
-    let removed = 0
-    for (const id of ids) if (await this.flows.remove(id)) removed++
-    return removed
+export function flowConversations(storage: Storage, lock: KeyedLock, limit: number) {
+  const flows = new Collection<FlowConversation>(storage, lock, 'flow')
+  return {
+    /** The contact's turns, oldest first (empty when there is no conversation). */
+    async history(deviceId: string, contact: string): Promise<AgentTurn[]> {
+      return (await flows.get(`${deviceId}:${contact}`))?.turns ?? []
+    },
+    /** Add turns to the contact's conversation, keeping the last `limit`. */
+    async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
+      const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
+      await flows.update(
+        `${deviceId}:${contact}`,
+        current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-limit), updatedAt: Date.now() }),
+        FLOW_TTL_MS,
+      )
+    },
+    /** Delete the conversation with one contact; true when there was one. */
+    remove(deviceId: string, contact: string): Promise<boolean> {
+      return flows.remove(`${deviceId}:${contact}`)
+    },
+    /** Delete every conversation of a device; resolves with how many there were. */
+    async removeAll(deviceId: string): Promise<number> {
+      const ids: string[] = []
+      for await (const [id] of flows.withPrefix(`${deviceId}:`)) ids.push(id)
+      let removed = 0
+      for (const id of ids) if (await flows.remove(id)) removed++
+      return removed
+    },
   }
 }
 
@@ -70,8 +63,4 @@ export function contactKey(address: string): string | undefined {
   if (jid) return jid[1]
   const digits = text.replace(/[\s().+-]/g, '')
   return /^\d{8,15}$/.test(digits) ? digits : undefined
-}
-
-function flowId(deviceId: string, contact: string): string {
-  return `${deviceId}:${contact}`
 }

@@ -3,9 +3,8 @@ import { TransportError, type Transport } from '../ports/transport.ts'
 import { Deadlines } from '../store/deadlines.ts'
 
 /**
- * Wrap a transport so that anything it throws that is not a TransportError becomes
- * TransportError('failed') (502), and the calls a request waits on directly (`status`, `link`,
- * `logout`) fail with TransportError('timeout') (504) after `timeoutMs` (sends time out in their queue).
+ * Wrap a transport so that what it throws is a TransportError ('failed', 502, unless it is one), and the calls a request
+ * waits on directly (`status`, `link`, `logout`) fail with TransportError('timeout') (504) after `timeoutMs`.
  */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   const deadlines = new Deadlines(timeoutMs)
@@ -33,18 +32,8 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
 
 /** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
 function converted<T>(call: () => Promise<T>): Promise<T> {
-  let result: Promise<T>
-  try {
-    result = Promise.resolve(call())
-  } catch (err) {
-    return Promise.reject(asTransportError(err))
-  }
-  return result.catch(err => {
-    throw asTransportError(err)
+  return new Promise<T>(resolve => resolve(call())).catch(err => {
+    if (err instanceof TransportError || err instanceof GatewayError) throw err
+    throw new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
   })
-}
-
-function asTransportError(err: unknown): unknown {
-  if (err instanceof TransportError || err instanceof GatewayError) return err
-  return new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
 }

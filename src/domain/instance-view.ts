@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.ts'
+import { putBounded } from '../store/bounded-map.ts'
 import type { Collection } from '../store/collection.ts'
 import { hostTag, processAlive } from '../store/process-alive.ts'
-import { HeartbeatWatch } from './heartbeat-watch.ts'
 
 /** A gateway process as the store knows it: registered at start, kept alive by its heartbeat. */
 export interface InstanceRecord {
@@ -21,13 +21,9 @@ export interface InstanceRecord {
   devices?: number
 }
 
-/** What a departure callback is told: the instances that stopped heartbeating (or left). */
-export type DepartureListener = (gone: string[]) => void
-
 /**
- * Who is alive, as this process last read the registry (`instance:<id>`): an instance while its
- * heartbeat counter moves (HeartbeatWatch); a silent record, or one of a gone process of this host,
- * is removed and its instance told as departed. It is the Liveness (instances.ts) that claims are judged by.
+ * Who is alive as of the last read of the registry: an instance while its heartbeat counter moves (HeartbeatWatch); a
+ * silent record, or one of a gone process of this host, is removed and told as departed. The Liveness claims are judged by.
  */
 export class InstanceView {
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
@@ -38,7 +34,7 @@ export class InstanceView {
   private reads = 0
   /** Ids the last read did not list, with the read count when asked: alive until a later read settles them. */
   private readonly asked = new Map<string, number>()
-  private readonly listeners: DepartureListener[] = []
+  private readonly listeners: ((gone: string[]) => void)[] = []
 
   constructor(
     readonly id: string,
@@ -50,20 +46,15 @@ export class InstanceView {
     this.watch = new HeartbeatWatch(ttlMs, heartbeatMs)
   }
 
-  /** Whether the instance named by a claim is alive, as of the last read (this one always is). */
   isAlive(instanceId: string | undefined): boolean {
     if (instanceId === undefined) return false
     if (instanceId === this.id || this.known.has(instanceId)) return true
     if (this.gone.has(instanceId) || goneFromThisHost(instanceId)) return false
     // Not listed by the last read: it may have started since; alive until a later read settles it.
-    if (!this.asked.has(instanceId)) {
-      if (this.asked.size >= 1000) this.asked.delete(this.asked.keys().next().value!)
-      this.asked.set(instanceId, this.reads)
-    }
+    if (!this.asked.has(instanceId)) putBounded(this.asked, instanceId, this.reads, 1000)
     return true
   }
 
-  /** The live instances, as of the last read. */
   get live(): string[] {
     return [...this.known.keys()]
   }
@@ -89,12 +80,11 @@ export class InstanceView {
     return !record || this.watch.stillSilent(instanceId, beatOf(record))
   }
 
-  /** Be told when instances stop heartbeating (their claims are void from then on). */
-  onDeparture(listener: DepartureListener): void {
+  /** Call `listener` with the instances that stopped heartbeating (or left), whenever some did. */
+  onDeparture(listener: (gone: string[]) => void): void {
     this.listeners.push(listener)
   }
 
-  /** An instance seen to leave. */
   markGone(id: string): void {
     this.gone.add(id)
     if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
@@ -142,4 +132,45 @@ function goneFromThisHost(instanceId: string): boolean {
   if (parts.length < 4 || parts.slice(0, -3).join('-') !== hostTag()) return false
   const pid = Number(parts[parts.length - 3])
   return Number.isInteger(pid) && pid > 0 && !processAlive(pid)
+}
+
+/** This process's monotonic clock in ms (never jumps with the wall clock; not comparable across processes). */
+export const monotonicNow = () => performance.now()
+
+/**
+ * Judges other instances alive by seeing their heartbeat counters move, timed by this process's monotonic clock: silent
+ * once a counter stayed the same for `ttlMs`, watched without a gap (longer than ttl/2 and two heartbeats: the watch restarts).
+ */
+export class HeartbeatWatch {
+  /** Per instance, the counter value last read and when it was first read. */
+  private readonly seen = new Map<string, { beat: number; since: number }>()
+  private lastRead: number | undefined
+
+  constructor(
+    private readonly ttlMs: number,
+    private readonly heartbeatMs: number,
+    private readonly now = monotonicNow,
+  ) {}
+
+  /** One full read of the registry (`beats`: id to counter): the ids whose counter has not moved for `ttlMs`. */
+  observe(beats: Map<string, number>): string[] {
+    const now = this.now()
+    const gap = this.lastRead === undefined || now - this.lastRead > Math.max(2 * this.heartbeatMs, this.ttlMs / 2)
+    this.lastRead = now
+    const silent: string[] = []
+    for (const [id, beat] of beats) {
+      const seen = this.seen.get(id)
+      if (!seen || seen.beat !== beat) this.seen.set(id, { beat, since: now })
+      else if (gap) seen.since = now
+      else if (now - seen.since >= this.ttlMs) silent.push(id)
+    }
+    for (const id of [...this.seen.keys()]) if (!beats.has(id)) this.seen.delete(id)
+    return silent
+  }
+
+  /** Whether a record just read with counter `beat` is still the one watched silent for `ttlMs`. */
+  stillSilent(id: string, beat: number): boolean {
+    const seen = this.seen.get(id)
+    return seen !== undefined && seen.beat === beat && this.now() - seen.since >= this.ttlMs
+  }
 }

@@ -7,8 +7,7 @@ import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
-import { HeartbeatFence, monotonicNow } from './heartbeat-watch.ts'
-import { InstanceView, type DepartureListener, type InstanceRecord } from './instance-view.ts'
+import { InstanceView, monotonicNow, type InstanceRecord } from './instance-view.ts'
 
 /** Timing of the instance registry. */
 export interface InstanceSettings {
@@ -18,14 +17,11 @@ export interface InstanceSettings {
   ttlMs: number
 }
 
-/** Who is alive, as claims on shared work need to know it. */
+/** Who is alive, as claims on shared work need to know it: this process's id, whether a claim's instance lives, departures. */
 export interface Liveness {
-  /** This process's instance id (the owner named by its claims). */
   readonly id: string
-  /** Whether an instance named by a claim is alive. */
   isAlive(instanceId: string | undefined): boolean
-  /** Be told when instances stop heartbeating (their claims are void from then on). */
-  onDeparture(listener: DepartureListener): void
+  onDeparture(listener: (gone: string[]) => void): void
 }
 
 /** The liveness of a process alone with its store (tests of parts that take claims): only itself is alive. */
@@ -34,11 +30,9 @@ export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liv
 }
 
 /**
- * The registry of live gateway processes (`instance:<id>`, renewed every `heartbeatMs` with a
- * counter that moves). A claim on shared work names its instance and is void once that instance
- * is gone: its counter still for `ttlMs` (InstanceView), or its process of this host not running.
- * An instance whose heartbeat is late is fenced (HeartbeatFence): it lets go of what it holds and
- * takes nothing new until a later heartbeat reached the store.
+ * The registry of live gateway processes (`instance:<id>`, renewed every `heartbeatMs` with a counter that moves): a
+ * claim is void once its instance is gone (InstanceView). An instance whose heartbeat is late is fenced: it lets go of
+ * what it holds and takes nothing new until a later heartbeat reached the store (docs/scaling.md).
  */
 export class Instances {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
@@ -48,10 +42,14 @@ export class Instances {
   /** Who is alive as of the last heartbeat: the Liveness that claims on shared work are judged by. */
   readonly view: InstanceView
   private timer: NodeJS.Timeout | undefined
-  /** `fence`: the heartbeat is late (let go of what is held before the others take it over); `rejoin`: registered again after the others took it for gone (what it held may have been taken over); `beat`: a heartbeat reached the store (and refreshed who is alive). */
+  /** `fence`: the heartbeat is late (let go of what is held); `rejoin`: registered again after the others took it for gone or after a fence; `beat`: a heartbeat reached the store. */
   readonly events = new EventEmitter<{ fence: []; rejoin: []; beat: [] }>()
-  private readonly fence: HeartbeatFence
-  /** A heartbeat is under way (the next tick does not start another). */
+  /** Fenced once two thirds of the ttl passed since the last heartbeat the store took was sent (a third before anyone may judge it gone). */
+  private readonly fenceMs: number
+  /** When the last heartbeat the store took was sent (monotonic). */
+  private lastSent = monotonicNow()
+  private fenced = false
+  private fences = 0
   private beating = false
   private readonly recordTtlMs: number
   private load = 0
@@ -66,30 +64,26 @@ export class Instances {
   ) {
     this.records = new Collection(storage, lock, 'instance')
     this.view = new InstanceView(this.id, this.records, settings.ttlMs, settings.heartbeatMs, logger)
-    this.fence = new HeartbeatFence(settings.ttlMs)
+    this.fenceMs = (settings.ttlMs * 2) / 3
     // On a shared store a record outlives the ttl by the clock allowance (readers judge its expiry by their clocks).
     this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? CLOCK_SKEW_ALLOWANCE_MS : 0)
     const now = Date.now()
     this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
   }
 
-  /**
-   * Register this process, learn who is alive and start the heartbeat. Throws a start-up error naming
-   * what to change when this process may not share the store, once the other instance's heartbeat
-   * has not lapsed (heartbeatLapsed).
-   */
+  /** Register, learn who is alive and start the heartbeat; throws what to change when this process may not share the store with a live instance. */
   async start(cluster: boolean): Promise<void> {
     const reach = reachOf(this.storage)
     if (cluster) refuseCluster(this.storage, reach)
     for (;;) {
       const sentAt = monotonicNow()
       await this.records.put(this.id, this.record, this.recordTtlMs)
-      this.fence.taken(sentAt)
+      this.taken(sentAt)
       await this.view.refresh(this.record)
-      const blocking = inTheWay(this.record, this.view.liveRecords, other => sharingRefusal(other, cluster, reach, supportsAtomic(this.storage)))
+      const blocking = inTheWay(this.record, this.view.liveRecords, cluster, reach, supportsAtomic(this.storage))
       if (!blocking) break
       await this.records.remove(this.id)
-      if (!(await heartbeatLapsed(this.records, blocking.record, this.record.host, this.settings, this.logger))) throw new Error(blocking.refusal)
+      if (!(await this.heartbeatLapsed(blocking.record))) throw new Error(blocking.refusal)
       this.view.markGone(blocking.record.id)
     }
     this.timer = setInterval(() => void this.beat(), this.settings.heartbeatMs)
@@ -98,12 +92,17 @@ export class Instances {
 
   /** Whether this instance may hold things for the others now: registered, its heartbeat not late, not stopping. */
   get standing(): boolean {
-    return !this.fence.up && !this.stopped && this.timer !== undefined
+    return !this.fenceUp && !this.stopped && this.timer !== undefined
   }
 
   /** Fences so far: a step that began at one count and ends at another was cut by a fence. */
   get fenceCount(): number {
-    return this.fence.count
+    return this.fences
+  }
+
+  /** The heartbeat is late (even before a tick raised the fence), or none since reached the store. */
+  private get fenceUp(): boolean {
+    return this.fenced || monotonicNow() - this.lastSent >= this.fenceMs
   }
 
   /** A live instance's record: as of the last heartbeat, or read from the store when it is newer than that. */
@@ -123,7 +122,7 @@ export class Instances {
     await this.records.removeIfEqual(this.id, this.record).catch(err => this.logger.warn({ err }, 'instance record not removed'))
   }
 
-  /** Renew this record with the next counter (re-register when it was removed), then refresh who is alive; the fence is checked on every tick. */
+  /** Renew this record with the next counter (re-register when it was removed), then refresh who is alive; check the fence on every tick. */
   private async beat(): Promise<void> {
     this.fenceIfLate()
     if (this.stopped || this.beating) return
@@ -136,7 +135,7 @@ export class Instances {
   }
 
   private async renew(): Promise<void> {
-    const wasFenced = this.fence.up
+    const wasFenced = this.fenceUp
     const next = { ...this.record, heartbeatAt: Date.now(), beat: (this.record.beat ?? 0) + 1, devices: this.load }
     const sentAt = monotonicNow()
     try {
@@ -147,8 +146,8 @@ export class Instances {
         rejoined = true
       }
       this.record = next
-      this.fence.taken(sentAt)
-      if (this.fence.up) return
+      this.taken(sentAt)
+      if (this.fenceUp) return
       if (rejoined || wasFenced) this.events.emit('rejoin')
       await this.view.refresh(this.record)
       this.events.emit('beat')
@@ -158,8 +157,39 @@ export class Instances {
     }
   }
 
+  /** Wait up to a ttl and a heartbeat for `other`'s heartbeat to lapse: true once its record (or process) is gone or stood unchanged (then removed), false once renewed. */
+  private async heartbeatLapsed(other: InstanceRecord): Promise<boolean> {
+    const waitMs = this.settings.ttlMs + this.settings.heartbeatMs
+    this.logger.warn(
+      { other: other.id, pid: other.pid, host: other.host, waitMs },
+      'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start',
+    )
+    const until = Date.now() + waitMs
+    const pollMs = Math.max(50, Math.min(500, Math.floor(this.settings.heartbeatMs / 4)))
+    let latest = other
+    while (Date.now() < until) {
+      await new Promise(resolve => setTimeout(resolve, pollMs))
+      const now = await this.records.load(other.id)
+      if (now === undefined) return true
+      latest = now
+      if (now.host === this.record.host && !processAlive(now)) break
+      if (now.heartbeatAt !== other.heartbeatAt) return false
+    }
+    await this.records.removeIfEqual(other.id, latest)
+    this.logger.info({ other: other.id }, 'its heartbeat lapsed: starting')
+    return true
+  }
+
+  /** A heartbeat sent at `sentAt` reached the store: the fence lifts unless it waited past the limit on the way. */
+  private taken(sentAt: number): void {
+    this.lastSent = sentAt
+    if (monotonicNow() - sentAt < this.fenceMs) this.fenced = false
+  }
+
   private fenceIfLate(): void {
-    if (!this.fence.raiseIfLate()) return
+    if (this.fenced || monotonicNow() - this.lastSent < this.fenceMs) return
+    this.fenced = true
+    this.fences++
     this.logger.warn({ instanceId: this.id }, 'heartbeat late: letting go of device sessions before another instance takes them')
     this.events.emit('fence')
   }
@@ -177,66 +207,27 @@ function refuseCluster(storage: Storage, reach: NonNullable<Storage['reach']>): 
     )
 }
 
-/** Why this process may not share the store with the live instance `other`, or undefined when it may. */
-function sharingRefusal(other: string, cluster: boolean, reach: NonNullable<Storage['reach']>, atomic: boolean): string | undefined {
-  if (!atomic)
-    return `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
-  if (reach !== 'network')
-    return `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
-  if (!cluster)
-    return `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
-  return undefined
-}
-
-/** The live instance in the way of `own`'s start (one `refusalFor` refuses, or one of this host with its address), with the refusal. */
+/** The live instance in the way of `own`'s start (the store is not for several, or one of this host has its address), with why. */
 function inTheWay(
   own: InstanceRecord,
   live: Iterable<InstanceRecord>,
-  refusalFor: (id: string) => string | undefined,
+  cluster: boolean,
+  reach: NonNullable<Storage['reach']>,
+  atomic: boolean,
 ): { record: InstanceRecord; refusal: string } | undefined {
   for (const record of live) {
-    if (record.id === own.id) continue
-    const refusal = refusalFor(record.id)
+    const other = record.id
+    if (other === own.id) continue
+    const refusal = !atomic
+      ? `Another gateway instance (${other}) uses this store, and the store cannot do the atomic steps (add, compareAndSet, deleteIfEqual, increment) several processes need: use Redis or PostgreSQL, or run one process`
+      : reach !== 'network'
+        ? `Another gateway process (${other}) uses this store, which is for one process at a time (SQLite or memory): stop it, or move to Redis or PostgreSQL with cluster mode`
+        : !cluster
+          ? `Another gateway instance (${other}) is live on this store: set GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL (the cluster option) on every instance to run several, or stop the other one`
+          : record.host === own.host && record.url !== undefined && record.url === own.url
+            ? `Another gateway instance (${other}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL`
+            : undefined
     if (refusal) return { record, refusal }
-    if (record.host === own.host && record.url !== undefined && record.url === own.url) {
-      return {
-        record,
-        refusal: `Another gateway instance (${record.id}, pid ${record.pid}) of this host is registered with this instance's address (${record.url}) and keeps heartbeating: stop it, or give this one another port or GATEWAY_ADVERTISE_URL`,
-      }
-    }
   }
   return undefined
-}
-
-/**
- * Wait up to a time-to-live and a heartbeat for `other`'s heartbeat to lapse: true once its record
- * is gone (or its process of this host) or stood unchanged all along (then removed), false as soon
- * as it is renewed.
- */
-async function heartbeatLapsed(
-  records: Collection<InstanceRecord>,
-  other: InstanceRecord,
-  host: string,
-  settings: { heartbeatMs: number; ttlMs: number },
-  logger: Logger,
-): Promise<boolean> {
-  const waitMs = settings.ttlMs + settings.heartbeatMs
-  logger.warn(
-    { other: other.id, pid: other.pid, host: other.host, waitMs },
-    'another gateway process is registered on this store: waiting for its heartbeat to lapse (it may be dying) before refusing to start',
-  )
-  const until = Date.now() + waitMs
-  const pollMs = Math.max(50, Math.min(500, Math.floor(settings.heartbeatMs / 4)))
-  let latest = other
-  while (Date.now() < until) {
-    await new Promise(resolve => setTimeout(resolve, pollMs))
-    const now = await records.load(other.id)
-    if (now === undefined) return true
-    latest = now
-    if (now.host === host && !processAlive(now)) break
-    if (now.heartbeatAt !== other.heartbeatAt) return false
-  }
-  await records.removeIfEqual(other.id, latest)
-  logger.info({ other: other.id }, 'its heartbeat lapsed: starting')
-  return true
 }

@@ -6,33 +6,28 @@ import type { Device } from './devices.ts'
 /** Something that reacts to every message a device sees (webhook outbox, agents): a promise when it has work to wait for. */
 type MessageSubscriber = (device: Device, message: IncomingMessage) => Promise<void> | void
 
-/**
- * The one stream of messages seen by devices, received and sent (`fromMe`). Subscribers run in
- * order and are awaited; one failing is logged and does not stop the others.
- */
-export class MessageFeed {
-  private readonly subscribers: MessageSubscriber[] = []
+/** The one stream of messages seen by devices (see messageFeed). */
+export type MessageFeed = ReturnType<typeof messageFeed>
 
-  constructor(
-    private readonly events: GatewayEvents,
-    private readonly logger: Logger,
-  ) {}
-
-  /** Add a subscriber; earlier subscribers run first. */
-  subscribe(subscriber: MessageSubscriber): void {
-    this.subscribers.push(subscriber)
-  }
-
-  /** Hand a message to every subscriber, then emit the host-facing `message` event. */
-  async publish(device: Device, message: IncomingMessage): Promise<void> {
-    for (const subscriber of this.subscribers) {
-      try {
-        const work = subscriber(device, message)
-        if (work) await work
-      } catch (err) {
-        this.logger.error({ err, deviceId: device.id, messageId: message.id }, 'message subscriber failed')
+/** The one stream of messages seen by devices, received and sent (`fromMe`): subscribers run in order, awaited; one failing is logged and does not stop the others. */
+export function messageFeed(events: GatewayEvents, logger: Logger) {
+  const subscribers: MessageSubscriber[] = []
+  return {
+    /** Add a subscriber; earlier subscribers run first. */
+    subscribe(subscriber: MessageSubscriber): void {
+      subscribers.push(subscriber)
+    },
+    /** Hand a message to every subscriber, then emit the host-facing `message` event. */
+    async publish(device: Device, message: IncomingMessage): Promise<void> {
+      for (const subscriber of subscribers) {
+        try {
+          const work = subscriber(device, message)
+          if (work) await work
+        } catch (err) {
+          logger.error({ err, deviceId: device.id, messageId: message.id }, 'message subscriber failed')
+        }
       }
-    }
-    this.events.emit('message', { deviceId: device.id, accountId: device.accountId, message })
+      events.emit('message', { deviceId: device.id, accountId: device.accountId, message })
+    },
   }
 }

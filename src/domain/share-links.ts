@@ -9,73 +9,61 @@ const MAX_LINKS_PER_DEVICE = 5
 /** How long a QR string is shown before the page asks the transport for a fresh one. */
 const QR_TTL_MS = 60_000
 
+/** QR share links (see shareLinks). */
+export type ShareLinks = ReturnType<typeof shareLinks>
+
 /** QR share links: capability URLs (`/qr/<token>`, stored as hashes) that show a device's live QR until it connects. */
-export class ShareLinks {
-  private readonly links: Collection<{ deviceId: string; accountId: string; createdAt: number }>
-  private readonly qrs: Collection<{ qr: string; at: number }>
-
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly devices: Devices,
-  ) {
-    this.links = new Collection(storage, lock, 'share-link')
-    this.qrs = new Collection(storage, lock, 'qr')
-  }
-
-  /** A new share token for the device (the oldest beyond the limit is revoked). */
-  async create(device: Device): Promise<string> {
-    const token = randomKey(18)
-    const tokenHash = hashKey(token)
-    await this.links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, createdAt: Date.now() })
-    let dropped: string[] = []
-    await this.devices.update(device.id, d => {
-      d.shareTokens.push(tokenHash)
-      dropped = d.shareTokens.splice(0, Math.max(0, d.shareTokens.length - MAX_LINKS_PER_DEVICE))
-    })
-    for (const old of dropped) await this.links.remove(old)
-    return token
-  }
-
-  /** The device a token shows, or undefined when the token is unknown or revoked. */
-  async resolve(token: string): Promise<Device | undefined> {
-    if (token.length > 64) return undefined
-    const tokenHash = hashKey(token)
-    const link = await this.links.get(tokenHash)
-    if (!link) return undefined
-    const device = await this.devices.get(link.deviceId)
-    return device && device.accountId === link.accountId && device.shareTokens.includes(tokenHash) ? device : undefined
-  }
-
-  /** Revoke every share link of the device; resolves with how many there were. */
-  async revokeAll(device: Device): Promise<number> {
-    let tokens: string[] = []
-    await this.devices.update(device.id, d => {
-      tokens = d.shareTokens
-      d.shareTokens = []
-    })
-    for (const tokenHash of tokens) await this.links.remove(tokenHash)
-    return tokens.length
-  }
-
-  /** Remember the device's current QR string (from a link call or a transport `qr` event). */
-  rememberQr(deviceId: string, qr: string): Promise<void> {
-    return this.qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS)
-  }
-
-  /** The device's current QR string, if one is fresh. */
-  async currentQr(deviceId: string): Promise<string | undefined> {
-    return (await this.qrs.get(deviceId))?.qr
-  }
-
-  /** Forget the device's QR (it connected, or was deleted). */
-  async forgetQr(deviceId: string): Promise<void> {
-    await this.qrs.remove(deviceId)
-  }
-
-  /** Drop the device's links and QR (removal hook). */
-  async removeDevice(device: Device): Promise<void> {
-    for (const tokenHash of device.shareTokens) await this.links.remove(tokenHash)
-    await this.forgetQr(device.id)
+export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices) {
+  const links = new Collection<{ deviceId: string; accountId: string; createdAt: number }>(storage, lock, 'share-link')
+  const qrs = new Collection<{ qr: string; at: number }>(storage, lock, 'qr')
+  return {
+    /** A new share token for the device (the oldest beyond the limit is revoked). */
+    async create(device: Device): Promise<string> {
+      const token = randomKey(18)
+      const tokenHash = hashKey(token)
+      await links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, createdAt: Date.now() })
+      let dropped: string[] = []
+      await devices.update(device.id, d => {
+        d.shareTokens.push(tokenHash)
+        dropped = d.shareTokens.splice(0, Math.max(0, d.shareTokens.length - MAX_LINKS_PER_DEVICE))
+      })
+      for (const old of dropped) await links.remove(old)
+      return token
+    },
+    /** The device a token shows, or undefined when the token is unknown or revoked. */
+    async resolve(token: string): Promise<Device | undefined> {
+      if (token.length > 64) return undefined
+      const tokenHash = hashKey(token)
+      const link = await links.get(tokenHash)
+      const device = link && (await devices.get(link.deviceId))
+      return device && device.accountId === link.accountId && device.shareTokens.includes(tokenHash) ? device : undefined
+    },
+    /** Revoke every share link of the device; resolves with how many there were. */
+    async revokeAll(device: Device): Promise<number> {
+      let tokens: string[] = []
+      await devices.update(device.id, d => {
+        tokens = d.shareTokens
+        d.shareTokens = []
+      })
+      for (const tokenHash of tokens) await links.remove(tokenHash)
+      return tokens.length
+    },
+    /** Remember the device's current QR string (from a link call or a transport `qr` event). */
+    rememberQr(deviceId: string, qr: string): Promise<void> {
+      return qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS)
+    },
+    /** The device's current QR string, if one is fresh. */
+    async currentQr(deviceId: string): Promise<string | undefined> {
+      return (await qrs.get(deviceId))?.qr
+    },
+    /** Forget the device's QR (it connected, or was deleted). */
+    async forgetQr(deviceId: string): Promise<void> {
+      await qrs.remove(deviceId)
+    },
+    /** Drop the device's links and QR (removal hook). */
+    async removeDevice(device: Device): Promise<void> {
+      for (const tokenHash of device.shareTokens) await links.remove(tokenHash)
+      await qrs.remove(device.id)
+    },
   }
 }

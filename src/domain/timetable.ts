@@ -1,16 +1,14 @@
-/** A pending run as the timetable holds it. */
+/** A pending run; among runs due at the same time the lower `order` goes first (then the key): e.g. when a message was scheduled. */
 interface Entry {
   key: string
   lane: string
   due: number
-  /** Among entries due at the same time, the lower goes first (then the key): e.g. when a message was scheduled. */
   order?: number
 }
 
 /**
- * The in-memory timetable of pending runs, sorted earliest first (ties: by `order`, then key) and bounded to
- * `capacity`: when full, the entry due last gives way to an earlier one, and what is left out (it
- * stays in storage) lowers the `horizon`, from which storage must be read again.
+ * The in-memory timetable of pending runs, earliest first (`earlier`), bounded to `capacity`: when full, the entry due last
+ * gives way to an earlier one, and what is left out (it stays in storage) lowers the `horizon`, from which storage is read again.
  */
 export class Timetable {
   private order: Entry[] = []
@@ -19,7 +17,6 @@ export class Timetable {
 
   constructor(readonly capacity: number) {}
 
-  /** Entries held. */
   get size(): number {
     return this.order.length
   }
@@ -29,7 +26,6 @@ export class Timetable {
     return this.leftOutFrom
   }
 
-  /** Whether the key is held. */
   has(key: string): boolean {
     return this.byKey.has(key)
   }
@@ -58,7 +54,6 @@ export class Timetable {
     return true
   }
 
-  /** The earliest entry, without taking it. */
   peek(): Entry | undefined {
     return this.order[0]
   }
@@ -85,8 +80,7 @@ export class Timetable {
     let [low, high] = [0, this.order.length]
     while (low < high) {
       const mid = (low + high) >>> 1
-      const other = this.order[mid]
-      if (earlier(other, item)) low = mid + 1
+      if (earlier(this.order[mid], item)) low = mid + 1
       else high = mid
     }
     return low

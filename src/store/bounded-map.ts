@@ -29,31 +29,25 @@ export class BoundedMap<K, V> {
   /** The value under `key`, or undefined when absent or expired. */
   get(key: K): V | undefined {
     const entry = this.entries.get(key)
-    if (!entry) return undefined
-    if (entry.expires <= Date.now()) {
-      this.entries.delete(key)
-      return undefined
-    }
-    return entry.value
+    if (entry && entry.expires > Date.now()) return entry.value
+    this.entries.delete(key)
+    return undefined
   }
 
-  /** Whether `key` holds a live value. */
   has(key: K): boolean {
     return this.get(key) !== undefined
   }
 
-  /** Store `value` (as the newest entry), evicting the oldest past the limit; `ttlMs` overrides the default. Answers `value`. */
+  /** Store `value` as the newest entry (`ttlMs` overrides the default); answers `value`. */
   set(key: K, value: V, ttlMs = this.ttlMs): V {
     putBounded(this.entries, key, { value, expires: Date.now() + ttlMs }, this.limit)
     return value
   }
 
-  /** Remove `key`. */
   delete(key: K): void {
     this.entries.delete(key)
   }
 
-  /** Remove everything. */
   clear(): void {
     this.entries.clear()
   }

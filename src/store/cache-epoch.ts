@@ -2,69 +2,51 @@ import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import { atomicSteps } from './keyed-lock.ts'
 
-interface ForgetfulCache {
-  forget(): void
-}
+/** The cache epoch of a store (see cacheEpoch). */
+export type CacheEpoch = ReturnType<typeof cacheEpoch>
 
 const KEY = 'cache-epoch'
 
-/**
- * Keeps the record caches of every process sharing a store honest: a write others must see at once
- * bumps a counter in the store, and every process polls it every `pollMs` and drops its cached
- * records when it moved.
- */
-export class CacheEpoch {
-  private readonly caches: ForgetfulCache[] = []
-  private seen: unknown
-  private timer: NodeJS.Timeout | undefined
-  private polling = false
-
-  constructor(
-    private readonly storage: Storage,
-    private readonly pollMs: number,
-    private readonly logger: Logger,
-  ) {}
-
-  /** Drop `cache`'s records whenever another process bumps the epoch. */
-  register(cache: ForgetfulCache): void {
-    this.caches.push(cache)
-  }
-
-  /** Read the current epoch and start polling it. */
-  async start(): Promise<void> {
-    this.seen = await this.storage.get(KEY)
-    this.timer = setInterval(() => void this.poll(), this.pollMs)
-    this.timer.unref()
-  }
-
-  /** Tell every process (this one at once) that cached records may be stale. */
-  async bump(): Promise<void> {
-    this.forgetAll()
-    this.seen = await atomicSteps(this.storage).increment(KEY, 1)
-  }
-
-  /** Stop polling. */
-  stop(): void {
-    clearInterval(this.timer)
-  }
-
-  private async poll(): Promise<void> {
-    if (this.polling) return
-    this.polling = true
+/** Keeps every process's record caches honest: a write others must see at once bumps a counter in the store, which each process polls every `pollMs`. */
+export function cacheEpoch(storage: Storage, pollMs: number, logger: Logger) {
+  const caches: { forget(): void }[] = []
+  let seen: unknown
+  let timer: NodeJS.Timeout | undefined
+  let polling = false
+  const forgetAll = () => caches.forEach(cache => cache.forget())
+  const poll = async () => {
+    if (polling) return
+    polling = true
     try {
-      const now = await this.storage.get(KEY)
-      if (now !== this.seen) {
-        this.seen = now
-        this.forgetAll()
+      const now = await storage.get(KEY)
+      if (now !== seen) {
+        seen = now
+        forgetAll()
       }
     } catch (err) {
-      this.logger.debug({ err }, 'cache epoch not read; cached records are kept for their ttl')
+      logger.debug({ err }, 'cache epoch not read; cached records are kept for their ttl')
     } finally {
-      this.polling = false
+      polling = false
     }
   }
-
-  private forgetAll(): void {
-    for (const cache of this.caches) cache.forget()
+  return {
+    /** Drop `cache`'s records whenever another process bumps the epoch. */
+    register(cache: { forget(): void }): void {
+      caches.push(cache)
+    },
+    /** Read the current epoch and start polling it. */
+    async start(): Promise<void> {
+      seen = await storage.get(KEY)
+      timer = setInterval(() => void poll(), pollMs)
+      timer.unref()
+    },
+    /** Tell every process (this one at once) that cached records may be stale. */
+    async bump(): Promise<void> {
+      forgetAll()
+      seen = await atomicSteps(storage).increment(KEY, 1)
+    },
+    stop(): void {
+      clearInterval(timer)
+    },
   }
 }

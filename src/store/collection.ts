@@ -3,17 +3,9 @@ import { atomicSteps, type KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
 import type { CacheEpoch } from './cache-epoch.ts'
 
-/** Options of a collection. */
-export interface CollectionOptions {
-  /** Keep records read for `ttlMs` in this process (frozen); writes through the collection refresh it at once. */
-  cache?: { ttlMs: number; maxEntries: number; epoch?: CacheEpoch }
-}
-
 /**
- * A typed collection of records over the storage port, under `<name>:<id>`. `create`, `replace`,
- * `removeIfEqual` and `update` are the storage's atomic steps (across every process sharing the
- * store; without them, the same steps under an in-process lock: one process). The record's
- * in-process lock is only a fast path, so one process's own updates queue instead of colliding.
+ * Typed records over the storage port, under `<name>:<id>`. `create`, `replace`, `removeIfEqual` and `update` are the
+ * storage's atomic steps (without them: an in-process lock, one process); the record's lock is only a fast path.
  */
 export class Collection<T> {
   private readonly cache?: BoundedMap<string, T>
@@ -25,7 +17,8 @@ export class Collection<T> {
     private readonly storage: Storage,
     private readonly lock: KeyedLock,
     readonly name: string,
-    options: CollectionOptions = {},
+    /** `cache`: keep records read for `ttlMs` in this process (frozen); writes through the collection refresh it at once. */
+    options: { cache?: { ttlMs: number; maxEntries: number; epoch?: CacheEpoch } } = {},
   ) {
     if (options.cache && options.cache.ttlMs > 0) {
       this.cache = new BoundedMap(options.cache.maxEntries, options.cache.ttlMs)
@@ -39,7 +32,6 @@ export class Collection<T> {
     return supportsAtomic(this.storage)
   }
 
-  /** Storage key of a record. */
   key(id: string): string {
     return `${this.name}:${id}`
   }
@@ -86,10 +78,7 @@ export class Collection<T> {
     return this.written(id, () => this.atomic.add(this.key(id), value, ttlMs))
   }
 
-  /**
-   * Replace a record only while it is still equal to `expected` (deep JSON equality; undefined:
-   * only while there is none): true when this call replaced it. Without `ttlMs` it does not expire.
-   */
+  /** Replace a record only while it is still equal to `expected` (deep JSON equality; undefined: while there is none): true when replaced. */
   replace(id: string, expected: T | undefined, next: T, ttlMs?: number): Promise<boolean> {
     return this.written(id, () => this.atomic.compareAndSet(this.key(id), expected, next, ttlMs))
   }
@@ -100,10 +89,8 @@ export class Collection<T> {
   }
 
   /**
-   * Read-modify-write, an optimistic loop of compare-and-set: `change` gets a copy of the current
-   * value (undefined when absent) and returns the new one, or undefined to leave it; it may run more
-   * than once, so it must decide from its argument alone. Resolves what was written, or the current
-   * value when nothing was; `ttlMs` makes what is written expire.
+   * Read-modify-write by compare-and-set: `change` gets a copy of the current value and returns the next, or undefined to
+   * leave it; it may run more than once, so it decides from its argument alone. Resolves what was written, else the current value.
    */
   update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>, ttlMs?: number): Promise<T | undefined> {
     const key = this.key(id)

@@ -11,10 +11,8 @@ export class StorageUnavailableError extends Error {
 }
 
 /**
- * Wrap a storage so that every failure surfaces as StorageUnavailableError (the original as `cause`)
- * and a call that hangs past `timeoutMs` fails. Once one call has waited `timeoutMs` the store is
- * taken for hung: every call still waiting fails then, and new calls fail at once while the guard
- * probes the store (`ping`, else a read) until any answer (a value, not an error) comes.
+ * Wrap a storage so that every failure is a StorageUnavailableError (the original as `cause`). Once a call has waited
+ * `timeoutMs` the store is taken for hung: the calls waiting fail, and new ones fail at once until a probe is answered.
  */
 export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger): Storage {
   const deadlines = new Deadlines(timeoutMs)
@@ -57,15 +55,9 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
       return Promise.reject(
         new StorageUnavailableError(operation, { cause: new Error('the store is not answering (a call timed out and none has been answered since)') }),
       )
-    let attempt: Promise<T>
-    try {
-      attempt = work()
-    } catch (cause) {
-      attempt = Promise.reject(cause)
-    }
     return new Promise<T>((resolve, reject) => {
       const done = deadlines.watch(() => reject(timedOut(operation)))
-      attempt.then(
+      new Promise<T>(start => start(work())).then(
         value => {
           done()
           if (hungSince !== undefined) answered()

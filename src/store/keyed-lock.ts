@@ -28,7 +28,7 @@ export class KeyedLock {
     return step(0)
   }
 
-  /** Number of keys with work queued (for tests and metrics). */
+  /** Keys with work queued. */
   get size(): number {
     return this.tails.size
   }

@@ -10,7 +10,10 @@ export interface ProcessStamp {
 
 /** This process's stamp (read once). */
 export function ownStamp(): ProcessStamp {
-  own ??= { pid: process.pid, ...stampOf(process.pid) }
+  if (own) return own
+  const stat = readStat(process.pid)
+  const bootId = currentBootId()
+  own = { pid: process.pid, ...(stat && stat !== 'unreadable' ? { startTicks: stat.startTicks } : {}), ...(bootId ? { bootId } : {}) }
   return own
 }
 
@@ -39,13 +42,6 @@ export function hostTag(): string {
 let own: ProcessStamp | undefined
 let procListed: boolean | undefined
 let bootId: { value?: string } | undefined
-
-/** The start ticks and boot id of a running process, as far as this platform tells them. */
-function stampOf(pid: number): Omit<ProcessStamp, 'pid'> {
-  const stat = readStat(pid)
-  const bootId = currentBootId()
-  return { ...(stat && stat !== 'unreadable' ? { startTicks: stat.startTicks } : {}), ...(bootId ? { bootId } : {}) }
-}
 
 function currentBootId(): string | undefined {
   if (!bootId) {

@@ -1,5 +1,7 @@
+import { appendFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises'
+import { join } from 'node:path'
 import type { Logger } from '../logger.ts'
-import type { SpillFile } from './spill-file.ts'
+import { hostTag, ownStamp, processAlive, type ProcessStamp } from './process-alive.ts'
 
 interface RetryBufferOptions<T> {
   /** What is kept, for the logs (`incoming events`, `webhook events`). */
@@ -34,22 +36,18 @@ export class RetryBuffer<T> {
 
   /** Replay what a gone process of this host left in its spill file (call once, at start). */
   async start(): Promise<void> {
-    if (!this.options.spill) return
-    await this.options.spill.prepare()
-    if (this.options.spill.size > 0) {
-      this.options.logger.warn({ count: this.options.spill.size }, `replaying ${this.options.what} left in a spill file`)
+    const { spill, logger, what } = this.options
+    if (!spill) return
+    await spill.prepare()
+    if (spill.size > 0) {
+      logger.warn({ count: spill.size }, `replaying ${what} left in a spill file`)
       this.schedule(0)
     }
   }
 
-  /** Items waiting (in memory and spilled): a new item must be kept too, behind them. */
+  /** Items waiting (in memory and spilled): while there are any, a new item must be kept too, behind them. */
   get size(): number {
     return this.memory.length + (this.options.spill?.size ?? 0)
-  }
-
-  /** Whether anything waits. */
-  get waiting(): boolean {
-    return this.size > 0
   }
 
   /** Keep an item the store refused (or one that must wait behind those), to be offered again. */
@@ -65,18 +63,16 @@ export class RetryBuffer<T> {
 
   /** Offer what waits once more; what the store still refuses stays in the spill file, or is logged as lost. */
   async close(): Promise<void> {
+    const { spill, logger, what } = this.options
     this.closed = true
     clearTimeout(this.timer)
     await this.flush()
     if (this.memory.length === 0) return
-    if (this.options.spill) {
-      const spilled = await this.options.spill.read(Number.MAX_SAFE_INTEGER)
-      await this.options.spill.append([...this.memory.splice(0), ...spilled])
-      this.options.logger.error(
-        { count: this.options.spill.size, file: this.options.spill.path },
-        `${this.options.what} kept in a spill file: the store was still down when the gateway stopped`,
-      )
-    } else this.options.logger.error({ count: this.memory.length }, `${this.options.what} lost: the store was still down when the gateway stopped`)
+    if (spill) {
+      const spilled = await spill.read(Number.MAX_SAFE_INTEGER)
+      await spill.append([...this.memory.splice(0), ...spilled])
+      logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
+    } else logger.error({ count: this.memory.length }, `${what} lost: the store was still down when the gateway stopped`)
   }
 
   private schedule(delayMs: number): void {
@@ -84,7 +80,7 @@ export class RetryBuffer<T> {
     this.timer = setTimeout(() => {
       this.timer = undefined
       void this.flush().then(() => {
-        if (this.waiting) this.schedule(this.delayMs)
+        if (this.size > 0) this.schedule(this.delayMs)
       })
     }, delayMs)
     this.timer.unref()
@@ -92,11 +88,11 @@ export class RetryBuffer<T> {
 
   /** Offer what waits, oldest first; stop at the first refusal (the store is still down) and back off. */
   private flush(): Promise<void> {
+    const { spill, logger, what } = this.options
     this.flushing ??= (async () => {
       try {
         for (;;) {
-          if (this.memory.length === 0 && this.options.spill && this.options.spill.size > 0)
-            this.memory.push(...((await this.options.spill.read(this.memoryLimit)) as T[]))
+          if (this.memory.length === 0 && spill && spill.size > 0) this.memory.push(...((await spill.read(this.memoryLimit)) as T[]))
           const item = this.memory[0]
           if (item === undefined) break
           try {
@@ -107,7 +103,7 @@ export class RetryBuffer<T> {
           }
           this.memory.shift()
         }
-        if (this.delayMs !== RETRY_FIRST_MS) this.options.logger.info({}, `${this.options.what} kept while the store was down are done now`)
+        if (this.delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
         this.delayMs = RETRY_FIRST_MS
       } finally {
         this.flushing = undefined
@@ -119,3 +115,122 @@ export class RetryBuffer<T> {
 
 const RETRY_FIRST_MS = 1000
 const RETRY_MAX_MS = 30_000
+
+/**
+ * An append-only file of JSON lines, read back in order: a RetryBuffer's overflow. Each process writes its own file in
+ * `dir` (`<name>-<host>-<pid>[-<start ticks>-<boot id, 8 characters>].jsonl`); at start it takes over, by a rename, the
+ * files of gone processes of this host (`processAlive`).
+ */
+export class SpillFile {
+  readonly path: string
+  /** Byte offset of the first line not read back yet. */
+  private offset = 0
+  /** Lines written and not read back yet. */
+  private unread = 0
+  private bytes = 0
+  private writing: Promise<void> = Promise.resolve()
+  private prepared: Promise<void> | undefined
+
+  constructor(
+    private readonly dir: string,
+    private readonly name: string,
+  ) {
+    this.path = join(dir, `${name}-${hostTag()}-${stampTag(ownStamp())}.jsonl`)
+  }
+
+  /** Lines waiting to be read back. */
+  get size(): number {
+    return this.unread
+  }
+
+  /** Bytes of the file (read lines included, until it is emptied). */
+  get sizeBytes(): number {
+    return this.bytes
+  }
+
+  /** Create the folder (0700) and take over the files left by gone processes of this host. */
+  prepare(): Promise<void> {
+    this.prepared ??= (async () => {
+      await mkdir(this.dir, { recursive: true, mode: 0o700 })
+      for (const file of await readdir(this.dir)) {
+        const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?\\.jsonl$`).exec(file)
+        if (!owner || file === this.path.slice(this.dir.length + 1)) continue
+        if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
+        const taken = `${this.path}.${Date.now()}.taken`
+        try {
+          await rename(join(this.dir, file), taken)
+        } catch {
+          continue // another process took it first
+        }
+        const lines = (await readFile(taken, 'utf8')).split('\n').filter(line => line.trim() !== '')
+        if (lines.length > 0) {
+          const text = lines.join('\n') + '\n'
+          await appendFile(this.path, text, { mode: 0o600 })
+          this.unread += lines.length
+          this.bytes += Buffer.byteLength(text)
+        }
+        await rm(taken, { force: true })
+      }
+    })()
+    return this.prepared
+  }
+
+  /** Append items as lines (in call order). */
+  append(items: unknown[]): Promise<void> {
+    const text = items.map(item => JSON.stringify(item)).join('\n') + '\n'
+    this.unread += items.length
+    this.bytes += Buffer.byteLength(text)
+    this.writing = this.writing.then(() => this.prepare()).then(() => appendFile(this.path, text, { mode: 0o600 }))
+    return this.writing
+  }
+
+  /** Up to `max` of the oldest unread items (the file is deleted once all are read). */
+  async read(max: number): Promise<unknown[]> {
+    await this.writing
+    if (this.unread === 0) return []
+    const handle = await open(this.path, 'r')
+    const items: unknown[] = []
+    try {
+      let block = Buffer.alloc(1 << 20)
+      while (items.length < max) {
+        const { bytesRead } = await handle.read(block, 0, block.length, this.offset)
+        if (bytesRead === 0) break
+        const text = block.subarray(0, bytesRead).toString('utf8')
+        const end = text.lastIndexOf('\n')
+        if (end < 0) {
+          if (bytesRead < block.length) break // a last line without its newline: not written whole yet
+          block = Buffer.alloc(block.length * 2) // a line longer than the block
+          continue
+        }
+        for (const line of text.slice(0, end).split('\n')) {
+          if (items.length === max) break
+          this.offset += Buffer.byteLength(line) + 1
+          if (line.trim() !== '') items.push(JSON.parse(line))
+        }
+      }
+    } finally {
+      await handle.close()
+    }
+    this.unread = Math.max(0, this.unread - items.length)
+    if (this.unread === 0) {
+      await this.writing
+      await rm(this.path, { force: true })
+      this.offset = this.bytes = 0
+    }
+    return items
+  }
+}
+
+/** `<pid>-<start ticks>-<boot id, 8 characters>`, or the pid alone where the platform tells no start time. */
+function stampTag({ pid, startTicks, bootId }: ProcessStamp): string {
+  return startTicks !== undefined && bootId ? `${pid}-${startTicks}-${bootId.slice(0, 8)}` : String(pid)
+}
+
+/** The stamp of the process that named a file (`owner`: the match of host, pid, start ticks and boot id). */
+function stampOfFile(owner: RegExpExecArray): ProcessStamp {
+  const pid = Number(owner[2])
+  if (owner[3] === undefined) return { pid }
+  const current = ownStamp().bootId
+  const bootId = current?.startsWith(owner[4]!) ? current : owner[4]
+  return { pid, startTicks: Number(owner[3]), ...(bootId ? { bootId } : {}) }
+}

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { HeartbeatWatch } from '../../src/domain/heartbeat-watch.ts'
+import { HeartbeatWatch } from '../../src/domain/instance-view.ts'
 
 /**
  * Liveness by a heartbeat counter seen to move, timed by the observer's own monotonic clock (a fake

@@ -11,115 +11,98 @@ const CONCURRENCY = 16
 const SCAN_EVERY_MS = 30_000
 
 /**
- * Puts every linked device in the hands of one live instance: at start, on a departure and every
- * 30 s, each instance shares the linked devices nobody alive holds over the live instances, least
- * loaded first, and takes its share (a leftover is taken by anyone two heartbeats later).
+ * Puts every linked device in the hands of one live instance: at start, on a departure and every 30 s, each instance
+ * shares the devices nobody alive holds over the live ones, least loaded first, and takes its share (anyone's, once overdue).
+ * `start` resolves once this instance's share is opened; `stop` ends the taking.
  */
-export class DeviceBalancer {
+export function deviceBalancer(leases: DeviceLeases, instances: Instances, devices: Devices, heartbeatMs: number, logger: Logger) {
   /** Devices seen without a holder, with when: taken by anyone once they stay so for two heartbeats. */
-  private readonly orphanSince = new Map<string, number>()
-  private scanning: Promise<void> | undefined
-  private again = false
-  private lastScan = 0
+  const orphanSince = new Map<string, number>()
+  let scanning: Promise<void> | undefined
+  let again = false
+  let lastScan = 0
   /** A scan is due at the next heartbeat (this instance let its sessions go, or re-registered). */
-  private pending = false
-  private stopped = false
-  private reconciling: Promise<void> | undefined
-
-  constructor(
-    private readonly leases: DeviceLeases,
-    private readonly instances: Instances,
-    private readonly devices: Devices,
-    private readonly heartbeatMs: number,
-    private readonly logger: Logger,
-  ) {
-    instances.view.onDeparture(() => void this.scan())
-    instances.events.on('fence', () => void (this.pending = true))
-    instances.events.on('rejoin', () => void (this.pending = true))
-    instances.events.on('beat', () => {
-      if (this.pending || this.orphanSince.size > 0 || Date.now() - this.lastScan >= SCAN_EVERY_MS) void this.scan()
-      void this.reconcile()
-    })
-  }
-
-  /** Take this instance's share of the devices nobody holds (resolves once they are opened). */
-  start(): Promise<void> {
-    return this.scan()
-  }
-
-  /** Stop taking devices. */
-  stop(): void {
-    this.stopped = true
-  }
+  let pending = false
+  let stopped = false
+  let reconciling: Promise<void> | undefined
 
   /** Every heartbeat: the devices this instance holds have their sessions open (one pass at a time). */
-  private reconcile(): Promise<void> {
-    if (this.reconciling || this.stopped) return this.reconciling ?? Promise.resolve()
-    this.reconciling = this.leases
-      .reconcile(async deviceId => (await this.devices.get(deviceId))?.linked === true)
-      .catch(err => this.logger.warn({ err }, 'reconciling held devices with their sessions failed; trying again at the next heartbeat'))
-      .finally(() => (this.reconciling = undefined))
-    return this.reconciling
+  const reconcile = (): Promise<void> => {
+    if (reconciling || stopped) return reconciling ?? Promise.resolve()
+    reconciling = leases
+      .reconcile(async deviceId => (await devices.get(deviceId))?.linked === true)
+      .catch(err => logger.warn({ err }, 'reconciling held devices with their sessions failed; trying again at the next heartbeat'))
+      .finally(() => (reconciling = undefined))
+    return reconciling
   }
 
-  private scan(): Promise<void> {
-    if (this.scanning) {
-      this.again = true
-      return this.scanning
+  const scan = (): Promise<void> => {
+    if (scanning) {
+      again = true
+      return scanning
     }
-    this.scanning = (async () => {
+    scanning = (async () => {
       try {
         do {
-          this.again = false
-          this.lastScan = Date.now()
-          this.pending = false
-          await this.leases.verify()
-          await this.takeShare(await this.orphans())
-        } while (this.again && !this.stopped)
+          again = false
+          lastScan = Date.now()
+          pending = false
+          await leases.verify()
+          await takeShare(await orphans())
+        } while (again && !stopped)
       } catch (err) {
-        this.logger.warn({ err }, 'looking for devices nobody holds failed; trying again at the next heartbeat')
+        logger.warn({ err }, 'looking for devices nobody holds failed; trying again at the next heartbeat')
       } finally {
-        this.scanning = undefined
+        scanning = undefined
       }
     })()
-    return this.scanning
+    return scanning
   }
 
   /** Linked devices whose lease no live instance holds, oldest id first. */
-  private async orphans(): Promise<string[]> {
+  const orphans = async (): Promise<string[]> => {
     const found: string[] = []
-    for await (const device of this.devices.all()) {
-      if (!device.linked || this.leases.holds(device.id)) continue
-      if ((await this.leases.holder(device.id)) === undefined) found.push(device.id)
+    for await (const device of devices.all()) {
+      if (!device.linked || leases.holds(device.id)) continue
+      if ((await leases.holder(device.id)) === undefined) found.push(device.id)
     }
     const now = Date.now()
-    for (const id of [...this.orphanSince.keys()]) if (!found.includes(id)) this.orphanSince.delete(id)
-    for (const id of found) if (!this.orphanSince.has(id)) this.orphanSince.set(id, now)
+    for (const id of [...orphanSince.keys()]) if (!found.includes(id)) orphanSince.delete(id)
+    for (const id of found) if (!orphanSince.has(id)) orphanSince.set(id, now)
     return found.sort()
   }
 
   /** Share the orphans out, least loaded instance first; open this instance's share (and any orphan left over for two heartbeats). */
-  private async takeShare(orphans: string[]): Promise<void> {
-    const loads = new Map(this.instances.view.liveRecords.map(record => [record.id, record.id === this.leases.me ? this.leases.count : (record.devices ?? 0)]))
-    const overdue = Date.now() - 2 * this.heartbeatMs
+  const takeShare = async (orphans: string[]): Promise<void> => {
+    const loads = new Map(instances.view.liveRecords.map(record => [record.id, record.id === leases.me ? leases.count : (record.devices ?? 0)]))
+    const overdue = Date.now() - 2 * heartbeatMs
     const mine: string[] = []
     for (const deviceId of orphans) {
-      if (await this.leases.namesMe(deviceId)) {
+      if (await leases.namesMe(deviceId)) {
         mine.push(deviceId)
-        loads.set(this.leases.me, (loads.get(this.leases.me) ?? 0) + 1)
+        loads.set(leases.me, (loads.get(leases.me) ?? 0) + 1)
         continue
       }
       const [assignee] = [...loads].sort(([a, la], [b, lb]) => la - lb || a.localeCompare(b))
       if (!assignee) break
       loads.set(assignee[0], assignee[1] + 1)
-      if (assignee[0] === this.leases.me || this.orphanSince.get(deviceId)! <= overdue) mine.push(deviceId)
+      if (assignee[0] === leases.me || orphanSince.get(deviceId)! <= overdue) mine.push(deviceId)
     }
     const opening = new PQueue({ concurrency: CONCURRENCY })
     await opening.addAll(
       mine.map(deviceId => async () => {
-        if (!this.stopped && this.leases.hasRoom && (await this.leases.open(deviceId))) this.orphanSince.delete(deviceId)
+        if (!stopped && leases.hasRoom && (await leases.open(deviceId))) orphanSince.delete(deviceId)
       }),
     )
-    if (mine.length > 0) this.logger.info({ count: mine.length, holding: this.leases.count }, 'devices taken')
+    if (mine.length > 0) logger.info({ count: mine.length, holding: leases.count }, 'devices taken')
   }
+
+  instances.view.onDeparture(() => void scan())
+  instances.events.on('fence', () => void (pending = true))
+  instances.events.on('rejoin', () => void (pending = true))
+  instances.events.on('beat', () => {
+    if (pending || orphanSince.size > 0 || Date.now() - lastScan >= SCAN_EVERY_MS) void scan()
+    void reconcile()
+  })
+  return { start: scan, stop: () => void (stopped = true) }
 }

@@ -7,28 +7,15 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Instances } from '../instances.ts'
 import { claimedUntil, type Claim } from '../claims.ts'
 
-/** Limits of the leases. */
-interface LeaseSettings {
-  /** Most device sessions this instance holds (unlimited when absent). */
-  maxDevices?: number
-  /** Cluster mode: a held device whose session was replaced (by an instance that lost the lease) is opened again. */
-  clustered?: boolean
-}
-
 /**
- * Device leases (`device-lease:<deviceId>`, a Claim without expiry): a device's session is opened
- * only by the instance holding its lease, so two instances never open one device. A lease holds
- * while its instance is alive (its heartbeat renews them all at once); a take is a compare-and-set
- * that raises the fencing epoch. A lease is this instance's only while it stands (heartbeat not
- * late: a fenced instance closes its sessions before the others may take them); another's is taken
- * only once that instance is gone by the last heartbeat and by its record read after the lease.
+ * Device leases (`device-lease:<deviceId>`, a Claim without expiry): only the holder opens a device's session. A lease
+ * holds while its instance lives and stands; a take is a compare-and-set raising the epoch, and takes another's lease only
+ * once that instance is gone by the last heartbeat and by its record read after the lease (docs/scaling.md).
  */
 export class DeviceLeases {
   private readonly leases: Collection<Claim>
-  /** Devices whose lease this instance holds, with the epoch it took them at. */
-  private readonly held = new Map<string, number>()
-  /** When this instance took over each device it holds. */
-  private readonly takenAt = new Map<string, number>()
+  /** Devices whose lease this instance holds: the epoch it took them at, and when, for a handover. */
+  private readonly held = new Map<string, { epoch: number; takenAt?: number }>()
   /** Sessions being closed: a session opened again waits for its close. */
   private readonly closing = new Map<string, Promise<void>>()
 
@@ -37,7 +24,8 @@ export class DeviceLeases {
     lock: KeyedLock,
     private readonly instances: Instances,
     private readonly transport: Transport,
-    private readonly settings: LeaseSettings,
+    /** `maxDevices`: most sessions held here (absent: no limit); `clustered`: a held device whose session was replaced (by an instance that lost the lease) is opened again. */
+    private readonly settings: { maxDevices?: number; clustered?: boolean },
     private readonly logger: Logger,
     private readonly events?: GatewayEvents,
   ) {
@@ -45,17 +33,14 @@ export class DeviceLeases {
     instances.events.on('fence', () => void this.letGoAll('heartbeat late'))
   }
 
-  /** This instance's id. */
   get me(): string {
     return this.instances.id
   }
 
-  /** Device sessions this instance holds. */
   get count(): number {
     return this.held.size
   }
 
-  /** The devices this instance holds. */
   get devices(): string[] {
     return [...this.held.keys()]
   }
@@ -79,16 +64,14 @@ export class DeviceLeases {
 
   /** Whether this instance took the device over within `ms` (its session may still be opening). */
   takenWithin(deviceId: string, ms: number): boolean {
-    const at = this.takenAt.get(deviceId)
-    return at !== undefined && this.held.has(deviceId) && Date.now() - at < ms
+    const at = this.held.get(deviceId)?.takenAt
+    return at !== undefined && Date.now() - at < ms
   }
 
-  /** Whether this instance may hold devices now (registered, heartbeat not late). */
   get standing(): boolean {
     return this.instances.standing
   }
 
-  /** Whether this instance may take one more device. */
   get hasRoom(): boolean {
     return this.settings.maxDevices === undefined || this.held.size < this.settings.maxDevices
   }
@@ -117,10 +100,9 @@ export class DeviceLeases {
     if (!(await this.leases.replace(deviceId, current, next))) return false
     // A fence came meanwhile: the lease names this instance, which holds nothing until it stands again.
     if (this.instances.fenceCount !== fences || !this.instances.standing) return false
-    this.held.set(deviceId, next.epoch)
+    // A handover (a device leased before) notes when: its session lived elsewhere, or here before a fence.
+    this.held.set(deviceId, { epoch: next.epoch, ...(current ? { takenAt: Date.now() } : {}) })
     this.instances.setLoad(this.held.size)
-    // A handover (a device leased before): its session lived elsewhere, or here before a fence.
-    if (current) this.takenAt.set(deviceId, Date.now())
     this.logger.debug({ deviceId, epoch: next.epoch, from: other }, 'device lease taken')
     this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(other ? { from: other } : {}) })
     return true
@@ -129,9 +111,9 @@ export class DeviceLeases {
   /** Take the device's lease and open its session; false when another instance holds it. */
   async open(deviceId: string): Promise<boolean> {
     if (!(await this.acquire(deviceId))) return false
-    const epoch = this.held.get(deviceId)
+    const epoch = this.held.get(deviceId)?.epoch
     await this.connect(deviceId, epoch).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
-    if (this.held.get(deviceId) !== epoch) {
+    if (this.held.get(deviceId)?.epoch !== epoch) {
       await this.close(deviceId)
       return false
     }
@@ -140,13 +122,13 @@ export class DeviceLeases {
 
   /** Every heartbeat: a held, `linked` device whose session is closed (or replaced, clustered) is opened again, or its lease handed back. */
   async reconcile(linked: (deviceId: string) => Promise<boolean>): Promise<void> {
-    for (const [deviceId, epoch] of [...this.held]) {
+    for (const [deviceId, { epoch }] of [...this.held]) {
       if (!this.instances.standing) return
       const status = await this.transport.status(deviceId).catch(() => undefined)
       const reopen = status?.state === 'closed' || (status?.state === 'replaced' && this.settings.clustered)
       if (!reopen || !(await linked(deviceId))) continue
       const lease = await this.leases.load(deviceId)
-      if (this.held.get(deviceId) !== epoch) continue
+      if (this.held.get(deviceId)?.epoch !== epoch) continue
       if (claimedUntil(lease, this.instances.view, { epoch }) === undefined) {
         await this.verify()
         continue
@@ -163,7 +145,7 @@ export class DeviceLeases {
 
   /** Close the device's session (no logout) and hand its lease back for another instance to take at once. */
   async release(deviceId: string): Promise<void> {
-    const epoch = this.held.get(deviceId)
+    const epoch = this.held.get(deviceId)?.epoch
     if (epoch === undefined) return
     this.drop(deviceId)
     await this.close(deviceId, err => this.logger.warn({ err, deviceId }, 'device session not closed'))
@@ -183,7 +165,7 @@ export class DeviceLeases {
 
   /** Check that every lease held is still this instance's at its epoch; those taken over are let go, their sessions closed. */
   async verify(): Promise<void> {
-    for (const [deviceId, epoch] of [...this.held]) {
+    for (const [deviceId, { epoch }] of [...this.held]) {
       const lease = await this.leases.load(deviceId)
       if (claimedUntil(lease, this.instances.view, { epoch }) !== undefined) continue
       this.logger.warn({ deviceId, holder: lease?.owner }, 'device lease taken over by another instance; closing its session here')
@@ -193,11 +175,8 @@ export class DeviceLeases {
     this.instances.setLoad(this.held.size)
   }
 
-  // --- Internal helpers ---
-
   private drop(deviceId: string): void {
     this.held.delete(deviceId)
-    this.takenAt.delete(deviceId)
     this.instances.setLoad(this.held.size)
   }
 
@@ -206,7 +185,6 @@ export class DeviceLeases {
     const devices = [...this.held.keys()]
     this.logger.warn({ count: devices.length, why }, 'closing every device session of this instance')
     this.held.clear()
-    this.takenAt.clear()
     this.instances.setLoad(0)
     await Promise.all(devices.map(deviceId => this.close(deviceId)))
   }
@@ -214,7 +192,7 @@ export class DeviceLeases {
   /** Open the device's session once a close under way has ended, only if still held at `epoch` and standing. */
   private async connect(deviceId: string, epoch: number | undefined): Promise<void> {
     await this.closing.get(deviceId)
-    if (this.held.get(deviceId) !== epoch || !this.instances.standing) return
+    if (this.held.get(deviceId)?.epoch !== epoch || !this.instances.standing) return
     await this.transport.connect(deviceId)
   }
 
