@@ -1,9 +1,8 @@
-import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
 import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
-import { isSpent } from '../json-body.ts'
+import { isSpent, readBodyBytes } from '../json-body.ts'
 import { requestState, type ForwardedFrom } from '../request-state.ts'
 
 export type { ForwardedFrom } from '../request-state.ts'
@@ -90,45 +89,9 @@ function parseFields(body: Buffer): Record<string, unknown> {
 
 /** The body bytes: read from the request, or what a host bodyparser that read them first kept. */
 function bodyBytes(ctx: Context, limitBytes: number): Promise<Buffer> {
-  if (!isSpent(ctx.req)) return readRawBody(ctx.req, limitBytes)
+  if (!isSpent(ctx.req)) return readBodyBytes(ctx.req, limitBytes)
   const { rawBody, body } = ctx.request as { rawBody?: unknown; body?: unknown }
   if (typeof rawBody === 'string') return Promise.resolve(Buffer.from(rawBody, 'utf8'))
   if (body !== undefined) return Promise.resolve(Buffer.from(JSON.stringify(body), 'utf8'))
   return Promise.reject(new GatewayError('body-not-object'))
-}
-
-/**
- * The request's body bytes, up to `limitBytes` (413 beyond; 400 when cut short or unreadable).
- * Errors are built only when they answer: 'close' comes after every request, and an Error captures
- * a stack trace (made on every close, it cost the holder 2.4 % of its busy time).
- */
-function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const declared = req.headers['content-length']
-  if (declared !== undefined && Number(declared) > limitBytes) {
-    req.resume()
-    return Promise.reject(new GatewayError('body-too-large'))
-  }
-  return new Promise((resolve, reject) => {
-    let chunks: Buffer[] | undefined = [] // undefined once settled
-    let received = 0
-    const fail = (code: 'body-too-large' | 'body-malformed', cause?: unknown) => {
-      if (!chunks) return
-      chunks = undefined
-      reject(new GatewayError(code, cause === undefined ? {} : { cause }))
-    }
-    req.on('data', (chunk: Buffer) => {
-      if (!chunks) return
-      if ((received += chunk.length) > limitBytes) return fail('body-too-large')
-      chunks.push(chunk)
-    })
-    req.on('end', () => {
-      if (!chunks) return
-      if (declared !== undefined && received !== Number(declared)) return fail('body-malformed')
-      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)
-      chunks = undefined
-      resolve(bytes)
-    })
-    req.on('error', cause => fail('body-malformed', cause))
-    req.on('close', () => fail('body-malformed'))
-  })
 }
