@@ -13,15 +13,13 @@ export function forwardedBodyLimit(limitBytes: number): number {
 }
 
 /**
- * Read a request that says it was forwarded by another instance (`x-zapgate-forwarded-by`): its raw
- * body (up to forwardedBodyLimit), checked against the signature before anything is parsed. When a
- * host bodyparser read the body first, its raw text (`ctx.request.rawBody`) is checked, else the
- * parsed body serialised again (the forwarder sends `JSON.stringify` output, which parsing and
- * serialising gives back byte for byte). Resolves undefined, reading nothing, without that header. A
- * verified request resolves with its parsed fields, also put where a host bodyparser puts them
- * (`ctx.request.body`), and is marked (`forwardedFrom` of the request state: never forwarded again).
- * A wrong, stale or replayed signature, or one for another instance than `instanceId`, is
- * GatewayError('forward-refused') (403); a body over the limit `body-too-large`, cut short or not JSON `body-malformed`.
+ * Read a request that says it was forwarded by another instance (`x-zapgate-forwarded-by`; without
+ * it, resolves undefined reading nothing): its raw body (up to forwardedBodyLimit) is checked against
+ * the signature before it is parsed. When a host bodyparser read the body first, its raw text
+ * (`ctx.request.rawBody`) is checked, else the parsed body serialised again (the forwarder sends
+ * `JSON.stringify` output, which that gives back byte for byte). A verified request resolves with
+ * its fields, also put in `ctx.request.body`, and is marked (`forwardedFrom`: never forwarded again).
+ * A wrong, stale or replayed signature, or one for another instance, is 403 `forward-refused`.
  */
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
@@ -52,11 +50,9 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
 // --- Internal helpers ---
 
 /**
- * Signatures accepted within the last `windowMs` (twice the timestamp tolerance, so longer than a
- * timestamp stays valid): a copy captured on the wire is refused. Each forward has its own nonce, so
- * two real requests never share a signature. In this process only, and that is enough: a signature
- * names its destination instance, whose id lives and dies with this process, so no other process
- * accepts it; a memory in the store would cost a store write per forward for no more safety.
+ * Signatures accepted within the last `windowMs` (longer than a timestamp stays valid): a replayed
+ * copy is refused. In this process only, and that is enough: a signature names its destination
+ * instance, whose id lives and dies with this process.
  */
 class SeenSignatures {
   private readonly expiries = new Map<string, number>()

@@ -11,14 +11,10 @@ import { HOLDER_HEADER } from '../../client-api.ts'
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
 const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
-/**
- * Marks an answer of an instance forwarded a request for a device it does not hold (held elsewhere,
- * or it stands fenced): refused before anything ran, so a forwarder that went by a remembered holder
- * may ask the store and forward once more (to-holder.ts). Never relayed to the client.
- */
+/** Marks a forwarded request's answer from an instance that does not hold the device (nothing ran): the forwarder asks the store again (to-holder.ts). */
 export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 
-/** The holder's answers beyond this size are refused (answers are small JSON; lists are bounded). */
+/** The holder's answers beyond this size are refused. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 /** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
@@ -27,12 +23,10 @@ interface ForwardRequest {
   /** The operation's path (`/api/create-message`). */
   path: string
   fields: Record<string, unknown>
-  /** The files of a multipart body, by field name. */
   uploads?: ReadonlyMap<string, UploadedFile>
   secret: string | Buffer
   from: string
   to: string
-  /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
   timeoutMs?: number
   /** The client's IP (the holder's per-IP limits) and the public URL it called (links the holder makes). */
   clientIp?: string
@@ -45,7 +39,7 @@ export interface ForwardAnswer {
   headers: Record<string, string>
   body: unknown
   text?: string
-  /** Refused by an instance that does not hold the device, before anything ran (NOT_HOLDER_HEADER). */
+  /** Refused by an instance that does not hold the device (NOT_HOLDER_HEADER). */
   notHolder?: boolean
 }
 
@@ -78,7 +72,6 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   const { from, to, clientIp, clientBaseUrl: baseUrl } = request
   const headers = signedHeaders(request.secret, { method: 'POST', path, timestamp: Date.now(), nonce, from, to, clientIp, baseUrl, body })
   headers['content-type'] = 'application/json'
-  // One request, to the holder only, on a kept-alive connection; never resent.
   const answer = await postOnce({ ...options, path, headers }, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
   let parsed: unknown
   try {
@@ -126,14 +119,10 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 const NONCE_PREFIX = randomBytes(9).toString('base64url')
 let nonces = 0
 
-/**
- * Kept-alive connections to the other instances (a fresh connection per forward through `fetch`
- * cost about five times the CPU), idle ones dropped after 4 s, before the holder's own keep-alive
- * time-out (Node reads its `Keep-Alive: timeout=` hint): a forward never goes to a closing connection.
- */
+/** Kept-alive connections to the other instances, idle ones dropped after 4 s: before the holder's own keep-alive time-out, so a forward never goes to a closing connection (figures: bench/README.md). */
 const agents = { http: new HttpAgent({ keepAlive: true, timeout: 4_000 }), https: new HttpsAgent({ keepAlive: true, timeout: 4_000 }) }
 
-/** The instances' base URLs as request options and path prefix (their mount point), parsed once each (a cluster has a few). */
+/** The instances' base URLs as request options and path prefix (their mount point), parsed once each. */
 const targets = new Map<string, { options: RequestOptions; prefix: string }>()
 
 function targetOf(baseUrl: string) {
@@ -151,10 +140,9 @@ function targetOf(baseUrl: string) {
 }
 
 /**
- * POST `body` once; resolves with the answer, its body read up to MAX_ANSWER_BYTES. Rejects with
- * ForwardFailedError: `timeout` after `timeoutMs` (the connection closed), `bad-answer` past the
- * size, else by the connection's error (connectionFailure); no redirect is followed. One timer and
- * the request's own listeners (no AbortSignal nor async iterator).
+ * POST `body` once (no redirect followed); resolves with the answer read up to MAX_ANSWER_BYTES.
+ * Rejects with ForwardFailedError: `timeout` after `timeoutMs`, `bad-answer` past the size, else by
+ * the connection's error (connectionFailure).
  */
 function postOnce(options: RequestOptions & { headers: Record<string, string> }, body: Buffer, timeoutMs: number) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {

@@ -2,15 +2,12 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 
 /**
- * The headers of a request one instance forwards to another (the holder of a device's session).
- * `x-zapgate-signature` is the base64url HMAC-SHA256, keyed by the cluster secret, of one value a
- * line (a header value cannot hold a line break, so none can pass for another): `zapgate-forward-v2`,
- * the method, the path and query as the receiver's server sees them (req.url), the timestamp (Unix
- * ms), the nonce, the forwarding instance's id, the destination's id, the client IP and base URL
- * (empty when not sent), and the hex SHA-256 of the body bytes as sent: the receiver hashes the bytes
- * before parsing them, so no JSON canonicalisation has to agree between the two sides. The
- * destination line binds a request to the one instance it was sent to (ids are never reused), so the
- * receiver's in-process memory of accepted signatures refuses every replay (see receive.ts).
+ * The headers of a request one instance forwards to another. `x-zapgate-signature` is the base64url
+ * HMAC-SHA256, keyed by the cluster secret, of one value a line (a header value cannot hold a line
+ * break): `zapgate-forward-v2`, the method, the path and query (req.url), the timestamp (Unix ms),
+ * the nonce, the forwarder's id, the destination's id (ids are never reused, so the receiver's
+ * memory of signatures refuses every replay), the client IP and base URL (empty when not sent), and
+ * the hex SHA-256 of the body bytes as sent (hashed before parsing: no JSON canonicalisation).
  */
 export const ForwardHeaders = {
   forwardedBy: 'x-zapgate-forwarded-by',
@@ -31,9 +28,8 @@ export interface ForwardSigned {
   timestamp: number
   body: Buffer | string
   nonce?: string
-  /** The forwarding instance's id. */
+  /** The forwarding and the destination instance's ids. */
   from?: string
-  /** The destination instance's id. */
   to?: string
   clientIp?: string
   baseUrl?: string

@@ -17,7 +17,6 @@ export interface ClusterRouting {
   events: GatewayEvents
 }
 
-/** An instance holding a device, and its advertised URL. */
 interface KnownHolder {
   id: string
   url: string
@@ -27,11 +26,9 @@ interface KnownHolder {
 const MAX_KNOWN_DEVICES = 50_000
 
 /**
- * Which other instance holds a device, as the last forward found it: read once, not per forward,
- * one memory per cluster shared by every operation path. A hint, safe as one (docs/scaling.md,
- * "Where it goes"): an entry is used only while its instance is alive (the registry, in memory); a
- * holder refuses a forward for a device it does not hold before anything runs, and the forwarder
- * then forgets the entry and asks the store.
+ * Which other instance holds a device, as the last forward found it, per cluster. A hint, safe as
+ * one (docs/scaling.md, "Where it goes"): used only while its instance is alive; a holder refuses a
+ * forward for a device it does not hold before anything runs, and the entry is then forgotten.
  */
 const knownHolders = new WeakMap<ClusterRouting, Map<string, KnownHolder>>()
 
@@ -44,18 +41,15 @@ interface HolderRoutingDeps {
 }
 
 /**
- * Middleware: an operation that needs its device's session (its `device.session`) runs on the
- * instance holding it. Held here (or taken here: see SessionRouting), the request goes on, with the
- * open session for a `connected` need and the device found or made for a `link`; held by another
- * instance, it is forwarded there and answered with exactly what that one answered (never twice: a
- * request forwarded here is not sent on, and a holder that cannot be reached or breaks off is 503
- * `holder-unavailable` with Retry-After, never resent). Which instance holds a device another one
- * holds is remembered (knownHolders): no store read per forward while nothing changed.
+ * Middleware: an operation that needs its device's session runs on the instance holding it. Held
+ * (or taken) here, the request goes on, with the open session for a `connected` need and the device
+ * found or made for a `link`; held by another instance, it is forwarded there once and answered with
+ * exactly what that one answered (a request forwarded here is not sent on; a holder that cannot be
+ * reached or breaks off is 503 `holder-unavailable`, never resent).
  */
 export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
   const { routing, cluster } = deps
   const holders = cluster && (knownHolders.get(cluster) ?? knownHolders.set(cluster, new Map()).get(cluster)!)
-  /** The remembered holder of the device while it is alive. */
   const knownHolder = (deviceId: string) => {
     const known = holders?.get(deviceId)
     if (known === undefined || cluster!.instances.view.isAlive(known.id)) return known
@@ -77,7 +71,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     }
     relayAnswer(ctx, answer)
   }
-  /** POST the request, signed, to the holder `to`; resolves with its answer (a `forward` event either way). */
+  /** POST the request, signed, to the holder `to` (a `forward` event either way). */
   const send = async (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> => {
     const { secret, instances, events } = cluster!
     const forwarded = { operation: state.operation?.name, to: to.id }
@@ -101,9 +95,8 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     }
   }
   /**
-   * Forward to the remembered holder: undefined once answered; else (unreachable, so nothing was
-   * sent, or it does not hold the device and ran nothing) the entry is forgotten, and the caller asks
-   * the store, with what to answer when the store still names the same instance.
+   * Forward to the remembered holder: undefined once answered; else (unreachable, or not the holder:
+   * nothing ran) the entry is forgotten, and what to answer if the store names that instance again.
    */
   const viaKnown = async (ctx: Context, state: RequestState, deviceId: string, known: KnownHolder): Promise<(() => void) | undefined> => {
     let answer: ForwardAnswer
@@ -119,7 +112,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     relayAnswer(ctx, answer)
     return undefined
   }
-  /** The device's holder, then the open session when needed. */
   const onHolder = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
     if (!routing.holdsHere(device)) {
       const forwarded = state.forwardedFrom !== undefined
@@ -160,7 +152,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     const { session, device } = state
     if (session === undefined) return next()
     if (session === 'link') return onLinker(ctx, next, state)
-    // The common case: the device's session is here and nothing more is needed.
     if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
     return onHolder(ctx, next, state, device!)
   }
