@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { isInstalled } from '../optional-package.ts'
-import { escapeHtml } from './render.ts'
+import { escapeHtml, mountPrefix } from './render.ts'
 
 /**
  * `GET /docs`: Swagger UI served from the optional swagger-ui-dist package (no CDN) under a strict
@@ -33,12 +33,6 @@ export function docsPage(router: Router): void {
     ctx.type = asset.type
     ctx.body = asset.text ?? (await swaggerFile(asset.file!))
   })
-}
-
-/** The part of the request path before `route` (the prefix the gateway is mounted under). */
-export function mountPrefix(ctx: Context, route: string): string {
-  const path = ctx.path.replace(/\/+$/, '')
-  return path.endsWith(route) ? path.slice(0, -route.length) : ''
 }
 
 // --- Internal helpers ---

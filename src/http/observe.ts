@@ -1,6 +1,6 @@
 import type { Context, Middleware, Next } from 'koa'
 import type { GatewayEvents } from '../events.ts'
-import { existingState } from './request-state.ts'
+import { requestState } from './request-state.ts'
 
 /**
  * Middleware: every answered request as a `request` event (route, operation, status, duration) while
@@ -17,7 +17,7 @@ export function observeRequests(events: GatewayEvents): Middleware {
       failed = true
       throw err
     } finally {
-      const operation = existingState(ctx)?.operation?.name
+      const operation = requestState(ctx).operation?.name
       events.emit('request', {
         method: ctx.method,
         route: String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path),

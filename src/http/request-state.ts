@@ -48,8 +48,3 @@ export class RequestState {
 export function requestState(ctx: Context): RequestState {
   return ((ctx.state as { gateway?: RequestState }).gateway ??= new RequestState())
 }
-
-/** The request's gateway state when a gateway middleware has made it (a route outside the operations may have none). */
-export function existingState(ctx: Context): RequestState | undefined {
-  return (ctx.state as { gateway?: RequestState }).gateway
-}

@@ -15,7 +15,8 @@ import type { Instances } from '../domain/instances.ts'
 import type { PathEntry } from '../operations/operation.ts'
 import { structSchema } from '../schema/struct-schema.ts'
 import { openApiDocument } from './openapi.ts'
-import { docsPage, mountPrefix } from './docs-page.ts'
+import { docsPage } from './docs-page.ts'
+import { mountPrefix } from './render.ts'
 
 /** The service routes beside the API, after defaults (the options and their defaults: src/options.ts). */
 export interface ServiceSettings {
