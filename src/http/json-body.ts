@@ -5,17 +5,10 @@ import { GatewayError } from '../errors.ts'
 /**
  * Read and parse a plain JSON request body (`application/json`, UTF-8, no Content-Encoding), the
  * shape of nearly every request, with the answers koa-bodyparser gives (the gateway keeps it for
- * every other body): a `__proto__` key dropped like any unknown field (bourne, as koa-bodyparser is
- * set up), a UTF-8 BOM skipped, an empty body parsed to `''` (the caller answers it as not an
- * object). Kept because it measurably pays: bench/README.md, "Copies of library code kept for speed".
+ * every other body). Kept because it measurably pays: bench/README.md, "Copies of library code kept for speed".
  */
 export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  const bytes = await readBodyBytes(req, limitBytes)
-  try {
-    return parseJson(bytes)
-  } catch (cause) {
-    throw new GatewayError('body-malformed', { cause })
-  }
+  return parseJson(await readBodyBytes(req, limitBytes))
 }
 
 /**
@@ -76,6 +69,24 @@ export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise
   })
 }
 
+/** JSON bytes parsed (a BOM skipped, a `__proto__` key dropped, empty as `''`); not JSON is 400 `body-malformed`. */
+export function parseJson(bytes: Buffer): unknown {
+  let text = bytes.toString('utf8')
+  if (text.charCodeAt(0) === BOM) text = text.slice(1)
+  try {
+    return text === '' ? '' : bourne.parse(text, { protoAction: 'remove' })
+  } catch (cause) {
+    throw new GatewayError('body-malformed', { cause })
+  }
+}
+
+/** Whether `value` is an object made by `{}` or JSON (the only body the operations take). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
+
 /** Whether a request's body can no longer be read: already read to its end, or its stream destroyed. */
 export function isSpent(req: IncomingMessage): boolean {
   return req.readableEnded || req.destroyed
@@ -86,9 +97,3 @@ export function isSpent(req: IncomingMessage): boolean {
 const BOM = 0xfeff
 /** From this declared size on, a body is read into one buffer of that size. */
 const WHOLE_BUFFER_BYTES = 64 * 1024
-
-function parseJson(bytes: Buffer): unknown {
-  let text = bytes.toString('utf8')
-  if (text.charCodeAt(0) === BOM) text = text.slice(1)
-  return text === '' ? '' : bourne.parse(text, { protoAction: 'remove' })
-}

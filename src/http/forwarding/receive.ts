@@ -1,8 +1,7 @@
-import bourne from '@hapi/bourne'
 import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
-import { isSpent, readBodyBytes } from '../json-body.ts'
+import { isPlainObject, isSpent, parseJson, readBodyBytes } from '../json-body.ts'
 import { requestState, type ForwardedFrom } from '../request-state.ts'
 
 export type { ForwardedFrom } from '../request-state.ts'
@@ -35,7 +34,8 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
     if (!seen.add(headers[ForwardHeaders.signature] as string))
       throw new GatewayError('forward-refused', { cause: new Error('forwarded request refused: replayed') })
-    const fields = parseFields(body)
+    const fields = body.length === 0 ? {} : parseJson(body)
+    if (!isPlainObject(fields)) throw new GatewayError('body-not-object')
     ;(ctx.request as { body?: unknown }).body = fields
     const forwardedFrom: ForwardedFrom = { instanceId: from }
     const clientIp = headers[ForwardHeaders.clientIp]
@@ -70,17 +70,6 @@ class SeenSignatures {
     this.expiries.set(signature, now + this.windowMs)
     return true
   }
-}
-
-function parseFields(body: Buffer): Record<string, unknown> {
-  let parsed: unknown
-  try {
-    parsed = body.length === 0 ? {} : bourne.parse(body.toString('utf8'), { protoAction: 'remove' })
-  } catch (cause) {
-    throw new GatewayError('body-malformed', { cause })
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new GatewayError('body-not-object')
-  return parsed as Record<string, unknown>
 }
 
 /** The body bytes: read from the request, or what a host bodyparser that read them first kept. */
