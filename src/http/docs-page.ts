@@ -6,10 +6,7 @@ import { dirname, join } from 'node:path'
 import { isInstalled } from '../optional-package.ts'
 import { escapeHtml, mountPrefix } from './render.ts'
 
-/**
- * `GET /docs`: Swagger UI served from the optional swagger-ui-dist package (no CDN) under a strict
- * CSP; without that package, a page that links the document and says how to get the UI.
- */
+/** `GET /docs`: Swagger UI from the optional swagger-ui-dist package (no CDN) under a strict CSP, else a page saying how to get it. */
 export function docsPage(router: Router): void {
   router.get('/docs', (ctx: Context) => {
     const prefix = escapeHtml(mountPrefix(ctx, '/docs'))
@@ -52,7 +49,6 @@ const ASSETS: Record<string, { type: string; file?: string; text?: string }> = {
   },
 }
 
-/** The optional peer package the docs page is made of; whether it is installed, once known. */
 const SWAGGER_UI = 'swagger-ui-dist'
 let swaggerInstalled: boolean | undefined
 

@@ -4,10 +4,7 @@ import { GatewayError } from '../errors.ts'
 import { errorAnswer } from '../operations/error-answers.ts'
 import { sendAnswer, type HttpStatusMode } from './render.ts'
 
-/**
- * The shutdown drain of the gateway's routes: it counts the requests in flight; once draining, a new
- * request is answered 503 `shutting-down` and every answer says `Connection: close`.
- */
+/** The shutdown drain: counts the requests in flight; once draining, a new one is 503 `shutting-down`, every answer `Connection: close`. */
 export class RequestDrain {
   private inFlight = 0
   private draining = false

@@ -2,10 +2,7 @@ import type { Context, Middleware, Next } from 'koa'
 import type { GatewayEvents } from '../events.ts'
 import { requestState } from './request-state.ts'
 
-/**
- * Middleware: every answered request as a `request` event (route, operation, status, duration) while
- * someone listens; the status is the body's `status` for a gateway JSON body, else the HTTP status.
- */
+/** Middleware: every answered request as a `request` event while someone listens (the status is a JSON body's `status`, else the HTTP status). */
 export function observeRequests(events: GatewayEvents): Middleware {
   return async function gatewayObserve(ctx: Context, next: Next) {
     if (events.listenerCount('request') === 0) return next()

@@ -20,10 +20,7 @@ export interface ForwardedFrom {
   baseUrl?: string
 }
 
-/**
- * What the gateway's middleware learn about a request, each field set by one of them, in one typed
- * place: `ctx.state.gateway` (see requestState).
- */
+/** What the gateway's middleware learn about a request, each field set by one of them (`ctx.state.gateway`). */
 export class RequestState {
   /** Set when the request was forwarded by another instance and verified (it is then never forwarded again). */
   forwardedFrom: ForwardedFrom | undefined = undefined

@@ -28,7 +28,7 @@ export interface ServiceSettings {
   healthTimeoutMs: number
 }
 
-/** What the service routes read: the store and the transport (health), what metrics count, the base URL (docs). */
+/** What the service routes read. */
 interface ServiceRouteDeps extends MetricsDeps {
   storage: Storage
   transport: Transport
@@ -38,7 +38,6 @@ interface ServiceRouteDeps extends MetricsDeps {
   baseUrl?: string
 }
 
-/** One check of the health answer: reachable or not, and how long the probe took. */
 const check = object({ ok: boolean(), ms: number() })
 
 /** The body of `GET /health`: the checks, this process with the device sessions it holds, and the live instances with their loads. */
@@ -49,10 +48,7 @@ export const healthAnswer = object({
   instance: object({ id: string(), devices: array(string()), live: array(object({ id: string(), devices: integer(), url: optional(string()) })) }),
 })
 
-/**
- * Add the service routes to the gateway's router: `/health` (always), `/openapi.json` and `/docs`
- * (unless `docs: false`), `/metrics` (with `metrics`). Resolves with the metrics when they are on.
- */
+/** Add `/health`, `/openapi.json` and `/docs` (with `docs`), `/metrics` (with `metrics`: resolves with them) to the gateway's router. */
 export async function addServiceRoutes(
   router: Router,
   services: ServiceRouteDeps,
@@ -78,9 +74,8 @@ export async function addServiceRoutes(
 // --- Internal helpers ---
 
 /**
- * `GET /health`: whether the store (`Storage.ping`) and the transport (`Transport.ping`, or a status
- * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
- * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
+ * `GET /health`: whether the store and the transport (its `ping`, or a status read) answer within
+ * `timeoutMs`: 200 or 503 whatever `httpStatus` (load balancers read the HTTP code); failures logged, never shown.
  */
 function healthRoute(router: Router, { storage, transport, logger, instances, leases }: ServiceRouteDeps, timeoutMs: number): void {
   router.get('/health', async (ctx: Context) => {

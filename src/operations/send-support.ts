@@ -16,10 +16,7 @@ export const sendNeed: DeviceNeed<{ appkey: string; agendamento?: string }> = de
   agendamento === undefined ? 'connected' : undefined,
 )
 
-/**
- * The handler of operations 8 to 16: with `agendamento`, the built action is stored for later
- * (`{message, id, agendamento}`); without, it is done now on the device's open session (`{message, id}`).
- */
+/** The handler of operations 8 to 16: the built action, stored for later with `agendamento`, else done now on the device's open session. */
 export function sendOrSchedule<I extends { agendamento?: string }>(
   sent: string | ((input: I) => string),
   build: (input: I, context: OperationContext) => Action | Promise<Action>,
@@ -38,10 +35,7 @@ export function sendOrSchedule<I extends { agendamento?: string }>(
   }
 }
 
-/**
- * The time of `agendamento`, or `invalid-input` when malformed, impossible, past or over a year
- * ahead; up to 30 s in the past counts as now (another clock's now).
- */
+/** The time of `agendamento`, or `invalid-input` when malformed, impossible, past (beyond the clock skew allowance) or over a year ahead. */
 function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
   const time = parseScheduleTime(value, timeZone)
   if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
