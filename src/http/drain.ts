@@ -15,7 +15,12 @@ export class RequestDrain {
   /** The router middleware (first on every gateway route): counts, and refuses while draining. */
   middleware(): Middleware {
     return async (ctx: Context, next: Next) => {
-      if (this.draining) return this.refuse(ctx)
+      if (this.draining) {
+        const answer = errorAnswer(new GatewayError('shutting-down'))
+        ctx.set('Connection', 'close')
+        ctx.set('Retry-After', String(answer.retryAfterSeconds))
+        return sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
+      }
       this.inFlight++
       try {
         await next()
@@ -43,12 +48,5 @@ export class RequestDrain {
   private done(): void {
     this.inFlight--
     if (this.inFlight === 0) this.idle?.()
-  }
-
-  private refuse(ctx: Context): void {
-    const answer = errorAnswer(new GatewayError('shutting-down'))
-    ctx.set('Connection', 'close')
-    if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
-    sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
   }
 }

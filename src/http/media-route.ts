@@ -13,7 +13,6 @@ export interface MediaRouteDeps {
   transport: Transport
   devices: Devices
   leases: DeviceLeases
-  /** Cluster mode: where the instance holding a device is. */
   cluster?: { instances: Instances }
 }
 

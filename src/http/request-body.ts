@@ -69,7 +69,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
     const unread = !ctx.req.readableEnded
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
-    if (hostBody === undefined || (unread && isEmptyObject(hostBody))) {
+    if (hostBody === undefined || (unread && isPlainObject(hostBody) && Object.keys(hostBody).length === 0)) {
       const headers = ctx.req.headers
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
@@ -109,10 +109,6 @@ function hasBody(ctx: Context): boolean {
   const { headers } = ctx.req
   const length = headers['content-length']
   return length ? Number(length) > 0 : (headers['transfer-encoding'] ?? '') !== ''
-}
-
-function isEmptyObject(value: unknown): boolean {
-  return isPlainObject(value) && Object.keys(value).length === 0
 }
 
 /** A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included. */

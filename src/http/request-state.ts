@@ -14,9 +14,7 @@ export interface ParsedBody {
 /** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
 export interface ForwardedFrom {
   instanceId: string
-  /** The client's IP as the forwarding instance saw it, when it said. */
   clientIp?: string
-  /** The public URL the client called, when it said. */
   baseUrl?: string
 }
 

@@ -27,7 +27,6 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   logger: Logger
   httpStatus: HttpStatusMode
   bodyLimitBytes: number
-  /** How long a request body may take to arrive (408 past it). */
   bodyTimeoutMs: number
   /** The configured public URL (else each request's origin and mount path). */
   baseUrl?: string

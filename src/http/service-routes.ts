@@ -20,11 +20,8 @@ import { mountPrefix } from './render.ts'
 
 /** The service routes beside the API, after defaults (the options and their defaults: src/options.ts). */
 export interface ServiceSettings {
-  /** Serve the OpenAPI document and Swagger UI. */
   docs: boolean
-  /** Serve Prometheus metrics at `/metrics` (in the host's Registry when it gives one). */
   metrics: false | { registry?: Registry }
-  /** How long `/health` waits for the store and the transport. */
   healthTimeoutMs: number
 }
 
@@ -58,8 +55,17 @@ export async function addServiceRoutes(
 ): Promise<GatewayMetrics | undefined> {
   const metrics = settings.metrics ? await startMetrics(services, webhooks, settings.metrics.registry) : undefined
   healthRoute(router, services, settings.healthTimeoutMs)
-  if (settings.docs) openApiRoute(router, services.baseUrl, table, metrics !== undefined)
-  if (settings.docs) docsPage(router)
+  if (settings.docs) {
+    // The document's server URL: the `baseUrl` option, or the request's origin and mount path.
+    let document: Record<string, unknown> | undefined
+    router.get('/openapi.json', (ctx: Context) => {
+      document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))
+      ctx.set('Cache-Control', 'no-cache')
+      ctx.set('Access-Control-Allow-Origin', '*')
+      ctx.body = { ...document, servers: [{ url: services.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
+    })
+    docsPage(router)
+  }
   if (metrics) {
     router.get('/metrics', async (ctx: Context) => {
       const { contentType, text } = await metrics.scrape()
@@ -120,17 +126,6 @@ function healthRoute(router: Router, { storage, transport, logger, instances, le
 
 /** A device id no device has: reading its status exercises the transport without touching a session. */
 const PROBE_DEVICE = '__zapgate_health_probe__'
-
-/** `GET /openapi.json`, its server URL the `baseUrl` option, or the request's origin and mount path. */
-function openApiRoute(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], metrics: boolean): void {
-  let document: Record<string, unknown> | undefined
-  router.get('/openapi.json', (ctx: Context) => {
-    document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics))
-    ctx.set('Cache-Control', 'no-cache')
-    ctx.set('Access-Control-Allow-Origin', '*')
-    ctx.body = { ...document, servers: [{ url: baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
-  })
-}
 
 /** The OpenAPI path items of the routes beside the operation table: QR share page, health, metrics, docs. */
 function serviceRouteDocs(metrics: boolean): Record<string, unknown> {

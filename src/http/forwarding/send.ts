@@ -20,7 +20,6 @@ const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 /** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
 interface ForwardRequest {
   baseUrl: string
-  /** The operation's path (`/api/create-message`). */
   path: string
   fields: Record<string, unknown>
   uploads?: ReadonlyMap<string, UploadedFile>
@@ -38,7 +37,7 @@ export interface ForwardAnswer {
   status: number
   headers: Record<string, string>
   body: unknown
-  text?: string
+  text: string
   /** Refused by an instance that does not hold the device (NOT_HOLDER_HEADER). */
   notHolder?: boolean
 }
@@ -59,10 +58,8 @@ export class ForwardFailedError extends GatewayError {
 }
 
 /**
- * POST an operation's fields as JSON to the same path on the holder, signed with the cluster secret
- * (signature.ts; uploads as base64 data URIs in their fields); resolves with its answer, or throws
- * ForwardFailedError (no usable answer: `holder-unavailable`, 503 with Retry-After). Never retried:
- * a send must reach the network once, and a request that died mid-way may have been done.
+ * POST an operation's fields as JSON to the same path on the holder, signed (signature.ts); resolves
+ * with its answer, or throws ForwardFailedError. Never retried: a request that died mid-way may have been done.
  */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
@@ -89,10 +86,7 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   }
 }
 
-/**
- * The body fields as forwarded: each upload a base64 data URI in its field; the upload of `file`
- * (operation 9's) also gives `message` its file name when the body has none, as the holder would have.
- */
+/** The body fields as forwarded: each upload a base64 data URI in its field, `file`'s name in an empty `message` (as the holder would have). */
 export function forwardableFields(fields: Record<string, unknown>, uploads?: ReadonlyMap<string, UploadedFile>): Record<string, unknown> {
   if (!uploads || uploads.size === 0) return fields
   const out: Record<string, unknown> = { ...fields }
@@ -108,7 +102,6 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
 export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
   ctx.status = answer.status
   for (const name in answer.headers) ctx.set(name, answer.headers[name]!)
-  if (answer.text === undefined) return void (ctx.body = answer.body)
   if (answer.headers['content-type'] === undefined) ctx.set('Content-Type', 'application/json; charset=utf-8')
   ctx.body = answer.text
 }
@@ -163,7 +156,6 @@ function postOnce(options: RequestOptions & { headers: Record<string, string> },
       response.once('error', fail)
       response.once('end', () => {
         clearTimeout(timer)
-        // A connection that broke off mid-answer ends the stream early: not a whole answer.
         if (!response.complete) return reject(new ForwardFailedError('broken', new Error('the answer broke off')))
         resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks, size).toString('utf8') })
       })

@@ -24,11 +24,9 @@ export interface ForwardSigned {
   method: string
   /** Path and query as sent on the request line (`/api/create-message`, `/gw/api/x?a=1`). */
   path: string
-  /** Unix milliseconds. */
   timestamp: number
   body: Buffer | string
   nonce?: string
-  /** The forwarding and the destination instance's ids. */
   from?: string
   to?: string
   clientIp?: string
@@ -36,13 +34,7 @@ export interface ForwardSigned {
 }
 
 /** A received request, as verifyForward reads it; `receiver` is this instance's id, which the signature must name. */
-interface ForwardedRequest {
-  receiver: string
-  method: string
-  path: string
-  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>
-  body: Buffer | string
-}
+type ForwardedRequest = Pick<ForwardSigned, 'method' | 'path' | 'body'> & { receiver: string; headers: IncomingHttpHeaders }
 
 /** Why a forwarded request was or was not accepted. */
 export type ForwardVerdict = 'ok' | 'missing' | 'bad-signature' | 'stale' | 'wrong-destination'
@@ -71,12 +63,7 @@ export function signedHeaders(secret: string | Buffer, signed: ForwardSigned): R
   return headers
 }
 
-/**
- * Check a forwarded request: `missing` without a timestamp or signature, `stale` when its timestamp
- * is further than `toleranceMs` from `now` (either way), `wrong-destination` when sent to another
- * instance than `request.receiver`, `bad-signature` when the HMAC does not match (compared in
- * constant time); else `ok`.
- */
+/** Check a forwarded request: `missing` signature, `stale` timestamp, `wrong-destination`, `bad-signature` (compared in constant time), or `ok`. */
 export function verifyForward(secret: string | Buffer, request: ForwardedRequest, now = Date.now(), toleranceMs = FORWARD_TOLERANCE_MS): ForwardVerdict {
   const { headers } = request
   const stamp = header(headers, ForwardHeaders.timestamp)

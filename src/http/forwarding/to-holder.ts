@@ -9,7 +9,7 @@ import { requestState, type RequestState } from '../request-state.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
 
-/** What an instance of a cluster needs to hand a request to another one: the cluster secret, its advertised URL (the holder hint of its devices), the registry. */
+/** What an instance of a cluster needs to hand a request to another one (its advertised URL is the holder hint of its devices). */
 export interface ClusterRouting {
   secret: string
   advertiseUrl: string
@@ -32,7 +32,7 @@ const MAX_KNOWN_DEVICES = 50_000
  */
 const knownHolders = new WeakMap<ClusterRouting, Map<string, KnownHolder>>()
 
-/** What routeToHolder needs: which instance works a device, and in cluster mode how to reach it; `baseUrlOf` the public URL the client called. */
+/** What routeToHolder needs; `baseUrlOf` the public URL the client called. */
 interface HolderRoutingDeps {
   services: OperationServices
   routing: SessionRouting
@@ -61,9 +61,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
   const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
     const url = (await cluster?.instances.recordOf(instanceId))?.url
-    if (!cluster || !url || state.forwardedFrom) {
-      throw moving(new Error(`the device is held by instance ${instanceId}`))
-    }
+    if (!cluster || !url || state.forwardedFrom) throw moving(new Error(`the device is held by instance ${instanceId}`))
     const answer = await send(ctx, state, { id: instanceId, url })
     if (deviceId && answer.status !== 503 && !answer.notHolder) {
       if (holders!.size >= MAX_KNOWN_DEVICES && !holders!.has(deviceId)) holders!.delete(holders!.keys().next().value!)
@@ -74,7 +72,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   /** POST the request, signed, to the holder `to` (a `forward` event either way). */
   const send = async (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> => {
     const { secret, instances, events } = cluster!
-    const forwarded = { operation: state.operation?.name, to: to.id }
+    let ok = false
     try {
       const answer = await forwardOperation({
         baseUrl: to.url,
@@ -87,11 +85,10 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
         clientIp: ctx.ip,
         clientBaseUrl: deps.baseUrlOf(ctx, state),
       })
-      events.emit('forward', { ...forwarded, ok: true })
+      ok = true
       return answer
-    } catch (err) {
-      events.emit('forward', { ...forwarded, ok: false })
-      throw err
+    } finally {
+      events.emit('forward', { operation: state.operation?.name, to: to.id, ok })
     }
   }
   /**
@@ -125,10 +122,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       })
       if (holder !== undefined) return stale && holder === known!.id ? stale() : forward(ctx, state, holder, device.id)
     }
-    if (state.session !== 'connected') {
-      held(ctx)
-      return next()
-    }
+    if (state.session !== 'connected') return (held(ctx), next())
     state.status = await routing.connected(device)
     held(ctx)
     return next().catch(err => {
