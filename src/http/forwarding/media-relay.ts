@@ -29,16 +29,13 @@ export async function relayMediaToHolder(
   if (holder === undefined || holder === leases.me) return false
   const url = (await instances.recordOf(holder))?.url
   if (!url) return false
-  let response: Response
-  try {
-    response = await fetch(`${url.replace(/\/+$/, '')}/media/${encodeURIComponent(token)}`, {
-      headers: { [MEDIA_RELAY_HEADER]: instances.id },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
-    })
-  } catch (cause) {
+  const response = await fetch(`${url.replace(/\/+$/, '')}/media/${encodeURIComponent(token)}`, {
+    headers: { [MEDIA_RELAY_HEADER]: instances.id },
+    redirect: 'manual',
+    signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
+  }).catch(cause => {
     throw moving(cause)
-  }
+  })
   ctx.status = response.status
   for (const name of RELAYED) {
     const value = response.headers.get(name)

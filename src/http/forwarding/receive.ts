@@ -23,17 +23,25 @@ export function forwardedBodyLimit(limitBytes: number): number {
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
-  const seen = new SeenSignatures(2 * toleranceMs)
+  // Signatures accepted within twice the tolerance, by expiry: a replayed copy is refused. In this process only, and that is
+  // enough: a signature names its destination instance, whose id lives and dies with this process.
+  const seen = new Map<string, number>()
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {
     const headers = ctx.req.headers
     const from = headers[ForwardHeaders.forwardedBy]
     if (typeof from !== 'string' || from === '') return undefined
     const body = await bodyBytes(ctx, limit)
-    const verdict = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, Date.now(), toleranceMs)
+    const now = Date.now()
+    for (const [signature, expiry] of seen) {
+      if (expiry > now) break
+      seen.delete(signature)
+    }
+    const signature = headers[ForwardHeaders.signature] as string
+    let verdict: string = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, now, toleranceMs)
+    if (verdict === 'ok' && seen.has(signature)) verdict = 'replayed'
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
-    if (!seen.add(headers[ForwardHeaders.signature] as string))
-      throw new GatewayError('forward-refused', { cause: new Error('forwarded request refused: replayed') })
+    seen.set(signature, now + 2 * toleranceMs)
     const fields = body.length === 0 ? {} : parseJson(body)
     if (!isPlainObject(fields)) throw new GatewayError('body-not-object')
     ;(ctx.request as { body?: unknown }).body = fields
@@ -48,29 +56,6 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
 }
 
 // --- Internal helpers ---
-
-/**
- * Signatures accepted within the last `windowMs` (longer than a timestamp stays valid): a replayed
- * copy is refused. In this process only, and that is enough: a signature names its destination
- * instance, whose id lives and dies with this process.
- */
-class SeenSignatures {
-  private readonly expiries = new Map<string, number>()
-
-  constructor(private readonly windowMs: number) {}
-
-  /** Remember `signature`; false when it was seen within the window. */
-  add(signature: string): boolean {
-    const now = Date.now()
-    for (const [key, expiry] of this.expiries) {
-      if (expiry > now) break
-      this.expiries.delete(key)
-    }
-    if (this.expiries.has(signature)) return false
-    this.expiries.set(signature, now + this.windowMs)
-    return true
-  }
-}
 
 /** The body bytes: read from the request, or what a host bodyparser that read them first kept. */
 function bodyBytes(ctx: Context, limitBytes: number): Promise<Buffer> {
