@@ -91,7 +91,9 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
   if (!uploads || uploads.size === 0) return fields
   const out: Record<string, unknown> = { ...fields }
   for (const [name, upload] of uploads) {
-    out[name] = dataUri(upload)
+    // Its declared type when a plain `type/subtype` (the media loader ignores anything else).
+    const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
+    out[name] = `data:${mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''};base64,${upload.data.toString('base64')}`
     const fileName = name === 'file' ? displayName(upload.fileName) : undefined
     if (fileName && (out.message === undefined || out.message === null || out.message === '')) out.message = fileName
   }
@@ -162,13 +164,6 @@ function postOnce(options: RequestOptions & { headers: Record<string, string> },
     })
     request.end(body)
   })
-}
-
-/** An upload as a data URI: its declared type when a plain `type/subtype` (the media loader ignores anything else). */
-function dataUri(upload: UploadedFile): string {
-  const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
-  const usable = mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''
-  return `data:${usable};base64,${upload.data.toString('base64')}`
 }
 
 /** The file name as the media loader keeps it: the last path segment, no control characters, at most 200 characters. */
