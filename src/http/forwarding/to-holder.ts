@@ -17,10 +17,7 @@ export interface ClusterRouting {
   events: GatewayEvents
 }
 
-interface KnownHolder {
-  id: string
-  url: string
-}
+type KnownHolder = { id: string; url: string }
 
 /** At most this many devices' holders are remembered per cluster (the oldest entry goes first). */
 const MAX_KNOWN_DEVICES = 50_000
