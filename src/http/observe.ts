@@ -7,19 +7,17 @@ export function observeRequests(events: GatewayEvents): Middleware {
   return async function gatewayObserve(ctx: Context, next: Next) {
     if (events.listenerCount('request') === 0) return next()
     const started = performance.now()
-    let failed = false
+    let status = 500 // unless answered
     try {
       await next()
-    } catch (err) {
-      failed = true
-      throw err
+      status = answerStatus(ctx)
     } finally {
       const operation = requestState(ctx).operation?.name
       events.emit('request', {
         method: ctx.method,
         route: String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path),
         ...(operation ? { operation } : {}),
-        status: failed ? 500 : answerStatus(ctx),
+        status,
         durationMs: performance.now() - started,
       })
     }
