@@ -14,9 +14,7 @@ export function docsPage(router: Router): void {
       'Content-Security-Policy',
       "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     )
-    ctx.set('Referrer-Policy', 'no-referrer')
-    ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.set('X-Frame-Options', 'DENY')
+    ctx.set({ 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' })
     ctx.type = 'text/html; charset=utf-8'
     ctx.body = page(prefix, (swaggerInstalled ??= isInstalled(SWAGGER_UI)))
   })
@@ -25,8 +23,7 @@ export function docsPage(router: Router): void {
     // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's members.
     const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
     if (!asset || (asset.file && !(swaggerInstalled ??= isInstalled(SWAGGER_UI)))) return
-    ctx.set('Cache-Control', 'public, max-age=3600')
-    ctx.set('X-Content-Type-Options', 'nosniff')
+    ctx.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
     ctx.type = asset.type
     ctx.body = asset.text ?? (await swaggerFile(asset.file!))
   })

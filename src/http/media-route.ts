@@ -23,9 +23,7 @@ export interface MediaRouteDeps {
  */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   router.get('/media/:token', boundary, async (ctx: Context) => {
-    ctx.set('Cache-Control', 'private, no-store')
-    ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.set('Content-Security-Policy', "sandbox; default-src 'none'")
+    ctx.set({ 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "sandbox; default-src 'none'" })
     const token = String(ctx.params.token)
     const target = await services.mediaLinks.verify(token)
     if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return

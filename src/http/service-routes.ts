@@ -60,8 +60,7 @@ export async function addServiceRoutes(
     let document: Record<string, unknown> | undefined
     router.get('/openapi.json', (ctx: Context) => {
       document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))
-      ctx.set('Cache-Control', 'no-cache')
-      ctx.set('Access-Control-Allow-Origin', '*')
+      ctx.set({ 'Cache-Control': 'no-cache', 'Access-Control-Allow-Origin': '*' })
       ctx.body = { ...document, servers: [{ url: services.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
     })
     docsPage(router)
