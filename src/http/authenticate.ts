@@ -3,11 +3,9 @@ import type { OperationServices } from '../operations/operation.ts'
 import { requestState } from './request-state.ts'
 
 /**
- * Middleware: for an operation that declares a device (see DeviceNeed), the caller's account (its
- * `authkey`: unknown or expired is `unauthenticated`) and the device inside that account (none is
- * `device-not-found`; a link's device may not exist yet and is looked up when routed). Every lookup
- * is scoped to the caller's account, before anything else about the device (its holder) is asked.
- * The lookups read the record cache first; the store decides what it does not hold.
+ * Middleware: for an operation that declares a device, the caller's account (by `authkey`, else
+ * `unauthenticated`) and the device in that account (else `device-not-found`; a link's is looked up
+ * when routed), before anything else about the device (its holder) is asked.
  */
 export function authenticate({ accounts, devices }: OperationServices): Middleware {
   return async function gatewayAuth(ctx: Context, next: Next) {

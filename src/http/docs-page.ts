@@ -4,12 +4,9 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { isInstalled } from '../optional-package.ts'
-import { escapeHtml } from './render.ts'
+import { escapeHtml, mountPrefix } from './render.ts'
 
-/**
- * `GET /docs`: Swagger UI served from the optional swagger-ui-dist package (no CDN) under a strict
- * CSP; without that package, a page that links the document and says how to get the UI.
- */
+/** `GET /docs`: Swagger UI from the optional swagger-ui-dist package (no CDN) under a strict CSP, else a page saying how to get it. */
 export function docsPage(router: Router): void {
   router.get('/docs', (ctx: Context) => {
     const prefix = escapeHtml(mountPrefix(ctx, '/docs'))
@@ -17,9 +14,7 @@ export function docsPage(router: Router): void {
       'Content-Security-Policy',
       "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; font-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     )
-    ctx.set('Referrer-Policy', 'no-referrer')
-    ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.set('X-Frame-Options', 'DENY')
+    ctx.set({ 'Referrer-Policy': 'no-referrer', 'X-Content-Type-Options': 'nosniff', 'X-Frame-Options': 'DENY' })
     ctx.type = 'text/html; charset=utf-8'
     ctx.body = page(prefix, (swaggerInstalled ??= isInstalled(SWAGGER_UI)))
   })
@@ -28,17 +23,10 @@ export function docsPage(router: Router): void {
     // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's members.
     const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
     if (!asset || (asset.file && !(swaggerInstalled ??= isInstalled(SWAGGER_UI)))) return
-    ctx.set('Cache-Control', 'public, max-age=3600')
-    ctx.set('X-Content-Type-Options', 'nosniff')
+    ctx.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
     ctx.type = asset.type
     ctx.body = asset.text ?? (await swaggerFile(asset.file!))
   })
-}
-
-/** The part of the request path before `route` (the prefix the gateway is mounted under). */
-export function mountPrefix(ctx: Context, route: string): string {
-  const path = ctx.path.replace(/\/+$/, '')
-  return path.endsWith(route) ? path.slice(0, -route.length) : ''
 }
 
 // --- Internal helpers ---
@@ -58,7 +46,6 @@ const ASSETS: Record<string, { type: string; file?: string; text?: string }> = {
   },
 }
 
-/** The optional peer package the docs page is made of; whether it is installed, once known. */
 const SWAGGER_UI = 'swagger-ui-dist'
 let swaggerInstalled: boolean | undefined
 

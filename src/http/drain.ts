@@ -4,10 +4,7 @@ import { GatewayError } from '../errors.ts'
 import { errorAnswer } from '../operations/error-answers.ts'
 import { sendAnswer, type HttpStatusMode } from './render.ts'
 
-/**
- * The shutdown drain of the gateway's routes: it counts the requests in flight; once draining, a new
- * request is answered 503 `shutting-down` and every answer says `Connection: close`.
- */
+/** The shutdown drain: counts the requests in flight; once draining, a new one is 503 `shutting-down`, every answer `Connection: close`. */
 export class RequestDrain {
   private inFlight = 0
   private draining = false
@@ -18,7 +15,12 @@ export class RequestDrain {
   /** The router middleware (first on every gateway route): counts, and refuses while draining. */
   middleware(): Middleware {
     return async (ctx: Context, next: Next) => {
-      if (this.draining) return this.refuse(ctx)
+      if (this.draining) {
+        const answer = errorAnswer(new GatewayError('shutting-down'))
+        ctx.set('Connection', 'close')
+        ctx.set('Retry-After', String(answer.retryAfterSeconds))
+        return sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
+      }
       this.inFlight++
       try {
         await next()
@@ -46,12 +48,5 @@ export class RequestDrain {
   private done(): void {
     this.inFlight--
     if (this.inFlight === 0) this.idle?.()
-  }
-
-  private refuse(ctx: Context): void {
-    const answer = errorAnswer(new GatewayError('shutting-down'))
-    ctx.set('Connection', 'close')
-    if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
-    sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
   }
 }

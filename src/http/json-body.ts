@@ -5,14 +5,18 @@ import { GatewayError } from '../errors.ts'
 /**
  * Read and parse a plain JSON request body (`application/json`, UTF-8, no Content-Encoding), the
  * shape of nearly every request, with the answers koa-bodyparser gives (the gateway keeps it for
- * every other body): over `limitBytes` (declared or received) 413, cut short or not JSON 400, a
- * `__proto__` key dropped like any unknown field (bourne, as koa-bodyparser is set up), a UTF-8 BOM skipped.
- * An empty body parses to `''` (the caller answers it as not an object). A stream that cannot be
- * read any more (consumed by the host, or its client gone before the gateway got to it) is 400, as
- * the general parser answers it. A copy kept because it measurably pays: bench/README.md, "Copies of
- * library code kept for speed".
+ * every other body). Kept because it measurably pays: bench/README.md, "Copies of library code kept for speed".
  */
-export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
+  return parseJson(await readBodyBytes(req, limitBytes))
+}
+
+/**
+ * A request's body bytes: over `limitBytes` (declared or received) 413, cut short or more than
+ * declared 400 `body-malformed`; a stream that cannot be read any more (consumed by the host, or
+ * its client gone before the gateway got to it) 400 `body-not-object`, as the general parser answers it.
+ */
+export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   if (isSpent(req)) return Promise.reject(new GatewayError('body-not-object'))
   const declared = req.headers['content-length']
   const length = declared === undefined ? -1 : Number(declared)
@@ -23,19 +27,19 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
     let received = 0
-    // Listeners stay until the request is done with (no removal per request): once settled they
-    // only let the rest of an oversized body flow by unkept, and the bytes read are let go (a
-    // 20 MB body is not held while the operation runs). A client that goes away mid-body ends the
-    // request with 'error', or only with 'close' when it went before these listeners were added.
+    // Listeners stay until the request is done with: once settled they only let the rest of an
+    // oversized body flow by unkept, and the bytes read are let go.
     let settled = false
-    // A large declared body is copied into one buffer of its size as it arrives: never held twice
-    // (its chunks and their concatenation), which matters with many media bodies at once.
+    // A large declared body is copied into one buffer of its size as it arrives: never held twice.
     let whole = length >= WHOLE_BUFFER_BYTES ? Buffer.allocUnsafe(length) : undefined
-    const fail = (err: GatewayError) => {
-      if (settled) return
+    const settle = () => {
       settled = true
       chunks = []
       whole = undefined
+    }
+    const fail = (err: GatewayError) => {
+      if (settled) return
+      settle()
       reject(err)
     }
     req.on('data', (chunk: Buffer) => {
@@ -50,17 +54,12 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       if (settled) return
       if (length >= 0 && received !== length) return fail(new GatewayError('body-malformed'))
       const bytes = whole ?? (chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received))
-      settled = true
-      chunks = []
-      whole = undefined
-      try {
-        resolve(parseJson(bytes))
-      } catch (cause) {
-        reject(new GatewayError('body-malformed', { cause }))
-      }
+      settle()
+      resolve(bytes)
     })
     // Errors are built only when they answer: 'close' comes after every request, and an Error
-    // captures a stack trace.
+    // captures a stack trace. A client gone mid-body ends the request with 'error', or only with
+    // 'close' when it went before these listeners were added.
     req.on('error', cause => {
       if (!settled) fail(new GatewayError('body-malformed', { cause }))
     })
@@ -68,6 +67,24 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<
       if (!settled) fail(new GatewayError('body-malformed'))
     })
   })
+}
+
+/** JSON bytes parsed (a BOM skipped, a `__proto__` key dropped, empty as `''`); not JSON is 400 `body-malformed`. */
+export function parseJson(bytes: Buffer): unknown {
+  let text = bytes.toString('utf8')
+  if (text.charCodeAt(0) === BOM) text = text.slice(1)
+  try {
+    return text === '' ? '' : bourne.parse(text, { protoAction: 'remove' })
+  } catch (cause) {
+    throw new GatewayError('body-malformed', { cause })
+  }
+}
+
+/** Whether `value` is an object made by `{}` or JSON (the only body the operations take). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
 }
 
 /** Whether a request's body can no longer be read: already read to its end, or its stream destroyed. */
@@ -80,9 +97,3 @@ export function isSpent(req: IncomingMessage): boolean {
 const BOM = 0xfeff
 /** From this declared size on, a body is read into one buffer of that size. */
 const WHOLE_BUFFER_BYTES = 64 * 1024
-
-function parseJson(bytes: Buffer): unknown {
-  let text = bytes.toString('utf8')
-  if (text.charCodeAt(0) === BOM) text = text.slice(1)
-  return text === '' ? '' : bourne.parse(text, { protoAction: 'remove' })
-}

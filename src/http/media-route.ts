@@ -7,27 +7,23 @@ import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Instances } from '../domain/instances.ts'
 import { relayMediaToHolder } from './forwarding/media-relay.ts'
 
-/** What the media route reads: the signed link, the transport that fetches the bytes, the device. */
+/** What the media route reads. */
 export interface MediaRouteDeps {
   mediaLinks: MediaLinks
   transport: Transport
   devices: Devices
   leases: DeviceLeases
-  /** Cluster mode: where the instance holding a device is. */
   cluster?: { instances: Instances }
 }
 
 /**
- * `GET /media/:token`: the bytes of a received media message too large to inline in its webhook
- * event, fetched on demand by the instance holding the device (404 for a bad or expired token or
- * media the network no longer has). The sender chose the bytes and their type: the answer forbids
- * the browser to run them, and anything but images, audio, video, PDF and plain text is an attachment.
+ * `GET /media/:token`: a received media message too large for its webhook event, fetched on demand
+ * by the device's holder (404 for a bad or expired token). The sender chose the bytes: the browser
+ * may not run them, and anything but images, audio, video, PDF and plain text is an attachment.
  */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   router.get('/media/:token', boundary, async (ctx: Context) => {
-    ctx.set('Cache-Control', 'private, no-store')
-    ctx.set('X-Content-Type-Options', 'nosniff')
-    ctx.set('Content-Security-Policy', "sandbox; default-src 'none'")
+    ctx.set({ 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "sandbox; default-src 'none'" })
     const token = String(ctx.params.token)
     const target = await services.mediaLinks.verify(token)
     if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return

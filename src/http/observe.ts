@@ -1,28 +1,23 @@
 import type { Context, Middleware, Next } from 'koa'
 import type { GatewayEvents } from '../events.ts'
-import { existingState } from './request-state.ts'
+import { requestState } from './request-state.ts'
 
-/**
- * Middleware: every answered request as a `request` event (route, operation, status, duration) while
- * someone listens; the status is the body's `status` for a gateway JSON body, else the HTTP status.
- */
+/** Middleware: every answered request as a `request` event while someone listens (the status is a JSON body's `status`, else the HTTP status). */
 export function observeRequests(events: GatewayEvents): Middleware {
   return async function gatewayObserve(ctx: Context, next: Next) {
     if (events.listenerCount('request') === 0) return next()
     const started = performance.now()
-    let failed = false
+    let status = 500 // unless answered
     try {
       await next()
-    } catch (err) {
-      failed = true
-      throw err
+      status = answerStatus(ctx)
     } finally {
-      const operation = existingState(ctx)?.operation?.name
+      const operation = requestState(ctx).operation?.name
       events.emit('request', {
         method: ctx.method,
         route: String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path),
         ...(operation ? { operation } : {}),
-        status: failed ? 500 : answerStatus(ctx),
+        status,
         durationMs: performance.now() - started,
       })
     }

@@ -96,12 +96,7 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
     operationId: `post${entry.path.replace(/(?:^|[^a-zA-Z0-9]+)([a-zA-Z0-9])/g, (_, c: string) => c.toUpperCase())}`,
     tags: [tagOf(entry.path)],
     summary: ordered.map(operation => operation.name).join(', '),
-    description: ordered
-      .map((operation, index) => {
-        const fields = distinguishingFields(operation)
-        return `${index + 1}. **${operation.name}**${fields.length ? ` (${fields.map(f => `\`${f}\``).join(' or ')})` : ' (default)'}: ${operation.summary}.`
-      })
-      .join('\n'),
+    description: ordered.map((op, i) => `${i + 1}. **${op.name}** (${list(distinguishingFields(op), ' or ') || 'default'}): ${op.summary}.`).join('\n'),
     'x-operations': ordered.map((operation, index) => ({
       name: operation.name,
       field: distinguishingFields(operation),

@@ -3,10 +3,7 @@ import { isGatewayError } from '../errors.ts'
 import type { RateLimits } from '../security/rate-limits.ts'
 import { requestState } from './request-state.ts'
 
-/**
- * Middleware (undefined when no limit is on): a request with an authkey counts against that key's
- * limits (see RateLimits), and an unknown or expired key as a failed attempt; a forwarded one was counted.
- */
+/** Middleware (undefined when no limit is on): a request counts against its authkey's limits, an unknown key as a failed attempt (a forwarded one was counted). */
 export function rateLimitRequests(rateLimits: RateLimits) {
   if (!rateLimits.limitsRequests) return undefined
   return async function gatewayRateLimit(ctx: Context, next: Next) {

@@ -16,9 +16,9 @@ export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: n
 }
 
 /**
- * Middleware, the error boundary of every gateway route: every error becomes `{status, message, ...extra}`, in the
- * selected operation's words on an operation path (an unexpected one logged and answered 500 without
- * details); and the request's hold of the media budget is given back once it is answered.
+ * Middleware, the error boundary of every gateway route: every error becomes `{status, message, ...extra}`,
+ * in the selected operation's words (an unexpected one logged and answered 500 without details);
+ * the request's hold of the media budget is given back once it is answered.
  */
 export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   return async function gatewayAnswer(ctx: Context, next: Next) {
@@ -33,9 +33,6 @@ export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   }
 }
 
-/** The error boundary of the routes beside the operations (media, share page): the same one. */
-export const errorBoundary = answerErrors
-
 /** Answer `err` as answerErrors does, worded as `own` says where it has its own answer. */
 export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, err: unknown, own?: Partial<Pick<Operation, 'answers' | 'errorExtra'>>): void {
   const answer = errorAnswer(err, own?.answers)
@@ -46,6 +43,12 @@ export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, 
   // A refusal, a not-found or a move (503) never names the device's holder.
   if (answer.status === 401 || answer.status === 404 || answer.status === 503) ctx.remove(HOLDER_HEADER)
   sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra, ...own?.errorExtra })
+}
+
+/** The part of the request path before `route` (the prefix the gateway is mounted under). */
+export function mountPrefix(ctx: Context, route: string): string {
+  const path = ctx.path.replace(/\/+$/, '')
+  return path.endsWith(route) ? path.slice(0, -route.length) : ''
 }
 
 /** Text made safe to put in HTML, attribute values included. */

@@ -3,7 +3,7 @@ import koaBodyParser from 'koa-bodyparser'
 import type { Context, Middleware, Next } from 'koa'
 import { GatewayError } from '../errors.ts'
 import { Deadlines } from '../store/deadlines.ts'
-import { isSpent, readJsonBody } from './json-body.ts'
+import { isPlainObject, isSpent, readJsonBody } from './json-body.ts'
 import { nestFields } from '../schema/nested-fields.ts'
 import type { UploadedFile } from '../operations/operation.ts'
 import type { MediaBudget } from '../domain/messaging/media-budget.ts'
@@ -16,12 +16,11 @@ const MEDIA_BODY_BYTES = 64 * 1024
 
 /**
  * Middleware: the request's body, parsed (see bodyReader). A body large enough to carry media holds
- * its declared size of the media budget until answered (past the budget: 429); in cluster mode a
- * request forwarded by another instance is verified first (see forwardedRequestReader).
+ * its declared size of the media budget until answered (429 past it); in cluster mode a forwarded
+ * request is verified first (forwardedRequestReader; outside it, such a request gets no trust).
  */
 export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
-  // Outside cluster mode a forwarded-looking request is an ordinary one, with no trust given.
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
   return async function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)
@@ -40,7 +39,6 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
   }
 }
 
-/** The uploads of every body that is not multipart: one empty map for all. */
 const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
 
 /**
@@ -71,7 +69,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
     const unread = !ctx.req.readableEnded
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
-    if (hostBody === undefined || (unread && isEmptyObject(hostBody))) {
+    if (hostBody === undefined || (unread && isPlainObject(hostBody) && Object.keys(hostBody).length === 0)) {
       const headers = ctx.req.headers
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
@@ -111,16 +109,6 @@ function hasBody(ctx: Context): boolean {
   const { headers } = ctx.req
   const length = headers['content-length']
   return length ? Number(length) > 0 : (headers['transfer-encoding'] ?? '') !== ''
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false
-  const proto = Object.getPrototypeOf(value)
-  return proto === Object.prototype || proto === null
-}
-
-function isEmptyObject(value: unknown): boolean {
-  return isPlainObject(value) && Object.keys(value).length === 0
 }
 
 /** A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included. */
@@ -180,15 +168,12 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
         if (!(name in fields)) fields[name] = info.filename || name
       })
     })
-    parser.on('partsLimit', () => fail(new GatewayError('body-too-large')))
-    parser.on('filesLimit', () => fail(new GatewayError('body-too-large')))
-    parser.on('fieldsLimit', () => fail(new GatewayError('body-too-large')))
+    for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) parser.on(limit, () => fail(new GatewayError('body-too-large')))
     parser.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
     parser.on('close', () => {
       if (!failed) resolve({ ...nestFields(fields) })
     })
-    // A client gone mid-body stops the pipe short of the parser's end: answered, never left pending.
-    // (Not `complete`: that says the bytes were parsed, not that the stream delivered them all.)
+    // A client gone mid-body stops the pipe short of the parser's end (`complete` would say the bytes were parsed, not delivered).
     ctx.req.on('close', () => {
       if (!ctx.req.readableEnded) fail(new GatewayError('body-not-object'))
     })

@@ -14,16 +14,11 @@ export interface ParsedBody {
 /** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
 export interface ForwardedFrom {
   instanceId: string
-  /** The client's IP as the forwarding instance saw it, when it said. */
   clientIp?: string
-  /** The public URL the client called, when it said. */
   baseUrl?: string
 }
 
-/**
- * What the gateway's middleware learn about a request, each field set by one of them, in one typed
- * place: `ctx.state.gateway` (see requestState).
- */
+/** What the gateway's middleware learn about a request, each field set by one of them (`ctx.state.gateway`). */
 export class RequestState {
   /** Set when the request was forwarded by another instance and verified (it is then never forwarded again). */
   forwardedFrom: ForwardedFrom | undefined = undefined
@@ -47,9 +42,4 @@ export class RequestState {
 /** The request's gateway state, made on first use. */
 export function requestState(ctx: Context): RequestState {
   return ((ctx.state as { gateway?: RequestState }).gateway ??= new RequestState())
-}
-
-/** The request's gateway state when a gateway middleware has made it (a route outside the operations may have none). */
-export function existingState(ctx: Context): RequestState | undefined {
-  return (ctx.state as { gateway?: RequestState }).gateway
 }

@@ -4,8 +4,7 @@ import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
-import type { ParsedBody } from './request-state.ts'
-import { requestState } from './request-state.ts'
+import { requestState, type ParsedBody } from './request-state.ts'
 
 /** Middleware: the operation the body selects on the path, and its input validated by its schema and `accepts` (else `invalid-input`). */
 export function selectOperation(entry: PathEntry, logger: Logger): Middleware {

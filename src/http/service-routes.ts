@@ -15,19 +15,17 @@ import type { Instances } from '../domain/instances.ts'
 import type { PathEntry } from '../operations/operation.ts'
 import { structSchema } from '../schema/struct-schema.ts'
 import { openApiDocument } from './openapi.ts'
-import { docsPage, mountPrefix } from './docs-page.ts'
+import { docsPage } from './docs-page.ts'
+import { mountPrefix } from './render.ts'
 
 /** The service routes beside the API, after defaults (the options and their defaults: src/options.ts). */
 export interface ServiceSettings {
-  /** Serve the OpenAPI document and Swagger UI. */
   docs: boolean
-  /** Serve Prometheus metrics at `/metrics` (in the host's Registry when it gives one). */
   metrics: false | { registry?: Registry }
-  /** How long `/health` waits for the store and the transport. */
   healthTimeoutMs: number
 }
 
-/** What the service routes read: the store and the transport (health), what metrics count, the base URL (docs). */
+/** What the service routes read. */
 interface ServiceRouteDeps extends MetricsDeps {
   storage: Storage
   transport: Transport
@@ -37,7 +35,6 @@ interface ServiceRouteDeps extends MetricsDeps {
   baseUrl?: string
 }
 
-/** One check of the health answer: reachable or not, and how long the probe took. */
 const check = object({ ok: boolean(), ms: number() })
 
 /** The body of `GET /health`: the checks, this process with the device sessions it holds, and the live instances with their loads. */
@@ -48,10 +45,7 @@ export const healthAnswer = object({
   instance: object({ id: string(), devices: array(string()), live: array(object({ id: string(), devices: integer(), url: optional(string()) })) }),
 })
 
-/**
- * Add the service routes to the gateway's router: `/health` (always), `/openapi.json` and `/docs`
- * (unless `docs: false`), `/metrics` (with `metrics`). Resolves with the metrics when they are on.
- */
+/** Add `/health`, `/openapi.json` and `/docs` (with `docs`), `/metrics` (with `metrics`: resolves with them) to the gateway's router. */
 export async function addServiceRoutes(
   router: Router,
   services: ServiceRouteDeps,
@@ -61,8 +55,16 @@ export async function addServiceRoutes(
 ): Promise<GatewayMetrics | undefined> {
   const metrics = settings.metrics ? await startMetrics(services, webhooks, settings.metrics.registry) : undefined
   healthRoute(router, services, settings.healthTimeoutMs)
-  if (settings.docs) openApiRoute(router, services.baseUrl, table, metrics !== undefined)
-  if (settings.docs) docsPage(router)
+  if (settings.docs) {
+    // The document's server URL: the `baseUrl` option, or the request's origin and mount path.
+    let document: Record<string, unknown> | undefined
+    router.get('/openapi.json', (ctx: Context) => {
+      document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))
+      ctx.set({ 'Cache-Control': 'no-cache', 'Access-Control-Allow-Origin': '*' })
+      ctx.body = { ...document, servers: [{ url: services.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
+    })
+    docsPage(router)
+  }
   if (metrics) {
     router.get('/metrics', async (ctx: Context) => {
       const { contentType, text } = await metrics.scrape()
@@ -77,9 +79,8 @@ export async function addServiceRoutes(
 // --- Internal helpers ---
 
 /**
- * `GET /health`: whether the store (`Storage.ping`) and the transport (`Transport.ping`, or a status
- * read when it has none) answer within `timeoutMs`. 200 when both do, else 503, whatever the
- * `httpStatus` option (load balancers read the HTTP code). Failures are logged, never shown.
+ * `GET /health`: whether the store and the transport (its `ping`, or a status read) answer within
+ * `timeoutMs`: 200 or 503 whatever `httpStatus` (load balancers read the HTTP code); failures logged, never shown.
  */
 function healthRoute(router: Router, { storage, transport, logger, instances, leases }: ServiceRouteDeps, timeoutMs: number): void {
   router.get('/health', async (ctx: Context) => {
@@ -124,17 +125,6 @@ function healthRoute(router: Router, { storage, transport, logger, instances, le
 
 /** A device id no device has: reading its status exercises the transport without touching a session. */
 const PROBE_DEVICE = '__zapgate_health_probe__'
-
-/** `GET /openapi.json`, its server URL the `baseUrl` option, or the request's origin and mount path. */
-function openApiRoute(router: Router, baseUrl: string | undefined, table: readonly PathEntry[], metrics: boolean): void {
-  let document: Record<string, unknown> | undefined
-  router.get('/openapi.json', (ctx: Context) => {
-    document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics))
-    ctx.set('Cache-Control', 'no-cache')
-    ctx.set('Access-Control-Allow-Origin', '*')
-    ctx.body = { ...document, servers: [{ url: baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
-  })
-}
 
 /** The OpenAPI path items of the routes beside the operation table: QR share page, health, metrics, docs. */
 function serviceRouteDocs(metrics: boolean): Record<string, unknown> {

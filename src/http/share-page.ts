@@ -7,21 +7,16 @@ import type { ShareLinks } from '../domain/share-links.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import { escapeHtml } from './render.ts'
 
-/** What the share pages read: the links and the devices they show. */
+/** What the share pages read. */
 export interface SharePageDeps {
   links: ShareLinks
   devices: Devices
   leases: DeviceLeases
 }
 
-/** How often the page asks for the device's state. */
 const POLL_MS = 2000
 
-/**
- * The QR share page (`link` in the answers of operations 3 and 4): `GET /qr/:token` is an HTML page
- * that shows the device's live QR and refreshes until the device connects, then says so;
- * `GET /qr/:token/state` is its JSON feed. A revoked or unknown token answers 404.
- */
+/** The QR share page of operations 3 and 4 (`GET /qr/:token`: the live QR until the device connects) and its JSON feed (`/state`); 404 once revoked. */
 export function sharePageRoutes(router: Router, services: SharePageDeps, boundary: Middleware): void {
   router.get('/qr/:token', boundary, async (ctx: Context) => {
     const device = await linkedDevice(ctx, services.links, REVOKED_PAGE)

@@ -14,10 +14,7 @@ export interface ErrorAnswer {
   retryAfterSeconds?: number
 }
 
-/**
- * The answer to every code, unless an operation declares its own (the spec words some per
- * operation: an unknown authkey of operation 3 is `Authkey inválida ou não encontrada.`).
- */
+/** The answer to every code, unless an operation declares its own. */
 export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
   'invalid-input': { status: 401, message: 'validation.required' },
   unauthenticated: { status: 401, message: 'validation.required' },
@@ -96,10 +93,7 @@ export function answerCodeOf(err: unknown): AnswerCode {
   return 'internal'
 }
 
-/**
- * The answer to `err`: the operation's own answer for its code when it has one, else the table's;
- * a GatewayError's detail is added to the message and its retry time replaces the table's.
- */
+/** The answer to `err` (the operation's own for its code, else the table's), with a GatewayError's detail and retry time. */
 export function errorAnswer(err: unknown, own?: Partial<Record<AnswerCode, ErrorAnswer>>): ErrorAnswer {
   const code = answerCodeOf(err)
   const answer = own?.[code] ?? errorAnswers[code]

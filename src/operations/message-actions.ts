@@ -41,10 +41,7 @@ export const deleteMessage = defineOperation({
   })),
 })
 
-/**
- * Operation 14: mark a received message as read. `markRead` carries the message id (the webhook's
- * `idMessagem`); `markRead: "true"` with the id in `idMessagem` or `idMensagem` works too.
- */
+/** Operation 14: mark a received message as read: its id in `markRead`, or `markRead: "true"` and the id in `idMessagem` (or `idMensagem`). */
 export const markMessageRead = defineOperation({
   field: 'markRead',
   name: 'markMessageRead',

@@ -28,7 +28,6 @@ export interface OperationServices {
   mediaBudget: MediaBudget
   rateLimits: RateLimits
   settings: {
-    /** Webhook URLs may name loopback and private addresses. */
     allowPrivateUrls: boolean
     /** IANA zone of `agendamento`. */
     timeZone: string
@@ -39,17 +38,14 @@ export interface OperationServices {
 /** What a handler gets besides its validated input. */
 export interface OperationContext {
   services: OperationServices
-  /** Files of a multipart body, by field name. */
   uploads: ReadonlyMap<string, UploadedFile>
   /** Absolute URL of the gateway's mount point, without a trailing slash. */
   baseUrl: string
-  /** The client's IP address (from X-Forwarded-For only when the Koa app trusts its proxy). */
   clientIp: string
   /** This request's share of the process's media budget (given back once it is answered). */
   mediaHold: MediaHold
-  /** The caller's account (an operation that declares `device` only). */
+  /** The caller's account and the declared device in it (an operation that declares `device` only; a link's found or made). */
   account: Account
-  /** The declared device, found in the caller's account (for a link: found or made). */
   device: Device
   /** The device's open session (a `connected` need). */
   status?: SessionStatus
@@ -64,14 +60,10 @@ export interface OperationContext {
  */
 export type SessionNeed = 'device' | 'connected' | 'link'
 
-/**
- * The device an operation works on, found in the caller's account (by `authkey`) before the handler
- * runs and, with `session`, worked on the instance holding it: handlers never see the cluster.
- */
+/** The device an operation works on, found in the caller's account before the handler runs and, with `session`, worked on its holder. */
 export interface DeviceNeed<I> {
   /** The input field naming the device (a link without it makes a new device). */
   ref: keyof I & string
-  /** How `ref` may match a device (default: its id, name or appkey). */
   match?: DeviceMatch[]
   session?: SessionNeed | ((input: I) => SessionNeed | undefined)
   /** A link: the settings of the device to make when none of that name exists (may refuse the input). */
@@ -91,11 +83,7 @@ export function answer<S extends Record<string, Struct<any, any>>>(fields: S) {
 /** The answer body a handler returns for an answer struct: everything but `status` (the router adds 200). */
 export type ReplyOf<A extends Struct<any, any>> = 0 extends 1 & Infer<A> ? { message: string } & Record<string, unknown> : Omit<Infer<A>, 'status'>
 
-/**
- * One operation of the API: `field` the distinguishing wire field (or several that select it
- * together), `schema` the wire body, `answer` the success body, and `handle` the function that
- * renames wire fields to English and calls the domain.
- */
+/** One operation of the API: its distinguishing wire field(s), wire body, success body, and the handler that renames wire fields to English and calls the domain. */
 export interface Operation<S extends Struct<any, any> = Struct<any, any>, A extends Struct<any, any> = Struct<any, any>> {
   field?: string | string[]
   name: string
@@ -104,9 +92,8 @@ export interface Operation<S extends Struct<any, any> = Struct<any, any>, A exte
   answer: A
   /** What the operation may be refused for, beyond the body errors of every path (its documentation). */
   errors: AnswerCode[]
-  /** The operation's own answer to a code, where the spec words it per operation (else the table's). */
+  /** Its own answers to some codes, and fields every error answer of it carries (`valid: false`). */
   answers?: Partial<Record<AnswerCode, ErrorAnswer>>
-  /** Fields every error answer of the operation carries (`valid: false` for OTP verification). */
   errorExtra?: Record<string, unknown>
   /** Checks of the input beyond its schema, before any lookup: false is `invalid-input`. */
   accepts?(input: Infer<S>): boolean

@@ -3,10 +3,7 @@ import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { deviceErrors } from './error-answers.ts'
 
-/**
- * Operation 17: the device's scheduled messages, earliest first: `{id, to, message, agendamento}`
- * plus `situacao` (`pendente`, or `falhou` for a send that failed every retry, kept 7 days).
- */
+/** Operation 17: the device's scheduled messages, earliest first (`situacao: falhou` for a send that failed every retry, kept 7 days). */
 export const listSchedules = defineOperation({
   field: 'listaAgendamento',
   name: 'listSchedules',

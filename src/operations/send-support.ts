@@ -3,7 +3,7 @@ import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
 import { optional, string } from 'superstruct'
 import { answer, deviceByAppkey, type DeviceNeed, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
-import { parseScheduleTime, type ScheduleTime } from '../domain/messaging/schedule-time.ts'
+import { parseScheduleTime } from '../domain/messaging/schedule-time.ts'
 
 /** Furthest a message can be scheduled ahead. */
 const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
@@ -16,10 +16,7 @@ export const sendNeed: DeviceNeed<{ appkey: string; agendamento?: string }> = de
   agendamento === undefined ? 'connected' : undefined,
 )
 
-/**
- * The handler of operations 8 to 16: with `agendamento`, the built action is stored for later
- * (`{message, id, agendamento}`); without, it is done now on the device's open session (`{message, id}`).
- */
+/** The handler of operations 8 to 16: the built action, stored for later with `agendamento`, else done now on the device's open session. */
 export function sendOrSchedule<I extends { agendamento?: string }>(
   sent: string | ((input: I) => string),
   build: (input: I, context: OperationContext) => Action | Promise<Action>,
@@ -28,7 +25,10 @@ export function sendOrSchedule<I extends { agendamento?: string }>(
     const { device } = context
     const { messaging, settings } = context.services
     if (input.agendamento !== undefined) {
-      const time = scheduleTime(input.agendamento, settings.timeZone)
+      // Malformed, impossible, past (beyond the clock skew allowance) or over a year ahead: refused.
+      const time = parseScheduleTime(input.agendamento, settings.timeZone)
+      const now = Date.now()
+      if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
       const item = await messaging.scheduler.schedule(device, await build(input, context), time)
       return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
     }
@@ -36,14 +36,4 @@ export function sendOrSchedule<I extends { agendamento?: string }>(
     const message = typeof sent === 'string' ? sent : sent(input)
     return id === undefined ? { message } : { message, id }
   }
-}
-
-/**
- * The time of `agendamento`, or `invalid-input` when malformed, impossible, past or over a year
- * ahead; up to 30 s in the past counts as now (another clock's now).
- */
-function scheduleTime(value: string, timeZone: string, now = Date.now()): ScheduleTime {
-  const time = parseScheduleTime(value, timeZone)
-  if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
-  return time
 }

@@ -9,11 +9,7 @@ import { sendContact, sendLocation, sendMedia, sendText } from './messages.ts'
 import { sendOtp, verifyOtp } from './otp.ts'
 import { listSchedules } from './schedules.ts'
 
-/**
- * The map of the API: every path with its operations in precedence order (DESIGN.md, HTTP
- * contract 2). The first operation whose distinguishing field is present wins; with none, the
- * path's fallback applies, and without a fallback the answer is 401 `validation.required`.
- */
+/** The map of the API: every path with its operations in precedence order (DESIGN.md, HTTP contract 2; see operationSelector). */
 export const operationTable = [
   { path: '/api/auth', operations: [registerUser] },
   { path: '/api/v2/ia', operations: [], fallback: createAgent },

@@ -7,19 +7,15 @@ import type { Instances } from '../../domain/instances.ts'
 /** Marks a media request one instance relayed to another: it is answered there, never relayed again. */
 export const MEDIA_RELAY_HEADER = 'x-zapgate-media-relay'
 
-/** How long a relayed media download may take. */
 const RELAY_TIMEOUT_MS = 120_000
 
 /** The holder's headers a relayed answer keeps (the media route's own security headers among them). */
 const RELAYED = ['content-type', 'content-length', 'content-disposition', 'content-security-policy', 'x-content-type-options', 'cache-control']
 
 /**
- * In cluster mode, the media of a device another live instance holds is fetched by that instance
- * (its session has the message): the request goes to the holder's advertised URL with the same
- * signed token (the token is the credential; nothing else is added) and its answer streams back as
- * it came. Resolves false, doing nothing, when this request was itself relayed, when this instance
- * holds the device or nobody alive does, or when the holder has no known address; the caller then
- * serves the media itself. A holder that cannot be reached throws `holder-unavailable` (503 with Retry-After).
+ * In cluster mode, the media of a device another live instance holds is fetched there with the
+ * same signed token (the credential) and streamed back. Resolves false, doing nothing, for a relayed
+ * request or when no other known instance holds the device; an unreachable holder is 503 `holder-unavailable`.
  */
 export async function relayMediaToHolder(
   ctx: Context,
@@ -33,16 +29,13 @@ export async function relayMediaToHolder(
   if (holder === undefined || holder === leases.me) return false
   const url = (await instances.recordOf(holder))?.url
   if (!url) return false
-  let response: Response
-  try {
-    response = await fetch(`${url.replace(/\/+$/, '')}/media/${encodeURIComponent(token)}`, {
-      headers: { [MEDIA_RELAY_HEADER]: instances.id },
-      redirect: 'manual',
-      signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
-    })
-  } catch (cause) {
+  const response = await fetch(`${url.replace(/\/+$/, '')}/media/${encodeURIComponent(token)}`, {
+    headers: { [MEDIA_RELAY_HEADER]: instances.id },
+    redirect: 'manual',
+    signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
+  }).catch(cause => {
     throw moving(cause)
-  }
+  })
   ctx.status = response.status
   for (const name of RELAYED) {
     const value = response.headers.get(name)

@@ -1,9 +1,7 @@
-import type { IncomingMessage } from 'node:http'
-import bourne from '@hapi/bourne'
 import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
-import { isSpent } from '../json-body.ts'
+import { isPlainObject, isSpent, parseJson, readBodyBytes } from '../json-body.ts'
 import { requestState, type ForwardedFrom } from '../request-state.ts'
 
 export type { ForwardedFrom } from '../request-state.ts'
@@ -14,31 +12,38 @@ export function forwardedBodyLimit(limitBytes: number): number {
 }
 
 /**
- * Read a request that says it was forwarded by another instance (`x-zapgate-forwarded-by`): its raw
- * body (up to forwardedBodyLimit), checked against the signature before anything is parsed. When a
- * host bodyparser read the body first, its raw text (`ctx.request.rawBody`) is checked, else the
- * parsed body serialised again (the forwarder sends `JSON.stringify` output, which parsing and
- * serialising gives back byte for byte). Resolves undefined, reading nothing, without that header. A
- * verified request resolves with its parsed fields, also put where a host bodyparser puts them
- * (`ctx.request.body`), and is marked (`forwardedFrom` of the request state: never forwarded again).
- * A wrong, stale or replayed signature, or one for another instance than `instanceId`, is
- * GatewayError('forward-refused') (403); a body over the limit `body-too-large`, cut short or not JSON `body-malformed`.
+ * Read a request that says it was forwarded by another instance (`x-zapgate-forwarded-by`; without
+ * it, resolves undefined reading nothing): its raw body (up to forwardedBodyLimit) is checked against
+ * the signature before it is parsed. When a host bodyparser read the body first, its raw text
+ * (`ctx.request.rawBody`) is checked, else the parsed body serialised again (the forwarder sends
+ * `JSON.stringify` output, which that gives back byte for byte). A verified request resolves with
+ * its fields, also put in `ctx.request.body`, and is marked (`forwardedFrom`: never forwarded again).
+ * A wrong, stale or replayed signature, or one for another instance, is 403 `forward-refused`.
  */
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
-  const seen = new SeenSignatures(2 * toleranceMs)
+  // Signatures accepted within twice the tolerance, by expiry: a replayed copy is refused. In this process only, and that is
+  // enough: a signature names its destination instance, whose id lives and dies with this process.
+  const seen = new Map<string, number>()
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {
     const headers = ctx.req.headers
     const from = headers[ForwardHeaders.forwardedBy]
     if (typeof from !== 'string' || from === '') return undefined
     const body = await bodyBytes(ctx, limit)
-    const verdict = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, Date.now(), toleranceMs)
+    const now = Date.now()
+    for (const [signature, expiry] of seen) {
+      if (expiry > now) break
+      seen.delete(signature)
+    }
+    const signature = headers[ForwardHeaders.signature] as string
+    let verdict: string = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, now, toleranceMs)
+    if (verdict === 'ok' && seen.has(signature)) verdict = 'replayed'
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
-    if (!seen.add(headers[ForwardHeaders.signature] as string))
-      throw new GatewayError('forward-refused', { cause: new Error('forwarded request refused: replayed') })
-    const fields = parseFields(body)
+    seen.set(signature, now + 2 * toleranceMs)
+    const fields = body.length === 0 ? {} : parseJson(body)
+    if (!isPlainObject(fields)) throw new GatewayError('body-not-object')
     ;(ctx.request as { body?: unknown }).body = fields
     const forwardedFrom: ForwardedFrom = { instanceId: from }
     const clientIp = headers[ForwardHeaders.clientIp]
@@ -52,83 +57,11 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
 
 // --- Internal helpers ---
 
-/**
- * Signatures accepted within the last `windowMs` (twice the timestamp tolerance, so longer than a
- * timestamp stays valid): a copy captured on the wire is refused. Each forward has its own nonce, so
- * two real requests never share a signature. In this process only, and that is enough: a signature
- * names its destination instance, whose id lives and dies with this process, so no other process
- * accepts it; a memory in the store would cost a store write per forward for no more safety.
- */
-class SeenSignatures {
-  private readonly expiries = new Map<string, number>()
-
-  constructor(private readonly windowMs: number) {}
-
-  /** Remember `signature`; false when it was seen within the window. */
-  add(signature: string): boolean {
-    const now = Date.now()
-    for (const [key, expiry] of this.expiries) {
-      if (expiry > now) break
-      this.expiries.delete(key)
-    }
-    if (this.expiries.has(signature)) return false
-    this.expiries.set(signature, now + this.windowMs)
-    return true
-  }
-}
-
-function parseFields(body: Buffer): Record<string, unknown> {
-  let parsed: unknown
-  try {
-    parsed = body.length === 0 ? {} : bourne.parse(body.toString('utf8'), { protoAction: 'remove' })
-  } catch (cause) {
-    throw new GatewayError('body-malformed', { cause })
-  }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new GatewayError('body-not-object')
-  return parsed as Record<string, unknown>
-}
-
 /** The body bytes: read from the request, or what a host bodyparser that read them first kept. */
 function bodyBytes(ctx: Context, limitBytes: number): Promise<Buffer> {
-  if (!isSpent(ctx.req)) return readRawBody(ctx.req, limitBytes)
+  if (!isSpent(ctx.req)) return readBodyBytes(ctx.req, limitBytes)
   const { rawBody, body } = ctx.request as { rawBody?: unknown; body?: unknown }
   if (typeof rawBody === 'string') return Promise.resolve(Buffer.from(rawBody, 'utf8'))
   if (body !== undefined) return Promise.resolve(Buffer.from(JSON.stringify(body), 'utf8'))
   return Promise.reject(new GatewayError('body-not-object'))
-}
-
-/**
- * The request's body bytes, up to `limitBytes` (413 beyond; 400 when cut short or unreadable).
- * Errors are built only when they answer: 'close' comes after every request, and an Error captures
- * a stack trace (made on every close, it cost the holder 2.4 % of its busy time).
- */
-function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
-  const declared = req.headers['content-length']
-  if (declared !== undefined && Number(declared) > limitBytes) {
-    req.resume()
-    return Promise.reject(new GatewayError('body-too-large'))
-  }
-  return new Promise((resolve, reject) => {
-    let chunks: Buffer[] | undefined = [] // undefined once settled
-    let received = 0
-    const fail = (code: 'body-too-large' | 'body-malformed', cause?: unknown) => {
-      if (!chunks) return
-      chunks = undefined
-      reject(new GatewayError(code, cause === undefined ? {} : { cause }))
-    }
-    req.on('data', (chunk: Buffer) => {
-      if (!chunks) return
-      if ((received += chunk.length) > limitBytes) return fail('body-too-large')
-      chunks.push(chunk)
-    })
-    req.on('end', () => {
-      if (!chunks) return
-      if (declared !== undefined && received !== Number(declared)) return fail('body-malformed')
-      const bytes = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received)
-      chunks = undefined
-      resolve(bytes)
-    })
-    req.on('error', cause => fail('body-malformed', cause))
-    req.on('close', () => fail('body-malformed'))
-  })
 }

@@ -11,28 +11,21 @@ import { HOLDER_HEADER } from '../../client-api.ts'
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
 const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
-/**
- * Marks an answer of an instance forwarded a request for a device it does not hold (held elsewhere,
- * or it stands fenced): refused before anything ran, so a forwarder that went by a remembered holder
- * may ask the store and forward once more (to-holder.ts). Never relayed to the client.
- */
+/** Marks a forwarded request's answer from an instance that does not hold the device (nothing ran): the forwarder asks the store again (to-holder.ts). */
 export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 
-/** The holder's answers beyond this size are refused (answers are small JSON; lists are bounded). */
+/** The holder's answers beyond this size are refused. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 /** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
 interface ForwardRequest {
   baseUrl: string
-  /** The operation's path (`/api/create-message`). */
   path: string
   fields: Record<string, unknown>
-  /** The files of a multipart body, by field name. */
   uploads?: ReadonlyMap<string, UploadedFile>
   secret: string | Buffer
   from: string
   to: string
-  /** Default DEFAULT_FORWARD_TIMEOUT_MS. */
   timeoutMs?: number
   /** The client's IP (the holder's per-IP limits) and the public URL it called (links the holder makes). */
   clientIp?: string
@@ -44,8 +37,8 @@ export interface ForwardAnswer {
   status: number
   headers: Record<string, string>
   body: unknown
-  text?: string
-  /** Refused by an instance that does not hold the device, before anything ran (NOT_HOLDER_HEADER). */
+  text: string
+  /** Refused by an instance that does not hold the device (NOT_HOLDER_HEADER). */
   notHolder?: boolean
 }
 
@@ -65,10 +58,8 @@ export class ForwardFailedError extends GatewayError {
 }
 
 /**
- * POST an operation's fields as JSON to the same path on the holder, signed with the cluster secret
- * (signature.ts; uploads as base64 data URIs in their fields); resolves with its answer, or throws
- * ForwardFailedError (no usable answer: `holder-unavailable`, 503 with Retry-After). Never retried:
- * a send must reach the network once, and a request that died mid-way may have been done.
+ * POST an operation's fields as JSON to the same path on the holder, signed (signature.ts); resolves
+ * with its answer, or throws ForwardFailedError. Never retried: a request that died mid-way may have been done.
  */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
@@ -78,7 +69,6 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   const { from, to, clientIp, clientBaseUrl: baseUrl } = request
   const headers = signedHeaders(request.secret, { method: 'POST', path, timestamp: Date.now(), nonce, from, to, clientIp, baseUrl, body })
   headers['content-type'] = 'application/json'
-  // One request, to the holder only, on a kept-alive connection; never resent.
   const answer = await postOnce({ ...options, path, headers }, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
   let parsed: unknown
   try {
@@ -96,15 +86,14 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   }
 }
 
-/**
- * The body fields as forwarded: each upload a base64 data URI in its field; the upload of `file`
- * (operation 9's) also gives `message` its file name when the body has none, as the holder would have.
- */
+/** The body fields as forwarded: each upload a base64 data URI in its field, `file`'s name in an empty `message` (as the holder would have). */
 export function forwardableFields(fields: Record<string, unknown>, uploads?: ReadonlyMap<string, UploadedFile>): Record<string, unknown> {
   if (!uploads || uploads.size === 0) return fields
   const out: Record<string, unknown> = { ...fields }
   for (const [name, upload] of uploads) {
-    out[name] = dataUri(upload)
+    // Its declared type when a plain `type/subtype` (the media loader ignores anything else).
+    const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
+    out[name] = `data:${mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''};base64,${upload.data.toString('base64')}`
     const fileName = name === 'file' ? displayName(upload.fileName) : undefined
     if (fileName && (out.message === undefined || out.message === null || out.message === '')) out.message = fileName
   }
@@ -115,7 +104,6 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
 export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
   ctx.status = answer.status
   for (const name in answer.headers) ctx.set(name, answer.headers[name]!)
-  if (answer.text === undefined) return void (ctx.body = answer.body)
   if (answer.headers['content-type'] === undefined) ctx.set('Content-Type', 'application/json; charset=utf-8')
   ctx.body = answer.text
 }
@@ -126,14 +114,10 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 const NONCE_PREFIX = randomBytes(9).toString('base64url')
 let nonces = 0
 
-/**
- * Kept-alive connections to the other instances (a fresh connection per forward through `fetch`
- * cost about five times the CPU), idle ones dropped after 4 s, before the holder's own keep-alive
- * time-out (Node reads its `Keep-Alive: timeout=` hint): a forward never goes to a closing connection.
- */
+/** Kept-alive connections to the other instances, idle ones dropped after 4 s: before the holder's own keep-alive time-out, so a forward never goes to a closing connection (figures: bench/README.md). */
 const agents = { http: new HttpAgent({ keepAlive: true, timeout: 4_000 }), https: new HttpsAgent({ keepAlive: true, timeout: 4_000 }) }
 
-/** The instances' base URLs as request options and path prefix (their mount point), parsed once each (a cluster has a few). */
+/** The instances' base URLs as request options and path prefix (their mount point), parsed once each. */
 const targets = new Map<string, { options: RequestOptions; prefix: string }>()
 
 function targetOf(baseUrl: string) {
@@ -151,10 +135,9 @@ function targetOf(baseUrl: string) {
 }
 
 /**
- * POST `body` once; resolves with the answer, its body read up to MAX_ANSWER_BYTES. Rejects with
- * ForwardFailedError: `timeout` after `timeoutMs` (the connection closed), `bad-answer` past the
- * size, else by the connection's error (connectionFailure); no redirect is followed. One timer and
- * the request's own listeners (no AbortSignal nor async iterator).
+ * POST `body` once (no redirect followed); resolves with the answer read up to MAX_ANSWER_BYTES.
+ * Rejects with ForwardFailedError: `timeout` after `timeoutMs`, `bad-answer` past the size, else by
+ * the connection's error (connectionFailure).
  */
 function postOnce(options: RequestOptions & { headers: Record<string, string> }, body: Buffer, timeoutMs: number) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
@@ -175,20 +158,12 @@ function postOnce(options: RequestOptions & { headers: Record<string, string> },
       response.once('error', fail)
       response.once('end', () => {
         clearTimeout(timer)
-        // A connection that broke off mid-answer ends the stream early: not a whole answer.
         if (!response.complete) return reject(new ForwardFailedError('broken', new Error('the answer broke off')))
         resolve({ status: response.statusCode ?? 0, headers: response.headers, text: Buffer.concat(chunks, size).toString('utf8') })
       })
     })
     request.end(body)
   })
-}
-
-/** An upload as a data URI: its declared type when a plain `type/subtype` (the media loader ignores anything else). */
-function dataUri(upload: UploadedFile): string {
-  const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
-  const usable = mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''
-  return `data:${usable};base64,${upload.data.toString('base64')}`
 }
 
 /** The file name as the media loader keeps it: the last path segment, no control characters, at most 200 characters. */

@@ -2,15 +2,12 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 
 /**
- * The headers of a request one instance forwards to another (the holder of a device's session).
- * `x-zapgate-signature` is the base64url HMAC-SHA256, keyed by the cluster secret, of one value a
- * line (a header value cannot hold a line break, so none can pass for another): `zapgate-forward-v2`,
- * the method, the path and query as the receiver's server sees them (req.url), the timestamp (Unix
- * ms), the nonce, the forwarding instance's id, the destination's id, the client IP and base URL
- * (empty when not sent), and the hex SHA-256 of the body bytes as sent: the receiver hashes the bytes
- * before parsing them, so no JSON canonicalisation has to agree between the two sides. The
- * destination line binds a request to the one instance it was sent to (ids are never reused), so the
- * receiver's in-process memory of accepted signatures refuses every replay (see receive.ts).
+ * The headers of a request one instance forwards to another. `x-zapgate-signature` is the base64url
+ * HMAC-SHA256, keyed by the cluster secret, of one value a line (a header value cannot hold a line
+ * break): `zapgate-forward-v2`, the method, the path and query (req.url), the timestamp (Unix ms),
+ * the nonce, the forwarder's id, the destination's id (ids are never reused, so the receiver's
+ * memory of signatures refuses every replay), the client IP and base URL (empty when not sent), and
+ * the hex SHA-256 of the body bytes as sent (hashed before parsing: no JSON canonicalisation).
  */
 export const ForwardHeaders = {
   forwardedBy: 'x-zapgate-forwarded-by',
@@ -27,26 +24,17 @@ export interface ForwardSigned {
   method: string
   /** Path and query as sent on the request line (`/api/create-message`, `/gw/api/x?a=1`). */
   path: string
-  /** Unix milliseconds. */
   timestamp: number
   body: Buffer | string
   nonce?: string
-  /** The forwarding instance's id. */
   from?: string
-  /** The destination instance's id. */
   to?: string
   clientIp?: string
   baseUrl?: string
 }
 
 /** A received request, as verifyForward reads it; `receiver` is this instance's id, which the signature must name. */
-interface ForwardedRequest {
-  receiver: string
-  method: string
-  path: string
-  headers: IncomingHttpHeaders | Record<string, string | string[] | undefined>
-  body: Buffer | string
-}
+type ForwardedRequest = Pick<ForwardSigned, 'method' | 'path' | 'body'> & { receiver: string; headers: IncomingHttpHeaders }
 
 /** Why a forwarded request was or was not accepted. */
 export type ForwardVerdict = 'ok' | 'missing' | 'bad-signature' | 'stale' | 'wrong-destination'
@@ -75,12 +63,7 @@ export function signedHeaders(secret: string | Buffer, signed: ForwardSigned): R
   return headers
 }
 
-/**
- * Check a forwarded request: `missing` without a timestamp or signature, `stale` when its timestamp
- * is further than `toleranceMs` from `now` (either way), `wrong-destination` when sent to another
- * instance than `request.receiver`, `bad-signature` when the HMAC does not match (compared in
- * constant time); else `ok`.
- */
+/** Check a forwarded request: `missing` signature, `stale` timestamp, `wrong-destination`, `bad-signature` (compared in constant time), or `ok`. */
 export function verifyForward(secret: string | Buffer, request: ForwardedRequest, now = Date.now(), toleranceMs = FORWARD_TOLERANCE_MS): ForwardVerdict {
   const { headers } = request
   const stamp = header(headers, ForwardHeaders.timestamp)

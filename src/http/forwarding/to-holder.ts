@@ -9,7 +9,7 @@ import { requestState, type RequestState } from '../request-state.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
 
-/** What an instance of a cluster needs to hand a request to another one: the cluster secret, its advertised URL (the holder hint of its devices), the registry. */
+/** What an instance of a cluster needs to hand a request to another one (its advertised URL is the holder hint of its devices). */
 export interface ClusterRouting {
   secret: string
   advertiseUrl: string
@@ -17,25 +17,19 @@ export interface ClusterRouting {
   events: GatewayEvents
 }
 
-/** An instance holding a device, and its advertised URL. */
-interface KnownHolder {
-  id: string
-  url: string
-}
+type KnownHolder = { id: string; url: string }
 
 /** At most this many devices' holders are remembered per cluster (the oldest entry goes first). */
 const MAX_KNOWN_DEVICES = 50_000
 
 /**
- * Which other instance holds a device, as the last forward found it: read once, not per forward,
- * one memory per cluster shared by every operation path. A hint, safe as one (docs/scaling.md,
- * "Where it goes"): an entry is used only while its instance is alive (the registry, in memory); a
- * holder refuses a forward for a device it does not hold before anything runs, and the forwarder
- * then forgets the entry and asks the store.
+ * Which other instance holds a device, as the last forward found it, per cluster. A hint, safe as
+ * one (docs/scaling.md, "Where it goes"): used only while its instance is alive; a holder refuses a
+ * forward for a device it does not hold before anything runs, and the entry is then forgotten.
  */
 const knownHolders = new WeakMap<ClusterRouting, Map<string, KnownHolder>>()
 
-/** What routeToHolder needs: which instance works a device, and in cluster mode how to reach it; `baseUrlOf` the public URL the client called. */
+/** What routeToHolder needs; `baseUrlOf` the public URL the client called. */
 interface HolderRoutingDeps {
   services: OperationServices
   routing: SessionRouting
@@ -44,18 +38,15 @@ interface HolderRoutingDeps {
 }
 
 /**
- * Middleware: an operation that needs its device's session (its `device.session`) runs on the
- * instance holding it. Held here (or taken here: see SessionRouting), the request goes on, with the
- * open session for a `connected` need and the device found or made for a `link`; held by another
- * instance, it is forwarded there and answered with exactly what that one answered (never twice: a
- * request forwarded here is not sent on, and a holder that cannot be reached or breaks off is 503
- * `holder-unavailable` with Retry-After, never resent). Which instance holds a device another one
- * holds is remembered (knownHolders): no store read per forward while nothing changed.
+ * Middleware: an operation that needs its device's session runs on the instance holding it. Held
+ * (or taken) here, the request goes on, with the open session for a `connected` need and the device
+ * found or made for a `link`; held by another instance, it is forwarded there once and answered with
+ * exactly what that one answered (a request forwarded here is not sent on; a holder that cannot be
+ * reached or breaks off is 503 `holder-unavailable`, never resent).
  */
 export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
   const { routing, cluster } = deps
   const holders = cluster && (knownHolders.get(cluster) ?? knownHolders.set(cluster, new Map()).get(cluster)!)
-  /** The remembered holder of the device while it is alive. */
   const knownHolder = (deviceId: string) => {
     const known = holders?.get(deviceId)
     if (known === undefined || cluster!.instances.view.isAlive(known.id)) return known
@@ -67,9 +58,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
   /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
   const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
     const url = (await cluster?.instances.recordOf(instanceId))?.url
-    if (!cluster || !url || state.forwardedFrom) {
-      throw moving(new Error(`the device is held by instance ${instanceId}`))
-    }
+    if (!cluster || !url || state.forwardedFrom) throw moving(new Error(`the device is held by instance ${instanceId}`))
     const answer = await send(ctx, state, { id: instanceId, url })
     if (deviceId && answer.status !== 503 && !answer.notHolder) {
       if (holders!.size >= MAX_KNOWN_DEVICES && !holders!.has(deviceId)) holders!.delete(holders!.keys().next().value!)
@@ -77,10 +66,10 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     }
     relayAnswer(ctx, answer)
   }
-  /** POST the request, signed, to the holder `to`; resolves with its answer (a `forward` event either way). */
+  /** POST the request, signed, to the holder `to` (a `forward` event either way). */
   const send = async (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> => {
     const { secret, instances, events } = cluster!
-    const forwarded = { operation: state.operation?.name, to: to.id }
+    let ok = false
     try {
       const answer = await forwardOperation({
         baseUrl: to.url,
@@ -93,17 +82,15 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
         clientIp: ctx.ip,
         clientBaseUrl: deps.baseUrlOf(ctx, state),
       })
-      events.emit('forward', { ...forwarded, ok: true })
+      ok = true
       return answer
-    } catch (err) {
-      events.emit('forward', { ...forwarded, ok: false })
-      throw err
+    } finally {
+      events.emit('forward', { operation: state.operation?.name, to: to.id, ok })
     }
   }
   /**
-   * Forward to the remembered holder: undefined once answered; else (unreachable, so nothing was
-   * sent, or it does not hold the device and ran nothing) the entry is forgotten, and the caller asks
-   * the store, with what to answer when the store still names the same instance.
+   * Forward to the remembered holder: undefined once answered; else (unreachable, or not the holder:
+   * nothing ran) the entry is forgotten, and what to answer if the store names that instance again.
    */
   const viaKnown = async (ctx: Context, state: RequestState, deviceId: string, known: KnownHolder): Promise<(() => void) | undefined> => {
     let answer: ForwardAnswer
@@ -119,7 +106,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     relayAnswer(ctx, answer)
     return undefined
   }
-  /** The device's holder, then the open session when needed. */
   const onHolder = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
     if (!routing.holdsHere(device)) {
       const forwarded = state.forwardedFrom !== undefined
@@ -133,10 +119,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       })
       if (holder !== undefined) return stale && holder === known!.id ? stale() : forward(ctx, state, holder, device.id)
     }
-    if (state.session !== 'connected') {
-      held(ctx)
-      return next()
-    }
+    if (state.session !== 'connected') return (held(ctx), next())
     state.status = await routing.connected(device)
     held(ctx)
     return next().catch(err => {
@@ -160,7 +143,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     const { session, device } = state
     if (session === undefined) return next()
     if (session === 'link') return onLinker(ctx, next, state)
-    // The common case: the device's session is here and nothing more is needed.
     if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
     return onHolder(ctx, next, state, device!)
   }
