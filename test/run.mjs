@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts in its own Node process (tsx loader), two at a time, prints each
-// file's output as it finishes, then the totals, alone on the last line:
+// Runs every test/**/*.test.ts in its own Node process (tsx loader), a few at a time, the longest
+// first (test/durations.txt, order below), prints each file's output as it finishes, then the totals,
+// alone on the last line:
 // `N passed, N failed, N skipped`, from uvu's own summary of each file (uvu's `Total` leaves the
 // skipped tests out: failed = Total - Passed).
 //
@@ -39,6 +40,23 @@ function parseArgs(args) {
   if (at === -1) return { dir: join(root, 'test'), filters: args }
   if (!args[at + 1]) throw new Error('--dir needs a folder')
   return { dir: resolve(args[at + 1]), filters: args.filter((_, i) => i !== at && i !== at + 1) }
+}
+
+/**
+ * A file's expected seconds from the table at `path` (`<seconds> <path>` lines, `#` comments; a path
+ * ending in `/` covers the files under it, the longest matching path wins; 5 s when none matches).
+ */
+function durations(path) {
+  const rows = (existsSync(path) ? readFileSync(path, 'utf8') : '')
+    .split('\n')
+    .map(line => line.trim().match(/^(\d+(?:\.\d+)?)\s+(\S+)$/))
+    .filter(Boolean)
+    .map(m => ({ seconds: Number(m[1]), path: m[2] }))
+  return file => {
+    const rel = relative(root, file)
+    const match = rows.filter(r => (r.path.endsWith('/') ? rel.startsWith(r.path) : rel === r.path)).sort((a, b) => b.path.length - a.path.length)[0]
+    return match?.seconds ?? 5
+  }
 }
 
 function walk(folder) {
@@ -112,15 +130,28 @@ function runFile(file) {
   })
 }
 
-// Files that start processes and wait on leases or links go one in three, from the start: together
-// they would crowd the cores, and left to the end one of them would run alone.
-const heavy = files.filter(f => /\/(examples|real-stack|faults)\/|conformance\/real-stack/.test(f))
-const light = files.filter(f => !heavy.includes(f))
-const queue = []
-while (heavy.length || light.length) queue.push(...[heavy.shift(), light.shift(), light.shift()].filter(Boolean))
+// Longest first (test/durations.txt), so that no long file starts last and runs alone at the end.
+// Files that start processes and wait on leases or links (heavy) would crowd the cores together: a
+// free worker takes the longest heavy file only while fewer than `concurrency - 1` heavy files run
+// (one slot at least for the others), else the longest other file, else (only heavy ones left) the
+// longest heavy file.
+const isHeavy = f => /\/(examples|real-stack|faults)\/|conformance\/real-stack/.test(f)
+const estimate = durations(join(root, 'test', 'durations.txt'))
+const pending = [...files].sort((a, b) => estimate(b) - estimate(a))
+const heavyCap = Math.max(1, concurrency - 1)
+let heavyRunning = 0
+function next() {
+  const at = pending.findIndex(f => !isHeavy(f) || heavyRunning < heavyCap)
+  return pending.splice(at === -1 ? 0 : at, 1)[0]
+}
 await Promise.all(
-  Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    while (queue.length) await runFile(queue.shift())
+  Array.from({ length: Math.min(concurrency, pending.length) }, async () => {
+    for (let file = next(); file; file = next()) {
+      const heavy = isHeavy(file)
+      if (heavy) heavyRunning++
+      await runFile(file)
+      if (heavy) heavyRunning--
+    }
   }),
 )
 if (files.length === 0) {
