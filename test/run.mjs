@@ -16,8 +16,8 @@
 // Usage: node test/run.mjs [--dir <folder>] [filter-substring ...]
 //   --dir: where to look for *.test.ts (default test/); folders named `fixtures` are never entered.
 //   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_FILE_TIMEOUT_MS (default 300000),
-//   TEST_LINGER_MS: how long a file may run on after uvu's summary before the runner ends it with
-//   SIGTERM (default 3000; its exit then counts as 0, the summary having counted its failures).
+//   TEST_LINGER_MS: how long a file may run on after uvu's summary before the runner makes it exit
+//   (default 3000; SIGUSR2, below: it exits with its own exit code, its `exit` handlers run).
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -76,6 +76,12 @@ function summaryOf(out) {
   return last && { total: Number(last[1]), passed: Number(last[2]), skipped: Number(last[3]) }
 }
 
+/**
+ * Preloaded into each file: SIGUSR2 (which no test sends) makes it exit as after its last line, with
+ * uvu's exit code and its `exit` handlers run (temporary folders removed). The runner sends it.
+ */
+const EXIT_ON_SIGNAL = 'data:text/javascript,process.once("SIGUSR2",()=>process.exit())'
+
 const FOCUS = /\b[\w$]+\s*\.only\s*\(/
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g
 const focusCache = new Map()
@@ -97,7 +103,7 @@ function focusedIn(file, seen = new Set()) {
 function runFile(file) {
   return new Promise(done => {
     const started = Date.now()
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', EXIT_ON_SIGNAL, file], {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -110,16 +116,14 @@ function runFile(file) {
     let ended = false
     const read = d => {
       out += d
-      if (!lingering && summaryOf(out)) lingering = setTimeout(() => ((ended = true), child.kill('SIGTERM')), lingerMs)
+      if (!lingering && summaryOf(out)) lingering = setTimeout(() => ((ended = true), child.kill('SIGUSR2')), lingerMs)
     }
     child.stdout.on('data', read)
     child.stderr.on('data', read)
     const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
-    child.on('close', (exitCode, signal) => {
+    child.on('close', (code, signal) => {
       clearTimeout(timer)
       clearTimeout(lingering)
-      // Ended by the runner after its summary: uvu's summary counts its failures.
-      const code = ended && signal === 'SIGTERM' ? 0 : exitCode
       const summary = summaryOf(out)
       const reasons = []
       let bad = 0
@@ -138,7 +142,7 @@ function runFile(file) {
       failed += bad
       if (reasons.length) failing.push(`${relative(root, file)}: ${reasons.join('; ')}`)
       const secs = ((Date.now() - started) / 1000).toFixed(1)
-      const end = ended && signal === 'SIGTERM' ? `, ended ${lingerMs / 1000} s after its summary` : ''
+      const end = ended ? `, ended ${lingerMs / 1000} s after its summary` : ''
       process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code ?? signal}${end})\n${out.trimEnd()}\n`)
       done()
     })
