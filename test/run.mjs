@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts in its own Node process (tsx loader), two at a time, prints each
-// file's output as it finishes, then the totals, alone on the last line:
+// Runs every test/**/*.test.ts in its own Node process (tsx loader), a few at a time, the longest
+// first (test/durations.txt, order below), prints each file's output as it finishes, then the totals,
+// alone on the last line:
 // `N passed, N failed, N skipped`, from uvu's own summary of each file (uvu's `Total` leaves the
 // skipped tests out: failed = Total - Passed).
 //
@@ -14,7 +15,9 @@
 //
 // Usage: node test/run.mjs [--dir <folder>] [filter-substring ...]
 //   --dir: where to look for *.test.ts (default test/); folders named `fixtures` are never entered.
-//   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_FILE_TIMEOUT_MS (default 300000).
+//   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_FILE_TIMEOUT_MS (default 300000),
+//   TEST_LINGER_MS: how long a file may run on after uvu's summary before the runner makes it exit
+//   (default 3000; SIGUSR2, below: it exits with its own exit code, its `exit` handlers run).
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -28,6 +31,7 @@ const files = walk(dir)
   .sort()
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, cpus().length))
 const timeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000)
+const lingerMs = Number(process.env.TEST_LINGER_MS ?? 3_000)
 let passed = 0
 let failed = 0
 let skipped = 0
@@ -39,6 +43,23 @@ function parseArgs(args) {
   if (at === -1) return { dir: join(root, 'test'), filters: args }
   if (!args[at + 1]) throw new Error('--dir needs a folder')
   return { dir: resolve(args[at + 1]), filters: args.filter((_, i) => i !== at && i !== at + 1) }
+}
+
+/**
+ * A file's expected seconds from the table at `path` (`<seconds> <path>` lines, `#` comments; a path
+ * ending in `/` covers the files under it, the longest matching path wins; 5 s when none matches).
+ */
+function durations(path) {
+  const rows = (existsSync(path) ? readFileSync(path, 'utf8') : '')
+    .split('\n')
+    .map(line => line.trim().match(/^(\d+(?:\.\d+)?)\s+(\S+)$/))
+    .filter(Boolean)
+    .map(m => ({ seconds: Number(m[1]), path: m[2] }))
+  return file => {
+    const rel = relative(root, file)
+    const match = rows.filter(r => (r.path.endsWith('/') ? rel.startsWith(r.path) : rel === r.path)).sort((a, b) => b.path.length - a.path.length)[0]
+    return match?.seconds ?? 5
+  }
 }
 
 function walk(folder) {
@@ -54,6 +75,12 @@ function summaryOf(out) {
   const last = all.at(-1)
   return last && { total: Number(last[1]), passed: Number(last[2]), skipped: Number(last[3]) }
 }
+
+/**
+ * Preloaded into each file: SIGUSR2 (which no test sends) makes it exit as after its last line, with
+ * uvu's exit code and its `exit` handlers run (temporary folders removed). The runner sends it.
+ */
+const EXIT_ON_SIGNAL = 'data:text/javascript,process.once("SIGUSR2",()=>process.exit())'
 
 const FOCUS = /\b[\w$]+\s*\.only\s*\(/
 const IMPORT = /(?:\bfrom|\bimport)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g
@@ -76,18 +103,27 @@ function focusedIn(file, seen = new Set()) {
 function runFile(file) {
   return new Promise(done => {
     const started = Date.now()
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', file], {
+    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', EXIT_ON_SIGNAL, file], {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let out = ''
     let timedOut = false
-    child.stdout.on('data', d => (out += d))
-    child.stderr.on('data', d => (out += d))
+    // After uvu's summary the file has nothing left to say: a library's timer still pending (Baileys
+    // leaves a 30 s one after each pre-key upload, 60 s for a query cut short) would keep it alive.
+    let lingering
+    let ended = false
+    const read = d => {
+      out += d
+      if (!lingering && summaryOf(out)) lingering = setTimeout(() => ((ended = true), child.kill('SIGUSR2')), lingerMs)
+    }
+    child.stdout.on('data', read)
+    child.stderr.on('data', read)
     const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
+      clearTimeout(lingering)
       const summary = summaryOf(out)
       const reasons = []
       let bad = 0
@@ -106,21 +142,35 @@ function runFile(file) {
       failed += bad
       if (reasons.length) failing.push(`${relative(root, file)}: ${reasons.join('; ')}`)
       const secs = ((Date.now() - started) / 1000).toFixed(1)
-      process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code ?? signal})\n${out.trimEnd()}\n`)
+      const end = ended ? `, ended ${lingerMs / 1000} s after its summary` : ''
+      process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code ?? signal}${end})\n${out.trimEnd()}\n`)
       done()
     })
   })
 }
 
-// Files that start processes and wait on leases or links go one in three, from the start: together
-// they would crowd the cores, and left to the end one of them would run alone.
-const heavy = files.filter(f => /\/(examples|real-stack|faults)\/|conformance\/real-stack/.test(f))
-const light = files.filter(f => !heavy.includes(f))
-const queue = []
-while (heavy.length || light.length) queue.push(...[heavy.shift(), light.shift(), light.shift()].filter(Boolean))
+// Longest first (test/durations.txt), so that no long file starts last and runs alone at the end.
+// Files that start processes and wait on leases or links (heavy) would crowd the cores together: a
+// free worker takes the longest heavy file only while fewer than `concurrency - 1` heavy files run
+// (one slot at least for the others), else the longest other file, else (only heavy ones left) the
+// longest heavy file.
+const isHeavy = f => /\/(examples|real-stack|faults)\/|conformance\/real-stack/.test(f)
+const estimate = durations(join(root, 'test', 'durations.txt'))
+const pending = [...files].sort((a, b) => estimate(b) - estimate(a))
+const heavyCap = Math.max(1, concurrency - 1)
+let heavyRunning = 0
+function next() {
+  const at = pending.findIndex(f => !isHeavy(f) || heavyRunning < heavyCap)
+  return pending.splice(at === -1 ? 0 : at, 1)[0]
+}
 await Promise.all(
-  Array.from({ length: Math.min(concurrency, queue.length) }, async () => {
-    while (queue.length) await runFile(queue.shift())
+  Array.from({ length: Math.min(concurrency, pending.length) }, async () => {
+    for (let file = next(); file; file = next()) {
+      const heavy = isHeavy(file)
+      if (heavy) heavyRunning++
+      await runFile(file)
+      if (heavy) heavyRunning--
+    }
   }),
 )
 if (files.length === 0) {

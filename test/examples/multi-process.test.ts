@@ -26,7 +26,7 @@ for (const backend of backends) {
     `${backend.service.name}: registrations, device names and OTP codes are unique across 3 processes; webhooks once each; a ${backend.stop === 'SIGKILL' ? 'killed' : 'stopped'} process's webhooks are delivered by the others`,
     async () => {
       const receiver = await startReceiver()
-      const cluster = await startCluster(backend.service.value!, 3, { GATEWAY_LEASE_TTL_MS: '15000' })
+      const cluster = await startCluster(backend.service.value!, 3)
       const procs = cluster.instances
       try {
         const at = (i: number) => procs[i % procs.length]!.url

@@ -78,6 +78,16 @@ test('a test needing a missing service prints what it needs and counts as skippe
   assert.match(ci.output, 'CI=true, and the fixture suite cannot run')
 })
 
+test("a file still running after uvu's summary is made to exit then, its exit handlers run, counted by its summary", () => {
+  const started = Date.now()
+  const run = runnerIn({ CI: '', TEST_LINGER_MS: '500' }, 'linger')
+  assert.is(run.closing, '1 passed, 0 failed, 0 skipped', run.output)
+  assert.is(run.code, 0, run.output)
+  assert.match(run.output, /linger\.test\.ts \([\d.]+s, exit 0, ended 0\.5 s after its summary\)/)
+  assert.ok(Date.now() - started < 30_000, 'not kept for its 60 s timer')
+  assert.match(run.output, 'linger: exit handler ran')
+})
+
 test('no file matching fails the run', () => {
   const run = runner('no-such-fixture')
   assert.is(run.closing, '0 passed, 1 failed, 0 skipped', run.output)
