@@ -26,9 +26,11 @@ export class SendQueues {
   private readonly deadlines: Deadlines
   private sweeper: NodeJS.Timeout | undefined
   private closed = false
+  private readonly idleQueueMs: number
 
   constructor(private readonly options: SendQueueOptions) {
     this.deadlines = new Deadlines(options.timeoutMs)
+    this.idleQueueMs = options.idleQueueMs ?? 60_000
   }
 
   /** Run `job` in the device's queue; resolves or rejects with its result, or a 504 code past the timeout. */
@@ -76,13 +78,9 @@ export class SendQueues {
   /** Stop taking jobs and wait (at most `timeoutMs` and a pause) for the queued ones to finish. */
   async close(): Promise<void> {
     this.closed = true
-    let timer: NodeJS.Timeout | undefined
-    const limit = new Promise<void>(resolve => {
-      timer = setTimeout(resolve, this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
-      timer.unref()
-    })
-    await Promise.race([Promise.all([...this.queues.values()].map(device => device.queue.onIdle())), limit])
-    clearTimeout(timer)
+    const limit = AbortSignal.timeout(this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
+    const idle = [...this.queues.values()].map(device => device.queue.onIdle())
+    await Promise.race([Promise.all(idle), new Promise(resolve => limit.addEventListener('abort', resolve))])
     clearInterval(this.sweeper)
   }
 
@@ -99,10 +97,6 @@ export class SendQueues {
       this.sweeper ??= setInterval(() => this.dropIdle(), this.idleQueueMs / 2).unref()
     }
     return device
-  }
-
-  private get idleQueueMs(): number {
-    return this.options.idleQueueMs ?? 60_000
   }
 
   /** Delete the queues that have had nothing to do for idleQueueMs. */
