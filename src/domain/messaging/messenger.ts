@@ -18,11 +18,6 @@ export class Messenger {
     private readonly events?: GatewayEvents,
   ) {}
 
-  /** The device's session status, as the transport tells it. */
-  status(device: Device): Promise<SessionStatus> {
-    return this.transport.status(device.id)
-  }
-
   /** Do `action` now; resolves with the network's message id (undefined for a read receipt). */
   async perform(device: Device, action: Action, options: PerformOptions = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind

@@ -136,7 +136,7 @@ export class ScheduleStore {
   }
 
   /** Record a failed attempt of a claimed item: pending again from `retryAt`, or failed for good (listed 7 days, its action dropped). */
-  async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
+  async fail(item: ScheduleItem, error: string, retryAt?: number): Promise<void> {
     let failed = false
     await this.items.update(
       itemKey(item),
