@@ -78,9 +78,13 @@ export class SendQueues {
   /** Stop taking jobs and wait (at most `timeoutMs` and a pause) for the queued ones to finish. */
   async close(): Promise<void> {
     this.closed = true
-    const limit = AbortSignal.timeout(this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
-    const idle = [...this.queues.values()].map(device => device.queue.onIdle())
-    await Promise.race([Promise.all(idle), new Promise(resolve => limit.addEventListener('abort', resolve))])
+    let timer: NodeJS.Timeout | undefined
+    const limit = new Promise<void>(resolve => {
+      timer = setTimeout(resolve, this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
+      timer.unref()
+    })
+    await Promise.race([Promise.all([...this.queues.values()].map(device => device.queue.onIdle())), limit])
+    clearTimeout(timer)
     clearInterval(this.sweeper)
   }
 
