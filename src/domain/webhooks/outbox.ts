@@ -104,22 +104,14 @@ export class WebhookOutbox implements WebhookAdmin {
     await this.store.removeDevice(device.id)
   }
 
-  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]> {
-    return this.store.deadLetters(filter)
-  }
+  readonly deadLetters: WebhookAdmin['deadLetters'] = filter => this.store.deadLetters(filter)
+  readonly discard: WebhookAdmin['discard'] = id => this.store.discard(id)
+  readonly pending: WebhookAdmin['pending'] = deviceId => this.store.count(deviceId)
 
   async redrive(id: string): Promise<boolean> {
     const record = await this.store.redrive(id, Date.now(), this.deps.liveness.id)
     if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
     return record !== undefined
-  }
-
-  discard(id: string): Promise<boolean> {
-    return this.store.discard(id)
-  }
-
-  pending(deviceId?: string): Promise<number> {
-    return this.store.count(deviceId)
   }
 
   // --- Internal helpers ---
