@@ -168,9 +168,8 @@ export class Scheduler {
 /** The gateway's refusals that mean the send never started (not an attempt), and those a retry cannot fix. */
 const NEVER_STARTED = new Set<ErrorCode>(['shutting-down', 'send-queue-full', 'send-queue-timeout', 'not-connected'])
 const PERMANENT = new Set(
-  'invalid-input device-not-found message-not-found group-not-found invite-invalid media-refused media-bad-status media-timeout media-unreachable media-too-large card-image-invalid'.split(
-    ' ',
-  ),
+  `invalid-input device-not-found message-not-found group-not-found invite-invalid card-image-invalid
+   media-refused media-bad-status media-timeout media-unreachable media-too-large`.split(/\s+/),
 )
 
 function neverStarted(err: unknown): boolean {
