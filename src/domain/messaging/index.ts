@@ -33,19 +33,7 @@ export interface MessagingSettings {
 }
 
 /** The messaging services: sending (queued), media, schedules, OTP and groups. */
-export interface Messaging {
-  messenger: Messenger
-  media: MediaLoader
-  scheduler: Scheduler
-  otps: Otps
-  groups: Groups
-  /** Start the scheduler (once the stored devices have been resumed). */
-  start(): void
-  /** Drop a deleted device's schedules and OTP codes. */
-  removeDevice(device: Device): Promise<void>
-  /** Stop the scheduler and let queued sends finish. */
-  close(): Promise<void>
-}
+export type Messaging = ReturnType<typeof createMessaging>
 
 interface MessagingDeps {
   options: MessagingSettings
@@ -62,7 +50,7 @@ interface MessagingDeps {
 }
 
 /** Build the messaging services; a device that connects gets its waiting scheduled items at once. */
-export function createMessaging(deps: MessagingDeps): Messaging {
+export function createMessaging(deps: MessagingDeps) {
   const { options, logger } = deps
   const queues = new SendQueues({
     timeoutMs: options.sendTimeoutMs,
@@ -90,12 +78,15 @@ export function createMessaging(deps: MessagingDeps): Messaging {
     scheduler,
     otps,
     groups: new Groups(deps.transport, messenger),
+    /** Start the scheduler (once the stored devices have been resumed). */
     start: () => scheduler.start(),
-    async removeDevice(device) {
+    /** Drop a deleted device's schedules and OTP codes. */
+    async removeDevice(device: Device): Promise<void> {
       await scheduler.removeDevice(device)
       await otps.removeDevice(device)
     },
-    async close() {
+    /** Stop the scheduler and let queued sends finish. */
+    async close(): Promise<void> {
       deps.events.off('device-status', onStatus)
       await scheduler.close()
       await queues.close()

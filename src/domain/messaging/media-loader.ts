@@ -75,25 +75,15 @@ export class MediaLoader {
   /** A download holds the largest file's bytes of the budget while it runs, then only its size. */
   private async heldDownload(url: string, hold: MediaHold | undefined): Promise<LoadedFile> {
     hold?.add(this.limits.maxBytes)
-    const file = await this.download(url).catch(err => {
-      hold?.add(-this.limits.maxBytes)
-      throw err
-    })
-    hold?.add(file.data.length - this.limits.maxBytes)
-    return file
-  }
-
-  private async download(url: string): Promise<LoadedFile> {
     try {
       const fetched = await this.fetcher.fetch(url, this.limits)
+      hold?.add(fetched.data.length - this.limits.maxBytes)
       return { data: fetched.data, declared: fetched.contentType, name: cleanName(fetched.fileName) }
     } catch (err) {
+      hold?.add(-this.limits.maxBytes)
       if (!(err instanceof MediaFetchError)) throw err
       if (err.reason === 'too-large') throw this.tooLarge(err)
-      const code = ({ refused: 'media-refused', timeout: 'media-timeout', unreachable: 'media-unreachable', 'bad-status': 'media-bad-status' } as const)[
-        err.reason
-      ]
-      throw new GatewayError(code, { cause: err, ...(err.statusCode ? { detail: `HTTP ${err.statusCode}` } : {}) })
+      throw new GatewayError(FETCH_ERRORS[err.reason], { cause: err, ...(err.statusCode ? { detail: `HTTP ${err.statusCode}` } : {}) })
     }
   }
 
@@ -109,6 +99,8 @@ export class MediaLoader {
     return new GatewayError('media-too-large', { cause, detail: `${mb} MB` })
   }
 }
+
+const FETCH_ERRORS = { refused: 'media-refused', timeout: 'media-timeout', unreachable: 'media-unreachable', 'bad-status': 'media-bad-status' } as const
 
 interface LoadedFile {
   data: Buffer

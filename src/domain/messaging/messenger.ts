@@ -15,16 +15,14 @@ export class Messenger {
     private readonly queues: SendQueues,
     private readonly feed: MessageFeed,
     private readonly logger: Logger,
-    private readonly events?: GatewayEvents,
+    private readonly events: GatewayEvents,
   ) {}
 
-  /** The device's session status, as the transport tells it. */
-  status(device: Device): Promise<SessionStatus> {
-    return this.transport.status(device.id)
-  }
-
-  /** Do `action` now; resolves with the network's message id (undefined for a read receipt). */
-  async perform(device: Device, action: Action, options: PerformOptions = {}): Promise<string | undefined> {
+  /**
+   * Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent
+   * text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it.
+   */
+  async perform(device: Device, action: Action, options: { publish?: boolean; status?: SessionStatus } = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
     try {
       let id: string | undefined
@@ -37,10 +35,11 @@ export class Messenger {
         if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent, options.status)
         id = sent.id
       }
-      this.events?.emit('send', { deviceId: device.id, kind, ok: true })
+      this.events.emit('send', { deviceId: device.id, kind, ok: true })
       return id
     } catch (err) {
-      this.events?.emit('send', { deviceId: device.id, kind, ok: false, reason: failureReason(err) })
+      const reason = err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
+      this.events.emit('send', { deviceId: device.id, kind, ok: false, reason })
       throw err
     }
   }
@@ -67,16 +66,4 @@ export class Messenger {
       this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
     }
   }
-}
-
-interface PerformOptions {
-  /** false: keep a sent text off the message feed (OTP codes never reach webhooks). */
-  publish?: boolean
-  /** The device's session status, when the caller has just read it. */
-  status?: SessionStatus
-}
-
-/** A short, bounded description of why a network action failed (for the `send` event). */
-function failureReason(err: unknown): string {
-  return err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
 }

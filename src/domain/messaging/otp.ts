@@ -5,17 +5,11 @@ import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Device } from '../devices.ts'
 
-interface OtpOptions {
-  ttlMs: number
-  maxTries: number
-  /** HMAC key of the code hashes. */
-  secret: string
-}
-
-/** An issued code as stored: never the code itself, only its keyed hash. */
+/** An issued code as stored: never the code itself, only its keyed hash (HMAC key: `secret`). */
 interface StoredOtp {
   salt: string
   hash: string
+  /** By the issuer's clock: only sets the TTL of a rewrite; the store's TTL ends the code. */
   expiresAt: number
   tries: number
 }
@@ -30,14 +24,14 @@ export class Otps {
   constructor(
     storage: Storage,
     lock: KeyedLock,
-    private readonly options: OtpOptions,
+    private readonly options: { ttlMs: number; maxTries: number; secret: string },
   ) {
     this.codes = new Collection(storage, lock, 'otp')
   }
 
   /** Issue a new code for `recipient`: the code in clear, once, and `withdraw()` to put back the one it replaced when its send fails. */
   async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
-    const id = otpId(device, recipient)
+    const id = `${device.id}:${recipient}`
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
     const salt = randomBytes(16).toString('base64')
     const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.ttlMs, tries: 0 }
@@ -54,12 +48,12 @@ export class Otps {
 
   /** Whether `code` is the valid code of `recipient` (used up; wrong ones count as tries), each step conditional on the record read. */
   async verify(device: Device, recipient: string, code: string): Promise<boolean> {
-    const id = otpId(device, recipient)
+    const id = `${device.id}:${recipient}`
     const candidate = /^\d{6}$/.test(code) ? code : ''
     for (;;) {
       const record = await this.codes.load(id)
       if (!record) return false
-      if (record.expiresAt <= Date.now() || record.tries >= this.options.maxTries) {
+      if (record.tries >= this.options.maxTries) {
         await this.codes.removeIfEqual(id, record)
         return false
       }
@@ -84,8 +78,4 @@ export class Otps {
   private hash(salt: string, code: string): string {
     return createHmac('sha256', this.options.secret).update(salt).update(':').update(code).digest('base64')
   }
-}
-
-function otpId(device: Device, recipient: string): string {
-  return `${device.id}:${recipient}`
 }

@@ -20,7 +20,6 @@ export interface ScheduleItem {
   /** The wall-clock time asked for, `YYYY-MM-DD HH:MM:SS` in the gateway's time zone. */
   agendamento: string
   state: 'pending' | 'failed'
-  /** Failed attempts so far. */
   attempts: number
   /** Not before this time (after a failed attempt). */
   retryAt?: number
@@ -38,7 +37,6 @@ interface ScheduleQuota {
   maxBytes: number
 }
 
-/** What a new scheduled item needs. */
 type NewScheduleItem = Pick<ScheduleItem, 'accountId' | 'deviceId' | 'to' | 'summary' | 'dueAt' | 'agendamento'>
 
 /** How long a failed item stays listed. */
@@ -136,7 +134,7 @@ export class ScheduleStore {
   }
 
   /** Record a failed attempt of a claimed item: pending again from `retryAt`, or failed for good (listed 7 days, its action dropped). */
-  async fail(item: ScheduleItem, error: string, retryAt: number | undefined): Promise<void> {
+  async fail(item: ScheduleItem, error: string, retryAt?: number): Promise<void> {
     let failed = false
     await this.items.update(
       itemKey(item),

@@ -38,17 +38,8 @@ const formatters = new Map<string, Intl.DateTimeFormat>()
 function formatter(timeZone: string): Intl.DateTimeFormat {
   let f = formatters.get(timeZone)
   if (!f) {
-    const digits = '2-digit'
-    f = new Intl.DateTimeFormat('en-CA', {
-      timeZone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: digits,
-      day: digits,
-      hour: digits,
-      minute: digits,
-      second: digits,
-    })
+    const d = '2-digit'
+    f = new Intl.DateTimeFormat('en-CA', { timeZone, hourCycle: 'h23', year: 'numeric', month: d, day: d, hour: d, minute: d, second: d })
     if (formatters.size < 64) formatters.set(timeZone, f)
   }
   return f

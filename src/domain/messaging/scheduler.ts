@@ -11,12 +11,7 @@ import { itemKey, type ScheduleItem, type ScheduleStore } from './schedule-store
 import type { ScheduleTime } from './schedule-time.ts'
 
 /** Timing: delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
-interface SchedulerOptions {
-  retryMs: number[]
-  pollMs: number
-  leaseMs: number
-  maxWaitMs: number
-}
+type SchedulerOptions = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { retryMs: number[] }
 
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
@@ -24,8 +19,7 @@ const REQUEUE_MS = 1_000
 /**
  * Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just
  * before it is sent, so waiting behind other sends is never an attempt. Items of a device not
- * connected here wait for it (up to `maxWaitMs`) without spending retries; failures are retried with
- * back-off, then marked failed.
+ * connected here wait for it (up to `maxWaitMs`) without spending retries.
  */
 export class Scheduler {
   private readonly work: DueWork<ScheduleItem>
@@ -110,11 +104,9 @@ export class Scheduler {
   }
 
   /** Stop the timer and wait for the sends under way. */
-  async close(): Promise<void> {
-    await this.work.close()
+  close(): Promise<void> {
+    return this.work.close()
   }
-
-  // --- Internal helpers ---
 
   /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
   private dueOf(item: ScheduleItem, now: number): number | undefined {
@@ -137,13 +129,10 @@ export class Scheduler {
     if (away && now < item.dueAt + this.options.maxWaitMs) return this.waitAway(item, now)
     const claimed = await this.store.claim(item, this.options.leaseMs, this.liveness)
     if (!claimed) return undefined
-    if (away) {
-      await this.store.fail(claimed, `the device was not connected within ${Math.round(this.options.maxWaitMs / 1000)} s of the due time`, undefined)
-      return undefined
-    }
-    const body = await this.store.body(claimed)
+    const body = device && !away ? await this.store.body(claimed) : undefined
     if (!device || !body) {
-      await this.store.fail(claimed, device ? 'action missing' : 'device deleted', undefined)
+      const wait = Math.round(this.options.maxWaitMs / 1000)
+      await this.store.fail(claimed, !device ? 'device deleted' : away ? `the device was not connected within ${wait} s of the due time` : 'action missing')
       return undefined
     }
     try {
@@ -179,9 +168,8 @@ export class Scheduler {
 /** The gateway's refusals that mean the send never started (not an attempt), and those a retry cannot fix. */
 const NEVER_STARTED = new Set<ErrorCode>(['shutting-down', 'send-queue-full', 'send-queue-timeout', 'not-connected'])
 const PERMANENT = new Set(
-  'invalid-input device-not-found message-not-found group-not-found invite-invalid media-refused media-bad-status media-timeout media-unreachable media-too-large card-image-invalid'.split(
-    ' ',
-  ),
+  `invalid-input device-not-found message-not-found group-not-found invite-invalid card-image-invalid
+   media-refused media-bad-status media-timeout media-unreachable media-too-large`.split(/\s+/),
 )
 
 function neverStarted(err: unknown): boolean {

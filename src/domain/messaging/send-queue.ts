@@ -26,9 +26,11 @@ export class SendQueues {
   private readonly deadlines: Deadlines
   private sweeper: NodeJS.Timeout | undefined
   private closed = false
+  private readonly idleQueueMs: number
 
   constructor(private readonly options: SendQueueOptions) {
     this.deadlines = new Deadlines(options.timeoutMs)
+    this.idleQueueMs = options.idleQueueMs ?? 60_000
   }
 
   /** Run `job` in the device's queue; resolves or rejects with its result, or a 504 code past the timeout. */
@@ -99,10 +101,6 @@ export class SendQueues {
       this.sweeper ??= setInterval(() => this.dropIdle(), this.idleQueueMs / 2).unref()
     }
     return device
-  }
-
-  private get idleQueueMs(): number {
-    return this.options.idleQueueMs ?? 60_000
   }
 
   /** Delete the queues that have had nothing to do for idleQueueMs. */

@@ -21,16 +21,13 @@ export interface DeliveryDependencies {
   logger: Logger
   settings: WebhookSettings
   liveness: Liveness
-  clock?: () => number
-  random?: () => number
 }
 
 /** What one POST got: a status (and Retry-After), or an error when there was no answer. */
-type Outcome = { status: number; retryAfter?: string; error?: undefined } | { status?: undefined; error: string }
+type Outcome = { status?: number; retryAfter?: string; error?: string }
 
 /** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`. */
 export class DeliveryAttempts {
-  private readonly clock: () => number
   /** Gives up on a sender that never settles (it should time out by itself first). */
   private readonly hangGuard: Deadlines
 
@@ -39,14 +36,13 @@ export class DeliveryAttempts {
     /** Whether this process is delivering a record now (a 410 sweep leaves those alone). */
     private readonly inFlight: (key: string) => boolean,
   ) {
-    this.clock = deps.clock ?? Date.now
     this.hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   }
 
   /** Attempt the record under `key`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
   async run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = this.deps
-    const now = this.clock()
+    const now = Date.now()
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
     const record = await store.claim(key, this.deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (typeof record !== 'object') return record
@@ -61,39 +57,36 @@ export class DeliveryAttempts {
     if (!url) return this.bury(key, record, 'no-webhook', {})
 
     const attempt = record.attempts + 1
-    const outcome = await this.send(url, device.webhookSecret, record, shutdown)
+    const { status, retryAfter, error } = await this.send(url, device.webhookSecret, record, shutdown)
     const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
     // A 2xx counts even when it arrives as the gateway stops: retrying it would deliver it twice.
-    if (outcome.status !== undefined && outcome.status >= 200 && outcome.status < 300) {
+    if (status !== undefined && status >= 200 && status < 300) {
       await store.complete(key)
-      this.deps.logger.debug({ key, status: outcome.status }, 'webhook delivered')
-      this.deps.events.emit('delivery', { ...base, status: outcome.status })
+      this.deps.logger.debug({ key, status }, 'webhook delivered')
+      this.deps.events.emit('delivery', { ...base, status })
       return undefined
     }
     if (shutdown.reason instanceof ShutdownAbort) {
       await store.retryLater(key, this.deps.liveness.id, { dueAt: now, counted: false })
       return undefined
     }
-    if (outcome.status === 410) return this.gone(key, record, url)
+    if (status === 410) return this.gone(key, record, url)
 
-    const failedAt = this.clock()
-    const failure = { lastStatus: outcome.status, lastError: outcome.error }
+    const failedAt = Date.now()
+    const failure = { lastStatus: status, lastError: error }
     if (failedAt - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url, ...failure, attempted: true })
-    const retryAfter = outcome.status !== undefined ? parseRetryAfter(outcome.retryAfter, failedAt) : undefined
-    const delay = retryAfter ?? retryDelay(settings.retryMs, attempt, this.deps.random)
+    const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, this.deps.liveness.id, { dueAt, counted: true, ...failure })
-    this.deps.logger.debug({ ...base, status: outcome.status, error: outcome.error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
-    this.deps.events.emit('delivery-failed', { ...base, ...defined({ status: outcome.status, error: outcome.error }), final: false })
+    this.deps.logger.debug({ ...base, status, error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
+    this.deps.events.emit('delivery-failed', { ...base, ...defined({ status, error }), final: false })
     return dueAt
   }
-
-  // --- Internal helpers ---
 
   /** POST once through the sender, within the time-out; never throws. */
   private async send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
     if (shutdown.aborted) return { error: 'the gateway is stopping' }
-    const headers = webhookHeaders(secret, record.id, record.body, this.clock())
+    const headers = webhookHeaders(secret, record.id, record.body)
     const timeoutMs = this.deps.settings.timeoutMs
     try {
       const deadline = Date.now() + timeoutMs
@@ -103,7 +96,7 @@ export class DeliveryAttempts {
         shutdown,
       )
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
-      return { status: response.status, ...(response.retryAfter !== undefined ? { retryAfter: String(response.retryAfter) } : {}) }
+      return { status: response.status, retryAfter: response.retryAfter?.toString() }
     } catch (err) {
       return { error: err instanceof Error ? err.message : String(err) }
     }
@@ -125,7 +118,7 @@ export class DeliveryAttempts {
 
   /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
   private async bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: DeadLetterDetails): Promise<undefined> {
-    const letter = await this.deps.store.deadLetter(key, reason, this.clock(), details)
+    const letter = await this.deps.store.deadLetter(key, reason, Date.now(), details)
     if (!letter) return undefined
     this.deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
     this.deps.events.emit('delivery-failed', {

@@ -18,7 +18,6 @@ export interface OutboxRecord {
   createdAt: number
   /** When the next attempt may start. */
   dueAt: number
-  /** Attempts made so far. */
   attempts: number
   /** The instance that schedules its attempts (it recorded it, or adopted it when that one was gone). */
   owner?: string
@@ -28,11 +27,8 @@ export interface OutboxRecord {
   lastError?: string
 }
 
-/** Why an event stopped being retried. */
-export type DeadLetterReason =
-  | 'max-age' // older than webhookMaxAgeMs
-  | 'gone' // the receiver answered 410: the device's webhook was switched off
-  | 'no-webhook' // the device has no webhook URL any more
+/** Why an event stopped being retried (older than webhookMaxAgeMs, the receiver answered 410, the device has no webhook URL any more). */
+export type DeadLetterReason = 'max-age' | 'gone' | 'no-webhook'
 
 /** An event that will not be retried unless the host redrives it; kept 30 days. */
 export interface DeadLetter extends Pick<OutboxRecord, 'id' | 'deviceId' | 'accountId' | 'event' | 'body' | 'createdAt' | 'attempts'> {
@@ -47,8 +43,7 @@ export interface DeadLetter extends Pick<OutboxRecord, 'id' | 'deviceId' | 'acco
 /** Facts a dead letter keeps of its last attempt (`attempted`: that attempt counts). */
 export type DeadLetterDetails = { url?: string; lastStatus?: number; lastError?: string; attempted?: boolean }
 
-/** How long dead letters are kept. */
-const DEAD_LETTER_TTL_MS = 30 * 86_400_000
+const DEAD_LETTER_TTL_MS = 30 * 86_400_000 // kept 30 days
 
 /**
  * The durable outbox: one record per undelivered event, plus the dead letters. An attempt claims

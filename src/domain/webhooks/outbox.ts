@@ -33,12 +33,10 @@ export interface WebhookAdmin {
 export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
   private readonly loop: DueWork<OutboxRecord>
-  private readonly clock: () => number
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
   constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
     const store = (this.store = new OutboxStore(deps.storage, deps.lock))
-    this.clock = deps.clock ?? Date.now
     const attempts = new DeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
     const { liveness, settings } = deps
     this.loop = new DueWork<OutboxRecord>(
@@ -61,7 +59,6 @@ export class WebhookOutbox implements WebhookAdmin {
         reconcileMs: settings.reconcileMs,
       },
       deps.logger,
-      this.clock,
     )
     liveness.onDeparture(() => void this.loop.rescan())
     this.unrecorded = new RetryBuffer({
@@ -107,28 +104,20 @@ export class WebhookOutbox implements WebhookAdmin {
     await this.store.removeDevice(device.id)
   }
 
-  deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]> {
-    return this.store.deadLetters(filter)
-  }
+  readonly deadLetters: WebhookAdmin['deadLetters'] = filter => this.store.deadLetters(filter)
+  readonly discard: WebhookAdmin['discard'] = id => this.store.discard(id)
+  readonly pending: WebhookAdmin['pending'] = deviceId => this.store.count(deviceId)
 
   async redrive(id: string): Promise<boolean> {
-    const record = await this.store.redrive(id, this.clock(), this.deps.liveness.id)
+    const record = await this.store.redrive(id, Date.now(), this.deps.liveness.id)
     if (record) this.loop.enqueue(outboxKey(record.deviceId, record.id), record.deviceId, record.dueAt)
     return record !== undefined
-  }
-
-  discard(id: string): Promise<boolean> {
-    return this.store.discard(id)
-  }
-
-  pending(deviceId?: string): Promise<number> {
-    return this.store.count(deviceId)
   }
 
   // --- Internal helpers ---
 
   private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
-    const now = this.clock()
+    const now = Date.now()
     const record: OutboxRecord = {
       id,
       deviceId: device.id,
@@ -148,7 +137,7 @@ export class WebhookOutbox implements WebhookAdmin {
   private async save(key: string, record: OutboxRecord): Promise<void> {
     const added = await this.store.add(record)
     this.deps.logger.debug({ key, added }, added ? 'webhook event recorded' : 'webhook event already pending')
-    if (added) return this.loop.enqueue(key, record.deviceId, this.clock())
+    if (added) return this.loop.enqueue(key, record.deviceId, Date.now())
     const pending = await this.store.get(key)
     if (pending) await this.loop.track(key, pending)
   }

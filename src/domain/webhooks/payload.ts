@@ -5,24 +5,19 @@ import type { Device } from '../devices.ts'
 export type WebhookEventName =
   'Texto' | 'Imagem' | 'Vídeo' | 'Áudio' | 'Documento' | 'Contato' | 'Localização' | 'Reação' | 'Deletada' | 'Botão' | 'Lista' | 'Falha'
 
-/** Fields every webhook body carries (DESIGN.md decision 10), before the fields of its kind; see docs/api.md, "Webhooks". */
+/** Fields every webhook body carries, before the fields of its kind: each field is described in docs/api.md, "Webhooks". */
 interface WebhookEnvelope {
   event: WebhookEventName
-  /** The network's message id: the value operation 14 (`markRead`) takes. */
   idMessagem: string
   device: string
-  /** Where a reply goes: the other party's number (or LID) in 1:1 chats, the group id in groups. */
   chat: string
-  /** The sender: phone digits, or the sender's LID when the network hides the number. */
   from: string
   fromLid?: string
   pushName?: string
-  /** The recipient: the device's number, the other party's (fromMe), or the group id. */
   to: string
   fromMe: boolean
   isGroup: boolean
   group?: string
-  /** When the message was sent, in milliseconds since the epoch. */
   timestamp: number
 }
 
