@@ -6,10 +6,7 @@ interface Entry {
   order?: number
 }
 
-/**
- * The in-memory timetable of pending runs, earliest first (`earlier`), bounded to `capacity`: when full, the entry due last
- * gives way to an earlier one, and what is left out (it stays in storage) lowers the `horizon`, from which storage is read again.
- */
+/** Pending runs in memory, earliest first, bounded to `capacity`: what is left out stays in storage and lowers the `horizon` to read it again from. */
 export class Timetable {
   private order: Entry[] = []
   private readonly byKey = new Map<string, Entry>()
