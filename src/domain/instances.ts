@@ -24,11 +24,6 @@ export interface Liveness {
   onDeparture(listener: (gone: string[]) => void): void
 }
 
-/** The liveness of a process alone with its store (tests of parts that take claims): only itself is alive. */
-export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liveness {
-  return { id, isAlive: instanceId => instanceId === id, onDeparture() {} }
-}
-
 /** The registry of live gateway processes (`instance:<id>`, heartbeats every `heartbeatMs`), fencing this one while its heartbeat is late (docs/scaling.md). */
 export class Instances {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
