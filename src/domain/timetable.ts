@@ -23,10 +23,6 @@ export class Timetable {
     return this.leftOutFrom
   }
 
-  has(key: string): boolean {
-    return this.byKey.has(key)
-  }
-
   /** Hold an entry (replacing the key's earlier one), or leave it to storage when it is due too late to fit. */
   add(entry: Entry): void {
     this.remove(entry.key)
