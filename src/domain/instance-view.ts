@@ -52,10 +52,6 @@ export class InstanceView {
     return true
   }
 
-  get live(): string[] {
-    return [...this.known.keys()]
-  }
-
   /** The live instances' records as of the last read (this one's included). */
   get liveRecords(): InstanceRecord[] {
     return [...this.known.values()]
