@@ -33,11 +33,6 @@ export class Collection<T> {
     return `${this.name}:${id}`
   }
 
-  /** The record when the cache holds it (frozen), else undefined, which says nothing about the store. */
-  peek(id: string): T | undefined {
-    return this.cache?.get(id)
-  }
-
   /** The record, or undefined (from the cache, when the collection has one; then frozen). */
   get(id: string): Promise<T | undefined> {
     if (!this.cache) return this.storage.get<T>(this.key(id))
