@@ -1,4 +1,4 @@
-import { Accounts, type Account, type Plan } from './domain/accounts.ts'
+import { createAccounts, type Accounts, type Account, type Plan } from './domain/accounts.ts'
 import { resolvePlans, resolveTimeZone } from './resolve-options.ts'
 import { silentLogger } from './logger.ts'
 import type { Storage } from './ports/storage.ts'
@@ -59,7 +59,7 @@ export function accountAdminOf(accounts: Accounts): AccountAdmin {
 export function accountAdmin(options: { storage: Storage; plans?: Record<string, Plan>; timeZone?: string }): AccountAdmin {
   const storage = guardStorage(options.storage)
   const epoch = cacheEpoch(storage, 60_000, silentLogger)
-  return accountAdminOf(new Accounts(storage, new KeyedLock(), resolvePlans(options.plans), resolveTimeZone(options.timeZone), 0, epoch))
+  return accountAdminOf(createAccounts(storage, new KeyedLock(), resolvePlans(options.plans), resolveTimeZone(options.timeZone), 0, epoch))
 }
 
 // --- Internal helpers ---

@@ -1,6 +1,6 @@
-import { Accounts } from './domain/accounts.ts'
+import { createAccounts } from './domain/accounts.ts'
 import { deviceAgents, startAgents } from './domain/agents.ts'
-import { Devices } from './domain/devices.ts'
+import { createDevices } from './domain/devices.ts'
 import { flowConversations } from './domain/flows.ts'
 import { Instances } from './domain/instances.ts'
 import { deviceBalancer } from './domain/cluster/device-balancer.ts'
@@ -46,8 +46,8 @@ export async function wireGateway(resolved: ResolvedOptions) {
   // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
   const epoch = cacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
   await epoch.start()
-  const accounts = new Accounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
-  const devices = new Devices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
+  const accounts = createAccounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
+  const devices = createDevices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
   // A device's session is opened only by the instance holding its lease; the balancer shares out the devices nobody holds.
   const leases = new DeviceLeases(
     storage,

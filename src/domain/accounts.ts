@@ -32,127 +32,104 @@ export interface Account {
 }
 
 /** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
-export class Accounts {
-  private readonly accounts: Collection<Account>
-  private readonly byEmail: UniqueIndex<{ accountId: string }>
-  private readonly byKey: Collection<{ accountId: string }>
+export type Accounts = ReturnType<typeof createAccounts>
 
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly plans: Record<string, Plan>,
-    private readonly timeZone: string,
-    cacheTtlMs = 0,
-    private readonly epoch?: CacheEpoch,
-  ) {
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
-    this.accounts = new Collection(storage, lock, 'account', cache)
-    this.byEmail = new UniqueIndex(storage, lock, 'account-email')
-    this.byKey = new Collection(storage, lock, 'authkey', cache)
-  }
-
-  /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. */
-  async register(input: { name: string; email: string; password: string; phone: string; planId: string }): Promise<{ account: Account; authkey: string }> {
-    const plan = this.plan(input.planId)
-    const email = input.email.trim().toLowerCase()
-    const emailId = hashKey(email)
-    if (await this.byEmail.get(emailId)) throw new GatewayError('email-taken')
-    const authkey = randomKey(24)
-    const account: Account = {
-      id: randomUUID(),
-      name: input.name.trim(),
-      email,
-      phone: input.phone,
-      planId: input.planId,
-      planName: plan.name,
-      expiresOn: dateInZone(this.timeZone, plan.days),
-      passwordHash: await hashPassword(input.password),
-      authkeyHash: hashKey(authkey),
-      createdAt: Date.now(),
-    }
-    // The e-mail is claimed last, atomically: of concurrent registrations one wins, the others take back what they wrote.
-    await this.accounts.put(account.id, account)
-    await this.byKey.put(account.authkeyHash, { accountId: account.id })
-    if (!(await this.byEmail.claim(emailId, { accountId: account.id }))) {
-      await this.byKey.remove(account.authkeyHash)
-      await this.accounts.remove(account.id)
-      throw new GatewayError('email-taken')
-    }
-    return { account, authkey }
-  }
-
-  /** The account of a valid, unexpired authkey, or undefined (from the record cache when it holds both records). */
-  async authenticate(authkey: unknown): Promise<Account | undefined> {
-    if (typeof authkey !== 'string' || authkey.length === 0 || authkey.length > 256) return undefined
-    const keyHash = hashKey(authkey)
-    const entry = await this.byKey.get(keyHash)
-    const account = entry && (await this.accounts.get(entry.accountId))
-    if (!account || !safeEqual(account.authkeyHash, keyHash) || account.suspended) return undefined
-    return account.expiresOn < dateInZone(this.timeZone) ? undefined : account
-  }
-
-  /** The account of an authkey; `unauthenticated` for an unknown or expired one. */
-  async require(authkey: unknown): Promise<Account> {
-    const account = await this.authenticate(authkey)
-    if (!account) throw new GatewayError('unauthenticated')
-    return account
-  }
-
-  /** An account by id (the id comes from a record of that account). */
-  get(id: string): Promise<Account | undefined> {
-    return this.accounts.get(id)
-  }
-
-  /** The account registered with `email`, or undefined. */
-  async byEmailAddress(email: string): Promise<Account | undefined> {
-    const entry = await this.byEmail.get(hashKey(email.trim().toLowerCase()))
-    return entry && this.accounts.load(entry.accountId)
-  }
-
-  /** Renew the account's plan (its own, or `planId`) for the plan's days from its last day, or from today when that has passed. */
-  renew(email: string, planId?: string): Promise<Account> {
-    return this.change(email, account => {
-      const id = planId ?? account.planId
-      const plan = this.plan(id, { detail: `unknown plan ${JSON.stringify(id)}` })
-      const today = dateInZone(this.timeZone)
-      const from = account.expiresOn >= today ? addDays(account.expiresOn, 1) : today
-      return { ...account, planId: id, planName: plan.name, expiresOn: addDays(from, plan.days - 1) }
-    })
-  }
-
-  /** Suspend the account (its key is refused everywhere at once) or resume it. */
-  suspend(email: string, suspended: boolean): Promise<Account> {
-    return this.change(email, account => ({ ...account, suspended }))
-  }
-
-  /** Give the account a new authkey (answered once, in clear); the old one stops working everywhere within the cache epoch's poll. */
-  async rotateKey(email: string): Promise<{ account: Account; authkey: string }> {
-    const authkey = randomKey(24)
-    const authkeyHash = hashKey(authkey)
-    let old: string | undefined
-    const account = await this.change(email, async current => {
-      old = current.authkeyHash
-      await this.byKey.put(authkeyHash, { accountId: current.id })
-      return { ...current, authkeyHash }
-    })
-    if (old && old !== authkeyHash) await this.byKey.remove(old)
-    return { account, authkey }
-  }
-
-  /** The plan `id`, or `invalid-input`. */
-  private plan(id: string, details?: { detail: string }): Plan {
-    const plan = Object.hasOwn(this.plans, id) ? this.plans[id] : undefined
+/** The accounts of a store (`cacheTtlMs`: how long records read stay cached in this process; `epoch` drops them everywhere). */
+export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<string, Plan>, timeZone: string, cacheTtlMs = 0, epoch?: CacheEpoch) {
+  const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
+  const records = new Collection<Account>(storage, lock, 'account', cache)
+  const byEmail = new UniqueIndex<{ accountId: string }>(storage, lock, 'account-email')
+  const byKey = new Collection<{ accountId: string }>(storage, lock, 'authkey', cache)
+  const planOf = (id: string, details?: { detail: string }): Plan => {
+    const plan = Object.hasOwn(plans, id) ? plans[id] : undefined
     if (!plan) throw new GatewayError('invalid-input', details)
     return plan
   }
-
-  /** Change the account of `email` (compare-and-set), then drop every process's cached copy; `account-not-found` when there is none. */
-  private async change(email: string, next: (account: Account) => Account | Promise<Account>): Promise<Account> {
-    const found = await this.byEmailAddress(email)
-    if (!found) throw new GatewayError('account-not-found')
-    const updated = await this.accounts.update(found.id, current => (current ? next(current) : undefined))
+  const byEmailAddress = async (email: string): Promise<Account | undefined> => {
+    const entry = await byEmail.get(hashKey(email.trim().toLowerCase()))
+    return entry && records.load(entry.accountId)
+  }
+  // Change the account of `email` (compare-and-set), then drop every process's cached copy; `account-not-found` when there is none.
+  const change = async (email: string, next: (account: Account) => Account | Promise<Account>): Promise<Account> => {
+    const found = await byEmailAddress(email)
+    const updated = found && (await records.update(found.id, current => (current ? next(current) : undefined)))
     if (!updated) throw new GatewayError('account-not-found')
-    await this.epoch?.bump()
+    await epoch?.bump()
     return updated
+  }
+  const authenticate = async (authkey: unknown): Promise<Account | undefined> => {
+    if (typeof authkey !== 'string' || authkey.length === 0 || authkey.length > 256) return undefined
+    const keyHash = hashKey(authkey)
+    const entry = await byKey.get(keyHash)
+    const account = entry && (await records.get(entry.accountId))
+    if (!account || !safeEqual(account.authkeyHash, keyHash) || account.suspended) return undefined
+    return account.expiresOn < dateInZone(timeZone) ? undefined : account
+  }
+  return {
+    /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. */
+    async register(input: { name: string; email: string; password: string; phone: string; planId: string }): Promise<{ account: Account; authkey: string }> {
+      const plan = planOf(input.planId)
+      const email = input.email.trim().toLowerCase()
+      const emailId = hashKey(email)
+      if (await byEmail.get(emailId)) throw new GatewayError('email-taken')
+      const authkey = randomKey(24)
+      const account: Account = {
+        id: randomUUID(),
+        name: input.name.trim(),
+        email,
+        phone: input.phone,
+        planId: input.planId,
+        planName: plan.name,
+        expiresOn: dateInZone(timeZone, plan.days),
+        passwordHash: await hashPassword(input.password),
+        authkeyHash: hashKey(authkey),
+        createdAt: Date.now(),
+      }
+      // The e-mail is claimed last, atomically: of concurrent registrations one wins, the others take back what they wrote.
+      await records.put(account.id, account)
+      await byKey.put(account.authkeyHash, { accountId: account.id })
+      if (!(await byEmail.claim(emailId, { accountId: account.id }))) {
+        await byKey.remove(account.authkeyHash)
+        await records.remove(account.id)
+        throw new GatewayError('email-taken')
+      }
+      return { account, authkey }
+    },
+    /** The account of a valid, unexpired authkey, or undefined (from the record cache when it holds both records). */
+    authenticate,
+    /** The account of an authkey; `unauthenticated` for an unknown or expired one. */
+    async require(authkey: unknown): Promise<Account> {
+      const account = await authenticate(authkey)
+      if (!account) throw new GatewayError('unauthenticated')
+      return account
+    },
+    /** An account by id (the id comes from a record of that account). */
+    get: (id: string): Promise<Account | undefined> => records.get(id),
+    /** The account registered with `email`, or undefined. */
+    byEmailAddress,
+    /** Renew the account's plan (its own, or `planId`) for the plan's days from its last day, or from today when that has passed. */
+    renew: (email: string, planId?: string): Promise<Account> =>
+      change(email, account => {
+        const id = planId ?? account.planId
+        const plan = planOf(id, { detail: `unknown plan ${JSON.stringify(id)}` })
+        const today = dateInZone(timeZone)
+        const from = account.expiresOn >= today ? addDays(account.expiresOn, 1) : today
+        return { ...account, planId: id, planName: plan.name, expiresOn: addDays(from, plan.days - 1) }
+      }),
+    /** Suspend the account (its key is refused everywhere at once) or resume it. */
+    suspend: (email: string, suspended: boolean): Promise<Account> => change(email, account => ({ ...account, suspended })),
+    /** Give the account a new authkey (answered once, in clear); the old one stops working everywhere within the cache epoch's poll. */
+    async rotateKey(email: string): Promise<{ account: Account; authkey: string }> {
+      const authkey = randomKey(24)
+      const authkeyHash = hashKey(authkey)
+      let old: string | undefined
+      const account = await change(email, async current => {
+        old = current.authkeyHash
+        await byKey.put(authkeyHash, { accountId: current.id })
+        return { ...current, authkeyHash }
+      })
+      if (old && old !== authkeyHash) await byKey.remove(old)
+      return { account, authkey }
+    },
   }
 }

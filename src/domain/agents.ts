@@ -75,11 +75,7 @@ const AGENT_REPLIES_PER_MINUTE = 10
 /** Incoming texts waiting for an answer, over all contacts; more are dropped (and logged). */
 const MAX_PENDING_TEXTS = 1_000
 
-/**
- * Start the agents: each incoming 1:1 text on a device with an agent is answered by the responder through the device (the
- * reply reaches the feed as the device's own text), one text at a time per contact, with the contact's flow conversation as
- * history. Subscribed to the feed after the webhook outbox; a deleted device's conversations go with it. `close` stops it.
- */
+/** Start the agents: the responder answers each incoming 1:1 text of a device with an agent, one at a time per contact, its flow conversation as history; `close` stops it. */
 export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger) {
   const { agents, flows } = services
   const perContact = new KeyedLock()

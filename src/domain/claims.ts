@@ -23,11 +23,7 @@ interface ClaimCheck {
   now?: number
 }
 
-/**
- * Until when (by this process's clock) `claim` keeps `liveness.id` off its work; undefined when it does not. It holds
- * while its owner is alive (by heartbeats) and unexpired: the holder reads `until` by its own clock, any other process gives
- * it `ms` from when it first saw it (docs/scaling.md, "Claims and clocks"). With `epoch`: only while the reader's own at that epoch.
- */
+/** Until when (by this clock) `claim` keeps `liveness.id` off its work, or undefined; with `epoch` only the reader's own at that epoch (docs/scaling.md, "Claims and clocks"). */
 export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check: ClaimCheck = {}): number | undefined {
   if (!claim || claim.owner === null) return undefined
   const mine = claim.owner === liveness.id

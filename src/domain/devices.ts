@@ -47,204 +47,180 @@ type AppkeyEntry = { deviceId: string; retired?: boolean }
 const PAIRING_ALPHABET = '123456789'
 
 /** Devices of accounts: creation, lookups, linking, status, deletion; every lookup is scoped to the caller's account. */
-export class Devices {
-  private readonly devices: Collection<Device>
-  private readonly byName: UniqueIndex<{ deviceId: string }>
-  private readonly byAppkey: UniqueIndex<AppkeyEntry>
-  private readonly removalHooks: ((device: Device) => Promise<void>)[] = []
+export type Devices = ReturnType<typeof createDevices>
 
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly transport: Transport,
-    private readonly events: GatewayEvents,
-    private readonly logger: Logger,
-    cacheTtlMs = 0,
-    private readonly epoch?: CacheEpoch,
-  ) {
-    const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
-    this.devices = new Collection(storage, lock, 'device', cache)
-    this.byName = new UniqueIndex(storage, lock, 'device-name', cache)
-    this.byAppkey = new UniqueIndex(storage, lock, 'device-appkey', cache)
-  }
+/** The devices of a store, linked through `transport` (`cacheTtlMs`, `epoch`: as for the accounts). */
+export function createDevices(
+  storage: Storage,
+  lock: KeyedLock,
+  transport: Transport,
+  events: GatewayEvents,
+  logger: Logger,
+  cacheTtlMs = 0,
+  epoch?: CacheEpoch,
+) {
+  const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
+  const records = new Collection<Device>(storage, lock, 'device', cache)
+  const byName = new UniqueIndex<{ deviceId: string }>(storage, lock, 'device-name', cache)
+  const byAppkey = new UniqueIndex<AppkeyEntry>(storage, lock, 'device-appkey', cache)
+  const removalHooks: ((device: Device) => Promise<void>)[] = []
 
-  /** Register work to run when a device is deleted (agents, schedules, outbox of the device). */
-  onRemove(hook: (device: Device) => Promise<void>): void {
-    this.removalHooks.push(hook)
-  }
-
-  /** A device of `account` whose id, name or appkey (as allowed by `match`) is `value` (from the record cache when it holds them). */
-  async find(account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> {
+  const find = async (account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> => {
     if (match.includes('id')) {
-      const device = await this.devices.get(value)
+      const device = await records.get(value)
       if (ofAccount(device, account)) return device
     }
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
-      const entry = await this.byAppkey.get(indexId(account.id, valueHash))
+      const entry = await byAppkey.get(indexId(account.id, valueHash))
       if (entry && !entry.retired) {
-        const device = await this.devices.get(entry.deviceId)
+        const device = await records.get(entry.deviceId)
         if (ofAccount(device, account, { appkeyHash: valueHash })) return device
       }
     }
     if (match.includes('name')) {
-      const entry = await this.byName.get(indexId(account.id, valueHash))
-      const device = entry && (await this.devices.get(entry.deviceId))
+      const entry = await byName.get(indexId(account.id, valueHash))
+      const device = entry && (await records.get(entry.deviceId))
       if (ofAccount(device, account, { name: value })) return device
     }
     return undefined
   }
-
-  /** Like find, but a missing device is `device-not-found`. */
-  async require(account: Account, value: string, match?: DeviceMatch[]): Promise<Device> {
-    const device = await this.find(account, value, match)
-    if (!device) throw new GatewayError('device-not-found')
-    return device
-  }
-
-  /** A device by id, unscoped (ids come from records of the same account). */
-  get(id: string): Promise<Device | undefined> {
-    return this.devices.get(id)
-  }
-
-  /** Change a device record under its lock; undefined when it no longer exists. */
-  async update(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
-    const updated = await this.write(id, change)
-    await this.epoch?.bump()
-    return updated
-  }
-
-  private write(id: string, change: (device: Device) => Device | void): Promise<Device | undefined> {
-    return this.devices.update(id, current => {
+  const write = (id: string, change: (device: Device) => Device | void): Promise<Device | undefined> =>
+    records.update(id, current => {
       if (!current) return undefined
       const copy = structuredClone(current)
       return change(copy) ?? copy
     })
+  const update = async (id: string, change: (device: Device) => Device | void): Promise<Device | undefined> => {
+    const updated = await write(id, change)
+    await epoch?.bump()
+    return updated
   }
-
-  /** The device named `name` in the account, created when absent (a random appkey unless given); `created` tells which. */
-  async ensure(
-    account: Account,
-    input: { name: string; appkey?: string; webhookUrl?: string },
-  ): Promise<{ device: Device; created: boolean; appkey?: string }> {
-    const existing = await this.find(account, input.name, ['name', 'appkey'])
-    if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
-    const appkey = input.appkey ?? randomKey(18)
-    const device: Device = {
-      id: randomUUID(),
-      accountId: account.id,
-      name: input.name,
-      appkeyHash: hashKey(appkey),
-      appkeyIsName: appkey === input.name,
-      webhookUrl: input.webhookUrl,
-      webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
-      webhookEvents: { chat: true, group: true },
-      connected: false,
-      state: 'closed',
-      linked: false,
-      shareTokens: [],
-      agentIds: [],
-      createdAt: Date.now(),
-    }
-    // The record first (unreachable until indexed), then the name and the appkey, each claimed atomically: the losers of a race take back what they wrote.
-    await this.devices.put(device.id, device)
-    const nameId = indexId(account.id, hashKey(device.name))
-    const appkeyId = indexId(account.id, hashKey(appkey))
-    const mine = { deviceId: device.id }
-    if (await this.byName.claim(nameId, mine)) {
-      if (await this.claimAppkey(appkeyId, mine)) {
-        this.logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
-        return { device, created: true, appkey }
-      }
-      await this.byName.removeIfEqual(nameId, mine)
-    }
-    await this.devices.remove(device.id)
-    const winner = await this.findAfterRace(account, input.name)
-    return { device: winner, created: false, appkey: winner.appkeyIsName ? winner.name : input.appkey }
-  }
-
-  /** Claim an appkey for a new device: a free one, or one kept (retired) from a deleted device of the account. */
-  private async claimAppkey(appkeyId: string, owner: { deviceId: string }): Promise<boolean> {
+  // Claim an appkey for a new device: a free one, or one kept (retired) from a deleted device of the account.
+  const claimAppkey = async (appkeyId: string, owner: { deviceId: string }): Promise<boolean> => {
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (await this.byAppkey.claim(appkeyId, owner)) return true
-      const holder = await this.byAppkey.get(appkeyId)
+      if (await byAppkey.claim(appkeyId, owner)) return true
+      const holder = await byAppkey.get(appkeyId)
       if (holder && !holder.retired) return false
-      if (holder && (await this.byAppkey.replace(appkeyId, holder, owner))) return true
+      if (holder && (await byAppkey.replace(appkeyId, holder, owner))) return true
     }
     return false
   }
-
-  /** The device another process created under `name` while this one tried (its records may still be landing). */
-  private async findAfterRace(account: Account, name: string): Promise<Device> {
+  // The device another process created under `name` while this one tried (its records may still be landing).
+  const findAfterRace = async (account: Account, name: string): Promise<Device> => {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const device = await this.find(account, name, ['name', 'appkey'])
+      const device = await find(account, name, ['name', 'appkey'])
       if (device) return device
       await new Promise(resolve => setTimeout(resolve, 25))
     }
     throw new GatewayError('link-failed', { detail: 'the device name was taken but its device is not there' })
   }
-
-  /** A generated device name, unique enough to never collide in practice. */
-  generatedName(): string {
-    return `dispositivo-${randomKey(6)
-      .toLowerCase()
-      .replace(/[^a-z0-9]/g, 'x')}`
-  }
-
-  /** Start linking a device that is not connected (a QR string, or with `phone` an 8-digit pairing code), then store `webhookUrl`. */
-  async link(device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
-    const status = await this.transport.status(device.id)
-    if (status.connected) throw new GatewayError('already-connected')
-    const challenge = phone
-      ? await this.transport.link(device.id, { phone, code: randomDigits(8, PAIRING_ALPHABET) })
-      : await this.transport.link(device.id, {})
-    if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await this.update(device.id, d => void (d.webhookUrl = webhookUrl))
-    return challenge
-  }
-
-  /** The device's live session status (from the transport). */
-  status(device: Device): Promise<SessionStatus> {
-    return this.transport.status(device.id)
-  }
-
-  /** Delete a device this request has just created and could not link (a refused request leaves nothing); a failure is logged. */
-  async discard(device: Device): Promise<void> {
-    await this.remove(device, { deleteAppkey: true }).catch(err => this.logger.error({ err, deviceId: device.id }, 'device of a failed link not deleted'))
-  }
-
-  /** Delete a device (logout, removal hooks, records); without `deleteAppkey` the appkey stays the account's. A failure is `delete-failed`. */
-  async remove(device: Device, options: { deleteAppkey: boolean }): Promise<void> {
+  const remove = async (device: Device, options: { deleteAppkey: boolean }): Promise<void> => {
     try {
-      await this.transport.logout(device.id)
-      for (const hook of this.removalHooks) await hook(device)
-      await this.devices.remove(device.id)
+      await transport.logout(device.id)
+      for (const hook of removalHooks) await hook(device)
+      await records.remove(device.id)
       const mine = { deviceId: device.id }
-      await this.byName.removeIfEqual(indexId(device.accountId, hashKey(device.name)), mine)
+      await byName.removeIfEqual(indexId(device.accountId, hashKey(device.name)), mine)
       const appkeyId = indexId(device.accountId, device.appkeyHash)
-      if (options.deleteAppkey) await this.byAppkey.removeIfEqual(appkeyId, mine)
-      else await this.byAppkey.replace(appkeyId, mine, { deviceId: device.id, retired: true })
-      await this.epoch?.bump()
-      this.logger.info({ deviceId: device.id }, 'device deleted')
+      if (options.deleteAppkey) await byAppkey.removeIfEqual(appkeyId, mine)
+      else await byAppkey.replace(appkeyId, mine, { deviceId: device.id, retired: true })
+      await epoch?.bump()
+      logger.info({ deviceId: device.id }, 'device deleted')
     } catch (cause) {
       throw new GatewayError('delete-failed', { cause })
     }
   }
 
-  /** Keep the stored device in step with a transport status event; emits `device-status`. */
-  async applyStatus(deviceId: string, status: SessionStatus): Promise<void> {
-    const device = await this.write(deviceId, d => {
-      d.connected = status.connected
-      d.state = status.state
-      if (status.phone) d.phone = status.phone
-      if (status.state === 'open') d.linked = true
-      if (status.state === 'logged-out') d.linked = false
-    })
-    if (device) this.events.emit('device-status', { deviceId, accountId: device.accountId, status })
-  }
-
-  /** Every device of every account (a scan: for metrics and tools, never for API requests). */
-  async *all(): AsyncIterable<Device> {
-    for await (const [, device] of this.devices.all()) yield device
+  return {
+    /** Register work to run when a device is deleted (agents, schedules, outbox of the device). */
+    onRemove: (hook: (device: Device) => Promise<void>): void => void removalHooks.push(hook),
+    /** A device of `account` whose id, name or appkey (as allowed by `match`) is `value` (from the record cache when it holds them). */
+    find,
+    /** Like find, but a missing device is `device-not-found`. */
+    async require(account: Account, value: string, match?: DeviceMatch[]): Promise<Device> {
+      const device = await find(account, value, match)
+      if (!device) throw new GatewayError('device-not-found')
+      return device
+    },
+    /** A device by id, unscoped (ids come from records of the same account). */
+    get: (id: string): Promise<Device | undefined> => records.get(id),
+    /** Change a device record under its lock; undefined when it no longer exists. */
+    update,
+    /** The device named `name` in the account, created when absent (a random appkey unless given); `created` tells which. */
+    async ensure(
+      account: Account,
+      input: { name: string; appkey?: string; webhookUrl?: string },
+    ): Promise<{ device: Device; created: boolean; appkey?: string }> {
+      const existing = await find(account, input.name, ['name', 'appkey'])
+      if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
+      const appkey = input.appkey ?? randomKey(18)
+      const device: Device = {
+        id: randomUUID(),
+        accountId: account.id,
+        name: input.name,
+        appkeyHash: hashKey(appkey),
+        appkeyIsName: appkey === input.name,
+        webhookUrl: input.webhookUrl,
+        webhookSecret: `whsec_${randomBytes(24).toString('base64')}`,
+        webhookEvents: { chat: true, group: true },
+        connected: false,
+        state: 'closed',
+        linked: false,
+        shareTokens: [],
+        agentIds: [],
+        createdAt: Date.now(),
+      }
+      // The record first (unreachable until indexed), then the name and the appkey, each claimed atomically: the losers of a race take back what they wrote.
+      await records.put(device.id, device)
+      const nameId = indexId(account.id, hashKey(device.name))
+      const appkeyId = indexId(account.id, hashKey(appkey))
+      const mine = { deviceId: device.id }
+      if (await byName.claim(nameId, mine)) {
+        if (await claimAppkey(appkeyId, mine)) {
+          logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
+          return { device, created: true, appkey }
+        }
+        await byName.removeIfEqual(nameId, mine)
+      }
+      await records.remove(device.id)
+      const winner = await findAfterRace(account, input.name)
+      return { device: winner, created: false, appkey: winner.appkeyIsName ? winner.name : input.appkey }
+    },
+    /** A generated device name, unique enough to never collide in practice. */
+    generatedName: (): string =>
+      `dispositivo-${randomKey(6)
+        .toLowerCase()
+        .replace(/[^a-z0-9]/g, 'x')}`,
+    /** Start linking a device that is not connected (a QR string, or with `phone` an 8-digit pairing code), then store `webhookUrl`. */
+    async link(device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
+      if ((await transport.status(device.id)).connected) throw new GatewayError('already-connected')
+      const challenge = await transport.link(device.id, phone ? { phone, code: randomDigits(8, PAIRING_ALPHABET) } : {})
+      if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await update(device.id, d => void (d.webhookUrl = webhookUrl))
+      return challenge
+    },
+    /** The device's live session status (from the transport). */
+    status: (device: Device): Promise<SessionStatus> => transport.status(device.id),
+    /** Delete a device this request has just created and could not link (a refused request leaves nothing); a failure is logged. */
+    discard: (device: Device): Promise<void> =>
+      remove(device, { deleteAppkey: true }).catch(err => logger.error({ err, deviceId: device.id }, 'device of a failed link not deleted')),
+    /** Delete a device (logout, removal hooks, records); without `deleteAppkey` the appkey stays the account's. A failure is `delete-failed`. */
+    remove,
+    /** Keep the stored device in step with a transport status event; emits `device-status`. */
+    async applyStatus(deviceId: string, status: SessionStatus): Promise<void> {
+      const device = await write(deviceId, d => {
+        d.connected = status.connected
+        d.state = status.state
+        if (status.phone) d.phone = status.phone
+        if (status.state === 'open') d.linked = true
+        if (status.state === 'logged-out') d.linked = false
+      })
+      if (device) events.emit('device-status', { deviceId, accountId: device.accountId, status })
+    },
+    /** Every device of every account (a scan: for metrics and tools, never for API requests). */
+    async *all(): AsyncIterable<Device> {
+      for await (const [, device] of records.all()) yield device
+    },
   }
 }
 

@@ -37,12 +37,7 @@ export class ShutdownAbort extends Error {
 /** Longest single timer; retry after an internal failure (the store unreachable); close()'s grace for runs in flight. */
 const [MAX_TIMER_MS, INTERNAL_RETRY_MS, CLOSE_GRACE_MS] = [3_600_000, 5_000, 2_000]
 
-/**
- * Runs stored due work in per-lane (per-device) lines: a bounded timetable says what is due when; due keys wait in their
- * lane's line and start while it has free slots, so a slow lane holds only its own. What does not fit in memory waits in
- * storage: an overflowed lane is refilled once half empty, what the timetable left out is reloaded when due, and storage
- * is rescanned every `reconcileMs` (a write whose answer was lost is run all the same).
- */
+/** Runs stored due work in per-lane (per-device) lines under a bounded timetable; what does not fit waits in storage, refilled, reloaded and rescanned (docs/architecture.md). */
 export class DueWork<R> {
   private readonly timetable: Timetable
   private readonly lines = new Map<string, string[]>()

@@ -2,10 +2,7 @@ import { GatewayError } from '../errors.ts'
 import { TransportError, type Transport } from '../ports/transport.ts'
 import { Deadlines } from '../store/deadlines.ts'
 
-/**
- * Wrap a transport so that what it throws is a TransportError ('failed', 502, unless it is one), and the calls a request
- * waits on directly (`status`, `link`, `logout`) fail with TransportError('timeout') (504) after `timeoutMs`.
- */
+/** Wrap a transport: what it throws is a TransportError ('failed', 502), and `status`, `link`, `logout` time out (504) after `timeoutMs`. */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   const deadlines = new Deadlines(timeoutMs)
   const timed = <T>(name: string, call: () => Promise<T>): Promise<T> =>

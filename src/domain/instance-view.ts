@@ -21,10 +21,7 @@ export interface InstanceRecord {
   devices?: number
 }
 
-/**
- * Who is alive as of the last read of the registry: an instance while its heartbeat counter moves (HeartbeatWatch); a
- * silent record, or one of a gone process of this host, is removed and told as departed. The Liveness claims are judged by.
- */
+/** Who is alive as of the last registry read (heartbeat counters that move); silent or gone records are removed and told as departed (docs/scaling.md). */
 export class InstanceView {
   /** Instances seen to leave (departed, or a gone process of this host): never alive again. */
   private readonly gone = new Set<string>()
@@ -53,10 +50,6 @@ export class InstanceView {
     // Not listed by the last read: it may have started since; alive until a later read settles it.
     if (!this.asked.has(instanceId)) putBounded(this.asked, instanceId, this.reads, 1000)
     return true
-  }
-
-  get live(): string[] {
-    return [...this.known.keys()]
   }
 
   /** The live instances' records as of the last read (this one's included). */
@@ -137,10 +130,7 @@ function goneFromThisHost(instanceId: string): boolean {
 /** This process's monotonic clock in ms (never jumps with the wall clock; not comparable across processes). */
 export const monotonicNow = () => performance.now()
 
-/**
- * Judges other instances alive by seeing their heartbeat counters move, timed by this process's monotonic clock: silent
- * once a counter stayed the same for `ttlMs`, watched without a gap (longer than ttl/2 and two heartbeats: the watch restarts).
- */
+/** Judges instances alive by their heartbeat counters moving within `ttlMs` of this monotonic clock, watched without a gap (docs/scaling.md, "Claims and clocks"). */
 export class HeartbeatWatch {
   /** Per instance, the counter value last read and when it was first read. */
   private readonly seen = new Map<string, { beat: number; since: number }>()

@@ -24,16 +24,7 @@ export interface Liveness {
   onDeparture(listener: (gone: string[]) => void): void
 }
 
-/** The liveness of a process alone with its store (tests of parts that take claims): only itself is alive. */
-export function soloLiveness(id = `solo-${randomBytes(4).toString('hex')}`): Liveness {
-  return { id, isAlive: instanceId => instanceId === id, onDeparture() {} }
-}
-
-/**
- * The registry of live gateway processes (`instance:<id>`, renewed every `heartbeatMs` with a counter that moves): a
- * claim is void once its instance is gone (InstanceView). An instance whose heartbeat is late is fenced: it lets go of
- * what it holds and takes nothing new until a later heartbeat reached the store (docs/scaling.md).
- */
+/** The registry of live gateway processes (`instance:<id>`, heartbeats every `heartbeatMs`), fencing this one while its heartbeat is late (docs/scaling.md). */
 export class Instances {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
   readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`

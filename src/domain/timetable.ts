@@ -6,10 +6,7 @@ interface Entry {
   order?: number
 }
 
-/**
- * The in-memory timetable of pending runs, earliest first (`earlier`), bounded to `capacity`: when full, the entry due last
- * gives way to an earlier one, and what is left out (it stays in storage) lowers the `horizon`, from which storage is read again.
- */
+/** Pending runs in memory, earliest first, bounded to `capacity`: what is left out stays in storage and lowers the `horizon` to read it again from. */
 export class Timetable {
   private order: Entry[] = []
   private readonly byKey = new Map<string, Entry>()
@@ -24,10 +21,6 @@ export class Timetable {
   /** Every pending run not held here is due at or after this time (Infinity: none was left out). */
   get horizon(): number {
     return this.leftOutFrom
-  }
-
-  has(key: string): boolean {
-    return this.byKey.has(key)
   }
 
   /** Hold an entry (replacing the key's earlier one), or leave it to storage when it is due too late to fit. */

@@ -3,10 +3,7 @@ import { atomicSteps, type KeyedLock } from './keyed-lock.ts'
 import { BoundedMap } from './bounded-map.ts'
 import type { CacheEpoch } from './cache-epoch.ts'
 
-/**
- * Typed records over the storage port, under `<name>:<id>`. `create`, `replace`, `removeIfEqual` and `update` are the
- * storage's atomic steps (without them: an in-process lock, one process); the record's lock is only a fast path.
- */
+/** Typed records under `<name>:<id>`, written by the storage's atomic steps (truth in the store; the record lock is a fast path). */
 export class Collection<T> {
   private readonly cache?: BoundedMap<string, T>
   /** Writes so far: a read that overlapped a write does not fill the cache (it may hold the old value). */
@@ -34,11 +31,6 @@ export class Collection<T> {
 
   key(id: string): string {
     return `${this.name}:${id}`
-  }
-
-  /** The record when the cache holds it (frozen), else undefined, which says nothing about the store. */
-  peek(id: string): T | undefined {
-    return this.cache?.get(id)
   }
 
   /** The record, or undefined (from the cache, when the collection has one; then frozen). */
@@ -88,10 +80,7 @@ export class Collection<T> {
     return this.written(id, () => this.atomic.deleteIfEqual(this.key(id), expected))
   }
 
-  /**
-   * Read-modify-write by compare-and-set: `change` gets a copy of the current value and returns the next, or undefined to
-   * leave it; it may run more than once, so it decides from its argument alone. Resolves what was written, else the current value.
-   */
+  /** Compare-and-set: `change` (may run more than once, so it decides from its argument alone) returns the next value or undefined; resolves what is stored. */
   update(id: string, change: (current: T | undefined) => T | undefined | Promise<T | undefined>, ttlMs?: number): Promise<T | undefined> {
     const key = this.key(id)
     return this.lock.run(key, async () => {

@@ -10,10 +10,7 @@ export class StorageUnavailableError extends Error {
   }
 }
 
-/**
- * Wrap a storage so that every failure is a StorageUnavailableError (the original as `cause`). Once a call has waited
- * `timeoutMs` the store is taken for hung: the calls waiting fail, and new ones fail at once until a probe is answered.
- */
+/** Wrap a storage: failures are StorageUnavailableError; after `timeoutMs` the store is taken for hung until a probe is answered (docs/limits.md). */
 export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger): Storage {
   const deadlines = new Deadlines(timeoutMs)
   let hungSince: number | undefined

@@ -21,13 +21,6 @@ export class KeyedLock {
     }
   }
 
-  /** Run `fn` holding every key (sorted, so that two callers never deadlock). */
-  async runAll<T>(keys: string[], fn: () => Promise<T>): Promise<T> {
-    const sorted = [...new Set(keys)].sort()
-    const step = (i: number): Promise<T> => (i === sorted.length ? fn() : this.run(sorted[i], () => step(i + 1)))
-    return step(0)
-  }
-
   /** Keys with work queued. */
   get size(): number {
     return this.tails.size

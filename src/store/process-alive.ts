@@ -17,11 +17,7 @@ export function ownStamp(): ProcessStamp {
   return own
 }
 
-/**
- * Whether the process a record names is still running. On Linux from `/proc/<pid>/stat`: none, a
- * zombie (Z) or a dying one (X), or another start time or boot (a reused pid) is gone. Elsewhere, or
- * when /proc cannot tell, `kill(pid, 0)`. A process of another user counts as alive.
- */
+/** Whether the process a record names still runs: /proc/<pid>/stat on Linux (zombie, dying, reused pid: gone), else `kill(pid, 0)` (docs/scaling.md). */
 export function processAlive(target: ProcessStamp | number): boolean {
   const { pid, startTicks, bootId } = typeof target === 'number' ? { pid: target } : target
   if (!(Number.isInteger(pid) && pid > 0)) return false

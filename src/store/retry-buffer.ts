@@ -17,11 +17,7 @@ interface RetryBufferOptions<T> {
   spillLimitBytes?: number
 }
 
-/**
- * Work the store refused (it was down), kept in arrival order (oldest in memory, the rest in a spill
- * file) and offered again, backing off from 1 s to 30 s, until the store takes it. While anything
- * waits, callers `keep` new items behind it, so the order of events holds across an outage.
- */
+/** Work the store refused, kept in arrival order (memory, then a spill file) and offered again with backoff (1 s to 30 s); new items wait behind it. */
 export class RetryBuffer<T> {
   private readonly memory: T[] = []
   private readonly memoryLimit: number
@@ -116,11 +112,7 @@ export class RetryBuffer<T> {
 const RETRY_FIRST_MS = 1000
 const RETRY_MAX_MS = 30_000
 
-/**
- * An append-only file of JSON lines, read back in order: a RetryBuffer's overflow. Each process writes its own file in
- * `dir` (`<name>-<host>-<pid>[-<start ticks>-<boot id, 8 characters>].jsonl`); at start it takes over, by a rename, the
- * files of gone processes of this host (`processAlive`).
- */
+/** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host. */
 export class SpillFile {
   readonly path: string
   /** Byte offset of the first line not read back yet. */

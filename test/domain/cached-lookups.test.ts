@@ -3,18 +3,31 @@ import * as assert from 'uvu/assert'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Account } from '../../src/domain/accounts.ts'
 import { internalsOf } from '../../src/internals.ts'
+import type { Storage } from '../../src/ports/storage.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
 
 // authenticate() and find() read the record cache first (the send path's fast path) and the store for
 // what it does not hold: answered from the cache, they must answer what the store would, never a
 // stale account or device.
 
-type Ctx = { t: TestGateway; a: string; b: string; accountA: Account; accountB: Account; device: { id: string; appkey: string } }
+type Ctx = {
+  t: TestGateway
+  storage: Storage
+  reads: string[]
+  a: string
+  b: string
+  accountA: Account
+  accountB: Account
+  device: { id: string; appkey: string }
+}
 const cached = suite<Ctx>('lookups answered from the cache')
 
 const KEY_MATCH = ['appkey', 'name'] as ('appkey' | 'name' | 'id')[]
 
 cached.before(async ctx => {
-  ctx.t = await startGateway()
+  ctx.reads = []
+  ctx.storage = readRecording(ctx.reads)
+  ctx.t = await startGateway({ storage: ctx.storage })
   ctx.a = (await ctx.t.register()).authkey
   ctx.b = (await ctx.t.register()).authkey
   ctx.device = await ctx.t.linkedDevice(ctx.a, 'loja-a', '5511911112222')
@@ -24,25 +37,31 @@ cached.before(async ctx => {
 })
 cached.after(ctx => ctx.t.stop())
 
-cached('authenticate answers from the cache the account it answered from the store', async ({ t, a }) => {
+cached('authenticate answers from the cache the account it answered from the store', async ({ t, a, reads }) => {
   const { accounts } = internalsOf(t.gateway)
   const fromStore = await accounts.authenticate(a)
   assert.ok(fromStore)
-  assert.ok(recordsOf(accounts).peek(fromStore.id), 'the account record is cached')
+  reads.length = 0
   assert.equal(await accounts.authenticate(a), fromStore)
+  assert.not.ok(reads.includes(`account:${fromStore.id}`), 'the account record is cached')
 })
 
-cached('authenticate refuses unknown, malformed and expired keys, expired ones even with their records cached', async ({ t }) => {
+cached('authenticate refuses unknown, malformed and expired keys, expired ones even with their records cached', async ({ t, storage, reads }) => {
   const { accounts } = internalsOf(t.gateway)
   for (const key of ['x'.repeat(32), '', 'y'.repeat(300), 42, undefined]) assert.is(await accounts.authenticate(key), undefined)
-  const expired = (await t.register()).authkey
+  const { authkey: expired, email } = await t.register()
   const account = (await accounts.authenticate(expired))!
   assert.ok(await accounts.authenticate(expired))
-  // The account runs out: its record says so in the store (a write also drops it from the cache).
-  await recordsOf(accounts).put(account.id, { ...account, expiresOn: '2000-01-01' })
+  // The account runs out: its record says so in the store (written as another tool would), and a
+  // change through the accounts (resuming it) drops every cached copy.
+  await storage.set(`account:${account.id}`, { ...account, expiresOn: '2000-01-01' })
+  await accounts.suspend(email, false)
+  reads.length = 0
   assert.is(await accounts.authenticate(expired), undefined, 'the store path refuses the expired account')
-  assert.ok(recordsOf(accounts).peek(account.id), 'its record is cached again')
+  assert.ok(reads.includes(`account:${account.id}`), 'read from the store')
+  reads.length = 0
   assert.is(await accounts.authenticate(expired), undefined, 'and so does the cache path, even with its records cached')
+  assert.not.ok(reads.includes(`account:${account.id}`), 'its record was cached again')
 })
 
 cached('find answers from the cache the device it answered from the store, scoped to the account', async ({ t, accountA, accountB, device }) => {
@@ -79,7 +98,8 @@ cached('a device removed or an appkey retired is never answered from the cache',
 })
 
 cached('sends answer the same with the cache cold and warm: 401 for a bad authkey, 404 for another account, 200 for the owner', async () => {
-  const t = await startGateway({ cacheTtlMs: 300 })
+  const reads: string[] = []
+  const t = await startGateway({ cacheTtlMs: 300, storage: readRecording(reads) })
   try {
     const a = (await t.register()).authkey
     const b = (await t.register()).authkey
@@ -88,36 +108,38 @@ cached('sends answer the same with the cache cold and warm: 401 for a bad authke
     const accountId = (await accounts.authenticate(a))!.id
     await new Promise(resolve => setTimeout(resolve, 400)) // what linking read is no longer cached
     for (const round of ['cold', 'warm']) {
-      assert.is(recordsOf(accounts).peek(accountId) === undefined, round === 'cold', `${round}: the account is ${round === 'cold' ? 'not ' : ''}cached`)
+      reads.length = 0
       const body = { appkey: device.appkey, to: '5511988887777', message: `oi ${round}` }
       assert.is((await t.post('/api/create-message', { ...body, authkey: 'z'.repeat(32) })).status, 401)
       assert.is((await t.post('/api/create-message', { ...body, authkey: b })).status, 404)
       const sent = await t.post('/api/create-message', { ...body, authkey: a })
       assert.is(sent.status, 200)
       assert.is((t.network.inbox('5511988887777').at(-1) as { text?: string } | undefined)?.text, `oi ${round}`)
+      assert.is(reads.includes(`account:${accountId}`), round === 'cold', `${round}: the account was ${round === 'cold' ? 'not ' : ''}cached`)
     }
   } finally {
     await t.stop()
   }
 })
 
-cached('find refuses a retired appkey entry even beside a device record still cached', async ({ t, a, accountA }) => {
+cached('find refuses a retired appkey entry even beside a device record still cached', async ({ t, a, accountA, storage }) => {
   const { devices } = internalsOf(t.gateway)
   const gone = await t.addDevice(a, 'loja-d')
   const record = await devices.find(accountA, gone.appkey, KEY_MATCH)
   assert.ok(record)
   assert.is((await t.post('/api/developer', { authkey: a, message: 'loja-d', apagarDispositivo: 'true' })).status, 200)
   assert.is(await devices.find(accountA, gone.appkey, KEY_MATCH), undefined, 'find() reads (and caches) the retired entry')
-  // A device record left in the cache (as a read racing the removal could leave it): the retired
-  // appkey entry alone must keep the device from being answered.
-  const internal = devices as unknown as { devices: { cache: { set(id: string, value: unknown): void } } }
-  internal.devices.cache.set(gone.id, structuredClone(record))
+  // A device record left behind (as a write racing the removal could leave it), read into the cache:
+  // the retired appkey entry alone must keep the device from being answered.
+  await storage.set(`device:${gone.id}`, structuredClone(record))
+  assert.is((await devices.get(gone.id))?.id, gone.id, 'the record is back, and cached')
   assert.is(await devices.find(accountA, gone.appkey, KEY_MATCH), undefined)
 })
 
-/** The account records of `accounts` (its cache and its writes, which bypass the gateway's checks). */
-function recordsOf(accounts: object): { peek(id: string): Account | undefined; put(id: string, value: Account): Promise<void> } {
-  return (accounts as { accounts: ReturnType<typeof recordsOf> }).accounts
+/** A memory storage recording the key of every read: a lookup the cache answered reads nothing. */
+function readRecording(reads: string[]): Storage {
+  const inner = memoryStorage()
+  return { ...inner, reach: 'process', get: <T>(key: string) => (reads.push(key), inner.get<T>(key)) }
 }
 
 cached.run()

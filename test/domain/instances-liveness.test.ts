@@ -32,7 +32,7 @@ test('cut from the store an instance fences before the other judges it gone; bac
     await a.start(true)
     await b.start(true)
     assert.ok(a.standing && b.standing)
-    await waitFor(() => b.view.live.includes(a.id), 5_000, 'b to see a')
+    await waitFor(() => b.view.liveRecords.some(record => record.id === a.id), 5_000, 'b to see a')
 
     cut.pause()
     await waitFor(() => !a.standing && fences === 1, 5_000, 'a to fence itself')

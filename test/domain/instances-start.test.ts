@@ -37,7 +37,7 @@ test('a live record whose heartbeat lapses: the start waits for it (logged once)
   await instances.start(false)
   try {
     assert.is(logger.lines.filter(line => line.includes('waiting for its heartbeat to lapse')).length, 1, logger.lines.join('\n'))
-    assert.not.ok(instances.view.live.includes(id))
+    assert.not.ok(instances.view.liveRecords.some(record => record.id === id))
     assert.is(instances.view.isAlive(id), false)
   } finally {
     await instances.stop()
@@ -68,7 +68,7 @@ test("cluster mode: a live record of this host with this instance's address (its
   await lapsing.beat()
   const first = new Instances(lapsing.storage, new KeyedLock(), { heartbeatMs: 100, ttlMs: 400 }, silentLogger, url)
   await first.start(true)
-  assert.not.ok(first.view.live.includes(lapsing.id))
+  assert.not.ok(first.view.liveRecords.some(record => record.id === lapsing.id))
   await first.stop()
 
   const beating = hostStoreWithOther(60_000, 'network', url)
@@ -83,7 +83,7 @@ test("cluster mode: a live record of this host with this instance's address (its
     // Another address of this host is another instance: welcome in cluster mode.
     const other = new Instances(beating.storage, new KeyedLock(), { heartbeatMs: 200, ttlMs: 60_000 }, silentLogger, 'http://127.0.0.1:4000')
     await other.start(true)
-    assert.ok(other.view.live.includes(beating.id))
+    assert.ok(other.view.liveRecords.some(record => record.id === beating.id))
     await other.stop()
   } finally {
     clearInterval(timer)

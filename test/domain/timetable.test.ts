@@ -57,10 +57,10 @@ test('when full, the entry due last gives way to an earlier one, and the horizon
   timetable.add(entry('c', 30))
   timetable.add(entry('early', 5))
   assert.is(timetable.size, 3)
-  assert.not.ok(timetable.has('c'))
+  assert.not.ok(timetable.remove('c'), 'c is not held (nothing to remove)')
   assert.is(timetable.horizon, 30)
   timetable.add(entry('late', 50))
-  assert.not.ok(timetable.has('late'))
+  assert.not.ok(timetable.remove('late'), 'late is not held (nothing to remove)')
   assert.is(timetable.horizon, 30)
   assert.equal(
     timetable.takeDue(100).map(e => e.key),

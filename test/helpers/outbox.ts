@@ -8,7 +8,8 @@ import type { Storage } from '../../src/ports/storage.ts'
 import { GatewayEvents } from '../../src/events.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
-import { soloLiveness, type Liveness } from '../../src/domain/instances.ts'
+import type { Liveness } from '../../src/domain/instances.ts'
+import { soloLiveness } from './solo-liveness.ts'
 
 /** The webhook secret every test device signs with. */
 export const SECRET = 'whsec_' + Buffer.from('outbox test secret bytes').toString('base64')

@@ -39,12 +39,16 @@ test('delete(key) forgets one entry and clear() every entry', () => {
 })
 
 test('records a collection keeps in its cache are deep-frozen: a caller cannot change what the next request reads', async () => {
-  const storage = memoryStorage()
+  const inner = memoryStorage()
+  let reads = 0
+  const storage = { ...inner, get: <T>(key: string) => (reads++, inner.get<T>(key)) }
   const records = new Collection<{ tags: string[] }>(storage, new KeyedLock(), 'thing', { cache: { ttlMs: 60_000, maxEntries: 10 } })
   await records.put('a', { tags: ['x'] })
   const read = (await records.get('a'))!
   assert.throws(() => read.tags.push('y'))
-  assert.equal(records.peek('a'), { tags: ['x'] })
+  const readsBefore = reads
+  assert.equal(await records.get('a'), { tags: ['x'] })
+  assert.is(reads, readsBefore, 'the cached record, unchanged')
 })
 
 test.run()

@@ -1,5 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import type { Storage } from '../../src/ports/storage.ts'
 import { Collection } from '../../src/store/collection.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
@@ -95,20 +96,29 @@ collection("one process's concurrent updates of a record queue on its lock inste
 })
 
 collection('create, replace, removeIfEqual and update refresh the record cache at once', async () => {
-  const records = new Collection<{ v: number }>(memoryStorage(), new KeyedLock(), 'cached', { cache: { ttlMs: 60_000, maxEntries: 10 } })
+  const reads: string[] = []
+  const records = new Collection<{ v: number }>(readRecording(reads), new KeyedLock(), 'cached', { cache: { ttlMs: 60_000, maxEntries: 10 } })
+  const read = async (expected: { v: number } | undefined, cached: boolean) => {
+    reads.length = 0
+    assert.equal(await records.get('1'), expected)
+    assert.is(reads.length === 0, cached, cached ? 'answered from the cache' : 'read from the store')
+  }
   assert.is(await records.create('1', { v: 1 }), true)
-  assert.equal(await records.get('1'), { v: 1 })
-  assert.equal(records.peek('1'), { v: 1 })
+  await read({ v: 1 }, false)
+  await read({ v: 1 }, true)
   await records.replace('1', { v: 1 }, { v: 2 })
-  assert.is(records.peek('1'), undefined)
-  assert.equal(await records.get('1'), { v: 2 })
+  await read({ v: 2 }, false)
   await records.update('1', c => ({ v: c!.v + 1 }))
-  assert.is(records.peek('1'), undefined)
-  assert.equal(await records.get('1'), { v: 3 })
+  await read({ v: 3 }, false)
   await records.removeIfEqual('1', { v: 3 })
-  assert.is(records.peek('1'), undefined)
-  assert.is(await records.get('1'), undefined)
+  await read(undefined, false)
 })
+
+/** A memory storage recording the key of every read. */
+function readRecording(reads: string[]): Storage {
+  const inner = memoryStorage()
+  return { ...inner, get: <T>(key: string) => (reads.push(key), inner.get<T>(key)) }
+}
 
 collection.run()
 

@@ -10,11 +10,7 @@ const CONCURRENCY = 16
 /** How often every instance looks for linked devices nobody holds, besides departures. */
 const SCAN_EVERY_MS = 30_000
 
-/**
- * Puts every linked device in the hands of one live instance: at start, on a departure and every 30 s, each instance
- * shares the devices nobody alive holds over the live ones, least loaded first, and takes its share (anyone's, once overdue).
- * `start` resolves once this instance's share is opened; `stop` ends the taking.
- */
+/** Shares the linked devices nobody alive holds over the live instances, least loaded first, at start, on a departure and every 30 s (docs/scaling.md). */
 export function deviceBalancer(leases: DeviceLeases, instances: Instances, devices: Devices, heartbeatMs: number, logger: Logger) {
   /** Devices seen without a holder, with when: taken by anyone once they stay so for two heartbeats. */
   const orphanSince = new Map<string, number>()

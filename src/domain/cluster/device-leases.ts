@@ -7,11 +7,7 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Instances } from '../instances.ts'
 import { claimedUntil, type Claim } from '../claims.ts'
 
-/**
- * Device leases (`device-lease:<deviceId>`, a Claim without expiry): only the holder opens a device's session. A lease
- * holds while its instance lives and stands; a take is a compare-and-set raising the epoch, and takes another's lease only
- * once that instance is gone by the last heartbeat and by its record read after the lease (docs/scaling.md).
- */
+/** Device leases (`device-lease:<deviceId>`, a Claim with a fencing epoch): only the holder opens a session (docs/scaling.md, "Claims and clocks"). */
 export class DeviceLeases {
   private readonly leases: Collection<Claim>
   /** Devices whose lease this instance holds: the epoch it took them at, and when, for a handover. */

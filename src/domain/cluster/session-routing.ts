@@ -21,11 +21,7 @@ export const moving = (cause?: unknown) => new GatewayError('holder-unavailable'
 /** Which instance works a request for a device (see sessionRouting). */
 export type SessionRouting = ReturnType<typeof sessionRouting>
 
-/**
- * Which instance works a request for a device, asked by the HTTP edge before an operation runs: this one when it holds
- * the lease, or takes it (a link: only on the least loaded instance in cluster mode; else a device linked before, whose
- * session it opens); else the holder, which the edge forwards to. An unlinked device nobody holds is worked here, unleased.
- */
+/** Which instance works a request for a device: this one when it holds or takes the lease, else the holder to forward to (docs/scaling.md, "Forwarding"). */
 export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered: boolean) {
   /** The instance to forward to, or undefined when this one works the device; a request `forwarded` here is never sent on (`holder-unavailable`). */
   const holderOf = async (device: Device, forwarded: boolean, linking = false): Promise<string | undefined> => {
@@ -55,10 +51,7 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
     holdsHere(device: Device): boolean {
       return leases.holds(device.id)
     },
-    /**
-     * Where a link of `wanted.name` is worked: the instance to forward to (the holder; for a device still to be made in cluster
-     * mode, the least loaded one), else the device found or made here, now held. A device made here and refused is deleted again.
-     */
+    /** Where a link of `wanted.name` is worked: the instance to forward to, else the device found or made (and held) here; one made here and refused is deleted. */
     async link(account: Account, wanted: NewDevice, forwarded: boolean): Promise<{ device: Device; created: boolean; appkey?: string } | string> {
       if (clustered && !forwarded) {
         const existing = wanted.name === undefined ? undefined : await devices.find(account, wanted.name, ['name', 'appkey'])

@@ -4,7 +4,7 @@ import { ScheduleStore } from '../../../src/domain/messaging/schedule-store.ts'
 import { decodeAction, encodeAction, type Action } from '../../../src/domain/messaging/actions.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
-import { soloLiveness } from '../../../src/domain/instances.ts'
+import { soloLiveness } from '../../helpers/solo-liveness.ts'
 
 const me = soloLiveness('me')
 

@@ -4,7 +4,7 @@ import { Webhook } from 'standardwebhooks'
 import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import { eventId, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
 import type { WebhookDelivery, WebhookSender } from '../../../src/ports/webhooks.ts'
-import { soloLiveness } from '../../../src/domain/instances.ts'
+import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
