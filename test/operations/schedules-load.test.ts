@@ -13,6 +13,13 @@ test.after.each(async ctx => {
 
 const list = (g: SendingGateway) => g.send({ listaAgendamento: 'true', message: 'false' })
 
+/**
+ * The holder opens a held device's closed session again at every heartbeat (3 s by default; issue 27
+ * finding 5), which would end the absence these tests make with `transport.disconnect` partway through
+ * them: their heartbeat is longer than the test.
+ */
+const AWAY = { instances: { heartbeatMs: 60_000, ttlMs: 180_000 } }
+
 test('300 schedules due in the same second on a device paced at 25 ms, with a 1 s send time-out: all sent on their first attempt, none failed, at the pace', async ctx => {
   const PACE = 25
   const COUNT = 300
@@ -45,7 +52,7 @@ test('300 schedules due in the same second on a device paced at 25 ms, with a 1 
 })
 
 test('a schedule due while its device is disconnected waits for it (listed pending, no attempt spent) and is sent once it connects', async ctx => {
-  const g = (ctx.g = await sendingGateway({ scheduleRetryMs: [60_000], schedulePollMs: 200 }))
+  const g = (ctx.g = await sendingGateway({ ...AWAY, scheduleRetryMs: [60_000], schedulePollMs: 200 }))
   const { transport } = internalsOf(g.t.gateway)
   await transport.disconnect(g.deviceId)
   await waitFor(async () => !(await transport.status(g.deviceId)).connected, 5000, 'the device to disconnect')
@@ -64,7 +71,7 @@ test('a schedule due while its device is disconnected waits for it (listed pendi
 })
 
 test('a schedule whose device stays away past scheduleMaxWaitMs is marked failed, once', async ctx => {
-  const g = (ctx.g = await sendingGateway({ scheduleMaxWaitMs: 1_000, schedulePollMs: 200 }))
+  const g = (ctx.g = await sendingGateway({ ...AWAY, scheduleMaxWaitMs: 1_000, schedulePollMs: 200 }))
   const { transport } = internalsOf(g.t.gateway)
   await transport.disconnect(g.deviceId)
   await waitFor(async () => !(await transport.status(g.deviceId)).connected, 5000, 'the device to disconnect')
