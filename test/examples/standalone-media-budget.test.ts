@@ -61,7 +61,10 @@ test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays unde
   console.log(`# 40 concurrent 19 MB sends: ${ok} answered 200, ${refused.length} 429; peak RSS ${peak} MB (${before} MB before), ceiling ${CEILING_MB} MB`)
   assert.ok(
     statuses.every(s => s === 200 || s === 429),
-    `answers: ${statuses.join(',')}`,
+    `answers: ${statuses.join(',')}; failures: ${answers
+      .filter(a => a.status === 0)
+      .map(a => a.body)
+      .join('; ')}`,
   )
   assert.ok(ok > 0, 'the budget lets sends through')
   for (const answer of refused) {
