@@ -52,12 +52,7 @@ export class WebhookOutbox implements WebhookAdmin {
         },
         run: (key, _lane, shutdown) => attempts.run(key, shutdown),
       },
-      {
-        concurrencyPerLane: settings.concurrencyPerDevice,
-        capacity: settings.timetableCapacity,
-        lineLimit: settings.lineLimit,
-        reconcileMs: settings.reconcileMs,
-      },
+      settings,
       deps.logger,
     )
     liveness.onDeparture(() => void this.loop.rescan())
