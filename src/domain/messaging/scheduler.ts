@@ -16,11 +16,7 @@ type SchedulerOptions = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { r
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
 
-/**
- * Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just
- * before it is sent, so waiting behind other sends is never an attempt. Items of a device not
- * connected here wait for it (up to `maxWaitMs`) without spending retries.
- */
+/** Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just before it is sent, so waiting behind other sends is never an attempt. Items of a device not connected here wait for it (up to `maxWaitMs`) without spending retries. */
 export class Scheduler {
   private readonly work: DueWork<ScheduleItem>
   /** Devices that just connected: their items waiting for a retry go at once. */

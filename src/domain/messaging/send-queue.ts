@@ -15,12 +15,7 @@ interface SendQueueOptions {
   idleQueueMs?: number
 }
 
-/**
- * One p-queue per device (concurrency 1): the sends of a device reach the network one at a time, in
- * order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: one still
- * waiting is answered `send-queue-timeout` and never sent; one that stalls is answered `send-stalled`
- * and the queue moves on. A queue idle for `idleQueueMs` is dropped.
- */
+/** One p-queue per device (concurrency 1): the sends of a device reach the network one at a time, in order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs` (docs/limits.md): still waiting, `send-queue-timeout` and never sent; stalled, `send-stalled` and the queue moves on. A queue idle for `idleQueueMs` is dropped. */
 export class SendQueues {
   private readonly queues = new Map<string, DeviceQueue>()
   private readonly deadlines: Deadlines
