@@ -52,12 +52,7 @@ interface MessagingDeps {
 /** Build the messaging services; a device that connects gets its waiting scheduled items at once. */
 export function createMessaging(deps: MessagingDeps) {
   const { options, logger } = deps
-  const queues = new SendQueues({
-    timeoutMs: options.sendTimeoutMs,
-    minIntervalMs: options.minIntervalMs,
-    jitterMs: options.intervalJitterMs,
-    limit: options.sendQueueLimit,
-  })
+  const queues = new SendQueues(options)
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
   const scheduler = new Scheduler(
     new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
