@@ -208,5 +208,5 @@ export const DEFAULTS = {
     otpVerifications: { points: 10, duration: 900 },
   },
   /** Fixed settings of webhook delivery (not options): attempts in flight per device, pending deliveries held in memory (about 100 bytes each), due ones waiting in memory per device, and how often the outbox is rescanned for records written behind their owner's back. */
-  webhookDelivery: { concurrencyPerDevice: 8, timetableCapacity: 10_000, lineLimit: 256, reconcileMs: 60_000 },
+  webhookDelivery: { concurrencyPerLane: 8, capacity: 10_000, lineLimit: 256, reconcileMs: 60_000 },
 } as const

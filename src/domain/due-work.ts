@@ -18,7 +18,7 @@ interface DuePolicy<R> {
 }
 
 /** The engine's limits: runs per lane, lanes at once, timetable entries, keys waiting per lane (more while all lines hold fewer than `capacity`), rescan period. */
-interface DueSettings {
+export interface DueSettings {
   concurrencyPerLane: number
   maxLanes?: number
   capacity: number

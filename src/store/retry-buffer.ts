@@ -109,8 +109,7 @@ export class RetryBuffer<T> {
   }
 }
 
-const RETRY_FIRST_MS = 1000
-const RETRY_MAX_MS = 30_000
+const [RETRY_FIRST_MS, RETRY_MAX_MS] = [1000, 30_000]
 
 /** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host. */
 export class SpillFile {

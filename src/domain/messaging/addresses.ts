@@ -1,7 +1,4 @@
-/**
- * The recipient a `to` names, normalised: a phone number (8 to 15 digits in any spelling),
- * `<digits>@s.whatsapp.net` or `<digits>@c.us` become the digits; a group or LID id stays (lower case).
- */
+/** The recipient a `to` names, normalised: a phone number (8 to 15 digits in any spelling), `<digits>@s.whatsapp.net` or `<digits>@c.us` become the digits; a group or LID id stays (lower case). */
 export function parseRecipient(input: string): string | undefined {
   const text = input.trim().toLowerCase()
   const at = text.lastIndexOf('@')

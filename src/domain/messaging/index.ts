@@ -12,7 +12,7 @@ import { MediaLoader } from './media-loader.ts'
 import { Messenger } from './messenger.ts'
 import { Otps } from './otp.ts'
 import { ScheduleStore } from './schedule-store.ts'
-import { Scheduler } from './scheduler.ts'
+import { createScheduler } from './scheduler.ts'
 import { SendQueues } from './send-queue.ts'
 
 /** Messaging settings after defaults (the options and their defaults: src/options.ts). */
@@ -52,14 +52,9 @@ interface MessagingDeps {
 /** Build the messaging services; a device that connects gets its waiting scheduled items at once. */
 export function createMessaging(deps: MessagingDeps) {
   const { options, logger } = deps
-  const queues = new SendQueues({
-    timeoutMs: options.sendTimeoutMs,
-    minIntervalMs: options.minIntervalMs,
-    jitterMs: options.intervalJitterMs,
-    limit: options.sendQueueLimit,
-  })
+  const queues = new SendQueues(options)
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
-  const scheduler = new Scheduler(
+  const scheduler = createScheduler(
     new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
     messenger,
     deps.devices,

@@ -8,11 +8,7 @@ export interface MediaHold {
   release(): void
 }
 
-/**
- * The process-wide budget of media bytes in flight: each request holds its share (a MediaHold) until
- * it is answered; a request that would take the total past it is refused `media-budget-exceeded`
- * (429), unless it is alone.
- */
+/** The process-wide budget of media bytes in flight: each request holds its share (a MediaHold) until it is answered; a request that would take the total past it is refused `media-budget-exceeded` (429), unless it is alone. */
 export class MediaBudget {
   private used = 0
 

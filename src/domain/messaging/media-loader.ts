@@ -30,11 +30,7 @@ interface MediaLimits {
   timeoutMs: number
 }
 
-/**
- * Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data
- * URI, or an uploaded part (never a local path). The kind comes from `format`, else the sniffed
- * bytes, else the declared type or the file name.
- */
+/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format`, else the sniffed bytes, else the declared type or the file name. */
 export class MediaLoader {
   constructor(
     private readonly fetcher: MediaFetcher,

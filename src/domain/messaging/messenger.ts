@@ -18,10 +18,7 @@ export class Messenger {
     private readonly events: GatewayEvents,
   ) {}
 
-  /**
-   * Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent
-   * text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it.
-   */
+  /** Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it. */
   async perform(device: Device, action: Action, options: { publish?: boolean; status?: SessionStatus } = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
     try {

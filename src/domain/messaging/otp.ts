@@ -14,10 +14,7 @@ interface StoredOtp {
   tries: number
 }
 
-/**
- * One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as
- * HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once.
- */
+/** One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once. */
 export class Otps {
   private readonly codes: Collection<StoredOtp>
 

@@ -42,11 +42,7 @@ type NewScheduleItem = Pick<ScheduleItem, 'accountId' | 'deviceId' | 'to' | 'sum
 /** How long a failed item stays listed. */
 const FAILED_TTL_MS = 7 * 86_400_000
 
-/**
- * Scheduled items in Storage: `schedule:<deviceId>:<id>` (small records) and `schedule-body:<id>`
- * (the action with its media). An item is sent only by whoever holds its claim, taken by a
- * compare-and-set of the record, so with several processes each item has one sender at a time.
- */
+/** Scheduled items in Storage: `schedule:<deviceId>:<id>` (small records) and `schedule-body:<id>` (the action with its media). An item is sent only by the holder of its claim, a compare-and-set of the record (docs/scaling.md#what-is-safe). */
 export class ScheduleStore {
   private readonly items: Collection<ScheduleItem>
   private readonly bodies: Collection<StoredAction>

@@ -4,11 +4,7 @@ export interface ScheduleTime {
   text: string
 }
 
-/**
- * Read `YYYY-MM-DD HH:MM:SS` (or with `T`, or without seconds) as a wall-clock time in `timeZone`:
- * undefined when malformed, impossible (2026-02-30, 24:00) or skipped by a daylight-saving change;
- * a repeated time (clocks set back) is its first occurrence.
- */
+/** Read `YYYY-MM-DD HH:MM:SS` (or with `T`, or without seconds) as a wall-clock time in `timeZone`: undefined when malformed, impossible (2026-02-30, 24:00) or skipped by a daylight-saving change; a repeated time (clocks set back) is its first occurrence. */
 export function parseScheduleTime(input: string, timeZone: string): ScheduleTime | undefined {
   const match = /^\s*(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(input)
   if (!match) return undefined

@@ -16,150 +16,137 @@ type SchedulerOptions = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { r
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
 
-/**
- * Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just
- * before it is sent, so waiting behind other sends is never an attempt. Items of a device not
- * connected here wait for it (up to `maxWaitMs`) without spending retries.
- */
-export class Scheduler {
-  private readonly work: DueWork<ScheduleItem>
+/** Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just before it is sent, so waiting behind other sends is never an attempt. Items of a device not connected here wait for it (up to `maxWaitMs`) without spending retries. */
+export function createScheduler(store: ScheduleStore, messenger: Messenger, devices: Devices, liveness: Liveness, options: SchedulerOptions, logger: Logger) {
   /** Devices that just connected: their items waiting for a retry go at once. */
-  private readonly eager = new Set<string>()
+  const eager = new Set<string>()
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
-  private readonly away = new Map<string, number>()
-  private started = false
-
-  constructor(
-    private readonly store: ScheduleStore,
-    private readonly messenger: Messenger,
-    private readonly devices: Devices,
-    private readonly liveness: Liveness,
-    private readonly options: SchedulerOptions,
-    private readonly logger: Logger,
-  ) {
-    this.work = new DueWork<ScheduleItem>(
-      {
-        what: 'schedule',
-        all: () => store.all(),
-        ofLane: deviceId => store.all(deviceId),
-        laneOf: item => item?.deviceId,
-        orderOf: item => item?.createdAt ?? 0,
-        dueOf: async (_key, item, now) => this.dueOf(item, now),
-        run: key => this.send(key),
-      },
-      { concurrencyPerLane: 1, maxLanes: 100, capacity: 10_000, lineLimit: 1_000, reconcileMs: options.pollMs },
-      logger,
-    )
-    liveness.onDeparture(() => void (this.started && this.work.rescan()))
-  }
-
-  /** Store `action` to be done at `time`; answers the stored item. */
-  async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
-    const item = await this.store.add(
-      { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text },
-      encodeAction(action),
-    )
-    if (this.started) this.work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
-    return item
-  }
-
-  /** The device's pending and failed items, earliest first. */
-  list(device: Device): Promise<ScheduleItem[]> {
-    return this.store.forDevice(device.id)
-  }
-
-  /** How many stored items are pending, failed, and pending and already due (a scan, for metrics). */
-  async backlog(now = Date.now()): Promise<{ pending: number; failed: number; due: number }> {
-    const counts = { pending: 0, failed: 0, due: 0 }
-    for await (const [, item] of this.store.all()) {
-      if (item.state === 'failed') counts.failed++
-      else {
-        counts.pending++
-        if (Math.max(item.dueAt, item.retryAt ?? 0) <= now) counts.due++
-      }
-    }
-    return counts
-  }
-
-  /** Start sending (call once the stored devices have been resumed). */
-  start(): void {
-    if (this.started) return
-    this.started = true
-    this.work.start().catch(err => this.logger.error({ err }, 'schedule scan failed'))
-  }
-
-  /** Scan now; with a device id (it just connected), that device's items waiting for a retry go at once. */
-  wake(deviceId?: string): void {
-    if (!this.started) return
-    if (!deviceId) return void this.work.rescan()
-    this.away.delete(deviceId)
-    this.eager.add(deviceId)
-    void this.work.refresh(deviceId).finally(() => this.eager.delete(deviceId))
-  }
-
-  /** Forget the items of a deleted device. */
-  async removeDevice(device: Device): Promise<void> {
-    this.work.forgetLane(device.id)
-    await this.store.removeDevice(device.id)
-  }
-
-  /** Stop the timer and wait for the sends under way. */
-  close(): Promise<void> {
-    return this.work.close()
-  }
+  const away = new Map<string, number>()
+  let started = false
+  const work = new DueWork<ScheduleItem>(
+    {
+      what: 'schedule',
+      all: () => store.all(),
+      ofLane: deviceId => store.all(deviceId),
+      laneOf: item => item?.deviceId,
+      orderOf: item => item?.createdAt ?? 0,
+      dueOf: async (_key, item, now) => dueOf(item, now),
+      run: key => send(key),
+    },
+    { concurrencyPerLane: 1, maxLanes: 100, capacity: 10_000, lineLimit: 1_000, reconcileMs: options.pollMs },
+    logger,
+  )
+  liveness.onDeparture(() => void (started && work.rescan()))
 
   /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
-  private dueOf(item: ScheduleItem, now: number): number | undefined {
+  function dueOf(item: ScheduleItem, now: number): number | undefined {
     if (item.state !== 'pending') return undefined
-    const claimed = claimedUntil(item.claim, this.liveness, { now })
+    const claimed = claimedUntil(item.claim, liveness, { now })
     if (claimed !== undefined) return claimed
-    const ready = this.eager.has(item.deviceId) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
-    return Math.max(ready, this.away.get(item.deviceId) ?? 0)
+    const ready = eager.has(item.deviceId) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
+    return Math.max(ready, away.get(item.deviceId) ?? 0)
   }
 
   /** One item: claim it, send it through the device's queue, record the outcome; when to look at it again. */
-  private async send(key: string): Promise<number | undefined> {
-    const item = await this.store.get(key)
+  async function send(key: string): Promise<number | undefined> {
+    const item = await store.get(key)
     const now = Date.now()
-    const due = item && this.dueOf(item, now)
+    const due = item && dueOf(item, now)
     if (!item || due === undefined) return undefined
     if (due > now) return due
-    const device = await this.devices.get(item.deviceId)
-    const away = device !== undefined && !(await this.devices.status(device)).connected
-    if (away && now < item.dueAt + this.options.maxWaitMs) return this.waitAway(item, now)
-    const claimed = await this.store.claim(item, this.options.leaseMs, this.liveness)
+    const device = await devices.get(item.deviceId)
+    const away = device !== undefined && !(await devices.status(device)).connected
+    if (away && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
+    const claimed = await store.claim(item, options.leaseMs, liveness)
     if (!claimed) return undefined
-    const body = device && !away ? await this.store.body(claimed) : undefined
+    const body = device && !away ? await store.body(claimed) : undefined
     if (!device || !body) {
-      const wait = Math.round(this.options.maxWaitMs / 1000)
-      await this.store.fail(claimed, !device ? 'device deleted' : away ? `the device was not connected within ${wait} s of the due time` : 'action missing')
+      const wait = Math.round(options.maxWaitMs / 1000)
+      await store.fail(claimed, !device ? 'device deleted' : away ? `the device was not connected within ${wait} s of the due time` : 'action missing')
       return undefined
     }
     try {
-      const id = await this.messenger.perform(device, decodeAction(body))
-      await this.store.complete(claimed)
-      this.logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
+      const id = await messenger.perform(device, decodeAction(body))
+      await store.complete(claimed)
+      logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
       return undefined
     } catch (err) {
       if (neverStarted(err)) {
         // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt.
-        await this.store.release(claimed)
-        return (err as { code?: string }).code === 'not-connected' ? this.waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
+        await store.release(claimed)
+        return (err as { code?: string }).code === 'not-connected' ? waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
       }
-      const delay = isPermanent(err) ? undefined : this.options.retryMs[claimed.attempts]
+      const delay = isPermanent(err) ? undefined : options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
-      await this.store.fail(claimed, describe(err), retryAt)
-      this.logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
+      await store.fail(claimed, describe(err), retryAt)
+      logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
       return retryAt
     }
   }
 
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out. */
-  private waitAway(item: ScheduleItem, now: number): number {
-    const current = this.away.get(item.deviceId) ?? 0
-    const until = Math.min(current > now ? current : Infinity, item.dueAt + this.options.maxWaitMs)
-    this.away.set(item.deviceId, until)
+  function waitAway(item: ScheduleItem, now: number): number {
+    const current = away.get(item.deviceId) ?? 0
+    const until = Math.min(current > now ? current : Infinity, item.dueAt + options.maxWaitMs)
+    away.set(item.deviceId, until)
     return until
+  }
+
+  return {
+    /** Store `action` to be done at `time`; answers the stored item. */
+    async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
+      const item = await store.add(
+        { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text },
+        encodeAction(action),
+      )
+      if (started) work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
+      return item
+    },
+
+    /** The device's pending and failed items, earliest first. */
+    list(device: Device): Promise<ScheduleItem[]> {
+      return store.forDevice(device.id)
+    },
+
+    /** How many stored items are pending, failed, and pending and already due (a scan, for metrics). */
+    async backlog(now = Date.now()): Promise<{ pending: number; failed: number; due: number }> {
+      const counts = { pending: 0, failed: 0, due: 0 }
+      for await (const [, item] of store.all()) {
+        if (item.state === 'failed') counts.failed++
+        else {
+          counts.pending++
+          if (Math.max(item.dueAt, item.retryAt ?? 0) <= now) counts.due++
+        }
+      }
+      return counts
+    },
+
+    /** Start sending (call once the stored devices have been resumed). */
+    start(): void {
+      if (started) return
+      started = true
+      work.start().catch(err => logger.error({ err }, 'schedule scan failed'))
+    },
+
+    /** Scan now; with a device id (it just connected), that device's items waiting for a retry go at once. */
+    wake(deviceId?: string): void {
+      if (!started) return
+      if (!deviceId) return void work.rescan()
+      away.delete(deviceId)
+      eager.add(deviceId)
+      void work.refresh(deviceId).finally(() => eager.delete(deviceId))
+    },
+
+    /** Forget the items of a deleted device. */
+    async removeDevice(device: Device): Promise<void> {
+      work.forgetLane(device.id)
+      await store.removeDevice(device.id)
+    },
+
+    /** Stop the timer and wait for the sends under way. */
+    close(): Promise<void> {
+      return work.close()
+    },
   }
 }
 

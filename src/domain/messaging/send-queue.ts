@@ -2,25 +2,21 @@ import PQueue from 'p-queue'
 import { GatewayError } from '../../errors.ts'
 import { Deadlines } from '../../store/deadlines.ts'
 
+/** Named as in MessagingSettings, which passes straight through. */
 interface SendQueueOptions {
   /** A job answers within this time (queued: dropped unsent; under way: reported as stalled). */
-  timeoutMs: number
+  sendTimeoutMs: number
   /** Pause after each job of a device before its next one starts. */
   minIntervalMs: number
   /** Random extra pause, 0 to this many ms. */
-  jitterMs: number
+  intervalJitterMs: number
   /** Most jobs waiting or running per device. */
-  limit: number
+  sendQueueLimit: number
   /** How long an idle device queue is kept for the device's next send (default 60 s). */
   idleQueueMs?: number
 }
 
-/**
- * One p-queue per device (concurrency 1): the sends of a device reach the network one at a time, in
- * order, paced by `minIntervalMs` plus jitter. Every job answers within `timeoutMs`: one still
- * waiting is answered `send-queue-timeout` and never sent; one that stalls is answered `send-stalled`
- * and the queue moves on. A queue idle for `idleQueueMs` is dropped.
- */
+/** One p-queue per device (concurrency 1): the sends of a device reach the network one at a time, in order, paced by `minIntervalMs` plus jitter. Every job answers within `sendTimeoutMs` (docs/limits.md): still waiting, `send-queue-timeout` and never sent; stalled, `send-stalled` and the queue moves on. A queue idle for `idleQueueMs` is dropped. */
 export class SendQueues {
   private readonly queues = new Map<string, DeviceQueue>()
   private readonly deadlines: Deadlines
@@ -29,7 +25,7 @@ export class SendQueues {
   private readonly idleQueueMs: number
 
   constructor(private readonly options: SendQueueOptions) {
-    this.deadlines = new Deadlines(options.timeoutMs)
+    this.deadlines = new Deadlines(options.sendTimeoutMs)
     this.idleQueueMs = options.idleQueueMs ?? 60_000
   }
 
@@ -37,10 +33,10 @@ export class SendQueues {
   run<T>(deviceId: string, job: () => Promise<T>): Promise<T> {
     if (this.closed) return Promise.reject(new GatewayError('shutting-down'))
     const device = this.queueOf(deviceId)
-    if (device.unsettled >= this.options.limit) return Promise.reject(new GatewayError('send-queue-full', { retryAfterSeconds: 5 }))
+    if (device.unsettled >= this.options.sendQueueLimit) return Promise.reject(new GatewayError('send-queue-full', { retryAfterSeconds: 5 }))
     device.unsettled++
     device.usedAt = Date.now()
-    const expiresAt = Date.now() + this.options.timeoutMs
+    const expiresAt = Date.now() + this.options.sendTimeoutMs
     return new Promise<T>((resolve, reject) => {
       let state: 'queued' | 'running' | 'done' = 'queued'
       let endTurn = () => {}
@@ -69,18 +65,18 @@ export class SendQueues {
             err => answer(() => reject(err)),
           )
         })
-        const pause = this.options.minIntervalMs + (this.options.jitterMs > 0 ? Math.floor(Math.random() * (this.options.jitterMs + 1)) : 0)
+        const pause = this.options.minIntervalMs + (this.options.intervalJitterMs > 0 ? Math.floor(Math.random() * (this.options.intervalJitterMs + 1)) : 0)
         if (pause > 0) await new Promise(resolve => setTimeout(resolve, pause))
       })
     })
   }
 
-  /** Stop taking jobs and wait (at most `timeoutMs` and a pause) for the queued ones to finish. */
+  /** Stop taking jobs and wait (at most `sendTimeoutMs` and a pause) for the queued ones to finish. */
   async close(): Promise<void> {
     this.closed = true
     let timer: NodeJS.Timeout | undefined
     const limit = new Promise<void>(resolve => {
-      timer = setTimeout(resolve, this.options.timeoutMs + this.options.minIntervalMs + this.options.jitterMs)
+      timer = setTimeout(resolve, this.options.sendTimeoutMs + this.options.minIntervalMs + this.options.intervalJitterMs)
       timer.unref()
     })
     await Promise.race([Promise.all([...this.queues.values()].map(device => device.queue.onIdle())), limit])

@@ -45,11 +45,7 @@ export type DeadLetterDetails = { url?: string; lastStatus?: number; lastError?:
 
 const DEAD_LETTER_TTL_MS = 30 * 86_400_000 // kept 30 days
 
-/**
- * The durable outbox: one record per undelivered event, plus the dead letters. An attempt claims
- * its record (a Claim) before sending; every change is a compare-and-set of the record, so with
- * several processes on one store each record has one deliverer at a time.
- */
+/** The durable outbox: one record per undelivered event, plus the dead letters. An attempt claims its record (a Claim) before sending; every change is a compare-and-set of the record (docs/scaling.md#what-is-safe). */
 export class OutboxStore {
   private readonly records: Collection<OutboxRecord>
   private readonly dead: Collection<DeadLetter>
@@ -80,10 +76,7 @@ export class OutboxStore {
     return this.records.get(key)
   }
 
-  /**
-   * Claim a record for one attempt, for `leaseMs`: the claimed record; when to look again while another
-   * instance's claim holds or it is not due (the record is the truth, the timetable a hint); undefined when it is gone.
-   */
+  /** Claim a record for one attempt, for `leaseMs`: the claimed record; when to look again while another instance's claim holds or it is not due (the record is the truth, the timetable a hint); undefined when it is gone. */
   async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<OutboxRecord | number | undefined> {
     let taken: OutboxRecord | number | undefined
     await this.records.update(key, current => {

@@ -25,11 +25,7 @@ export interface WebhookAdmin {
   readonly unrecordedCount: number
 }
 
-/**
- * The webhook outbox: stores every event of a device with a webhook (a feed subscriber, before the
- * publish resolves) and delivers it at least once in per-device lanes (DueWork). A record is
- * scheduled by its owner instance; one of a gone instance is adopted.
- */
+/** The webhook outbox: stores every event of a device with a webhook (a feed subscriber, before the publish resolves) and delivers it at least once in per-device lanes (DueWork). A record is scheduled by its owner instance; one of a gone instance is adopted. */
 export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
   private readonly loop: DueWork<OutboxRecord>
@@ -52,12 +48,7 @@ export class WebhookOutbox implements WebhookAdmin {
         },
         run: (key, _lane, shutdown) => attempts.run(key, shutdown),
       },
-      {
-        concurrencyPerLane: settings.concurrencyPerDevice,
-        capacity: settings.timetableCapacity,
-        lineLimit: settings.lineLimit,
-        reconcileMs: settings.reconcileMs,
-      },
+      settings,
       deps.logger,
     )
     liveness.onDeparture(() => void this.loop.rescan())

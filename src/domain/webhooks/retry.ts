@@ -1,8 +1,5 @@
-/** The longest wait a receiver's `Retry-After` can impose (24 h); longer values are cut to this. */
-export const MAX_RETRY_AFTER_MS = 24 * 3_600_000
-
-/** The shortest wait a `Retry-After` yields (a `0` must not become a tight loop). */
-export const MIN_RETRY_AFTER_MS = 1_000
+/** The shortest wait a `Retry-After` yields (a `0` must not become a tight loop) and the longest it can impose (longer values are cut to it). */
+export const [MIN_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS] = [1_000, 24 * 3_600_000]
 
 /** The delay before the next attempt after `failures` failed ones (past the list's end its last delay repeats), ±20 % jitter. */
 export function retryDelay(delays: readonly number[], failures: number, random: () => number = Math.random): number {

@@ -1,9 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto'
 
-/**
- * Standard Webhooks signing (https://www.standardwebhooks.com): `v1,` + base64 of HMAC-SHA256 over
- * `${id}.${timestamp}.${body}`, keyed by the bytes of the base64 text after `whsec_`.
- */
+/** Standard Webhooks signing (docs/api.md#headers-and-signature): `v1,` + base64 of HMAC-SHA256 over `${id}.${timestamp}.${body}`, keyed by the bytes of the base64 text after `whsec_`. */
 export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64')
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
@@ -15,11 +12,7 @@ export function webhookHeaders(secret: string, id: string, body: string, now = D
   return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secret, id, timestamp, body) }
 }
 
-/**
- * Check a webhook the gateway sent, as a receiver: any `v1,` signature of `webhook-signature` over
- * the raw `body` with the device's secret (constant-time compare), and a timestamp within
- * `toleranceSeconds` (default 300) of now.
- */
+/** Check a webhook the gateway sent, as a receiver: any `v1,` signature of `webhook-signature` over the raw `body` with the device's secret (constant-time compare), and a timestamp within `toleranceSeconds` (default 300) of now. */
 export function verifyWebhook(
   secret: string,
   headers: Record<string, string | string[] | undefined>,

@@ -6,7 +6,7 @@ import { withFakeClock } from '../../helpers/fake-clock.ts'
 
 const test = suite('per-device send queues')
 
-const options = { timeoutMs: 1000, minIntervalMs: 0, jitterMs: 0, limit: 100 }
+const options = { sendTimeoutMs: 1000, minIntervalMs: 0, intervalJitterMs: 0, sendQueueLimit: 100 }
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
 
 test('run(device, job) runs the jobs of one device one at a time, in order', async () => {
@@ -44,7 +44,7 @@ test('run(device, job) runs the jobs of different devices side by side', async (
 
 test('minIntervalMs and jitter space the jobs of a device', () =>
   withFakeClock(async clock => {
-    const queues = new SendQueues({ ...options, minIntervalMs: 60, jitterMs: 40 })
+    const queues = new SendQueues({ ...options, minIntervalMs: 60, intervalJitterMs: 40 })
     const starts: number[] = []
     const all = Promise.all(Array.from({ length: 4 }, () => queues.run('d1', async () => void starts.push(Date.now()))))
     await clock.advanceUntil(() => starts.length === 4, 1_000)
@@ -57,14 +57,14 @@ test('minIntervalMs and jitter space the jobs of a device', () =>
 
 test('a job that stalls past timeoutMs is answered 504 at its time-out and the queue moves on', () =>
   withFakeClock(async clock => {
-    const queues = new SendQueues({ ...options, timeoutMs: 150 })
+    const queues = new SendQueues({ ...options, sendTimeoutMs: 150 })
     let answered: GatewayError | undefined
     const stalled = queues.run('d1', () => new Promise(() => {})).catch((err: GatewayError) => (answered = err))
     await clock.advance(50) // joins with time left after the stalled job is given up on
     const next = queues.run('d1', async () => 'next').catch((err: unknown) => err) // settled either way: an early assert must not leave it unhandled
     await clock.advance(99)
     assert.ok(answered === undefined, 'not given up on before its time-out')
-    // The time-outs are swept every tenth of timeoutMs: answered within one sweep of it.
+    // The time-outs are swept every tenth of sendTimeoutMs: answered within one sweep of it.
     const took = await clock.advanceUntil(() => answered !== undefined, 1_000)
     assert.ok(took <= 15 + 1, `answered ${took} ms after its time-out`)
     assert.equal(((await stalled) as GatewayError).code, 'send-stalled')
@@ -73,7 +73,7 @@ test('a job that stalls past timeoutMs is answered 504 at its time-out and the q
   }))
 
 test('a job still queued at its timeout (behind a pacing pause) is answered 504 and never runs', async () => {
-  const queues = new SendQueues({ ...options, timeoutMs: 150, minIntervalMs: 400 })
+  const queues = new SendQueues({ ...options, sendTimeoutMs: 150, minIntervalMs: 400 })
   let ran = false
   assert.equal(await queues.run('d1', async () => 'first'), 'first')
   const queued = queues.run('d1', async () => void (ran = true))
@@ -85,7 +85,7 @@ test('a job still queued at its timeout (behind a pacing pause) is answered 504 
 test('a job whose timeout passed behind a stalled one is never run, even when the stalled one is given up on first', async () => {
   // Both join in the same millisecond, so both are due at once; the sweep gives up on the stalled
   // one first and frees the device, and the one behind it must not start as if it had time left.
-  const queues = new SendQueues({ ...options, timeoutMs: 60 })
+  const queues = new SendQueues({ ...options, sendTimeoutMs: 60 })
   const realNow = Date.now
   const joined = realNow()
   Date.now = () => joined
@@ -106,7 +106,7 @@ test('a job whose timeout passed behind a stalled one is never run, even when th
 
 test('a device that never runs out of work keeps a bounded queue', async () => {
   // Each job queues the next before it ends, so the device's queue never drains.
-  const queues = new SendQueues({ ...options, limit: 10 })
+  const queues = new SendQueues({ ...options, sendQueueLimit: 10 })
   const internal = queues as unknown as { queues: Map<string, { queue: { size: number } }> }
   let longest = 0
   const sends = 5000
@@ -133,7 +133,7 @@ test('a job failure is passed on and does not stop later jobs', async () => {
 })
 
 test('a device with limit jobs waiting gets 429 for the next one', async () => {
-  const queues = new SendQueues({ ...options, limit: 2 })
+  const queues = new SendQueues({ ...options, sendQueueLimit: 2 })
   const first = queues.run('d1', () => sleep(50))
   const second = queues.run('d1', () => sleep(1))
   await assert.rejects(

@@ -50,7 +50,7 @@ test('a stuck device with a backlog larger than memory holds up no other device,
       return { status: 200 }
     },
   }
-  box = outbox(memoryStorage(), sender, { timetableCapacity: 5, lineLimit: 4, concurrencyPerDevice: 1 })
+  box = outbox(memoryStorage(), sender, { capacity: 5, lineLimit: 4, concurrencyPerLane: 1 })
   await box.start()
   for (let i = 0; i < 30; i++) await box.record(device('d1'), message(`stuck${i}`))
   for (let i = 0; i < 3; i++) await box.record(device('d2'), message(`free${i}`))
