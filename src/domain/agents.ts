@@ -12,7 +12,7 @@ import { contactKey, type FlowConversations } from './flows.ts'
 import type { MessageFeed } from './message-feed.ts'
 import type { Messaging } from './messaging/index.ts'
 
-interface Agent {
+type Agent = {
   id: string
   accountId: string
   deviceId: string
