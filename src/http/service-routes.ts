@@ -78,10 +78,7 @@ export async function addServiceRoutes(
 
 // --- Internal helpers ---
 
-/**
- * `GET /health`: whether the store and the transport (its `ping`, or a status read) answer within
- * `timeoutMs`: 200 or 503 whatever `httpStatus` (load balancers read the HTTP code); failures logged, never shown.
- */
+/** `GET /health`: 200 if store and transport answer within `timeoutMs`, else 503 whatever `httpStatus` (load balancers read it); failures logged only. */
 function healthRoute(router: Router, { storage, transport, logger, instances, leases }: ServiceRouteDeps, timeoutMs: number): void {
   router.get('/health', async (ctx: Context) => {
     const [storageCheck, transportCheck] = await Promise.all([

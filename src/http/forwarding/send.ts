@@ -57,10 +57,7 @@ export class ForwardFailedError extends GatewayError {
   }
 }
 
-/**
- * POST an operation's fields as JSON to the same path on the holder, signed (signature.ts); resolves
- * with its answer, or throws ForwardFailedError. Never retried: a request that died mid-way may have been done.
- */
+/** POST an operation's fields, signed, to the same path on the holder: its answer, or ForwardFailedError (never retried: it may have been done). */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
   const { options, prefix } = targetOf(request.baseUrl)
@@ -134,11 +131,7 @@ function targetOf(baseUrl: string) {
   return target
 }
 
-/**
- * POST `body` once (no redirect followed); resolves with the answer read up to MAX_ANSWER_BYTES.
- * Rejects with ForwardFailedError: `timeout` after `timeoutMs`, `bad-answer` past the size, else by
- * the connection's error (connectionFailure).
- */
+/** POST `body` once (no redirect): the answer up to MAX_ANSWER_BYTES, else ForwardFailedError (`timeout`, `bad-answer` past the size, connectionFailure). */
 function postOnce(options: RequestOptions & { headers: Record<string, string> }, body: Buffer, timeoutMs: number) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
     options.headers['content-length'] = String(body.length)
