@@ -19,8 +19,7 @@ export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
     let received = 0
-    // Listeners stay until the request is done with: once settled they only let the rest of an
-    // oversized body flow by unkept, and the bytes read are let go.
+    // Listeners stay until the request is done: once settled they let the rest of a body flow by unkept.
     let settled = false
     // A large declared body is copied into one buffer of its size as it arrives: never held twice.
     let whole = length >= WHOLE_BUFFER_BYTES ? Buffer.allocUnsafe(length) : undefined
@@ -49,9 +48,7 @@ export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise
       settle()
       resolve(bytes)
     })
-    // Errors are built only when they answer: 'close' comes after every request, and an Error
-    // captures a stack trace. A client gone mid-body ends the request with 'error', or only with
-    // 'close' when it went before these listeners were added.
+    // Errors built only when they answer ('close' follows every request); a client gone before these listeners: 'close' only.
     req.on('error', cause => {
       if (!settled) fail(new GatewayError('body-malformed', { cause }))
     })

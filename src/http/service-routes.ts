@@ -56,7 +56,6 @@ export async function addServiceRoutes(
   const metrics = settings.metrics ? await startMetrics(services, webhooks, settings.metrics.registry) : undefined
   healthRoute(router, services, settings.healthTimeoutMs)
   if (settings.docs) {
-    // The document's server URL: the `baseUrl` option, or the request's origin and mount path.
     let document: Record<string, unknown> | undefined
     router.get('/openapi.json', (ctx: Context) => {
       document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))

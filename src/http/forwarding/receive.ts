@@ -15,8 +15,7 @@ export function forwardedBodyLimit(limitBytes: number): number {
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
-  // Signatures accepted within twice the tolerance, by expiry: a replayed copy is refused. In this process only, and that is
-  // enough: a signature names its destination instance, whose id lives and dies with this process.
+  // Signatures accepted within twice the tolerance, by expiry: in this process only, enough (docs/scaling.md, "Replays").
   const seen = new Map<string, number>()
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {

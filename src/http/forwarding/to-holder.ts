@@ -43,7 +43,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     holders!.delete(deviceId)
     return undefined
   }
-  /** The request is worked here: tell the caller (cluster mode) that this instance holds its device. */
   const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
   /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
   const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
@@ -113,7 +112,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       throw routing.unlessLetGo(device, err)
     })
   }
-  /** A link: the device is found or made on the instance that will hold it. */
   const onLinker = async (ctx: Context, next: Next, state: RequestState) => {
     const need = state.operation!.device!
     const input = state.input as Record<string, unknown>
