@@ -14,6 +14,9 @@ const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 /** Marks a forwarded request's answer from an instance that does not hold the device (nothing ran): the forwarder asks the store again (to-holder.ts). */
 export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 
+/** The holder's answer headers relayed to the client. */
+const RELAYED_HEADERS = ['retry-after', 'content-type', HOLDER_HEADER]
+
 /** The holder's answers beyond this size are refused. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
@@ -76,7 +79,7 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
   return {
     status: answer.status,
-    headers: relayedHeaders(answer.headers),
+    headers: Object.fromEntries(RELAYED_HEADERS.filter(name => typeof answer.headers[name] === 'string').map(name => [name, answer.headers[name] as string])),
     body: parsed,
     text: answer.text,
     notHolder: answer.headers[NOT_HOLDER_HEADER] === '1',
@@ -174,13 +177,4 @@ function displayName(name: string | undefined): string | undefined {
 function connectionFailure(cause: unknown): ForwardFailure {
   const code = (cause as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN' ? 'unreachable' : 'broken'
-}
-
-function relayedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const relayed: Record<string, string> = {}
-  for (const name of ['retry-after', 'content-type', HOLDER_HEADER] as const) {
-    const value = headers[name]
-    if (typeof value === 'string') relayed[name] = value
-  }
-  return relayed
 }
