@@ -93,12 +93,7 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
     tags: [tagOf(entry.path)],
     summary: ordered.map(operation => operation.name).join(', '),
     description: ordered.map((op, i) => `${i + 1}. **${op.name}** (${list(distinguishingFields(op), ' or ') || 'default'}): ${op.summary}.`).join('\n'),
-    'x-operations': ordered.map((operation, index) => ({
-      name: operation.name,
-      field: distinguishingFields(operation),
-      precedence: index + 1,
-      summary: operation.summary,
-    })),
+    'x-operations': ordered.map((op, index) => ({ name: op.name, field: distinguishingFields(op), precedence: index + 1, summary: op.summary })),
     requestBody: {
       required: true,
       content: {

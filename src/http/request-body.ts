@@ -132,10 +132,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     }
     let parser: Busboy.Busboy
     try {
-      parser = Busboy({
-        headers: ctx.req.headers,
-        limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
-      })
+      parser = Busboy({ headers: ctx.req.headers, limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 } })
     } catch (cause) {
       reject(new GatewayError('body-not-object', { cause }))
       return
@@ -147,10 +144,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     })
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => {
-        count(chunk.length)
-        chunks.push(chunk)
-      })
+      stream.on('data', (chunk: Buffer) => (count(chunk.length), chunks.push(chunk)))
       stream.on('limit', () => fail(new GatewayError('body-too-large')))
       // A file part cut short (no closing boundary) errors on its own stream: unhandled, it would end the process.
       stream.on('error', cause => fail(new GatewayError('body-not-object', { cause })))

@@ -63,8 +63,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       const answer = await forwardOperation({
         baseUrl: to.url,
         path,
-        fields: state.body!.fields,
-        uploads: state.body!.uploads,
+        ...state.body!,
         secret,
         from: instances.id,
         to: to.id,
