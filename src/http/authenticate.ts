@@ -2,11 +2,7 @@ import type { Context, Middleware, Next } from 'koa'
 import type { OperationServices } from '../operations/operation.ts'
 import { requestState } from './request-state.ts'
 
-/**
- * Middleware: for an operation that declares a device, the caller's account (by `authkey`, else
- * `unauthenticated`) and the device in that account (else `device-not-found`; a link's is looked up
- * when routed), before anything else about the device (its holder) is asked.
- */
+/** Middleware: the caller's account (`unauthenticated`) and its declared device (`device-not-found`; a link's when routed), before its holder is asked. */
 export function authenticate({ accounts, devices }: OperationServices): Middleware {
   return async function gatewayAuth(ctx: Context, next: Next) {
     const state = requestState(ctx)

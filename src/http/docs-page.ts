@@ -53,12 +53,8 @@ const files = new Map<string, Promise<Buffer>>()
 
 /** A file of the installed swagger-ui-dist, read once. */
 function swaggerFile(name: string): Promise<Buffer> {
-  let file = files.get(name)
-  if (!file) {
-    file = readFile(join(dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`)), name))
-    files.set(name, file)
-  }
-  return file
+  if (!files.has(name)) files.set(name, readFile(join(dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`)), name)))
+  return files.get(name)!
 }
 
 /** The `/docs` page: Swagger UI, or without swagger-ui-dist where the document is and how to get the UI. */

@@ -17,8 +17,7 @@ export class RequestDrain {
     return async (ctx: Context, next: Next) => {
       if (this.draining) {
         const answer = errorAnswer(new GatewayError('shutting-down'))
-        ctx.set('Connection', 'close')
-        ctx.set('Retry-After', String(answer.retryAfterSeconds))
+        ctx.set({ Connection: 'close', 'Retry-After': String(answer.retryAfterSeconds) })
         return sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
       }
       this.inFlight++

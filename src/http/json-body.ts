@@ -2,20 +2,12 @@ import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
 import { GatewayError } from '../errors.ts'
 
-/**
- * Read and parse a plain JSON request body (`application/json`, UTF-8, no Content-Encoding), the
- * shape of nearly every request, with the answers koa-bodyparser gives (the gateway keeps it for
- * every other body). Kept because it measurably pays: bench/README.md, "Copies of library code kept for speed".
- */
+/** Read a plain JSON body (UTF-8, no Content-Encoding) with koa-bodyparser's answers; kept for speed (bench/README.md, "Copies of library code..."). */
 export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
   return parseJson(await readBodyBytes(req, limitBytes))
 }
 
-/**
- * A request's body bytes: over `limitBytes` (declared or received) 413, cut short or more than
- * declared 400 `body-malformed`; a stream that cannot be read any more (consumed by the host, or
- * its client gone before the gateway got to it) 400 `body-not-object`, as the general parser answers it.
- */
+/** A body's bytes: 413 over `limitBytes`, 400 `body-malformed` cut short or over its length, 400 `body-not-object` already consumed (as co-body answers). */
 export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   if (isSpent(req)) return Promise.reject(new GatewayError('body-not-object'))
   const declared = req.headers['content-length']
@@ -27,8 +19,7 @@ export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise
   return new Promise((resolve, reject) => {
     let chunks: Buffer[] = []
     let received = 0
-    // Listeners stay until the request is done with: once settled they only let the rest of an
-    // oversized body flow by unkept, and the bytes read are let go.
+    // Listeners stay until the request is done: once settled they let the rest of a body flow by unkept.
     let settled = false
     // A large declared body is copied into one buffer of its size as it arrives: never held twice.
     let whole = length >= WHOLE_BUFFER_BYTES ? Buffer.allocUnsafe(length) : undefined
@@ -57,9 +48,7 @@ export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise
       settle()
       resolve(bytes)
     })
-    // Errors are built only when they answer: 'close' comes after every request, and an Error
-    // captures a stack trace. A client gone mid-body ends the request with 'error', or only with
-    // 'close' when it went before these listeners were added.
+    // Errors built only when they answer ('close' follows every request); a client gone before these listeners: 'close' only.
     req.on('error', cause => {
       if (!settled) fail(new GatewayError('body-malformed', { cause }))
     })

@@ -16,11 +16,7 @@ export interface MediaRouteDeps {
   cluster?: { instances: Instances }
 }
 
-/**
- * `GET /media/:token`: a received media message too large for its webhook event, fetched on demand
- * by the device's holder (404 for a bad or expired token). The sender chose the bytes: the browser
- * may not run them, and anything but images, audio, video, PDF and plain text is an attachment.
- */
+/** `GET /media/:token`: received media too large for its webhook event (404 for a bad token); the sender chose the bytes, so most types are attachments. */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   router.get('/media/:token', boundary, async (ctx: Context) => {
     ctx.set({ 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "sandbox; default-src 'none'" })

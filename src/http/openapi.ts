@@ -11,11 +11,7 @@ export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAn
   return operation.errorExtra ? { ...answer, extra: { ...answer.extra, ...operation.errorExtra } } : answer
 }
 
-/**
- * The OpenAPI 3.1 document, generated from the operation table: each path's POST takes a `oneOf` of
- * its operations' request schemas, each excluding the fields that take precedence over it, so exactly
- * one schema matches a body the gateway would accept for that operation.
- */
+/** The OpenAPI 3.1 document of the table: each path a `oneOf` of its operations, each excluding the fields that take precedence, so exactly one matches. */
 export function openApiDocument(table: readonly PathEntry[], version: string, servicePaths: Record<string, unknown>): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = { ErrorAnswer: errorAnswerSchema }
   const paths: Record<string, unknown> = {}
@@ -97,12 +93,7 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
     tags: [tagOf(entry.path)],
     summary: ordered.map(operation => operation.name).join(', '),
     description: ordered.map((op, i) => `${i + 1}. **${op.name}** (${list(distinguishingFields(op), ' or ') || 'default'}): ${op.summary}.`).join('\n'),
-    'x-operations': ordered.map((operation, index) => ({
-      name: operation.name,
-      field: distinguishingFields(operation),
-      precedence: index + 1,
-      summary: operation.summary,
-    })),
+    'x-operations': ordered.map((op, index) => ({ name: op.name, field: distinguishingFields(op), precedence: index + 1, summary: op.summary })),
     requestBody: {
       required: true,
       content: {

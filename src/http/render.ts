@@ -15,11 +15,7 @@ export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: n
   ctx.body = body
 }
 
-/**
- * Middleware, the error boundary of every gateway route: every error becomes `{status, message, ...extra}`,
- * in the selected operation's words (an unexpected one logged and answered 500 without details);
- * the request's hold of the media budget is given back once it is answered.
- */
+/** Middleware, the error boundary: each error as `{status, message, ...extra}` in the operation's words (unexpected: logged, 500); media hold given back. */
 export function answerErrors(mode: HttpStatusMode, logger: Logger) {
   return async function gatewayAnswer(ctx: Context, next: Next) {
     const state = requestState(ctx)

@@ -14,11 +14,7 @@ import { requestState, type ParsedBody } from './request-state.ts'
 /** Bodies from this size on (declared by Content-Length) count against the media budget while the request lasts. */
 const MEDIA_BODY_BYTES = 64 * 1024
 
-/**
- * Middleware: the request's body, parsed (see bodyReader). A body large enough to carry media holds
- * its declared size of the media budget until answered (429 past it); in cluster mode a forwarded
- * request is verified first (forwardedRequestReader; outside it, such a request gets no trust).
- */
+/** Middleware: the body parsed (bodyReader); one that may carry media holds its size of the media budget (429 past it); a forwarded one verified first. */
 export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
@@ -41,11 +37,7 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
 
 const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
 
-/**
- * Body reading scoped to the gateway's routes: JSON, urlencoded and multipart all mean the same. A
- * body the host app already parsed is used as is, so mounting works with or without a host
- * bodyparser. A body not received whole within `timeoutMs` is 408 `body-timeout`, its connection closed.
- */
+/** Body reading for the gateway's routes (JSON, form, multipart alike; a host's parsed body as is); not whole within `timeoutMs` 408, connection closed. */
 export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context) => Promise<ParsedBody> {
   // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
   const options: koaBodyParser.Options & { onProtoPoisoning: 'remove' } = {
@@ -140,10 +132,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     }
     let parser: Busboy.Busboy
     try {
-      parser = Busboy({
-        headers: ctx.req.headers,
-        limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
-      })
+      parser = Busboy({ headers: ctx.req.headers, limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 } })
     } catch (cause) {
       reject(new GatewayError('body-not-object', { cause }))
       return
@@ -155,10 +144,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     })
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = []
-      stream.on('data', (chunk: Buffer) => {
-        count(chunk.length)
-        chunks.push(chunk)
-      })
+      stream.on('data', (chunk: Buffer) => (count(chunk.length), chunks.push(chunk)))
       stream.on('limit', () => fail(new GatewayError('body-too-large')))
       // A file part cut short (no closing boundary) errors on its own stream: unhandled, it would end the process.
       stream.on('error', cause => fail(new GatewayError('body-not-object', { cause })))

@@ -18,7 +18,7 @@ export interface ForwardedFrom {
   baseUrl?: string
 }
 
-/** What the gateway's middleware learn about a request, each field set by one of them (`ctx.state.gateway`). */
+/** What the gateway's middleware learn about a request, each field set by one of them (`ctx.state.gateway`; the handler's view: OperationContext). */
 export class RequestState {
   /** Set when the request was forwarded by another instance and verified (it is then never forwarded again). */
   forwardedFrom: ForwardedFrom | undefined = undefined
@@ -28,14 +28,10 @@ export class RequestState {
   operation: Operation | undefined = undefined
   /** The body validated (and coerced) by the operation's schema. */
   input: unknown = undefined
-  /** What the operation needs of its device's session for this input (see DeviceNeed). */
   session: SessionNeed | undefined = undefined
   account: Account | undefined = undefined
-  /** The operation's device, found in the caller's account. */
   device: Device | undefined = undefined
-  /** The device's open session (a `connected` need). */
   status: SessionStatus | undefined = undefined
-  /** A link: whether this request made the device, and the appkey to answer. */
   ensured: { created: boolean; appkey?: string } | undefined = undefined
 }
 

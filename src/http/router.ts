@@ -33,14 +33,7 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   drain: RequestDrain
 }
 
-/**
- * Build the gateway's router: every path of the table, plus the QR share pages and media links.
- * Each concern is one middleware: on every route observe (the `request` event) and drain (the
- * shutdown); on an operation path, in order: answer errors (in the operation's words), read the
- * body (verifying a forwarded one), rate limit, select and validate the operation, authenticate
- * (the caller's account and device), route to the device's holder (or forward there), run the
- * operation and answer. They share what they learn through the request state (request-state.ts).
- */
+/** Build the gateway's router: the table's paths (one middleware per concern, in the order below; docs/architecture.md), QR share pages, media links. */
 export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
   router.use(observeRequests(deps.events))

@@ -7,7 +7,6 @@ import { requestState, type RequestState } from './request-state.ts'
 interface RunDeps {
   services: OperationServices
   httpStatus: HttpStatusMode
-  /** The public URL of the request. */
   baseUrlOf(ctx: Context, state: RequestState): string
 }
 

@@ -50,8 +50,7 @@ function validateBody(fields: Record<string, unknown>, schema: Struct<any, any>,
   }
 }
 
+/** A field counts as present unless absent, null or blank text. */
 function isPresent(value: unknown): boolean {
-  if (value === undefined || value === null) return false
-  if (typeof value === 'string') return value.trim() !== ''
-  return true
+  return value !== undefined && value !== null && (typeof value !== 'string' || value.trim() !== '')
 }

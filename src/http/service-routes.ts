@@ -56,7 +56,6 @@ export async function addServiceRoutes(
   const metrics = settings.metrics ? await startMetrics(services, webhooks, settings.metrics.registry) : undefined
   healthRoute(router, services, settings.healthTimeoutMs)
   if (settings.docs) {
-    // The document's server URL: the `baseUrl` option, or the request's origin and mount path.
     let document: Record<string, unknown> | undefined
     router.get('/openapi.json', (ctx: Context) => {
       document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))
@@ -78,10 +77,7 @@ export async function addServiceRoutes(
 
 // --- Internal helpers ---
 
-/**
- * `GET /health`: whether the store and the transport (its `ping`, or a status read) answer within
- * `timeoutMs`: 200 or 503 whatever `httpStatus` (load balancers read the HTTP code); failures logged, never shown.
- */
+/** `GET /health`: 200 if store and transport answer within `timeoutMs`, else 503 whatever `httpStatus` (load balancers read it); failures logged only. */
 function healthRoute(router: Router, { storage, transport, logger, instances, leases }: ServiceRouteDeps, timeoutMs: number): void {
   router.get('/health', async (ctx: Context) => {
     const [storageCheck, transportCheck] = await Promise.all([

@@ -63,11 +63,13 @@ async function liveState(device: Device, services: SharePageDeps): Promise<PageS
 /** The device of the request's link, the pages' headers set; none (answered 404 with `revoked`) for an unknown or revoked link. */
 async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | object): Promise<Device | undefined> {
   const device = await links.resolve(String(ctx.params.token))
-  ctx.set('Cache-Control', 'no-store')
-  ctx.set('Referrer-Policy', 'no-referrer')
-  ctx.set('X-Robots-Tag', 'noindex')
-  ctx.set('X-Content-Type-Options', 'nosniff')
-  ctx.set('X-Frame-Options', 'DENY')
+  ctx.set({
+    'Cache-Control': 'no-store',
+    'Referrer-Policy': 'no-referrer',
+    'X-Robots-Tag': 'noindex',
+    'X-Content-Type-Options': 'nosniff',
+    'X-Frame-Options': 'DENY',
+  })
   if (!device) {
     ctx.status = 404
     ctx.body = revoked // an HTML page (Koa types a body starting with `<` as text/html) or JSON

@@ -9,7 +9,6 @@ export type AnswerCode = ErrorCode | TransportError['code'] | 'storage-unavailab
 export interface ErrorAnswer {
   status: number
   message: string
-  /** Extra fields of the error body (`valid: false` for OTP verification). */
   extra?: Record<string, unknown>
   retryAfterSeconds?: number
 }

@@ -1,27 +1,21 @@
-import { type } from 'superstruct'
-import { defineOperation } from './operation.ts'
 import { optionalText, text } from '../schema/fields.ts'
 import type { Button, Card } from '../ports/transport.ts'
-import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, sendFields, type WireButton, type WireCardButton } from './messaging-fields.ts'
-import { sendNeed, sendOrSchedule, sentAnswer } from './send-support.ts'
+import { MAX_BUTTONS, MAX_CAPTION, MAX_CARDS, MAX_HEADER, button, card, list, type WireButton, type WireCardButton } from './messaging-fields.ts'
+import { sendOperation, sendOrSchedule } from './send-support.ts'
 import { mediaErrors, sendErrors } from './error-answers.ts'
 
 /** Operation 15: a text with up to 3 buttons (reply, URL, call), optional header and footer. */
-export const sendButtons = defineOperation({
+export const sendButtons = sendOperation({
   field: 'buttons',
   name: 'sendButtons',
   summary: 'Send a message with buttons',
-  answer: sentAnswer,
-  errors: sendErrors,
-  schema: type({
-    ...sendFields,
+  fields: {
     message: text(MAX_CAPTION),
     buttons: list(button, 1, MAX_BUTTONS),
     header_title: optionalText(MAX_HEADER),
     footer_text: optionalText(MAX_HEADER),
-  }),
+  },
   accepts: ({ buttons }) => !hasDuplicateIds(buttons),
-  device: sendNeed,
   handle: sendOrSchedule('Mensagem com botões enviada.', ({ message: text, buttons, header_title: header, footer_text: footer, to }) => ({
     kind: 'send',
     to,
@@ -30,15 +24,13 @@ export const sendButtons = defineOperation({
 })
 
 /** Operation 16: a text above 1 to 10 cards, each with an image (fetched from `image_url`) and 1 or 2 buttons. */
-export const sendCarousel = defineOperation({
+export const sendCarousel = sendOperation({
   field: 'cards',
   name: 'sendCarousel',
   summary: 'Send a carousel of cards',
-  answer: sentAnswer,
   errors: [...sendErrors, ...mediaErrors, 'card-image-invalid'],
-  schema: type({ ...sendFields, message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) }),
+  fields: { message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) },
   accepts: ({ cards }) => !cards.some(c => hasDuplicateIds(c.buttons)),
-  device: sendNeed,
   handle: sendOrSchedule('Carrossel enviado.', async ({ message: text, cards, footer_text: footer, to }, { services, mediaHold }) => {
     const images = await Promise.all(cards.map(c => services.messaging.media.cardImage(c.image_url.trim(), mediaHold)))
     const built: Card[] = cards.map((c, i) => ({

@@ -1,9 +1,7 @@
-import { refine, type } from 'superstruct'
+import { refine } from 'superstruct'
 import { coerceWhen, isBoolean } from '../schema/coerce-when.ts'
-import { defineOperation } from './operation.ts'
 import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../schema/fields.ts'
-import { sendFields } from './messaging-fields.ts'
-import { sendNeed, sendOrSchedule, sentAnswer } from './send-support.ts'
+import { sendOperation, sendOrSchedule } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { targetErrors } from './error-answers.ts'
 
@@ -11,14 +9,12 @@ import { targetErrors } from './error-answers.ts'
 const MAX_ID = 256
 
 /** Operation 12: react to a message (`message` = an emoji, or `remove` to take the reaction back). */
-export const reactToMessage = defineOperation({
+export const reactToMessage = sendOperation({
   field: 'reactionMessage',
   name: 'reactToMessage',
   summary: 'React to a message with an emoji, or remove the reaction',
-  answer: sentAnswer,
   errors: targetErrors,
-  schema: type({ ...sendFields, reactionMessage: trueFlag(), message: reaction(), id: text(MAX_ID) }),
-  device: sendNeed,
+  fields: { reactionMessage: trueFlag(), message: reaction(), id: text(MAX_ID) },
   handle: sendOrSchedule(
     ({ message }) => (emojiOf(message) ? 'Reação enviada.' : 'Reação removida.'),
     ({ message, id, to }) => ({ kind: 'send', to, message: { kind: 'reaction', target: { chat: to, id: id.trim() }, emoji: emojiOf(message) } }),
@@ -26,14 +22,12 @@ export const reactToMessage = defineOperation({
 })
 
 /** Operation 13: delete a message the device sent, for everyone. */
-export const deleteMessage = defineOperation({
+export const deleteMessage = sendOperation({
   field: 'deleteID',
   name: 'deleteMessage',
   summary: 'Delete a sent message for everyone',
-  answer: sentAnswer,
   errors: targetErrors,
-  schema: type({ ...sendFields, message: falseFlag(), deleteID: text(MAX_ID) }),
-  device: sendNeed,
+  fields: { message: falseFlag(), deleteID: text(MAX_ID) },
   handle: sendOrSchedule('Mensagem apagada.', ({ deleteID, to }) => ({
     kind: 'send',
     to,
@@ -42,20 +36,17 @@ export const deleteMessage = defineOperation({
 })
 
 /** Operation 14: mark a received message as read: its id in `markRead`, or `markRead: "true"` and the id in `idMessagem` (or `idMensagem`). */
-export const markMessageRead = defineOperation({
+export const markMessageRead = sendOperation({
   field: 'markRead',
   name: 'markMessageRead',
   summary: 'Send a read receipt for a received message',
-  answer: sentAnswer,
   errors: targetErrors,
-  schema: type({
-    ...sendFields,
+  fields: {
     markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)),
     idMessagem: optionalText(MAX_ID),
     idMensagem: optionalText(MAX_ID),
-  }),
+  },
   accepts: input => readTarget(input) !== undefined,
-  device: sendNeed,
   handle: sendOrSchedule('Mensagem marcada como lida.', input => ({ kind: 'read', to: input.to, target: { chat: input.to, id: readTarget(input)!.trim() } })),
 })
 

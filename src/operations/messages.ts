@@ -1,39 +1,32 @@
-import { refine, type } from 'superstruct'
-import { defineOperation } from './operation.ts'
+import { refine } from 'superstruct'
 import { optionalText, phone, text } from '../schema/fields.ts'
-import { MAX_CAPTION, MAX_TEXT, sendFields } from './messaging-fields.ts'
-import { sendNeed, sendOrSchedule, sentAnswer } from './send-support.ts'
+import { MAX_CAPTION, MAX_TEXT } from './messaging-fields.ts'
+import { sendOperation, sendOrSchedule } from './send-support.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { mediaErrors, sendErrors } from './error-answers.ts'
 
 /** Operation 8 (the default of /api/create-message): send a text. */
-export const sendText = defineOperation({
+export const sendText = sendOperation({
   name: 'sendText',
   summary: 'Send a text message',
-  answer: sentAnswer,
-  errors: sendErrors,
-  schema: type({ ...sendFields, message: text(MAX_TEXT) }),
-  device: sendNeed,
+  fields: { message: text(MAX_TEXT) },
   handle: sendOrSchedule('Mensagem de texto enviada.', ({ message: text, to }) => ({ kind: 'send', to, message: { kind: 'text', text } })),
 })
 
 /** Operation 9: send a file (URL, base64, data URI or uploaded part) as image, video, audio or document. */
-export const sendMedia = defineOperation({
+export const sendMedia = sendOperation({
   field: 'file',
   name: 'sendMedia',
   summary: 'Send a media file',
-  answer: sentAnswer,
   errors: [...sendErrors, ...mediaErrors],
-  schema: type({
-    ...sendFields,
+  fields: {
     file: documentStruct(text(Number.MAX_SAFE_INTEGER), {
       description: 'An http(s) URL, base64, a base64 data URI, or (multipart) an uploaded file part named `file`.',
     }),
     message: optionalText(200),
     descricao: optionalText(MAX_CAPTION),
     format: optionalText(16),
-  }),
-  device: sendNeed,
+  },
   handle: sendOrSchedule('Arquivo enviado.', async ({ file, message: fileName, descricao: caption, format, to }, { uploads, services, mediaHold }) => {
     const source = uploads.get('file') ?? file
     return { kind: 'send', to, message: await services.messaging.media.message({ source, fileName, caption, format, hold: mediaHold }) }
@@ -41,14 +34,11 @@ export const sendMedia = defineOperation({
 })
 
 /** Operation 10: share a contact card (`contact` = name, `message` = the contact's phone). */
-export const sendContact = defineOperation({
+export const sendContact = sendOperation({
   field: 'contact',
   name: 'sendContact',
   summary: 'Send a contact card',
-  answer: sentAnswer,
-  errors: sendErrors,
-  schema: type({ ...sendFields, contact: text(256), message: phone() }),
-  device: sendNeed,
+  fields: { contact: text(256), message: phone() },
   handle: sendOrSchedule('Contato enviado.', ({ contact: name, message: phone, to }) => ({
     kind: 'send',
     to,
@@ -57,14 +47,11 @@ export const sendContact = defineOperation({
 })
 
 /** Operation 11: send a location (decimal `latitude` and `longitude`, optional text in `message`). */
-export const sendLocation = defineOperation({
+export const sendLocation = sendOperation({
   field: ['latitude', 'longitude'],
   name: 'sendLocation',
   summary: 'Send a location',
-  answer: sentAnswer,
-  errors: sendErrors,
-  schema: type({ ...sendFields, latitude: coordinate(90), longitude: coordinate(180), message: optionalText(1024) }),
-  device: sendNeed,
+  fields: { latitude: coordinate(90), longitude: coordinate(180), message: optionalText(1024) },
   handle: sendOrSchedule('Localização enviada.', ({ latitude, longitude, message: text, to }) => ({
     kind: 'send',
     to,

@@ -53,11 +53,7 @@ export interface OperationContext {
   ensured?: { created: boolean; appkey?: string }
 }
 
-/**
- * What an operation needs of the device's session: `device`, worked by the instance holding it;
- * `connected`, the same with the session open (409 `not-connected`); `link`, the device (made when
- * none of that name exists) linked by the instance that will hold it.
- */
+/** An operation's need: `device` (on its holder), `connected` (also its session open, else 409), `link` (found or made, linked by its future holder). */
 export type SessionNeed = 'device' | 'connected' | 'link'
 
 /** The device an operation works on, found in the caller's account before the handler runs and, with `session`, worked on its holder. */

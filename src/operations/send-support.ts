@@ -1,20 +1,33 @@
 import { GatewayError } from '../errors.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
-import { optional, string } from 'superstruct'
-import { answer, deviceByAppkey, type DeviceNeed, type OperationContext, type ReplyOf } from './operation.ts'
+import { optional, string, type, type Struct } from 'superstruct'
+import { answer, defineOperation, deviceByAppkey, type DeviceNeed, type Operation, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime } from '../domain/messaging/schedule-time.ts'
+import { sendFields } from './messaging-fields.ts'
+import { sendErrors } from './error-answers.ts'
 
 /** Furthest a message can be scheduled ahead. */
 const MAX_SCHEDULE_AHEAD_MS = 366 * 86_400_000
 
-/** The answer of operations 8 to 16 and OTP sends: the network's message id, or the schedule's id and time. */
-export const sentAnswer = answer({ id: optional(string()), agendamento: optional(string()) })
+/** The answer of operations 8 to 16: the network's message id, or the schedule's id and time. */
+const sentAnswer = answer({ id: optional(string()), agendamento: optional(string()) })
 
-/** Operations 8 to 16: sent now, they need the device's open session; scheduled (`agendamento`), its record only. */
-export const sendNeed: DeviceNeed<{ appkey: string; agendamento?: string }> = deviceByAppkey(({ agendamento }) =>
+const sendNeed: DeviceNeed<{ appkey: string; agendamento?: string }> = deviceByAppkey(({ agendamento }) =>
   agendamento === undefined ? 'connected' : undefined,
 )
+
+type SendSchema<F extends Record<string, Struct<any, any>>> = ReturnType<typeof type<typeof sendFields & F>>
+
+/** A send operation (8 to 16): `fields` after the send fields, sendErrors unless it says; needs the open session sent now, the record when scheduled. */
+export function sendOperation<N extends string, F extends Record<string, Struct<any, any>>>({
+  fields,
+  errors = sendErrors,
+  ...spec
+}: Omit<Operation<SendSchema<F>, typeof sentAnswer>, 'schema' | 'answer' | 'errors' | 'device'> & { name: N; fields: F; errors?: Operation['errors'] }) {
+  const schema = type({ ...sendFields, ...fields }) as SendSchema<F>
+  return defineOperation({ ...spec, answer: sentAnswer, errors, schema, device: sendNeed as DeviceNeed<any> })
+}
 
 /** The handler of operations 8 to 16: the built action, stored for later with `agendamento`, else done now on the device's open session. */
 export function sendOrSchedule<I extends { agendamento?: string }>(

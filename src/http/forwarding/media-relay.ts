@@ -12,11 +12,7 @@ const RELAY_TIMEOUT_MS = 120_000
 /** The holder's headers a relayed answer keeps (the media route's own security headers among them). */
 const RELAYED = ['content-type', 'content-length', 'content-disposition', 'content-security-policy', 'x-content-type-options', 'cache-control']
 
-/**
- * In cluster mode, the media of a device another live instance holds is fetched there with the
- * same signed token (the credential) and streamed back. Resolves false, doing nothing, for a relayed
- * request or when no other known instance holds the device; an unreachable holder is 503 `holder-unavailable`.
- */
+/** Cluster mode: fetch media from the live instance holding its device (same token) and stream it back; false when none or relayed, 503 if unreachable. */
 export async function relayMediaToHolder(
   ctx: Context,
   token: string,

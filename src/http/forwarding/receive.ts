@@ -11,20 +11,11 @@ export function forwardedBodyLimit(limitBytes: number): number {
   return 2 * limitBytes + 64 * 1024
 }
 
-/**
- * Read a request that says it was forwarded by another instance (`x-zapgate-forwarded-by`; without
- * it, resolves undefined reading nothing): its raw body (up to forwardedBodyLimit) is checked against
- * the signature before it is parsed. When a host bodyparser read the body first, its raw text
- * (`ctx.request.rawBody`) is checked, else the parsed body serialised again (the forwarder sends
- * `JSON.stringify` output, which that gives back byte for byte). A verified request resolves with
- * its fields, also put in `ctx.request.body`, and is marked (`forwardedFrom`: never forwarded again).
- * A wrong, stale or replayed signature, or one for another instance, is 403 `forward-refused`.
- */
+/** Read a forwarded request (`x-zapgate-forwarded-by`): its raw body checked before parsing (docs/scaling.md), else 403; marked `forwardedFrom`. */
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
-  // Signatures accepted within twice the tolerance, by expiry: a replayed copy is refused. In this process only, and that is
-  // enough: a signature names its destination instance, whose id lives and dies with this process.
+  // Signatures accepted within twice the tolerance, by expiry: in this process only, enough (docs/scaling.md, "Replays").
   const seen = new Map<string, number>()
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {

@@ -14,6 +14,9 @@ const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 /** Marks a forwarded request's answer from an instance that does not hold the device (nothing ran): the forwarder asks the store again (to-holder.ts). */
 export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
 
+/** The holder's answer headers relayed to the client. */
+const RELAYED_HEADERS = ['retry-after', 'content-type', HOLDER_HEADER]
+
 /** The holder's answers beyond this size are refused. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
@@ -57,10 +60,7 @@ export class ForwardFailedError extends GatewayError {
   }
 }
 
-/**
- * POST an operation's fields as JSON to the same path on the holder, signed (signature.ts); resolves
- * with its answer, or throws ForwardFailedError. Never retried: a request that died mid-way may have been done.
- */
+/** POST an operation's fields, signed, to the same path on the holder: its answer, or ForwardFailedError (never retried: it may have been done). */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
   const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
   const { options, prefix } = targetOf(request.baseUrl)
@@ -79,7 +79,7 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
   return {
     status: answer.status,
-    headers: relayedHeaders(answer.headers),
+    headers: Object.fromEntries(RELAYED_HEADERS.filter(name => typeof answer.headers[name] === 'string').map(name => [name, answer.headers[name] as string])),
     body: parsed,
     text: answer.text,
     notHolder: answer.headers[NOT_HOLDER_HEADER] === '1',
@@ -134,11 +134,7 @@ function targetOf(baseUrl: string) {
   return target
 }
 
-/**
- * POST `body` once (no redirect followed); resolves with the answer read up to MAX_ANSWER_BYTES.
- * Rejects with ForwardFailedError: `timeout` after `timeoutMs`, `bad-answer` past the size, else by
- * the connection's error (connectionFailure).
- */
+/** POST `body` once (no redirect): the answer up to MAX_ANSWER_BYTES, else ForwardFailedError (`timeout`, `bad-answer` past the size, connectionFailure). */
 function postOnce(options: RequestOptions & { headers: Record<string, string> }, body: Buffer, timeoutMs: number) {
   return new Promise<{ status: number; headers: IncomingHttpHeaders; text: string }>((resolve, reject) => {
     options.headers['content-length'] = String(body.length)
@@ -181,13 +177,4 @@ function displayName(name: string | undefined): string | undefined {
 function connectionFailure(cause: unknown): ForwardFailure {
   const code = (cause as { code?: string })?.code
   return code === 'ECONNREFUSED' || code === 'ENOTFOUND' || code === 'EHOSTUNREACH' || code === 'ENETUNREACH' || code === 'EAI_AGAIN' ? 'unreachable' : 'broken'
-}
-
-function relayedHeaders(headers: IncomingHttpHeaders): Record<string, string> {
-  const relayed: Record<string, string> = {}
-  for (const name of ['retry-after', 'content-type', HOLDER_HEADER] as const) {
-    const value = headers[name]
-    if (typeof value === 'string') relayed[name] = value
-  }
-  return relayed
 }

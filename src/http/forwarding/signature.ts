@@ -1,14 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 
-/**
- * The headers of a request one instance forwards to another. `x-zapgate-signature` is the base64url
- * HMAC-SHA256, keyed by the cluster secret, of one value a line (a header value cannot hold a line
- * break): `zapgate-forward-v2`, the method, the path and query (req.url), the timestamp (Unix ms),
- * the nonce, the forwarder's id, the destination's id (ids are never reused, so the receiver's
- * memory of signatures refuses every replay), the client IP and base URL (empty when not sent), and
- * the hex SHA-256 of the body bytes as sent (hashed before parsing: no JSON canonicalisation).
- */
+/** The headers of a request one instance forwards to another; what the signature covers and why: docs/scaling.md, "Signature". */
 export const ForwardHeaders = {
   forwardedBy: 'x-zapgate-forwarded-by',
   forwardedTo: 'x-zapgate-forwarded-to',

@@ -22,11 +22,7 @@ type KnownHolder = { id: string; url: string }
 /** At most this many devices' holders are remembered per cluster (the oldest entry goes first). */
 const MAX_KNOWN_DEVICES = 50_000
 
-/**
- * Which other instance holds a device, as the last forward found it, per cluster. A hint, safe as
- * one (docs/scaling.md, "Where it goes"): used only while its instance is alive; a holder refuses a
- * forward for a device it does not hold before anything runs, and the entry is then forgotten.
- */
+/** Which other instance holds a device, as the last forward found it, per cluster: a hint, safe as one (docs/scaling.md, "Where it goes"). */
 const knownHolders = new WeakMap<ClusterRouting, Map<string, KnownHolder>>()
 
 /** What routeToHolder needs; `baseUrlOf` the public URL the client called. */
@@ -37,13 +33,7 @@ interface HolderRoutingDeps {
   baseUrlOf(ctx: Context, state: RequestState): string
 }
 
-/**
- * Middleware: an operation that needs its device's session runs on the instance holding it. Held
- * (or taken) here, the request goes on, with the open session for a `connected` need and the device
- * found or made for a `link`; held by another instance, it is forwarded there once and answered with
- * exactly what that one answered (a request forwarded here is not sent on; a holder that cannot be
- * reached or breaks off is 503 `holder-unavailable`, never resent).
- */
+/** Middleware: an operation needing its device's session runs where the device is held: here it goes on, else it is forwarded once and the answer relayed. */
 export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
   const { routing, cluster } = deps
   const holders = cluster && (knownHolders.get(cluster) ?? knownHolders.set(cluster, new Map()).get(cluster)!)
@@ -53,7 +43,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     holders!.delete(deviceId)
     return undefined
   }
-  /** The request is worked here: tell the caller (cluster mode) that this instance holds its device. */
   const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
   /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
   const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
@@ -74,8 +63,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       const answer = await forwardOperation({
         baseUrl: to.url,
         path,
-        fields: state.body!.fields,
-        uploads: state.body!.uploads,
+        ...state.body!,
         secret,
         from: instances.id,
         to: to.id,
@@ -88,10 +76,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       events.emit('forward', { operation: state.operation?.name, to: to.id, ok })
     }
   }
-  /**
-   * Forward to the remembered holder: undefined once answered; else (unreachable, or not the holder:
-   * nothing ran) the entry is forgotten, and what to answer if the store names that instance again.
-   */
+  /** Forward to the remembered holder: undefined once answered; else (nothing ran) forgotten, and what to answer if the store names it again. */
   const viaKnown = async (ctx: Context, state: RequestState, deviceId: string, known: KnownHolder): Promise<(() => void) | undefined> => {
     let answer: ForwardAnswer
     try {
@@ -126,7 +111,6 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
       throw routing.unlessLetGo(device, err)
     })
   }
-  /** A link: the device is found or made on the instance that will hold it. */
   const onLinker = async (ctx: Context, next: Next, state: RequestState) => {
     const need = state.operation!.device!
     const input = state.input as Record<string, unknown>
