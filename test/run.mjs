@@ -133,7 +133,8 @@ function runFile(file) {
         bad = summary.total - summary.passed
       }
       if (timedOut) reasons.push(`timed out after ${timeoutMs} ms`)
-      else if (code !== 0) reasons.push(signal ? `killed by ${signal}` : `exit ${code}`)
+      // Ended by the runner: a file already tearing down when SIGUSR2 came (its handler gone) dies of it; uvu's summary judges it.
+      else if (code !== 0 && !(ended && signal === 'SIGUSR2')) reasons.push(signal ? `killed by ${signal}` : `exit ${code}`)
       if (!summary) reasons.push('no uvu summary (a suite never ran, or the file stopped before uvu finished)')
       else if (summary.total === 0 && summary.skipped === 0) reasons.push('no test ran or was skipped')
       const focused = [...new Set(focusedIn(file))]
