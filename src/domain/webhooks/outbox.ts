@@ -8,7 +8,7 @@ import type { Device } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { DeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
-import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
+import { createOutboxStore, eventId, outboxKey, type OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
 import { failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
@@ -32,7 +32,7 @@ export class WebhookOutbox implements WebhookAdmin {
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
   constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
-    const store = (this.store = new OutboxStore(deps.storage, deps.lock))
+    const store = (this.store = createOutboxStore(deps.storage, deps.lock))
     const attempts = new DeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
     const { liveness, settings } = deps
     this.loop = new DueWork<OutboxRecord>(
