@@ -11,7 +11,7 @@ import { Groups } from './groups.ts'
 import { MediaLoader } from './media-loader.ts'
 import { Messenger } from './messenger.ts'
 import { Otps } from './otp.ts'
-import { ScheduleStore } from './schedule-store.ts'
+import { createScheduleStore } from './schedule-store.ts'
 import { createScheduler } from './scheduler.ts'
 import { SendQueues } from './send-queue.ts'
 
@@ -55,7 +55,7 @@ export function createMessaging(deps: MessagingDeps) {
   const queues = new SendQueues(options)
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
   const scheduler = createScheduler(
-    new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
+    createScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
     messenger,
     deps.devices,
     deps.liveness,
