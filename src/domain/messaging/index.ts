@@ -10,7 +10,7 @@ import type { MessageFeed } from '../message-feed.ts'
 import { Groups } from './groups.ts'
 import { MediaLoader } from './media-loader.ts'
 import { Messenger } from './messenger.ts'
-import { Otps } from './otp.ts'
+import { createOtps } from './otp.ts'
 import { createScheduleStore } from './schedule-store.ts'
 import { createScheduler } from './scheduler.ts'
 import { SendQueues } from './send-queue.ts'
@@ -62,7 +62,7 @@ export function createMessaging(deps: MessagingDeps) {
     { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000, maxWaitMs: options.scheduleMaxWaitMs },
     logger,
   )
-  const otps = new Otps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
+  const otps = createOtps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
   const onStatus = ({ deviceId, status }: { deviceId: string; status: { connected: boolean } }) => {
     if (status.connected) scheduler.wake(deviceId)
   }
