@@ -7,7 +7,7 @@ import { claimedUntil } from '../claims.ts'
 import type { Device } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
 import type { MessageFeed } from '../message-feed.ts'
-import { DeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
+import { createDeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
 import { createOutboxStore, eventId, outboxKey, type OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
 import { failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 
@@ -33,7 +33,7 @@ export class WebhookOutbox implements WebhookAdmin {
 
   constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
     const store = (this.store = createOutboxStore(deps.storage, deps.lock))
-    const attempts = new DeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
+    const attempts = createDeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
     const { liveness, settings } = deps
     this.loop = new DueWork<OutboxRecord>(
       {
