@@ -1,7 +1,7 @@
 import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Storage } from '../../ports/storage.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import { RetryBuffer } from '../../store/retry-buffer.ts'
+import { createRetryBuffer, type RetryBuffer } from '../../store/retry-buffer.ts'
 import type { SpillFile } from '../../store/retry-buffer.ts'
 import { claimedUntil } from '../claims.ts'
 import type { Device } from '../devices.ts'
@@ -52,7 +52,7 @@ export class WebhookOutbox implements WebhookAdmin {
       deps.logger,
     )
     liveness.onDeparture(() => void this.loop.rescan())
-    this.unrecorded = new RetryBuffer({
+    this.unrecorded = createRetryBuffer({
       what: 'webhook events',
       process: ({ key, record }) => this.save(key, record),
       logger: deps.logger,
