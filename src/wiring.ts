@@ -23,7 +23,7 @@ import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
 import { RateLimits } from './security/rate-limits.ts'
 import { cacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
-import { RetryBuffer, SpillFile } from './store/retry-buffer.ts'
+import { createRetryBuffer, SpillFile } from './store/retry-buffer.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
 
 /** The gateway's parts, wired: what createGateway serves and closes. */
@@ -104,7 +104,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   }
 
   // Transport events the store could not take (it was down): kept in order and recorded once it is back.
-  const incoming = new RetryBuffer<TransportEvent>({
+  const incoming = createRetryBuffer<TransportEvent>({
     what: 'incoming events',
     process: recordEvent,
     logger,

@@ -18,94 +18,85 @@ interface RetryBufferOptions<T> {
 }
 
 /** Work the store refused, kept in arrival order (memory, then a spill file) and offered again with backoff (1 s to 30 s); new items wait behind it. */
-export class RetryBuffer<T> {
-  private readonly memory: T[] = []
-  private readonly memoryLimit: number
-  private timer: NodeJS.Timeout | undefined
-  private delayMs = RETRY_FIRST_MS
-  private flushing: Promise<void> | undefined
-  private closed = false
+export type RetryBuffer<T> = ReturnType<typeof createRetryBuffer<T>>
 
-  constructor(private readonly options: RetryBufferOptions<T>) {
-    this.memoryLimit = options.memoryLimit ?? 1_000
-  }
-
-  /** Replay what a gone process of this host left in its spill file (call once, at start). */
-  async start(): Promise<void> {
-    const { spill, logger, what } = this.options
-    if (!spill) return
-    await spill.prepare()
-    if (spill.size > 0) {
-      logger.warn({ count: spill.size }, `replaying ${what} left in a spill file`)
-      this.schedule(0)
-    }
-  }
-
-  /** Items waiting (in memory and spilled): while there are any, a new item must be kept too, behind them. */
-  get size(): number {
-    return this.memory.length + (this.options.spill?.size ?? 0)
-  }
-
-  /** Keep an item the store refused (or one that must wait behind those), to be offered again. */
-  keep(item: T, err?: unknown): void {
-    const { spill, logger, what } = this.options
-    if (this.size === 0) logger.warn({ err }, `the store did not take ${what}; keeping them until it does`)
-    if (this.memory.length < this.memoryLimit && (spill?.size ?? 0) === 0) this.memory.push(item)
-    else if (spill && spill.sizeBytes < (this.options.spillLimitBytes ?? 256 * 2 ** 20)) {
-      spill.append([item]).catch(cause => logger.error({ err: cause }, `${what} lost: the spill file could not be written`))
-    } else logger.error({ err }, `${what} lost: the store is down and the buffer is full`)
-    this.schedule(this.delayMs)
-  }
-
-  /** Offer what waits once more; what the store still refuses stays in the spill file, or is logged as lost. */
-  async close(): Promise<void> {
-    const { spill, logger, what } = this.options
-    this.closed = true
-    clearTimeout(this.timer)
-    await this.flush()
-    if (this.memory.length === 0) return
-    if (spill) {
-      const spilled = await spill.read(Number.MAX_SAFE_INTEGER)
-      await spill.append([...this.memory.splice(0), ...spilled])
-      logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
-    } else logger.error({ count: this.memory.length }, `${what} lost: the store was still down when the gateway stopped`)
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.timer || this.closed) return
-    this.timer = setTimeout(() => {
-      this.timer = undefined
-      void this.flush().then(() => {
-        if (this.size > 0) this.schedule(this.delayMs)
+/** A retry buffer over `options.process`. */
+export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
+  const { spill, logger, what } = options
+  const memory: T[] = []
+  const memoryLimit = options.memoryLimit ?? 1_000
+  let timer: NodeJS.Timeout | undefined
+  let delayMs = RETRY_FIRST_MS
+  let flushing: Promise<void> | undefined
+  let closed = false
+  const size = () => memory.length + (spill?.size ?? 0)
+  const schedule = (ms: number): void => {
+    if (timer || closed) return
+    timer = setTimeout(() => {
+      timer = undefined
+      void flush().then(() => {
+        if (size() > 0) schedule(delayMs)
       })
-    }, delayMs)
-    this.timer.unref()
+    }, ms)
+    timer.unref()
   }
-
-  /** Offer what waits, oldest first; stop at the first refusal (the store is still down) and back off. */
-  private flush(): Promise<void> {
-    const { spill, logger, what } = this.options
-    this.flushing ??= (async () => {
+  // Offer what waits, oldest first; stop at the first refusal (the store is still down) and back off.
+  const flush = (): Promise<void> =>
+    (flushing ??= (async () => {
       try {
         for (;;) {
-          if (this.memory.length === 0 && spill && spill.size > 0) this.memory.push(...((await spill.read(this.memoryLimit)) as T[]))
-          const item = this.memory[0]
+          if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit)) as T[]))
+          const item = memory[0]
           if (item === undefined) break
           try {
-            await this.options.process(item)
+            await options.process(item)
           } catch {
-            this.delayMs = Math.min(this.delayMs * 2, RETRY_MAX_MS)
+            delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)
             return
           }
-          this.memory.shift()
+          memory.shift()
         }
-        if (this.delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
-        this.delayMs = RETRY_FIRST_MS
+        if (delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
+        delayMs = RETRY_FIRST_MS
       } finally {
-        this.flushing = undefined
+        flushing = undefined
       }
-    })()
-    return this.flushing
+    })())
+  return {
+    /** Replay what a gone process of this host left in its spill file (call once, at start). */
+    async start(): Promise<void> {
+      if (!spill) return
+      await spill.prepare()
+      if (spill.size > 0) {
+        logger.warn({ count: spill.size }, `replaying ${what} left in a spill file`)
+        schedule(0)
+      }
+    },
+    /** Items waiting (in memory and spilled): while there are any, a new item must be kept too, behind them. */
+    get size(): number {
+      return size()
+    },
+    /** Keep an item the store refused (or one that must wait behind those), to be offered again. */
+    keep(item: T, err?: unknown): void {
+      if (size() === 0) logger.warn({ err }, `the store did not take ${what}; keeping them until it does`)
+      if (memory.length < memoryLimit && (spill?.size ?? 0) === 0) memory.push(item)
+      else if (spill && spill.sizeBytes < (options.spillLimitBytes ?? 256 * 2 ** 20)) {
+        spill.append([item]).catch(cause => logger.error({ err: cause }, `${what} lost: the spill file could not be written`))
+      } else logger.error({ err }, `${what} lost: the store is down and the buffer is full`)
+      schedule(delayMs)
+    },
+    /** Offer what waits once more; what the store still refuses stays in the spill file, or is logged as lost. */
+    async close(): Promise<void> {
+      closed = true
+      clearTimeout(timer)
+      await flush()
+      if (memory.length === 0) return
+      if (spill) {
+        const spilled = await spill.read(Number.MAX_SAFE_INTEGER)
+        await spill.append([...memory.splice(0), ...spilled])
+        logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
+      } else logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
+    },
   }
 }
 

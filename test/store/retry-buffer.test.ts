@@ -5,7 +5,7 @@ import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from 'no
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { silentLogger } from '../../src/logger.ts'
-import { RetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
+import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
 import { ownStamp } from '../../src/store/process-alive.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { tempDir } from '../helpers/standalone.ts'
@@ -26,7 +26,7 @@ test('items past the memory limit go to the spill file, and all are done in arri
   const dir = tempDir('zapgate-retry-')
   const { store, process } = flakyStore()
   const spill = new SpillFile(dir, 'test')
-  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 10, spill })
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 10, spill })
   await buffer.start()
   for (let i = 0; i < 250; i++) buffer.keep(i)
   assert.is(buffer.size, 250)
@@ -48,7 +48,7 @@ test('items past the memory limit go to the spill file, and all are done in arri
 test('close() with the store still down leaves every item in the spill file, memory first, and the next process replays them', async () => {
   const dir = tempDir('zapgate-retry-')
   const first = flakyStore()
-  const buffer = new RetryBuffer<number>({ what: 'numbers', process: first.process, logger: silentLogger, memoryLimit: 3, spill: new SpillFile(dir, 'test') })
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process: first.process, logger: silentLogger, memoryLimit: 3, spill: new SpillFile(dir, 'test') })
   await buffer.start()
   for (let i = 0; i < 8; i++) buffer.keep(i)
   await buffer.close()
@@ -58,7 +58,7 @@ test('close() with the store still down leaves every item in the spill file, mem
   renameSync(join(dir, file!), join(dir, file!.replace(new RegExp(`-${process.pid}(?=[-.])`), `-${gone}`)))
   const { store, process: take } = flakyStore()
   store.down = false
-  const next = new RetryBuffer<number>({ what: 'numbers', process: take, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+  const next = createRetryBuffer<number>({ what: 'numbers', process: take, logger: silentLogger, spill: new SpillFile(dir, 'test') })
   await next.start()
   await waitFor(() => store.taken.length === 8, 5000, 'the replay')
   assert.equal(store.taken, [0, 1, 2, 3, 4, 5, 6, 7])
@@ -71,7 +71,7 @@ test('a spill file of a process still alive on this host is left to it', async (
   writeFileSync(alive, '1\n2\n')
   const { store, process } = flakyStore()
   store.down = false
-  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
   await buffer.start()
   await new Promise(resolve => setTimeout(resolve, 200))
   assert.equal(store.taken, [])
@@ -89,7 +89,7 @@ withStartTimes('a spill file named by a live pid with another start time (the pi
   writeFileSync(join(dir, `test-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-${own.pid}-${own.startTicks! - 1}-${own.bootId!.slice(0, 8)}.jsonl`), '1\n2\n')
   const { store, process } = flakyStore()
   store.down = false
-  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
   await buffer.start()
   await waitFor(() => store.taken.length === 2, 5000, 'the replay')
   assert.equal(store.taken, [1, 2])
@@ -98,7 +98,7 @@ withStartTimes('a spill file named by a live pid with another start time (the pi
 
 test('without a spill file, items past the memory limit are lost (and the rest kept)', async () => {
   const { store, process } = flakyStore()
-  const buffer = new RetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 5 })
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 5 })
   for (let i = 0; i < 9; i++) buffer.keep(i)
   assert.is(buffer.size, 5)
   store.down = false

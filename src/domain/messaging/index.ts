@@ -10,8 +10,8 @@ import type { MessageFeed } from '../message-feed.ts'
 import { Groups } from './groups.ts'
 import { MediaLoader } from './media-loader.ts'
 import { Messenger } from './messenger.ts'
-import { Otps } from './otp.ts'
-import { ScheduleStore } from './schedule-store.ts'
+import { createOtps } from './otp.ts'
+import { createScheduleStore } from './schedule-store.ts'
 import { createScheduler } from './scheduler.ts'
 import { SendQueues } from './send-queue.ts'
 
@@ -55,14 +55,14 @@ export function createMessaging(deps: MessagingDeps) {
   const queues = new SendQueues(options)
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
   const scheduler = createScheduler(
-    new ScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
+    createScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
     messenger,
     deps.devices,
     deps.liveness,
     { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000, maxWaitMs: options.scheduleMaxWaitMs },
     logger,
   )
-  const otps = new Otps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
+  const otps = createOtps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
   const onStatus = ({ deviceId, status }: { deviceId: string; status: { connected: boolean } }) => {
     if (status.connected) scheduler.wake(deviceId)
   }

@@ -15,64 +15,52 @@ interface StoredOtp {
 }
 
 /** One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once. */
-export class Otps {
-  private readonly codes: Collection<StoredOtp>
-
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly options: { ttlMs: number; maxTries: number; secret: string },
-  ) {
-    this.codes = new Collection(storage, lock, 'otp')
-  }
-
-  /** Issue a new code for `recipient`: the code in clear, once, and `withdraw()` to put back the one it replaced when its send fails. */
-  async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
-    const id = `${device.id}:${recipient}`
-    const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
-    const salt = randomBytes(16).toString('base64')
-    const record: StoredOtp = { salt, hash: this.hash(salt, code), expiresAt: Date.now() + this.options.ttlMs, tries: 0 }
-    const replaced = await this.codes.load(id)
-    await this.codes.put(id, record, this.options.ttlMs)
-    // Only while the new code is still the stored one (not used, not replaced again, by any process).
-    const withdraw = async () => {
-      const left = replaced ? replaced.expiresAt - Date.now() : 0
-      if (replaced && left > 0) await this.codes.replace(id, record, replaced, left)
-      else await this.codes.removeIfEqual(id, record)
-    }
-    return { code, withdraw }
-  }
-
-  /** Whether `code` is the valid code of `recipient` (used up; wrong ones count as tries), each step conditional on the record read. */
-  async verify(device: Device, recipient: string, code: string): Promise<boolean> {
-    const id = `${device.id}:${recipient}`
-    const candidate = /^\d{6}$/.test(code) ? code : ''
-    for (;;) {
-      const record = await this.codes.load(id)
-      if (!record) return false
-      if (record.tries >= this.options.maxTries) {
-        await this.codes.removeIfEqual(id, record)
-        return false
+export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: number; maxTries: number; secret: string }) {
+  const codes = new Collection<StoredOtp>(storage, lock, 'otp')
+  const hash = (salt: string, code: string): string => createHmac('sha256', options.secret).update(salt).update(':').update(code).digest('base64')
+  return {
+    /** Issue a new code for `recipient`: the code in clear, once, and `withdraw()` to put back the one it replaced when its send fails. */
+    async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
+      const id = `${device.id}:${recipient}`
+      const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
+      const salt = randomBytes(16).toString('base64')
+      const record: StoredOtp = { salt, hash: hash(salt, code), expiresAt: Date.now() + options.ttlMs, tries: 0 }
+      const replaced = await codes.load(id)
+      await codes.put(id, record, options.ttlMs)
+      // Only while the new code is still the stored one (not used, not replaced again, by any process).
+      const withdraw = async () => {
+        const left = replaced ? replaced.expiresAt - Date.now() : 0
+        if (replaced && left > 0) await codes.replace(id, record, replaced, left)
+        else await codes.removeIfEqual(id, record)
       }
-      if (safeEqual(this.hash(record.salt, candidate), record.hash)) {
-        if (await this.codes.removeIfEqual(id, record)) return true
-        continue // used or changed meanwhile: read again
+      return { code, withdraw }
+    },
+    /** Whether `code` is the valid code of `recipient` (used up; wrong ones count as tries), each step conditional on the record read. */
+    async verify(device: Device, recipient: string, code: string): Promise<boolean> {
+      const id = `${device.id}:${recipient}`
+      const candidate = /^\d{6}$/.test(code) ? code : ''
+      for (;;) {
+        const record = await codes.load(id)
+        if (!record) return false
+        if (record.tries >= options.maxTries) {
+          await codes.removeIfEqual(id, record)
+          return false
+        }
+        if (safeEqual(hash(record.salt, candidate), record.hash)) {
+          if (await codes.removeIfEqual(id, record)) return true
+          continue // used or changed meanwhile: read again
+        }
+        const tries = record.tries + 1
+        const counted =
+          tries >= options.maxTries
+            ? await codes.removeIfEqual(id, record)
+            : await codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
+        if (counted) return false
       }
-      const tries = record.tries + 1
-      const counted =
-        tries >= this.options.maxTries
-          ? await this.codes.removeIfEqual(id, record)
-          : await this.codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
-      if (counted) return false
-    }
-  }
-
-  /** Drop the codes of a deleted device. */
-  async removeDevice(device: Device): Promise<void> {
-    for await (const [id] of this.codes.withPrefix(`${device.id}:`)) await this.codes.remove(id)
-  }
-
-  private hash(salt: string, code: string): string {
-    return createHmac('sha256', this.options.secret).update(salt).update(':').update(code).digest('base64')
+    },
+    /** Drop the codes of a deleted device. */
+    async removeDevice(device: Device): Promise<void> {
+      for await (const [id] of codes.withPrefix(`${device.id}:`)) await codes.remove(id)
+    },
   }
 }

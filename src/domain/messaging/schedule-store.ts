@@ -43,129 +43,107 @@ type NewScheduleItem = Pick<ScheduleItem, 'accountId' | 'deviceId' | 'to' | 'sum
 const FAILED_TTL_MS = 7 * 86_400_000
 
 /** Scheduled items in Storage: `schedule:<deviceId>:<id>` (small records) and `schedule-body:<id>` (the action with its media). An item is sent only by the holder of its claim, a compare-and-set of the record (docs/scaling.md#what-is-safe). */
-export class ScheduleStore {
-  private readonly items: Collection<ScheduleItem>
-  private readonly bodies: Collection<StoredAction>
-  /** Per account: pending items and their bytes, counted in the store (shared by every process). */
-  private readonly usage: Counters
+export type ScheduleStore = ReturnType<typeof createScheduleStore>
 
-  constructor(
-    storage: Storage,
-    lock: KeyedLock,
-    private readonly quota: ScheduleQuota = { maxPending: Infinity, maxBytes: Infinity },
-  ) {
-    this.items = new Collection(storage, lock, 'schedule')
-    this.bodies = new Collection(storage, lock, 'schedule-body')
-    this.usage = new Counters(storage, lock, 'schedule-usage')
-  }
-
-  /** Store a new pending item and its action (first, so an item never lacks one) within the account's quota, else `quota-exceeded`. */
-  async add(input: NewScheduleItem, action: StoredAction): Promise<ScheduleItem> {
-    const bytes = Buffer.byteLength(JSON.stringify(action))
-    await this.reserve(input.accountId, bytes)
-    const item: ScheduleItem = { id: randomUUID(), ...input, state: 'pending', attempts: 0, createdAt: Date.now(), bytes }
-    try {
-      await this.bodies.put(item.id, action)
-      await this.items.put(itemKey(item), item)
-    } catch (err) {
-      await this.freeQuota(item).catch(() => undefined)
-      throw err
-    }
-    return item
-  }
-
-  /** Count one more pending item of `bytes` for the account, or refuse it (`quota-exceeded`) and count nothing. */
-  private async reserve(accountId: string, bytes: number): Promise<void> {
-    const count = await this.usage.add(`${accountId}:count`, 1)
-    const total = await this.usage.add(`${accountId}:bytes`, bytes)
-    if (count <= this.quota.maxPending && total <= this.quota.maxBytes) return
-    await this.usage.add(`${accountId}:count`, -1)
-    await this.usage.add(`${accountId}:bytes`, -bytes)
-    const over = count > this.quota.maxPending ? `${this.quota.maxPending} scheduled messages` : `${sizeText(this.quota.maxBytes)} of scheduled messages`
+/** A schedule store over `storage`, within `quota` per account. */
+export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: ScheduleQuota = { maxPending: Infinity, maxBytes: Infinity }) {
+  const items = new Collection<ScheduleItem>(storage, lock, 'schedule')
+  const bodies = new Collection<StoredAction>(storage, lock, 'schedule-body')
+  // Per account: pending items and their bytes, counted in the store (shared by every process).
+  const usage = new Counters(storage, lock, 'schedule-usage')
+  // Count one more pending item of `bytes` for the account, or refuse it (`quota-exceeded`) and count nothing.
+  const reserve = async (accountId: string, bytes: number): Promise<void> => {
+    const count = await usage.add(`${accountId}:count`, 1)
+    const total = await usage.add(`${accountId}:bytes`, bytes)
+    if (count <= quota.maxPending && total <= quota.maxBytes) return
+    await usage.add(`${accountId}:count`, -1)
+    await usage.add(`${accountId}:bytes`, -bytes)
+    const over = count > quota.maxPending ? `${quota.maxPending} scheduled messages` : `${sizeText(quota.maxBytes)} of scheduled messages`
     throw new GatewayError('quota-exceeded', { detail: over, retryAfterSeconds: 60 })
   }
-
-  /** An item is no longer pending (sent, failed for good, deleted): its share of the quota is free again. */
-  private async freeQuota(item: ScheduleItem): Promise<void> {
-    await this.usage.add(`${item.accountId}:count`, -1)
-    await this.usage.add(`${item.accountId}:bytes`, -(item.bytes ?? 0))
+  // An item is no longer pending (sent, failed for good, deleted): its share of the quota is free again.
+  const freeQuota = async (item: ScheduleItem): Promise<void> => {
+    await usage.add(`${item.accountId}:count`, -1)
+    await usage.add(`${item.accountId}:bytes`, -(item.bytes ?? 0))
   }
-
-  /** The items of a device (pending and failed), earliest first. */
-  async forDevice(deviceId: string): Promise<ScheduleItem[]> {
-    const items: ScheduleItem[] = []
-    for await (const [, item] of this.items.withPrefix(`${deviceId}:`)) if (item.deviceId === deviceId) items.push(item)
-    return items.sort((a, b) => a.dueAt - b.dueAt || a.createdAt - b.createdAt)
+  const forDevice = async (deviceId: string): Promise<ScheduleItem[]> => {
+    const found: ScheduleItem[] = []
+    for await (const [, item] of items.withPrefix(`${deviceId}:`)) if (item.deviceId === deviceId) found.push(item)
+    return found.sort((a, b) => a.dueAt - b.dueAt || a.createdAt - b.createdAt)
   }
-
-  /** Every item with its key, or a device's (scans of the small records). */
-  all(deviceId?: string): AsyncIterable<[key: string, item: ScheduleItem]> {
-    return deviceId === undefined ? this.items.all() : this.items.withPrefix(`${deviceId}:`)
-  }
-
-  /** An item by its key. */
-  get(key: string): Promise<ScheduleItem | undefined> {
-    return this.items.get(key)
-  }
-
-  /** The stored action of an item. */
-  body(item: ScheduleItem): Promise<StoredAction | undefined> {
-    return this.bodies.get(item.id)
-  }
-
-  /** Claim a pending item for `leaseMs` unless a claim holds it: the claimed item, or undefined. */
-  async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
-    const claim = newClaim(liveness.id, leaseMs)
-    const result = await this.items.update(itemKey(item), current => {
-      if (!current || current.state !== 'pending' || claimedUntil(current.claim, liveness) !== undefined) return undefined
-      return { ...current, claim }
-    })
-    return result?.claim?.token === claim.token ? result : undefined
-  }
-
-  /** The claimed item was sent: remove it and its action. */
-  async complete(item: ScheduleItem): Promise<void> {
-    if (await this.items.remove(itemKey(item))) await this.freeQuota(item)
-    await this.bodies.remove(item.id)
-  }
-
-  /** Record a failed attempt of a claimed item: pending again from `retryAt`, or failed for good (listed 7 days, its action dropped). */
-  async fail(item: ScheduleItem, error: string, retryAt?: number): Promise<void> {
-    let failed = false
-    await this.items.update(
-      itemKey(item),
-      current => {
-        failed = false // `change` may run again on a newer record
+  return {
+    /** Store a new pending item and its action (first, so an item never lacks one) within the account's quota, else `quota-exceeded`. */
+    async add(input: NewScheduleItem, action: StoredAction): Promise<ScheduleItem> {
+      const bytes = Buffer.byteLength(JSON.stringify(action))
+      await reserve(input.accountId, bytes)
+      const item: ScheduleItem = { id: randomUUID(), ...input, state: 'pending', attempts: 0, createdAt: Date.now(), bytes }
+      try {
+        await bodies.put(item.id, action)
+        await items.put(itemKey(item), item)
+      } catch (err) {
+        await freeQuota(item).catch(() => undefined)
+        throw err
+      }
+      return item
+    },
+    /** The items of a device (pending and failed), earliest first. */
+    forDevice,
+    /** Every item with its key, or a device's (scans of the small records). */
+    all: (deviceId?: string): AsyncIterable<[key: string, item: ScheduleItem]> => (deviceId === undefined ? items.all() : items.withPrefix(`${deviceId}:`)),
+    /** An item by its key. */
+    get: (key: string): Promise<ScheduleItem | undefined> => items.get(key),
+    /** The stored action of an item. */
+    body: (item: ScheduleItem): Promise<StoredAction | undefined> => bodies.get(item.id),
+    /** Claim a pending item for `leaseMs` unless a claim holds it: the claimed item, or undefined. */
+    async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
+      const claim = newClaim(liveness.id, leaseMs)
+      const result = await items.update(itemKey(item), current => {
+        if (!current || current.state !== 'pending' || claimedUntil(current.claim, liveness) !== undefined) return undefined
+        return { ...current, claim }
+      })
+      return result?.claim?.token === claim.token ? result : undefined
+    },
+    /** The claimed item was sent: remove it and its action. */
+    async complete(item: ScheduleItem): Promise<void> {
+      if (await items.remove(itemKey(item))) await freeQuota(item)
+      await bodies.remove(item.id)
+    },
+    /** Record a failed attempt of a claimed item: pending again from `retryAt`, or failed for good (listed 7 days, its action dropped). */
+    async fail(item: ScheduleItem, error: string, retryAt?: number): Promise<void> {
+      let failed = false
+      await items.update(
+        itemKey(item),
+        current => {
+          failed = false // `change` may run again on a newer record
+          if (!current || current.claim?.token !== item.claim?.token) return undefined
+          failed = retryAt === undefined
+          const { claim: _released, ...rest } = current
+          const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
+          return retryAt !== undefined ? { ...next, retryAt } : { ...next, state: 'failed', retryAt: undefined }
+        },
+        retryAt === undefined ? FAILED_TTL_MS : undefined,
+      )
+      if (failed) await freeQuota(item) // failed for good: listed, but no longer pending
+      if (retryAt === undefined) await bodies.remove(item.id)
+    },
+    /** Release a claim without counting an attempt (the send never started). */
+    async release(item: ScheduleItem): Promise<void> {
+      await items.update(itemKey(item), current => {
         if (!current || current.claim?.token !== item.claim?.token) return undefined
-        failed = retryAt === undefined
         const { claim: _released, ...rest } = current
-        const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
-        return retryAt !== undefined ? { ...next, retryAt } : { ...next, state: 'failed', retryAt: undefined }
-      },
-      retryAt === undefined ? FAILED_TTL_MS : undefined,
-    )
-    if (failed) await this.freeQuota(item) // failed for good: listed, but no longer pending
-    if (retryAt === undefined) await this.bodies.remove(item.id)
-  }
-
-  /** Release a claim without counting an attempt (the send never started). */
-  async release(item: ScheduleItem): Promise<void> {
-    await this.items.update(itemKey(item), current => {
-      if (!current || current.claim?.token !== item.claim?.token) return undefined
-      const { claim: _released, ...rest } = current
-      return rest
-    })
-  }
-
-  /** Remove every item of a deleted device. */
-  async removeDevice(deviceId: string): Promise<number> {
-    let removed = 0
-    for (const item of await this.forDevice(deviceId)) {
-      if ((await this.items.remove(itemKey(item))) && item.state === 'pending') await this.freeQuota(item)
-      await this.bodies.remove(item.id)
-      removed++
-    }
-    return removed
+        return rest
+      })
+    },
+    /** Remove every item of a deleted device. */
+    async removeDevice(deviceId: string): Promise<number> {
+      let removed = 0
+      for (const item of await forDevice(deviceId)) {
+        if ((await items.remove(itemKey(item))) && item.state === 'pending') await freeQuota(item)
+        await bodies.remove(item.id)
+        removed++
+      }
+      return removed
+    },
   }
 }
 

@@ -26,73 +26,63 @@ export interface DeliveryDependencies {
 /** What one POST got: a status (and Retry-After), or an error when there was no answer. */
 type Outcome = { status?: number; retryAfter?: string; error?: string }
 
-/** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`. */
-export class DeliveryAttempts {
-  /** Gives up on a sender that never settles (it should time out by itself first). */
-  private readonly hangGuard: Deadlines
-
-  constructor(
-    private readonly deps: DeliveryDependencies,
-    /** Whether this process is delivering a record now (a 410 sweep leaves those alone). */
-    private readonly inFlight: (key: string) => boolean,
-  ) {
-    this.hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
-  }
-
+/** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed` (`inFlight`: whether this process is delivering a record now, a 410 sweep leaves those alone). */
+export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (key: string) => boolean) {
+  // Gives up on a sender that never settles (it should time out by itself first).
+  const hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   /** Attempt the record under `key`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
-  async run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
-    const { store, devices, settings } = this.deps
+  async function run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
+    const { store, devices, settings } = deps
     const now = Date.now()
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
-    const record = await store.claim(key, this.deps.liveness, now, settings.timeoutMs * 2 + 5_000)
+    const record = await store.claim(key, deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (typeof record !== 'object') return record
     const device = await devices.get(record.deviceId)
     if (!device) {
-      this.deps.logger.debug({ key }, 'webhook event of a deleted device dropped')
+      deps.logger.debug({ key }, 'webhook event of a deleted device dropped')
       await store.complete(key)
       return undefined
     }
-    if (now - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url: device.webhookUrl })
+    if (now - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url: device.webhookUrl })
     const url = device.webhookUrl
-    if (!url) return this.bury(key, record, 'no-webhook', {})
+    if (!url) return bury(key, record, 'no-webhook', {})
 
     const attempt = record.attempts + 1
-    const { status, retryAfter, error } = await this.send(url, device.webhookSecret, record, shutdown)
+    const { status, retryAfter, error } = await send(url, device.webhookSecret, record, shutdown)
     const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
     // A 2xx counts even when it arrives as the gateway stops: retrying it would deliver it twice.
     if (status !== undefined && status >= 200 && status < 300) {
       await store.complete(key)
-      this.deps.logger.debug({ key, status }, 'webhook delivered')
-      this.deps.events.emit('delivery', { ...base, status })
+      deps.logger.debug({ key, status }, 'webhook delivered')
+      deps.events.emit('delivery', { ...base, status })
       return undefined
     }
     if (shutdown.reason instanceof ShutdownAbort) {
-      await store.retryLater(key, this.deps.liveness.id, { dueAt: now, counted: false })
+      await store.retryLater(key, deps.liveness.id, { dueAt: now, counted: false })
       return undefined
     }
-    if (status === 410) return this.gone(key, record, url)
+    if (status === 410) return gone(key, record, url)
 
     const failedAt = Date.now()
     const failure = { lastStatus: status, lastError: error }
-    if (failedAt - record.createdAt >= settings.maxAgeMs) return this.bury(key, record, 'max-age', { url, ...failure, attempted: true })
+    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true })
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
-    await store.retryLater(key, this.deps.liveness.id, { dueAt, counted: true, ...failure })
-    this.deps.logger.debug({ ...base, status, error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
-    this.deps.events.emit('delivery-failed', { ...base, ...defined({ status, error }), final: false })
+    await store.retryLater(key, deps.liveness.id, { dueAt, counted: true, ...failure })
+    deps.logger.debug({ ...base, status, error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
+    deps.events.emit('delivery-failed', { ...base, ...defined({ status, error }), final: false })
     return dueAt
   }
-
   /** POST once through the sender, within the time-out; never throws. */
-  private async send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
+  async function send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
     if (shutdown.aborted) return { error: 'the gateway is stopping' }
     const headers = webhookHeaders(secret, record.id, record.body)
-    const timeoutMs = this.deps.settings.timeoutMs
+    const timeoutMs = deps.settings.timeoutMs
     try {
       const deadline = Date.now() + timeoutMs
-      const sending = this.deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
+      const sending = deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
       const response = await abortable(
-        this.hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)),
+        hangGuard.run(sending, () => new Error(`no answer within ${timeoutMs} ms`)),
         shutdown,
       )
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
@@ -101,27 +91,25 @@ export class DeliveryAttempts {
       return { error: err instanceof Error ? err.message : String(err) }
     }
   }
-
   /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */
-  private async gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
-    const { store, devices, logger } = this.deps
-    await this.bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
+  async function gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
+    const { store, devices, logger } = deps
+    await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
     await devices.update(record.deviceId, device => {
       if (device.webhookUrl === url) device.webhookUrl = undefined
     })
     logger.warn({ deviceId: record.deviceId, url }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
-    for await (const entry of store.ofDevice(record.deviceId)) if (!this.inFlight(entry[0])) others.push(entry)
-    for (const [otherKey, other] of others) await this.bury(otherKey, other, 'gone', { url })
+    for await (const entry of store.ofDevice(record.deviceId)) if (!inFlight(entry[0])) others.push(entry)
+    for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url })
     return undefined
   }
-
   /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
-  private async bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: DeadLetterDetails): Promise<undefined> {
-    const letter = await this.deps.store.deadLetter(key, reason, Date.now(), details)
+  async function bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: DeadLetterDetails): Promise<undefined> {
+    const letter = await deps.store.deadLetter(key, reason, Date.now(), details)
     if (!letter) return undefined
-    this.deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
-    this.deps.events.emit('delivery-failed', {
+    deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
+    deps.events.emit('delivery-failed', {
       deviceId: record.deviceId,
       eventId: record.id,
       url: details.url ?? '',
@@ -132,6 +120,7 @@ export class DeliveryAttempts {
     })
     return undefined
   }
+  return { run }
 }
 
 // --- Internal helpers ---

@@ -46,131 +46,105 @@ export type DeadLetterDetails = { url?: string; lastStatus?: number; lastError?:
 const DEAD_LETTER_TTL_MS = 30 * 86_400_000 // kept 30 days
 
 /** The durable outbox: one record per undelivered event, plus the dead letters. An attempt claims its record (a Claim) before sending; every change is a compare-and-set of the record (docs/scaling.md#what-is-safe). */
-export class OutboxStore {
-  private readonly records: Collection<OutboxRecord>
-  private readonly dead: Collection<DeadLetter>
+export type OutboxStore = ReturnType<typeof createOutboxStore>
 
-  constructor(storage: Storage, lock: KeyedLock) {
-    this.records = new Collection(storage, lock, 'webhook-outbox')
-    this.dead = new Collection(storage, lock, 'webhook-dead')
-  }
-
-  /** Record a new event; false when it is already pending (the same message published twice, by any process). */
-  add(record: OutboxRecord): Promise<boolean> {
-    return this.records.create(outboxKey(record.deviceId, record.id), record)
-  }
-
-  /** Take over a record whose owner is gone (or that has none), dropping a void lease; the record when it is `me`'s now. */
-  async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
-    const me = liveness.id
-    const result = await this.records.update(key, current => {
-      if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
-      const { lease, ...rest } = current
-      return { ...rest, owner: me, ...(claimedUntil(lease, liveness) !== undefined ? { lease } : {}) }
-    })
-    return result?.owner === me ? result : undefined
-  }
-
-  /** A pending record, or undefined. */
-  get(key: string): Promise<OutboxRecord | undefined> {
-    return this.records.get(key)
-  }
-
-  /** Claim a record for one attempt, for `leaseMs`: the claimed record; when to look again while another instance's claim holds or it is not due (the record is the truth, the timetable a hint); undefined when it is gone. */
-  async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<OutboxRecord | number | undefined> {
-    let taken: OutboxRecord | number | undefined
-    await this.records.update(key, current => {
-      // `change` may run again on a newer record: decide from it alone.
-      const held = current && (claimedUntil(current.lease, liveness, { ownYields: true, now }) ?? (current.dueAt > now ? current.dueAt : undefined))
-      taken = current && (held ?? { ...current, lease: newClaim(liveness.id, leaseMs, now) })
-      return typeof taken === 'object' ? taken : undefined
-    })
-    return taken
-  }
-
-  /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
-  async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }) {
-    return this.records.update(key, current => {
-      if (!current || (current.lease && current.lease.owner !== owner)) return undefined
-      const { lease: _released, ...rest } = current
-      const { dueAt, counted, lastStatus, lastError } = next
-      return { ...rest, dueAt, attempts: current.attempts + (counted ? 1 : 0), ...defined({ lastStatus, lastError }) }
-    })
-  }
-
-  /** Forget a pending event: delivered, or its device is gone. */
-  complete(key: string): Promise<boolean> {
-    return this.records.remove(key)
-  }
-
-  /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
-  async deadLetter(key: string, reason: DeadLetterReason, now: number, details: DeadLetterDetails = {}): Promise<DeadLetter | undefined> {
-    for (;;) {
-      const current = await this.records.load(key)
-      if (!current) return undefined
-      const { id, deviceId, accountId, event, body, createdAt } = current
-      const letter: DeadLetter = {
-        ...{ id, deviceId, accountId, event, body, createdAt },
-        attempts: current.attempts + (details.attempted ? 1 : 0),
-        deadAt: now,
-        reason,
-        ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
+/** An outbox store over `storage`. */
+export function createOutboxStore(storage: Storage, lock: KeyedLock) {
+  const records = new Collection<OutboxRecord>(storage, lock, 'webhook-outbox')
+  const dead = new Collection<DeadLetter>(storage, lock, 'webhook-dead')
+  return {
+    /** Record a new event; false when it is already pending (the same message published twice, by any process). */
+    add: (record: OutboxRecord): Promise<boolean> => records.create(outboxKey(record.deviceId, record.id), record),
+    /** Take over a record whose owner is gone (or that has none), dropping a void lease; the record when it is `me`'s now. */
+    async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
+      const me = liveness.id
+      const result = await records.update(key, current => {
+        if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
+        const { lease, ...rest } = current
+        return { ...rest, owner: me, ...(claimedUntil(lease, liveness) !== undefined ? { lease } : {}) }
+      })
+      return result?.owner === me ? result : undefined
+    },
+    /** A pending record, or undefined. */
+    get: (key: string): Promise<OutboxRecord | undefined> => records.get(key),
+    /** Claim a record for one attempt, for `leaseMs`: the claimed record; when to look again while another instance's claim holds or it is not due (the record is the truth, the timetable a hint); undefined when it is gone. */
+    async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<OutboxRecord | number | undefined> {
+      let taken: OutboxRecord | number | undefined
+      await records.update(key, current => {
+        // `change` may run again on a newer record: decide from it alone.
+        const held = current && (claimedUntil(current.lease, liveness, { ownYields: true, now }) ?? (current.dueAt > now ? current.dueAt : undefined))
+        taken = current && (held ?? { ...current, lease: newClaim(liveness.id, leaseMs, now) })
+        return typeof taken === 'object' ? taken : undefined
+      })
+      return taken
+    },
+    /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
+    async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }) {
+      return records.update(key, current => {
+        if (!current || (current.lease && current.lease.owner !== owner)) return undefined
+        const { lease: _released, ...rest } = current
+        const { dueAt, counted, lastStatus, lastError } = next
+        return { ...rest, dueAt, attempts: current.attempts + (counted ? 1 : 0), ...defined({ lastStatus, lastError }) }
+      })
+    },
+    /** Forget a pending event: delivered, or its device is gone. */
+    complete: (key: string): Promise<boolean> => records.remove(key),
+    /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
+    async deadLetter(key: string, reason: DeadLetterReason, now: number, details: DeadLetterDetails = {}): Promise<DeadLetter | undefined> {
+      for (;;) {
+        const current = await records.load(key)
+        if (!current) return undefined
+        const { id, deviceId, accountId, event, body, createdAt } = current
+        const letter: DeadLetter = {
+          ...{ id, deviceId, accountId, event, body, createdAt },
+          attempts: current.attempts + (details.attempted ? 1 : 0),
+          deadAt: now,
+          reason,
+          ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
+        }
+        await dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
+        // Only the record that was read: one changed meanwhile (by another process) is read again.
+        if (await records.removeIfEqual(key, current)) return letter
       }
-      await this.dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
-      // Only the record that was read: one changed meanwhile (by another process) is read again.
-      if (await this.records.removeIfEqual(key, current)) return letter
-    }
-  }
-
-  /** Every pending record (a scan, in pages). */
-  pending(): AsyncIterable<[key: string, record: OutboxRecord]> {
-    return this.records.all()
-  }
-
-  /** The pending records of one device. */
-  ofDevice(deviceId: string): AsyncIterable<[key: string, record: OutboxRecord]> {
-    return this.records.withPrefix(`${deviceId}:`)
-  }
-
-  /** Number of pending events, of one device or of all. */
-  async count(deviceId?: string): Promise<number> {
-    let count = 0
-    for await (const _ of deviceId === undefined ? this.pending() : this.ofDevice(deviceId)) count++
-    return count
-  }
-
-  /** Dead letters, newest first, optionally of one device only. */
-  async deadLetters(filter: { deviceId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
-    const letters: DeadLetter[] = []
-    for await (const [, letter] of this.dead.all()) if (filter.deviceId === undefined || letter.deviceId === filter.deviceId) letters.push(letter)
-    letters.sort((a, b) => b.deadAt - a.deadAt)
-    return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
-  }
-
-  /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record, or undefined. */
-  async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
-    const letter = await this.dead.get(id)
-    if (!letter) return undefined
-    const { deviceId, accountId, event, body } = letter
-    const record: OutboxRecord = { id, deviceId, accountId, event, body, createdAt: now, dueAt: now, attempts: 0, owner }
-    await this.records.put(outboxKey(record.deviceId, record.id), record)
-    await this.dead.remove(id)
-    return record
-  }
-
-  /** Delete a dead letter; true when it existed. */
-  discard(id: string): Promise<boolean> {
-    return this.dead.remove(id)
-  }
-
-  /** Delete everything of a device: its pending events and its dead letters. */
-  async removeDevice(deviceId: string): Promise<void> {
-    const keys: string[] = []
-    for await (const [key] of this.ofDevice(deviceId)) keys.push(key)
-    for (const key of keys) await this.records.remove(key)
-    const dead: string[] = []
-    for await (const [id, letter] of this.dead.all()) if (letter.deviceId === deviceId) dead.push(id)
-    for (const id of dead) await this.dead.remove(id)
+    },
+    /** Every pending record (a scan, in pages). */
+    pending: (): AsyncIterable<[key: string, record: OutboxRecord]> => records.all(),
+    /** The pending records of one device. */
+    ofDevice: (deviceId: string): AsyncIterable<[key: string, record: OutboxRecord]> => records.withPrefix(`${deviceId}:`),
+    /** Number of pending events, of one device or of all. */
+    async count(deviceId?: string): Promise<number> {
+      let count = 0
+      for await (const _ of deviceId === undefined ? records.all() : records.withPrefix(`${deviceId}:`)) count++
+      return count
+    },
+    /** Dead letters, newest first, optionally of one device only. */
+    async deadLetters(filter: { deviceId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
+      const letters: DeadLetter[] = []
+      for await (const [, letter] of dead.all()) if (filter.deviceId === undefined || letter.deviceId === filter.deviceId) letters.push(letter)
+      letters.sort((a, b) => b.deadAt - a.deadAt)
+      return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
+    },
+    /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record, or undefined. */
+    async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
+      const letter = await dead.get(id)
+      if (!letter) return undefined
+      const { deviceId, accountId, event, body } = letter
+      const record: OutboxRecord = { id, deviceId, accountId, event, body, createdAt: now, dueAt: now, attempts: 0, owner }
+      await records.put(outboxKey(record.deviceId, record.id), record)
+      await dead.remove(id)
+      return record
+    },
+    /** Delete a dead letter; true when it existed. */
+    discard: (id: string): Promise<boolean> => dead.remove(id),
+    /** Delete everything of a device: its pending events and its dead letters. */
+    async removeDevice(deviceId: string): Promise<void> {
+      const keys: string[] = []
+      for await (const [key] of records.withPrefix(`${deviceId}:`)) keys.push(key)
+      for (const key of keys) await records.remove(key)
+      const gone: string[] = []
+      for await (const [id, letter] of dead.all()) if (letter.deviceId === deviceId) gone.push(id)
+      for (const id of gone) await dead.remove(id)
+    },
   }
 }
 

@@ -1,14 +1,14 @@
 import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Storage } from '../../ports/storage.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import { RetryBuffer } from '../../store/retry-buffer.ts'
+import { createRetryBuffer, type RetryBuffer } from '../../store/retry-buffer.ts'
 import type { SpillFile } from '../../store/retry-buffer.ts'
 import { claimedUntil } from '../claims.ts'
 import type { Device } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
 import type { MessageFeed } from '../message-feed.ts'
-import { DeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
-import { eventId, outboxKey, OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
+import { createDeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
+import { createOutboxStore, eventId, outboxKey, type OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
 import { failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
@@ -32,8 +32,8 @@ export class WebhookOutbox implements WebhookAdmin {
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
 
   constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
-    const store = (this.store = new OutboxStore(deps.storage, deps.lock))
-    const attempts = new DeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
+    const store = (this.store = createOutboxStore(deps.storage, deps.lock))
+    const attempts = createDeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
     const { liveness, settings } = deps
     this.loop = new DueWork<OutboxRecord>(
       {
@@ -52,7 +52,7 @@ export class WebhookOutbox implements WebhookAdmin {
       deps.logger,
     )
     liveness.onDeparture(() => void this.loop.rescan())
-    this.unrecorded = new RetryBuffer({
+    this.unrecorded = createRetryBuffer({
       what: 'webhook events',
       process: ({ key, record }) => this.save(key, record),
       logger: deps.logger,

@@ -60,16 +60,8 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     const { secret, instances, events } = cluster!
     let ok = false
     try {
-      const answer = await forwardOperation({
-        baseUrl: to.url,
-        path,
-        ...state.body!,
-        secret,
-        from: instances.id,
-        to: to.id,
-        clientIp: ctx.ip,
-        clientBaseUrl: deps.baseUrlOf(ctx, state),
-      })
+      const signed = { secret, from: instances.id, to: to.id, clientIp: ctx.ip, clientBaseUrl: deps.baseUrlOf(ctx, state) }
+      const answer = await forwardOperation({ baseUrl: to.url, path, ...state.body!, ...signed })
       ok = true
       return answer
     } finally {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { suite } from 'uvu'
-import { ScheduleStore } from '../../../src/domain/messaging/schedule-store.ts'
+import { createScheduleStore, type ScheduleStore } from '../../../src/domain/messaging/schedule-store.ts'
 import { decodeAction, encodeAction, type Action } from '../../../src/domain/messaging/actions.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
@@ -12,7 +12,7 @@ const test = suite<{ store: ScheduleStore; storage: ReturnType<typeof memoryStor
 
 test.before.each(ctx => {
   ctx.storage = memoryStorage()
-  ctx.store = new ScheduleStore(ctx.storage, new KeyedLock())
+  ctx.store = createScheduleStore(ctx.storage, new KeyedLock())
 })
 
 const text: Action = { kind: 'send', to: '5511988880002', message: { kind: 'text', text: 'oi' } }
