@@ -100,6 +100,24 @@ function focusedIn(file, seen = new Set()) {
   return [...lines, ...imports.flatMap(f => focusedIn(f, seen))]
 }
 
+/** The files running now; interrupted, the runner takes their process groups down with it. */
+const running = new Set()
+for (const signal of ['SIGINT', 'SIGTERM']) {
+  process.on(signal, () => {
+    for (const child of running) killGroup(child)
+    process.exit(130)
+  })
+}
+
+/** SIGKILL to a file's process group: a timed-out file and whatever it left running (a SIGKILLed file's children were orphaned and kept the store busy). */
+function killGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL')
+  } catch {
+    // The group is gone already.
+  }
+}
+
 function runFile(file) {
   return new Promise(done => {
     const started = Date.now()
@@ -107,7 +125,10 @@ function runFile(file) {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
+      // Its own process group: what the file started (servers, instances) goes with it when it is killed or ends.
+      detached: true,
     })
+    running.add(child)
     let out = ''
     let timedOut = false
     // After uvu's summary the file has nothing left to say: a library's timer still pending (Baileys
@@ -120,9 +141,11 @@ function runFile(file) {
     }
     child.stdout.on('data', read)
     child.stderr.on('data', read)
-    const timer = setTimeout(() => ((timedOut = true), child.kill('SIGKILL')), timeoutMs)
+    const timer = setTimeout(() => ((timedOut = true), killGroup(child)), timeoutMs)
     child.on('close', (code, signal) => {
       clearTimeout(timer)
+      running.delete(child)
+      killGroup(child)
       clearTimeout(lingering)
       const summary = summaryOf(out)
       const reasons = []

@@ -1,6 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
+import { processAlive } from '../../src/store/process-alive.ts'
 
 /**
  * test/run.mjs, the runner of `npm test`, over the fixture files in fixtures/runner/ (a folder named
@@ -93,5 +94,20 @@ test('no file matching fails the run', () => {
   assert.is(run.closing, '0 passed, 1 failed, 0 skipped', run.output)
   assert.is(run.code, 1, run.output)
 })
+
+test('a file killed at its time-out takes the processes it started with it (its process group)', () => {
+  const run = runnerIn({ CI: '', TEST_FILE_TIMEOUT_MS: '3000' }, 'orphan')
+  assert.match(run.output, /orphan\.test\.ts: timed out after 3000 ms/)
+  const pid = Number(/orphan: child pid (\d+)/.exec(run.output)?.[1])
+  assert.ok(pid > 0, run.output)
+  assert.is(alive(pid), false, `the child ${pid} outlived its file`)
+})
+
+/** Whether `pid` runs (a zombie does not count), polled up to 2 s (a killed process may stay a zombie until reaped). */
+function alive(pid: number): boolean {
+  const until = Date.now() + 2_000
+  while (processAlive(pid) && Date.now() < until) spawnSync('sleep', ['0.1'])
+  return processAlive(pid)
+}
 
 test.run()
