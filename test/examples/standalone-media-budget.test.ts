@@ -2,7 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFileSync } from 'node:fs'
 import { startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
-import { post, request } from '../helpers/http.ts'
+import { request as httpRequest } from 'node:http'
+import { request } from '../helpers/http.ts'
 
 /**
  * The process-wide media budget (issue 20.6): 40 concurrent sends of 19 MB bodies (base64 media)
@@ -19,6 +20,10 @@ test.after.each(async ctx => {
 const CEILING_MB = Number(process.env.MEDIA_BUDGET_TEST_CEILING_MB ?? 750)
 
 test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays under the ceiling', async ctx => {
+  // A 14.5 MB PDF as base64: a 19.3 MB body, one buffer for every request (the test's own memory stays small).
+  const file = Buffer.alloc(Math.floor(14.5 * 1024 * 1024), 7)
+  file.write('%PDF-1.4\n')
+  const pdfBase64 = file.toString('base64')
   const server = (ctx.server = await startStandalone({
     GATEWAY_STORE: 'memory://',
     GATEWAY_RATE_LIMIT: 'off',
@@ -26,7 +31,7 @@ test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays unde
     ...(process.env.MEDIA_BUDGET_TEST_MB ? { GATEWAY_MEDIA_BUDGET_MB: process.env.MEDIA_BUDGET_TEST_MB } : {}),
   }))
   const authkey = (
-    await post(`${server.url}/api/auth`, {
+    await postOnce(`${server.url}/api/auth`, {
       auth: 'registrar',
       nome: 'Ana',
       email: 'ana@example.com',
@@ -35,13 +40,10 @@ test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays unde
       plano: '1',
     })
   ).body.data.authkey
-  await post(`${server.url}/api/v2/qrcode`, { authkey, setAppkey: 'midia' })
-  assert.is((await post(`${server.url}/_sim/scan`, { authkey, appkey: 'midia', phone: '5511900000009' })).status, 200)
+  await postOnce(`${server.url}/api/v2/qrcode`, { authkey, setAppkey: 'midia' })
+  assert.is((await postOnce(`${server.url}/_sim/scan`, { authkey, appkey: 'midia', phone: '5511900000009' })).status, 200)
 
-  // A 14.5 MB PDF as base64: a 19.3 MB body. One buffer for every request (the test's own memory stays small).
-  const file = Buffer.alloc(Math.floor(14.5 * 1024 * 1024), 7)
-  file.write('%PDF-1.4\n')
-  const body = Buffer.from(JSON.stringify({ appkey: 'midia', authkey, to: '5511970000009', file: file.toString('base64'), message: 'contrato.pdf' }))
+  const body = Buffer.from(JSON.stringify({ appkey: 'midia', authkey, to: '5511970000009', file: pdfBase64, message: 'contrato.pdf' }))
   assert.ok(body.length > 19 * 1024 * 1024 && body.length < 20 * 1024 * 1024)
   const before = peakRssMb(server)
   const answers = await Promise.all(
@@ -77,6 +79,26 @@ test('every send answers 200 or 429 (Retry-After), none 5xx; peak RSS stays unde
   // Once they are answered the budget is free again: one more send goes through.
   assert.is((await request(`${server.url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).status, 200)
 })
+
+/**
+ * POST JSON on a connection of its own, closed after: the uploads then start on fresh connections.
+ * With fetch's kept-alive connection from these setup calls, the first 19 MB upload went out on it and
+ * failed with EPIPE in 3 of 4 loaded runs (the client's reuse of a connection, not the gateway's answer).
+ */
+function postOnce(url: string, body: Record<string, unknown>): Promise<{ status: number; body: any }> {
+  const data = JSON.stringify(body)
+  return new Promise((resolve, reject) => {
+    const headers = { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) }
+    const req = httpRequest(url, { method: 'POST', agent: false, headers }, res => {
+      let text = ''
+      res.setEncoding('utf8')
+      res.on('data', chunk => (text += chunk))
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }))
+    })
+    req.on('error', reject)
+    req.end(data)
+  })
+}
 
 test.run()
 
