@@ -9,7 +9,7 @@ import type { Device } from '../devices.ts'
 interface StoredOtp {
   salt: string
   hash: string
-  /** By the issuer's clock: only sets the TTL of a rewrite; the store's TTL ends the code. */
+  /** By the issuer's clock: only sets the TTL of a rewrite (capped at `ttlMs`, so another host's clock can stretch a code's life by no more than their skew); the store's TTL ends the code. */
   expiresAt: number
   tries: number
 }
@@ -17,6 +17,8 @@ interface StoredOtp {
 /** One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once. */
 export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: number; maxTries: number; secret: string }) {
   const codes = new Collection<StoredOtp>(storage, lock, 'otp')
+  // What is left of a code's life by this host's clock, never more than a whole one (the issuer may be another host).
+  const lifeLeft = (record: StoredOtp): number => Math.min(options.ttlMs, record.expiresAt - Date.now())
   const hash = (salt: string, code: string): string => createHmac('sha256', options.secret).update(salt).update(':').update(code).digest('base64')
   return {
     /** Issue a new code for `recipient`: the code in clear, once, and `withdraw()` to put back the one it replaced when its send fails. */
@@ -29,7 +31,7 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
       await codes.put(id, record, options.ttlMs)
       // Only while the new code is still the stored one (not used, not replaced again, by any process).
       const withdraw = async () => {
-        const left = replaced ? replaced.expiresAt - Date.now() : 0
+        const left = replaced ? lifeLeft(replaced) : 0
         if (replaced && left > 0) await codes.replace(id, record, replaced, left)
         else await codes.removeIfEqual(id, record)
       }
@@ -54,7 +56,7 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
         const counted =
           tries >= options.maxTries
             ? await codes.removeIfEqual(id, record)
-            : await codes.replace(id, record, { ...record, tries }, Math.max(1, record.expiresAt - Date.now()))
+            : await codes.replace(id, record, { ...record, tries }, Math.max(1, lifeLeft(record)))
         if (counted) return false
       }
     },
