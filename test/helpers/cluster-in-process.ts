@@ -4,7 +4,9 @@ import { createGateway, type Gateway, type GatewayOptions } from '../../src/inde
 import { internalsOf } from '../../src/internals.ts'
 import type { Storage } from '../../src/ports/storage.ts'
 import { memoryStorage } from './memory-storage.ts'
+import type { MemoryNetwork } from '../../adapters/transport-memory/index.ts'
 import { listen, post } from './http.ts'
+import { waitFor } from './gateway.ts'
 
 /** One instance of an in-process cluster, served over real HTTP at its advertised URL. */
 export interface ClusterMember {
@@ -68,6 +70,19 @@ export async function registerAt(url: string, email: string): Promise<string> {
   })
   if (answer.status !== 200) throw new Error(`register failed: ${answer.text}`)
   return answer.body.data.authkey
+}
+
+/** An account registered through the first member and its device `loja` linked to `phone` and connected; which member holds it, and one that does not. */
+export async function linkedDeviceInCluster(members: ClusterMember[], network: MemoryNetwork, email: string, phone = '5511944443333') {
+  const url = members[0]!.url
+  const authkey = await registerAt(url, email)
+  const added = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
+  if (added.status !== 200) throw new Error(`add device failed: ${added.text}`)
+  const deviceId: string = added.body.id
+  await network.scan({ deviceId }, phone)
+  await waitFor(async () => (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+  const holder = members.find(m => m.holds(deviceId))!
+  return { authkey, deviceId, holder, other: members.find(m => m !== holder)! }
 }
 
 /** A storage whose calls wait while it is paused (a store connection that stalls, as for a paused process). */

@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
 import type { Storage } from '../../../src/ports/storage.ts'
-import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
+import { inProcessCluster, linkedDeviceInCluster } from '../../helpers/cluster-in-process.ts'
 import { post } from '../../helpers/http.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
@@ -32,16 +32,7 @@ test('the forwarding instance reads a device lease once, not per forward; once t
     storage: countingLeaseReads(storage, reads[index]!),
   }))
   try {
-    const [a] = members
-    const authkey = await registerAt(a!.url, 'known@example.com')
-    const added = await post(`${a!.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
-    assert.is(added.status, 200, added.text)
-    await network.scan({ deviceId: added.body.id }, '5511944443333')
-    await waitFor(
-      async () => (await post(`${a!.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
-    )
-    const holder = members.find(m => m.holds(added.body.id))!
-    const other = members.find(m => m !== holder)!
+    const { authkey, deviceId, holder, other } = await linkedDeviceInCluster(members, network, 'known@example.com')
     const otherReads = reads[members.indexOf(other)]!
     const forwards: unknown[] = []
     other.gateway.events.on('forward', event => forwards.push(event))
@@ -61,7 +52,7 @@ test('the forwarding instance reads a device lease once, not per forward; once t
     // worked where the store says, here (the device taken over), and sent once.
     await holder.stop()
     await waitFor(async () => (await send('cinco')).status === 200, 10_000)
-    assert.ok(other.holds(added.body.id), 'taken over by the instance called')
+    assert.ok(other.holds(deviceId), 'taken over by the instance called')
     const texts = network.inbox(FRIEND).map(entry => ('text' in entry ? entry.text : entry.type))
     assert.equal(texts, ['um', 'dois', 'três', 'quatro', 'cinco'])
   } finally {
