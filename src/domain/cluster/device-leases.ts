@@ -58,6 +58,11 @@ export class DeviceLeases {
     return best?.[0] ?? this.me
   }
 
+  /** The epoch this instance holds the device's lease at (undefined: not held); a let-go and re-take changes it. */
+  epochOf(deviceId: string): number | undefined {
+    return this.holds(deviceId) ? this.held.get(deviceId)!.epoch : undefined
+  }
+
   /** Whether this instance took the device over within `ms` (its session may still be opening). */
   takenWithin(deviceId: string, ms: number): boolean {
     const at = this.held.get(deviceId)?.takenAt

@@ -79,10 +79,10 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
       }
       throw moving()
     },
-    /** An operation's error as the client gets it: `not-connected` for a linked device this instance let go while the send ran is `holder-unavailable` (503; the network took nothing). */
-    unlessLetGo(device: Device, err: unknown): unknown {
-      const letGo = isGatewayError(err, 'not-connected') && device.linked && !leases.holds(device.id)
-      return letGo ? moving(err) : err
+    /** Makes an operation's `not-connected` `holder-unavailable` (503; the network took nothing) when this instance let the device go while it ran (held at another epoch since, or not at all). */
+    letGoGuard(device: Device): (err: unknown) => unknown {
+      const epoch = leases.epochOf(device.id)
+      return err => (isGatewayError(err, 'not-connected') && device.linked && (leases.epochOf(device.id) ?? -1) !== epoch ? moving(err) : err)
     },
   }
 }

@@ -98,9 +98,10 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     }
     if (state.session !== 'connected') return (held(ctx), next())
     state.status = await routing.connected(device)
+    const letGo = routing.letGoGuard(device)
     held(ctx)
     return next().catch(err => {
-      throw routing.unlessLetGo(device, err)
+      throw letGo(err)
     })
   }
   const onLinker = async (ctx: Context, next: Next, state: RequestState) => {

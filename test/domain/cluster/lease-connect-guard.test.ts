@@ -1,6 +1,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { DeviceLeases } from '../../../src/domain/cluster/device-leases.ts'
+import { sessionRouting } from '../../../src/domain/cluster/session-routing.ts'
+import type { Device, Devices } from '../../../src/domain/devices.ts'
+import { GatewayError } from '../../../src/errors.ts'
 import type { Instances } from '../../../src/domain/instances.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import type { Transport } from '../../../src/ports/transport.ts'
@@ -98,6 +101,40 @@ test('a re-take that keeps its lease opens the session once the earlier close ha
   transport.releaseCloses()
   assert.is(await retake, true)
   assert.is(transport.connects, 2)
+})
+
+test('a send that ran while its device was let go and taken again answers 503 for a retry, not 409', async () => {
+  const registry = standingRegistry()
+  const transport = slowClosingTransport()
+  const leases = new DeviceLeases(
+    memoryStorage(),
+    new KeyedLock(),
+    registry as unknown as Instances,
+    transport as unknown as Transport,
+    { maxDevices: undefined, clustered: true } as never,
+    silentLogger,
+  )
+  const routing = sessionRouting({} as Devices, leases, true)
+  const device = { id: 'd1', linked: true } as Device
+  const closed = () => new GatewayError('not-connected')
+  assert.ok(await leases.open('d1'))
+
+  const steady = routing.letGoGuard(device)
+  assert.is((steady(closed()) as GatewayError).code, 'not-connected', 'held all along: the device is really closed (409)')
+
+  const acrossRetake = routing.letGoGuard(device) // the send starts...
+  registry.fence() // ...the store pauses: the session is closed under it...
+  const retake = leases.open('d1') // ...and the store is back: the device is taken again before the send fails
+  transport.releaseCloses()
+  assert.ok(await retake)
+  assert.ok(leases.holds('d1'))
+  const answer = acrossRetake(closed()) as GatewayError
+  assert.is(answer.code, 'holder-unavailable', 'the session it found was closed by the let-go: 503, the client retries')
+  assert.is((acrossRetake(new GatewayError('device-not-found')) as GatewayError).code, 'device-not-found', 'other errors pass as they are')
+
+  const whileLetGo = routing.letGoGuard(device)
+  registry.fence()
+  assert.is((whileLetGo(closed()) as GatewayError).code, 'holder-unavailable', 'let go and not taken again: 503')
 })
 
 test.run()
