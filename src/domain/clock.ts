@@ -3,11 +3,19 @@
 /** How long the hosts' clocks may disagree: widens the store expiry of an instance record and a client's schedule time. */
 export const CLOCK_SKEW_ALLOWANCE_MS = 30_000
 
+/** The last date worked out per zone, with its minute: every zone changes date on a minute boundary (formatting one costs ~4 µs, a send asks once). */
+const lastDates = new Map<string, { minute: number; date: string }>()
+
 /** Today's date (YYYY-MM-DD) in `timeZone`, `days` days from `now`. */
 export function dateInZone(timeZone: string, days = 0, now = Date.now()): string {
-  const parts = dayFormat(timeZone).formatToParts(new Date(now + days * 86_400_000))
+  const minute = Math.floor((now + days * 86_400_000) / 60_000)
+  const last = lastDates.get(timeZone)
+  if (last?.minute === minute) return last.date
+  const parts = dayFormat(timeZone).formatToParts(new Date(minute * 60_000))
   const get = (type: string) => parts.find(p => p.type === type)?.value
-  return `${get('year')}-${get('month')}-${get('day')}`
+  const date = `${get('year')}-${get('month')}-${get('day')}`
+  if (lastDates.size < 64 || lastDates.has(timeZone)) lastDates.set(timeZone, { minute, date })
+  return date
 }
 
 /** The calendar date `days` days after `date` (both YYYY-MM-DD). */

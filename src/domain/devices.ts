@@ -85,6 +85,13 @@ export function createDevices(
     }
     return undefined
   }
+  const cached = (account: Account, value: string, match: DeviceMatch[]): Device | undefined => {
+    if (match[0] !== 'appkey') return undefined
+    const valueHash = hashKey(value)
+    const entry = byAppkey.peek(indexId(account.id, valueHash))
+    const device = entry && !entry.retired ? records.peek(entry.deviceId) : undefined
+    return ofAccount(device, account, { appkeyHash: valueHash }) ? device : undefined
+  }
   const write = (id: string, change: (device: Device) => Device | void): Promise<Device | undefined> =>
     records.update(id, current => {
       if (!current) return undefined
@@ -137,6 +144,8 @@ export function createDevices(
     onRemove: (hook: (device: Device) => Promise<void>): void => void removalHooks.push(hook),
     /** A device of `account` whose id, name or appkey (as allowed by `match`) is `value` (from the record cache when it holds them). */
     find,
+    /** The device of `account` whose appkey is `value`, when `match` tries the appkey first, from this process's cached records alone (a send's path); undefined: ask `require`. */
+    cached,
     /** Like find, but a missing device is `device-not-found`. */
     async require(account: Account, value: string, match?: DeviceMatch[]): Promise<Device> {
       const device = await find(account, value, match)

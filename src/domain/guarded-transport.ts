@@ -29,8 +29,14 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
 
 /** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
 function converted<T>(call: () => Promise<T>): Promise<T> {
-  return new Promise<T>(resolve => resolve(call())).catch(err => {
-    if (err instanceof TransportError || err instanceof GatewayError) throw err
-    throw new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
-  })
+  try {
+    return Promise.resolve(call()).catch(rethrown)
+  } catch (err) {
+    return Promise.reject(err).catch(rethrown)
+  }
+}
+
+function rethrown(err: unknown): never {
+  if (err instanceof TransportError || err instanceof GatewayError) throw err
+  throw new TransportError('failed', err instanceof Error ? err.message : 'the transport failed', { cause: err })
 }

@@ -44,6 +44,11 @@ export class Collection<T> {
       .then(value => (value === undefined || this.writes !== writesBefore ? value : this.cache!.set(id, deepFreeze(value))))
   }
 
+  /** The record if this process has it cached, without a store read (undefined: not cached). */
+  peek(id: string): T | undefined {
+    return this.cache?.get(id)
+  }
+
   /** Drop every cached record (another process changed some); a read under way does not fill the cache. */
   forget(): void {
     this.writes++
