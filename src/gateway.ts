@@ -2,7 +2,7 @@ import type Router from '@koa/router'
 import type { Registry } from 'prom-client'
 import type { Middleware } from 'koa'
 import { GatewayEvents } from './events.ts'
-import { buildRouter } from './http/router.ts'
+import { buildRouter, frontMiddleware } from './http/router.ts'
 import { RequestDrain } from './http/drain.ts'
 import { addServiceRoutes } from './http/service-routes.ts'
 import { operationTable } from './operations/table.ts'
@@ -60,9 +60,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const wiring = await wireGateway(resolveOptions(options))
   const { resolved, logger, storage, transport, devices, messaging, outbox, events } = wiring
   const drain = new RequestDrain(resolved.httpStatus)
+  const front = frontMiddleware(events, drain)
   const router = buildRouter(operationTable, {
     ...wiring,
-    drain,
+    front,
     services: wiring,
     httpStatus: resolved.httpStatus,
     bodyLimitBytes: resolved.bodyLimitBytes,
@@ -74,7 +75,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   })
   const metrics = await addServiceRoutes(
     router,
-    { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl },
+    { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl, front },
     operationTable,
     outbox,
     resolved.service,

@@ -1,5 +1,5 @@
 import type Router from '@koa/router'
-import type { Context } from 'koa'
+import type { Context, Middleware } from 'koa'
 import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
@@ -7,8 +7,8 @@ import { isInstalled } from '../optional-package.ts'
 import { escapeHtml, mountPrefix } from './render.ts'
 
 /** `GET /docs`: Swagger UI from the optional swagger-ui-dist package (no CDN) under a strict CSP, else a page saying how to get it. */
-export function docsPage(router: Router): void {
-  router.get('/docs', (ctx: Context) => {
+export function docsPage(router: Router, front: Middleware): void {
+  router.get('/docs', front, (ctx: Context) => {
     const prefix = escapeHtml(mountPrefix(ctx, '/docs'))
     ctx.set(
       'Content-Security-Policy',
@@ -18,7 +18,7 @@ export function docsPage(router: Router): void {
     ctx.type = 'text/html; charset=utf-8'
     ctx.body = page(prefix, (swaggerInstalled ??= isInstalled(SWAGGER_UI)))
   })
-  router.get('/docs/:asset', async (ctx: Context) => {
+  router.get('/docs/:asset', front, async (ctx: Context) => {
     const name = String(ctx.params.asset)
     // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's members.
     const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined

@@ -1,5 +1,5 @@
 import type Router from '@koa/router'
-import type { Context } from 'koa'
+import type { Context, Middleware } from 'koa'
 import type { Registry } from 'prom-client'
 import { array, boolean, integer, number, object, optional, string } from 'superstruct'
 import { readFileSync } from 'node:fs'
@@ -33,6 +33,8 @@ interface ServiceRouteDeps extends MetricsDeps {
   instances: Instances
   leases: DeviceLeases
   baseUrl?: string
+  /** The gateway's first middleware (observed, counted by the drain), before each route. */
+  front: Middleware
 }
 
 const check = object({ ok: boolean(), ms: number() })
@@ -57,15 +59,15 @@ export async function addServiceRoutes(
   healthRoute(router, services, settings.healthTimeoutMs)
   if (settings.docs) {
     let document: Record<string, unknown> | undefined
-    router.get('/openapi.json', (ctx: Context) => {
+    router.get('/openapi.json', services.front, (ctx: Context) => {
       document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))
       ctx.set({ 'Cache-Control': 'no-cache', 'Access-Control-Allow-Origin': '*' })
       ctx.body = { ...document, servers: [{ url: services.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
     })
-    docsPage(router)
+    docsPage(router, services.front)
   }
   if (metrics) {
-    router.get('/metrics', async (ctx: Context) => {
+    router.get('/metrics', services.front, async (ctx: Context) => {
       const { contentType, text } = await metrics.scrape()
       ctx.set('Cache-Control', 'no-store')
       ctx.type = contentType
@@ -78,8 +80,8 @@ export async function addServiceRoutes(
 // --- Internal helpers ---
 
 /** `GET /health`: 200 if store and transport answer within `timeoutMs`, else 503 whatever `httpStatus` (load balancers read it); failures logged only. */
-function healthRoute(router: Router, { storage, transport, logger, instances, leases }: ServiceRouteDeps, timeoutMs: number): void {
-  router.get('/health', async (ctx: Context) => {
+function healthRoute(router: Router, { storage, transport, logger, instances, leases, front }: ServiceRouteDeps, timeoutMs: number): void {
+  router.get('/health', front, async (ctx: Context) => {
     const [storageCheck, transportCheck] = await Promise.all([
       probe('storage', () => storage.ping?.() ?? Promise.resolve()),
       probe('transport', () => (transport.ping ? transport.ping() : transport.status(PROBE_DEVICE).then(() => undefined))),
