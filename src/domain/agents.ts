@@ -12,13 +12,7 @@ import { contactKey, type FlowConversations } from './flows.ts'
 import type { MessageFeed } from './message-feed.ts'
 import type { Messaging } from './messaging/index.ts'
 
-type Agent = {
-  id: string
-  accountId: string
-  deviceId: string
-  name: string
-  createdAt: number
-}
+type Agent = { id: string; accountId: string; deviceId: string; name: string; createdAt: number }
 
 /** How many agents one device keeps (the last created answers). */
 const MAX_AGENTS_PER_DEVICE = 50

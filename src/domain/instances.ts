@@ -118,11 +118,7 @@ export class Instances {
     this.fenceIfLate()
     if (this.stopped || this.beating) return
     this.beating = true
-    try {
-      await this.renew()
-    } finally {
-      this.beating = false
-    }
+    await this.renew().finally(() => (this.beating = false))
   }
 
   private async renew(): Promise<void> {

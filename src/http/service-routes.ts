@@ -129,11 +129,9 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
   const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The token of a `link` answered by operations 3 and 4.' }
   const revoked = { description: 'Unknown or revoked link (`GerenciarLinks: excluir`).' }
   const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
-  const [html, text, health] = [
-    body('text/html', { type: 'string' }),
-    body('text/plain', { type: 'string' }),
-    body('application/json', structSchema(healthAnswer)),
-  ]
+  const html = body('text/html', { type: 'string' })
+  const text = body('text/plain', { type: 'string' })
+  const health = body('application/json', structSchema(healthAnswer))
   const state = body('application/json', {
     type: 'object',
     required: ['conectado', 'telefone', 'qrcode'],

@@ -18,9 +18,7 @@ export const registerUser = defineOperation({
   field: 'auth',
   name: 'registerUser',
   summary: 'Register a user account and obtain its authkey',
-  answer: answer({
-    data: object({ nome: string(), email: string(), telefone: string(), authkey: string(), expiracao: string(), plano: string() }),
-  }),
+  answer: answer({ data: object({ nome: string(), email: string(), telefone: string(), authkey: string(), expiracao: string(), plano: string() }) }),
   errors: ['invalid-input', 'email-taken', 'rate-limited'],
   schema: type({
     auth: coerceWhen(literal('registrar'), isString, s => s.trim().toLowerCase()),
@@ -47,10 +45,7 @@ export const createAgent = defineOperation({
   summary: 'Create an AI agent hosted by a device',
   answer: answer({ agent_id: string() }),
   errors: deviceErrors,
-  answers: {
-    'invalid-input': { status: 400, message: 'validation.required' },
-    unauthenticated: { status: 401, message: 'Authkey invalida ou expirada.' },
-  },
+  answers: { 'invalid-input': { status: 400, message: 'validation.required' }, unauthenticated: { status: 401, message: 'Authkey invalida ou expirada.' } },
   schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
   device: { ref: 'device' },
   async handle({ agent_name }, { services, account, device }) {

@@ -16,23 +16,14 @@ export const groupInfo = defineOperation({
   field: 'infoConvite',
   name: 'groupInfo',
   summary: 'Information about a group, by id or invite',
-  answer: answer({
-    grupo: object({ id: string(), titulo: string(), descricao: string(), participantes: array(object({ id: string(), admin: boolean() })) }),
-  }),
+  answer: answer({ grupo: object({ id: string(), titulo: string(), descricao: string(), participantes: array(object({ id: string(), admin: boolean() })) }) }),
   errors: [...deviceErrors, 'group-not-found', ...queueErrors],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
   device: deviceByAppkey('device'),
   async handle({ infoConvite: ref }, { services, device }) {
     const info = await services.messaging.groups.info(device, ref)
-    return {
-      message: 'Grupo encontrado.',
-      grupo: {
-        id: info.id,
-        titulo: info.subject,
-        descricao: info.description ?? '',
-        participantes: info.participants.map(p => ({ id: p.id, admin: p.admin })),
-      },
-    }
+    const participantes = info.participants.map(p => ({ id: p.id, admin: p.admin }))
+    return { message: 'Grupo encontrado.', grupo: { id: info.id, titulo: info.subject, descricao: info.description ?? '', participantes } }
   },
 })
 
@@ -71,13 +62,7 @@ export const joinGroup = defineOperation({
 /** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list; 1 to 1 023 distinct phones. */
 function members() {
   const phones = coerceWhen(array(string()), isAnything, value => {
-    const split = (s: string) =>
-      s.trim().startsWith('[')
-        ? toArray(s)
-        : s
-            .split(/[-,;]/)
-            .map(p => p.trim())
-            .filter(Boolean)
+    const split = (s: string) => (s.trim().startsWith('[') ? toArray(s) : s.split(/[-,;]/).flatMap(p => p.trim() || []))
     const items = typeof value === 'string' ? split(value) : value
     return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(String(p)) ?? String(p)))] : items
   })

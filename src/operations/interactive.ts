@@ -9,12 +9,7 @@ export const sendButtons = sendOperation({
   field: 'buttons',
   name: 'sendButtons',
   summary: 'Send a message with buttons',
-  fields: {
-    message: text(MAX_CAPTION),
-    buttons: list(button, 1, MAX_BUTTONS),
-    header_title: optionalText(MAX_HEADER),
-    footer_text: optionalText(MAX_HEADER),
-  },
+  fields: { message: text(MAX_CAPTION), buttons: list(button, 1, MAX_BUTTONS), header_title: optionalText(MAX_HEADER), footer_text: optionalText(MAX_HEADER) },
   accepts: ({ buttons }) => !hasDuplicateIds(buttons),
   handle: sendOrSchedule('Mensagem com botões enviada.', ({ message: text, buttons, header_title: header, footer_text: footer, to }) => ({
     kind: 'send',

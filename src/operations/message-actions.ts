@@ -41,11 +41,7 @@ export const markMessageRead = sendOperation({
   name: 'markMessageRead',
   summary: 'Send a read receipt for a received message',
   errors: targetErrors,
-  fields: {
-    markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)),
-    idMessagem: optionalText(MAX_ID),
-    idMensagem: optionalText(MAX_ID),
-  },
+  fields: { markRead: coerceWhen(text(MAX_ID), isBoolean, b => String(b)), idMessagem: optionalText(MAX_ID), idMensagem: optionalText(MAX_ID) },
   accepts: input => readTarget(input) !== undefined,
   handle: sendOrSchedule('Mensagem marcada como lida.', input => ({ kind: 'read', to: input.to, target: { chat: input.to, id: readTarget(input)!.trim() } })),
 })

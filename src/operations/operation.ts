@@ -5,17 +5,14 @@ import type { Device, DeviceMatch, Devices } from '../domain/devices.ts'
 import type { FlowConversations } from '../domain/flows.ts'
 import type { Messaging } from '../domain/messaging/index.ts'
 import type { MediaBudget, MediaHold } from '../domain/messaging/media-budget.ts'
+import type { UploadedFile } from '../domain/messaging/media-loader.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { RateLimits } from '../security/rate-limits.ts'
 import type { SessionStatus } from '../ports/transport.ts'
 import type { AnswerCode, ErrorAnswer } from './error-answers.ts'
 
-/** A file of a multipart body. */
-export interface UploadedFile {
-  data: Buffer
-  fileName?: string
-  mimetype?: string
-}
+/** A file of a multipart body (declared beside the media loader, which reads it). */
+export type { UploadedFile }
 
 /** The domain services the operations call: the HTTP edge's view of the gateway. */
 export interface OperationServices {

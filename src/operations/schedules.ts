@@ -8,9 +8,7 @@ export const listSchedules = defineOperation({
   field: 'listaAgendamento',
   name: 'listSchedules',
   summary: 'List the scheduled messages of a device',
-  answer: answer({
-    data: array(object({ id: string(), to: string(), message: string(), agendamento: string(), situacao: enums(['pendente', 'falhou']) })),
-  }),
+  answer: answer({ data: array(object({ id: string(), to: string(), message: string(), agendamento: string(), situacao: enums(['pendente', 'falhou']) })) }),
   errors: deviceErrors,
   schema: type({ appkey: text(), authkey: text(256), listaAgendamento: trueFlag(), message: falseFlag() }),
   device: deviceByAppkey(),

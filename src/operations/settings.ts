@@ -51,9 +51,7 @@ export const switchWebhook = defineOperation({
       d.webhookEvents = { ...d.webhookEvents, [channel === 'chat' ? 'chat' : 'group']: statusWebhook }
     })
     if (!updated) throw new GatewayError('device-not-found')
-    return {
-      message: statusWebhook ? 'Webhook ativado.' : 'Webhook desativado.',
-      webhook: { chat: updated.webhookEvents.chat, grupo: updated.webhookEvents.group },
-    }
+    const { chat, group } = updated.webhookEvents
+    return { message: statusWebhook ? 'Webhook ativado.' : 'Webhook desativado.', webhook: { chat, grupo: group } }
   },
 })

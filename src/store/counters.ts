@@ -1,11 +1,10 @@
 import type { Storage } from '../ports/storage.ts'
-import { atomicSteps, type KeyedLock } from './keyed-lock.ts'
+import { atomicSteps } from './keyed-lock.ts'
 
 /** Counters in the store (`<name>:<id>`), counted with the atomic increment; a counter that reaches zero is removed. */
 export class Counters {
   constructor(
     private readonly storage: Storage,
-    _lock: KeyedLock,
     private readonly name: string,
   ) {}
 
@@ -16,10 +15,5 @@ export class Counters {
     const value = await steps.increment(key, by)
     if (value <= 0 && by < 0) await steps.deleteIfEqual(key, value)
     return value
-  }
-
-  /** The counter's value (0 when there is none). */
-  async value(id: string): Promise<number> {
-    return (await this.storage.get<number>(`${this.name}:${id}`)) ?? 0
   }
 }

@@ -13,10 +13,7 @@ export class Deadlines {
   run<T>(work: Promise<T>, timeoutError: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const done = this.watch(() => reject(timeoutError()))
-      work.then(
-        value => (done(), resolve(value)),
-        error => (done(), reject(error)),
-      )
+      work.then(resolve, reject).finally(done)
     })
   }
 
@@ -26,10 +23,8 @@ export class Deadlines {
       if (this.pending.delete(expire)) onExpiry()
     }
     // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first.
-    this.pending.set(
-      expire,
-      setTimeout(() => setImmediate(expire), this.limitMs),
-    )
+    const timer = setTimeout(() => setImmediate(expire), this.limitMs)
+    this.pending.set(expire, timer)
     return () => {
       clearTimeout(this.pending.get(expire))
       this.pending.delete(expire)

@@ -6,12 +6,6 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 /** The JSON text of `value` with every object's keys sorted (undefined for a value JSON has no form for). */
 function canonicalJson(value: unknown): string | undefined {
   return JSON.stringify(value, (_key, item: unknown) =>
-    typeof item === 'object' && item !== null && !Array.isArray(item)
-      ? Object.fromEntries(
-          Object.keys(item)
-            .sort()
-            .map(key => [key, (item as Record<string, unknown>)[key]]),
-        )
-      : item,
+    typeof item === 'object' && item !== null && !Array.isArray(item) ? Object.fromEntries(Object.entries(item).sort(([a], [b]) => (a < b ? -1 : 1))) : item,
   )
 }

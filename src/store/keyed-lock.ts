@@ -9,10 +9,7 @@ export class KeyedLock {
   async run<T>(key: string, fn: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(key) ?? Promise.resolve()
     const result = previous.then(fn, fn)
-    const tail = result.then(
-      () => undefined,
-      () => undefined,
-    )
+    const tail = result.catch(() => undefined)
     this.tails.set(key, tail)
     try {
       return await result

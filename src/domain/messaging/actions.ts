@@ -9,11 +9,8 @@ export type StoredAction = { kind: 'send'; to: string; message: unknown } | { ki
 /** The Action as a JSON-safe value (Buffers become `{base64}`). */
 export function encodeAction(action: Action): StoredAction {
   if (action.kind === 'read') return action
-  return {
-    kind: 'send',
-    to: action.to,
-    message: mapPayloads(action.message, p => ({ ...p, data: { base64: p.data.toString('base64') } as unknown as Buffer })),
-  }
+  const message = mapPayloads(action.message, p => ({ ...p, data: { base64: p.data.toString('base64') } as unknown as Buffer }))
+  return { kind: 'send', to: action.to, message }
 }
 
 /** The Action back from its stored form. */

@@ -54,14 +54,10 @@ export function createMessaging(deps: MessagingDeps) {
   const { options, logger } = deps
   const queues = new SendQueues(options)
   const messenger = new Messenger(deps.transport, queues, deps.feed, logger, deps.events)
-  const scheduler = createScheduler(
-    createScheduleStore(deps.storage, deps.lock, options.scheduleQuota),
-    messenger,
-    deps.devices,
-    deps.liveness,
-    { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs: options.sendTimeoutMs + 60_000, maxWaitMs: options.scheduleMaxWaitMs },
-    logger,
-  )
+  const store = createScheduleStore(deps.storage, deps.lock, options.scheduleQuota)
+  const leaseMs = options.sendTimeoutMs + 60_000
+  const timing = { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs, maxWaitMs: options.scheduleMaxWaitMs }
+  const scheduler = createScheduler(store, messenger, deps.devices, deps.liveness, timing, logger)
   const otps = createOtps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
   const onStatus = ({ deviceId, status }: { deviceId: string; status: { connected: boolean } }) => {
     if (status.connected) scheduler.wake(deviceId)

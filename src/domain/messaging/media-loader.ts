@@ -7,7 +7,7 @@ import type { MediaHold } from './media-budget.ts'
 import { mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
 
 /** A file part of a multipart body (the shape the HTTP edge hands over). */
-interface UploadedBytes {
+export interface UploadedFile {
   data: Buffer
   fileName?: string
   mimetype?: string
@@ -15,7 +15,7 @@ interface UploadedBytes {
 
 interface MediaRequest {
   /** An http(s) URL, base64, a base64 data URI, or an uploaded part. */
-  source: string | UploadedBytes
+  source: string | UploadedFile
   /** File name shown to the recipient. */
   fileName?: string
   caption?: string
@@ -58,7 +58,7 @@ export class MediaLoader {
     return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
   }
 
-  private async load(source: string | UploadedBytes, hold: MediaHold | undefined): Promise<LoadedFile> {
+  private async load(source: string | UploadedFile, hold: MediaHold | undefined): Promise<LoadedFile> {
     let file: LoadedFile
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
     else if (isHttpUrl(source.trim())) file = await this.heldDownload(source.trim(), hold)

@@ -50,7 +50,7 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
   const items = new Collection<ScheduleItem>(storage, lock, 'schedule')
   const bodies = new Collection<StoredAction>(storage, lock, 'schedule-body')
   // Per account: pending items and their bytes, counted in the store (shared by every process).
-  const usage = new Counters(storage, lock, 'schedule-usage')
+  const usage = new Counters(storage, 'schedule-usage')
   // Count one more pending item of `bytes` for the account, or refuse it (`quota-exceeded`) and count nothing.
   const reserve = async (accountId: string, bytes: number): Promise<void> => {
     const count = await usage.add(`${accountId}:count`, 1)

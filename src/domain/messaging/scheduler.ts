@@ -95,10 +95,8 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
   return {
     /** Store `action` to be done at `time`; answers the stored item. */
     async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
-      const item = await store.add(
-        { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text },
-        encodeAction(action),
-      )
+      const input = { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text }
+      const item = await store.add(input, encodeAction(action))
       if (started) work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
       return item
     },

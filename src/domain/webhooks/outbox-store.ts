@@ -129,7 +129,7 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       const letter = await dead.get(id)
       if (!letter) return undefined
       const { deviceId, accountId, event, body } = letter
-      const record: OutboxRecord = { id, deviceId, accountId, event, body, createdAt: now, dueAt: now, attempts: 0, owner }
+      const record = newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)
       await records.put(outboxKey(record.deviceId, record.id), record)
       await dead.remove(id)
       return record
@@ -146,6 +146,11 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       for (const id of gone) await dead.remove(id)
     },
   }
+}
+
+/** A new pending record of an event, due at once, scheduled by `owner`. */
+export function newOutboxRecord(event: Pick<OutboxRecord, 'id' | 'deviceId' | 'accountId' | 'event' | 'body'>, now: number, owner: string): OutboxRecord {
+  return { ...event, createdAt: now, dueAt: now, attempts: 0, owner }
 }
 
 /** The outbox key of a device's event. */

@@ -8,7 +8,7 @@ import type { Device } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { createDeliveryAttempts, type DeliveryDependencies } from './attempt.ts'
-import { createOutboxStore, eventId, outboxKey, type OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
+import { createOutboxStore, eventId, newOutboxRecord, outboxKey, type OutboxStore, type DeadLetter, type OutboxRecord } from './outbox-store.ts'
 import { failurePayload, webhookPayload, type MessageFailure, type WebhookPayload } from './payload.ts'
 
 /** What the host can do with webhook deliveries (`gateway.webhooks`). */
@@ -108,18 +108,8 @@ export class WebhookOutbox implements WebhookAdmin {
   // --- Internal helpers ---
 
   private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
-    const now = Date.now()
-    const record: OutboxRecord = {
-      id,
-      deviceId: device.id,
-      accountId: device.accountId,
-      event: payload.event,
-      body: JSON.stringify(payload),
-      createdAt: now,
-      dueAt: now,
-      attempts: 0,
-      owner: this.deps.liveness.id,
-    }
+    const event = { id, deviceId: device.id, accountId: device.accountId, event: payload.event, body: JSON.stringify(payload) }
+    const record = newOutboxRecord(event, Date.now(), this.deps.liveness.id)
     const key = outboxKey(device.id, record.id)
     return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
   }
