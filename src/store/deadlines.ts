@@ -13,7 +13,10 @@ export class Deadlines {
   run<T>(work: Promise<T>, timeoutError: () => Error): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const done = this.watch(() => reject(timeoutError()))
-      work.then(resolve, reject).finally(done)
+      work.then(
+        value => (done(), resolve(value)),
+        (err: unknown) => (done(), reject(err)),
+      )
     })
   }
 
