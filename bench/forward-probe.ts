@@ -8,7 +8,11 @@
  * and forwarded are measured on the same two processes. With BENCH_BEFORE_ROOT=<copy of the package,
  * built> a second cluster of that build runs alongside and every round measures both builds, for a
  * before/after comparison in the same minutes. Under BENCH_PROFILE=<dir> with `forwarded` as the
- * argument only forwards are sent: B's profile is then the forwarding side, A's the holder's.
+ * argument only forwards are sent: B's profile is then the forwarding side, A's the holder's. Each
+ * round's line gives each instance's share (A, B). With BENCH_RATE=<requests a second> every run sends
+ * at that rate (open loop) instead of as fast as answered: CPU per request depends on the rate (at a
+ * lower rate fewer requests share each wake-up and socket write), and a forward halves the closed-loop
+ * rate, so a fixed rate both sides keep compares like with like.
  *
  *     node --conditions=source --import tsx bench/forward-probe.ts [forwarded]
  */
@@ -22,6 +26,7 @@ import { clearStore } from './lib/stores.ts'
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
+const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined
 const onlyForwarded = process.argv[2] === 'forwarded'
 const path = '/api/create-message'
 
@@ -42,24 +47,31 @@ try {
       .map(d => ({ appkey: d.appkey, authkey: fixture.authkey, to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }))
     if (bodies.length === 0) throw new Error('instance A holds no device')
     note(`${build}: A (holder) pid ${a.child.pid}, B pid ${b.child.pid}`)
-    const to = (url: string) => (seconds: number) => load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0 })
+    const to = (url: string) => (seconds: number) =>
+      load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0, ...(RATE ? { rate: RATE } : {}) })
     if (!onlyForwarded) sides.push({ name: `${build} direct`, run: measuredCpu(sim, [a, b], to(a.url)) })
     sides.push({ name: `${build} forwarded`, run: measuredCpu(sim, [a, b], to(b.url)) })
   }
   for (const side of sides) await side.run(3)
   const results = new Map(sides.map(side => [side.name, [] as number[]]))
+  const perInstance = new Map(sides.map(side => [side.name, [] as number[][]]))
   for (let round = 0; round < ROUNDS; round++) {
     const order = round % 2 ? [...sides].reverse() : sides
     const line: string[] = []
     for (const side of order) {
       const result = await side.run(SECONDS)
       results.get(side.name)!.push(result.cpuGateways)
-      line.push(`${side.name} ${result.cpuGateways.toFixed(0)} µs (${result.rps.toFixed(0)} req/s)`)
+      perInstance.get(side.name)!.push(result.cpuEach)
+      line.push(
+        `${side.name} ${result.cpuGateways.toFixed(0)} µs (A ${result.cpuEach[0]!.toFixed(0)}, B ${result.cpuEach[1]!.toFixed(0)}; ${result.rps.toFixed(0)} req/s)`,
+      )
     }
     note(`round ${round + 1}: ${line.join('; ')}`)
   }
   for (const [name, values] of results)
-    note(`${name}: median ${median(values).toFixed(0)} µs per request over both instances (rounds ${values.map(v => v.toFixed(0)).join(', ')})`)
+    note(
+      `${name}: median ${median(values).toFixed(0)} µs per request over both instances (rounds ${values.map(v => v.toFixed(0)).join(', ')}); A ${median(perInstance.get(name)!.map(each => each[0]!)).toFixed(0)}, B ${median(perInstance.get(name)!.map(each => each[1]!)).toFixed(0)}`,
+    )
   for (const build of Object.keys(builds)) {
     const direct = results.get(`${build} direct`)
     const forwarded = results.get(`${build} forwarded`)!

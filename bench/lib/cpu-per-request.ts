@@ -2,7 +2,7 @@ import { cpuMicros, type ServerProcess } from './process.ts'
 import type { LoadResult } from './load.ts'
 
 /** A load run with the CPU the gateways (summed over every instance of the side, idle CPU taken out: cpuIdle) and the simulator used per answered request. */
-export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuIdle: number }
+export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuIdle: number; cpuEach: number[] }
 
 /**
  * Wrap a load run so that it also measures CPU per answered request, from /proc: every instance's
@@ -13,7 +13,10 @@ export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuId
  * at thousands a second it is nothing). The simulator's CPU (the network's side) is kept apart.
  */
 export function measuredCpu(sim: ServerProcess, instances: ServerProcess[], run: (seconds: number) => Promise<LoadResult>) {
-  const cpu = () => ({ gateways: instances.reduce((sum, i) => sum + cpuMicros(i.child.pid), 0), sim: cpuMicros(sim.child.pid), at: performance.now() })
+  const cpu = () => {
+    const each = instances.map(i => cpuMicros(i.child.pid))
+    return { each, gateways: each.reduce((sum, c) => sum + c, 0), sim: cpuMicros(sim.child.pid), at: performance.now() }
+  }
   return async (seconds: number): Promise<Measured> => {
     // The first second after a run still collects its garbage: not idle CPU, so not measured as such.
     await new Promise(resolve => setTimeout(resolve, SETTLE_MS))
@@ -24,7 +27,9 @@ export function measuredCpu(sim: ServerProcess, instances: ServerProcess[], run:
     const result = await run(seconds)
     const after = cpu()
     const idle = idlePerMs * (after.at - before.at)
+    const idleEach = quiet.each.map((q, i) => ((before.each[i]! - q) / (before.at - quiet.at)) * (after.at - before.at))
     return Object.assign(result, {
+      cpuEach: after.each.map((a, i) => (a - before.each[i]! - idleEach[i]!) / result.total),
       cpuGateways: (after.gateways - before.gateways - idle) / result.total,
       cpuSim: (after.sim - before.sim) / result.total,
       cpuIdle: idle / result.total,
