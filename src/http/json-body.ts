@@ -2,11 +2,6 @@ import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
 import { GatewayError } from '../errors.ts'
 
-/** Read a plain JSON body (UTF-8, no Content-Encoding) with koa-bodyparser's answers; kept for speed (bench/README.md, "Copies of library code..."). */
-export async function readJsonBody(req: IncomingMessage, limitBytes: number): Promise<unknown> {
-  return parseJson(await readBodyBytes(req, limitBytes))
-}
-
 /** A body's bytes: 413 over `limitBytes`, 400 `body-malformed` cut short or over its length, 400 `body-not-object` already consumed (as co-body answers). */
 export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   if (isSpent(req)) return Promise.reject(new GatewayError('body-not-object'))

@@ -3,7 +3,7 @@ import koaBodyParser from 'koa-bodyparser'
 import type { Context, Middleware, Next } from 'koa'
 import { GatewayError } from '../errors.ts'
 import { Deadlines } from '../store/deadlines.ts'
-import { isPlainObject, isSpent, readJsonBody } from './json-body.ts'
+import { isPlainObject, isSpent, parseJson, readBodyBytes } from './json-body.ts'
 import { nestFields } from '../schema/nested-fields.ts'
 import type { UploadedFile } from '../operations/operation.ts'
 import type { MediaBudget } from '../domain/messaging/media-budget.ts'
@@ -58,6 +58,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
     })
   return async function readBody(ctx: Context): Promise<ParsedBody> {
     let uploads = NO_UPLOADS
+    let raw: Buffer | undefined
     const unread = !ctx.req.readableEnded
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
@@ -71,9 +72,9 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
-        const reading = readJsonBody(ctx.req, limitBytes)
-        body = await (arrived(ctx) ? reading : inTime(ctx, reading))
-        ;(ctx.request as { body?: unknown }).body = body // where koa-bodyparser would have put it
+        const reading = readBodyBytes(ctx.req, limitBytes)
+        raw = await (arrived(ctx) ? reading : inTime(ctx, reading))
+        ;(ctx.request as { body?: unknown }).body = body = parseJson(raw) // where koa-bodyparser would have put it
       } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
         ;(ctx.request as { body?: unknown }).body = undefined
         await inTime(ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
@@ -83,7 +84,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
       }
     }
     if (!isPlainObject(body)) throw new GatewayError('body-not-object')
-    return { fields: body, uploads }
+    return { fields: body, uploads, raw }
   }
 }
 

@@ -5,10 +5,11 @@ import type { MediaHold } from '../domain/messaging/media-budget.ts'
 import type { Operation, SessionNeed, UploadedFile } from '../operations/operation.ts'
 import type { SessionStatus } from '../ports/transport.ts'
 
-/** Parsed request: the body fields, and the files of a multipart body. */
+/** Parsed request: the body fields, the files of a multipart body, and a plain JSON body's bytes (forwarded as they came). */
 export interface ParsedBody {
   fields: Record<string, unknown>
   uploads: ReadonlyMap<string, UploadedFile>
+  raw?: Buffer
 }
 
 /** Who forwarded a verified request, and for which client (the holder uses these, not the forwarder's). */
@@ -33,6 +34,8 @@ export class RequestState {
   device: Device | undefined = undefined
   status: SessionStatus | undefined = undefined
   ensured: { created: boolean; appkey?: string } | undefined = undefined
+  /** The remembered holder that refused this request before anything ran (routeToHolder's early step), and its answer should the store name it again. */
+  refusedBy: { id: string; answer(): unknown } | undefined = undefined
 }
 
 /** The request's gateway state, made on first use. */

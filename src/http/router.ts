@@ -53,7 +53,8 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
   for (const entry of table) {
     const baseUrlOf = (ctx: Context, state: RequestState) =>
       deps.baseUrl ?? state.forwardedFrom?.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, entry.path)}`
-    const own = [selectOperation(entry, deps.logger), auth, routeToHolder(entry.path, { ...deps, baseUrlOf }), runOperation({ ...deps, baseUrlOf })]
+    const { early, holder } = routeToHolder(entry, { ...deps, baseUrlOf })
+    const own = [...early, selectOperation(entry, deps.logger), auth, holder, runOperation({ ...deps, baseUrlOf })]
     router.post(entry.path, compose<Context>([...shared, ...own]))
   }
   sharePageRoutes(router, deps, boundary)

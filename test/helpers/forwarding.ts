@@ -6,7 +6,8 @@ import { MemoryNetwork, MemoryTransport } from '../../adapters/transport-memory/
 import { bodyReader } from '../../src/http/request-body.ts'
 import type { Context, Middleware, Next } from 'koa'
 import { forwardOperation, relayAnswer } from '../../src/http/forwarding/send.ts'
-import { forwardedRequestReader, type ForwardedFrom } from '../../src/http/forwarding/receive.ts'
+import { forwardedRequestReader } from '../../src/http/forwarding/receive.ts'
+import type { ForwardedFrom } from '../../src/http/request-state.ts'
 import type { Logger } from '../../src/logger.ts'
 import type { HttpStatusMode } from '../../src/http/render.ts'
 import { answerError } from '../../src/http/render.ts'
@@ -73,6 +74,7 @@ export async function startForwarder(holderUrl: string, options: { secret?: stri
         path: ctx.path,
         fields: body.fields,
         uploads: body.uploads,
+        raw: body.raw,
         secret: options.secret ?? SECRET,
         from: 'instance-entry',
         to: HOLDER_ID,

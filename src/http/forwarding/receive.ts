@@ -2,9 +2,7 @@ import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
 import { isPlainObject, isSpent, parseJson, readBodyBytes } from '../json-body.ts'
-import { requestState, type ForwardedFrom } from '../request-state.ts'
-
-export type { ForwardedFrom } from '../request-state.ts'
+import { requestState } from '../request-state.ts'
 
 /** The largest forwarded body for a gateway limit of `limitBytes`: uploads travel as base64 and form text as JSON (escapes), so twice the limit plus the envelope. */
 export function forwardedBodyLimit(limitBytes: number): number {
@@ -15,7 +13,7 @@ export function forwardedBodyLimit(limitBytes: number): number {
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
-  // Signatures accepted within twice the tolerance, by expiry: in this process only, enough (docs/scaling.md, "Replays").
+  // Signatures accepted, each until its timestamp goes stale (then refused as such): in this process's memory only, enough (docs/scaling.md, "Replays").
   const seen = new Map<string, number>()
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {
@@ -32,16 +30,12 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     let verdict: string = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, now, toleranceMs)
     if (verdict === 'ok' && seen.has(signature)) verdict = 'replayed'
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
-    seen.set(signature, now + 2 * toleranceMs)
+    seen.set(signature, Number(headers[ForwardHeaders.timestamp]) + toleranceMs)
     const fields = body.length === 0 ? {} : parseJson(body)
     if (!isPlainObject(fields)) throw new GatewayError('body-not-object')
     ;(ctx.request as { body?: unknown }).body = fields
-    const forwardedFrom: ForwardedFrom = { instanceId: from }
-    const clientIp = headers[ForwardHeaders.clientIp]
-    const baseUrl = headers[ForwardHeaders.baseUrl]
-    if (typeof clientIp === 'string' && clientIp !== '') forwardedFrom.clientIp = clientIp
-    if (typeof baseUrl === 'string' && baseUrl !== '') forwardedFrom.baseUrl = baseUrl
-    requestState(ctx).forwardedFrom = forwardedFrom
+    const { [ForwardHeaders.clientIp]: clientIp, [ForwardHeaders.baseUrl]: baseUrl } = headers as Record<string, string | undefined> // custom headers: text
+    requestState(ctx).forwardedFrom = { instanceId: from, ...(clientIp ? { clientIp } : {}), ...(baseUrl ? { baseUrl } : {}) }
     return fields
   }
 }

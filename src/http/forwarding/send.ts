@@ -20,12 +20,13 @@ const RELAYED_HEADERS = ['retry-after', 'content-type', HOLDER_HEADER]
 /** The holder's answers beyond this size are refused. */
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
-/** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`). */
+/** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`); `raw`, a plain JSON body's bytes, sent as they came unless there are uploads. */
 interface ForwardRequest {
   baseUrl: string
   path: string
   fields: Record<string, unknown>
   uploads?: ReadonlyMap<string, UploadedFile>
+  raw?: Buffer
   secret: string | Buffer
   from: string
   to: string
@@ -62,7 +63,7 @@ export class ForwardFailedError extends GatewayError {
 
 /** POST an operation's fields, signed, to the same path on the holder: its answer, or ForwardFailedError (never retried: it may have been done). */
 export async function forwardOperation(request: ForwardRequest): Promise<ForwardAnswer> {
-  const body = Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
+  const body = request.raw && !request.uploads?.size ? request.raw : Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
   const { options, prefix } = targetOf(request.baseUrl)
   const path = prefix + request.path
   const nonce = `${NONCE_PREFIX}${(++nonces).toString(36)}`
@@ -77,13 +78,9 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
     throw new ForwardFailedError('bad-answer', cause)
   }
   if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
-  return {
-    status: answer.status,
-    headers: Object.fromEntries(RELAYED_HEADERS.filter(name => typeof answer.headers[name] === 'string').map(name => [name, answer.headers[name] as string])),
-    body: parsed,
-    text: answer.text,
-    notHolder: answer.headers[NOT_HOLDER_HEADER] === '1',
-  }
+  const relayed: Record<string, string> = {}
+  for (const name of RELAYED_HEADERS) if (typeof answer.headers[name] === 'string') relayed[name] = answer.headers[name]
+  return { status: answer.status, headers: relayed, body: parsed, text: answer.text, notHolder: answer.headers[NOT_HOLDER_HEADER] === '1' }
 }
 
 /** The body fields as forwarded: each upload a base64 data URI in its field, `file`'s name in an empty `message` (as the holder would have). */
@@ -165,11 +162,8 @@ function postOnce(options: RequestOptions & { headers: Record<string, string> },
 /** The file name as the media loader keeps it: the last path segment, no control characters, at most 200 characters. */
 function displayName(name: string | undefined): string | undefined {
   if (!name) return undefined
-  const base = basename(name.replace(/\\/g, '/'))
-    .replace(/[\u0000-\u001f\u007f]/g, '')
-    .trim()
-    .slice(0, 200)
-    .trim()
+  const clean = basename(name.replace(/\\/g, '/')).replace(/[\u0000-\u001f\u007f]/g, '')
+  const base = clean.trim().slice(0, 200).trim()
   return base && base !== '.' && base !== '..' ? base : undefined
 }
 

@@ -1,4 +1,4 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto'
+import { createHmac, hash, timingSafeEqual } from 'node:crypto'
 import type { IncomingHttpHeaders } from 'node:http'
 
 /** The headers of a request one instance forwards to another; what the signature covers and why: docs/scaling.md, "Signature". */
@@ -81,7 +81,7 @@ export function sameBytes(given: Buffer, expected: Buffer): boolean {
 
 function hmac(secret: string | Buffer, signed: ForwardSigned): Buffer {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
-  const bodyHash = createHash('sha256').update(signed.body).digest('hex')
+  const bodyHash = hash('sha256', signed.body, 'hex')
   const canonical = [
     'zapgate-forward-v2',
     signed.method.toUpperCase(),
@@ -93,8 +93,7 @@ function hmac(secret: string | Buffer, signed: ForwardSigned): Buffer {
   return createHmac('sha256', secret).update(canonical).digest()
 }
 
-/** One header's value (the first, when repeated). */
+/** One header's value (Node joins a repeated header other than set-cookie into one text). */
 function header(headers: ForwardedRequest['headers'], name: string): string | undefined {
-  const value = headers[name]
-  return Array.isArray(value) ? value[0] : value
+  return headers[name] as string | undefined
 }

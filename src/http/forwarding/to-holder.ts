@@ -1,10 +1,12 @@
+import { hash } from 'node:crypto'
 import type { Context, Middleware, Next } from 'koa'
 import { isGatewayError } from '../../errors.ts'
 import type { GatewayEvents } from '../../events.ts'
 import { moving, type NewDevice, type SessionRouting } from '../../domain/cluster/session-routing.ts'
 import type { Instances } from '../../domain/instances.ts'
 import type { Device } from '../../domain/devices.ts'
-import type { OperationServices } from '../../operations/operation.ts'
+import type { Operation, OperationServices, PathEntry } from '../../operations/operation.ts'
+import { operationSelector } from '../select-operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
@@ -19,10 +21,10 @@ export interface ClusterRouting {
 
 type KnownHolder = { id: string; url: string }
 
-/** At most this many devices' holders are remembered per cluster (the oldest entry goes first). */
-const MAX_KNOWN_DEVICES = 50_000
+/** At most this many callers' holders are remembered per cluster (the oldest entry goes first). */
+const MAX_KNOWN = 50_000
 
-/** Which other instance holds a device, as the last forward found it, per cluster: a hint, safe as one (docs/scaling.md, "Where it goes"). */
+/** Which other instance held the device of each caller's request (callerKey) when a forward last went through, per cluster: a hint, safe as one (docs/scaling.md, "Where it goes"). */
 const knownHolders = new WeakMap<ClusterRouting, Map<string, KnownHolder>>()
 
 /** What routeToHolder needs; `baseUrlOf` the public URL the client called. */
@@ -33,26 +35,22 @@ interface HolderRoutingDeps {
   baseUrlOf(ctx: Context, state: RequestState): string
 }
 
-/** Middleware: an operation needing its device's session runs where the device is held: here it goes on, else it is forwarded once and the answer relayed. */
-export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware {
+/**
+ * Middleware: an operation needing its device's session runs where the device is held: here it goes on, else it is forwarded once and the answer relayed.
+ * `early` (cluster mode, before the operation is validated): a caller's request for a device a forward found held elsewhere goes there at once.
+ */
+export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { early: Middleware[]; holder: Middleware } {
   const { routing, cluster } = deps
-  const holders = cluster && (knownHolders.get(cluster) ?? knownHolders.set(cluster, new Map()).get(cluster)!)
-  const knownHolder = (deviceId: string) => {
-    const known = holders?.get(deviceId)
-    if (known === undefined || cluster!.instances.view.isAlive(known.id)) return known
-    holders!.delete(deviceId)
-    return undefined
-  }
+  const known = cluster && (knownHolders.get(cluster) ?? knownHolders.set(cluster, new Map()).get(cluster)!)
   const held = cluster ? (ctx: Context) => ctx.set(HOLDER_HEADER, cluster.advertiseUrl) : () => {}
-  /** Forward to `instanceId` and relay its answer; remembered as the device's holder when it answered as one. */
-  const forward = async (ctx: Context, state: RequestState, instanceId: string, deviceId?: string) => {
+  /** Forward to `instanceId` and relay its answer; remembered as the holder for this caller's device when it answered as one. */
+  const forward = async (ctx: Context, state: RequestState, instanceId: string) => {
     const url = (await cluster?.instances.recordOf(instanceId))?.url
     if (!cluster || !url || state.forwardedFrom) throw moving(new Error(`the device is held by instance ${instanceId}`))
     const answer = await send(ctx, state, { id: instanceId, url })
-    if (deviceId && answer.status !== 503 && !answer.notHolder) {
-      if (holders!.size >= MAX_KNOWN_DEVICES && !holders!.has(deviceId)) holders!.delete(holders!.keys().next().value!)
-      holders!.set(deviceId, { id: instanceId, url })
-    }
+    const key = (answer.body as { status?: unknown }).status !== 503 && !answer.notHolder && callerKey(state.operation!, state.body!.fields)
+    if (key && known!.size >= MAX_KNOWN && !known!.has(key)) known!.delete(known!.keys().next().value!)
+    if (key) known!.set(key, { id: instanceId, url })
     relayAnswer(ctx, answer)
   }
   /** POST the request, signed, to the holder `to` (a `forward` event either way). */
@@ -61,40 +59,45 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     let ok = false
     try {
       const signed = { secret, from: instances.id, to: to.id, clientIp: ctx.ip, clientBaseUrl: deps.baseUrlOf(ctx, state) }
-      const answer = await forwardOperation({ baseUrl: to.url, path, ...state.body!, ...signed })
+      const answer = await forwardOperation({ baseUrl: to.url, path: entry.path, ...state.body!, ...signed })
       ok = true
       return answer
     } finally {
       events.emit('forward', { operation: state.operation?.name, to: to.id, ok })
     }
   }
-  /** Forward to the remembered holder: undefined once answered; else (nothing ran) forgotten, and what to answer if the store names it again. */
-  const viaKnown = async (ctx: Context, state: RequestState, deviceId: string, known: KnownHolder): Promise<(() => void) | undefined> => {
-    let answer: ForwardAnswer
-    try {
-      answer = await send(ctx, state, known)
-    } catch (err) {
-      holders!.delete(deviceId)
-      if (err instanceof ForwardFailedError && err.reason === 'unreachable') return () => Promise.reject(err)
-      throw err
-    }
-    if (answer.status === 503 || answer.notHolder) holders!.delete(deviceId)
-    if (answer.notHolder) return () => relayAnswer(ctx, answer)
-    relayAnswer(ctx, answer)
-    return undefined
+  const select = operationSelector(entry)
+  /** To the remembered holder while it lives, unchecked: it selects, validates and authenticates as for a direct request (docs/scaling.md); refused before anything ran, on (`refusedBy`). */
+  const early = (ctx: Context, next: Next) => {
+    const state = requestState(ctx)
+    const operation = known!.size > 0 && !state.forwardedFrom ? select(state.body!) : undefined
+    const key = operation?.device && callerKey(operation, state.body!.fields)
+    const holder = key && known!.get(key)
+    if (!holder || (!cluster!.instances.view.isAlive(holder.id) && known!.delete(key))) return next()
+    state.operation = operation
+    const refused = (answer: () => unknown) => ((state.refusedBy = { id: holder.id, answer }), next())
+    return send(ctx, state, holder).then(
+      answer => {
+        const { status } = answer.body as { status?: unknown }
+        if (status === 401 || status === 404 || status === 503) known!.delete(key) // a key or device gone since (or a bad input), or moving
+        return answer.notHolder ? refused(() => relayAnswer(ctx, answer)) : relayAnswer(ctx, answer)
+      },
+      err => {
+        known!.delete(key)
+        if (err instanceof ForwardFailedError && err.reason === 'unreachable') return refused(() => Promise.reject(err))
+        throw err
+      },
+    )
   }
   const onHolder = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
     if (!routing.holdsHere(device)) {
       const forwarded = state.forwardedFrom !== undefined
-      const known = forwarded ? undefined : knownHolder(device.id)
-      const stale = known && (await viaKnown(ctx, state, device.id, known))
-      if (known && !stale) return
       const holder = await routing.holderOf(device, forwarded).catch(err => {
         // Forwarded here for a device this instance does not hold: refused before anything ran.
         if (forwarded && isGatewayError(err, 'holder-unavailable')) ctx.set(NOT_HOLDER_HEADER, '1')
         throw err
       })
-      if (holder !== undefined) return stale && holder === known!.id ? stale() : forward(ctx, state, holder, device.id)
+      if (holder !== undefined) return holder === state.refusedBy?.id ? state.refusedBy!.answer() : forward(ctx, state, holder)
     }
     if (state.session !== 'connected') return (held(ctx), next())
     state.status = await routing.connected(device)
@@ -115,7 +118,7 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     held(ctx)
     return next()
   }
-  return function gatewayHolder(ctx: Context, next: Next) {
+  const holder = function gatewayHolder(ctx: Context, next: Next) {
     const state = requestState(ctx)
     const { session, device } = state
     if (session === undefined) return next()
@@ -123,4 +126,15 @@ export function routeToHolder(path: string, deps: HolderRoutingDeps): Middleware
     if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
     return onHolder(ctx, next, state, device!)
   }
+  return { early: cluster ? [early] : [], holder }
+}
+
+// --- Internal helpers ---
+
+/** Who asks which operation of which device, as a hash (no key kept in clear); undefined unless both are text and (as the fields read) it needs the holder. */
+function callerKey(operation: Operation, fields: Record<string, unknown>): string | undefined {
+  const { session, ref } = operation.device!
+  const [need, authkey, device] = [typeof session === 'function' ? session(fields) : session, fields.authkey, fields[ref]]
+  const keyed = (need === 'device' || need === 'connected') && typeof authkey === 'string' && typeof device === 'string'
+  return keyed ? hash('sha256', JSON.stringify([operation.name, authkey, device]), 'base64') : undefined
 }
