@@ -41,6 +41,18 @@ function standingRegistry() {
   return registry
 }
 
+/** Device leases of a clustered instance over a memory store, with that registry and transport. */
+function clusteredLeases(registry: ReturnType<typeof standingRegistry>, transport: ReturnType<typeof slowClosingTransport>): DeviceLeases {
+  return new DeviceLeases(
+    memoryStorage(),
+    new KeyedLock(),
+    registry as unknown as Instances,
+    transport as unknown as Transport,
+    { clustered: true },
+    silentLogger,
+  )
+}
+
 /** A transport whose disconnects wait until released, counting connects. */
 function slowClosingTransport() {
   const releases: (() => void)[] = []
@@ -58,14 +70,7 @@ function slowClosingTransport() {
 test('a fence while a re-take waits for the earlier close: the session is not opened again', async () => {
   const registry = standingRegistry()
   const transport = slowClosingTransport()
-  const leases = new DeviceLeases(
-    memoryStorage(),
-    new KeyedLock(),
-    registry as unknown as Instances,
-    transport as unknown as Transport,
-    { maxDevices: undefined, clustered: true } as never,
-    silentLogger,
-  )
+  const leases = clusteredLeases(registry, transport)
   assert.ok(await leases.open('d1'), 'taken and opened')
   assert.is(transport.connects, 1)
 
@@ -85,14 +90,7 @@ test('a fence while a re-take waits for the earlier close: the session is not op
 test('a re-take that keeps its lease opens the session once the earlier close has ended', async () => {
   const registry = standingRegistry()
   const transport = slowClosingTransport()
-  const leases = new DeviceLeases(
-    memoryStorage(),
-    new KeyedLock(),
-    registry as unknown as Instances,
-    transport as unknown as Transport,
-    { maxDevices: undefined, clustered: true } as never,
-    silentLogger,
-  )
+  const leases = clusteredLeases(registry, transport)
   assert.ok(await leases.open('d1'))
   registry.fence()
   const retake = leases.open('d1')
@@ -106,14 +104,7 @@ test('a re-take that keeps its lease opens the session once the earlier close ha
 test('a send that ran while its device was let go and taken again answers 503 for a retry, not 409', async () => {
   const registry = standingRegistry()
   const transport = slowClosingTransport()
-  const leases = new DeviceLeases(
-    memoryStorage(),
-    new KeyedLock(),
-    registry as unknown as Instances,
-    transport as unknown as Transport,
-    { maxDevices: undefined, clustered: true } as never,
-    silentLogger,
-  )
+  const leases = clusteredLeases(registry, transport)
   const routing = sessionRouting({} as Devices, leases, true)
   const device = { id: 'd1', linked: true } as Device
   const closed = () => new GatewayError('not-connected')
