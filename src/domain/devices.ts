@@ -86,7 +86,7 @@ export function createDevices(
     return undefined
   }
   const cached = (account: Account, value: string, match: DeviceMatch[]): Device | undefined => {
-    if (match[0] !== 'appkey') return undefined
+    if (match[0] !== 'appkey' || match.includes('id')) return undefined // find tries an id first
     const valueHash = hashKey(value)
     const entry = byAppkey.peek(indexId(account.id, valueHash))
     const device = entry && !entry.retired ? records.peek(entry.deviceId) : undefined

@@ -13,7 +13,7 @@ export function forwardedBodyLimit(limitBytes: number): number {
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
-  // Signatures accepted, each until its timestamp goes stale (then refused as such): in this process's memory only, enough (docs/scaling.md, "Replays").
+  // Signatures accepted, each until its timestamp is surely stale (then refused as such): in this process's memory only, enough (docs/scaling.md, "Replays").
   const seen = new Map<string, number>()
   const limit = forwardedBodyLimit(limitBytes)
   return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {
@@ -26,11 +26,13 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
       if (expiry > now) break
       seen.delete(signature)
     }
-    const signature = headers[ForwardHeaders.signature] as string
     let verdict: string = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, now, toleranceMs)
+    // Remembered as its bytes: the base64url text of one signature has variants (padding, the last character's unused bits).
+    const signature = verdict === 'ok' ? Buffer.from(headers[ForwardHeaders.signature] as string, 'base64url').toString('base64url') : ''
     if (verdict === 'ok' && seen.has(signature)) verdict = 'replayed'
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
-    seen.set(signature, Number(headers[ForwardHeaders.timestamp]) + toleranceMs)
+    // Kept past the last moment its timestamp passes (at most `toleranceMs` ahead of now), in arrival order for the prune above.
+    seen.set(signature, now + 2 * toleranceMs + 1)
     const fields = body.length === 0 ? {} : parseJson(body)
     if (!isPlainObject(fields)) throw new GatewayError('body-not-object')
     ;(ctx.request as { body?: unknown }).body = fields

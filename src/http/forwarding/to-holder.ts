@@ -51,6 +51,13 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     const key = (answer.body as { status?: unknown }).status !== 503 && !answer.notHolder && callerKey(state.operation!, state.body!.fields)
     if (key && known!.size >= MAX_KNOWN && !known!.has(key)) known!.delete(known!.keys().next().value!)
     if (key) known!.set(key, { id: instanceId, url })
+    return relay(ctx, state, answer)
+  }
+  /** Relay the holder's answer; its 401 counts as a failed attempt of the caller's key here, as a direct request's would (the holder does not count forwarded ones). */
+  const relay = async (ctx: Context, state: RequestState, answer: ForwardAnswer) => {
+    const { authkey } = state.body!.fields
+    const failed = (answer.body as { status?: unknown }).status === 401 && deps.services.rateLimits.limitsRequests && typeof authkey === 'string'
+    if (failed) await deps.services.rateLimits.authFailed(authkey, ctx.ip)
     relayAnswer(ctx, answer)
   }
   /** POST the request, signed, to the holder `to` (a `forward` event either way). */
@@ -79,8 +86,9 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     return send(ctx, state, holder).then(
       answer => {
         const { status } = answer.body as { status?: unknown }
-        if (status === 401 || status === 404 || status === 503) known!.delete(key) // a key or device gone since (or a bad input), or moving
-        return answer.notHolder ? refused(() => relayAnswer(ctx, answer)) : relayAnswer(ctx, answer)
+        // A key or device gone since (or a bad input), a refused forward (the holder restarted at that URL), or moving.
+        if (status === 401 || status === 403 || status === 404 || status === 503) known!.delete(key)
+        return answer.notHolder ? refused(() => relayAnswer(ctx, answer)) : relay(ctx, state, answer)
       },
       err => {
         known!.delete(key)

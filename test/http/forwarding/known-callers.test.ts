@@ -115,4 +115,24 @@ test("a remembered caller's bad request is answered by the holder as a direct on
   }
 })
 
+test("a remembered caller's key refused by the holder counts as a failed attempt on the forwarding instance, as a direct one would", async () => {
+  const network = new MemoryNetwork()
+  const members = await inProcessCluster(2, () => ({
+    transport: memoryTransport({ network }),
+    rateLimit: { perAccount: false, authFailures: { points: 1, duration: 900 }, authFailuresPerIp: false, registrations: false },
+  }))
+  try {
+    const email = 'callers-revoked@example.com'
+    const { authkey, holder, other } = await linkedDeviceInCluster(members, network, email)
+    const send = () => answerOf(other, '/api/create-message', { authkey, appkey: 'loja', to: FRIEND, message: 'oi' })
+    assert.is((await send()).status, 200, 'forwarded, and the caller remembered')
+    await holder.gateway.accounts.rotateKey(email) // the old key stops working
+    assert.is((await send()).status, 401, 'forwarded at once, refused by the holder: a failed attempt')
+    const next = await send()
+    assert.is(next.status, 429, `one failure allowed, counted: the key is refused from this client now: ${JSON.stringify(next.body)}`)
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
 test.run()
