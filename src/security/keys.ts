@@ -5,6 +5,15 @@ export function randomKey(bytes = 24): string {
   return randomBytes(bytes).toString('base64url')
 }
 
+/** This process's random prefix for uniqueTag, and its count. */
+const TAG_PREFIX = randomBytes(9).toString('base64url')
+let tags = 0
+
+/** A text no other call in any process gives (a random prefix per process and a count): unique, not secret; no random bytes per call. */
+export function uniqueTag(): string {
+  return `${TAG_PREFIX}${(++tags).toString(36)}`
+}
+
 /** A random string of `length` decimal digits drawn from `alphabet` (uniform, crypto-grade). */
 export function randomDigits(length: number, alphabet = '0123456789'): string {
   let out = ''

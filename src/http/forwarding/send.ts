@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto'
+import { uniqueTag } from '../../security/keys.ts'
 import { Agent as HttpAgent, request as httpRequest, type IncomingHttpHeaders, type RequestOptions } from 'node:http'
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https'
 import { basename } from 'node:path'
@@ -66,7 +66,7 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   const body = request.raw && !request.uploads?.size ? request.raw : Buffer.from(JSON.stringify(forwardableFields(request.fields, request.uploads)), 'utf8')
   const { options, prefix } = targetOf(request.baseUrl)
   const path = prefix + request.path
-  const nonce = `${NONCE_PREFIX}${(++nonces).toString(36)}`
+  const nonce = uniqueTag() // unique per forward; a nonce need not be unpredictable, the HMAC covers it
   const { from, to, clientIp, clientBaseUrl: baseUrl } = request
   const headers = signedHeaders(request.secret, { method: 'POST', path, timestamp: Date.now(), nonce, from, to, clientIp, baseUrl, body })
   headers['content-type'] = 'application/json'
@@ -106,10 +106,6 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 }
 
 // --- Internal helpers ---
-
-/** Nonces: this process's random prefix and a counter (unique per forward; a nonce need not be unpredictable, the HMAC covers it). */
-const NONCE_PREFIX = randomBytes(9).toString('base64url')
-let nonces = 0
 
 /** Kept-alive connections to the other instances, idle ones dropped after 4 s: before the holder's own keep-alive time-out, so a forward never goes to a closing connection (figures: bench/README.md). */
 const agents = { http: new HttpAgent({ keepAlive: true, timeout: 4_000 }), https: new HttpsAgent({ keepAlive: true, timeout: 4_000 }) }
