@@ -21,6 +21,8 @@ if (!rootA || !rootB || (path !== 'send-text' && path !== 'webhook-fanout')) {
   process.exit(2)
 }
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+/** Requests (or events) each server answered, warm-up included (BENCH_PROFILE: its profile's whole life). */
+const answered = new Map<ServerProcess, number>()
 const a = await startServer('gateway.mjs', {}, { root: rootA })
 const b = await startServer('gateway.mjs', {}, { root: rootB })
 const receiver = path === 'webhook-fanout' ? await startReceiver() : undefined
@@ -51,6 +53,7 @@ try {
   note(
     `medians apart: A ${median(rounds.map(r => r.baseline.rate)).toFixed(0)}/s ${median(rounds.map(r => r.baseline.cpuUs)).toFixed(0)} µs, B ${median(rounds.map(r => r.ours.rate)).toFixed(0)}/s ${median(rounds.map(r => r.ours.cpuUs)).toFixed(0)} µs`,
   )
+  if (process.env.BENCH_PROFILE) note(`answered (for profile-top --requests): ${[a, b].map((server, i) => `${'AB'[i]} pid ${server.child.pid} ${answered.get(server)}`).join(', ')}`)
 } finally {
   await Promise.all([a.stop(), b.stop(), receiver?.close()])
 }
@@ -79,6 +82,7 @@ async function runner(server: ServerProcess, receiver: WebhookReceiver | undefin
 async function withCpu(server: ServerProcess, work: () => Promise<{ rate: number; count: number }>): Promise<Run> {
   const before = await server.get('/_bench/cpu')
   const { rate, count } = await work()
+  answered.set(server, (answered.get(server) ?? 0) + count)
   const after = await server.get('/_bench/cpu')
   return { rate, cpuUs: (after.user + after.system - before.user - before.system) / count }
 }

@@ -1,6 +1,10 @@
-/** One time limit for many async calls: each watched call fails once it has been pending for `limitMs`. */
+/** One time limit for many async calls: each watched call fails once it has been pending for `limitMs`. One timer serves them all (the calls share the limit, so the oldest is always the next to expire): watching and answering a call is a Map entry, not a timer each. */
 export class Deadlines {
-  private readonly pending = new Map<() => void, NodeJS.Timeout>()
+  /** The calls being watched, oldest first (insertion order), each with the moment it expires (performance.now()). */
+  private readonly pending = new Map<number, { expiresAt: number; onExpiry: () => void }>()
+  private nextKey = 0
+  /** Armed for the oldest call's expiry while any call is watched; unref'd while none is, so an idle Deadlines holds no process open. */
+  private timer: NodeJS.Timeout | undefined
 
   constructor(private readonly limitMs: number) {}
 
@@ -22,23 +26,54 @@ export class Deadlines {
 
   /** Call `onExpiry` once the limit has passed, unless the answered function is called first. */
   watch(onExpiry: () => void): () => void {
-    const expire = () => {
-      if (this.pending.delete(expire)) onExpiry()
-    }
-    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first.
-    const timer = setTimeout(() => setImmediate(expire), this.limitMs)
-    this.pending.set(expire, timer)
+    const key = this.nextKey++
+    if (this.pending.size === 0) this.timer?.ref()
+    this.pending.set(key, { expiresAt: performance.now() + this.limitMs, onExpiry })
+    if (!this.timer) this.arm(this.limitMs)
     return () => {
-      clearTimeout(this.pending.get(expire))
-      this.pending.delete(expire)
+      if (this.pending.delete(key) && this.pending.size === 0) this.timer?.unref()
     }
   }
 
   /** Fail every call being watched now, oldest first (the thing they wait on is known not to answer). */
   expireAll(): void {
-    for (const [expire, timer] of [...this.pending]) {
-      clearTimeout(timer)
-      expire()
+    for (const [key, call] of [...this.pending]) if (this.pending.delete(key)) call.onExpiry()
+    this.settle()
+  }
+
+  private arm(delayMs: number): void {
+    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first.
+    this.timer = setTimeout(() => setImmediate(() => this.expireDue()), delayMs)
+    if (this.pending.size === 0) this.timer.unref()
+  }
+
+  /** Fail the calls past their limit, oldest first, then wait for the next oldest. */
+  private expireDue(): void {
+    const now = performance.now()
+    for (const [key, call] of this.pending) {
+      if (call.expiresAt > now) break
+      this.pending.delete(key)
+      call.onExpiry()
     }
+    this.timer = undefined // only now: a call watched by an onExpiry above waits for the re-arm below, which serves the oldest
+    this.settle()
+  }
+
+  /** Re-arm the timer for the oldest call still watched (none: no timer). */
+  private settle(): void {
+    const oldest = this.pending.values().next()
+    if (oldest.done) {
+      clearTimeout(this.timer)
+      this.timer = undefined
+    } else if (!this.timer) this.arm(Math.max(1, Math.ceil(oldest.value.expiresAt - performance.now())))
+  }
+}
+
+/** `work()`'s promise, or a rejected one when it throws before returning one: as `new Promise(start => start(work()))` without a second promise and its two extra turns. */
+export function invoke<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return work()
+  } catch (err) {
+    return Promise.reject(err)
   }
 }

@@ -1,6 +1,6 @@
 import type { Logger } from '../logger.ts'
-import { atomicSteps, type Storage } from '../ports/storage.ts'
-import { Deadlines } from './deadlines.ts'
+import type { Storage } from '../ports/storage.ts'
+import { Deadlines, invoke } from './deadlines.ts'
 
 /** The backing store failed (unreachable, timed out): answered 503 so the client retries. */
 export class StorageUnavailableError extends Error {
@@ -42,7 +42,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
       if (!answer) setTimeout(probe, Math.min(250, Math.ceil(timeoutMs / 8))).unref()
     }
     const done = deadlines.watch(() => finish(false))
-    new Promise(start => start(storage.ping ? storage.ping() : storage.get(PROBE_KEY))).then(
+    invoke(() => (storage.ping ? storage.ping() : storage.get(PROBE_KEY))).then(
       () => finish(true),
       () => finish(false),
     )
@@ -54,7 +54,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
       )
     return new Promise<T>((resolve, reject) => {
       const done = deadlines.watch(() => reject(timedOut(operation)))
-      new Promise<T>(start => start(work())).then(
+      invoke(work).then(
         value => {
           done()
           if (hungSince !== undefined) answered()
@@ -82,10 +82,11 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     ...(storage.reach ? { reach: storage.reach } : {}),
     close: () => (storage.close ? storage.close() : Promise.resolve()),
   }
-  for (const step of atomicSteps) {
-    const call = storage[step] as ((...args: unknown[]) => Promise<unknown>) | undefined
-    if (call) (guarded as unknown as Record<string, unknown>)[step] = (...args: unknown[]) => guard(step, () => call.apply(storage, args))
-  }
+  const { add, compareAndSet, deleteIfEqual, increment } = storage
+  if (add) guarded.add = (key, value, ttlMs) => guard('add', () => add.call(storage, key, value, ttlMs))
+  if (compareAndSet) guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
+  if (deleteIfEqual) guarded.deleteIfEqual = (key, expected) => guard('deleteIfEqual', () => deleteIfEqual.call(storage, key, expected))
+  if (increment) guarded.increment = (key, by, ttlMs) => guard('increment', () => increment.call(storage, key, by, ttlMs))
   return guarded
 }
 

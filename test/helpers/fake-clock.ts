@@ -18,12 +18,16 @@ export interface FakeClock {
 }
 
 /**
- * Run `body` on a fake clock (node:test's MockTimers: setTimeout, setInterval and Date; setImmediate
+ * Run `body` on a fake clock (node:test's MockTimers: setTimeout, setInterval and Date, and performance.now; setImmediate
  * and promises stay real), so that a test asserts what happens at which time without depending on how
  * loaded the machine is. The real timers are back when `body` settles.
  */
 export async function withFakeClock<T>(body: (clock: FakeClock) => Promise<T>): Promise<T> {
-  mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: Date.now() })
+  const realPerformanceNow = performance.now
+  const [fakeFrom, performanceFrom] = [Date.now(), performance.now()]
+  mock.timers.enable({ apis: ['setTimeout', 'setInterval', 'Date'], now: fakeFrom })
+  // The monotonic clock moves with the fake one (the Deadlines measure time by it).
+  performance.now = () => performanceFrom + (Date.now() - fakeFrom)
   // A real timer of an earlier test may still run while the clock is fake, and clear itself then: that
   // clear must reach the real timer (the fake one would leave it running, and the process would never end).
   const fakeClearTimeout = globalThis.clearTimeout
@@ -53,6 +57,7 @@ export async function withFakeClock<T>(body: (clock: FakeClock) => Promise<T>): 
     return await body(clock)
   } finally {
     mock.timers.reset()
+    performance.now = realPerformanceNow
     globalThis.clearTimeout = realClearTimeout
     globalThis.clearInterval = realClearInterval
   }

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue'
 import { GatewayError } from '../../errors.ts'
-import { Deadlines } from '../../store/deadlines.ts'
+import { Deadlines, invoke } from '../../store/deadlines.ts'
 
 /** Named as in MessagingSettings, which passes straight through. */
 interface SendQueueOptions {
@@ -60,7 +60,7 @@ export class SendQueues {
         state = 'running'
         await new Promise<void>(end => {
           endTurn = end
-          new Promise<T>(start => start(job())).then(
+          invoke(job).then(
             value => answer(() => resolve(value)),
             err => answer(() => reject(err)),
           )
