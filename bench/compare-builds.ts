@@ -53,7 +53,8 @@ try {
   note(
     `medians apart: A ${median(rounds.map(r => r.baseline.rate)).toFixed(0)}/s ${median(rounds.map(r => r.baseline.cpuUs)).toFixed(0)} µs, B ${median(rounds.map(r => r.ours.rate)).toFixed(0)}/s ${median(rounds.map(r => r.ours.cpuUs)).toFixed(0)} µs`,
   )
-  if (process.env.BENCH_PROFILE) note(`answered (for profile-top --requests): ${[a, b].map((server, i) => `${'AB'[i]} pid ${server.child.pid} ${answered.get(server)}`).join(', ')}`)
+  if (process.env.BENCH_PROFILE)
+    note(`answered (for profile-top --requests): ${[a, b].map((server, i) => `${'AB'[i]} pid ${server.child.pid} ${answered.get(server)}`).join(', ')}`)
 } finally {
   await Promise.all([a.stop(), b.stop(), receiver?.close()])
 }

@@ -84,7 +84,8 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
   }
   const { add, compareAndSet, deleteIfEqual, increment } = storage
   if (add) guarded.add = (key, value, ttlMs) => guard('add', () => add.call(storage, key, value, ttlMs))
-  if (compareAndSet) guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
+  if (compareAndSet)
+    guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
   if (deleteIfEqual) guarded.deleteIfEqual = (key, expected) => guard('deleteIfEqual', () => deleteIfEqual.call(storage, key, expected))
   if (increment) guarded.increment = (key, by, ttlMs) => guard('increment', () => increment.call(storage, key, by, ttlMs))
   return guarded
