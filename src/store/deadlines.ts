@@ -1,9 +1,9 @@
 /** One time limit for many async calls: each watched call fails once it has been pending for `limitMs`. One timer serves them all (the calls share the limit, so the oldest is always the next to expire): watching and answering a call is a Map entry, not a timer each. */
 export class Deadlines {
-  /** The calls being watched, oldest first (insertion order), each with the moment it expires (performance.now()). */
+  /** The calls being watched, oldest first, each with the moment it expires (performance.now()). */
   private readonly pending = new Map<number, { expiresAt: number; onExpiry: () => void }>()
   private nextKey = 0
-  /** Armed for the oldest call's expiry while any call is watched; unref'd while none is, so an idle Deadlines holds no process open. */
+  /** Armed for the oldest call's expiry; unref'd while no call is watched, so an idle Deadlines holds no process open. */
   private timer: NodeJS.Timeout | undefined
 
   constructor(private readonly limitMs: number) {}
@@ -30,9 +30,7 @@ export class Deadlines {
     if (this.pending.size === 0) this.timer?.ref()
     this.pending.set(key, { expiresAt: performance.now() + this.limitMs, onExpiry })
     if (!this.timer) this.arm(this.limitMs)
-    return () => {
-      if (this.pending.delete(key) && this.pending.size === 0) this.timer?.unref()
-    }
+    return () => void (this.pending.delete(key) && this.pending.size === 0 && this.timer?.unref())
   }
 
   /** Fail every call being watched now, oldest first (the thing they wait on is known not to answer). */
@@ -62,10 +60,9 @@ export class Deadlines {
   /** Re-arm the timer for the oldest call still watched (none: no timer). */
   private settle(): void {
     const oldest = this.pending.values().next()
-    if (oldest.done) {
-      clearTimeout(this.timer)
-      this.timer = undefined
-    } else if (!this.timer) this.arm(Math.max(1, Math.ceil(oldest.value.expiresAt - performance.now())))
+    if (!oldest.done) return void (this.timer ?? this.arm(Math.max(1, Math.ceil(oldest.value.expiresAt - performance.now()))))
+    clearTimeout(this.timer)
+    this.timer = undefined
   }
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.ts'
-import type { Storage } from '../ports/storage.ts'
+import { atomicSteps, type Storage } from '../ports/storage.ts'
 import { Deadlines, invoke } from './deadlines.ts'
 
 /** The backing store failed (unreachable, timed out): answered 503 so the client retries. */
@@ -55,15 +55,8 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     return new Promise<T>((resolve, reject) => {
       const done = deadlines.watch(() => reject(timedOut(operation)))
       invoke(work).then(
-        value => {
-          done()
-          if (hungSince !== undefined) answered()
-          resolve(value)
-        },
-        cause => {
-          done()
-          reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))
-        },
+        value => (done(), hungSince !== undefined && answered(), resolve(value)),
+        cause => (done(), reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))),
       )
     })
   }
@@ -82,12 +75,10 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     ...(storage.reach ? { reach: storage.reach } : {}),
     close: () => (storage.close ? storage.close() : Promise.resolve()),
   }
-  const { add, compareAndSet, deleteIfEqual, increment } = storage
-  if (add) guarded.add = (key, value, ttlMs) => guard('add', () => add.call(storage, key, value, ttlMs))
-  if (compareAndSet)
-    guarded.compareAndSet = (key, expected, next, ttlMs) => guard('compareAndSet', () => compareAndSet.call(storage, key, expected, next, ttlMs))
-  if (deleteIfEqual) guarded.deleteIfEqual = (key, expected) => guard('deleteIfEqual', () => deleteIfEqual.call(storage, key, expected))
-  if (increment) guarded.increment = (key, by, ttlMs) => guard('increment', () => increment.call(storage, key, by, ttlMs))
+  for (const step of atomicSteps) {
+    const call = storage[step] as ((...args: unknown[]) => Promise<unknown>) | undefined
+    if (call) (guarded as unknown as Record<string, unknown>)[step] = (...args: unknown[]) => guard(step, () => call.apply(storage, args))
+  }
   return guarded
 }
 

@@ -1,11 +1,4 @@
-/**
- * Deep JSON equality, the "equal" of the storage port's atomic steps: whether `a` and `b` have the
- * same JSON form. Same JSON type; numbers, strings, booleans and null compared with ===; arrays of
- * the same length with equal items in order (an undefined item counts as null); objects with the
- * same set of keys in any order and equal values (a property whose value is undefined is no key).
- * Values that JSON cannot hold (functions, symbols) count as undefined. A walk, not JSON texts: a
- * record's long strings (a webhook's body) are compared once, not escaped and copied twice per side.
- */
+/** Deep JSON equality, the "equal" of the storage port's atomic steps: whether `a` and `b` have the same JSON form (keys in any order; undefined, functions and symbols are no key, and null as array items). A walk, not JSON texts: a record's long strings (a webhook's body) are compared once, not escaped and copied per side. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false

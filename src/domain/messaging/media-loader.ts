@@ -120,7 +120,7 @@ async function decodeInline(source: string): Promise<LoadedFile> {
 }
 
 /** A safe display name: the last path segment, no control characters, at most 200 characters. */
-function cleanName(name: string | undefined): string | undefined {
+export function cleanName(name: string | undefined): string | undefined {
   if (!name) return undefined
   const base = basename(name.replace(/\\/g, '/'))
     .replace(/[\u0000-\u001f\u007f]/g, '')
