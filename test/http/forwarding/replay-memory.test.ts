@@ -64,4 +64,28 @@ test('a replay at the last moment its timestamp passes is refused, however many 
   }
 })
 
+test('signatures are forgotten in arrival order 60 s after they came, and every newer one is still refused when replayed', async () => {
+  const read = forwardedRequestReader(SECRET, 1024, ME, TOLERANCE_MS)
+  const start = Date.now()
+  const realNow = Date.now
+  const at = (ms: number) => (Date.now = () => start + ms)
+  try {
+    const accepted: Record<string, string>[] = []
+    // Each request is signed when it arrives; the memory is swept as each one arrives.
+    for (const ms of [0, 1, 61_002, 61_003, 90_000, 122_004, 122_005, 200_000]) {
+      at(ms)
+      const headers = forward(start + ms)
+      assert.is(await verdict(read, headers), 'accepted', `at ${ms} ms`)
+      assert.is(await verdict(read, headers), 'forwarded request refused: replayed', `replayed at ${ms} ms`)
+      for (const earlier of accepted) {
+        const age = start + ms - Number(earlier[ForwardHeaders.timestamp])
+        assert.is(await verdict(read, earlier), `forwarded request refused: ${age > TOLERANCE_MS ? 'stale' : 'replayed'}`, `${age} ms old at ${ms} ms`)
+      }
+      accepted.push(headers)
+    }
+  } finally {
+    Date.now = realNow
+  }
+})
+
 test.run()
