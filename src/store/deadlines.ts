@@ -67,10 +67,10 @@ export class Deadlines {
   }
 }
 
-/** `work()`'s promise, or a rejected one when it throws before returning one: as `new Promise(start => start(work()))` without a second promise and its two extra turns. */
+/** `work()`'s promise, or a rejected one when it throws before returning one: as `new Promise(start => start(work()))` without a second promise and its two extra turns (Promise.resolve gives a native promise back as is; a plain value or a thenable, from a JavaScript adapter, is wrapped). */
 export function invoke<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return work()
+    return Promise.resolve(work())
   } catch (err) {
     return Promise.reject(err)
   }
