@@ -40,36 +40,37 @@ export class Deadlines {
   }
 
   private arm(delayMs: number): void {
-    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first.
-    this.timer = setTimeout(() => setImmediate(() => this.expireDue()), delayMs)
-    if (this.pending.size === 0) this.timer.unref()
+    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first. A timer replaced meanwhile (expireAll, then watch) judges nothing.
+    const timer: NodeJS.Timeout = (this.timer = setTimeout(() => setImmediate(() => this.timer === timer && this.expireDue(timer)), delayMs))
   }
 
   /** Fail the calls past their limit, oldest first, then wait for the next oldest. */
-  private expireDue(): void {
+  private expireDue(fired: NodeJS.Timeout): void {
     const now = performance.now()
-    for (const [key, call] of this.pending) {
-      if (call.expiresAt > now) break
-      this.pending.delete(key)
-      call.onExpiry()
+    try {
+      for (const [key, call] of this.pending) {
+        if (call.expiresAt > now) break
+        this.pending.delete(key)
+        call.onExpiry()
+      }
+    } finally {
+      if (this.timer === fired) this.timer = undefined // only now (a call watched by an onExpiry above waits for the re-arm below), and even past a throw
+      this.settle()
     }
-    this.timer = undefined // only now: a call watched by an onExpiry above waits for the re-arm below, which serves the oldest
-    this.settle()
   }
 
   /** Re-arm the timer for the oldest call still watched (none: no timer). */
   private settle(): void {
     const oldest = this.pending.values().next()
     if (!oldest.done) return void (this.timer ?? this.arm(Math.max(1, Math.ceil(oldest.value.expiresAt - performance.now()))))
-    clearTimeout(this.timer)
-    this.timer = undefined
+    this.timer = void clearTimeout(this.timer)
   }
 }
 
-/** `work()`'s promise, or a rejected one when it throws before returning one: as `new Promise(start => start(work()))` without a second promise and its two extra turns. */
+/** `work()`'s promise, or a rejected one when it throws before returning one: as `new Promise(start => start(work()))` without a second promise and its two extra turns (Promise.resolve gives a native promise back as is; a plain value or a thenable, from a JavaScript adapter, is wrapped). */
 export function invoke<T>(work: () => Promise<T>): Promise<T> {
   try {
-    return work()
+    return Promise.resolve(work())
   } catch (err) {
     return Promise.reject(err)
   }

@@ -91,7 +91,7 @@ export async function startForwarder(holderUrl: string, options: { secret?: stri
 }
 
 /** A server that takes requests and answers each as `behaviour` says; counts them and keeps their bodies. */
-export async function startFakeHolder(behaviour: 'destroy-mid-body' | 'destroy-after-body' | 'never-answer' | 'html') {
+export async function startFakeHolder(behaviour: 'destroy-mid-body' | 'destroy-after-body' | 'never-answer' | 'html' | 'trickle') {
   const requests: { url: string; headers: IncomingMessage['headers'] }[] = []
   const server = createServer((req, res) => {
     requests.push({ url: req.url ?? '', headers: req.headers })
@@ -100,6 +100,13 @@ export async function startFakeHolder(behaviour: 'destroy-mid-body' | 'destroy-a
     req.on('end', () => {
       if (behaviour === 'destroy-after-body') req.socket.destroy()
       else if (behaviour === 'html') res.writeHead(502, { 'content-type': 'text/html' }).end('<html>Bad Gateway</html>')
+      else if (behaviour === 'trickle') {
+        // Its headers at once, then a byte of its JSON every 50 ms for 2 s: never idle that long.
+        res.writeHead(200, { 'content-type': 'application/json' }).write('{"a":"')
+        let bytes = 0
+        const drip = setInterval(() => (++bytes < 40 ? res.write('x') : res.end('"}')), 50)
+        res.once('close', () => clearInterval(drip))
+      }
     })
   })
   server.listen(0, '127.0.0.1')

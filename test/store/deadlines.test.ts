@@ -88,4 +88,46 @@ test('an idle Deadlines holds no timer (the process can exit)', async () => {
   assert.equal(process.getActiveResourcesInfo().filter(name => name === 'Timeout').length, before)
 })
 
+test('a call watched by an onExpiry after expireAll() (the guarded store hung: its probe) gets one timer, and none once answered', async () => {
+  const deadlines = new Deadlines(40)
+  const timeouts = () => process.getActiveResourcesInfo().filter(name => name === 'Timeout').length
+  const before = timeouts()
+  let probe: (() => void) | undefined
+  let probeExpired = false
+  deadlines.watch(() => {
+    deadlines.expireAll()
+    probe = deadlines.watch(() => (probeExpired = true))
+  })
+  deadlines.watch(() => {})
+  while (!probe) await new Promise(resolve => setImmediate(resolve))
+  assert.equal(timeouts(), before + 1, 'one timer serves the probe')
+  probe()
+  assert.equal(deadlines.size, 0)
+  assert.equal(timeouts(), before, 'an idle Deadlines holds no timer')
+  deadlines.watch(() => (probeExpired = true))
+  await sleep(100)
+  assert.ok(probeExpired, 'a later call still expires')
+})
+
+test('an onExpiry that throws does not stop the other calls from expiring', async () => {
+  const deadlines = new Deadlines(30)
+  const thrown: unknown[] = []
+  const caught = (err: unknown) => thrown.push(err)
+  process.on('uncaughtException', caught)
+  try {
+    const failed: string[] = []
+    deadlines.watch(() => {
+      throw new Error('boom')
+    })
+    deadlines.watch(() => failed.push('second'))
+    await sleep(80)
+    deadlines.watch(() => failed.push('later'))
+    await sleep(80)
+    assert.equal(thrown.length, 1)
+    assert.deepEqual(failed, ['second', 'later'])
+  } finally {
+    process.off('uncaughtException', caught)
+  }
+})
+
 test.run()

@@ -210,4 +210,16 @@ guarded('a storage without atomic steps stays without them, so multi-process fea
   )
 })
 
+guarded(
+  'a store method that answers a plain value, not a promise (a JavaScript adapter), is answered like a resolved one: the store is not taken for hung',
+  async () => {
+    const inner = memoryStorage()
+    const plain = { ...inner, get: (() => 'plain') as unknown as Storage['get'] }
+    const storage = guardStorage(plain, 50)
+    assert.is(await storage.get('k'), 'plain')
+    await new Promise(resolve => setTimeout(resolve, 100))
+    assert.is(await storage.get('k'), 'plain', 'not refused as hung after the time-out')
+  },
+)
+
 guarded.run()

@@ -38,4 +38,20 @@ equal('a value equals its own JSON round trip', () => {
   assert.ok(jsonEqual(value, JSON.parse(JSON.stringify(value))))
 })
 
+equal('numbers JSON cannot hold are null, as JSON writes them', () => {
+  assert.ok(jsonEqual(NaN, NaN))
+  assert.ok(jsonEqual({ a: NaN }, { a: null }))
+  assert.ok(jsonEqual([Infinity], [-Infinity]))
+  assert.not.ok(jsonEqual({ a: NaN }, {}))
+  assert.not.ok(jsonEqual(NaN, 0))
+})
+
+equal('an object with toJSON is its JSON form: a Date is its text', () => {
+  const at = new Date(1_700_000_000_000)
+  assert.ok(jsonEqual({ at }, { at: at.toISOString() }))
+  assert.ok(jsonEqual({ at }, JSON.parse(JSON.stringify({ at }))))
+  assert.not.ok(jsonEqual({ at }, { at: new Date(0) }), 'two dates are not equal for having no keys')
+  assert.not.ok(jsonEqual(at, {}))
+})
+
 equal.run()

@@ -127,10 +127,10 @@ function targetOf(baseUrl: string) {
   return target
 }
 
-/** POST `body` once (no redirect, no retry): the answer, else ForwardFailedError (`timeout` waiting for it, `bad-answer` past the size, connectionFailure). */
+/** POST `body` once (no redirect, no retry): the answer, else ForwardFailedError (`timeout` past `timeoutMs` for the whole forward, not a pause's limit as undici's headersTimeout and bodyTimeout; `bad-answer` past the size, connectionFailure). */
 async function postOnce(origin: string, path: string, headers: Record<string, string>, body: Buffer, timeoutMs: number) {
   try {
-    const answer = await dispatcher.request({ origin, path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+    const answer = await dispatcher.request({ origin, path, method: 'POST', headers, body, signal: AbortSignal.timeout(timeoutMs) })
     return { status: answer.statusCode, headers: answer.headers, text: await answer.body.text() }
   } catch (err) {
     throw new ForwardFailedError(connectionFailure(err), err)
@@ -141,6 +141,6 @@ async function postOnce(origin: string, path: string, headers: Record<string, st
 function connectionFailure(cause: unknown): ForwardFailure {
   const code = (cause as { code?: string })?.code ?? ''
   if (['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].includes(code)) return 'unreachable'
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout'
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || (cause as Error)?.name === 'TimeoutError') return 'timeout'
   return code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE' ? 'bad-answer' : 'broken'
 }

@@ -263,6 +263,7 @@ test('an unreachable holder, a holder that does not answer in time and a non-JSO
   )
   for (const [behaviour, reason] of [
     ['never-answer', 'timeout'],
+    ['trickle', 'timeout'], // the limit is the whole forward's, not a pause's between two bytes of its answer
     ['html', 'bad-answer'],
   ] as const) {
     const holder = await startFakeHolder(behaviour)
