@@ -7,12 +7,13 @@
  * one run on each back to back, A first in odd rounds. Prints every round's rate ratio B/A and the
  * ratio of the CPU each server used per request (or event) B/A, from process.cpuUsage(): on a loaded
  * machine the CPU per request moves far less than the rate. Then the medians and ranges of both
- * ratios. Not part of `npm run bench` (it is not a `.bench.ts`).
+ * ratios. BENCH_PAIRS (default 1) runs that many fresh process pairs, B started first in every other one,
+ * and summarises each and all their rounds together. Not part of `npm run bench` (it is not a `.bench.ts`).
  */
 import { load } from './lib/load.ts'
 import { startServer, type ServerProcess } from './lib/process.ts'
 import { startReceiver, type WebhookReceiver } from './lib/receiver.ts'
-import { median, note, pairedRounds } from './lib/report.ts'
+import { median, note, pairedRounds, type Paired } from './lib/report.ts'
 import { accountWithDevices, sendTextBody, type Fixture } from './lib/setup.ts'
 
 const [path, rootA, rootB] = process.argv.slice(2)
@@ -21,43 +22,51 @@ if (!rootA || !rootB || (path !== 'send-text' && path !== 'webhook-fanout')) {
   process.exit(2)
 }
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7)
+/** Fresh process pairs (BENCH_PAIRS, default 1), B started first in every other one: a process's speed can sit 10 % off another's of the same build for its whole life, so one pair's rounds share that error. */
+const PAIRS = Number(process.env.BENCH_PAIRS ?? 1)
 /** Requests (or events) each server answered, warm-up included (BENCH_PROFILE: its profile's whole life). */
 const answered = new Map<ServerProcess, number>()
-const a = await startServer('gateway.mjs', {}, { root: rootA })
-const b = await startServer('gateway.mjs', {}, { root: rootB })
-const receiver = path === 'webhook-fanout' ? await startReceiver() : undefined
-try {
-  const [runA, runB] = await Promise.all([a, b].map(server => runner(server, receiver)))
-  await runA!(true)
-  await runB!(true)
-  const rounds = await pairedRounds(
-    ROUNDS,
-    () => runA!(false),
-    () => runB!(false),
-    (round, { baseline: a, ours: b }) =>
-      note(
-        `round ${round}: A ${a.rate.toFixed(0)}/s ${a.cpuUs.toFixed(0)} µs CPU each, B ${b.rate.toFixed(0)}/s ${b.cpuUs.toFixed(0)} µs; rate B/A ${(b.rate / a.rate).toFixed(3)}, CPU B/A ${(b.cpuUs / a.cpuUs).toFixed(3)}`,
-      ),
-  )
-  const summary = (name: string, ratios: number[]) =>
-    `${name} B/A median ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)})`
-  note(
-    `${path}: ${summary(
-      'rate',
-      rounds.map(r => r.ours.rate / r.baseline.rate),
-    )}; ${summary(
-      'CPU per request',
-      rounds.map(r => r.ours.cpuUs / r.baseline.cpuUs),
-    )}`,
-  )
-  note(
-    `medians apart: A ${median(rounds.map(r => r.baseline.rate)).toFixed(0)}/s ${median(rounds.map(r => r.baseline.cpuUs)).toFixed(0)} µs, B ${median(rounds.map(r => r.ours.rate)).toFixed(0)}/s ${median(rounds.map(r => r.ours.cpuUs)).toFixed(0)} µs`,
-  )
-  if (process.env.BENCH_PROFILE)
-    note(`answered (for profile-top --requests): ${[a, b].map((server, i) => `${'AB'[i]} pid ${server.child.pid} ${answered.get(server)}`).join(', ')}`)
-} finally {
-  await Promise.all([a.stop(), b.stop(), receiver?.close()])
+const rounds: Paired<Run, Run>[] = []
+const summary = (name: string, ratios: number[]) =>
+  `${name} B/A median ${median(ratios).toFixed(3)} (range ${Math.min(...ratios).toFixed(3)} to ${Math.max(...ratios).toFixed(3)})`
+const ratios = (of: Paired<Run, Run>[]) =>
+  `${summary(
+    'rate',
+    of.map(r => r.ours.rate / r.baseline.rate),
+  )}; ${summary(
+    'CPU per request',
+    of.map(r => r.ours.cpuUs / r.baseline.cpuUs),
+  )}`
+for (let pair = 1; pair <= PAIRS; pair++) {
+  const [first, second] = pair % 2 ? [rootA, rootB] : [rootB, rootA]
+  const started = [await startServer('gateway.mjs', {}, { root: first }), await startServer('gateway.mjs', {}, { root: second })]
+  const [a, b] = pair % 2 ? started : [started[1]!, started[0]!]
+  const receiver = path === 'webhook-fanout' ? await startReceiver() : undefined
+  try {
+    const [runA, runB] = await Promise.all([a, b].map(server => runner(server, receiver)))
+    await runA!(true)
+    await runB!(true)
+    const these = await pairedRounds(
+      ROUNDS,
+      () => runA!(false),
+      () => runB!(false),
+      (round, { baseline: a, ours: b }) =>
+        note(
+          `pair ${pair} round ${round}: A ${a.rate.toFixed(0)}/s ${a.cpuUs.toFixed(0)} µs CPU each, B ${b.rate.toFixed(0)}/s ${b.cpuUs.toFixed(0)} µs; rate B/A ${(b.rate / a.rate).toFixed(3)}, CPU B/A ${(b.cpuUs / a.cpuUs).toFixed(3)}`,
+        ),
+    )
+    rounds.push(...these)
+    if (PAIRS > 1) note(`pair ${pair} (${pair % 2 ? 'A' : 'B'} started first): ${ratios(these)}`)
+    if (process.env.BENCH_PROFILE)
+      note(`answered (for profile-top --requests): ${[a, b].map((server, i) => `${'AB'[i]} pid ${server.child.pid} ${answered.get(server)}`).join(', ')}`)
+  } finally {
+    await Promise.all([a.stop(), b.stop(), receiver?.close()])
+  }
 }
+note(`${path}: ${ratios(rounds)}`)
+note(
+  `medians apart: A ${median(rounds.map(r => r.baseline.rate)).toFixed(0)}/s ${median(rounds.map(r => r.baseline.cpuUs)).toFixed(0)} µs, B ${median(rounds.map(r => r.ours.rate)).toFixed(0)}/s ${median(rounds.map(r => r.ours.cpuUs)).toFixed(0)} µs`,
+)
 
 /** One run: requests (or events) per second, and the server's CPU time per request in µs. */
 interface Run {

@@ -1,5 +1,5 @@
 import { uniqueTag } from '../../security/keys.ts'
-import { Agent } from 'undici'
+import type { Agent } from 'undici'
 import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
@@ -106,8 +106,10 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 
 // --- Internal helpers ---
 
-/** Kept-alive connections to the other instances through undici, about half the CPU of `http.request` a forward (bench/README.md); idle ones dropped after 4 s, before the holder's own keep-alive time-out, so a forward never meets a closing connection. */
-const dispatcher = new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000, maxResponseSize: MAX_ANSWER_BYTES })
+/** Kept-alive connections to the other instances through undici, about half the CPU of `http.request` a forward (bench/README.md); idle ones dropped after 4 s, before the holder's own keep-alive time-out, so a forward never meets a closing connection. Loaded at the first forward: undici is 5 MB of heap a standalone gateway never needs. */
+let dispatcher: Promise<Agent> | undefined
+const agent = () =>
+  (dispatcher ??= import('undici').then(({ Agent }) => new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000, maxResponseSize: MAX_ANSWER_BYTES })))
 
 /** The instances' base URLs as origin and path prefix (their mount point), parsed once each. */
 const targets = new Map<string, { origin: string; prefix: string }>()
@@ -126,7 +128,7 @@ function targetOf(baseUrl: string) {
 async function postOnce(origin: string, path: string, headers: Record<string, string>, body: Buffer, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs
   try {
-    const answer = await dispatcher.request({ origin, path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+    const answer = await (await agent()).request({ origin, path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
     // Its body within what is left (bodyTimeout bounds a pause only); a timer, not an AbortSignal: a signal's listeners cost 13 µs a forward.
     const timer = setTimeout(() => answer.body.destroy(new ForwardFailedError('timeout')), Math.max(1, deadline - Date.now()))
     return { status: answer.statusCode, headers: answer.headers, text: await answer.body.text().finally(() => clearTimeout(timer)) }
