@@ -9,6 +9,7 @@ import type { Operation, OperationServices, PathEntry } from '../../operations/o
 import { operationSelector } from '../select-operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
+import { putBounded } from '../../store/bounded-map.ts'
 import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
 
 /** What an instance of a cluster needs to hand a request to another one (its advertised URL is the holder hint of its devices). */
@@ -49,8 +50,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     if (!cluster || !url || state.forwardedFrom) throw moving(new Error(`the device is held by instance ${instanceId}`))
     const answer = await send(ctx, state, { id: instanceId, url })
     const key = (answer.body as { status?: unknown }).status !== 503 && !answer.notHolder && callerKey(state.operation!, state.body!.fields)
-    if (key && known!.size >= MAX_KNOWN && !known!.has(key)) known!.delete(known!.keys().next().value!)
-    if (key) known!.set(key, { id: instanceId, url })
+    if (key) putBounded(known!, key, { id: instanceId, url }, MAX_KNOWN) // the oldest out through one kept iterator: a new one steps over every deleted entry
     return relay(ctx, state, answer)
   }
   /** Relay the holder's answer; its 401 counts as a failed attempt of the caller's key here, as a direct request's would (the holder does not count forwarded ones). */
