@@ -11,7 +11,6 @@ export type HttpStatusMode = 'mirror' | 'always200'
 /** Write a JSON answer with the HTTP code chosen by the status mode. */
 export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: number; message: string } & Record<string, unknown>) {
   ctx.status = mode === 'always200' ? 200 : body.status
-  ctx.set('Content-Type', 'application/json; charset=utf-8')
   ctx.body = body
 }
 

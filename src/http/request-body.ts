@@ -31,7 +31,7 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
     }
     if (readForwarded) await readForwarded(ctx)
     state.body = await readBody(ctx)
-    return next()
+    await next() // awaited, not returned: an async function returning a promise costs two more turns
   }
 }
 

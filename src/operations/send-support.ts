@@ -45,7 +45,8 @@ export function sendOrSchedule<I extends { agendamento?: string }>(
       const item = await messaging.scheduler.schedule(device, await build(input, context), time)
       return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
     }
-    const id = await messaging.messenger.perform(device, await build(input, context), { status: context.status })
+    const action = build(input, context) // awaited only when a promise: awaiting a plain value costs two promises a send
+    const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status: context.status })
     const message = typeof sent === 'string' ? sent : sent(input)
     return id === undefined ? { message } : { message, id }
   }

@@ -54,11 +54,11 @@ export class SendQueues {
         answer(() => reject(new GatewayError(code)))
       }
       const answered = this.deadlines.watch(expire)
-      void device.queue.add(async () => {
+      void device.queue.add(() => {
         // Already answered, or past its time-out though its timer has not fired yet: never run.
         if (state !== 'queued' || expiresAt <= Date.now()) return expire()
         state = 'running'
-        await new Promise<void>(end => {
+        const turn = new Promise<void>(end => {
           endTurn = end
           invoke(job).then(
             value => answer(() => resolve(value)),
@@ -66,7 +66,7 @@ export class SendQueues {
           )
         })
         const pause = this.options.minIntervalMs + (this.options.intervalJitterMs > 0 ? Math.floor(Math.random() * (this.options.intervalJitterMs + 1)) : 0)
-        if (pause > 0) await new Promise(resolve => setTimeout(resolve, pause))
+        return pause > 0 ? turn.then(() => new Promise(resolve => setTimeout(resolve, pause))) : turn // not an async function: a promise and a turn less a send
       })
     })
   }
