@@ -2,20 +2,20 @@
 export function putBounded<K, V>(map: Map<K, V>, key: K, value: V, limit: number, onEvict?: (key: K, value: V) => void): void {
   map.delete(key)
   map.set(key, value)
+  let kept = evictionCursors.get(map)
+  // Let go after `limit` puts that evict nothing: an iterator left unmoved holds every table the Map was rehashed out of since (without bound while it churns at its limit); a new one walks the deleted slots once.
+  if (map.size <= limit) return void (kept && ++kept.idle > limit && evictionCursors.delete(map))
   while (map.size > limit) {
-    let oldest = evictionCursors.get(map)?.next()
-    if (!oldest || oldest.done) {
-      const cursor = map.entries()
-      evictionCursors.set(map, cursor)
-      oldest = cursor.next()
-    }
+    let oldest = kept?.cursor.next()
+    if (!oldest || oldest.done) (evictionCursors.set(map, (kept = { cursor: map.entries(), idle: 0 })), (oldest = kept.cursor.next()))
+    kept!.idle = 0
     const [oldKey, oldValue] = oldest.value as [K, V]
     map.delete(oldKey)
     onEvict?.(oldKey, oldValue)
   }
 }
 
-const evictionCursors = new WeakMap<Map<unknown, unknown>, Iterator<[unknown, unknown]>>()
+const evictionCursors = new WeakMap<Map<unknown, unknown>, { cursor: Iterator<[unknown, unknown]>; idle: number }>()
 
 /** A Map with a size bound (the oldest entry goes first) and an optional time-to-live (an expired entry reads as missing). */
 export class BoundedMap<K, V> {
