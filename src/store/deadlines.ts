@@ -39,9 +39,9 @@ export class Deadlines {
     this.settle()
   }
 
-  private arm(delayMs: number): void {
-    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first. A timer replaced meanwhile (expireAll, then watch) judges nothing.
-    const timer: NodeJS.Timeout = (this.timer = setTimeout(() => setImmediate(() => this.timer === timer && this.expireDue(timer)), delayMs))
+  private arm(ms: number): void {
+    // Judged after the loop's poll phase (setImmediate): after a stall, answers already on a socket settle first. A timer replaced meanwhile (expireAll, then watch) judges nothing. Past setTimeout's 24.8 days it fires early and re-arms (else 1 ms, over and over).
+    const timer: NodeJS.Timeout = (this.timer = setTimeout(() => setImmediate(() => this.timer === timer && this.expireDue(timer)), Math.min(ms, 2 ** 31 - 1)))
   }
 
   /** Fail the calls past their limit, oldest first, then wait for the next oldest. */

@@ -130,4 +130,23 @@ test('an onExpiry that throws does not stop the other calls from expiring', asyn
   }
 })
 
+test("a limit past setTimeout's 24.8 days neither expires early nor re-arms every millisecond", async () => {
+  const warnings: string[] = []
+  const onWarning = (warning: Error) => warnings.push(warning.name)
+  process.on('warning', onWarning)
+  try {
+    const deadlines = new Deadlines(2 ** 31 + 1_000)
+    const failed: string[] = []
+    const answered = deadlines.watch(() => failed.push('pending'))
+    await sleep(60)
+    assert.deepEqual(failed, [])
+    assert.equal(deadlines.size, 1)
+    answered()
+    await sleep(5)
+    assert.deepEqual(warnings, [], 'no setTimeout overflow (it fires after 1 ms, and would re-arm so over and over)')
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
+
 test.run()
