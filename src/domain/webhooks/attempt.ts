@@ -97,9 +97,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (ke
   async function gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
     const { store, devices, logger } = deps
     await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
-    await devices.update(record.deviceId, device => {
-      if (device.webhookUrl === url) device.webhookUrl = undefined
-    })
+    const after = await devices.update(record.deviceId, device => void (device.webhookUrl === url && (device.webhookUrl = undefined)))
+    if (after?.webhookUrl) return undefined // a URL set since this attempt began: the pending events are that receiver's
     logger.warn({ deviceId: record.deviceId, url }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
     for await (const entry of store.ofDevice(record.deviceId)) if (!inFlight(entry[0])) others.push(entry)

@@ -10,7 +10,11 @@ import { waitFor } from '../../helpers/gateway.ts'
 
 const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
 
-import { SECRET, device, recordingSender, outbox, message, texts } from '../../helpers/outbox.ts'
+import { SECRET, device, recordingSender, outbox, message, texts, settings } from '../../helpers/outbox.ts'
+import type { Devices } from '../../../src/domain/devices.ts'
+import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { GatewayEvents } from '../../../src/events.ts'
+import { silentLogger } from '../../../src/logger.ts'
 
 test('with a timetable of 5 entries, 200 events of 3 devices are all delivered, never more than 5 held in memory', async () => {
   let box!: WebhookOutbox
@@ -239,6 +243,46 @@ test("a record that appears behind its owner's back (a late write landing after 
   await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
   await waitFor(() => sender.sent.length === 1, 5_000, 'the rescan to deliver it')
   assert.is(sender.sent[0]!.headers['webhook-id'], record.id)
+  await box.close()
+})
+
+test('a 410 from the old receiver after the webhook URL was changed leaves the events meant for the new URL pending', async () => {
+  let current = device('d1')
+  const devices = {
+    get: async (id: string) => (id === 'd1' ? current : undefined),
+    update: async (_id: string, change: (d: typeof current) => unknown) => {
+      const copy = structuredClone(current)
+      change(copy)
+      return (current = copy)
+    },
+  } as unknown as Devices
+  let release!: () => void
+  const retired = new Promise<void>(resolve => (release = resolve))
+  const sent: WebhookDelivery[] = []
+  const sender: WebhookSender = {
+    async send(delivery) {
+      sent.push(delivery)
+      if (delivery.url !== 'https://receiver.example/d1') return { status: 200 }
+      await retired
+      return { status: 410 } // the old receiver is retired
+    },
+  }
+  const box = new WebhookOutbox({
+    ...{ storage: memoryStorage(), lock: new KeyedLock(), devices, sender, events: new GatewayEvents(), logger: silentLogger },
+    ...{ settings: settings({ concurrencyPerLane: 1 }), liveness: soloLiveness() },
+  })
+  await box.start()
+  await box.record(current, message('to-old'))
+  await waitFor(() => sent.length === 1, 5_000, 'the attempt to the old URL')
+  current = { ...current, webhookUrl: 'https://new.example/hook' } // operation 3 sets a new URL meanwhile
+  await box.record(current, message('to-new'))
+  release()
+  await waitFor(() => sent.some(d => d.url === 'https://new.example/hook'), 3_000, 'the new event delivered to the new URL')
+  assert.equal(
+    (await box.deadLetters()).map(letter => JSON.parse(letter.body).text),
+    ['to-old'],
+  )
+  assert.is(current.webhookUrl, 'https://new.example/hook', 'the new URL is kept')
   await box.close()
 })
 
