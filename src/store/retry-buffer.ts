@@ -139,11 +139,7 @@ export class SpillFile {
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
         if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
         const taken = `${this.path}.${Date.now()}.taken`
-        try {
-          await rename(join(this.dir, file), taken)
-        } catch {
-          continue // another process took it first
-        }
+        if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
         const lines = (await readFile(taken, 'utf8')).split('\n').filter(line => line.trim() !== '')
         if (lines.length > 0) {
           const text = lines.join('\n') + '\n'
@@ -187,7 +183,12 @@ export class SpillFile {
         for (const line of text.slice(0, end).split('\n')) {
           if (items.length === max) break
           this.offset += Buffer.byteLength(line) + 1
-          if (line.trim() !== '') items.push(JSON.parse(line))
+          if (line.trim() === '') continue
+          try {
+            items.push(JSON.parse(line))
+          } catch {
+            items.push(undefined) // a line cut short (its process killed mid-append, a full disk): counted as read, dropped
+          }
         }
       }
     } finally {
@@ -199,7 +200,7 @@ export class SpillFile {
       await rm(this.path, { force: true })
       this.offset = this.bytes = 0
     }
-    return items
+    return items.filter(item => item !== undefined)
   }
 }
 

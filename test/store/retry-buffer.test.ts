@@ -96,6 +96,28 @@ withStartTimes('a spill file named by a live pid with another start time (the pi
   await buffer.close()
 })
 
+test("a line cut short in a gone process's spill file (killed mid-append) is skipped: the others are replayed, nothing is thrown", async () => {
+  const dir = tempDir('zapgate-retry-')
+  const gone = spawnSync(globalThis.process.execPath, ['-e', '0']).pid
+  writeFileSync(join(dir, `test-${hostname().replace(/[^A-Za-z0-9.]/g, '_')}-${gone}.jsonl`), '1\n2\n{"key":"d1:msg_cu')
+  const rejections: unknown[] = []
+  const onRejection = (reason: unknown) => void rejections.push(reason)
+  globalThis.process.on('unhandledRejection', onRejection)
+  try {
+    const { store, process } = flakyStore()
+    store.down = false
+    const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, spill: new SpillFile(dir, 'test') })
+    await buffer.start()
+    await waitFor(() => store.taken.length === 2, 3000, 'the replay of the whole lines')
+    await waitFor(() => buffer.size === 0, 3000, 'the cut line to be dropped')
+    assert.equal(store.taken, [1, 2])
+    assert.equal(rejections, [])
+    await buffer.close()
+  } finally {
+    globalThis.process.off('unhandledRejection', onRejection)
+  }
+})
+
 test('without a spill file, items past the memory limit are lost (and the rest kept)', async () => {
   const { store, process } = flakyStore()
   const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 5 })
