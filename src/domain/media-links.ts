@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { safeEqual } from '../security/keys.ts'
 import type { Storage } from '../ports/storage.ts'
+import { atomicSteps } from '../store/keyed-lock.ts'
 
 /** How long a media link stays valid: as long as transports remember message keys (7 days). */
 const MEDIA_LINK_TTL_MS = 7 * 86_400_000
@@ -37,17 +38,15 @@ export class MediaLinks {
   }
 
   private async mac(payload: string): Promise<string> {
-    this.key ??= this.loadKey()
-    return createHmac('sha256', await this.key)
+    const key = (this.key ??= this.loadKey())
+    key.catch(() => this.key === key && (this.key = undefined)) // a store that failed is asked again next time
+    return createHmac('sha256', await key)
       .update(payload)
       .digest('base64url')
   }
 
   private async loadKey(): Promise<Buffer> {
-    const stored = await this.storage.get<string>('media-link-key')
-    if (stored) return Buffer.from(stored, 'base64')
-    const key = randomBytes(32)
-    await this.storage.set('media-link-key', key.toString('base64'))
-    return key
+    await atomicSteps(this.storage).add('media-link-key', randomBytes(32).toString('base64')) // only when none: one key for every process
+    return Buffer.from((await this.storage.get<string>('media-link-key'))!, 'base64')
   }
 }

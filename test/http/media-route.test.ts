@@ -29,6 +29,28 @@ links('a tampered, truncated or foreign token is refused', async () => {
   assert.ok(await new MediaLinks(storage).verify(token), 'the key survives a restart through storage')
 })
 
+links('a store that fails the first key read is asked again: signing works once it answers (a failure is not kept)', async () => {
+  const storage = memoryStorage()
+  let down = true
+  const flaky = { ...storage, get: <T>(key: string) => (down ? Promise.reject(new Error('store down')) : storage.get<T>(key)) }
+  const media = new MediaLinks(flaky)
+  await media.sign({ deviceId: 'd1', messageId: 'm1' }).then(
+    () => assert.unreachable('signed without a key'),
+    () => undefined,
+  )
+  down = false
+  const token = await media.sign({ deviceId: 'd1', messageId: 'm1' })
+  assert.ok(await media.verify(token))
+})
+
+links('processes sharing a store that create the key at once sign with the same key', async () => {
+  const storage = memoryStorage()
+  const [a, b] = [new MediaLinks(storage), new MediaLinks(storage)]
+  const [ta, tb] = await Promise.all([a.sign({ deviceId: 'd1', messageId: 'm1' }), b.sign({ deviceId: 'd1', messageId: 'm2' })])
+  assert.ok(await b.verify(ta), "b verifies a's link")
+  assert.ok(await a.verify(tb), "a verifies b's link")
+})
+
 links.run()
 
 type Ctx = { t: TestGateway; receiver: Receiver; bytes: Buffer }
