@@ -40,17 +40,18 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     }, ms)
     timer.unref()
   }
-  // Offer what waits, oldest first; stop at the first refusal (the store is still down) and back off.
+  // Offer what waits, oldest first; stop at the first refusal (the store is still down, or the spill file unreadable for now: never thrown out of the timer) and back off.
   const flush = (): Promise<void> =>
     (flushing ??= (async () => {
       try {
         for (;;) {
-          if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit)) as T[]))
-          const item = memory[0]
-          if (item === undefined) break
+          let item: T | undefined
           try {
+            if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit)) as T[]))
+            if ((item = memory[0]) === undefined) break
             await options.process(item)
-          } catch {
+          } catch (err) {
+            if (item === undefined) logger.error({ err, file: spill?.path }, `${what} could not be read back from the spill file; trying again`)
             delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)
             return
           }

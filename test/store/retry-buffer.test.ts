@@ -118,6 +118,35 @@ test("a line cut short in a gone process's spill file (killed mid-append) is ski
   }
 })
 
+test('a spill file that cannot be read back for a while (an I/O error) is read again later: nothing is thrown out of the retry timer, nothing lost', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const { store, process: take } = flakyStore()
+  store.down = false
+  class FailingOnce extends SpillFile {
+    failures = 1
+    override async read(max: number): Promise<unknown[]> {
+      if (this.failures > 0 && this.failures--) throw Object.assign(new Error('EIO: i/o error, read'), { code: 'EIO' })
+      return super.read(max)
+    }
+  }
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => unhandled.push(reason)
+  process.on('unhandledRejection', onUnhandled)
+  try {
+    const spill = new FailingOnce(dir, 'test')
+    const buffer = createRetryBuffer<number>({ what: 'numbers', process: take, logger: silentLogger, memoryLimit: 2, spill })
+    await buffer.start()
+    for (let i = 0; i < 5; i++) buffer.keep(i)
+    assert.is(spill.size, 3)
+    await waitFor(() => store.taken.length === 5, 10_000, 'every item, the spilled ones after the failed read')
+    assert.equal(store.taken, [0, 1, 2, 3, 4])
+    assert.is(spill.failures, 0, 'the read failed once')
+    assert.equal(unhandled, [])
+  } finally {
+    process.off('unhandledRejection', onUnhandled)
+  }
+})
+
 test('without a spill file, items past the memory limit are lost (and the rest kept)', async () => {
   const { store, process } = flakyStore()
   const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 5 })
