@@ -41,7 +41,7 @@ export class Instances {
   private lastSent = monotonicNow()
   private fenced = false
   private fences = 0
-  private beating = false
+  private beating: Promise<void> | undefined // the heartbeat under way: a stop waits for it (no record renewed or re-registered after its removal)
   private readonly recordTtlMs: number
   private load = 0
   private stopped = false
@@ -110,6 +110,7 @@ export class Instances {
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.timer)
+    await this.beating
     await this.records.removeIfEqual(this.id, this.record).catch(err => this.logger.warn({ err }, 'instance record not removed'))
   }
 
@@ -117,8 +118,7 @@ export class Instances {
   private async beat(): Promise<void> {
     this.fenceIfLate()
     if (this.stopped || this.beating) return
-    this.beating = true
-    await this.renew().finally(() => (this.beating = false))
+    await (this.beating = this.renew().finally(() => (this.beating = undefined)))
   }
 
   private async renew(): Promise<void> {
