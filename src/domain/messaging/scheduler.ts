@@ -22,6 +22,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
   const eager = new Set<string>()
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
   const away = new Map<string, number>()
+  const sent = new Map<string, ScheduleItem>() // sent, not yet removed from the store: removed at their next run (a failure: again soon), never sent again
   let started = false
   const work = new DueWork<ScheduleItem>(
     {
@@ -49,6 +50,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
 
   /** One item: claim it, send it through the device's queue, record the outcome; when to look at it again. */
   async function send(key: string): Promise<number | undefined> {
+    if (sent.has(key)) return void (await store.complete(sent.get(key)!), sent.delete(key))
     const item = await store.get(key)
     const now = Date.now()
     const due = item && dueOf(item, now)
@@ -67,9 +69,8 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
     }
     try {
       const id = await messenger.perform(device, decodeAction(body))
-      await store.complete(claimed)
+      sent.set(key, claimed)
       logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
-      return undefined
     } catch (err) {
       if (neverStarted(err)) {
         // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt.
@@ -82,6 +83,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
       logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
       return retryAt
     }
+    return send(key)
   }
 
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out. */
@@ -111,10 +113,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
       const counts = { pending: 0, failed: 0, due: 0 }
       for await (const [, item] of store.all()) {
         if (item.state === 'failed') counts.failed++
-        else {
-          counts.pending++
-          if (Math.max(item.dueAt, item.retryAt ?? 0) <= now) counts.due++
-        }
+        else if ((counts.pending++, Math.max(item.dueAt, item.retryAt ?? 0) <= now)) counts.due++
       }
       return counts
     },
