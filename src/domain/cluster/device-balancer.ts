@@ -47,6 +47,7 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
           await takeShare(await orphans())
         } while (again && !stopped)
       } catch (err) {
+        pending = true
         logger.warn({ err }, 'looking for devices nobody holds failed; trying again at the next heartbeat')
       } finally {
         scanning = undefined
