@@ -168,7 +168,7 @@ export class DeviceLeases {
   async verify(): Promise<void> {
     for (const [deviceId, { epoch }] of [...this.held]) {
       const lease = await this.leases.load(deviceId)
-      if (claimedUntil(lease, this.instances.view, { epoch }) !== undefined) continue
+      if (claimedUntil(lease, this.instances.view, { epoch }) !== undefined || this.held.get(deviceId)?.epoch !== epoch) continue // or let go and taken again meanwhile
       this.logger.warn({ deviceId, holder: lease?.owner }, 'device lease taken over by another instance; closing its session here')
       this.held.delete(deviceId)
       await this.close(deviceId)
