@@ -52,9 +52,9 @@ export class Messenger {
 
   private async publishText(device: Device, to: string, text: string, sent: SentMessage, known?: SessionStatus): Promise<void> {
     try {
-      const status = known ?? (await this.transport.status(device.id))
+      const status = known ?? (await this.transport.status(device.id).catch(() => undefined)) // sent all the same: its event is not lost for a status unread
       const group = isGroupAddress(to)
-      const phone = status.phone ?? device.phone
+      const phone = status?.phone ?? device.phone
       const message: IncomingMessage = { id: sent.id, chat: to, to, fromMe: true, isGroup: group, timestamp: sent.timestamp, content: { kind: 'text', text } }
       if (phone) message.from = phone
       if (group) message.group = to
