@@ -103,11 +103,15 @@ export class DeviceSession {
     return { challenge: attempt.promise }
   }
 
-  /** Close the socket without unlinking; the session can resume later. */
+  /**
+   * Close the socket without unlinking; the session can resume later (here, or in another instance
+   * that takes the device over: so credential and key writes under way reach the store first).
+   */
   async disconnect(): Promise<void> {
     const active = this.slot.socket !== undefined || this.slot.reconnectPending || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.slot.retire()
+    await this.deps.auth.flush()
     if (active) await this.report.set('closed', { reason: 'disconnected' })
   }
 
