@@ -33,6 +33,8 @@ export class DeviceSession {
   /** Why the last socket ended, when WhatsApp could not be reached (link() then answers 'unreachable'). */
   private unreachable?: string
   private upserts: Promise<void> = Promise.resolve()
+  /** Set by shutdown(): a connect() or link() still under way (stop() takes no device lock) opens no socket after it. */
+  private stopped = false
 
   constructor(private readonly deps: SessionDeps) {
     this.memory = new DeviceMemory(deps.messages)
@@ -131,6 +133,7 @@ export class DeviceSession {
 
   /** Close the socket (gateway shutdown) without reporting; pending media and credential writes finish first. */
   async shutdown(): Promise<void> {
+    this.stopped = true
     this.failLink(new TransportError('failed', 'the transport stopped'))
     await this.slot.retire()
     await this.memory.stopBackground()
@@ -145,6 +148,7 @@ export class DeviceSession {
   }
 
   private async openSocket(): Promise<void> {
+    if (this.stopped) return this.failLink(new TransportError('failed', 'the transport stopped'))
     const generation = this.slot.next()
     const { lib, options, auth, baileysLogger: logger, messages, agent } = this.deps
     const version = await this.deps.version.get(agent)
