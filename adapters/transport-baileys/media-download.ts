@@ -7,11 +7,12 @@ import type { BaileysModule, SocketLike } from './types.ts'
 /** What a download through an agent needs. */
 interface AgentDownload {
   lib: BaileysModule
-  /** The device's proxy agent. */
-  agent: Agent
+  /** The device's proxy agent (undefined: direct). */
+  agent?: Agent
   /** For a re-upload request when WhatsApp no longer has the file (404/410). */
   socket?: SocketLike
   timeoutMs: number
+  /** Media larger than this (decrypted) fails the download as soon as the file shows it, unread. */
   maxBytes?: number
 }
 
@@ -51,7 +52,8 @@ async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise
   const { status, body } = await httpGet(url, {
     agent: deps.agent,
     timeoutMs: deps.timeoutMs,
-    maxBytes: deps.maxBytes ?? 2 ** 31 - 1,
+    // The encrypted file: the media padded to whole AES blocks (up to 16 bytes more), then a 10-byte MAC.
+    maxBytes: deps.maxBytes === undefined ? 2 ** 31 - 1 : deps.maxBytes + 26,
     headers: { Origin: lib.DEFAULT_ORIGIN },
   })
   if (status !== 200) throw Object.assign(new Error(`media download answered ${status}`), { status })

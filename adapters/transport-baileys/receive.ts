@@ -89,7 +89,11 @@ async function report(
  */
 async function inlineMedia(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage, content: MediaContent): Promise<MediaContent> {
   try {
-    const download = withTimeout(deps.downloadMedia(message, { socket, logger: deps.logger, agent: deps.agent }), deps.downloadTimeoutMs, 'media download')
+    const download = withTimeout(
+      deps.downloadMedia(message, { socket, logger: deps.logger, agent: deps.agent, maxBytes: deps.inlineMediaMaxBytes }),
+      deps.downloadTimeoutMs,
+      'media download',
+    )
     download.catch(() => undefined)
     const data = await Promise.race([download, session.memory.stopping.then(() => undefined)])
     if (!data) return content

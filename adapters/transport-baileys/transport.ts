@@ -251,9 +251,10 @@ export class BaileysTransport implements Transport {
       const timeoutMs = this.options.sendTimeoutMs
       const downloadMedia: MediaDownloader =
         this.options.downloadMedia ??
-        ((message, { socket, agent = this.options.socketConfig.fetchAgent as Agent | undefined }) =>
-          agent
-            ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs })
+        // A bounded download (media to inline) is the adapter's own: Baileys' reads the whole file, whatever its size.
+        ((message, { socket, agent = this.options.socketConfig.fetchAgent as Agent | undefined, maxBytes }) =>
+          agent || maxBytes !== undefined
+            ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs, maxBytes })
             : lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined))
       return { lib, logger, factory, version, downloadMedia }
     })()

@@ -74,5 +74,7 @@ export type SocketFactory = (config: UserFacingSocketConfig, info: SocketInfo) =
 /**
  * Downloads the bytes of a received media message (default: Baileys' downloadMediaMessage, with a
  * re-upload request through `socket` when given; through `agent`, the device's proxy, when it has one).
+ * `maxBytes` (media inlined in message events): a file larger than this may fail the download
+ * instead of being read whole (a message's announced size is the sender's word, or absent).
  */
-export type MediaDownloader = (message: WAMessage, context: { socket?: SocketLike; logger: Logger; agent?: Agent }) => Promise<Buffer>
+export type MediaDownloader = (message: WAMessage, context: { socket?: SocketLike; logger: Logger; agent?: Agent; maxBytes?: number }) => Promise<Buffer>

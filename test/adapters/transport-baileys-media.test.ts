@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { readFile, rm } from 'node:fs/promises'
-import { createServer } from 'node:http'
+import { Agent, createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { encryptedStream } from '@whiskeysockets/baileys'
 import type { WAMessage } from '@whiskeysockets/baileys'
@@ -89,5 +89,56 @@ media('through a proxy, received media is fetched over the proxy tunnel and decr
     await new Promise(resolve => mediaServer.close(resolve))
   }
 })
+
+media(
+  'received media inlined is downloaded with a bound: a file larger than inlineMediaMaxBytes (its size unannounced) is cut off, not read whole',
+  async () => {
+    // The announced size (fileLength) is the sender's word, or absent: the download itself must stop.
+    const total = 48 * 2 ** 20
+    const served: { path: string; written: number; finished: boolean }[] = []
+    const mediaServer = createServer((req, res) => {
+      const record = { path: req.url ?? '', written: 0, finished: false }
+      served.push(record)
+      res.writeHead(200, { 'content-type': 'application/octet-stream' })
+      const chunk = Buffer.alloc(64 * 1024, 7)
+      const pump = () => {
+        while (record.written < total) {
+          record.written += chunk.length
+          if (!res.write(chunk)) return void res.once('drain', pump)
+        }
+        res.end()
+      }
+      res.on('finish', () => (record.finished = true))
+      pump()
+    })
+    await new Promise<void>(resolve => mediaServer.listen(0, '127.0.0.1', resolve))
+    const host = `127.0.0.1:${(mediaServer.address() as AddressInfo).port}`
+    const { mediaKey } = await encryptedStream(Buffer.from('x'), 'document').then(async e => (await rm(e.encFilePath, { force: true }), e))
+    const document = (id: string) =>
+      waMessage({
+        chat: BOB_JID,
+        id,
+        message: { documentMessage: { url: `http://${host}/${id}`, mediaKey, mimetype: 'application/pdf', fileName: 'big.pdf' } },
+      })
+    // Baileys' own download (no agent), and the adapter's (through socketConfig.fetchAgent, as through a proxy).
+    for (const options of [{}, { socketConfig: { fetchAgent: new Agent() } }] as SetupOptions[]) {
+      const s = await open({ ...options, downloadMedia: undefined, inlineMediaMaxBytes: 64 * 1024, sendTimeoutMs: 20_000 })
+      try {
+        const id = options.socketConfig ? 'AGENT' : 'DIRECT'
+        await s.fake.deliver('dev', document(id))
+        await waitFor(() => s.messages('dev').length === 1, `${id}: reported`, 20_000)
+        assert.equal(s.messages('dev')[0].content, { kind: 'document', mimetype: 'application/pdf', fileName: 'big.pdf' }, `${id}: metadata only`)
+        const record = served.find(r => r.path === `/${id}`)!
+        assert.ok(
+          !record.finished && record.written < total / 2,
+          `${id}: the download stopped early (${record.written} of ${total} bytes written, finished: ${record.finished})`,
+        )
+      } finally {
+        await s.transport.stop()
+      }
+    }
+    await new Promise(resolve => mediaServer.close(resolve))
+  },
+)
 
 media.run()
