@@ -34,6 +34,8 @@ const GROUP_FIELDS = [
 export class GroupCache {
   private readonly entries: BoundedMap<string, GroupMetadata>
   private readonly fetching = new Map<string, Promise<GroupMetadata | undefined>>()
+  /** Groups that changed while their fetch was under way: its answer may predate the change, so it is not cached. */
+  private readonly changedWhileFetching = new Set<string>()
 
   constructor(limit = 500, ttlMs = 3_600_000) {
     this.entries = new BoundedMap(limit, ttlMs)
@@ -53,6 +55,7 @@ export class GroupCache {
   clear(): void {
     this.entries.clear()
     this.fetching.clear()
+    this.changedWhileFetching.clear()
   }
 
   /** Entries held. */
@@ -67,11 +70,14 @@ export class GroupCache {
     let pending = this.fetching.get(jid)
     if (!pending) {
       pending = fetch().then(
-        metadata => (this.set(metadata), metadata),
+        metadata => (this.changedWhileFetching.has(jid) || this.set(metadata), metadata),
         () => undefined, // Baileys then asks itself, and reports the error to the send
       )
       this.fetching.set(jid, pending)
-      void pending.finally(() => this.fetching.delete(jid))
+      void pending.finally(() => {
+        this.fetching.delete(jid)
+        this.changedWhileFetching.delete(jid)
+      })
     }
     return pending
   }
@@ -79,6 +85,7 @@ export class GroupCache {
   /** `groups.update`: merge the changed fields into a cached entry (full metadata replaces it). */
   applyUpdate(update: Partial<GroupMetadata>): void {
     if (!update?.id) return
+    if (this.fetching.has(update.id)) this.changedWhileFetching.add(update.id)
     if (Array.isArray(update.participants) && typeof update.subject === 'string') return this.set(update as GroupMetadata)
     const cached = this.entries.get(update.id)
     if (!cached) return
@@ -89,6 +96,7 @@ export class GroupCache {
 
   /** `group-participants.update`, applied to a cached entry; `self` names the device (its PN and LID JIDs). */
   applyParticipants(event: BaileysEventMap['group-participants.update'], self: string[]): void {
+    if (this.fetching.has(event.id)) this.changedWhileFetching.add(event.id)
     const cached = this.entries.get(event.id)
     if (!cached) return
     const changed = (event.participants ?? []).map(p => (typeof p === 'string' ? ({ id: p } as GroupParticipant) : p))

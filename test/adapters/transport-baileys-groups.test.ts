@@ -1,6 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Boom } from '@hapi/boom'
+import type { GroupMetadata } from '@whiskeysockets/baileys'
+import { GroupCache } from '../../adapters/transport-baileys/group-cache.ts'
 import { linkedBaileys, setupBaileys } from '../helpers/baileys-setup.ts'
 import { BOB, ME } from '../helpers/baileys-fixtures.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
@@ -175,6 +177,23 @@ groups('group sends fetch the metadata once (concurrent sends share it); group e
   await socket.config.cachedGroupMetadata!(group.id)
   assert.is(lookups(), 2, 'the device itself removed: the entry was dropped, so the next lookup asks WhatsApp')
   await s.transport.stop()
+})
+
+groups('a participant change that arrives while the metadata is being fetched is not lost under the fetched (older) list', async () => {
+  // The fetch answered with the list from before the change; cached for an hour, later sends to the
+  // group left the new member out (Baileys encrypts for the cached participants only).
+  const cache = new GroupCache()
+  const group = '120363000000000001@g.us'
+  let answer!: (metadata: GroupMetadata) => void
+  const looked = cache.lookup(group, () => new Promise<GroupMetadata>(resolve => (answer = resolve)))
+  cache.applyParticipants({ id: group, author: `${BOB}@s.whatsapp.net`, action: 'add', participants: [{ id: `${CARLA}@s.whatsapp.net`, admin: null }] }, [])
+  answer({ id: group, subject: 'Loja', owner: undefined, participants: [{ id: `${BOB}@s.whatsapp.net`, admin: 'admin' }] } as GroupMetadata)
+  await looked
+  const cached = cache.get(group)
+  assert.ok(
+    !cached || cached.participants.some(p => p.id === `${CARLA}@s.whatsapp.net`),
+    `the cached list misses the member added during the fetch: ${JSON.stringify(cached?.participants)}`,
+  )
 })
 
 groups.run()
