@@ -44,12 +44,13 @@ interface PageState {
 // --- Internal helpers ---
 
 async function liveState(device: Device, services: SharePageDeps): Promise<PageState> {
-  // The session lives on the instance holding the device: any other one shows what it stored.
-  const here = services.leases.holds(device.id) || ((await services.leases.holder(device.id)) === undefined && (await services.leases.acquire(device.id)))
+  // The session lives on the instance holding the device: any other one shows what it stored. A linked device nobody holds is opened here with its credentials, never linked anew.
+  const { leases } = services
+  const here = leases.holds(device.id) || ((await leases.holder(device.id)) === undefined && (await leases[device.linked ? 'open' : 'acquire'](device.id)))
   const status = here ? await services.devices.status(device) : { connected: device.connected, phone: device.phone }
   if (status.connected) return { conectado: true, telefone: status.phone ?? null, qrcode: null }
   let qr = await services.links.currentQr(device.id)
-  if (!qr && here) {
+  if (!qr && here && !device.linked) {
     // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
     const challenge = await services.devices.link(device).catch(() => undefined)
     if (challenge?.kind === 'qr') {
