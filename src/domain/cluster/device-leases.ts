@@ -114,11 +114,10 @@ export class DeviceLeases {
     if (!(await this.acquire(deviceId))) return false
     const epoch = this.held.get(deviceId)?.epoch
     await this.connect(deviceId, epoch).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
-    if (this.held.get(deviceId)?.epoch !== epoch) {
-      await this.close(deviceId)
-      return false
-    }
-    return true
+    if (this.held.get(deviceId)?.epoch === epoch) return true
+    // Let go while it opened: its session is closed, unless taken again since (then it is the newer take's).
+    if (!this.held.has(deviceId)) await this.close(deviceId)
+    return false
   }
 
   /** Every heartbeat: a held, `linked` device whose session is closed (or replaced, clustered) is opened again, or its lease handed back. */
