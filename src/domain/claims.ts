@@ -40,15 +40,17 @@ export function newClaim(owner: string, ms: number, now = Date.now()): Claim {
   return { owner, until: now + ms, ms, token: uniqueTag() } // random bytes per claim were 2% of a webhook's CPU
 }
 
-/** When this process first saw each claim of another instance (monotonic ms), the most recent 10 000. */
-const firstSeen = new Map<string, number>()
+/** When this process first and last saw each claim of another instance (monotonic ms): forgotten only once unseen for its length (swept when the map doubles), never while held. */
+const firstSeen = new Map<string, { at: number; last: number; ms: number }>()
+let sweepAt = 10_000
 
 function sinceFirstSeen(claim: Claim): number {
   const id = `${claim.owner}\n${claim.token}\n${claim.until}`
   const now = performance.now()
   const seen = firstSeen.get(id)
-  if (seen !== undefined) return now - seen
-  firstSeen.set(id, now)
-  if (firstSeen.size > 10_000) firstSeen.delete(firstSeen.keys().next().value!)
+  if (seen) return (seen.last = now) - seen.at
+  if (firstSeen.set(id, { at: now, last: now, ms: claim.ms! }).size <= sweepAt) return 0
+  for (const [key, { last, ms }] of firstSeen) if (now - last >= ms) firstSeen.delete(key)
+  sweepAt = Math.max(10_000, 2 * firstSeen.size)
   return 0
 }

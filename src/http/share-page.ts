@@ -53,10 +53,8 @@ async function liveState(device: Device, services: SharePageDeps): Promise<PageS
   if (!qr && here && !device.linked) {
     // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
     const challenge = await services.devices.link(device).catch(() => undefined)
-    if (challenge?.kind === 'qr') {
-      qr = challenge.qr
-      await services.links.rememberQr(device.id, qr)
-    }
+    qr = challenge?.kind === 'qr' ? challenge.qr : undefined
+    if (qr) await services.links.rememberQr(device.id, qr)
   }
   return { conectado: false, telefone: null, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
 }
