@@ -184,7 +184,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     settings,
     /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. */
     async close(): Promise<void> {
-      balancer.stop()
+      await balancer.stop() // takes nothing more; a scan opening devices ends first: what it took is handed back below, never opened on a stopped transport
       await agentRunner.close()
       await messaging.close()
       // Sessions closed and leases handed back, so the other instances take the devices at once.

@@ -101,5 +101,5 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
     if (pending || orphanSince.size > 0 || Date.now() - lastScan >= SCAN_EVERY_MS) void scan()
     void reconcile()
   })
-  return { start: scan, stop: () => void (stopped = true) }
+  return { start: scan, stop: () => ((stopped = true), scanning) }
 }
