@@ -11,7 +11,7 @@ export function rateLimitRequests(rateLimits: RateLimits) {
     if (state.forwardedFrom) return next()
     const authkey = state.body!.fields.authkey
     if (authkey === undefined || authkey === null || authkey === '') return next()
-    const key = typeof authkey === 'string' ? authkey : JSON.stringify(authkey)
+    const key = typeof authkey === 'object' ? '{}' : String(authkey) // a list or object is never a key (its JSON text may not even be made)
     await rateLimits.beforeAuth(key, ctx.ip)
     try {
       await next()

@@ -68,4 +68,20 @@ test('GET /docs/<a name of Object.prototype> is 404, not 500', async ({ t }) => 
   }
 })
 
+test('an authkey nested 50,000 arrays deep is refused as an invalid key, not 500 (the rate limiter named its counter by JSON text)', async ({ t }) => {
+  const deep = '['.repeat(50_000) + ']'.repeat(50_000)
+  const expected: [string, number, string][] = [
+    ['/api/create-message', 401, 'validation.required'],
+    ['/api/v2/qrcode', 401, 'Authkey inválida ou não encontrada.'],
+    ['/api/v2/ia', 400, 'validation.required'],
+  ]
+  for (const [path, status, message] of expected) {
+    const answer = await request(
+      `${t.url}${path}`,
+      json(`{"authkey":${deep},"appkey":"loja","device":"loja","agent_name":"a","to":"5511988880002","message":"x"}`),
+    )
+    assert.equal([answer.status, answer.body], [status, { status, message }], path)
+  }
+})
+
 test.run()
