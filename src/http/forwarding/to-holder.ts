@@ -51,14 +51,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     const answer = await send(ctx, state, { id: instanceId, url })
     const key = (answer.body as { status?: unknown }).status !== 503 && !answer.notHolder && callerKey(state.operation!, state.body!.fields)
     if (key) putBounded(known!, key, { id: instanceId, url }, MAX_KNOWN) // the oldest out through one kept iterator: a new one steps over every deleted entry
-    return relay(ctx, state, answer)
-  }
-  /** Relay the holder's answer; its 401 counts as a failed attempt of the caller's key here, as a direct request's would (the holder does not count forwarded ones). */
-  const relay = async (ctx: Context, state: RequestState, answer: ForwardAnswer) => {
-    const { authkey } = state.body!.fields
-    const failed = (answer.body as { status?: unknown }).status === 401 && deps.services.rateLimits.limitsRequests && typeof authkey === 'string'
-    if (failed) await deps.services.rateLimits.authFailed(authkey, ctx.ip)
-    relayAnswer(ctx, answer)
+    return relayAnswer(ctx, answer) // a refused key was counted by the holder (gatewayRateLimit)
   }
   /** POST the request, signed, to the holder `to` (a `forward` event either way). */
   const send = async (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> => {
@@ -88,7 +81,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
         const { status } = answer.body as { status?: unknown }
         // A key or device gone since (or a bad input), a refused forward (the holder restarted at that URL), or moving.
         if (status === 401 || status === 403 || status === 404 || status === 503) known!.delete(key)
-        return answer.notHolder ? refused(() => relayAnswer(ctx, answer)) : relay(ctx, state, answer)
+        return answer.notHolder ? refused(() => relayAnswer(ctx, answer)) : relayAnswer(ctx, answer)
       },
       err => {
         known!.delete(key)

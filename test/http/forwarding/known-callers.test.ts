@@ -135,4 +135,29 @@ test("a remembered caller's key refused by the holder counts as a failed attempt
   }
 })
 
+test("a remembered caller's bad input refused by the holder (401 validation.required) is not a failed attempt of its valid key, as a direct one is not", async () => {
+  const network = new MemoryNetwork()
+  const members = await inProcessCluster(2, () => ({
+    transport: memoryTransport({ network }),
+    rateLimit: { perAccount: false, authFailures: { points: 1, duration: 900 }, authFailuresPerIp: false, registrations: false },
+  }))
+  try {
+    const { authkey, holder, other } = await linkedDeviceInCluster(members, network, 'callers-bad-input@example.com')
+    const send = (at: ClusterMember, body: Record<string, unknown>) => post(`${at.url}/api/create-message`, { authkey, appkey: 'loja', ...body })
+    assert.is((await send(other, { to: FRIEND, message: 'oi' })).status, 200, 'forwarded, and the caller remembered')
+    for (const at of [holder, other]) {
+      for (let i = 0; i < 3; i++)
+        assert.equal(
+          (await send(at, { to: 'not a number', message: 'oi' })).body,
+          { status: 401, message: 'validation.required' },
+          `${at === holder ? 'holder' : 'other'} ${i}`,
+        )
+      const after = await send(at, { to: FRIEND, message: 'ok' })
+      assert.is(after.status, 200, `the valid key still works after bad inputs: ${JSON.stringify(after.body)}`)
+    }
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
 test.run()
