@@ -106,11 +106,11 @@ function hasBody(ctx: Context): boolean {
 
 /** A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included. */
 function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
-  // The parser's error carries the raw body (passwords, keys): it must never reach a log as a cause.
+  // The parser's error carries the raw body (passwords, keys), a JSON one's message the bytes around the fault: neither may reach a log as a cause.
   delete err.body
   if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError('body-too-large', { cause: err })
   if (err.status === 415) throw new GatewayError('body-unsupported-type', { cause: err })
-  if (err.status && err.status < 500) throw new GatewayError('body-malformed', { cause: err })
+  if (err.status && err.status < 500) throw new GatewayError('body-malformed', err instanceof SyntaxError ? {} : { cause: err })
   throw new GatewayError('body-not-object', { cause: err })
 }
 

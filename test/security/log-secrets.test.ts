@@ -115,4 +115,22 @@ test('redactPaths censors the secret fields of bodies a host logs, up to three l
   assert.equal(log.match(/\[redacted\]/g)?.length, 13)
 })
 
+test('a malformed JSON body is logged without its text: the parser names the bytes around the fault, a password among them', async () => {
+  const { logger, lines } = capturingLogger()
+  const t = await startGateway({ logger })
+  const secret = 'segredo12'
+  try {
+    const body = `{"auth":"registrar","email":"a@example.com","senha":'${secret}',"nome":"Ana","telefone":"5511999990000","plano":"1"}`
+    for (const type of ['application/json', 'application/json; charset=iso-8859-1']) {
+      const answer = await request(`${t.url}/api/auth`, { method: 'POST', headers: { 'content-type': type }, body })
+      assert.deepEqual(answer.body, { status: 400, message: 'JSON inválido.' }, type)
+    }
+  } finally {
+    await t.stop()
+  }
+  const log = lines.join('')
+  assert.ok(log.includes('JSON inválido.'), 'the refusal is logged')
+  assert.ok(!contains(log, secret), 'the password appears in the logs')
+})
+
 test.run()
