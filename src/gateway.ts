@@ -111,7 +111,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     },
     close(closeOptions = {}) {
       closed ??= (async () => {
-        const left = await drain.drain(closeOptions.graceMs ?? resolved.shutdownGraceMs)
+        const left = await drain.drain(Math.min(closeOptions.graceMs ?? resolved.shutdownGraceMs, 2 ** 31 - 1)) // a longer timer fires at once
         if (left > 0) logger.warn({ requests: left }, 'shutdown grace time over: requests still in flight')
         await ready
         metrics?.close()

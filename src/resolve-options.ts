@@ -54,12 +54,12 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
     allowPrivateUrls: options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls,
     timeZone,
-    bodyLimitBytes: parseSize(options.bodyLimit ?? DEFAULTS.bodyLimit),
+    bodyLimitBytes: positiveSize(options.bodyLimit ?? DEFAULTS.bodyLimit, 'bodyLimit'),
     cacheTtlMs,
     spillDir: options.spillDir ?? join(tmpdir(), DEFAULTS.spillDirName),
     storageTimeoutMs: positive(options.storageTimeoutMs ?? DEFAULTS.storageTimeoutMs, 'storageTimeoutMs'),
     bodyTimeoutMs: positive(options.bodyTimeoutMs ?? DEFAULTS.bodyTimeoutMs, 'bodyTimeoutMs'),
-    shutdownGraceMs: atLeastZero(options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 'shutdownGraceMs'),
+    shutdownGraceMs: timer(atLeastZero(options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 'shutdownGraceMs')),
     mediaBytesInFlight: positiveSize(options.mediaBytesInFlight ?? DEFAULTS.mediaBytesInFlight, 'mediaBytesInFlight'),
     instances: resolveInstances(options.instances ?? {}),
     cluster: resolveCluster(options.cluster),
@@ -69,16 +69,17 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     service: {
       docs: options.docs ?? DEFAULTS.docs,
       metrics: options.metrics ? { registry: typeof options.metrics === 'object' ? options.metrics.registry : undefined } : false,
-      healthTimeoutMs: positive(options.healthTimeoutMs ?? DEFAULTS.healthTimeoutMs, 'healthTimeoutMs'),
+      healthTimeoutMs: timer(positive(options.healthTimeoutMs ?? DEFAULTS.healthTimeoutMs, 'healthTimeoutMs')),
     },
     rateLimits: resolveRateLimits(options.rateLimit),
   }
 }
 
-/** The plans given (each checked: a name and days > 0), or the default ones. */
+/** The plans given (each checked: a name and whole days, 1 to 36500: more make no date), or the default ones. */
 export function resolvePlans(plans: Record<string, Plan> = DEFAULTS.plans): Record<string, Plan> {
   for (const [id, plan] of Object.entries(plans)) {
-    if (!plan || typeof plan.name !== 'string' || !(plan.days > 0)) throw new Error(`createGateway: plan ${id} needs a name and days > 0`)
+    if (!plan || typeof plan.name !== 'string' || !(Number.isInteger(plan.days) && plan.days > 0 && plan.days <= 36_500))
+      throw new Error(`createGateway: plan ${id} needs a name and days, a whole number from 1 to 36500`)
   }
   return plans
 }
@@ -126,7 +127,7 @@ function resolveWebhooks(options: WebhookOptions): WebhookSettings {
   return {
     retryMs: [...delays],
     maxAgeMs: positive(options.webhookMaxAgeMs ?? DEFAULTS.webhookMaxAgeMs, 'webhookMaxAgeMs'),
-    timeoutMs: positive(options.webhookTimeoutMs ?? DEFAULTS.webhookTimeoutMs, 'webhookTimeoutMs'),
+    timeoutMs: timer(positive(options.webhookTimeoutMs ?? DEFAULTS.webhookTimeoutMs, 'webhookTimeoutMs')),
     ...DEFAULTS.webhookDelivery,
   }
 }
@@ -140,7 +141,7 @@ function resolveAgents(options: AgentOptions): AgentSettings {
   if (!Number.isInteger(historyLimit) || historyLimit < 0) throw new Error('createGateway: agentHistoryLimit must be a whole number >= 0')
   return {
     responder: given === undefined ? undefined : typeof given === 'function' ? given : given.respond.bind(given),
-    timeoutMs: positive(options.agentTimeoutMs ?? DEFAULTS.agentTimeoutMs, 'agentTimeoutMs'),
+    timeoutMs: timer(positive(options.agentTimeoutMs ?? DEFAULTS.agentTimeoutMs, 'agentTimeoutMs')),
     historyLimit,
   }
 }
@@ -152,7 +153,7 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
     mediaMaxBytes: parseSize(given.mediaMaxBytes),
     scheduleQuota: {
       maxPending: options.scheduleQuota?.maxPending ?? DEFAULTS.messaging.scheduleQuota.maxPending,
-      maxBytes: parseSize(options.scheduleQuota?.maxBytes ?? DEFAULTS.messaging.scheduleQuota.maxBytes),
+      maxBytes: positiveSize(options.scheduleQuota?.maxBytes ?? DEFAULTS.messaging.scheduleQuota.maxBytes, 'scheduleQuota.maxBytes'),
     },
     scheduleRetryMs: given.scheduleRetryMs as number[],
     // Without a configured secret each process draws its own: a leaked store alone never reveals codes
@@ -184,6 +185,10 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
     throw new Error('createGateway: scheduleRetryMs must be a list of delays >= 0')
   }
   if (typeof resolved.otpSecret !== 'string' || resolved.otpSecret === '') throw new Error('createGateway: otpSecret must be a non-empty string')
+  if (!(Number.isInteger(resolved.scheduleQuota.maxPending) && resolved.scheduleQuota.maxPending > 0))
+    throw new Error('createGateway: scheduleQuota.maxPending must be a whole number > 0')
+  // Node timers wait for these (the send queue's close for their sum): at most a third of timer()'s bound each.
+  for (const name of ['mediaTimeoutMs', 'sendTimeoutMs', 'minIntervalMs', 'intervalJitterMs'] as const) resolved[name] = Math.min(resolved[name], 715_827_882)
   return resolved
 }
 
@@ -211,6 +216,11 @@ function defined<T extends object, K extends keyof T>(object: T, names: K[]): Pa
 function positive(value: number, name: string): number {
   if (!(Number.isFinite(value) && value > 0)) throw new Error(`createGateway: ${name} must be a positive number of ms`)
   return value
+}
+
+/** A time a Node timer waits for, at most 2^31 - 1 ms (24.8 days): setTimeout fires at once past it. */
+function timer(ms: number): number {
+  return Math.min(ms, 2 ** 31 - 1)
 }
 
 /** `value` when it is a finite number >= 0, else a clear start-up Error naming the option. */
