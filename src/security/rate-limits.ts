@@ -2,6 +2,7 @@ import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import { WindowCounters, type RateRule, type WindowCount } from './rate-counters.ts'
+import { clientNetwork } from './url-policy.ts'
 
 /** The request limits after defaults (each a rule, or false: off); see the `rateLimit` option (src/options.ts). */
 export interface RateLimitSettings {
@@ -48,7 +49,7 @@ export class RateLimits {
     const { perAccount, authFailures } = this.settings
     const [used, failed] = await Promise.all([
       perAccount ? this.counters.hit('perAccount', perAccount, [authkey]) : undefined,
-      authFailures ? this.counters.peek('authFailures', authFailures, [authkey, ip]) : undefined,
+      authFailures ? this.counters.peek('authFailures', authFailures, [authkey, clientNetwork(ip)]) : undefined,
     ])
     if (authFailures && failed && failed.count >= authFailures.points) throw tooMany(failed)
     if (perAccount && used && used.count > perAccount.points) throw tooMany(used)
@@ -60,6 +61,7 @@ export class RateLimits {
    */
   async authFailed(authkey: string, ip: string): Promise<void> {
     const { authFailures, authFailuresPerIp } = this.settings
+    ip = clientNetwork(ip) // an IPv6 client picks any address of its /64
     const [ofKey, ofIp] = await Promise.all([
       authFailures ? this.counters.hit('authFailures', authFailures, [authkey, ip]) : undefined,
       authFailuresPerIp ? this.counters.hit('authFailuresPerIp', authFailuresPerIp, [ip]) : undefined,
@@ -77,7 +79,7 @@ export class RateLimits {
 
   /** Count a registration from `ip`. */
   registration(ip: string): Promise<void> {
-    return this.limit('registrations', [ip])
+    return this.limit('registrations', [clientNetwork(ip)])
   }
 
   /** Count an OTP verification of `recipient` on a device. */

@@ -75,6 +75,17 @@ export function isPrivateAddress(ip: string): boolean {
   return blocked.check(ip.replace(/%.*$/, ''), 'ipv6')
 }
 
+/** What a per-IP limit counts: an IPv4 address (also as ::ffff:a.b.c.d), or an IPv6 address's /64, which one client holds whole. */
+export function clientNetwork(ip: string): string {
+  const words = isIP(ip.replace(/%.*$/, '')) === 6 ? expandIPv6(ip) : undefined
+  if (!words) return ip
+  if (words.slice(0, 5).every(w => w === 0) && words[5] === 0xffff) return `${words[6] >> 8}.${words[6] & 255}.${words[7] >> 8}.${words[7] & 255}`
+  return `${words
+    .slice(0, 4)
+    .map(w => w.toString(16))
+    .join(':')}::/64`
+}
+
 const internalNames = /(^|\.)(localhost|local|internal|localdomain|home\.arpa)$/i
 
 /** Why a URL is refused, or undefined when it may be fetched. */
