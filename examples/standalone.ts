@@ -163,7 +163,7 @@ async function main(): Promise<void> {
 function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instances'> {
   if (!env.GATEWAY_CLUSTER_SECRET) return {}
   const maxDevices = env.GATEWAY_MAX_DEVICES ? { maxDevices: Number(env.GATEWAY_MAX_DEVICES) } : {}
-  const ttlMs = env.GATEWAY_LEASE_TTL_MS ? Number(env.GATEWAY_LEASE_TTL_MS) : undefined
+  const ttlMs = env.GATEWAY_LEASE_TTL_MS ? parseMs(env.GATEWAY_LEASE_TTL_MS, 'GATEWAY_LEASE_TTL_MS') : undefined
   return {
     cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
     ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),

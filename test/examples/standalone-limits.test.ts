@@ -45,6 +45,13 @@ test('GATEWAY_TRUST_PROXY must be a number of proxies', async () => {
   )
 })
 
+test('GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds (not silently ignored)', async () => {
+  await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_CLUSTER_SECRET: 'secret-of-this-test', GATEWAY_LEASE_TTL_MS: '15s' }).then(
+    server => server.kill('SIGKILL').then(() => assert.unreachable('should not start')),
+    err => assert.match(String(err), /GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds/),
+  )
+})
+
 test('GATEWAY_BODY_TIMEOUT_MS: a body that stops half-way is answered 408 and the connection closed', async ctx => {
   const server = (ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_BODY_TIMEOUT_MS: '500' }))
   const socket = connect(server.port, '127.0.0.1')
