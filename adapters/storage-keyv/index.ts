@@ -56,7 +56,7 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
       if (!ok) throw failure('set', key, lastError !== errorBefore ? lastError : new Error('the Keyv store returned false'))
     },
     delete(key) {
-      return attempt('delete', key, () => keyv.delete(base + key))
+      return attempt('delete', key, () => (raw?.remove ? raw.remove(base + key) : keyv.delete(base + key)))
     },
     async *list<T>(prefix: string): AsyncIterable<[string, T]> {
       try {

@@ -22,6 +22,8 @@ export interface RawStore {
    * its value is not an integer).
    */
   increment?(key: string, by: number, fresh: Raw, now: number, ttlMs?: number): Promise<Raw>
+  /** Remove the entry in one step; true when this call removed one (only where the Keyv store's own delete reads first, then deletes). */
+  remove?(key: string): Promise<boolean>
 }
 
 /**
@@ -129,6 +131,10 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
           ? await store.query(`DELETE FROM ${table} WHERE key = ${$(1)} AND value = ${$(2)} RETURNING key`, [key, current])
           : await store.query(`UPDATE ${table} SET value = ${$(3)} WHERE key = ${$(1)} AND value = ${$(2)} RETURNING key`, [key, current, next])
       return rows.length === 1
+    },
+    // @keyv/sqlite and @keyv/postgres delete with a SELECT then a DELETE: concurrent deletes of one key would all answer true.
+    async remove(key) {
+      return (await store.query(`DELETE FROM ${table} WHERE key = ${$(1)} RETURNING key`, [key])).length === 1
     },
     ...(json && {
       async increment(key, by, fresh, now) {

@@ -9,7 +9,7 @@ import { KeyvSqlite } from '@keyv/sqlite'
 import { KeyvPostgres } from '@keyv/postgres'
 import { suite } from 'uvu'
 import { keyvStorage, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
-import { requireAtomic } from '../../src/ports/storage.ts'
+import { requireAtomic, type Storage } from '../../src/ports/storage.ts'
 import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-atomic-'))
@@ -53,6 +53,11 @@ steps('a second SQLite connection that has to wait for the write lock waits (bus
   } finally {
     await Promise.all([a.close!(), b.close!()])
   }
+})
+
+steps('concurrent deletes of one key over two SQLite connections: exactly one resolves true', async () => {
+  const url = `sqlite://${join(dir, 'deletes.sqlite')}`
+  await deletesRace(await storageFromUrl(url), await storageFromUrl(url))
 })
 
 steps.run()
@@ -104,6 +109,10 @@ steps.run()
     await b.close!()
   })
 
+  postgres('concurrent deletes of one key over two pools: exactly one resolves true (a removal the schedule quota counts once)', async () => {
+    await deletesRace(await storageFromUrl(postgresUrl, { namespace }), await storageFromUrl(postgresUrl, { namespace }))
+  })
+
   postgresSuite.run()
 }
 
@@ -134,6 +143,20 @@ async function readByPlainKeyv(storage: ReturnType<typeof requireAtomic>, plain:
   } finally {
     for (const key of ['added', 'swapped', 'counted', 'windowed']) await storage.delete(key)
     await Promise.all([storage.close!(), plain.disconnect()])
+  }
+}
+
+/** 20 rounds of 10 concurrent deletes of one key, split over `a` and `b`: each round, exactly one of them removed it. */
+async function deletesRace(a: Storage, b: Storage): Promise<void> {
+  try {
+    for (let round = 0; round < 20; round++) {
+      await a.set('deleted', { round })
+      const removed = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).delete('deleted')))
+      assert.equal(removed.filter(Boolean).length, 1, `round ${round}: ${removed.filter(Boolean).length} deletes resolved true`)
+    }
+  } finally {
+    await a.delete('deleted')
+    await Promise.all([a.close!(), b.close!()])
   }
 }
 
