@@ -15,10 +15,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
   const deadlines = new Deadlines(timeoutMs)
   let hungSince: number | undefined
   let probing = false
-  const answered = () => {
-    logger?.info({ hungMs: Date.now() - hungSince! }, 'the store answers again')
-    hungSince = undefined
-  }
+  const answered = () => void (logger?.info({ hungMs: Date.now() - hungSince! }, 'the store answers again'), (hungSince = undefined))
   const timedOut = (operation: string) => {
     if (hungSince === undefined) {
       hungSince = Date.now()
@@ -65,10 +62,11 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     set: (key, value, ttlMs) => guard('set', () => storage.set(key, value, ttlMs)),
     delete: key => guard('delete', () => storage.delete(key)),
     async *list<T>(prefix: string): AsyncIterable<[string, T]> {
+      const items = await guard('list', async () => storage.list<T>(prefix)[Symbol.asyncIterator]()) // each page under the time-out, as every call
       try {
-        yield* storage.list<T>(prefix)
-      } catch (cause) {
-        throw new StorageUnavailableError('list', { cause })
+        for (let step; !(step = await guard('list', () => items.next())).done;) yield step.value
+      } finally {
+        void items.return?.()?.catch(() => {}) // not awaited: after a time-out the page it would wait for never comes
       }
     },
     ping: () => guard('ping', async () => storage.ping?.()),

@@ -201,6 +201,47 @@ guarded('an atomic step that hangs fails after the timeout instead of hanging th
   }
 })
 
+guarded('a list whose store stops answering fails after the timeout, and a list while the store is hung fails at once', async () => {
+  const inner = memoryStorage()
+  await inner.set('item:1', 1)
+  let hang = true
+  let reached = 0
+  const listing: Storage = {
+    ...inner,
+    async *list<T>(prefix: string): AsyncIterable<[string, T]> {
+      reached++
+      for await (const entry of inner.list<T>(prefix)) yield entry
+      if (hang) await new Promise(() => {}) // the next page never comes
+    },
+  }
+  const storage = guardStorage(listing, 50)
+  const seen: string[] = []
+  const listed = (async () => {
+    for await (const [key] of storage.list('item:')) seen.push(key)
+  })()
+  const outcome = await Promise.race([
+    listed.then(
+      () => 'ended',
+      err => err,
+    ),
+    new Promise(resolve => setTimeout(resolve, 1000, 'still waiting after 1 s')),
+  ])
+  assert.instance(outcome, StorageUnavailableError)
+  assert.equal(seen, ['item:1'])
+  // Hung (no probe answered yet: memoryStorage has no ping, and its get answers, so wait for the probe's answer first).
+  hang = false
+  const hungListing = guardStorage({ ...listing, get: () => new Promise(() => {}) }, 50)
+  await hungListing.get('k').catch(() => {})
+  const before = reached
+  await (async () => {
+    for await (const _ of hungListing.list('item:')) assert.unreachable('listed while hung')
+  })().then(
+    () => assert.unreachable('refused while hung'),
+    err => assert.instance(err, StorageUnavailableError),
+  )
+  assert.is(reached, before, 'the refused list never reached the store')
+})
+
 guarded('a storage without atomic steps stays without them, so multi-process features refuse it', async () => {
   const storage = guardStorage(withoutAtomicSteps(memoryStorage()))
   assert.is(storage.add, undefined)
