@@ -100,7 +100,8 @@ function mapStore(map: Map<string, Raw>, json: boolean): RawStore {
  * statements would land inside an open transaction.
  */
 function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]> }, table: string, dialect: 'sqlite' | 'postgres', json: boolean): RawStore {
-  // Numbered parameters ($n in PostgreSQL, ?n in SQLite): the n-th value, wherever it appears.
+  // Numbered parameters ($n in PostgreSQL, ?n in SQLite): the n-th value, wherever it appears. sqlite3 binds a number outside
+  // 32 bits as a REAL: `by` is cast, or the sum would be written as a real that the next increment leaves as it is.
   const $ = (n: number) => (dialect === 'postgres' ? `$${n}` : `?${n}`)
   const increment =
     dialect === 'postgres'
@@ -112,7 +113,7 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
          END RETURNING value`
       : `INSERT INTO ${table} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = CASE
            WHEN json_type(value, '$.expires') IN ('integer', 'real') AND json_extract(value, '$.expires') < ?3 THEN excluded.value
-           WHEN json_type(value, '$.value') = 'integer' THEN json_set(value, '$.value', json_extract(value, '$.value') + ?4)
+           WHEN json_type(value, '$.value') = 'integer' THEN json_set(value, '$.value', json_extract(value, '$.value') + CAST(?4 AS INTEGER))
            ELSE value
          END RETURNING value`
   return {

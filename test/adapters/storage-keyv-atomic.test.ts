@@ -60,6 +60,19 @@ steps('concurrent deletes of one key over two SQLite connections: exactly one re
   await deletesRace(await storageFromUrl(url), await storageFromUrl(url))
 })
 
+steps('increment on SQLite by a safe integer outside 32 bits keeps the counter an integer that later increments raise', async () => {
+  const storage = requireAtomic(await storageFromUrl(`sqlite://${join(dir, 'wide.sqlite')}`), 'test')
+  try {
+    assert.equal(await storage.increment('n', 1), 1)
+    assert.equal(await storage.increment('n', 2 ** 31), 2 ** 31 + 1)
+    assert.equal(await storage.increment('n', 1), 2 ** 31 + 2)
+    assert.equal(await storage.increment('n', -(2 ** 40)), 2 ** 31 + 2 - 2 ** 40)
+    assert.equal(await storage.increment('n', 1), 2 ** 31 + 3 - 2 ** 40)
+  } finally {
+    await storage.close!()
+  }
+})
+
 steps.run()
 
 {
