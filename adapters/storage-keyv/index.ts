@@ -71,10 +71,16 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
     close() {
       closing ??= (async () => {
         try {
-          // A Redis client that is reconnecting would wait for ever to say QUIT: drop it instead.
+          // A Redis client that is reconnecting, or waits for replies of a server that stopped answering, would wait for ever
+          // to close: drop it instead. Replies come in order, so a ping answered in time means none is left to wait for.
           const store = keyv.store
-          if (store?.opts?.dialect === 'redis' && store.client?.isReady === false) await store.disconnect(true)
-          else await keyv.disconnect()
+          if (store?.opts?.dialect !== 'redis') await keyv.disconnect()
+          else if (store.client?.isReady === false) await store.disconnect(true)
+          else
+            await withTimeout(keyv.get(base + PING_KEY), pingTimeoutMs).then(
+              () => keyv.disconnect(),
+              () => store.disconnect(true),
+            )
         } finally {
           keyv.off('error', onError)
         }

@@ -173,6 +173,26 @@ fromUrl.run()
     }
   })
 
+  outage('closes without hanging while Redis does not answer (the connection open, no reply coming: a stopped server)', async () => {
+    const target = new URL(redisUrl)
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 6379))
+    const port = await proxy.start()
+    const storage = await storageFromUrl(Object.assign(new URL(redisUrl), { host: `127.0.0.1:${port}` }).href, { pingTimeoutMs: 300 })
+    try {
+      proxy.freeze()
+      const pending = storage.get(`frozen-${process.pid}`).then(
+        () => 'answered',
+        () => 'failed',
+      )
+      await new Promise(resolve => setTimeout(resolve, 100)) // the get is on the wire
+      const closed = await Promise.race([storage.close!().then(() => 'closed'), new Promise(resolve => setTimeout(resolve, 3000, 'still closing after 3 s'))])
+      assert.equal(closed, 'closed')
+      assert.equal(await pending, 'failed', 'the call left waiting fails with the dropped connection')
+    } finally {
+      await proxy.stop()
+    }
+  })
+
   outageSuite.run()
 }
 
@@ -199,6 +219,10 @@ class TcpProxy {
     this.server = server
     await new Promise<void>(resolve => server.listen(port, '127.0.0.1', resolve))
     return (server.address() as net.AddressInfo).port
+  }
+  /** Stop forwarding in both directions, connections left open (a server that stopped answering). */
+  freeze(): void {
+    for (const socket of this.sockets) socket.unpipe().pause()
   }
   async stop(): Promise<void> {
     const server = this.server
