@@ -39,8 +39,9 @@ export async function startReceiver(answer: (hook: ReceivedHook, index: number) 
   const receiver = {} as Receiver
   const timers = new Set<NodeJS.Timeout>()
   app.use(async ctx => {
-    let body = ''
-    for await (const chunk of ctx.req) body += chunk
+    const chunks: Buffer[] = []
+    for await (const chunk of ctx.req) chunks.push(chunk) // the bytes first, decoded once: a character may straddle two chunks
+    const body = Buffer.concat(chunks).toString('utf8')
     let payload: unknown
     try {
       payload = JSON.parse(body)

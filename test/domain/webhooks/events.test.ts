@@ -160,6 +160,16 @@ test('every delivery of a run passes the standardwebhooks verifier and carries a
   assert.equal(payloads.map(p => p.text).sort(), ['n0', 'n1', 'n2', 'n3', 'n4'])
 })
 
+test('a long text with accents and emoji verifies on the receiver of docs/api.md, whose raw body arrives in several chunks', async ctx => {
+  // A body over one socket read (64 KiB) reaches the receiver in several chunks: each joined to a
+  // string on its own, a character whose UTF-8 bytes straddle two chunks became U+FFFD and the
+  // signature failed. The receiver (as docs/api.md) joins the bytes, then decodes them once.
+  const text = 'Olá, ação! 🌍 '.repeat(12_000)
+  const id = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text })
+  const payload = await payloadOf(ctx, id) // verified with the standardwebhooks library
+  assert.is(payload.text, text)
+})
+
 test('a device without a webhook URL stores no event at all', async ctx => {
   const { authkey } = await ctx.t.register()
   const quiet = await ctx.t.linkedDevice(authkey, 'no-webhook', '5511955550009')
