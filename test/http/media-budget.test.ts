@@ -52,6 +52,27 @@ test('a large base64 body counts by its size; a refused one is read and dropped 
   assert.is((await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })).status, 200)
 })
 
+test('a base64 body sent without Content-Length (chunked) counts by its decoded size once decoded', async ({ t, files, authkey }) => {
+  const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
+  slow.catch(() => {}) // answered or not, the test says why it failed
+  while (files.requests.filter(p => p === '/lenta.png').length < 3) await new Promise(resolve => setTimeout(resolve, 10))
+  const big = Buffer.alloc(3 * 1024 * 1024, 1)
+  big.write('%PDF-1.4\n')
+  const text = JSON.stringify({ appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })
+  const chunked = () =>
+    fetch(`${t.url}/api/create-message`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: new ReadableStream({ start: c => (c.enqueue(new TextEncoder().encode(text)), c.close()) }),
+      duplex: 'half',
+    } as RequestInit)
+  const refused = await chunked()
+  assert.is(refused.status, 429, '4 MB held by the download, 3 MB decoded on top is past 6 MB')
+  assert.is(((await refused.json()) as { message: string }).message, BUSY)
+  assert.is((await slow).status, 200)
+  assert.is((await chunked()).status, 200)
+})
+
 test('mediaBytesInFlight must be a size above 0', async () => {
   await startGateway({ mediaBytesInFlight: 0 }).then(
     t => t.stop().then(() => assert.unreachable('should not start')),

@@ -6,6 +6,8 @@ export interface MediaHold {
   add(bytes: number): void
   /** Give every byte back (the request is answered). */
   release(): void
+  /** The bytes it holds now. */
+  held(): number
 }
 
 /** The process-wide budget of media bytes in flight: each request holds its share (a MediaHold) until it is answered; a request that would take the total past it is refused `media-budget-exceeded` (429), unless it is alone. */
@@ -25,6 +27,6 @@ export class MediaBudget {
       held = next
     }
     add(bytes)
-    return { add, release: () => add(-held) }
+    return { add, release: () => add(-held), held: () => held }
   }
 }

@@ -60,11 +60,13 @@ export class MediaLoader {
 
   private async load(source: string | UploadedFile, hold: MediaHold | undefined): Promise<LoadedFile> {
     let file: LoadedFile
+    const url = typeof source === 'string' && isHttpUrl(source.trim())
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
-    else if (isHttpUrl(source.trim())) file = await this.heldDownload(source.trim(), hold)
+    else if (url) file = await this.heldDownload(source.trim(), hold)
     else file = await decodeInline(source)
     if (file.data.length === 0) throw new GatewayError('invalid-input')
     if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
+    if (!url && hold?.held() === 0) hold.add(file.data.length) // a body that held nothing (no Content-Length): its media counts once decoded
     return file
   }
 
