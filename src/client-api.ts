@@ -115,7 +115,9 @@ export function createClient(options: ClientOptions): GatewayClient {
         answer = (await response.json()) as { status?: number }
       } catch (err) {
         if (key) holders.delete(key)
-        throw err
+        // An answer that is not JSON (a proxy's 413 or 502 page) is still an answer: its HTTP status is the error's.
+        if (!(err instanceof SyntaxError)) throw err
+        return { ok: false, httpStatus: response.status, body: { status: response.status, message: response.statusText }, url }
       }
       if (key) learn(holders, key, response.headers.get(HOLDER_HEADER), answer.status, baseUrl)
       const ok = answer.status === 200

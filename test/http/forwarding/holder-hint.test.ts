@@ -147,6 +147,34 @@ test('a gateway outside cluster mode sends no holder hint, and its client keeps 
   }
 })
 
+test("an answer that is not JSON (a proxy's 413 or 502 page) resolves with its HTTP status, not a parse error, and forgets the holder", async () => {
+  const { createServer } = await import('node:http')
+  const serve = (answer: (res: import('node:http').ServerResponse) => void) =>
+    new Promise<{ url: string; close(): void }>(resolve => {
+      const server = createServer((req, res) => req.resume().on('end', () => answer(res))).listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number }
+        resolve({ url: `http://127.0.0.1:${port}`, close: () => (server.closeAllConnections(), server.close()) })
+      })
+    })
+  const page = (status: number) => (res: import('node:http').ServerResponse) =>
+    res.writeHead(status, { 'content-type': 'text/html' }).end(`<html>${status}</html>`)
+  const holder = await serve(page(502))
+  const base = await serve(res => res.writeHead(200, { 'content-type': 'application/json', [HOLDER]: holder.url }).end('{"status":200,"message":"ok"}'))
+  const proxy = await serve(page(413))
+  try {
+    const client = createClient({ baseUrl: base.url, authkey: 'k' })
+    assert.ok((await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'um' })).ok)
+    assert.is(client.urlFor('loja'), holder.url)
+    const failed = await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'dois' })
+    assert.equal([failed.ok, failed.httpStatus, failed.body.status, failed.url], [false, 502, 502, holder.url])
+    assert.is(client.urlFor('loja'), base.url, 'the holder is forgotten')
+    const tooLarge = await createClient({ baseUrl: proxy.url, authkey: 'k' }).call('sendMedia', { appkey: 'loja', to: FRIEND, file: 'aGVsbG8=' })
+    assert.equal([tooLarge.ok, tooLarge.httpStatus, tooLarge.body.status], [false, 413, 413])
+  } finally {
+    for (const server of [holder, base, proxy]) server.close()
+  }
+})
+
 test('the client posts each operation to the path and device field of the operation table, and loads no gateway code', () => {
   const fromTable = Object.fromEntries(
     operationTable.flatMap(entry =>
