@@ -38,9 +38,9 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
         const target = await leases.leastLoaded()
         if (target !== leases.me) return target
       }
-      // A fenced instance (its heartbeat late, the store away) takes nothing until it stands again.
+      // A fenced instance (its heartbeat late, the store away) takes nothing; a device linked before is opened, never linked anew.
       if (!leases.standing) throw moving()
-      if (linking ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
+      if (linking && !device.linked ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
       if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
     }
     throw moving()
