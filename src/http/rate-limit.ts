@@ -1,10 +1,11 @@
 import type { Context, Next } from 'koa'
 import { isGatewayError } from '../errors.ts'
 import type { RateLimits } from '../security/rate-limits.ts'
-import { requestState } from './request-state.ts'
+import type { Operation } from '../operations/operation.ts'
+import { requestState, type ParsedBody } from './request-state.ts'
 
-/** Middleware (undefined when no limit is on): a request counts against its authkey's limits, an unknown key as a failed attempt (a forwarded one only then: its forwarder counted it). */
-export function rateLimitRequests(rateLimits: RateLimits) {
+/** Middleware (undefined when no limit is on): a request counts against its authkey's limits, an unknown key as a failed attempt (a forwarded one only then: its forwarder counted it); refused, it is answered in the words of the operation `select` names (verificarOTP's `valid: false`). */
+export function rateLimitRequests(rateLimits: RateLimits, select: (body: ParsedBody) => Operation | undefined) {
   if (!rateLimits.limitsRequests) return undefined
   return async function gatewayRateLimit(ctx: Context, next: Next) {
     const state = requestState(ctx)
@@ -12,7 +13,7 @@ export function rateLimitRequests(rateLimits: RateLimits) {
     if (authkey === undefined || authkey === null || authkey === '') return next()
     const key = typeof authkey === 'object' ? '{}' : String(authkey) // a list or object is never a key (its JSON text may not even be made)
     const ip = state.forwardedFrom?.clientIp ?? ctx.ip
-    if (!state.forwardedFrom) await rateLimits.beforeAuth(key, ip)
+    if (!state.forwardedFrom) await rateLimits.beforeAuth(key, ip).catch(err => Promise.reject(((state.operation ??= select(state.body!)), err)))
     try {
       await next()
     } catch (err) {

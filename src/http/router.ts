@@ -13,7 +13,7 @@ import { sharePageRoutes, type SharePageDeps } from './share-page.ts'
 import { mediaRoutes, type MediaRouteDeps } from './media-route.ts'
 import { routeToHolder, type ClusterRouting } from './forwarding/to-holder.ts'
 import { readRequestBody } from './request-body.ts'
-import { selectOperation } from './select-operation.ts'
+import { operationSelector, selectOperation } from './select-operation.ts'
 import { authenticate } from './authenticate.ts'
 import { runOperation } from './run-operation.ts'
 import type { RequestState } from './request-state.ts'
@@ -47,14 +47,13 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
   const answered = answerErrors(deps.httpStatus, deps.logger)
   const boundary = compose<Context>([deps.front, answered])
   const shared: Middleware[] = [deps.front, answered, readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget })]
-  const rateLimit = rateLimitRequests(deps.services.rateLimits)
-  if (rateLimit) shared.push(rateLimit)
   const auth = authenticate(deps.services)
   for (const entry of table) {
     const baseUrlOf = (ctx: Context, state: RequestState) =>
       deps.baseUrl ?? state.forwardedFrom?.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, entry.path)}`
     const { early, holder } = routeToHolder(entry, { ...deps, baseUrlOf })
-    const own = [...early, selectOperation(entry, deps.logger), auth, holder, runOperation({ ...deps, baseUrlOf })]
+    const limit = rateLimitRequests(deps.services.rateLimits, operationSelector(entry))
+    const own = [...(limit ? [limit] : []), ...early, selectOperation(entry, deps.logger), auth, holder, runOperation({ ...deps, baseUrlOf })]
     router.post(entry.path, compose<Context>([...shared, ...own]))
   }
   sharePageRoutes(router, deps, boundary)

@@ -45,6 +45,17 @@ test('OTP verifications past the limit are 429 with valid false, even for the ri
   }
 })
 
+test('an OTP verification refused by the account key limit (before the operation runs) is 429 with valid false too', async () => {
+  const g = await sendingGateway({ rateLimit: { perAccount: { points: 20, duration: 60 }, otpVerifications: false } })
+  try {
+    const verify = () => g.send({ to: FRIEND, message: 'false', verificarOTP: '123456' })
+    while ((await verify()).body.status !== 429) {}
+    assertLimited(await verify(), 60, { valid: false })
+  } finally {
+    await g.stop()
+  }
+})
+
 test('rateLimit: false switches every limit off', async () => {
   await withGateway({ rateLimit: false }, async t => {
     for (let i = 0; i < 60; i++)
