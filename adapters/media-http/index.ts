@@ -103,9 +103,8 @@ function toFetchError(err: unknown): MediaFetchError {
   if (e.code === 'ERR_ADDRESS_REFUSED' || (e.cause as { code?: string } | undefined)?.code === 'ERR_ADDRESS_REFUSED') {
     return new MediaFetchError('refused', 'URL resolves to an address that is not allowed', { cause: err })
   }
-  if (e.name === 'HTTPError') {
-    return new MediaFetchError('bad-status', `the server answered ${e.response?.statusCode}`, { cause: err, statusCode: e.response?.statusCode })
-  }
+  // got's HTTPError names the URL with its query (a token, maybe), and would be logged as the cause: its status is all it adds.
+  if (e.name === 'HTTPError') return new MediaFetchError('bad-status', `the server answered ${e.response?.statusCode}`, { statusCode: e.response?.statusCode })
   if (e.code === 'ETIMEDOUT' || e.name === 'TimeoutError') return new MediaFetchError('timeout', 'download timed out', { cause: err })
   if (e.name === 'MaxRedirectsError') return new MediaFetchError('unreachable', 'too many redirects', { cause: err })
   return new MediaFetchError('unreachable', 'could not download the file', { cause: err })

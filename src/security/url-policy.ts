@@ -117,3 +117,8 @@ export function checkUrl(
   if (internalNames.test(host) || !host.includes('.')) return { refused: 'private' }
   return { url }
 }
+
+/** A URL as it is logged: without credentials, query or fragment, which may carry a token. */
+export function loggableUrl(url: string): string {
+  return url.replace(/\/\/[^@/?#]*@/, '//').replace(/[?#][^]*$/, '')
+}

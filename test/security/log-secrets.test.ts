@@ -99,6 +99,29 @@ test('a full flow logged at debug, without any redaction, holds none of the secr
   }
 })
 
+test('webhook and media URLs are logged without their query string, which may carry a token (a failed delivery, a 410, a failed download)', async () => {
+  const { logger, lines } = capturingLogger()
+  const receiver = await startReceiver((_, index) => (index === 0 ? 500 : 410))
+  const t = await startGateway({ logger, allowPrivateUrls: true, webhookRetryMs: [50] })
+  const [hookToken, mediaToken] = ['hooktoken8f2a61', 'mediatoken3c9d07']
+  try {
+    const { authkey } = await t.register()
+    const device = await t.linkedDevice(authkey, 'loja', '5511999990001', { webhook: `${receiver.url}?token=${hookToken}` })
+    await t.network.sendFromPhone(FRIEND, '5511999990001', { type: 'text', text: 'oi' })
+    await waitFor(() => lines.some(line => line.includes('410 Gone')), 5000, 'the 410 to be logged')
+    const media = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, file: `${receiver.url}/foto.png?sig=${mediaToken}` })
+    assert.equal(media.status, 400, media.text)
+  } finally {
+    await t.stop()
+    await receiver.stop()
+  }
+  const log = lines.join('')
+  if (process.env.SHOW_LOGS) console.log(log)
+  assert.ok(log.includes('webhook attempt failed') && log.includes(new URL(receiver.url).host), 'the failures are logged, with the receiver')
+  assert.ok(!contains(log, hookToken), 'the token of the webhook URL appears in the logs')
+  assert.ok(!contains(log, mediaToken), 'the token of the media URL appears in the logs')
+})
+
 test('redactPaths censors the secret fields of bodies a host logs, up to three levels deep, and keeps err.code', () => {
   const { logger, lines } = capturingLogger(redactPaths)
   logger.info({ authkey: 'k0', senha: 's0', req: { body: { authkey: 'k1', senha: 's1', appkey: 'a1', setAppkey: 'a2', verificarOTP: '482913' } } }, 'request')

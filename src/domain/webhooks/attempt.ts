@@ -10,6 +10,7 @@ import type { DeadLetterDetails, DeadLetterReason, OutboxRecord, OutboxStore } f
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { defined } from './payload.ts'
 import { webhookHeaders } from './signer.ts'
+import { loggableUrl } from '../../security/url-policy.ts'
 
 /** What delivering needs from the gateway. */
 export interface DeliveryDependencies {
@@ -70,7 +71,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (ke
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, deps.liveness.id, { dueAt, counted: true, ...failure })
-    deps.logger.debug({ ...base, status, error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
+    deps.logger.debug({ ...base, url: loggableUrl(url), status, error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
     deps.events.emit('delivery-failed', { ...base, ...defined({ status, error }), final: false })
     return dueAt
   }
@@ -99,7 +100,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (ke
     await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
     const after = await devices.update(record.deviceId, device => void (device.webhookUrl === url && (device.webhookUrl = undefined)))
     if (after?.webhookUrl) return undefined // a URL set since this attempt began: the pending events are that receiver's
-    logger.warn({ deviceId: record.deviceId, url }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
+    logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
     for await (const entry of store.ofDevice(record.deviceId)) if (!inFlight(entry[0])) others.push(entry)
     for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url })
