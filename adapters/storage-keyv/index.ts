@@ -9,7 +9,7 @@ import { scanPrefix } from './scan.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
-  /** How long ping() waits for the backing store before it throws (default 5000 ms). */
+  /** How long ping() waits for the backing store before it throws, and close() for calls under way on Redis or PostgreSQL before it drops them (default 5000 ms). */
   pingTimeoutMs?: number
 }
 
@@ -152,7 +152,7 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
   } else if (scheme === 'postgres' || scheme === 'postgresql') {
     const { KeyvPostgres } = await importDriver(scheme, '@keyv/postgres', () => import('@keyv/postgres'))
     // Each storage has a pool of its own (KeyvPostgres alone shares one per process).
-    const store = pooledPostgres(KeyvPostgres, { uri: url, iterationLimit: 500, ...adapterOptions })
+    const store = pooledPostgres(KeyvPostgres, { uri: url, iterationLimit: 500, ...adapterOptions }, options.pingTimeoutMs ?? 5000)
     keyv = new Keyv(store, { namespace, ...JSON_SERIALIZER })
   } else {
     throw new Error(

@@ -6,6 +6,12 @@ interface Pool {
   query(sql: string, values?: unknown[]): Promise<{ rows: any[] }>
   end(): Promise<void>
   on(event: 'error', listener: (error: Error) => void): unknown
+  on(event: 'connect' | 'remove', listener: (client: PoolClient) => void): unknown
+}
+
+/** A pooled pg client; `connection.stream` is its socket (pg's, not a documented field). */
+interface PoolClient {
+  connection?: { stream?: { destroy(): void } }
 }
 
 /**
@@ -14,10 +20,12 @@ interface Pool {
  * storages in one process would share it, and closing one would break the other. This overrides
  * its public connect() and disconnect() (same pg, the one @keyv/postgres depends on; same pool
  * options: KeyvPostgres hands all its options to pg.Pool too), so each storage opens and ends its own.
+ * Ending the pool waits for the queries under way; one a server that stopped answering never answers
+ * would hold it for ever: past `closeGraceMs` the connections still open are dropped (their queries fail).
  */
-export function pooledPostgres(Base: typeof KeyvPostgres, options: KeyvPostgresOptions): KeyvPostgres {
+export function pooledPostgres(Base: typeof KeyvPostgres, options: KeyvPostgresOptions, closeGraceMs: number): KeyvPostgres {
   const { Pool } = pgOf()
-  const pools = new WeakMap<object, Pool>()
+  const pools = new WeakMap<object, { pool: Pool; open: Set<PoolClient> }>()
   class PooledPostgres extends Base {
     // Called by the KeyvPostgres constructor, before this class's fields exist: the pool is kept in a WeakMap.
     override async connect() {
@@ -25,14 +33,21 @@ export function pooledPostgres(Base: typeof KeyvPostgres, options: KeyvPostgresO
       // An idle connection that breaks (server restart) is dropped by the pool; without a listener
       // its error event would end the process.
       pool.on('error', () => {})
-      pools.set(this, pool)
+      const open = new Set<PoolClient>()
+      pool.on('connect', client => open.add(client))
+      pool.on('remove', client => open.delete(client))
+      pools.set(this, { pool, open })
       return async (sql: string, values?: unknown[]) => (await pool.query(sql, values)).rows
     }
 
     override async disconnect() {
-      const pool = pools.get(this)
+      const { pool, open } = pools.get(this) ?? {}
       pools.delete(this)
-      await pool?.end()
+      if (!pool) return
+      const drop = setTimeout(() => {
+        for (const client of open!) client.connection?.stream?.destroy()
+      }, closeGraceMs)
+      await pool.end().finally(() => clearTimeout(drop))
     }
   }
   return new PooledPostgres(options)

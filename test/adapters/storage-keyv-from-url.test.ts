@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { suite } from 'uvu'
 import { missingPackageError, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
-import { needing, REDIS } from '../helpers/requires.ts'
+import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-storage-url-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
@@ -194,6 +194,34 @@ fromUrl.run()
   })
 
   outageSuite.run()
+}
+
+{
+  const pgSuite = suite('storage-keyv: postgres outage')
+  const pg = needing(pgSuite, POSTGRES, 'the PostgreSQL outage suite of storage-keyv (a proxy in front of the shared PostgreSQL)')
+
+  pg('closes without hanging while PostgreSQL does not answer (a query on the wire, no reply coming)', async () => {
+    const target = new URL(POSTGRES.value!)
+    const proxy = new TcpProxy(target.hostname, Number(target.port || 5432))
+    const port = await proxy.start()
+    const url = Object.assign(new URL(POSTGRES.value!), { host: `127.0.0.1:${port}` }).href
+    const storage = await storageFromUrl(url, { namespace: `close-${process.pid}`, pingTimeoutMs: 300 })
+    try {
+      proxy.freeze()
+      const pending = storage.get('frozen').then(
+        () => 'answered',
+        () => 'failed',
+      )
+      await new Promise(resolve => setTimeout(resolve, 100)) // the query is on the wire
+      const closed = await Promise.race([storage.close!().then(() => 'closed'), new Promise(resolve => setTimeout(resolve, 3000, 'still closing after 3 s'))])
+      assert.equal(closed, 'closed')
+      assert.equal(await pending, 'failed', 'the call left waiting fails with the dropped connection')
+    } finally {
+      await proxy.stop()
+    }
+  })
+
+  pgSuite.run()
 }
 
 // --- Internal helpers ---
