@@ -24,9 +24,9 @@ export class KeyedLock {
   }
 }
 
-type AtomicSteps = Pick<AtomicStorage, 'add' | 'compareAndSet' | 'deleteIfEqual' | 'increment'>
+type AtomicSteps = Pick<AtomicStorage, 'add' | 'compareAndSet' | 'deleteIfEqual'> & { increment(key: string, by: number): Promise<number> }
 
-/** The storage's atomic steps, or (for a storage without them) the same steps under an in-process lock: correct for one process. */
+/** The storage's atomic steps, or (for a storage without them) the same steps under an in-process lock: correct for one process (increment takes no ttl: a plain Storage cannot keep an entry's expiry). */
 export function atomicSteps(storage: Storage): AtomicSteps {
   if (supportsAtomic(storage)) return storage
   let steps = lockedSteps.get(storage)
@@ -42,10 +42,11 @@ export function atomicSteps(storage: Storage): AtomicSteps {
         async current => (expected === undefined ? current === undefined : current !== undefined && jsonEqual(current, expected)) && write(key, next, ttlMs),
       ),
     deleteIfEqual: (key, expected) => step(key, async current => current !== undefined && jsonEqual(current, expected) && storage.delete(key)),
-    increment: (key, by, ttlMs) =>
+    increment: (key, by) =>
       step(key, async current => {
+        if (current !== undefined && !Number.isInteger(current)) throw new TypeError(`increment(${JSON.stringify(key)}): the stored value is not an integer`)
         const value = ((current as number | undefined) ?? 0) + by
-        await storage.set(key, value, current === undefined ? ttlMs : undefined)
+        await storage.set(key, value)
         return value
       }),
   }

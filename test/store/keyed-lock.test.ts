@@ -1,6 +1,8 @@
+import { rejects } from 'node:assert/strict'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { KeyedLock } from '../../src/store/keyed-lock.ts'
+import { KeyedLock, atomicSteps } from '../../src/store/keyed-lock.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
 
 const lock = suite('KeyedLock')
 const tick = () => new Promise(resolve => setImmediate(resolve))
@@ -71,5 +73,23 @@ function runAll<T>(locks: KeyedLock, keys: string[], fn: () => Promise<T>): Prom
   const step = (i: number): Promise<T> => (i === sorted.length ? fn() : locks.run(sorted[i]!, () => step(i + 1)))
   return step(0)
 }
+
+lock(
+  'the in-process atomic steps of a storage without them: increment refuses a stored value that is not an integer, changing nothing, and takes no ttl',
+  async () => {
+    const map = memoryStorage()
+    const plain = { get: map.get.bind(map), set: map.set.bind(map), delete: map.delete.bind(map), list: map.list.bind(map) }
+    const steps = atomicSteps(plain)
+    assert.is(await steps.increment('n', 2), 2)
+    for (const value of ['5', 1.5, { n: 1 }]) {
+      await plain.set('other', value)
+      await rejects(steps.increment('other', 1), /not an integer/)
+      assert.equal(await plain.get('other'), value)
+    }
+    // A plain Storage cannot read an entry's expiry, so it could not keep it: the fallback takes no ttl.
+    // @ts-expect-error increment(key, by) only
+    await steps.increment('n', 1, 60_000)
+  },
+)
 
 lock.run()
