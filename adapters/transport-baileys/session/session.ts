@@ -15,11 +15,10 @@ import { StatusReporter } from './status-reporter.ts'
 import type { SocketLike } from '../types.ts'
 
 /**
- * One device's socket lifecycle and connection policy. Each socket gets a generation number; events of
- * a socket that is no longer current are ignored, and every reconnect is a new factory call with fresh
- * listeners. Public calls are serialised per device by the transport; the socket's own events run one
- * at a time on the slot's queue. The session holds the socket (SocketSlot) and what the device keeps
- * across sockets (DeviceMemory: send, receive and groups use it); it decides what happens to them.
+ * One device's socket lifecycle and connection policy. Each socket gets a generation number; events of a socket that is no longer current
+ * are ignored, and every reconnect is a new factory call with fresh listeners. Public calls are serialised per device by the transport; the
+ * socket's own events run one at a time on the slot's queue. The session holds the socket (SocketSlot) and what the device keeps across
+ * sockets (DeviceMemory: send, receive and groups use it); it decides what happens to them.
  */
 export class DeviceSession {
   readonly memory: DeviceMemory
@@ -30,11 +29,9 @@ export class DeviceSession {
   private linkRetries = 0
   private openedAt?: number
   private linking?: LinkAttempt
-  /** Why the last socket ended, when WhatsApp could not be reached (link() then answers 'unreachable'). */
-  private unreachable?: string
+  private unreachable?: string // why the last socket ended, when WhatsApp could not be reached (link() then answers 'unreachable')
   private upserts: Promise<void> = Promise.resolve()
-  /** Set by shutdown(): a connect() or link() still under way (stop() takes no device lock) opens no socket after it. */
-  private stopped = false
+  private stopped = false // set by shutdown(): a connect() or link() still under way (stop() takes no device lock) opens no socket after it
 
   constructor(private readonly deps: SessionDeps) {
     this.memory = new DeviceMemory(deps.messages)
@@ -66,9 +63,8 @@ export class DeviceSession {
   }
 
   /**
-   * Open the session with its stored credentials (no QR). Does nothing when unlinked or active. This
-   * is also how a session that another client replaced (440) is opened again: the adapter never does
-   * that by itself; the caller (the gateway's lease holder) decides when.
+   * Open the session with its stored credentials (no QR). Does nothing when unlinked or active. This is also how a session that another
+   * client replaced (440) is opened again: the adapter never does that by itself; the caller (the gateway's lease holder) decides when.
    */
   async resume(): Promise<void> {
     if (this.slot.socket || this.slot.reconnectPending || !this.deps.auth.paired()) return
@@ -78,11 +74,10 @@ export class DeviceSession {
   }
 
   /**
-   * Start a new link from fresh credentials and return the wait for its challenge (the first QR, or the
-   * pairing code once WhatsApp accepted it); the caller awaits it outside the device lock. Stored
-   * credentials are tried first (unless another client replaced this session): a device that opens
-   * with them is already connected, and one that is still reconnecting keeps them (never wiped while
-   * the phone may still be linked): 'unreachable' when WhatsApp cannot be reached, else 'timeout'.
+   * Start a new link from fresh credentials and return the wait for its challenge (the first QR, or the pairing code once WhatsApp
+   * accepted it); the caller awaits it outside the device lock. Stored credentials are tried first (unless another client replaced this
+   * session): a device that opens with them is already connected, and one that is still reconnecting keeps them (never wiped while the
+   * phone may still be linked): 'unreachable' when WhatsApp cannot be reached, else 'timeout'.
    */
   async beginLink(request: LinkRequest): Promise<{ challenge: Promise<LinkChallenge> }> {
     if (this.report.state !== 'replaced') await this.resume()
@@ -105,10 +100,7 @@ export class DeviceSession {
     return { challenge: attempt.promise }
   }
 
-  /**
-   * Close the socket without unlinking; the session can resume later (here, or in another instance
-   * that takes the device over: so credential and key writes under way reach the store first).
-   */
+  /** Close the socket without unlinking; the session can resume later (here, or in an instance taking the device over: writes under way reach the store first). */
   async disconnect(): Promise<void> {
     const active = this.slot.socket !== undefined || this.slot.reconnectPending || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
