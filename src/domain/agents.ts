@@ -105,10 +105,9 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     const agent = await agents.activeFor(device)
     if (!agent || message.content.kind !== 'text') return
     const text = message.content.text
-    const history = await flows.history(device.id, contact)
+    const { turns: history, replies } = await flows.history(device.id, contact)
     const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]
-    const lastMinute = history.filter(turn => turn.role === 'agent' && turn.at > Date.now() - 60_000).length
-    if (lastMinute >= AGENT_REPLIES_PER_MINUTE) {
+    if (replies.length >= AGENT_REPLIES_PER_MINUTE) {
       logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
       return flows.append(device.id, contact, turns)
     }
@@ -157,10 +156,6 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
 }
 
 function contactOf(message: IncomingMessage): AgentContact {
-  return {
-    ...(message.from ? { phone: message.from } : {}),
-    ...(message.fromLid ? { lid: message.fromLid } : {}),
-    ...(message.pushName ? { name: message.pushName } : {}),
-    chat: message.chat,
-  }
+  const { from: phone, fromLid: lid, pushName: name, chat } = message
+  return { ...(phone ? { phone } : {}), ...(lid ? { lid } : {}), ...(name ? { name } : {}), chat }
 }

@@ -9,6 +9,7 @@ interface FlowConversation {
   contact: string
   turns: AgentTurn[]
   updatedAt: number
+  replies?: number[] // when the agent replied within the last minute: apart from `turns`, so the reply limit holds whatever `limit` is
 }
 
 /** A conversation idle this long expires from storage. */
@@ -23,17 +24,21 @@ export type FlowConversations = ReturnType<typeof flowConversations>
 /** Flow conversations per device and contact (`flow:<deviceId>:<contact>`): the last `limit` turns, expiring after 30 idle days. */
 export function flowConversations(storage: Storage, lock: KeyedLock, limit: number) {
   const flows = new Collection<FlowConversation>(storage, lock, 'flow')
+  const recent = (replies: number[] = []) => replies.filter(at => at > Date.now() - 60_000)
   return {
-    /** The contact's turns, oldest first (empty when there is no conversation). */
-    async history(deviceId: string, contact: string): Promise<AgentTurn[]> {
-      return (await flows.get(`${deviceId}:${contact}`))?.turns ?? []
+    /** The contact's turns, oldest first (empty when there is no conversation), and when the agent replied within the last minute. */
+    async history(deviceId: string, contact: string): Promise<{ turns: AgentTurn[]; replies: number[] }> {
+      const found = await flows.get(`${deviceId}:${contact}`)
+      return { turns: found?.turns ?? [], replies: recent(found?.replies) }
     },
-    /** Add turns to the contact's conversation, keeping the last `limit`. */
+    /** Add turns to the contact's conversation, keeping the last `limit` (none for 0), and the agent's replies of the last minute. */
     async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
       const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
+      const replies = added.flatMap(turn => (turn.role === 'agent' ? [turn.at] : []))
+      const keep = (c?: FlowConversation) => [...(c?.turns ?? []), ...added].slice(-limit || Infinity)
       await flows.update(
         `${deviceId}:${contact}`,
-        current => ({ deviceId, contact, turns: [...(current?.turns ?? []), ...added].slice(-limit), updatedAt: Date.now() }),
+        current => ({ deviceId, contact, turns: keep(current), updatedAt: Date.now(), replies: [...recent(current?.replies), ...replies] }),
         FLOW_TTL_MS,
       )
     },

@@ -71,7 +71,11 @@ const before: Record<string, (story: Story) => Promise<void>> = {
   },
   '19.': async story => {
     const device = await deviceNamed(story, 'loja')
-    await waitFor(async () => (await internalsOf(story.t.gateway).flows.history(device.id, contactKey(CUSTOMER)!)).length > 0, 5000, "the agent's conversation")
+    await waitFor(
+      async () => (await internalsOf(story.t.gateway).flows.history(device.id, contactKey(CUSTOMER)!)).turns.length > 0,
+      5000,
+      "the agent's conversation",
+    )
   },
   '20.': async story => void story.stands.set(STORY.deviceId, (await deviceNamed(story, 'loja')).id),
   '21.': async ({ t, stands }) => {

@@ -182,9 +182,27 @@ test('two bots answering each other stop at the per-contact reply limit', async 
   await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'eco 10' })
   await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'eco final' })
   // The texts past the limit are still part of the conversation, just not answered.
-  await waitFor(async () => (await internalsOf(ctx.t.gateway).flows.history(ctx.device.id, FRIEND)).some(turn => turn.text === 'eco final'))
+  await waitFor(async () => (await internalsOf(ctx.t.gateway).flows.history(ctx.device.id, FRIEND)).turns.some(turn => turn.text === 'eco final'))
   assert.is(ctx.requests.length, 10)
   assert.is(inbox(ctx).length, 10)
+})
+
+test('the reply limit holds whatever agentHistoryLimit is: two bots stop at 10 replies a minute with a history of 3 turns', async ctx => {
+  await setUp(ctx, { agentHistoryLimit: 3 })
+  for (let i = 0; i < 10; i++) await say(ctx, `eco ${i}`)
+  for (const text of ['eco 10', 'eco 11', 'eco final']) await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text })
+  await waitFor(async () => (await internalsOf(ctx.t.gateway).flows.history(ctx.device.id, FRIEND)).turns.some(turn => turn.text === 'eco final'))
+  assert.is(inbox(ctx).length, 10)
+})
+
+test('agentHistoryLimit 0 keeps no turns: the responder gets an empty history and the stored conversation does not grow', async ctx => {
+  await setUp(ctx, { agentHistoryLimit: 0 })
+  for (const text of ['1', '2', '3']) await say(ctx, text)
+  await waitFor(() => inbox(ctx).length === 3)
+  assert.equal(
+    ctx.requests.map(r => r.history.length),
+    [0, 0, 0],
+  )
 })
 
 test('createGateway refuses an agentResponder that is neither a function nor an object with respond()', async () => {
