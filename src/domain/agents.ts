@@ -66,16 +66,16 @@ export interface AgentSettings {
 /** Agent replies allowed per contact per minute: two bots answering each other stop here. */
 const AGENT_REPLIES_PER_MINUTE = 10
 
-/** Incoming texts waiting for an answer, over all contacts; more are dropped (and logged). */
-const MAX_PENDING_TEXTS = 1_000
+/** Incoming texts waiting for an answer, over all contacts and per contact; more are dropped (and logged): one contact's flood never starves the others. */
+const [MAX_PENDING_TEXTS, MAX_PENDING_PER_CONTACT] = [1_000, 20]
 
 /** Start the agents: the responder answers each incoming 1:1 text of a device with an agent, one at a time per contact, its flow conversation as history; `close` stops it. */
 export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger) {
   const { agents, flows } = services
   const perContact = new KeyedLock()
   const controllers = new Set<AbortController>()
-  const running = new Set<Promise<void>>()
-  let pending = 0
+  const running = new Set<Promise<void>>() // one per text waiting for an answer
+  const waiting = new Map<string, number>() // texts waiting per device and contact (absent: none)
   let closed = false
 
   /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
@@ -130,16 +130,16 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     if (message.fromMe || message.isGroup || message.content.kind !== 'text') return
     const contact = contactKey(message.from ?? message.fromLid ?? message.chat)
     if (!contact) return
-    if (pending >= MAX_PENDING_TEXTS) {
-      logger.warn({ deviceId: device.id }, 'too many texts waiting for agents; this one is not answered')
-      return
-    }
-    pending++
+    const key = `${device.id}:${contact}`
+    const mine = waiting.get(key) ?? 0
+    if (running.size >= MAX_PENDING_TEXTS || mine >= MAX_PENDING_PER_CONTACT)
+      return void logger.warn({ deviceId: device.id }, 'too many texts waiting; not answered')
+    waiting.set(key, mine + 1)
     const run = perContact
-      .run(`${device.id}:${contact}`, () => answer(device, contact, message))
+      .run(key, () => answer(device, contact, message))
       .catch(err => logger.error({ err, deviceId: device.id }, 'agent reply failed'))
       .finally(() => {
-        pending--
+        if (waiting.set(key, waiting.get(key)! - 1).get(key) === 0) waiting.delete(key)
         running.delete(run)
       })
     running.add(run)

@@ -205,6 +205,17 @@ test('agentHistoryLimit 0 keeps no turns: the responder gets an empty history an
   )
 })
 
+test("one contact's flood of texts never starves the other contacts' agents (of any account)", async ctx => {
+  await setUp(ctx)
+  let release!: () => void
+  const held = new Promise<void>(resolve => (release = resolve))
+  ctx.respond = async ({ text }) => (text.startsWith('spam') ? (await held, undefined) : `ok ${text}`)
+  for (let i = 0; i < 1_000; i++) await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: `spam ${i}` })
+  await say(ctx, 'oi', OTHER)
+  await waitFor(() => inbox(ctx, OTHER).length === 1, 5000, 'the reply to the other contact')
+  release()
+})
+
 test('createGateway refuses an agentResponder that is neither a function nor an object with respond()', async () => {
   const { createGateway } = await import('../../src/index.ts')
   const { memoryTransport } = await import('../../adapters/transport-memory/index.ts')
