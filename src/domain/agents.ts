@@ -80,6 +80,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
 
   /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
   const ask = async (request: Omit<AgentRequest, 'signal'>): Promise<string | undefined> => {
+    if (!settings.responder) return undefined // no responder: the texts are kept, never answered
     const controller = new AbortController()
     controllers.add(controller)
     const timer = setTimeout(() => controller.abort(new Error(`the agent did not answer within ${settings.timeoutMs} ms`)), settings.timeoutMs)
@@ -88,9 +89,8 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
         Promise.resolve().then(() => settings.responder!({ ...request, signal: controller.signal })),
         controller.signal,
       )
-      if (reply === undefined || reply === null) return undefined
-      if (typeof reply !== 'string') throw new Error(`the agent answered a ${typeof reply}, not text`)
-      return reply.trim() || undefined
+      if (reply !== undefined && reply !== null && typeof reply !== 'string') throw new Error(`the agent answered a ${typeof reply}, not text`)
+      return reply?.trim() || undefined
     } catch (err) {
       logger.warn({ err, deviceId: request.device.id, agentId: request.agent.id }, 'agent responder failed; no reply sent')
       return undefined
@@ -126,7 +126,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   }
 
   services.feed.subscribe((device, message) => {
-    if (!settings.responder || closed || device.agentIds.length === 0) return
+    if (closed || device.agentIds.length === 0) return
     if (message.fromMe || message.isGroup || message.content.kind !== 'text') return
     const contact = contactKey(message.from ?? message.fromLid ?? message.chat)
     if (!contact) return
