@@ -201,7 +201,8 @@ transport('a new link is not served keys cached for the previous account (the si
   await s.transport.stop()
 })
 
-transport('stop() waits for credential and key writes still on their way to the store', async () => {
+/** A linked device on a store taking 80 ms a write, a creds update and a key write on their way: once `end` resolves, both are in the store. */
+async function writesLandBefore(end: 'stop' | 'disconnect', keyId: string) {
   const storage = new RecordingStorage()
   const s = await setupBaileys({ storage })
   await s.linked('dev', '5511999990000')
@@ -211,36 +212,22 @@ transport('stop() waits for credential and key writes still on their way to the 
     return set(key, value, ttl)
   }
   const socket = s.fake.current('dev')
-  Object.assign(socket.creds, { routingInfo: Buffer.from('edge-7') })
+  Object.assign(socket.creds, { routingInfo: Buffer.from(`edge-${keyId}`) })
   socket.ev.emit('creds.update', { routingInfo: socket.creds.routingInfo })
-  void socket.storeKeys({ 'pre-key': { '42': { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) } } })
-  await s.transport.stop()
+  void socket.storeKeys({ 'pre-key': { [keyId]: { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) } } })
+  await (end === 'stop' ? s.transport.stop() : s.transport.disconnect('dev'))
   const creds = JSON.parse(String(await storage.get('device:dev:auth:creds')), baileys.BufferJSON.reviver)
-  assert.equal(Buffer.from(creds.routingInfo).toString(), 'edge-7', 'the last creds.update reached the store before stop() resolved')
-  assert.ok(await storage.get('device:dev:auth:key:pre-key:42'), 'so did the key write')
-})
+  assert.equal(Buffer.from(creds.routingInfo ?? []).toString(), `edge-${keyId}`, `the last creds.update reached the store before ${end}() resolved`)
+  assert.ok(await storage.get(`device:dev:auth:key:pre-key:${keyId}`), 'so did the key write')
+  await s.transport.stop()
+}
 
-transport('disconnect() waits for credential and key writes still on their way to the store (another instance resumes the device from them)', async () => {
-  // A lease handover disconnects the device here, then another instance loads its auth state: a
-  // creds write still in flight there was lost to it, and landed later over the new holder's creds.
-  const storage = new RecordingStorage()
-  const s = await setupBaileys({ storage })
-  await s.linked('dev', '5511999990000')
-  const set = storage.set.bind(storage)
-  storage.set = async (key, value, ttl) => {
-    await new Promise(resolve => setTimeout(resolve, 80))
-    return set(key, value, ttl)
-  }
-  const socket = s.fake.current('dev')
-  Object.assign(socket.creds, { routingInfo: Buffer.from('edge-9') })
-  socket.ev.emit('creds.update', { routingInfo: socket.creds.routingInfo })
-  void socket.storeKeys({ 'pre-key': { '43': { public: Buffer.alloc(32, 1), private: Buffer.alloc(32, 2) } } })
-  await s.transport.disconnect('dev')
-  const creds = JSON.parse(String(await storage.get('device:dev:auth:creds')), baileys.BufferJSON.reviver)
-  assert.equal(Buffer.from(creds.routingInfo ?? []).toString(), 'edge-9', 'the last creds.update reached the store before disconnect() resolved')
-  assert.ok(await storage.get('device:dev:auth:key:pre-key:43'), 'so did the key write')
-  await s.transport.stop()
-})
+transport('stop() waits for credential and key writes still on their way to the store', () => writesLandBefore('stop', '42'))
+
+// A lease handover disconnects the device here, then another instance loads its auth state: a creds write still in flight was lost to it, and landed later over the new holder's creds.
+transport('disconnect() waits for credential and key writes still on their way to the store (another instance resumes the device from them)', () =>
+  writesLandBefore('disconnect', '43'),
+)
 
 transport('logout unlinks through the socket and clears the device namespace', async () => {
   const storage = new RecordingStorage()
