@@ -91,7 +91,7 @@ export function forwardableFields(fields: Record<string, unknown>, uploads?: Rea
     const mime = upload.mimetype?.split(';')[0]!.trim().toLowerCase()
     out[name] = `data:${mime && /^[a-z0-9.+-]+\/[a-z0-9.+-]+$/.test(mime) ? mime : ''};base64,${upload.data.toString('base64')}`
     const fileName = name === 'file' ? cleanName(upload.fileName) : undefined
-    if (fileName && (out.message === undefined || out.message === null || out.message === '')) out.message = fileName
+    if (fileName && (out.message == null || (typeof out.message === 'string' && !cleanName(out.message)))) out.message = fileName // as the holder reads it
   }
   return out
 }

@@ -142,6 +142,26 @@ test('a multipart upload forwarded reaches the network as the same bytes, with i
   assert.deepEqual(viaForward, { from: viaForward!.from, type: 'image', fileName: 'logo.png', mimetype: 'image/png', bytes: PNG.length })
 })
 
+test('a forwarded upload with a blank message keeps the file name a direct one keeps', async ctx => {
+  const { g, transport } = ctx.holder
+  const upload = (message: string) => {
+    const f = new FormData()
+    for (const [key, value] of Object.entries({ appkey: g.appkey, authkey: g.authkey, to: FRIEND, message })) f.append(key, value)
+    f.append('file', new File([randomBytes(1024)], 'relatorio.pdf', { type: 'application/pdf' }))
+    return f
+  }
+  for (const message of ['  ', '/']) {
+    const names = []
+    for (const url of [ctx.holder.url, ctx.entry.url]) {
+      const answer = await request(`${url}/api/create-message`, { method: 'POST', body: upload(message) })
+      assert.equal(answer.status, 200, answer.text)
+      const sent = transport.sent.at(-1)!
+      names.push(sent.kind === 'media' ? sent.file.fileName : sent.kind)
+    }
+    assert.deepEqual(names, ['relatorio.pdf', 'relatorio.pdf'], `message ${JSON.stringify(message)}`)
+  }
+})
+
 test('a request signed with another secret is refused 403 and runs nothing', async ctx => {
   const { g } = ctx.holder
   const sends = ctx.holder.transport.sent.length
