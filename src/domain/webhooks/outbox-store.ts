@@ -124,15 +124,15 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       letters.sort((a, b) => b.deadAt - a.deadAt)
       return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
     },
-    /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record, or undefined. */
+    /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record (the pending one when a dead-lettering cut short left it: overwriting it would drop the lease of an attempt under way), or undefined. */
     async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
       const letter = await dead.get(id)
       if (!letter) return undefined
       const { deviceId, accountId, event, body } = letter
-      const record = newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)
-      await records.put(outboxKey(record.deviceId, record.id), record)
+      const [key, record] = [outboxKey(deviceId, id), newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)]
+      const pending = (await records.create(key, record)) ? undefined : await records.get(key)
       await dead.remove(id)
-      return record
+      return pending ?? record
     },
     /** Delete a dead letter; true when it existed. */
     discard: (id: string): Promise<boolean> => dead.remove(id),
