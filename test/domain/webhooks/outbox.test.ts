@@ -322,4 +322,18 @@ test('redriving a dead letter whose event is still pending (a crash between the 
   await b.close()
 })
 
+test('an event stamped by a clock that was far ahead (then set back) is delivered now, not when that clock said', async () => {
+  const storage = memoryStorage()
+  const ahead = Date.now() + 365 * 86_400_000
+  const record = { ...lateRecord('from-the-future', 'me'), createdAt: ahead, dueAt: ahead }
+  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
+  const sender = recordingSender(() => 503)
+  const box = outbox(storage, sender, {}, soloLiveness('me'))
+  await box.start()
+  await waitFor(() => sender.sent.length >= 2, 5_000, 'the first attempt and a retry')
+  const after = await storage.get<OutboxRecord>(`webhook-outbox:${outboxKey('d1', record.id)}`)
+  assert.ok(after!.createdAt <= Date.now(), 'its age counts from now: webhookMaxAgeMs ends it')
+  await box.close()
+})
+
 test.run()
