@@ -9,6 +9,7 @@ import { GatewayEvents } from '../../src/events.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import type { Liveness } from '../../src/domain/instances.ts'
+import { eventId, type OutboxRecord } from '../../src/domain/webhooks/outbox-store.ts'
 import { soloLiveness } from './solo-liveness.ts'
 
 /** The webhook secret every test device signs with. */
@@ -97,3 +98,20 @@ export function message(id: string): IncomingMessage {
 
 /** The texts of what `sender` delivered, in order. */
 export const texts = (sender: { sent: WebhookDelivery[] }) => sender.sent.map(d => JSON.parse(d.body).text as string)
+
+/** A pending record of device d1 owned by `owner`, as a write that landed after its caller gave up leaves it. */
+export function lateRecord(messageId: string, owner: string): OutboxRecord {
+  const now = Date.now()
+  const payload = { event: 'Texto', idMessagem: messageId, text: messageId }
+  return {
+    id: eventId('d1', messageId),
+    deviceId: 'd1',
+    accountId: 'acc',
+    event: 'Texto',
+    body: JSON.stringify(payload),
+    createdAt: now,
+    dueAt: now,
+    attempts: 0,
+    owner,
+  }
+}

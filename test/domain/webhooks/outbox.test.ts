@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { Webhook } from 'standardwebhooks'
 import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
-import { eventId, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
+import { outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
 import type { WebhookDelivery, WebhookSender } from '../../../src/ports/webhooks.ts'
 import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
@@ -10,7 +10,7 @@ import { waitFor } from '../../helpers/gateway.ts'
 
 const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
 
-import { SECRET, device, recordingSender, outbox, message, texts, settings } from '../../helpers/outbox.ts'
+import { SECRET, device, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
 import type { Devices } from '../../../src/domain/devices.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { GatewayEvents } from '../../../src/events.ts'
@@ -183,23 +183,6 @@ test('an event of a device that no longer exists is dropped, not sent', async ()
   await box.close()
 })
 
-/** A pending record of device d1 owned by `owner`, as a write that landed after its caller gave up leaves it. */
-function lateRecord(messageId: string, owner: string): OutboxRecord {
-  const now = Date.now()
-  const payload = { event: 'Texto', idMessagem: messageId, text: messageId }
-  return {
-    id: eventId('d1', messageId),
-    deviceId: 'd1',
-    accountId: 'acc',
-    event: 'Texto',
-    body: JSON.stringify(payload),
-    createdAt: now,
-    dueAt: now,
-    attempts: 0,
-    owner,
-  }
-}
-
 test('an event found already pending and owned by this instance is delivered: its own write whose answer was lost', async () => {
   const storage = memoryStorage()
   const liveness = soloLiveness('me')
@@ -283,56 +266,6 @@ test('a 410 from the old receiver after the webhook URL was changed leaves the e
     ['to-old'],
   )
   assert.is(current.webhookUrl, 'https://new.example/hook', 'the new URL is kept')
-  await box.close()
-})
-
-test('redriving a dead letter whose event is still pending (a crash between the two writes) never sends it twice at once', async () => {
-  const storage = memoryStorage()
-  const both = (id: string | undefined) => id === 'a' || id === 'b'
-  let release!: () => void
-  const held = new Promise<void>(resolve => (release = resolve))
-  let inFlight = 0
-  let most = 0
-  const sender: WebhookSender & { sent: WebhookDelivery[] } = {
-    sent: [],
-    async send(delivery) {
-      sender.sent.push(delivery)
-      most = Math.max(most, ++inFlight)
-      await held
-      inFlight--
-      return { status: 200 }
-    },
-  }
-  const a = outbox(storage, sender, { timeoutMs: 5_000 }, { id: 'a', isAlive: both, onDeparture() {} })
-  const b = outbox(storage, sender, { timeoutMs: 5_000 }, { id: 'b', isAlive: both, onDeparture() {} })
-  await a.start()
-  await b.start()
-  await a.record(device('d1'), message('twice'))
-  await waitFor(() => sender.sent.length === 1, 5_000, "a's attempt")
-  // A dead letter of the same event, as a process that crashed between writing it and removing the record leaves it.
-  const [, record] = (await (a as any).store.pending()[Symbol.asyncIterator]().next()).value as [string, OutboxRecord]
-  const { id, deviceId, accountId, event, body, createdAt } = record
-  await storage.set(`webhook-dead:${id}`, { id, deviceId, accountId, event, body, createdAt, attempts: 0, deadAt: Date.now(), reason: 'max-age' })
-  assert.ok(await b.redrive(id))
-  await new Promise(resolve => setTimeout(resolve, 300))
-  release()
-  assert.is(most, 1, 'sent by two processes at once')
-  await waitFor(async () => (await a.pending()) === 0, 5_000, 'the event to be delivered')
-  await a.close()
-  await b.close()
-})
-
-test('an event stamped by a clock that was far ahead (then set back) is delivered now, not when that clock said', async () => {
-  const storage = memoryStorage()
-  const ahead = Date.now() + 365 * 86_400_000
-  const record = { ...lateRecord('from-the-future', 'me'), createdAt: ahead, dueAt: ahead }
-  await storage.set(`webhook-outbox:${outboxKey('d1', record.id)}`, record)
-  const sender = recordingSender(() => 503)
-  const box = outbox(storage, sender, {}, soloLiveness('me'))
-  await box.start()
-  await waitFor(() => sender.sent.length >= 2, 5_000, 'the first attempt and a retry')
-  const after = await storage.get<OutboxRecord>(`webhook-outbox:${outboxKey('d1', record.id)}`)
-  assert.ok(after!.createdAt <= Date.now(), 'its age counts from now: webhookMaxAgeMs ends it')
   await box.close()
 })
 
