@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa from 'koa'
+import type { Test } from 'uvu'
 import type { OutgoingMessage, SentMessage } from '../../src/index.ts'
 import { MemoryNetwork, MemoryTransport } from '../../adapters/transport-memory/index.ts'
 import { bodyReader } from '../../src/http/request-body.ts'
@@ -153,3 +154,18 @@ export function verifyForwardedRequests(
     await next()
   }
 }
+
+/** A holder and a forwarding instance in front of it, started before `test`'s cases and stopped after them (its context's `holder` and `entry`). */
+export function withHolderAndForwarder(test: Test<ForwardingPair>): void {
+  test.before(async ctx => {
+    ctx.holder = await startHolder()
+    ctx.entry = await startForwarder(ctx.holder.url)
+  })
+  test.after(async ctx => {
+    await ctx.entry.stop()
+    await ctx.holder.stop()
+  })
+}
+
+/** The context of withHolderAndForwarder's tests. */
+export type ForwardingPair = { holder: Awaited<ReturnType<typeof startHolder>>; entry: Awaited<ReturnType<typeof startForwarder>> }

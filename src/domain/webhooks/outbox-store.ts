@@ -3,7 +3,6 @@ import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import { claimedUntil, newClaim, type Claim } from '../claims.ts'
-import { CLOCK_SKEW_ALLOWANCE_MS } from '../clock.ts'
 import type { Liveness } from '../instances.ts'
 import { defined, type WebhookEventName } from './payload.ts'
 
@@ -72,10 +71,9 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<OutboxRecord | number | undefined> {
       let taken: OutboxRecord | number | undefined
       await records.update(key, current => {
-        // `change` may run again on a newer record: decide from it alone. One stamped by a clock far ahead (set back since) is due now, and ages from now.
-        const due = current && (current.createdAt > now + CLOCK_SKEW_ALLOWANCE_MS ? now : current.dueAt)
-        const held = current && (claimedUntil(current.lease, liveness, { ownYields: true, now }) ?? (due! > now ? due : undefined))
-        taken = current && (held ?? { ...current, createdAt: Math.min(current.createdAt, now), lease: newClaim(liveness.id, leaseMs, now) })
+        // `change` may run again on a newer record: decide from it alone.
+        const held = current && (claimedUntil(current.lease, liveness, { ownYields: true, now }) ?? (current.dueAt > now ? current.dueAt : undefined))
+        taken = current && (held ?? { ...current, lease: newClaim(liveness.id, leaseMs, now) })
         return typeof taken === 'object' ? taken : undefined
       })
       return taken

@@ -3,7 +3,6 @@ import type { Storage } from '../../ports/storage.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import { createRetryBuffer, type RetryBuffer, type SpillFile } from '../../store/retry-buffer.ts'
 import { claimedUntil } from '../claims.ts'
-import { CLOCK_SKEW_ALLOWANCE_MS } from '../clock.ts'
 import type { Device } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
 import type { MessageFeed } from '../message-feed.ts'
@@ -41,11 +40,10 @@ export class WebhookOutbox implements WebhookAdmin {
         all: () => store.pending(),
         ofLane: deviceId => store.ofDevice(deviceId),
         laneOf: record => record?.deviceId,
-        // Its own records (adopted when their owner is gone), when due (now when stamped by a clock far ahead) or when a lease held elsewhere ends.
+        // Its own records (adopted when their owner is gone), when due or when a lease held elsewhere ends.
         async dueOf(key, found, now) {
           const record = found.owner === liveness.id ? found : liveness.isAlive(found.owner) ? undefined : await store.adopt(key, liveness)
-          const due = record && record.createdAt > now + CLOCK_SKEW_ALLOWANCE_MS ? now : Number(record?.dueAt) || now
-          return record && (claimedUntil(record.lease, liveness, { ownYields: true, now }) ?? due)
+          return record && (claimedUntil(record.lease, liveness, { ownYields: true, now }) ?? (Number(record.dueAt) || now))
         },
         run: (key, _lane, shutdown) => attempts.run(key, shutdown),
       },

@@ -5,20 +5,12 @@ import { ForwardFailedError, forwardOperation } from '../../../src/http/forwardi
 import { ForwardHeaders, signForward } from '../../../src/http/forwarding/signature.ts'
 import { request, post, type Answer } from '../../helpers/http.ts'
 import { FRIEND, inbox } from '../../helpers/messaging.ts'
-import { HOLDER_ID, SECRET, deadUrl, startFakeHolder, startForwarder, startHolder } from '../../helpers/forwarding.ts'
+import { HOLDER_ID, SECRET, deadUrl, startFakeHolder, startForwarder, withHolderAndForwarder, type ForwardingPair } from '../../helpers/forwarding.ts'
 
-type Holder = Awaited<ReturnType<typeof startHolder>>
-type Ctx = { holder: Holder; entry: Awaited<ReturnType<typeof startForwarder>> }
+type Ctx = ForwardingPair
 const test = suite<Ctx>('forwarding an operation to the instance holding its device')
 
-test.before(async ctx => {
-  ctx.holder = await startHolder()
-  ctx.entry = await startForwarder(ctx.holder.url)
-})
-test.after(async ctx => {
-  await ctx.entry.stop()
-  await ctx.holder.stop()
-})
+withHolderAndForwarder(test)
 test.before.each(({ holder }) => {
   holder.g.network.setFault(holder.g.deviceId, null)
   holder.marked.length = 0

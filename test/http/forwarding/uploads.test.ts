@@ -4,19 +4,11 @@ import { suite } from 'uvu'
 import { request } from '../../helpers/http.ts'
 import { FRIEND, inbox } from '../../helpers/messaging.ts'
 import { PNG } from '../../helpers/samples.ts'
-import { startForwarder, startHolder } from '../../helpers/forwarding.ts'
+import { withHolderAndForwarder, type ForwardingPair } from '../../helpers/forwarding.ts'
 
-type Ctx = { holder: Awaited<ReturnType<typeof startHolder>>; entry: Awaited<ReturnType<typeof startForwarder>> }
-const test = suite<Ctx>('forwarding an upload to the instance holding its device: what a direct upload makes')
+const test = suite<ForwardingPair>('forwarding an upload to the instance holding its device: what a direct upload makes')
 
-test.before(async ctx => {
-  ctx.holder = await startHolder()
-  ctx.entry = await startForwarder(ctx.holder.url)
-})
-test.after(async ctx => {
-  await ctx.entry.stop()
-  await ctx.holder.stop()
-})
+withHolderAndForwarder(test)
 
 test('a multipart upload forwarded reaches the network as the same bytes, with its file name and type', async ctx => {
   const { g, transport } = ctx.holder
