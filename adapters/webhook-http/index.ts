@@ -89,11 +89,17 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       const deadline = Math.min(delivery.deadline ?? Infinity, Date.now() + timeoutMs)
       // The signal is not handed to p-queue or got: each would listen to it once per delivery, and an
       // AbortSignal listener costs more than the POST. One listener per signal ends what it covers.
-      return loaded.lanes.run(checked.url.host, delivery.deviceId ?? delivery.url, () => {
-        if (signal?.aborted) throw signal.reason
-        const left = Math.floor(deadline - Date.now())
-        if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${checked.url.host}`)
-        return postOnce(loaded, checked.url, delivery, left, signal && streamsOf(signal))
+      // send() answers on the status; the slot is held until the response is over, so a receiver slow
+      // to end its answers gets at most `perHost` connections, not one per delivery.
+      return new Promise<WebhookResponse>((resolve, reject) => {
+        loaded.lanes
+          .run(checked.url.host, delivery.deviceId ?? delivery.url, () => {
+            if (signal?.aborted) throw signal.reason
+            const left = Math.floor(deadline - Date.now())
+            if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${checked.url.host}`)
+            return postOnce(loaded, checked.url, delivery, left, resolve, signal && streamsOf(signal))
+          })
+          .catch(reject)
       })
     },
     async close() {
@@ -121,39 +127,45 @@ async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: 
   return { got, lanes: new FairLanes(PQueueClass, limits), agent }
 }
 
-/** POST once; resolves with the status as soon as the response head arrives, then drains (or drops) the body. */
+/**
+ * POST once: `answered` gets the status as soon as the response head arrives; resolves once the
+ * response is over (its body drained, dropped past 64 KiB, or cut by the time-out), rejects when
+ * there was no answer.
+ */
 function postOnce(
   { got }: Clients,
   url: URL,
   delivery: WebhookDelivery,
   timeoutMs: number,
+  answered: (response: WebhookResponse) => void,
   cancellable?: Set<{ destroy(error?: Error): void }>,
-): Promise<WebhookResponse> {
-  return new Promise<WebhookResponse>((resolve, reject) => {
+): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
     // No redirects, no retries of got's own, any status answered (set on the client in loadClients).
     const stream = got.stream.post(url, { body: delivery.body, headers: delivery.headers, timeout: { request: timeoutMs } })
     if (cancellable) {
-      // A got stream whose body was given as an option never emits 'close' (its writable side stays
-      // open), so it leaves the set when its response ends or it fails.
+      // A got stream whose body was given as an option never emits 'close' unless destroyed (its
+      // writable side stays open), so it leaves the set when its response ends or it fails.
       cancellable.add(stream)
       const forget = () => cancellable.delete(stream)
       stream.once('end', forget)
       stream.once('error', forget)
       stream.once('close', forget)
     }
-    let answered = false
+    let status: number | undefined
     let bytes = 0
     stream.once('response', response => {
-      answered = true
+      status = response.statusCode
       const retryAfter = response.headers['retry-after']
-      resolve({ status: response.statusCode, ...(retryAfter ? { retryAfter: String(retryAfter) } : {}) })
+      answered({ status: response.statusCode, ...(retryAfter ? { retryAfter: String(retryAfter) } : {}) })
     })
     stream.on('data', (chunk: Buffer) => {
       bytes += chunk.length
       if (bytes > MAX_RESPONSE_BYTES) stream.destroy()
     })
-    stream.on('error', error => {
-      if (!answered) reject(error)
-    })
+    const over = (error?: Error) => (status !== undefined ? resolve() : reject(error ?? new Error('the connection closed without an answer')))
+    stream.once('end', () => over())
+    stream.once('close', () => over())
+    stream.once('error', over)
   })
 }
