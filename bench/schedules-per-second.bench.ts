@@ -57,8 +57,14 @@ async function round(
       }),
     )
   }
-  if (Date.now() >= dueAt) throw new Error('creating the schedules took past their due time')
+  const late = Date.now() >= dueAt
   leadMs = 1_000 + 1.5 * (Date.now() - creating)
+  if (late) {
+    // A loaded machine took longer to create them than the lead allowed: no figure; once they are sent, the round again with the longer lead.
+    note(`round ${tag}: creating the schedules took past their due time; again with a lead of ${Math.round(leadMs)} ms`)
+    await waitUntil(async () => (await cluster.sim.get('/_sim/stats')).sent - sentBefore >= COUNT, 60_000, `${COUNT} late scheduled sends`)
+    return round(cluster, fixture, `${tag}+`)
+  }
   await waitUntil(async () => (await cluster.sim.get('/_sim/stats')).sent - sentBefore >= COUNT, 60_000, `${COUNT} scheduled sends`)
   await new Promise(resolve => setTimeout(resolve, 1_500)) // a second send would show up here
   const sent = (await cluster.sim.get('/_sim/stats')).sent - sentBefore
