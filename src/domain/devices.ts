@@ -40,8 +40,8 @@ export interface Device {
 /** What a device lookup field may match. */
 export type DeviceMatch = 'id' | 'name' | 'appkey'
 
-/** An appkey's index entry: its device, or a deleted device's (`retired`: the appkey stays the account's). */
-type AppkeyEntry = { deviceId: string; retired?: boolean }
+/** A name or appkey index entry: its device, or (an appkey) a deleted device's (`retired`: the appkey stays the account's). */
+type IndexEntry = { deviceId: string; retired?: boolean }
 
 /** The characters the pairing code is drawn from: digits the network accepts (no 0). */
 const PAIRING_ALPHABET = '123456789'
@@ -61,8 +61,8 @@ export function createDevices(
 ) {
   const cache = { cache: { ttlMs: cacheTtlMs, maxEntries: 10_000, epoch } }
   const records = new Collection<Device>(storage, lock, 'device', cache)
-  const byName = new UniqueIndex<{ deviceId: string }>(storage, lock, 'device-name', cache)
-  const byAppkey = new UniqueIndex<AppkeyEntry>(storage, lock, 'device-appkey', cache)
+  const byName = new UniqueIndex<IndexEntry>(storage, lock, 'device-name', cache)
+  const byAppkey = new UniqueIndex<IndexEntry>(storage, lock, 'device-appkey', cache)
   const removalHooks: ((device: Device) => Promise<void>)[] = []
 
   const find = async (account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> => {
@@ -103,13 +103,13 @@ export function createDevices(
     await epoch?.bump()
     return updated
   }
-  // Claim an appkey for a new device: a free one, or one kept (retired) from a deleted device of the account.
-  const claimAppkey = async (appkeyId: string, owner: { deviceId: string }): Promise<boolean> => {
+  // Claim a name or appkey for a new device: a free one, one kept (retired) from a deleted device, or one whose device is gone (a deletion cut half-way: records go first).
+  const claim = async (index: UniqueIndex<IndexEntry>, id: string, owner: { deviceId: string }): Promise<boolean> => {
     for (let attempt = 0; attempt < 3; attempt++) {
-      if (await byAppkey.claim(appkeyId, owner)) return true
-      const holder = await byAppkey.get(appkeyId)
-      if (holder && !holder.retired) return false
-      if (holder && (await byAppkey.replace(appkeyId, holder, owner))) return true
+      if (await index.claim(id, owner)) return true
+      const holder = await index.load(id)
+      if (holder && !holder.retired && (await records.load(holder.deviceId))) return false
+      if (holder && (await index.replace(id, holder, owner))) return true
     }
     return false
   }
@@ -185,8 +185,8 @@ export function createDevices(
       const nameId = indexId(account.id, hashKey(device.name))
       const appkeyId = indexId(account.id, hashKey(appkey))
       const mine = { deviceId: device.id }
-      if (await byName.claim(nameId, mine)) {
-        if (await claimAppkey(appkeyId, mine)) {
+      if (await claim(byName, nameId, mine)) {
+        if (await claim(byAppkey, appkeyId, mine)) {
           logger.info({ deviceId: device.id, accountId: account.id }, 'device created')
           return { device, created: true, appkey }
         }

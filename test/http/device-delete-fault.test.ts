@@ -1,0 +1,55 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { startGateway } from '../helpers/gateway.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+
+/**
+ * Operation 6 when the store fails half-way through a deletion (after the device record is gone,
+ * before its name or appkey entry is): the answer is 500, and the name and appkey must stay usable.
+ * Before, the stale entry held them forever: operation 3 with that setAppkey answered 404 `Erro ao
+ * adicionar dispositivo. (the device name was taken but its device is not there)` on every try.
+ */
+const test = suite('operation 6: a deletion the store cut half-way')
+
+/** A store whose atomic steps on keys containing `failOn` throw while `armed`. */
+function faultyStore() {
+  const store = memoryStorage()
+  const fault = { failOn: '', armed: false }
+  const failing = (key: string) => {
+    if (fault.armed && key.includes(fault.failOn)) throw new Error('store connection lost')
+  }
+  const storage = {
+    ...store,
+    deleteIfEqual: async (key: string, expected: unknown) => (failing(key), store.deleteIfEqual(key, expected)),
+    compareAndSet: async (key: string, expected: unknown, next: unknown, ttlMs?: number) => (failing(key), store.compareAndSet(key, expected, next, ttlMs)),
+  }
+  return { storage, fault }
+}
+
+for (const failOn of ['device-name:', 'device-appkey:']) {
+  test(`a failed write of the ${failOn.slice(0, -1)} entry leaves the name free for a new device`, async () => {
+    const { storage, fault } = faultyStore()
+    const t = await startGateway({ storage })
+    try {
+      const { authkey } = await t.register()
+      const first = await t.addDevice(authkey, 'loja')
+      Object.assign(fault, { failOn, armed: true })
+      const deleted = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
+      fault.armed = false
+      assert.is(deleted.status, 500)
+      assert.is(deleted.body.message, 'Ocorreu um erro ao excluir o dispositivo.')
+      const again = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
+      assert.is(again.status, 200, again.text)
+      assert.is(again.body.appkey, 'loja')
+      assert.is.not(again.body.id, first.id)
+      const status = await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })
+      assert.is(status.body.dispositivo?.id, again.body.id)
+      const agent = await t.post('/api/v2/ia', { authkey, device: 'loja', agent_name: 'Bia' })
+      assert.is(agent.status, 200)
+    } finally {
+      await t.stop()
+    }
+  })
+}
+
+test.run()
