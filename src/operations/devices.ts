@@ -62,7 +62,7 @@ export const addDevice = defineOperation({
   device: { ref: 'message', session: 'link', create: ({ webhook }, services) => ({ webhookUrl: webhookOption(webhook, services) }) },
   async handle({ webhook }, context) {
     const challenge = await linkHere(context, undefined, webhookOption(webhook, context.services)).catch(cause => {
-      if (cause instanceof GatewayError || (cause instanceof TransportError && cause.code === 'unreachable')) throw cause
+      if (cause instanceof GatewayError || (cause instanceof TransportError && ['unreachable', 'already-connected'].includes(cause.code))) throw cause
       throw new GatewayError('link-failed', { cause })
     })
     return { message: 'Dispositivo adicionado.', ...(await qrAnswer(challenge, context)) }
