@@ -46,7 +46,7 @@ export const createAgent = defineOperation({
   answer: answer({ agent_id: string() }),
   errors: deviceErrors,
   answers: { 'invalid-input': { status: 400, message: 'validation.required' }, unauthenticated: { status: 401, message: 'Authkey invalida ou expirada.' } },
-  schema: type({ authkey: text(256), device: text(), agent_name: text(200) }),
+  schema: type({ authkey: text(Infinity), device: text(), agent_name: text(200) }), // a key too long to be one is a wrong key (401), not a missing one
   device: { ref: 'device' },
   async handle({ agent_name }, { services, account, device }) {
     const agent = await services.agents.create(account, device, agent_name.trim())

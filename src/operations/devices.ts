@@ -113,7 +113,7 @@ export const deleteDevice = defineOperation({
   answer: answer({}),
   errors: [...deviceErrors, 'delete-failed'],
   answers: { unauthenticated: { status: 401, message: 'Authkey Invalida' } },
-  schema: type({ authkey: text(256), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }),
+  schema: type({ authkey: text(Infinity), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }), // as in createAgent
   device: { ref: 'message', session: 'device' },
   async handle({ apagarAppkey }, { services, device }) {
     await services.devices.remove(device, { deleteAppkey: apagarAppkey === true })
