@@ -1,5 +1,5 @@
 import { array, boolean, object, optional, refine, string, type } from 'superstruct'
-import { coerceWhen, isAnything } from '../schema/coerce-when.ts'
+import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
@@ -59,11 +59,11 @@ export const joinGroup = defineOperation({
 
 // --- Internal helpers ---
 
-/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list; 1 to 1 023 distinct phones. */
+/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list (or one number as a JSON number); 1 to 1 023 distinct phones. */
 function members() {
   const phones = coerceWhen(array(string()), isAnything, value => {
     const split = (s: string) => (s.trim().startsWith('[') ? toArray(s) : s.split(/[-,;]/).flatMap(p => p.trim() || []))
-    const items = typeof value === 'string' ? split(value) : value
+    const items = isStringOrNumber(value) ? split(String(value)) : value
     return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(String(p)) ?? String(p)))] : items
   })
   const struct = refine(phones, 'members', list => {
