@@ -25,14 +25,11 @@ export function text(max = MAX_FIELD): Struct<string, null> {
   return withFastCheck(struct, textCheck(max))
 }
 
-/** An optional string; a blank value counts as absent. */
+/** An optional string; null or a blank value counts as absent. */
 export function optionalText(max = MAX_FIELD): Struct<string | undefined, null> {
   const check = textCheck(max)
-  const struct = optional(coerceWhen(text(max), isString, s => (s.trim() === '' ? undefined : s)) as Struct<string, null>)
-  return withFastCheck(struct, value => {
-    const blankless = isString(value) && value.trim() === '' ? undefined : value
-    return blankless === undefined ? undefined : check(blankless)
-  })
+  const struct = optional(coerceWhen(text(max), isAbsent, () => undefined) as Struct<string, null>)
+  return withFastCheck(struct, value => (isAbsent(value) ? undefined : check(value)))
 }
 
 /** A flag: true or false in any accepted spelling. */
@@ -50,13 +47,10 @@ export function falseFlag(): Struct<false, false> {
   return withFastCheck(coerceWhen(literal(false), isScalar, parseFlag), value => (isScalar(value) && parseFlag(value) === false ? false : UNSURE))
 }
 
-/** An optional flag (absent or blank: undefined). */
+/** An optional flag (absent, null or blank: undefined). */
 export function optionalFlag(): Struct<boolean | undefined, null> {
-  const struct = optional(coerceWhen(flag(), isString, s => (s.trim() === '' ? undefined : s)))
-  return withFastCheck(struct, value => {
-    const blankless = isString(value) && value.trim() === '' ? undefined : value
-    return blankless === undefined ? undefined : flagCheck(blankless)
-  })
+  const struct = optional(coerceWhen(flag(), isAbsent, () => undefined))
+  return withFastCheck(struct, value => (isAbsent(value) ? undefined : flagCheck(value)))
 }
 
 /** A phone number: digits with the country code after removing `+`, spaces, dots, dashes and parentheses. */
@@ -84,6 +78,11 @@ export function parseFlag(value: unknown): unknown {
 }
 
 // --- Internal helpers ---
+
+/** An optional field's value that counts as absent: none, null or blank text (as the distinguishing fields are read). */
+function isAbsent(value: unknown): value is string | null | undefined {
+  return value === undefined || value === null || (isString(value) && value.trim() === '')
+}
 
 /** text(max) as a fast check. */
 function textCheck(max: number): FastCheck {
