@@ -24,7 +24,10 @@ export async function startHostApp(port = 0) {
       ctx.body = { error: (err as Error).message, host: true }
     }
   })
-  app.use(bodyParser()) // the host's parser runs first; the gateway uses what it parsed
+  // The host's parser runs first and the gateway uses what it parsed; a body it refuses never reaches the
+  // gateway, so its limits (koa-bodyparser's defaults: 1 MB of JSON, 56 KB of form) are raised to the
+  // gateway's bodyLimit (20 MB: base64 media).
+  app.use(bodyParser({ jsonLimit: '20mb', formLimit: '20mb' }))
 
   const network = new MemoryNetwork()
   const gateway = await createGateway({ transport: memoryTransport({ network }) })
