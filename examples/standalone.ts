@@ -18,7 +18,7 @@
  *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
  *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
  *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
- *   GATEWAY_LEASE_TTL_MS         an instance silent this long is gone: its devices and work pass to the others (default 15000)
+ *   GATEWAY_LEASE_TTL_MS         cluster mode: an instance silent this long is gone, its devices and work pass to the others (default 15000)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
