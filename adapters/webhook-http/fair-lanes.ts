@@ -1,4 +1,5 @@
 import type PQueue from 'p-queue'
+import { putBounded } from 'zapgate/adapter-kit'
 
 /** How many deliveries may be in flight or waiting, per device, per receiver host and in all. */
 export interface LaneLimits {
@@ -11,6 +12,9 @@ export interface LaneLimits {
   /** Waiting per receiver host (not yet in flight); past it a delivery fails at once. */
   maxWaitingPerHost: number
 }
+
+/** Devices kept narrowed (host and device pairs): past it the oldest goes back to `perDevice`. */
+const MAX_NARROWED = 10_000
 
 /** A receiver host's slots, the lines of the devices delivering to it, and how many of their jobs wait. */
 interface HostLane {
@@ -25,10 +29,14 @@ interface HostLane {
  * `overall` slots. A device whose receiver hangs holds at most `perDevice` of its host's slots; its
  * other jobs wait in its own line, never in front of another device's. Within a line, jobs start in
  * the order they came. A line is dropped when it runs idle, a host's lane with its last line.
+ * A device `narrow`ed on a host (its receiver there stopped answering) runs 1 job at a time there
+ * until `widen`ed, its line dropped and made again meanwhile or not: n such devices hold n slots.
  */
 export class FairLanes {
   private readonly hosts = new Map<string, HostLane>()
   private readonly overall: PQueue
+  /** The narrowed devices, by `${host} ${device}` (a URL's host has no space), oldest first. */
+  private readonly narrowed = new Map<string, true>()
 
   constructor(
     private readonly PQueueClass: typeof PQueue,
@@ -55,6 +63,20 @@ export class FairLanes {
     return this.lineOf(host, lane, device).add(() => lane.slots.add(() => this.overall.add(start))) as Promise<T>
   }
 
+  /** A delivery of `device` to `host` got no answer: from now on its line there runs 1 job at a time. */
+  narrow(host: string, device: string): void {
+    putBounded(this.narrowed, `${host} ${device}`, true, MAX_NARROWED)
+    const line = this.hosts.get(host)?.lines.get(device)
+    if (line) line.concurrency = 1
+  }
+
+  /** A delivery of `device` to `host` got an answer: a narrowed line there runs `perDevice` jobs again. */
+  widen(host: string, device: string): void {
+    if (!this.narrowed.delete(`${host} ${device}`)) return
+    const line = this.hosts.get(host)?.lines.get(device)
+    if (line) line.concurrency = this.limits.perDevice
+  }
+
   /** Resolves when every job given so far has settled. */
   async onIdle(): Promise<void> {
     await Promise.all([...this.hosts.values()].flatMap(lane => [...lane.lines.values()].map(line => line.onIdle())))
@@ -78,7 +100,7 @@ export class FairLanes {
   private lineOf(host: string, lane: HostLane, device: string): PQueue {
     let line = lane.lines.get(device)
     if (!line) {
-      const created = new this.PQueueClass({ concurrency: this.limits.perDevice })
+      const created = new this.PQueueClass({ concurrency: this.narrowed.has(`${host} ${device}`) ? 1 : this.limits.perDevice })
       // Every job of a line passes through the host's and the overall queue: once the line is idle,
       // none of its jobs is anywhere, so the line can go (and the host's lane with its last line).
       created.on('idle', () => {

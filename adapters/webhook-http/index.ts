@@ -24,7 +24,10 @@ export interface HttpWebhookOptions {
   /**
    * Deliveries in flight per device (its `deviceId`; by URL without one) to one receiver host, so a
    * device whose receiver hangs leaves the host's other slots to the other devices. Default half of
-   * `concurrencyPerHost`, rounded up.
+   * `concurrencyPerHost`, rounded up. A device whose POST there got no answer (time-out or connection
+   * error; not a delivery dropped unsent) has 1 in flight there until the host answers one of its
+   * deliveries (any status): n devices with hung receivers on a host hold n of its slots once each has
+   * timed out once, `concurrencyPerDevice` each before.
    */
   concurrencyPerDevice?: number
   /** Deliveries in flight in all, whatever their receiver. Default 256. */
@@ -91,13 +94,25 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       // AbortSignal listener costs more than the POST. One listener per signal ends what it covers.
       // send() answers on the status; the slot is held until the response is over, so a receiver slow
       // to end its answers gets at most `perHost` connections, not one per delivery.
+      // A POST that went out and got no status (time-out, connection error; not one cancelled by its
+      // signal) narrows its device to 1 in flight to that host; any status widens it back.
+      const { lanes } = loaded
+      const host = checked.url.host
+      const device = delivery.deviceId ?? delivery.url
       return new Promise<WebhookResponse>((resolve, reject) => {
-        loaded.lanes
-          .run(checked.url.host, delivery.deviceId ?? delivery.url, () => {
+        const answered = (response: WebhookResponse) => {
+          lanes.widen(host, device)
+          resolve(response)
+        }
+        lanes
+          .run(host, device, () => {
             if (signal?.aborted) throw signal.reason
             const left = Math.floor(deadline - Date.now())
-            if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${checked.url.host}`)
-            return postOnce(loaded, checked.url, delivery, left, resolve, signal && streamsOf(signal))
+            if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${host}`)
+            return postOnce(loaded, checked.url, delivery, left, answered, signal && streamsOf(signal)).catch(error => {
+              if (!signal?.aborted) lanes.narrow(host, device)
+              throw error
+            })
           })
           .catch(reject)
       })
