@@ -1,6 +1,6 @@
 import type { Context, Middleware, Next } from 'koa'
 import type { GatewayEvents } from '../events.ts'
-import { requestState } from './request-state.ts'
+import { requestState, routeOf } from './request-state.ts'
 
 /** Middleware: every answered request as a `request` event while someone listens (the status is a JSON body's `status`, else the HTTP status); no async frame while nobody does. */
 export function observeRequests(events: GatewayEvents): Middleware {
@@ -15,7 +15,7 @@ export function observeRequests(events: GatewayEvents): Middleware {
       const operation = requestState(ctx).operation?.name
       events.emit('request', {
         method: ctx.method,
-        route: String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path),
+        route: routeOf(ctx),
         ...(operation ? { operation } : {}),
         status,
         durationMs: performance.now() - started,

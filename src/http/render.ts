@@ -2,7 +2,7 @@ import type { Context, Next } from 'koa'
 import type { Logger } from '../logger.ts'
 import { answerCodeOf, errorAnswer } from '../operations/error-answers.ts'
 import type { Operation } from '../operations/operation.ts'
-import { requestState } from './request-state.ts'
+import { requestState, routeOf } from './request-state.ts'
 import { HOLDER_HEADER } from '../client-api.ts'
 
 /** How HTTP status codes relate to the body's `status`. */
@@ -32,8 +32,7 @@ export function answerErrors(mode: HttpStatusMode, logger: Logger) {
 export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, err: unknown, own?: Partial<Pick<Operation, 'answers' | 'errorExtra'>>): void {
   const answer = errorAnswer(err, own?.answers)
   const code = answerCodeOf(err)
-  if (answer.status >= 500) logger.error({ err, code, path: ctx.path }, answer.message)
-  else logger.debug({ err, code, path: ctx.path }, answer.message)
+  logger[answer.status >= 500 ? 'error' : 'debug']({ err, code, path: routeOf(ctx) }, answer.message)
   if (answer.retryAfterSeconds !== undefined) ctx.set('Retry-After', String(answer.retryAfterSeconds))
   // A refusal, a not-found or a move (503) never names the device's holder.
   if (answer.status === 401 || answer.status === 404 || answer.status === 503) ctx.remove(HOLDER_HEADER)

@@ -42,3 +42,6 @@ export class RequestState {
 export function requestState(ctx: Context): RequestState {
   return ((ctx.state as { gateway?: RequestState }).gateway ??= new RequestState())
 }
+
+/** The route a request matched (`/qr/:token`: never a link's token, which is a capability), else its path: what logs and events name. */
+export const routeOf = (ctx: Context): string => String((ctx as { _matchedRoute?: unknown })._matchedRoute ?? ctx.path)
