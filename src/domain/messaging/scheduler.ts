@@ -149,20 +149,20 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
 
 // --- Internal helpers ---
 
-/** The gateway's refusals that mean the send never started (not an attempt), and those a retry cannot fix. */
+/** The gateway's refusals that mean the send never started (not an attempt), and those never tried again (see isPermanent). */
 const NEVER_STARTED = new Set<ErrorCode>(['shutting-down', 'send-queue-full', 'send-queue-timeout', 'not-connected'])
 const PERMANENT = new Set(
   `invalid-input device-not-found message-not-found group-not-found invite-invalid card-image-invalid
-   media-refused media-bad-status media-timeout media-unreachable media-too-large`.split(/\s+/),
+   media-refused media-bad-status media-timeout media-unreachable media-too-large send-stalled`.split(/\s+/),
 )
 
 function neverStarted(err: unknown): boolean {
   return err instanceof TransportError ? err.code === 'not-connected' : err instanceof GatewayError && NEVER_STARTED.has(err.code)
 }
 
-/** Failures a retry cannot fix: the network refused the content or the target. */
+/** Failures never tried again: the network refused the content or the target, or the send may have reached it (stalled, timed out: a retry could send it twice). */
 function isPermanent(err: unknown): boolean {
-  if (err instanceof TransportError) return ['invalid', 'not-found', 'not-admin'].includes(err.code)
+  if (err instanceof TransportError) return ['invalid', 'not-found', 'not-admin', 'timeout'].includes(err.code)
   return err instanceof GatewayError && PERMANENT.has(err.code)
 }
 
