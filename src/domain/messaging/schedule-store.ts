@@ -51,26 +51,28 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
   const bodies = new Collection<StoredAction>(storage, lock, 'schedule-body')
   // Per account: pending items and their bytes, counted in the store (shared by every process).
   const usage = new Counters(storage, 'schedule-usage')
+  // An item is no longer pending (sent, failed for good, deleted; or refused): its share of the quota is free again.
+  const freeQuota = async (item: Pick<ScheduleItem, 'accountId' | 'bytes'>): Promise<void> => {
+    await usage.add(`${item.accountId}:count`, -1)
+    await usage.add(`${item.accountId}:bytes`, -(item.bytes ?? 0))
+  }
   // Count one more pending item of `bytes` for the account, or refuse it (`quota-exceeded`) and count nothing.
   const reserve = async (accountId: string, bytes: number): Promise<void> => {
     const count = await usage.add(`${accountId}:count`, 1)
     const total = await usage.add(`${accountId}:bytes`, bytes)
     if (count <= quota.maxPending && total <= quota.maxBytes) return
-    await usage.add(`${accountId}:count`, -1)
-    await usage.add(`${accountId}:bytes`, -bytes)
+    await freeQuota({ accountId, bytes })
     const over = count > quota.maxPending ? `${quota.maxPending} scheduled messages` : `${sizeText(quota.maxBytes)} of scheduled messages`
     throw new GatewayError('quota-exceeded', { detail: over, retryAfterSeconds: 60 })
-  }
-  // An item is no longer pending (sent, failed for good, deleted): its share of the quota is free again.
-  const freeQuota = async (item: ScheduleItem): Promise<void> => {
-    await usage.add(`${item.accountId}:count`, -1)
-    await usage.add(`${item.accountId}:bytes`, -(item.bytes ?? 0))
   }
   const forDevice = async (deviceId: string): Promise<ScheduleItem[]> => {
     const found: ScheduleItem[] = []
     for await (const [, item] of items.withPrefix(`${deviceId}:`)) if (item.deviceId === deviceId) found.push(item)
     return found.sort((a, b) => a.dueAt - b.dueAt || a.createdAt - b.createdAt)
   }
+  // The record without `item`'s claim; undefined when that claim no longer holds it.
+  const unclaimed = (current: ScheduleItem | undefined, item: ScheduleItem): ScheduleItem | undefined =>
+    current && current.claim?.token === item.claim?.token ? { ...current, claim: undefined } : undefined
   return {
     /** Store a new pending item and its action (first, so an item never lacks one) within the account's quota, else `quota-exceeded`. */
     async add(input: NewScheduleItem, action: StoredAction): Promise<ScheduleItem> {
@@ -114,11 +116,10 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
       await items.update(
         itemKey(item),
         current => {
-          failed = false // `change` may run again on a newer record
-          if (!current || current.claim?.token !== item.claim?.token) return undefined
-          failed = retryAt === undefined
-          const { claim: _released, ...rest } = current
-          const next: ScheduleItem = { ...rest, attempts: current.attempts + 1, lastError: error.slice(0, 300) }
+          const rest = unclaimed(current, item)
+          failed = rest !== undefined && retryAt === undefined // `change` may run again on a newer record
+          if (!rest) return undefined
+          const next: ScheduleItem = { ...rest, attempts: rest.attempts + 1, lastError: error.slice(0, 300) }
           return retryAt !== undefined ? { ...next, retryAt } : { ...next, state: 'failed', retryAt: undefined }
         },
         retryAt === undefined ? FAILED_TTL_MS : undefined,
@@ -128,17 +129,16 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     },
     /** Release a claim without counting an attempt (the send never started). */
     async release(item: ScheduleItem): Promise<void> {
-      await items.update(itemKey(item), current => {
-        if (!current || current.claim?.token !== item.claim?.token) return undefined
-        const { claim: _released, ...rest } = current
-        return rest
-      })
+      await items.update(itemKey(item), current => unclaimed(current, item))
     },
     /** Remove every item of a deleted device. */
     async removeDevice(deviceId: string): Promise<number> {
       let removed = 0
       for (const item of await forDevice(deviceId)) {
-        if ((await items.remove(itemKey(item))) && item.state === 'pending') await freeQuota(item)
+        // Removed as it stands (a send may have failed it for good since the listing, freeing its place itself).
+        let current: ScheduleItem | undefined = item
+        while (current && !(await items.removeIfEqual(itemKey(item), current))) current = await items.load(itemKey(item))
+        if (current?.state === 'pending') await freeQuota(current)
         await bodies.remove(item.id)
         removed++
       }
