@@ -3,7 +3,10 @@ import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { deviceErrors } from './error-answers.ts'
 
-/** Operation 17: the device's scheduled messages, earliest first (`situacao: falhou` for a send that failed every retry, kept 7 days). */
+/** How a listing words an item's state. */
+const SITUACAO = { pending: 'pendente', failed: 'falhou' } as const
+
+/** Operation 17: the device's scheduled messages, earliest first (`situacao: falhou` for a send that failed for good, kept 7 days). */
 export const listSchedules = defineOperation({
   field: 'listaAgendamento',
   name: 'listSchedules',
@@ -16,13 +19,7 @@ export const listSchedules = defineOperation({
     const items = await services.messaging.scheduler.list(device)
     return {
       message: items.length > 0 ? 'Agendamentos encontrados.' : 'Nenhum agendamento encontrado.',
-      data: items.map(item => ({
-        id: item.id,
-        to: item.to,
-        message: item.summary,
-        agendamento: item.agendamento,
-        situacao: item.state === 'failed' ? ('falhou' as const) : ('pendente' as const),
-      })),
+      data: items.map(({ id, to, summary, agendamento, state }) => ({ id, to, message: summary, agendamento, situacao: SITUACAO[state] })),
     }
   },
 })
