@@ -18,8 +18,8 @@ const REQUEUE_MS = 1_000
 
 /** Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just before it is sent, so waiting behind other sends is never an attempt. Items of a device not connected here wait for it (up to `maxWaitMs`) without spending retries. */
 export function createScheduler(store: ScheduleStore, messenger: Messenger, devices: Devices, liveness: Liveness, options: SchedulerOptions, logger: Logger) {
-  /** Devices that just connected: their items waiting for a retry go at once. */
-  const eager = new Set<string>()
+  /** Devices that just connected, and the items found then waiting for a retry: those go at once (their next failure waits again). */
+  const [eager, hurried] = [new Set<string>(), new Set<string>()]
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
   const away = new Map<string, number>()
   const sent = new Map<string, ScheduleItem>() // sent, not yet removed from the store: removed at their next run (a failure: again soon), never sent again
@@ -31,7 +31,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
       ofLane: deviceId => store.all(deviceId),
       laneOf: item => item?.deviceId,
       orderOf: item => item?.createdAt ?? 0,
-      dueOf: async (_key, item, now) => dueOf(item, now),
+      dueOf: async (key, item, now) => dueOf(key, item, now),
       run: key => send(key),
     },
     { concurrencyPerLane: 1, maxLanes: 100, capacity: 10_000, lineLimit: 1_000, reconcileMs: options.pollMs },
@@ -40,11 +40,12 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
   liveness.onDeparture(() => void (started && work.rescan()))
 
   /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
-  function dueOf(item: ScheduleItem, now: number): number | undefined {
+  function dueOf(key: string, item: ScheduleItem, now: number): number | undefined {
     if (item.state !== 'pending') return undefined
     const claimed = claimedUntil(item.claim, liveness, { now })
     if (claimed !== undefined) return claimed
-    const ready = eager.has(item.deviceId) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
+    if (item.retryAt && eager.has(item.deviceId)) hurried.add(key) // remembered until it runs: the refresh that found it only queues it
+    const ready = hurried.has(key) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
     return Math.max(ready, away.get(item.deviceId) ?? 0)
   }
 
@@ -53,9 +54,10 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
     if (sent.has(key)) return void (await store.complete(sent.get(key)!), sent.delete(key))
     const item = await store.get(key)
     const now = Date.now()
-    const due = item && dueOf(item, now)
-    if (!item || due === undefined) return undefined
+    const due = item && dueOf(key, item, now)
+    if (!item || due === undefined) return void hurried.delete(key)
     if (due > now) return due
+    hurried.delete(key)
     const device = await devices.get(item.deviceId)
     const away = device !== undefined && !(await devices.status(device)).connected
     if (away && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
