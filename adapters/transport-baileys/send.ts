@@ -111,7 +111,8 @@ function vcard(name: string, phone: string): string {
 async function send(deps: SendDeps, jid: string, content: AnyMessageContent): Promise<SentMessage> {
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
   deps.session.memory.ownIds.set(id, true)
-  const sent = await watched(deps, () => deps.socket.sendMessage(jid, content, { messageId: id }))
+  // No link preview: Baileys would fetch a text's first URL from this server (with link-preview-js installed), past the URL guard.
+  const sent = await watched(deps, () => deps.socket.sendMessage(jid, 'text' in content ? { ...content, linkPreview: null } : content, { messageId: id }))
   const message: WAMessage = sent ?? { key: { remoteJid: jid, fromMe: true, id }, messageTimestamp: Math.floor(Date.now() / 1000) }
   return remember(deps, message)
 }

@@ -160,6 +160,7 @@ interactive("buttonsFallback 'text': buttons and carousels go out as numbered pl
   await s.transport.send('dev', BOB, message)
   assert.equal((s.fake.sent('dev').at(-1) as { content: object }).content, {
     text: '*Menu*\nChoose:\n\n1. Yes\n2. Site: https://ex.com\n3. Call us: +5511999999999\n4. No\n\n_bye_',
+    linkPreview: null,
   })
   await s.transport.send('dev', BOB, {
     kind: 'carousel',
@@ -171,6 +172,7 @@ interactive("buttonsFallback 'text': buttons and carousels go out as numbered pl
   })
   assert.equal((s.fake.sent('dev').at(-1) as { content: object }).content, {
     text: 'Picks\n\n*1. One*\nfirst\n- Buy: https://ex.com/1\n\n*2. Two*\nsecond\n- Want',
+    linkPreview: null,
   })
   assert.is(s.fake.sent('dev').filter(r => r.via === 'relayMessage').length, 0)
   await s.transport.stop()

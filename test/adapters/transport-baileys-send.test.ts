@@ -32,7 +32,7 @@ send('text: { text } to the canonical JID; resolves with the id and timestamp, a
   const s = await open()
   const sent = await s.transport.send('dev', BOB, { kind: 'text', text: 'Olá' })
   const record = lastSent(s)
-  assert.equal(record, { via: 'sendMessage', jid: BOB_JID, content: { text: 'Olá' }, options: { messageId: sent.id }, id: sent.id })
+  assert.equal(record, { via: 'sendMessage', jid: BOB_JID, content: { text: 'Olá', linkPreview: null }, options: { messageId: sent.id }, id: sent.id })
   assert.match(sent.id, /^3EB0[0-9A-F]+$/)
   assert.ok(Math.abs(sent.timestamp - Date.now()) < 5_000)
   const stored = await s.storage.get<{ key: object }>(`device:dev:msg:${sent.id}`)
