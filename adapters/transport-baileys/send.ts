@@ -5,7 +5,7 @@ import type { Logger } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
-import { isGroupJid } from './jid.ts'
+import { brazilianAlternative, isGroupJid } from './jid.ts'
 import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
@@ -157,12 +157,14 @@ async function requireTarget(messages: MessageStore, target: MessageRef): Promis
 
 /**
  * Whether a remembered key belongs to the chat the caller named (`MessageRef.chat`: phone digits, a
- * `<digits>@lid` or a group id; none: any chat). A target of another chat is not found, as on the
- * network: a reaction or read receipt never goes to a chat other than the one the caller named.
+ * `<digits>@lid` or a group id; none: any chat; a Brazilian mobile number also names its other form, with
+ * or without the ninth digit, as the send resolved it). A target of another chat is not found, as on
+ * the network: a reaction or read receipt never goes to a chat other than the one the caller named.
  */
 function inChat(key: StoredMessage['key'], chat: string | undefined): boolean {
   if (!chat) return true
-  const wanted = chat.split('@')[0].replace(/\D/g, '')
+  const digits = chat.split('@')[0].replace(/\D/g, '')
+  const wanted = [digits, chat.includes('@') ? undefined : brazilianAlternative(digits)]
   if (isGroupJid(chat) || isGroupJid(key.remoteJid)) return key.remoteJid === chat
-  return [key.remoteJid, key.remoteJidAlt].some(jid => jid !== undefined && jid.split('@')[0].split(':')[0] === wanted)
+  return [key.remoteJid, key.remoteJidAlt].some(jid => jid !== undefined && wanted.includes(jid.split('@')[0].split(':')[0]))
 }
