@@ -1,11 +1,11 @@
 import type { Agent } from 'node:http'
 import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys'
 import type PQueue from 'p-queue'
-import type { IncomingContent, MediaKind, TransportEvent } from 'zapgate'
+import type { IncomingContent, IncomingMessage, MediaKind, TransportEvent } from 'zapgate'
 import type { Logger } from 'zapgate'
 import { withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
-import { isIgnoredJid, normalizeJid, phoneOf } from './jid.ts'
+import { isIgnoredJid, isLidJid, normalizeJid, phoneOf } from './jid.ts'
 import type { MessageStore } from './message-store.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
@@ -78,7 +78,9 @@ async function report(
   const media = isMediaContent(content)
   const withBytes = download && media ? await inlineMedia(deps, session, socket, message, content) : content
   const incoming = await describeMessage(message, withBytes, session.self(), lid => lidToPhone(socket, lid))
-  await deps.messages.remember(message, media).catch(err => deps.logger.warn({ err, messageId: message.key.id }, 'could not remember a message key'))
+  await deps.messages
+    .remember(withChatPhone(message, incoming), media)
+    .catch(err => deps.logger.warn({ err, messageId: message.key.id }, 'could not remember a message key'))
   await deps.emit({ type: 'message', deviceId: deps.deviceId, message: incoming })
 }
 
@@ -102,6 +104,17 @@ async function inlineMedia(deps: ReceiveDeps, session: DeviceSession, socket: So
     deps.logger.warn({ err, deviceId: deps.deviceId, messageId: message.key.id }, 'media download failed; reporting metadata only')
     return content
   }
+}
+
+/**
+ * The message to remember: a 1:1 LID chat reported under a phone its key does not carry (found in the
+ * LID mappings) keeps that phone as `remoteJidAlt`, so that a reaction or read receipt naming the chat
+ * the webhook gave finds it.
+ */
+function withChatPhone(message: WAMessage, incoming: IncomingMessage): WAMessage {
+  const { remoteJid, remoteJidAlt } = message.key
+  if (remoteJidAlt || !isLidJid(remoteJid) || !/^\d+$/.test(incoming.chat)) return message
+  return { ...message, key: { ...message.key, remoteJidAlt: `${incoming.chat}@s.whatsapp.net` } }
 }
 
 type MediaContent = Extract<IncomingContent, { kind: MediaKind }>
