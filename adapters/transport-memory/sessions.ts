@@ -182,13 +182,14 @@ export class SessionRegistry {
 
   /**
    * Hand a message to the device, or queue it (bounded) until it comes back online. Deliveries to one
-   * device happen one at a time, in order; the promise settles once this one is done.
+   * device happen one at a time, in order; the promise settles once this one is done. While what was
+   * queued for a device that came back is not flushed yet, new messages queue behind it.
    */
   deliver(deviceId: string, message: IncomingMessage): Promise<void> {
     if (!this.devices.has(deviceId)) return Promise.resolve()
     return this.enqueue(deviceId, async () => {
       const device = this.devices.get(deviceId)
-      if (device?.endpoint) await device.endpoint.receive(deviceId, message)
+      if (device?.endpoint && device.offline.length === 0) await device.endpoint.receive(deviceId, message)
       else if (device) pushBounded(device.offline, message, this.offlineLimit)
     })
   }
