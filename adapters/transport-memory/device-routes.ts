@@ -36,7 +36,8 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
   const connections = new Map<string, StreamConnection>()
   const linkStreams = new Map<string, StreamConnection>()
   const hooks = {
-    redeliver: (deviceId: string, message: Parameters<StreamConnection['endpoint']['receive']>[1]) => void network.devices.deliver(deviceId, message),
+    redeliver: (deviceId: string, message: Parameters<StreamConnection['endpoint']['receive']>[1], inPlace: boolean) =>
+      inPlace ? network.devices.redeliver(deviceId, message) : network.devices.deliver(deviceId, message),
     ended(connection: StreamConnection) {
       if (connection.kind === 'device') options.logger?.debug({ deviceId: connection.deviceId }, 'device connection ended')
       connections.delete(connection.id)

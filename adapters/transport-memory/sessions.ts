@@ -194,6 +194,16 @@ export class SessionRegistry {
     })
   }
 
+  /**
+   * Within a delivery to the device still under way, hand its message (lost with the connection it
+   * was written to) to the device again, or put it back first in line: it stays ahead of later ones.
+   */
+  async redeliver(deviceId: string, message: IncomingMessage): Promise<void> {
+    const device = this.devices.get(deviceId)
+    if (device?.endpoint && device.offline.length === 0) await device.endpoint.receive(deviceId, message)
+    else if (device && device.offline.unshift(message) > this.offlineLimit) device.offline.shift()
+  }
+
   /** Deliver (in order, after deliveries already under way) what was queued while the device was offline. */
   flush(deviceId: string): Promise<void> {
     return this.enqueue(deviceId, async () => {

@@ -7,8 +7,11 @@ import type { Ack, Frame } from './wire.ts'
 
 /** What a stream connection asks of the server that holds it. */
 interface StreamHooks {
-  /** A message the gateway did not ack before the stream ended: hand it to the device again (at least once). */
-  redeliver(deviceId: string, message: IncomingMessage): void
+  /**
+   * A message the gateway did not ack before the stream ended: hand it to the device again (at least
+   * once). `inPlace` when its delivery is still under way: it goes again ahead of the later ones.
+   */
+  redeliver(deviceId: string, message: IncomingMessage, inPlace: boolean): Promise<void>
   /** The stream ended (either side): forget the connection, take it off the network. */
   ended(connection: StreamConnection): void
 }
@@ -50,11 +53,15 @@ export class StreamConnection {
       },
       receive: async (deviceId, message) => {
         const acked = this.request({ type: 'message', message })
-        acked.catch(() => this.hooks.redeliver(deviceId, message))
-        await within(
-          acked.catch(() => undefined),
+        const answered = await within(
+          acked.then(
+            () => true,
+            () => false,
+          ),
           this.ackWaitMs,
         )
+        if (answered === false) await this.hooks.redeliver(deviceId, message, true)
+        else if (answered === undefined) acked.catch(() => this.hooks.redeliver(deviceId, message, false))
       },
       closed: async (_deviceId, state, reason) => this.end({ type: 'closed', state, reason }),
     }
