@@ -1,3 +1,4 @@
+import { TransportError } from 'zapgate'
 import type { IncomingMessage, SentMessage } from 'zapgate'
 import { putBounded } from 'zapgate/adapter-kit'
 import { lidFor, messageId, parseAddress } from './addresses.ts'
@@ -64,9 +65,12 @@ export class Post {
     private readonly sessions: SessionRegistry,
   ) {}
 
-  /** Set how the network presents `phone`; answers its LID, if it has one. */
+  /** Set how the network presents `phone`; answers its LID, if it has one (a LID names one phone: another phone's is refused). */
   setProfile(phone: string, profile: PhoneProfile): string | undefined {
-    const lid = profile.lid === true ? lidFor(phone) : parseAddress(profile.lid)?.kind === 'lid' ? profile.lid : undefined
+    const address = profile.lid === true ? undefined : parseAddress(profile.lid)
+    const lid = profile.lid === true ? lidFor(phone) : address?.kind === 'lid' ? address.lid : undefined
+    const owner = lid === undefined ? undefined : this.lids.get(lid)
+    if (owner !== undefined && owner !== phone) throw new TransportError('invalid', `${lid} is the LID of another phone`)
     const old = this.profiles.get(phone)
     if (old?.lid) this.lids.delete(old.lid)
     const stored = { lid, pushName: profile.pushName, hidePhone: Boolean(profile.hidePhone && lid) }

@@ -1,0 +1,61 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { TransportError } from '../../src/ports/transport.ts'
+import type { IncomingMessage } from '../../src/ports/transport.ts'
+import { simulatorServer } from '../../adapters/transport-memory/index.ts'
+import { post } from '../helpers/http.ts'
+import { linkAs, memoryHarness } from './memory-harness.ts'
+import type { MemoryHarness } from './memory-harness.ts'
+
+const PHONE = '5511999990001'
+const FRIEND = '5511988880002'
+const OTHER = '5511977770003'
+const LID = '123456789012345@lid'
+
+const test = suite('transport-memory: LIDs name one phone')
+
+const messages = (h: MemoryHarness) => h.events.flatMap(e => (e.type === 'message' ? [e.message as IncomingMessage] : []))
+
+test('a LID another phone already has is refused, and a reply to the LID reaches the phone that showed it', async () => {
+  const h = await memoryHarness()
+  await linkAs(h, 'd1', PHONE)
+  h.network.registerPhone(FRIEND, { lid: LID, hidePhone: true })
+  assert.throws(
+    () => h.network.registerPhone(OTHER, { lid: LID }),
+    (err: unknown) => err instanceof TransportError && err.code === 'invalid',
+  )
+  h.network.registerPhone(OTHER, { lid: '123456789012399@lid' })
+  await h.network.sendFromPhone(FRIEND, PHONE, { type: 'text', text: 'hidden' })
+  const [received] = messages(h)
+  await h.transport.send('d1', received.chat, { kind: 'text', text: 'reply' })
+  assert.deepEqual(
+    h.network.inbox(FRIEND).map(e => e.type === 'text' && e.text),
+    ['reply'],
+  )
+  assert.deepEqual(h.network.inbox(OTHER), [])
+  await h.close()
+})
+
+test('a LID given in another form (upper case, a device suffix) is the same user', async () => {
+  const h = await memoryHarness()
+  await linkAs(h, 'd1', PHONE)
+  assert.equal(h.network.registerPhone(FRIEND, { lid: ' 123456789012345:7@LID', hidePhone: true }), LID)
+  await h.network.sendFromPhone(FRIEND, PHONE, { type: 'text', text: 'hidden' })
+  const [received] = messages(h)
+  assert.deepEqual([received.chat, received.fromLid], [LID, LID])
+  await h.transport.send('d1', received.chat, { kind: 'text', text: 'reply' })
+  assert.equal(h.network.inbox(FRIEND).length, 1)
+  await h.close()
+})
+
+test('POST /_sim/phones answers 400 for a LID another phone has', async () => {
+  const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
+  assert.equal((await post(`${sim.url}/_sim/phones`, { phone: FRIEND, lid: LID })).status, 200)
+  const taken = await post(`${sim.url}/_sim/phones`, { phone: OTHER, lid: LID })
+  assert.equal(taken.status, 400)
+  assert.equal(taken.body.status, 400)
+  assert.equal((await post(`${sim.url}/_sim/phones`, { phone: FRIEND, lid: LID, pushName: 'Friend' })).status, 200, 'its own LID again')
+  await sim.close()
+})
+
+test.run()
