@@ -43,6 +43,12 @@ export class MemoryNetwork implements DeviceNetwork {
   private readonly counts = { replaced: 0, sent: 0, received: 0 }
 
   constructor(options: MemoryNetworkOptions = {}) {
+    for (const name of ['logLimit', 'inboxLimit', 'phoneLimit', 'offlineLimit', 'groupLimit'] as const) {
+      const value = options[name]
+      // NaN or a negative size would bound nothing: memory would grow without end.
+      if (value !== undefined && !(Number.isSafeInteger(value) && value >= 1))
+        throw new TypeError(`MemoryNetwork: ${name} must be a whole number >= 1, not ${value}`)
+    }
     this.devices = new SessionRegistry(options.offlineLimit ?? 1_000)
     this.post = new Post(
       { logLimit: options.logLimit ?? 100_000, inboxLimit: options.inboxLimit ?? 1_000, phoneLimit: options.phoneLimit ?? 10_000 },
