@@ -104,9 +104,9 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
     },
     responses: {
       '200': {
-        description: 'The answer of the operation the body chose.',
+        description: 'The answer of the operation the body chose (anyOf: operations of a path may answer alike).',
         content: {
-          'application/json': { schema: { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })) } },
+          'application/json': { schema: { anyOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })) } },
         },
       },
       ...errorResponses(entry, ordered),

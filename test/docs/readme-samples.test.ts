@@ -9,7 +9,7 @@ import { internalsOf } from '../../src/internals.ts'
 import { contactKey } from '../../src/domain/flows.ts'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
-import { requestMatcher, type Matcher } from '../helpers/openapi.ts'
+import { answerChecker, requestMatcher, type AnswerCheck, type Matcher } from '../helpers/openapi.ts'
 import { readmeSamples, type ReadmeSample } from '../helpers/readme.ts'
 import { JPEG, PDF } from '../helpers/samples.ts'
 
@@ -22,7 +22,7 @@ import { JPEG, PDF } from '../helpers/samples.ts'
  *   wherever the sample reappears (operation 8's message id is the target of 12 and 13);
  * - values the story maps (STORY) are replaced by the real ones, in requests and answers.
  * Each request must also be chosen by the router as the OpenAPI document's oneOf says, and each
- * answer must fit the operation's declared answer struct.
+ * answer must fit the operation's declared answer struct and the document's 200 response of its path.
  */
 
 /** Sample values the gateway generates, by form. */
@@ -91,13 +91,15 @@ const media: MediaFetcher = {
 const webhooks: WebhookSender = { send: async () => ({ status: 200 }) }
 const agentResponder: AgentResponder = { respond: () => AGENT_REPLY }
 
-type Ctx = { story: Story; matches: Matcher; ran: Set<string> }
+type Ctx = { story: Story; matches: Matcher; fits: AnswerCheck; ran: Set<string> }
 const samples = readmeSamples()
 const readme = suite<Ctx>("docs/api.md: the API section's samples against a running gateway")
 readme.before(async ctx => {
   const t = await startGateway({ media, webhooks, agentResponder })
   ctx.story = { t, stands: new Map() }
-  ctx.matches = await requestMatcher((await request(`${t.url}/openapi.json`)).body)
+  const document = (await request(`${t.url}/openapi.json`)).body
+  ctx.matches = await requestMatcher(document)
+  ctx.fits = await answerChecker(document)
   ctx.ran = new Set()
 })
 readme.after(ctx => ctx.story.t.stop())
@@ -109,7 +111,7 @@ readme('docs/api.md has a sample of every operation of the table, each on its ow
 })
 
 for (const sample of samples) {
-  readme(`sample under "${sample.heading}"`, async ({ story, matches, ran }) => {
+  readme(`sample under "${sample.heading}"`, async ({ story, matches, fits, ran }) => {
     const number = /^(\d+\.)/.exec(sample.heading)?.[1]
     if (number && before[number] && !ran.has(number)) {
       ran.add(number)
@@ -121,6 +123,7 @@ for (const sample of samples) {
     assert.is(answer.status, answer.body?.status, 'HTTP status = body status')
     assert.equal(compare(sample.answer, answer.body, story.stands), [], `${sample.heading}: ${answer.text}`)
     assert.ok(is(answer.body, operation.answer), `the answer fits ${operation.name}'s answer struct`)
+    assert.equal(fits(sample.path, answer.status, answer.body), [], "the answer fits the OpenAPI document's response")
     if (operation.name === 'registerUser') story.authkey = answer.body.data.authkey
   })
 }
