@@ -2,8 +2,9 @@ import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/e
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 
-/** The refusals every operation may answer before it runs: the body, the store, the unexpected. */
-const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'storage-unavailable', 'internal']
+/** The refusals every operation may answer: the body (unreadable, too slow), the request rate limits, the store, the unexpected. */
+const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout', 'rate-limited']
+const anyErrors: AnswerCode[] = [...bodyErrors, 'storage-unavailable', 'internal']
 
 /** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields. */
 export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAnswer {
@@ -123,9 +124,8 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
     found.operations.add(operation)
     byAnswer.set(key, found)
   }
-  for (const operation of ordered) {
-    for (const code of ['invalid-input' as const, ...operation.errors, ...bodyErrors]) add(operationAnswer(operation, code), operation.name)
-  }
+  for (const operation of ordered)
+    for (const code of ['invalid-input' as const, ...operation.errors, ...anyErrors]) add(operationAnswer(operation, code), operation.name)
   if (!entry.fallback) add(errorAnswers['invalid-input'], 'no operation chosen')
   const responses: Record<string, { description: string; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }> = {}
   for (const { answer, operations } of [...byAnswer.values()].sort((a, b) => a.answer.status - b.answer.status)) {

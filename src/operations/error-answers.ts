@@ -76,8 +76,8 @@ export const queueErrors: AnswerCode[] = [
   'shutting-down',
 ]
 
-/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`). */
-export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid']
+/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`; `not-admin`: a group the device may not post to). */
+export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin']
 
 /** The refusals of a send that targets an earlier message (reaction, delete, read receipt). */
 export const targetErrors: AnswerCode[] = [...sendErrors, 'message-not-found']

@@ -17,7 +17,7 @@ export const groupInfo = defineOperation({
   name: 'groupInfo',
   summary: 'Information about a group, by id or invite',
   answer: answer({ grupo: object({ id: string(), titulo: string(), descricao: string(), participantes: array(object({ id: string(), admin: boolean() })) }) }),
-  errors: [...deviceErrors, 'group-not-found', ...queueErrors],
+  errors: [...deviceErrors, 'group-not-found', ...queueErrors, 'not-admin'],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), infoConvite: text(512) }),
   device: deviceByAppkey('device'),
   async handle({ infoConvite: ref }, { services, device }) {
@@ -33,7 +33,7 @@ export const createGroup = defineOperation({
   name: 'createGroup',
   summary: 'Create a group with the device as admin',
   answer: answer({ grupoId: string(), convite: optional(string()) }),
-  errors: [...deviceErrors, ...queueErrors],
+  errors: [...deviceErrors, ...queueErrors, 'not-admin'],
   schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
   device: deviceByAppkey('device'),
   async handle({ message: subject, usuarios: participants }, { services, device }) {
@@ -48,7 +48,7 @@ export const joinGroup = defineOperation({
   name: 'joinGroup',
   summary: 'Join a group by invite link',
   answer: answer({ grupoId: string() }),
-  errors: [...deviceErrors, 'invite-invalid', ...queueErrors],
+  errors: [...deviceErrors, 'invite-invalid', ...queueErrors, 'not-admin'],
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
   device: deviceByAppkey('device'),
   async handle({ entrarConvite: invite }, { services, device }) {

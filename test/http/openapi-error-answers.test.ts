@@ -1,0 +1,85 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { internalsOf } from '../../src/internals.ts'
+import { TransportError } from '../../src/ports/transport.ts'
+import { operationTable } from '../../src/operations/table.ts'
+import { startGateway } from '../helpers/gateway.ts'
+import { request } from '../helpers/http.ts'
+import { answerChecker } from '../helpers/openapi.ts'
+import { openSocket } from '../helpers/raw-http.ts'
+
+/**
+ * Error answers the gateway gives on its operation paths, each checked against the OpenAPI
+ * document's response for that path and status (a client generated from the document, or a
+ * validating proxy, refuses a status the document does not list).
+ */
+
+test('past the per-account request limit (on by default), every path that takes an authkey answers a documented 429', async () => {
+  const t = await startGateway({ rateLimit: { perAccount: { points: 1, duration: 60 } } })
+  try {
+    const fits = await answerChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }) // the one request allowed
+    const failures: string[] = []
+    for (const { path } of operationTable.filter(entry => entry.path !== '/api/auth')) {
+      const answer = await t.post(path, { authkey, appkey: 'loja', message: 'loja', checkDispositivo: 'true', to: '5511988880002' })
+      assert.equal(answer.body, { status: 429, message: 'Muitas requisições. Tente novamente mais tarde.' }, path)
+      failures.push(...fits(path, answer.status, answer.body))
+    }
+    assert.equal(failures, [])
+  } finally {
+    await t.stop()
+  }
+})
+
+test('a body too slow to arrive is answered a documented 408 on every path', async () => {
+  const t = await startGateway({ bodyTimeoutMs: 200 })
+  try {
+    const fits = await answerChecker((await request(`${t.url}/openapi.json`)).body)
+    const failures: string[] = []
+    for (const { path } of operationTable) {
+      const socket = await openSocket(t.url)
+      const closed = new Promise(resolve => socket.once('close', resolve))
+      let answer = ''
+      socket.on('data', chunk => (answer += chunk.toString('utf8')))
+      socket.write(`POST ${path} HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 40\r\n\r\n{"authkey":`)
+      await closed
+      const status = Number(/^HTTP\/1\.1 (\d+) /.exec(answer)?.[1])
+      assert.is(status, 408, `${path}: ${answer}`)
+      failures.push(...fits(path, status, JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))))
+    }
+    assert.equal(failures, [])
+  } finally {
+    await t.stop()
+  }
+})
+
+test("the network's refusal for a group the device may not post to or manage (403 not-admin) is a documented answer", async () => {
+  const t = await startGateway()
+  try {
+    const fits = await answerChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511999990001')
+    const transport = internalsOf(t.gateway).transport
+    const refuse = async (): Promise<never> => {
+      throw new TransportError('not-admin', 'forbidden')
+    }
+    transport.send = refuse
+    transport.groupCreate = refuse
+    const group = '120363000000000001@g.us'
+    const failures: string[] = []
+    for (const [path, body] of [
+      ['/api/create-message', { authkey, appkey: 'loja', to: group, message: 'oi' }],
+      ['/api/groups', { authkey, appkey: 'loja', message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' }],
+    ] as const) {
+      const answer = await t.post(path, body)
+      assert.equal(answer.body, { status: 403, message: 'O dispositivo não é administrador do grupo.' }, path)
+      failures.push(...fits(path, answer.status, answer.body))
+    }
+    assert.equal(failures, [])
+  } finally {
+    await t.stop()
+  }
+})
+
+test.run()
