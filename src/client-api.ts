@@ -51,7 +51,7 @@ export const OPERATION_ROUTES = {
 export interface ClientOptions {
   /** The gateway's URL (its mount point: `https://api.example.com`), where every request goes first. */
   baseUrl: string
-  /** The caller's key, added to every body that has none. */
+  /** The caller's key, added to every body that has none (or an undefined one). */
   authkey?: string
   /** Default: the global `fetch`. */
   fetch?: typeof fetch
@@ -75,9 +75,11 @@ export interface GatewayClient {
 /**
  * Make a client of the gateway at `baseUrl`. Each device's requests go to the instance the last
  * answer named as its holder; a request never goes out twice, except once to the base URL when the
- * remembered holder refused the connection (nothing was sent). A network error, an answer that is
- * not JSON, or a 503, 401 or 404 makes the client forget the device's holder, so its next request
- * goes to the base URL again (which forwards, and names the new holder).
+ * remembered holder refused the connection (nothing was sent). A redirect is not followed (it is
+ * the answer: the body and its key go nowhere else). A network error, an answer that is not the
+ * gateway's (not JSON, or no numeric `status`: a proxy's error page), or a 503, 401 or 404 makes
+ * the client forget the device's holder, so its next request goes to the base URL again (which
+ * forwards, and names the new holder).
  */
 export function createClient(options: ClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -87,7 +89,8 @@ export function createClient(options: ClientOptions): GatewayClient {
   const keyOf = (authkey: unknown, device: unknown) =>
     typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
 
-  const post = (url: string, path: string, body: string) => send(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+  const post = (url: string, path: string, body: string) =>
+    send(url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body })
 
   return {
     urlFor(device, authkey = options.authkey) {
@@ -95,7 +98,8 @@ export function createClient(options: ClientOptions): GatewayClient {
     },
     async call(name, request) {
       const route: { path: string; device?: string } = OPERATION_ROUTES[name]
-      const fields = { ...(options.authkey !== undefined ? { authkey: options.authkey } : {}), ...request } as Record<string, unknown>
+      const fields = { ...request } as Record<string, unknown>
+      if (fields.authkey === undefined && options.authkey !== undefined) fields.authkey = options.authkey
       const key = route.device ? keyOf(fields.authkey, fields[route.device]) : undefined
       const remembered = key ? holders.get(key) : undefined
       const body = JSON.stringify(fields)
@@ -110,13 +114,18 @@ export function createClient(options: ClientOptions): GatewayClient {
         url = baseUrl
         response = await post(url, route.path, body)
       }
-      let answer: { status?: number }
+      let answer: { status?: unknown } | null = null
       try {
-        answer = (await response.json()) as { status?: number }
+        answer = (await response.json()) as { status?: unknown } | null
       } catch (err) {
+        if (!(err instanceof SyntaxError)) {
+          if (key) holders.delete(key)
+          throw err
+        }
+      }
+      if (typeof answer?.status !== 'number') {
         if (key) holders.delete(key)
-        // An answer that is not JSON (a proxy's 413 or 502 page) is still an answer: its HTTP status is the error's.
-        if (!(err instanceof SyntaxError)) throw err
+        // Not the gateway's answer (a proxy's 413 or 502 page, a redirect, its own JSON error) is still an answer: its HTTP status is the error's.
         return { ok: false, httpStatus: response.status, body: { status: response.status, message: response.statusText }, url }
       }
       if (key) learn(holders, key, response.headers.get(HOLDER_HEADER), answer.status, baseUrl)
@@ -135,7 +144,7 @@ export function createClient(options: ClientOptions): GatewayClient {
  * key never leaves TLS because of a hint).
  */
 function learn(holders: Map<string, string>, key: string, hint: string | null, status: number | undefined, baseUrl: string): void {
-  const usable = hint !== null && (baseUrl.startsWith('https:') ? hint.startsWith('https://') : /^https?:\/\//.test(hint))
+  const usable = hint !== null && (/^https:/i.test(baseUrl) ? /^https:\/\//i.test(hint) : /^https?:\/\//i.test(hint))
   if (usable && status !== 503) holders.set(key, hint.replace(/\/+$/, ''))
   else if (status === 503 || status === 401 || status === 404) holders.delete(key)
 }

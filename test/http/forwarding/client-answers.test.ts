@@ -1,0 +1,96 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import { createClient, HOLDER_HEADER } from '../../../src/client.ts'
+
+/**
+ * The typed client (zapgate/client) against servers that answer what a gateway, a proxy in front
+ * of it or a misconfigured host may answer: the caller's key and request go only where docs/api.md
+ * (Routing client) says, and every answer resolves as one.
+ */
+
+const FRIEND = '5511988887777'
+
+type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void
+
+/** A server that records each request body and answers as `handler` says. */
+function serve(handler: Handler): Promise<{ url: string; bodies: string[]; close(): void }> {
+  const bodies: string[] = []
+  return new Promise(resolve => {
+    const server = createServer((req, res) => {
+      let body = ''
+      req.on('data', chunk => (body += chunk)).on('end', () => (bodies.push(body), handler(req, body, res)))
+    }).listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number }
+      resolve({ url: `http://127.0.0.1:${port}`, bodies, close: () => (server.closeAllConnections(), server.close()) })
+    })
+  })
+}
+
+const json =
+  (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  (_req: IncomingMessage, _body: string, res: ServerResponse) =>
+    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body))
+
+test('a redirect is an answer, not followed: the body with the caller key never goes to the host it names, nor twice', async () => {
+  const elsewhere = await serve(json(200, { status: 200, message: 'Mensagem enviada.', id: '3EB0AAAA' }))
+  const base = await serve((req, _body, res) => res.writeHead(307, { location: `${elsewhere.url}${req.url}` }).end())
+  try {
+    const client = createClient({ baseUrl: base.url, authkey: 'secret-key' })
+    const answer = await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'oi' })
+    assert.equal(elsewhere.bodies, [], 'nothing reached the host the redirect named')
+    assert.equal([answer.ok, answer.httpStatus, answer.body.status, answer.url], [false, 307, 307, base.url])
+    assert.is(base.bodies.length, 1)
+  } finally {
+    base.close()
+    elsewhere.close()
+  }
+})
+
+test("a JSON error that is not the gateway's (a proxy's 503 {message}) resolves with its HTTP status and forgets the holder", async () => {
+  // The base URL names the holder, then the proxy in front of the holder answers 503.
+  const holder = await serve(json(503, { message: 'Service Unavailable' }))
+  const base = await serve(json(200, { status: 200, message: 'ok' }, { [HOLDER_HEADER]: holder.url }))
+  const nothing = await serve(json(502, null))
+  try {
+    const client = createClient({ baseUrl: base.url, authkey: 'k' })
+    assert.ok((await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'um' })).ok)
+    assert.is(client.urlFor('loja'), holder.url)
+    const failed = await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'dois' })
+    assert.equal([failed.ok, failed.httpStatus, failed.body.status, typeof failed.body.message], [false, 503, 503, 'string'])
+    assert.is(client.urlFor('loja'), base.url, 'the holder is forgotten after its 503')
+    // JSON that is no object at all is an answer too, not a TypeError.
+    const odd = await createClient({ baseUrl: nothing.url, authkey: 'k' }).call('sendText', { appkey: 'loja', to: FRIEND, message: 'x' })
+    assert.equal([odd.ok, odd.httpStatus, odd.body.status], [false, 502, 502])
+  } finally {
+    for (const server of [holder, base, nothing]) server.close()
+  }
+})
+
+test("the client's key goes in a body whose authkey is left undefined", async () => {
+  const sent: unknown[] = []
+  const fetch = (async (_url: string, init: RequestInit) => {
+    sent.push(JSON.parse(String(init.body)))
+    return new Response(JSON.stringify({ status: 200, message: 'ok' }), { headers: { 'content-type': 'application/json' } })
+  }) as typeof globalThis.fetch
+  const client = createClient({ baseUrl: 'https://api.example.com', authkey: 'client-key', fetch })
+  const perRequest: string | undefined = undefined
+  await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'oi', authkey: perRequest })
+  assert.equal(sent, [{ authkey: 'client-key', appkey: 'loja', to: FRIEND, message: 'oi' }])
+})
+
+test('a plain http:// hint is ignored whatever the case of the https base URL, so the key never leaves TLS', async () => {
+  const urls: string[] = []
+  const fetch = (async (url: string) => {
+    urls.push(url)
+    return new Response(JSON.stringify({ status: 200, message: 'ok' }), {
+      headers: { 'content-type': 'application/json', [HOLDER_HEADER]: 'http://10.0.0.7:8080' },
+    })
+  }) as typeof globalThis.fetch
+  const client = createClient({ baseUrl: 'HTTPS://api.example.com', authkey: 'k', fetch })
+  await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'um' })
+  await client.call('sendText', { appkey: 'loja', to: FRIEND, message: 'dois' })
+  assert.equal(urls, ['HTTPS://api.example.com/api/create-message', 'HTTPS://api.example.com/api/create-message'])
+})
+
+test.run()
