@@ -73,6 +73,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     transport,
     media: adapters.media,
     devices,
+    accounts,
     feed,
     events,
     liveness: instances.view,
@@ -95,7 +96,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     liveness: instances.view,
     spill: new SpillFile(resolved.spillDir, 'webhooks'),
   })
-  const agentRunner = startAgents({ agents, flows, messaging, feed, devices }, resolved.agents, childLogger(logger, { module: 'agents' }))
+  const agentRunner = startAgents({ agents, flows, messaging, feed, devices, accounts }, resolved.agents, childLogger(logger, { module: 'agents' }))
   const clustered = resolved.cluster !== undefined
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,

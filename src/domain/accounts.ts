@@ -58,8 +58,9 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     return updated
   }
   const wellFormed = (authkey: unknown): authkey is string => typeof authkey === 'string' && authkey.length > 0 && authkey.length <= 256
+  const active = (account: Account | undefined): account is Account => !!account && !account.suspended && account.expiresOn >= dateInZone(timeZone)
   const valid = (account: Account | undefined, keyHash: string): Account | undefined =>
-    account && safeEqual(account.authkeyHash, keyHash) && !account.suspended && account.expiresOn >= dateInZone(timeZone) ? account : undefined
+    active(account) && safeEqual(account.authkeyHash, keyHash) ? account : undefined
   const cached = (authkey: unknown): Account | undefined => {
     const keyHash = wellFormed(authkey) ? hashKey(authkey) : ''
     const entry = keyHash ? byKey.peek(keyHash) : undefined
@@ -111,6 +112,8 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
       if (!account) throw new GatewayError('unauthenticated')
       return account
     },
+    /** Whether the account is there, not suspended and its `expiresOn` not past (what a valid key needs; work it set up stops without it). */
+    active,
     /** An account by id (the id comes from a record of that account). */
     get: (id: string): Promise<Account | undefined> => records.get(id),
     /** The account registered with `email`, or undefined. */

@@ -6,7 +6,7 @@ import type { IncomingMessage } from '../ports/transport.ts'
 import { Collection } from '../store/collection.ts'
 import { KeyedLock } from '../store/keyed-lock.ts'
 import { abortable } from './abortable.ts'
-import type { Account } from './accounts.ts'
+import type { Account, Accounts } from './accounts.ts'
 import type { Device, Devices } from './devices.ts'
 import { contactKey, type FlowConversations } from './flows.ts'
 import type { MessageFeed } from './message-feed.ts'
@@ -54,6 +54,7 @@ interface AgentRunnerDeps {
   messaging: Messaging
   feed: MessageFeed
   devices: Devices
+  accounts: Accounts
 }
 
 /** Agent settings after defaults (the options and their defaults: src/options.ts). */
@@ -71,7 +72,7 @@ const [MAX_PENDING_TEXTS, MAX_PENDING_PER_CONTACT] = [1_000, 20]
 
 /** Start the agents: the responder answers each incoming 1:1 text of a device with an agent, one at a time per contact, its flow conversation as history; `close` stops it. */
 export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger) {
-  const { agents, flows } = services
+  const { agents, flows, accounts } = services
   const perContact = new KeyedLock()
   const controllers = new Set<AbortController>()
   const running = new Set<Promise<void>>() // one per text waiting for an answer
@@ -103,7 +104,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   const answer = async (device: Device, contact: string, message: IncomingMessage): Promise<void> => {
     if (closed) return
     const agent = await agents.activeFor(device)
-    if (!agent || message.content.kind !== 'text') return
+    if (!agent || message.content.kind !== 'text' || !accounts.active(await accounts.get(device.accountId))) return // suspended or expired: no reply
     const text = message.content.text
     const { turns: history, replies } = await flows.history(device.id, contact)
     const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]

@@ -43,9 +43,7 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       )
     },
     /** Delete the conversation with one contact; true when there was one. */
-    remove(deviceId: string, contact: string): Promise<boolean> {
-      return flows.remove(`${deviceId}:${contact}`)
-    },
+    remove: (deviceId: string, contact: string): Promise<boolean> => flows.remove(`${deviceId}:${contact}`),
     /** Delete every conversation of a device; resolves with how many there were. */
     async removeAll(deviceId: string): Promise<number> {
       const ids: string[] = []

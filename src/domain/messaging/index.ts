@@ -4,6 +4,7 @@ import type { MediaFetcher } from '../../ports/media.ts'
 import type { Storage } from '../../ports/storage.ts'
 import type { Transport } from '../../ports/transport.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { Accounts } from '../accounts.ts'
 import type { Device, Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { MessageFeed } from '../message-feed.ts'
@@ -42,6 +43,7 @@ interface MessagingDeps {
   transport: Transport
   media: MediaFetcher
   devices: Devices
+  accounts: Accounts
   feed: MessageFeed
   events: GatewayEvents
   logger: Logger
@@ -57,7 +59,7 @@ export function createMessaging(deps: MessagingDeps) {
   const store = createScheduleStore(deps.storage, deps.lock, options.scheduleQuota)
   const leaseMs = options.sendTimeoutMs + 60_000
   const timing = { retryMs: options.scheduleRetryMs, pollMs: options.schedulePollMs, leaseMs, maxWaitMs: options.scheduleMaxWaitMs }
-  const scheduler = createScheduler(store, messenger, deps.devices, deps.liveness, timing, logger)
+  const scheduler = createScheduler(store, messenger, deps, timing, logger)
   const otps = createOtps(deps.storage, deps.lock, { ttlMs: options.otpTtlMs, maxTries: options.otpMaxTries, secret: options.otpSecret })
   const onStatus = ({ deviceId, status }: { deviceId: string; status: { connected: boolean } }) => {
     if (status.connected) scheduler.wake(deviceId)

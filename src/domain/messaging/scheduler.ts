@@ -1,6 +1,7 @@
 import { GatewayError, type ErrorCode } from '../../errors.ts'
 import type { Logger } from '../../logger.ts'
 import { TransportError } from '../../ports/transport.ts'
+import type { Accounts } from '../accounts.ts'
 import { claimedUntil } from '../claims.ts'
 import type { Device, Devices } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
@@ -10,14 +11,15 @@ import type { Messenger } from './messenger.ts'
 import { itemKey, type ScheduleItem, type ScheduleStore } from './schedule-store.ts'
 import type { ScheduleTime } from './schedule-time.ts'
 
-/** Timing: delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
-type SchedulerOptions = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { retryMs: number[] }
+/** Delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
+type Timing = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { retryMs: number[] }
+type Services = { devices: Devices; accounts: Pick<Accounts, 'get' | 'active'>; liveness: Liveness }
 
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
 
 /** Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just before it is sent, so waiting behind other sends is never an attempt. Items of a device not connected here wait for it (up to `maxWaitMs`) without spending retries. */
-export function createScheduler(store: ScheduleStore, messenger: Messenger, devices: Devices, liveness: Liveness, options: SchedulerOptions, logger: Logger) {
+export function createScheduler(store: ScheduleStore, messenger: Messenger, { devices, accounts, liveness }: Services, options: Timing, logger: Logger) {
   /** Devices that just connected, and the items found then waiting for a retry: those go at once (their next failure waits again). */
   const [eager, hurried] = [new Set<string>(), new Set<string>()]
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
@@ -63,10 +65,11 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
     if (away && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
     const claimed = await store.claim(item, options.leaseMs, liveness)
     if (!claimed) return undefined
-    const body = device && !away ? await store.body(claimed) : undefined
+    const active = accounts.active(await accounts.get(claimed.accountId))
+    const body = device && !away && active ? await store.body(claimed) : undefined
     if (!device || !body) {
-      const wait = Math.round(options.maxWaitMs / 1000)
-      await store.fail(claimed, !device ? 'device deleted' : away ? `the device was not connected within ${wait} s of the due time` : 'action missing')
+      const why = away ? `the device was not connected within ${Math.round(options.maxWaitMs / 1000)} s of the due time` : 'action missing'
+      await store.fail(claimed, !device ? 'device deleted' : !active ? 'account suspended or expired' : why)
       return undefined
     }
     try {
@@ -106,9 +109,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
     },
 
     /** The device's pending and failed items, earliest first. */
-    list(device: Device): Promise<ScheduleItem[]> {
-      return store.forDevice(device.id)
-    },
+    list: (device: Device): Promise<ScheduleItem[]> => store.forDevice(device.id),
 
     /** How many stored items are pending, failed, and pending and already due (a scan, for metrics). */
     async backlog(now = Date.now()): Promise<{ pending: number; failed: number; due: number }> {
@@ -143,9 +144,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, devi
     },
 
     /** Stop the timer and wait for the sends under way. */
-    close(): Promise<void> {
-      return work.close()
-    },
+    close: (): Promise<void> => work.close(),
   }
 }
 

@@ -44,10 +44,11 @@ test('the store fails to remove a sent item once: the message goes out once and 
   const store = createScheduleStore(failingFirstRemoval(storage), new KeyedLock())
   const device = { id: 'd1', accountId: 'a1', linked: true } as Device
   const devices = { get: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
+  const accounts = { get: async () => ({}), active: () => true } as never
   let sends = 0
   const messenger = { perform: async () => (sends++, `m${sends}`) } as unknown as Messenger
   const timing = { retryMs: [50, 50, 50], pollMs: 100, leaseMs: 300, maxWaitMs: 60_000 }
-  const scheduler = createScheduler(store, messenger, devices, soloLiveness(), timing, silentLogger)
+  const scheduler = createScheduler(store, messenger, { devices, accounts, liveness: soloLiveness() }, timing, silentLogger)
   const action: Action = { kind: 'send', to: '5511988880002', message: { kind: 'text', text: 'oi' } }
   try {
     scheduler.start()
