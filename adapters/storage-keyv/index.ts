@@ -116,9 +116,28 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
  * A Storage for a store URL: `memory://` (or empty), `sqlite://path` (relative or absolute; the
  * parent directory is created), `redis://` / `rediss://`, `postgres://` / `postgresql://`. The
  * store driver (`@keyv/sqlite`, `@keyv/redis`, `@keyv/postgres`) is an optional package imported
- * here; the storage is pinged before it is returned, so an unreachable store fails now.
+ * here; the storage is pinged before it is returned, so an unreachable store fails now (a SQLite file
+ * other processes keep locked is waited for, up to 30 s).
  */
 export async function storageFromUrl(url: string, options: StoreUrlOptions = {}): Promise<Storage> {
+  const started = Date.now()
+  for (;;) {
+    try {
+      return await openStore(url, options)
+    } catch (error) {
+      // A SQLite file other processes keep busy past the busy timeout (a write lock held under load, or
+      // several opening a new file at once) is tried again, for up to 30 s in all: starting is not failing.
+      if ((error as { cause?: { code?: unknown } }).cause?.code !== 'SQLITE_BUSY' || Date.now() - started > SQLITE_OPEN_WAIT_MS) throw error
+      await new Promise(resolve => setTimeout(resolve, 100 + Math.random() * 400))
+    }
+  }
+}
+
+/** How long storageFromUrl keeps trying to open a SQLite file that stays busy. */
+const SQLITE_OPEN_WAIT_MS = 30_000
+
+/** storageFromUrl's one attempt. */
+async function openStore(url: string, options: StoreUrlOptions): Promise<Storage> {
   const scheme = schemeOf(url)
   const namespace = options.namespace ?? 'zapgate'
   const adapterOptions = options.adapterOptions ?? {}
