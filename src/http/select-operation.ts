@@ -4,6 +4,7 @@ import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { compileBodyCheck, UNSURE, type FastCheck } from '../schema/fast-check.ts'
+import { isAbsent } from '../schema/fields.ts'
 import { requestState, type ParsedBody } from './request-state.ts'
 
 /** Middleware: the operation the body selects on the path, and its input validated by its schema and `accepts` (else `invalid-input`). */
@@ -31,7 +32,7 @@ export function operationSelector(entry: PathEntry): (body: ParsedBody) => Opera
   const choices = entry.operations.map(operation => ({ operation, fields: distinguishingFields(operation) }))
   return body => {
     for (const { operation, fields } of choices) {
-      for (const field of fields) if (isPresent(body.fields[field]) || body.uploads.has(field)) return operation
+      for (const field of fields) if (!isAbsent(body.fields[field]) || body.uploads.has(field)) return operation
     }
     return entry.fallback
   }
@@ -48,9 +49,4 @@ function validateBody(fields: Record<string, unknown>, schema: Struct<any, any>,
   } catch (err) {
     return [err instanceof Error ? err : new Error(String(err)), undefined]
   }
-}
-
-/** A field counts as present unless absent, null or blank text. */
-function isPresent(value: unknown): boolean {
-  return value !== undefined && value !== null && (typeof value !== 'string' || value.trim() !== '')
 }

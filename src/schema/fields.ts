@@ -77,12 +77,12 @@ export function parseFlag(value: unknown): unknown {
   return value
 }
 
-// --- Internal helpers ---
-
-/** An optional field's value that counts as absent: none, null or blank text (as the distinguishing fields are read). */
-function isAbsent(value: unknown): value is string | null | undefined {
+/** A field's value that counts as absent: none, null or blank text (an optional field, and a distinguishing field when the operation is chosen). */
+export function isAbsent(value: unknown): value is string | null | undefined {
   return value === undefined || value === null || (isString(value) && value.trim() === '')
 }
+
+// --- Internal helpers ---
 
 /** text(max) as a fast check. */
 function textCheck(max: number): FastCheck {
