@@ -177,7 +177,7 @@ fromUrl.run()
     const target = new URL(redisUrl)
     const proxy = new TcpProxy(target.hostname, Number(target.port || 6379))
     const port = await proxy.start()
-    const storage = await storageFromUrl(Object.assign(new URL(redisUrl), { host: `127.0.0.1:${port}` }).href, { pingTimeoutMs: 300 })
+    const storage = await storageFromUrl(Object.assign(new URL(redisUrl), { host: `127.0.0.1:${port}` }).href, { pingTimeoutMs: 1_000 })
     try {
       proxy.freeze()
       const pending = storage.get(`frozen-${process.pid}`).then(
@@ -205,7 +205,7 @@ fromUrl.run()
     const proxy = new TcpProxy(target.hostname, Number(target.port || 5432))
     const port = await proxy.start()
     const url = Object.assign(new URL(POSTGRES.value!), { host: `127.0.0.1:${port}` }).href
-    const storage = await storageFromUrl(url, { namespace: `close-${process.pid}`, pingTimeoutMs: 300 })
+    const storage = await storageFromUrl(url, { namespace: `close-${process.pid}`, pingTimeoutMs: 1_000 })
     try {
       proxy.freeze()
       const pending = storage.get('frozen').then(
