@@ -155,7 +155,13 @@ export async function wireGateway(resolved: ResolvedOptions) {
   }
 
   await incoming.start()
-  await transport.start({ storage: prefixedStorage(storage, 'transport:'), logger: childLogger(logger, { module: 'transport' }), emit: onTransportEvent })
+  // Cluster mode: while this instance is fenced another may hold its devices, so the transport's writes (signal keys, creds) are refused (docs/scaling.md).
+  const fenced = () => (clustered && instances.fenceUp ? fencedWriteError() : undefined)
+  await transport.start({
+    storage: prefixedStorage(storage, 'transport:', fenced),
+    logger: childLogger(logger, { module: 'transport' }),
+    emit: onTransportEvent,
+  })
 
   return {
     resolved,
@@ -200,4 +206,11 @@ export async function wireGateway(resolved: ResolvedOptions) {
       events.removeAllListeners()
     },
   }
+}
+
+/** Why a transport write was refused: this instance is fenced (its heartbeat is late). */
+function fencedWriteError(): Error {
+  const err = new Error('transport storage write refused: this instance is fenced (its heartbeat is late), another instance may hold its devices now')
+  err.name = 'FencedWriteError'
+  return err
 }

@@ -91,8 +91,8 @@ export class Instances {
     return this.fences
   }
 
-  /** The heartbeat is late (even before a tick raised the fence), or none since reached the store. */
-  private get fenceUp(): boolean {
+  /** The heartbeat is late (even before a tick raised the fence), or none since reached the store: judged now, by the monotonic clock. */
+  get fenceUp(): boolean {
     return this.fenced || monotonicNow() - this.lastSent >= this.fenceMs
   }
 

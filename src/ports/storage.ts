@@ -102,21 +102,30 @@ export function requireAtomic(storage: Storage, feature: string): AtomicStorage 
   )
 }
 
-/** A Storage view whose keys all live under `prefix` (used to give adapters a namespace of their own). */
-export function prefixedStorage(storage: Storage, prefix: string): Storage {
+/**
+ * A Storage view whose keys all live under `prefix` (used to give adapters a namespace of their own).
+ * `refuseWrite`, asked synchronously as each write (set, delete and the atomic steps) is handed to
+ * the store, may return an Error: that write then rejects with it and never reaches the store. Reads
+ * and listings are never refused.
+ */
+export function prefixedStorage(storage: Storage, prefix: string, refuseWrite: () => Error | undefined = () => undefined): Storage {
+  const write = <T>(step: () => Promise<T>): Promise<T> => {
+    const refused = refuseWrite()
+    return refused ? Promise.reject(refused) : step()
+  }
   const view: Storage = {
     get: key => storage.get(prefix + key),
-    set: (key, value, ttlMs) => storage.set(prefix + key, value, ttlMs),
-    delete: key => storage.delete(prefix + key),
+    set: (key, value, ttlMs) => write(() => storage.set(prefix + key, value, ttlMs)),
+    delete: key => write(() => storage.delete(prefix + key)),
     async *list<T>(p: string): AsyncIterable<[string, T]> {
       for await (const [key, value] of storage.list<T>(prefix + p)) yield [key.slice(prefix.length), value]
     },
     ...(storage.reach ? { reach: storage.reach } : {}),
   }
   const { add, compareAndSet, deleteIfEqual, increment } = storage
-  if (add) view.add = (key, value, ttlMs) => add.call(storage, prefix + key, value, ttlMs)
-  if (compareAndSet) view.compareAndSet = (key, expected, next, ttlMs) => compareAndSet.call(storage, prefix + key, expected, next, ttlMs)
-  if (deleteIfEqual) view.deleteIfEqual = (key, expected) => deleteIfEqual.call(storage, prefix + key, expected)
-  if (increment) view.increment = (key, by, ttlMs) => increment.call(storage, prefix + key, by, ttlMs)
+  if (add) view.add = (key, value, ttlMs) => write(() => add.call(storage, prefix + key, value, ttlMs))
+  if (compareAndSet) view.compareAndSet = (key, expected, next, ttlMs) => write(() => compareAndSet.call(storage, prefix + key, expected, next, ttlMs))
+  if (deleteIfEqual) view.deleteIfEqual = (key, expected) => write(() => deleteIfEqual.call(storage, prefix + key, expected))
+  if (increment) view.increment = (key, by, ttlMs) => write(() => increment.call(storage, prefix + key, by, ttlMs))
   return view
 }
