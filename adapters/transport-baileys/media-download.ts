@@ -14,6 +14,8 @@ interface AgentDownload {
   timeoutMs: number
   /** Media larger than this (decrypted) fails the download as soon as the file shows it, unread. */
   maxBytes?: number
+  /** Hosts besides WhatsApp's that media may be fetched from (see mediaUrlRefusal). */
+  mediaHosts: readonly string[]
 }
 
 /**
@@ -33,20 +35,65 @@ export async function downloadThroughAgent(message: WAMessage, deps: AgentDownlo
   }
 }
 
-// --- Internal helpers ---
-
-interface MediaFields {
+/** The media fields of a received message that say where its file is. */
+export interface MediaFields {
   url?: string | null
   directPath?: string | null
+  thumbnailDirectPath?: string | null
   mediaKey?: Uint8Array | null
 }
 
-async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise<Buffer> {
-  const { lib } = deps
+/**
+ * Why the file of a received media message may not be fetched (undefined: it may). Its `url`,
+ * `directPath` and `thumbnailDirectPath` are the sender's word, so any WhatsApp user could point the
+ * gateway at an internal address (`url: http://169.254.169.254/…`, or `directPath: @10.0.0.1/x`,
+ * which Baileys appends to `https://mmg.whatsapp.net`). Every URL a download could be built from must
+ * be https on WhatsApp's media hosts (`whatsapp.net` and its subdomains), or on a host of `mediaHosts`
+ * (`host[:port]` as in the URL, e.g. a local peer's `127.0.0.1:8443`).
+ */
+export function mediaUrlRefusal(lib: Pick<BaileysModule, 'getUrlFromDirectPath'>, media: MediaFields, mediaHosts: readonly string[]): string | undefined {
+  let urls: string[]
+  try {
+    const host = media.url ? new URL(media.url).host : undefined
+    urls = [
+      media.url,
+      media.directPath && lib.getUrlFromDirectPath(media.directPath, host),
+      media.thumbnailDirectPath && lib.getUrlFromDirectPath(media.thumbnailDirectPath),
+    ].filter((url): url is string => !!url)
+    for (const url of urls.map(u => new URL(u))) {
+      if (mediaHosts.includes(url.host)) continue
+      if (url.protocol !== 'https:' || !/(^|\.)whatsapp\.net$/i.test(url.hostname))
+        return `a media URL on ${url.protocol}//${url.host}, not a WhatsApp media host`
+    }
+  } catch {
+    return 'a malformed media URL'
+  }
+  return urls.length === 0 ? 'no media URL' : undefined
+}
+
+/** The media fields of a received message (undefined: not media). */
+export function mediaFieldsOf(lib: BaileysModule, message: WAMessage): { type: string; media: MediaFields } | undefined {
   const content = lib.extractMessageContent(message.message)
   const type = content ? lib.getContentType(content) : undefined
   const media = type ? (content![type] as MediaFields | undefined) : undefined
+  return type && media && typeof media === 'object' ? { type, media } : undefined
+}
+
+/** Reject a received media message whose file is not on a media host (see mediaUrlRefusal), before Baileys' own download. */
+export async function checkMediaHost(lib: BaileysModule, message: WAMessage, mediaHosts: readonly string[]): Promise<void> {
+  const fields = mediaFieldsOf(lib, message)
+  const refusal = fields && mediaUrlRefusal(lib, fields.media, mediaHosts)
+  if (refusal) throw new Error(`received media not downloaded: ${refusal}`)
+}
+
+// --- Internal helpers ---
+
+async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise<Buffer> {
+  const { lib } = deps
+  const { type, media } = mediaFieldsOf(lib, message) ?? {}
   if (!type || !media?.mediaKey || !(media.url || media.directPath)) throw new Error('not a downloadable media message')
+  const refusal = mediaUrlRefusal(lib, media, deps.mediaHosts)
+  if (refusal) throw new Error(`received media not downloaded: ${refusal}`)
   const host = media.url ? new URL(media.url).host : undefined
   const url = media.directPath ? lib.getUrlFromDirectPath(media.directPath, host) : media.url!
   const { status, body } = await httpGet(url, {

@@ -38,6 +38,12 @@ export interface BaileysTransportOptions {
   resolveVersion?: () => Promise<WAVersion | undefined>
   /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410); through the proxy when there is one, else through `socketConfig.fetchAgent` when given (the agent uploads go through). */
   downloadMedia?: MediaDownloader
+  /**
+   * Hosts (`host[:port]`, as in a URL) the default downloader may fetch received media from besides
+   * WhatsApp's own (https on `*.whatsapp.net`), e.g. a local peer's media host. A message pointing
+   * anywhere else (its URL is its sender's word) is reported with metadata only. Default none.
+   */
+  mediaHosts?: string[]
   /** Print each QR in the terminal: true for stdout, or a stream to write to. Default false. */
   printQrInTerminal?: boolean | { write(text: string): unknown }
   /**
@@ -86,6 +92,7 @@ export interface ResolvedOptions {
   socketFactory?: SocketFactory
   resolveVersion?: () => Promise<WAVersion | undefined>
   downloadMedia?: MediaDownloader
+  mediaHosts: readonly string[]
   qrOutput?: { write(text: string): unknown }
   inlineMediaMaxBytes: number
   buttonsFallback: 'interactive' | 'text'
@@ -111,6 +118,7 @@ export function resolveOptions(options: BaileysTransportOptions = {}): ResolvedO
     socketFactory: options.socketFactory,
     resolveVersion: options.resolveVersion,
     downloadMedia: options.downloadMedia,
+    mediaHosts: options.mediaHosts ?? [],
     qrOutput: print === true ? process.stdout : print ? print : undefined,
     inlineMediaMaxBytes: options.inlineMediaMaxBytes ?? 5 * 1024 * 1024,
     buttonsFallback: options.buttonsFallback ?? 'interactive',
@@ -176,6 +184,7 @@ const CHECKS: Record<keyof BaileysTransportOptions, Check> = {
   socketFactory: fn,
   resolveVersion: fn,
   downloadMedia: fn,
+  mediaHosts: v => (Array.isArray(v) && v.every(host => typeof host === 'string' && host !== '') ? undefined : 'must be a list of host names'),
   printQrInTerminal: v =>
     typeof v === 'boolean' || (isObject(v) && typeof v.write === 'function') ? undefined : 'must be true, false or a stream with write()',
   inlineMediaMaxBytes: v => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? undefined : 'must be a number of bytes (0 or more)'),

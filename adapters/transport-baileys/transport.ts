@@ -21,7 +21,7 @@ import { toTransportError, withTimeout } from './errors.ts'
 import { groupCreate, groupInfo, groupJoin, type GroupDeps } from './groups.ts'
 import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
-import { downloadThroughAgent } from './media-download.ts'
+import { checkMediaHost, downloadThroughAgent } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
 import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
 import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
@@ -248,14 +248,16 @@ export class BaileysTransport implements Transport {
       const factory: SocketFactory = this.options.socketFactory ?? (config => withSharedAsyncContext(() => lib.makeWASocket(config)) satisfies SocketLike)
       const custom = this.options.resolveVersion
       const version = new VersionSource(custom ? () => custom() : defaultVersionResolver(this.ctx().logger))
-      const timeoutMs = this.options.sendTimeoutMs
+      const { sendTimeoutMs: timeoutMs, mediaHosts } = this.options
       const downloadMedia: MediaDownloader =
         this.options.downloadMedia ??
-        // A bounded download (media to inline) is the adapter's own: Baileys' reads the whole file, whatever its size.
+        // A bounded download (media to inline) is the adapter's own: Baileys' reads the whole file, whatever its size. Either fetches from media hosts only.
         ((message, { socket, agent = this.options.socketConfig.fetchAgent as Agent | undefined, maxBytes }) =>
           agent || maxBytes !== undefined
-            ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs, maxBytes })
-            : lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined))
+            ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs, maxBytes, mediaHosts })
+            : checkMediaHost(lib, message, mediaHosts).then(() =>
+                lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined),
+              ))
       return { lib, logger, factory, version, downloadMedia }
     })()
     this.loaded.catch(() => (this.loaded = undefined))

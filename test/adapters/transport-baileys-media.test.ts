@@ -68,7 +68,7 @@ media('through a proxy, received media is fetched over the proxy tunnel and decr
   await new Promise<void>(resolve => mediaServer.listen(0, '127.0.0.1', resolve))
   const host = `127.0.0.1:${(mediaServer.address() as AddressInfo).port}`
   const proxy = await startProxy()
-  const s = await open({ downloadMedia: undefined, proxy: proxy.url })
+  const s = await open({ downloadMedia: undefined, proxy: proxy.url, mediaHosts: [host] })
   try {
     const image = (id: string, path: string) =>
       waMessage({
@@ -122,7 +122,7 @@ media(
       })
     // Baileys' own download (no agent), and the adapter's (through socketConfig.fetchAgent, as through a proxy).
     for (const options of [{}, { socketConfig: { fetchAgent: new Agent() } }] as SetupOptions[]) {
-      const s = await open({ ...options, downloadMedia: undefined, inlineMediaMaxBytes: 64 * 1024, sendTimeoutMs: 20_000 })
+      const s = await open({ ...options, downloadMedia: undefined, mediaHosts: [host], inlineMediaMaxBytes: 64 * 1024, sendTimeoutMs: 20_000 })
       try {
         const id = options.socketConfig ? 'AGENT' : 'DIRECT'
         await s.fake.deliver('dev', document(id))

@@ -45,7 +45,7 @@ export async function trustedPeer(options: WaPeerOptions = {}): Promise<TrustedP
 
 /**
  * The Baileys transport on `peer`: a fixed version (never ask web.whatsapp.com), the peer's WebSocket
- * (loopback only: the real makeWASocket never reaches WhatsApp), its media host's CA when it runs one,
+ * (loopback only: the real makeWASocket never reaches WhatsApp), its media host (CA and `mediaHosts`) when it runs one,
  * reconnects after 50 ms. `options.socketConfig` adds to (not replaces) that socket configuration.
  */
 export function peerTransport(peer: WaPeer, options: Partial<BaileysTransportOptions> = {}): BaileysTransport {
@@ -53,6 +53,7 @@ export function peerTransport(peer: WaPeer, options: Partial<BaileysTransportOpt
   return baileysTransport({
     resolveVersion: async () => [2, 3000, 1],
     reconnect: { initialDelayMs: 50, jitter: 0 },
+    ...(peer.media ? { mediaHosts: [peer.media.hostname] } : {}),
     ...rest,
     socketConfig: {
       waWebSocketUrl: peer.url,
