@@ -40,9 +40,9 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
 
 // --- Internal helpers ---
 
-/** Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio, video, PDF and plain text. */
+/** Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio, video, PDF and plain text; never a list, whose last type a browser reads ('image/png, text/html'). */
 function isInlineSafe(type: string): boolean {
   const mime = type.split(';')[0]!.trim().toLowerCase()
-  if (mime === 'image/svg+xml' || mime.includes('xml')) return false
+  if (mime === 'image/svg+xml' || mime.includes('xml') || type.includes(',')) return false
   return /^(image|audio|video)\//.test(mime) || mime === 'application/pdf' || mime === 'text/plain'
 }

@@ -109,6 +109,9 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
     ['text/javascript', undefined, 'attachment'],
     ['application/octet-stream', 'dados.bin', 'attachment'],
     ['application/x-unknown', undefined, 'attachment'],
+    // The sender writes the type: a browser reads the last type of a list (Fetch's "extract a MIME type").
+    ['image/png, text/html', 'foto.png', 'attachment'],
+    ['video/mp4,text/html', undefined, 'attachment'],
   ]
   const previous = transport.downloadMedia
   transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> => {
