@@ -30,7 +30,7 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
       ctx.body = { status: 404, message: 'Mídia não encontrada ou link expirado.' }
       return
     }
-    ctx.type = media.mimetype || 'application/octet-stream'
+    ctx.type = MEDIA_TYPE.test(media.mimetype ?? '') ? media.mimetype! : 'application/octet-stream' // the sender's word: no bytes a header may not carry
     const disposition = isInlineSafe(ctx.type) ? 'inline' : 'attachment'
     if (media.fileName) ctx.attachment(media.fileName, { type: disposition })
     else ctx.set('Content-Disposition', disposition)
@@ -39,6 +39,9 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
 }
 
 // --- Internal helpers ---
+
+/** A content type as a header may carry it: `type/subtype`, then parameters of visible ASCII. */
+const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;[\x20-\x7e]*)?$/
 
 /** Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio, video, PDF and plain text; never a list, whose last type a browser reads ('image/png, text/html'). */
 function isInlineSafe(type: string): boolean {

@@ -112,6 +112,9 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
     // The sender writes the type: a browser reads the last type of a list (Fetch's "extract a MIME type").
     ['image/png, text/html', 'foto.png', 'attachment'],
     ['video/mp4,text/html', undefined, 'attachment'],
+    // Bytes a header may not carry (the sender's word): served as opaque bytes, never a 500.
+    ['image/png\r\nSet-Cookie: a=1', undefined, 'attachment'],
+    ['image/png', 'foto\r\nSet-Cookie: a=1.png', 'inline'],
   ]
   const previous = transport.downloadMedia
   transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> => {
@@ -127,7 +130,9 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
       assert.is(answer.headers.get('x-content-type-options'), 'nosniff', mimetype)
       const header = answer.headers.get('content-disposition') ?? ''
       assert.is(header.split(';')[0], disposition, `${mimetype}: ${header}`)
-      if (fileName) assert.ok(header.includes(`filename="${fileName}"`), header)
+      if (fileName && !/[\r\n]/.test(fileName)) assert.ok(header.includes(`filename="${fileName}"`), header)
+      if (/[\r\n]/.test(mimetype)) assert.is(answer.headers.get('content-type'), 'application/octet-stream')
+      assert.is(answer.headers.get('set-cookie'), null, mimetype)
       assert.is(await answer.text(), '<script>alert(1)</script>')
     }
   } finally {
