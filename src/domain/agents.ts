@@ -28,12 +28,7 @@ export function deviceAgents(storage: Storage, lock: KeyedLock, devices: Devices
     async create(account: Account, device: Device, name: string): Promise<Agent> {
       const agent: Agent = { id: randomUUID(), accountId: account.id, deviceId: device.id, name, createdAt: Date.now() }
       await records.put(agent.id, agent)
-      let dropped: string[] = []
-      await devices.update(device.id, d => {
-        d.agentIds.push(agent.id)
-        dropped = d.agentIds.splice(0, Math.max(0, d.agentIds.length - MAX_AGENTS_PER_DEVICE))
-      })
-      for (const id of dropped) await records.remove(id)
+      for (const id of await devices.keepLast(device.id, 'agentIds', MAX_AGENTS_PER_DEVICE, agent.id)) await records.remove(id)
       return agent
     },
     /** The agent that answers on a device, if any. */

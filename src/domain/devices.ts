@@ -156,6 +156,15 @@ export function createDevices(
     get: (id: string): Promise<Device | undefined> => records.get(id),
     /** Change a device record under its lock; undefined when it no longer exists. */
     update,
+    /** Add `id` (when given) to the device's agents or share tokens and keep the last `max`: resolves the ids dropped (none when the device is gone). */
+    async keepLast(deviceId: string, list: 'agentIds' | 'shareTokens', max: number, id?: string): Promise<string[]> {
+      let dropped: string[] = []
+      await update(deviceId, d => {
+        d[list] = d[list].concat(id ?? [])
+        dropped = d[list].splice(0, Math.max(0, d[list].length - max))
+      })
+      return dropped
+    },
     /** The device named `name` in the account, created when absent (a random appkey unless given); `created` tells which. */
     async ensure(
       account: Account,

@@ -22,12 +22,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices) 
       const token = randomKey(18)
       const tokenHash = hashKey(token)
       await links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, createdAt: Date.now() })
-      let dropped: string[] = []
-      await devices.update(device.id, d => {
-        d.shareTokens.push(tokenHash)
-        dropped = d.shareTokens.splice(0, Math.max(0, d.shareTokens.length - MAX_LINKS_PER_DEVICE))
-      })
-      for (const old of dropped) await links.remove(old)
+      for (const old of await devices.keepLast(device.id, 'shareTokens', MAX_LINKS_PER_DEVICE, tokenHash)) await links.remove(old)
       return token
     },
     /** The device a token shows, or undefined when the token is unknown or revoked. */
@@ -40,22 +35,14 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices) 
     },
     /** Revoke every share link of the device; resolves with how many there were. */
     async revokeAll(device: Device): Promise<number> {
-      let tokens: string[] = []
-      await devices.update(device.id, d => {
-        tokens = d.shareTokens
-        d.shareTokens = []
-      })
+      const tokens = await devices.keepLast(device.id, 'shareTokens', 0)
       for (const tokenHash of tokens) await links.remove(tokenHash)
       return tokens.length
     },
     /** Remember the device's current QR string (from a link call or a transport `qr` event). */
-    rememberQr(deviceId: string, qr: string): Promise<void> {
-      return qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS)
-    },
+    rememberQr: (deviceId: string, qr: string): Promise<void> => qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS),
     /** The device's current QR string, if one is fresh. */
-    async currentQr(deviceId: string): Promise<string | undefined> {
-      return (await qrs.get(deviceId))?.qr
-    },
+    currentQr: async (deviceId: string): Promise<string | undefined> => (await qrs.get(deviceId))?.qr,
     /** Forget the device's QR (it connected, or was deleted). */
     async forgetQr(deviceId: string): Promise<void> {
       await qrs.remove(deviceId)
