@@ -59,7 +59,7 @@ export interface AgentSettings {
   historyLimit: number
 }
 
-/** Agent replies allowed per contact per minute: two bots answering each other stop here. */
+/** Agent replies allowed per contact per minute (a window each process times by its own monotonic clock: flows.ts): two bots answering each other stop here. */
 const AGENT_REPLIES_PER_MINUTE = 10
 
 /** Incoming texts waiting for an answer, over all contacts and per contact; more are dropped (and logged): one contact's flood never starves the others. */
@@ -103,21 +103,20 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     const text = message.content.text
     const { turns: history, replies } = await flows.history(device.id, contact)
     const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]
-    if (replies.length >= AGENT_REPLIES_PER_MINUTE) {
-      logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
-      return flows.append(device.id, contact, turns)
-    }
-    const reply = await ask({
-      agent: { id: agent.id, name: agent.name },
-      device: { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}) },
-      contact: contactOf(message),
-      text,
-      history,
-    })
-    if (reply) {
+    const full = replies >= AGENT_REPLIES_PER_MINUTE // spares the responder; countReply's compare-and-set decides what is sent
+    const reply = full
+      ? undefined
+      : await ask({
+          agent: { id: agent.id, name: agent.name },
+          device: { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}) },
+          contact: contactOf(message),
+          text,
+          history,
+        })
+    if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE))) {
       await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
       turns.push({ role: 'agent', text: reply, at: Date.now() })
-    }
+    } else if (reply || full) logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
     await flows.append(device.id, contact, turns)
   }
 

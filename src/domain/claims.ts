@@ -40,11 +40,11 @@ export function newClaim(owner: string, ms: number, now = Date.now()): Claim {
   return { owner, until: now + ms, ms, token: uniqueTag() } // random bytes per claim were 2% of a webhook's CPU
 }
 
-/** When this process first and last saw each claim of another instance (monotonic ms): forgotten only once unseen for its length (swept when the map doubles), never while held. */
+/** When this process first and last saw each claim of another instance and each agent reply window of flows.ts (monotonic ms): forgotten only once unseen for its length (swept when the map doubles), never while held. */
 const firstSeen = new Map<string, { at: number; last: number; ms: number }>()
 let sweepAt = 10_000
 
-function sinceFirstSeen(claim: Claim): number {
+export function sinceFirstSeen(claim: Claim): number {
   const id = `${claim.owner}\n${claim.token}\n${claim.until}`
   const now = performance.now()
   const seen = firstSeen.get(id)
