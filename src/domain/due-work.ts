@@ -17,13 +17,14 @@ interface DuePolicy<R> {
   run(key: string, lane: string, shutdown: AbortSignal): Promise<number | undefined>
 }
 
-/** The engine's limits: runs per lane, lanes at once, timetable entries, keys waiting per lane (more while all lines hold fewer than `capacity`), rescan period. */
+/** The engine's limits: runs per lane, lanes at once, timetable entries, keys waiting per lane (more while all lines hold fewer than `capacity`), rescan period, close()'s wait for runs in flight (default 2 s). */
 export interface DueSettings {
   concurrencyPerLane: number
   maxLanes?: number
   capacity: number
   lineLimit: number
   reconcileMs: number
+  closeGraceMs?: number
 }
 
 /** The abort reason of runs cut short by close(). */
@@ -34,7 +35,7 @@ export class ShutdownAbort extends Error {
   }
 }
 
-/** Longest single timer; retry after an internal failure (the store unreachable); close()'s grace for runs in flight. */
+/** Longest single timer; retry after an internal failure (the store unreachable); close()'s default grace for runs in flight. */
 const [MAX_TIMER_MS, INTERNAL_RETRY_MS, CLOSE_GRACE_MS] = [3_600_000, 5_000, 2_000]
 
 /** Runs stored due work in per-lane (per-device) lines under a bounded timetable; what does not fit waits in storage, refilled, reloaded and rescanned (docs/architecture.md). */
@@ -122,14 +123,14 @@ export class DueWork<R> {
     return this.reloading
   }
 
-  /** Stop: no new runs; those in flight get a grace, then are aborted with a ShutdownAbort. */
+  /** Stop: no new runs; those in flight get a grace (`closeGraceMs`), then are aborted with a ShutdownAbort. */
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
     clearTimeout(this.timer)
     clearInterval(this.reconciler)
     let graceTimer: NodeJS.Timeout | undefined
-    const grace = new Promise<void>(resolve => (graceTimer = setTimeout(resolve, CLOSE_GRACE_MS)))
+    const grace = new Promise<void>(resolve => (graceTimer = setTimeout(resolve, this.settings.closeGraceMs ?? CLOSE_GRACE_MS)))
     await Promise.race([Promise.allSettled([...this.running]), grace])
     clearTimeout(graceTimer)
     this.shutdown.abort(new ShutdownAbort())

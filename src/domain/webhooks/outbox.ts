@@ -47,7 +47,7 @@ export class WebhookOutbox implements WebhookAdmin {
         },
         run: (key, _lane, shutdown) => attempts.run(key, shutdown),
       },
-      settings,
+      { ...settings, closeGraceMs: settings.timeoutMs + 1_000 },
       deps.logger,
     )
     liveness.onDeparture(() => void this.loop.rescan())
@@ -82,7 +82,7 @@ export class WebhookOutbox implements WebhookAdmin {
     await this.loop.start()
   }
 
-  /** Stop delivering (attempts in flight get a short grace). */
+  /** Stop delivering: no new attempts; those in flight finish (within the time-out and its 1 s hang guard): a POST cut short may have reached its receiver, and would be sent again. */
   async close(): Promise<void> {
     await this.unrecorded.close()
     await this.loop.close()
