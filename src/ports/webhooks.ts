@@ -8,7 +8,7 @@ export interface WebhookDelivery {
   body: string
   /** The device whose event this is: senders may share their capacity fairly between devices with it. */
   deviceId?: string
-  /** Aborted when the gateway stops (shared by every attempt in flight); senders should honour it. */
+  /** Aborted when the gateway stops and an attempt is still in flight 1 s past its deadline (a stop lets attempts finish first); shared by every attempt; senders should honour it. */
   signal?: AbortSignal
   /**
    * When the attempt must have settled (ms since the epoch: now + `webhookTimeoutMs`), time spent
