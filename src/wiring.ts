@@ -125,10 +125,12 @@ export async function wireGateway(resolved: ResolvedOptions) {
   async function recordEvent(event: TransportEvent): Promise<void> {
     try {
       if (event.type === 'status') {
-        await devices.applyStatus(event.deviceId, event.status)
+        // From a session let go of here while another live instance took the device (a status kept while the store was away): that one's status stands.
+        const elsewhere = clustered && ![undefined, leases.me].includes(await leases.holder(event.deviceId))
+        if (!elsewhere) await devices.applyStatus(event.deviceId, event.status)
         // Another connection took the session: another instance (its lease shows it), or another client.
         if (event.status.state === 'replaced') await leases.verify()
-        if (event.status.connected) await links.forgetQr(event.deviceId)
+        if (event.status.connected && !elsewhere) await links.forgetQr(event.deviceId)
       } else if (event.type === 'qr') {
         await links.rememberQr(event.deviceId, event.qr)
       } else if (event.type === 'message') {
