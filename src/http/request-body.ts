@@ -18,6 +18,7 @@ const MEDIA_BODY_BYTES = 64 * 1024
 export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
+  const deadlines = new Deadlines(deps.bodyTimeoutMs) // a forwarded body too: anyone can send its header
   return async function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)
     const declared = ctx.req.headers['content-length']
@@ -29,7 +30,7 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
         throw err
       }
     }
-    if (readForwarded) await readForwarded(ctx)
+    if (readForwarded) await inTime(deadlines, ctx, readForwarded(ctx))
     state.body = await readBody(ctx)
     await next() // awaited, not returned: an async function returning a promise costs two more turns
   }
@@ -50,12 +51,6 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
   }
   const jsonAndForm = koaBodyParser(options)
   const deadlines = new Deadlines(timeoutMs)
-  const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
-    deadlines.run(reading, () => {
-      reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
-      ctx.set('Connection', 'close')
-      return new GatewayError('body-timeout')
-    })
   return async function readBody(ctx: Context): Promise<ParsedBody> {
     let uploads = NO_UPLOADS
     let raw: Buffer | undefined
@@ -67,17 +62,17 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
         const files = new Map<string, UploadedFile>()
-        body = await inTime(ctx, readMultipart(ctx, limitBytes, files))
+        body = await inTime(deadlines, ctx, readMultipart(ctx, limitBytes, files))
         uploads = files
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
         const reading = readBodyBytes(ctx.req, limitBytes)
-        raw = await (arrived(ctx) ? reading : inTime(ctx, reading))
+        raw = await (arrived(ctx) ? reading : inTime(deadlines, ctx, reading))
         ;(ctx.request as { body?: unknown }).body = body = parseJson(raw) // where koa-bodyparser would have put it
       } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
         ;(ctx.request as { body?: unknown }).body = undefined
-        await inTime(ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
+        await inTime(deadlines, ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
         body = (ctx.request as { body?: unknown }).body
       } else {
         throw new GatewayError('body-unsupported-type')
@@ -89,6 +84,15 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
 }
 
 // --- Internal helpers ---
+
+/** `reading`, or past the deadline `body-timeout` (408) with the connection closed. */
+function inTime<T>(deadlines: Deadlines, ctx: Context, reading: Promise<T>): Promise<T> {
+  return deadlines.run(reading, () => {
+    reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
+    ctx.set('Connection', 'close')
+    return new GatewayError('body-timeout')
+  })
+}
 
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
 

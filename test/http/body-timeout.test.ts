@@ -2,6 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { openSocket } from '../helpers/raw-http.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { inProcessCluster } from '../helpers/cluster-in-process.ts'
+import { memoryTransport } from '../../adapters/transport-memory/index.ts'
 
 /**
  * A request body that does not arrive in time (issue 20.8): a slow client holds a connection and a
@@ -48,6 +50,24 @@ test('a body that arrives whole in time is read as usual, over two packets', asy
   socket.write(json.slice(10))
   await new Promise(resolve => socket.once('close', resolve))
   assert.match(answer, /^HTTP\/1\.1 200 /)
+})
+
+test('cluster mode: a body that claims to be forwarded (anyone can send the header) is held no longer: 408, connection closed', async () => {
+  const [member] = await inProcessCluster(1, () => ({ transport: memoryTransport(), bodyTimeoutMs: 300 }))
+  try {
+    const socket = await openSocket(member!.url)
+    const closed = new Promise(resolve => socket.once('close', resolve))
+    let answer = ''
+    socket.on('data', chunk => (answer += chunk.toString('utf8')))
+    const head = 'POST /api/create-message HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nx-zapgate-forwarded-by: someone'
+    socket.write(`${head}\r\nContent-Length: 100000\r\n\r\n{"authkey":"`)
+    await Promise.race([closed, new Promise(resolve => setTimeout(resolve, 5_000))]) // before the fix: held until Node's own 300 s
+    socket.destroy()
+    assert.match(answer, /^HTTP\/1\.1 408 /)
+    assert.match(answer, /\r\nConnection: close\r\n/i)
+  } finally {
+    await member!.stop()
+  }
 })
 
 test('bodyTimeoutMs must be a positive number', async () => {
