@@ -46,9 +46,10 @@ export const markMessageRead = sendOperation({
   handle: sendOrSchedule('Mensagem marcada como lida.', input => ({ kind: 'read', to: input.to, target: { chat: input.to, id: readTarget(input)!.trim() } })),
 })
 
-/** The id of the message a read receipt is for: `markRead` itself, or with `markRead: true` `idMessagem` (or `idMensagem`). */
+/** The id of the message a read receipt is for: `markRead` itself, or with `markRead: true` `idMessagem` (or `idMensagem`); none for `markRead: false` (no message id). */
 function readTarget({ markRead, idMessagem, idMensagem }: { markRead: string; idMessagem?: string; idMensagem?: string }): string | undefined {
-  return parseFlag(markRead) === true ? (idMessagem ?? idMensagem) : markRead
+  const flag = parseFlag(markRead)
+  return flag === true ? (idMessagem ?? idMensagem) : flag === false ? undefined : markRead
 }
 
 // --- Internal helpers ---

@@ -101,6 +101,15 @@ test('mark as read answers 401 without to and 404 for a message that the device 
   assert.deepEqual(g.network.inbox(FRIEND), [])
 })
 
+test('mark as read answers 401 validation.required for markRead false in any flag spelling (not a message id), and sends nothing', async ({ g }) => {
+  const received = await g.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'leia' })
+  for (const markRead of [false, 'false', 'FALSE', 0, '0']) {
+    assertError(await g.send({ to: FRIEND, markRead }), 401, 'validation.required')
+    assertError(await g.send({ to: FRIEND, markRead, idMessagem: received }), 401, 'validation.required')
+  }
+  assert.deepEqual(g.network.inbox(FRIEND), [])
+})
+
 test('react, delete and mark as read answer 404 for an appkey of another account', async ({ g, sent }) => {
   const other = await g.t.register()
   const { appkey } = await g.t.addDevice(other.authkey, 'outra')
