@@ -76,11 +76,11 @@ export const queueErrors: AnswerCode[] = [
   'shutting-down',
 ]
 
-/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`; `not-admin`: a group the device may not post to). */
-export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin']
+/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`; `not-admin`: a group the device may not post to; `not-found`: a recipient the network does not know). */
+export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin', 'not-found']
 
-/** The refusals of a send that targets an earlier message (reaction, delete, read receipt). */
-export const targetErrors: AnswerCode[] = [...sendErrors, 'message-not-found']
+/** The refusals of a send that targets an earlier message (reaction, delete, read receipt: the network's `not-found` is `message-not-found`). */
+export const targetErrors: AnswerCode[] = [...sendErrors.filter(code => code !== 'not-found'), 'message-not-found']
 
 /** The refusals of fetching a media URL (or a carousel card image). */
 export const mediaErrors: AnswerCode[] = ['media-refused', 'media-bad-status', 'media-timeout', 'media-unreachable', 'media-too-large', 'media-budget-exceeded']

@@ -15,7 +15,7 @@ export const sendOtp = defineOperation({
   name: 'sendOtp',
   summary: 'Send a one-time code through the device',
   answer: answer({ id: optional(string()) }),
-  errors: [...deviceErrors, ...queueErrors],
+  errors: [...deviceErrors, ...queueErrors, 'not-found'],
   schema: type({ appkey: text(), authkey: text(256), to: recipient(), enviarOTP: trueFlag(), message: optionalText(1024), agendamento: optionalText(40) }),
   // Not to a group, never scheduled, and a template has its {code}.
   accepts: ({ to, message: template, agendamento }) =>

@@ -82,4 +82,34 @@ test("the network's refusal for a group the device may not post to or manage (40
   }
 })
 
+test("the network's 404 for a recipient it does not know is a documented answer of the sends, the OTP send and group creation", async () => {
+  const t = await startGateway()
+  try {
+    const document = (await request(`${t.url}/openapi.json`)).body
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511999990001')
+    // As the Baileys transport refuses a participant that is not on WhatsApp.
+    internalsOf(t.gateway).transport.groupCreate = async () => {
+      throw new TransportError('not-found', '5511988880002 is not on WhatsApp')
+    }
+    const keys = { authkey, appkey: 'loja' }
+    for (const [path, body, operation] of [
+      ['/api/create-message', { ...keys, to: '120363000000000001@g.us', message: 'oi' }, 'sendText'],
+      ['/api/create-message', { ...keys, to: '12345678@lid', message: 'oi', buttons: [{ type: 'replyButton', displaytext: 'Sim' }] }, 'sendButtons'],
+      ['/api/create-message', { ...keys, to: '12345678@lid', enviarOTP: 'true' }, 'sendOtp'],
+      ['/api/groups', { ...keys, message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' }, 'createGroup'],
+    ] as const) {
+      const answer = await t.post(path, body)
+      assert.equal(answer.body, { status: 404, message: 'Destino não encontrado na rede.' }, operation)
+      const examples = Object.values(document.paths[path].post.responses['404'].content['application/json'].examples) as { summary: string; value: unknown }[]
+      assert.ok(
+        examples.some(example => JSON.stringify(example.value) === JSON.stringify(answer.body) && example.summary.includes(operation)),
+        `${operation} documents 404 ${answer.body.message}`,
+      )
+    }
+  } finally {
+    await t.stop()
+  }
+})
+
 test.run()
