@@ -51,13 +51,15 @@ export async function receiveUpsert(deps: ReceiveDeps, session: DeviceSession, s
 async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage): Promise<void> {
   const { remoteJid, id } = message.key ?? {}
   if (!message.message || !remoteJid || !id || isIgnoredJid(remoteJid)) return
+  // Nothing to report is not marked seen: a group message that decrypted only in part (the sender key, not
+  // the skmsg: a CIPHERTEXT stub) comes again whole, with the same id, after Baileys' retry receipt.
+  const content = classifyContent(deps.lib, message)
+  if (!content) return
   const seenKey = `${normalizeJid(remoteJid)}:${id}`
   if (session.memory.seen.has(seenKey)) return
   session.memory.seen.set(seenKey, true)
   if (message.key.fromMe && session.memory.ownIds.has(id)) return
   if (await deps.messages.find(id).catch(() => undefined)) return // reported before a restart, or an own send
-  const content = classifyContent(deps.lib, message)
-  if (!content) return
   const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
   if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes)) {
     const work = deps.downloads.add(() => report(deps, session, socket, message, content, true))

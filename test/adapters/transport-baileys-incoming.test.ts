@@ -105,6 +105,22 @@ incoming('stubs without content, statuses, broadcasts and channels are skipped',
   await s.transport.stop()
 })
 
+incoming('a group message that decrypted only in part (its sender key, not its text) is reported when the retry brings it whole', async () => {
+  // Baileys' decryptMessageNode: the pairwise <enc> (the sender key distribution) decrypts, the skmsg fails;
+  // the message is upserted with that part only and messageStubType CIPHERTEXT, a retry receipt goes out,
+  // and the sender's resend (same id) decrypts whole.
+  const s = await linkedBaileys()
+  const partial = waMessage({ chat: GROUP, id: 'RETRIED', participant: BOB_JID, stubType: 2, message: { senderKeyDistributionMessage: { groupId: GROUP } } })
+  partial.messageStubParameters = ['No SenderKeyRecord found for decryption']
+  await s.fake.deliver('dev', partial)
+  await s.fake.deliver('dev', waMessage({ chat: GROUP, id: 'RETRIED', participant: BOB_JID, message: { conversation: 'whole at last' } }))
+  assert.equal(
+    s.messages('dev').map(m => [m.id, m.from, m.content]),
+    [['RETRIED', BOB, { kind: 'text', text: 'whole at last' }]],
+  )
+  await s.transport.stop()
+})
+
 incoming('a revoke is reported from messages.upsert only (messages.update is ignored)', async () => {
   const s = await linkedBaileys()
   const socket = s.fake.current('dev')
