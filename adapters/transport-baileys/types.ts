@@ -21,6 +21,8 @@ export type BaileysModule = typeof import('@whiskeysockets/baileys')
 export interface SocketEvents {
   on<E extends keyof BaileysEventMap>(event: E, listener: (arg: BaileysEventMap[E]) => void): unknown
   off<E extends keyof BaileysEventMap>(event: E, listener: (arg: BaileysEventMap[E]) => void): unknown
+  /** Emit the events Baileys buffered (a fake may leave it out). */
+  flush?(): unknown
 }
 
 /**

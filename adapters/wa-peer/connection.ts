@@ -14,6 +14,7 @@ import { acceptWebSocket, binaryFrame, readWebSocket } from './websocket.ts'
 /** Per-connection settings from the peer's options. */
 interface ConnectionOptions {
   endHistoryWait: boolean
+  offlineMarker: boolean
 }
 
 let ids = 0
@@ -160,7 +161,7 @@ export class Connection implements Channel {
       if (node.attrs.type !== 'get' && node.attrs.type !== 'set') return
       this.send(await answerIq(core, this, node))
       const active = node.attrs.xmlns === 'passive' && children(node)[0]?.tag === 'active'
-      if (active && this.device) await goOnline(core, this.device, this, this.options.endHistoryWait)
+      if (active && this.device) await goOnline(core, this.device, this, this.options)
       return
     }
     if (node.tag === 'message') return node.attrs.to?.endsWith('@g.us') ? groupMessageFromDevice(core, this, node) : messageFromDevice(core, this, node)

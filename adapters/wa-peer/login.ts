@@ -43,13 +43,18 @@ export function login(core: PeerCore, channel: Channel, payload: proto.ClientPay
   return device
 }
 
-/** After the client's `passive active`: offline messages, the offline marker, the history-sync notification; then the device is online. */
-export async function goOnline(core: PeerCore, device: LinkedDevice, channel: Channel, endHistoryWait: boolean): Promise<void> {
+/** After the client's `passive active`: offline messages, the offline marker (unless turned off), the history-sync notification; then the device is online. */
+export async function goOnline(
+  core: PeerCore,
+  device: LinkedDevice,
+  channel: Channel,
+  options: { endHistoryWait: boolean; offlineMarker: boolean },
+): Promise<void> {
   if (device.channel !== channel || device.online) return
   const count = await deliverWaiting(core, device, channel)
-  channel.send({ tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(count) } }] })
+  if (options.offlineMarker) channel.send({ tag: 'ib', attrs: { from: 's.whatsapp.net' }, content: [{ tag: 'offline', attrs: { count: String(count) } }] })
   device.online = true
-  if (!endHistoryWait) return
+  if (!options.endHistoryWait) return
   const { proto } = core.lib
   const notification: proto.IMessage = {
     protocolMessage: {

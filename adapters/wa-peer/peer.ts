@@ -21,6 +21,8 @@ export interface WaPeerOptions {
   qrRefs?: number | string[]
   /** After each login, send a history-sync notification that Baileys' default filter drops, ending its 20 s wait (default true). */
   endHistoryWait?: boolean
+  /** After each login's offline messages, send the offline marker `<ib><offline/>` (default true); false: Baileys buffers its events (a backlog still arriving) until its own 30 s time-out. */
+  offlineMarker?: boolean
   /** Run the local media host (HTTPS with a self-signed certificate made by the `openssl` command) and answer `media_conn` with it (default false). */
   media?: boolean
   /** At most this many received nodes are kept in `records.nodes` (default 10,000). */
@@ -194,7 +196,7 @@ export async function startWaPeerWith(lib: Baileys, options: WaPeerOptions = {})
     socket.on('close', () => state.sockets.delete(socket))
     socket.on('error', () => socket.destroy())
     if (state.refuse) return refuseUpgrade(socket, state.refuse)
-    new Connection(state.core, socket, state.identity, { endHistoryWait: options.endHistoryWait ?? true }, req)
+    new Connection(state.core, socket, state.identity, { endHistoryWait: options.endHistoryWait ?? true, offlineMarker: options.offlineMarker ?? true }, req)
   })
   await new Promise<void>(resolve => server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve))
   return new WaPeer(lib, state, server)

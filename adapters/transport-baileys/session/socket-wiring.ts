@@ -61,10 +61,19 @@ interface SocketHandlers {
   participantsChanged(event: BaileysEventMap['group-participants.update']): void
 }
 
-/** Attach the handlers to a socket's events; returns the function that detaches them again. */
+/**
+ * Attach the handlers to a socket's events; returns the function that detaches them again. Baileys
+ * buffers its events from a login until the offline backlog is in, having sent each message's receipt
+ * (WhatsApp never delivers it again), and its end() destroys that buffer: the buffer is flushed to the
+ * handlers when the socket reports its close (before Baileys destroys it) and when they are detached.
+ */
 export function attachHandlers(socket: SocketLike, handlers: SocketHandlers): () => void {
+  const flush = () => void socket.ev.flush?.()
   const listeners: { [E in keyof BaileysEventMap]?: (arg: BaileysEventMap[E]) => void } = {
-    'connection.update': update => handlers.connection(update),
+    'connection.update': update => {
+      if (update.connection === 'close') flush()
+      handlers.connection(update)
+    },
     'creds.update': () => handlers.creds(),
     'messages.upsert': upsert => handlers.messages(upsert),
     'messages.update': updates => handlers.messageUpdates(updates),
@@ -75,6 +84,7 @@ export function attachHandlers(socket: SocketLike, handlers: SocketHandlers): ()
   const entries = Object.entries(listeners) as [keyof BaileysEventMap, (arg: unknown) => void][]
   for (const [event, listener] of entries) socket.ev.on(event, listener)
   return () => {
+    flush()
     for (const [event, listener] of entries) socket.ev.off(event, listener)
   }
 }
