@@ -10,6 +10,13 @@ import type { MessageStore } from './message-store.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 
+/**
+ * Media messages that may wait for a download slot, per device. Past it (a media host that stalls, each
+ * download taking its whole time-out while a busy group keeps sending), media is reported at once with
+ * metadata only: the queue, and how late its last report comes, stay bounded.
+ */
+const MAX_WAITING_DOWNLOADS = 100
+
 /** What incoming message handling needs. */
 interface ReceiveDeps {
   deviceId: string
@@ -31,7 +38,7 @@ interface ReceiveDeps {
  * recorded by the gateway before the next is looked at. Media that is downloaded to inline its bytes
  * is reported once its download ends (or fails, or times out: then with metadata only), on the
  * device's download queue: a slow download never holds back the device's later messages, which may
- * therefore be reported before it. Skipped: stubs without content, statuses, broadcasts and channels,
+ * therefore be reported before it; past MAX_WAITING_DOWNLOADS waiting, with metadata only at once. Skipped: stubs without content, statuses, broadcasts and channels,
  * duplicates (by chat and id), echoes of the gateway's own sends (the core publishes those itself),
  * and content the gateway does not report. Revokes are taken from here only (never from
  * messages.update), reactions from here only (never from messages.reaction).
@@ -61,7 +68,7 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   if (message.key.fromMe && session.memory.ownIds.has(id)) return
   if (await deps.messages.find(id).catch(() => undefined)) return // reported before a restart, or an own send
   const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
-  if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes)) {
+  if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes) && deps.downloads.size < MAX_WAITING_DOWNLOADS) {
     const work = deps.downloads.add(() => report(deps, session, socket, message, content, true))
     return session.memory.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')))
   }

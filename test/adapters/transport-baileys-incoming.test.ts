@@ -185,6 +185,28 @@ incoming('a failed media download still reports the message, with metadata only'
   await s.transport.stop()
 })
 
+incoming('media waiting for its download is bounded per device: past 100 waiting, media is reported at once with metadata only', async () => {
+  const hung: string[] = []
+  // A media host that never answers: each download waits its whole time-out (sendTimeoutMs), 4 at a time.
+  const s = await linkedBaileys({ downloadMedia: async message => (hung.push(message.key.id!), new Promise<Buffer>(() => {})) })
+  const image = (i: number) => waMessage({ chat: BOB_JID, id: `IMG${i}`, message: { imageMessage: { mimetype: 'image/jpeg', fileLength: 10 } } })
+  await s.fake.deliver(
+    'dev',
+    Array.from({ length: 4 + 100 + 2 }, (_, i) => image(i)),
+  )
+  await waitFor(() => s.messages('dev').length >= 2, 'the media past the bound')
+  assert.equal(
+    s.messages('dev').map(m => [m.id, m.content]),
+    [
+      ['IMG104', { kind: 'image', mimetype: 'image/jpeg' }],
+      ['IMG105', { kind: 'image', mimetype: 'image/jpeg' }],
+    ],
+  )
+  assert.is(hung.length, 4)
+  await s.transport.stop()
+  assert.is(s.messages('dev').length, 106, 'stop() reports the waiting ones, metadata only')
+})
+
 incoming('each message is recorded by the gateway before the next is looked at', async () => {
   const fakeLog: string[] = []
   let release!: () => void
