@@ -16,9 +16,8 @@ const MEDIA_BODY_BYTES = 64 * 1024
 
 /** Middleware: the body parsed (bodyReader); one that may carry media holds its size of the media budget (429 past it); a forwarded one verified first. */
 export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
-  const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs)
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
-  const deadlines = new Deadlines(deps.bodyTimeoutMs) // a forwarded body too: anyone can send its header
+  const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs, readForwarded)
   return async function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)
     const declared = ctx.req.headers['content-length']
@@ -30,7 +29,6 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
         throw err
       }
     }
-    if (readForwarded) await inTime(deadlines, ctx, readForwarded(ctx))
     state.body = await readBody(ctx)
     await next() // awaited, not returned: an async function returning a promise costs two more turns
   }
@@ -38,20 +36,26 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
 
 const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
 
-/** Body reading for the gateway's routes (JSON, form, multipart alike; a host's parsed body as is); not whole within `timeoutMs` 408, connection closed. */
-export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context) => Promise<ParsedBody> {
+/** Body reading for the gateway's routes (JSON, form, multipart alike; a host's parsed body as is; a forwarded one verified first); not whole within `timeoutMs` 408, connection closed. */
+export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?: (ctx: Context) => Promise<unknown>): (ctx: Context) => Promise<ParsedBody> {
   // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
-  const options: koaBodyParser.Options & { onProtoPoisoning: 'remove' } = {
+  const jsonAndForm = koaBodyParser({
     enableTypes: ['json', 'form'],
     jsonLimit: `${limitBytes}b`,
     formLimit: `${limitBytes}b`,
     strict: false,
     extendTypes: { json: ['application/*+json'] },
     onProtoPoisoning: 'remove',
-  }
-  const jsonAndForm = koaBodyParser(options)
+  } as koaBodyParser.Options) // onProtoPoisoning is co-body's, not in koa-bodyparser's types
   const deadlines = new Deadlines(timeoutMs)
+  const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
+    deadlines.run(reading, () => {
+      reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
+      ctx.set('Connection', 'close')
+      return new GatewayError('body-timeout')
+    })
   return async function readBody(ctx: Context): Promise<ParsedBody> {
+    if (readForwarded) await inTime(ctx, readForwarded(ctx)) // a forwarded body within the deadline too: anyone can send its header
     let uploads = NO_UPLOADS
     let raw: Buffer | undefined
     const unread = !ctx.req.readableEnded
@@ -62,17 +66,17 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
         const files = new Map<string, UploadedFile>()
-        body = await inTime(deadlines, ctx, readMultipart(ctx, limitBytes, files))
+        body = await inTime(ctx, readMultipart(ctx, limitBytes, files))
         uploads = files
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
         const reading = readBodyBytes(ctx.req, limitBytes)
-        raw = await (arrived(ctx) ? reading : inTime(deadlines, ctx, reading))
+        raw = await (arrived(ctx) ? reading : inTime(ctx, reading))
         ;(ctx.request as { body?: unknown }).body = body = parseJson(raw) // where koa-bodyparser would have put it
       } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
         ;(ctx.request as { body?: unknown }).body = undefined
-        await inTime(deadlines, ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
+        await inTime(ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
         body = (ctx.request as { body?: unknown }).body
       } else {
         throw new GatewayError('body-unsupported-type')
@@ -84,15 +88,6 @@ export function bodyReader(limitBytes: number, timeoutMs: number): (ctx: Context
 }
 
 // --- Internal helpers ---
-
-/** `reading`, or past the deadline `body-timeout` (408) with the connection closed. */
-function inTime<T>(deadlines: Deadlines, ctx: Context, reading: Promise<T>): Promise<T> {
-  return deadlines.run(reading, () => {
-    reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
-    ctx.set('Connection', 'close')
-    return new GatewayError('body-timeout')
-  })
-}
 
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
 
