@@ -43,9 +43,9 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
 
   /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
   function dueOf(key: string, item: ScheduleItem, now: number): number | undefined {
-    if (item.state !== 'pending') return undefined
+    if (item.state !== 'pending' && !item.quota) return undefined
     const claimed = claimedUntil(item.claim, liveness, { now })
-    if (claimed !== undefined) return claimed
+    if (claimed !== undefined || item.quota) return claimed ?? now // a `quota` mark: settled once its holder's claim is void
     if (item.retryAt && eager.has(item.deviceId)) hurried.add(key) // remembered until it runs: the refresh that found it only queues it
     const ready = hurried.has(key) ? item.dueAt : Math.max(item.dueAt, item.retryAt ?? 0)
     return Math.max(ready, away.get(item.deviceId) ?? 0)
@@ -62,9 +62,10 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     hurried.delete(key)
     const device = await devices.get(item.deviceId)
     const away = device !== undefined && !(await devices.status(device)).connected
-    if (away && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
+    if (away && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
     const claimed = await store.claim(item, options.leaseMs, liveness)
     if (!claimed) return undefined
+    if (claimed.quota) return void (await store.settle(claimed)) // an add or a removal cut short (a crash, a store failure): finished here
     const active = accounts.active(await accounts.get(claimed.accountId))
     const body = device && !away && active ? await store.body(claimed) : undefined
     if (!device || !body) {
@@ -103,7 +104,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     /** Store `action` to be done at `time`; answers the stored item. */
     async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
       const input = { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text }
-      const item = await store.add(input, encodeAction(action))
+      const item = await store.add(input, encodeAction(action), liveness.id)
       if (started) work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
       return item
     },
@@ -140,7 +141,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     /** Forget the items of a deleted device. */
     async removeDevice(device: Device): Promise<void> {
       work.forgetLane(device.id)
-      await store.removeDevice(device.id)
+      await store.removeDevice(device.id, liveness.id)
     },
 
     /** Stop the timer and wait for the sends under way. */
