@@ -59,7 +59,8 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
   const count = (item: ScheduleItem, sign: 1 | -1) =>
     usage.update(item.accountId, (u = { count: 0, bytes: 0, journal: {} }) => {
       if ((u.journal[item.id] ?? (item.quota === 'opening' ? -1 : 1)) === sign) return undefined
-      const next = { count: u.count + sign, bytes: u.bytes + sign * (item.bytes ?? 0), journal: { ...u.journal, [item.id]: sign } }
+      // Never below 0: an item stored before this record existed (an older version's counters) was never counted in it.
+      const next = { count: Math.max(0, u.count + sign), bytes: Math.max(0, u.bytes + sign * (item.bytes ?? 0)), journal: { ...u.journal, [item.id]: sign } }
       if (sign < 0 || (next.count <= quota.maxPending && next.bytes <= quota.maxBytes)) return next
       const over = next.count > quota.maxPending ? `${quota.maxPending} scheduled messages` : `${sizeText(quota.maxBytes)} of scheduled messages`
       throw new GatewayError('quota-exceeded', { detail: over, retryAfterSeconds: 60 })

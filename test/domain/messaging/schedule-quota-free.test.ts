@@ -52,4 +52,19 @@ test('an item that fails for good while its device is being deleted frees one pl
   assert.equal((await store.forDevice('d2')).length, 2)
 })
 
+test('an item stored by an older version (never counted in the quota record) does not leave the account room past its quota once freed', async () => {
+  const storage = memoryStorage()
+  const store = createScheduleStore(storage, new KeyedLock(), { maxPending: 1, maxBytes: Infinity })
+  // As an older version left it: a pending item with no place in the account's quota record.
+  const legacy = { id: 'legado-1', ...input('d1'), state: 'pending', attempts: 0, createdAt: Date.now(), bytes: 10 }
+  await storage.set(`schedule:d1:${legacy.id}`, legacy)
+  await storage.set(`schedule-body:${legacy.id}`, encodeAction(text))
+  const claimed = await store.claim((await store.forDevice('d1'))[0]!, 60_000, soloLiveness())
+  assert.equal(claimed?.id, 'legado-1')
+  await store.complete(claimed!)
+  // Nothing pending, at most 1: one fits, the next is refused (before, freeing it left a count of -1: room for two).
+  await store.add(input('d1'), encodeAction(text))
+  await assert.rejects(store.add(input('d1'), encodeAction(text)), (err: { code?: string }) => err.code === 'quota-exceeded')
+})
+
 test.run()
