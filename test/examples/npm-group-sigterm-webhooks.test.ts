@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs'
 import { startStandalone, tempDir, type StandaloneServer } from '../helpers/standalone.ts'
 import { startNpmGroup, type NpmGroup } from '../helpers/npm-group.ts'
 import { post } from '../helpers/http.ts'
+import { registerAt } from '../helpers/cluster-in-process.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 
@@ -29,15 +30,7 @@ test('3 deliveries in flight at SIGTERM, each answered 200 after 3 s: after the 
     receiver = await startReceiver(() => ({ status: 200, delayMs: 3_000 }))
     group = await startNpmGroup({ GATEWAY_TRANSPORT: 'memory', ...env })
     const api = (path: string, body: Record<string, unknown>) => post(group!.url + path, body)
-    const registered = await api('/api/auth', {
-      auth: 'registrar',
-      nome: 'Ana',
-      email: 'ana@example.com',
-      senha: 'segredo1',
-      telefone: '5511900000000',
-      plano: '1',
-    })
-    const authkey = registered.body.data.authkey
+    const authkey = await registerAt(group.url, 'ana@example.com')
     const created = await api('/api/v2/qrcode', { authkey, setAppkey: 'lenta', webhook: receiver.url })
     assert.is(created.status, 200, created.text)
     assert.is((await api('/_sim/scan', { authkey, appkey: 'lenta', phone: DEVICE_PHONE })).status, 200)
