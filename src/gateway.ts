@@ -19,7 +19,7 @@ export interface Gateway {
   router: Router
   /** Koa middleware serving the gateway's routes (and 405/501 for wrong methods on them). */
   routes(): Middleware
-  /** Typed events for observability: `message`, `device-status`, `delivery`, `delivery-failed`. */
+  /** Typed events for observability: `message`, `device-status`, `delivery`, `delivery-failed`, `send`, `lease`, `forward`, `request` (src/events.ts). */
   events: GatewayEvents
   /** Webhook deliveries: dead letters (read, redrive, discard) and the backlog. */
   webhooks: WebhookAdmin
