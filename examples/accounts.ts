@@ -11,6 +11,7 @@
  */
 import { accountAdmin, GatewayError } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
+import { defaultStore } from './env-config.ts'
 
 const env = process.env
 const [command, email, plan] = process.argv.slice(2)
@@ -21,8 +22,12 @@ async function main(): Promise<number> {
     console.error(usage)
     return 2
   }
-  const memory = env.GATEWAY_TRANSPORT === 'memory'
-  const storeUrl = env.GATEWAY_STORE ?? (memory ? 'sqlite://./data/gateway-memory.sqlite' : 'sqlite://./data/gateway.sqlite')
+  // The store `npm start` uses with the same variables; a local peer's lives in its process only.
+  const storeUrl = env.GATEWAY_STORE ?? defaultStore(env.GATEWAY_TRANSPORT ?? 'baileys', env.GATEWAY_WA_PEER)
+  if (storeUrl === 'memory://') {
+    console.error('GATEWAY_WA_PEER=local keeps accounts in the gateway process only: set GATEWAY_STORE to a store both can reach')
+    return 2
+  }
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
   try {
     const accounts = accountAdmin({ storage, ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}) })

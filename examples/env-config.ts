@@ -84,3 +84,10 @@ export const redactPaths: string[] = [
   ...secretFields.flatMap(field => [field, `*.${field}`, `*.*.${field}`, `*.*.*.${field}`]),
   ...['body.code', '*.body.code', 'data.code', 'response.code', 'res.code', 'answer.code'],
 ]
+
+/** The store when GATEWAY_STORE is unset (`npm start` and `npm run accounts` alike): one file per network, never mixing real WhatsApp sessions with others; a peer in the process (`local`) forgets its devices when it stops, so its store does too. */
+export function defaultStore(transportName: string, waPeer: string | undefined): string {
+  if (transportName === 'memory') return 'sqlite://./data/gateway-memory.sqlite'
+  if (waPeer === 'local') return 'memory://'
+  return waPeer ? 'sqlite://./data/gateway-wa-peer.sqlite' : 'sqlite://./data/gateway.sqlite'
+}

@@ -56,7 +56,7 @@ import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
-import { parseMegabytes, parseMs, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
+import { defaultStore, parseMegabytes, parseMs, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
 import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     throw new Error(`GATEWAY_HTTP_STATUS must be mirror or always200, not ${JSON.stringify(httpStatus)}`)
   // The simulated network keeps its devices in a file of its own: never mixed with real WhatsApp sessions.
   // The same for the WhatsApp peer; a peer in this process forgets its devices when it stops, so its store does too.
-  const storeUrl = env.GATEWAY_STORE ?? defaultStore(transportName, transportName === 'baileys' ? env.GATEWAY_WA_PEER : undefined)
+  const storeUrl = env.GATEWAY_STORE ?? defaultStore(transportName, env.GATEWAY_WA_PEER)
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
@@ -168,13 +168,6 @@ function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instanc
     cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
     ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
   }
-}
-
-/** The store when GATEWAY_STORE is unset: one file per network, never mixing real WhatsApp sessions with others. */
-function defaultStore(transportName: string, waPeer: string | undefined): string {
-  if (transportName === 'memory') return 'sqlite://./data/gateway-memory.sqlite'
-  if (waPeer === 'local') return 'memory://'
-  return waPeer ? 'sqlite://./data/gateway-wa-peer.sqlite' : 'sqlite://./data/gateway.sqlite'
 }
 
 function redactUrl(url: string): string {

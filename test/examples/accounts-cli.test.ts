@@ -2,7 +2,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
+import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
@@ -79,6 +81,27 @@ onRedis('a key rotated by the command stops working on both of two gateway proce
   } finally {
     for (const server of servers) await server.kill('SIGKILL')
   }
+})
+
+test("without GATEWAY_STORE it opens the store npm start uses with the same variables: the peer server's file, never the real WhatsApp one", async () => {
+  const dir = tempDir()
+  const { GATEWAY_STORE: _unset, ...inherited } = process.env
+  const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href // from a folder outside the project
+  const cli = (env: Record<string, string>) =>
+    run(process.execPath, ['--conditions=source', '--import', tsx, join(root, 'examples/accounts.ts'), 'show', 'ana@example.com'], {
+      cwd: dir,
+      env: { ...inherited, ...env },
+    }).then(
+      () => ({ code: 0, err: '' }),
+      (error: { code: number; stderr: string }) => ({ code: error.code, err: error.stderr }),
+    )
+  const peer = await cli({ GATEWAY_WA_PEER: 'http://127.0.0.1:9' })
+  assert.is(peer.code, 1, peer.err) // no such account: the store opened is the peer server's
+  assert.ok(existsSync(join(dir, 'data/gateway-wa-peer.sqlite')), 'the peer server store')
+  assert.not.ok(existsSync(join(dir, 'data/gateway.sqlite')), 'not the real WhatsApp store')
+  const local = await cli({ GATEWAY_WA_PEER: 'local' })
+  assert.is(local.code, 2)
+  assert.match(local.err, /GATEWAY_WA_PEER=local keeps accounts in the gateway process only/)
 })
 
 test.run()
