@@ -64,18 +64,26 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   if (!content) return
   const seenKey = `${normalizeJid(remoteJid)}:${id}`
   if (session.memory.seen.has(seenKey)) return
+  // Seen from here, so that a duplicate arriving while this one is in flight is skipped; forgotten again
+  // unless the gateway recorded it (its emit resolved), so that the network's next delivery is reported.
   session.memory.seen.set(seenKey, true)
+  const unseen = (err: unknown) => (session.memory.seen.delete(seenKey), Promise.reject(err))
   if (message.key.fromMe && session.memory.ownIds.has(id)) return
   if (await deps.messages.find(id).catch(() => undefined)) return // reported before a restart, or an own send
   const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
   if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes) && deps.downloads.size < MAX_WAITING_DOWNLOADS) {
-    const work = deps.downloads.add(() => report(deps, session, socket, message, content, true))
+    const work = deps.downloads.add(() => report(deps, session, socket, message, content, true).catch(unseen))
     return session.memory.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')))
   }
-  await report(deps, session, socket, message, content, false)
+  await report(deps, session, socket, message, content, false).catch(unseen)
 }
 
-/** Describe, remember and report one message (`download`: with its media bytes inlined when they come in time). */
+/**
+ * Describe, report and remember one message (`download`: with its media bytes inlined when they come in
+ * time). Remembered (the message store skips it when it comes again, after a restart too) only once the
+ * gateway recorded it: remembered first, a message whose emit failed, or whose process died before the
+ * emit returned, would never be reported.
+ */
 async function report(
   deps: ReceiveDeps,
   session: DeviceSession,
@@ -87,10 +95,10 @@ async function report(
   const media = isMediaContent(content)
   const withBytes = download && media ? await inlineMedia(deps, session, socket, message, content) : content
   const incoming = await describeMessage(message, withBytes, session.self(), lid => lidToPhone(socket, lid))
+  await deps.emit({ type: 'message', deviceId: deps.deviceId, message: incoming })
   await deps.messages
     .remember(withChatPhone(message, incoming), media)
     .catch(err => deps.logger.warn({ err, messageId: message.key.id }, 'could not remember a message key'))
-  await deps.emit({ type: 'message', deviceId: deps.deviceId, message: incoming })
 }
 
 /**
