@@ -36,7 +36,9 @@ export type Wiring = Awaited<ReturnType<typeof wireGateway>>
 export async function wireGateway(resolved: ResolvedOptions) {
   const logger = resolved.logger
   const adapters = await defaultAdapters(resolved)
-  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }))
+  // The store answering again after a failure: what the incoming buffer kept is offered at once (set once the buffer started).
+  let storeAnswers = (): void => {}
+  const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }), () => storeAnswers())
   const lock = new KeyedLock()
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
@@ -113,7 +115,9 @@ export async function wireGateway(resolved: ResolvedOptions) {
   })
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
-    if (incoming.size > 0) return incoming.keep(event) // behind those already waiting: events keep their order
+    // Behind those already waiting (events keep their order): kept at once while the store is down, but while they are
+    // offered to it (it answers again) this one waits, and is recorded before the transport is told it was.
+    if (incoming.size > 0 && !(await incoming.offered())) return incoming.keep(event)
     try {
       await recordEvent(event)
     } catch (err) {
@@ -157,6 +161,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   }
 
   await incoming.start()
+  storeAnswers = () => void incoming.offered(true)
   // Cluster mode: while this instance is fenced another may hold its devices, so the transport's writes (signal keys, creds) are refused (docs/scaling.md).
   const fenced = () => (clustered && instances.fenceUp ? fencedWriteError() : undefined)
   await transport.start({

@@ -10,12 +10,19 @@ export class StorageUnavailableError extends Error {
   }
 }
 
-/** Wrap a storage: failures are StorageUnavailableError; after `timeoutMs` the store is taken for hung until a probe is answered (docs/limits.md). */
-export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger): Storage {
+/** Wrap a storage: failures are StorageUnavailableError; after `timeoutMs` the store is taken for hung until a probe is answered (docs/limits.md). `onAnswer`: the first answer after a failure. */
+export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logger, onAnswer?: () => void): Storage {
   const deadlines = new Deadlines(timeoutMs)
   let hungSince: number | undefined
   let probing = false
-  const answered = () => void (logger?.info({ hungMs: Date.now() - hungSince! }, 'the store answers again'), (hungSince = undefined))
+  let failed = false // a call failed (one timing out: hungSince), and none has been answered since
+  const answered = () => {
+    if (!failed && hungSince === undefined) return
+    if (hungSince !== undefined) logger?.info({ hungMs: Date.now() - hungSince }, 'the store answers again')
+    hungSince = undefined
+    failed = false
+    onAnswer?.()
+  }
   const timedOut = (operation: string) => {
     if (hungSince === undefined) {
       hungSince = Date.now()
@@ -31,7 +38,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     probing = true
     let over = false
     const finish = (answer: boolean) => {
-      if (answer && hungSince !== undefined) answered()
+      if (answer) answered()
       if (over) return
       over = true
       done()
@@ -52,8 +59,8 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
     return new Promise<T>((resolve, reject) => {
       const done = deadlines.watch(() => reject(timedOut(operation)))
       invoke(work).then(
-        value => (done(), hungSince !== undefined && answered(), resolve(value)),
-        cause => (done(), reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))),
+        value => (done(), answered(), resolve(value)),
+        cause => (done(), (failed = true), reject(cause instanceof StorageUnavailableError ? cause : new StorageUnavailableError(operation, { cause }))),
       )
     })
   }

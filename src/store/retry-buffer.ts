@@ -34,35 +34,30 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     if (timer || closed) return
     timer = setTimeout(() => {
       timer = undefined
-      void flush().then(() => {
-        if (size() > 0) schedule(delayMs)
-      })
+      void flush().then(() => size() > 0 && schedule(delayMs))
     }, ms)
     timer.unref()
   }
   // Offer what waits, oldest first; stop at the first refusal (the store is still down, or the spill file unreadable for now: never thrown out of the timer) and back off.
-  const flush = (): Promise<void> =>
-    (flushing ??= (async () => {
+  const offer = async (): Promise<void> => {
+    for (;;) {
+      let item: T | undefined
       try {
-        for (;;) {
-          let item: T | undefined
-          try {
-            if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit)) as T[]))
-            if ((item = memory[0]) === undefined) break
-            await options.process(item)
-          } catch (err) {
-            if (item === undefined) logger.error({ err, file: spill?.path }, `${what} could not be read back from the spill file; trying again`)
-            delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)
-            return
-          }
-          memory.shift()
-        }
-        if (delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
-        delayMs = RETRY_FIRST_MS
-      } finally {
-        flushing = undefined
+        if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit)) as T[]))
+        if ((item = memory[0]) === undefined) break
+        await options.process(item)
+      } catch (err) {
+        if (item === undefined) logger.error({ err, file: spill?.path }, `${what} could not be read back from the spill file; trying again`)
+        delayMs = Math.min(delayMs * 2, RETRY_MAX_MS)
+        return
       }
-    })())
+      memory.shift()
+    }
+    if (delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
+    delayMs = RETRY_FIRST_MS
+  }
+  // One offer at a time; it ends in a later tick (one with nothing to offer too), after `flushing` was set.
+  const flush = (): Promise<void> => (flushing ??= offer().finally(() => (flushing = undefined)))
   return {
     /** Replay what a gone process of this host left in its spill file (call once, at start). */
     async start(): Promise<void> {
@@ -76,6 +71,11 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     /** Items waiting (in memory and spilled): while there are any, a new item must be kept too, behind them. */
     get size(): number {
       return size()
+    },
+    /** The offer under way, or with `now` (the store answers again) a new one at once: true once it left nothing waiting; false at once without one. */
+    async offered(now = false): Promise<boolean> {
+      if (now && !closed) void flush()
+      return flushing !== undefined && (await flushing, size() === 0)
     },
     /** Keep an item the store refused (or one that must wait behind those), to be offered again. */
     keep(item: T, err?: unknown): void {

@@ -158,4 +158,21 @@ test('without a spill file, items past the memory limit are lost (and the rest k
   await buffer.close()
 })
 
+test('offered(true), when the store answers again, offers what waits at once; with nothing waiting, later items are still offered', async () => {
+  const { store, process } = flakyStore()
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger })
+  store.down = false
+  assert.is(await buffer.offered(true), true, 'nothing waits')
+  store.down = true
+  buffer.keep(1)
+  assert.is(await buffer.offered(), false, 'no offer under way: a new item is kept at once')
+  assert.is(await buffer.offered(true), false, 'the store still refuses')
+  store.down = false
+  assert.is(await buffer.offered(true), true, 'taken at once, not at the next retry (2 s)')
+  assert.equal(store.taken, [1])
+  buffer.keep(2)
+  await waitFor(() => store.taken.length === 2, 5000, 'a later item, at its retry')
+  await buffer.close()
+})
+
 test.run()
