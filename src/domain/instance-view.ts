@@ -92,12 +92,10 @@ export class InstanceView {
     const known = new Map<string, InstanceRecord>([[this.id, mine]])
     for (const [id, record] of read) {
       if (id === this.id) continue
-      if (silent.has(id) || (record.host === mine.host && !processAlive(record))) {
-        await this.records.removeIfEqual(id, record)
-        this.markGone(id)
-        continue
-      }
-      known.set(id, record)
+      const left = silent.has(id) || (record.host === mine.host && !processAlive(record))
+      // A record not removed changed since the read: gone unless read again it has moved (a heartbeat landed meanwhile: alive).
+      if (left && ((await this.records.removeIfEqual(id, record)) || (await this.confirmGone(id)))) this.markGone(id)
+      else known.set(id, record)
     }
     const gone = [...this.known.keys()].filter(id => !known.has(id))
     this.known = known
