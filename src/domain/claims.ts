@@ -1,5 +1,6 @@
 import { uniqueTag } from '../security/keys.ts'
 import { performance } from 'node:perf_hooks'
+import { putBounded } from '../store/bounded-map.ts'
 import type { Liveness } from './instances.ts'
 
 /** A claim on shared work (a webhook event, a scheduled message, a device's session): its holder, how long it lasts, its fencing epoch. */
@@ -17,18 +18,14 @@ export interface Claim {
 }
 
 /** How `claimedUntil` judges: `ownYields`, the reader's own claim keeps nobody off; `epoch`, whether the reader itself still holds it at that epoch. */
-interface ClaimCheck {
-  ownYields?: boolean
-  epoch?: number
-  now?: number
-}
+type ClaimCheck = { ownYields?: boolean; epoch?: number; now?: number }
 
 /** Until when (by this clock) `claim` keeps `liveness.id` off its work, or undefined; with `epoch` only the reader's own at that epoch (docs/scaling.md, "Claims and clocks"). */
 export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check: ClaimCheck = {}): number | undefined {
   if (!claim || claim.owner === null) return undefined
   const mine = claim.owner === liveness.id
   if (check.epoch !== undefined) return mine && claim.epoch === check.epoch ? Infinity : undefined
-  if ((mine && check.ownYields) || (claim.owner !== undefined && !liveness.isAlive(claim.owner))) return undefined
+  if ((mine && (check.ownYields || unanswered.has(claim.token))) || (claim.owner !== undefined && !liveness.isAlive(claim.owner))) return undefined
   if (claim.until === undefined) return claim.owner === undefined ? undefined : Infinity
   const now = check.now ?? Date.now()
   const end = mine || claim.ms === undefined ? claim.until : now + claim.ms - sinceFirstSeen(claim)
@@ -38,6 +35,17 @@ export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check
 /** A new claim of `owner` for `ms` from `now`. */
 export function newClaim(owner: string, ms: number, now = Date.now()): Claim {
   return { owner, until: now + ms, ms, token: uniqueTag() } // random bytes per claim were 2% of a webhook's CPU
+}
+
+/** Tokens of this process's claims whose write got no answer (it may have landed all the same): void to this process, which takes the work again at once. */
+const unanswered = new Map<unknown, true>()
+
+/** `write` of this process's `claim`: should it reject, the claim (landed or not) is void to this process from then on. */
+export function writingClaim<T>(claim: Claim, write: Promise<T>): Promise<T> {
+  return write.catch(err => {
+    putBounded(unanswered, claim.token, true, 10_000)
+    throw err
+  })
 }
 
 /** When this process first and last saw each claim of another instance and each agent reply window of flows.ts (monotonic ms): forgotten only once unseen for its length (swept when the map doubles), never while held. */

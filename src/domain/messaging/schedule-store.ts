@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import { claimedUntil, newClaim, type Claim } from '../claims.ts'
+import { claimedUntil, newClaim, writingClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
 import type { StoredAction } from './actions.ts'
 import { GatewayError } from '../../errors.ts'
@@ -120,10 +120,11 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     /** Claim a pending item (or one marked `quota`, to settle it) for `leaseMs` unless a claim holds it: the claimed item, or undefined. */
     async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
       const claim = newClaim(liveness.id, leaseMs)
-      const result = await items.update(itemKey(item), current => {
+      const claiming = items.update(itemKey(item), current => {
         if (!current || (current.state !== 'pending' && !current.quota) || claimedUntil(current.claim, liveness) !== undefined) return undefined
         return { ...current, claim }
       })
+      const result = await writingClaim(claim, claiming) // its answer lost: taken again at our next try, not after its length
       return result?.claim?.token === claim.token ? result : undefined
     },
     /** The claimed item was sent: its place freed, it and its action removed. */
