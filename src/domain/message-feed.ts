@@ -14,9 +14,7 @@ export function messageFeed(events: GatewayEvents, logger: Logger) {
   const subscribers: MessageSubscriber[] = []
   return {
     /** Add a subscriber; earlier subscribers run first. */
-    subscribe(subscriber: MessageSubscriber): void {
-      subscribers.push(subscriber)
-    },
+    subscribe: (subscriber: MessageSubscriber): void => void subscribers.push(subscriber),
     /** Hand a message to every subscriber, then emit the host-facing `message` event. */
     async publish(device: Device, message: IncomingMessage): Promise<void> {
       for (const subscriber of subscribers) {

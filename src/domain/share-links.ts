@@ -44,9 +44,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices) 
     /** The device's current QR string, if one is fresh. */
     currentQr: async (deviceId: string): Promise<string | undefined> => (await qrs.get(deviceId))?.qr,
     /** Forget the device's QR (it connected, or was deleted). */
-    async forgetQr(deviceId: string): Promise<void> {
-      await qrs.remove(deviceId)
-    },
+    forgetQr: async (deviceId: string): Promise<void> => void (await qrs.remove(deviceId)),
     /** Drop the device's links and QR (removal hook). */
     async removeDevice(device: Device): Promise<void> {
       for (const tokenHash of device.shareTokens) await links.remove(tokenHash)

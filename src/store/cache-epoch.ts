@@ -31,9 +31,7 @@ export function cacheEpoch(storage: Storage, pollMs: number, logger: Logger) {
   }
   return {
     /** Drop `cache`'s records whenever another process bumps the epoch. */
-    register(cache: { forget(): void }): void {
-      caches.push(cache)
-    },
+    register: (cache: { forget(): void }): void => void caches.push(cache),
     /** Read the current epoch and start polling it. */
     async start(): Promise<void> {
       seen = await storage.get(KEY)
@@ -45,8 +43,7 @@ export function cacheEpoch(storage: Storage, pollMs: number, logger: Logger) {
       forgetAll()
       seen = await atomicSteps(storage).increment(KEY, 1)
     },
-    stop(): void {
-      clearInterval(timer)
-    },
+    /** Stop polling. */
+    stop: (): void => clearInterval(timer),
   }
 }

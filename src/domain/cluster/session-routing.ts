@@ -48,9 +48,7 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
   return {
     holderOf,
     /** Whether this instance holds the device's session now (no store read). */
-    holdsHere(device: Device): boolean {
-      return leases.holds(device.id)
-    },
+    holdsHere: (device: Device): boolean => leases.holds(device.id),
     /** Where a link of `wanted.name` is worked: the instance to forward to, else the device found or made (and held) here; one made here and refused is deleted. */
     async link(account: Account, wanted: NewDevice, forwarded: boolean): Promise<{ device: Device; created: boolean; appkey?: string } | string> {
       if (clustered && !forwarded) {

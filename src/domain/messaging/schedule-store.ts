@@ -138,9 +138,7 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     /** Finish a claimed item marked `quota` (an add or a removal cut short by a crash or a store failure). */
     settle,
     /** Release a claim without counting an attempt (the send never started). */
-    async release(item: ScheduleItem): Promise<void> {
-      await items.update(itemKey(item), current => ifHeld(current, item))
-    },
+    release: async (item: ScheduleItem): Promise<void> => void (await items.update(itemKey(item), current => ifHeld(current, item))),
     /** Remove every item of a deleted device: a pending one through a `closing` mark held by `owner` (its place freed once); one marked by someone else is theirs to finish. */
     async removeDevice(deviceId: string, owner = 'local'): Promise<number> {
       const listed = await forDevice(deviceId)
