@@ -14,11 +14,12 @@ type LidLookup = (lid: string) => Promise<string | undefined>
 
 /**
  * The gateway's view of a message's content, or undefined for what the gateway does not report
- * (stickers, polls, edits, protocol messages other than a revoke, key distribution only, ...).
- * Wrappers (ephemeral, view once, document with caption, edited) are unwrapped first. Media carries
- * no bytes yet (see receive.ts).
+ * (stickers, polls, edits, protocol messages other than a revoke, key distribution only, statuses
+ * posted to a group, ...). Wrappers (ephemeral, view once, document with caption, edited) are
+ * unwrapped first. Media carries no bytes yet (see receive.ts).
  */
 export function classifyContent(lib: BaileysModule, message: WAMessage): IncomingContent | undefined {
+  if (isGroupStatus(message.message)) return undefined
   const c = lib.normalizeMessageContent(message.message)
   if (!c) return undefined
   switch (lib.getContentType(c)) {
@@ -115,6 +116,30 @@ export async function describeMessage(message: WAMessage, content: IncomingConte
 }
 
 // --- Internal helpers ---
+
+/** The wrappers Baileys 7.0.0-rc14's normalizeMessageContent unwraps besides a group status's. */
+const WRAPPERS = [
+  'ephemeralMessage',
+  'viewOnceMessage',
+  'documentWithCaptionMessage',
+  'viewOnceMessageV2',
+  'viewOnceMessageV2Extension',
+  'editedMessage',
+  'associatedChildMessage',
+] as const
+
+/**
+ * Whether a message is a status posted to a group (`groupStatusMessage`/`V2`, in the group's chat, not
+ * `status@broadcast`), at any depth of wrappers: normalizeMessageContent unwraps it as it unwraps an
+ * ephemeral message, and its content would be reported as an ordinary group message.
+ */
+function isGroupStatus(message: proto.IMessage | null | undefined): boolean {
+  for (let depth = 0, m = message; m && depth < 5; depth++) {
+    if (m.groupStatusMessage || m.groupStatusMessageV2) return true
+    m = WRAPPERS.map(wrapper => m![wrapper]).find(Boolean)?.message
+  }
+  return false
+}
 
 function media(
   kind: MediaKind,

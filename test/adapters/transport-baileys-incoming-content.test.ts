@@ -3,7 +3,7 @@ import * as assert from 'uvu/assert'
 import { proto } from '@whiskeysockets/baileys'
 import type { IncomingContent } from '../../src/ports/transport.ts'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
-import { BOB_JID, waMessage } from '../helpers/baileys-fixtures.ts'
+import { BOB_JID, BOB_LID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
 
 const content = suite('Baileys transport: what each kind of incoming message becomes')
 
@@ -125,5 +125,22 @@ for (const [name, message, expected] of cases) {
     assert.equal(await contentOf(message), expected)
   })
 }
+
+content('a status posted to a group (groupStatusMessage, V2, in a disappearing group too) is skipped, as statuses are', async () => {
+  // Baileys' normalizeMessageContent unwraps these as it unwraps ephemeral and view-once messages.
+  const s = await linkedBaileys({ inlineMediaMaxBytes: 0 })
+  const image = { imageMessage: { mimetype: 'image/jpeg', caption: 'my status' } }
+  await s.fake.deliver('dev', [
+    waMessage({ chat: GROUP, participant: BOB_LID, participantAlt: BOB_JID, message: { groupStatusMessageV2: { message: { conversation: 'my status' } } } }),
+    waMessage({ chat: GROUP, participant: BOB_JID, message: { groupStatusMessage: { message: image } } }),
+    waMessage({ chat: GROUP, participant: BOB_JID, message: { ephemeralMessage: { message: { groupStatusMessageV2: { message: image } } } } }),
+    waMessage({ chat: GROUP, participant: BOB_JID, message: { conversation: 'an ordinary group message' } }),
+  ])
+  assert.equal(
+    s.messages('dev').map(m => m.content),
+    [{ kind: 'text', text: 'an ordinary group message' }],
+  )
+  await s.transport.stop()
+})
 
 content.run()
