@@ -5,8 +5,9 @@ import type { IncomingContent, IncomingMessage, MediaKind, TransportEvent } from
 import type { Logger } from 'zapgate'
 import { withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
-import { isIgnoredJid, isLidJid, normalizeJid, phoneOf } from './jid.ts'
-import type { MessageStore } from './message-store.ts'
+import { isIgnoredJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
+import { sameScope, scopeOf } from './message-scope.ts'
+import { MAX_PER_ID, type MessageStore } from './message-store.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 
@@ -39,8 +40,8 @@ interface ReceiveDeps {
  * is reported once its download ends (or fails, or times out: then with metadata only), on the
  * device's download queue: a slow download never holds back the device's later messages, which may
  * therefore be reported before it; past MAX_WAITING_DOWNLOADS waiting, with metadata only at once. Skipped: stubs without content, statuses, broadcasts and channels,
- * duplicates (by chat and id), echoes of the gateway's own sends (the core publishes those itself),
- * and content the gateway does not report. Revokes are taken from here only (never from
+ * duplicates (the same id in the same scope: chat, direction, group sender; see message-scope.ts), echoes of the gateway's own sends
+ * (the core publishes those itself), and content the gateway does not report. Revokes are taken from here only (never from
  * messages.update), reactions from here only (never from messages.reaction).
  */
 export async function receiveUpsert(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, upsert: BaileysEventMap['messages.upsert']): Promise<void> {
@@ -62,14 +63,23 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   // the skmsg: a CIPHERTEXT stub) comes again whole, with the same id, after Baileys' retry receipt.
   const content = classifyContent(deps.lib, message)
   if (!content) return
-  const seenKey = `${normalizeJid(remoteJid)}:${id}`
-  if (session.memory.seen.has(seenKey)) return
+  const scope = scopeOf(message.key, await otherForms(socket, message.key))
+  const seen = session.memory.seen.get(id) ?? []
+  if (seen.some(earlier => sameScope(earlier, scope))) return
   // Seen from here, so that a duplicate arriving while this one is in flight is skipped; forgotten again
   // unless the gateway recorded it (its emit resolved), so that the network's next delivery is reported.
-  session.memory.seen.set(seenKey, true)
-  const unseen = (err: unknown) => (session.memory.seen.delete(seenKey), Promise.reject(err))
+  session.memory.seen.set(id, [...seen, scope].slice(-MAX_PER_ID))
+  const unseen = (err: unknown) => (
+    session.memory.seen.set(
+      id,
+      (session.memory.seen.get(id) ?? []).filter(s => s !== scope),
+    ),
+    Promise.reject(err)
+  )
   if (message.key.fromMe && session.memory.ownIds.has(id)) return
-  if (await deps.messages.find(id).catch(() => undefined)) return // reported before a restart, or an own send
+  // Reported before a restart, or an own send; a message of another chat (or group sender) with this id is another message.
+  const stored = await deps.messages.all(id).catch(() => [])
+  if (stored.some(earlier => sameScope(scopeOf(earlier.key), scope))) return
   const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
   if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes) && deps.downloads.size < MAX_WAITING_DOWNLOADS) {
     const work = deps.downloads.add(() => report(deps, session, socket, message, content, true).catch(unseen))
@@ -138,6 +148,13 @@ type MediaContent = Extract<IncomingContent, { kind: MediaKind }>
 
 function isMediaContent(content: IncomingContent): content is MediaContent {
   return content.kind === 'image' || content.kind === 'video' || content.kind === 'audio' || content.kind === 'document'
+}
+
+/** The phone JID the LID mappings know for a 1:1 LID chat whose key carries none (another form of the chat, for the duplicate check). */
+async function otherForms(socket: SocketLike, key: WAMessage['key']): Promise<string[]> {
+  if (key.fromMe || !isLidJid(key.remoteJid) || isPnJid(key.remoteJidAlt)) return []
+  const pn = await socket.signalRepository?.lidMapping.getPNForLID(normalizeJid(key.remoteJid)).catch(() => null)
+  return pn ? [normalizeJid(pn)] : []
 }
 
 async function lidToPhone(socket: SocketLike, lid: string): Promise<string | undefined> {

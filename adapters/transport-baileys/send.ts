@@ -40,7 +40,7 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
     if (!target.key.fromMe && !isGroupJid(target.key.remoteJid)) invalid('only the sender can delete a message in a 1:1 chat')
     const sent = await send(deps, target.key.remoteJid, { delete: messageKey(target.key) })
     // Deleted for everyone: no later reaction, delete or read names it (as on the network, where it is gone).
-    await deps.messages.forget(target.key.id).catch(err => deps.logger.warn({ err, messageId: target.key.id }, 'could not forget a deleted message'))
+    await deps.messages.forget(target.key).catch(err => deps.logger.warn({ err, messageId: target.key.id }, 'could not forget a deleted message'))
     return sent
   }
   const jid = await deps.resolver.resolve(deps.socket, to, deps.timeoutMs)
@@ -64,8 +64,8 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
 /** Send a read receipt for a received message, with its key as received (participant in groups). */
 export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'timeoutMs'>, target: MessageRef): Promise<void> {
   if (!target || typeof target.id !== 'string' || target.id === '') invalid('target must name a message id')
-  const stored = await deps.messages.find(target.id)
-  if (!stored || stored.key.fromMe || !inChat(stored.key, target.chat)) throw new TransportError('not-found', `no received message ${target.id} in that chat`)
+  const stored = pick(await deps.messages.all(target.id), { ...target, fromMe: false })
+  if (!stored) throw new TransportError('not-found', `no received message ${target.id} in that chat`)
   if (isGroupJid(stored.key.remoteJid) && !stored.key.participant) throw new TransportError('not-found', `the sender of ${target.id} is unknown`)
   await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
 }
@@ -150,9 +150,21 @@ async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage
 }
 
 async function requireTarget(messages: MessageStore, target: MessageRef): Promise<StoredMessage> {
-  const stored = await messages.find(target.id)
-  if (!stored || !inChat(stored.key, target.chat)) throw new TransportError('not-found', `no message ${target.id} of that chat known to this device`)
+  const stored = pick(await messages.all(target.id), target)
+  if (!stored) throw new TransportError('not-found', `no message ${target.id} of that chat known to this device`)
   return stored
+}
+
+/**
+ * The remembered message a MessageRef names among those with its id (ids are the sender's choice:
+ * several chats may hold one): of the named chat, of the named direction (`fromMe`) when there is one
+ * (a read receipt: received only; a delete: own first), else the first remembered (a later one with
+ * its id is the copy).
+ */
+function pick(stored: StoredMessage[], target: MessageRef): StoredMessage | undefined {
+  const inTarget = stored.filter(message => inChat(message.key, target.chat))
+  const direction = inTarget.find(message => message.key.fromMe === target.fromMe)
+  return target.fromMe === false ? direction : (direction ?? inTarget[0])
 }
 
 /**

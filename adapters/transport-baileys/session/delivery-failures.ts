@@ -29,7 +29,7 @@ export async function reportFailures(deps: FailureDeps, updates: WAMessageUpdate
     if (update?.status !== STATUS_ERROR || !key?.fromMe || !key.id || !key.remoteJid) continue
     const [first, second] = update.messageStubParameters ?? []
     const code = Number.parseInt(String(first ?? ''), 10)
-    const stored = await deps.messages.find(key.id).catch(() => undefined)
+    const stored = (await deps.messages.all(key.id).catch(() => [])).find(message => message.key.fromMe)
     const chat = await chatName(stored?.key.remoteJid ?? key.remoteJid, deps)
     const event: TransportEvent = {
       type: 'message-failed',

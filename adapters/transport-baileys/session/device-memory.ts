@@ -2,6 +2,7 @@ import type { CacheStore } from '@whiskeysockets/baileys'
 import { BoundedMap } from 'zapgate/adapter-kit'
 import { signalKeyCache } from '../cache.ts'
 import { GroupCache } from '../group-cache.ts'
+import type { MessageScope } from '../message-scope.ts'
 import type { MessageStore } from '../message-store.ts'
 
 /**
@@ -17,8 +18,8 @@ export class DeviceMemory {
   readonly groups = new GroupCache()
   /** Ids of the gateway's own sends, so that their echoes are not reported as received. */
   readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
-  /** `chat:id` of messages already reported (dedupe of upserts). */
-  readonly seen = new BoundedMap<string, true>(5_000, 24 * 3_600_000)
+  /** Messages already looked at, by id: the scopes (chat, direction, group sender) seen with it (dedupe of upserts). */
+  readonly seen = new BoundedMap<string, MessageScope[]>(5_000, 24 * 3_600_000)
   /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
   readonly background = new Set<Promise<unknown>>()
   /** Resolves when the session shuts down: background work stops waiting and reports what it has. */

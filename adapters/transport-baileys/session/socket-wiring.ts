@@ -40,7 +40,7 @@ export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
     browser: options.browser ?? lib.Browsers.ubuntu('Chrome'),
     emitOwnEvents: false,
     shouldIgnoreJid: jid => lib.isJidBroadcast(jid) || lib.isJidNewsletter(jid),
-    getMessage: async key => (key.id ? messages.content(key.id) : undefined),
+    getMessage: async key => (key.id ? messages.content(key) : undefined),
     cachedGroupMetadata: jid => input.groupMetadata(jid),
     ...(version ? { version } : {}),
   }
