@@ -1,7 +1,7 @@
 import { array, boolean, object, optional, refine, string, type } from 'superstruct'
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
-import { falseFlag, text, trueFlag } from '../schema/fields.ts'
+import { falseFlag, sizedArray, text, trueFlag } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { INVITE_LINK_BASE } from '../domain/messaging/groups.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
@@ -59,17 +59,19 @@ export const joinGroup = defineOperation({
 
 // --- Internal helpers ---
 
-/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list (or one number as a JSON number); 1 to 1 023 distinct phones. */
+/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list (or one number as a JSON number); 1 to 1 023 entries (more are refused unparsed), distinct phones. */
 function members() {
-  const phones = coerceWhen(array(string()), isAnything, value => {
-    const split = (s: string) => (s.trim().startsWith('[') ? toArray(s) : s.split(/[-,;]/).flatMap(p => p.trim() || []))
+  const phones = coerceWhen(sizedArray(string(), 1, MAX_MEMBERS), isAnything, value => {
+    const split = (s: string) => {
+      if (s.trim().startsWith('[')) return toArray(s)
+      const found: string[] = [] // the entries, trimmed, up to one past the most: the rest is neither split nor parsed
+      for (const entry of s.matchAll(/[^-,;\s][^-,;]*/g)) if (found.push(entry[0].trimEnd()) > MAX_MEMBERS) break
+      return found
+    }
     const items = isStringOrNumber(value) ? split(String(value)) : value
-    return Array.isArray(items) ? [...new Set(items.map(p => parseRecipient(String(p)) ?? String(p)))] : items
+    return Array.isArray(items) && items.length <= MAX_MEMBERS ? [...new Set(items.map(p => parseRecipient(String(p)) ?? String(p)))] : items
   })
-  const struct = refine(phones, 'members', list => {
-    if (list.length < 1 || list.length > MAX_MEMBERS) return `expected 1 to ${MAX_MEMBERS} phone numbers`
-    return list.every(p => /^\d{8,15}$/.test(p)) || 'expected phone numbers'
-  })
+  const struct = refine(phones, 'members', list => list.every(p => /^\d{8,15}$/.test(p)) || 'expected phone numbers')
   return documentStruct(struct, {
     wire: schema => ({
       anyOf: [

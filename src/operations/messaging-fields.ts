@@ -1,6 +1,6 @@
-import { array, dynamic, literal, never, refine, string, type, type Infer, type Struct } from 'superstruct'
+import { dynamic, literal, never, refine, string, type, type Infer, type Struct } from 'superstruct'
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
-import { optionalText, phone, text } from '../schema/fields.ts'
+import { optionalText, phone, sizedArray, text } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { UNSURE, withFastCheck } from '../schema/fast-check.ts'
@@ -21,19 +21,11 @@ const MAX_CARD_BUTTONS = 2
 /** A recipient (`to`): a phone in any usual spelling, a group id, or a user id; normalised (see parseRecipient). */
 export function recipient(): Struct<string, null> {
   const struct = refine(
-    coerceWhen(string(), isStringOrNumber, v => {
-      const s = String(v)
-      return parseRecipient(s) ?? s
-    }),
+    coerceWhen(string(), isStringOrNumber, v => parseRecipient(String(v)) ?? String(v)),
     'recipient',
     v => parseRecipient(v) === v || 'expected a phone number or a group id',
   )
-  withFastCheck(struct, value => {
-    if (!isStringOrNumber(value)) return UNSURE
-    const s = String(value)
-    const coerced = parseRecipient(s) ?? s
-    return parseRecipient(coerced) === coerced ? coerced : UNSURE
-  })
+  withFastCheck(struct, value => (isStringOrNumber(value) ? (parseRecipient(String(value)) ?? UNSURE) : UNSURE)) // a parsed recipient parses to itself
   return documentStruct(struct, {
     description:
       'Recipient: a phone number with the country code (any spelling, or `<digits>@s.whatsapp.net`), a group id (`<digits>@g.us`) or a LID (`<digits>@lid`).',
@@ -53,9 +45,9 @@ function httpUrl(max = 2048): Struct<string, null> {
   return documentStruct(struct, { format: 'uri', description: 'An absolute http(s) URL.' })
 }
 
-/** A list of `min` to `max` items; form bodies may carry it as JSON text or qs-nested fields (`buttons[0][type]=...`). */
+/** A list of `min` to `max` items (any other length is refused before an item is read); form bodies may carry it as JSON text or qs-nested fields (`buttons[0][type]=...`). */
 export function list<T>(item: Struct<T, any>, min: number, max: number): Struct<T[], any> {
-  const struct = refine(coerceWhen(array(item), isAnything, toArray), 'size', v => (v.length >= min && v.length <= max) || `expected ${min} to ${max} items`)
+  const struct = coerceWhen(sizedArray(item, min, max), isAnything, toArray)
   return documentStruct(struct, {
     wire: schema => ({
       anyOf: [
@@ -122,11 +114,7 @@ export function toArray(value: unknown): unknown {
       return value
     }
   }
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    const keys = Object.keys(value)
-    if (keys.length > 0 && keys.every(k => /^\d{1,3}$/.test(k))) {
-      return keys.sort((a, b) => Number(a) - Number(b)).map(k => (value as Record<string, unknown>)[k])
-    }
-  }
-  return value
+  const keys = typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.keys(value) : []
+  const numbered = keys.length > 0 && keys.every(k => /^\d{1,3}$/.test(k))
+  return numbered ? keys.sort((a, b) => Number(a) - Number(b)).map(k => (value as Record<string, unknown>)[k]) : value
 }

@@ -1,4 +1,4 @@
-import { boolean, literal, optional, refine, string, type Struct } from 'superstruct'
+import { array, boolean, literal, optional, refine, string, Struct } from 'superstruct'
 import { coerceWhen, isNumber, isScalar, isString, isStringOrNumber } from './coerce-when.ts'
 import { UNSURE, withFastCheck, type FastCheck } from './fast-check.ts'
 import { documentStruct } from './struct-schema.ts'
@@ -17,10 +17,7 @@ export function text(max = MAX_FIELD): Struct<string, null> {
   const struct = refine(
     coerceWhen(string(), isNumber, n => String(n)),
     'text',
-    value => {
-      const length = value.trim().length
-      return (length > 0 && value.length <= max) || `expected 1 to ${max} characters`
-    },
+    value => (value.length <= max && value.trim().length > 0) || `expected 1 to ${max} characters`,
   )
   return withFastCheck(struct, textCheck(max))
 }
@@ -57,21 +54,46 @@ export function optionalFlag(): Struct<boolean | undefined, null> {
 export function phone(): Struct<string, null> {
   const check = textCheck(32)
   const struct = refine(
-    coerceWhen(text(32), isStringOrNumber, v => String(v).replace(/[\s().+-]/g, '')),
+    coerceWhen(text(32), isStringOrNumber, v => stripPhone(String(v))),
     'phone',
     v => /^\d{8,15}$/.test(v) || 'expected 8 to 15 digits',
   )
   withFastCheck(struct, value => {
-    const digits = check(isStringOrNumber(value) ? String(value).replace(/[\s().+-]/g, '') : value)
+    const digits = check(isStringOrNumber(value) ? stripPhone(String(value)) : value)
     return typeof digits === 'string' && /^\d{8,15}$/.test(digits) ? digits : UNSURE
   })
   return documentStruct(struct, { description: 'Phone number with the country code: 8 to 15 digits once +, spaces, dots, dashes and parentheses are removed.' })
 }
 
+/**
+ * superstruct's `array(item)` of `min` to `max` items, refused ('size') before any item is
+ * validated when the length is outside: validation runs before authentication, so a huge list is
+ * anyone's to send (docs/limits.md).
+ */
+export function sizedArray<T>(item: Struct<T, any>, min: number, max: number): Struct<T[], any> {
+  const items = array(item)
+  const fits = (value: unknown) => !Array.isArray(value) || (value.length >= min && value.length <= max)
+  const sized = new Struct({ ...items, entries: (value, context) => (fits(value) ? items.entries(value, context) : []) })
+  return refine(sized, 'size', value => fits(value) || `expected ${min} to ${max} items`)
+}
+
+/**
+ * `s` without `+`, spaces, dots, dashes and parentheses (a phone number's spelling), in one scan
+ * that stops once 33 characters are kept: a longer result is no phone number either way, and a huge
+ * value is not rewritten whole.
+ */
+export function stripPhone(s: string): string {
+  const kept = /[^\s().+-]{1,33}/g
+  let out = ''
+  for (let match: RegExpExecArray | null; out.length <= 32 && (match = kept.exec(s));) out += match[0]
+  return out
+}
+
 /** Read a flag spelling; anything unknown is returned as is (and then fails validation). */
 export function parseFlag(value: unknown): unknown {
   if (typeof value === 'boolean') return value
-  const s = String(value).trim().toLowerCase()
+  const trimmed = String(value).trim()
+  const s = trimmed.length > 5 ? '' : trimmed.toLowerCase() // no spelling is longer: a huge value is not lower-cased
   if (s === 'true' || s === '1') return true
   if (s === 'false' || s === '0') return false
   return value
@@ -89,7 +111,7 @@ function textCheck(max: number): FastCheck {
   return value => {
     const s = isNumber(value) ? String(value) : value
     if (typeof s !== 'string') return UNSURE
-    return s.trim().length > 0 && s.length <= max ? s : UNSURE
+    return s.length <= max && s.trim().length > 0 ? s : UNSURE
   }
 }
 

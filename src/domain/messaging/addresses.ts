@@ -1,10 +1,11 @@
+import { stripPhone } from '../../schema/fields.ts'
 /** The recipient a `to` names, normalised: a phone number (8 to 15 digits in any spelling), `<digits>@s.whatsapp.net` or `<digits>@c.us` become the digits; a group or LID id stays (lower case). */
 export function parseRecipient(input: string): string | undefined {
   const text = input.trim().toLowerCase()
   const at = text.lastIndexOf('@')
   if (at === -1) {
-    const digits = text.replace(/[\s().+-]/g, '')
-    return /^\+?[\d\s().-]+$/.test(text) && PHONE.test(digits) ? digits : undefined
+    const digits = /^\+?[\d\s().-]+$/.test(text) ? stripPhone(text) : '' // not a replace: megabytes of `5 5 5` are anyone's to send
+    return PHONE.test(digits) ? digits : undefined
   }
   const user = text.slice(0, at)
   const server = text.slice(at + 1)
