@@ -52,6 +52,10 @@ export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
           ],
         },
       })
+      // Not got's own `signal`: it stays on the signal after the download, and an abort then is an unhandled stream error.
+      const abort = () => stream.destroy(new MediaFetchError('unreachable', 'download aborted'))
+      if (limits.signal?.aborted) abort()
+      limits.signal?.addEventListener('abort', abort)
       const chunks: Buffer[] = []
       let size = 0
       let contentType: string | undefined
@@ -71,6 +75,8 @@ export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
       } catch (err) {
         stream.destroy()
         throw toFetchError(err)
+      } finally {
+        limits.signal?.removeEventListener('abort', abort)
       }
       return { data: Buffer.concat(chunks), contentType, fileName }
     },

@@ -27,7 +27,10 @@ export const sendCarousel = sendOperation({
   fields: { message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) },
   accepts: ({ cards }) => !cards.some(c => hasDuplicateIds(c.buttons)),
   handle: sendOrSchedule('Carrossel enviado.', async ({ message: text, cards, footer_text: footer, to }, { services, mediaHold }) => {
-    const images = await Promise.all(cards.map(c => services.messaging.media.cardImage(c.image_url.trim(), mediaHold)))
+    const images = await services.messaging.media.cardImages(
+      cards.map(c => c.image_url.trim()),
+      mediaHold,
+    )
     const built: Card[] = cards.map((c, i) => ({
       image: images[i],
       title: c.title,

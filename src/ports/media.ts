@@ -13,7 +13,8 @@ export interface FetchedMedia {
  * they throw a MediaFetchError describing what went wrong.
  */
 export interface MediaFetcher {
-  fetch(url: string, limits: { maxBytes: number; timeoutMs: number }): Promise<FetchedMedia>
+  /** `signal`, when given, aborts the download (the gateway no longer needs it): stop and throw. */
+  fetch(url: string, limits: { maxBytes: number; timeoutMs: number; signal?: AbortSignal }): Promise<FetchedMedia>
 }
 
 /** Why a media download failed; `reason` maps to the HTTP answer. */

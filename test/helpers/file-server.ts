@@ -17,15 +17,21 @@ export interface FileServer {
   url: string
   /** Paths requested so far. */
   requests: string[]
+  /** Paths served in full, and paths whose client went away before that (aborted downloads). */
+  served: string[]
+  aborted: string[]
   stop(): Promise<void>
 }
 
 /** Serve `files` (by path) on 127.0.0.1; unknown paths answer 404. */
 export async function fileServer(files: Record<string, ServedFile>): Promise<FileServer> {
   const requests: string[] = []
+  const served: string[] = []
+  const aborted: string[] = []
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname
     requests.push(path)
+    res.on('close', () => (res.writableFinished ? served : aborted).push(path))
     const file = files[path]
     if (!file) {
       res.writeHead(404).end('not found')
@@ -50,6 +56,8 @@ export async function fileServer(files: Record<string, ServedFile>): Promise<Fil
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    served,
+    aborted,
     stop: () =>
       new Promise(resolve => {
         server.closeAllConnections()

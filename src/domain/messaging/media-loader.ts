@@ -49,20 +49,26 @@ export class MediaLoader {
     return { kind: 'media', media: shape.kind, file: payload, ...(caption ? { caption } : {}), ...(shape.voiceNote ? { voiceNote: true } : {}) }
   }
 
-  /** A carousel card's image from its URL: JPEG, PNG or WebP, else 400. */
-  async cardImage(url: string, hold?: MediaHold): Promise<MediaPayload> {
-    if (!isHttpUrl(url)) throw new GatewayError('invalid-input')
-    const file = await this.load(url, hold)
-    const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
-    if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError('card-image-invalid')
-    return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
+  /** The cards' images from their URLs: JPEG, PNG or WebP, else 400. On a failure the other downloads are aborted and waited for (till then they hold their share of the budget), then the first failure is thrown. */
+  async cardImages(urls: string[], hold?: MediaHold): Promise<MediaPayload[]> {
+    const stop = new AbortController()
+    const image = async (url: string): Promise<MediaPayload> => {
+      if (!isHttpUrl(url)) throw new GatewayError('invalid-input')
+      const file = await this.load(url, hold, stop.signal)
+      const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
+      if (!sniffed || !['image/jpeg', 'image/png', 'image/webp'].includes(sniffed.mime)) throw new GatewayError('card-image-invalid')
+      return { data: file.data, mimetype: sniffed.mime, ...(file.name ? { fileName: file.name } : {}) }
+    }
+    const images = await Promise.all(urls.map(url => image(url).catch(err => void (stop.signal.aborted || stop.abort(err)))))
+    if (stop.signal.aborted) throw stop.signal.reason
+    return images as MediaPayload[]
   }
 
-  private async load(source: string | UploadedFile, hold: MediaHold | undefined): Promise<LoadedFile> {
+  private async load(source: string | UploadedFile, hold: MediaHold | undefined, signal?: AbortSignal): Promise<LoadedFile> {
     let file: LoadedFile
     const url = typeof source === 'string' && isHttpUrl(source.trim())
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
-    else if (url) file = await this.heldDownload(source.trim(), hold)
+    else if (url) file = await this.heldDownload(source.trim(), hold, signal)
     else file = await decodeInline(source)
     if (file.data.length === 0) throw new GatewayError('invalid-input')
     if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
@@ -71,10 +77,10 @@ export class MediaLoader {
   }
 
   /** A download holds the largest file's bytes of the budget while it runs, then only its size. */
-  private async heldDownload(url: string, hold: MediaHold | undefined): Promise<LoadedFile> {
+  private async heldDownload(url: string, hold: MediaHold | undefined, signal?: AbortSignal): Promise<LoadedFile> {
     hold?.add(this.limits.maxBytes)
     try {
-      const fetched = await this.fetcher.fetch(url, this.limits)
+      const fetched = await this.fetcher.fetch(url, signal ? { ...this.limits, signal } : this.limits)
       hold?.add(fetched.data.length - this.limits.maxBytes)
       return { data: fetched.data, declared: fetched.contentType, name: cleanName(fetched.fileName) }
     } catch (err) {
