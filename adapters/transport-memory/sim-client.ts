@@ -44,7 +44,7 @@ export class SimClient {
     this.streamAgent = new Agent({ keepAlive: false })
   }
 
-  /** POST (or DELETE) JSON; the answer's body, or the TransportError it stands for (`unreachable` when the server cannot be reached). */
+  /** POST (or DELETE) JSON; the answer's body, or the TransportError it stands for (`unreachable` when the server cannot be reached or the connection drops mid-answer). */
   async call<T>(method: 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = 60_000): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body)
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
@@ -53,7 +53,8 @@ export class SimClient {
         response.setEncoding('utf8')
         response.on('data', chunk => (text += chunk))
         response.on('end', () => resolve({ status: response.statusCode ?? 0, text }))
-        response.on('error', reject)
+        // The connection dropped before the answer was complete: as unreachable as no answer at all.
+        response.on('error', err => reject(asTransportError(err)))
       })
       request.setTimeout(timeoutMs, () => request.destroy(new TransportError('timeout', `the simulator did not answer within ${timeoutMs} ms`)))
       request.on('error', err => reject(asTransportError(err)))
@@ -83,6 +84,8 @@ export class SimClient {
           response.setEncoding('utf8')
           response.on('data', chunk => (text += chunk))
           response.on('end', () => reject(new StreamRefused(response.statusCode ?? 0, parseJson(text) as StreamRefused['body'])))
+          // Half a refusal is none (without this, the promise never settled): the server is unreachable.
+          response.on('error', err => reject(asTransportError(err)))
           return
         }
         let buffered = ''

@@ -1,0 +1,92 @@
+import assert from 'node:assert/strict'
+import { createServer, request as httpRequest } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { suite } from 'uvu'
+import { silentLogger } from '../../src/logger.ts'
+import { TransportError } from '../../src/ports/transport.ts'
+import { memoryTransport, simulatorServer } from '../../adapters/transport-memory/index.ts'
+import type { StoredSession } from '../../adapters/transport-memory/index.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+import { post } from '../helpers/http.ts'
+
+const PHONE = '5511999990001'
+const FRIEND = '5511988880002'
+
+const test = suite('transport-memory on a simulator server: a connection that drops mid-answer')
+
+/** A server whose `handle` answers each request (for a stand-in of the simulator, or a proxy in front of one). */
+async function serve(handle: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ url: string; server: Server }> {
+  const server = createServer(handle)
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, server }
+}
+
+/** Answer `status` with the first bytes of a JSON body, then drop the connection (a server that died mid-answer). */
+function dropMidAnswer(req: IncomingMessage, res: ServerResponse, status: number): void {
+  req.resume()
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': 100 })
+  res.write('{"status":')
+  setTimeout(() => res.destroy(), 20)
+}
+
+/** Whether `promise` settles before `ms` (a promise that never settles would hold the test until the runner kills it). */
+async function settles(promise: Promise<unknown>, ms = 10_000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<false>(resolve => (timer = setTimeout(resolve, ms, false)))
+  const done = promise.then(
+    () => true as const,
+    () => true as const,
+  )
+  return Promise.race([done, late]).finally(() => clearTimeout(timer))
+}
+
+test('a command whose answer is cut off is `unreachable` (HTTP 503 from the gateway), as a server that cannot be reached', async () => {
+  const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
+  // A proxy in front of the simulator: every call passes, except a device's sends, whose answer is cut off.
+  const proxy = await serve((req, res) => {
+    if (/\/_sim\/connections\/[^/]+\/send$/.test(req.url ?? '')) return dropMidAnswer(req, res, 200)
+    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
+      res.writeHead(answer.statusCode!, answer.headers)
+      answer.pipe(res)
+    })
+    req.pipe(upstream)
+  })
+  const transport = memoryTransport({ simUrl: proxy.url })
+  await transport.start({ storage: memoryStorage(), logger: silentLogger, emit: async () => {} })
+  const challenge = await transport.link('d1', {})
+  assert.ok(challenge.kind === 'qr')
+  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+  assert.equal((await transport.status('d1')).state, 'open')
+
+  await assert.rejects(
+    transport.send('d1', FRIEND, { kind: 'text', text: 'cut off' }),
+    (err: unknown) => err instanceof TransportError && err.code === 'unreachable' && /cannot be reached/.test(err.message),
+  )
+  await transport.stop()
+  proxy.server.closeAllConnections()
+  await new Promise(resolve => proxy.server.close(resolve))
+  await sim.close()
+})
+
+test('a refusal of a stream cut off mid-answer fails link() as unreachable and leaves connect() retrying, instead of hanging', async () => {
+  const other = await serve((req, res) => dropMidAnswer(req, res, 401))
+  const storage = memoryStorage()
+  await storage.set('session:d1', { phone: PHONE, linkedAt: Date.now(), secret: 's'.repeat(32) } satisfies StoredSession)
+  const transport = memoryTransport({ simUrl: other.url })
+  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
+
+  const link = transport.link('d2', {})
+  assert.ok(await settles(link), 'link() settles')
+  await assert.rejects(link, (err: unknown) => err instanceof TransportError && err.code === 'unreachable')
+
+  assert.ok(await settles(transport.connect('d1')), 'connect() settles')
+  // Half an answer is no refusal: the device keeps its credentials and the connection is retried.
+  assert.equal((await transport.status('d1')).state, 'connecting')
+  assert.ok(await storage.get('session:d1'), 'credentials kept')
+  await transport.stop()
+  other.server.closeAllConnections()
+  await new Promise(resolve => other.server.close(resolve))
+})
+
+test.run()
