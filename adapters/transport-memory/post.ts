@@ -65,9 +65,13 @@ export class Post {
     private readonly sessions: SessionRegistry,
   ) {}
 
-  /** Set how the network presents `phone`; answers its LID, if it has one (a LID names one phone: another phone's is refused). */
+  /** Set how the network presents `phone`; answers its LID, if it has one (a LID names one phone: another phone's, or no LID, is refused). */
   setProfile(phone: string, profile: PhoneProfile): string | undefined {
     const address = profile.lid === true ? undefined : parseAddress(profile.lid)
+    // Refused, not ignored: ignoring it also dropped the LID the phone had.
+    if (typeof profile.lid === 'string' && profile.lid !== '' && address?.kind !== 'lid') {
+      throw new TransportError('invalid', `not a LID: ${JSON.stringify(profile.lid)} (a LID is <digits>@lid)`)
+    }
     const lid = profile.lid === true ? lidFor(phone) : address?.kind === 'lid' ? address.lid : undefined
     const owner = lid === undefined ? undefined : this.lids.get(lid)
     if (owner !== undefined && owner !== phone) throw new TransportError('invalid', `${lid} is the LID of another phone`)

@@ -75,7 +75,7 @@ export function simulatorRoutes(network: PhoneNetwork, options: SimulatorRoutesO
 
   router.post('/phones', async ctx => {
     const { phone, lid, pushName, hidePhone } = parse(ctx, PhoneBody)
-    const assigned = network.registerPhone(phone, { lid: lid === 'true' ? true : lid || undefined, pushName, hidePhone })
+    const assigned = network.registerPhone(phone, { lid: lid === 'true' ? true : lid === 'false' ? undefined : lid || undefined, pushName, hidePhone })
     reply(ctx, { message: 'phone registered', phone: parsePhone(phone), ...(assigned ? { lid: assigned } : {}) })
   })
 

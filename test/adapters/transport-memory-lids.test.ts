@@ -58,4 +58,22 @@ test('POST /_sim/phones answers 400 for a LID another phone has', async () => {
   await sim.close()
 })
 
+test('POST /_sim/phones answers 400 for a lid that is no LID, and the phone keeps the LID it had', async () => {
+  const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
+  assert.equal((await post(`${sim.url}/_sim/phones`, { phone: FRIEND, lid: LID, hidePhone: true })).status, 200)
+  for (const lid of ['not-a-lid', '1234@lid', OTHER, `${OTHER}@s.whatsapp.net`]) {
+    const refused = await post(`${sim.url}/_sim/phones`, { phone: FRIEND, lid, hidePhone: true })
+    assert.equal(refused.status, 400, lid)
+    assert.match(refused.body.message, /LID/, lid)
+  }
+  // Members who hide their number show as their LID: FRIEND still does.
+  const created = await post(`${sim.url}/_sim/groups`, { creator: OTHER, subject: 'Team', members: [FRIEND] })
+  assert.deepEqual(
+    created.body.group.participants.map((p: { id: string }) => p.id),
+    [`${OTHER}@s.whatsapp.net`, LID],
+  )
+  assert.equal((await post(`${sim.url}/_sim/phones`, { phone: FRIEND, lid: 'false' }, 'form')).status, 200, "a form's false: no LID")
+  await sim.close()
+})
+
 test.run()
