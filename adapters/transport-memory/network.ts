@@ -68,8 +68,11 @@ export class MemoryNetwork implements DeviceNetwork {
   async scan(target: LinkTarget, phone: string): Promise<string> {
     const number = requirePhone(phone)
     const { deviceId, endpoint } = this.devices.takePending(target, number)
+    const previous = this.devices.get(deviceId)
     const secret = randomBytes(24).toString('base64url')
     const device = this.devices.register(deviceId, number, secretHash(secret))
+    // Linked to another phone, the device drops its old link: whoever held it open must hear so.
+    if (previous?.endpoint && previous.phone !== number) this.replace(deviceId, previous.endpoint, 'the device was linked to another phone')
     try {
       await endpoint.linked(deviceId, { phone: number, secret })
     } catch (err) {
@@ -181,12 +184,7 @@ export class MemoryNetwork implements DeviceNetwork {
   async connect(deviceId: string, credentials: DeviceCredentials, endpoint: DeviceEndpoint): Promise<ConnectResult> {
     const attached = this.devices.attach(deviceId, credentials, endpoint)
     if (attached.state === 'logged-out') return attached
-    if (attached.replaced) {
-      this.counts.replaced++
-      this.faults.release(deviceId)
-      // Not awaited: the other holder learns it on its own time, as with the real network.
-      attached.replaced.closed(deviceId, 'replaced', 'the session was opened elsewhere').catch(() => undefined)
-    }
+    if (attached.replaced) this.replace(deviceId, attached.replaced, 'the session was opened elsewhere')
     const lid = this.post.lidOf(credentials.phone)
     return lid ? { state: 'open', lid } : { state: 'open' }
   }
@@ -273,6 +271,13 @@ export class MemoryNetwork implements DeviceNetwork {
     if (phone === undefined || !held(device!.endpoint)) throw new TransportError('not-connected', 'the device is not connected')
     if (!this.faults.any()) return phone
     return this.faults.check([deviceId, phone], () => held(this.devices.get(deviceId)?.endpoint)).then(() => phone)
+  }
+
+  /** Close `holder`'s connection of the device as `replaced` (not awaited: it learns on its own time, as with the real network). */
+  private replace(deviceId: string, holder: DeviceEndpoint, reason: string): void {
+    this.counts.replaced++
+    this.faults.release(deviceId)
+    holder.closed(deviceId, 'replaced', reason).catch(() => undefined)
   }
 
   private describe(group: Group, withInvite: boolean): GroupInfo {
