@@ -76,7 +76,7 @@ export function guardStorage(storage: Storage, timeoutMs = 2_000, logger?: Logge
         void items.return?.()?.catch(() => {}) // not awaited: after a time-out the page it would wait for never comes
       }
     },
-    ping: () => guard('ping', async () => storage.ping?.()),
+    ping: () => guard('ping', async () => void (await (storage.ping ? storage.ping() : storage.get(PROBE_KEY)))), // a store without ping: a read
     ...(storage.reach ? { reach: storage.reach } : {}),
     close: () => (storage.close ? storage.close() : Promise.resolve()),
   }

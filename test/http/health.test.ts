@@ -106,4 +106,21 @@ health('createGateway refuses a healthTimeoutMs that is not a positive number', 
   }
 })
 
+health('a store without ping is probed with a read: 503 while its reads fail', async () => {
+  let down = false
+  const storage = memoryStorage()
+  const failing = { ...storage, ping: undefined, get: <T>(key: string) => (down ? Promise.reject(new Error('ECONNREFUSED')) : storage.get<T>(key)) }
+  const t = await startGateway({ storage: failing })
+  try {
+    assert.is((await request(`${t.url}/health`)).status, 200)
+    down = true
+    const answer = await request(`${t.url}/health`)
+    assert.is(answer.status, 503)
+    assert.equal(answer.body.checks.storage.ok, false)
+  } finally {
+    down = false
+    await t.stop()
+  }
+})
+
 health.run()
