@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.ts'
 import { errorAnswer } from '../operations/error-answers.ts'
 import { sendAnswer, type HttpStatusMode } from './render.ts'
 
-/** The shutdown drain: counts the requests in flight; once draining, a new one is 503 `shutting-down`, every answer `Connection: close`. */
+/** The shutdown drain: counts the requests in flight; once draining, a new one is 503 `shutting-down` (HTTP 503 on the GET routes even under always200: load balancers read /health's), every answer `Connection: close`. */
 export class RequestDrain {
   private inFlight = 0
   private draining = false
@@ -18,7 +18,7 @@ export class RequestDrain {
       if (this.draining) {
         const answer = errorAnswer(new GatewayError('shutting-down'))
         ctx.set({ Connection: 'close', 'Retry-After': String(answer.retryAfterSeconds) })
-        return sendAnswer(ctx, this.mode, { status: answer.status, message: answer.message })
+        return sendAnswer(ctx, ctx.method === 'POST' ? this.mode : 'mirror', { status: answer.status, message: answer.message })
       }
       this.inFlight++
       try {

@@ -5,6 +5,7 @@ import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/
 import { healthAnswer } from '../../src/http/service-routes.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
+import { exchange, openSocket } from '../helpers/raw-http.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
 import { internalsOf } from '../../src/internals.ts'
 
@@ -119,6 +120,22 @@ health('a store without ping is probed with a read: 503 while its reads fail', a
     assert.equal(answer.body.checks.storage.ok, false)
   } finally {
     down = false
+    await t.stop()
+  }
+})
+
+health('answers HTTP 503 while the gateway shuts down, even with always200 (load balancers read the code)', async () => {
+  const t = await startGateway({ httpStatus: 'always200' })
+  const socket = await openSocket(t.url)
+  try {
+    const get = 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n'
+    assert.match(await exchange(socket, get), /^HTTP\/1\.1 200/)
+    await t.gateway.close()
+    const draining = await exchange(socket, get)
+    assert.match(draining, /^HTTP\/1\.1 503/)
+    assert.match(draining, /\r\nRetry-After: 5\r\n/i)
+  } finally {
+    socket.destroy()
     await t.stop()
   }
 })
