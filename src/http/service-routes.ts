@@ -127,10 +127,10 @@ const PROBE_DEVICE = '__zapgate_health_probe__'
 /** The OpenAPI path items of the routes beside the operation table: QR share page, health, metrics, docs. */
 function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
   const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The token of a `link` answered by operations 3 and 4.' }
-  const revoked = { description: 'Unknown or revoked link (`GerenciarLinks: excluir`).' }
   const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
-  const html = body('text/html', { type: 'string' })
-  const text = body('text/plain', { type: 'string' })
+  const [html, text] = [body('text/html', { type: 'string' }), body('text/plain', { type: 'string' })]
+  const error = { $ref: '#/components/schemas/ErrorAnswer' }
+  const revoked = 'Unknown or revoked link (`GerenciarLinks: excluir`).'
   const health = body('application/json', structSchema(healthAnswer))
   const state = body('application/json', {
     type: 'object',
@@ -144,18 +144,18 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
     '/qr/{token}': get(
       'getSharePage',
       "QR share page: shows the device's live QR until it connects, then says so",
-      { 200: html('An HTML page (polls its state every 2 s).'), 404: revoked },
+      { 200: html('An HTML page (polls its state every 2 s).'), 404: html(revoked) },
       [token],
     ),
     '/qr/{token}/state': get(
       'getSharePageState',
       'The state the share page shows',
-      { 200: state('Connected (with the phone), or the current QR as a PNG data URI.'), 404: revoked },
+      { 200: state('Connected (with the phone), or the current QR as a PNG data URI.'), 404: body('application/json', error)(revoked) },
       [token],
     ),
     '/health': get('getHealth', 'Whether the store and the messaging transport answer', {
       200: health('Both answer.'),
-      503: health('The store or the transport does not answer.'),
+      503: body('application/json', { anyOf: [structSchema(healthAnswer), error] })('A check failed; `{status, message}` while the gateway shuts down.'),
     }),
     ...(metrics ? { '/metrics': get('getMetrics', 'Prometheus metrics (text exposition format)', { 200: text('Every zapgate_* metric.') }) } : {}),
     '/openapi.json': get('getOpenApi', 'This document', {

@@ -6,7 +6,7 @@ import { operationTable } from '../../src/operations/table.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { answerChecker } from '../helpers/openapi.ts'
-import { openSocket } from '../helpers/raw-http.ts'
+import { exchange, openSocket } from '../helpers/raw-http.ts'
 
 /**
  * Error answers the gateway gives on its operation paths, each checked against the OpenAPI
@@ -108,6 +108,27 @@ test("the network's 404 for a recipient it does not know is a documented answer 
       )
     }
   } finally {
+    await t.stop()
+  }
+})
+
+test("the service routes' refusals fit the document: an unknown share link's state (404), /health while the gateway shuts down (503)", async () => {
+  const t = await startGateway()
+  const socket = await openSocket(t.url)
+  try {
+    const fits = await answerChecker((await request(`${t.url}/openapi.json`)).body)
+    const revoked = await request(`${t.url}/qr/unknown-token/state`)
+    assert.equal([revoked.status, revoked.body], [404, { status: 404, message: 'Link inválido ou excluído.' }])
+    const failures = fits('/qr/{token}/state', revoked.status, revoked.body, 'get')
+    await exchange(socket, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n') // a kept-alive connection
+    await t.gateway.close()
+    const draining = await exchange(socket, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')
+    const status = Number(/^HTTP\/1\.1 (\d+) /.exec(draining)?.[1])
+    assert.is(status, 503)
+    failures.push(...fits('/health', status, JSON.parse(draining.slice(draining.indexOf('\r\n\r\n') + 4)), 'get'))
+    assert.equal(failures, [])
+  } finally {
+    socket.destroy()
     await t.stop()
   }
 })
