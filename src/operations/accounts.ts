@@ -1,5 +1,5 @@
-import { literal, object, refine, string, type } from 'superstruct'
-import { coerceWhen, isString } from '../schema/coerce-when.ts'
+import { literal, object, refine, string, type } from '../schema/structs.ts'
+import { coerceWhen, isString, lowerKeyword } from '../schema/coerce-when.ts'
 import { answer, defineOperation } from './operation.ts'
 import { phone, text } from '../schema/fields.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
@@ -21,7 +21,7 @@ export const registerUser = defineOperation({
   answer: answer({ data: object({ nome: string(), email: string(), telefone: string(), authkey: string(), expiracao: string(), plano: string() }) }),
   errors: ['invalid-input', 'email-taken', 'rate-limited'],
   schema: type({
-    auth: coerceWhen(literal('registrar'), isString, s => s.trim().toLowerCase()),
+    auth: coerceWhen(literal('registrar'), isString, lowerKeyword),
     email,
     senha: refine(text(1024), 'password', v => v.length >= MIN_PASSWORD || `at least ${MIN_PASSWORD} characters`),
     nome: text(200),

@@ -1,6 +1,6 @@
 import QRCode from 'qrcode'
-import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from 'superstruct'
-import { coerceWhen, isString } from '../schema/coerce-when.ts'
+import { any, boolean, enums, literal, nullable, object, optional, refine, string, type } from '../schema/structs.ts'
+import { coerceWhen, isString, lowerKeyword } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
 import { answer, defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
 import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
@@ -133,7 +133,7 @@ export const deleteShareLink = defineOperation({
     authkey: text(256),
     message: falseFlag(),
     to: text(),
-    GerenciarLinks: coerceWhen(literal('excluir'), isString, s => s.trim().toLowerCase()),
+    GerenciarLinks: coerceWhen(literal('excluir'), isString, lowerKeyword),
   }),
   device: deviceByAppkey(),
   async handle({ to }, { services, account, device }) {

@@ -1,4 +1,4 @@
-import { array, boolean, object, optional, refine, string, type } from 'superstruct'
+import { array, boolean, object, optional, refine, string, type } from '../schema/structs.ts'
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, sizedArray, text, trueFlag } from '../schema/fields.ts'

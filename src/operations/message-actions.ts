@@ -1,4 +1,4 @@
-import { refine } from 'superstruct'
+import { refine } from '../schema/structs.ts'
 import { coerceWhen, isBoolean } from '../schema/coerce-when.ts'
 import { falseFlag, optionalText, parseFlag, text, trueFlag } from '../schema/fields.ts'
 import { sendOperation, sendOrSchedule } from './send-support.ts'

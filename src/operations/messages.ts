@@ -1,4 +1,4 @@
-import { refine } from 'superstruct'
+import { refine } from '../schema/structs.ts'
 import { optionalText, phone, text } from '../schema/fields.ts'
 import { MAX_CAPTION, MAX_TEXT } from './messaging-fields.ts'
 import { sendOperation, sendOrSchedule } from './send-support.ts'

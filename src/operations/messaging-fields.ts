@@ -1,4 +1,4 @@
-import { dynamic, literal, never, refine, string, type, type Infer, type Struct } from 'superstruct'
+import { dynamic, literal, never, refine, string, type, type Infer, type Struct } from '../schema/structs.ts'
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { optionalText, phone, sizedArray, text } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'

@@ -1,4 +1,4 @@
-import { literal, object, string, type Infer, type Struct } from 'superstruct'
+import { literal, object, string, type Infer, type Struct } from '../schema/structs.ts'
 import type { Account, Accounts } from '../domain/accounts.ts'
 import type { Agents } from '../domain/agents.ts'
 import type { Device, DeviceMatch, Devices } from '../domain/devices.ts'

@@ -1,4 +1,4 @@
-import { literal, optional, string, type } from 'superstruct'
+import { literal, optional, string, type } from '../schema/structs.ts'
 import { GatewayError } from '../errors.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'

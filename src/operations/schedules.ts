@@ -1,4 +1,4 @@
-import { array, enums, object, string, type } from 'superstruct'
+import { array, enums, object, string, type } from '../schema/structs.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, text, trueFlag } from '../schema/fields.ts'
 import { deviceErrors } from './error-answers.ts'

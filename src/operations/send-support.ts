@@ -1,6 +1,6 @@
 import { GatewayError } from '../errors.ts'
 import { CLOCK_SKEW_ALLOWANCE_MS } from '../domain/clock.ts'
-import { optional, string, type, type Struct } from 'superstruct'
+import { optional, string, type, type Struct } from '../schema/structs.ts'
 import { answer, defineOperation, deviceByAppkey, type DeviceNeed, type Operation, type OperationContext, type ReplyOf } from './operation.ts'
 import type { Action } from '../domain/messaging/actions.ts'
 import { parseScheduleTime } from '../domain/messaging/schedule-time.ts'

@@ -1,5 +1,5 @@
-import { boolean, enums, integer, object, refine, type } from 'superstruct'
-import { coerceWhen, isString } from '../schema/coerce-when.ts'
+import { boolean, enums, integer, object, refine, type } from '../schema/structs.ts'
+import { coerceWhen, isString, lowerKeyword } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, flag, text, trueFlag } from '../schema/fields.ts'
@@ -39,7 +39,7 @@ export const switchWebhook = defineOperation({
   schema: type({
     appkey: text(),
     authkey: text(256),
-    type: coerceWhen(enums(['chat', 'grupo']), isString, s => s.trim().toLowerCase()),
+    type: coerceWhen(enums(['chat', 'grupo']), isString, lowerKeyword),
     message: text(),
     statusWebhook: flag(),
   }),

@@ -25,3 +25,13 @@ export const isStringOrNumber = (value: unknown): value is string | number => is
 export const isScalar = (value: unknown): value is string | number | boolean => isStringOrNumber(value) || isBoolean(value)
 /** `any()` as a predicate. */
 export const isAnything = (value: unknown): value is unknown => true
+
+/**
+ * A keyword's spelling (`registrar`, `excluir`, `chat`) trimmed and lower-cased; past 64 characters
+ * only trimmed: it matches no keyword either way (lower-casing never shortens text), and a huge value
+ * is not lower-cased whole.
+ */
+export function lowerKeyword(s: string): string {
+  const trimmed = s.trim()
+  return trimmed.length > 64 ? trimmed : trimmed.toLowerCase()
+}

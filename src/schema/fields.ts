@@ -1,4 +1,4 @@
-import { array, boolean, literal, optional, refine, string, Struct } from 'superstruct'
+import { array, boolean, literal, optional, refine, string, Struct } from './structs.ts'
 import { coerceWhen, isNumber, isScalar, isString, isStringOrNumber } from './coerce-when.ts'
 import { UNSURE, withFastCheck, type FastCheck } from './fast-check.ts'
 import { documentStruct } from './struct-schema.ts'
