@@ -36,7 +36,7 @@ export async function downloadThroughAgent(message: WAMessage, deps: AgentDownlo
 }
 
 /** The media fields of a received message that say where its file is. */
-export interface MediaFields {
+interface MediaFields {
   url?: string | null
   directPath?: string | null
   thumbnailDirectPath?: string | null
@@ -72,7 +72,7 @@ export function mediaUrlRefusal(lib: Pick<BaileysModule, 'getUrlFromDirectPath'>
 }
 
 /** The media fields of a received message (undefined: not media). */
-export function mediaFieldsOf(lib: BaileysModule, message: WAMessage): { type: string; media: MediaFields } | undefined {
+function mediaFieldsOf(lib: BaileysModule, message: WAMessage): { type: string; media: MediaFields } | undefined {
   const content = lib.extractMessageContent(message.message)
   const type = content ? lib.getContentType(content) : undefined
   const media = type ? (content![type] as MediaFields | undefined) : undefined
