@@ -1,6 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { eventId, outboxKey } from '../../src/domain/webhooks/outbox-store.ts'
+import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
+import type { IncomingMessage } from '../../src/ports/transport.ts'
 import type { Storage } from '../../src/index.ts'
 import { internalsOf } from '../../src/internals.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
@@ -47,7 +49,19 @@ test('a message that arrives after the store answers again is in the store when 
     const { authkey } = await t.register()
     // A receiver that is never there: the events stay in the outbox, where the test looks for them.
     const device = await t.linkedDevice(authkey, 'loja', DEVICE_PHONE, { webhook: `http://127.0.0.1:${await freePort()}/hook` })
-    const stored = (messageId: string) => inner.get(`webhook-outbox:${outboxKey(device.id, eventId(device.id, messageId))}`)
+    const stored = (id: string, from: string) => {
+      const message: IncomingMessage = {
+        id,
+        chat: from,
+        from,
+        to: DEVICE_PHONE,
+        fromMe: false,
+        isGroup: false,
+        timestamp: 0,
+        content: { kind: 'text', text: '' },
+      }
+      return inner.get(`webhook-outbox:${outboxKey(device.id, eventId(device.id, webhookPayload(device, message)!))}`)
+    }
 
     store.down = true
     const during = await t.network.sendFromPhone('5511988880001', DEVICE_PHONE, { type: 'text', text: 'while the store is down' })
@@ -59,8 +73,8 @@ test('a message that arrives after the store answers again is in the store when 
     const up = await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })
     assert.is(up.status, 200, 'the store answers again')
     const after = await t.network.sendFromPhone('5511988880002', DEVICE_PHONE, { type: 'text', text: 'once the store is back' })
-    assert.ok(await stored(after), 'the message that arrived once the store was back is in the store when emit returns')
-    assert.ok(await stored(during), 'and the one kept while it was down, before it')
+    assert.ok(await stored(after, '5511988880002'), 'the message that arrived once the store was back is in the store when emit returns')
+    assert.ok(await stored(during, '5511988880001'), 'and the one kept while it was down, before it')
     await waitFor(() => internalsOf(t.gateway).incoming.size === 0, 5_000, 'nothing left waiting')
   } finally {
     store.down = false

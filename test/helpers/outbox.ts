@@ -10,6 +10,7 @@ import { silentLogger } from '../../src/logger.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import type { Liveness } from '../../src/domain/instances.ts'
 import { eventId, type OutboxRecord } from '../../src/domain/webhooks/outbox-store.ts'
+import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
 import { soloLiveness } from './solo-liveness.ts'
 
 /** The webhook secret every test device signs with. */
@@ -102,9 +103,9 @@ export const texts = (sender: { sent: WebhookDelivery[] }) => sender.sent.map(d 
 /** A pending record of device d1 owned by `owner`, as a write that landed after its caller gave up leaves it. */
 export function lateRecord(messageId: string, owner: string): OutboxRecord {
   const now = Date.now()
-  const payload = { event: 'Texto', idMessagem: messageId, text: messageId }
+  const payload = webhookPayload(device('d1'), message(messageId))!
   return {
-    id: eventId('d1', messageId),
+    id: eventId('d1', payload),
     deviceId: 'd1',
     accountId: 'acc',
     event: 'Texto',

@@ -4,7 +4,7 @@ import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import { claimedUntil, newClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
-import { defined, type WebhookEventName } from './payload.ts'
+import { defined, type WebhookEventName, type WebhookPayload } from './payload.ts'
 
 /** One event waiting for delivery, as stored under `webhook-outbox:<deviceId>:<id>`. */
 export interface OutboxRecord {
@@ -158,7 +158,9 @@ export function outboxKey(deviceId: string, id: string): string {
   return `${deviceId}:${id}`
 }
 
-/** The `webhook-id` of a message seen by a device: derived from both, so a message handed over twice is one event. */
-export function eventId(deviceId: string, messageId: string): string {
-  return `msg_${createHash('sha256').update(`${deviceId}\n${messageId}`).digest('base64url').slice(0, 27)}`
+/** The `webhook-id` of a device's event (`body`: its webhook body), from the event name and where its message id belongs: an id is chosen by the sender's client and names one message only within its chat, direction and (in a group) sender, so the same message handed over twice is one event and another one with its id elsewhere another. A contact is named by its LID when the network gives one (its phone may be learned later). See docs/api.md, "Headers and signature". */
+export function eventId(deviceId: string, body: WebhookPayload): string {
+  const place = body.fromMe ? ['me', body.chat] : ['contact', body.isGroup ? body.chat : '', body.fromLid ?? body.from]
+  const hash = createHash('sha256').update(JSON.stringify([deviceId, body.event, body.idMessagem, ...place]))
+  return `msg_${hash.digest('base64url').slice(0, 27)}`
 }

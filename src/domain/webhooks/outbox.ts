@@ -61,15 +61,12 @@ export class WebhookOutbox implements WebhookAdmin {
   }
 
   /** Feed subscriber: a message's event, stored then scheduled, unless the device has no webhook or its switch (operation 20) is off. */
-  readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined => {
-    const payload = wanted(device, message.isGroup) && webhookPayload(device, message)
-    return payload ? this.recordPayload(device, eventId(device.id, message.id), payload) : undefined
-  }
+  readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined =>
+    this.recordPayload(device, wanted(device, message.isGroup) && webhookPayload(device, message))
 
   /** A sent message the network reports as not delivered: a `Falha` event, recorded like a message's. */
   recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
-    if (!wanted(device, failure.chat.endsWith('@g.us'))) return undefined
-    return this.recordPayload(device, eventId(device.id, `${failure.messageId}:failed`), failurePayload(device, failure))
+    return this.recordPayload(device, wanted(device, failure.chat.endsWith('@g.us')) && failurePayload(device, failure))
   }
 
   get unrecordedCount(): number {
@@ -106,8 +103,9 @@ export class WebhookOutbox implements WebhookAdmin {
 
   // --- Internal helpers ---
 
-  private recordPayload(device: Device, id: string, payload: WebhookPayload): Promise<void> {
-    const event = { id, deviceId: device.id, accountId: device.accountId, event: payload.event, body: JSON.stringify(payload) }
+  private recordPayload(device: Device, payload: WebhookPayload | false | undefined): Promise<void> | undefined {
+    if (!payload) return undefined
+    const event = { id: eventId(device.id, payload), deviceId: device.id, accountId: device.accountId, event: payload.event, body: JSON.stringify(payload) }
     const record = newOutboxRecord(event, Date.now(), this.deps.liveness.id)
     const key = outboxKey(device.id, record.id)
     return this.save(key, record).catch(err => this.unrecorded.keep({ key, record }, err))
