@@ -27,8 +27,9 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
       const salt = randomBytes(16).toString('base64')
       const record: StoredOtp = { salt, hash: hash(salt, code), expiresAt: Date.now() + options.ttlMs, tries: 0 }
-      const replaced = await codes.load(id)
-      await codes.put(id, record, options.ttlMs)
+      // Replace what is stored as it was read (compare-and-set), so a withdraw never puts back a code used or tried meanwhile.
+      let replaced = await codes.load(id)
+      while (!(await codes.replace(id, replaced, record, options.ttlMs))) replaced = await codes.load(id)
       // Only while the new code is still the stored one (not used, not replaced again, by any process).
       const withdraw = async () => {
         const left = replaced ? lifeLeft(replaced) : 0
