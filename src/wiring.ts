@@ -36,7 +36,7 @@ export type Wiring = Awaited<ReturnType<typeof wireGateway>>
 export async function wireGateway(resolved: ResolvedOptions) {
   const logger = resolved.logger
   const adapters = await defaultAdapters(resolved)
-  // The store answering again after a failure: what the incoming buffer kept is offered at once (set once the buffer started).
+  // The store answering again after a failure: what the incoming buffer and the webhook outbox kept is offered at once (set once the incoming buffer started).
   let storeAnswers = (): void => {}
   const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }), () => storeAnswers())
   const lock = new KeyedLock()
@@ -161,7 +161,10 @@ export async function wireGateway(resolved: ResolvedOptions) {
   }
 
   await incoming.start()
-  storeAnswers = () => void incoming.offered(true)
+  storeAnswers = () => {
+    void incoming.offered(true)
+    outbox.storeAnswers()
+  }
   // Cluster mode: while this instance is fenced another may hold its devices, so the transport's writes (signal keys, creds) are refused (docs/scaling.md).
   const fenced = () => (clustered && instances.fenceUp ? fencedWriteError() : undefined)
   await transport.start({

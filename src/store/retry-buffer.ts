@@ -35,8 +35,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     timer = setTimeout(() => {
       timer = undefined
       void flush().then(() => size() > 0 && schedule(delayMs))
-    }, ms)
-    timer.unref()
+    }, ms).unref()
   }
   // Offer what waits, oldest first; stop at the first refusal (the store is still down, or the spill file unreadable for now: never thrown out of the timer) and back off.
   const offer = async (): Promise<void> => {
@@ -61,12 +60,10 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
   return {
     /** Replay what a gone process of this host left in its spill file (call once, at start). */
     async start(): Promise<void> {
-      if (!spill) return
-      await spill.prepare()
-      if (spill.size > 0) {
-        logger.warn({ count: spill.size }, `replaying ${what} left in a spill file`)
-        schedule(0)
-      }
+      await spill?.prepare()
+      if (!spill?.size) return
+      logger.warn({ count: spill.size }, `replaying ${what} left in a spill file`)
+      schedule(0)
     },
     /** Items waiting (in memory and spilled): while there are any, a new item must be kept too, behind them. */
     get size(): number {

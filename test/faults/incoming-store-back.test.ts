@@ -3,11 +3,11 @@ import * as assert from 'uvu/assert'
 import { eventId, outboxKey } from '../../src/domain/webhooks/outbox-store.ts'
 import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
 import type { IncomingMessage } from '../../src/ports/transport.ts'
-import type { Storage } from '../../src/index.ts'
 import { internalsOf } from '../../src/internals.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
 import { freePort, tempDir } from '../helpers/standalone.ts'
+import { switchable } from '../helpers/switchable-storage.ts'
 
 /**
  * Incoming messages that arrive while the store refuses are kept (in memory) and the transport is told
@@ -18,27 +18,6 @@ import { freePort, tempDir } from '../helpers/standalone.ts'
 const test = suite('incoming messages once the store answers again')
 
 const DEVICE_PHONE = '5511999990001'
-
-/** A store that fails every call (as an unreachable server) while `down`. */
-function switchable(inner: Storage): { storage: Storage; down: boolean } {
-  const state = { down: false, storage: inner }
-  const refuse = () => {
-    if (state.down) throw new Error('ECONNREFUSED')
-  }
-  state.storage = new Proxy(inner, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver)
-      if (typeof value !== 'function' || name === 'close') return value
-      if (name === 'list')
-        return async function* (...args: unknown[]) {
-          refuse()
-          yield* value.apply(target, args)
-        }
-      return async (...args: unknown[]) => (refuse(), value.apply(target, args))
-    },
-  })
-  return state
-}
 
 test('a message that arrives after the store answers again is in the store when the transport’s emit returns', async () => {
   const inner = memoryStorage()

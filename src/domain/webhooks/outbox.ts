@@ -73,6 +73,9 @@ export class WebhookOutbox implements WebhookAdmin {
     return this.unrecorded.size
   }
 
+  /** The store answers again after a failure (guardStorage's `onAnswer`): the events it refused are written at once, not at the next retry. */
+  readonly storeAnswers = (): void => void this.unrecorded.offered(true)
+
   /** Replay spilled events, load pending deliveries and start delivering. */
   async start(): Promise<void> {
     await this.unrecorded.start()
