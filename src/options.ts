@@ -31,6 +31,11 @@ export interface GatewayOptions {
   plans?: Record<string, Plan>
   /** Absolute URL the gateway is reachable at, for links (default: the request's origin and mount path). */
   baseUrl?: string
+  /**
+   * How long a QR share link (`link` of operations 3 and 4) works, in ms (default 24 h). Once its
+   * device has connected it shows no QR again; past this time, or once the device is logged out, it answers 404.
+   */
+  shareLinkTtlMs?: number
   /** Let webhook and media URLs reach loopback and private addresses (default false). */
   allowPrivateUrls?: boolean
   /** IANA time zone for `agendamento` and `expiracao` (default UTC). */
@@ -167,6 +172,7 @@ export type RateLimitOptions = Pick<GatewayOptions, 'rateLimit'>
 export const DEFAULTS = {
   httpStatus: 'mirror',
   plans: { '1': { name: 'Gratuito', days: 30 } } as Record<string, Plan>,
+  shareLinkTtlMs: 86_400_000,
   allowPrivateUrls: false,
   timeZone: 'UTC',
   bodyLimit: '20mb',

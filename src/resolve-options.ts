@@ -21,6 +21,7 @@ export interface ResolvedOptions {
   httpStatus: HttpStatusMode
   plans: Record<string, Plan>
   baseUrl?: string
+  shareLinkTtlMs: number
   allowPrivateUrls: boolean
   timeZone: string
   bodyLimitBytes: number
@@ -52,6 +53,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     httpStatus,
     plans: resolvePlans(options.plans),
     baseUrl: options.baseUrl?.replace(/\/+$/, ''),
+    shareLinkTtlMs: positive(options.shareLinkTtlMs ?? DEFAULTS.shareLinkTtlMs, 'shareLinkTtlMs'),
     allowPrivateUrls: options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls,
     timeZone,
     bodyLimitBytes: positiveSize(options.bodyLimit ?? DEFAULTS.bodyLimit, 'bodyLimit'),

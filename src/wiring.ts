@@ -63,7 +63,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   const balancer = deviceBalancer(leases, instances, devices, resolved.instances.heartbeatMs, childLogger(logger, { module: 'leases' }))
   devices.onRemove(device => leases.forget(device.id))
   const agents = deviceAgents(storage, lock, devices)
-  const links = shareLinks(storage, lock, devices)
+  const links = shareLinks(storage, lock, devices, resolved.shareLinkTtlMs)
   devices.onRemove(device => links.removeDevice(device))
   devices.onRemove(device => agents.removeDevice(device))
   const mediaLinks = new MediaLinks(storage)
@@ -134,7 +134,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
         if (!elsewhere) await devices.applyStatus(event.deviceId, event.status)
         // Another connection took the session: another instance (its lease shows it), or another client.
         if (event.status.state === 'replaced') await leases.verify()
-        if (event.status.connected && !elsewhere) await links.forgetQr(event.deviceId)
+        if (event.status.connected && !elsewhere) await links.connected(event.deviceId)
       } else if (event.type === 'qr') {
         await links.rememberQr(event.deviceId, event.qr)
       } else if (event.type === 'message') {

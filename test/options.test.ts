@@ -47,6 +47,7 @@ test('nothing given: the documented defaults', () => {
     otpMaxTries: 5,
   })
   assert.equal(resolved.service, { docs: true, metrics: false, healthTimeoutMs: 5000 })
+  assert.is(resolved.shareLinkTtlMs, 86_400_000)
   assert.equal(resolved.rateLimits.perAccount, { points: 3000, duration: 60 })
   assert.equal(resolved.rateLimits.registrations, { points: 20, duration: 3600 })
 })
@@ -79,6 +80,7 @@ test('bad values are refused at start-up, naming the option', () => {
     [{ httpStatus: 'never' as 'mirror' }, /httpStatus/],
     [{ cacheTtlMs: -1 }, /cacheTtlMs must be a number >= 0/],
     [{ healthTimeoutMs: 0 }, /healthTimeoutMs must be a positive number of ms/],
+    [{ shareLinkTtlMs: Number.POSITIVE_INFINITY }, /shareLinkTtlMs must be a positive number of ms/],
     [{ webhookRetryMs: [] }, /webhookRetryMs/],
     [{ webhookMaxAgeMs: Number.NaN }, /webhookMaxAgeMs/],
     [{ agentHistoryLimit: 1.5 }, /agentHistoryLimit/],

@@ -130,12 +130,12 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
   const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
   const [html, text] = [body('text/html', { type: 'string' }), body('text/plain', { type: 'string' })]
   const error = { $ref: '#/components/schemas/ErrorAnswer' }
-  const revoked = 'Unknown or revoked link (`GerenciarLinks: excluir`).'
+  const revoked = 'Unknown, expired (`shareLinkTtlMs`) or revoked (`GerenciarLinks: excluir`) link, or one whose device was logged out since it connected.'
   const health = body('application/json', structSchema(healthAnswer))
   const state = body('application/json', {
     type: 'object',
-    required: ['conectado', 'telefone', 'qrcode'],
-    properties: { conectado: { type: 'boolean' }, telefone: { type: ['string', 'null'] }, qrcode: { type: ['string', 'null'] } },
+    required: ['conectado', 'qrcode'],
+    properties: { conectado: { type: 'boolean' }, qrcode: { type: ['string', 'null'] } },
   })
   const get = (operationId: string, summary: string, responses: Record<string, unknown>, parameters?: unknown[]) => ({
     get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses },
@@ -143,14 +143,14 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
   return {
     '/qr/{token}': get(
       'getSharePage',
-      "QR share page: shows the device's live QR until it connects, then says so",
+      "QR share page: shows the device's live QR until it connects, then says so (never the phone number)",
       { 200: html('An HTML page (polls its state every 2 s).'), 404: html(revoked) },
       [token],
     ),
     '/qr/{token}/state': get(
       'getSharePageState',
       'The state the share page shows',
-      { 200: state('Connected (with the phone), or the current QR as a PNG data URI.'), 404: body('application/json', error)(revoked) },
+      { 200: state('Connected since the link was made, or the current QR as a PNG data URI.'), 404: body('application/json', error)(revoked) },
       [token],
     ),
     '/health': get('getHealth', 'Whether the store and the messaging transport answer', {

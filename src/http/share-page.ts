@@ -16,39 +16,37 @@ export interface SharePageDeps {
 
 const POLL_MS = 2000
 
-/** The QR share page of operations 3 and 4 (`GET /qr/:token`: the live QR until the device connects) and its JSON feed (`/state`); 404 once revoked. */
+/** The QR share page of operations 3 and 4 (`GET /qr/:token`: the live QR until the device connects) and its JSON feed (`/state`); 404 once expired or revoked. */
 export function sharePageRoutes(router: Router, services: SharePageDeps, boundary: Middleware): void {
   router.get('/qr/:token', boundary, async (ctx: Context) => {
-    const device = await linkedDevice(ctx, services.links, REVOKED_PAGE)
-    if (!device) return
-    const state = await liveState(device, services)
+    const link = await linkedDevice(ctx, services.links, `<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>${GONE}</p>`)
+    if (!link) return
+    const state = await liveState(link, services)
     const nonce = randomBytes(16).toString('base64')
     ctx.set('Content-Security-Policy', `default-src 'none'; img-src data:; style-src 'unsafe-inline'; script-src 'nonce-${nonce}'; connect-src 'self'`)
     ctx.type = 'text/html; charset=utf-8'
-    ctx.body = page(device.name, state, nonce)
+    ctx.body = page(link.device.name, state, nonce)
   })
   router.get('/qr/:token/state', boundary, async (ctx: Context) => {
-    const device = await linkedDevice(ctx, services.links, { status: 404, message: 'Link inválido ou excluído.' })
-    if (!device) return
-    ctx.body = await liveState(device, services)
+    const link = await linkedDevice(ctx, services.links, { status: 404, message: GONE })
+    if (link) ctx.body = await liveState(link, services)
   })
 }
 
-/** What the page shows: connected, or the current QR as a data URI. */
+/** What the page shows, only what linking needs (never the phone number: whoever holds the link may not own the account): connected, or the current QR as a data URI. */
 interface PageState {
   conectado: boolean
-  telefone: string | null
   qrcode: string | null
 }
 
 // --- Internal helpers ---
 
-async function liveState(device: Device, services: SharePageDeps): Promise<PageState> {
+async function liveState({ device, spent }: { device: Device; spent: boolean }, services: SharePageDeps): Promise<PageState> {
   // The session lives on the instance holding the device: any other one shows what it stored. A linked device nobody holds is opened here with its credentials, never linked anew.
   const { leases } = services
   const here = leases.holds(device.id) || ((await leases.holder(device.id)) === undefined && (await leases[device.linked ? 'open' : 'acquire'](device.id)))
-  const status = here ? await services.devices.status(device) : { connected: device.connected, phone: device.phone }
-  if (status.connected) return { conectado: true, telefone: status.phone ?? null, qrcode: null }
+  // A link whose device has connected since it was made is spent: it says so and never shows a QR again.
+  if (spent || (here ? await services.devices.status(device) : device).connected) return { conectado: true, qrcode: null }
   let qr = await services.links.currentQr(device.id)
   if (!qr && here && !device.linked) {
     // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
@@ -56,12 +54,12 @@ async function liveState(device: Device, services: SharePageDeps): Promise<PageS
     qr = challenge?.kind === 'qr' ? challenge.qr : undefined
     if (qr) await services.links.rememberQr(device.id, qr)
   }
-  return { conectado: false, telefone: null, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
+  return { conectado: false, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
 }
 
-/** The device of the request's link, the pages' headers set; none (answered 404 with `revoked`) for an unknown or revoked link. */
-async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | object): Promise<Device | undefined> {
-  const device = await links.resolve(String(ctx.params.token))
+/** The device of the request's link, the pages' headers set; none (answered 404 with `revoked`) for an unknown, expired or revoked link. */
+async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | object) {
+  const link = await links.resolve(String(ctx.params.token))
   ctx.set({
     'Cache-Control': 'no-store',
     'Referrer-Policy': 'no-referrer',
@@ -69,14 +67,15 @@ async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | o
     'X-Content-Type-Options': 'nosniff',
     'X-Frame-Options': 'DENY',
   })
-  if (!device) {
+  if (!link) {
     ctx.status = 404
     ctx.body = revoked // an HTML page (Koa types a body starting with `<` as text/html) or JSON
   }
-  return device
+  return link
 }
 
-const REVOKED_PAGE = '<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>Link inválido ou excluído.</p>'
+/** What a link that shows nothing (any longer) says. */
+const GONE = 'Link inválido, expirado ou excluído.'
 
 function page(name: string, state: PageState, nonce: string): string {
   const initial = JSON.stringify(state).replace(/</g, '\\u003c')
@@ -113,7 +112,7 @@ function show(s) {
 async function poll() {
   try {
     const r = await fetch(url, { cache: 'no-store' })
-    if (r.status === 404) { document.body.innerHTML = '<p>Link inválido ou excluído.</p>'; document.body.dataset.state = 'revoked'; return }
+    if (r.status === 404) { document.body.innerHTML = '<p>${GONE}</p>'; document.body.dataset.state = 'revoked'; return }
     const s = await r.json()
     show(s)
     if (s.conectado) return

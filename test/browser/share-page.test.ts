@@ -50,7 +50,7 @@ inBrowser('shows the current QR of an unlinked device, turns to connected once l
     assert.is(revoked.status, 200)
     const reloaded = await tab.reload()
     assert.is(reloaded?.status(), 404)
-    assert.match((await tab.textContent('body')) ?? '', /Link inválido ou excluído/)
+    assert.match((await tab.textContent('body')) ?? '', /Link inválido, expirado ou excluído/)
     assert.equal(
       problems.filter(text => !/404/.test(text)),
       [],

@@ -118,7 +118,7 @@ test("the service routes' refusals fit the document: an unknown share link's sta
   try {
     const fits = await answerChecker((await request(`${t.url}/openapi.json`)).body)
     const revoked = await request(`${t.url}/qr/unknown-token/state`)
-    assert.equal([revoked.status, revoked.body], [404, { status: 404, message: 'Link inválido ou excluído.' }])
+    assert.equal([revoked.status, revoked.body], [404, { status: 404, message: 'Link inválido, expirado ou excluído.' }])
     const failures = fits('/qr/{token}/state', revoked.status, revoked.body, 'get')
     await exchange(socket, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n') // a kept-alive connection
     await t.gateway.close()
