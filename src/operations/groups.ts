@@ -59,7 +59,7 @@ export const joinGroup = defineOperation({
 
 // --- Internal helpers ---
 
-/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list (or one number as a JSON number); 1 to 1 023 entries (more are refused unparsed), distinct phones. */
+/** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list (or one number as a JSON number); 1 to 1 023 entries (more are refused unparsed), distinct phones; an entry that is no string or number (a nested list) is refused, never stringified. */
 function members() {
   const phones = coerceWhen(sizedArray(string(), 1, MAX_MEMBERS), isAnything, value => {
     const split = (s: string) => {
@@ -69,7 +69,7 @@ function members() {
       return found
     }
     const items = isStringOrNumber(value) ? split(String(value)) : value
-    return Array.isArray(items) && items.length <= MAX_MEMBERS ? [...new Set(items.map(p => parseRecipient(String(p)) ?? String(p)))] : items
+    return Array.isArray(items) && items.length <= MAX_MEMBERS ? [...new Set(items.map(p => (isStringOrNumber(p) && parseRecipient(String(p))) || p))] : items
   })
   const struct = refine(phones, 'members', list => list.every(p => /^\d{8,15}$/.test(p)) || 'expected phone numbers')
   return documentStruct(struct, {

@@ -73,6 +73,14 @@ test('create group answers 401 validation.required for a missing name, missing o
   assertError(await g.groups({ ...body, criarGrupo: 'talvez' }), 401, 'validation.required')
 })
 
+test('create group answers 401 validation.required for a usuarios entry that is not a phone: a nested list, an object, a flag', async ({ g }) => {
+  const body = { message: 'Grupo', criarGrupo: 'true' }
+  for (const usuarios of [[[FRIEND]], [[FRIEND, OTHER]], [FRIEND, [OTHER]], `[["${FRIEND}"]]`, [{ phone: FRIEND }], [true]]) {
+    assertError(await g.groups({ ...body, usuarios }), 401, 'validation.required')
+  }
+  assertOk(await g.groups({ ...body, usuarios: [FRIEND, Number(OTHER)] }))
+})
+
 test('join by invite adds the device to the group and answers grupoId', async ({ g }) => {
   const group = g.network.createGroup(FRIEND, 'Comunidade', [OTHER])
   const body = assertOk(await g.groups({ message: 'false', entrarConvite: g.network.inviteLink(group.id) }))
