@@ -2,7 +2,7 @@ import Router from '@koa/router'
 import type { Context, Next } from 'koa'
 import bodyParser from 'koa-bodyparser'
 import { TransportError } from 'zapgate'
-import type { Logger } from 'zapgate'
+import type { IncomingMessage, Logger } from 'zapgate'
 import { parsePhone } from './addresses.ts'
 import type { MemoryNetwork } from './network.ts'
 import { StreamConnection } from './stream-connection.ts'
@@ -14,6 +14,8 @@ import type { Ack } from './wire.ts'
 interface DeviceRoutesOptions {
   /** How long a message waits for the gateway's ack before the device's next one goes (default 5000 ms). */
   ackWaitMs?: number
+  /** Messages a device connection may leave unacked; the next one ends its stream (default 1000). */
+  unackedLimit?: number
   logger?: Logger
 }
 
@@ -36,8 +38,7 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
   const connections = new Map<string, StreamConnection>()
   const linkStreams = new Map<string, StreamConnection>()
   const hooks = {
-    redeliver: (deviceId: string, message: Parameters<StreamConnection['endpoint']['receive']>[1], inPlace: boolean) =>
-      inPlace ? network.devices.redeliver(deviceId, message) : network.devices.deliver(deviceId, message),
+    redeliver: (deviceId: string, messages: IncomingMessage[]) => network.devices.redeliver(deviceId, messages),
     ended(connection: StreamConnection) {
       if (connection.kind === 'device') options.logger?.debug({ deviceId: connection.deviceId }, 'device connection ended')
       connections.delete(connection.id)
@@ -48,7 +49,8 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
       }
     },
   }
-  const open = (deviceId: string, kind: 'link' | 'device') => new StreamConnection(deviceId, kind, hooks, options.ackWaitMs ?? 5_000)
+  const open = (deviceId: string, kind: 'link' | 'device') =>
+    new StreamConnection(deviceId, kind, hooks, options.ackWaitMs ?? 5_000, options.unackedLimit ?? 1_000)
   const pings = setInterval(() => {
     for (const connection of connections.values()) connection.write({ type: 'ping' })
   }, PING_MS)

@@ -56,11 +56,7 @@ export class RemoteNetwork implements DeviceNetwork {
     const stream = await this.client
       .openStream(path, challenge, async (frame, first) => {
         if (frame.type !== 'linked' || first.type !== 'linking') return
-        let error: Ack['error']
-        await endpoint.linked(deviceId, { phone: frame.phone, secret: frame.secret }).catch((err: unknown) => {
-          error = err instanceof TransportError ? { code: err.code, message: err.message } : { code: 'failed', message: String((err as Error)?.message ?? err) }
-        })
-        await this.ack(first.connection, frame.seq, error)
+        await this.ack(first.connection, frame.seq, await failureOf(endpoint.linked(deviceId, { phone: frame.phone, secret: frame.secret })))
       })
       .catch((err: unknown) => {
         throw err instanceof StreamRefused ? errorOfAnswer(err.status, err.body) : err
@@ -148,8 +144,8 @@ export class RemoteNetwork implements DeviceNetwork {
     const { deviceId, endpoint } = connection
     const stream = await this.client.openStream(`/_sim/devices/${encodeURIComponent(deviceId)}/connect`, connection.credentials, async (frame, first) => {
       if (frame.type !== 'message' || first.type !== 'open') return
-      await endpoint.receive(deviceId, frame.message)
-      await this.ack(first.connection, frame.seq)
+      // A message the gateway failed to take is acked with the error: the server keeps it and hands it again.
+      await this.ack(first.connection, frame.seq, await failureOf(endpoint.receive(deviceId, frame.message)))
     })
     const first = stream.first
     if (first.type !== 'open') {
@@ -239,6 +235,15 @@ export class RemoteNetwork implements DeviceNetwork {
 
 /** How long closing a connection or acking a frame may take (a stuck server must not hold a shutdown). */
 const QUICK_MS = 5_000
+
+/** How a frame's handling ended, as its ack's `error`: undefined when it succeeded. */
+async function failureOf(handling: Promise<void>): Promise<Ack['error']> {
+  return handling.then(
+    () => undefined,
+    (err: unknown) =>
+      err instanceof TransportError ? { code: err.code, message: err.message } : { code: 'failed', message: String((err as Error)?.message ?? err) },
+  )
+}
 
 /** The server refused the credentials (or the phone unlinked the device): the device is logged out. */
 function refusal(err: unknown): err is StreamRefused {

@@ -16,6 +16,8 @@ interface LinkedDevice {
   endpoint?: DeviceEndpoint
   /** Messages that arrived while the device was offline, delivered when it comes back. */
   offline: IncomingMessage[]
+  /** Messages its transport failed to take while online (not acked): handed again, first, when it next connects. */
+  untaken: IncomingMessage[]
 }
 
 /** A link waiting for a phone: the current QR, or a pairing code issued for one phone. */
@@ -90,7 +92,7 @@ export class SessionRegistry {
     this.revoked.delete(deviceId)
     const current = this.devices.get(deviceId)
     if (current && current.phone !== phone) this.forget(deviceId)
-    const device: LinkedDevice = current && current.phone === phone ? current : { phone, offline: [] }
+    const device: LinkedDevice = current && current.phone === phone ? current : { phone, offline: [], untaken: [] }
     device.secretHash = secretHash
     putBounded(this.devices, deviceId, device, this.limit, (id, old) => this.unindex(id, old.phone))
     const set = this.byPhone.get(phone) ?? new Set()
@@ -134,7 +136,7 @@ export class SessionRegistry {
   /** Number of messages queued for devices while they are offline. */
   waiting(): number {
     let count = 0
-    for (const device of this.devices.values()) count += device.offline.length
+    for (const device of this.devices.values()) count += device.offline.length + device.untaken.length
     return count
   }
 
@@ -183,32 +185,35 @@ export class SessionRegistry {
   /**
    * Hand a message to the device, or queue it (bounded) until it comes back online. Deliveries to one
    * device happen one at a time, in order; the promise settles once this one is done. While what was
-   * queued for a device that came back is not flushed yet, new messages queue behind it.
+   * queued for a device that came back is not flushed yet, new messages queue behind it. A message
+   * the device fails to take is kept (not acked) and handed again when it next connects.
    */
   deliver(deviceId: string, message: IncomingMessage): Promise<void> {
     if (!this.devices.has(deviceId)) return Promise.resolve()
     return this.enqueue(deviceId, async () => {
       const device = this.devices.get(deviceId)
-      if (device?.endpoint && device.offline.length === 0) await device.endpoint.receive(deviceId, message)
+      if (device?.endpoint && device.offline.length === 0) await this.handOver(deviceId, device, message)
       else if (device) pushBounded(device.offline, message, this.offlineLimit)
     })
   }
 
   /**
-   * Within a delivery to the device still under way, hand its message (lost with the connection it
-   * was written to) to the device again, or put it back first in line: it stays ahead of later ones.
+   * Messages a connection of the device took but never acked (it ended first), oldest first: put
+   * them back first in line, ahead of later ones, for the device's next flush (bounded as the queue).
    */
-  async redeliver(deviceId: string, message: IncomingMessage): Promise<void> {
+  redeliver(deviceId: string, messages: IncomingMessage[]): void {
     const device = this.devices.get(deviceId)
-    if (device?.endpoint && device.offline.length === 0) await device.endpoint.receive(deviceId, message)
-    else if (device && device.offline.unshift(message) > this.offlineLimit) device.offline.shift()
+    if (!device || messages.length === 0) return
+    device.offline.unshift(...messages)
+    if (device.offline.length > this.offlineLimit) device.offline.splice(0, device.offline.length - this.offlineLimit)
   }
 
-  /** Deliver (in order, after deliveries already under way) what was queued while the device was offline. */
+  /** Deliver (in order, after deliveries already under way) what the device did not take and what was queued while it was offline. */
   flush(deviceId: string): Promise<void> {
     return this.enqueue(deviceId, async () => {
       const device = this.devices.get(deviceId)
-      while (device?.endpoint && device.offline.length > 0) await device.endpoint.receive(deviceId, device.offline.shift()!)
+      if (device?.endpoint) this.redeliver(deviceId, device.untaken.splice(0))
+      while (device?.endpoint && device.offline.length > 0) await this.handOver(deviceId, device, device.offline.shift()!)
     })
   }
 
@@ -227,6 +232,11 @@ export class SessionRegistry {
       if (this.tails.get(deviceId) === tail) this.tails.delete(deviceId)
     })
     return tail
+  }
+
+  /** Hand the message to the device's endpoint; one it fails to take is kept for its next connection. */
+  private async handOver(deviceId: string, device: LinkedDevice, message: IncomingMessage): Promise<void> {
+    await device.endpoint!.receive(deviceId, message).catch(() => pushBounded(device.untaken, message, this.offlineLimit))
   }
 
   private dropChallenges(link: PendingLink): void {

@@ -18,6 +18,11 @@ export interface SimulatorServerOptions {
   networkOptions?: MemoryNetworkOptions
   /** How long a message waits for the gateway's ack before the device's next one goes (default 5000 ms). */
   ackWaitMs?: number
+  /**
+   * Messages a device connection may leave unacked (never acked, or acked with an error) before its
+   * stream is ended; the gateway reconnects and gets them again (default 1000).
+   */
+  unackedLimit?: number
   /** Where unexpected errors are logged. */
   logger?: Logger
 }
@@ -43,7 +48,7 @@ export interface SimulatorServer {
 export async function simulatorServer(options: SimulatorServerOptions = {}): Promise<SimulatorServer> {
   const network = options.network ?? new MemoryNetwork(options.networkOptions)
   const phones = simulatorRoutes(network, { logger: options.logger })
-  const devices = deviceRoutes(network, { ackWaitMs: options.ackWaitMs, logger: options.logger })
+  const devices = deviceRoutes(network, { ackWaitMs: options.ackWaitMs, unackedLimit: options.unackedLimit, logger: options.logger })
   const app = new Koa()
   // A gateway going away mid-stream is ordinary here; anything else is logged (and Koa's console output stays off).
   app.on('error', (err: NodeJS.ErrnoException) => {

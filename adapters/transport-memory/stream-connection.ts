@@ -8,10 +8,10 @@ import type { Ack, Frame } from './wire.ts'
 /** What a stream connection asks of the server that holds it. */
 interface StreamHooks {
   /**
-   * A message the gateway did not ack before the stream ended: hand it to the device again (at least
-   * once). `inPlace` when its delivery is still under way: it goes again ahead of the later ones.
+   * The messages the gateway did not take (no ack, or an ack with an error) when the stream ended,
+   * oldest first: hand them to the device again, ahead of later ones (at least once).
    */
-  redeliver(deviceId: string, message: IncomingMessage, inPlace: boolean): Promise<void>
+  redeliver(deviceId: string, messages: IncomingMessage[]): void
   /** The stream ended (either side): forget the connection, take it off the network. */
   ended(connection: StreamConnection): void
 }
@@ -23,8 +23,10 @@ const LINK_ACK_MS = 30_000
  * One stream of the simulator server to a gateway (docs/simulator.md): a pending link or an open
  * device connection. Its `endpoint` is how the network reaches the device: frames are written as
  * JSON lines, and the ones with a `seq` wait for the gateway's ack (a message at most `ackWaitMs`,
- * after which the device's next messages go ahead; one never acked is delivered again when the
- * stream ends: at least once, as on the real network).
+ * after which the device's next messages go ahead). A message not taken (never acked, or acked with
+ * an error) is delivered again when the stream ends: at least once, as on the real network. At most
+ * `unackedLimit` messages wait so: the next one ends the stream (the gateway reconnects and gets
+ * them all again), so a gateway that never acks cannot make the server hold frames without end.
  */
 export class StreamConnection {
   /** Unguessable: naming it is what lets a gateway act for the device. */
@@ -33,6 +35,8 @@ export class StreamConnection {
   readonly endpoint: DeviceEndpoint
   private seq = 0
   private readonly waiting = new Map<number, { resolve: (ack: Ack) => void; reject: (err: Error) => void }>()
+  /** Message frames the gateway has not taken yet, by seq (oldest first). */
+  private readonly untaken = new Map<number, IncomingMessage>()
   private over = false
 
   constructor(
@@ -40,6 +44,7 @@ export class StreamConnection {
     readonly kind: 'link' | 'device',
     private readonly hooks: StreamHooks,
     private readonly ackWaitMs: number,
+    private readonly unackedLimit: number,
   ) {
     this.endpoint = {
       linked: async (_deviceId, credentials) => {
@@ -51,17 +56,16 @@ export class StreamConnection {
         if (ack.error) throw new TransportError(ack.error.code in CODES ? ack.error.code : 'failed', String(ack.error.message))
         this.end({ type: 'closed', state: 'closed', reason: 'linked' })
       },
-      receive: async (deviceId, message) => {
-        const acked = this.request({ type: 'message', message })
-        const answered = await within(
-          acked.then(
-            () => true,
-            () => false,
-          ),
+      receive: async (_deviceId, message) => {
+        if (this.untaken.size >= this.unackedLimit) {
+          this.untaken.set(++this.seq, message) // never written: it goes again with the others, last
+          return this.end({ type: 'closed', state: 'closed', reason: `more than ${this.unackedLimit} messages not acknowledged` })
+        }
+        const acked = this.request({ type: 'message', message }, message)
+        await within(
+          acked.catch(() => undefined),
           this.ackWaitMs,
         )
-        if (answered === false) await this.hooks.redeliver(deviceId, message, true)
-        else if (answered === undefined) acked.catch(() => this.hooks.redeliver(deviceId, message, false))
       },
       closed: async (_deviceId, state, reason) => this.end({ type: 'closed', state, reason }),
     }
@@ -78,20 +82,22 @@ export class StreamConnection {
   }
 
   /** Write a frame with the next `seq`; resolves with the gateway's ack, rejects when the stream ends before it. */
-  request(frame: DistributiveOmit<Extract<Frame, { seq: number }>, 'seq'>): Promise<Ack> {
+  request(frame: DistributiveOmit<Extract<Frame, { seq: number }>, 'seq'>, message?: IncomingMessage): Promise<Ack> {
     if (this.over) return Promise.reject(new Error('the stream has ended'))
     const seq = ++this.seq
+    if (message) this.untaken.set(seq, message)
     return new Promise<Ack>((resolve, reject) => {
       this.waiting.set(seq, { resolve, reject })
       this.write({ ...frame, seq } as Frame)
     })
   }
 
-  /** The gateway acked frame `seq`. False when no such frame waits. */
+  /** The gateway acked frame `seq` (a message acked with an error is not taken: it stays for redelivery). False when no such frame waits. */
   ack(ack: Ack): boolean {
     const waiter = this.waiting.get(ack.seq)
     if (!waiter) return false
     this.waiting.delete(ack.seq)
+    if (!ack.error) this.untaken.delete(ack.seq)
     waiter.resolve(ack)
     return true
   }
@@ -114,6 +120,8 @@ export class StreamConnection {
   private finish(): void {
     this.over = true
     this.hooks.ended(this)
+    this.hooks.redeliver(this.deviceId, [...this.untaken.values()])
+    this.untaken.clear()
     const gone = new Error('the stream has ended')
     for (const { reject } of this.waiting.values()) reject(gone)
     this.waiting.clear()

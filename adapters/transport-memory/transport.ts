@@ -280,11 +280,13 @@ export class MemoryTransport implements Transport {
     return this.emit({ type: 'status', deviceId, status: this.snapshot(session) })
   }
 
+  /** Report an event; a failure is logged, and for a message thrown: the network then keeps it unacked and hands it again. */
   private async emit(event: TransportEvent): Promise<void> {
     try {
       await this.ctx().emit(event)
     } catch (err) {
       this.context?.logger.warn({ err, deviceId: event.deviceId, type: event.type }, 'transport event not recorded')
+      if (event.type === 'message') throw err
     }
   }
 
