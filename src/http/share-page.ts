@@ -41,18 +41,17 @@ interface PageState {
 
 // --- Internal helpers ---
 
-async function liveState({ device, spent }: { device: Device; spent: boolean }, services: SharePageDeps): Promise<PageState> {
+async function liveState({ device, spent }: { device: Device; spent: boolean }, { leases, devices, links }: SharePageDeps): Promise<PageState> {
   // The session lives on the instance holding the device: any other one shows what it stored. A linked device nobody holds is opened here with its credentials, never linked anew.
-  const { leases } = services
   const here = leases.holds(device.id) || ((await leases.holder(device.id)) === undefined && (await leases[device.linked ? 'open' : 'acquire'](device.id)))
   // A link whose device has connected since it was made is spent: it says so and never shows a QR again.
-  if (spent || (here ? await services.devices.status(device) : device).connected) return { conectado: true, qrcode: null }
-  let qr = await services.links.currentQr(device.id)
+  if (spent || (here ? await devices.status(device) : device).connected) return { conectado: true, qrcode: null }
+  let qr = await links.currentQr(device.id)
   if (!qr && here && !device.linked) {
     // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
-    const challenge = await services.devices.link(device).catch(() => undefined)
+    const challenge = await devices.link(device).catch(() => undefined)
     qr = challenge?.kind === 'qr' ? challenge.qr : undefined
-    if (qr) await services.links.rememberQr(device.id, qr)
+    if (qr) await links.rememberQr(device.id, qr)
   }
   return { conectado: false, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
 }
