@@ -75,7 +75,8 @@ export interface GatewayClient {
 /**
  * Make a client of the gateway at `baseUrl`. Each device's requests go to the instance the last
  * answer named as its holder; a request never goes out twice, except once to the base URL when the
- * remembered holder refused the connection (nothing was sent). A redirect is not followed (it is
+ * client could not connect to the remembered holder (refused, a name that does not resolve, no route,
+ * the connect time-out: nothing was sent), whose hint is then not followed for a minute. A redirect is not followed (it is
  * the answer: the body and its key go nowhere else). A network error, an answer that is not the
  * gateway's (not JSON, or no numeric `status`: a proxy's error page), or a 503, 401 or 404 makes
  * the client forget the device's holder, so its next request goes to the base URL again (which
@@ -86,6 +87,8 @@ export function createClient(options: ClientOptions): GatewayClient {
   const send = options.fetch ?? fetch
   /** The holder's URL by caller key and device reference. */
   const holders = new Map<string, string>()
+  /** Holder URLs the client could not connect to, and until when they are not followed. */
+  const unreached = new Map<string, number>()
   const keyOf = (authkey: unknown, device: unknown) =>
     typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
 
@@ -110,7 +113,8 @@ export function createClient(options: ClientOptions): GatewayClient {
       } catch (err) {
         if (!remembered) throw err
         holders.delete(key!)
-        if (!refused(err)) throw err
+        if (!notConnected(err)) throw err
+        unreached.set(remembered, Date.now() + UNREACHED_MS)
         url = baseUrl
         response = await post(url, route.path, body)
       }
@@ -128,7 +132,7 @@ export function createClient(options: ClientOptions): GatewayClient {
         // Not the gateway's answer (a proxy's 413 or 502 page, a redirect, its own JSON error) is still an answer: its HTTP status is the error's.
         return { ok: false, httpStatus: response.status, body: { status: response.status, message: response.statusText }, url }
       }
-      if (key) learn(holders, key, response.headers.get(HOLDER_HEADER), answer.status, baseUrl)
+      if (key) learn(holders, key, response.headers.get(HOLDER_HEADER), answer.status, baseUrl, unreached)
       const ok = answer.status === 200
       return { ok, httpStatus: response.status, body: answer, url } as ClientAnswer<typeof name>
     },
@@ -141,16 +145,24 @@ export function createClient(options: ClientOptions): GatewayClient {
  * Remember the holder the answer names; forget the device's holder on a 503 (the instance is
  * leaving, full or cut off from the holder) and on a refusal or not-found (which name none). A hint
  * that is not an http(s) URL, or plain http while the base URL is https, is ignored (the caller's
- * key never leaves TLS because of a hint).
+ * key never leaves TLS because of a hint), and so is one `unreached` keeps off until a later time.
  */
-function learn(holders: Map<string, string>, key: string, hint: string | null, status: number | undefined, baseUrl: string): void {
-  const usable = hint !== null && (/^https:/i.test(baseUrl) ? /^https:\/\//i.test(hint) : /^https?:\/\//i.test(hint))
-  if (usable && status !== 503) holders.set(key, hint.replace(/\/+$/, ''))
+function learn(holders: Map<string, string>, key: string, hint: string | null, status: number, baseUrl: string, unreached: Map<string, number>): void {
+  const url = hint?.replace(/\/+$/, '') ?? ''
+  if ((unreached.get(url) ?? Infinity) <= Date.now()) unreached.delete(url)
+  const usable = /^https:/i.test(baseUrl) ? /^https:\/\//i.test(url) : /^https?:\/\//i.test(url)
+  if (usable && !unreached.has(url) && status !== 503) holders.set(key, url)
   else if (status === 503 || status === 401 || status === 404) holders.delete(key)
 }
 
-/** Whether the connection was refused: the request never left, so it may go elsewhere. */
-function refused(err: unknown): boolean {
-  const cause = (err as { cause?: { code?: string } })?.cause
-  return cause?.code === 'ECONNREFUSED'
+/** How long a holder URL the client could not connect to is not followed again. */
+const UNREACHED_MS = 60_000
+
+/** Codes of a connection that never opened: refused, a name that does not resolve, no route, undici's connect time-out. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+
+/** Whether fetch failed before a connection opened: the request never left, so it may go elsewhere. */
+function notConnected(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: unknown } })?.cause
+  return NOT_CONNECTED.has(String(cause?.code))
 }

@@ -93,4 +93,28 @@ test('a plain http:// hint is ignored whatever the case of the https base URL, s
   assert.equal(urls, ['HTTPS://api.example.com/api/create-message', 'HTTPS://api.example.com/api/create-message'])
 })
 
+test('a holder hint the client cannot connect to (a name that does not resolve) costs no failed call: the request goes to the base URL, and the hint is not followed again at once', async () => {
+  const base = await serve(json(200, { status: 200, message: 'ok' }, { [HOLDER_HEADER]: 'http://holder-1.invalid:3000' }))
+  try {
+    const client = createClient({ baseUrl: base.url, authkey: 'k' })
+    const answers = []
+    for (const message of ['um', 'dois', 'três']) answers.push(await client.call('sendText', { appkey: 'loja', to: FRIEND, message }))
+    assert.equal(
+      answers.map(answer => [answer.ok, answer.url]),
+      [
+        [true, base.url],
+        [true, base.url],
+        [true, base.url],
+      ],
+    )
+    assert.equal(
+      base.bodies.map(body => JSON.parse(body).message),
+      ['um', 'dois', 'três'],
+    )
+    assert.is(client.urlFor('loja'), base.url, 'the unreachable hint is not remembered again')
+  } finally {
+    base.close()
+  }
+})
+
 test.run()
