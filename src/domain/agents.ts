@@ -113,11 +113,14 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
           text,
           history,
         })
-    if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE))) {
-      await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
-      turns.push({ role: 'agent', text: reply, at: Date.now() })
-    } else if (reply || full) logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
-    await flows.append(device.id, contact, turns)
+    try {
+      if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE))) {
+        await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
+        turns.push({ role: 'agent', text: reply, at: Date.now() })
+      } else if (reply || full) logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
+    } finally {
+      await flows.append(device.id, contact, turns) // the contact's text too when the reply could not be sent
+    }
   }
 
   services.feed.subscribe((device, message) => {
@@ -150,7 +153,6 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   }
 }
 
-function contactOf(message: IncomingMessage): AgentContact {
-  const { from: phone, fromLid: lid, pushName: name, chat } = message
+function contactOf({ from: phone, fromLid: lid, pushName: name, chat }: IncomingMessage): AgentContact {
   return { ...(phone ? { phone } : {}), ...(lid ? { lid } : {}), ...(name ? { name } : {}), chat }
 }

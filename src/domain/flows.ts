@@ -67,9 +67,7 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
 
 /** The key of a contact in flow conversations: phone digits for a number in any spelling, else the lower-case LID; undefined otherwise. */
 export function contactKey(address: string): string | undefined {
-  const text = String(address ?? '')
-    .trim()
-    .toLowerCase()
+  const text = `${address ?? ''}`.trim().toLowerCase()
   const lid = /^(\d{1,32})(?::\d+)?@lid$/.exec(text)
   if (lid) return `${lid[1]}@lid`
   const jid = /^(\d{8,15})(?::\d+)?@s\.whatsapp\.net$/.exec(text)
