@@ -7,7 +7,7 @@ import { deviceBalancer } from './domain/cluster/device-balancer.ts'
 import { DeviceLeases } from './domain/cluster/device-leases.ts'
 import { sessionRouting } from './domain/cluster/session-routing.ts'
 import { guardTransport } from './domain/guarded-transport.ts'
-import { MediaLinks } from './domain/media-links.ts'
+import { MediaLinks, mediaRefOf } from './domain/media-links.ts'
 import { messageFeed } from './domain/message-feed.ts'
 import { createMessaging } from './domain/messaging/index.ts'
 import { MediaBudget } from './domain/messaging/media-budget.ts'
@@ -156,7 +156,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     const content = message.content
     const media = content.kind === 'image' || content.kind === 'video' || content.kind === 'audio' || content.kind === 'document'
     if (!media || content.base64 || content.url || !transport.downloadMedia || !resolved.baseUrl) return message
-    const token = await mediaLinks.sign({ deviceId, messageId: message.id })
+    const token = await mediaLinks.sign({ deviceId, message: mediaRefOf(message) })
     return { ...message, content: { ...content, url: `${resolved.baseUrl}/media/${token}` } }
   }
 

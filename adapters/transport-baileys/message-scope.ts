@@ -1,4 +1,5 @@
 import type { WAMessageKey } from '@whiskeysockets/baileys'
+import type { MessageRef } from 'zapgate'
 import { isGroupJid, normalizeJid } from './jid.ts'
 
 /**
@@ -25,6 +26,15 @@ export function scopeOf(key: ScopedKey, known: (string | undefined)[] = []): Mes
   const chat = key.remoteJid ? normalizeJid(key.remoteJid) : ''
   if (isGroupJid(chat)) return { fromMe: false, chats: [chat], senders: forms([key.participant, key.participantAlt]) }
   return { fromMe: false, chats: forms([chat, key.remoteJidAlt, ...known]), senders: [] }
+}
+
+/**
+ * The scope a MessageRef names, its chat and participant as a message event gave them: phone digits,
+ * a LID or a group id (a JID of any form is taken too); without `fromMe`, a contact's message.
+ */
+export function scopeOfRef(ref: MessageRef): MessageScope {
+  const jid = (address: string) => (address.includes('@') ? address : `${address}@s.whatsapp.net`)
+  return scopeOf({ remoteJid: jid(ref.chat), fromMe: ref.fromMe === true, participant: ref.participant && jid(ref.participant) })
 }
 
 /** Whether two scopes are one place (a group sender unknown on either side matches any). */

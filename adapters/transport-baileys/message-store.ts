@@ -1,6 +1,7 @@
 import type { proto, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
-import type { Storage } from 'zapgate'
+import type { MediaRef, Storage } from 'zapgate'
 import { KeyedLock } from 'zapgate/adapter-kit'
+import { sameScope, scopeOf, scopeOfRef } from './message-scope.ts'
 import type { BaileysModule } from './types.ts'
 
 /** A remembered message: its key as the network knows it, and (for own sends and media) its content. */
@@ -80,9 +81,16 @@ export class MessageStore {
     return stored?.content ? this.lib.proto.Message.decode(Buffer.from(stored.content, 'base64')) : undefined
   }
 
-  /** The first remembered message with this id whose content was kept, rebuilt as a WAMessage (for media downloads). */
-  async message(id: string): Promise<WAMessage | undefined> {
-    const stored = (await this.all(id)).find(stored => stored.content)
+  /**
+   * The remembered message `target` names, its content kept, rebuilt as a WAMessage (for media
+   * downloads): the one of its scope (message-scope.ts), never another with its id; for an id alone
+   * (a media link of zapgate 0.1.0 or earlier), the one message kept under that id. Undefined when
+   * none, or several and the target cannot tell which.
+   */
+  async message(target: MediaRef): Promise<WAMessage | undefined> {
+    const scope = target.chat === undefined ? undefined : scopeOfRef(target)
+    const kept = (await this.all(target.id)).filter(stored => stored.content && (!scope || sameScope(scopeOf(stored.key), scope)))
+    const stored = kept.length === 1 ? kept[0] : undefined
     if (!stored?.content) return undefined
     const message = this.lib.proto.Message.decode(Buffer.from(stored.content, 'base64'))
     return { key: { ...stored.key }, message, ...(stored.timestamp ? { messageTimestamp: Math.floor(stored.timestamp / 1000) } : {}) }

@@ -7,6 +7,7 @@ import type {
   LinkChallenge,
   LinkRequest,
   MediaPayload,
+  MediaRef,
   MessageRef,
   OutgoingMessage,
   SentMessage,
@@ -145,11 +146,12 @@ export class BaileysTransport implements Transport {
 
   /**
    * The bytes of a received media message (for media above `inlineMediaMaxBytes`, whose message event
-   * carries metadata only). Undefined when the device does not remember the message or it is not media.
+   * carries metadata only): the one `target` names in its scope (MessageStore.message). Undefined when
+   * the device does not remember the message or it is not media.
    */
-  async downloadMedia(deviceId: string, messageId: string): Promise<MediaPayload | undefined> {
+  async downloadMedia(deviceId: string, target: MediaRef): Promise<MediaPayload | undefined> {
     const session = await this.lock.run(deviceId, () => this.session(deviceId))
-    const message = await session.memory.messages.message(messageId)
+    const message = await session.memory.messages.message(target)
     const { lib, downloadMedia } = await this.load()
     const content = message && lib.normalizeMessageContent(message.message)
     const type = content && lib.getContentType(content)

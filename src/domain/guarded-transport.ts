@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.ts'
-import { TransportError, type Transport } from '../ports/transport.ts'
+import { TransportError, type MediaRef, type Transport } from '../ports/transport.ts'
 import { Deadlines } from '../store/deadlines.ts'
 
 /** Wrap a transport: what it throws is a TransportError ('failed', 502), and `status`, `link`, `logout` time out (504) after `timeoutMs`. */
@@ -20,9 +20,7 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     groupInfo: (deviceId, group) => converted(() => transport.groupInfo(deviceId, group)),
     groupCreate: (deviceId, subject, participants) => converted(() => transport.groupCreate(deviceId, subject, participants)),
     groupJoin: (deviceId, inviteCode) => converted(() => transport.groupJoin(deviceId, inviteCode)),
-    ...(transport.downloadMedia
-      ? { downloadMedia: (deviceId: string, messageId: string) => converted(() => transport.downloadMedia!(deviceId, messageId)) }
-      : {}),
+    ...(transport.downloadMedia ? { downloadMedia: (deviceId: string, target: MediaRef) => converted(() => transport.downloadMedia!(deviceId, target)) } : {}),
     ...(transport.ping ? { ping: () => converted(() => transport.ping!()) } : {}),
   }
 }

@@ -23,7 +23,7 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     const token = String(ctx.params.token)
     const target = await services.mediaLinks.verify(token)
     if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return
-    const media = target && (await services.transport.downloadMedia?.(target.deviceId, target.messageId))
+    const media = target && (await services.transport.downloadMedia?.(target.deviceId, target.message))
     const device = target && (await services.devices.get(target.deviceId))
     if (!media || !device) {
       ctx.status = 404

@@ -42,10 +42,12 @@ export interface Transport {
   /** Close every session (without unlinking) and release resources. */
   stop(): Promise<void>
   /**
-   * Optional: the bytes of a received media message that was not inlined as base64 (too large).
-   * When present, the gateway gives media events a `url` that serves them (needs `baseUrl`).
+   * Optional: the bytes of a received media message that was not inlined as base64 (too large), or
+   * undefined when the device remembers no such message or it is not media. When present, the gateway
+   * gives media events a `url` that serves them (needs `baseUrl`). See MediaRef: never the media of
+   * another message with the same id.
    */
-  downloadMedia?(deviceId: string, messageId: string): Promise<MediaPayload | undefined>
+  downloadMedia?(deviceId: string, target: MediaRef): Promise<MediaPayload | undefined>
   /** Reachability probe for health checks; throws when the network cannot be reached. */
   ping?(): Promise<void>
 }
@@ -100,6 +102,15 @@ export interface MessageRef {
   /** Whether the device itself sent it, when known. */
   fromMe?: boolean
 }
+
+/**
+ * The media message `downloadMedia` serves. Ids are chosen by the sender's client and name a message
+ * only within its chat, direction and (in a group) sender, so the gateway names it as its message
+ * event did: `chat`, `fromMe` and, in a group, `participant` (the sender's `fromLid`, else `from`);
+ * the transport serves that message only. A media link signed by zapgate 0.1.0 or earlier knows the
+ * id alone (`chat` absent): the transport serves it only when the id names one remembered message.
+ */
+export type MediaRef = MessageRef | { id: string; chat?: undefined }
 
 /** A group, by its id or by an invite code (or link). */
 export type GroupRef = { id: string } | { invite: string }

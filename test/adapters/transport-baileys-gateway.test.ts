@@ -1,7 +1,12 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
+import type { WAMessage } from '@whiskeysockets/baileys'
+import type { MediaLinks } from '../../src/domain/media-links.ts'
 import type { Logger } from '../../src/logger.ts'
 import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
+import type { BaileysTransportOptions } from '../../adapters/transport-baileys/options.ts'
+import { internalsOf } from '../../src/internals.ts'
+import { BOB_JID, BOB_LID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
 import { FakeBaileys, type FakeBehaviour } from '../helpers/fake-baileys/index.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { startReceiver } from '../helpers/receiver.ts'
@@ -11,12 +16,12 @@ const gateway = suite('Baileys transport behind the HTTP API: what the user is t
 const BOB = '5511888880000'
 
 /** A gateway over the Baileys transport on a fake network; `lines` records what was logged at error level. */
-async function start(behaviour: FakeBehaviour = {}) {
+async function start(behaviour: FakeBehaviour = {}, options: Partial<BaileysTransportOptions> = {}) {
   const fake = new FakeBaileys(behaviour)
   const lines: { obj: unknown; msg?: string }[] = []
   const record = (obj: unknown, msg?: string) => void lines.push({ obj, msg })
   const logger: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: record }
-  const transport = baileysTransport({ ...fake.transportOptions(), reconnect: { initialDelayMs: 5, maxDelayMs: 40, jitter: 0 } })
+  const transport = baileysTransport({ ...fake.transportOptions(), reconnect: { initialDelayMs: 5, maxDelayMs: 40, jitter: 0 }, ...options })
   const t = await startGateway({ transport, logger, allowPrivateUrls: true })
   const { authkey } = await t.register()
   return { t, fake, authkey, lines }
@@ -93,6 +98,47 @@ gateway('a message WhatsApp reports as not delivered reaches the device webhook 
     })
     assert.type(timestamp, 'number')
     assert.is.not(hooks[1].headers['webhook-id'], hooks[0].headers['webhook-id'], "its own webhook-id, not the message event's")
+  } finally {
+    await t.stop()
+    await receiver.stop()
+  }
+})
+
+gateway("large media: each event's url serves its own message, also when a contact reuses the id in another chat or group sender", async () => {
+  const receiver = await startReceiver()
+  // Bytes that say which message the adapter downloaded: its chat and group sender.
+  const downloadMedia = async (m: WAMessage) => Buffer.from(`${m.key.remoteJid} ${m.key.participant ?? '-'}`)
+  const { t, fake, authkey } = await start({}, { inlineMediaMaxBytes: 10, downloadMedia })
+  try {
+    ;(internalsOf(t.gateway).resolved as { baseUrl?: string }).baseUrl = t.url
+    const device = await t.addDevice(authkey, 'loja', { webhook: receiver.url })
+    await fake.completeLink(device.id, '5511999990000')
+    await waitFor(
+      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
+      5_000,
+      'connected',
+    )
+    const pdf = { documentMessage: { mimetype: 'application/pdf', fileName: 'doc.pdf', fileLength: 5_000 } }
+    const CAROL_JID = '5511977770003@s.whatsapp.net'
+    await fake.deliver(device.id, [
+      waMessage({ chat: BOB_JID, id: 'SAMEID', message: pdf }),
+      waMessage({ chat: CAROL_JID, id: 'SAMEID', message: pdf }),
+      waMessage({ chat: GROUP, id: 'SAMEID', participant: BOB_LID, participantAlt: BOB_JID, message: pdf }),
+      waMessage({ chat: GROUP, id: 'SAMEID', participant: CAROL_JID, message: pdf }),
+    ])
+    await receiver.waitForHooks(4)
+    const served = await Promise.all(receiver.verified(device.webhookSecret).map(async e => [e.chat, e.from, await (await fetch(e.url)).text()]))
+    assert.equal(served, [
+      [BOB, BOB, `${BOB_JID} -`],
+      ['5511977770003', '5511977770003', `${CAROL_JID} -`],
+      [GROUP, BOB, `${GROUP} ${BOB_LID}`],
+      [GROUP, '5511977770003', `${GROUP} ${CAROL_JID}`],
+    ])
+    // A link of 0.1.0 or earlier names the id alone: served only when no other message has that id.
+    const { mediaLinks } = internalsOf(t.gateway) as unknown as { mediaLinks: MediaLinks }
+    await fake.deliver(device.id, waMessage({ chat: BOB_JID, id: 'ALONE', message: pdf }))
+    const legacy = async (id: string) => (await fetch(`${t.url}/media/${await mediaLinks.sign({ deviceId: device.id, message: { id } })}`)).status
+    assert.equal([await legacy('ALONE'), await legacy('SAMEID')], [200, 404])
   } finally {
     await t.stop()
     await receiver.stop()

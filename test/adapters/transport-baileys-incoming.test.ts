@@ -164,16 +164,16 @@ incoming('media up to inlineMediaMaxBytes carries base64 of the downloaded bytes
   await s.transport.stop()
 })
 
-incoming('larger media carries metadata only, and transport.downloadMedia(deviceId, id) fetches the bytes', async () => {
+incoming('larger media carries metadata only, and transport.downloadMedia(deviceId, { chat, id, fromMe }) fetches the bytes', async () => {
   const s = await linkedBaileys({ inlineMediaMaxBytes: 10 })
   const big = waMessage({ chat: BOB_JID, id: 'BIG', message: { documentMessage: { mimetype: 'application/pdf', fileName: 'big.pdf', fileLength: 5_000 } } })
   s.fake.media.set('BIG', Buffer.alloc(5_000, 1))
   await s.fake.deliver('dev', big)
   assert.equal(s.messages('dev')[0].content, { kind: 'document', mimetype: 'application/pdf', fileName: 'big.pdf' })
   assert.equal(s.fake.downloads, [], 'not downloaded when announced too large')
-  const media = await s.transport.downloadMedia('dev', 'BIG')
+  const media = await s.transport.downloadMedia('dev', { chat: BOB, id: 'BIG', fromMe: false })
   assert.equal(media, { data: Buffer.alloc(5_000, 1), mimetype: 'application/pdf', fileName: 'big.pdf' })
-  assert.is(await s.transport.downloadMedia('dev', 'UNKNOWN'), undefined)
+  assert.is(await s.transport.downloadMedia('dev', { chat: BOB, id: 'UNKNOWN', fromMe: false }), undefined)
   await s.transport.stop()
 })
 

@@ -42,7 +42,7 @@ hosts('a sender-written url or directPath pointing inside is never connected to,
       await waitFor(() => s.messages('dev').length === 3, 'all three reported')
       for (const m of s.messages('dev')) assert.equal(m.content, { kind: 'image', mimetype: 'image/jpeg' }, `${m.id}: metadata only`)
       // A later download (GET /media/:token) is refused too.
-      await s.transport.downloadMedia('dev', 'URL').then(
+      await s.transport.downloadMedia('dev', { chat: BOB_JID, id: 'URL', fromMe: false }).then(
         () => assert.unreachable('the download of URL went through'),
         () => undefined,
       )

@@ -82,7 +82,11 @@ media('through a proxy, received media is fetched over the proxy tunnel and decr
     assert.equal(byId.GOOD, { kind: 'image', mimetype: 'image/jpeg', base64: plain.toString('base64') })
     assert.equal(byId.BAD, { kind: 'image', mimetype: 'image/jpeg' }, 'a file failing its MAC is not passed on')
     assert.ok(proxy.tunnels.includes(host), `the downloads went through the proxy: ${proxy.tunnels}`)
-    assert.equal(await s.transport.downloadMedia('dev', 'GOOD'), { data: plain, mimetype: 'image/jpeg' }, 'and so does a later download')
+    assert.equal(
+      await s.transport.downloadMedia('dev', { chat: BOB_JID, id: 'GOOD', fromMe: false }),
+      { data: plain, mimetype: 'image/jpeg' },
+      'and so does a later download',
+    )
   } finally {
     await s.transport.stop()
     await proxy.close()

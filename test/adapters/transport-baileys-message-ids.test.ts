@@ -1,4 +1,5 @@
 import { suite } from 'uvu'
+import type { WAMessage } from '@whiskeysockets/baileys'
 import * as assert from 'uvu/assert'
 import { linkedBaileys, setupBaileys } from '../helpers/baileys-setup.ts'
 import { BOB, BOB_JID, BOB_LID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
@@ -134,5 +135,43 @@ ids('one message delivered under the LID and the phone form of its chat is repor
   assert.equal(again.messages('dev'), [])
   await again.transport.stop()
 })
+
+ids(
+  'downloadMedia serves the media of the message its target names (chat, direction, group sender as the event gave them), never another with its id',
+  async () => {
+    // Bytes that say which message was downloaded: its chat, direction and group sender.
+    const downloadMedia = async (m: WAMessage) => Buffer.from(`${m.key.remoteJid} ${m.key.fromMe} ${m.key.participant ?? '-'}`)
+    const s = await linkedBaileys({ inlineMediaMaxBytes: 10, downloadMedia })
+    s.fake.lidMappings.set(BOB_LID, BOB_JID)
+    const pdf = { documentMessage: { mimetype: 'application/pdf', fileLength: 5_000 } }
+    await s.fake.deliver('dev', [
+      waMessage({ chat: BOB_LID, id: 'MEDIA', message: pdf }), // reported under the phone the LID mappings know
+      waMessage({ chat: CAROL_JID, id: 'MEDIA', message: pdf }),
+      waMessage({ chat: GROUP, id: 'MEDIA', participant: BOB_LID, participantAlt: BOB_JID, message: pdf }),
+      waMessage({ chat: GROUP, id: 'MEDIA', participant: DAVE_JID, message: pdf }),
+      waMessage({ chat: CAROL_JID, id: 'MEDIA', fromMe: true, message: pdf }),
+      waMessage({ chat: CAROL_JID, id: 'ALONE', message: pdf }),
+    ])
+    const served = []
+    for (const m of s.messages('dev')) {
+      const participant = m.isGroup && !m.fromMe ? (m.fromLid ?? m.from) : undefined
+      const media = await s.transport.downloadMedia('dev', { chat: m.chat, id: m.id, fromMe: m.fromMe, ...(participant ? { participant } : {}) })
+      served.push(media?.data.toString())
+    }
+    assert.equal(served, [
+      `${BOB_LID} false -`,
+      `${CAROL_JID} false -`,
+      `${GROUP} false ${BOB_LID}`,
+      `${GROUP} false ${DAVE_JID}`,
+      `${CAROL_JID} true -`,
+      `${CAROL_JID} false -`,
+    ])
+    assert.is(await s.transport.downloadMedia('dev', { chat: BOB, id: 'ALONE', fromMe: false }), undefined, 'not in that chat')
+    // A media link of 0.1.0 or earlier names the id alone: served only when one message has it.
+    assert.is((await s.transport.downloadMedia('dev', { id: 'ALONE' }))?.data.toString(), `${CAROL_JID} false -`)
+    assert.is(await s.transport.downloadMedia('dev', { id: 'MEDIA' }), undefined, 'five messages have that id')
+    await s.transport.stop()
+  },
+)
 
 ids.run()

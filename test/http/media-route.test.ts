@@ -5,22 +5,30 @@ import { memoryStorage } from '../helpers/memory-storage.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 import { request } from '../helpers/http.ts'
-import type { MediaPayload } from '../../src/ports/transport.ts'
+import type { IncomingMessage, MediaPayload, MediaRef } from '../../src/ports/transport.ts'
 import { internalsOf } from '../../src/internals.ts'
 
 const links = suite('MediaLinks')
 
-links('a signed token verifies to its device and message until it expires', async () => {
+links('a signed token verifies to its device and message (where it is) until it expires', async () => {
   const media = new MediaLinks(memoryStorage())
-  const token = await media.sign({ deviceId: 'd1', messageId: 'm1' }, 1000, 0)
-  assert.equal(await media.verify(token, 500), { deviceId: 'd1', messageId: 'm1' })
+  const message = { chat: '120363000000000001@g.us', id: 'm1', fromMe: false, participant: '5511900001111' }
+  const token = await media.sign({ deviceId: 'd1', message }, 1000, 0)
+  assert.equal(await media.verify(token, 500), { deviceId: 'd1', message })
   assert.is(await media.verify(token, 1000), undefined)
+})
+
+links('a link signed by 0.1.0 (device, message id, expiry) still verifies, to the id alone', async () => {
+  const media = new MediaLinks(memoryStorage())
+  const token = await media.sign({ deviceId: 'd1', message: { id: 'm1' } }, 1000, 0)
+  assert.equal(JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()), ['d1', 'm1', 1000], "0.1.0's payload")
+  assert.equal(await media.verify(token, 500), { deviceId: 'd1', message: { id: 'm1' } })
 })
 
 links('a tampered, truncated or foreign token is refused', async () => {
   const storage = memoryStorage()
   const media = new MediaLinks(storage)
-  const token = await media.sign({ deviceId: 'd1', messageId: 'm1' })
+  const token = await media.sign({ deviceId: 'd1', message: { id: 'm1' } })
   const [payload, mac] = token.split('.')
   const forged = Buffer.from(JSON.stringify(['d2', 'm1', Date.now() + 1e6])).toString('base64url')
   for (const bad of [`${forged}.${mac}`, payload, `${payload}.`, `${payload}.${mac}.x`, 'garbage', '', 'a'.repeat(5000)])
@@ -34,19 +42,19 @@ links('a store that fails the first key read is asked again: signing works once 
   let down = true
   const flaky = { ...storage, get: <T>(key: string) => (down ? Promise.reject(new Error('store down')) : storage.get<T>(key)) }
   const media = new MediaLinks(flaky)
-  await media.sign({ deviceId: 'd1', messageId: 'm1' }).then(
+  await media.sign({ deviceId: 'd1', message: { id: 'm1' } }).then(
     () => assert.unreachable('signed without a key'),
     () => undefined,
   )
   down = false
-  const token = await media.sign({ deviceId: 'd1', messageId: 'm1' })
+  const token = await media.sign({ deviceId: 'd1', message: { id: 'm1' } })
   assert.ok(await media.verify(token))
 })
 
 links('processes sharing a store that create the key at once sign with the same key', async () => {
   const storage = memoryStorage()
   const [a, b] = [new MediaLinks(storage), new MediaLinks(storage)]
-  const [ta, tb] = await Promise.all([a.sign({ deviceId: 'd1', messageId: 'm1' }), b.sign({ deviceId: 'd1', messageId: 'm2' })])
+  const [ta, tb] = await Promise.all([a.sign({ deviceId: 'd1', message: { id: 'm1' } }), b.sign({ deviceId: 'd1', message: { id: 'm2' } })])
   assert.ok(await b.verify(ta), "b verifies a's link")
   assert.ok(await a.verify(tb), "a verifies b's link")
 })
@@ -61,8 +69,8 @@ route.before(async ctx => {
   ctx.bytes = Buffer.from('%PDF-1.7 a large document'.repeat(1000))
   // The memory network inlines nothing here; this transport can fetch the bytes on demand, as Baileys does.
   const { transport } = internalsOf(ctx.t.gateway) as { transport: { downloadMedia?: unknown } }
-  transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> =>
-    messageId.startsWith('3EB0') ? { data: ctx.bytes, mimetype: 'application/pdf', fileName: 'contrato.pdf' } : undefined
+  transport.downloadMedia = async (_deviceId: string, target: MediaRef): Promise<MediaPayload | undefined> =>
+    target.id.startsWith('3EB0') ? { data: ctx.bytes, mimetype: 'application/pdf', fileName: 'contrato.pdf' } : undefined
   ;(internalsOf(ctx.t.gateway).resolved as { baseUrl?: string }).baseUrl = ctx.t.url
 })
 route.after(async ctx => {
@@ -87,6 +95,49 @@ route('the event carries a url; the url serves the bytes; a bad token is 404', a
   const bad = await request(`${t.url}/media/${event.url.split('/media/')[1].slice(0, -3)}xyz`)
   assert.is(bad.status, 404)
   assert.is(bad.body.status, 404)
+})
+
+route("two messages with one id in two chats (a contact may reuse an id): each event's url serves its own media", async ({ t }) => {
+  const receiver = await startReceiver()
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'mesmo-id', '5511944443335', { webhook: receiver.url })
+  const { transport } = internalsOf(t.gateway) as { transport: { downloadMedia?: unknown } }
+  const previous = transport.downloadMedia
+  // A transport that keeps media where the network scopes ids: by chat, direction and group sender.
+  const where = (m: MediaRef) => JSON.stringify(m.chat === undefined ? [] : [m.chat, m.fromMe, m.participant])
+  const kept = new Map<string, string>()
+  transport.downloadMedia = async (_deviceId: string, target: MediaRef): Promise<MediaPayload | undefined> => {
+    const text = kept.get(`${where(target)} ${target.id}`)
+    return text === undefined ? undefined : { data: Buffer.from(text), mimetype: 'text/plain' }
+  }
+  const deliver = async (from: string, text: string) => {
+    const content = { kind: 'document' as const, mimetype: 'text/plain', fileName: 'nota.txt' }
+    const message: IncomingMessage = {
+      id: '3EB0SAMEID0002',
+      chat: from,
+      from,
+      to: '5511944443335',
+      fromMe: false,
+      isGroup: false,
+      timestamp: Date.now(),
+      content,
+    }
+    kept.set(`${where({ chat: from, id: message.id, fromMe: false })} ${message.id}`, text)
+    await t.network.devices.deliver(device.id, message)
+  }
+  try {
+    await deliver('5511900002222', 'of the first chat')
+    await deliver('5511900003333', 'of the second chat')
+    await receiver.waitForHooks(2)
+    const served = await Promise.all(receiver.verified(device.webhookSecret).map(async e => [e.chat, await (await fetch(e.url)).text()]))
+    assert.equal(served.sort(), [
+      ['5511900002222', 'of the first chat'],
+      ['5511900003333', 'of the second chat'],
+    ])
+  } finally {
+    transport.downloadMedia = previous
+    await receiver.stop()
+  }
 })
 
 route('the served media never runs in the browser: sandbox CSP and nosniff on every answer; attachment for types a browser would run', async ({ t }) => {
@@ -117,13 +168,13 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
     ['image/png', 'foto\r\nSet-Cookie: a=1.png', 'inline'],
   ]
   const previous = transport.downloadMedia
-  transport.downloadMedia = async (_deviceId: string, messageId: string): Promise<MediaPayload | undefined> => {
-    const [mimetype, fileName] = cases[Number(messageId.slice(5))]!
+  transport.downloadMedia = async (_deviceId: string, target: MediaRef): Promise<MediaPayload | undefined> => {
+    const [mimetype, fileName] = cases[Number(target.id.slice(5))]!
     return { data: Buffer.from('<script>alert(1)</script>'), mimetype, ...(fileName ? { fileName } : {}) }
   }
   try {
     for (const [i, [mimetype, fileName, disposition]] of cases.entries()) {
-      const token = await mediaLinks.sign({ deviceId: device.id, messageId: `TIPO-${i}` })
+      const token = await mediaLinks.sign({ deviceId: device.id, message: { id: `TIPO-${i}` } })
       const answer = await fetch(`${t.url}/media/${token}`)
       assert.is(answer.status, 200, mimetype)
       assert.is(answer.headers.get('content-security-policy'), "sandbox; default-src 'none'", mimetype)

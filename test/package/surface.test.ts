@@ -42,6 +42,7 @@ const SURFACE: Record<string, Surface> = {
       'MediaFetcher',
       'MediaKind',
       'MediaPayload',
+      'MediaRef',
       'MessageRef',
       'MessagingOptions',
       'OutgoingMessage',

@@ -41,7 +41,10 @@ test('a share page and a media link whose store read fails answer an error, and 
     const { answer, id } = await t.addDevice(authkey, 'loja')
     const shareToken = (tokens.share = new URL(answer.body.link).pathname.split('/qr/')[1])
     // Signed as the gateway signs (its key in the store); the gateway reads that key on its first media request.
-    const mediaToken = (tokens.media = await new MediaLinks(storage).sign({ deviceId: id, messageId: '3EB0A1B2C3D4E5F60718' }))
+    const mediaToken = (tokens.media = await new MediaLinks(storage).sign({
+      deviceId: id,
+      message: { chat: '5511900001111', id: '3EB0A1B2C3D4E5F60718', fromMe: false },
+    }))
     assert.equal((await request(`${t.url}/qr/${shareToken}/state`)).status, 200, 'the link works while the store does')
     down.on = true
     const statuses = [(await request(`${t.url}/qr/${shareToken}`)).status, (await request(`${t.url}/media/${mediaToken}`)).status]
