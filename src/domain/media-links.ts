@@ -29,8 +29,7 @@ export class MediaLinks {
 
   /** The target of a valid, unexpired token; undefined otherwise. */
   async verify(token: string, now = Date.now()): Promise<MediaTarget | undefined> {
-    if (token.length > 1024) return undefined
-    const [payload, mac, extra] = token.split('.')
+    const [payload, mac, extra] = token.length > 1024 ? [] : token.split('.')
     if (!payload || !mac || extra !== undefined || !safeEqual(mac, await this.mac(payload))) return undefined
     try {
       const [deviceId, id, expires, ref] = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as [string, string, number, Omit<MessageRef, 'id'>?]
@@ -44,9 +43,8 @@ export class MediaLinks {
   private async mac(payload: string): Promise<string> {
     const key = (this.key ??= this.loadKey())
     key.catch(() => this.key === key && (this.key = undefined)) // a store that failed is asked again next time
-    return createHmac('sha256', await key)
-      .update(payload)
-      .digest('base64url')
+    const hmac = createHmac('sha256', await key)
+    return hmac.update(payload).digest('base64url')
   }
 
   private async loadKey(): Promise<Buffer> {
