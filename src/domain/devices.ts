@@ -122,22 +122,25 @@ export function createDevices(
     }
     throw new GatewayError('link-failed', { detail: 'the device name was taken but its device is not there' })
   }
-  const remove = async (device: Device, options: { deleteAppkey: boolean }): Promise<void> => {
-    try {
-      await transport.logout(device.id)
-      for (const hook of removalHooks) await hook(device)
-      await records.remove(device.id)
-      const mine = { deviceId: device.id }
-      await byName.removeIfEqual(indexId(device.accountId, hashKey(device.name)), mine)
-      const appkeyId = indexId(device.accountId, device.appkeyHash)
-      if (options.deleteAppkey) await byAppkey.removeIfEqual(appkeyId, mine)
-      else await byAppkey.replace(appkeyId, mine, { deviceId: device.id, retired: true })
-      await epoch?.bump()
-      logger.info({ deviceId: device.id }, 'device deleted')
-    } catch (cause) {
-      throw new GatewayError('delete-failed', { cause })
-    }
-  }
+  // A deletion and a link of one device run one after the other (in the process holding it): a link never starts a deleted device's session again.
+  const linkLock = (device: Device) => `link:${device.id}`
+  const remove = (device: Device, options: { deleteAppkey: boolean }): Promise<void> =>
+    lock.run(linkLock(device), async () => {
+      try {
+        await transport.logout(device.id)
+        for (const hook of removalHooks) await hook(device)
+        await records.remove(device.id)
+        const mine = { deviceId: device.id }
+        await byName.removeIfEqual(indexId(device.accountId, hashKey(device.name)), mine)
+        const appkeyId = indexId(device.accountId, device.appkeyHash)
+        if (options.deleteAppkey) await byAppkey.removeIfEqual(appkeyId, mine)
+        else await byAppkey.replace(appkeyId, mine, { deviceId: device.id, retired: true })
+        await epoch?.bump()
+        logger.info({ deviceId: device.id }, 'device deleted')
+      } catch (cause) {
+        throw new GatewayError('delete-failed', { cause })
+      }
+    })
 
   return {
     /** Register work to run when a device is deleted (agents, schedules, outbox of the device). */
@@ -206,17 +209,16 @@ export function createDevices(
       return { device: winner, created: false, appkey: winner.appkeyIsName ? winner.name : input.appkey }
     },
     /** A generated device name, unique enough to never collide in practice. */
-    generatedName: (): string =>
-      `dispositivo-${randomKey(6)
-        .toLowerCase()
-        .replace(/[^a-z0-9]/g, 'x')}`,
+    generatedName: (): string => `dispositivo-${randomBytes(5).toString('hex')}`,
     /** Start linking a device that is not connected (a QR string, or with `phone` an 8-digit pairing code), then store `webhookUrl`. */
-    async link(device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
-      if ((await transport.status(device.id)).connected) throw new GatewayError('already-connected')
-      const challenge = await transport.link(device.id, phone ? { phone, code: randomDigits(8, PAIRING_ALPHABET) } : {})
-      if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await update(device.id, d => void (d.webhookUrl = webhookUrl))
-      return challenge
-    },
+    link: (device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> =>
+      lock.run(linkLock(device), async () => {
+        if (!(await records.load(device.id))) throw new GatewayError('link-failed', { detail: 'the device was deleted meanwhile' })
+        if ((await transport.status(device.id)).connected) throw new GatewayError('already-connected')
+        const challenge = await transport.link(device.id, phone ? { phone, code: randomDigits(8, PAIRING_ALPHABET) } : {})
+        if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await update(device.id, d => void (d.webhookUrl = webhookUrl))
+        return challenge
+      }),
     /** The device's live session status (from the transport). */
     status: (device: Device): Promise<SessionStatus> => transport.status(device.id),
     /** Delete a device this request has just created and could not link (a refused request leaves nothing); a failure is logged. */

@@ -148,12 +148,10 @@ export const deleteShareLink = defineOperation({
 
 /** Start linking the request's device; a device this request made is deleted again when that fails. */
 async function linkHere({ services, device, ensured }: OperationContext, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
-  try {
-    return await services.devices.link(device, phone, webhookUrl)
-  } catch (err) {
+  return services.devices.link(device, phone, webhookUrl).catch(async err => {
     if (ensured?.created) await services.devices.discard(device)
     throw err
-  }
+  })
 }
 
 /** The checked webhook URL, undefined when absent; `invalid-input` for one the URL policy refuses. */
