@@ -195,6 +195,21 @@ test('the reply limit holds whatever agentHistoryLimit is: two bots stop at 10 r
   assert.is(inbox(ctx).length, 10)
 })
 
+test('operation 19 keeps the reply limit: deleting the conversation after every reply still stops the agent at 10 a minute', async ctx => {
+  await setUp(ctx)
+  const deleteFlows = (to: string) =>
+    ctx.t.post('/api/settings', { appkey: ctx.device.appkey, authkey: ctx.authkey, to, message: 'false', deleteConversaFluxo: 'true' })
+  for (let i = 0; i < 10; i++) {
+    await say(ctx, `eco ${i}`)
+    await waitFor(() => inbox(ctx).length === i + 1)
+    assert.is((await deleteFlows(i % 2 ? 'todos' : FRIEND)).body.excluidas, 1)
+  }
+  await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'eco 10' })
+  await waitFor(async () => (await internalsOf(ctx.t.gateway).flows.history(ctx.device.id, FRIEND)).turns.some(turn => turn.text === 'eco 10'))
+  assert.is(inbox(ctx).length, 10, 'no 11th reply in the minute')
+  assert.is(ctx.requests.length, 10)
+})
+
 test('agentHistoryLimit 0 keeps no turns: the responder gets an empty history and the stored conversation does not grow', async ctx => {
   await setUp(ctx, { agentHistoryLimit: 0 })
   for (const text of ['1', '2', '3']) await say(ctx, text)
