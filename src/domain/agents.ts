@@ -100,6 +100,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     if (closed) return
     const agent = await agents.activeFor(device)
     if (!agent || message.content.kind !== 'text' || !accounts.active(await accounts.get(device.accountId))) return // suspended or expired: no reply
+    if (!(await flows.take(device.id, contact, message.id))) return // handed over again (to this process or another): at most one answer
     const text = message.content.text
     const { turns: history, replies } = await flows.history(device.id, contact)
     const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]

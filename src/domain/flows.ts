@@ -16,8 +16,8 @@ interface FlowConversation {
 /** The agent's replies to a contact in a window that lasts `ms` from when each process first saw (or started) it, by its monotonic clock (no clocks compared): a record of its own, which deleting the conversation (operation 19) keeps. */
 type ReplyWindow = { token: string; ms: number; count: number }
 
-/** How long the store keeps a conversation idle (30 days), a reply window (10 minutes: longer than it lasts on any process). */
-const [FLOW_TTL_MS, WINDOW_TTL_MS] = [30 * 86_400_000, 10 * 60_000]
+/** How long the store keeps a conversation idle (30 days), a message taken for an answer however often it is handed over again (a day), a reply window (10 minutes: longer than it lasts on any process). */
+const [FLOW_TTL_MS, TAKEN_TTL_MS, WINDOW_TTL_MS] = [30 * 86_400_000, 86_400_000, 10 * 60_000]
 
 /** Longest text kept per turn (longer texts are cut; the reply sent is not). */
 const MAX_TURN_TEXT = 4_000
@@ -25,10 +25,10 @@ const MAX_TURN_TEXT = 4_000
 /** Flow conversations per device and contact (see flowConversations). */
 export type FlowConversations = ReturnType<typeof flowConversations>
 
-/** Flow conversations per device and contact (`flow:<deviceId>:<contact>`): the last `limit` turns, expiring after 30 idle days; beside them, the reply windows. */
+/** Flow conversations per device and contact (`flow:<deviceId>:<contact>`): the last `limit` turns, expiring after 30 idle days; beside them, the reply windows and the messages taken. */
 export function flowConversations(storage: Storage, lock: KeyedLock, limit: number) {
   const flows = new Collection<FlowConversation>(storage, lock, 'flow')
-  const windows = new Collection<ReplyWindow>(storage, lock, 'flow-replies')
+  const [windows, taken] = [new Collection<ReplyWindow>(storage, lock, 'flow-replies'), new Collection<true>(storage, lock, 'flow-taken')]
   const live = (window?: ReplyWindow) => (window?.token && window.ms - sinceFirstSeen(window) > 0 ? window : undefined)
   const started = (window = { token: uniqueTag(), ms: 60_000, count: 0 }) => (sinceFirstSeen(window), window)
   return {
@@ -37,6 +37,8 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       const [found, window] = await Promise.all([flows.get(`${deviceId}:${contact}`), windows.get(`${deviceId}:${contact}`)])
       return { turns: found?.turns ?? [], replies: live(window)?.count ?? 0 }
     },
+    /** Take the contact's message `messageId` for an answer: true for its first taker only, in any process on the store (one create-if-absent), so a message handed over again is answered once. */
+    take: (deviceId: string, contact: string, messageId: string): Promise<boolean> => taken.create(`${deviceId}:${contact}:${messageId}`, true, TAKEN_TTL_MS),
     /** Count one agent reply in the current window (a new one when it is over) unless `max` are counted there: true when counted. One compare-and-set decides, so processes on one store never count past `max` together. */
     async countReply(deviceId: string, contact: string, max: number): Promise<boolean> {
       let counted = false
