@@ -163,9 +163,11 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
   } else if (scheme === 'redis' || scheme === 'rediss') {
     const { default: KeyvRedis, defaultReconnectStrategy } = await importDriver(scheme, '@keyv/redis', () => import('@keyv/redis'))
     // While the connection is down, commands fail at once instead of queueing (and hanging
-    // requests) until Redis is back; the client keeps reconnecting in the background.
-    const client = { url, disableOfflineQueue: true, socket: { reconnectStrategy: defaultReconnectStrategy } }
-    const store = new KeyvRedis(client, { namespace, throwOnErrors: true, connectionTimeout: 5000, ...adapterOptions })
+    // requests) until Redis is back; the client keeps reconnecting in the background. The connect
+    // time-out is the client's own: KeyvRedis's `connectionTimeout` leaves its timer running, which
+    // kept a process alive 5 s after close().
+    const client = { url, disableOfflineQueue: true, socket: { reconnectStrategy: defaultReconnectStrategy, connectTimeout: 5000 } }
+    const store = new KeyvRedis(client, { namespace, throwOnErrors: true, ...adapterOptions })
     // KeyvRedis prefixes keys itself (`zapgate::key`); Keyv's own prefix would double it.
     keyv = new Keyv(store, { namespace, useKeyPrefix: false, ...JSON_SERIALIZER })
   } else if (scheme === 'postgres' || scheme === 'postgresql') {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict'
 import net from 'node:net'
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -7,6 +9,7 @@ import { suite } from 'uvu'
 import { missingPackageError, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 
+const execFileAsync = promisify(execFile)
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-storage-url-'))
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
 
@@ -191,6 +194,20 @@ fromUrl.run()
     } finally {
       await proxy.stop()
     }
+  })
+
+  outage('leaves nothing running once closed: a process that used a Redis store ends by itself', async () => {
+    // KeyvRedis's own connectionTimeout left a 5 s timer running per connect, which held the process after close().
+    // The child prints what still runs only if it is still alive a second after the close (the unref'd timer holds nothing).
+    const script = [
+      "import { storageFromUrl } from './adapters/storage-keyv/index.ts'",
+      `const storage = await storageFromUrl(${JSON.stringify(redisUrl)})`,
+      "await storage.get('anything')",
+      'await storage.close()',
+      'setTimeout(() => console.log(JSON.stringify(process.getActiveResourcesInfo())), 1000).unref()',
+    ].join('\n')
+    const { stdout } = await execFileAsync(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script])
+    assert.equal(stdout.trim(), '', 'the process ended on its own once the store was closed')
   })
 
   outageSuite.run()
