@@ -9,7 +9,7 @@ interface RetryBufferOptions<T> {
   /** Do the work of one item; throws while the store is down (the item is then offered again later). */
   process: (item: T) => Promise<void>
   logger: Logger
-  /** Items kept in memory; past it they go to the spill file (default 1,000). */
+  /** Items kept in memory; past it, or past 64 MiB of JSON kept since the buffer was last empty, they go to the spill file (default 1,000). */
   memoryLimit?: number
   /** Where items past the memory limit go, oldest first; without one they are lost (and logged). */
   spill?: SpillFile
@@ -26,7 +26,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
   const memory: T[] = []
   const memoryLimit = options.memoryLimit ?? 1_000
   let timer: NodeJS.Timeout | undefined
-  let delayMs = RETRY_FIRST_MS
+  let [delayMs, memoryBytes] = [RETRY_FIRST_MS, 0] // memoryBytes: JSON bytes kept since the buffer was last empty (inline media make items large)
   let flushing: Promise<void> | undefined
   let closed = false
   const size = () => memory.length + (spill?.size ?? 0)
@@ -77,10 +77,11 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     /** Keep an item the store refused (or one that must wait behind those), to be offered again. */
     keep(item: T, err?: unknown): void {
       if (size() === 0) logger.warn({ err }, `the store did not take ${what}; keeping them until it does`)
-      if (memory.length < memoryLimit && (spill?.size ?? 0) === 0) memory.push(item)
-      else if (spill && spill.sizeBytes < (options.spillLimitBytes ?? 256 * 2 ** 20)) {
+      memoryBytes = (size() === 0 ? 0 : memoryBytes) + Buffer.byteLength(JSON.stringify(item) ?? '')
+      if (memory.length < memoryLimit && memoryBytes <= MEMORY_MAX_BYTES && (spill?.size ?? 0) === 0) memory.push(item)
+      else if (spill && spill.sizeBytes < (options.spillLimitBytes ?? 256 * 2 ** 20))
         spill.append([item]).catch(cause => logger.error({ err: cause }, `${what} lost: the spill file could not be written`))
-      } else logger.error({ err }, `${what} lost: the store is down and the buffer is full`)
+      else logger.error({ err }, `${what} lost: the store is down and the buffer is full`)
       schedule(delayMs)
     },
     /** Offer what waits once more; what the store still refuses stays in the spill file, or is logged as lost. */
@@ -90,15 +91,14 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
       await flush()
       if (memory.length === 0) return
       if (spill) {
-        const spilled = await spill.read(Number.MAX_SAFE_INTEGER)
-        await spill.append([...memory.splice(0), ...spilled])
+        await spill.append([...memory.splice(0), ...(await spill.read(Number.MAX_SAFE_INTEGER))]) // memory first: it is older
         logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
       } else logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
     },
   }
 }
 
-const [RETRY_FIRST_MS, RETRY_MAX_MS] = [1000, 30_000]
+const [RETRY_FIRST_MS, RETRY_MAX_MS, MEMORY_MAX_BYTES] = [1000, 30_000, 64 * 2 ** 20]
 
 /** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host. */
 export class SpillFile {

@@ -147,6 +147,29 @@ test('a spill file that cannot be read back for a while (an I/O error) is read a
   }
 })
 
+test('large items spill past 64 MiB in memory, however few: 80 events of 1 MiB (inline media) do not all stay in memory, and all are done in order', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const store = { down: true, taken: [] as number[] }
+  const process = async (item: { n: number; body: string }) => {
+    if (store.down) throw new Error('store down')
+    store.taken.push(item.n)
+  }
+  const spill = new SpillFile(dir, 'test')
+  const buffer = createRetryBuffer<{ n: number; body: string }>({ what: 'events', process, logger: silentLogger, memoryLimit: 10_000, spill })
+  await buffer.start()
+  const body = 'x'.repeat(2 ** 20)
+  for (let n = 0; n < 80; n++) buffer.keep({ n, body })
+  assert.is(buffer.size, 80)
+  assert.ok(spill.size >= 80 - 64, `at most 64 MiB in memory (${80 - spill.size} items held)`)
+  store.down = false
+  await waitFor(() => store.taken.length === 80, 20_000, 'every item')
+  assert.equal(
+    store.taken,
+    Array.from({ length: 80 }, (_, n) => n),
+  )
+  await buffer.close()
+})
+
 test('without a spill file, items past the memory limit are lost (and the rest kept)', async () => {
   const { store, process } = flakyStore()
   const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger: silentLogger, memoryLimit: 5 })
