@@ -117,12 +117,12 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       for await (const _ of deviceId === undefined ? records.all() : records.withPrefix(`${deviceId}:`)) count++
       return count
     },
-    /** Dead letters, newest first, optionally of one device only. */
-    async deadLetters(filter: { deviceId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
-      const letters: DeadLetter[] = []
-      for await (const [, letter] of dead.all()) if (filter.deviceId === undefined || letter.deviceId === filter.deviceId) letters.push(letter)
-      letters.sort((a, b) => b.deadAt - a.deadAt)
-      return filter.limit === undefined ? letters : letters.slice(0, Math.max(0, filter.limit))
+    /** Dead letters, newest first, optionally of one device only; a scan that holds about `limit` of them at once (bodies may carry media). */
+    async deadLetters({ deviceId, limit = Infinity }: { deviceId?: string; limit?: number } = {}): Promise<DeadLetter[]> {
+      let letters: DeadLetter[] = []
+      const newest = () => (letters = letters.sort((a, b) => b.deadAt - a.deadAt).slice(0, Math.max(0, limit)))
+      for await (const [, letter] of dead.all()) if ((deviceId ?? letter.deviceId) === letter.deviceId && letters.push(letter) > 2 * limit + 100) newest()
+      return newest()
     },
     /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record (the pending one when a dead-lettering cut short left it: overwriting it would drop the lease of an attempt under way), or undefined. */
     async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
