@@ -151,13 +151,14 @@ export class SpillFile {
     return this.prepared
   }
 
-  /** Append items as lines (in call order). */
+  /** Append items as lines (in call order). One that fails (a full disk) loses its own items only: they are not counted, and later appends and reads go on. */
   append(items: unknown[]): Promise<void> {
     const text = items.map(item => JSON.stringify(item)).join('\n') + '\n'
     this.unread += items.length
     this.bytes += Buffer.byteLength(text)
-    this.writing = this.writing.then(() => this.prepare()).then(() => appendFile(this.path, text, { mode: 0o600 }))
-    return this.writing
+    const written = this.writing.then(() => this.prepare()).then(() => appendFile(this.path, text, { mode: 0o600 }))
+    this.writing = written.catch(() => void (this.unread = Math.max(0, this.unread - items.length)))
+    return written
   }
 
   /** Up to `max` of the oldest unread items (the file is deleted once all are read). */
@@ -211,7 +212,6 @@ function stampTag({ pid, startTicks, bootId }: ProcessStamp): string {
 function stampOfFile(owner: RegExpExecArray): ProcessStamp {
   const pid = Number(owner[2])
   if (owner[3] === undefined) return { pid }
-  const current = ownStamp().bootId
-  const bootId = current?.startsWith(owner[4]!) ? current : owner[4]
-  return { pid, startTicks: Number(owner[3]), ...(bootId ? { bootId } : {}) }
+  const current = ownStamp().bootId // the file names its first 8 characters
+  return { pid, startTicks: Number(owner[3]), bootId: current?.startsWith(owner[4]!) ? current : owner[4]! }
 }

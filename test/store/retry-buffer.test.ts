@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
-import { existsSync, readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
 import { silentLogger } from '../../src/logger.ts'
@@ -167,6 +167,28 @@ test('large items spill past 64 MiB in memory, however few: 80 events of 1 MiB (
     store.taken,
     Array.from({ length: 80 }, (_, n) => n),
   )
+  await buffer.close()
+})
+
+test('a spill append that fails (a full disk) loses only its own items: later ones are spilled and done, and the buffer empties', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const { store, process } = flakyStore()
+  const errors: string[] = []
+  const logger = { ...silentLogger, error: (_: object | string, msg?: string) => void errors.push(msg ?? '') }
+  const spill = new SpillFile(dir, 'test')
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger, memoryLimit: 1, spill })
+  await buffer.start()
+  buffer.keep(0)
+  mkdirSync(spill.path) // the append fails, as on a full disk
+  buffer.keep(1)
+  await waitFor(() => errors.some(msg => msg.includes('spill file could not be written')), 2000, 'the failed append')
+  rmdirSync(spill.path)
+  buffer.keep(2)
+  store.down = false
+  await waitFor(() => store.taken.length === 2, 5000, 'the items kept')
+  assert.equal(store.taken, [0, 2])
+  await waitFor(() => buffer.size === 0, 5000, 'nothing left waiting')
+  assert.equal(readdirSync(dir), [], 'the spill file is deleted once read')
   await buffer.close()
 })
 
