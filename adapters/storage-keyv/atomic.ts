@@ -3,12 +3,14 @@ import { jsonEqual } from 'zapgate/adapter-kit'
 import type { Raw, RawStore } from './raw-stores.ts'
 
 /** The Storage steps built on a RawStore, on Keyv keys (the key handed to `keyv.get`). */
-interface KeyvAtomicSteps {
+export interface KeyvAtomicSteps {
   get(key: string): Promise<unknown>
   add(key: string, value: unknown, ttlMs?: number): Promise<boolean>
   compareAndSet(key: string, expected: unknown, next: unknown, ttlMs?: number): Promise<boolean>
   deleteIfEqual(key: string, expected: unknown): Promise<boolean>
   increment(key: string, by: number, ttlMs?: number): Promise<number>
+  /** Remove each of `entries` (raw, as read) that has expired, only while it is still that entry, until `stopped()`; resolves how many it removed. */
+  sweep(entries: AsyncIterable<[key: string, stored: Raw]>, stopped: () => boolean): Promise<number>
 }
 
 /**
@@ -88,6 +90,15 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore): KeyvAtomicSteps {
         if (stored === undefined ? await raw.insert(key, written, ttlMs) : await raw.swap(key, stored, written, keptTtl)) return value
       }
       throw new Error(`increment: ${MAX_ATTEMPTS} writes in a row lost to other writers`)
+    },
+    async sweep(entries, stopped) {
+      let removed = 0
+      for await (const [key, stored] of entries) {
+        if (stopped()) break
+        const entry = await decode(stored)
+        if (entry && expired(entry) && (await raw.swap(key, stored, undefined))) removed++
+      }
+      return removed
     },
   }
 }

@@ -5,12 +5,14 @@ import type { Storage } from 'zapgate'
 import { keyvAtomicSteps } from './atomic.ts'
 import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
-import { scanPrefix } from './scan.ts'
+import { scanPrefix, sweepExpired } from './scan.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
   /** How long ping() waits for the backing store before it throws, and close() for calls under way on Redis or PostgreSQL before it drops them (default 5000 ms). */
   pingTimeoutMs?: number
+  /** How often expired entries are removed from a store without expiry of its own (memory, SQLite, PostgreSQL; default 3600000 ms = 1 h). */
+  sweepIntervalMs?: number
 }
 
 /** Options of storageFromUrl. */
@@ -44,6 +46,8 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
   let closing: Promise<void> | undefined
   const raw = rawStoreOf(keyv)
   const steps = raw && keyvAtomicSteps(keyv, raw)
+  // A store without expiry of its own keeps an expired entry until it is read: swept now and then instead.
+  const sweeps = steps && sweepExpired(keyv, steps, base, options.sweepIntervalMs ?? 3_600_000)
 
   const storage: Storage = {
     get<T>(key: string): Promise<T | undefined> {
@@ -71,6 +75,7 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
     close() {
       closing ??= (async () => {
         try {
+          await sweeps?.stop()
           // A Redis client that is reconnecting, or waits for replies of a server that stopped answering, would wait for ever
           // to close: drop it instead. Replies come in order, so a ping answered in time means none is left to wait for.
           const store = keyv.store
@@ -141,7 +146,7 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
   const scheme = schemeOf(url)
   const namespace = options.namespace ?? 'zapgate'
   const adapterOptions = options.adapterOptions ?? {}
-  const storageOptions = { pingTimeoutMs: options.pingTimeoutMs }
+  const storageOptions = { pingTimeoutMs: options.pingTimeoutMs, sweepIntervalMs: options.sweepIntervalMs }
   if (scheme === 'memory') return withReach(keyvStorage(undefined, storageOptions), 'process')
 
   let keyv: Keyv

@@ -1,4 +1,5 @@
 import type Keyv from 'keyv'
+import type { KeyvAtomicSteps } from './atomic.ts'
 
 /**
  * Every live entry whose Keyv key (the key handed to `keyv.get`) starts with `prefix`, as
@@ -8,8 +9,8 @@ import type Keyv from 'keyv'
  * fall back to Keyv's own iterator, filtered here.
  */
 export async function* scanPrefix(keyv: Keyv, prefix: string): AsyncIterable<[string, unknown]> {
-  const raw = rawScanner(keyv.store)
-  if (raw === undefined) {
+  const entries = rawEntries(keyv, prefix)
+  if (entries === undefined) {
     if (typeof keyv.iterator !== 'function') throw new Error('this Keyv store cannot list its keys (no iterator)')
     // Keyv's iterator yields keys without its `<namespace>:` prefix and values already decoded.
     // Some store iterators report a failure only as an `error` event and then stop early.
@@ -27,14 +28,46 @@ export async function* scanPrefix(keyv: Keyv, prefix: string): AsyncIterable<[st
     if (failure !== undefined) throw failure
     return
   }
-  const full = raw.storePrefix + prefix
-  for await (const [storeKey, stored] of raw.scan(full)) {
-    if (!storeKey.startsWith(full)) continue
+  for await (const [key, stored] of entries) {
     const data = await keyv.deserializeData(stored as string)
     if (data === undefined || data === null) continue
     if (typeof data.expires === 'number' && Date.now() > data.expires) continue
-    yield [storeKey.slice(raw.storePrefix.length), data.value]
+    yield [key, data.value]
   }
+}
+
+/** Every entry whose Keyv key starts with `prefix`, expired ones too, as `[keyvKey, stored]` (still serialised); undefined for a store without a prefix scan. */
+function rawEntries(keyv: Keyv, prefix: string): AsyncIterable<[string, unknown]> | undefined {
+  const raw = rawScanner(keyv.store)
+  if (raw === undefined) return undefined
+  const full = raw.storePrefix + prefix
+  return (async function* () {
+    for await (const [storeKey, stored] of raw.scan(full)) if (storeKey.startsWith(full)) yield [storeKey.slice(raw.storePrefix.length), stored]
+  })()
+}
+
+/**
+ * Every `intervalMs`, remove the expired entries under `prefix` (one sweep at a time), where the store drops an expired entry only
+ * when it is read (the memory Map, SQLite, PostgreSQL; Redis expires keys itself): one never read again (a message's, a rate
+ * window's, a deleted device's) would stay for ever. A failed sweep is tried again at the next (a store that is down shows in
+ * every other call). `stop()` ends the sweep under way (before the store is closed); undefined for Redis and stores without a prefix scan.
+ */
+export function sweepExpired(
+  keyv: Keyv,
+  steps: Pick<KeyvAtomicSteps, 'sweep'>,
+  prefix: string,
+  intervalMs: number,
+): { stop(): Promise<unknown> | undefined } | undefined {
+  if (rawScanner(keyv.store) === undefined || keyv.store?.opts?.dialect === 'redis') return undefined
+  let stopped = false
+  let sweeping: Promise<unknown> | undefined
+  const timer = setInterval(() => {
+    sweeping ??= steps
+      .sweep(rawEntries(keyv, prefix)!, () => stopped)
+      .catch(() => 0)
+      .finally(() => (sweeping = undefined))
+  }, intervalMs).unref()
+  return { stop: () => ((stopped = true), clearInterval(timer), sweeping) }
 }
 
 // --- Internal helpers ---

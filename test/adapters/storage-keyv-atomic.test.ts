@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import Keyv, { type Deserialize, type Serialize } from 'keyv'
@@ -73,6 +74,25 @@ steps('increment on SQLite by a safe integer outside 32 bits keeps the counter a
   }
 })
 
+steps('an expired entry never read again is swept from the SQLite file and from the memory Map (which keep it until read)', async () => {
+  const path = join(dir, 'sweep.sqlite')
+  const sqlite = await storageFromUrl(`sqlite://${path}`, { sweepIntervalMs: 50 })
+  const rows = new KeyvSqlite(`sqlite://${path}`)
+  const map = new Map<string, unknown>()
+  const memory = keyvStorage(new Keyv({ store: map, useKeyPrefix: false, ...JSON_TEXT }), { sweepIntervalMs: 50 })
+  try {
+    for (const storage of [sqlite, memory]) await Promise.all([storage.set('msg:1', 'soon gone', 20), storage.set('kept', 'for ever')])
+    await sleep(400)
+    assert.deepEqual(
+      (await rows.query('SELECT key FROM keyv')).map((row: { key: string }) => row.key),
+      ['zapgate:kept'],
+    )
+    assert.deepEqual([...map.keys()], ['kept'])
+  } finally {
+    await Promise.all([sqlite.close!(), memory.close!(), rows.disconnect()])
+  }
+})
+
 steps.run()
 
 {
@@ -124,6 +144,24 @@ steps.run()
 
   postgres('concurrent deletes of one key over two pools: exactly one resolves true (a removal the schedule quota counts once)', async () => {
     await deletesRace(await storageFromUrl(postgresUrl, { namespace }), await storageFromUrl(postgresUrl, { namespace }))
+  })
+
+  postgres('an expired entry never read again is swept from the table (PostgreSQL keeps it until read)', async () => {
+    const storage = await storageFromUrl(postgresUrl, { namespace, sweepIntervalMs: 50 })
+    const client = new (createRequire(import.meta.url)('pg').Client)({ connectionString: postgresUrl })
+    await client.connect()
+    try {
+      await Promise.all([storage.set('swept:1', 'soon gone', 20), storage.set('swept:kept', 'for ever')])
+      await sleep(400)
+      const { rows } = await client.query('SELECT key FROM keyv WHERE key LIKE $1', [`${namespace}:swept:%`])
+      assert.deepEqual(
+        rows.map((row: { key: string }) => row.key),
+        [`${namespace}:swept:kept`],
+      )
+    } finally {
+      await storage.delete('swept:kept')
+      await Promise.all([storage.close!(), client.end()])
+    }
   })
 
   postgresSuite.run()
