@@ -163,8 +163,9 @@ if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET',
 return 1`
 
 /**
- * Counter over Keyv's JSON wrapper: ARGV = by, now, fresh entry, ttl ms ("" for none). A live
- * integer is raised by `by` (its ttl kept); a missing or expired entry becomes the fresh one.
+ * Counter over Keyv's JSON wrapper: ARGV = by, now, fresh entry, ttl ms ("" for none). A live safe
+ * integer is raised by `by` (its ttl kept; any other value is left as it is, and the JS side rejects
+ * it: %d of 1e20 would write -2^63); a missing or expired entry becomes the fresh one.
  * Numbers are written with %d, so they stay exact (cjson would round them to 14 digits).
  */
 const INCREMENT = `local raw = redis.call('GET', KEYS[1])
@@ -173,7 +174,7 @@ if raw then
   local expires = data['expires']
   if type(expires) ~= 'number' or expires >= tonumber(ARGV[2]) then
     local value = data['value']
-    if type(value) ~= 'number' or value ~= math.floor(value) then return raw end
+    if type(value) ~= 'number' or value ~= math.floor(value) or math.abs(value) > 9007199254740991 then return raw end
     local text = '{"value":' .. string.format('%d', value + tonumber(ARGV[1]))
     if type(expires) == 'number' then text = text .. ',"expires":' .. string.format('%d', expires) end
     text = text .. '}'

@@ -65,7 +65,7 @@ export interface Storage {
    * Atomic counter: add `by` (a safe integer, may be negative) to the integer stored under `key`,
    * an absent key counting as 0, and resolve with the new value. When this call creates the entry
    * (the key was absent), `ttlMs` makes it expire; an existing entry keeps its expiry (so the first
-   * increment starts a fixed window). Rejects, changing nothing, when the stored value is not an
+   * increment starts a fixed window). Rejects, changing nothing, when the stored value is not a safe
    * integer. N concurrent increments by 1 of one key end at exactly N, each resolving a distinct value.
    */
   increment?(key: string, by: number, ttlMs?: number): Promise<number>

@@ -147,8 +147,8 @@ export function atomicSemantics(it: AtomicIt): void {
     assert.equal(await storage.get(key('forever')), 3)
   })
 
-  it('increment(key, by) rejects and changes nothing when the stored value is not an integer', async (storage, key) => {
-    for (const [i, value] of ['7', { n: 1 }, 1.5, null, [1]].entries()) {
+  it('increment(key, by) rejects and changes nothing when the stored value is not a safe integer', async (storage, key) => {
+    for (const [i, value] of ['7', { n: 1 }, 1.5, null, [1], 1e20].entries()) {
       await storage.set(key(`v${i}`), value)
       await assert.rejects(storage.increment(key(`v${i}`), 1), `value ${JSON.stringify(value)}`)
       assert.deepEqual(await storage.get(key(`v${i}`)), value)
