@@ -7,6 +7,7 @@ import { socketCall } from './errors.ts'
 import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
 import { brazilianAlternative, isGroupJid } from './jid.ts'
 import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
+import { sameScope, scopeOf, scopeOfRef } from './message-scope.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 import { invalid, validateOutgoing } from './validate.ts'
@@ -65,7 +66,7 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
 export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'timeoutMs'>, target: MessageRef): Promise<void> {
   if (!target || typeof target.id !== 'string' || target.id === '') invalid('target must name a message id')
   const stored = pick(await deps.messages.all(target.id), { ...target, fromMe: false })
-  if (!stored) throw new TransportError('not-found', `no received message ${target.id} in that chat`)
+  if (!stored) throw new TransportError('not-found', `no received message ${target.id} in that chat, or several (senders)`)
   if (isGroupJid(stored.key.remoteJid) && !stored.key.participant) throw new TransportError('not-found', `the sender of ${target.id} is unknown`)
   await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
 }
@@ -151,20 +152,25 @@ async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage
 
 async function requireTarget(messages: MessageStore, target: MessageRef): Promise<StoredMessage> {
   const stored = pick(await messages.all(target.id), target)
-  if (!stored) throw new TransportError('not-found', `no message ${target.id} of that chat known to this device`)
+  if (!stored) throw new TransportError('not-found', `no message ${target.id} of that chat known to this device, or several`)
   return stored
 }
 
 /**
- * The remembered message a MessageRef names among those with its id (ids are the sender's choice:
- * several chats may hold one): of the named chat, of the named direction (`fromMe`) when there is one
- * (a read receipt: received only; a delete: own first), else the first remembered (a later one with
- * its id is the copy).
+ * The remembered message a MessageRef names among those with its id. Ids are the sender's choice (any
+ * chat, group member or the device itself may use one), so only those of the named chat (and sender,
+ * when `participant` is given) count: for a delete (`fromMe` true) the device's own message first (one
+ * id is one own message); for a read receipt (`fromMe` false) received ones only; then the message
+ * they all are (one scope, message-scope.ts: the first record of it). When they are several (two group
+ * members, or an own message and a contact's copy of its id), undefined: the caller cannot tell which.
  */
 function pick(stored: StoredMessage[], target: MessageRef): StoredMessage | undefined {
-  const inTarget = stored.filter(message => inChat(message.key, target.chat))
-  const direction = inTarget.find(message => message.key.fromMe === target.fromMe)
-  return target.fromMe === false ? direction : (direction ?? inTarget[0])
+  const named = stored.filter(({ key }) => inChat(key, target.chat) && (!target.participant || sameScope(scopeOf(key), scopeOfRef(target))))
+  const own = named.find(message => message.key.fromMe)
+  if (own && target.fromMe === true) return own
+  const candidates = target.fromMe === false ? named.filter(message => !message.key.fromMe) : named
+  const [first] = candidates
+  return first && candidates.every(({ key }) => sameScope(scopeOf(key), scopeOf(first.key))) ? first : undefined
 }
 
 /**

@@ -2,9 +2,10 @@ import { suite } from 'uvu'
 import type { WAMessage } from '@whiskeysockets/baileys'
 import * as assert from 'uvu/assert'
 import { linkedBaileys, setupBaileys } from '../helpers/baileys-setup.ts'
-import { BOB, BOB_JID, BOB_LID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
+import { BOB, BOB_JID, BOB_LID, GROUP, ME, waMessage } from '../helpers/baileys-fixtures.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
 import type { RecordingStorage } from '../helpers/recording-storage.ts'
+import { transportRejection } from '../helpers/transport-errors.ts'
 
 /**
  * Message ids are chosen by the sender's client, and WhatsApp scopes them by chat, direction (fromMe) and,
@@ -173,5 +174,36 @@ ids(
     await s.transport.stop()
   },
 )
+
+ids("in a group, a target two senders' messages share is refused (not-found), never one of them picked; the own message first for a delete", async () => {
+  const s = await linkedBaileys()
+  s.fake.addGroup({ id: GROUP, subject: 'Group', members: [{ phone: ME }, { phone: BOB }, { phone: '5511966660004' }] })
+  // Dave copies the id of Bob's message: the client, which names a target by chat and id, cannot tell them apart.
+  await s.fake.deliver('dev', [
+    waMessage({ chat: GROUP, id: 'GID', participant: BOB_JID, message: { conversation: 'bob' } }),
+    waMessage({ chat: GROUP, id: 'GID', participant: DAVE_JID, message: { conversation: 'dave copies the id' } }),
+  ])
+  const target = { chat: GROUP, id: 'GID' }
+  await transportRejection(s.transport.markRead('dev', target), 'not-found')
+  await transportRejection(s.transport.send('dev', GROUP, { kind: 'reaction', target, emoji: '👍' }), 'not-found')
+  await transportRejection(s.transport.send('dev', GROUP, { kind: 'delete', target: { ...target, fromMe: true } }), 'not-found')
+  assert.equal(
+    s.fake.current('dev').calls.filter(c => c.method === 'readMessages'),
+    [],
+  )
+  assert.equal(s.fake.sent('dev'), [])
+  // A sender named (as the port allows) tells them apart.
+  await s.transport.markRead('dev', { ...target, participant: DAVE_JID })
+  const [read] = s.fake.current('dev').calls.filter(c => c.method === 'readMessages')
+  assert.equal(read.args[0], [{ remoteJid: GROUP, fromMe: false, id: 'GID', participant: DAVE_JID }])
+  // An own message and Dave's copy of its id: the delete takes the own one, a reaction cannot tell.
+  const own = await s.transport.send('dev', GROUP, { kind: 'text', text: 'mine' })
+  await s.fake.deliver('dev', waMessage({ chat: GROUP, id: own.id, participant: DAVE_JID, message: { conversation: 'dave again' } }))
+  await transportRejection(s.transport.send('dev', GROUP, { kind: 'reaction', target: { chat: GROUP, id: own.id }, emoji: '👍' }), 'not-found')
+  await s.transport.send('dev', GROUP, { kind: 'delete', target: { chat: GROUP, id: own.id, fromMe: true } })
+  const deleted = s.fake.sent('dev').at(-1)!
+  assert.equal(deleted.via === 'sendMessage' && deleted.content, { delete: { remoteJid: GROUP, fromMe: true, id: own.id } })
+  await s.transport.stop()
+})
 
 ids.run()
