@@ -24,7 +24,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
   const [eager, hurried] = [new Set<string>(), new Set<string>()]
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
   const away = new Map<string, number>()
-  const sent = new Map<string, ScheduleItem>() // sent, not yet removed from the store: removed at their next run (a failure: again soon), never sent again
+  const outcomes = new Map<string, () => Promise<number | undefined>>() // sent or failed, not yet so in the store: recorded at their next run, never sent again
   let started = false
   const work = new DueWork<ScheduleItem>(
     {
@@ -53,7 +53,8 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
 
   /** One item: claim it, send it through the device's queue, record the outcome; when to look at it again. */
   async function send(key: string): Promise<number | undefined> {
-    if (sent.has(key)) return void (await store.complete(sent.get(key)!), sent.delete(key))
+    const recorded = await outcomes.get(key)?.()
+    if (outcomes.delete(key)) return recorded
     const item = await store.get(key)
     const now = Date.now()
     const due = item && dueOf(key, item, now)
@@ -75,7 +76,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     }
     try {
       const id = await messenger.perform(device, decodeAction(body))
-      sent.set(key, claimed)
+      outcomes.set(key, async () => void (await store.complete(claimed)))
       logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
     } catch (err) {
       if (neverStarted(err)) {
@@ -85,9 +86,8 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       }
       const delay = isPermanent(err) ? undefined : options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
-      await store.fail(claimed, describe(err), retryAt)
+      outcomes.set(key, async () => (await store.fail(claimed, describe(err), retryAt), retryAt))
       logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
-      return retryAt
     }
     return send(key)
   }
