@@ -21,6 +21,13 @@ export function parseMs(text: string, name: string): number {
   return Number(text)
 }
 
+/** Read a TCP port (0 to 65535) from the variable `name`; unset or empty is `fallback` (as for the other variables). Throws a clear Error on anything else. */
+export function parsePort(text: string | undefined, fallback: number, name = 'PORT'): number {
+  if (text === undefined || text.trim() === '') return fallback
+  if (!/^\s*\d+\s*$/.test(text) || Number(text) > 65535) throw new Error(`${name} must be a port number from 0 to 65535 (got ${JSON.stringify(text)})`)
+  return Number(text)
+}
+
 /** Read a whole number of megabytes > 0 from the variable `name`, as bytes. */
 export function parseMegabytes(text: string, name: string): number {
   if (!/^\s*\d+\s*$/.test(text) || Number(text) <= 0) throw new Error(`${name} must be a whole number of megabytes > 0 (got ${JSON.stringify(text)})`)

@@ -19,12 +19,13 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { handleShutdownSignals } from './shutdown-signals.ts'
+import { parsePort } from './env-config.ts'
 
 const env = process.env
 const here = fileURLToPath(new URL('.', import.meta.url))
 const store = env.GATEWAY_STORE ?? 'redis://127.0.0.1:6379'
-const firstPort = Number(env.PORT ?? 3001)
-const simPort = Number(env.SIM_PORT ?? 4000)
+const firstPort = parsePort(env.PORT, 3001)
+const simPort = parsePort(env.SIM_PORT, 4000, 'SIM_PORT')
 const count = Number(env.INSTANCES ?? 3)
 const secret = env.GATEWAY_CLUSTER_SECRET ?? randomBytes(24).toString('base64url')
 const children: ChildProcess[] = []

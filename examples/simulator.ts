@@ -16,6 +16,7 @@
 import pino from 'pino'
 import { simulatorServer } from 'zapgate/adapters/transport-memory'
 import { handleShutdownSignals } from './shutdown-signals.ts'
+import { parsePort } from './env-config.ts'
 
 const env = process.env
 const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
@@ -23,7 +24,7 @@ const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
 const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
-  const port = Number(env.PORT ?? 4000)
+  const port = parsePort(env.PORT, 4000)
   const networkOptions = env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {}
   const sim = await simulatorServer({ port, networkOptions, logger })
   logger.info({ port: sim.port }, `simulator listening on http://localhost:${sim.port}`)

@@ -50,13 +50,13 @@
 import Koa from 'koa'
 import pino from 'pino'
 import type { Server } from 'node:http'
-import { Server as NetServer } from 'node:net'
+import { Server as NetServer, type AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
 import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
-import { defaultStore, parseMegabytes, parseMs, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
+import { defaultStore, parseMegabytes, parseMs, parsePort, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
 import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
@@ -68,7 +68,7 @@ const logger = pino({
 const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
-  const port = Number(env.PORT ?? 3000)
+  const port = parsePort(env.PORT, 3000)
   const transportName = env.GATEWAY_TRANSPORT ?? 'baileys'
   if (transportName !== 'baileys' && transportName !== 'memory')
     throw new Error(`GATEWAY_TRANSPORT must be baileys or memory, not ${JSON.stringify(transportName)}`)
@@ -130,16 +130,17 @@ async function main(): Promise<void> {
   app.use(gateway.routes())
   const server: Server = app.listen(port)
   await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+  const listening = (server.address() as AddressInfo).port // PORT=0: the port the system chose
   logger.info(
     {
-      port,
+      port: listening,
       transport: transportName,
       ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}),
       ...(peerMode ? { peer: peerMode.describe } : {}),
       store: redactUrl(storeUrl),
       agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none',
     },
-    `gateway listening on http://localhost:${port}`,
+    `gateway listening on http://localhost:${listening}`,
   )
 
   signals.ready(async signal => {

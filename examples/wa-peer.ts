@@ -17,6 +17,7 @@
 import pino from 'pino'
 import { waPeerServer } from 'zapgate/adapters/wa-peer'
 import { handleShutdownSignals } from './shutdown-signals.ts'
+import { parsePort } from './env-config.ts'
 
 const env = process.env
 const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
@@ -24,7 +25,7 @@ const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
 const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
-  const server = await waPeerServer({ port: Number(env.PORT ?? 4100), host: env.HOST ?? '127.0.0.1', logger })
+  const server = await waPeerServer({ port: parsePort(env.PORT, 4100), host: env.HOST ?? '127.0.0.1', logger })
   logger.info({ url: server.url }, `WhatsApp peer listening on ${server.url}`)
 
   signals.ready(async signal => {
