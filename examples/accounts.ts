@@ -23,7 +23,7 @@ async function main(): Promise<number> {
     return 2
   }
   // The store `npm start` uses with the same variables; a local peer's lives in its process only.
-  const storeUrl = env.GATEWAY_STORE ?? defaultStore(env.GATEWAY_TRANSPORT ?? 'baileys', env.GATEWAY_WA_PEER)
+  const storeUrl = env.GATEWAY_STORE || defaultStore(env.GATEWAY_TRANSPORT ?? 'baileys', env.GATEWAY_WA_PEER)
   if (storeUrl === 'memory://') {
     console.error('GATEWAY_WA_PEER=local keeps accounts in the gateway process only: set GATEWAY_STORE to a store both can reach')
     return 2

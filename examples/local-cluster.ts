@@ -23,7 +23,7 @@ import { parsePort } from './env-config.ts'
 
 const env = process.env
 const here = fileURLToPath(new URL('.', import.meta.url))
-const store = env.GATEWAY_STORE ?? 'redis://127.0.0.1:6379'
+const store = env.GATEWAY_STORE || 'redis://127.0.0.1:6379'
 const firstPort = parsePort(env.PORT, 3001)
 const simPort = parsePort(env.SIM_PORT, 4000, 'SIM_PORT')
 const count = Number(env.INSTANCES ?? 3)

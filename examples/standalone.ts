@@ -77,7 +77,8 @@ async function main(): Promise<void> {
     throw new Error(`GATEWAY_HTTP_STATUS must be mirror or always200, not ${JSON.stringify(httpStatus)}`)
   // The simulated network keeps its devices in a file of its own: never mixed with real WhatsApp sessions.
   // The same for the WhatsApp peer; a peer in this process forgets its devices when it stops, so its store does too.
-  const storeUrl = env.GATEWAY_STORE ?? defaultStore(transportName, env.GATEWAY_WA_PEER)
+  // Empty is unset, as for the other variables: storageFromUrl('') is a memory store, lost at every restart.
+  const storeUrl = env.GATEWAY_STORE || defaultStore(transportName, env.GATEWAY_WA_PEER)
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
   const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})

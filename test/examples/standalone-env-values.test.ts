@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parsePort } from '../../examples/env-config.ts'
-import { tempDir, watch } from '../helpers/standalone.ts'
+import { startStandalone, tempDir, watch } from '../helpers/standalone.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 const test = suite<{ dirs: string[] }>('standalone server: empty and bad values of its environment', { dirs: [] })
@@ -38,6 +38,15 @@ test('PORT: empty is the default port, not a random one; a bad value stops the s
   assert.is(code, 1)
   assert.match(output, 'PORT must be a port number from 0 to 65535 (got \\"abc\\")')
   assert.not.ok(existsSync(join(dir, 'data')), 'no store file was created (nor were the stored devices resumed) for a server that cannot listen')
+})
+
+test('GATEWAY_STORE empty is the default store file, not a memory store that forgets every account at restart', async ctx => {
+  const dir = tempDir()
+  ctx.dirs.push(dir)
+  const server = await startStandalone({ GATEWAY_STORE: '' }, undefined, dir)
+  assert.is(await server.kill('SIGTERM'), 0)
+  assert.ok(server.output().includes('"store":"sqlite://./data/gateway-memory.sqlite"'), server.output())
+  assert.ok(existsSync(join(dir, 'data/gateway-memory.sqlite')))
 })
 
 test.run()
