@@ -28,6 +28,14 @@ export function parsePort(text: string | undefined, fallback: number, name = 'PO
   return Number(text)
 }
 
+/** The pino level from `LOG_LEVEL`: unset or empty is info; an unknown level throws a clear Error (pino's own names neither the variable nor the levels). */
+export function logLevel(text: string | undefined): string {
+  const level = text?.trim().toLowerCase() || 'info'
+  const known = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+  if (!known.includes(level)) throw new Error(`LOG_LEVEL must be one of ${known.join(', ')} (got ${JSON.stringify(text)})`)
+  return level
+}
+
 /** Read a whole number of megabytes > 0 from the variable `name`, as bytes. */
 export function parseMegabytes(text: string, name: string): number {
   if (!/^\s*\d+\s*$/.test(text) || Number(text) <= 0) throw new Error(`${name} must be a whole number of megabytes > 0 (got ${JSON.stringify(text)})`)

@@ -16,10 +16,10 @@
 import pino from 'pino'
 import { simulatorServer } from 'zapgate/adapters/transport-memory'
 import { handleShutdownSignals } from './shutdown-signals.ts'
-import { parsePort } from './env-config.ts'
+import { logLevel, parsePort } from './env-config.ts'
 
 const env = process.env
-const logger = pino({ level: env.LOG_LEVEL ?? 'info' })
+const logger = pino({ level: logLevel(env.LOG_LEVEL) })
 // Every SIGTERM/SIGINT of the process's life: the first stops it, later ones are ignored (a second Ctrl-C exits).
 const signals = handleShutdownSignals(logger)
 

@@ -56,12 +56,12 @@ import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
-import { defaultStore, parseMegabytes, parseMs, parsePort, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
+import { defaultStore, logLevel, parseMegabytes, parseMs, parsePort, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
 import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
 const logger = pino({
-  level: env.LOG_LEVEL ?? 'info',
+  level: logLevel(env.LOG_LEVEL),
   redact: { paths: redactPaths, censor: '[redacted]' },
 })
 // Every SIGTERM/SIGINT of the process's life: the first drains, later ones are ignored (a second Ctrl-C exits).

@@ -49,4 +49,16 @@ test('GATEWAY_STORE empty is the default store file, not a memory store that for
   assert.ok(existsSync(join(dir, 'data/gateway-memory.sqlite')))
 })
 
+test('LOG_LEVEL: empty is info; an unknown level stops the start naming the variable and the levels', async ctx => {
+  const server = await startStandalone({ GATEWAY_STORE: 'memory://', LOG_LEVEL: '' })
+  assert.is(await server.kill('SIGTERM'), 0)
+  assert.ok(server.output().includes('"level":30'), 'logs at info')
+
+  const dir = tempDir()
+  ctx.dirs.push(dir)
+  const { code, output } = await runToExit({ GATEWAY_STORE: 'memory://', PORT: '0', LOG_LEVEL: 'verbose' }, dir)
+  assert.is(code, 1)
+  assert.match(output, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")')
+})
+
 test.run()
