@@ -1,3 +1,4 @@
+import { request } from 'node:http'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
@@ -71,6 +72,23 @@ test('a base64 body sent without Content-Length (chunked) counts by its decoded 
   assert.is(((await refused.json()) as { message: string }).message, BUSY)
   assert.is((await slow).status, 200)
   assert.is((await chunked()).status, 200)
+})
+
+test('a multipart body declaring more than bodyLimit is 413 at once: its lie never holds the budget while it trickles in', async ({ t, files, authkey }) => {
+  // Before: the declared terabyte was held (alone, let through) for as long as the body took, up to bodyTimeoutMs, and every other media send was 429.
+  const liar = request(`${t.url}/api/create-message`, {
+    method: 'POST',
+    headers: { 'content-type': 'multipart/form-data; boundary=x', 'content-length': String(1e12) },
+  })
+  const answered = new Promise<number | undefined>(resolve =>
+    liar.on('response', res => (res.resume(), resolve(res.statusCode))).on('error', () => resolve(undefined)),
+  )
+  liar.write('--x\r\n') // headers sent, the body only begun
+  const status = await Promise.race([answered, new Promise(resolve => setTimeout(resolve, 1000, 'still reading'))])
+  const other = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/rapida.png` })
+  liar.destroy()
+  assert.is(other.status, 200, 'another send is not refused 429 meanwhile')
+  assert.is(status, 413)
 })
 
 test('mediaBytesInFlight must be a size above 0', async () => {
