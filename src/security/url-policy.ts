@@ -2,7 +2,8 @@ import { BlockList, isIP } from 'node:net'
 
 /**
  * Address ranges a server-side request must never reach unless the host opts in: loopback, private,
- * CGNAT, link-local (cloud metadata), multicast, reserved, documentation, and their IPv6 forms.
+ * CGNAT, link-local (cloud metadata), multicast, reserved, documentation, and their IPv6 forms, with the
+ * IPv6 ranges IANA lists as not globally reachable (local-use NAT64, the dummy prefix, SRv6 SIDs).
  */
 const blocked = new BlockList()
 for (const [net, prefix] of [
@@ -26,9 +27,13 @@ for (const [net, prefix] of [
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
+  ['64:ff9b:1::', 48],
   ['100::', 64],
+  ['100:0:0:1::', 64],
   ['2001:db8::', 32],
   ['2001::', 23],
+  ['3fff::', 20],
+  ['5f00::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],
@@ -70,9 +75,9 @@ export function isPrivateAddress(ip: string): boolean {
   const family = isIP(ip.replace(/%.*$/, ''))
   if (family === 4) return blocked.check(ip, 'ipv4')
   if (family !== 6) return true // not an address at all: refuse
+  if (blocked.check(ip.replace(/%.*$/, ''), 'ipv6')) return true // first: a range refused whole (local-use NAT64) ends with an IPv4 too
   const v4 = embeddedIPv4(ip)
-  if (v4 !== undefined) return blocked.check(v4, 'ipv4')
-  return blocked.check(ip.replace(/%.*$/, ''), 'ipv6')
+  return v4 !== undefined && blocked.check(v4, 'ipv4')
 }
 
 /** What a per-IP limit counts: an IPv4 address (also as ::ffff:a.b.c.d), or an IPv6 address's /64, which one client holds whole. */

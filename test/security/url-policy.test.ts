@@ -47,6 +47,19 @@ policy('refuses IPv6 loopback, ULA, link-local and IPv4-mapped private addresses
     assert.is(refused(url), 'private', url)
 })
 
+policy('refuses the IPv6 ranges IANA lists as not globally reachable, an IPv4 at their end notwithstanding', () => {
+  // 64:ff9b:1::/48 is local-use NAT64 (RFC 8215): a /48 translator reads 10.0.0.1 from the first of these; 5f00::/16 SRv6 SIDs; 3fff::/20 documentation.
+  for (const url of [
+    'http://[64:ff9b:1:a00:0:100:808:808]/',
+    'http://[64:ff9b:1::808:808]/',
+    'http://[5f00::1]/',
+    'http://[100:0:0:1::1]/',
+    'http://[3fff::1]/',
+  ])
+    assert.is(refused(url), 'private', url)
+  assert.is(refused('http://[64:ff9b::808:808]/'), undefined, 'the well-known NAT64 prefix is judged by its IPv4 address')
+})
+
 policy('refuses internal host names', () => {
   for (const url of [
     'http://localhost/',
