@@ -41,6 +41,11 @@ test('send media with unknown bytes sends a document named arquivo', async ({ g 
   assert.deepEqual(without(last(g)), { type: 'document', fileName: 'arquivo', mimetype: 'application/octet-stream', bytes: 20 })
 })
 
+test('send media keeps only the last path segment of a file name, without C0 or C1 control characters', async ({ g }) => {
+  assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), message: '..\\..\\etc/re\u0007la\u0085to\u009brio\n.pdf' }))
+  assert.equal(last(g).fileName, 'relatorio.pdf')
+})
+
 test('send media with format forces the kind: mp3 audio, ogg voice note, mp4 video, png image, pdf and others document', async ({ g }) => {
   const cases: [string, Record<string, unknown>][] = [
     ['mp3', { type: 'audio', mimetype: 'audio/mpeg' }],

@@ -127,11 +127,11 @@ async function decodeInline(source: string): Promise<LoadedFile> {
   return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
 }
 
-/** A safe display name: the last path segment, no control characters, at most 200 characters. */
+/** A safe display name: the last path segment, no control characters (C0, DEL, C1), at most 200 characters. */
 export function cleanName(name: string | undefined): string | undefined {
   if (!name) return undefined
   const base = basename(name.replace(/\\/g, '/'))
-    .replace(/[\u0000-\u001f\u007f]/g, '')
+    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
     .trim()
     .slice(0, 200)
   return base && base !== '.' && base !== '..' ? base : undefined
