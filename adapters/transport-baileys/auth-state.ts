@@ -15,6 +15,8 @@ export interface StoredAuthState {
   paired(): boolean
   /** Persist the whole creds (call on every creds.update: Baileys has already merged the update in). */
   saveCreds(): Promise<void>
+  /** Read the creds again from the store, after the writes under way (another instance may have run the device since). */
+  reload(): Promise<void>
   /** Start over with fresh creds and no keys (before a new link). */
   reset(): Promise<void>
   /** Delete the creds and every key; later writes from a dying socket are dropped. */
@@ -34,8 +36,10 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
   const queue = (write: () => Promise<unknown>) => (writes = writes.then(write, write))
   const keyWrites = new Set<Promise<unknown>>()
 
+  const storedCreds = async () => (decode(await storage.get(credsKey)) as AuthenticationCreds | undefined) ?? lib.initAuthCreds()
+
   const state: AuthenticationState = {
-    creds: (decode(await storage.get(credsKey)) as AuthenticationCreds | undefined) ?? lib.initAuthCreds(),
+    creds: await storedCreds(),
     keys: {
       async get<T extends keyof SignalDataTypeMap>(type: T, ids: string[]) {
         const found: { [id: string]: SignalDataTypeMap[T] } = {}
@@ -71,6 +75,9 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
     state,
     paired: () => Boolean(state.creds.account),
     saveCreds: () => queue(() => (cleared ? Promise.resolve() : storage.set(credsKey, encode(state.creds)))).then(() => undefined),
+    async reload() {
+      await queue(async () => (state.creds = await storedCreds()))
+    },
     async reset() {
       cleared = true
       await queue(() => deleteByPrefix(storage, prefix))

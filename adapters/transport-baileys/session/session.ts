@@ -65,9 +65,12 @@ export class DeviceSession {
   /**
    * Open the session with its stored credentials (no QR). Does nothing when unlinked or active. This is also how a session that another
    * client replaced (440) is opened again: the adapter never does that by itself; the caller (the gateway's lease holder) decides when.
+   * The creds and keys are read from the store again, not kept from this session's last socket: another instance may have run the device since.
    */
   async resume(): Promise<void> {
-    if (this.slot.socket || this.slot.reconnectPending || !this.deps.auth.paired()) return
+    if (this.slot.socket || this.slot.reconnectPending) return
+    await this.deps.auth.reload().then(() => this.memory.forgetAccount())
+    if (!this.deps.auth.paired()) return
     this.linking = undefined
     await this.report.set('connecting', { reason: undefined })
     await this.openSocket()
@@ -185,16 +188,14 @@ export class DeviceSession {
 
   private async onUpdate(socket: SocketLike, generation: number, update: Partial<ConnectionState>): Promise<void> {
     if (generation !== this.slot.generation) return
-    if (update.qr) {
-      this.slot.stopWatch()
-      await this.onQr(socket, generation, update.qr)
-    }
+    if (update.qr) await this.onQr(socket, generation, update.qr)
     if (generation !== this.slot.generation) return
     if (update.connection === 'open') await this.onOpen(socket)
     else if (update.connection === 'close') await this.onClose(generation, update.lastDisconnect?.error)
   }
 
   private async onQr(socket: SocketLike, generation: number, qr: string): Promise<void> {
+    this.slot.stopWatch()
     const linking = this.linking
     if (!linking) {
       this.deps.logger.warn({ deviceId: this.deps.deviceId }, 'WhatsApp asked for a new link without a link request; closing')
@@ -289,8 +290,7 @@ export class DeviceSession {
   }
 
   private async linkTimedOut(attempt: LinkAttempt): Promise<void> {
-    if (this.linking !== attempt) return
-    await this.endLink(new TransportError('timeout', 'WhatsApp sent no QR in time'), 'link timed out')
+    if (this.linking === attempt) await this.endLink(new TransportError('timeout', 'WhatsApp sent no QR in time'), 'link timed out')
   }
 
   private failLink(error: TransportError): void {
