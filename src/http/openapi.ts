@@ -2,14 +2,14 @@ import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/e
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 
-/** The refusals every operation may answer: the body (unreadable, too slow), the request rate limits, the store, the unexpected. */
-const bodyErrors: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout', 'rate-limited']
-const anyErrors: AnswerCode[] = [...bodyErrors, 'storage-unavailable', 'internal']
+/** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow); then the request rate limits, the store, the unexpected. */
+const beforeChoice: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout']
+const anyErrors: AnswerCode[] = [...beforeChoice, 'rate-limited', 'storage-unavailable', 'internal']
 
-/** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields. */
+/** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields (none on a refusal given before the body chose it). */
 export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAnswer {
   const { retryAfterSeconds: _, ...answer } = operation.answers?.[code] ?? errorAnswers[code]
-  return operation.errorExtra ? { ...answer, extra: { ...answer.extra, ...operation.errorExtra } } : answer
+  return operation.errorExtra && !beforeChoice.includes(code) ? { ...answer, extra: { ...answer.extra, ...operation.errorExtra } } : answer
 }
 
 /** The OpenAPI 3.1 document of the table: each path a `oneOf` of its operations, each excluding the fields that take precedence, so exactly one matches. */

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert'
 import { internalsOf } from '../../src/internals.ts'
 import { TransportError } from '../../src/ports/transport.ts'
 import { operationTable } from '../../src/operations/table.ts'
+import { operationsOf, type PathEntry } from '../../src/operations/operation.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { answerChecker } from '../helpers/openapi.ts'
@@ -129,6 +130,38 @@ test("the service routes' refusals fit the document: an unknown share link's sta
     assert.equal(failures, [])
   } finally {
     socket.destroy()
+    await t.stop()
+  }
+})
+
+/** The operations of `entry` whose documented examples of the answer's status lack the answer's exact body. */
+function undocumentedFor(document: any, entry: PathEntry, answer: { status: number; body: any }): string[] {
+  const examples = Object.values(document.paths[entry.path].post.responses[answer.status].content['application/json'].examples) as {
+    summary: string
+    value: unknown
+  }[]
+  return operationsOf(entry)
+    .filter(({ name }) => !examples.some(example => JSON.stringify(example.value) === JSON.stringify(answer.body) && example.summary.includes(name)))
+    .map(({ name }) => `${entry.path} ${name}: ${answer.status} ${JSON.stringify(answer.body)} not documented`)
+}
+
+test('a refusal given before the body chooses an operation (an unreadable body) is documented as it is for every operation of the path (verifyOtp: no valid: false)', async () => {
+  const t = await startGateway()
+  try {
+    const document = (await request(`${t.url}/openapi.json`)).body
+    const failures: string[] = []
+    for (const entry of operationTable) {
+      for (const [type, text] of [
+        ['application/json', '{"authkey":'],
+        ['text/plain', 'oi'],
+      ]) {
+        const answer = await request(t.url + entry.path, { method: 'POST', headers: { 'content-type': type }, body: text })
+        assert.ok(answer.status === 400 || answer.status === 415, `${entry.path}: ${answer.text}`)
+        failures.push(...undocumentedFor(document, entry, answer))
+      }
+    }
+    assert.equal(failures, [])
+  } finally {
     await t.stop()
   }
 })
