@@ -2,8 +2,8 @@ import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/e
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 
-/** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow); then the request rate limits, the store, the unexpected. */
-const beforeChoice: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout']
+/** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow) and the shutdown drain's; then the request rate limits, the store, the unexpected. */
+const beforeChoice: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout', 'shutting-down']
 const anyErrors: AnswerCode[] = [...beforeChoice, 'rate-limited', 'storage-unavailable', 'internal']
 
 /** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields (none on a refusal given before the body chose it). */

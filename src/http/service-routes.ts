@@ -130,6 +130,7 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
   const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
   const [html, text] = [body('text/html', { type: 'string' }), body('text/plain', { type: 'string' })]
   const error = { $ref: '#/components/schemas/ErrorAnswer' }
+  const refused = body('application/json', error)
   const revoked = 'Unknown, expired (`shareLinkTtlMs`) or revoked (`GerenciarLinks: excluir`) link, or one whose device was logged out since it connected.'
   const health = body('application/json', structSchema(healthAnswer))
   const state = body('application/json', {
@@ -138,7 +139,7 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
     properties: { conectado: { type: 'boolean' }, qrcode: { type: ['string', 'null'] } },
   })
   const get = (operationId: string, summary: string, responses: Record<string, unknown>, parameters?: unknown[]) => ({
-    get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses },
+    get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses: { 503: refused('Shutting down.'), ...responses } },
   })
   return {
     '/qr/{token}': get(
@@ -150,7 +151,7 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
     '/qr/{token}/state': get(
       'getSharePageState',
       'The state the share page shows',
-      { 200: state('Connected since the link was made, or the current QR as a PNG data URI.'), 404: body('application/json', error)(revoked) },
+      { 200: state('Connected since the link was made, or the current QR as a PNG data URI.'), 404: refused(revoked) },
       [token],
     ),
     '/health': get('getHealth', 'Whether the store and the messaging transport answer', {

@@ -65,16 +65,7 @@ export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
 export const deviceErrors: AnswerCode[] = ['invalid-input', 'unauthenticated', 'device-not-found']
 
 /** The refusals of a network call through the device's send queue (sends, groups, read receipts). */
-export const queueErrors: AnswerCode[] = [
-  'not-connected',
-  'send-queue-full',
-  'rate-limited',
-  'send-queue-timeout',
-  'send-stalled',
-  'timeout',
-  'failed',
-  'shutting-down',
-]
+export const queueErrors: AnswerCode[] = ['not-connected', 'send-queue-full', 'rate-limited', 'send-queue-timeout', 'send-stalled', 'timeout', 'failed']
 
 /** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`; `not-admin`: a group the device may not post to; `not-found`: a recipient the network does not know). */
 export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin', 'not-found']

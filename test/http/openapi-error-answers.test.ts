@@ -166,4 +166,29 @@ test('a refusal given before the body chooses an operation (an unreadable body) 
   }
 })
 
+test('while the gateway shuts down, every path and GET route answers a documented 503 (the operations of each path list it)', async () => {
+  const t = await startGateway({ metrics: true })
+  try {
+    const document = (await request(`${t.url}/openapi.json`)).body
+    const fits = await answerChecker(document)
+    await t.gateway.close()
+    const failures: string[] = []
+    for (const entry of operationTable) {
+      const answer = await t.post(entry.path, { authkey: 'k', appkey: 'loja', to: '5511988880002', message: 'oi' })
+      assert.is(answer.status, 503, entry.path)
+      failures.push(...fits(entry.path, answer.status, answer.body))
+      failures.push(...undocumentedFor(document, entry, answer))
+    }
+    for (const [path, item] of Object.entries(document.paths as Record<string, { get?: unknown }>)) {
+      if (!item.get) continue
+      const answer = await request(t.url + path.replace('{token}', 'a-token'))
+      assert.is(answer.status, 503, path)
+      failures.push(...fits(path, answer.status, answer.body, 'get'))
+    }
+    assert.equal(failures, [])
+  } finally {
+    await t.stop()
+  }
+})
+
 test.run()
