@@ -67,8 +67,8 @@ export const deviceErrors: AnswerCode[] = ['invalid-input', 'unauthenticated', '
 /** The refusals of a network call through the device's send queue (sends, groups, read receipts). */
 export const queueErrors: AnswerCode[] = ['not-connected', 'send-queue-full', 'rate-limited', 'send-queue-timeout', 'send-stalled', 'timeout', 'failed']
 
-/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento`; `not-admin`: a group the device may not post to; `not-found`: a recipient the network does not know). */
-export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin', 'not-found']
+/** The refusals of operations 8 to 16 (send now, or schedule with `agendamento` within the account's quota; `not-admin`: a group the device may not post to; `not-found`: a recipient the network does not know). */
+export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin', 'not-found', 'quota-exceeded']
 
 /** The refusals of a send that targets an earlier message (reaction, delete, read receipt: the network's `not-found` is `message-not-found`). */
 export const targetErrors: AnswerCode[] = [...sendErrors.filter(code => code !== 'not-found'), 'message-not-found']

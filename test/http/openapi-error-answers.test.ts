@@ -191,4 +191,37 @@ test('while the gateway shuts down, every path and GET route answers a documente
   }
 })
 
+test("a send scheduled past the account's schedule quota is refused with a 429 its operation documents", async () => {
+  const t = await startGateway({ scheduleQuota: { maxPending: 1 } })
+  try {
+    const document = (await request(`${t.url}/openapi.json`)).body
+    const { authkey } = await t.register()
+    await t.addDevice(authkey, 'loja')
+    const send = {
+      authkey,
+      appkey: 'loja',
+      to: '5511988880002',
+      message: 'oi',
+      agendamento: new Date(Date.now() + 30 * 86_400_000).toISOString().slice(0, 10) + ' 10:00:00',
+    }
+    assert.is((await t.post('/api/create-message', send)).status, 200)
+    const answer = await t.post('/api/create-message', send)
+    assert.equal([answer.status, answer.headers.get('retry-after')], [429, '60'])
+    assert.match(answer.body.message, /^Limite da conta atingido\./)
+    const examples = Object.values(document.paths['/api/create-message'].post.responses['429'].content['application/json'].examples) as {
+      summary: string
+      value: { message: string }
+    }[]
+    for (const name of ['sendText', 'sendMedia', 'reactToMessage', 'deleteMessage', 'markMessageRead'])
+      assert.ok(
+        examples.some(
+          example => answer.body.message.startsWith(example.value.message) && example.value.message.startsWith('Limite') && example.summary.includes(name),
+        ),
+        `${name} documents 429 ${answer.body.message}`,
+      )
+  } finally {
+    await t.stop()
+  }
+})
+
 test.run()
