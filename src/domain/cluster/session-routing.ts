@@ -41,7 +41,7 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
       // A fenced instance (its heartbeat late, the store away) takes nothing; a device linked before is opened, never linked anew.
       if (!leases.standing) throw moving()
       if (linking && !device.linked ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
-      if (!leases.hasRoom) throw new GatewayError('instance-full', { retryAfterSeconds: 5 })
+      if (!leases.hasRoom) throw new GatewayError('instance-full')
     }
     throw moving()
   }

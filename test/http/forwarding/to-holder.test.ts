@@ -98,7 +98,7 @@ test('a link refused because the instance is full (cluster.maxDevices) answers 5
     assert.is(first.status, 200, first.text)
     const second = await post(`${a!.url}/api/developer`, { authkey, message: 'dois', conecteQR: 'true' })
     assert.equal([second.status, second.body.message], [503, 'Esta instância atingiu o limite de dispositivos. Tente novamente em instantes.'])
-    assert.ok(second.headers.get('retry-after'), 'Retry-After is set')
+    assert.is(second.headers.get('retry-after'), '30', 'the Retry-After docs/limits.md and the error table give')
     const status = await post(`${a!.url}/api/developer`, { authkey, message: 'dois', checkDispositivo: 'true' })
     assert.equal([status.status, status.body.message], [404, 'Nenhum dispositivo encontrado.'])
   } finally {
