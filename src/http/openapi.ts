@@ -5,6 +5,8 @@ import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 /** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow) and the shutdown drain's; then the request rate limits, the store, the unexpected. */
 const beforeChoice: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout', 'shutting-down']
 const anyErrors: AnswerCode[] = [...beforeChoice, 'rate-limited', 'storage-unavailable', 'internal']
+/** The refusals of an operation worked on its device's holder (a `session` need): the holder away or changing, this instance full. */
+const heldErrors: AnswerCode[] = ['holder-unavailable', 'instance-full']
 
 /** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields (none on a refusal given before the body chose it). */
 export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAnswer {
@@ -125,7 +127,8 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
     byAnswer.set(key, found)
   }
   for (const operation of ordered)
-    for (const code of ['invalid-input' as const, ...operation.errors, ...anyErrors]) add(operationAnswer(operation, code), operation.name)
+    for (const code of ['invalid-input' as const, ...operation.errors, ...anyErrors, ...(operation.device?.session ? heldErrors : [])])
+      add(operationAnswer(operation, code), operation.name)
   if (!entry.fallback) add(errorAnswers['invalid-input'], 'no operation chosen')
   const responses: Record<string, { description: string; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }> = {}
   for (const { answer, operations } of [...byAnswer.values()].sort((a, b) => a.answer.status - b.answer.status)) {

@@ -4,10 +4,20 @@ import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memo
 import type { GatewayOptions } from '../../../src/index.ts'
 import { forwardOperation } from '../../../src/http/forwarding/send.ts'
 import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
-import { post } from '../../helpers/http.ts'
+import { post, request } from '../../helpers/http.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
 const FRIEND = '5511988887777'
+
+/** Whether the gateway at `url` documents `answer` (its exact body) as an answer of `operation` on `path`. */
+async function documents(url: string, path: string, operation: string, answer: { status: number; body: unknown }): Promise<boolean> {
+  const document = (await request(`${url}/openapi.json`)).body
+  const examples = Object.values(document.paths[path].post.responses[answer.status]?.content['application/json'].examples ?? {}) as {
+    summary: string
+    value: unknown
+  }[]
+  return examples.some(example => JSON.stringify(example.value) === JSON.stringify(answer.body) && example.summary.includes(operation))
+}
 
 test('the caller is authenticated and its device found in its own account before a request goes to the holder: no forward for another account or an unknown key', async () => {
   const network = new MemoryNetwork()
@@ -80,6 +90,7 @@ test('a forwarded request that finds its device held by yet another instance is 
       [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'],
     )
     assert.ok(answer.headers['retry-after'], 'Retry-After is set')
+    assert.ok(await documents(other.url, '/api/create-message', 'sendText', answer), 'the document lists it for sendText')
     assert.ok(answer.notHolder, 'marked as refused by an instance that does not hold the device (the forwarder may ask the store again)')
     assert.equal(forwards, [])
     assert.equal(network.inbox(FRIEND), [])
@@ -99,6 +110,7 @@ test('a link refused because the instance is full (cluster.maxDevices) answers 5
     const second = await post(`${a!.url}/api/developer`, { authkey, message: 'dois', conecteQR: 'true' })
     assert.equal([second.status, second.body.message], [503, 'Esta instância atingiu o limite de dispositivos. Tente novamente em instantes.'])
     assert.is(second.headers.get('retry-after'), '30', 'the Retry-After docs/limits.md and the error table give')
+    assert.ok(await documents(a!.url, '/api/developer', 'addDevice', second), 'the document lists it for addDevice')
     const status = await post(`${a!.url}/api/developer`, { authkey, message: 'dois', checkDispositivo: 'true' })
     assert.equal([status.status, status.body.message], [404, 'Nenhum dispositivo encontrado.'])
   } finally {
