@@ -82,7 +82,7 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
   })
   const sendFailures = new prom.Counter({
     name: 'zapgate_send_failures_total',
-    help: 'Failed network actions, by kind and reason (transport error code or answer status).',
+    help: 'Failed network actions, by kind and reason (the error code of the transport or the gateway).',
     labelNames: ['kind', 'reason'],
     registers,
   })

@@ -53,6 +53,19 @@ metrics('counts requests by operation and answer status, sends by kind and resul
   })
 })
 
+metrics('a failed send counts its error code as the reason, never the answer status: a stalled send (504) is send-stalled', async () => {
+  await withGateway({ metrics: true, sendTimeoutMs: 300 }, async t => {
+    const { authkey } = await t.register()
+    const device = await t.linkedDevice(authkey, 'loja', DEVICE_PHONE)
+    t.network.setFault(device.id, 'hang')
+    assert.is((await t.post('/api/create-message', { authkey, appkey: 'loja', to: FRIEND, message: 'travada' })).status, 504)
+    const after = await scrape(t.url)
+    assert.is(after.value('zapgate_send_failures_total', { kind: 'text', reason: 'send-stalled' }), 1)
+    assert.is(after.value('zapgate_send_failures_total', { kind: 'text', reason: '504' }), 0)
+    t.network.setFault(device.id, null)
+  })
+})
+
 metrics("with httpStatus: 'always200' the status label is still the answer's own", async () => {
   await withGateway({ metrics: true, httpStatus: 'always200' }, async t => {
     const answer = await t.post('/api/create-message', { authkey: 'x', appkey: 'y', to: FRIEND, message: 'oi' })
