@@ -168,7 +168,7 @@ function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instanc
   const ttlMs = env.GATEWAY_LEASE_TTL_MS ? parseMs(env.GATEWAY_LEASE_TTL_MS, 'GATEWAY_LEASE_TTL_MS') : undefined
   return {
     cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
-    ...(ttlMs ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
+    ...(ttlMs !== undefined ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}), // 0 refused by createGateway, not taken for unset
   }
 }
 

@@ -50,6 +50,11 @@ test('GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds (not silently 
     server => server.kill('SIGKILL').then(() => assert.unreachable('should not start')),
     err => assert.match(String(err), /GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds/),
   )
+  // 0 is refused as a length, not taken for unset (the default 15 s ran silently before).
+  await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_CLUSTER_SECRET: 'secret-of-this-test', GATEWAY_LEASE_TTL_MS: '0' }).then(
+    server => server.kill('SIGKILL').then(() => assert.unreachable('should not start')),
+    err => assert.match(String(err), /instances\.ttlMs/),
+  )
 })
 
 test('GATEWAY_BODY_TIMEOUT_MS: a body that stops half-way is answered 408 and the connection closed', async ctx => {
