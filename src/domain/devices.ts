@@ -66,10 +66,9 @@ export function createDevices(
   const removalHooks: ((device: Device) => Promise<void>)[] = []
 
   const find = async (account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> => {
-    if (match.includes('id')) {
-      const device = await records.get(value)
-      if (ofAccount(device, account)) return device
-    }
+    // Read by id only a value of the id form (randomUUID): any other text of a client (a NUL, which PostgreSQL refuses in a key) names no id.
+    const byId = match.includes('id') && /^[\da-f]{8}(-[\da-f]{4}){3}-[\da-f]{12}$/.test(value) ? await records.get(value) : undefined
+    if (ofAccount(byId, account)) return byId
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
       const entry = await byAppkey.get(indexId(account.id, valueHash))

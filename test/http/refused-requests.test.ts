@@ -2,7 +2,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import type { Transport } from '../../src/ports/transport.ts'
+import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { POSTGRES, needing } from '../helpers/requires.ts'
 import { DEVICE_PHONE, FRIEND, assertError, assertOk, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
 
 /** A refused request changes nothing: what a request stores is stored only once it cannot be refused any more. */
@@ -90,5 +92,30 @@ test('a refused OTP send (the network fails) keeps the code sent before valid', 
   assert.is(texts().length, 1, 'the second code never reached the phone')
   assertOk(await g.send({ to: FRIEND, message: 'false', verificarOTP: code }))
 })
+
+needing(
+  test,
+  POSTGRES,
+  'device references on a PostgreSQL store',
+)(
+  'a device reference no device id can be (a NUL, which PostgreSQL refuses in a key) is 404 Nenhum dispositivo encontrado., not 503, on a PostgreSQL store',
+  async ctx => {
+    const storage = await storageFromUrl(POSTGRES.value!, { namespace: `zapgate-refused-${process.pid}` })
+    const t = (ctx.t = await startGateway({ storage, rateLimit: false }))
+    const authkey = (await t.register()).authkey
+    await t.addDevice(authkey, 'loja')
+    for (const ref of ['\u0000', 'loja\u0000']) {
+      const requests: [string, Record<string, unknown>][] = [
+        ['/api/v2/ia', { authkey, device: ref, agent_name: 'Bia' }],
+        ['/api/developer', { authkey, message: ref, checkDispositivo: 'true' }],
+        ['/api/developer', { authkey, message: ref, apagarDispositivo: 'true' }],
+        ['/api/developer', { authkey, appkey: 'loja', message: 'false', to: ref, GerenciarLinks: 'excluir' }],
+        ['/api/settings', { authkey, appkey: 'loja', type: 'chat', message: ref, statusWebhook: 'true' }],
+      ]
+      for (const [path, body] of requests) assertError(await t.post(path, body), 404, 'Nenhum dispositivo encontrado.')
+    }
+    assertOk(await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }))
+  },
+)
 
 test.run()
