@@ -184,8 +184,10 @@ manage('operation 6 keeps the appkey reserved unless apagarAppkey; setAppkey bri
   answers(await t.post('/api/developer', { authkey, message: 'volta', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
 })
 
-manage('operation 6 answers 401 Authkey Invalida for an unknown authkey', async ({ t }) => {
+manage('operation 6 answers 401 Authkey Invalida for an unknown authkey, 401 validation.required for a missing or invalid field', async ({ t, authkey }) => {
   answers(await t.post('/api/developer', { authkey: 'nope', message: 'x', apagarDispositivo: 'true' }), 401, 'Authkey Invalida')
+  for (const body of [{ message: 'loja' }, { authkey: ' ', message: 'loja' }, { authkey }, { authkey, message: 'loja', apagarAppkey: 'sim' }])
+    answers(await t.post('/api/developer', { ...body, apagarDispositivo: 'true' }), 401, 'validation.required')
 })
 
 manage('operation 6 answers 500 and keeps the device when the network logout fails', async ({ t, authkey }) => {
