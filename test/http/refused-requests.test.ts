@@ -5,6 +5,7 @@ import type { Transport } from '../../src/ports/transport.ts'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { POSTGRES, needing } from '../helpers/requires.ts'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
 import { DEVICE_PHONE, FRIEND, assertError, assertOk, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
 
 /** A refused request changes nothing: what a request stores is stored only once it cannot be refused any more. */
@@ -91,6 +92,71 @@ test('a refused OTP send (the network fails) keeps the code sent before valid', 
   g.network.setFault(DEVICE_PHONE, null)
   assert.is(texts().length, 1, 'the second code never reached the phone')
   assertOk(await g.send({ to: FRIEND, message: 'false', verificarOTP: code }))
+})
+
+test('every operation: a required field missing, null, blank or of a wrong type is refused in the words of the spec (docs/api.md), and stores nothing', async ctx => {
+  const storage = new RecordingStorage()
+  const t = (ctx.t = await startGateway({ storage, rateLimit: false }))
+  const authkey = (await t.register()).authkey
+  await t.linkedDevice(authkey, 'loja', DEVICE_PHONE)
+  const keys = { appkey: 'loja', authkey }
+  const V401 = { status: 401, message: 'validation.required' }
+  // Each operation: a body it takes, its distinguishing field(s) (of a wrong type they still select it), its answer to a bad field.
+  const operations: [string, string, Record<string, unknown>, string[], Record<string, unknown>][] = [
+    ['1', '/api/auth', { auth: 'registrar', nome: 'N', email: 'n@example.com', senha: 'senha-secreta', telefone: '5511999990000', plano: '1' }, ['auth'], V401],
+    ['2', '/api/v2/ia', { authkey, device: 'loja', agent_name: 'Bia' }, [], { status: 400, message: 'validation.required' }],
+    ['3', '/api/v2/qrcode', { authkey, setAppkey: 'nova', phone: FRIEND }, [], { status: 400, message: 'Parâmetros inválidos.' }],
+    ['4', '/api/developer', { authkey, message: 'nova', conecteQR: 'true' }, ['conecteQR'], V401],
+    ['5', '/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }, ['checkDispositivo'], V401],
+    ['6', '/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' }, ['apagarDispositivo'], V401],
+    ['7', '/api/developer', { ...keys, message: 'false', to: 'loja', GerenciarLinks: 'excluir' }, ['GerenciarLinks'], V401],
+    ['8', '/api/create-message', { ...keys, to: FRIEND, message: 'oi' }, [], V401],
+    ['9', '/api/create-message', { ...keys, to: FRIEND, file: 'aGVsbG8=' }, ['file'], V401],
+    ['10', '/api/create-message', { ...keys, to: FRIEND, message: FRIEND, contact: 'Ana' }, ['contact'], V401],
+    ['11', '/api/create-message', { ...keys, to: FRIEND, latitude: '-23.5', longitude: '-46.6' }, ['latitude', 'longitude'], V401],
+    ['12', '/api/create-message', { ...keys, to: FRIEND, message: '👍', id: 'x', reactionMessage: 'true' }, ['reactionMessage'], V401],
+    ['13', '/api/create-message', { ...keys, to: FRIEND, message: 'false', deleteID: 'x' }, ['deleteID'], V401],
+    ['14', '/api/create-message', { ...keys, to: FRIEND, markRead: 'x' }, ['markRead'], V401],
+    ['15', '/api/create-message', { ...keys, to: FRIEND, message: 'm', buttons: [{ type: 'replyButton', displaytext: 'Sim' }] }, ['buttons'], V401],
+    [
+      '16',
+      '/api/create-message',
+      {
+        ...keys,
+        to: FRIEND,
+        message: 'm',
+        cards: [{ image_url: 'https://example.com/a.png', title: 'T', buttons: [{ type: 'quickReplyButton', displaytext: 'Q', id: 'q' }] }],
+      },
+      ['cards'],
+      V401,
+    ],
+    ['17', '/api/create-message', { ...keys, listaAgendamento: 'true', message: 'false' }, ['listaAgendamento'], V401],
+    ['18', '/api/create-message', { ...keys, to: FRIEND, message: 'false', verificarOTP: '123456' }, ['verificarOTP'], { ...V401, valid: false }],
+    ['OTP', '/api/create-message', { ...keys, to: FRIEND, enviarOTP: 'true' }, ['enviarOTP'], V401],
+    ['19', '/api/settings', { ...keys, to: 'todos', message: 'false', deleteConversaFluxo: 'true' }, ['deleteConversaFluxo'], V401],
+    ['20', '/api/settings', { ...keys, type: 'chat', message: 'loja', statusWebhook: 'true' }, ['statusWebhook'], V401],
+    ['21', '/api/groups', { ...keys, message: 'false', infoConvite: '120363000000000001@g.us' }, ['infoConvite'], V401],
+    ['22', '/api/groups', { ...keys, message: 'Grupo', usuarios: FRIEND, criarGrupo: 'true' }, ['criarGrupo'], V401],
+    ['23', '/api/groups', { ...keys, message: 'false', entrarConvite: 'https://chat.whatsapp.com/AAAAAAAAAAAAAAAAAAAAAA' }, ['entrarConvite'], V401],
+  ]
+  const stored = () => JSON.stringify([...storage.entries].filter(([key]) => !key.startsWith('instance:') && key !== 'cache-epoch'))
+  for (const [name, path, body, distinguishing, refused] of operations) {
+    for (const field of Object.keys(body)) {
+      // Operation 3 requires only its authkey (any bad one: 401 Authkey inválida ou não encontrada.); a distinguishing field left out selects another operation.
+      const own = name === '3' && field === 'authkey' ? { status: 401, message: 'Authkey inválida ou não encontrada.' } : refused
+      const values = distinguishing.includes(field)
+        ? [[], {}]
+        : name === '3' && field !== 'authkey'
+          ? [true, [], {}]
+          : [undefined, null, '', ' \t', true, [], {}]
+      for (const bad of values) {
+        const before = stored()
+        const answer = await t.post(path, { ...body, [field]: bad })
+        assert.equal([answer.status, answer.body], [own.status, own], `operation ${name}, ${field}: ${JSON.stringify(bad)}`)
+        assert.is(stored(), before, `operation ${name}, ${field}: ${JSON.stringify(bad)} stored something`)
+      }
+    }
+  }
 })
 
 needing(
