@@ -38,15 +38,13 @@ const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
 
 /** Body reading for the gateway's routes (JSON, form, multipart alike; a host's parsed body as is; a forwarded one verified first); not whole within `timeoutMs` 408, connection closed. */
 export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?: (ctx: Context) => Promise<unknown>): (ctx: Context) => Promise<ParsedBody> {
-  // onProtoPoisoning goes through to co-body: a `__proto__` key is dropped like any unknown field (its default answers 400).
-  const jsonAndForm = koaBodyParser({
-    enableTypes: ['json', 'form'],
-    jsonLimit: `${limitBytes}b`,
-    formLimit: `${limitBytes}b`,
-    strict: false,
-    extendTypes: { json: ['application/*+json'] },
-    onProtoPoisoning: 'remove',
-  } as koaBodyParser.Options) // onProtoPoisoning is co-body's, not in koa-bodyparser's types
+  // onProtoPoisoning and queryString are co-body's (not in koa-bodyparser's types): a `__proto__` key is dropped like any unknown field (its default answers 400);
+  // a body's bytes and a form's %XX escapes are read in the charset it declares (CHARSETS).
+  const limit = `${limitBytes}b`
+  const options = { enableTypes: ['json', 'form'], jsonLimit: limit, formLimit: limit, strict: false, extendTypes: { json: ['application/*+json'] } }
+  const parserFor = (charset: string) =>
+    koaBodyParser({ ...options, onProtoPoisoning: 'remove', encoding: charset, queryString: { charset } } as koaBodyParser.Options)
+  const parsers = new Map(Object.entries(CHARSETS).map(([name, charset]) => [name, parserFor(charset)]))
   const deadlines = new Deadlines(timeoutMs)
   const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
     deadlines.run(reading, () => {
@@ -74,9 +72,9 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
         const reading = readBodyBytes(ctx.req, limitBytes)
         raw = await (arrived(ctx) ? reading : inTime(ctx, reading))
         ;(ctx.request as { body?: unknown }).body = body = parseJson(raw) // where koa-bodyparser would have put it
-      } else if (plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) {
+      } else if ((plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) && parsers.has(ctx.request.charset.toLowerCase())) {
         ;(ctx.request as { body?: unknown }).body = undefined
-        await inTime(ctx, jsonAndForm(ctx, async () => {}).catch(mapParserError))
+        await inTime(ctx, parsers.get(ctx.request.charset.toLowerCase())!(ctx, async () => {}).catch(mapParserError))
         body = (ctx.request as { body?: unknown }).body
       } else {
         throw new GatewayError('body-unsupported-type')
@@ -90,6 +88,8 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
 // --- Internal helpers ---
 
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
+/** The charsets a JSON or form body is read in, by the name it declares (none: UTF-8); any other is 415, never read as UTF-8 (a Latin-1 "ação", as Apache HttpClient sends forms, became "a��o"). */
+const CHARSETS: Record<string, string> = { '': 'utf-8', 'utf-8': 'utf-8', utf8: 'utf-8', 'us-ascii': 'utf-8', 'iso-8859-1': 'iso-8859-1', latin1: 'iso-8859-1' }
 
 /** Whether the whole declared body is already buffered in the request stream. */
 function arrived(ctx: Context): boolean {

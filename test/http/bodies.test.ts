@@ -87,6 +87,33 @@ bodies('flags accept true/"true"/"1" and prototype keys do nothing', async ({ t,
   assert.is(({} as Record<string, unknown>).polluted, undefined)
 })
 
+bodies(
+  'a JSON or urlencoded body in ISO-8859-1 (its charset) is read as such; a charset the gateway cannot read is 415, never read as UTF-8',
+  async ({ t }) => {
+    const nome = 'João Ação'
+    const register = (email: string) => ({ auth: 'registrar', nome, email, senha: 'senha-secreta', telefone: '5511999990000', plano: '1' })
+    const latin1 = (body: string, type: string) =>
+      request(`${t.url}/api/auth`, { method: 'POST', headers: { 'content-type': `${type}; charset=ISO-8859-1` }, body: Buffer.from(body, 'latin1') })
+    const json = await latin1(JSON.stringify(register('latin1-json@example.com')), 'application/json')
+    assert.is(json.body.data?.nome, nome, json.text)
+    for (const escape of [true, false]) {
+      // Bytes percent-escaped (as Apache HttpClient's UrlEncodedFormEntity sends a form) or as they are.
+      const fields = Object.entries(register(`latin1-form-${escape}@example.com`))
+      const text = (v: string) => (escape ? [...Buffer.from(v, 'latin1')].map(b => `%${b.toString(16)}`).join('') : v)
+      const form = await latin1(fields.map(([k, v]) => `${k}=${text(v)}`).join('&'), 'application/x-www-form-urlencoded')
+      assert.is(form.body.data?.nome, nome, form.text)
+    }
+    for (const charset of ['utf-16', 'bogus']) {
+      const answer = await request(`${t.url}/api/auth`, {
+        method: 'POST',
+        headers: { 'content-type': `application/json; charset=${charset}` },
+        body: JSON.stringify(register(`${charset}@example.com`)),
+      })
+      assert.equal([answer.status, answer.body], [415, { status: 415, message: 'Tipo de conteúdo não suportado.' }], charset)
+    }
+  },
+)
+
 bodies('GET on an operation path is 405, not a crash', async ({ t }) => {
   const answer = await request(`${t.url}/api/auth`)
   assert.is(answer.status, 405)
