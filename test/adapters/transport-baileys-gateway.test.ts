@@ -27,6 +27,18 @@ async function start(behaviour: FakeBehaviour = {}, options: Partial<BaileysTran
   return { t, fake, authkey, lines }
 }
 
+/** Device `loja` with the webhook `webhook`, linked on the fake network (phone 5511999990000) and reported connected. */
+async function connectedDevice({ t, fake, authkey }: Pick<Awaited<ReturnType<typeof start>>, 't' | 'fake' | 'authkey'>, webhook: string) {
+  const device = await t.addDevice(authkey, 'loja', { webhook })
+  await fake.completeLink(device.id, '5511999990000')
+  await waitFor(
+    async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
+    5_000,
+    'connected',
+  )
+  return device
+}
+
 gateway(
   'operations 3 and 4 answer 503 "cannot be reached" when WhatsApp cannot be reached (DNS failure), never 504 "QR expired"; the cause is logged',
   async () => {
@@ -69,13 +81,7 @@ gateway('a message WhatsApp reports as not delivered reaches the device webhook 
   const receiver = await startReceiver()
   const { t, fake, authkey } = await start()
   try {
-    const device = await t.addDevice(authkey, 'loja', { webhook: receiver.url })
-    await fake.completeLink(device.id, '5511999990000')
-    await waitFor(
-      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
-      5_000,
-      'connected',
-    )
+    const device = await connectedDevice({ t, fake, authkey }, receiver.url)
     const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: BOB, message: 'Olá' })
     assert.is(sent.status, 200, sent.text)
     await receiver.waitForHooks(1)
@@ -111,13 +117,7 @@ gateway("large media: each event's url serves its own message, also when a conta
   const { t, fake, authkey } = await start({}, { inlineMediaMaxBytes: 10, downloadMedia })
   try {
     ;(internalsOf(t.gateway).resolved as { baseUrl?: string }).baseUrl = t.url
-    const device = await t.addDevice(authkey, 'loja', { webhook: receiver.url })
-    await fake.completeLink(device.id, '5511999990000')
-    await waitFor(
-      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
-      5_000,
-      'connected',
-    )
+    const device = await connectedDevice({ t, fake, authkey }, receiver.url)
     const pdf = { documentMessage: { mimetype: 'application/pdf', fileName: 'doc.pdf', fileLength: 5_000 } }
     const CAROL_JID = '5511977770003@s.whatsapp.net'
     await fake.deliver(device.id, [
