@@ -36,13 +36,14 @@ export async function groupInfo(deps: GroupDeps, ref: GroupRef): Promise<GroupIn
   return toGroupInfo(metadata, inviteCode)
 }
 
-/** Create a group with the device as admin; participants are phone numbers (or user JIDs). */
+/** Create a group with the device as admin; participants are phone numbers (or user JIDs), each asked for once, the device itself never. */
 export async function groupCreate(deps: GroupDeps, subject: string, participants: string[]): Promise<GroupInfo> {
   if (typeof subject !== 'string' || subject.trim() === '') throw new TransportError('invalid', 'a group needs a subject')
   if (!Array.isArray(participants)) throw new TransportError('invalid', 'participants must be a list of phone numbers')
-  const jids: string[] = []
-  for (const participant of participants) jids.push(await deps.resolver.resolveUser(deps.socket, participant, deps.timeoutMs))
-  const metadata = await socketCall('group create', deps.timeoutMs, () => deps.socket.groupCreate(subject, jids))
+  const jids = new Set<string>() // once each (two spellings of a number, with and without the ninth digit, are one JID), never the device itself
+  for (const participant of participants) jids.add(await deps.resolver.resolveUser(deps.socket, participant, deps.timeoutMs))
+  for (const jid of jids) if (isSelf(jid, deps.session)) jids.delete(jid)
+  const metadata = await socketCall('group create', deps.timeoutMs, () => deps.socket.groupCreate(subject, [...jids]))
   deps.session.memory.groups.set(metadata)
   return toGroupInfo(metadata, await inviteCodeOf(deps, metadata.id))
 }
@@ -84,11 +85,14 @@ async function missingAsUndefined<T>(call: Promise<T>): Promise<T | undefined> {
 }
 
 function isAdmin(metadata: GroupMetadata, session: DeviceSession): boolean {
-  const self = session.self()
-  const me = metadata.participants?.find(
-    p => (self.phone && (phoneOf(p.phoneNumber) ?? phoneOf(p.id)) === self.phone) || (self.lid && normalizeJid(p.id) === self.lid),
-  )
+  const me = metadata.participants?.find(p => isSelf(p.phoneNumber ?? p.id, session) || isSelf(p.id, session))
   return Boolean(me && (me.admin === 'admin' || me.admin === 'superadmin'))
+}
+
+/** Whether `jid` (PN or LID) names the device's own account. */
+function isSelf(jid: string, session: DeviceSession): boolean {
+  const self = session.self()
+  return Boolean((self.phone && phoneOf(jid) === self.phone) || (self.lid && normalizeJid(jid) === self.lid))
 }
 
 async function inviteCodeOf(deps: GroupDeps, jid: string): Promise<string | undefined> {

@@ -94,6 +94,20 @@ groups('groupCreate resolves the participants to JIDs and answers the new group 
   await s.transport.stop()
 })
 
+groups('groupCreate asks for each member once and never for the device itself (it is the creator)', async () => {
+  // Before: the device's own number (or its LID) went to WhatsApp as a participant, and two spellings of
+  // one member (with and without the ninth digit, or as a JID) went twice: the device was listed twice.
+  const s = await linkedBaileys()
+  s.fake.canonical.set('5511977776666', '551177776666')
+  const info = await s.transport.groupCreate('dev', 'Team', [`+${ME}`, BOB, `${BOB}@s.whatsapp.net`, '5511977776666', '551177776666'])
+  assert.equal(s.fake.current('dev').calls.find(c => c.method === 'groupCreate')?.args, ['Team', [`${BOB}@s.whatsapp.net`, '551177776666@s.whatsapp.net']])
+  assert.equal(
+    info.participants.map(p => p.id),
+    [`${ME}@s.whatsapp.net`, `${BOB}@s.whatsapp.net`, '551177776666@s.whatsapp.net'],
+  )
+  await s.transport.stop()
+})
+
 groups('groupCreate refuses a participant not on WhatsApp (not-found) or a group id (invalid)', async () => {
   const s = await linkedBaileys()
   s.fake.notOnWhatsApp.add('15550001111')
