@@ -25,8 +25,8 @@ const GROUP_FIELDS = [
 /**
  * One device's group metadata, for Baileys' `cachedGroupMetadata`: every send to a group needs the
  * participant list, and without a cache Baileys asks WhatsApp for it on every send (a busy group then
- * risks `rate-overlimit`). Filled by the first fetch (concurrent sends share it), by groupInfo and
- * groupCreate, and kept current from the socket's events: `groups.upsert` (joined or created),
+ * risks `rate-overlimit`). Filled by the first fetch (concurrent sends share it) and by groupInfo (not by
+ * groupCreate, whose answer also lists members it failed to add), and kept current from the socket's events: `groups.upsert` (joined or created),
  * `groups.update` (subject, settings) and `group-participants.update` (add, remove, promote,
  * demote), applied to the cached copy without asking WhatsApp. A number change (`modify`) or the
  * device leaving drops the entry; so does the TTL, after which the next send fetches again.
@@ -46,7 +46,7 @@ export class GroupCache {
     return this.entries.get(jid)
   }
 
-  /** Cache fresh metadata (a fetch, groupInfo, groupCreate, groups.upsert). */
+  /** Cache fresh metadata (a fetch, groupInfo, groups.upsert). */
   set(metadata: GroupMetadata): void {
     if (metadata?.id) this.entries.set(metadata.id, metadata)
   }

@@ -43,8 +43,8 @@ export async function groupCreate(deps: GroupDeps, subject: string, participants
   const jids = new Set<string>() // once each (two spellings of a number, with and without the ninth digit, are one JID), never the device itself
   for (const participant of participants) jids.add(await deps.resolver.resolveUser(deps.socket, participant, deps.timeoutMs))
   for (const jid of jids) if (isSelf(jid, deps.session)) jids.delete(jid)
+  // Not cached: WhatsApp's answer also lists the participants it could not add (privacy: invited instead), with an error code Baileys drops.
   const metadata = await socketCall('group create', deps.timeoutMs, () => deps.socket.groupCreate(subject, [...jids]))
-  deps.session.memory.groups.set(metadata)
   return toGroupInfo(metadata, await inviteCodeOf(deps, metadata.id))
 }
 

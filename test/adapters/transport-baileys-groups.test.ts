@@ -108,6 +108,23 @@ groups('groupCreate asks for each member once and never for the device itself (i
   await s.transport.stop()
 })
 
+groups('a member WhatsApp could not add at creation is not among the participants later group sends encrypt for', async () => {
+  // WhatsApp's answer to a create lists every participant asked for, those it could not add (privacy:
+  // invited instead) with an error code Baileys drops. It was cached: for an hour, sends to the new
+  // group went (their sender key included) to people who are not in it.
+  const s = await linkedBaileys()
+  const info = await s.transport.groupCreate('dev', 'Team', [BOB, CARLA])
+  const group = s.fake.groups.get(info.id)!
+  group.participants = group.participants.filter(p => p.id !== `${CARLA}@s.whatsapp.net`) // Carla's add was refused
+  await s.transport.send('dev', info.id, { kind: 'text', text: 'oi' })
+  const cached = await s.fake.current('dev').config.cachedGroupMetadata!(info.id)
+  assert.equal(
+    cached?.participants.map(p => p.id),
+    [`${ME}@s.whatsapp.net`, `${BOB}@s.whatsapp.net`],
+  )
+  await s.transport.stop()
+})
+
 groups('groupCreate refuses a participant not on WhatsApp (not-found) or a group id (invalid)', async () => {
   const s = await linkedBaileys()
   s.fake.notOnWhatsApp.add('15550001111')
