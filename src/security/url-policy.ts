@@ -80,8 +80,9 @@ export function isPrivateAddress(ip: string): boolean {
   return v4 !== undefined && blocked.check(v4, 'ipv4')
 }
 
-/** What a per-IP limit counts: an IPv4 address (also as ::ffff:a.b.c.d), or an IPv6 address's /64, which one client holds whole. */
-export function clientNetwork(ip: string): string {
+/** What a per-IP limit counts: an IPv4 address (also as ::ffff:a.b.c.d), or an IPv6 address's /64, which one client holds whole; a port a proxy wrote with it (`a.b.c.d:port`, `[v6]:port`, as Azure's do) is dropped: a new connection is not a new client. */
+export function clientNetwork(address: string): string {
+  const ip = /^\[([^\]]+)\](?::\d+)?$/.exec(address)?.[1] ?? /^(\d+\.\d+\.\d+\.\d+):\d+$/.exec(address)?.[1] ?? address
   const words = isIP(ip.replace(/%.*$/, '')) === 6 ? expandIPv6(ip) : undefined
   if (!words) return ip
   if (words.slice(0, 5).every(w => w === 0) && words[5] === 0xffff) return `${words[6] >> 8}.${words[6] & 255}.${words[7] >> 8}.${words[7] & 255}`

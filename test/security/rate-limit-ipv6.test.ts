@@ -52,4 +52,16 @@ test('an IPv4 client counts the same written as ::ffff:a.b.c.d', async () => {
   }
 })
 
+test('an address a proxy wrote with its port (Azure: a.b.c.d:port, [v6]:port) counts as the address, not per connection', async () => {
+  const g = await proxiedGateway({ rateLimit: { registrations: { points: 1, duration: 3600 } } })
+  try {
+    assert.is((await g.from('203.0.113.9:1111', '/api/auth', register(8))).status, 200)
+    assertLimited(await g.from('203.0.113.9:2222', '/api/auth', register(9)), 3600)
+    assert.is((await g.from('[2001:db8:7:7::1]:443', '/api/auth', register(10))).status, 200)
+    assertLimited(await g.from('2001:db8:7:7::2', '/api/auth', register(11)), 3600)
+  } finally {
+    await g.stop()
+  }
+})
+
 test.run()
