@@ -39,10 +39,10 @@ export function answerError(ctx: Context, mode: HttpStatusMode, logger: Logger, 
   sendAnswer(ctx, mode, { status: answer.status, message: answer.message, ...answer.extra, ...own?.errorExtra })
 }
 
-/** The part of the request path before `route` (the prefix the gateway is mounted under). */
+/** The part of the path the client called before `route`, matched as the router does (case aside): the prefix the gateway is mounted under, also where a mount (koa-mount) takes it off `ctx.path`. */
 export function mountPrefix(ctx: Context, route: string): string {
-  const path = ctx.path.replace(/\/+$/, '')
-  return path.endsWith(route) ? path.slice(0, -route.length) : ''
+  const path = ctx.originalUrl.replace(/^[a-z][\w+.-]*:\/\/[^/?#]*|[?#].*$/gis, '').replace(/\/+$/, '') // an absolute-form target's origin, the query off
+  return path.toLowerCase().endsWith(route.toLowerCase()) ? path.slice(0, -route.length) : ''
 }
 
 /** Text made safe to put in HTML, attribute values included. */

@@ -12,7 +12,7 @@ import { memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { distinguishingFields as fieldsOf, operationsOf } from '../../src/operations/operation.ts'
 import { operationAnswer } from '../../src/http/openapi.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
-import { listen, request } from '../helpers/http.ts'
+import { listen, post, request } from '../helpers/http.ts'
 import { requestMatcher } from '../helpers/openapi.ts'
 
 type Document = {
@@ -110,6 +110,35 @@ docs('the server URL is the request origin and mount prefix; the document answer
     const page = await request(`${server.url}/whatsapp/docs`)
     assert.ok(page.text.includes('data-spec="/whatsapp/openapi.json"'))
     assert.ok(page.text.includes('src="/whatsapp/docs/swagger-ui-bundle.js"'))
+  } finally {
+    await server.stop()
+    await gateway.close()
+  }
+})
+
+docs('the mount prefix is the one the client called: under a mount that strips it from ctx.path (koa-mount), in another case', async () => {
+  const gateway = await createGateway({ transport: memoryTransport() })
+  const app = new Koa()
+  app.use(async (ctx, next) => {
+    if (!ctx.path.startsWith('/whatsapp/')) return next()
+    const path = ctx.path // as koa-mount does: the prefix off ctx.path while the mounted middleware runs
+    ctx.path = path.slice('/whatsapp'.length)
+    await gateway.routes()(ctx, next)
+    ctx.path = path
+  })
+  const server = await listen(app)
+  try {
+    assert.equal((await request(`${server.url}/whatsapp/openapi.json`)).body.servers, [{ url: `${server.url}/whatsapp` }])
+    const registered = await post(`${server.url}/whatsapp/api/auth`, {
+      auth: 'registrar',
+      nome: 'M',
+      email: 'mount@example.com',
+      senha: 'segredo1',
+      telefone: '5511912345678',
+      plano: '1',
+    })
+    const device = await post(`${server.url}/whatsapp/API/Developer`, { authkey: registered.body.data.authkey, message: 'loja', conecteQR: 'true' })
+    assert.match(device.body.link, new RegExp(`^${server.url}/whatsapp/qr/`), 'the QR link under the prefix, as the router matched the path')
   } finally {
     await server.stop()
     await gateway.close()
