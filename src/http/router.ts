@@ -44,9 +44,8 @@ export function frontMiddleware(events: GatewayEvents, drain: RequestDrain): Mid
 export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
   // Each route's middleware composed once, not by the router per request (its chain of 13 cost ~5% of a send's CPU, bench/README.md).
-  const answered = answerErrors(deps.httpStatus, deps.logger)
-  const boundary = compose<Context>([deps.front, answered])
-  const shared: Middleware[] = [deps.front, answered, readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget })]
+  const boundary = compose<Context>([deps.front, answerErrors('mirror', deps.logger)]) // GET routes (pages, media): HTTP codes whatever httpStatus says
+  const shared: Middleware[] = [deps.front, answerErrors(deps.httpStatus, deps.logger), readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget })]
   const auth = authenticate(deps.services)
   for (const entry of table) {
     const baseUrlOf = (ctx: Context, state: RequestState) =>

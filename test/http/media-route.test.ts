@@ -192,3 +192,20 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
 })
 
 route.run()
+
+const test = suite('GET /media/:token and httpStatus')
+test('always200 is for the API: a media link whose download fails answers an HTTP error, never 200 with JSON a downloader keeps as the file', async () => {
+  const t = await startGateway({ httpStatus: 'always200' })
+  try {
+    const { authkey } = await t.register()
+    const device = await t.linkedDevice(authkey, 'falha', '5511944443339')
+    const { transport, mediaLinks } = internalsOf(t.gateway) as { transport: { downloadMedia?: unknown }; mediaLinks: MediaLinks }
+    transport.downloadMedia = async () => Promise.reject(new Error('network gone'))
+    const answer = await request(`${t.url}/media/${await mediaLinks.sign({ deviceId: device.id, message: { id: '3EB0FAIL' } })}`)
+    assert.equal([answer.status, answer.body], [500, { status: 500, message: 'Erro interno.' }])
+  } finally {
+    await t.stop()
+  }
+})
+
+test.run()
