@@ -194,11 +194,10 @@ export class SpillFile {
       await handle.close()
     }
     this.unread = Math.max(0, this.unread - items.length)
-    if (this.unread === 0) {
-      await this.writing
-      await rm(this.path, { force: true })
-      this.offset = this.bytes = 0
-    }
+    // Emptied in the write chain: an append made meanwhile (unread again) keeps the file, a later one is written after the deletion.
+    const emptied = this.writing.then(() => (this.unread === 0 ? ((this.offset = this.bytes = 0), rm(this.path, { force: true })) : undefined))
+    this.writing = emptied.then(undefined, () => undefined)
+    await emptied
     return items.filter(item => item !== undefined)
   }
 }

@@ -1,6 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
+import fsPromises from 'node:fs/promises'
+import { syncBuiltinESMExports } from 'node:module'
 import { existsSync, mkdirSync, readdirSync, renameSync, rmdirSync, statSync, writeFileSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { join } from 'node:path'
@@ -145,6 +147,25 @@ test('a spill file that cannot be read back for a while (an I/O error) is read a
   } finally {
     process.off('unhandledRejection', onUnhandled)
   }
+})
+
+test('an item spilled while the last lines are read back (the file being emptied) is kept: read later, not deleted with the file', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const spill = new SpillFile(dir, 'test')
+  await spill.append([1])
+  const realRm = fsPromises.rm
+  fsPromises.rm = async (...args: Parameters<typeof realRm>) => {
+    fsPromises.rm = realRm
+    syncBuiltinESMExports()
+    void spill.append([2]) // another item refused by the store, just as the emptied file is deleted
+    await new Promise(resolve => setTimeout(resolve, 50))
+    return realRm(...args)
+  }
+  syncBuiltinESMExports()
+  assert.equal(await spill.read(10), [1])
+  assert.is(spill.size, 1)
+  assert.equal(await spill.read(10), [2], 'the item spilled meanwhile is still there')
+  assert.is(spill.size, 0)
 })
 
 test('large items spill past 64 MiB in memory, however few: 80 events of 1 MiB (inline media) do not all stay in memory, and all are done in order', async () => {
