@@ -42,7 +42,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     for (;;) {
       let item: T | undefined
       try {
-        if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit)) as T[]))
+        if (memory.length === 0 && spill && spill.size > 0) memory.push(...((await spill.read(memoryLimit, MEMORY_MAX_BYTES)) as T[]))
         if ((item = memory[0]) === undefined) break
         await options.process(item)
       } catch (err) {
@@ -161,15 +161,15 @@ export class SpillFile {
     return written
   }
 
-  /** Up to `max` of the oldest unread items (the file is deleted once all are read). */
-  async read(max: number): Promise<unknown[]> {
+  /** Up to `max` of the oldest unread items, and no more once `maxBytes` of lines are read (the file is deleted once all are read). */
+  async read(max: number, maxBytes = Infinity): Promise<unknown[]> {
     await this.writing
     if (this.unread === 0) return []
-    const handle = await open(this.path, 'r')
-    const items: unknown[] = []
+    const [handle, items, from] = [await open(this.path, 'r'), [] as unknown[], this.offset]
+    const full = () => items.length === max || this.offset - from >= maxBytes
     try {
       let block = Buffer.alloc(1 << 20)
-      while (items.length < max) {
+      while (!full()) {
         const { bytesRead } = await handle.read(block, 0, block.length, this.offset)
         if (bytesRead === 0) break
         const text = block.subarray(0, bytesRead).toString('utf8')
@@ -180,7 +180,7 @@ export class SpillFile {
           continue
         }
         for (const line of text.slice(0, end).split('\n')) {
-          if (items.length === max) break
+          if (full()) break
           this.offset += Buffer.byteLength(line) + 1
           if (line.trim() === '') continue
           try {

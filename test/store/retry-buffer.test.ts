@@ -191,6 +191,25 @@ test('large items spill past 64 MiB in memory, however few: 80 events of 1 MiB (
   await buffer.close()
 })
 
+test('read back from the spill file, at most 64 MiB are held in memory at once: 100 spilled events of 1 MiB are done in order, a part at a time', async () => {
+  const dir = tempDir('zapgate-retry-')
+  const spill = new SpillFile(dir, 'test')
+  const body = 'x'.repeat(2 ** 20)
+  await spill.append(Array.from({ length: 100 }, (_, n) => ({ n, body }))) // as a gone process's file taken over at start
+  const taken: number[] = []
+  let held = 0
+  const process = async (item: { n: number }) => void (taken.push(item.n), (held = Math.max(held, buffer.size - spill.size)))
+  const buffer = createRetryBuffer<{ n: number; body: string }>({ what: 'events', process, logger: silentLogger, memoryLimit: 10_000, spill })
+  await buffer.start()
+  await waitFor(() => taken.length === 100, 20_000, 'every item')
+  assert.equal(
+    taken,
+    Array.from({ length: 100 }, (_, n) => n),
+  )
+  assert.ok(held <= 64, `at most 64 MiB in memory (${held} items of 1 MiB held at once)`)
+  await buffer.close()
+})
+
 test('a spill append that fails (a full disk) loses only its own items: later ones are spilled and done, and the buffer empties', async () => {
   const dir = tempDir('zapgate-retry-')
   const { store, process } = flakyStore()
