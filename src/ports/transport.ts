@@ -57,7 +57,7 @@ export interface TransportContext {
   /** A storage namespace reserved for the transport (auth state, message keys). */
   storage: Storage
   logger: Logger
-  /** Report something that happened on the network. Never throws; returns once recorded. */
+  /** Report something that happened on the network. Never throws; returns once recorded, or once kept to be recorded later (the store is down: in memory, then a spill file; see docs/api.md, Delivery). */
   emit(event: TransportEvent): Promise<void>
 }
 
