@@ -53,12 +53,16 @@ export class GatewayEvents extends EventEmitter<GatewayEventMap> {
     this.setMaxListeners(50)
   }
 
-  /** Emit without letting a throwing listener escape into the gateway. */
+  /** Emit to every listener in turn, none letting a throw escape into the gateway or keep the listeners after it from their call. */
   override emit<K extends keyof GatewayEventMap>(event: K, ...args: GatewayEventMap[K]): boolean {
-    try {
-      return super.emit(event as any, ...(args as any))
-    } catch {
-      return true
+    const listeners = this.rawListeners(event as any) as ((...values: unknown[]) => void)[] // a copy: `once` wrappers remove themselves
+    for (const listener of listeners) {
+      try {
+        listener.apply(this, args)
+      } catch {
+        // a host's bug, not the gateway's
+      }
     }
+    return listeners.length > 0
   }
 }
