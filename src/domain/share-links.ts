@@ -12,16 +12,17 @@ const QR_TTL_MS = 60_000
 /** QR share links (see shareLinks). */
 export type ShareLinks = ReturnType<typeof shareLinks>
 
-/** QR share links: capability URLs (`/qr/<token>`, stored as hashes) that show a device's live QR until it connects, for `ttlMs` at most (`expiresAt` stamped by the instance that made the link, judged by the one reading it). */
+/** QR share links: capability URLs (`/qr/<token>`, stored as hashes) that show a device's live QR until it connects, for `ttlMs` at most: the store's ttl of the link, set by the instance that made it (no clocks of two hosts compared). */
 export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, ttlMs: number) {
-  const links = new Collection<{ deviceId: string; accountId: string; expiresAt: number; spent?: true }>(storage, lock, 'share-link')
+  const links = new Collection<{ deviceId: string; accountId: string; ttlMs: number }>(storage, lock, 'share-link')
+  const spentLinks = new Collection<true>(storage, lock, 'share-link-spent') // kept as long as a link lives at most
   const qrs = new Collection<{ qr: string; at: number }>(storage, lock, 'qr')
   return {
     /** A new share token for the device (the oldest beyond the limit is revoked). */
     async create(device: Device): Promise<string> {
       const token = randomKey(18)
       const tokenHash = hashKey(token)
-      await links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, expiresAt: Date.now() + ttlMs }, ttlMs)
+      await links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, ttlMs }, ttlMs)
       for (const old of await devices.keepLast(device.id, 'shareTokens', MAX_LINKS_PER_DEVICE, tokenHash)) await links.remove(old)
       return token
     },
@@ -29,10 +30,10 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
     async resolve(token: string): Promise<{ device: Device; spent: boolean } | undefined> {
       const tokenHash = hashKey(token)
       const link = token.length <= 64 ? await links.get(tokenHash) : undefined
-      if (!link || !(link.expiresAt > Date.now())) return undefined
-      const device = await devices.get(link.deviceId)
-      const shown = device?.accountId === link.accountId && device.shareTokens.includes(tokenHash) && (device.linked || !link.spent)
-      return shown ? { device, spent: link.spent === true } : undefined
+      if (!link?.ttlMs) return undefined // gone at its ttl (or made before links expired)
+      const [device, spent] = await Promise.all([devices.get(link.deviceId), spentLinks.get(tokenHash)])
+      const shown = device?.accountId === link.accountId && device.shareTokens.includes(tokenHash) && (device.linked || !spent)
+      return shown ? { device, spent: spent === true } : undefined
     },
     /** Revoke every share link of the device. */
     async revokeAll(device: Device): Promise<void> {
@@ -47,7 +48,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
       await qrs.remove(deviceId)
       for (const tokenHash of (await devices.get(deviceId))?.shareTokens ?? []) {
         const link = await links.get(tokenHash)
-        if (link && !link.spent) await links.replace(tokenHash, link, { ...link, spent: true }, Math.max(1, link.expiresAt - Date.now()))
+        if (link?.ttlMs) await spentLinks.put(tokenHash, true, link.ttlMs)
       }
     },
     /** Drop the device's links and QR (removal hook). */
