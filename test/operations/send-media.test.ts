@@ -41,6 +41,14 @@ test('send media with unknown bytes sends a document named arquivo', async ({ g 
   assert.deepEqual(without(last(g)), { type: 'document', fileName: 'arquivo', mimetype: 'application/octet-stream', bytes: 20 })
 })
 
+test('send media sends bytes no sniffer knows as a document, whatever image or audio type they claim', async ({ g }) => {
+  const text = Buffer.from('<html>not an image</html>')
+  assertOk(await g.send({ to: FRIEND, file: `data:image/jpeg;base64,${text.toString('base64')}`, message: 'foto' }))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'foto.jpg', mimetype: 'image/jpeg', bytes: text.length })
+  assertOk(await g.send({ to: FRIEND, file: `data:audio/ogg;base64,${text.toString('base64')}` }))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'arquivo.ogg', mimetype: 'audio/ogg', bytes: text.length })
+})
+
 test('send media keeps only the last path segment of a file name, without C0 or C1 control characters', async ({ g }) => {
   assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), message: '..\\..\\etc/re\u0007la\u0085to\u009brio\n.pdf' }))
   assert.equal(last(g).fileName, 'relatorio.pdf')

@@ -30,7 +30,7 @@ interface MediaLimits {
   timeoutMs: number
 }
 
-/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format`, else the sniffed bytes, else the declared type or the file name. */
+/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format`, else the sniffed bytes, else the declared type or the file name (as a document: bytes no sniffer knows are no image, video or audio). */
 export class MediaLoader {
   constructor(
     private readonly fetcher: MediaFetcher,
@@ -95,7 +95,11 @@ export class MediaLoader {
     const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
     const declared = file.declared?.split(';')[0].trim().toLowerCase()
     const usable = declared && declared !== 'application/octet-stream' && /^[a-z]+\/[a-z0-9.+-]+$/.test(declared) ? declared : undefined
-    return shapeOfMime(sniffed?.mime ?? usable ?? mimeOfFileName(file.name) ?? 'application/octet-stream')
+    const shape = shapeOfMime(sniffed?.mime ?? usable ?? mimeOfFileName(file.name) ?? 'application/octet-stream')
+    // Bytes no sniffer knows are not the image, video or audio a type or name claims (every inline type has a signature): a document, which the phone only saves.
+    return sniffed || shape.kind === 'document'
+      ? shape
+      : { kind: 'document', mimetype: shape.mimetype.split(';')[0]!, ...(shape.extension ? { extension: shape.extension } : {}) }
   }
 
   private tooLarge(cause?: unknown): GatewayError {
