@@ -1,8 +1,8 @@
 import type { Logger } from '../logger.ts'
 import { reachOf, supportsAtomic, type AtomicStorage, type Storage } from '../ports/storage.ts'
-import { BoundedMap } from '../store/bounded-map.ts'
 import { Deadlines } from '../store/deadlines.ts'
 import { hashKey } from './keys.ts'
+import { LocalCounters } from './local-counters.ts'
 
 /** A limit: `points` per `duration` seconds. */
 export interface RateRule {
@@ -18,8 +18,8 @@ export interface WindowCount {
   retryAfterSeconds: number
 }
 
-/** Counters this process keeps when they are not in the store (the oldest go first past it). */
-const LOCAL_COUNTERS = 50_000
+/** Counters this process keeps per level of LocalCounters when they are not in the store (50,000 in all). */
+const LOCAL_COUNTERS_PER_LEVEL = 5_000
 /** A store call longer than this lets the request through. */
 const STORE_DEADLINE_MS = 1000
 /** At most one "store failed" warning per this many ms (a store outage would otherwise log every request). */
@@ -34,13 +34,14 @@ const WARNING_INTERVAL_MS = 10_000
  * On a store every instance reaches (`reach: 'network'`: Redis, PostgreSQL) with the atomic steps,
  * a count is one `increment` whose ttl ends with the window (the first count of a window creates
  * the entry), so every process on that store counts together. Otherwise (memory, SQLite: one process at a time) counters live in
- * this process's memory, bounded. A store that fails or does not answer within a second counts
+ * this process's memory, bounded so that spraying made-up keys cannot push out a limited key's
+ * count (see LocalCounters). A store that fails or does not answer within a second counts
  * nothing: the call answers undefined and the request goes through (logged), so a store outage
  * never takes the API down with it.
  */
 export class WindowCounters {
   private readonly shared: AtomicStorage | undefined
-  private readonly local = new BoundedMap<string, number>(LOCAL_COUNTERS)
+  private readonly local = new LocalCounters(LOCAL_COUNTERS_PER_LEVEL)
   private readonly deadlines = new Deadlines(STORE_DEADLINE_MS)
   private warnedAt = 0
   private unwarned = 0
@@ -56,8 +57,7 @@ export class WindowCounters {
   async hit(name: string, rule: RateRule, what: readonly string[]): Promise<WindowCount | undefined> {
     const window = windowOf(name, rule, what, Date.now())
     if (!this.shared) {
-      const count = (this.local.get(window.key) ?? 0) + 1
-      this.local.set(window.key, count, window.ttlMs)
+      const count = this.local.add(window.key, rule.points, window.ttlMs)
       return { count, retryAfterSeconds: window.retryAfterSeconds }
     }
     const count = await this.guard(shared => shared.increment(window.key, 1, window.ttlMs))
@@ -67,7 +67,7 @@ export class WindowCounters {
   /** The count of `what` under the rule `name` in the current window, without counting; undefined when the store failed or was late. */
   async peek(name: string, rule: RateRule, what: readonly string[]): Promise<WindowCount | undefined> {
     const window = windowOf(name, rule, what, Date.now())
-    if (!this.shared) return { count: this.local.get(window.key) ?? 0, retryAfterSeconds: window.retryAfterSeconds }
+    if (!this.shared) return { count: this.local.count(window.key), retryAfterSeconds: window.retryAfterSeconds }
     const stored = await this.guard(shared => shared.get<unknown>(window.key))
     if (stored === FAILED) return undefined
     return { count: typeof stored === 'number' ? stored : 0, retryAfterSeconds: window.retryAfterSeconds }
