@@ -1,5 +1,6 @@
-import { appendFile, mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises'
+import { appendFile, mkdir, open, readdir, rename, rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { appendFileTail, prependJsonLines } from '../file-lines.ts'
 import type { Logger } from '../logger.ts'
 import { hostTag, ownStamp, processAlive, type ProcessStamp } from './process-alive.ts'
 
@@ -91,7 +92,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
       await flush()
       if (memory.length === 0) return
       if (spill) {
-        await spill.append([...memory.splice(0), ...(await spill.read(Number.MAX_SAFE_INTEGER))]) // memory first: it is older
+        await spill.putBack(memory.splice(0)) // before the unread lines: it is older
         logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
       } else logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
     },
@@ -138,13 +139,8 @@ export class SpillFile {
         if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
         const taken = `${this.path}.${Date.now()}.taken`
         if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
-        const lines = (await readFile(taken, 'utf8')).split('\n').filter(line => line.trim() !== '')
-        if (lines.length > 0) {
-          const text = lines.join('\n') + '\n'
-          await appendFile(this.path, text, { mode: 0o600 })
-          this.unread += lines.length
-          this.bytes += Buffer.byteLength(text)
-        }
+        const { lines, bytes } = await appendFileTail(taken, 0, this.path)
+        ;[this.unread, this.bytes] = [this.unread + lines, this.bytes + bytes]
         await rm(taken, { force: true })
       }
     })()
@@ -159,6 +155,14 @@ export class SpillFile {
     const written = this.writing.then(() => this.prepare()).then(() => appendFile(this.path, text, { mode: 0o600 }))
     this.writing = written.catch(() => void (this.unread = Math.max(0, this.unread - items.length)))
     return written
+  }
+
+  /** Put items back before the unread lines (at close: those read back, not done), rewriting the file a line or a 1 MiB block at a time. */
+  putBack(items: unknown[]): Promise<void> {
+    this.unread += items.length // at once, as append does: an item kept meanwhile is spilled behind them
+    const done = this.writing.then(async () => void ([this.offset, this.bytes] = [0, await prependJsonLines(this.path, this.offset, items)]))
+    this.writing = done.catch(() => void (this.unread = Math.max(0, this.unread - items.length)))
+    return done
   }
 
   /** Up to `max` of the oldest unread items, and no more once `maxBytes` of lines are read (the file is deleted once all are read). */

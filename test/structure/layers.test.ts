@@ -20,7 +20,7 @@ const show = (edge: ImportEdge) => `${edge.from}:${edge.line} imports ${edge.spe
 const LAYERS: [name: string, test: (file: string) => boolean][] = [
   ['ports', f => f.startsWith('src/ports/') || f === 'src/logger.ts'],
   ['contract suites', f => f.startsWith('src/testing/')],
-  ['helpers', f => /^src\/(store|security|schema)\//.test(f) || ['src/errors.ts', 'src/optional-package.ts'].includes(f)],
+  ['helpers', f => /^src\/(store|security|schema)\//.test(f) || ['src/errors.ts', 'src/optional-package.ts', 'src/file-lines.ts'].includes(f)],
   ['domain', f => f.startsWith('src/domain/') || f === 'src/events.ts'],
   ['operations', f => f.startsWith('src/operations/')],
   ['http', f => f.startsWith('src/http/') || ['src/metrics.ts', 'src/client-types.ts', 'src/client-api.ts'].includes(f)],

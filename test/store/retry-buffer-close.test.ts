@@ -1,0 +1,85 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { spawnSync } from 'node:child_process'
+import { readdirSync, renameSync, statSync } from 'node:fs'
+import { join } from 'node:path'
+import { silentLogger } from '../../src/logger.ts'
+import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { tempDir } from '../helpers/standalone.ts'
+
+const test = suite('RetryBuffer.close() and the next start: a spill file larger than memory may hold')
+
+/** Run test/helpers/spill-child.ts with a 192 MB heap: its exit status, its error (stderr's first line naming one) and what it recorded. */
+function runChild(dir: string, mode: 'close' | 'replay', count = 0): { status: number | null; stderr: string; taken: number[] } {
+  const child = spawnSync(process.execPath, ['--max-old-space-size=192', '--conditions=source', '--import', 'tsx', 'test/helpers/spill-child.ts'], {
+    env: { ...process.env, SPILL_DIR: dir, SPILL_MODE: mode, SPILL_COUNT: String(count) },
+    encoding: 'utf8',
+    maxBuffer: 2 ** 24,
+  })
+  const stdout = child.stdout.trim()
+  return {
+    status: child.status,
+    stderr: child.stderr.split('\n').find(line => /error/i.test(line)) ?? child.stderr.slice(-400),
+    taken: stdout ? (JSON.parse(stdout.split('\n').at(-1)!) as { taken: number[] }).taken : [],
+  }
+}
+
+/** Give the one spill file in `dir` the pid of a process that is gone, as if its process had ended. */
+function endOwner(dir: string): void {
+  const [file] = readdirSync(dir)
+  const gone = spawnSync(process.execPath, ['-e', '0']).pid
+  renameSync(join(dir, file!), join(dir, file!.replace(/-(\d+)(?=[-.])/, `-${gone}`)))
+}
+
+test('close() with the store down and 256 MiB spilled runs in a 192 MB heap, and the next start, in one too, records all 256 events in order', async () => {
+  const dir = tempDir('zapgate-spill-close-')
+  const closed = runChild(dir, 'close', 256)
+  assert.is(closed.status, 0, `close() ended the process: ${closed.stderr}`)
+  const files = readdirSync(dir)
+  assert.is(files.length, 1, `one spill file is left (${files.join(', ')})`)
+  assert.ok(statSync(join(dir, files[0]!)).size > 256 * 2 ** 20, 'every event is in it')
+  endOwner(dir)
+  const next = runChild(dir, 'replay')
+  assert.is(next.status, 0, `the next start ended the process: ${next.stderr}`)
+  assert.equal(
+    next.taken,
+    Array.from({ length: 256 }, (_, n) => n),
+    'the 64 read back before the close first, then the rest, each once',
+  )
+  assert.equal(readdirSync(dir), [], 'the spill file is deleted once recorded')
+})
+
+test('an item kept while close() puts the items in memory back in the spill file is spilled behind them, not lost', async () => {
+  const dir = tempDir('zapgate-spill-close-')
+  let buffer!: ReturnType<typeof createRetryBuffer<number>>
+  class KeptMeanwhile extends SpillFile {
+    override putBack(items: unknown[]): Promise<void> {
+      const done = super.putBack(items)
+      buffer.keep(3) // an event the transport reports as the gateway stops, the store still down
+      return done
+    }
+  }
+  const refuse = async () => {
+    throw new Error('store down')
+  }
+  buffer = createRetryBuffer<number>({ what: 'numbers', process: refuse, logger: silentLogger, spill: new KeptMeanwhile(dir, 'test') })
+  await buffer.start()
+  for (let i = 0; i < 3; i++) buffer.keep(i)
+  await buffer.close()
+  await waitFor(() => readdirSync(dir).length === 1 && statSync(join(dir, readdirSync(dir)[0]!)).size === 8, 2000, 'the 4 items in the spill file')
+  endOwner(dir)
+  const taken: number[] = []
+  const next = createRetryBuffer<number>({
+    what: 'numbers',
+    process: async item => void taken.push(item),
+    logger: silentLogger,
+    spill: new SpillFile(dir, 'test'),
+  })
+  await next.start()
+  await waitFor(() => taken.length === 4, 5000, 'the replay')
+  assert.equal(taken, [0, 1, 2, 3])
+  await next.close()
+})
+
+test.run()
