@@ -47,12 +47,14 @@
  *                                group stop send two); a second Ctrl-C in a terminal ends it at once
  *   LOG_LEVEL                    pino level (default info)
  */
-import Koa from 'koa'
+import Koa, { type Middleware } from 'koa'
+import compose from 'koa-compose'
+import type Router from '@koa/router'
 import pino from 'pino'
 import type { Server } from 'node:http'
 import { Server as NetServer, type AddressInfo } from 'node:net'
 import { hostname } from 'node:os'
-import { createGateway, type GatewayOptions, type Transport } from 'zapgate'
+import { createGateway, type Gateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
@@ -81,38 +83,12 @@ async function main(): Promise<void> {
   const storeUrl = env.GATEWAY_STORE || defaultStore(transportName, env.GATEWAY_WA_PEER)
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
-  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
 
-  const app = new Koa(trustProxy(env.GATEWAY_TRUST_PROXY))
-  let transport: Transport
-  let mountSimulator: ((gateway: Awaited<ReturnType<typeof createGateway>>) => void) | undefined
-  let peerMode: WaPeerMode | undefined
-  if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
-    const { memoryTransport } = await import('zapgate/adapters/transport-memory')
-    transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
-  } else if (transportName === 'memory') {
-    const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
-    const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
-    transport = memoryTransport({ network })
-    mountSimulator = gateway => void app.use(simulatorRoutes(network, { findDevices: gateway.findDevices, logger }).routes())
-  } else if (env.GATEWAY_WA_PEER) {
-    peerMode = await waPeerMode(env.GATEWAY_WA_PEER, logger)
-    transport = peerMode.transport
-    mountSimulator = gateway => peerMode!.mount?.(app, gateway)
-  } else {
-    const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
-    // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
-    transport = baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
-  }
-
-  const options: GatewayOptions = {
-    storage,
-    transport,
-    logger,
+  // Every value is read (a bad one refused) before anything is bound or opened.
+  const settings: GatewayOptions = {
     allowPrivateUrls,
     httpStatus,
     baseUrl: env.GATEWAY_BASE_URL,
-    ...clusterOptions(port),
     ...(agent ? { agentResponder: agent } : {}),
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
     ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
@@ -126,12 +102,43 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_MEDIA_BUDGET_MB ? { mediaBytesInFlight: parseMegabytes(env.GATEWAY_MEDIA_BUDGET_MB, 'GATEWAY_MEDIA_BUDGET_MB') } : {}),
     ...(env.GATEWAY_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: parseMs(env.GATEWAY_SHUTDOWN_GRACE_MS, 'GATEWAY_SHUTDOWN_GRACE_MS') } : {}),
   }
-  const gateway = await createGateway(options)
-  mountSimulator?.(gateway)
-  app.use(gateway.routes())
-  const server: Server = app.listen(port)
-  await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+
+  // The port is bound before the store is opened and the devices resumed: a port in use stops the start with
+  // nothing to close (no session, lease or instance record left behind), and in cluster mode the others can
+  // reach this instance as soon as it registers. A request that comes while the gateway starts waits for it.
+  const app = new Koa(trustProxy(env.GATEWAY_TRUST_PROXY))
+  let serve!: (routes: Middleware) => void
+  const started = new Promise<Middleware>(resolve => (serve = resolve))
+  app.use(async (ctx, next) => (await started)(ctx, next))
+  const server = await listen(app, port)
   const listening = (server.address() as AddressInfo).port // PORT=0: the port the system chose
+
+  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
+  let transport: Transport
+  let simulator: ((gateway: Gateway) => Router) | undefined
+  let peerMode: WaPeerMode | undefined
+  if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
+    const { memoryTransport } = await import('zapgate/adapters/transport-memory')
+    transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
+  } else if (transportName === 'memory') {
+    const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
+    const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
+    transport = memoryTransport({ network })
+    simulator = gateway => simulatorRoutes(network, { findDevices: gateway.findDevices, logger })
+  } else if (env.GATEWAY_WA_PEER) {
+    peerMode = await waPeerMode(env.GATEWAY_WA_PEER, logger)
+    transport = peerMode.transport
+    simulator = peerMode.phoneRouter
+  } else {
+    const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
+    // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
+    transport = baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
+  }
+
+  const options: GatewayOptions = { storage, transport, logger, ...settings, ...clusterOptions(listening) }
+  const gateway = await createGateway(options)
+  // The /_sim routes first (@koa/router types its context with params Koa's lacks: cast as src/gateway.ts does).
+  serve(compose([...(simulator ? [simulator(gateway).routes() as unknown as Middleware] : []), gateway.routes()]))
   logger.info(
     {
       port: listening,
@@ -169,6 +176,20 @@ function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instanc
   return {
     cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
     ...(ttlMs !== undefined ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}), // 0 refused by createGateway, not taken for unset
+  }
+}
+
+/** Bind `port`; a port in use or not allowed is one clear line naming PORT, not Node's `listen EADDRINUSE`. */
+async function listen(app: Koa, port: number): Promise<Server> {
+  const server = app.listen(port)
+  try {
+    await new Promise<void>((resolve, reject) => server.once('listening', resolve).once('error', reject))
+    return server
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code
+    if (code === 'EADDRINUSE') throw new Error(`PORT ${port} is in use by another program: stop it, or set PORT to a free port`, { cause: err })
+    if (code === 'EACCES') throw new Error(`PORT ${port} needs privileges this process lacks: set PORT to 1024 or above`, { cause: err })
+    throw err
   }
 }
 

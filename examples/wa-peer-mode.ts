@@ -1,12 +1,12 @@
-import type Koa from 'koa'
+import type Router from '@koa/router'
 import type { Gateway, Logger, Transport } from 'zapgate'
 import type { JoinedWaPeer } from 'zapgate/adapters/wa-peer'
 
 /** The Baileys transport on the local WhatsApp peer, as `npm start` runs it with GATEWAY_WA_PEER. */
 export interface WaPeerMode {
   transport: Transport
-  /** Mount the phone routes (`/_sim`) on the gateway's app: in process (`local`) only; a peer server serves its own. */
-  mount?(app: Koa, gateway: Gateway): void
+  /** The phone routes (`/_sim`), served beside the gateway's: in process (`local`) only; a peer server serves its own. */
+  phoneRouter?(gateway: Gateway): Router
   /** What the start-up line logs. */
   describe: string
   close(): Promise<void>
@@ -32,7 +32,7 @@ export async function waPeerMode(where: string, logger: Logger): Promise<WaPeerM
     const network = new peerKit.PeerPhoneNetwork(peer, { challengeOf: watched.challengeOf })
     return {
       transport: watched.transport,
-      mount: (app, gateway) => void app.use(simulatorRoutes(network, { findDevices: gateway.findDevices, logger }).routes()),
+      phoneRouter: gateway => simulatorRoutes(network, { findDevices: gateway.findDevices, logger }),
       describe: `local WhatsApp peer at ${peer.url}`,
       async close() {
         await peer.close()

@@ -1,30 +1,14 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { spawn } from 'node:child_process'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parsePort } from '../../examples/env-config.ts'
-import { startStandalone, tempDir, watch } from '../helpers/standalone.ts'
+import { runStandaloneToExit, startStandalone, tempDir } from '../helpers/standalone.ts'
 
-const root = new URL('../..', import.meta.url).pathname
 const test = suite<{ dirs: string[] }>('standalone server: empty and bad values of its environment', { dirs: [] })
 test.after(ctx => {
   for (const dir of ctx.dirs) rmSync(dir, { recursive: true, force: true })
 })
-
-/** Run `npm start`'s program in `cwd` with `env` (PORT as given, even empty) until it exits; its exit code and output. */
-async function runToExit(env: Record<string, string>, cwd: string): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/standalone.ts`], {
-    cwd,
-    env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  const { output } = watch(child)
-  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
-  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
-  clearTimeout(timer)
-  return { code, output: output() }
-}
 
 test('PORT: empty is the default port, not a random one; a bad value stops the start naming PORT, before the store is opened', async ctx => {
   assert.is(parsePort(undefined, 3000), 3000)
@@ -34,7 +18,7 @@ test('PORT: empty is the default port, not a random one; a bad value stops the s
 
   const dir = tempDir()
   ctx.dirs.push(dir)
-  const { code, output } = await runToExit({ PORT: 'abc' }, dir)
+  const { code, output } = await runStandaloneToExit({ PORT: 'abc' }, dir)
   assert.is(code, 1)
   assert.match(output, 'PORT must be a port number from 0 to 65535 (got \\"abc\\")')
   assert.not.ok(existsSync(join(dir, 'data')), 'no store file was created (nor were the stored devices resumed) for a server that cannot listen')
@@ -56,7 +40,7 @@ test('LOG_LEVEL: empty is info; an unknown level stops the start naming the vari
 
   const dir = tempDir()
   ctx.dirs.push(dir)
-  const { code, output } = await runToExit({ GATEWAY_STORE: 'memory://', PORT: '0', LOG_LEVEL: 'verbose' }, dir)
+  const { code, output } = await runStandaloneToExit({ GATEWAY_STORE: 'memory://', PORT: '0', LOG_LEVEL: 'verbose' }, dir)
   assert.is(code, 1)
   assert.match(output, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")')
 })

@@ -42,6 +42,20 @@ export function tempDir(prefix = 'zapgate-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
+/** Run `npm start`'s program in `cwd` with `env` (GATEWAY_TRANSPORT=memory unless given; PORT as given, even empty) until it exits: its exit code and output. */
+export async function runStandaloneToExit(env: Record<string, string>, cwd = root): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/standalone.ts`], {
+    cwd,
+    env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  const { output } = watch(child)
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000)
+  const code = await new Promise<number | null>(resolve => child.once('exit', resolve))
+  clearTimeout(timer)
+  return { code, output: output() }
+}
+
 /**
  * Start `npm start`'s program with `env` (GATEWAY_TRANSPORT=memory unless given) and wait until it
  * listens. Pass the same GATEWAY_STORE to a second start to test a restart; `cwd` to run it elsewhere
