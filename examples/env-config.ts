@@ -15,9 +15,10 @@ export function parseRetrySchedule(text: string): number[] {
   return parts.map(Number)
 }
 
-/** Read a whole number of milliseconds >= 0 from the variable `name`; throws a clear Error on bad input. */
-export function parseMs(text: string, name: string): number {
-  if (!/^\s*\d+\s*$/.test(text)) throw new Error(`${name} must be a whole number of milliseconds (got ${JSON.stringify(text)})`)
+/** Read a whole number of milliseconds >= 0 (> 0 when `positive`) from the variable `name`; throws a clear Error on bad input. */
+export function parseMs(text: string, name: string, { positive = false } = {}): number {
+  if (!/^\s*\d+\s*$/.test(text) || (positive && Number(text) === 0))
+    throw new Error(`${name} must be a whole number of milliseconds${positive ? ' > 0' : ''} (got ${JSON.stringify(text)})`)
   return Number(text)
 }
 

@@ -42,6 +42,7 @@
  *                                X-Forwarded-For (default 0: the connection's address, the header ignored)
  *   GATEWAY_BODY_TIMEOUT_MS      a request body not received whole within this time is answered 408 (default 30000)
  *   GATEWAY_MEDIA_BUDGET_MB      most MB of media in flight in the process; a send past it is answered 429 (default 200)
+ *   GATEWAY_SHARE_LINK_TTL_MS    how long a QR share link works (default 86400000, 24 h)
  *   GATEWAY_SHUTDOWN_GRACE_MS    on SIGTERM/SIGINT, how long requests in flight have to be answered before
  *                                the sessions close (default 10000). Later signals are ignored (npm and a
  *                                group stop send two); a second Ctrl-C in a terminal ends it at once
@@ -101,6 +102,7 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_BODY_TIMEOUT_MS ? { bodyTimeoutMs: parseMs(env.GATEWAY_BODY_TIMEOUT_MS, 'GATEWAY_BODY_TIMEOUT_MS') } : {}),
     ...(env.GATEWAY_MEDIA_BUDGET_MB ? { mediaBytesInFlight: parseMegabytes(env.GATEWAY_MEDIA_BUDGET_MB, 'GATEWAY_MEDIA_BUDGET_MB') } : {}),
     ...(env.GATEWAY_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: parseMs(env.GATEWAY_SHUTDOWN_GRACE_MS, 'GATEWAY_SHUTDOWN_GRACE_MS') } : {}),
+    ...(env.GATEWAY_SHARE_LINK_TTL_MS ? { shareLinkTtlMs: parseMs(env.GATEWAY_SHARE_LINK_TTL_MS, 'GATEWAY_SHARE_LINK_TTL_MS', { positive: true }) } : {}),
   }
 
   // The port is bound before the store is opened and the devices resumed: a port in use stops the start with

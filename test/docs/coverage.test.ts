@@ -40,7 +40,13 @@ docs('the README and the API reference document every metric, the service routes
   const standalone = readFileSync(join(root, 'examples/standalone.ts'), 'utf8')
   const variables = new Set([...standalone.matchAll(/env\.((?:GATEWAY_|LOG_)[A-Z_]+|PORT)\b/g)].map(match => match[1]))
   assert.ok(variables.size >= 10, 'the variables the standalone server reads are found')
-  for (const variable of variables) assert.ok(new RegExp(`^\\| [^|]*\`${variable}\``, 'm').test(guide), `README's standalone table has ${variable}`)
+  // README.md is at its size cap: a variable of one limit may be documented in docs/limits.md's column of variables instead.
+  const limits = readFileSync(join(root, 'docs/limits.md'), 'utf8')
+  for (const variable of variables)
+    assert.ok(
+      new RegExp(`^\\| [^|]*\`${variable}\``, 'm').test(guide) || new RegExp(`^\\|(?:[^|]*\\|){3} \`${variable}\``, 'm').test(limits),
+      `README's standalone table or docs/limits.md's variable column has ${variable}`,
+    )
   for (const name of ['OperationRequest', 'OperationAnswer', 'SendTextRequest', 'SendTextAnswer'])
     assert.ok(reference.includes(name), `docs/api.md shows ${name}`)
 })

@@ -3,15 +3,18 @@ import * as assert from 'uvu/assert'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:net'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
-import { post } from '../helpers/http.ts'
+import { parseMs } from '../../examples/env-config.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { post, request } from '../helpers/http.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 import { freePort, runStandaloneToExit, startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
 
 /**
  * How `npm start` (examples/standalone.ts) starts: a port another program holds stops it with one
- * line naming PORT and nothing left open in the store.
+ * line naming PORT and nothing left open in the store; GATEWAY_SHARE_LINK_TTL_MS sets how long a QR
+ * share link works.
  */
-const test = suite<{ server?: StandaloneServer; holder?: Server }>('examples/standalone.ts: a port in use')
+const test = suite<{ server?: StandaloneServer; holder?: Server }>('examples/standalone.ts: a port in use, GATEWAY_SHARE_LINK_TTL_MS')
 test.after.each(async ctx => {
   await ctx.server?.kill('SIGKILL')
   ctx.server = undefined
@@ -84,5 +87,25 @@ withRedis(
     }
   },
 )
+
+test('GATEWAY_SHARE_LINK_TTL_MS: a QR share link answers 404 once that time has passed; 0 or a word stops the start naming the variable', async ctx => {
+  ctx.server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_SHARE_LINK_TTL_MS: '1500' })
+  const authkey = (await register(ctx.server.url)).body.data.authkey
+  const answer = await post(`${ctx.server.url}/api/developer`, { authkey, message: 'vitrine', conecteQR: 'true' })
+  assert.is((await request(answer.body.link)).status, 200, 'a fresh link shows the QR')
+  const madeAt = Date.now()
+  await waitFor(async () => (await request(answer.body.link)).status !== 200, 10_000, 'the link to expire')
+  assert.ok(Date.now() - madeAt < 8000, 'gone after about 1.5 s, not the default 24 h')
+  assert.equal((await request(`${answer.body.link}/state`)).body, { status: 404, message: 'Link inválido, expirado ou excluído.' })
+
+  assert.is(parseMs('1500', 'GATEWAY_SHARE_LINK_TTL_MS', { positive: true }), 1500)
+  for (const bad of ['0', 'abc', '-5', '1.5', '24h'])
+    assert.throws(() => parseMs(bad, 'GATEWAY_SHARE_LINK_TTL_MS', { positive: true }), /GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds > 0/)
+  for (const bad of ['0', '24h']) {
+    const { code, output } = await runStandaloneToExit({ GATEWAY_STORE: 'memory://', PORT: '0', GATEWAY_SHARE_LINK_TTL_MS: bad })
+    assert.is(code, 1, output)
+    assert.match(output, `GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds > 0 (got \\"${bad}\\")`)
+  }
+})
 
 test.run()
