@@ -22,6 +22,8 @@ export interface GatewayEventMap {
       final: boolean
       /** Why the event was dead-lettered (`final` only): `max-age`, `gone` (410) or `no-webhook`. */
       reason?: 'max-age' | 'gone' | 'no-webhook'
+      /** `final` only: whether attempt number `attempt` ended it; false when it was dead-lettered before an attempt (too old when due, no webhook URL, swept after another event's 410), `attempt` then counting those made. */
+      attempted?: boolean
     },
   ]
   /** The gateway performed a network action for a device (a send, a reaction, a read receipt...), or failed to. */

@@ -184,10 +184,11 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
     deliveries.inc()
     if (attempt > 1) retries.inc()
   }
-  const onDeliveryFailed = ({ attempt, final, reason }: GatewayEventMap['delivery-failed'][0]) => {
-    if (final) return deadLetters.inc({ reason: reason ?? 'unknown' })
-    failedAttempts.inc()
-    if (attempt > 1) retries.inc()
+  // A final event is a dead letter, whether an attempt (a retry too) ended it or none did.
+  const onDeliveryFailed = ({ attempt, final, reason, attempted }: GatewayEventMap['delivery-failed'][0]) => {
+    if (final) deadLetters.inc({ reason: reason ?? 'unknown' })
+    else failedAttempts.inc()
+    if (attempt > 1 && (!final || attempted)) retries.inc()
   }
   const onLease = ({ from }: GatewayEventMap['lease'][0]) => void (from && takeovers.inc())
   const onForward = ({ ok }: GatewayEventMap['forward'][0]) => forwarded.inc({ result: ok ? 'answered' : 'failed' })

@@ -98,6 +98,45 @@ metrics('counts webhook deliveries, failed attempts, retries and dead letters, a
   })
 })
 
+// The first attempt fails at once; the retry is the final attempt: it answers 410, or 500 only after the event's maximum age.
+for (const [reason, retry] of [
+  ['gone', async () => ({ status: 410 })],
+  ['max-age', () => new Promise<{ status: number }>(done => setTimeout(() => done({ status: 500 }), 1_200))],
+] as const) {
+  metrics(`an event dead-lettered by its retry (${reason}) is one dead letter, and that retry counts`, async () => {
+    let attempts = 0
+    const sender: WebhookSender = { send: async () => (++attempts === 1 ? { status: 500 } : retry()) }
+    await withGateway({ metrics: true, webhooks: sender, webhookRetryMs: [20], webhookMaxAgeMs: 1_000 }, async t => {
+      const { authkey } = await t.register()
+      await t.linkedDevice(authkey, 'loja', DEVICE_PHONE, { webhook: HOOK })
+      await t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'oi' })
+      await waitFor(async () => (await t.gateway.webhooks.deadLetters()).length === 1, 5000, 'the dead letter')
+      assert.equal([attempts, (await t.gateway.webhooks.deadLetters())[0].attempts], [2, 2])
+      const after = await scrape(t.url)
+      assert.is(after.value('zapgate_webhook_dead_letters_total', { reason }), 1)
+      assert.is(after.value('zapgate_webhook_dead_letters_total'), 1)
+      assert.is(after.value('zapgate_webhook_failed_attempts_total'), 1)
+      assert.is(after.value('zapgate_webhook_retries_total'), 1)
+      assert.is(after.value('zapgate_webhook_outbox_pending'), 0)
+    })
+  })
+}
+
+metrics('an event that ages out between attempts is one dead letter; its retries count once each', async () => {
+  let attempts = 0
+  const sender: WebhookSender = { send: async () => (attempts++, { status: 500 }) }
+  await withGateway({ metrics: true, webhooks: sender, webhookRetryMs: [20], webhookMaxAgeMs: 300 }, async t => {
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', DEVICE_PHONE, { webhook: HOOK })
+    await t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'oi' })
+    await waitFor(async () => (await t.gateway.webhooks.deadLetters()).length === 1, 5000, 'the dead letter')
+    assert.is((await t.gateway.webhooks.deadLetters())[0].attempts, attempts)
+    const after = await scrape(t.url)
+    assert.is(after.value('zapgate_webhook_dead_letters_total', { reason: 'max-age' }), 1)
+    assert.is(after.value('zapgate_webhook_retries_total') + 1, attempts)
+  })
+})
+
 metrics('shows the scheduler backlog: pending scheduled messages, and those already due', async () => {
   await withGateway({ metrics: true }, async t => {
     const { authkey } = await t.register()

@@ -119,6 +119,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (ke
       ...defined({ status: details.lastStatus, error: details.lastError ?? reasonText[reason] }),
       final: true,
       reason,
+      attempted: details.attempted === true,
     })
     return undefined
   }
