@@ -8,9 +8,12 @@ const anyErrors: AnswerCode[] = [...beforeChoice, 'rate-limited', 'storage-unava
 /** The refusals of an operation worked on its device's holder (a `session` need): the holder away or changing, this instance full. */
 const heldErrors: AnswerCode[] = ['holder-unavailable', 'instance-full']
 
-/** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields (none on a refusal given before the body chose it). */
+/** The headers of a response whose answers carry `Retry-After` (the 429 and 503 that say to try again). */
+export const RETRY_AFTER = { 'Retry-After': { description: 'Seconds after which a retry may succeed.', schema: { type: 'integer', minimum: 1 } } }
+
+/** How `operation` answers `code`: its own wording where it has one, else the table's, with its extra fields (none on a refusal given before the body chose it) and Retry-After. */
 export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAnswer {
-  const { retryAfterSeconds: _, ...answer } = operation.answers?.[code] ?? errorAnswers[code]
+  const answer = operation.answers?.[code] ?? errorAnswers[code]
   return operation.errorExtra && !beforeChoice.includes(code) ? { ...answer, extra: { ...answer.extra, ...operation.errorExtra } } : answer
 }
 
@@ -136,6 +139,7 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
       description: '',
       content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorAnswer' }, examples: {} } },
     })
+    if (answer.retryAfterSeconds !== undefined) Object.assign(response, { headers: RETRY_AFTER }) // render.ts sets it
     const examples = response.content['application/json'].examples
     examples[exampleName(answer, examples)] = {
       summary: `${answer.message} (${[...operations].join(', ')})`,

@@ -7,15 +7,14 @@ import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import type { WebhookAdmin } from '../domain/webhooks/outbox.ts'
 import { startMetrics, type GatewayMetrics, type MetricsDeps } from '../metrics.ts'
-import type { Logger } from '../logger.ts'
 import type { Storage } from '../ports/storage.ts'
 import type { Transport } from '../ports/transport.ts'
-import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Instances } from '../domain/instances.ts'
 import type { PathEntry } from '../operations/operation.ts'
 import { structSchema } from '../schema/struct-schema.ts'
-import { openApiDocument } from './openapi.ts'
+import { openApiDocument, RETRY_AFTER } from './openapi.ts'
 import { docsPage } from './docs-page.ts'
+import { pageState } from './share-page.ts'
 import { mountPrefix } from './render.ts'
 
 /** The service routes beside the API, after defaults (the options and their defaults: src/options.ts). */
@@ -25,13 +24,11 @@ export interface ServiceSettings {
   healthTimeoutMs: number
 }
 
-/** What the service routes read. */
+/** What the service routes read (the metrics' deps among them: logger, leases). */
 interface ServiceRouteDeps extends MetricsDeps {
   storage: Storage
   transport: Transport
-  logger: Logger
   instances: Instances
-  leases: DeviceLeases
   baseUrl?: string
   /** The gateway's first middleware (observed, counted by the drain), before each route. */
   front: Middleware
@@ -121,25 +118,25 @@ function healthRoute(router: Router, { storage, transport, logger, instances, le
   }
 }
 
+/** A GET route's 503: the drain's, or one of the store or (media, in a cluster) of the instance holding the device. */
+const UNAVAILABLE = 'Shutting down, the store unavailable, or (a media link, cluster mode) the instance holding its device unreachable.'
+
 /** A device id no device has: reading its status exercises the transport without touching a session. */
 const PROBE_DEVICE = '__zapgate_health_probe__'
 
-/** The OpenAPI path items of the routes beside the operation table: QR share page, health, metrics, docs. */
+/** The OpenAPI path items of the routes beside the operation table: QR share page, media links, health, metrics, docs. */
 function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
   const token = { name: 'token', in: 'path', required: true, schema: { type: 'string' }, description: 'The token of a `link` answered by operations 3 and 4.' }
   const body = (type: string, schema: unknown) => (description: string) => ({ description, content: { [type]: { schema } } })
   const [html, text] = [body('text/html', { type: 'string' }), body('text/plain', { type: 'string' })]
   const error = { $ref: '#/components/schemas/ErrorAnswer' }
   const refused = body('application/json', error)
+  const retry = (response: object) => ({ ...response, headers: RETRY_AFTER }) // as drain.ts and render.ts answer a 503
   const revoked = 'Unknown, expired (`shareLinkTtlMs`) or revoked (`GerenciarLinks: excluir`) link, or one whose device was logged out since it connected.'
   const health = body('application/json', structSchema(healthAnswer))
-  const state = body('application/json', {
-    type: 'object',
-    required: ['conectado', 'qrcode'],
-    properties: { conectado: { type: 'boolean' }, qrcode: { type: ['string', 'null'] } },
-  })
+  const state = body('application/json', structSchema(pageState))
   const get = (operationId: string, summary: string, responses: Record<string, unknown>, parameters?: unknown[]) => ({
-    get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses: { 503: refused('Shutting down.'), ...responses } },
+    get: { operationId, tags: ['service'], summary, ...(parameters ? { parameters } : {}), responses: { 503: retry(refused(UNAVAILABLE)), ...responses } },
   })
   return {
     '/qr/{token}': get(
@@ -154,9 +151,18 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
       { 200: state('Connected since the link was made, or the current QR as a PNG data URI.'), 404: refused(revoked) },
       [token],
     ),
+    '/media/{token}': get(
+      'getMedia',
+      'Received media too large for its webhook event: the `url` of its message (HTTP codes whatever `httpStatus` says)',
+      {
+        200: body('*/*', { type: 'string', format: 'binary' })('The bytes, typed as the sender said; an attachment unless image, audio, video, PDF or text.'),
+        404: refused('Unknown or expired (7 days) link, or a message the device no longer has.'),
+      },
+      [{ ...token, description: 'The token of the link (signed by the gateway).' }],
+    ),
     '/health': get('getHealth', 'Whether the store and the messaging transport answer', {
       200: health('Both answer.'),
-      503: body('application/json', { anyOf: [structSchema(healthAnswer), error] })('A check failed; `{status, message}` while the gateway shuts down.'),
+      503: retry(body('application/json', { anyOf: [structSchema(healthAnswer), error] })('A check failed; `{status, message}` while shutting down.')),
     }),
     ...(metrics ? { '/metrics': get('getMetrics', 'Prometheus metrics (text exposition format)', { 200: text('Every zapgate_* metric.') }) } : {}),
     '/openapi.json': get('getOpenApi', 'This document', {

@@ -2,6 +2,7 @@ import type Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import QRCode from 'qrcode'
 import { randomBytes } from 'node:crypto'
+import { boolean, nullable, object, string, type Infer } from 'superstruct'
 import type { Device, Devices } from '../domain/devices.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
@@ -33,15 +34,12 @@ export function sharePageRoutes(router: Router, services: SharePageDeps, boundar
   })
 }
 
-/** What the page shows, only what linking needs (never the phone number: whoever holds the link may not own the account): connected, or the current QR as a data URI. */
-interface PageState {
-  conectado: boolean
-  qrcode: string | null
-}
+/** What the page shows (its `/state` body), only what linking needs (never the phone number: whoever holds the link may not own the account): connected, or the current QR as a data URI. */
+export const pageState = object({ conectado: boolean(), qrcode: nullable(string()) })
 
 // --- Internal helpers ---
 
-async function liveState({ device, spent }: { device: Device; spent: boolean }, { leases, devices, links }: SharePageDeps): Promise<PageState> {
+async function liveState({ device, spent }: { device: Device; spent: boolean }, { leases, devices, links }: SharePageDeps): Promise<Infer<typeof pageState>> {
   // The session lives on the instance holding the device: any other one shows what it stored. A linked device nobody holds is opened here with its credentials, never linked anew.
   const here = leases.holds(device.id) || ((await leases.holder(device.id)) === undefined && (await leases[device.linked ? 'open' : 'acquire'](device.id)))
   // A link whose device has connected since it was made is spent: it says so and never shows a QR again.
@@ -76,7 +74,7 @@ async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | o
 /** What a link that shows nothing (any longer) says. */
 const GONE = 'Link inválido, expirado ou excluído.'
 
-function page(name: string, state: PageState, nonce: string): string {
+function page(name: string, state: Infer<typeof pageState>, nonce: string): string {
   const initial = JSON.stringify(state).replace(/</g, '\\u003c')
   return `<!doctype html>
 <html lang="pt-BR">

@@ -28,19 +28,26 @@ export async function requestMatcher(document: Record<string, unknown>): Promise
   return (path, body) => (branches.get(path) ?? []).filter(branch => branch.check(body)).map(branch => branch.name)
 }
 
-/** Where an answer breaks the OpenAPI document (empty: it fits): its status has no response on that path and method, or its body does not fit that response's schema (or it has a body where none is documented). */
-export type AnswerCheck = (path: string, status: number, body: unknown, method?: 'post' | 'get') => string[]
+/** Where an answer breaks the OpenAPI document (empty: it fits): its status has no response on that path and method, or its body does not fit that response's schema (or it has a body where none is documented), or (given its `headers`) it carries a `Retry-After` the response does not list. */
+export type AnswerCheck = (path: string, status: number, body: unknown, method?: 'post' | 'get', headers?: Headers) => string[]
 
 /** Build an AnswerCheck over a document's responses (`POST` unless told), with Ajv (draft 2020-12) as requestMatcher does. */
 export async function answerChecker(document: Record<string, unknown>): Promise<AnswerCheck> {
   const resolved = (await dereference(structuredClone(document) as never)) as unknown as {
-    paths: Record<string, Record<string, { responses: Record<string, { content?: { 'application/json'?: { schema: Record<string, unknown> } } }> }>>
+    paths: Record<
+      string,
+      Record<
+        string,
+        { responses: Record<string, { headers?: Record<string, unknown>; content?: { 'application/json'?: { schema: Record<string, unknown> } } }> }
+      >
+    >
   }
   const ajv = new Ajv2020({ strict: false, validateFormats: false, allErrors: false })
   const compiled = new Map<string, ReturnType<typeof ajv.compile>>()
-  return (path, status, body, method = 'post') => {
+  return (path, status, body, method = 'post', headers) => {
     const response = resolved.paths[path]?.[method]?.responses[String(status)]
     if (!response) return [`${method} ${path}: no ${status} response documented`]
+    if (headers?.has('retry-after') && !response.headers?.['Retry-After']) return [`${method} ${path} ${status}: Retry-After not documented`]
     const schema = response.content?.['application/json']?.schema
     if (!schema) return body === undefined ? [] : [`${method} ${path} ${status}: ${JSON.stringify(body)} where no JSON body is documented`]
     const key = `${method} ${path} ${status}`

@@ -25,7 +25,8 @@ test('past the per-account request limit (on by default), every path that takes 
     for (const { path } of operationTable.filter(entry => entry.path !== '/api/auth')) {
       const answer = await t.post(path, { authkey, appkey: 'loja', message: 'loja', checkDispositivo: 'true', to: '5511988880002' })
       assert.equal(answer.body, { status: 429, message: 'Muitas requisições. Tente novamente mais tarde.' }, path)
-      failures.push(...fits(path, answer.status, answer.body))
+      assert.match(answer.headers.get('retry-after') ?? '', /^[1-9]\d*$/, path)
+      failures.push(...fits(path, answer.status, answer.body, 'post', answer.headers))
     }
     assert.equal(failures, [])
   } finally {
@@ -113,7 +114,7 @@ test("the network's 404 for a recipient it does not know is a documented answer 
   }
 })
 
-test("the service routes' refusals fit the document: an unknown share link's state (404), /health while the gateway shuts down (503)", async () => {
+test("the service routes' refusals fit the document: an unknown share link's state and media link (404), /health while the gateway shuts down (503)", async () => {
   const t = await startGateway()
   const socket = await openSocket(t.url)
   try {
@@ -121,6 +122,9 @@ test("the service routes' refusals fit the document: an unknown share link's sta
     const revoked = await request(`${t.url}/qr/unknown-token/state`)
     assert.equal([revoked.status, revoked.body], [404, { status: 404, message: 'Link inválido, expirado ou excluído.' }])
     const failures = fits('/qr/{token}/state', revoked.status, revoked.body, 'get')
+    const media = await request(`${t.url}/media/unknown-token`)
+    assert.equal([media.status, media.body], [404, { status: 404, message: 'Mídia não encontrada ou link expirado.' }])
+    failures.push(...fits('/media/{token}', media.status, media.body, 'get'))
     await exchange(socket, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n') // a kept-alive connection
     await t.gateway.close()
     const draining = await exchange(socket, 'GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n')
@@ -166,7 +170,7 @@ test('a refusal given before the body chooses an operation (an unreadable body) 
   }
 })
 
-test('while the gateway shuts down, every path and GET route answers a documented 503 (the operations of each path list it)', async () => {
+test('while the gateway shuts down, every path and GET route answers a documented 503 with its documented Retry-After (the operations of each path list it)', async () => {
   const t = await startGateway({ metrics: true })
   try {
     const document = (await request(`${t.url}/openapi.json`)).body
@@ -175,15 +179,15 @@ test('while the gateway shuts down, every path and GET route answers a documente
     const failures: string[] = []
     for (const entry of operationTable) {
       const answer = await t.post(entry.path, { authkey: 'k', appkey: 'loja', to: '5511988880002', message: 'oi' })
-      assert.is(answer.status, 503, entry.path)
-      failures.push(...fits(entry.path, answer.status, answer.body))
+      assert.equal([answer.status, answer.headers.get('retry-after')], [503, '5'], entry.path)
+      failures.push(...fits(entry.path, answer.status, answer.body, 'post', answer.headers))
       failures.push(...undocumentedFor(document, entry, answer))
     }
     for (const [path, item] of Object.entries(document.paths as Record<string, { get?: unknown }>)) {
       if (!item.get) continue
       const answer = await request(t.url + path.replace('{token}', 'a-token'))
-      assert.is(answer.status, 503, path)
-      failures.push(...fits(path, answer.status, answer.body, 'get'))
+      assert.equal([answer.status, answer.headers.get('retry-after')], [503, '5'], path)
+      failures.push(...fits(path, answer.status, answer.body, 'get', answer.headers))
     }
     assert.equal(failures, [])
   } finally {
@@ -207,6 +211,7 @@ test("a send scheduled past the account's schedule quota is refused with a 429 i
     assert.is((await t.post('/api/create-message', send)).status, 200)
     const answer = await t.post('/api/create-message', send)
     assert.equal([answer.status, answer.headers.get('retry-after')], [429, '60'])
+    assert.equal((await answerChecker(document))('/api/create-message', answer.status, answer.body, 'post', answer.headers), [])
     assert.match(answer.body.message, /^Limite da conta atingido\./)
     const examples = Object.values(document.paths['/api/create-message'].post.responses['429'].content['application/json'].examples) as {
       summary: string

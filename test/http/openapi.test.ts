@@ -62,9 +62,33 @@ docs('has every path of the table, each operation as a oneOf branch with its fie
   }
 })
 
-docs('documents the service routes: share page, health and the docs themselves', ({ document }) => {
-  for (const path of ['/qr/{token}', '/qr/{token}/state', '/health', '/openapi.json', '/docs']) assert.ok(document.paths[path]?.get, path)
+docs('documents the service routes: share page, media links, health and the docs themselves', ({ document }) => {
+  for (const path of ['/qr/{token}', '/qr/{token}/state', '/media/{token}', '/health', '/openapi.json', '/docs']) assert.ok(document.paths[path]?.get, path)
+  const media = document.paths['/media/{token}'].get
+  assert.equal(
+    media.parameters.map((p: { name: string; in: string }) => [p.name, p.in]),
+    [['token', 'path']],
+  )
+  assert.equal(Object.keys(media.responses).sort(), ['200', '404', '503'])
+  assert.equal(media.responses['200'].content['*/*'].schema, { type: 'string', format: 'binary' })
+  for (const [path, item] of Object.entries(document.paths))
+    if (item.get) assert.ok(item.get.responses['503'].headers?.['Retry-After'], `${path} 503 Retry-After`)
   assert.is(document.paths['/metrics'], undefined, 'no /metrics while metrics are off')
+})
+
+docs('every answer that carries Retry-After (429 quota and rate limits, 503 shutting down, holder unavailable, instance full) documents it', ({ document }) => {
+  const retryAfter = (response: any) => response?.headers?.['Retry-After']
+  const codes = ['rate-limited', 'shutting-down', 'storage-unavailable'] as const
+  for (const entry of operationTable)
+    for (const operation of operationsOf(entry))
+      for (const code of [...operation.errors, ...codes, ...(operation.device?.session ? (['holder-unavailable', 'instance-full'] as const) : [])]) {
+        const { status, retryAfterSeconds } = operationAnswer(operation, code)
+        if (retryAfterSeconds !== undefined) assert.ok(retryAfter(document.paths[entry.path].post.responses[status]), `${operation.name} ${code}`)
+      }
+  const sends = document.paths['/api/create-message'].post.responses
+  assert.equal(retryAfter(sends['429']), { description: 'Seconds after which a retry may succeed.', schema: { type: 'integer', minimum: 1 } })
+  assert.ok(retryAfter(sends['503']), '503: shutting down, holder unavailable, instance full')
+  for (const status of ['200', '401', '404']) assert.is(retryAfter(sends[status]), undefined, status)
 })
 
 docs('the table and the exported operations list the same operations', () => {
