@@ -83,6 +83,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   })
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = flowConversations(storage, lock, resolved.agents.historyLimit)
+  devices.onRemove(device => flows.removeDevice(device.id))
   // Request counters: in the store when every instance reaches it (shared limits), else in this process.
   const rateLimits = new RateLimits(resolved.rateLimits, storage, childLogger(logger, { module: 'rate-limit' }))
   // The outbox subscribes to the feed first: events are stored before anything else sees them.

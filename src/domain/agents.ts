@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { AgentContact, AgentRequest, AgentResponder, AgentTurn } from '../ports/agents.ts'
 import type { Storage } from '../ports/storage.ts'
@@ -28,7 +29,9 @@ export function deviceAgents(storage: Storage, lock: KeyedLock, devices: Devices
     async create(account: Account, device: Device, name: string): Promise<Agent> {
       const agent: Agent = { id: randomUUID(), accountId: account.id, deviceId: device.id, name, createdAt: Date.now() }
       await records.put(agent.id, agent)
-      for (const id of await devices.keepLast(device.id, 'agentIds', MAX_AGENTS_PER_DEVICE, agent.id)) await records.remove(id)
+      const dropped = await devices.keepLast(device.id, 'agentIds', MAX_AGENTS_PER_DEVICE, agent.id)
+      for (const id of dropped) await records.remove(id)
+      if (dropped.includes(agent.id)) throw new GatewayError('device-not-found') // deleted meanwhile: its agent is not kept
       return agent
     },
     /** The agent that answers on a device, if any. */
@@ -121,6 +124,8 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       } else if (reply || full) logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
     } finally {
       await flows.append(device.id, contact, turns) // the contact's text too when the reply could not be sent
+      const stored = await services.devices.load(device.id) // deleted meanwhile (its removal may have listed the flows before these writes): removed here
+      if (!stored || stored.removing) await flows.removeDevice(device.id)
     }
   }
 
@@ -143,7 +148,6 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       })
     running.add(run)
   })
-  services.devices.onRemove(device => flows.removeAll(device.id).then(() => undefined))
   return {
     /** Stop taking texts, abort the responders still thinking, wait for the rest. */
     async close(): Promise<void> {

@@ -35,6 +35,8 @@ export interface Device {
   /** Agents hosted by the device, oldest first; the last one answers. */
   agentIds: string[]
   createdAt: number
+  /** Set (by compare-and-set) when its deletion starts: from then on no agent or share link is added to it. */
+  removing?: true
 }
 
 /** What a device lookup field may match. */
@@ -126,8 +128,9 @@ export function createDevices(
   const remove = (device: Device, options: { deleteAppkey: boolean }): Promise<void> =>
     lock.run(linkLock(device), async () => {
       try {
+        const current = (await update(device.id, d => void (d.removing = true))) ?? device // the hooks see every agent and link added before
         await transport.logout(device.id)
-        for (const hook of removalHooks) await hook(device)
+        for (const hook of removalHooks) await hook(current)
         await records.remove(device.id)
         const mine = { deviceId: device.id }
         await byName.removeIfEqual(indexId(device.accountId, hashKey(device.name)), mine)
@@ -158,15 +161,18 @@ export function createDevices(
     get: (id: string): Promise<Device | undefined> => records.get(id),
     /** Change a device record under its lock; undefined when it no longer exists. */
     update,
-    /** Add `id` (when given) to the device's agents or share tokens and keep the last `max`: resolves the ids dropped (none when the device is gone). */
+    /** Add `id` (when given) to the device's agents or share tokens and keep the last `max`: resolves the ids dropped, `id` itself (never added) when the device is gone or being deleted. */
     async keepLast(deviceId: string, list: 'agentIds' | 'shareTokens', max: number, id?: string): Promise<string[]> {
       let dropped: string[] = []
-      await update(deviceId, d => {
+      const kept = await update(deviceId, d => {
+        if (d.removing) return
         d[list] = d[list].concat(id ?? [])
         dropped = d[list].splice(0, Math.max(0, d[list].length - max))
       })
-      return dropped
+      return kept && !kept.removing ? dropped : id === undefined ? [] : [id]
     },
+    /** A device by id as stored now (never from the cache): for a check after a write of its data. */
+    load: (id: string): Promise<Device | undefined> => records.load(id),
     /** The device named `name` in the account, created when absent (a random appkey unless given); `created` tells which. */
     async ensure(
       account: Account,

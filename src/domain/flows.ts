@@ -52,13 +52,12 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       const keep = (c?: FlowConversation) => [...(c?.turns ?? []), ...added].slice(-limit || Infinity)
       await flows.update(`${deviceId}:${contact}`, current => ({ deviceId, contact, turns: keep(current), updatedAt: Date.now() }), FLOW_TTL_MS)
     },
-    /** Delete the conversation with one contact (its reply window stays); true when there was one. */
-    remove: (deviceId: string, contact: string): Promise<boolean> => flows.remove(`${deviceId}:${contact}`),
-    /** Delete every conversation of a device (reply windows stay); resolves with how many there were. */
-    async removeAll(deviceId: string): Promise<number> {
-      let removed = 0 // removed as listed, as OTP codes are
-      for await (const [id] of flows.withPrefix(`${deviceId}:`)) removed += Number(await flows.remove(id))
-      return removed
+    /** Delete the conversation with one contact, or without `contact` every conversation of the device (reply windows stay); resolves how many there were. */
+    remove: (deviceId: string, contact?: string): Promise<number> =>
+      contact === undefined ? flows.removeWithPrefix(`${deviceId}:`) : flows.remove(`${deviceId}:${contact}`).then(Number),
+    /** Delete everything of a deleted device: conversations, reply windows, taken texts (each listed by the device's prefix: a scan of the store). */
+    async removeDevice(deviceId: string): Promise<void> {
+      for (const records of [flows, windows, taken] as Collection<unknown>[]) await records.removeWithPrefix(`${deviceId}:`)
     },
   }
 }

@@ -23,8 +23,7 @@ export const deleteFlowConversations = defineOperation({
   schema: type({ appkey: text(), authkey: text(256), to: flowTarget, message: falseFlag(), deleteConversaFluxo: trueFlag() }),
   device: deviceByAppkey(),
   async handle({ to }, { services: { flows }, device }) {
-    const everyone = to.trim().toLowerCase() === 'todos'
-    const removed = everyone ? await flows.removeAll(device.id) : Number(await flows.remove(device.id, contactKey(to)!))
+    const removed = await flows.remove(device.id, to.trim().toLowerCase() === 'todos' ? undefined : contactKey(to)!)
     return { message: 'Conversas excluídas com sucesso.', excluidas: removed }
   },
 })

@@ -110,6 +110,13 @@ export class Collection<T> {
     for await (const [key, value] of this.storage.list<T>(prefix + idPrefix)) yield [key.slice(prefix.length), value]
   }
 
+  /** Remove every record whose id starts with `idPrefix`, each as it is listed (a scan; the adapters' listings miss none removed meanwhile); resolves how many were removed. */
+  async removeWithPrefix(idPrefix: string): Promise<number> {
+    let removed = 0
+    for await (const [id] of this.withPrefix(idPrefix)) removed += Number(await this.remove(id))
+    return removed
+  }
+
   /** Run a write of record `id`, keeping the cache out of it: what was cached is dropped before and after. */
   private async written<R>(id: string, write: () => Promise<R>): Promise<R> {
     this.writes++

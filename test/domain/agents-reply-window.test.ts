@@ -30,7 +30,7 @@ function agentProcess(storage: Storage, sent: string[], respond = async ({ text 
       flows,
       messaging: { messenger: { perform: async (_device: Device, op: any) => void sent.push(op.message.text) } } as any,
       feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
-      devices: { onRemove: () => {} } as any,
+      devices: { onRemove: () => {}, load: async () => ({}) } as any,
       accounts: { get: async () => ({}), active: () => true } as any,
     },
     { responder: respond, timeoutMs: 5000, historyLimit: 20 },

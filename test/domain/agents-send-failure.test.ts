@@ -34,7 +34,7 @@ test("a reply whose send fails keeps the contact's text in the history the respo
         },
       } as any,
       feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
-      devices: { onRemove: () => {} } as any,
+      devices: { onRemove: () => {}, load: async () => ({}) } as any,
       accounts: { get: async () => ({}), active: () => true } as any,
     },
     { responder: ({ text, history }: AgentRequest) => (histories.push(history.map(turn => turn.text)), `re: ${text}`), timeoutMs: 5000, historyLimit: 20 },

@@ -39,7 +39,7 @@ const runner = startAgents(
     flows: watched,
     messaging: { messenger: { perform: async (_device: Device, op: any) => void sent.push(op.message.text) } } as any,
     feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
-    devices: { onRemove: () => {} } as any,
+    devices: { onRemove: () => {}, load: async () => ({}) } as any,
     accounts: { get: async () => ({}), active: () => true } as any,
   },
   { responder: async ({ text }) => (await new Promise(resolve => setTimeout(resolve, 50)), `re: ${text}`), timeoutMs: 5000, historyLimit: 20 },

@@ -62,8 +62,6 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
       }
     },
     /** Drop the codes of a deleted device. */
-    async removeDevice(device: Device): Promise<void> {
-      for await (const [id] of codes.withPrefix(`${device.id}:`)) await codes.remove(id)
-    },
+    removeDevice: (device: Device): Promise<number> => codes.removeWithPrefix(`${device.id}:`),
   }
 }

@@ -138,12 +138,8 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     discard: (id: string): Promise<boolean> => dead.remove(id),
     /** Delete everything of a device: its pending events and its dead letters. */
     async removeDevice(deviceId: string): Promise<void> {
-      const keys: string[] = []
-      for await (const [key] of records.withPrefix(`${deviceId}:`)) keys.push(key)
-      for (const key of keys) await records.remove(key)
-      const gone: string[] = []
-      for await (const [id, letter] of dead.all()) if (letter.deviceId === deviceId) gone.push(id)
-      for (const id of gone) await dead.remove(id)
+      await records.removeWithPrefix(`${deviceId}:`)
+      for await (const [id, letter] of dead.all()) if (letter.deviceId === deviceId) await dead.remove(id) // as listed, as removeWithPrefix does
     },
   }
 }
