@@ -34,7 +34,7 @@ import { clearStore } from './lib/stores.ts'
 
 const DEVICES = 12
 const CONNECTIONS = 12
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3)
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = 5
 const path = '/api/create-message'
 const cores = os.cpus().length

@@ -19,6 +19,7 @@
  * Plain JavaScript on the compiled package (`dist/`), run by `node` alone: what is measured is the
  * gateway as an app using the library runs it, without a TypeScript loader in the process.
  */
+import { writeFileSync } from 'node:fs'
 import Koa from 'koa'
 import bodyParser from 'koa-bodyparser'
 import Router from '@koa/router'
@@ -42,6 +43,10 @@ const gateway = await createGateway({
   ...(env.BENCH_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.BENCH_MIN_INTERVAL_MS) } : {}),
   ...(env.BENCH_SCHEDULE_POLL_MS ? { schedulePollMs: Number(env.BENCH_SCHEDULE_POLL_MS) } : {}),
 })
+
+// BENCH_ROUTES=<dir>: the requests answered by route, written to <dir>/routes-<pid>.json at the end (how many forwards went in batches).
+const routes = {}
+if (env.BENCH_ROUTES) gateway.events.on('request', ({ route }) => (routes[route] = (routes[route] ?? 0) + 1))
 
 const app = new Koa()
 // The gateway's routes first: the simulator's and the driver's routes are the harness, and a request
@@ -80,5 +85,6 @@ process.once('SIGTERM', async () => {
   server.closeAllConnections()
   await gateway.close()
   await storage.close?.()
+  if (env.BENCH_ROUTES) writeFileSync(`${env.BENCH_ROUTES}/routes-${process.pid}.json`, JSON.stringify(routes))
   process.exit(0)
 })

@@ -12,6 +12,8 @@ import { rateLimitRequests } from './rate-limit.ts'
 import { sharePageRoutes, type SharePageDeps } from './share-page.ts'
 import { mediaRoutes, type MediaRouteDeps } from './media-route.ts'
 import { routeToHolder, type ClusterRouting } from './forwarding/to-holder.ts'
+import { BATCH_PATH, coalescedForwards } from './forwarding/coalesce.ts'
+import { forwardedBatch, forwardedBody } from './forwarding/batch-receive.ts'
 import { readRequestBody } from './request-body.ts'
 import { operationSelector, selectOperation } from './select-operation.ts'
 import { authenticate } from './authenticate.ts'
@@ -47,14 +49,20 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
   const boundary = compose<Context>([deps.front, answerErrors('mirror', deps.logger)]) // GET routes (pages, media): HTTP codes whatever httpStatus says
   const shared: Middleware[] = [deps.front, answerErrors(deps.httpStatus, deps.logger), readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget })]
   const auth = authenticate(deps.services)
+  // Cluster mode: forwards to one holder coalesce (coalesce.ts); a batch of them runs each on its path's chain, its body already read.
+  const forward = coalescedForwards()
+  const batched = new Map<string, Middleware>()
+  const batchFront = [observeRequests(deps.events), answerErrors(deps.httpStatus, deps.logger), forwardedBody]
   for (const entry of table) {
     const baseUrlOf = (ctx: Context, state: RequestState) =>
       deps.baseUrl ?? state.forwardedFrom?.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, entry.path)}`
-    const { early, holder } = routeToHolder(entry, { ...deps, baseUrlOf })
+    const { early, holder } = routeToHolder(entry, { ...deps, baseUrlOf, forward })
     const limit = rateLimitRequests(deps.services.rateLimits, operationSelector(entry))
     const own = [...(limit ? [limit] : []), ...early, selectOperation(entry, deps.logger), auth, holder, runOperation({ ...deps, baseUrlOf })]
     router.post(entry.path, compose<Context>([...shared, ...own]))
+    if (deps.cluster) batched.set(entry.path, compose<Context>([...batchFront, ...own]))
   }
+  if (deps.cluster) router.post(BATCH_PATH, compose<Context>([...shared, forwardedBatch(batched)]))
   sharePageRoutes(router, deps, boundary)
   mediaRoutes(router, deps, boundary)
   return router

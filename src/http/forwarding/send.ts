@@ -8,7 +8,7 @@ import { cleanName } from '../../domain/messaging/media-loader.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 
 /** How long a forward may take by default: longer than a media download plus a send's own time-outs. */
-const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
+export const DEFAULT_FORWARD_TIMEOUT_MS = 120_000
 
 /** Marks a forwarded request's answer from an instance that does not hold the device (nothing ran): the forwarder asks the store again (to-holder.ts). */
 export const NOT_HOLDER_HEADER = 'x-zapgate-not-holder'
@@ -20,7 +20,7 @@ const RELAYED_HEADERS = ['retry-after', 'content-type', HOLDER_HEADER]
 const MAX_ANSWER_BYTES = 64 * 1024 * 1024
 
 /** What forwardOperation sends: to the holder (`baseUrl`, its advertised URL; `to`, its id) from this instance (`from`); `raw`, a plain JSON body's bytes, sent as they came unless there are uploads. */
-interface ForwardRequest {
+export interface ForwardRequest {
   baseUrl: string
   path: string
   fields: Record<string, unknown>
@@ -70,16 +70,20 @@ export async function forwardOperation(request: ForwardRequest): Promise<Forward
   const headers = signedHeaders(request.secret, { method: 'POST', path, timestamp: Date.now(), nonce, from, to, clientIp, baseUrl, body })
   headers['content-type'] = 'application/json'
   const answer = await postOnce(origin, path, headers, body, request.timeoutMs ?? DEFAULT_FORWARD_TIMEOUT_MS)
-  let parsed: unknown
+  return holderAnswer(answer.status, answer.headers, answer.text)
+}
+
+/** A holder's answer as relayed: its status, the headers relayed, its JSON body (parsed from `text` unless given; not an object: `bad-answer`) and that text. */
+export function holderAnswer(status: number, headers: Record<string, unknown>, text: string, body?: unknown): ForwardAnswer {
   try {
-    parsed = JSON.parse(answer.text)
+    body ??= JSON.parse(text)
   } catch (cause) {
     throw new ForwardFailedError('bad-answer', cause)
   }
-  if (parsed === null || typeof parsed !== 'object') throw new ForwardFailedError('bad-answer')
+  if (body === null || typeof body !== 'object') throw new ForwardFailedError('bad-answer')
   const relayed: Record<string, string> = {}
-  for (const name of RELAYED_HEADERS) if (typeof answer.headers[name] === 'string') relayed[name] = answer.headers[name]
-  return { status: answer.status, headers: relayed, body: parsed, text: answer.text, notHolder: answer.headers[NOT_HOLDER_HEADER] === '1' }
+  for (const name of RELAYED_HEADERS) if (typeof headers[name] === 'string') relayed[name] = headers[name]
+  return { status, headers: relayed, body, text, notHolder: headers[NOT_HOLDER_HEADER] === '1' }
 }
 
 /** The body fields as forwarded: each upload a base64 data URI in its field, `file`'s name in an empty `message` (as the holder would have). */
@@ -108,13 +112,13 @@ export function relayAnswer(ctx: Context, answer: ForwardAnswer): void {
 
 /** Kept-alive connections to the other instances through undici, about half the CPU of `http.request` a forward (bench/README.md); idle ones dropped after 4 s, before the holder's own keep-alive time-out, so a forward never meets a closing connection. Loaded at the first forward: undici is 5 MB of heap a standalone gateway never needs. */
 let dispatcher: Promise<Agent> | undefined
-const agent = () =>
+export const undiciAgent = () =>
   (dispatcher ??= import('undici').then(({ Agent }) => new Agent({ keepAliveTimeout: 4_000, keepAliveMaxTimeout: 4_000, maxResponseSize: MAX_ANSWER_BYTES })))
 
 /** The instances' base URLs as origin and path prefix (their mount point), parsed once each. */
 const targets = new Map<string, { origin: string; prefix: string }>()
 
-function targetOf(baseUrl: string) {
+export function targetOf(baseUrl: string) {
   let target = targets.get(baseUrl)
   if (target) return target
   const url = new URL(baseUrl)
@@ -128,7 +132,7 @@ function targetOf(baseUrl: string) {
 async function postOnce(origin: string, path: string, headers: Record<string, string>, body: Buffer, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs
   try {
-    const answer = await (await agent()).request({ origin, path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
+    const answer = await (await undiciAgent()).request({ origin, path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
     // Its body within what is left (bodyTimeout bounds a pause only); a timer, not an AbortSignal: a signal's listeners cost 13 µs a forward.
     const timer = setTimeout(() => answer.body.destroy(new ForwardFailedError('timeout')), Math.max(1, deadline - Date.now()))
     return { status: answer.statusCode, headers: answer.headers, text: await answer.body.text().finally(() => clearTimeout(timer)) }
@@ -138,7 +142,7 @@ async function postOnce(origin: string, path: string, headers: Record<string, st
 }
 
 /** Why a forward failed, from undici's error code: not reached at all (nothing was sent), no answer in time, an answer too large, or broken off. */
-function connectionFailure(cause: unknown): ForwardFailure {
+export function connectionFailure(cause: unknown): ForwardFailure {
   const code = (cause as { code?: string })?.code ?? ''
   if (['ECONNREFUSED', 'ENOTFOUND', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT'].includes(code)) return 'unreachable'
   if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout'

@@ -10,7 +10,7 @@ import { operationSelector } from '../select-operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
 import { HOLDER_HEADER } from '../../client-api.ts'
 import { putBounded } from '../../store/bounded-map.ts'
-import { ForwardFailedError, NOT_HOLDER_HEADER, forwardOperation, relayAnswer, type ForwardAnswer } from './send.ts'
+import { ForwardFailedError, NOT_HOLDER_HEADER, relayAnswer, type ForwardAnswer, type ForwardRequest } from './send.ts'
 
 /** What an instance of a cluster needs to hand a request to another one (its advertised URL is the holder hint of its devices). */
 export interface ClusterRouting {
@@ -34,6 +34,8 @@ interface HolderRoutingDeps {
   routing: SessionRouting
   cluster?: ClusterRouting
   baseUrlOf(ctx: Context, state: RequestState): string
+  /** Send a forward (coalesce.ts: one per request, or with others to the same holder). */
+  forward(request: ForwardRequest): Promise<ForwardAnswer>
 }
 
 /**
@@ -59,7 +61,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     let ok = false
     try {
       const signed = { secret, from: instances.id, to: to.id, clientIp: ctx.ip, clientBaseUrl: deps.baseUrlOf(ctx, state) }
-      const answer = await forwardOperation({ baseUrl: to.url, path: entry.path, ...state.body!, ...signed })
+      const answer = await deps.forward({ baseUrl: to.url, path: entry.path, ...state.body!, ...signed })
       ok = true
       return answer
     } finally {
