@@ -9,7 +9,7 @@ export const BATCH_PATH = '/_zapgate/forwards'
 /** At most this many forwards travel in one batch. */
 const MAX_BATCH = 32
 
-/** A forward with a larger body (or with uploads) travels on its own. */
+/** A forward with a larger body (or with uploads) travels on its own; a batch carries at most this many bytes of bodies. */
 const MAX_BATCHED_BYTES = 64 * 1024
 
 /** One line of a batch's answer (NDJSON, a line per forward as each is done): the forward's index in the batch, and the holder's answer (the forwarder relays the headers a plain forward's would be). */
@@ -66,7 +66,10 @@ class Lane {
 
   private readonly flush = () => {
     this.scheduled = false
-    const batch = this.waiting.splice(0, MAX_BATCH)
+    let [count, bytes] = [0, 0] // at most MAX_BATCH forwards of MAX_BATCHED_BYTES in all (within the holder's forwarded body limit whatever its body limit), at least one
+    while (count < Math.min(MAX_BATCH, this.waiting.length) && (count === 0 || bytes + this.waiting[count]!.request.raw!.length <= MAX_BATCHED_BYTES))
+      bytes += this.waiting[count++]!.request.raw!.length
+    const batch = this.waiting.splice(0, count)
     if (batch.length === 0) return this.idle()
     const send = (this.onItsWay = ++this.sends)
     const arrived = () => this.release(send)

@@ -220,6 +220,26 @@ test('a lone forward goes at once as a plain forward; those after it, while it i
   }
 })
 
+test('a batch carries at most 64 KiB of bodies: the forwards past it go in the next send', async () => {
+  const fake = await startFakeHolder('never-answer')
+  try {
+    const forward = coalescedForwards()
+    const raw = Buffer.from(JSON.stringify({ message: 'x'.repeat(30 * 1024) }))
+    const request = { baseUrl: fake.url, path: '/api/create-message', fields: {}, uploads: new Map(), raw, secret: 's', from: 'a', to: 'b' }
+    const sent = [forward(request), forward(request), forward(request)]
+    await waitFor(async () => fake.requests.length === 2)
+    assert.equal(
+      fake.requests.map(request => request.url),
+      [BATCH_PATH, '/api/create-message'],
+      'two bodies of 30 KiB together, the third alone',
+    )
+    await fake.stop()
+    for (const outcome of await Promise.allSettled(sent)) assert.is(outcome.status, 'rejected')
+  } finally {
+    await fake.stop()
+  }
+})
+
 test('a batch broken off fails each forward not yet answered as broken (never retried), and an answer that is no JSON as bad-answer', async () => {
   for (const [behaviour, reason] of [
     ['destroy-mid-body', 'broken'],
