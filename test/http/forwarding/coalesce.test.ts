@@ -189,20 +189,25 @@ test('a forward of a batch under way when its holder shuts down is answered, not
   }
 })
 
+/** A forward of a text to the holder at `url`, as to-holder.ts makes it. */
+function forwardTo(url: string, message: string) {
+  return {
+    baseUrl: url,
+    path: '/api/create-message',
+    fields: { message },
+    uploads: new Map(),
+    raw: Buffer.from(JSON.stringify({ message })),
+    secret: 's',
+    from: 'a',
+    to: 'b',
+  }
+}
+
 test('a lone forward goes at once as a plain forward; those after it, while it is on its way, go together in one batch', async () => {
   const fake = await startFakeHolder('never-answer')
   try {
     const forward = coalescedForwards()
-    const request = (message: string) => ({
-      baseUrl: fake.url,
-      path: '/api/create-message',
-      fields: { message },
-      uploads: new Map(),
-      raw: Buffer.from(JSON.stringify({ message })),
-      secret: 's',
-      from: 'a',
-      to: 'b',
-    })
+    const request = (message: string) => forwardTo(fake.url, message)
     const first = forward(request('um'))
     await waitFor(async () => fake.requests.length === 1)
     const later = [forward(request('dois')), forward(request('três'))]
@@ -224,8 +229,7 @@ test('a batch carries at most 64 KiB of bodies: the forwards past it go in the n
   const fake = await startFakeHolder('never-answer')
   try {
     const forward = coalescedForwards()
-    const raw = Buffer.from(JSON.stringify({ message: 'x'.repeat(30 * 1024) }))
-    const request = { baseUrl: fake.url, path: '/api/create-message', fields: {}, uploads: new Map(), raw, secret: 's', from: 'a', to: 'b' }
+    const request = forwardTo(fake.url, 'x'.repeat(30 * 1024))
     const sent = [forward(request), forward(request), forward(request)]
     await waitFor(async () => fake.requests.length === 2)
     assert.equal(
@@ -248,16 +252,7 @@ test('a batch broken off fails each forward not yet answered as broken (never re
     const fake = await startFakeHolder(behaviour)
     try {
       const forward = coalescedForwards()
-      const request = (message: string) => ({
-        baseUrl: fake.url,
-        path: '/api/create-message',
-        fields: { message },
-        uploads: new Map(),
-        raw: Buffer.from(JSON.stringify({ message })),
-        secret: 's',
-        from: 'a',
-        to: 'b',
-      })
+      const request = (message: string) => forwardTo(fake.url, message)
       const outcomes = await Promise.allSettled([forward(request('um')), forward(request('dois'))])
       for (const outcome of outcomes) {
         assert.is(outcome.status, 'rejected')
