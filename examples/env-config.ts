@@ -15,11 +15,30 @@ export function parseRetrySchedule(text: string): number[] {
   return parts.map(Number)
 }
 
-/** Read a whole number of milliseconds >= 0 (> 0 when `positive`) from the variable `name`; throws a clear Error on bad input. */
-export function parseMs(text: string, name: string, { positive = false } = {}): number {
-  if (!/^\s*\d+\s*$/.test(text) || (positive && Number(text) === 0))
-    throw new Error(`${name} must be a whole number of milliseconds${positive ? ' > 0' : ''} (got ${JSON.stringify(text)})`)
-  return Number(text)
+/** The longest time a Node timer waits for, 2^31 - 1 ms (24.8 days): setTimeout fires at once past it. */
+export const TIMER_MAX_MS = 2 ** 31 - 1
+
+/** Read a whole number of milliseconds from `min` to `max` (default 0 to TIMER_MAX_MS) from the variable `name`; throws a clear Error naming it on bad input. */
+export function parseMs(text: string, name: string, { min = 0, max = TIMER_MAX_MS } = {}): number {
+  return wholeNumber(text, name, 'milliseconds', min, max)
+}
+
+/** Read a whole count from `min` to `max` (default 1 to Number.MAX_SAFE_INTEGER) from the variable `name`; throws a clear Error naming it on bad input. */
+export function parseCount(text: string, name: string, { min = 1, max = Number.MAX_SAFE_INTEGER } = {}): number {
+  return wholeNumber(text, name, '', min, max)
+}
+
+/** `GATEWAY_SIM_LOG_LIMIT` (`npm start` on the memory transport, `npm run sim`): unset or empty is the network's default; at most 10 million, the log living in the process's memory (that is already gigabytes). */
+export function simLogLimit(text: string | undefined): { logLimit?: number } {
+  return text ? { logLimit: parseCount(text, 'GATEWAY_SIM_LOG_LIMIT', { max: 10_000_000 }) } : {}
+}
+
+/** `text` as a whole number from `min` to `max`: digits only (no sign, fraction or exponent), else an Error naming the variable and the range. */
+function wholeNumber(text: string, name: string, unit: string, min: number, max: number): number {
+  const value = /^\s*\d+\s*$/.test(text) ? Number(text) : NaN
+  if (!(value >= min && value <= max))
+    throw new Error(`${name} must be a whole number${unit ? ` of ${unit}` : ''} from ${min} to ${max} (got ${JSON.stringify(text)})`)
+  return value
 }
 
 /** Read a TCP port (0 to 65535) from the variable `name`; unset or empty is `fallback` (as for the other variables). Throws a clear Error on anything else. */

@@ -10,13 +10,13 @@
  * speak (docs/simulator.md). Environment:
  *
  *   PORT                    HTTP port (default 4000)
- *   GATEWAY_SIM_LOG_LIMIT   messages the network remembers (default 100000)
+ *   GATEWAY_SIM_LOG_LIMIT   messages the network remembers (default 100000; at most 10000000)
  *   LOG_LEVEL               pino level (default info)
  */
 import pino from 'pino'
 import { simulatorServer } from 'zapgate/adapters/transport-memory'
 import { handleShutdownSignals } from './shutdown-signals.ts'
-import { logLevel, parsePort } from './env-config.ts'
+import { logLevel, parsePort, simLogLimit } from './env-config.ts'
 
 const env = process.env
 const logger = pino({ level: logLevel(env.LOG_LEVEL) })
@@ -25,8 +25,7 @@ const signals = handleShutdownSignals(logger)
 
 async function main(): Promise<void> {
   const port = parsePort(env.PORT, 4000)
-  const networkOptions = env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {}
-  const sim = await simulatorServer({ port, networkOptions, logger })
+  const sim = await simulatorServer({ port, networkOptions: simLogLimit(env.GATEWAY_SIM_LOG_LIMIT), logger })
   logger.info({ port: sim.port }, `simulator listening on http://localhost:${sim.port}`)
 
   signals.ready(async signal => {

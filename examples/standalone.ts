@@ -18,7 +18,7 @@
  *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
  *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
  *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
- *   GATEWAY_LEASE_TTL_MS         cluster mode: an instance silent this long is gone, its devices and work pass to the others (default 15000)
+ *   GATEWAY_LEASE_TTL_MS         cluster mode: an instance silent this long is gone, its devices and work pass to the others (default 15000; 400 to 3600000)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
@@ -29,23 +29,23 @@
  *                                5000,300000,1800000,7200000,18000000,36000000,50400000,72000000,86400000)
  *   GATEWAY_TIME_ZONE            IANA zone for agendamento and expiracao (default UTC)
  *   GATEWAY_OTP_SECRET           key of stored OTP hashes (default: random per process)
- *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000)
- *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000)
+ *   GATEWAY_MIN_INTERVAL_MS      pause between two sends of one device (default 0; e.g. 1000; at most 3600000)
+ *   GATEWAY_INTERVAL_JITTER_MS   random extra pause up to this many ms (default 0; e.g. 1000; at most 3600000)
  *   GATEWAY_METRICS              1: serve Prometheus metrics at /metrics
  *   GATEWAY_DOCS                 0: serve neither /openapi.json nor the /docs page
- *   GATEWAY_SIM_LOG_LIMIT        memory transport: messages the simulated network remembers (default 100000)
+ *   GATEWAY_SIM_LOG_LIMIT        memory transport: messages the simulated network remembers (default 100000; at most 10000000)
  *   GATEWAY_RATE_LIMIT           off | <points>/<seconds> per account key (default 3000/60; the other
  *                                limits keep their defaults). With a redis:// or postgres:// store the
  *                                counters live in that store, shared by every process on it.
  *   GATEWAY_TRUST_PROXY          <n>: the server is behind n proxies (1: one load balancer); the client's IP,
  *                                for the per-IP limits, is the n-th address from the right of
  *                                X-Forwarded-For (default 0: the connection's address, the header ignored)
- *   GATEWAY_BODY_TIMEOUT_MS      a request body not received whole within this time is answered 408 (default 30000)
+ *   GATEWAY_BODY_TIMEOUT_MS      a request body not received whole within this time is answered 408 (default 30000; at most 2147483647, a Node timer's limit)
  *   GATEWAY_MEDIA_BUDGET_MB      most MB of media in flight in the process; a send past it is answered 429 (default 200)
- *   GATEWAY_SHARE_LINK_TTL_MS    how long a QR share link works (default 86400000, 24 h)
+ *   GATEWAY_SHARE_LINK_TTL_MS    how long a QR share link works (default 86400000, 24 h; at most 365 days)
  *   GATEWAY_SHUTDOWN_GRACE_MS    on SIGTERM/SIGINT, how long requests in flight have to be answered before
- *                                the sessions close (default 10000). Later signals are ignored (npm and a
- *                                group stop send two); a second Ctrl-C in a terminal ends it at once
+ *                                the sessions close (default 10000; at most 2147483647). Later signals are
+ *                                ignored (npm and a group stop send two); a second Ctrl-C in a terminal ends it at once
  *   LOG_LEVEL                    pino level (default info)
  */
 import Koa, { type Middleware } from 'koa'
@@ -59,7 +59,19 @@ import { createGateway, type Gateway, type GatewayOptions, type Transport } from
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
 import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
-import { defaultStore, logLevel, parseMegabytes, parseMs, parsePort, parseRateLimit, parseRetrySchedule, redactPaths, trustProxy } from './env-config.ts'
+import {
+  defaultStore,
+  logLevel,
+  parseCount,
+  parseMegabytes,
+  parseMs,
+  parsePort,
+  parseRateLimit,
+  parseRetrySchedule,
+  redactPaths,
+  simLogLimit,
+  trustProxy,
+} from './env-config.ts'
 import { handleShutdownSignals } from './shutdown-signals.ts'
 
 const env = process.env
@@ -85,7 +97,11 @@ async function main(): Promise<void> {
   const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
 
-  // Every value is read (a bad one refused) before anything is bound or opened.
+  // Every value is read (a bad one refused, naming its variable) before anything is bound or opened.
+  // A device's pause: at most an hour each (a send queued behind a longer one only waits for its time-out, and a shutdown for the pause).
+  const pacing = { max: 3_600_000 }
+  const networkOptions = simLogLimit(env.GATEWAY_SIM_LOG_LIMIT)
+  const cluster = clusterSettings()
   const settings: GatewayOptions = {
     allowPrivateUrls,
     httpStatus,
@@ -94,15 +110,18 @@ async function main(): Promise<void> {
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
     ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
-    ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: Number(env.GATEWAY_MIN_INTERVAL_MS) } : {}),
-    ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: Number(env.GATEWAY_INTERVAL_JITTER_MS) } : {}),
+    ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: parseMs(env.GATEWAY_MIN_INTERVAL_MS, 'GATEWAY_MIN_INTERVAL_MS', pacing) } : {}),
+    ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: parseMs(env.GATEWAY_INTERVAL_JITTER_MS, 'GATEWAY_INTERVAL_JITTER_MS', pacing) } : {}),
     ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
     ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
-    ...(env.GATEWAY_BODY_TIMEOUT_MS ? { bodyTimeoutMs: parseMs(env.GATEWAY_BODY_TIMEOUT_MS, 'GATEWAY_BODY_TIMEOUT_MS') } : {}),
+    ...(env.GATEWAY_BODY_TIMEOUT_MS ? { bodyTimeoutMs: parseMs(env.GATEWAY_BODY_TIMEOUT_MS, 'GATEWAY_BODY_TIMEOUT_MS', { min: 1 }) } : {}),
     ...(env.GATEWAY_MEDIA_BUDGET_MB ? { mediaBytesInFlight: parseMegabytes(env.GATEWAY_MEDIA_BUDGET_MB, 'GATEWAY_MEDIA_BUDGET_MB') } : {}),
     ...(env.GATEWAY_SHUTDOWN_GRACE_MS ? { shutdownGraceMs: parseMs(env.GATEWAY_SHUTDOWN_GRACE_MS, 'GATEWAY_SHUTDOWN_GRACE_MS') } : {}),
-    ...(env.GATEWAY_SHARE_LINK_TTL_MS ? { shareLinkTtlMs: parseMs(env.GATEWAY_SHARE_LINK_TTL_MS, 'GATEWAY_SHARE_LINK_TTL_MS', { positive: true }) } : {}),
+    // A store's time-to-live, not a timer: up to a year.
+    ...(env.GATEWAY_SHARE_LINK_TTL_MS
+      ? { shareLinkTtlMs: parseMs(env.GATEWAY_SHARE_LINK_TTL_MS, 'GATEWAY_SHARE_LINK_TTL_MS', { min: 1, max: 365 * 86_400_000 }) }
+      : {}),
   }
 
   // The port is bound before the store is opened and the devices resumed: a port in use stops the start with
@@ -124,7 +143,7 @@ async function main(): Promise<void> {
     transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
   } else if (transportName === 'memory') {
     const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
-    const network = new MemoryNetwork(env.GATEWAY_SIM_LOG_LIMIT ? { logLimit: Number(env.GATEWAY_SIM_LOG_LIMIT) } : {})
+    const network = new MemoryNetwork(networkOptions)
     transport = memoryTransport({ network })
     simulator = gateway => simulatorRoutes(network, { findDevices: gateway.findDevices, logger })
   } else if (env.GATEWAY_WA_PEER) {
@@ -137,7 +156,7 @@ async function main(): Promise<void> {
     transport = baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
   }
 
-  const options: GatewayOptions = { storage, transport, logger, ...settings, ...clusterOptions(listening) }
+  const options: GatewayOptions = { storage, transport, logger, ...settings, ...clusterOptions(cluster, listening) }
   const gateway = await createGateway(options)
   // The /_sim routes first (@koa/router types its context with params Koa's lacks: cast as src/gateway.ts does).
   serve(compose([...(simulator ? [simulator(gateway).routes() as unknown as Middleware] : []), gateway.routes()]))
@@ -170,14 +189,25 @@ async function main(): Promise<void> {
   })
 }
 
-/** Cluster mode from GATEWAY_CLUSTER_SECRET, GATEWAY_ADVERTISE_URL (default http://<host name>:<port>) and GATEWAY_MAX_DEVICES. */
-function clusterOptions(port: number): Pick<GatewayOptions, 'cluster' | 'instances'> {
-  if (!env.GATEWAY_CLUSTER_SECRET) return {}
-  const maxDevices = env.GATEWAY_MAX_DEVICES ? { maxDevices: Number(env.GATEWAY_MAX_DEVICES) } : {}
-  const ttlMs = env.GATEWAY_LEASE_TTL_MS ? parseMs(env.GATEWAY_LEASE_TTL_MS, 'GATEWAY_LEASE_TTL_MS') : undefined
+/** Cluster mode's numbers, read before anything is opened: GATEWAY_MAX_DEVICES and GATEWAY_LEASE_TTL_MS (undefined without GATEWAY_CLUSTER_SECRET). */
+function clusterSettings(): { secret: string; maxDevices?: number; ttlMs?: number } | undefined {
+  if (!env.GATEWAY_CLUSTER_SECRET) return undefined
   return {
-    cluster: { secret: env.GATEWAY_CLUSTER_SECRET, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...maxDevices },
-    ...(ttlMs !== undefined ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}), // 0 refused by createGateway, not taken for unset
+    secret: env.GATEWAY_CLUSTER_SECRET,
+    ...(env.GATEWAY_MAX_DEVICES ? { maxDevices: parseCount(env.GATEWAY_MAX_DEVICES, 'GATEWAY_MAX_DEVICES') } : {}),
+    // At least twice the heartbeat (ttl / 5, 200 ms at least), as createGateway requires; at most an hour, which is
+    // already how long a dead instance's devices stay offline, and a restart on the store waits for its lapse.
+    ...(env.GATEWAY_LEASE_TTL_MS ? { ttlMs: parseMs(env.GATEWAY_LEASE_TTL_MS, 'GATEWAY_LEASE_TTL_MS', { min: 400, max: 3_600_000 }) } : {}),
+  }
+}
+
+/** Cluster mode's options: the settings read, and GATEWAY_ADVERTISE_URL (default http://<host name>:<port>). */
+function clusterOptions(cluster: ReturnType<typeof clusterSettings>, port: number): Pick<GatewayOptions, 'cluster' | 'instances'> {
+  if (!cluster) return {}
+  const { secret, maxDevices, ttlMs } = cluster
+  return {
+    cluster: { secret, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...(maxDevices ? { maxDevices } : {}) },
+    ...(ttlMs !== undefined ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
   }
 }
 

@@ -4,6 +4,7 @@ import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { parsePort } from '../../examples/env-config.ts'
 import { runStandaloneToExit, startStandalone, tempDir } from '../helpers/standalone.ts'
+import { startSimulator } from '../helpers/simulator.ts'
 
 const test = suite<{ dirs: string[] }>('standalone server: empty and bad values of its environment', { dirs: [] })
 test.after(ctx => {
@@ -43,6 +44,60 @@ test('LOG_LEVEL: empty is info; an unknown level stops the start naming the vari
   const { code, output } = await runStandaloneToExit({ GATEWAY_STORE: 'memory://', PORT: '0', LOG_LEVEL: 'verbose' }, dir)
   assert.is(code, 1)
   assert.match(output, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")')
+})
+
+test('the numeric variables: a bad or too large value stops the start naming the variable and its range, before the store is opened; empty is unset', async ctx => {
+  const cluster = { GATEWAY_CLUSTER_SECRET: 'a-secret-of-sixteen-chars-or-more' }
+  const refused: [Record<string, string>, string][] = [
+    [{ GATEWAY_MIN_INTERVAL_MS: 'abc' }, 'GATEWAY_MIN_INTERVAL_MS must be a whole number of milliseconds from 0 to 3600000 (got "abc")'],
+    [{ GATEWAY_MIN_INTERVAL_MS: '1.5' }, 'GATEWAY_MIN_INTERVAL_MS must be a whole number of milliseconds from 0 to 3600000 (got "1.5")'],
+    [{ GATEWAY_INTERVAL_JITTER_MS: '-5' }, 'GATEWAY_INTERVAL_JITTER_MS must be a whole number of milliseconds from 0 to 3600000 (got "-5")'],
+    [{ GATEWAY_INTERVAL_JITTER_MS: '3600001' }, 'GATEWAY_INTERVAL_JITTER_MS must be a whole number of milliseconds from 0 to 3600000 (got "3600001")'],
+    [{ ...cluster, GATEWAY_MAX_DEVICES: '1.5' }, 'GATEWAY_MAX_DEVICES must be a whole number from 1 to 9007199254740991 (got "1.5")'],
+    [
+      { ...cluster, GATEWAY_MAX_DEVICES: '99999999999999999999' },
+      'GATEWAY_MAX_DEVICES must be a whole number from 1 to 9007199254740991 (got "99999999999999999999")',
+    ],
+    [{ GATEWAY_SIM_LOG_LIMIT: '0' }, 'GATEWAY_SIM_LOG_LIMIT must be a whole number from 1 to 10000000 (got "0")'],
+    // Past what a Node timer can wait (2^31 - 1 ms: it would fire at once), or past Number.MAX_SAFE_INTEGER.
+    [
+      { GATEWAY_BODY_TIMEOUT_MS: '99999999999999999999' },
+      'GATEWAY_BODY_TIMEOUT_MS must be a whole number of milliseconds from 1 to 2147483647 (got "99999999999999999999")',
+    ],
+    [{ GATEWAY_SHUTDOWN_GRACE_MS: '2147483648' }, 'GATEWAY_SHUTDOWN_GRACE_MS must be a whole number of milliseconds from 0 to 2147483647 (got "2147483648")'],
+    [
+      { GATEWAY_SHARE_LINK_TTL_MS: '99999999999999999999' },
+      'GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds from 1 to 31536000000 (got "99999999999999999999")',
+    ],
+    [
+      { ...cluster, GATEWAY_LEASE_TTL_MS: '99999999999999999999' },
+      'GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds from 400 to 3600000 (got "99999999999999999999")',
+    ],
+    [{ ...cluster, GATEWAY_LEASE_TTL_MS: '100' }, 'GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds from 400 to 3600000 (got "100")'],
+  ]
+  await Promise.all(
+    refused.map(async ([env, message]) => {
+      const dir = tempDir()
+      ctx.dirs.push(dir)
+      const { code, output } = await runStandaloneToExit({ PORT: '0', ...env }, dir)
+      assert.is(code, 1, output)
+      const fatal = output.split('\n').filter(line => line.includes('"level":60'))
+      assert.is(fatal.length, 1, output)
+      assert.is(JSON.parse(fatal[0]!).msg, message)
+      assert.not.ok(existsSync(join(dir, 'data')), `${JSON.stringify(env)}: no store file was created for a start refused`)
+    }),
+  )
+
+  const unset = { GATEWAY_MIN_INTERVAL_MS: '', GATEWAY_INTERVAL_JITTER_MS: '', GATEWAY_SIM_LOG_LIMIT: '', GATEWAY_BODY_TIMEOUT_MS: '' }
+  const server = await startStandalone({ GATEWAY_STORE: 'memory://', ...unset })
+  assert.is(await server.kill('SIGTERM'), 0, server.output())
+
+  // `npm run sim` reads GATEWAY_SIM_LOG_LIMIT the same way.
+  const failed = await startSimulator({ GATEWAY_SIM_LOG_LIMIT: '1.5' }).then(
+    () => 'started',
+    (err: Error) => err.message,
+  )
+  assert.match(failed, 'GATEWAY_SIM_LOG_LIMIT must be a whole number from 1 to 10000000 (got \\"1.5\\")')
 })
 
 test.run()

@@ -98,13 +98,17 @@ test('GATEWAY_SHARE_LINK_TTL_MS: a QR share link answers 404 once that time has 
   assert.ok(Date.now() - madeAt < 8000, 'gone after about 1.5 s, not the default 24 h')
   assert.equal((await request(`${answer.body.link}/state`)).body, { status: 404, message: 'Link inválido, expirado ou excluído.' })
 
-  assert.is(parseMs('1500', 'GATEWAY_SHARE_LINK_TTL_MS', { positive: true }), 1500)
-  for (const bad of ['0', 'abc', '-5', '1.5', '24h'])
-    assert.throws(() => parseMs(bad, 'GATEWAY_SHARE_LINK_TTL_MS', { positive: true }), /GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds > 0/)
+  const bounds = { min: 1, max: 365 * 86_400_000 }
+  assert.is(parseMs('1500', 'GATEWAY_SHARE_LINK_TTL_MS', bounds), 1500)
+  for (const bad of ['0', 'abc', '-5', '1.5', '24h', '31536000001'])
+    assert.throws(
+      () => parseMs(bad, 'GATEWAY_SHARE_LINK_TTL_MS', bounds),
+      /GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds from 1 to 31536000000/,
+    )
   for (const bad of ['0', '24h']) {
     const { code, output } = await runStandaloneToExit({ GATEWAY_STORE: 'memory://', PORT: '0', GATEWAY_SHARE_LINK_TTL_MS: bad })
     assert.is(code, 1, output)
-    assert.match(output, `GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds > 0 (got \\"${bad}\\")`)
+    assert.match(output, `GATEWAY_SHARE_LINK_TTL_MS must be a whole number of milliseconds from 1 to 31536000000 (got \\"${bad}\\")`)
   }
 })
 
