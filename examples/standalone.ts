@@ -124,69 +124,92 @@ async function main(): Promise<void> {
       : {}),
   }
 
-  // The port is bound before the store is opened and the devices resumed: a port in use stops the start with
-  // nothing to close (no session, lease or instance record left behind), and in cluster mode the others can
-  // reach this instance as soon as it registers. A request that comes while the gateway starts waits for it.
-  const app = new Koa(trustProxy(env.GATEWAY_TRUST_PROXY))
-  let serve!: (routes: Middleware) => void
-  const started = new Promise<Middleware>(resolve => (serve = resolve))
-  app.use(async (ctx, next) => (await started)(ctx, next))
-  const server = await listen(app, port)
-  const listening = (server.address() as AddressInfo).port // PORT=0: the port the system chose
-
-  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
-  let transport: Transport
-  let simulator: ((gateway: Gateway) => Router) | undefined
-  let peerMode: WaPeerMode | undefined
-  if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
-    const { memoryTransport } = await import('zapgate/adapters/transport-memory')
-    transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
-  } else if (transportName === 'memory') {
-    const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
-    const network = new MemoryNetwork(networkOptions)
-    transport = memoryTransport({ network })
-    simulator = gateway => simulatorRoutes(network, { findDevices: gateway.findDevices, logger })
-  } else if (env.GATEWAY_WA_PEER) {
-    peerMode = await waPeerMode(env.GATEWAY_WA_PEER, logger)
-    transport = peerMode.transport
-    simulator = peerMode.phoneRouter
-  } else {
-    const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
-    // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
-    transport = baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
+  // What the start opens, each with how to close it. When a later step fails (createGateway refusing an option,
+  // another live instance on a single-process store...), those opened are closed, newest first, before the
+  // process exits with the one line saying why: the port freed, the store's connections ended, its SQLite log
+  // checkpointed and removed.
+  const opened: (() => unknown)[] = agent ? [() => agent.close()] : []
+  try {
+    await start()
+  } catch (err) {
+    for (const close of opened.reverse())
+      await Promise.resolve()
+        .then(close)
+        .catch(error => logger.warn({ err: error }, 'closing after a failed start'))
+    throw err
   }
 
-  const options: GatewayOptions = { storage, transport, logger, ...settings, ...clusterOptions(cluster, listening) }
-  const gateway = await createGateway(options)
-  // The /_sim routes first (@koa/router types its context with params Koa's lacks: cast as src/gateway.ts does).
-  serve(compose([...(simulator ? [simulator(gateway).routes() as unknown as Middleware] : []), gateway.routes()]))
-  logger.info(
-    {
-      port: listening,
-      transport: transportName,
-      ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}),
-      ...(peerMode ? { peer: peerMode.describe } : {}),
-      store: redactUrl(storeUrl),
-      agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none',
-    },
-    `gateway listening on http://localhost:${listening}`,
-  )
+  async function start(): Promise<void> {
+    // The port is bound before the store is opened and the devices resumed: a port in use stops the start with
+    // nothing to close (no session, lease or instance record left behind), and in cluster mode the others can
+    // reach this instance as soon as it registers. A request that comes while the gateway starts waits for it.
+    const app = new Koa(trustProxy(env.GATEWAY_TRUST_PROXY))
+    let serve!: (routes: Middleware) => void
+    const started = new Promise<Middleware>(resolve => (serve = resolve))
+    app.use(async (ctx, next) => (await started)(ctx, next))
+    const server = await listen(app, port)
+    opened.push(() => {
+      server.closeAllConnections()
+      return new Promise(resolve => server.close(resolve))
+    })
+    const listening = (server.address() as AddressInfo).port // PORT=0: the port the system chose
 
-  signals.ready(async signal => {
-    logger.info({ signal }, 'shutting down')
-    // No new connections; the requests in flight are answered (up to the grace time), a request
-    // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`. Only the
-    // listening socket is closed here: http.Server#close would also drop the idle kept-alive
-    // connections at once, racing a request a client is sending on one (a socket error, no answer).
-    NetServer.prototype.close.call(server)
-    await gateway.close()
-    server.closeAllConnections()
-    await storage.close?.()
-    await peerMode?.close()
-    agent?.close()
-    logger.info('stopped')
-    logger.flush(() => process.exit(0))
-  })
+    const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
+    opened.push(() => storage.close?.())
+    let transport: Transport
+    let simulator: ((gateway: Gateway) => Router) | undefined
+    let peerMode: WaPeerMode | undefined
+    if (transportName === 'memory' && env.GATEWAY_SIM_URL) {
+      const { memoryTransport } = await import('zapgate/adapters/transport-memory')
+      transport = memoryTransport({ simUrl: env.GATEWAY_SIM_URL })
+    } else if (transportName === 'memory') {
+      const { MemoryNetwork, memoryTransport, simulatorRoutes } = await import('zapgate/adapters/transport-memory')
+      const network = new MemoryNetwork(networkOptions)
+      transport = memoryTransport({ network })
+      simulator = gateway => simulatorRoutes(network, { findDevices: gateway.findDevices, logger })
+    } else if (env.GATEWAY_WA_PEER) {
+      const mode = (peerMode = await waPeerMode(env.GATEWAY_WA_PEER, logger))
+      opened.push(() => mode.close())
+      transport = peerMode.transport
+      simulator = peerMode.phoneRouter
+    } else {
+      const { baileysTransport } = await import('zapgate/adapters/transport-baileys')
+      // At start the transport logs whether WhatsApp can be reached (through the proxy, if any).
+      transport = baileysTransport({ printQrInTerminal: true, checkReachability: true, ...(env.GATEWAY_PROXY_URL ? { proxy: env.GATEWAY_PROXY_URL } : {}) })
+    }
+
+    const options: GatewayOptions = { storage, transport, logger, ...settings, ...clusterOptions(cluster, listening) }
+    const gateway = await createGateway(options)
+    // The /_sim routes first (@koa/router types its context with params Koa's lacks: cast as src/gateway.ts does).
+    serve(compose([...(simulator ? [simulator(gateway).routes() as unknown as Middleware] : []), gateway.routes()]))
+    logger.info(
+      {
+        port: listening,
+        transport: transportName,
+        ...(env.GATEWAY_SIM_URL && transportName === 'memory' ? { sim: redactUrl(env.GATEWAY_SIM_URL) } : {}),
+        ...(peerMode ? { peer: peerMode.describe } : {}),
+        store: redactUrl(storeUrl),
+        agent: agent ? redactUrl(env.GATEWAY_AGENT_URL!) : 'none',
+      },
+      `gateway listening on http://localhost:${listening}`,
+    )
+
+    signals.ready(async signal => {
+      logger.info({ signal }, 'shutting down')
+      // No new connections; the requests in flight are answered (up to the grace time), a request
+      // arriving meanwhile on a kept-alive connection gets 503 and `Connection: close`. Only the
+      // listening socket is closed here: http.Server#close would also drop the idle kept-alive
+      // connections at once, racing a request a client is sending on one (a socket error, no answer).
+      NetServer.prototype.close.call(server)
+      await gateway.close()
+      server.closeAllConnections()
+      await storage.close?.()
+      await peerMode?.close()
+      agent?.close()
+      logger.info('stopped')
+      logger.flush(() => process.exit(0))
+    })
+  }
 }
 
 /** Cluster mode's numbers, read before anything is opened: GATEWAY_MAX_DEVICES and GATEWAY_LEASE_TTL_MS (undefined without GATEWAY_CLUSTER_SECRET). */
