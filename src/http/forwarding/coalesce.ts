@@ -126,7 +126,7 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
 
 const NDJSON = 'application/x-ndjson'
 
-/** The batch's JSON: each forward's path, client and body, the body's bytes as they came (a JSON object the forwarder parsed), not serialised again. */
+/** The batch's JSON: each forward's path, client and body, the body's bytes as they came (a JSON object the forwarder parsed, less a byte order mark), not serialised again. */
 function batchBody(requests: ForwardRequest[]): Buffer {
   const parts: Buffer[] = [Buffer.from('{"items":[')]
   requests.forEach((request, index) => {
@@ -135,7 +135,8 @@ function batchBody(requests: ForwardRequest[]): Buffer {
       ...(request.clientIp ? { clientIp: request.clientIp } : {}),
       ...(request.clientBaseUrl ? { baseUrl: request.clientBaseUrl } : {}),
     }
-    parts.push(Buffer.from(`${index ? ',' : ''}${JSON.stringify(head).slice(0, -1)},"body":`), request.raw!, Buffer.from('}'))
+    const raw = request.raw![0] === 0xef && request.raw![1] === 0xbb && request.raw![2] === 0xbf ? request.raw!.subarray(3) : request.raw! // a byte order mark (parseJson skips it) is no JSON inside the batch's
+    parts.push(Buffer.from(`${index ? ',' : ''}${JSON.stringify(head).slice(0, -1)},"body":`), raw, Buffer.from('}'))
   })
   parts.push(Buffer.from(']}'))
   return Buffer.concat(parts)

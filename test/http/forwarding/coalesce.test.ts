@@ -2,7 +2,7 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
 import { inProcessCluster, linkedDeviceInCluster, type ClusterMember } from '../../helpers/cluster-in-process.ts'
-import { post } from '../../helpers/http.ts'
+import { post, request as send } from '../../helpers/http.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { startFakeHolder } from '../../helpers/forwarding.ts'
 import { coalescedForwards, BATCH_PATH } from '../../../src/http/forwarding/coalesce.ts'
@@ -22,11 +22,15 @@ async function clusterWithDevice(email: string) {
   return { network, members, routes, ...linked }
 }
 
-/** Send bursts of `bodies` at once to `url` until one burst reached the holder as a batch (requests read in one turn coalesce); that burst's answers. */
-async function burstUntilBatched(url: string, bodies: Record<string, unknown>[], holderRoutes: string[]) {
+/** Send bursts of `bodies` (JSON text as given, or an object) at once to `url` until one burst reached the holder as a batch (requests read in one turn coalesce); that burst's answers. */
+async function burstUntilBatched(url: string, bodies: (Record<string, unknown> | string)[], holderRoutes: string[]) {
+  const postOne = (body: Record<string, unknown> | string) =>
+    typeof body === 'string'
+      ? send(`${url}/api/create-message`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+      : post(`${url}/api/create-message`, body)
   for (let attempt = 0; attempt < 20; attempt++) {
     const batchesBefore = holderRoutes.filter(route => route === BATCH_PATH).length
-    const answers = await Promise.all(bodies.map(body => post(`${url}/api/create-message`, body)))
+    const answers = await Promise.all(bodies.map(postOne))
     if (holderRoutes.filter(route => route === BATCH_PATH).length > batchesBefore) return answers
   }
   throw new Error('no burst was ever sent as a batch')
@@ -59,6 +63,24 @@ test('forwards to one holder read in one turn travel as one batch, each answered
     assert.ok(forwards.every(forward => forward.ok))
     // The holder counts each forwarded operation as a request of its route, besides the batch.
     assert.is(routes.get(holder)!.filter(route => route === '/api/create-message').length, sent.length)
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
+test('a body sent with a byte order mark, in a batch with others, is answered as alone and spoils none of the others', async () => {
+  const { network, members, routes, authkey, holder, other } = await clusterWithDevice('bom@example.com')
+  try {
+    const texts = ['um', 'dois', 'com marca', 'quatro']
+    const bodies = texts.map(message => JSON.stringify({ authkey, appkey: 'loja', to: FRIEND, message }))
+    bodies[2] = `\uFEFF${bodies[2]}` // the first of a burst goes alone: this one in the batch after it
+    const answers = await burstUntilBatched(other.url, bodies, routes.get(holder)!)
+    for (const answer of answers) assert.is(answer.status, 200, answer.text)
+    for (const [i, answer] of answers.entries())
+      assert.ok(
+        network.inbox(FRIEND).some(entry => entry.id === answer.body.id && 'text' in entry && entry.text === texts[i]),
+        `${texts[i]} went out`,
+      )
   } finally {
     for (const member of members) await member.stop().catch(() => {})
   }
