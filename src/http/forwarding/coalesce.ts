@@ -101,6 +101,7 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
   let failure: ForwardFailedError | undefined
   try {
     const { baseUrl, secret, from, to, timeoutMs = DEFAULT_FORWARD_TIMEOUT_MS } = batch[0]!.request
+    const deadline = Date.now() + timeoutMs // the whole answer within it, as a plain forward's (postOnce): its head comes with its first line
     const body = batchBody(batch.map(waiting => waiting.request))
     const { origin, prefix } = targetOf(baseUrl)
     const path = prefix + BATCH_PATH
@@ -115,7 +116,7 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
       pending.clear()
       return
     }
-    await readLines(answer.body, timeoutMs, settle)
+    await readLines(answer.body, Math.max(1, deadline - Date.now()), settle)
   } catch (err) {
     failure = err instanceof ForwardFailedError ? err : new ForwardFailedError(err instanceof SyntaxError ? 'bad-answer' : connectionFailure(err), err)
   } finally {
@@ -142,7 +143,7 @@ function batchBody(requests: ForwardRequest[]): Buffer {
   return Buffer.concat(parts)
 }
 
-/** Call `onLine` for each answer line as it arrives; rejects on a line that is not JSON, a broken stream, or past `timeoutMs` for the whole answer. */
+/** Call `onLine` for each answer line as it arrives; rejects on a line that is not JSON, a broken stream, or past `timeoutMs` for the rest of the answer. */
 function readLines(stream: NodeJS.ReadableStream & { destroy(err?: Error): void }, timeoutMs: number, onLine: (line: BatchAnswerLine) => void): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => stream.destroy(new ForwardFailedError('timeout')), timeoutMs)

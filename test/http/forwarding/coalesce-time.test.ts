@@ -1,0 +1,36 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { coalescedForwards, BATCH_PATH } from '../../../src/http/forwarding/coalesce.ts'
+import type { ForwardFailedError } from '../../../src/http/forwarding/send.ts'
+
+// The time a batched forward is given (coalesce.test.ts: what a batch is and how it is answered).
+
+test('a batched forward gets its answer within the forward time-out from its start, as a plain forward, not from the first answer line', async () => {
+  // A holder whose batch answers its first line at 600 ms and its second at 1,300 ms; plain forwards never answered (two forwards made in one turn go as a batch).
+  const server = createServer((req, res) => {
+    if (req.url !== BATCH_PATH) return
+    const line = (i: number) => `${JSON.stringify({ i, status: 200, headers: {}, body: { status: 200, message: 'ok' } })}\n`
+    res.writeHead(200, { 'content-type': 'application/x-ndjson' })
+    const timers = [setTimeout(() => res.write(line(0)), 600), setTimeout(() => res.end(line(1)), 1_300)]
+    res.once('close', () => timers.forEach(clearTimeout))
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise(resolve => server.once('listening', resolve))
+  try {
+    const forward = coalescedForwards()
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const raw = Buffer.from('{"message":"oi"}')
+    const request = { baseUrl, path: '/api/create-message', fields: {}, uploads: new Map(), raw, secret: 's', from: 'a', to: 'b', timeoutMs: 1_000 }
+    const [answered, late] = await Promise.allSettled([forward(request), forward(request)])
+    assert.is(answered.status, 'fulfilled', 'the line in time is answered')
+    assert.is(late.status, 'rejected', 'the line past the time-out (1,300 ms after it was sent) is not waited for')
+    assert.is(((late as PromiseRejectedResult).reason as ForwardFailedError).reason, 'timeout')
+  } finally {
+    server.closeAllConnections()
+    await new Promise(resolve => server.close(resolve))
+  }
+})
+
+test.run()
