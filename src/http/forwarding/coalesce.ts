@@ -9,7 +9,7 @@ export const BATCH_PATH = '/_zapgate/forwards'
 /** At most this many forwards travel in one batch. */
 const MAX_BATCH = 32
 
-/** A forward with a larger body (or with uploads) travels on its own; a batch carries at most this many bytes of bodies. */
+/** A forward with a larger body (or with uploads) travels on its own; a batch is at most this many bytes, its items' paths and clients included. */
 const MAX_BATCHED_BYTES = 64 * 1024
 
 /** One line of a batch's answer (NDJSON, a line per forward as each is done): the forward's index in the batch, and the holder's answer (the forwarder relays the headers a plain forward's would be). */
@@ -22,6 +22,8 @@ export interface BatchAnswerLine {
 
 interface Waiting {
   request: ForwardRequest
+  /** Its item of a batch's JSON (batchItem), made when a batch is weighed. */
+  item?: Buffer[]
   resolve(answer: ForwardAnswer): void
   reject(err: unknown): void
 }
@@ -66,9 +68,10 @@ class Lane {
 
   private readonly flush = () => {
     this.scheduled = false
-    let [count, bytes] = [0, 0] // at most MAX_BATCH forwards of MAX_BATCHED_BYTES in all (within the holder's forwarded body limit whatever its body limit), at least one
-    while (count < Math.min(MAX_BATCH, this.waiting.length) && (count === 0 || bytes + this.waiting[count]!.request.raw!.length <= MAX_BATCHED_BYTES))
-      bytes += this.waiting[count++]!.request.raw!.length
+    // At most MAX_BATCH forwards of MAX_BATCHED_BYTES in all, items and their commas weighed (within the holder's forwarded body limit whatever its body limit), at least one; one alone is not made an item.
+    const size = (waiting: Waiting) => (waiting.item ??= batchItem(waiting.request)).reduce((sum, part) => sum + part.length, COMMA.length)
+    let [count, bytes] = [1, this.waiting.length > 1 ? BATCH_START.length + BATCH_END.length + size(this.waiting[0]!) : 0]
+    while (count < Math.min(MAX_BATCH, this.waiting.length) && bytes + size(this.waiting[count]!) <= MAX_BATCHED_BYTES) bytes += size(this.waiting[count++]!)
     const batch = this.waiting.splice(0, count)
     if (batch.length === 0) return this.idle()
     const send = (this.onItsWay = ++this.sends)
@@ -102,7 +105,7 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
   try {
     const { baseUrl, secret, from, to, timeoutMs = DEFAULT_FORWARD_TIMEOUT_MS } = batch[0]!.request
     const deadline = Date.now() + timeoutMs // the whole answer within it, as a plain forward's (postOnce): its head comes with its first line
-    const body = batchBody(batch.map(waiting => waiting.request))
+    const body = Buffer.concat([BATCH_START, ...batch.flatMap((waiting, i) => (i ? [COMMA, ...waiting.item!] : waiting.item!)), BATCH_END])
     const { origin, prefix } = targetOf(baseUrl)
     const path = prefix + BATCH_PATH
     const headers = signedHeaders(secret, { method: 'POST', path, timestamp: Date.now(), nonce: uniqueTag(), from, to, body })
@@ -127,20 +130,18 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
 
 const NDJSON = 'application/x-ndjson'
 
-/** The batch's JSON: each forward's path, client and body, the body's bytes as they came (a JSON object the forwarder parsed, less a byte order mark), not serialised again. */
-function batchBody(requests: ForwardRequest[]): Buffer {
-  const parts: Buffer[] = [Buffer.from('{"items":[')]
-  requests.forEach((request, index) => {
-    const head = {
-      path: request.path,
-      ...(request.clientIp ? { clientIp: request.clientIp } : {}),
-      ...(request.clientBaseUrl ? { baseUrl: request.clientBaseUrl } : {}),
-    }
-    const raw = request.raw![0] === 0xef && request.raw![1] === 0xbb && request.raw![2] === 0xbf ? request.raw!.subarray(3) : request.raw! // a byte order mark (parseJson skips it) is no JSON inside the batch's
-    parts.push(Buffer.from(`${index ? ',' : ''}${JSON.stringify(head).slice(0, -1)},"body":`), raw, Buffer.from('}'))
-  })
-  parts.push(Buffer.from(']}'))
-  return Buffer.concat(parts)
+/** A batch's JSON around its items, and between them. */
+const [BATCH_START, BATCH_END, COMMA, ITEM_END] = ['{"items":[', ']}', ',', '}'].map(text => Buffer.from(text)) as [Buffer, Buffer, Buffer, Buffer]
+
+/** A forward's item of a batch's JSON, in parts: its path, client and body, the body's bytes as they came (a JSON object the forwarder parsed), not serialised again, less a byte order mark (parseJson skips one; inside the batch's JSON it is no JSON). */
+function batchItem(request: ForwardRequest): Buffer[] {
+  const head = {
+    path: request.path,
+    ...(request.clientIp ? { clientIp: request.clientIp } : {}),
+    ...(request.clientBaseUrl ? { baseUrl: request.clientBaseUrl } : {}),
+  }
+  const raw = request.raw!
+  return [Buffer.from(`${JSON.stringify(head).slice(0, -1)},"body":`), raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf ? raw.subarray(3) : raw, ITEM_END]
 }
 
 /** Call `onLine` for each answer line as it arrives; rejects on a line that is not JSON, a broken stream, or past `timeoutMs` for the rest of the answer. */

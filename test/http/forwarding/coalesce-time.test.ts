@@ -4,8 +4,11 @@ import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { coalescedForwards, BATCH_PATH } from '../../../src/http/forwarding/coalesce.ts'
 import type { ForwardFailedError } from '../../../src/http/forwarding/send.ts'
+import { forwardedBodyLimit } from '../../../src/http/forwarding/receive.ts'
+import { startFakeHolder } from '../../helpers/forwarding.ts'
+import { waitFor } from '../../helpers/gateway.ts'
 
-// The time a batched forward is given (coalesce.test.ts: what a batch is and how it is answered).
+// The time and bytes a batched forward is given (coalesce.test.ts: what a batch is and how it is answered).
 
 test('a batched forward gets its answer within the forward time-out from its start, as a plain forward, not from the first answer line', async () => {
   // A holder whose batch answers its first line at 600 ms and its second at 1,300 ms; plain forwards never answered (two forwards made in one turn go as a batch).
@@ -30,6 +33,26 @@ test('a batched forward gets its answer within the forward time-out from its sta
   } finally {
     server.closeAllConnections()
     await new Promise(resolve => server.close(resolve))
+  }
+})
+
+test("a batch, its items' paths, clients and URLs included, stays within the forwarded body limit of the smallest body limit its bodies fit", async () => {
+  const fake = await startFakeHolder('never-answer')
+  try {
+    const forward = coalescedForwards()
+    const bodyLimit = 2048 // each client's body at its limit
+    const raw = Buffer.from(JSON.stringify({ message: 'x'.repeat(bodyLimit - 14) }))
+    assert.is(raw.length, bodyLimit)
+    const client = { clientIp: '2001:db8:85a3::8a2e:370:7334', clientBaseUrl: 'https://whatsapp-gateway.example.com.br/integracao/zapgate' }
+    const request = { baseUrl: fake.url, path: '/api/create-message', fields: {}, uploads: new Map(), raw, secret: 's', from: 'a', to: 'b', ...client }
+    const sent = Array.from({ length: 40 }, () => forward(request))
+    await waitFor(async () => fake.requests.length >= 2)
+    const batch = fake.requests.find(sent => sent.url === BATCH_PATH)!
+    assert.ok(Number(batch.headers['content-length']) <= forwardedBodyLimit(bodyLimit), `${batch.headers['content-length']} bytes, over what the holder takes`)
+    await fake.stop()
+    await Promise.allSettled(sent)
+  } finally {
+    await fake.stop()
   }
 })
 
