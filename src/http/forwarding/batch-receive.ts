@@ -44,7 +44,7 @@ export function forwardedBatch(chains: ReadonlyMap<string, Middleware>): Middlew
     await Promise.all(
       items.map((item: unknown, i) =>
         runForwarded(ctx, chains, from, item).then(answer => {
-          waiting += `${JSON.stringify({ i, ...answer } satisfies BatchAnswerLine)}\n`
+          waiting += `${line(i, answer)}\n`
           if (--left > 0) timer ??= setTimeout(flush, LINE_WAIT_MS)
           else (clearTimeout(timer), res.end(waiting)) // the last lines and the answer's end in one write
         }),
@@ -76,6 +76,15 @@ async function runForwarded(batch: Context, chains: ReadonlyMap<string, Middlewa
     return failed(err) // answerErrors answers every error: not reached
   }
   return ctx.body ? { status: ctx.status, headers: ctx.headers, body: ctx.body as Record<string, unknown> } : failed(new Error('no answer'))
+}
+
+/** A forward's answer line; an answer JSON cannot hold (a handler's BigInt, a cycle) answered as an internal error, so the batch still ends. */
+function line(i: number, answer: Omit<BatchAnswerLine, 'i'>): string {
+  try {
+    return JSON.stringify({ i, ...answer } satisfies BatchAnswerLine)
+  } catch (err) {
+    return JSON.stringify({ i, ...failed(err) })
+  }
 }
 
 /** The answer line of a forward that could not run (its HTTP status the answer's, whatever the status mode: it never reached an operation). */

@@ -39,10 +39,12 @@ interface Waiting {
  */
 export function coalescedForwards(): (request: ForwardRequest) => Promise<ForwardAnswer> {
   const lanes = new Map<string, Lane>()
+  const unbatched = new Set<string>() // holders without a batch path: everything goes to them alone
   return request => {
-    if (request.uploads?.size || !request.raw || request.raw.length > MAX_BATCHED_BYTES) return forwardOperation(request)
     const key = `${request.to} ${request.baseUrl}`
-    const lane = lanes.get(key) ?? lanes.set(key, new Lane(() => lanes.delete(key))).get(key)!
+    if (request.uploads?.size || !request.raw || request.raw.length > MAX_BATCHED_BYTES || unbatched.has(key)) return forwardOperation(request)
+    const noBatches = () => void (unbatched.size >= 256 && unbatched.clear(), unbatched.add(key))
+    const lane = lanes.get(key) ?? lanes.set(key, new Lane(() => lanes.delete(key), noBatches)).get(key)!
     return new Promise((resolve, reject) => lane.add({ request, resolve, reject }))
   }
 }
@@ -59,7 +61,10 @@ class Lane {
   private scheduled = false
   private timer: NodeJS.Timeout | undefined
 
-  constructor(private readonly idle: () => void) {}
+  constructor(
+    private readonly idle: () => void,
+    private readonly noBatches: () => void,
+  ) {}
 
   add(waiting: Waiting): void {
     this.waiting.push(waiting)
@@ -77,7 +82,7 @@ class Lane {
     const send = (this.onItsWay = ++this.sends)
     const arrived = () => this.release(send)
     this.timer = setTimeout(arrived, MAX_WAIT_MS)
-    if (batch.length > 1) return void forwardBatch(batch, arrived)
+    if (batch.length > 1) return void forwardBatch(batch, arrived, this.noBatches)
     const [{ request, resolve, reject }] = batch as [Waiting]
     forwardOperation(request).then(resolve, reject).finally(arrived)
   }
@@ -93,8 +98,8 @@ class Lane {
 
 // --- Internal helpers ---
 
-/** POST the forwards as one batch (the first one's holder, secret and time-out stand for all: one lane), each settled by its answer line, the rest failed at the end; `arrived` once the answer's head is in (or it failed). */
-async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void> {
+/** POST the forwards as one batch (the first one's holder, secret and time-out stand for all: one lane), each settled by its answer line, the rest failed at the end; `arrived` once the answer's head is in (or it failed); `unbatched` when the holder has no batch path (each then sent alone). */
+async function forwardBatch(batch: Waiting[], arrived: () => void, unbatched: () => void): Promise<void> {
   const pending = new Set(batch)
   const settle = (line: BatchAnswerLine) => {
     const waiting = batch[line.i]
@@ -112,9 +117,14 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
     headers['content-type'] = 'application/json'
     const answer = await (await undiciAgent()).request({ origin, path, method: 'POST', headers, body, headersTimeout: timeoutMs, bodyTimeout: timeoutMs })
     arrived()
-    if (!String(answer.headers['content-type']).startsWith(NDJSON)) {
+    const type = String(answer.headers['content-type'])
+    if (!type.startsWith(NDJSON)) {
+      const timer = setTimeout(() => answer.body.destroy(new ForwardFailedError('timeout')), Math.max(1, deadline - Date.now()))
+      const text = await answer.body.text().finally(() => clearTimeout(timer))
+      // No batch path there (an instance of a version before batches, in a rolling upgrade: its host's 404): nothing ran, so each goes alone.
+      if (answer.statusCode === 404 && !type.includes('json')) return void (unbatched(), pending.forEach(sendAlone), pending.clear())
       // Refused as a whole (shutting down, a bad signature): that answer is each forward's, as a plain forward would have had it.
-      const whole = holderAnswer(answer.statusCode, answer.headers, await answer.body.text())
+      const whole = holderAnswer(answer.statusCode, answer.headers, text)
       for (const waiting of pending) waiting.resolve(whole)
       pending.clear()
       return
@@ -129,6 +139,8 @@ async function forwardBatch(batch: Waiting[], arrived: () => void): Promise<void
 }
 
 const NDJSON = 'application/x-ndjson'
+
+const sendAlone = ({ request, resolve, reject }: Waiting) => void forwardOperation(request).then(resolve, reject)
 
 /** A batch's JSON around its items, and between them. */
 const [BATCH_START, BATCH_END, COMMA, ITEM_END] = ['{"items":[', ']}', ',', '}'].map(text => Buffer.from(text)) as [Buffer, Buffer, Buffer, Buffer]

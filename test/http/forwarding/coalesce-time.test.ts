@@ -6,9 +6,13 @@ import { coalescedForwards, BATCH_PATH } from '../../../src/http/forwarding/coal
 import type { ForwardFailedError } from '../../../src/http/forwarding/send.ts'
 import { forwardedBodyLimit } from '../../../src/http/forwarding/receive.ts'
 import { startFakeHolder } from '../../helpers/forwarding.ts'
+import Koa from 'koa'
+import { forwardedBatch } from '../../../src/http/forwarding/batch-receive.ts'
+import { requestState } from '../../../src/http/request-state.ts'
+import { listen } from '../../helpers/http.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
-// The time and bytes a batched forward is given (coalesce.test.ts: what a batch is and how it is answered).
+// The time and bytes a batched forward is given, and the edges of a batch's answer (coalesce.test.ts: what a batch is and how it is answered).
 
 test('a batched forward gets its answer within the forward time-out from its start, as a plain forward, not from the first answer line', async () => {
   // A holder whose batch answers its first line at 600 ms and its second at 1,300 ms; plain forwards never answered (two forwards made in one turn go as a batch).
@@ -53,6 +57,81 @@ test("a batch, its items' paths, clients and URLs included, stays within the for
     await Promise.allSettled(sent)
   } finally {
     await fake.stop()
+  }
+})
+
+test('a holder without a batch path (a version before batches, in a rolling upgrade) gets each forward alone, then every later one alone', async () => {
+  const paths: string[] = []
+  // Such a holder's host answers 404 text for the batch path and the operation for a plain forward.
+  const server = createServer((req, res) => {
+    paths.push(req.url ?? '')
+    req.resume()
+    req.on('end', () =>
+      req.url === BATCH_PATH
+        ? res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found')
+        : res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":200,"message":"Mensagem de texto enviada."}'),
+    )
+  })
+  server.listen(0, '127.0.0.1')
+  await new Promise(resolve => server.once('listening', resolve))
+  try {
+    const forward = coalescedForwards()
+    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+    const request = {
+      baseUrl,
+      path: '/api/create-message',
+      fields: {},
+      uploads: new Map(),
+      raw: Buffer.from('{"message":"oi"}'),
+      secret: 's',
+      from: 'a',
+      to: 'b',
+    }
+    for (const outcome of await Promise.allSettled([forward(request), forward(request)])) {
+      assert.is(outcome.status, 'fulfilled', 'answered by the holder, not 503')
+      assert.is((outcome as PromiseFulfilledResult<{ status: number }>).value.status, 200)
+    }
+    assert.equal(paths, [BATCH_PATH, '/api/create-message', '/api/create-message'], 'the batch refused, each then sent alone')
+    await Promise.all([forward(request), forward(request)])
+    assert.equal(paths.slice(3), ['/api/create-message', '/api/create-message'], 'no batch tried again')
+  } finally {
+    server.closeAllConnections()
+    await new Promise(resolve => server.close(resolve))
+  }
+})
+
+test('a forward whose answer JSON cannot hold is answered as an internal error, and its batch still ends', async () => {
+  const app = new Koa()
+  app.use((ctx, next) => {
+    const state = requestState(ctx) // as the body reader leaves a verified batch
+    state.forwardedFrom = { instanceId: 'a' }
+    state.body = {
+      fields: {
+        items: [
+          { path: '/odd', body: {} },
+          { path: '/fine', body: {} },
+        ],
+      },
+      uploads: new Map(),
+    }
+    return next()
+  })
+  const chains = new Map<string, Koa.Middleware>([
+    ['/odd', ctx => void ((ctx.status = 200), (ctx.body = { status: 200, count: 1n }))],
+    ['/fine', ctx => void ((ctx.status = 200), (ctx.body = { status: 200, message: 'ok' }))],
+  ])
+  app.use(forwardedBatch(chains))
+  const server = await listen(app)
+  try {
+    const answer = await fetch(`${server.url}/`, { method: 'POST', signal: AbortSignal.timeout(5_000) })
+    const lines = (await answer.text())
+      .split('\n')
+      .filter(Boolean)
+      .map(line => JSON.parse(line))
+    assert.equal(lines.find(line => line.i === 0)?.body, { status: 500, message: 'Erro interno.' })
+    assert.equal(lines.find(line => line.i === 1)?.body, { status: 200, message: 'ok' })
+  } finally {
+    await server.stop()
   }
 })
 
