@@ -56,11 +56,13 @@ export function logLevel(text: string | undefined): string {
   return level
 }
 
-/** Read a whole number of megabytes > 0 from the variable `name`, as bytes. */
+/** Read a whole number of megabytes, 1 to MAX_MEGABYTES, from the variable `name`, as bytes. */
 export function parseMegabytes(text: string, name: string): number {
-  if (!/^\s*\d+\s*$/.test(text) || Number(text) <= 0) throw new Error(`${name} must be a whole number of megabytes > 0 (got ${JSON.stringify(text)})`)
-  return Number(text) * 1024 * 1024
+  return wholeNumber(text, name, 'megabytes', 1, MAX_MEGABYTES) * 1024 * 1024
 }
+
+/** The most megabytes a budget may name: 1 TiB (past it the byte count is no longer exact). */
+const MAX_MEGABYTES = 1024 * 1024
 
 /**
  * Koa's proxy settings from `GATEWAY_TRUST_PROXY`: unset or 0, the header X-Forwarded-For is

@@ -50,6 +50,10 @@ test('the numeric variables: a bad or too large value stops the start naming the
   const cluster = { GATEWAY_CLUSTER_SECRET: 'a-secret-of-sixteen-chars-or-more' }
   const refused: [Record<string, string>, string][] = [
     [{ GATEWAY_MIN_INTERVAL_MS: 'abc' }, 'GATEWAY_MIN_INTERVAL_MS must be a whole number of milliseconds from 0 to 3600000 (got "abc")'],
+    [
+      { GATEWAY_MEDIA_BUDGET_MB: '99999999999999999999' },
+      'GATEWAY_MEDIA_BUDGET_MB must be a whole number of megabytes from 1 to 1048576 (got "99999999999999999999")',
+    ],
     [{ GATEWAY_MIN_INTERVAL_MS: '1.5' }, 'GATEWAY_MIN_INTERVAL_MS must be a whole number of milliseconds from 0 to 3600000 (got "1.5")'],
     [{ GATEWAY_INTERVAL_JITTER_MS: '-5' }, 'GATEWAY_INTERVAL_JITTER_MS must be a whole number of milliseconds from 0 to 3600000 (got "-5")'],
     [{ GATEWAY_INTERVAL_JITTER_MS: '3600001' }, 'GATEWAY_INTERVAL_JITTER_MS must be a whole number of milliseconds from 0 to 3600000 (got "3600001")'],
