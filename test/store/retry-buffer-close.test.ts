@@ -1,9 +1,10 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
-import { readdirSync, renameSync, statSync } from 'node:fs'
-import { join } from 'node:path'
+import { readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
+import { basename, join } from 'node:path'
 import { silentLogger } from '../../src/logger.ts'
+import { hostTag } from '../../src/store/process-alive.ts'
 import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { tempDir } from '../helpers/standalone.ts'
@@ -80,6 +81,32 @@ test('an item kept while close() puts the items in memory back in the spill file
   await waitFor(() => taken.length === 4, 5000, 'the replay')
   assert.equal(taken, [0, 1, 2, 3])
   await next.close()
+})
+
+test("a start takes over the .taken file a takeover killed mid-copy left, and drops a crashed close()'s .closing file; a live taker's are left alone", async () => {
+  const dir = tempDir('zapgate-spill-taken-')
+  // Named as this process's spill file would be, with the pid of a process that is gone (then of one that runs: this one's parent, pid only).
+  const named = (pid: number, suffix: string) =>
+    join(dir, basename(new SpillFile(dir, 'test').path).replace(new RegExp(`-${process.pid}(?=[-.])`), `-${pid}`) + suffix)
+  const gone = spawnSync(process.execPath, ['-e', '0']).pid
+  writeFileSync(named(gone, '.1700000000000.taken'), '0\n1\n2\n') // renamed by a taker killed before its copy ended
+  writeFileSync(named(gone, ''), '3\n4\n') // a spill file whole, and the new file its crashed close() left beside it
+  writeFileSync(named(gone, '.closing'), '9\n3\n')
+  const live = join(dir, `test-${hostTag()}-${process.ppid}.jsonl`)
+  writeFileSync(`${live}.1700000000000.taken`, '7\n')
+  writeFileSync(`${live}.closing`, '8\n')
+  const taken: number[] = []
+  const next = createRetryBuffer<number>({
+    what: 'numbers',
+    process: async item => void taken.push(item),
+    logger: silentLogger,
+    spill: new SpillFile(dir, 'test'),
+  })
+  await next.start()
+  await waitFor(() => next.size === 0, 5000, 'the replay')
+  await next.close()
+  assert.equal([...taken].sort(), [0, 1, 2, 3, 4], "the taken file's events are recorded, the closing file's not twice")
+  assert.equal(readdirSync(dir).sort(), [`${basename(live)}.1700000000000.taken`, `${basename(live)}.closing`], "only the live process's files are left")
 })
 
 test.run()
