@@ -101,7 +101,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
 
 const [RETRY_FIRST_MS, RETRY_MAX_MS, MEMORY_MAX_BYTES] = [1000, 30_000, 64 * 2 ** 20]
 
-/** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host (and the `.taken` ones their killed takeovers left; a crashed close()'s `.closing` is dropped, its spill file being whole). */
+/** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host, with the `.taken` ones their killed takeovers left and the `.closing` one a crashed close() left (its events in memory are only there; some may be recorded twice, none is lost). */
 export class SpillFile {
   readonly path: string
   /** Byte offset of the first line not read back yet. */
@@ -137,7 +137,6 @@ export class SpillFile {
         const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?\\.jsonl(\\.closing|\\.\\d+\\.taken)?$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
         if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
-        if (owner[5] === '.closing' && (await rm(join(this.dir, file), { force: true }), true)) continue
         const taken = `${this.path}.${Date.now()}.taken`
         if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
         const { lines, bytes } = await appendFileTail(taken, 0, this.path)

@@ -83,7 +83,7 @@ test('an item kept while close() puts the items in memory back in the spill file
   await next.close()
 })
 
-test("a start takes over the .taken file a takeover killed mid-copy left, and drops a crashed close()'s .closing file; a live taker's are left alone", async () => {
+test("a start takes over the .taken file a takeover killed mid-copy left, and a crashed close()'s .closing file; a live taker's are left alone", async () => {
   const dir = tempDir('zapgate-spill-taken-')
   // Named as this process's spill file would be, with the pid of a process that is gone (then of one that runs: this one's parent, pid only).
   const named = (pid: number, suffix: string) =>
@@ -91,7 +91,7 @@ test("a start takes over the .taken file a takeover killed mid-copy left, and dr
   const gone = spawnSync(process.execPath, ['-e', '0']).pid
   writeFileSync(named(gone, '.1700000000000.taken'), '0\n1\n2\n') // renamed by a taker killed before its copy ended
   writeFileSync(named(gone, ''), '3\n4\n') // a spill file whole, and the new file its crashed close() left beside it
-  writeFileSync(named(gone, '.closing'), '9\n3\n')
+  writeFileSync(named(gone, '.closing'), '9\n3\n') // the events its close() had in memory (9), then the unread lines it was copying
   const live = join(dir, `test-${hostTag()}-${process.ppid}.jsonl`)
   writeFileSync(`${live}.1700000000000.taken`, '7\n')
   writeFileSync(`${live}.closing`, '8\n')
@@ -105,7 +105,7 @@ test("a start takes over the .taken file a takeover killed mid-copy left, and dr
   await next.start()
   await waitFor(() => next.size === 0, 5000, 'the replay')
   await next.close()
-  assert.equal([...taken].sort(), [0, 1, 2, 3, 4], "the taken file's events are recorded, the closing file's not twice")
+  assert.equal([...new Set(taken)].sort(), [0, 1, 2, 3, 4, 9], 'every event is recorded, those only in the closing file too (some twice: at least once)')
   assert.equal(readdirSync(dir).sort(), [`${basename(live)}.1700000000000.taken`, `${basename(live)}.closing`], "only the live process's files are left")
 })
 
