@@ -35,7 +35,7 @@ export interface Device {
   /** Agents hosted by the device, oldest first; the last one answers. */
   agentIds: string[]
   createdAt: number
-  /** Set (by compare-and-set) when its deletion starts: from then on no agent or share link is added to it. */
+  /** Set (by compare-and-set) when its deletion starts: from then on no agent, share link or scheduled message is added to it. */
   removing?: true
 }
 

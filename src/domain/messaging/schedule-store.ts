@@ -83,6 +83,14 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     const held = await items.update(itemKey(item), current => ifHeld(current, item, { ...change, quota: 'closing' }), ttlMs)
     return held?.quota === 'closing' && held.claim?.token === item.claim?.token ? held : undefined
   }
+  // Remove an item as it stands (a send may have failed it for good since it was read, freeing its place itself): a pending one through a `closing` mark held by `owner` (its place freed once); one marked by someone else is theirs to finish.
+  const remove = async (item: ScheduleItem, owner: string): Promise<void> => {
+    for (let current = await items.load(itemKey(item)); current && !current.quota; current = await items.load(itemKey(item))) {
+      const closing: ScheduleItem = { ...current, quota: 'closing', claim: newClaim(owner, LEASE_MS) }
+      if (current.state === 'pending' ? await items.replace(itemKey(item), current, closing) : await items.removeIfEqual(itemKey(item), current))
+        return void (await (current.state === 'pending' ? settle(closing) : bodies.remove(item.id)))
+    }
+  }
   const forDevice = async (deviceId: string): Promise<ScheduleItem[]> => {
     const found: ScheduleItem[] = []
     for await (const [, item] of items.withPrefix(`${deviceId}:`)) if (item.deviceId === deviceId && item.quota !== 'opening') found.push(item)
@@ -142,18 +150,11 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     /** Remove every item of a deleted device: a pending one through a `closing` mark held by `owner` (its place freed once); one marked by someone else is theirs to finish. */
     async removeDevice(deviceId: string, owner = 'local'): Promise<number> {
       const listed = await forDevice(deviceId)
-      for (const item of listed) {
-        // Removed as it stands (a send may have failed it for good since the listing, freeing its place itself).
-        for (let current = await items.load(itemKey(item)); current && !current.quota; current = await items.load(itemKey(item))) {
-          const closing: ScheduleItem = { ...current, quota: 'closing', claim: newClaim(owner, LEASE_MS) }
-          if (current.state === 'pending' ? await items.replace(itemKey(item), current, closing) : await items.removeIfEqual(itemKey(item), current)) {
-            await (current.state === 'pending' ? settle(closing) : bodies.remove(item.id))
-            break
-          }
-        }
-      }
+      for (const item of listed) await remove(item, owner)
       return listed.length
     },
+    /** Remove one item as it stands, as removeDevice does (a scheduled send whose device was deleted meanwhile). */
+    remove,
   }
 }
 

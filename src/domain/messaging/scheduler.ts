@@ -105,6 +105,8 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
       const input = { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text }
       const item = await store.add(input, encodeAction(action), liveness.id)
+      const stored = await devices.load(device.id) // deleted meanwhile (its removal may have listed the device's items before this one): taken back
+      if (!stored || stored.removing) throw (await store.remove(item, liveness.id), new GatewayError('device-not-found'))
       if (started) work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
       return item
     },

@@ -42,7 +42,7 @@ function claimAnswerLost(storage: Storage): Storage {
 test('the claim landed but its answer was lost: the message is sent on the next try, once, not after the claim runs out', async () => {
   const store = createScheduleStore(claimAnswerLost(memoryStorage()), new KeyedLock())
   const device = { id: 'd1', accountId: 'a1', linked: true } as Device
-  const devices = { get: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
+  const devices = { get: async () => device, load: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
   const accounts = { get: async () => ({}), active: () => true } as never
   let sends = 0
   const messenger = { perform: async () => (sends++, `m${sends}`) } as unknown as Messenger

@@ -44,7 +44,7 @@ function setup(error: Error) {
     new KeyedLock(),
   )
   const device = { id: 'd1', accountId: 'a1', linked: true } as Device
-  const devices = { get: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
+  const devices = { get: async () => device, load: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
   const accounts = { get: async () => ({}), active: () => true } as never
   const messenger = {
     perform: async () => {

@@ -43,7 +43,7 @@ test('the store fails to remove a sent item once: the message goes out once and 
   const storage = memoryStorage()
   const store = createScheduleStore(failingFirstRemoval(storage), new KeyedLock())
   const device = { id: 'd1', accountId: 'a1', linked: true } as Device
-  const devices = { get: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
+  const devices = { get: async () => device, load: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
   const accounts = { get: async () => ({}), active: () => true } as never
   let sends = 0
   const messenger = { perform: async () => (sends++, `m${sends}`) } as unknown as Messenger

@@ -1,0 +1,110 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { formatWallClock } from '../../../src/domain/messaging/schedule-time.ts'
+import { OTHER } from '../../helpers/messaging.ts'
+import { memoryStorage } from '../../helpers/memory-storage.ts'
+import { receiverWorld, stopReceiverWorld, type ReceiverWorld } from '../../helpers/receiver.ts'
+import type { AtomicStorage } from '../../../src/ports/storage.ts'
+
+/**
+ * A scheduled send (operations 8 to 16 with `agendamento`) while operation 6 deletes its device: whichever
+ * step lands first, the schedule does not outlive the device, nor keep its place in the account's quota.
+ * Before, one created while the deletion ran its removal hooks, or whose record was still being stored
+ * (marked `opening`, which the removal skips) when they listed the device's schedules, stayed stored and
+ * counted, and the send answered 200 with its id.
+ */
+type World = ReceiverWorld & { store: PausingStore }
+const test = suite<Partial<World>>('schedules: a device deleted while a message is scheduled on it')
+
+test.after.each(stopReceiverWorld)
+
+type PausingStore = ReturnType<typeof pausingStore>
+
+/** A memory store whose next `step` of a key starting with `prefix` waits, once `pause` armed it, until released. */
+function pausingStore() {
+  const inner = memoryStorage()
+  let gate: { step: string; prefix: string; reached: () => void; released: Promise<void> } | undefined
+  const held =
+    <A extends unknown[], R>(name: string, step: (key: string, ...rest: A) => Promise<R>) =>
+    async (key: string, ...rest: A): Promise<R> => {
+      if (gate?.step === name && key.startsWith(gate.prefix)) {
+        const { reached, released } = gate
+        gate = undefined
+        reached()
+        await released
+      }
+      return step(key, ...rest)
+    }
+  const storage: AtomicStorage = { ...inner, set: held('set', inner.set), delete: held('delete', inner.delete) }
+  return {
+    storage,
+    /** Hold the next `step` of a `prefix` key: `reached` resolves when it is held, `release` lets it through. */
+    pause(step: 'set' | 'delete', prefix: string) {
+      let release!: () => void
+      let reached!: () => void
+      const held = { reached: new Promise<void>(resolve => (reached = resolve)), release: () => release() }
+      gate = { step, prefix, reached, released: new Promise<void>(resolve => (release = resolve)) }
+      return held
+    },
+    /** Stored keys starting with `prefix`. */
+    async keys(prefix: string): Promise<string[]> {
+      const keys: string[] = []
+      for await (const [key] of inner.list(prefix)) keys.push(key)
+      return keys
+    },
+  }
+}
+
+// One scheduled message per account: a place left taken refuses the next one, on any device.
+async function setUp(context: Partial<World>): Promise<World> {
+  context.store = pausingStore()
+  Object.assign(context, await receiverWorld('loja', { storage: context.store.storage, scheduleQuota: { maxPending: 1 } }))
+  return context as World
+}
+
+const inAnHour = () => formatWallClock(Math.ceil((Date.now() + 3_600_000) / 1000) * 1000, 'UTC')
+const schedule = (ctx: World, appkey: string) =>
+  ctx.t.post('/api/create-message', { appkey, authkey: ctx.authkey, to: OTHER, message: 'mais tarde', agendamento: inAnHour() })
+const deleteDevice = (ctx: World) => ctx.t.post('/api/developer', { authkey: ctx.authkey, message: 'loja', apagarDispositivo: 'true' })
+
+// What the user relies on afterwards: nothing of the schedule stored, and its place free for another device of the account.
+async function assertTakenBack(ctx: World, scheduled: { status: number; body: any }) {
+  assert.equal([scheduled.status, scheduled.body.message], [404, 'Nenhum dispositivo encontrado.'])
+  assert.equal(await ctx.store.keys('schedule'), [])
+  const other = await ctx.t.linkedDevice(ctx.authkey, 'caixa', '5511966660004')
+  const next = await schedule(ctx, other.appkey)
+  assert.is(next.status, 200, next.text)
+}
+
+test('scheduled while the deletion runs its removal hooks: 404, nothing stored, the quota place free', async context => {
+  const ctx = await setUp(context)
+  const hold = ctx.store.pause('delete', `device:${ctx.device.id}`) // the device record's own deletion, after the hooks
+  const deleting = deleteDevice(ctx)
+  await hold.reached
+  const scheduled = await schedule(ctx, ctx.device.appkey)
+  hold.release()
+  assert.is((await deleting).status, 200)
+  await assertTakenBack(ctx, scheduled)
+})
+
+test('scheduled with its action still being stored when the removal hooks list the schedules: 404, nothing stored, the quota place free', async context => {
+  const ctx = await setUp(context)
+  const hold = ctx.store.pause('set', 'schedule-body:') // the record is stored `opening` and counted; its action not yet
+  const scheduling = schedule(ctx, ctx.device.appkey)
+  await hold.reached
+  assert.is((await deleteDevice(ctx)).status, 200)
+  hold.release()
+  await assertTakenBack(ctx, await scheduling)
+})
+
+test('scheduled with its record landing after the whole deletion: 404, nothing stored, the quota place free', async context => {
+  const ctx = await setUp(context)
+  const hold = ctx.store.pause('set', 'schedule:')
+  const scheduling = schedule(ctx, ctx.device.appkey)
+  await hold.reached
+  assert.is((await deleteDevice(ctx)).status, 200)
+  hold.release()
+  await assertTakenBack(ctx, await scheduling)
+})
+
+test.run()
