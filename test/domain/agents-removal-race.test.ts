@@ -1,9 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { DEVICE_PHONE, FRIEND } from '../helpers/messaging.ts'
-import { memoryStorage } from '../helpers/memory-storage.ts'
+import { pausingStore, type PausingStore } from '../helpers/pausing-storage.ts'
 import { receiverWorld, stopReceiverWorld, type ReceiverWorld } from '../helpers/receiver.ts'
-import type { AtomicStorage } from '../../src/ports/storage.ts'
 
 /**
  * Operation 2 (create an agent) or an agent's answer under way while operation 6 deletes the device:
@@ -16,50 +15,6 @@ import type { AtomicStorage } from '../../src/ports/storage.ts'
 const test = suite<Partial<ReceiverWorld> & { store: PausingStore }>('agents: a device deleted while an agent is created or answering')
 
 test.after.each(stopReceiverWorld)
-
-type PausingStore = ReturnType<typeof pausingStore>
-
-/** A memory store whose next write `step` (set, delete or an atomic step) of a key starting with `prefix` waits, once `pause` armed it, until released. */
-function pausingStore() {
-  const inner = memoryStorage()
-  let gate: { step: string; prefix: string; reached: () => void; released: Promise<void> } | undefined
-  const held =
-    <A extends unknown[], R>(name: string, step: (key: string, ...rest: A) => Promise<R>) =>
-    async (key: string, ...rest: A): Promise<R> => {
-      if (gate?.step === name && key.startsWith(gate.prefix)) {
-        const { reached, released } = gate
-        gate = undefined
-        reached()
-        await released
-      }
-      return step(key, ...rest)
-    }
-  const storage: AtomicStorage = {
-    ...inner,
-    set: held('set', inner.set),
-    delete: held('delete', inner.delete),
-    add: held('add', inner.add),
-    compareAndSet: held('compareAndSet', inner.compareAndSet),
-    deleteIfEqual: held('deleteIfEqual', inner.deleteIfEqual),
-  }
-  return {
-    storage,
-    /** Hold the next `step` of a `prefix` key: `reached` resolves when it is held, `release` lets it through. */
-    pause(step: 'set' | 'delete', prefix: string) {
-      let release!: () => void
-      let reached!: () => void
-      const held = { reached: new Promise<void>(resolve => (reached = resolve)), release: () => release() }
-      gate = { step, prefix, reached, released: new Promise<void>(resolve => (release = resolve)) }
-      return held
-    },
-    /** Stored keys starting with `prefix`. */
-    async keys(prefix: string): Promise<string[]> {
-      const keys: string[] = []
-      for await (const [key] of inner.list(prefix)) keys.push(key)
-      return keys
-    },
-  }
-}
 
 async function setUp(ctx: Partial<ReceiverWorld> & { store: PausingStore }, agentResponder?: (request: { text: string }) => Promise<string>) {
   ctx.store = pausingStore()

@@ -71,12 +71,7 @@ test('an item kept while close() puts the items in memory back in the spill file
   await waitFor(() => readdirSync(dir).length === 1 && statSync(join(dir, readdirSync(dir)[0]!)).size === 8, 2000, 'the 4 items in the spill file')
   endOwner(dir)
   const taken: number[] = []
-  const next = createRetryBuffer<number>({
-    what: 'numbers',
-    process: async item => void taken.push(item),
-    logger: silentLogger,
-    spill: new SpillFile(dir, 'test'),
-  })
+  const next = recordingBuffer(dir, taken)
   await next.start()
   await waitFor(() => taken.length === 4, 5000, 'the replay')
   assert.equal(taken, [0, 1, 2, 3])
@@ -96,17 +91,17 @@ test("a start takes over the .taken file a takeover killed mid-copy left, and a 
   writeFileSync(`${live}.1700000000000.taken`, '7\n')
   writeFileSync(`${live}.closing`, '8\n')
   const taken: number[] = []
-  const next = createRetryBuffer<number>({
-    what: 'numbers',
-    process: async item => void taken.push(item),
-    logger: silentLogger,
-    spill: new SpillFile(dir, 'test'),
-  })
+  const next = recordingBuffer(dir, taken)
   await next.start()
   await waitFor(() => next.size === 0, 5000, 'the replay')
   await next.close()
   assert.equal([...new Set(taken)].sort(), [0, 1, 2, 3, 4, 9], 'every event is recorded, those only in the closing file too (some twice: at least once)')
   assert.equal(readdirSync(dir).sort(), [`${basename(live)}.1700000000000.taken`, `${basename(live)}.closing`], "only the live process's files are left")
 })
+
+/** A RetryBuffer on the spill files of `dir` whose store takes every item into `taken`. */
+function recordingBuffer(dir: string, taken: number[]) {
+  return createRetryBuffer<number>({ what: 'numbers', process: async item => void taken.push(item), logger: silentLogger, spill: new SpillFile(dir, 'test') })
+}
 
 test.run()

@@ -2,9 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { formatWallClock } from '../../../src/domain/messaging/schedule-time.ts'
 import { OTHER } from '../../helpers/messaging.ts'
-import { memoryStorage } from '../../helpers/memory-storage.ts'
+import { pausingStore, type PausingStore } from '../../helpers/pausing-storage.ts'
 import { receiverWorld, stopReceiverWorld, type ReceiverWorld } from '../../helpers/receiver.ts'
-import type { AtomicStorage } from '../../../src/ports/storage.ts'
 
 /**
  * A scheduled send (operations 8 to 16 with `agendamento`) while operation 6 deletes its device: whichever
@@ -17,43 +16,6 @@ type World = ReceiverWorld & { store: PausingStore }
 const test = suite<Partial<World>>('schedules: a device deleted while a message is scheduled on it')
 
 test.after.each(stopReceiverWorld)
-
-type PausingStore = ReturnType<typeof pausingStore>
-
-/** A memory store whose next `step` of a key starting with `prefix` waits, once `pause` armed it, until released. */
-function pausingStore() {
-  const inner = memoryStorage()
-  let gate: { step: string; prefix: string; reached: () => void; released: Promise<void> } | undefined
-  const held =
-    <A extends unknown[], R>(name: string, step: (key: string, ...rest: A) => Promise<R>) =>
-    async (key: string, ...rest: A): Promise<R> => {
-      if (gate?.step === name && key.startsWith(gate.prefix)) {
-        const { reached, released } = gate
-        gate = undefined
-        reached()
-        await released
-      }
-      return step(key, ...rest)
-    }
-  const storage: AtomicStorage = { ...inner, set: held('set', inner.set), delete: held('delete', inner.delete) }
-  return {
-    storage,
-    /** Hold the next `step` of a `prefix` key: `reached` resolves when it is held, `release` lets it through. */
-    pause(step: 'set' | 'delete', prefix: string) {
-      let release!: () => void
-      let reached!: () => void
-      const held = { reached: new Promise<void>(resolve => (reached = resolve)), release: () => release() }
-      gate = { step, prefix, reached, released: new Promise<void>(resolve => (release = resolve)) }
-      return held
-    },
-    /** Stored keys starting with `prefix`. */
-    async keys(prefix: string): Promise<string[]> {
-      const keys: string[] = []
-      for await (const [key] of inner.list(prefix)) keys.push(key)
-      return keys
-    },
-  }
-}
 
 // One scheduled message per account: a place left taken refuses the next one, on any device.
 async function setUp(context: Partial<World>): Promise<World> {
