@@ -40,11 +40,15 @@ interface Waiting {
 export function coalescedForwards(): (request: ForwardRequest) => Promise<ForwardAnswer> {
   const lanes = new Map<string, Lane>()
   const unbatched = new Set<string>() // holders without a batch path: everything goes to them alone
+  const newLane = (key: string) =>
+    new Lane(
+      () => lanes.delete(key),
+      () => void (unbatched.size >= 256 && unbatched.clear(), unbatched.add(key)),
+    )
   return request => {
     const key = `${request.to} ${request.baseUrl}`
     if (request.uploads?.size || !request.raw || request.raw.length > MAX_BATCHED_BYTES || unbatched.has(key)) return forwardOperation(request)
-    const noBatches = () => void (unbatched.size >= 256 && unbatched.clear(), unbatched.add(key))
-    const lane = lanes.get(key) ?? lanes.set(key, new Lane(() => lanes.delete(key), noBatches)).get(key)!
+    const lane = lanes.get(key) ?? lanes.set(key, newLane(key)).get(key)!
     return new Promise((resolve, reject) => lane.add({ request, resolve, reject }))
   }
 }
