@@ -81,10 +81,14 @@ export class BaileysTransport implements Transport {
   }
 
   async status(deviceId: string): Promise<SessionStatus> {
-    const session = this.sessions.get(deviceId)
-    if (session) return session.status()
+    const known = this.statusNow(deviceId)
+    if (known) return known
     const phone = this.context ? await storedPhone(this.context.storage, authPrefix(deviceId)).catch(() => undefined) : undefined
     return { state: 'closed', connected: false, ...(phone ? { phone } : {}) }
+  }
+
+  statusNow(deviceId: string): SessionStatus | undefined {
+    return this.sessions.get(deviceId)?.status()
   }
 
   async logout(deviceId: string): Promise<void> {

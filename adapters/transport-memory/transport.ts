@@ -99,10 +99,15 @@ export class MemoryTransport implements Transport {
   }
 
   async status(deviceId: string): Promise<SessionStatus> {
-    const session = this.sessions.get(deviceId)
-    if (session) return this.snapshot(session)
+    const known = this.statusNow(deviceId)
+    if (known) return known
     const stored = await this.context?.storage.get<StoredSession>(sessionKey(deviceId)).catch(() => undefined)
     return { state: 'closed', connected: false, ...(stored?.phone ? { phone: stored.phone } : {}) }
+  }
+
+  statusNow(deviceId: string): SessionStatus | undefined {
+    const session = this.sessions.get(deviceId)
+    return session && this.snapshot(session)
   }
 
   async logout(deviceId: string): Promise<void> {

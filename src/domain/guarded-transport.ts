@@ -1,5 +1,5 @@
 import { GatewayError } from '../errors.ts'
-import { TransportError, type MediaRef, type Transport } from '../ports/transport.ts'
+import { TransportError, type MediaRef, type SessionStatus, type Transport } from '../ports/transport.ts'
 import { Deadlines } from '../store/deadlines.ts'
 
 /** Wrap a transport: what it throws is a TransportError ('failed', 502), and `status`, `link`, `logout` time out (504) after `timeoutMs`. */
@@ -14,6 +14,7 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     disconnect: deviceId => converted(() => transport.disconnect(deviceId)),
     link: (deviceId, request) => timed('link', () => transport.link(deviceId, request)),
     status: deviceId => timed('status', () => transport.status(deviceId)),
+    ...(transport.statusNow ? { statusNow: (deviceId: string) => statusNow(transport, deviceId) } : {}),
     logout: deviceId => timed('logout', () => transport.logout(deviceId)),
     send: (deviceId, to, message) => converted(() => transport.send(deviceId, to, message)),
     markRead: (deviceId, target) => converted(() => transport.markRead(deviceId, target)),
@@ -31,6 +32,15 @@ function converted<T>(call: () => Promise<T>): Promise<T> {
     return Promise.resolve(call()).catch(rethrown)
   } catch (err) {
     return Promise.reject(err).catch(rethrown)
+  }
+}
+
+/** A transport's `statusNow`; one that throws knows nothing (undefined: the gateway asks `status`). */
+function statusNow(transport: Transport, deviceId: string): SessionStatus | undefined {
+  try {
+    return transport.statusNow!(deviceId)
+  } catch {
+    return undefined
   }
 }
 

@@ -1,19 +1,29 @@
 import type { Context, Middleware, Next } from 'koa'
+import type { Account } from '../domain/accounts.ts'
 import type { OperationServices } from '../operations/operation.ts'
-import { requestState } from './request-state.ts'
+import { requestState, type RequestState } from './request-state.ts'
 
 /** Middleware: the caller's account (`unauthenticated`) and its declared device (`device-not-found`; a link's when routed), before its holder is asked. */
 export function authenticate({ accounts, devices }: OperationServices): Middleware {
-  return async function gatewayAuth(ctx: Context, next: Next) {
+  /** The declared device of `account` (the caller's own), from the record caches when they hold it. */
+  const withDevice = (next: Next, state: RequestState, account: Account, input: Record<string, unknown>) => {
+    state.account = account
+    if (state.session === 'link') return next()
+    const need = state.operation!.device!
+    const ref = input[need.ref] as string
+    const device = devices.cached(account, ref, need.match ?? [])
+    if (device) return ((state.device = device), next())
+    return devices.require(account, ref, need.match).then(found => ((state.device = found), next()))
+  }
+  return function gatewayAuth(ctx: Context, next: Next) {
     const state = requestState(ctx)
     const need = state.operation!.device
     if (!need) return next()
     const input = state.input as Record<string, unknown>
     state.session = typeof need.session === 'function' ? need.session(input) : need.session
     // From the record caches without a promise when they hold the records (most sends: ~10% of a send's CPU, bench/README.md).
-    const account = (state.account = accounts.cached(input.authkey) ?? (await accounts.require(input.authkey)))
-    const ref = input[need.ref] as string
-    if (state.session !== 'link') state.device = devices.cached(account, ref, need.match ?? []) ?? (await devices.require(account, ref, need.match))
-    return next()
+    const account = accounts.cached(input.authkey)
+    if (account) return withDevice(next, state, account, input)
+    return accounts.require(input.authkey).then(found => withDevice(next, state, found, input))
   }
 }

@@ -14,21 +14,24 @@ export class RequestDrain {
 
   /** The router middleware (first on every gateway route): counts, and refuses while draining. */
   middleware(): Middleware {
-    return async (ctx: Context, next: Next) => {
+    return (ctx: Context, next: Next) => {
       if (this.draining) {
         const answer = errorAnswer(new GatewayError('shutting-down'))
         ctx.set({ Connection: 'close', 'Retry-After': String(answer.retryAfterSeconds) })
         return sendAnswer(ctx, ctx.method === 'POST' ? this.mode : 'mirror', { status: answer.status, message: answer.message })
       }
       this.inFlight++
-      try {
-        await next()
-      } finally {
+      const answered = () => {
         if (this.draining) ctx.set('Connection', 'close')
         // A streamed answer (a media download) is counted until it is written.
         if (ctx.body instanceof Stream && !ctx.res.writableEnded) ctx.res.once('close', () => this.done())
         else this.done()
       }
+      // Chained, not awaited in an async function: a promise less per request.
+      return next().then(answered, err => {
+        answered()
+        throw err
+      })
     }
   }
 

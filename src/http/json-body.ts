@@ -1,9 +1,16 @@
 import type { IncomingMessage } from 'node:http'
 import bourne from '@hapi/bourne'
 import { GatewayError } from '../errors.ts'
+import type { Deadlines } from '../store/deadlines.ts'
 
-/** A body's bytes: 413 over `limitBytes`, 400 `body-malformed` cut short or over its length, 400 `body-not-object` already consumed (as co-body answers). */
-export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** A time limit on reading a body: `deadlines` watches the read, which fails with `timedOut()` past it. */
+export interface BodyTimeLimit {
+  deadlines: Deadlines
+  timedOut(): Error
+}
+
+/** A body's bytes: 413 over `limitBytes`, 400 `body-malformed` cut short or over its length, 400 `body-not-object` already consumed (as co-body answers); `timeLimit`'s error when not whole in time. */
+export function readBodyBytes(req: IncomingMessage, limitBytes: number, timeLimit?: BodyTimeLimit): Promise<Buffer> {
   if (isSpent(req)) return Promise.reject(new GatewayError('body-not-object'))
   const declared = req.headers['content-length']
   const length = declared === undefined ? -1 : Number(declared)
@@ -18,12 +25,15 @@ export function readBodyBytes(req: IncomingMessage, limitBytes: number): Promise
     let settled = false
     // A large declared body is copied into one buffer of its size as it arrives: never held twice.
     let whole = length >= WHOLE_BUFFER_BYTES ? Buffer.allocUnsafe(length) : undefined
+    // Watched here, not by a second promise around this one (a send's body rarely arrives with its headers).
+    const answered = timeLimit?.deadlines.watch(() => fail(timeLimit.timedOut()))
     const settle = () => {
+      answered?.()
       settled = true
       chunks = []
       whole = undefined
     }
-    const fail = (err: GatewayError) => {
+    const fail = (err: Error) => {
       if (settled) return
       settle()
       reject(err)

@@ -16,15 +16,19 @@ export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: n
 
 /** Middleware, the error boundary: each error as `{status, message, ...extra}` in the operation's words (unexpected: logged, 500); media hold given back. */
 export function answerErrors(mode: HttpStatusMode, logger: Logger) {
-  return async function gatewayAnswer(ctx: Context, next: Next) {
+  return function gatewayAnswer(ctx: Context, next: Next) {
     const state = requestState(ctx)
-    try {
-      await next()
-    } catch (err) {
-      answerError(ctx, mode, logger, err, state.operation)
-    } finally {
-      state.mediaHold?.release()
-    }
+    // Chained, not awaited in an async function: a promise less per request.
+    return next().then(
+      () => state.mediaHold?.release(),
+      err => {
+        try {
+          answerError(ctx, mode, logger, err, state.operation)
+        } finally {
+          state.mediaHold?.release()
+        }
+      },
+    )
   }
 }
 

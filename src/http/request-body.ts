@@ -18,7 +18,7 @@ const MEDIA_BODY_BYTES = 64 * 1024
 export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs, readForwarded)
-  return async function gatewayBody(ctx: Context, next: Next) {
+  return function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)
     const declared = ctx.req.headers['content-length']
     if (declared !== undefined && declared.length >= 5 && Number(declared) >= MEDIA_BODY_BYTES) {
@@ -29,8 +29,7 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
         throw err
       }
     }
-    state.body = await readBody(ctx)
-    await next() // awaited, not returned: an async function returning a promise costs two more turns
+    return readBody(ctx).then(body => ((state.body = body), next()))
   }
 }
 
@@ -46,16 +45,34 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
     koaBodyParser({ ...options, onProtoPoisoning: 'remove', encoding: charset, queryString: { charset } } as koaBodyParser.Options)
   const parsers = new Map(Object.entries(CHARSETS).map(([name, charset]) => [name, parserFor(charset)]))
   const deadlines = new Deadlines(timeoutMs)
+  const timedOut = (ctx: Context) => {
+    ctx.set('Connection', 'close')
+    return new GatewayError('body-timeout')
+  }
   const inTime = <T>(ctx: Context, reading: Promise<T>): Promise<T> =>
     deadlines.run(reading, () => {
       reading.catch(() => {}) // it fails later, once the connection is closed: nobody waits for it any more
-      ctx.set('Connection', 'close')
-      return new GatewayError('body-timeout')
+      return timedOut(ctx)
     })
-  return async function readBody(ctx: Context): Promise<ParsedBody> {
-    if (readForwarded) await inTime(ctx, readForwarded(ctx)) // a forwarded body within the deadline too: anyone can send its header
+  /** A plain JSON body (a send's): its bytes within the time limit, parsed; in one promise (readBodyBytes watches the limit). */
+  const readPlainJson = (ctx: Context): Promise<ParsedBody> => {
+    const timeLimit = arrived(ctx) ? undefined : { deadlines, timedOut: () => timedOut(ctx) }
+    return readBodyBytes(ctx.req, limitBytes, timeLimit).then(raw => {
+      const body = ((ctx.request as { body?: unknown }).body = parseJson(raw)) // where koa-bodyparser would have put it
+      if (!isPlainObject(body)) throw new GatewayError('body-not-object')
+      return { fields: body, uploads: NO_UPLOADS, raw }
+    })
+  }
+  const readOwn = (ctx: Context): Promise<ParsedBody> => {
+    const { headers } = ctx.req
+    const plain = (ctx.request as { body?: unknown }).body === undefined && PLAIN_JSON.test(headers['content-type'] ?? '')
+    return plain && hasBody(ctx) && (headers['content-encoding'] ?? 'identity') === 'identity' ? readPlainJson(ctx) : readAny(ctx)
+  }
+  // A forwarded body within the deadline too: anyone can send its header.
+  return readForwarded ? ctx => inTime(ctx, readForwarded(ctx)).then(() => readOwn(ctx)) : readOwn
+  /** Any body: a host's parsed one, multipart, a form, JSON in another charset or encoding. */
+  async function readAny(ctx: Context): Promise<ParsedBody> {
     let uploads = NO_UPLOADS
-    let raw: Buffer | undefined
     const unread = !ctx.req.readableEnded
     const hostBody = (ctx.request as { body?: unknown }).body
     let body: unknown = hostBody
@@ -69,9 +86,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
       } else if (!hasBody(ctx)) {
         body = {}
       } else if (plainJson && (headers['content-encoding'] ?? 'identity') === 'identity') {
-        const reading = readBodyBytes(ctx.req, limitBytes)
-        raw = await (arrived(ctx) ? reading : inTime(ctx, reading))
-        ;(ctx.request as { body?: unknown }).body = body = parseJson(raw) // where koa-bodyparser would have put it
+        return readPlainJson(ctx)
       } else if ((plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) && parsers.has(ctx.request.charset.toLowerCase())) {
         ;(ctx.request as { body?: unknown }).body = undefined
         await inTime(ctx, parsers.get(ctx.request.charset.toLowerCase())!(ctx, async () => {}).catch(mapParserError))
@@ -81,7 +96,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
       }
     }
     if (!isPlainObject(body)) throw new GatewayError('body-not-object')
-    return { fields: body, uploads, raw }
+    return { fields: body, uploads }
   }
 }
 

@@ -2,7 +2,7 @@ import type { Context, Middleware } from 'koa'
 import type { Account } from '../domain/accounts.ts'
 import type { Device } from '../domain/devices.ts'
 import type { MediaHold } from '../domain/messaging/media-budget.ts'
-import type { OperationContext, OperationServices, UploadedFile } from '../operations/operation.ts'
+import type { Operation, OperationContext, OperationServices, UploadedFile } from '../operations/operation.ts'
 import type { SessionStatus } from '../ports/transport.ts'
 import { sendAnswer, type HttpStatusMode } from './render.ts'
 import { requestState, type RequestState } from './request-state.ts'
@@ -16,10 +16,10 @@ interface RunDeps {
 
 /** Middleware, last of an operation path: run the selected operation's handler and answer 200 with its reply. */
 export function runOperation(deps: RunDeps): Middleware {
-  return async function gatewayOperation(ctx: Context) {
+  return function gatewayOperation(ctx: Context) {
     const state = requestState(ctx)
-    const reply = await state.operation!.handle(state.input, new RequestContext(ctx, state, deps))
-    sendAnswer(ctx, deps.httpStatus, { status: 200, ...reply })
+    const answer = (reply: Awaited<ReturnType<Operation['handle']>>) => sendAnswer(ctx, deps.httpStatus, { status: 200, ...reply })
+    return Promise.resolve(state.operation!.handle(state.input, new RequestContext(ctx, state, deps))).then(answer)
   }
 }
 

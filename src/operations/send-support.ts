@@ -34,20 +34,23 @@ export function sendOrSchedule<I extends { agendamento?: string }>(
   sent: string | ((input: I) => string),
   build: (input: I, context: OperationContext) => Action | Promise<Action>,
 ): (input: I, context: OperationContext) => Promise<ReplyOf<typeof sentAnswer>> {
-  return async (input, context) => {
-    const { device } = context
-    const { messaging, settings } = context.services
-    if (input.agendamento !== undefined) {
-      // Malformed, impossible, past (beyond the clock skew allowance) or over a year ahead: refused.
-      const time = parseScheduleTime(input.agendamento, settings.timeZone)
-      const now = Date.now()
-      if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
-      const item = await messaging.scheduler.schedule(device, await build(input, context), time)
-      return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
-    }
-    const action = build(input, context) // awaited only when a promise: awaiting a plain value costs two promises a send
-    const id = await messaging.messenger.perform(device, action instanceof Promise ? await action : action, { status: context.status })
-    const message = typeof sent === 'string' ? sent : sent(input)
-    return id === undefined ? { message } : { message, id }
+  const schedule = async (input: I, context: OperationContext) => {
+    // Malformed, impossible, past (beyond the clock skew allowance) or over a year ahead: refused.
+    const time = parseScheduleTime(input.agendamento!, context.services.settings.timeZone)
+    const now = Date.now()
+    if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
+    const item = await context.services.messaging.scheduler.schedule(context.device, await build(input, context), time)
+    return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }
+  }
+  const perform = (input: I, context: OperationContext, action: Action) =>
+    context.services.messaging.messenger.perform(context.device, action, { status: context.status }).then(id => {
+      const message = typeof sent === 'string' ? sent : sent(input)
+      return id === undefined ? { message } : { message, id }
+    })
+  return (input, context) => {
+    if (input.agendamento !== undefined) return schedule(input, context)
+    // Chained, not awaited: a built action (a text's) costs no promise of its own.
+    const action = build(input, context)
+    return action instanceof Promise ? action.then(built => perform(input, context, built)) : perform(input, context, action)
   }
 }

@@ -25,6 +25,12 @@ export interface Transport {
   link(deviceId: string, request: LinkRequest): Promise<LinkChallenge>
   /** Current state of the device's session (never throws for an unknown device: it is `closed`). */
   status(deviceId: string): Promise<SessionStatus>
+  /**
+   * Optional: what `status` would answer now, without waiting, for a session this process has in
+   * memory; undefined when it has none (the gateway then asks `status`). A send checks it first, which
+   * spares it a promise and a time-out watch.
+   */
+  statusNow?(deviceId: string): SessionStatus | undefined
   /** Unlink the device from the network and delete all its session state (credentials, keys). */
   logout(deviceId: string): Promise<void>
   /** Close the device's session without unlinking (it can resume later). */

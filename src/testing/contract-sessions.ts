@@ -8,6 +8,7 @@ export function sessionCases(it: ContractCase): void {
     const status = await h.transport.status('never-seen')
     assert.equal(status.state, 'closed')
     assert.equal(status.connected, false)
+    assert.notEqual(h.transport.statusNow?.('never-seen')?.connected, true, 'statusNow never calls a device never linked connected')
   })
 
   it('link without a phone answers a QR, and scanning it opens the session as that phone', async h => {
@@ -20,6 +21,7 @@ export function sessionCases(it: ContractCase): void {
     assert.equal(event.connected, true)
     assert.equal(event.phone, PHONE)
     assertOpen(await h.transport.status(DEVICE), PHONE)
+    if (h.transport.statusNow) assert.deepEqual(h.transport.statusNow(DEVICE), await h.transport.status(DEVICE), 'statusNow says what status says')
   })
 
   it('link with a phone answers that pairing code, and entering it opens the session', async h => {
@@ -54,6 +56,7 @@ export function sessionCases(it: ContractCase): void {
     const closed = await h.transport.status(DEVICE)
     assert.equal(closed.connected, false)
     assert.notEqual(closed.state, 'open')
+    assert.notEqual(h.transport.statusNow?.(DEVICE)?.connected, true, 'statusNow of a closed session is not connected')
     await waitFor(h, mark, e => e.type === 'status' && e.deviceId === DEVICE && !e.status.connected, 'a closed status')
     await rejectsWith(h.transport.send(DEVICE, FRIEND, { kind: 'text', text: 'hi' }), 'not-connected')
     mark = h.events.length

@@ -25,6 +25,14 @@ keys('safeEqual compares strings of any length', () => {
   assert.ok(safeEqual('abc', 'abc'))
   assert.not.ok(safeEqual('abc', 'abd'))
   assert.not.ok(safeEqual('abc', 'abcd'))
+  assert.ok(safeEqual('', ''))
+  // A difference anywhere counts, the first code unit and the last alike, beyond ASCII too.
+  const digest = hashKey('k')
+  assert.not.ok(safeEqual(digest, (digest.startsWith('0') ? '1' : '0') + digest.slice(1)))
+  assert.not.ok(safeEqual(digest, digest.slice(0, -1) + (digest.endsWith('0') ? '1' : '0')))
+  assert.ok(safeEqual('ação ✓', 'ação ✓'))
+  assert.not.ok(safeEqual('ação', 'açao'))
+  assert.not.ok(safeEqual('a\uD800', 'a\uDC00')) // two lone surrogates: the same bytes once encoded as UTF-8, not the same text
 })
 
 keys('hashPassword makes salted scrypt hashes that verifyPassword accepts', async () => {

@@ -45,6 +45,18 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
     }
     throw moving()
   }
+  /** A session not open for a send: a device held elsewhere is moving, one taken over here moments ago is waited for. */
+  async function notOpen(device: Device): Promise<SessionStatus> {
+    if (device.linked && !leases.holds(device.id)) throw moving()
+    if (!device.linked || !leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
+    const deadline = Date.now() + HANDOVER_WAIT_MS
+    while (Date.now() < deadline) {
+      await new Promise(resolve => setTimeout(resolve, 100))
+      const now = await devices.status(device)
+      if (now.connected) return now
+    }
+    throw moving()
+  }
   return {
     holderOf,
     /** Whether this instance holds the device's session now (no store read). */
@@ -63,19 +75,11 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
       })
       return holder ?? ensured
     },
-    /** The device's open session, for a send: `not-connected` when closed; one just taken over here is waited for, up to 5 s, then `holder-unavailable`. */
-    async connected(device: Device): Promise<SessionStatus> {
-      const status = await devices.status(device)
-      if (status.connected) return status
-      if (device.linked && !leases.holds(device.id)) throw moving()
-      if (!device.linked || !leases.takenWithin(device.id, HANDOVER_MS)) throw new GatewayError('not-connected')
-      const deadline = Date.now() + HANDOVER_WAIT_MS
-      while (Date.now() < deadline) {
-        await new Promise(resolve => setTimeout(resolve, 100))
-        const now = await devices.status(device)
-        if (now.connected) return now
-      }
-      throw moving()
+    /** The device's open session, for a send (open and known at once: no promise): `not-connected` when closed; one just taken over here is waited for, up to 5 s, then `holder-unavailable`. */
+    connected(device: Device): SessionStatus | Promise<SessionStatus> {
+      const status = devices.status(device)
+      if (status instanceof Promise) return status.then(known => (known.connected ? known : notOpen(device)))
+      return status.connected ? status : notOpen(device)
     },
     /** Makes an operation's `not-connected` `holder-unavailable` (503; the network took nothing) when this instance let the device go while it ran (held at another epoch since, or not at all). */
     letGoGuard(device: Device): (err: unknown) => unknown {

@@ -19,26 +19,19 @@ export class Messenger {
   ) {}
 
   /** Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it. */
-  async perform(device: Device, action: Action, options: { publish?: boolean; status?: SessionStatus } = {}): Promise<string | undefined> {
+  perform(device: Device, action: Action, options: { publish?: boolean; status?: SessionStatus } = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
-    try {
-      let id: string | undefined
-      if (action.kind === 'read') {
-        await this.call(device, () => this.transport.markRead(device.id, action.target), true)
-      } else {
-        const { message, to } = action
-        const targeted = message.kind === 'reaction' || message.kind === 'delete'
-        const sent = await this.call(device, () => this.transport.send(device.id, to, message), targeted)
-        if (message.kind === 'text' && options.publish !== false) await this.publishText(device, to, message.text, sent, options.status)
-        id = sent.id
-      }
-      this.events.emit('send', { deviceId: device.id, kind, ok: true })
-      return id
-    } catch (err) {
-      const reason = err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
-      this.events.emit('send', { deviceId: device.id, kind, ok: false, reason })
-      throw err
-    }
+    // Chained rather than awaited in async functions: a text send's path costs five promises less.
+    const done =
+      action.kind === 'read' ? this.call(device, () => this.transport.markRead(device.id, action.target), true).then(() => undefined) : this.send(device, action, options)
+    return done.then(
+      id => (this.events.emit('send', { deviceId: device.id, kind, ok: true }), id),
+      err => {
+        const reason = err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
+        this.events.emit('send', { deviceId: device.id, kind, ok: false, reason })
+        throw err
+      },
+    )
   }
 
   /** Run another network call of the device (group operations) through its queue. */
@@ -50,17 +43,40 @@ export class Messenger {
     })
   }
 
-  private async publishText(device: Device, to: string, text: string, sent: SentMessage, known?: SessionStatus): Promise<void> {
+  /** Send `action`'s message; a text is published on the feed as the device's own before the id is answered. */
+  private send(device: Device, { message, to }: Extract<Action, { kind: 'send' }>, options: { publish?: boolean; status?: SessionStatus }): Promise<string> {
+    const targeted = message.kind === 'reaction' || message.kind === 'delete'
+    return this.call(device, () => this.transport.send(device.id, to, message), targeted).then(sent => {
+      if (message.kind !== 'text' || options.publish === false) return sent.id
+      const published = options.status ? this.publishText(device, to, message.text, sent, options.status) : this.publishUnknown(device, to, message.text, sent)
+      return published ? published.then(() => sent.id) : sent.id
+    })
+  }
+
+  /** publishText once the session's status is read: sent all the same, its event not lost for a status unread. */
+  private publishUnknown(device: Device, to: string, text: string, sent: SentMessage): Promise<void> {
+    return this.transport
+      .status(device.id)
+      .catch(() => undefined)
+      .then(status => this.publishText(device, to, text, sent, status))
+  }
+
+  /** A sent text on the feed as the device's own (from the phone `status` names); a failure is logged, never the send's. */
+  private publishText(device: Device, to: string, text: string, sent: SentMessage, status: SessionStatus | undefined): Promise<void> | void {
     try {
-      const status = known ?? (await this.transport.status(device.id).catch(() => undefined)) // sent all the same: its event is not lost for a status unread
       const group = isGroupAddress(to)
       const phone = status?.phone ?? device.phone
       const message: IncomingMessage = { id: sent.id, chat: to, to, fromMe: true, isGroup: group, timestamp: sent.timestamp, content: { kind: 'text', text } }
       if (phone) message.from = phone
       if (group) message.group = to
-      await this.feed.publish(device, message)
+      const published = this.feed.publish(device, message)
+      return published && published.catch(err => this.unpublished(err, device, sent))
     } catch (err) {
-      this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
+      this.unpublished(err, device, sent)
     }
+  }
+
+  private unpublished(err: unknown, device: Device, sent: SentMessage): void {
+    this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
   }
 }

@@ -5,6 +5,7 @@ import type { GatewayEvents } from '../../events.ts'
 import { moving, type NewDevice, type SessionRouting } from '../../domain/cluster/session-routing.ts'
 import type { Instances } from '../../domain/instances.ts'
 import type { Device } from '../../domain/devices.ts'
+import type { SessionStatus } from '../../ports/transport.ts'
 import type { Operation, OperationServices, PathEntry } from '../../operations/operation.ts'
 import { operationSelector } from '../select-operation.ts'
 import { requestState, type RequestState } from '../request-state.ts'
@@ -92,18 +93,25 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
       },
     )
   }
-  const onHolder = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
-    if (!routing.holdsHere(device)) {
-      const forwarded = state.forwardedFrom !== undefined
-      const holder = await routing.holderOf(device, forwarded).catch(err => {
-        // Forwarded here for a device this instance does not hold: refused before anything ran.
-        if (forwarded && isGatewayError(err, 'holder-unavailable')) ctx.set(NOT_HOLDER_HEADER, '1')
-        throw err
-      })
-      if (holder !== undefined) return holder === state.refusedBy?.id ? state.refusedBy!.answer() : forward(ctx, state, holder)
-    }
+  /** Not held here now: the holder the store names gets it, else this instance takes the device and works it. */
+  const notHeld = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
+    const forwarded = state.forwardedFrom !== undefined
+    const holder = await routing.holderOf(device, forwarded).catch(err => {
+      // Forwarded here for a device this instance does not hold: refused before anything ran.
+      if (forwarded && isGatewayError(err, 'holder-unavailable')) ctx.set(NOT_HOLDER_HEADER, '1')
+      throw err
+    })
+    if (holder !== undefined) return holder === state.refusedBy?.id ? state.refusedBy!.answer() : forward(ctx, state, holder)
+    return onHolder(ctx, next, state, device)
+  }
+  /** Held here: on, with the open session's status when the operation needs one (known at once on a send's usual path: no promise). */
+  const onHolder = (ctx: Context, next: Next, state: RequestState, device: Device): Promise<unknown> => {
     if (state.session !== 'connected') return (held(ctx), next())
-    state.status = await routing.connected(device)
+    const status = routing.connected(device)
+    return status instanceof Promise ? status.then(known => whileOpen(ctx, next, state, device, known)) : whileOpen(ctx, next, state, device, status)
+  }
+  const whileOpen = (ctx: Context, next: Next, state: RequestState, device: Device, status: SessionStatus) => {
+    state.status = status
     const letGo = routing.letGoGuard(device)
     held(ctx)
     return next().catch(err => {
@@ -126,7 +134,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     const { session, device } = state
     if (session === undefined) return next()
     if (session === 'link') return onLinker(ctx, next, state)
-    if (session === 'device' && routing.holdsHere(device!)) return (held(ctx), next())
+    if (!routing.holdsHere(device!)) return notHeld(ctx, next, state, device!)
     return onHolder(ctx, next, state, device!)
   }
   return { early: cluster ? [early] : [], holder }
