@@ -8,6 +8,15 @@ const test = suite('per-device send queues')
 
 const options = { sendTimeoutMs: 1000, minIntervalMs: 0, intervalJitterMs: 0, sendQueueLimit: 100 }
 const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+/** A promise the test settles. */
+const deferred = () => {
+  let resolve!: () => void
+  return { promise: new Promise<void>(settle => (resolve = settle)), resolve }
+}
+/** Let promise chains and setImmediate callbacks run their course: a job that could start has started. */
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise(resolve => setImmediate(resolve))
+}
 
 test('run(device, job) runs the jobs of one device one at a time, in order', async () => {
   const queues = new SendQueues(options)
@@ -164,5 +173,125 @@ test('close() lets queued jobs finish and refuses new ones with 503', async () =
     (err: GatewayError) => err.code === 'shutting-down',
   )
 })
+
+// An idle device's job runs at once, outside p-queue (the fast path): the jobs joining meanwhile still wait their turn.
+test('jobs joining while an idle device runs its job at once wait for it, in order, one at a time', async () => {
+  const queues = new SendQueues(options)
+  let running = 0
+  const job = (log: string[], name: string, wait?: Promise<void>) => async () => {
+    running++
+    log.push(`start ${name}${running > 1 ? ' (two at once)' : ''}`)
+    await wait
+    log.push(`end ${name}`)
+    running--
+    return name
+  }
+  for (const round of [1, 2]) {
+    const log: string[] = []
+    const gate = deferred()
+    const a = queues.run('d1', job(log, 'a', gate.promise))
+    assert.deepEqual(log, ['start a'], `round ${round}: an idle device starts its job at once`)
+    const rest = [queues.run('d1', job(log, 'b')), queues.run('d1', job(log, 'c'))]
+    await settle()
+    assert.deepEqual(log, ['start a'], `round ${round}: b and c wait for a`)
+    gate.resolve()
+    assert.deepEqual(await Promise.all([a, ...rest]), ['a', 'b', 'c'])
+    assert.deepEqual(log, ['start a', 'end a', 'start b', 'end b', 'start c', 'end c'], `round ${round}`)
+  }
+})
+
+test('a job joining while a job run at once stalls starts once the stall is answered; the late answer changes nothing', () =>
+  withFakeClock(async clock => {
+    const queues = new SendQueues({ ...options, sendTimeoutMs: 150 })
+    const late = deferred()
+    let stall: GatewayError | undefined
+    const stalled = queues.run('d1', () => late.promise).catch((err: GatewayError) => (stall = err))
+    await clock.advance(50)
+    let started = false
+    const next = queues.run('d1', async () => void (started = true))
+    await clock.advance(95)
+    assert.equal(started, false, 'not while the stalled job holds the device')
+    await clock.advanceUntil(() => started, 1_000)
+    assert.equal(stall?.code, 'send-stalled')
+    await next
+    // The device is idle again: the next job runs at once; the stalled job answers meanwhile, and the one after still waits.
+    const gate = deferred()
+    const log: string[] = []
+    const x = queues.run('d1', async () => void (log.push('start x'), await gate.promise, log.push('end x')))
+    late.resolve()
+    await stalled
+    const y = queues.run('d1', async () => void log.push('y'))
+    await settle()
+    assert.deepEqual(log, ['start x'], 'y waits for x')
+    gate.resolve()
+    await Promise.all([x, y])
+    assert.deepEqual(log, ['start x', 'end x', 'y'])
+  }))
+
+test('close() waits for a job run at once on an idle device, and for the jobs queued behind one', async () => {
+  const queues = new SendQueues(options)
+  const [alone, first] = [deferred(), deferred()]
+  const log: string[] = []
+  const jobs = [
+    queues.run('d1', async () => void (await alone.promise, log.push('d1'))),
+    queues.run('d2', async () => void (await first.promise, log.push('d2 first'))),
+    queues.run('d2', async () => void log.push('d2 second')),
+  ]
+  let closed = false
+  const closing = queues.close().then(() => (closed = true))
+  await settle()
+  assert.equal(closed, false, 'close() waits while d1 and d2 run')
+  first.resolve()
+  await settle()
+  assert.deepEqual(log, ['d2 first', 'd2 second'])
+  assert.equal(closed, false, 'close() waits while d1 runs')
+  alone.resolve()
+  await closing
+  assert.deepEqual(log, ['d2 first', 'd2 second', 'd1'])
+  await Promise.all(jobs)
+})
+
+test('the queue limit counts a job run at once', async () => {
+  const queues = new SendQueues({ ...options, sendQueueLimit: 1 })
+  const gate = deferred()
+  const first = queues.run('d1', () => gate.promise)
+  assert.equal(await queues.run('d1', async () => 1).catch((err: GatewayError) => err.code), 'send-queue-full')
+  gate.resolve()
+  await first
+  assert.equal(await queues.run('d1', async () => 2), 2)
+})
+
+test('a job that throws before returning a promise rejects its run(), run at once or queued', async () => {
+  const queues = new SendQueues(options)
+  const boom = () => {
+    throw new Error('boom')
+  }
+  await assert.rejects(queues.run('d1', boom), /boom/)
+  const gate = deferred()
+  const first = queues.run('d1', () => gate.promise)
+  const queued = queues.run('d1', boom)
+  gate.resolve()
+  await first
+  await assert.rejects(queued, /boom/)
+  assert.equal(await queues.run('d1', async () => 'ok'), 'ok')
+})
+
+test('the sweeper keeps the queue of a device whose job runs at once', () =>
+  withFakeClock(async clock => {
+    const queues = new SendQueues({ ...options, sendTimeoutMs: 10_000, idleQueueMs: 30 })
+    const gate = deferred()
+    const log: string[] = []
+    const running = queues.run('d1', async () => void (await gate.promise, log.push('first')))
+    await clock.advance(100)
+    assert.equal(queues.size, 1, 'kept while its job runs')
+    const next = queues.run('d1', async () => void log.push('next'))
+    await settle()
+    assert.deepEqual(log, [], 'a job joining waits for the running one')
+    gate.resolve()
+    await Promise.all([running, next])
+    assert.deepEqual(log, ['first', 'next'])
+    await clock.advance(100)
+    assert.equal(queues.size, 0, 'dropped once idle')
+  }))
 
 test.run()
