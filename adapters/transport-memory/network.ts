@@ -265,12 +265,16 @@ export class MemoryNetwork implements DeviceNetwork {
    * `endpoint`, when given).
    */
   private gate(deviceId: string, endpoint?: DeviceEndpoint): string | Promise<string> {
-    const device = this.devices.get(deviceId)
-    const phone = device?.phone
-    const held = (held?: DeviceEndpoint) => held !== undefined && (endpoint === undefined || held === endpoint)
-    if (phone === undefined || !held(device!.endpoint)) throw new TransportError('not-connected', 'the device is not connected')
+    const phone = this.onlineAs(deviceId, endpoint)
+    if (phone === undefined) throw new TransportError('not-connected', 'the device is not connected')
     if (!this.faults.any()) return phone
-    return this.faults.check([deviceId, phone], () => held(this.devices.get(deviceId)?.endpoint)).then(() => phone)
+    return this.faults.check([deviceId, phone], () => this.onlineAs(deviceId, endpoint) !== undefined).then(() => phone)
+  }
+
+  /** The phone the device is online as (held by `endpoint`, when given), or undefined. */
+  private onlineAs(deviceId: string, endpoint: DeviceEndpoint | undefined): string | undefined {
+    const device = this.devices.get(deviceId)
+    return device?.endpoint !== undefined && (endpoint === undefined || device.endpoint === endpoint) ? device.phone : undefined
   }
 
   /** Close `holder`'s connection of the device as `replaced` (not awaited: it learns on its own time, as with the real network). */

@@ -1,5 +1,5 @@
 import { TransportError } from 'zapgate'
-import type { IncomingMessage, SentMessage } from 'zapgate'
+import type { IncomingContent, IncomingMessage, SentMessage } from 'zapgate'
 import { putBounded } from 'zapgate/adapter-kit'
 import { lidFor, messageId, parseAddress } from './addresses.ts'
 import type { Content } from './content.ts'
@@ -137,8 +137,8 @@ export class Post {
    * it just after, as on the real network (so two gateways never wait on each other).
    */
   send(sender: Sender, destination: Destination, content: Content, log: boolean): { sent: SentMessage; deliveries: Promise<void>[] } {
-    const id = messageId()
-    const timestamp = Date.now()
+    const sent: SentMessage = { id: messageId(), timestamp: Date.now() }
+    const { id, timestamp } = sent
     const group = 'group' in destination ? destination.group : undefined
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
@@ -161,28 +161,21 @@ export class Post {
     const lid = profile?.lid
     const hidden = Boolean(profile?.hidePhone && lid)
     const deliveries: Promise<void>[] = []
-    // Built property by property: conditional spreads go through V8's slow path, and this runs for
-    // every message on the network.
-    const base = (chat: string, to: string, fromMe: boolean): IncomingMessage => {
-      const message: IncomingMessage = { id, isGroup: group !== undefined, timestamp, content: content.incoming, chat, to, fromMe }
-      if (group) message.group = group
-      return message
-    }
     for (const phone of recipients) {
       if (!this.sessions.hasDevicesBesides(phone, sender.deviceId)) continue
       const fromMe = phone === sender.phone
-      const message = base(group ?? (fromMe ? phone : hidden ? lid! : sender.phone), group ?? phone, fromMe)
+      const message = incoming(sent, group, content.incoming, group ?? (fromMe ? phone : hidden ? lid! : sender.phone), group ?? phone, fromMe)
       if (!hidden || fromMe) message.from = sender.phone
       if (lid && !fromMe) message.fromLid = lid
       if (profile?.pushName && !fromMe) message.pushName = profile.pushName
       for (const deviceId of this.sessions.devicesOf(phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, message))
     }
     if (!recipients.includes(sender.phone) && this.sessions.hasDevicesBesides(sender.phone, sender.deviceId)) {
-      const echo = base(to, to, true)
+      const echo = incoming(sent, group, content.incoming, to, to, true)
       echo.from = sender.phone
       for (const deviceId of this.sessions.devicesOf(sender.phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, echo))
     }
-    return { sent: { id, timestamp }, deliveries }
+    return { sent, deliveries }
   }
 
   /** Put a read receipt for message `target` from `reader` into `sender`'s inbox. */
@@ -214,6 +207,23 @@ interface Filed {
   timestamp: number
   group: string | undefined
   content: InboxContent
+}
+
+/**
+ * What a receiving device gets of a message, built property by property (conditional spreads go
+ * through V8's slow path, and this runs for every message on the network).
+ */
+function incoming(
+  { id, timestamp }: SentMessage,
+  group: string | undefined,
+  content: IncomingContent,
+  chat: string,
+  to: string,
+  fromMe: boolean,
+): IncomingMessage {
+  const message: IncomingMessage = { id, isGroup: group !== undefined, timestamp, content, chat, to, fromMe }
+  if (group) message.group = group
+  return message
 }
 
 function asInboxEntry({ id, from, timestamp, group, content }: Filed): InboxEntry {
