@@ -23,7 +23,11 @@ export function messageFeed(events: GatewayEvents, logger: Logger) {
       } catch (err) {
         failed(err, device, message)
       }
-      if (work) return work.then(() => publishFrom(i + 1, device, message), err => (failed(err, device, message), publishFrom(i + 1, device, message)))
+      if (work)
+        return work.then(
+          () => publishFrom(i + 1, device, message),
+          err => (failed(err, device, message), publishFrom(i + 1, device, message)),
+        )
     }
     events.emit('message', { deviceId: device.id, accountId: device.accountId, message })
   }

@@ -21,16 +21,19 @@ export class Messenger {
   /** Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it. */
   perform(device: Device, action: Action, options: { publish?: boolean; status?: SessionStatus } = {}): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
-    // Chained rather than awaited in async functions: a text send's path costs five promises less.
-    const done =
-      action.kind === 'read' ? this.call(device, () => this.transport.markRead(device.id, action.target), true).then(() => undefined) : this.send(device, action, options)
-    return done.then(
-      id => (this.events.emit('send', { deviceId: device.id, kind, ok: true }), id),
-      err => {
-        const reason = err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
-        this.events.emit('send', { deviceId: device.id, kind, ok: false, reason })
-        throw err
-      },
+    // One promise chained on the queue's, not awaits in async functions: a text send's path costs six promises less.
+    if (action.kind === 'read') {
+      const read = this.call(device, () => this.transport.markRead(device.id, action.target), true)
+      return this.reported(device, kind, read)
+    }
+    const { message, to } = action
+    const targeted = message.kind === 'reaction' || message.kind === 'delete'
+    const sent = this.call(device, () => this.transport.send(device.id, to, message), targeted)
+    // A sent text is published on the feed as the device's own before its id is answered.
+    if (message.kind !== 'text' || options.publish === false) return this.reported(device, kind, sent)
+    const { status } = options
+    return this.reported(device, kind, sent, sent =>
+      status ? this.publishText(device, to, message.text, sent, status) : this.publishUnknown(device, to, message.text, sent),
     )
   }
 
@@ -43,14 +46,29 @@ export class Messenger {
     })
   }
 
-  /** Send `action`'s message; a text is published on the feed as the device's own before the id is answered. */
-  private send(device: Device, { message, to }: Extract<Action, { kind: 'send' }>, options: { publish?: boolean; status?: SessionStatus }): Promise<string> {
-    const targeted = message.kind === 'reaction' || message.kind === 'delete'
-    return this.call(device, () => this.transport.send(device.id, to, message), targeted).then(sent => {
-      if (message.kind !== 'text' || options.publish === false) return sent.id
-      const published = options.status ? this.publishText(device, to, message.text, sent, options.status) : this.publishUnknown(device, to, message.text, sent)
-      return published ? published.then(() => sent.id) : sent.id
-    })
+  /** `done`'s id (after `published`, when given), with its `send` event, ok or not. */
+  private reported(
+    device: Device,
+    kind: SendKind,
+    done: Promise<SentMessage | void>,
+    published?: (sent: SentMessage) => Promise<void> | void,
+  ): Promise<string | undefined> {
+    return done.then(
+      sent => {
+        const publishing = sent && published?.(sent)
+        return publishing ? publishing.then(() => this.succeeded(device, kind, sent.id)) : this.succeeded(device, kind, sent ? sent.id : undefined)
+      },
+      err => {
+        const reason = err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
+        this.events.emit('send', { deviceId: device.id, kind, ok: false, reason })
+        throw err
+      },
+    )
+  }
+
+  private succeeded(device: Device, kind: SendKind, id: string | undefined): string | undefined {
+    this.events.emit('send', { deviceId: device.id, kind, ok: true })
+    return id
   }
 
   /** publishText once the session's status is read: sent all the same, its event not lost for a status unread. */
