@@ -71,8 +71,10 @@ export class Messenger {
     return id
   }
 
-  /** publishText once the session's status is read: sent all the same, its event not lost for a status unread. */
-  private publishUnknown(device: Device, to: string, text: string, sent: SentMessage): Promise<void> {
+  /** publishText once the session's status is read (at once when the transport knows it): sent all the same, its event not lost for a status unread. */
+  private publishUnknown(device: Device, to: string, text: string, sent: SentMessage): Promise<void> | void {
+    const known = this.transport.statusNow?.(device.id)
+    if (known) return this.publishText(device, to, text, sent, known)
     return this.transport
       .status(device.id)
       .catch(() => undefined)
