@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.ts'
 import type { Deadlines } from '../store/deadlines.ts'
 
 /** A time limit on reading a body: `deadlines` watches the read, which fails with `timedOut()` past it. */
-export interface BodyTimeLimit {
+interface BodyTimeLimit {
   deadlines: Deadlines
   timedOut(): Error
 }
