@@ -110,6 +110,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     const status = routing.connected(device)
     return status instanceof Promise ? status.then(known => whileOpen(ctx, next, state, device, known)) : whileOpen(ctx, next, state, device, status)
   }
+  /** On with the open session's `status`; a `not-connected` after this instance let the device go is `holder-unavailable` (letGoGuard). */
   const whileOpen = (ctx: Context, next: Next, state: RequestState, device: Device, status: SessionStatus) => {
     state.status = status
     const letGo = routing.letGoGuard(device)
