@@ -18,8 +18,14 @@ import { rejectionOf } from '../../helpers/rejection.ts'
  */
 const test = suite('cluster: transport writes refused while the instance is fenced')
 
-/** Fenced two thirds of the ttl (200 ms) after the last heartbeat was sent. */
-const INSTANCES = { heartbeatMs: 100, ttlMs: 300 }
+/**
+ * Fenced two thirds of the ttl (1 s) after the last heartbeat was sent. Not shorter: with a 300 ms
+ * ttl a test process the machine stalled for 200 ms (CI runs files side by side on 2 cores) fenced
+ * itself before its pause, and the write meant to land first was refused (seen with 4 files at once).
+ */
+const INSTANCES = { heartbeatMs: 100, ttlMs: 1_500 }
+/** Longer than the fence's 1 s: the instance wakes fenced. */
+const PAUSE_MS = 1_100
 
 /** Block the event loop for `ms`, as a paused process: no timer, no heartbeat runs meanwhile. */
 function pauseProcess(ms: number): void {
@@ -75,7 +81,7 @@ test('after a pause past the fence no write of the transport reaches the store, 
   await context.storage.set('device:d1:auth:key:pre-key:1', 'pre-key')
   assert.is(await store.get('transport:device:d1:auth:creds'), 'creds of this holder')
 
-  pauseProcess(300) // woken: nothing has run since, not even a timer tick, yet the fence is up
+  pauseProcess(PAUSE_MS) // woken: nothing has run since, not even a timer tick, yet the fence is up
   const rejoined = once(cluster.instances.events, 'rejoin')
   const writes = {
     set: context.storage.set('device:d1:auth:creds', 'stale creds'),
@@ -112,7 +118,7 @@ test('a creds write queued in the auth state before the pause, behind one in fli
   auth.state.creds = { ...auth.state.creds, me: { id: '5511999990002:1@s.whatsapp.net', name: 'queued' } }
   const queued = auth.saveCreds() // waits in the auth state's queue behind the first
 
-  pauseProcess(300)
+  pauseProcess(PAUSE_MS)
   cluster.releaseWrites()
   await first
   const err = await rejectionOf(queued, 'the queued creds write')
