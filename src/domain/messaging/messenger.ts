@@ -31,10 +31,7 @@ export class Messenger {
     const sent = this.call(device, () => this.transport.send(device.id, to, message), targeted)
     // A sent text is published on the feed as the device's own before its id is answered.
     if (message.kind !== 'text' || options.publish === false) return this.reported(device, kind, sent)
-    const { status } = options
-    return this.reported(device, kind, sent, sent =>
-      status ? this.publishText(device, to, message.text, sent, status) : this.publishUnknown(device, to, message.text, sent),
-    )
+    return this.reported(device, kind, sent, sent => this.publishSent(device, to, message.text, sent, options.status))
   }
 
   /** Run another network call of the device (group operations) through its queue. */
@@ -71,9 +68,9 @@ export class Messenger {
     return id
   }
 
-  /** publishText once the session's status is read (at once when the transport knows it): sent all the same, its event not lost for a status unread. */
-  private publishUnknown(device: Device, to: string, text: string, sent: SentMessage): Promise<void> | void {
-    const known = this.transport.statusNow?.(device.id)
+  /** publishText with the session's status: the one the caller read, else the transport's (at once when it knows it); sent all the same, its event not lost for a status unread. */
+  private publishSent(device: Device, to: string, text: string, sent: SentMessage, read: SessionStatus | undefined): Promise<void> | void {
+    const known = read ?? this.transport.statusNow?.(device.id)
     if (known) return this.publishText(device, to, text, sent, known)
     return this.transport
       .status(device.id)
