@@ -1,8 +1,9 @@
 import type Router from '@koa/router'
 import type { Registry } from 'prom-client'
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
+import compose from 'koa-compose'
 import { GatewayEvents } from './events.ts'
-import { buildRouter, frontMiddleware } from './http/router.ts'
+import { buildRouter, frontSteps } from './http/router.ts'
 import { RequestDrain } from './http/drain.ts'
 import { addServiceRoutes } from './http/service-routes.ts'
 import { operationTable } from './operations/table.ts'
@@ -60,7 +61,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   const wiring = await wireGateway(resolveOptions(options))
   const { resolved, logger, storage, transport, devices, messaging, outbox, events } = wiring
   const drain = new RequestDrain(resolved.httpStatus)
-  const front = frontMiddleware(events, drain)
+  const front = frontSteps(events, drain)
   const router = buildRouter(operationTable, {
     ...wiring,
     front,
@@ -75,7 +76,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   })
   const metrics = await addServiceRoutes(
     router,
-    { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl, front },
+    { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl, front: compose<Context>(front) },
     operationTable,
     outbox,
     resolved.service,

@@ -53,6 +53,9 @@ interface PostLimits {
  */
 export class Post {
   private readonly log = new Map<string, LoggedMessage>()
+  /** The log's ids in the order logged, a ring of logLimit slots: the oldest leaves by its slot, with no Map iterator to walk (ids are never logged twice). */
+  private readonly logOrder: (string | undefined)[] = []
+  private logNext = 0
   private readonly inboxes = new Map<string, Filed[]>()
   private readonly profiles = new Map<string, { lid?: string; pushName?: string; hidePhone?: boolean }>()
   private readonly lids = new Map<string, string>()
@@ -143,7 +146,7 @@ export class Post {
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
     for (const phone of recipients) this.file(phone, { id, from: sender.phone, timestamp, group, content: content.inbox })
-    if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
+    if (log) this.remember({ id, from: sender.phone, to, type: content.inbox.type, timestamp })
     if (this.listeners.size > 0) {
       // A copy: the inboxes share content.inbox, and a listener must not be able to change them.
       const traffic: Traffic = {
@@ -184,6 +187,15 @@ export class Post {
   }
 
   // --- Internal helpers ---
+
+  /** Log a message, the oldest out once logLimit are kept (one forgotten meanwhile leaves its slot to be passed over). */
+  private remember(message: LoggedMessage): void {
+    const oldest = this.logOrder[this.logNext]
+    if (oldest !== undefined) this.log.delete(oldest)
+    this.logOrder[this.logNext] = message.id
+    this.logNext = (this.logNext + 1) % this.limits.logLimit
+    this.log.set(message.id, message)
+  }
 
   private file(phone: string, entry: Filed): void {
     const inbox = this.inboxes.get(phone) ?? []

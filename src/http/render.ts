@@ -11,8 +11,13 @@ export type HttpStatusMode = 'mirror' | 'always200'
 /** Write a JSON answer with the HTTP code chosen by the status mode. */
 export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: number; message: string } & Record<string, unknown>) {
   ctx.status = mode === 'always200' ? 200 : body.status
+  // Typed here: Koa would look the type of an object body up by name (mime-types) on every answer.
+  ctx.set('Content-Type', JSON_TYPE)
   ctx.body = body
 }
+
+/** The Content-Type of every JSON answer (what Koa gives an object body). */
+const JSON_TYPE = 'application/json; charset=utf-8'
 
 /** Middleware, the error boundary: each error as `{status, message, ...extra}` in the operation's words (unexpected: logged, 500); media hold given back. */
 export function answerErrors(mode: HttpStatusMode, logger: Logger) {
@@ -23,7 +28,7 @@ export function answerErrors(mode: HttpStatusMode, logger: Logger) {
       () => state.mediaHold?.release(),
       err => {
         try {
-          answerError(ctx, mode, logger, err, state.operation)
+          answerError(ctx, mode, logger, state.errorMapper ? state.errorMapper(err) : err, state.operation)
         } finally {
           state.mediaHold?.release()
         }

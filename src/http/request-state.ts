@@ -34,6 +34,8 @@ export class RequestState {
   device: Device | undefined = undefined
   status: SessionStatus | undefined = undefined
   ensured: { created: boolean; appkey?: string } | undefined = undefined
+  /** How the error boundary (answerErrors) words an error the operation threw: set by the step that knows (a device let go meanwhile is moving, not disconnected). */
+  errorMapper: ((err: unknown) => unknown) | undefined = undefined
   /** The remembered holder that refused this request before anything ran (routeToHolder's early step), and its answer should the store name it again. */
   refusedBy: { id: string; answer(): unknown } | undefined = undefined
 }

@@ -33,21 +33,21 @@ interface RouterDeps extends SharePageDeps, MediaRouteDeps {
   baseUrl?: string
   /** Cluster mode: how a request reaches the device's holder. */
   cluster?: ClusterRouting
-  /** The middleware first on every gateway route (see frontMiddleware). */
-  front: Middleware
+  /** The steps first on every gateway route (see frontSteps). */
+  front: Middleware[]
 }
 
-/** Middleware first on every route of the gateway (service routes included): the request observed and counted by the shutdown drain. */
-export function frontMiddleware(events: GatewayEvents, drain: RequestDrain): Middleware {
-  return compose<Context>([observeRequests(events), drain.middleware()])
+/** The steps first on every route of the gateway (service routes included): the request observed and counted by the shutdown drain. A route's chain takes them as steps of its own, not as one composed middleware (a dispatch less per request). */
+export function frontSteps(events: GatewayEvents, drain: RequestDrain): Middleware[] {
+  return [observeRequests(events), drain.middleware()]
 }
 
 /** Build the gateway's router: the table's paths (one middleware per concern, in the order below; docs/architecture.md), QR share pages, media links. */
 export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Router {
   const router = new Router()
   // Each route's middleware composed once, not by the router per request (its chain of 13 cost ~5% of a send's CPU, bench/README.md).
-  const boundary = compose<Context>([deps.front, answerErrors('mirror', deps.logger)]) // GET routes (pages, media): HTTP codes whatever httpStatus says
-  const shared: Middleware[] = [deps.front, answerErrors(deps.httpStatus, deps.logger), readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget })]
+  const boundary = compose<Context>([...deps.front, answerErrors('mirror', deps.logger)]) // GET routes (pages, media): HTTP codes whatever httpStatus says
+  const shared: Middleware[] = [...deps.front, answerErrors(deps.httpStatus, deps.logger), readRequestBody({ ...deps, mediaBudget: deps.services.mediaBudget })]
   const auth = authenticate(deps.services)
   // Cluster mode: forwards to one holder coalesce (coalesce.ts); a batch of them runs each on its path's chain, its body already read.
   const forward = coalescedForwards()

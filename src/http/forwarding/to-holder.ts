@@ -110,14 +110,12 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     const status = routing.connected(device)
     return status instanceof Promise ? status.then(known => whileOpen(ctx, next, state, device, known)) : whileOpen(ctx, next, state, device, status)
   }
-  /** On with the open session's `status`; a `not-connected` after this instance let the device go is `holder-unavailable` (letGoGuard). */
+  /** On with the open session's `status`; a `not-connected` after this instance let the device go is `holder-unavailable` (letGoGuard, applied by the error boundary: no promise of its own). */
   const whileOpen = (ctx: Context, next: Next, state: RequestState, device: Device, status: SessionStatus) => {
     state.status = status
-    const letGo = routing.letGoGuard(device)
+    state.errorMapper = routing.letGoGuard(device)
     held(ctx)
-    return next().catch(err => {
-      throw letGo(err)
-    })
+    return next()
   }
   const onLinker = async (ctx: Context, next: Next, state: RequestState) => {
     const need = state.operation!.device!
