@@ -29,12 +29,18 @@ export function selectOperation(entry: PathEntry, logger: Logger): Middleware {
 
 /** The operation a body selects on a path (the first whose distinguishing field is present), or the path's fallback. */
 export function operationSelector(entry: PathEntry): (body: ParsedBody) => Operation | undefined {
-  const choices = entry.operations.map(operation => ({ operation, fields: distinguishingFields(operation) }))
+  // Each distinguishing field and the place of its operation in the path's list (a field named twice: its first).
+  const rankOf = new Map<string, number>()
+  entry.operations.forEach((operation, rank) => distinguishingFields(operation).forEach(field => rankOf.has(field) || rankOf.set(field, rank)))
+  // Read off the body's own fields (a send has four or five), not every field of the path looked for in it.
   return body => {
-    for (const { operation, fields } of choices) {
-      for (const field of fields) if (!isAbsent(body.fields[field]) || body.uploads.has(field)) return operation
+    let first = Infinity
+    for (const field in body.fields) {
+      const rank = rankOf.get(field)
+      if (rank !== undefined && rank < first && !isAbsent(body.fields[field])) first = rank
     }
-    return entry.fallback
+    for (const field of body.uploads.keys()) first = Math.min(first, rankOf.get(field) ?? Infinity)
+    return first === Infinity ? entry.fallback : entry.operations[first]
   }
 }
 

@@ -1,0 +1,45 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { operationSelector } from '../../src/http/select-operation.ts'
+import { operationTable } from '../../src/operations/table.ts'
+import type { UploadedFile } from '../../src/operations/operation.ts'
+
+/**
+ * The operation a body selects on its path: the first of the path's list (the table's precedence)
+ * whose distinguishing field is present (a blank or null value is absent; a file uploaded under the
+ * field's name is present), else the path's fallback.
+ */
+const entryOf = (path: string) => operationTable.find(entry => entry.path === path)!
+const selected = (path: string, fields: Record<string, unknown>, uploads: string[] = []) =>
+  operationSelector(entryOf(path))({ fields, uploads: new Map(uploads.map(name => [name, {} as UploadedFile])) })?.name
+const keys = { appkey: 'loja', authkey: 'k', to: '5511988880002' }
+
+test('a text send (no distinguishing field) is the fallback', () => {
+  assert.is(selected('/api/create-message', { ...keys, message: 'oi' }), 'sendText')
+})
+
+test('the first of the list wins whatever the order of the body', () => {
+  assert.is(selected('/api/create-message', { ...keys, file: 'https://example.com/a.pdf', buttons: [{}], message: 'x' }), 'sendButtons')
+  assert.is(selected('/api/create-message', { buttons: [{}], ...keys, file: 'https://example.com/a.pdf' }), 'sendButtons')
+  assert.is(selected('/api/create-message', { ...keys, file: 'https://example.com/a.pdf', listaAgendamento: 'true' }), 'listSchedules')
+  assert.is(selected('/api/groups', { ...keys, entrarConvite: 'y', infoConvite: 'x' }), 'groupInfo')
+})
+
+test('a blank or null field is absent; one field of a pair is enough', () => {
+  assert.is(selected('/api/create-message', { ...keys, message: 'x', buttons: [{}], file: '  ' }), 'sendButtons')
+  assert.is(selected('/api/create-message', { ...keys, message: 'x', file: null }), 'sendText')
+  assert.is(selected('/api/create-message', { ...keys, longitude: '-46.6' }), 'sendLocation')
+})
+
+test('a file uploaded under the field name selects its operation; a path without a fallback selects nothing', () => {
+  assert.is(selected('/api/create-message', { ...keys, message: 'a.pdf' }, ['file']), 'sendMedia')
+  assert.is(selected('/api/create-message', { ...keys, buttons: [{}] }, ['file']), 'sendButtons')
+  assert.is(selected('/api/developer', { authkey: 'k', message: 'loja' }), undefined)
+})
+
+test('fields of the Object prototype are not fields of the body', () => {
+  assert.is(selected('/api/create-message', Object.assign(Object.create(null), { ...keys, message: 'oi' })), 'sendText')
+  assert.is(selected('/api/create-message', { ...keys, message: 'oi', toString: 'x', constructor: 'y' }), 'sendText')
+})
+
+test.run()
