@@ -27,7 +27,15 @@ const [root = fileURLToPath(new URL('..', import.meta.url)), script = 'gateway.m
 const autocannon = createRequire(`${root}/package.json`)('autocannon')
 const child = spawn(
   'valgrind',
-  ['--tool=callgrind', '--instr-atstart=no', '--callgrind-out-file=/dev/null', '--smc-check=all-non-file', process.execPath, '--predictable', `bench/servers/${script}`],
+  [
+    '--tool=callgrind',
+    '--instr-atstart=no',
+    '--callgrind-out-file=/dev/null',
+    '--smc-check=all-non-file',
+    process.execPath,
+    '--predictable',
+    `bench/servers/${script}`,
+  ],
   { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PORT: '0' } },
 )
 let report = ''
@@ -41,17 +49,33 @@ const port = await new Promise((resolve, reject) => {
   child.once('exit', code => reject(new Error(`the server exited (${code}) before READY:\n${report.slice(-2000)}`)))
 })
 const url = `http://127.0.0.1:${port}`
-const post = async (path, body) => (await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()
+const post = async (path, body) =>
+  (await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).json()
 
 let body = { appkey: 'bench-0', authkey: 'x'.repeat(32), to: '5511988887777', message: 'Olá! Seu pedido 1234 saiu para entrega.' }
 if (script === 'gateway.mjs') {
-  const registered = await post('/api/auth', { auth: 'registrar', nome: 'Bench', email: 'bench@example.com', senha: 'senha-bench', telefone: '5511900000000', plano: '1' })
+  const registered = await post('/api/auth', {
+    auth: 'registrar',
+    nome: 'Bench',
+    email: 'bench@example.com',
+    senha: 'senha-bench',
+    telefone: '5511900000000',
+    plano: '1',
+  })
   const created = await post('/api/v2/qrcode', { authkey: registered.data.authkey, setAppkey: 'bench-0' })
   await post('/_sim/scan', { authkey: registered.data.authkey, appkey: created.appkey, phone: '5511910000000' })
   body = { ...body, authkey: registered.data.authkey, appkey: created.appkey }
 }
 const sends = async amount => {
-  const result = await autocannon({ url: `${url}/api/create-message`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), connections: 10, amount: Number(amount), timeout: 120 })
+  const result = await autocannon({
+    url: `${url}/api/create-message`,
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    connections: 10,
+    amount: Number(amount),
+    timeout: 120,
+  })
   if (result.non2xx || result.errors) throw new Error(`${result.non2xx} answers not 2xx, ${result.errors} errors`)
 }
 await sends(warmUp)

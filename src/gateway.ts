@@ -76,7 +76,18 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
   })
   const metrics = await addServiceRoutes(
     router,
-    { storage, transport, logger, events, devices, messaging, instances: wiring.instances, leases: wiring.leases, baseUrl: resolved.baseUrl, front: compose<Context>(front) },
+    {
+      storage,
+      transport,
+      logger,
+      events,
+      devices,
+      messaging,
+      instances: wiring.instances,
+      leases: wiring.leases,
+      baseUrl: resolved.baseUrl,
+      front: compose<Context>(front),
+    },
     operationTable,
     outbox,
     resolved.service,

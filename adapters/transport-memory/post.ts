@@ -188,7 +188,7 @@ export class Post {
 
   // --- Internal helpers ---
 
-  /** Log a message, the oldest out once logLimit are kept (one forgotten meanwhile leaves its slot to be passed over). */
+  /** Log a message: the log keeps the last logLimit messages logged, less those forgotten since (a deleted message keeps its slot until the ring comes round to it). */
   private remember(message: LoggedMessage): void {
     const oldest = this.logOrder[this.logNext]
     if (oldest !== undefined) this.log.delete(oldest)
