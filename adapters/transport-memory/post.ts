@@ -53,9 +53,6 @@ interface PostLimits {
  */
 export class Post {
   private readonly log = new Map<string, LoggedMessage>()
-  /** The log's ids in the order logged, a ring of logLimit slots: the oldest leaves by its slot, with no Map iterator to walk (ids are never logged twice). */
-  private readonly logOrder: (string | undefined)[] = []
-  private logNext = 0
   private readonly inboxes = new Map<string, Filed[]>()
   private readonly profiles = new Map<string, { lid?: string; pushName?: string; hidePhone?: boolean }>()
   private readonly lids = new Map<string, string>()
@@ -146,7 +143,7 @@ export class Post {
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
     for (const phone of recipients) this.file(phone, { id, from: sender.phone, timestamp, group, content: content.inbox })
-    if (log) this.remember({ id, from: sender.phone, to, type: content.inbox.type, timestamp })
+    if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
     if (this.listeners.size > 0) {
       // A copy: the inboxes share content.inbox, and a listener must not be able to change them.
       const traffic: Traffic = {
@@ -187,15 +184,6 @@ export class Post {
   }
 
   // --- Internal helpers ---
-
-  /** Log a message: the log keeps the last logLimit messages logged, less those forgotten since (a deleted message keeps its slot until the ring comes round to it). */
-  private remember(message: LoggedMessage): void {
-    const oldest = this.logOrder[this.logNext]
-    if (oldest !== undefined) this.log.delete(oldest)
-    this.logOrder[this.logNext] = message.id
-    this.logNext = (this.logNext + 1) % this.limits.logLimit
-    this.log.set(message.id, message)
-  }
 
   private file(phone: string, entry: Filed): void {
     const inbox = this.inboxes.get(phone) ?? []
