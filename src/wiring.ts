@@ -200,21 +200,27 @@ export async function wireGateway(resolved: ResolvedOptions) {
     outbox,
     incoming,
     settings,
-    /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. */
+    /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. Every step runs, in order, even past one that fails (logged; the first failure is thrown at the end): a failed session close must not leave the outbox's events unspilled. */
     async close(): Promise<void> {
-      await balancer.stop() // takes nothing more; a scan opening devices ends first: what it took is handed back below, never opened on a stopped transport
-      await agentRunner.close()
-      await messaging.close()
+      const failures: unknown[] = []
+      const step = (name: string, run: () => unknown) =>
+        Promise.resolve()
+          .then(run)
+          .catch(err => void (failures.push(err), logger.error({ err }, `shutdown: ${name} failed; going on with the rest`)))
+      await step('the balancer', () => balancer.stop()) // takes nothing more; a scan opening devices ends first: what it took is handed back below, never opened on a stopped transport
+      await step('the agents', () => agentRunner.close())
+      await step('the scheduler and send queues', () => messaging.close())
       // Sessions closed and leases handed back, so the other instances take the devices at once.
-      await leases.releaseAll()
-      await transport.stop()
-      await incoming.close()
-      await outbox.close()
-      await instances.stop()
+      await step('handing back the leases', () => leases.releaseAll())
+      await step('the transport', () => transport.stop())
+      await step('the incoming events', () => incoming.close())
+      await step('the webhook outbox', () => outbox.close())
+      await step('the instance record', () => instances.stop())
       epoch.stop()
-      await adapters.webhooks.close?.()
-      if (adapters.ownsStorage) await adapters.storage.close?.()
+      await step('the webhook sender', () => adapters.webhooks.close?.())
+      if (adapters.ownsStorage) await step('the store', () => adapters.storage.close?.())
       events.removeAllListeners()
+      if (failures.length > 0) throw failures[0]
     },
   }
 }

@@ -85,16 +85,24 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
       else logger.error({ err }, `${what} lost: the store is down and the buffer is full`)
       schedule(delayMs)
     },
-    /** Offer what waits once more; what the store still refuses stays in the spill file, or is logged as lost. */
+    /** Offer what waits once more; what the store still refuses stays in the spill file, or is logged as lost (a spill file that cannot be written, a full disk: never thrown, so the rest of a shutdown runs). */
     async close(): Promise<void> {
       closed = true
       clearTimeout(timer)
       await flush()
       if (memory.length === 0) return
-      if (spill) {
-        await spill.putBack(memory.splice(0)) // before the unread lines: it is older
+      if (!spill) return void logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
+      const items = memory.splice(0)
+      try {
+        await spill.putBack(items) // before the unread lines: it is older
         logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
-      } else logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
+      } catch (err) {
+        // The file's older lines stay; of these, those written before the failure are in its `.closing` file, replayed at the next start.
+        logger.error(
+          { err, count: items.length, file: spill.path },
+          `${what} lost (up to this many): the store was still down when the gateway stopped and the spill file could not be written`,
+        )
+      }
     },
   }
 }

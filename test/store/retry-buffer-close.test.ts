@@ -99,6 +99,35 @@ test("a start takes over the .taken file a takeover killed mid-copy left, and a 
   assert.equal(readdirSync(dir).sort(), [`${basename(live)}.1700000000000.taken`, `${basename(live)}.closing`], "only the live process's files are left")
 })
 
+test('close() when the spill file cannot be written (a full disk): resolves, logs how many were lost, and a later close() of the shutdown still runs', async () => {
+  const dir = tempDir('zapgate-spill-full-')
+  class FullDisk extends SpillFile {
+    override putBack(items: unknown[]): Promise<void> {
+      void super.putBack([]) // the file's bookkeeping as a real write would start it
+      return Promise.reject(Object.assign(new Error(`ENOSPC: no space left on device (${items.length} lines)`), { code: 'ENOSPC' }))
+    }
+  }
+  const errors: { obj: Record<string, unknown>; msg: string }[] = []
+  const logger = { ...silentLogger, error: (obj: object | string, msg?: string) => void errors.push({ obj: obj as Record<string, unknown>, msg: msg ?? '' }) }
+  const refuse = async () => {
+    throw new Error('store down')
+  }
+  const buffer = createRetryBuffer<number>({ what: 'webhook events', process: refuse, logger, spill: new FullDisk(dir, 'test') })
+  await buffer.start()
+  for (let i = 0; i < 3; i++) buffer.keep(i)
+  let next = false
+  await buffer.close().then(() => (next = true)) // as wiring's close() goes on to the outbox, the instances and the store
+  assert.ok(next, 'close() resolved: the rest of the shutdown runs')
+  const lost = errors.find(e => /lost/.test(e.msg))
+  assert.ok(lost, `the loss is logged (${JSON.stringify(errors.map(e => e.msg))})`)
+  assert.is(lost!.obj.count, 3, 'with how many events')
+  assert.is((lost!.obj.err as { code?: string }).code, 'ENOSPC', 'and why')
+  assert.not.ok(
+    errors.some(e => /kept in a spill file/.test(e.msg)),
+    'nothing claims they were kept',
+  )
+})
+
 /** A RetryBuffer on the spill files of `dir` whose store takes every item into `taken`. */
 function recordingBuffer(dir: string, taken: number[]) {
   return createRetryBuffer<number>({ what: 'numbers', process: async item => void taken.push(item), logger: silentLogger, spill: new SpillFile(dir, 'test') })
