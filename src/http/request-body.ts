@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.ts'
 import { Deadlines } from '../store/deadlines.ts'
 import { isPlainObject, isSpent, parseJson, readBodyBytes } from './json-body.ts'
 import { nestFields } from '../schema/nested-fields.ts'
+import { hostUploads } from './host-files.ts'
 import type { UploadedFile } from '../operations/operation.ts'
 import type { MediaBudget } from '../domain/messaging/media-budget.ts'
 import { forwardedRequestReader } from './forwarding/receive.ts'
@@ -93,6 +94,14 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
         body = (ctx.request as { body?: unknown }).body
       } else {
         throw new GatewayError('body-unsupported-type')
+      }
+    } else {
+      // A host's parser read the body first: its files too, where it put them.
+      const files = await hostUploads(ctx, limitBytes)
+      if (files && isPlainObject(body)) {
+        const fields: Record<string, unknown> = { ...body }
+        for (const [name, file] of files) if (!Object.hasOwn(fields, name)) fields[name] = file.fileName || name // as readMultipart names them
+        ;[body, uploads] = [fields, files]
       }
     }
     if (!isPlainObject(body)) throw new GatewayError('body-not-object')

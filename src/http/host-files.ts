@@ -1,0 +1,92 @@
+import { open } from 'node:fs/promises'
+import type { Context } from 'koa'
+import { GatewayError } from '../errors.ts'
+import type { UploadedFile } from '../operations/operation.ts'
+
+/**
+ * The files a host's own multipart parser took from the request, as the gateway's uploads: koa-body
+ * (formidable: `ctx.request.files`, `{ field: File | File[] }`, each on disk at `filepath`) and
+ * @koa/multer (`ctx.request.files` or `ctx.files`: `File[]` or `{ field: File[] }`, and `ctx.file`
+ * for `.single()`; each in `buffer`, or on disk at `path`). Undefined when the host left none. A file
+ * the gateway cannot read in full is refused (415), never dropped: a send-file without its file
+ * would select another operation and send its name as a text. Past `limitBytes` in all: 413.
+ */
+export async function hostUploads(ctx: Context, limitBytes: number): Promise<Map<string, UploadedFile> | undefined> {
+  const request = ctx.request as { files?: unknown; file?: unknown }
+  const holder = ctx as { files?: unknown; file?: unknown }
+  const found = [...entriesOf(request.files ?? holder.files), ...entriesOf(request.file ?? holder.file)]
+  if (found.length === 0) return undefined
+  const uploads = new Map<string, UploadedFile>()
+  let total = 0
+  for (const [field, file] of found) {
+    const data = await contentOf(file, limitBytes - total)
+    total += data.length
+    // As the gateway's own multipart reader: the last file of a field is its upload.
+    uploads.set(field, { data, fileName: text(file.originalFilename ?? file.originalname ?? file.name), mimetype: text(file.mimetype ?? file.type) })
+  }
+  return uploads
+}
+
+// --- Internal helpers ---
+
+/** What a host parser's file object may hold (formidable and multer names). */
+interface HostFile {
+  fieldname?: unknown
+  buffer?: unknown
+  filepath?: unknown
+  path?: unknown
+  size?: unknown
+  originalFilename?: unknown
+  originalname?: unknown
+  name?: unknown
+  mimetype?: unknown
+  type?: unknown
+}
+
+/** `[field, file]` pairs of a host's files, whatever their container: a list (each names its field), one file, or files by field. */
+function entriesOf(files: unknown): [string, HostFile][] {
+  if (files === undefined || files === null) return []
+  if (Array.isArray(files)) return files.map(file => [fieldOf(file), file as HostFile])
+  if (typeof files !== 'object') throw unreadable()
+  if (isFile(files)) return [[fieldOf(files), files as HostFile]]
+  return Object.entries(files).flatMap(([field, value]) =>
+    (Array.isArray(value) ? value : [value]).map(file => [field, file as HostFile] as [string, HostFile]),
+  )
+}
+
+function isFile(value: object): boolean {
+  return 'buffer' in value || 'filepath' in value || ('path' in value && 'fieldname' in value)
+}
+
+function fieldOf(file: unknown): string {
+  const field = (file as HostFile | null)?.fieldname
+  if (typeof field !== 'string' || field === '') throw unreadable()
+  return field
+}
+
+/** A host file's bytes: its buffer, or its file on disk read whole (no more than `room`). */
+async function contentOf(file: HostFile, room: number): Promise<Buffer> {
+  if (file === null || typeof file !== 'object') throw unreadable()
+  if (Buffer.isBuffer(file.buffer)) {
+    if (file.buffer.length > room) throw new GatewayError('body-too-large')
+    return file.buffer
+  }
+  const path = typeof file.filepath === 'string' ? file.filepath : typeof file.path === 'string' ? file.path : undefined
+  if (!path) throw unreadable()
+  const handle = await open(path, 'r').catch((cause: unknown) => Promise.reject(unreadable(cause)))
+  try {
+    const { size } = await handle.stat()
+    if (size > room) throw new GatewayError('body-too-large')
+    return await handle.readFile()
+  } finally {
+    await handle.close()
+  }
+}
+
+function unreadable(cause?: unknown): GatewayError {
+  return new GatewayError('body-unsupported-type', cause === undefined ? {} : { cause })
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined
+}
