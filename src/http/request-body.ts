@@ -43,7 +43,7 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
   const limit = `${limitBytes}b`
   const options = { enableTypes: ['json', 'form'], jsonLimit: limit, formLimit: limit, strict: false, extendTypes: { json: ['application/*+json'] } }
   const parserFor = (charset: string) =>
-    koaBodyParser({ ...options, onProtoPoisoning: 'remove', encoding: charset, queryString: { charset } } as koaBodyParser.Options)
+    koaBodyParser({ ...options, onProtoPoisoning: 'remove', encoding: charset, queryString: { charset, ...FORM_LIMITS } } as koaBodyParser.Options)
   const parsers = new Map(Object.entries(CHARSETS).map(([name, charset]) => [name, parserFor(charset)]))
   const deadlines = new Deadlines(timeoutMs)
   const timedOut = (ctx: Context) => {
@@ -111,6 +111,9 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
 
 // --- Internal helpers ---
 
+/** A form's fields past qs's 1,000 (and an array past as many entries) are 413: qs drops the rest silently by default, and a dropped field can change the operation a body selects (multipart's own limit is 500 fields). */
+const FORM_LIMITS = { parameterLimit: 1000, arrayLimit: 1000, throwOnLimitExceeded: true }
+
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
 /** The charsets a JSON or form body is read in, by the name it declares (none: UTF-8); any other is 415, never read as UTF-8 (a Latin-1 "ação", as Apache HttpClient sends forms, became "a��o"). */
 const CHARSETS: Record<string, string> = { '': 'utf-8', 'utf-8': 'utf-8', utf8: 'utf-8', 'us-ascii': 'utf-8', 'iso-8859-1': 'iso-8859-1', latin1: 'iso-8859-1' }
@@ -131,6 +134,7 @@ function hasBody(ctx: Context): boolean {
 function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
   // The parser's error carries the raw body (passwords, keys), a JSON one's message the bytes around the fault: neither may reach a log as a cause.
   delete err.body
+  if (err instanceof RangeError) throw new GatewayError('body-too-large', { cause: err }) // a form past FORM_LIMITS (co-body marks it 400)
   if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError('body-too-large', { cause: err })
   if (err.status === 415) throw new GatewayError('body-unsupported-type', { cause: err })
   if (err.status && err.status < 500) throw new GatewayError('body-malformed', err instanceof SyntaxError ? {} : { cause: err })

@@ -54,6 +54,18 @@ bodies('a JSON body that is not an object is 400', async ({ t }) => {
   }
 })
 
+bodies('a form of more than 1,000 fields is 413, never read with its tail dropped (the authkey after 1,000 fillers was lost: 401)', async ({ t, authkey }) => {
+  const form = (fillers: number) =>
+    [...Array.from({ length: fillers }, (_, i) => `f${i}=1`), `authkey=${authkey}`, 'message=loja', 'checkDispositivo=true'].join('&')
+  const post = (body: string) => request(`${t.url}/api/developer`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body })
+  const over = await post(form(1000))
+  assert.is(over.status, 413, over.text)
+  assert.equal(over.body, { status: 413, message: 'Corpo da requisição grande demais.' })
+  const within = await post(form(997)) // 1,000 fields in all
+  assert.is(within.status, 200, within.text)
+  assert.type(within.body.dispositivo, 'object', 'the device was found: every field read')
+})
+
 bodies('a body over the limit is 413 in every encoding', async ({ t, authkey }) => {
   const big = 'x'.repeat(70 * 1024)
   for (const enc of ['json', 'form', 'multipart'] as const) {
