@@ -157,6 +157,9 @@ function serviceRouteDocs(metrics: boolean): Record<string, unknown> {
       {
         200: body('*/*', { type: 'string', format: 'binary' })('The bytes, typed as the sender said; an attachment unless image, audio, video, PDF or text.'),
         404: refused('Unknown or expired (7 days) link, or a message the device no longer has.'),
+        500: refused('The download failed for a reason the transport did not name.'),
+        502: refused('The messaging network refused the download.'),
+        504: refused('The messaging network did not answer in time.'),
       },
       [{ ...token, description: 'The token of the link (signed by the gateway).' }],
     ),

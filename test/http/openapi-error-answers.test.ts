@@ -1,6 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { internalsOf } from '../../src/internals.ts'
+import type { MediaLinks } from '../../src/domain/media-links.ts'
 import { TransportError } from '../../src/ports/transport.ts'
 import { operationTable } from '../../src/operations/table.ts'
 import { operationsOf, type PathEntry } from '../../src/operations/operation.ts'
@@ -109,6 +110,30 @@ test("the network's 404 for a recipient it does not know is a documented answer 
         `${operation} documents 404 ${answer.body.message}`,
       )
     }
+  } finally {
+    await t.stop()
+  }
+})
+
+test("a media link whose download fails answers as the document says: the network's refusal 502, its silence 504, anything else 500", async () => {
+  const t = await startGateway()
+  try {
+    const fits = await answerChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    const device = await t.linkedDevice(authkey, 'midia', '5511944443338')
+    const { transport, mediaLinks } = internalsOf(t.gateway) as { transport: { downloadMedia?: unknown }; mediaLinks: MediaLinks }
+    const failures: string[] = []
+    for (const [thrown, status, message] of [
+      [new TransportError('failed', 'refused'), 502, 'Falha na rede de mensagens.'],
+      [new TransportError('timeout', 'silent'), 504, 'A rede de mensagens não respondeu a tempo.'],
+      [new Error('a bug'), 500, 'Erro interno.'],
+    ] as const) {
+      transport.downloadMedia = async () => Promise.reject(thrown)
+      const answer = await request(`${t.url}/media/${await mediaLinks.sign({ deviceId: device.id, message: { id: '3EB0FAIL' } })}`)
+      assert.equal([answer.status, answer.body], [status, { status, message }])
+      failures.push(...fits('/media/{token}', answer.status, answer.body, 'get'))
+    }
+    assert.equal(failures, [])
   } finally {
     await t.stop()
   }

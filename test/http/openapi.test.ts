@@ -69,7 +69,7 @@ docs('documents the service routes: share page, media links, health and the docs
     media.parameters.map((p: { name: string; in: string }) => [p.name, p.in]),
     [['token', 'path']],
   )
-  assert.equal(Object.keys(media.responses).sort(), ['200', '404', '503'])
+  assert.equal(Object.keys(media.responses).sort(), ['200', '404', '500', '502', '503', '504'])
   assert.equal(media.responses['200'].content['*/*'].schema, { type: 'string', format: 'binary' })
   for (const [path, item] of Object.entries(document.paths))
     if (item.get) assert.ok(item.get.responses['503'].headers?.['Retry-After'], `${path} 503 Retry-After`)
