@@ -51,9 +51,9 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
         if (link?.ttlMs) await spentLinks.put(tokenHash, true, link.ttlMs)
       }
     },
-    /** Drop the device's links and QR (removal hook). */
+    /** Drop the device's links, their spent marks and its QR (removal hook). */
     async removeDevice(device: Device): Promise<void> {
-      for (const tokenHash of device.shareTokens) await links.remove(tokenHash)
+      for (const tokenHash of device.shareTokens) await Promise.all([links.remove(tokenHash), spentLinks.remove(tokenHash)])
       await qrs.remove(device.id)
     },
   }

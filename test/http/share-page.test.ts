@@ -4,6 +4,7 @@ import QRCode from 'qrcode'
 import { startGateway, waitFor, type TestGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { internalsOf } from '../../src/internals.ts'
+import { hashKey } from '../../src/security/keys.ts'
 
 type Ctx = { t: TestGateway; authkey: string }
 const page = suite<Ctx>('QR share page')
@@ -65,6 +66,16 @@ page('a deleted device takes its links with it', async ({ t, authkey }) => {
   const answer = await t.post('/api/developer', { authkey, message: 'some', conecteQR: 'true' })
   await t.post('/api/developer', { authkey, message: 'some', apagarDispositivo: 'true' })
   assert.is((await request(answer.body.link)).status, 404)
+})
+
+page("a deleted device leaves none of its links' spent marks in the store", async ({ t, authkey }) => {
+  const answer = await t.post('/api/developer', { authkey, message: 'gasto', conecteQR: 'true' })
+  const { storage } = internalsOf(t.gateway)
+  const spentKey = `share-link-spent:${hashKey(new URL(answer.body.link).pathname.split('/').at(-1)!)}`
+  await t.network.scan({ deviceId: answer.body.id }, '5511933335555')
+  await waitFor(async () => (await storage.get(spentKey)) === true, 5000, 'the link spent once the device connected')
+  await t.post('/api/developer', { authkey, message: 'gasto', apagarDispositivo: 'true' })
+  assert.is(await storage.get(spentKey), undefined)
 })
 
 page.run()
