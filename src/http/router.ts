@@ -62,7 +62,7 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
     router.post(entry.path, compose<Context>([...shared, ...own]))
     if (deps.cluster) batched.set(entry.path, compose<Context>([...batchFront, ...own]))
   }
-  if (deps.cluster) router.post(BATCH_PATH, compose<Context>([...shared, forwardedBatch(batched)]))
+  if (deps.cluster) router.post(BATCH_PATH, compose<Context>([...shared, forwardedBatch(batched, deps.httpStatus)]))
   sharePageRoutes(router, deps, boundary)
   mediaRoutes(router, deps, boundary)
   return router

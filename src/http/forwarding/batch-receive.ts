@@ -5,6 +5,7 @@ import { requestState } from '../request-state.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
 import { errorAnswer } from '../../operations/error-answers.ts'
 import type { BatchAnswerLine } from './coalesce.ts'
+import type { HttpStatusMode } from '../render.ts'
 
 /** At most this many forwards are taken in one batch (the forwarder sends at most 32). */
 const MAX_ITEMS = 64
@@ -19,8 +20,9 @@ const NO_UPLOADS: ReadonlyMap<string, UploadedFile> = new Map()
  * of forwards (a request not signed by an instance of the cluster is 403 `forward-refused`), each run
  * through `chains` (its path's operation middleware) as the forwarded request it stands for, in a
  * context of its own; the answer is NDJSON, a line per forward as soon as it is done, ended once all are.
+ * A forward that reaches no operation is answered as the gateway's `mode` words answers (always200: HTTP 200, the status in the body).
  */
-export function forwardedBatch(chains: ReadonlyMap<string, Middleware>): Middleware {
+export function forwardedBatch(chains: ReadonlyMap<string, Middleware>, mode: HttpStatusMode): Middleware {
   return async function gatewayForwardBatch(ctx: Context) {
     const state = requestState(ctx)
     const from = state.forwardedFrom?.instanceId
@@ -43,8 +45,8 @@ export function forwardedBatch(chains: ReadonlyMap<string, Middleware>): Middlew
     }
     await Promise.all(
       items.map((item: unknown, i) =>
-        runForwarded(ctx, chains, from, item).then(answer => {
-          waiting += `${line(i, answer)}\n`
+        runForwarded(ctx, chains, from, item, mode).then(answer => {
+          waiting += `${line(i, answer, mode)}\n`
           if (--left > 0) timer ??= setTimeout(flush, LINE_WAIT_MS)
           else (clearTimeout(timer), res.end(waiting)) // the last lines and the answer's end in one write
         }),
@@ -62,10 +64,16 @@ export function forwardedBody(ctx: Context, next: Next) {
 // --- Internal helpers ---
 
 /** Run one forward of a batch on its path's chain (which answers every error), and what the client would have been answered. */
-async function runForwarded(batch: Context, chains: ReadonlyMap<string, Middleware>, from: string, item: unknown): Promise<Omit<BatchAnswerLine, 'i'>> {
+async function runForwarded(
+  batch: Context,
+  chains: ReadonlyMap<string, Middleware>,
+  from: string,
+  item: unknown,
+  mode: HttpStatusMode,
+): Promise<Omit<BatchAnswerLine, 'i'>> {
   const { path, clientIp, baseUrl, body } = (isPlainObject(item) ? item : {}) as Record<string, unknown>
   const chain = typeof path === 'string' ? chains.get(path) : undefined
-  if (!chain) return failed(new GatewayError('forward-refused')) // no operation path: not a forward an instance makes
+  if (!chain) return failed(new GatewayError('forward-refused'), mode) // no operation path: not a forward an instance makes
   const ctx = new ForwardedOperationContext(batch, path as string)
   const state = requestState(ctx as unknown as Context)
   state.forwardedFrom = { instanceId: from, ...(typeof clientIp === 'string' ? { clientIp } : {}), ...(typeof baseUrl === 'string' ? { baseUrl } : {}) }
@@ -73,24 +81,24 @@ async function runForwarded(batch: Context, chains: ReadonlyMap<string, Middlewa
   try {
     await chain(ctx as unknown as Context, async () => {})
   } catch (err) {
-    return failed(err) // answerErrors answers every error: not reached
+    return failed(err, mode) // answerErrors answers every error: not reached
   }
-  return ctx.body ? { status: ctx.status, headers: ctx.headers, body: ctx.body as Record<string, unknown> } : failed(new Error('no answer'))
+  return ctx.body ? { status: ctx.status, headers: ctx.headers, body: ctx.body as Record<string, unknown> } : failed(new Error('no answer'), mode)
 }
 
 /** A forward's answer line; an answer JSON cannot hold (a handler's BigInt, a cycle) answered as an internal error, so the batch still ends. */
-function line(i: number, answer: Omit<BatchAnswerLine, 'i'>): string {
+function line(i: number, answer: Omit<BatchAnswerLine, 'i'>, mode: HttpStatusMode): string {
   try {
     return JSON.stringify({ i, ...answer } satisfies BatchAnswerLine)
   } catch (err) {
-    return JSON.stringify({ i, ...failed(err) })
+    return JSON.stringify({ i, ...failed(err, mode) })
   }
 }
 
-/** The answer line of a forward that could not run (its HTTP status the answer's, whatever the status mode: it never reached an operation). */
-function failed(err: unknown): Omit<BatchAnswerLine, 'i'> {
+/** The answer line of a forward that could not run, its HTTP status as `mode` words it (the body always says the real one). */
+function failed(err: unknown, mode: HttpStatusMode): Omit<BatchAnswerLine, 'i'> {
   const { status, message } = errorAnswer(err)
-  return { status, headers: {}, body: { status, message } }
+  return { status: mode === 'always200' ? 200 : status, headers: {}, body: { status, message } }
 }
 
 /**

@@ -100,39 +100,41 @@ test('a holder without a batch path (a version before batches, in a rolling upgr
   }
 })
 
-test('a forward whose answer JSON cannot hold is answered as an internal error, and its batch still ends', async () => {
-  const app = new Koa()
-  app.use((ctx, next) => {
-    const state = requestState(ctx) // as the body reader leaves a verified batch
-    state.forwardedFrom = { instanceId: 'a' }
-    state.body = {
-      fields: {
-        items: [
-          { path: '/odd', body: {} },
-          { path: '/fine', body: {} },
-        ],
-      },
-      uploads: new Map(),
+for (const mode of ['mirror', 'always200'] as const)
+  test(`a forward whose answer JSON cannot hold is answered as an internal error, and its batch still ends (${mode}: HTTP ${mode === 'mirror' ? 500 : 200})`, async () => {
+    const app = new Koa()
+    app.use((ctx, next) => {
+      const state = requestState(ctx) // as the body reader leaves a verified batch
+      state.forwardedFrom = { instanceId: 'a' }
+      state.body = {
+        fields: {
+          items: [
+            { path: '/odd', body: {} },
+            { path: '/fine', body: {} },
+          ],
+        },
+        uploads: new Map(),
+      }
+      return next()
+    })
+    const chains = new Map<string, Koa.Middleware>([
+      ['/odd', ctx => void ((ctx.status = 200), (ctx.body = { status: 200, count: 1n }))],
+      ['/fine', ctx => void ((ctx.status = 200), (ctx.body = { status: 200, message: 'ok' }))],
+    ])
+    app.use(forwardedBatch(chains, mode))
+    const server = await listen(app)
+    try {
+      const answer = await fetch(`${server.url}/`, { method: 'POST', signal: AbortSignal.timeout(5_000) })
+      const lines = (await answer.text())
+        .split('\n')
+        .filter(Boolean)
+        .map(line => JSON.parse(line))
+      assert.equal(lines.find(line => line.i === 0)?.body, { status: 500, message: 'Erro interno.' })
+      assert.is(lines.find(line => line.i === 0)?.status, mode === 'mirror' ? 500 : 200, 'the HTTP status the forwarder relays, as the mode words it')
+      assert.equal(lines.find(line => line.i === 1)?.body, { status: 200, message: 'ok' })
+    } finally {
+      await server.stop()
     }
-    return next()
   })
-  const chains = new Map<string, Koa.Middleware>([
-    ['/odd', ctx => void ((ctx.status = 200), (ctx.body = { status: 200, count: 1n }))],
-    ['/fine', ctx => void ((ctx.status = 200), (ctx.body = { status: 200, message: 'ok' }))],
-  ])
-  app.use(forwardedBatch(chains))
-  const server = await listen(app)
-  try {
-    const answer = await fetch(`${server.url}/`, { method: 'POST', signal: AbortSignal.timeout(5_000) })
-    const lines = (await answer.text())
-      .split('\n')
-      .filter(Boolean)
-      .map(line => JSON.parse(line))
-    assert.equal(lines.find(line => line.i === 0)?.body, { status: 500, message: 'Erro interno.' })
-    assert.equal(lines.find(line => line.i === 1)?.body, { status: 200, message: 'ok' })
-  } finally {
-    await server.stop()
-  }
-})
 
 test.run()
