@@ -35,8 +35,10 @@ export interface Device {
   /** Agents hosted by the device, oldest first; the last one answers. */
   agentIds: string[]
   createdAt: number
-  /** Set (by compare-and-set) when its deletion starts: from then on no agent, share link or scheduled message is added to it. */
+  /** Set (by compare-and-set) when its deletion starts: from then on no agent, share link or scheduled message is added to it, and it is never linked or opened again (a deletion cut short is finished by the next link of its name). */
   removing?: true
+  /** Its deletion drops the appkey too (`apagarAppkey`): as the deletion that was cut short asked. */
+  removingAppkey?: true
 }
 
 /** What a device lookup field may match. */
@@ -128,7 +130,8 @@ export function createDevices(
   const remove = (device: Device, options: { deleteAppkey: boolean }): Promise<void> =>
     lock.run(linkLock(device), async () => {
       try {
-        const current = (await update(device.id, d => void (d.removing = true))) ?? device // the hooks see every agent and link added before
+        const marked = (d: Device) => void ((d.removing = true), options.deleteAppkey && (d.removingAppkey = true))
+        const current = (await update(device.id, marked)) ?? device // the hooks see every agent and link added before
         await transport.logout(device.id)
         for (const hook of removalHooks) await hook(current)
         await records.remove(device.id)
@@ -178,7 +181,12 @@ export function createDevices(
       account: Account,
       input: { name: string; appkey?: string; webhookUrl?: string },
     ): Promise<{ device: Device; created: boolean; appkey?: string }> {
-      const existing = await find(account, input.name, ['name', 'appkey'])
+      let existing = await find(account, input.name, ['name', 'appkey'])
+      // A deletion cut short (the store or the network failed half-way): finished now, and the name made anew.
+      if (existing?.removing) {
+        await remove(existing, { deleteAppkey: existing.removingAppkey === true })
+        existing = undefined
+      }
       if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
       const appkey = input.appkey ?? randomKey(18)
       const device: Device = {
@@ -218,7 +226,8 @@ export function createDevices(
     /** Start linking a device that is not connected (a QR string, or with `phone` an 8-digit pairing code), then store `webhookUrl`. */
     link: (device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> =>
       lock.run(linkLock(device), async () => {
-        if (!(await records.load(device.id))) throw new GatewayError('link-failed', { detail: 'the device was deleted meanwhile' })
+        const stored = await records.load(device.id)
+        if (!stored || stored.removing) throw new GatewayError('link-failed', { detail: 'the device was deleted meanwhile' })
         if ((await transport.status(device.id)).connected) throw new GatewayError('already-connected')
         const challenge = await transport.link(device.id, phone ? { phone, code: randomDigits(8, PAIRING_ALPHABET) } : {})
         if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await update(device.id, d => void (d.webhookUrl = webhookUrl))

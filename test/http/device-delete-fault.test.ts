@@ -2,6 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 /**
  * Operation 6 when the store fails half-way through a deletion (after the device record is gone,
@@ -51,5 +52,33 @@ for (const failOn of ['device-name:', 'device-appkey:']) {
     }
   })
 }
+
+test('a deletion the network cut short (the logout failed, the record kept, marked removing): the next link of its name finishes it and makes the device anew; it is never linked again as it was', async () => {
+  const t = await startGateway()
+  try {
+    const { authkey } = await t.register()
+    const first = await t.addDevice(authkey, 'loja')
+    const { transport } = internalsOf(t.gateway) as unknown as { transport: { logout(id: string): Promise<void> } }
+    const logout = transport.logout
+    transport.logout = async () => {
+      throw new Error('the network did not answer')
+    }
+    const deleted = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
+    transport.logout = logout
+    assert.is(deleted.status, 500)
+    assert.is(deleted.body.message, 'Ocorreu um erro ao excluir o dispositivo.')
+    assert.is((await internalsOf(t.gateway).devices.get(first.id))?.removing, true, 'the record is left marked')
+    const again = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
+    assert.is(again.status, 200, again.text)
+    assert.is.not(again.body.id, first.id, 'a new device, not the half-deleted one linked again')
+    assert.is(await internalsOf(t.gateway).devices.get(first.id), undefined, 'the deletion was finished')
+    const status = await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })
+    assert.is(status.body.dispositivo?.id, again.body.id)
+    const agent = await t.post('/api/v2/ia', { authkey, device: 'loja', agent_name: 'Bia' })
+    assert.is(agent.status, 200, 'agents take the new device (the half-deleted one refused them)')
+  } finally {
+    await t.stop()
+  }
+})
 
 test.run()

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue'
 import type { Logger } from '../../logger.ts'
-import type { Devices } from '../devices.ts'
+import type { Device, Devices } from '../devices.ts'
 import type { Instances } from '../instances.ts'
 import type { DeviceLeases } from './device-leases.ts'
 
@@ -26,7 +26,7 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
   const reconcile = (): Promise<void> => {
     if (reconciling || stopped) return reconciling ?? Promise.resolve()
     reconciling = leases
-      .reconcile(async deviceId => (await devices.get(deviceId))?.linked === true)
+      .reconcile(async deviceId => isLive(await devices.get(deviceId)))
       .catch(err => logger.warn({ err }, 'reconciling held devices with their sessions failed; trying again at the next heartbeat'))
       .finally(() => (reconciling = undefined))
     return reconciling
@@ -60,7 +60,7 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
   const orphans = async (): Promise<string[]> => {
     const found: string[] = []
     for await (const device of devices.all()) {
-      if (!device.linked || leases.holds(device.id)) continue
+      if (!isLive(device) || leases.holds(device.id)) continue
       if ((await leases.holder(device.id)) === undefined) found.push(device.id)
     }
     const now = Date.now()
@@ -102,4 +102,9 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
     void reconcile()
   })
   return { start: scan, stop: () => ((stopped = true), scanning) }
+}
+
+/** A device whose session is kept open: linked, and not being deleted (a deletion cut short is never opened again). */
+function isLive(device: Device | undefined): boolean {
+  return device?.linked === true && !device.removing
 }
