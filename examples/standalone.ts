@@ -154,7 +154,10 @@ async function main(): Promise<void> {
     })
     const listening = (server.address() as AddressInfo).port // PORT=0: the port the system chose
 
-    const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
+    const storage = await storageFromUrl(storeUrl, {
+      ...(env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {}),
+      onWarning: message => logger.warn({ store: 'redis' }, message),
+    })
     opened.push(() => storage.close?.())
     let transport: Transport
     let simulator: ((gateway: Gateway) => Router) | undefined

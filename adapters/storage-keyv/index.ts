@@ -6,6 +6,7 @@ import { keyvAtomicSteps } from './atomic.ts'
 import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
 import { scanPrefix, sweepExpired } from './scan.ts'
+import { warnOfEviction } from './redis-eviction.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
@@ -21,6 +22,8 @@ export interface StoreUrlOptions extends KeyvStorageOptions {
   namespace?: string
   /** Extra options handed to the @keyv/* store adapter (e.g. `{ table }`, `{ busyTimeout }`). */
   adapterOptions?: Record<string, unknown>
+  /** Told once at open of a store setting that puts the gateway's data at risk: a Redis that evicts keys when full (`maxmemory-policy` other than `noeviction`). */
+  onWarning?: (message: string) => void
 }
 
 /**
@@ -151,6 +154,7 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
 
   let keyv: Keyv
   let setup: (() => Promise<unknown>) | undefined
+  let check: (() => Promise<void>) | undefined
   if (scheme === 'sqlite') {
     const path = url.slice('sqlite://'.length)
     if (!url.startsWith('sqlite://') || path === '') {
@@ -175,6 +179,7 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
     const store = new KeyvRedis(client, { namespace, throwOnErrors: true, ...adapterOptions })
     // KeyvRedis prefixes keys itself (`zapgate::key`); Keyv's own prefix would double it.
     keyv = new Keyv(store, { namespace, useKeyPrefix: false, ...JSON_SERIALIZER })
+    check = () => warnOfEviction(store, options.onWarning)
   } else if (scheme === 'postgres' || scheme === 'postgresql') {
     const { KeyvPostgres } = await importDriver(scheme, '@keyv/postgres', () => import('@keyv/postgres'))
     // Each storage has a pool of its own (KeyvPostgres alone shares one per process).
@@ -194,6 +199,7 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
     await storage.close!().catch(() => {})
     throw new Error(`Cannot open the store at ${redactUrl(url)}: ${messageOf(error)}`, { cause: error })
   }
+  await check?.()
   return withReach(storage, scheme === 'sqlite' ? 'host' : 'network')
 }
 

@@ -1,0 +1,18 @@
+/**
+ * Warn when Redis may evict the gateway's keys to make room: with a `maxmemory` and a policy other
+ * than `noeviction`, a full Redis drops keys with a ttl (`volatile-*`: rate counters, instance
+ * heartbeats, whereupon a live instance is taken for gone and its devices get a second holder, OTP
+ * codes) or any key (`allkeys-*`: accounts and devices too). Managed Redis services often default to
+ * `volatile-lru`. Read from `INFO memory` (managed services may refuse CONFIG); a Redis that will
+ * not tell is not warned about.
+ */
+export async function warnOfEviction(store: { client: unknown }, onWarning: ((message: string) => void) | undefined): Promise<void> {
+  if (!onWarning) return
+  const info = await (store.client as { info(section: string): Promise<string> }).info('memory').catch(() => '')
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
+  const limit = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0)
+  if (!policy || policy === 'noeviction' || limit === 0) return
+  onWarning(
+    `Redis may evict the gateway's keys when it reaches maxmemory (${limit} bytes, maxmemory-policy ${policy}): rate limits, instance heartbeats${policy.startsWith('allkeys') ? ', accounts and devices' : ' and OTP codes'} can be lost. Set maxmemory-policy noeviction (docs/limits.md).`,
+  )
+}
