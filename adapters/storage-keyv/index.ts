@@ -7,6 +7,7 @@ import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
 import { scanPrefix, sweepExpired } from './scan.ts'
 import { warnOfEviction } from './redis-eviction.ts'
+import { storedKey } from './stored-key.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
@@ -41,6 +42,7 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
   // Keys are handed to Keyv already namespaced: Keyv leaves a key that starts with `<namespace>:`
   // as it is, so without this a caller's `keyv:x` and `x` would be the same record.
   const base = keyv.useKeyPrefix && keyv.namespace ? `${keyv.namespace}:` : ''
+  const at = storedKey(base, keyv)
   let lastError: unknown
   const onError = (error: unknown) => (lastError = error)
   keyv.on('error', onError)
@@ -54,16 +56,16 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
 
   const storage: Storage = {
     get<T>(key: string): Promise<T | undefined> {
-      return attempt('get', key, () => (steps ? (steps.get(base + key) as Promise<T | undefined>) : keyv.get<T>(base + key)))
+      return attempt('get', key, () => (steps ? (steps.get(at(key)) as Promise<T | undefined>) : keyv.get<T>(at(key))))
     },
     async set(key, value, ttlMs) {
       const ttl = ttlOf('set', key, ttlMs)
       const errorBefore = lastError
-      const ok = await attempt('set', key, () => keyv.set(base + key, value, ttl))
+      const ok = await attempt('set', key, () => keyv.set(at(key), value, ttl))
       if (!ok) throw failure('set', key, lastError !== errorBefore ? lastError : new Error('the Keyv store returned false'))
     },
     delete(key) {
-      return attempt('delete', key, () => (raw?.remove ? raw.remove(base + key) : keyv.delete(base + key)))
+      return attempt('delete', key, () => (raw?.remove ? raw.remove(at(key)) : keyv.delete(at(key))))
     },
     async *list<T>(prefix: string): AsyncIterable<[string, T]> {
       try {
@@ -100,21 +102,21 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
     // Arguments are checked before the store is asked, so a caller's mistake throws as itself.
     storage.add = async (key, value, ttlMs) => {
       const ttl = ttlOf('add', key, ttlMs)
-      return attempt('add', key, () => steps.add(base + key, value, ttl))
+      return attempt('add', key, () => steps.add(at(key), value, ttl))
     }
     storage.compareAndSet = async (key, expected, next, ttlMs) => {
       const ttl = ttlOf('compareAndSet', key, ttlMs)
       if (next === undefined) throw new TypeError(`Storage compareAndSet(${JSON.stringify(key)}): next must not be undefined (deleteIfEqual removes a key)`)
-      return attempt('compareAndSet', key, () => steps.compareAndSet(base + key, expected, next, ttl))
+      return attempt('compareAndSet', key, () => steps.compareAndSet(at(key), expected, next, ttl))
     }
     storage.deleteIfEqual = async (key, expected) => {
       if (expected === undefined) throw new TypeError(`Storage deleteIfEqual(${JSON.stringify(key)}): expected must not be undefined`)
-      return attempt('deleteIfEqual', key, () => steps.deleteIfEqual(base + key, expected))
+      return attempt('deleteIfEqual', key, () => steps.deleteIfEqual(at(key), expected))
     }
     storage.increment = async (key, by, ttlMs) => {
       const ttl = ttlOf('increment', key, ttlMs)
       if (!Number.isSafeInteger(by)) throw new TypeError(`Storage increment(${JSON.stringify(key)}): by must be a safe integer, got ${by}`)
-      return attempt('increment', key, () => steps.increment(base + key, by, ttl))
+      return attempt('increment', key, () => steps.increment(at(key), by, ttl))
     }
   }
   return storage
@@ -154,7 +156,6 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
 
   let keyv: Keyv
   let setup: (() => Promise<unknown>) | undefined
-  let check: (() => Promise<void>) | undefined
   if (scheme === 'sqlite') {
     const path = url.slice('sqlite://'.length)
     if (!url.startsWith('sqlite://') || path === '') {
@@ -179,7 +180,7 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
     const store = new KeyvRedis(client, { namespace, throwOnErrors: true, ...adapterOptions })
     // KeyvRedis prefixes keys itself (`zapgate::key`); Keyv's own prefix would double it.
     keyv = new Keyv(store, { namespace, useKeyPrefix: false, ...JSON_SERIALIZER })
-    check = () => warnOfEviction(store, options.onWarning)
+    setup = () => warnOfEviction(store, options.onWarning)
   } else if (scheme === 'postgres' || scheme === 'postgresql') {
     const { KeyvPostgres } = await importDriver(scheme, '@keyv/postgres', () => import('@keyv/postgres'))
     // Each storage has a pool of its own (KeyvPostgres alone shares one per process).
@@ -199,7 +200,6 @@ async function openStore(url: string, options: StoreUrlOptions): Promise<Storage
     await storage.close!().catch(() => {})
     throw new Error(`Cannot open the store at ${redactUrl(url)}: ${messageOf(error)}`, { cause: error })
   }
-  await check?.()
   return withReach(storage, scheme === 'sqlite' ? 'host' : 'network')
 }
 

@@ -6,9 +6,12 @@
  * `volatile-lru`. Read from `INFO memory` (managed services may refuse CONFIG); a Redis that will
  * not tell is not warned about.
  */
-export async function warnOfEviction(store: { client: unknown }, onWarning: ((message: string) => void) | undefined): Promise<void> {
+export async function warnOfEviction(store: { getClient(): Promise<unknown> }, onWarning: ((message: string) => void) | undefined): Promise<void> {
   if (!onWarning) return
-  const info = await (store.client as { info(section: string): Promise<string> }).info('memory').catch(() => '')
+  const info = await store
+    .getClient()
+    .then(client => (client as { info(section: string): Promise<string> }).info('memory'))
+    .catch(() => '') // not connected: the ping that follows says so
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
   const limit = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0)
   if (!policy || policy === 'noeviction' || limit === 0) return

@@ -1,0 +1,28 @@
+import { createHash } from 'node:crypto'
+import type Keyv from 'keyv'
+
+/**
+ * How the storage names a key in its store: the namespace `base` and the key, unless the store limits
+ * a key's length (@keyv/postgres: `VARCHAR(keySize)`, 255 by default) and that is longer. Then its
+ * first characters, `~` and a hash of the whole: one key always maps to one stored key, a listing of
+ * a short prefix still finds it (the gateway lists short prefixes: a device's, a kind's), and two long
+ * keys that start alike never meet. The store refused such a key before, with a message id a sender
+ * chose in it (an agent's `flow-taken` mark, a Baileys `msg:` key).
+ */
+export function storedKey(base: string, keyv: Keyv): (key: string) => string {
+  const limit = keyLimitOf(keyv)
+  if (limit === Infinity) return key => base + key
+  return key => {
+    const whole = base + key
+    return whole.length <= limit ? whole : `${whole.slice(0, limit - HASHED_TAIL)}~${createHash('sha256').update(whole).digest('base64url')}`
+  }
+}
+
+/** `~` and a base64url SHA-256. */
+const HASHED_TAIL = 44
+
+/** The longest key the store takes, in characters (JavaScript's UTF-16 units: never fewer than PostgreSQL's characters). */
+function keyLimitOf(keyv: Keyv): number {
+  const opts = (keyv.store as { opts?: { dialect?: unknown; keySize?: unknown } } | undefined)?.opts
+  return opts?.dialect === 'postgres' ? Number(opts.keySize) || 255 : Infinity
+}
