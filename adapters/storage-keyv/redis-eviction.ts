@@ -16,6 +16,6 @@ export async function warnOfEviction(store: { getClient(): Promise<unknown> }, o
   const limit = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0)
   if (!policy || policy === 'noeviction' || limit === 0) return
   onWarning(
-    `Redis may evict the gateway's keys when it reaches maxmemory (${limit} bytes, maxmemory-policy ${policy}): rate limits, instance heartbeats${policy.startsWith('allkeys') ? ', accounts and devices' : ' and OTP codes'} can be lost. Set maxmemory-policy noeviction (docs/limits.md).`,
+    `Redis may evict the gateway's keys when it reaches maxmemory (${limit} bytes, maxmemory-policy ${policy}): rate limits, instance heartbeats, OTP codes${policy.startsWith('allkeys') ? ', accounts and devices' : ''} can be lost. Set maxmemory-policy noeviction (docs/limits.md).`,
   )
 }

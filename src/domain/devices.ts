@@ -35,7 +35,7 @@ export interface Device {
   /** Agents hosted by the device, oldest first; the last one answers. */
   agentIds: string[]
   createdAt: number
-  /** Set (by compare-and-set) when its deletion starts: from then on no agent, share link or scheduled message is added to it, and it is never linked or opened again (a deletion cut short is finished by the next link of its name). */
+  /** Set (by compare-and-set) when its deletion starts: from then on no agent, share link or scheduled message is added to it. Taken back when the network logout fails (nothing removed yet); once its data is being removed, a deletion cut short leaves it: the device is then found by operation 6 alone, never linked or opened again, and finished by operation 6 or a link of its name. */
   removing?: true
   /** Its deletion drops the appkey too (`apagarAppkey`): as the deletion that was cut short asked. */
   removingAppkey?: true
@@ -125,6 +125,7 @@ export function createDevices(
     }
     throw new GatewayError('link-failed', { detail: 'the device name was taken but its device is not there' })
   }
+  const unmarked = (d: Device) => void (delete d.removing, delete d.removingAppkey)
   // A deletion and a link of one device run one after the other (in the process holding it): a link never starts a deleted device's session again.
   const linkLock = (device: Device) => `link:${device.id}`
   const remove = (device: Device, options: { deleteAppkey: boolean }): Promise<void> =>
@@ -132,7 +133,11 @@ export function createDevices(
       try {
         const marked = (d: Device) => void ((d.removing = true), options.deleteAppkey && (d.removingAppkey = true))
         const current = (await update(device.id, marked)) ?? device // the hooks see every agent and link added before
-        await transport.logout(device.id)
+        await transport.logout(device.id).catch(async (err: unknown) => {
+          // Nothing removed yet, the phone still linked: the device is kept whole (a failure to unmark it leaves it being deleted, finished by the next deletion or link of its name).
+          await update(device.id, unmarked).catch(() => undefined)
+          throw err
+        })
         for (const hook of removalHooks) await hook(current)
         await records.remove(device.id)
         const mine = { deviceId: device.id }
@@ -184,7 +189,9 @@ export function createDevices(
       let existing = await find(account, input.name, ['name', 'appkey'])
       // A deletion cut short (the store or the network failed half-way): finished now, and the name made anew.
       if (existing?.removing) {
-        await remove(existing, { deleteAppkey: existing.removingAppkey === true })
+        await remove(existing, { deleteAppkey: existing.removingAppkey === true }).catch(cause => {
+          throw new GatewayError('link-failed', { cause, detail: 'a deletion of the device cut short could not be finished' })
+        })
         existing = undefined
       }
       if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }

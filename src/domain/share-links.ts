@@ -17,13 +17,15 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
   const links = new Collection<{ deviceId: string; accountId: string; ttlMs: number }>(storage, lock, 'share-link')
   const spentLinks = new Collection<true>(storage, lock, 'share-link-spent') // kept as long as a link lives at most
   const qrs = new Collection<{ qr: string; at: number }>(storage, lock, 'qr')
+  /** A link gone (revoked, rotated out, or its device deleted), with its spent mark. */
+  const forget = (tokenHash: string) => Promise.all([links.remove(tokenHash), spentLinks.remove(tokenHash)])
   return {
     /** A new share token for the device (the oldest beyond the limit is revoked). */
     async create(device: Device): Promise<string> {
       const token = randomKey(18)
       const tokenHash = hashKey(token)
       await links.put(tokenHash, { deviceId: device.id, accountId: device.accountId, ttlMs }, ttlMs)
-      for (const old of await devices.keepLast(device.id, 'shareTokens', MAX_LINKS_PER_DEVICE, tokenHash)) await links.remove(old)
+      for (const old of await devices.keepLast(device.id, 'shareTokens', MAX_LINKS_PER_DEVICE, tokenHash)) await forget(old)
       return token
     },
     /** The device a token shows and whether it has connected since (`spent`); undefined when the token is unknown, revoked, expired, or spent on a device logged out since. */
@@ -37,7 +39,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
     },
     /** Revoke every share link of the device. */
     async revokeAll(device: Device): Promise<void> {
-      for (const tokenHash of await devices.keepLast(device.id, 'shareTokens', 0)) await links.remove(tokenHash)
+      for (const tokenHash of await devices.keepLast(device.id, 'shareTokens', 0)) await forget(tokenHash)
     },
     /** Remember the device's current QR string (from a link call or a transport `qr` event). */
     rememberQr: (deviceId: string, qr: string): Promise<void> => qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS),
@@ -53,7 +55,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
     },
     /** Drop the device's links, their spent marks and its QR (removal hook). */
     async removeDevice(device: Device): Promise<void> {
-      for (const tokenHash of device.shareTokens) await Promise.all([links.remove(tokenHash), spentLinks.remove(tokenHash)])
+      for (const tokenHash of device.shareTokens) await forget(tokenHash)
       await qrs.remove(device.id)
     },
   }

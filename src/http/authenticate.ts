@@ -1,5 +1,7 @@
 import type { Context, Middleware, Next } from 'koa'
 import type { Account } from '../domain/accounts.ts'
+import type { Device } from '../domain/devices.ts'
+import { GatewayError } from '../errors.ts'
 import type { OperationServices } from '../operations/operation.ts'
 import { requestState, type RequestState } from './request-state.ts'
 
@@ -12,8 +14,8 @@ export function authenticate({ accounts, devices }: OperationServices): Middlewa
     const need = state.operation!.device!
     const ref = input[need.ref] as string
     const device = devices.cached(account, ref, need.match ?? [])
-    if (device) return ((state.device = device), next())
-    return devices.require(account, ref, need.match).then(found => ((state.device = found), next()))
+    if (device) return found(next, state, device, need.deletes)
+    return devices.require(account, ref, need.match).then(device => found(next, state, device, need.deletes))
   }
   return function gatewayAuth(ctx: Context, next: Next) {
     const state = requestState(ctx)
@@ -26,4 +28,13 @@ export function authenticate({ accounts, devices }: OperationServices): Middlewa
     if (account) return withDevice(next, state, account, input)
     return accounts.require(input.authkey).then(found => withDevice(next, state, found, input))
   }
+}
+
+// --- Internal helpers ---
+
+/** On with the device, unless its deletion was cut short (marked `removing`): then it is not found, but by the operation that deletes it. */
+function found(next: Next, state: RequestState, device: Device, deletes: true | undefined) {
+  if (device.removing && !deletes) throw new GatewayError('device-not-found')
+  state.device = device
+  return next()
 }

@@ -14,7 +14,7 @@ import type { UploadedFile } from '../operations/operation.ts'
 export async function hostUploads(ctx: Context, limitBytes: number): Promise<Map<string, UploadedFile> | undefined> {
   const request = ctx.request as { files?: unknown; file?: unknown }
   const holder = ctx as { files?: unknown; file?: unknown }
-  const found = [...entriesOf(request.files ?? holder.files), ...entriesOf(request.file ?? holder.file)]
+  const found = [...entriesOf(request.files ?? holder.files), ...oneFile(request.file ?? holder.file)]
   if (found.length === 0) return undefined
   const uploads = new Map<string, UploadedFile>()
   let total = 0
@@ -43,19 +43,19 @@ interface HostFile {
   type?: unknown
 }
 
-/** `[field, file]` pairs of a host's files, whatever their container: a list (each names its field), one file, or files by field. */
+/** `[field, file]` pairs of a host's files: a list (each names its field) or files by field (a field's file, or its list). */
 function entriesOf(files: unknown): [string, HostFile][] {
   if (files === undefined || files === null) return []
   if (Array.isArray(files)) return files.map(file => [fieldOf(file), file as HostFile])
   if (typeof files !== 'object') throw unreadable()
-  if (isFile(files)) return [[fieldOf(files), files as HostFile]]
   return Object.entries(files).flatMap(([field, value]) =>
     (Array.isArray(value) ? value : [value]).map(file => [field, file as HostFile] as [string, HostFile]),
   )
 }
 
-function isFile(value: object): boolean {
-  return 'buffer' in value || 'filepath' in value || ('path' in value && 'fieldname' in value)
+/** The one file of multer's `.single()` (`ctx.file`), naming its field. */
+function oneFile(file: unknown): [string, HostFile][] {
+  return file === undefined || file === null ? [] : [[fieldOf(file), file as HostFile]]
 }
 
 function fieldOf(file: unknown): string {

@@ -91,12 +91,14 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
       } else if ((plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) && parsers.has(ctx.request.charset.toLowerCase())) {
         ;(ctx.request as { body?: unknown }).body = undefined
         await inTime(ctx, parsers.get(ctx.request.charset.toLowerCase())!(ctx, async () => {}).catch(mapParserError))
+        formFieldsWithin(ctx)
         body = (ctx.request as { body?: unknown }).body
       } else {
         throw new GatewayError('body-unsupported-type')
       }
     } else {
-      // A host's parser read the body first: its files too, where it put them.
+      // A host's parser read the body first (koa-bodyparser's form: its fields within qs's count too), and its files, where it put them.
+      formFieldsWithin(ctx)
       const files = await hostUploads(ctx, limitBytes)
       if (files && isPlainObject(body)) {
         const fields: Record<string, unknown> = { ...body }
@@ -111,12 +113,28 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
 
 // --- Internal helpers ---
 
-/** A form's fields past qs's 1,000 (and an array past as many entries) are 413: qs drops the rest silently by default, and a dropped field can change the operation a body selects (multipart's own limit is 500 fields). */
-const FORM_LIMITS = { parameterLimit: 1000, arrayLimit: 1000, throwOnLimitExceeded: true }
+/**
+ * A form's lists keep up to 1,000 entries (qs's default of 20 made a longer one an object, refused
+ * where JSON's list is taken); an index past that is an object key, as qs does. Its fields past
+ * 1,000 qs drops silently: a body of more is refused instead (formFieldsWithin).
+ */
+const FORM_LIMITS = { arrayLimit: 1000 }
+
+/** qs's `parameterLimit`: the fields of a form it reads. */
+const FORM_FIELDS = 1000
 
 const PLAIN_JSON = /^application\/json\s*(?:;\s*charset=(?:"?utf-8"?)\s*)?$/i
 /** The charsets a JSON or form body is read in, by the name it declares (none: UTF-8); any other is 415, never read as UTF-8 (a Latin-1 "ação", as Apache HttpClient sends forms, became "a��o"). */
 const CHARSETS: Record<string, string> = { '': 'utf-8', 'utf-8': 'utf-8', utf8: 'utf-8', 'us-ascii': 'utf-8', 'iso-8859-1': 'iso-8859-1', latin1: 'iso-8859-1' }
+
+/** A form of more fields than qs reads (its `&`-separated parts, empty ones counted, as qs counts them) is 413: never read with its tail dropped, where a dropped field could change the operation a body selects. */
+function formFieldsWithin(ctx: Context): void {
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody
+  if (!ctx.is('urlencoded') || typeof raw !== 'string') return
+  let parts = 1
+  for (let at = raw.indexOf('&'); at !== -1 && parts <= FORM_FIELDS; at = raw.indexOf('&', at + 1)) parts++
+  if (parts > FORM_FIELDS) throw new GatewayError('body-too-large')
+}
 
 /** Whether the whole declared body is already buffered in the request stream. */
 function arrived(ctx: Context): boolean {
@@ -134,7 +152,6 @@ function hasBody(ctx: Context): boolean {
 function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
   // The parser's error carries the raw body (passwords, keys), a JSON one's message the bytes around the fault: neither may reach a log as a cause.
   delete err.body
-  if (err instanceof RangeError) throw new GatewayError('body-too-large', { cause: err }) // a form past FORM_LIMITS (co-body marks it 400)
   if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError('body-too-large', { cause: err })
   if (err.status === 415) throw new GatewayError('body-unsupported-type', { cause: err })
   if (err.status && err.status < 500) throw new GatewayError('body-malformed', err instanceof SyntaxError ? {} : { cause: err })

@@ -114,7 +114,7 @@ export const deleteDevice = defineOperation({
   errors: [...deviceErrors, 'delete-failed'],
   answers: { unauthenticated: { status: 401, message: 'Authkey Invalida' } },
   schema: type({ authkey: text(Infinity), message: text(), apagarDispositivo: trueFlag(), apagarAppkey: optionalFlag() }), // as in createAgent
-  device: { ref: 'message', session: 'device' },
+  device: { ref: 'message', session: 'device', deletes: true },
   async handle({ apagarAppkey }, { services, device }) {
     await services.devices.remove(device, { deleteAppkey: apagarAppkey === true })
     return { message: 'Dispositivo excluído com sucesso.' }

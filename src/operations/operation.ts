@@ -61,6 +61,8 @@ export interface DeviceNeed<I> {
   session?: SessionNeed | ((input: I) => SessionNeed | undefined)
   /** A link: the settings of the device to make when none of that name exists (may refuse the input). */
   create?(input: I, services: OperationServices): { appkey?: string; webhookUrl?: string }
+  /** The operation deletes the device: it also finds one whose deletion was cut short (to every other a device being deleted is not found). */
+  deletes?: true
 }
 
 /** The device of a request on the send, group, OTP and settings paths: its `appkey` (the device's appkey or name), in the caller's account. */

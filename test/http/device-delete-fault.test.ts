@@ -53,29 +53,61 @@ for (const failOn of ['device-name:', 'device-appkey:']) {
   })
 }
 
-test('a deletion the network cut short (the logout failed, the record kept, marked removing): the next link of its name finishes it and makes the device anew; it is never linked again as it was', async () => {
-  const t = await startGateway()
+test('a deletion cut short in its removal hooks (a share link could not be deleted: 500, the record kept, marked removing): the device is not found but by operation 6, and the next link of its name finishes the deletion and makes the device anew', async () => {
+  const store = memoryStorage()
+  let failing = false
+  const storage = {
+    ...store,
+    delete: async (key: string) => {
+      if (failing && key.includes('share-link:')) throw new Error('store connection lost')
+      return store.delete(key)
+    },
+  }
+  const t = await startGateway({ storage })
   try {
     const { authkey } = await t.register()
-    const first = await t.addDevice(authkey, 'loja')
-    const { transport } = internalsOf(t.gateway) as unknown as { transport: { logout(id: string): Promise<void> } }
-    const logout = transport.logout
-    transport.logout = async () => {
-      throw new Error('the network did not answer')
-    }
+    const first = await t.addDevice(authkey, 'loja') // with a share link
+    failing = true
     const deleted = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
-    transport.logout = logout
+    failing = false
     assert.is(deleted.status, 500)
     assert.is(deleted.body.message, 'Ocorreu um erro ao excluir o dispositivo.')
     assert.is((await internalsOf(t.gateway).devices.get(first.id))?.removing, true, 'the record is left marked')
+    const status = await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })
+    assert.equal([status.status, status.body.message], [404, 'Nenhum dispositivo encontrado.'], 'half deleted: not found')
     const again = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })
     assert.is(again.status, 200, again.text)
     assert.is.not(again.body.id, first.id, 'a new device, not the half-deleted one linked again')
     assert.is(await internalsOf(t.gateway).devices.get(first.id), undefined, 'the deletion was finished')
-    const status = await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })
-    assert.is(status.body.dispositivo?.id, again.body.id)
+    const found = await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })
+    assert.is(found.body.dispositivo?.id, again.body.id)
     const agent = await t.post('/api/v2/ia', { authkey, device: 'loja', agent_name: 'Bia' })
     assert.is(agent.status, 200, 'agents take the new device (the half-deleted one refused them)')
+  } finally {
+    await t.stop()
+  }
+})
+
+test('operation 6 again finishes a deletion cut short', async () => {
+  const store = memoryStorage()
+  let failing = false
+  const storage = {
+    ...store,
+    delete: async (key: string) => {
+      if (failing && key.includes('share-link:')) throw new Error('store connection lost')
+      return store.delete(key)
+    },
+  }
+  const t = await startGateway({ storage })
+  try {
+    const { authkey } = await t.register()
+    const first = await t.addDevice(authkey, 'loja')
+    failing = true
+    assert.is((await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })).status, 500)
+    failing = false
+    const again = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
+    assert.equal([again.status, again.body.message], [200, 'Dispositivo excluído com sucesso.'])
+    assert.is(await internalsOf(t.gateway).devices.get(first.id), undefined)
   } finally {
     await t.stop()
   }

@@ -131,6 +131,15 @@ for (const [name, parser] of [
   })
 }
 
+test('koa-body: a file part the client named "filepath" or "buffer" is one more upload, not taken for the container of files', async ctx => {
+  const { network, sendFile } = await hostWith(ctx, hostParser(koaBodyShape(tempDir('zapgate-host-files-'))))
+  const extra = new File([Buffer.from('x')], 'x.txt', { type: 'text/plain' })
+  const answer = await sendFile(new File([PNG], 'foto.png', { type: 'image/png' }), { filepath: extra, buffer: extra })
+  assert.is(answer.status, 200, answer.text)
+  assert.is(answer.body.message, 'Arquivo enviado.')
+  assert.is((network.inbox(FRIEND).at(-1) as Record<string, unknown>).bytes, PNG.length)
+})
+
 test("a host file the gateway cannot read (no bytes, no path): 415, nothing sent (not the file's name as a text)", async ctx => {
   const { network, sendFile } = await hostWith(
     ctx,
