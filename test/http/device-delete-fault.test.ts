@@ -54,22 +54,8 @@ for (const failOn of ['device-name:', 'device-appkey:']) {
 }
 
 test('a deletion cut short in its removal hooks (a share link could not be deleted: 500, the record kept, marked removing): the device is not found but by operation 6, and the next link of its name finishes the deletion and makes the device anew', async () => {
-  const store = memoryStorage()
-  let failing = false
-  const storage = {
-    ...store,
-    delete: async (key: string) => {
-      if (failing && key.includes('share-link:')) throw new Error('store connection lost')
-      return store.delete(key)
-    },
-  }
-  const t = await startGateway({ storage })
+  const { t, authkey, first, deleted } = await deletionCutShort()
   try {
-    const { authkey } = await t.register()
-    const first = await t.addDevice(authkey, 'loja') // with a share link
-    failing = true
-    const deleted = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
-    failing = false
     assert.is(deleted.status, 500)
     assert.is(deleted.body.message, 'Ocorreu um erro ao excluir o dispositivo.')
     assert.is((await internalsOf(t.gateway).devices.get(first.id))?.removing, true, 'the record is left marked')
@@ -89,6 +75,19 @@ test('a deletion cut short in its removal hooks (a share link could not be delet
 })
 
 test('operation 6 again finishes a deletion cut short', async () => {
+  const { t, authkey, first, deleted } = await deletionCutShort()
+  try {
+    assert.is(deleted.status, 500)
+    const again = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
+    assert.equal([again.status, again.body.message], [200, 'Dispositivo excluído com sucesso.'])
+    assert.is(await internalsOf(t.gateway).devices.get(first.id), undefined)
+  } finally {
+    await t.stop()
+  }
+})
+
+/** A gateway whose deletion of device `loja` (with a share link) was cut short in its removal hooks: the share link's delete failed once. */
+async function deletionCutShort() {
   const store = memoryStorage()
   let failing = false
   const storage = {
@@ -99,18 +98,12 @@ test('operation 6 again finishes a deletion cut short', async () => {
     },
   }
   const t = await startGateway({ storage })
-  try {
-    const { authkey } = await t.register()
-    const first = await t.addDevice(authkey, 'loja')
-    failing = true
-    assert.is((await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })).status, 500)
-    failing = false
-    const again = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
-    assert.equal([again.status, again.body.message], [200, 'Dispositivo excluído com sucesso.'])
-    assert.is(await internalsOf(t.gateway).devices.get(first.id), undefined)
-  } finally {
-    await t.stop()
-  }
-})
+  const { authkey } = await t.register()
+  const first = await t.addDevice(authkey, 'loja') // with a share link
+  failing = true
+  const deleted = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
+  failing = false
+  return { t, authkey, first, deleted }
+}
 
 test.run()
