@@ -7,6 +7,7 @@ import type { IncomingMessage } from '../ports/transport.ts'
 import { Collection } from '../store/collection.ts'
 import { KeyedLock } from '../store/keyed-lock.ts'
 import { abortable } from './abortable.ts'
+import { StorageUnavailableError } from '../store/guarded-storage.ts'
 import type { Account, Accounts } from './accounts.ts'
 import type { Device, Devices } from './devices.ts'
 import { contactKey, type FlowConversations } from './flows.ts'
@@ -65,6 +66,18 @@ export interface AgentSettings {
 /** Agent replies allowed per contact per minute (a window each process times by its own monotonic clock: flows.ts): two bots answering each other stop here. */
 const AGENT_REPLIES_PER_MINUTE = 10
 
+/** How long an answer is tried again while the store fails under it. */
+const AGENT_RETRY_MS = 120_000
+
+/** What an answer has done so far: the agent that took the text, the responder's reply, whether its send was settled and its turns kept. */
+interface AnswerProgress {
+  agent?: Agent
+  asked?: { reply: string | undefined; full: boolean; turns: AgentTurn[] }
+  sent?: true
+  /** The turns are in the contact's conversation. */
+  kept?: true
+}
+
 /** Incoming texts waiting for an answer, over all contacts and per contact; more are dropped (and logged): one contact's flood never starves the others. */
 const [MAX_PENDING_TEXTS, MAX_PENDING_PER_CONTACT] = [1_000, 20]
 
@@ -75,6 +88,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   const controllers = new Set<AbortController>()
   const running = new Set<Promise<void>>() // one per text waiting for an answer
   const waiting = new Map<string, number>() // texts waiting per device and contact (absent: none)
+  const sleepers = new Set<() => void>() // answers waiting to try again
   let closed = false
 
   /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
@@ -99,35 +113,72 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     }
   }
 
-  const answer = async (device: Device, contact: string, message: IncomingMessage): Promise<void> => {
-    if (closed) return
-    const agent = await agents.activeFor(device)
-    if (!agent || message.content.kind !== 'text' || !accounts.active(await accounts.get(device.accountId))) return // suspended or expired: no reply
-    if (!(await flows.take(device.id, contact, message.id))) return // handed over again (to this process or another): at most one answer
+  /** Answer `message` once; `done` records each step taken, so that a try again after the store failed resumes there (never a second take, question or send). */
+  const answer = async (device: Device, contact: string, message: IncomingMessage, done: AnswerProgress): Promise<void> => {
+    if (closed || message.content.kind !== 'text') return
     const text = message.content.text
-    const { turns: history, replies } = await flows.history(device.id, contact)
-    const turns: AgentTurn[] = [{ role: 'contact', text, at: message.timestamp }]
-    const full = replies >= AGENT_REPLIES_PER_MINUTE // spares the responder; countReply's compare-and-set decides what is sent
-    const reply = full
-      ? undefined
-      : await ask({
-          agent: { id: agent.id, name: agent.name },
-          device: { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}) },
-          contact: contactOf(message),
-          text,
-          history,
-        })
-    try {
+    if (!done.agent) {
+      const agent = await agents.activeFor(device)
+      if (!agent || !accounts.active(await accounts.get(device.accountId))) return // suspended or expired: no reply
+      if (!(await flows.take(device.id, contact, message.id))) return // handed over again (to this process or another): at most one answer
+      done.agent = agent
+    }
+    const agent = done.agent
+    if (!done.asked) {
+      const { turns: history, replies } = await flows.history(device.id, contact)
+      const full = replies >= AGENT_REPLIES_PER_MINUTE // spares the responder; countReply's compare-and-set decides what is sent
+      const reply = full
+        ? undefined
+        : await ask({
+            agent: { id: agent.id, name: agent.name },
+            device: { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}) },
+            contact: contactOf(message),
+            text,
+            history,
+          })
+      done.asked = { reply, full, turns: [{ role: 'contact', text, at: message.timestamp }] }
+    }
+    const { reply, full, turns } = done.asked
+    if (!done.sent) {
+      // A store failure counting the reply is tried again (nothing sent yet); a send that fails is not (it is logged, the contact's text kept).
       if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE))) {
-        await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
-        turns.push({ role: 'agent', text: reply, at: Date.now() })
+        try {
+          await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
+          turns.push({ role: 'agent', text: reply, at: Date.now() })
+        } catch (err) {
+          logger.error({ err, deviceId: device.id, agentId: agent.id }, 'agent reply failed')
+        }
       } else if (reply || full) logger.warn({ deviceId: device.id, agentId: agent.id }, 'agent reply limit reached for this contact; not answering')
-    } finally {
-      await flows.append(device.id, contact, turns) // the contact's text too when the reply could not be sent
-      const stored = await services.devices.load(device.id) // deleted meanwhile (its removal may have listed the flows before these writes): removed here
-      if (!stored || stored.removing) await flows.removeDevice(device.id)
+      done.sent = true
+    }
+    if (!done.kept) {
+      await flows.append(device.id, contact, turns) // the contact's text too when no reply was sent
+      done.kept = true
+    }
+    const stored = await services.devices.load(device.id) // deleted meanwhile (its removal may have listed the flows before these writes): removed here
+    if (!stored || stored.removing) await flows.removeDevice(device.id)
+  }
+  /** Answer, trying again (1 s, doubling to 30 s, for up to AGENT_RETRY_MS) while the store fails under it; a closing gateway stops waiting. */
+  const answerKept = async (device: Device, contact: string, message: IncomingMessage): Promise<void> => {
+    const done: AnswerProgress = {}
+    const started = Date.now()
+    for (let delay = 1000; ; delay = Math.min(delay * 2, 30_000)) {
+      try {
+        return await answer(device, contact, message, done)
+      } catch (err) {
+        if (!(err instanceof StorageUnavailableError) || closed || Date.now() - started + delay > AGENT_RETRY_MS) throw err
+        logger.warn({ err, deviceId: device.id, retryInMs: delay }, 'the store failed under an agent answer; trying again')
+        await pause(delay)
+      }
     }
   }
+  /** Wait `ms`, or less when the gateway closes. */
+  const pause = (ms: number) =>
+    new Promise<void>(resolve => {
+      const wake = () => (clearTimeout(timer), sleepers.delete(wake), resolve())
+      const timer = setTimeout(wake, ms)
+      sleepers.add(wake)
+    })
 
   services.feed.subscribe((device, message) => {
     if (closed || device.agentIds.length === 0) return
@@ -140,7 +191,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       return void logger.warn({ deviceId: device.id }, 'too many texts waiting; not answered')
     waiting.set(key, mine + 1)
     const run = perContact
-      .run(key, () => answer(device, contact, message))
+      .run(key, () => answerKept(device, contact, message))
       .catch(err => logger.error({ err, deviceId: device.id }, 'agent reply failed'))
       .finally(() => {
         if (waiting.set(key, waiting.get(key)! - 1).get(key) === 0) waiting.delete(key)
@@ -153,6 +204,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     async close(): Promise<void> {
       closed = true
       for (const controller of controllers) controller.abort(new Error('the gateway is closing'))
+      for (const wake of [...sleepers]) wake()
       await Promise.allSettled([...running])
     },
   }

@@ -1,0 +1,104 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { waitFor } from '../helpers/gateway.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+import { startAgents, type Agents } from '../../src/domain/agents.ts'
+import { flowConversations } from '../../src/domain/flows.ts'
+import type { Device } from '../../src/domain/devices.ts'
+import type { Storage } from '../../src/ports/storage.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { KeyedLock } from '../../src/store/keyed-lock.ts'
+import { StorageUnavailableError } from '../../src/store/guarded-storage.ts'
+
+/**
+ * The store fails under an agent's answer (after the text was taken, so no other process answers
+ * it): the answer is tried again once the store is back, from where it stopped. Before, it was logged
+ * and the contact never answered. The responder is asked once and the reply sent once, whatever step
+ * the store failed at; the conversation holds each turn once.
+ */
+const test = suite('agents: an answer tried again while the store fails under it')
+
+const CONTACT = '5511988887777'
+const device = { id: 'dev-1', accountId: 'acc-1', name: 'loja', phone: '5511911112222', agentIds: ['agent-1'] } as Device
+
+/** A store whose `calls` on keys starting with `prefix` fail (as the guarded store reports an outage) for `ms` from the first such call. */
+function failingFor(prefix: string, ms: number, calls = ['get', 'set', 'add', 'compareAndSet']): Storage {
+  const store = memoryStorage()
+  let since: number | undefined
+  const down = (name: string, key: string) => {
+    if (!key.startsWith(prefix) || !calls.includes(name)) return false
+    since ??= Date.now()
+    return Date.now() - since < ms
+  }
+  const guard =
+    <A extends unknown[], R>(name: string, call: (key: string, ...rest: A) => Promise<R>) =>
+    (key: string, ...rest: A): Promise<R> =>
+      down(name, key) ? Promise.reject(new StorageUnavailableError(name, { cause: new Error('connection lost') })) : call(key, ...rest)
+  return {
+    ...store,
+    get: guard('get', store.get.bind(store)),
+    set: guard('set', store.set.bind(store)),
+    add: guard('add', store.add!.bind(store)),
+    compareAndSet: guard('compareAndSet', store.compareAndSet!.bind(store)),
+  } as Storage
+}
+
+for (const [step, prefix, calls] of [
+  ['reading the history', 'flow:', ['get']],
+  ['counting the reply', 'flow-replies:', ['add', 'compareAndSet']],
+  ['keeping the turns', 'flow:', ['add', 'compareAndSet', 'set']],
+] as const)
+  test(`the store down while ${step} (1.5 s): the reply is sent once, the responder asked once, each turn kept once`, async () => {
+    const flows = flowConversations(failingFor(prefix, 1500, [...calls]), new KeyedLock(), 20)
+    const asked: string[] = []
+    const sent: string[] = []
+    let publish!: (device: Device, message: unknown) => void
+    const runner = startAgents(
+      {
+        agents: { activeFor: async () => ({ id: 'agent-1', accountId: 'acc-1', deviceId: device.id, name: 'Bot', createdAt: 0 }) } as unknown as Agents,
+        flows,
+        messaging: { messenger: { perform: async (_device: Device, op: { message: { text: string } }) => void sent.push(op.message.text) } } as any,
+        feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
+        devices: { onRemove: () => {}, load: async () => ({}) } as any,
+        accounts: { get: async () => ({}), active: () => true } as any,
+      },
+      { responder: ({ text }: { text: string }) => (asked.push(text), `re: ${text}`), timeoutMs: 5000, historyLimit: 20 },
+      silentLogger,
+    )
+    publish(device, { id: 'm-1', chat: CONTACT, from: CONTACT, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text: 'oi' } })
+    await waitFor(() => sent.length > 0, 8000, 'the reply, once the store is back')
+    await waitFor(async () => (await flows.history(device.id, CONTACT)).turns.length === 2, 3000, 'the turns kept')
+    assert.equal(sent, ['re: oi'])
+    assert.equal(asked, ['oi'], 'the responder asked once')
+    assert.equal(
+      (await flows.history(device.id, CONTACT)).turns.map(turn => turn.text),
+      ['oi', 're: oi'],
+    )
+    await runner.close()
+  })
+
+test('a closing gateway stops waiting to try again: close() resolves at once, nothing sent', async () => {
+  const flows = flowConversations(failingFor('flow:', 60_000), new KeyedLock(), 20)
+  const sent: string[] = []
+  let publish!: (device: Device, message: unknown) => void
+  const runner = startAgents(
+    {
+      agents: { activeFor: async () => ({ id: 'agent-1', accountId: 'acc-1', deviceId: device.id, name: 'Bot', createdAt: 0 }) } as unknown as Agents,
+      flows,
+      messaging: { messenger: { perform: async (_device: Device, op: { message: { text: string } }) => void sent.push(op.message.text) } } as any,
+      feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
+      devices: { onRemove: () => {}, load: async () => ({}) } as any,
+      accounts: { get: async () => ({}), active: () => true } as any,
+    },
+    { responder: ({ text }: { text: string }) => `re: ${text}`, timeoutMs: 5000, historyLimit: 20 },
+    silentLogger,
+  )
+  publish(device, { id: 'm-1', chat: CONTACT, from: CONTACT, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text: 'oi' } })
+  await new Promise(resolve => setTimeout(resolve, 100)) // the first try failed; waiting 1 s to try again
+  const started = Date.now()
+  await runner.close()
+  assert.ok(Date.now() - started < 500, `close() waited ${Date.now() - started} ms`)
+  assert.equal(sent, [])
+})
+
+test.run()
