@@ -203,19 +203,15 @@ export async function wireGateway(resolved: ResolvedOptions) {
     /** Stop the agents and the scheduler, close the sessions and the outbox, release the store the gateway made. Every step runs, in order, even past one that fails (logged; the first failure is thrown at the end): a failed session close must not leave the outbox's events unspilled. */
     async close(): Promise<void> {
       const failures: unknown[] = []
-      /** Run one step; false when it failed (logged, the failure kept). */
-      const step = (name: string, run: () => unknown): Promise<boolean> =>
+      const step = (name: string, run: () => unknown) =>
         Promise.resolve()
           .then(run)
-          .then(
-            () => true,
-            err => (failures.push(err), logger.error({ err }, `shutdown: ${name} failed; going on with the rest`), false),
-          )
+          .catch(err => void (failures.push(err), logger.error({ err }, `shutdown: ${name} failed; going on with the rest`)))
       await step('the balancer', () => balancer.stop()) // takes nothing more; a scan opening devices ends first: what it took is handed back below, never opened on a stopped transport
       await step('the agents', () => agentRunner.close())
-      const sendsDone = await step('the scheduler and send queues', () => messaging.close())
-      // Sessions closed and leases handed back, so the other instances take the devices at once; not while sends of this instance may still be under way (the leases then run out at their ttl, as a crashed instance's do).
-      if (sendsDone) await step('handing back the leases', () => leases.releaseAll())
+      await step('the scheduler and send queues', () => messaging.close())
+      // Sessions closed and leases handed back, so the other instances take the devices at once.
+      await step('handing back the leases', () => leases.releaseAll())
       await step('the transport', () => transport.stop())
       await step('the incoming events', () => incoming.close())
       await step('the webhook outbox', () => outbox.close())
