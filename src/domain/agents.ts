@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { uniqueTag } from '../security/keys.ts'
 import { GatewayError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import type { AgentContact, AgentRequest, AgentResponder, AgentTurn } from '../ports/agents.ts'
@@ -66,11 +67,13 @@ export interface AgentSettings {
 /** Agent replies allowed per contact per minute (a window each process times by its own monotonic clock: flows.ts): two bots answering each other stop here. */
 const AGENT_REPLIES_PER_MINUTE = 10
 
-/** How long an answer is tried again while the store fails under it. */
-const AGENT_RETRY_MS = 120_000
+/** How often an answer is tried again while the store fails under it (after 1, 2, 4, 8 and 16 s: 31 s in all); a store error that does not pass (a broken record) holds the contact's texts no longer. */
+const AGENT_RETRIES = 5
 
 /** What an answer has done so far: the agent that took the text, the responder's reply, whether its send was settled and its turns kept. */
 interface AnswerProgress {
+  /** Unique to this answer: what its store writes are recognised by. */
+  tag: string
   agent?: Agent
   asked?: { reply: string | undefined; full: boolean; turns: AgentTurn[] }
   sent?: true
@@ -113,14 +116,14 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     }
   }
 
-  /** Answer `message` once; `done` records each step taken, so that a try again after the store failed resumes there (never a second take, question or send). */
+  /** Answer `message` once; `done` records each step taken, so that a try again after the store failed resumes there (never a second question or send). */
   const answer = async (device: Device, contact: string, message: IncomingMessage, done: AnswerProgress): Promise<void> => {
     if (closed || message.content.kind !== 'text') return
     const text = message.content.text
     if (!done.agent) {
       const agent = await agents.activeFor(device)
       if (!agent || !accounts.active(await accounts.get(device.accountId))) return // suspended or expired: no reply
-      if (!(await flows.take(device.id, contact, message.id))) return // handed over again (to this process or another): at most one answer
+      if (!(await flows.take(device.id, contact, message.id, done.tag))) return // handed over again (to this process or another): at most one answer
       done.agent = agent
     }
     const agent = done.agent
@@ -141,7 +144,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     const { reply, full, turns } = done.asked
     if (!done.sent) {
       // A store failure counting the reply is tried again (nothing sent yet); a send that fails is not (it is logged, the contact's text kept).
-      if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE))) {
+      if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE, done.tag))) {
         try {
           await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
           turns.push({ role: 'agent', text: reply, at: Date.now() })
@@ -152,21 +155,24 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       done.sent = true
     }
     if (!done.kept) {
-      await flows.append(device.id, contact, turns) // the contact's text too when no reply was sent
+      await flows.append(device.id, contact, turns, done.tag) // the contact's text too when no reply was sent
       done.kept = true
     }
     const stored = await services.devices.load(device.id) // deleted meanwhile (its removal may have listed the flows before these writes): removed here
     if (!stored || stored.removing) await flows.removeDevice(device.id)
   }
-  /** Answer, trying again (1 s, doubling to 30 s, for up to AGENT_RETRY_MS) while the store fails under it; a closing gateway stops waiting. */
+  /**
+   * Answer, trying again while the store fails under it (AGENT_RETRIES times more, after 1 s, doubling). Each step is done once per
+   * answer even when a write the store timed out did land (take, count and append know the answer's tag); a closing gateway stops waiting.
+   */
   const answerKept = async (device: Device, contact: string, message: IncomingMessage): Promise<void> => {
-    const done: AnswerProgress = {}
-    const started = Date.now()
-    for (let delay = 1000; ; delay = Math.min(delay * 2, 30_000)) {
+    const done: AnswerProgress = { tag: uniqueTag() }
+    for (let retry = 0, delay = 1000; ; retry++, delay *= 2) {
       try {
         return await answer(device, contact, message, done)
       } catch (err) {
-        if (!(err instanceof StorageUnavailableError) || closed || Date.now() - started + delay > AGENT_RETRY_MS) throw err
+        if (!(err instanceof StorageUnavailableError) || retry === AGENT_RETRIES) throw err
+        if (closed) return void logger.warn({ err, deviceId: device.id }, 'the gateway closed while an agent answer waited for the store; not answered')
         logger.warn({ err, deviceId: device.id, retryInMs: delay }, 'the store failed under an agent answer; trying again')
         await pause(delay)
       }

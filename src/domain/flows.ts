@@ -11,10 +11,12 @@ interface FlowConversation {
   contact: string
   turns: AgentTurn[]
   updatedAt: number
+  /** The answer whose turns were added last (`append`'s `answer`): the same answer adding them again adds nothing. */
+  lastAnswer?: string
 }
 
 /** The agent's replies to a contact in a window that lasts `ms` from when each process first saw (or started) it, by its monotonic clock (no clocks compared): a record of its own, which deleting the conversation (operation 19) keeps. */
-type ReplyWindow = { token: string; ms: number; count: number }
+type ReplyWindow = { token: string; ms: number; count: number; lastAnswer?: string }
 
 /** How long the store keeps a conversation idle (30 days), a message taken for an answer however often it is handed over again (a day), a reply window (10 minutes: longer than it lasts on any process). */
 const [FLOW_TTL_MS, TAKEN_TTL_MS, WINDOW_TTL_MS] = [30 * 86_400_000, 86_400_000, 10 * 60_000]
@@ -28,7 +30,7 @@ export type FlowConversations = ReturnType<typeof flowConversations>
 /** Flow conversations per device and contact (`flow:<deviceId>:<contact>`): the last `limit` turns, expiring after 30 idle days; beside them, the reply windows and the messages taken. */
 export function flowConversations(storage: Storage, lock: KeyedLock, limit: number) {
   const flows = new Collection<FlowConversation>(storage, lock, 'flow')
-  const [windows, taken] = [new Collection<ReplyWindow>(storage, lock, 'flow-replies'), new Collection<true>(storage, lock, 'flow-taken')]
+  const [windows, taken] = [new Collection<ReplyWindow>(storage, lock, 'flow-replies'), new Collection<string | true>(storage, lock, 'flow-taken')]
   const live = (window?: ReplyWindow) => (window?.token && window.ms - sinceFirstSeen(window) > 0 ? window : undefined)
   const started = (window = { token: uniqueTag(), ms: 60_000, count: 0 }) => (sinceFirstSeen(window), window)
   return {
@@ -37,20 +39,36 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       const [found, window] = await Promise.all([flows.get(`${deviceId}:${contact}`), windows.get(`${deviceId}:${contact}`)])
       return { turns: found?.turns ?? [], replies: live(window)?.count ?? 0 }
     },
-    /** Take the contact's message `messageId` for an answer: true for its first taker only, in any process on the store (one create-if-absent), so a message handed over again is answered once. */
-    take: (deviceId: string, contact: string, messageId: string): Promise<boolean> => taken.create(`${deviceId}:${contact}:${messageId}`, true, TAKEN_TTL_MS),
-    /** Count one agent reply in the current window (a new one when it is over) unless `max` are counted there: true when counted. One compare-and-set decides, so processes on one store never count past `max` together. */
-    async countReply(deviceId: string, contact: string, max: number): Promise<boolean> {
+    /**
+     * Take the contact's message `messageId` for `answer` (a tag unique to one answer): true for its first taker only, in any process on the
+     * store (one create-if-absent), so a message handed over again is answered once; true again for the same answer (its take landed though
+     * the store did not say so in time, and it asks again).
+     */
+    async take(deviceId: string, contact: string, messageId: string, answer: string): Promise<boolean> {
+      const key = `${deviceId}:${contact}:${messageId}`
+      return (await taken.create(key, answer, TAKEN_TTL_MS)) || (await taken.get(key)) === answer
+    },
+    /** Count one agent reply of `answer` in the current window (a new one when it is over) unless `max` are counted there: true when counted (or counted for that answer already). One compare-and-set decides, so processes on one store never count past `max` together. */
+    async countReply(deviceId: string, contact: string, max: number, answer: string): Promise<boolean> {
       let counted = false
-      const count = (window: ReplyWindow) => ((counted = window.count < max) ? { ...window, count: window.count + 1 } : undefined)
+      const count = (window: ReplyWindow) =>
+        window.lastAnswer === answer
+          ? ((counted = true), undefined)
+          : (counted = window.count < max)
+            ? { ...window, count: window.count + 1, lastAnswer: answer }
+            : undefined
       await windows.update(`${deviceId}:${contact}`, current => count(live(current) ?? started()), WINDOW_TTL_MS)
       return counted
     },
-    /** Add turns to the contact's conversation, keeping the last `limit` (none for 0). */
-    async append(deviceId: string, contact: string, turns: AgentTurn[]): Promise<void> {
+    /** Add the turns of `answer` to the contact's conversation, keeping the last `limit` (none for 0); the same answer's turns are added once. */
+    async append(deviceId: string, contact: string, turns: AgentTurn[], answer: string): Promise<void> {
       const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
       const keep = (c?: FlowConversation) => [...(c?.turns ?? []), ...added].slice(-limit || Infinity)
-      await flows.update(`${deviceId}:${contact}`, current => ({ deviceId, contact, turns: keep(current), updatedAt: Date.now() }), FLOW_TTL_MS)
+      await flows.update(
+        `${deviceId}:${contact}`,
+        current => (current?.lastAnswer === answer ? undefined : { deviceId, contact, turns: keep(current), updatedAt: Date.now(), lastAnswer: answer }),
+        FLOW_TTL_MS,
+      )
     },
     /** Delete the conversation with one contact, or without `contact` every conversation of the device (reply windows stay); resolves how many there were. */
     remove: (deviceId: string, contact?: string): Promise<number> =>

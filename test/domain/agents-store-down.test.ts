@@ -21,19 +21,23 @@ const test = suite('agents: an answer tried again while the store fails under it
 const CONTACT = '5511988887777'
 const device = { id: 'dev-1', accountId: 'acc-1', name: 'loja', phone: '5511911112222', agentIds: ['agent-1'] } as Device
 
-/** A store whose `calls` on keys starting with `prefix` fail (as the guarded store reports an outage) for `ms` from the first such call. */
-function failingFor(prefix: string, ms: number, calls = ['get', 'set', 'add', 'compareAndSet']): Storage {
+/** A store whose `calls` on keys starting with `prefix` fail (as the guarded store reports an outage) for `ms` from the first such call; `landed`: each failing write is done first (its answer lost, as when the store's time limit passed). */
+function failingFor(prefix: string, ms: number, calls: string[] = ['get', 'set', 'add', 'compareAndSet'], landed = false, failures = { count: 0 }): Storage {
   const store = memoryStorage()
   let since: number | undefined
   const down = (name: string, key: string) => {
     if (!key.startsWith(prefix) || !calls.includes(name)) return false
     since ??= Date.now()
-    return Date.now() - since < ms
+    return Date.now() - since < ms && ++failures.count > 0
   }
   const guard =
     <A extends unknown[], R>(name: string, call: (key: string, ...rest: A) => Promise<R>) =>
     (key: string, ...rest: A): Promise<R> =>
-      down(name, key) ? Promise.reject(new StorageUnavailableError(name, { cause: new Error('connection lost') })) : call(key, ...rest)
+      !down(name, key)
+        ? call(key, ...rest)
+        : (landed ? call(key, ...rest) : Promise.resolve()).then(() =>
+            Promise.reject(new StorageUnavailableError(name, { cause: new Error('connection lost') })),
+          )
   return {
     ...store,
     get: guard('get', store.get.bind(store)),
@@ -43,13 +47,17 @@ function failingFor(prefix: string, ms: number, calls = ['get', 'set', 'add', 'c
   } as Storage
 }
 
-for (const [step, prefix, calls] of [
-  ['reading the history', 'flow:', ['get']],
-  ['counting the reply', 'flow-replies:', ['add', 'compareAndSet']],
-  ['keeping the turns', 'flow:', ['add', 'compareAndSet', 'set']],
+for (const [step, prefix, calls, landed] of [
+  ['reading the history', 'flow:', ['get'], false],
+  ['counting the reply', 'flow-replies:', ['add', 'compareAndSet'], false],
+  ['keeping the turns', 'flow:', ['add', 'compareAndSet', 'set'], false],
+  ['taking the text (the take landed, its answer lost)', 'flow-taken:', ['add', 'compareAndSet', 'set'], true],
+  ['counting the reply (the count landed, its answer lost)', 'flow-replies:', ['add', 'compareAndSet', 'set'], true],
+  ['keeping the turns (the write landed, its answer lost)', 'flow:', ['add', 'compareAndSet', 'set'], true],
 ] as const)
-  test(`the store down while ${step} (1.5 s): the reply is sent once, the responder asked once, each turn kept once`, async () => {
-    const flows = flowConversations(failingFor(prefix, 1500, [...calls]), new KeyedLock(), 20)
+  test(`the store down while ${step} (1.5 s): the reply is sent once, the responder asked once, each turn kept once, the reply counted once`, async () => {
+    const failures = { count: 0 }
+    const flows = flowConversations(failingFor(prefix, 1500, [...calls], landed, failures), new KeyedLock(), 20)
     const asked: string[] = []
     const sent: string[] = []
     let publish!: (device: Device, message: unknown) => void
@@ -67,13 +75,16 @@ for (const [step, prefix, calls] of [
     )
     publish(device, { id: 'm-1', chat: CONTACT, from: CONTACT, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text: 'oi' } })
     await waitFor(() => sent.length > 0, 8000, 'the reply, once the store is back')
-    await waitFor(async () => (await flows.history(device.id, CONTACT)).turns.length === 2, 3000, 'the turns kept')
+    await waitFor(async () => (await flows.history(device.id, CONTACT)).turns.length === 2, 8000, 'the turns kept')
     assert.equal(sent, ['re: oi'])
     assert.equal(asked, ['oi'], 'the responder asked once')
+    const { turns, replies } = await flows.history(device.id, CONTACT)
     assert.equal(
-      (await flows.history(device.id, CONTACT)).turns.map(turn => turn.text),
+      turns.map(turn => turn.text),
       ['oi', 're: oi'],
     )
+    assert.is(replies, 1, 'the reply counted once in its window')
+    assert.ok(failures.count > 0, 'the store did fail under the answer')
     await runner.close()
   })
 
