@@ -35,7 +35,6 @@ interface HostFile {
   buffer?: unknown
   filepath?: unknown
   path?: unknown
-  size?: unknown
   originalFilename?: unknown
   originalname?: unknown
   name?: unknown

@@ -8,9 +8,14 @@ import { HOLDER_HEADER } from '../client-api.ts'
 /** How HTTP status codes relate to the body's `status`. */
 export type HttpStatusMode = 'mirror' | 'always200'
 
+/** The HTTP code of an answer whose body says `status`, as the status mode chooses. */
+export function httpStatusOf(mode: HttpStatusMode, status: number): number {
+  return mode === 'always200' ? 200 : status
+}
+
 /** Write a JSON answer with the HTTP code chosen by the status mode. */
 export function sendAnswer(ctx: Context, mode: HttpStatusMode, body: { status: number; message: string } & Record<string, unknown>) {
-  ctx.status = mode === 'always200' ? 200 : body.status
+  ctx.status = httpStatusOf(mode, body.status)
   // Typed here: Koa would look the type of an object body up by name (mime-types) on every answer.
   ctx.set('Content-Type', JSON_TYPE)
   ctx.body = body

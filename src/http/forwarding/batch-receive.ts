@@ -5,7 +5,7 @@ import { requestState } from '../request-state.ts'
 import type { UploadedFile } from '../../operations/operation.ts'
 import { errorAnswer } from '../../operations/error-answers.ts'
 import type { BatchAnswerLine } from './coalesce.ts'
-import type { HttpStatusMode } from '../render.ts'
+import { httpStatusOf, type HttpStatusMode } from '../render.ts'
 
 /** At most this many forwards are taken in one batch (the forwarder sends at most 32). */
 const MAX_ITEMS = 64
@@ -98,7 +98,7 @@ function line(i: number, answer: Omit<BatchAnswerLine, 'i'>, mode: HttpStatusMod
 /** The answer line of a forward that could not run, its HTTP status as `mode` words it (the body always says the real one). */
 function failed(err: unknown, mode: HttpStatusMode): Omit<BatchAnswerLine, 'i'> {
   const { status, message } = errorAnswer(err)
-  return { status: mode === 'always200' ? 200 : status, headers: {}, body: { status, message } }
+  return { status: httpStatusOf(mode, status), headers: {}, body: { status, message } }
 }
 
 /**
