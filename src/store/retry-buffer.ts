@@ -61,7 +61,8 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
   return {
     /** Replay what a gone process of this host left in its spill file (call once, at start). */
     async start(): Promise<void> {
-      await spill?.prepare()
+      for (const { file, err } of (await spill?.prepare()) ?? [])
+        logger.error({ err, file }, `${what} a gone process spilled could not be taken over; left in that file for the next start`)
       if (!spill?.size) return
       logger.warn({ count: spill.size }, `replaying ${what} left in a spill file`)
       schedule(0)
@@ -109,6 +110,12 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
 
 const [RETRY_FIRST_MS, RETRY_MAX_MS, MEMORY_MAX_BYTES] = [1000, 30_000, 64 * 2 ** 20]
 
+/** A file a gone process spilled that SpillFile.prepare could not take over, and why. */
+export interface SpillTakeoverFailure {
+  file: string
+  err: unknown
+}
+
 /** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host, with the `.taken` ones their killed takeovers left and the `.closing` one a crashed close() left (its events in memory are only there; some may be recorded twice, none is lost). */
 export class SpillFile {
   readonly path: string
@@ -118,7 +125,7 @@ export class SpillFile {
   private unread = 0
   private bytes = 0
   private writing: Promise<void> = Promise.resolve()
-  private prepared: Promise<void> | undefined
+  private prepared: Promise<SpillTakeoverFailure[]> | undefined
 
   constructor(
     private readonly dir: string,
@@ -137,21 +144,34 @@ export class SpillFile {
     return this.bytes
   }
 
-  /** Create the folder (0700) and take over the files left by gone processes of this host. */
-  prepare(): Promise<void> {
+  /**
+   * Create the folder (0700) and take over the files left by gone processes of this host; resolves with the files that could not be
+   * taken over (each skipped and left where it is for a later start: one that cannot be read must not stop this process spilling, nor
+   * what waits behind the buffer from going out). A folder that cannot be made rejects, and is tried again at the next call.
+   */
+  prepare(): Promise<SpillTakeoverFailure[]> {
     this.prepared ??= (async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 })
+      const failures: SpillTakeoverFailure[] = []
       for (const file of await readdir(this.dir)) {
         const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?\\.jsonl(\\.closing|\\.\\d+\\.taken)?$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
         if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
         const taken = `${this.path}.${Date.now()}.taken`
         if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
-        const { lines, bytes } = await appendFileTail(taken, 0, this.path)
-        ;[this.unread, this.bytes] = [this.unread + lines, this.bytes + bytes]
-        await rm(taken, { force: true })
+        try {
+          const { lines, bytes } = await appendFileTail(taken, 0, this.path)
+          ;[this.unread, this.bytes] = [this.unread + lines, this.bytes + bytes]
+          await rm(taken, { force: true })
+        } catch (err) {
+          failures.push({ file: taken, err }) // kept as a `.taken` file: the next start takes it over again
+        }
       }
-    })()
+      return failures
+    })().catch(err => {
+      this.prepared = undefined
+      throw err
+    })
     return this.prepared
   }
 

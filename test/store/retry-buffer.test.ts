@@ -120,6 +120,36 @@ test("a line cut short in a gone process's spill file (killed mid-append) is ski
   }
 })
 
+test("a gone process's spill file that cannot be taken over is logged and left for the next start: the others are replayed, and this process still spills", async () => {
+  const dir = tempDir('zapgate-retry-')
+  const host = hostname().replace(/[^A-Za-z0-9.]/g, '_')
+  const [goneA, goneB] = [spawnSync(globalThis.process.execPath, ['-e', '0']).pid, spawnSync(globalThis.process.execPath, ['-e', '0']).pid]
+  // A copy that fails (an I/O error, a full disk) stands as a directory under a spill file's name (EISDIR); the other file is whole.
+  mkdirSync(join(dir, `test-${host}-${goneA}.jsonl`))
+  writeFileSync(join(dir, `test-${host}-${goneB}.jsonl`), '1\n2\n')
+  const errors: { msg: string; file?: string }[] = []
+  const logger = { ...silentLogger, error: (fields: { file?: string }, msg: string) => void errors.push({ msg, file: fields.file }) }
+  const { store, process } = flakyStore()
+  store.down = false
+  const spill = new SpillFile(dir, 'test')
+  const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger, spill, memoryLimit: 1 })
+  await buffer.start() // not thrown
+  await waitFor(() => store.taken.length === 2, 5000, 'the replay of the readable file')
+  assert.equal(store.taken, [1, 2])
+  assert.is(errors.length, 1)
+  assert.match(errors[0]!.msg, /could not be taken over/)
+  assert.ok(existsSync(errors[0]!.file!), 'the file it could not take over is kept, renamed as taken (the next start takes it over)')
+  // This process's own spill file works: items past the memory limit while the store is down are spilled and done later.
+  store.down = true
+  for (const item of [3, 4, 5]) buffer.keep(item)
+  await waitFor(() => spill.size > 0, 3000, 'an item spilled')
+  store.down = false
+  await buffer.offered(true)
+  await waitFor(() => store.taken.length === 5, 5000, 'the spilled items')
+  assert.equal(store.taken, [1, 2, 3, 4, 5])
+  await buffer.close()
+})
+
 test('a spill file that cannot be read back for a while (an I/O error) is read again later: nothing is thrown out of the retry timer, nothing lost', async () => {
   const dir = tempDir('zapgate-retry-')
   const { store, process: take } = flakyStore()

@@ -76,10 +76,13 @@ export class WebhookOutbox implements WebhookAdmin {
   /** The store answers again after a failure (guardStorage's `onAnswer`): the events it refused are written at once, not at the next retry. */
   readonly storeAnswers = (): void => void this.unrecorded.offered(true)
 
-  /** Replay spilled events, load pending deliveries and start delivering. */
+  /** Replay spilled events, load pending deliveries and start delivering: the stored events go out even when the spilled ones cannot be replayed (then rejects with why). */
   async start(): Promise<void> {
-    await this.unrecorded.start()
-    await this.loop.start()
+    try {
+      await this.unrecorded.start()
+    } finally {
+      await this.loop.start()
+    }
   }
 
   /** Stop delivering: no new attempts; those in flight finish (within the time-out and its 1 s hang guard): a POST cut short may have reached its receiver, and would be sent again. */
@@ -129,7 +132,7 @@ export function startWebhookOutbox(deps: ConstructorParameters<typeof WebhookOut
   const outbox = new WebhookOutbox(deps)
   deps.feed.subscribe(outbox.record)
   deps.devices.onRemove(device => outbox.removeDevice(device))
-  outbox.start().catch(err => deps.logger.error({ err }, 'webhook outbox did not start'))
+  outbox.start().catch(err => deps.logger.error({ err }, 'webhook outbox: spilled events not replayed, or pending ones not loaded'))
   return outbox
 }
 

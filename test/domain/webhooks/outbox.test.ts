@@ -10,7 +10,11 @@ import { waitFor } from '../../helpers/gateway.ts'
 
 const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
 
-import { SECRET, device, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
+import { SECRET, device, devices, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
+import { SpillFile } from '../../../src/store/retry-buffer.ts'
+import { tempDir } from '../../helpers/standalone.ts'
+import { writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import type { Devices } from '../../../src/domain/devices.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { GatewayEvents } from '../../../src/events.ts'
@@ -169,6 +173,34 @@ test('a claim left by a gone instance is taken over at once, whatever its lease 
   const box = outbox(storage, sender)
   await box.start()
   await waitFor(() => sender.sent.length === 1, 10_000, 'the orphaned delivery (its lease runs for 10 more minutes)')
+  await box.close()
+})
+
+test('events pending in the store are delivered even when the spill folder cannot be made at start (start rejects, delivery goes on)', async () => {
+  const storage = memoryStorage()
+  const pending = lateRecord('before-restart', 'gone-instance')
+  await storage.set(`webhook-outbox:${outboxKey(pending.deviceId, pending.id)}`, pending)
+  const notADir = join(tempDir('zapgate-outbox-'), 'spill')
+  writeFileSync(notADir, '') // a file where the spill folder should be: mkdir fails
+  const sender = recordingSender()
+  const box = new WebhookOutbox({
+    storage,
+    lock: new KeyedLock(),
+    devices,
+    sender,
+    events: new GatewayEvents(),
+    logger: silentLogger,
+    settings: settings(),
+    liveness: soloLiveness(),
+    spill: new SpillFile(notADir, 'webhooks'),
+  })
+  const started = await box.start().then(
+    () => 'resolved',
+    (err: NodeJS.ErrnoException) => err.code,
+  )
+  assert.ok(started !== 'resolved', 'start says the spilled events were not replayed')
+  await waitFor(() => sender.sent.length === 1, 5000, 'the pending event')
+  assert.equal(texts(sender), ['before-restart'])
   await box.close()
 })
 
