@@ -77,8 +77,14 @@ export class DueWork<R> {
     return this.rescan()
   }
 
+  /** Whether a run of `key` is under way in this process. */
   isRunning(key: string): boolean {
     return this.inFlight.has(key)
+  }
+
+  /** Whether close() has begun: a run under way should start nothing it could not finish within the grace. */
+  get closing(): boolean {
+    return this.closed
   }
 
   /** A record found in storage that this process may not have scheduled: scheduled when it is its to run. */

@@ -26,8 +26,14 @@ export interface DeliveryDependencies {
 /** What one POST got: a status (and Retry-After), or an error when there was no answer. */
 type Outcome = { status?: number; retryAfter?: string; error?: string }
 
-/** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed` (`inFlight`: whether this process is delivering a record now, a 410 sweep leaves those alone). */
-export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (key: string) => boolean) {
+/** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), and whether the loop is closing (no POST starts then). */
+interface DeliveryLoop {
+  isRunning(key: string): boolean
+  readonly closing: boolean
+}
+
+/** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`. */
+export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () => DeliveryLoop) {
   // Gives up on a sender that never settles (it should time out by itself first).
   const hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   // At shutdown every attempt stops waiting: one listener on the engine's signal (one for its life), not one per attempt (that cost ~3% of an event's CPU).
@@ -49,6 +55,11 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (ke
     const url = device.webhookUrl
     if (!url) return bury(key, record, 'no-webhook', {})
 
+    // Closing since this attempt began (its claim and reads took a while): no POST now, for one the grace would cut short could have reached its receiver and be sent again.
+    if (loopOf().closing) {
+      await store.retryLater(key, deps.liveness.id, { dueAt: now, counted: false })
+      return undefined
+    }
     const attempt = record.attempts + 1
     const { status, retryAfter, error } = await send(url, device.webhookSecret, record, shutdown)
     const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
@@ -102,7 +113,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, inFlight: (ke
     if (after?.webhookUrl) return undefined // a URL set since this attempt began: the pending events are that receiver's
     logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
-    for await (const entry of store.ofDevice(record.deviceId)) if (!inFlight(entry[0])) others.push(entry)
+    for await (const entry of store.ofDevice(record.deviceId)) if (!loopOf().isRunning(entry[0])) others.push(entry)
     for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url })
     return undefined
   }

@@ -32,7 +32,7 @@ export class WebhookOutbox implements WebhookAdmin {
 
   constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
     const store = (this.store = createOutboxStore(deps.storage, deps.lock))
-    const attempts = createDeliveryAttempts({ ...deps, store }, key => this.loop.isRunning(key))
+    const attempts = createDeliveryAttempts({ ...deps, store }, () => this.loop)
     const { liveness, settings } = deps
     this.loop = new DueWork<OutboxRecord>(
       {
@@ -85,7 +85,7 @@ export class WebhookOutbox implements WebhookAdmin {
     }
   }
 
-  /** Stop delivering: no new attempts; those in flight finish (within the time-out and its 1 s hang guard): a POST cut short may have reached its receiver, and would be sent again. */
+  /** Stop delivering: no new attempts, and no POST from one still reading its record; POSTs under way finish (within the time-out and its 1 s hang guard, the close's grace), so none is cut short to be sent again. */
   async close(): Promise<void> {
     await this.unrecorded.close()
     await this.loop.close()

@@ -1,6 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { WebhookDelivery, WebhookSender } from '../../../src/ports/webhooks.ts'
+import type { Storage } from '../../../src/ports/storage.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { device, message, outbox, recordingSender, texts } from '../../helpers/outbox.ts'
@@ -60,6 +61,35 @@ test('an attempt still unanswered at its time-out is a failed attempt: the event
   await second.start()
   await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery after the restart')
   assert.equal(texts(sender), ['b'])
+  await second.close()
+})
+
+test('an attempt whose claim was still being read when the stop began sends nothing: no POST the grace would cut short, the event left for the next process, delivered once', async () => {
+  // Reads of outbox records take 1.2 s (a slow store, within its 2 s guard); the receiver answers 200 after 900 ms (time-out 1 s, grace 2 s from the stop).
+  const base = memoryStorage()
+  let slowReads = false
+  const storage: Storage = {
+    ...base,
+    get: async <T>(key: string) => {
+      if (slowReads && key.startsWith('webhook-outbox:')) await new Promise(resolve => setTimeout(resolve, 1_200))
+      return base.get<T>(key)
+    },
+  }
+  const slow = slowReceiver(900)
+  const first = outbox(storage, slow, { timeoutMs: 1_000 })
+  await first.start()
+  slowReads = true
+  void first.record(device('d1'), message('c'))
+  await new Promise(resolve => setTimeout(resolve, 50)) // its attempt launched, the claim's read under way
+  await first.close()
+  assert.equal(texts(slow), [], 'no POST started once the stop began')
+  slowReads = false
+
+  const sender = recordingSender()
+  const second = outbox(storage, sender)
+  await second.start()
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery after the restart')
+  assert.equal(texts(sender), ['c'])
   await second.close()
 })
 
