@@ -6,6 +6,7 @@ import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
 import { ShutdownAbort } from '../due-work.ts'
+import { claimedUntil } from '../claims.ts'
 import type { DeadLetterDetails, DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { defined } from './payload.ts'
@@ -114,12 +115,20 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
     for await (const entry of store.ofDevice(record.deviceId)) if (!loopOf().isRunning(entry[0])) others.push(entry)
-    for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url })
+    // One another live process is attempting now is its to finish: delivered, or buried by it (its receiver's 410, or no URL left).
+    const attemptedElsewhere = (other: OutboxRecord) => other.lease?.owner !== deps.liveness.id && claimedUntil(other.lease, deps.liveness) !== undefined
+    for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url }, attemptedElsewhere)
     return undefined
   }
-  /** Move a record to the dead letters and tell the host (`delivery-failed` with `final`). */
-  async function bury(key: string, record: OutboxRecord, reason: DeadLetterReason, details: DeadLetterDetails): Promise<undefined> {
-    const letter = await deps.store.deadLetter(key, reason, Date.now(), details)
+  /** Move a record to the dead letters (unless `spare` names it) and tell the host (`delivery-failed` with `final`). */
+  async function bury(
+    key: string,
+    record: OutboxRecord,
+    reason: DeadLetterReason,
+    details: DeadLetterDetails,
+    spare?: (record: OutboxRecord) => boolean,
+  ): Promise<undefined> {
+    const letter = await deps.store.deadLetter(key, reason, Date.now(), details, spare)
     if (!letter) return undefined
     deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
     deps.events.emit('delivery-failed', {

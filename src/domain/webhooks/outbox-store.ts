@@ -89,11 +89,25 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     },
     /** Forget a pending event: delivered, or its device is gone. */
     complete: (key: string): Promise<boolean> => records.remove(key),
-    /** Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss). */
-    async deadLetter(key: string, reason: DeadLetterReason, now: number, details: DeadLetterDetails = {}): Promise<DeadLetter | undefined> {
+    /**
+     * Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss);
+     * `spare`: leave a record it names as it is (undefined then). A record delivered meanwhile (removed between the two writes) takes its
+     * dead letter back with it.
+     */
+    async deadLetter(
+      key: string,
+      reason: DeadLetterReason,
+      now: number,
+      details: DeadLetterDetails = {},
+      spare?: (record: OutboxRecord) => boolean,
+    ): Promise<DeadLetter | undefined> {
+      let written: DeadLetter | undefined
       for (;;) {
         const current = await records.load(key)
-        if (!current) return undefined
+        if (!current || spare?.(current)) {
+          if (written) await dead.removeIfEqual(written.id, written) // only the letter this call wrote, not one another process wrote since
+          return undefined
+        }
         const { id, deviceId, accountId, event, body, createdAt } = current
         const letter: DeadLetter = {
           ...{ id, deviceId, accountId, event, body, createdAt },
@@ -103,6 +117,7 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
           ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
         }
         await dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
+        written = letter
         // Only the record that was read: one changed meanwhile (by another process) is read again.
         if (await records.removeIfEqual(key, current)) return letter
       }

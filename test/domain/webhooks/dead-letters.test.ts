@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { createOutboxStore, type DeadLetter } from '../../../src/domain/webhooks/outbox-store.ts'
+import { createOutboxStore, newOutboxRecord, type DeadLetter } from '../../../src/domain/webhooks/outbox-store.ts'
 import type { Storage } from '../../../src/ports/storage.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
@@ -42,6 +42,21 @@ function storeOfDeadLetters(count: number) {
   }
   return { storage, aliveAtEnd: () => aliveAtEnd }
 }
+
+test('an event delivered while it is being dead-lettered (its record removed between the two writes) leaves no dead letter behind', async () => {
+  const base = memoryStorage()
+  const storage: Storage = {
+    ...base,
+    async set<T>(key: string, value: T, ttlMs?: number) {
+      await base.set(key, value, ttlMs)
+      if (key.startsWith('webhook-dead:')) await base.delete('webhook-outbox:d1:msg_1') // another process's 200 completes it right then
+    },
+  }
+  const store = createOutboxStore(storage, new KeyedLock())
+  await store.add(newOutboxRecord({ id: 'msg_1', deviceId: 'd1', accountId: 'acc', event: 'Texto', body: '{}' }, Date.now(), 'A'))
+  assert.is(await store.deadLetter('d1:msg_1', 'gone', Date.now(), { url: 'https://receiver.example/d1' }), undefined)
+  assert.equal(await store.deadLetters(), [], 'no dead letter for a delivered event (a redrive would deliver it again)')
+})
 
 test('deadLetters({ limit }) holds about `limit` letters while it scans, not every dead letter of 30 days (bodies carry inline media)', async () => {
   const { storage, aliveAtEnd } = storeOfDeadLetters(3_000)
