@@ -21,10 +21,11 @@ export async function hostUploads(ctx: Context, limitBytes: number): Promise<Map
   for (const [field, file] of found) {
     const data = await contentOf(file, limitBytes - total)
     total += data.length
-    // As the gateway's own multipart reader: the last file of a field is its upload.
-    uploads.set(field, { data, fileName: text(file.originalFilename ?? file.originalname ?? file.name), mimetype: text(file.mimetype ?? file.type) })
+    const fileName = text(file.originalFilename ?? file.originalname ?? file.name)
+    // As the gateway's own multipart reader: the last file of a field is its upload; a file input left empty (no name, no bytes) is none.
+    if (fileName || data.length > 0) uploads.set(field, { data, fileName, mimetype: text(file.mimetype ?? file.type) })
   }
-  return uploads
+  return uploads.size > 0 ? uploads : undefined
 }
 
 // --- Internal helpers ---

@@ -193,7 +193,8 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
       // A file part cut short (no closing boundary) errors on its own stream: unhandled, it would end the process.
       stream.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
       stream.on('end', () => {
-        if (failed) return
+        // A form's file input left empty (no name, no bytes, as browsers send it) is no file: absent, like an empty field.
+        if (failed || (!info.filename && chunks.length === 0)) return
         uploads.set(name, { data: Buffer.concat(chunks), fileName: info.filename || undefined, mimetype: info.mimeType || undefined })
         if (!(name in fields)) fields[name] = info.filename || name
       })

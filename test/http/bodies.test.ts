@@ -26,6 +26,20 @@ bodies('JSON, urlencoded and multipart bodies give the same answers', async ({ t
   }
 })
 
+bodies("a browser form's file input left empty (a part with no file name and no bytes) is no file: the text is sent", async ({ t, authkey }) => {
+  const device = await t.linkedDevice(authkey, 'formulario', '5511944443333')
+  const boundary = '----zapgateEmptyFile'
+  const part = (name: string, value: string) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const emptyFile = `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename=""\r\nContent-Type: application/octet-stream\r\n\r\n\r\n`
+  const body =
+    part('appkey', device.appkey) + part('authkey', authkey) + part('to', '5511955556666') + part('message', 'Olá') + emptyFile + `--${boundary}--\r\n`
+  const answer = await fetch(`${t.url}/api/create-message`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body })
+  const json = (await answer.json()) as { status: number; message: string }
+  assert.is(json.status, 200, JSON.stringify(json))
+  assert.is(json.message, 'Mensagem de texto enviada.')
+  assert.is((t.network.inbox('5511955556666').at(-1) as { text?: string }).text, 'Olá')
+})
+
 bodies('registration works from an urlencoded and a multipart body', async ({ t }) => {
   for (const enc of ['form', 'multipart'] as const) {
     const answer = await t.post(

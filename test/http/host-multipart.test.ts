@@ -129,6 +129,14 @@ for (const [name, parser] of [
     assert.is(last.fileName, 'foto.png')
     assert.is(last.caption, 'Nossa loja')
   })
+
+  test(`${name}: a file input left empty (no file name, no bytes) is no file: the text is sent`, async ctx => {
+    const { network, send } = await hostWith(ctx, parser())
+    const answer = await send({ message: 'Olá', file: new File([], '') })
+    assert.is(answer.status, 200, answer.text)
+    assert.is(answer.body.message, 'Mensagem de texto enviada.')
+    assert.is((network.inbox(FRIEND).at(-1) as { text?: string }).text, 'Olá')
+  })
 }
 
 test('koa-body: a file part the client named "filepath" or "buffer" is one more upload, not taken for the container of files', async ctx => {
