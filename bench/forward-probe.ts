@@ -8,13 +8,15 @@
  * and forwarded are measured on the same two processes. With BENCH_BEFORE_ROOT=<copy of the package,
  * built> a second cluster of that build runs alongside and every round measures both builds, for a
  * before/after comparison in the same minutes. Under BENCH_PROFILE=<dir> with `forwarded` as the
- * argument only forwards are sent: B's profile is then the forwarding side, A's the holder's. Each
- * round's line gives each instance's share (A, B). With BENCH_RATE=<requests a second> every run sends
+ * argument only forwards are sent: B's profile is then the forwarding side, A's the holder's (`direct`: only
+ * direct sends, A's profile the direct side's). Each
+ * round's line gives each instance's share (A, B) and how often its event loop went to sleep per request
+ * (each sleep a wake-up paid: bench/lib/process.ts eventLoopSleeps). With BENCH_RATE=<requests a second> every run sends
  * at that rate (open loop) instead of as fast as answered: CPU per request depends on the rate (at a
  * lower rate fewer requests share each wake-up and socket write), and a forward halves the closed-loop
  * rate, so a fixed rate both sides keep compares like with like.
  *
- *     node --conditions=source --import tsx bench/forward-probe.ts [forwarded]
+ *     node --conditions=source --import tsx bench/forward-probe.ts [forwarded | direct]
  */
 import { linkDevices, startCluster, type BenchCluster } from './lib/cluster.ts'
 import { measuredCpu, type Measured } from './lib/cpu-per-request.ts'
@@ -27,7 +29,7 @@ import { clearStore } from './lib/stores.ts'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined
-const onlyForwarded = process.argv[2] === 'forwarded'
+const only = process.argv[2] as 'forwarded' | 'direct' | undefined
 const path = '/api/create-message'
 
 const sim = await startServer('simulator.mjs')
@@ -49,8 +51,8 @@ try {
     note(`${build}: A (holder) pid ${a.child.pid}, B pid ${b.child.pid}`)
     const to = (url: string) => (seconds: number) =>
       load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0, ...(RATE ? { rate: RATE } : {}) })
-    if (!onlyForwarded) sides.push({ name: `${build} direct`, run: measuredCpu(sim, [a, b], to(a.url)) })
-    sides.push({ name: `${build} forwarded`, run: measuredCpu(sim, [a, b], to(b.url)) })
+    if (only !== 'forwarded') sides.push({ name: `${build} direct`, run: measuredCpu(sim, [a, b], to(a.url)) })
+    if (only !== 'direct') sides.push({ name: `${build} forwarded`, run: measuredCpu(sim, [a, b], to(b.url)) })
   }
   for (const side of sides) await side.run(3)
   const results = new Map(sides.map(side => [side.name, [] as number[]]))
@@ -63,7 +65,7 @@ try {
       results.get(side.name)!.push(result.cpuGateways)
       perInstance.get(side.name)!.push(result.cpuEach)
       line.push(
-        `${side.name} ${result.cpuGateways.toFixed(0)} µs (A ${result.cpuEach[0]!.toFixed(0)}, B ${result.cpuEach[1]!.toFixed(0)}; ${result.rps.toFixed(0)} req/s)`,
+        `${side.name} ${result.cpuGateways.toFixed(0)} µs (A ${result.cpuEach[0]!.toFixed(0)}, B ${result.cpuEach[1]!.toFixed(0)}; sleeps a request A ${result.sleepsEach[0]!.toFixed(2)}, B ${result.sleepsEach[1]!.toFixed(2)}; ${result.rps.toFixed(0)} req/s)`,
       )
     }
     note(`round ${round + 1}: ${line.join('; ')}`)
@@ -74,8 +76,8 @@ try {
     )
   for (const build of Object.keys(builds)) {
     const direct = results.get(`${build} direct`)
-    const forwarded = results.get(`${build} forwarded`)!
-    if (direct)
+    const forwarded = results.get(`${build} forwarded`)
+    if (direct && forwarded)
       note(
         `${build}: forwarded / direct per round ${forwarded.map((f, i) => (f / direct[i]!).toFixed(2)).join(', ')}; median ${median(forwarded.map((f, i) => f / direct[i]!)).toFixed(2)}`,
       )

@@ -1,8 +1,8 @@
-import { cpuMicros, type ServerProcess } from './process.ts'
+import { cpuMicros, eventLoopSleeps, type ServerProcess } from './process.ts'
 import type { LoadResult } from './load.ts'
 
-/** A load run with the CPU the gateways (summed over every instance of the side, idle CPU taken out: cpuIdle) and the simulator used per answered request. */
-export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuIdle: number; cpuEach: number[] }
+/** A load run with the CPU the gateways (summed over every instance of the side, idle CPU taken out: cpuIdle) and the simulator used per answered request, and each instance's event-loop sleeps per answered request (`sleepsEach`). */
+export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuIdle: number; cpuEach: number[]; sleepsEach: number[] }
 
 /**
  * Wrap a load run so that it also measures CPU per answered request, from /proc: every instance's
@@ -15,7 +15,13 @@ export type Measured = LoadResult & { cpuGateways: number; cpuSim: number; cpuId
 export function measuredCpu(sim: ServerProcess, instances: ServerProcess[], run: (seconds: number) => Promise<LoadResult>) {
   const cpu = () => {
     const each = instances.map(i => cpuMicros(i.child.pid))
-    return { each, gateways: each.reduce((sum, c) => sum + c, 0), sim: cpuMicros(sim.child.pid), at: performance.now() }
+    return {
+      each,
+      sleeps: instances.map(i => eventLoopSleeps(i.child.pid)),
+      gateways: each.reduce((sum, c) => sum + c, 0),
+      sim: cpuMicros(sim.child.pid),
+      at: performance.now(),
+    }
   }
   return async (seconds: number): Promise<Measured> => {
     // The first second after a run still collects its garbage: not idle CPU, so not measured as such.
@@ -30,6 +36,7 @@ export function measuredCpu(sim: ServerProcess, instances: ServerProcess[], run:
     const idleEach = quiet.each.map((q, i) => ((before.each[i]! - q) / (before.at - quiet.at)) * (after.at - before.at))
     return Object.assign(result, {
       cpuEach: after.each.map((a, i) => (a - before.each[i]! - idleEach[i]!) / result.total),
+      sleepsEach: after.sleeps.map((a, i) => (a - before.sleeps[i]!) / result.total),
       cpuGateways: (after.gateways - before.gateways - idle) / result.total,
       cpuSim: (after.sim - before.sim) / result.total,
       cpuIdle: idle / result.total,

@@ -112,6 +112,15 @@ export async function freePort(): Promise<number> {
   return port
 }
 
+/** How many times the process's main thread (its event loop) went to sleep so far (`voluntary_ctxt_switches`, /proc; 0 where unreadable): each one is a wake-up paid later. */
+export function eventLoopSleeps(pid: number | undefined): number {
+  try {
+    return Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0)
+  } catch {
+    return 0
+  }
+}
+
 /** CPU time (user + system) a process has used so far, in µs, from /proc (Linux; 0 elsewhere or once it is gone). */
 export function cpuMicros(pid: number | undefined): number {
   try {
