@@ -24,6 +24,9 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
   const [eager, hurried] = [new Set<string>(), new Set<string>()]
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
   const away = new Map<string, number>()
+  /** Each device's last connection (wake), numbered: a send that read the status before it must not park the device again. */
+  const woken = new Map<string, number>()
+  let wakes = 0
   const outcomes = new Map<string, () => Promise<number | undefined>>() // sent or failed, not yet so in the store: recorded at their next run, never sent again
   let started = false
   const work = new DueWork<ScheduleItem>(
@@ -61,9 +64,10 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     if (!item || due === undefined) return void hurried.delete(key)
     if (due > now) return due
     hurried.delete(key)
+    const wakesBefore = wakes
     const device = await devices.get(item.deviceId)
     const away = device !== undefined && !(await devices.status(device)).connected
-    if (away && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
+    if (away && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
     const claimed = await store.claim(item, options.leaseMs, liveness)
     if (!claimed) return undefined
     if (claimed.quota) return void (await store.settle(claimed)) // an add or a removal cut short (a crash, a store failure): finished here
@@ -79,10 +83,12 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       outcomes.set(key, async () => void (await store.complete(claimed)))
       logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
     } catch (err) {
-      if (neverStarted(err)) {
-        // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt.
+      const notConnected = (err as { code?: string }).code === 'not-connected'
+      // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt; a device that says it is connected
+      // and refuses the send once the item's wait ran out is one (else it is tried again at once, for ever, never counted).
+      if (neverStarted(err) && !(notConnected && Date.now() >= item.dueAt + options.maxWaitMs)) {
         await store.release(claimed)
-        return (err as { code?: string }).code === 'not-connected' ? waitAway(item, Date.now()) : Date.now() + REQUEUE_MS
+        return notConnected ? waitAway(item, Date.now(), wakesBefore) : Date.now() + REQUEUE_MS
       }
       const delay = isPermanent(err) ? undefined : options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
@@ -92,8 +98,9 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     return send(key)
   }
 
-  /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out. */
-  function waitAway(item: ScheduleItem, now: number): number {
+  /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out; connected again since `wakesBefore` (the wake came while this send was on its way): tried again shortly, the device not parked. */
+  function waitAway(item: ScheduleItem, now: number, wakesBefore: number): number {
+    if ((woken.get(item.deviceId) ?? 0) > wakesBefore) return now + REQUEUE_MS
     const current = away.get(item.deviceId) ?? 0
     const until = Math.min(current > now ? current : Infinity, item.dueAt + options.maxWaitMs)
     away.set(item.deviceId, until)
@@ -105,7 +112,12 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     async schedule(device: Device, action: Action, time: ScheduleTime): Promise<ScheduleItem> {
       const input = { accountId: device.accountId, deviceId: device.id, to: action.to, summary: describeAction(action), dueAt: time.at, agendamento: time.text }
       const item = await store.add(input, encodeAction(action), liveness.id)
-      const stored = await devices.load(device.id) // deleted meanwhile (its removal may have listed the device's items before this one): taken back
+      // Deleted meanwhile (its removal may have listed the device's items before this one): taken back. A check the store cannot answer
+      // answers the stored item all the same: an error would have the client schedule it again, to be sent twice (an item of a device
+      // deleted after all is failed when due, `device deleted`).
+      const stored = await devices
+        .load(device.id)
+        .catch(err => (logger.warn({ err, scheduleId: item.id }, 'scheduled item stored; its device not checked again'), device))
       if (!stored || stored.removing) throw (await store.remove(item, liveness.id), new GatewayError('device-not-found'))
       if (started) work.enqueue(itemKey(item), item.deviceId, item.dueAt, item.createdAt)
       return item
@@ -136,6 +148,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       if (!started) return
       if (!deviceId) return void work.rescan()
       away.delete(deviceId)
+      woken.set(deviceId, ++wakes)
       eager.add(deviceId)
       void work.refresh(deviceId).finally(() => eager.delete(deviceId))
     },
@@ -143,6 +156,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     /** Forget the items of a deleted device. */
     async removeDevice(device: Device): Promise<void> {
       work.forgetLane(device.id)
+      woken.delete(device.id)
       await store.removeDevice(device.id, liveness.id)
     },
 
