@@ -97,6 +97,8 @@ export interface SessionStatus {
   lid?: string
   /** Last error or disconnect reason, for diagnostics. */
   reason?: string
+  /** Closed by the network's refusal of the account (blocked, banned): the gateway does not open it again by itself (a link, or the next start, does). */
+  refused?: boolean
 }
 
 /** Identifies a message on the network: its chat and id. */

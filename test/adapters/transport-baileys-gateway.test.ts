@@ -39,6 +39,35 @@ async function connectedDevice({ t, fake, authkey }: Pick<Awaited<ReturnType<typ
   return device
 }
 
+gateway('an account WhatsApp refuses (403, banned) is left closed: not logged in again at every heartbeat', async () => {
+  const fake = new FakeBaileys()
+  const options = fake.transportOptions()
+  let banned = false
+  // Once banned, every new socket is closed 403 as soon as it opens (as WhatsApp answers a blocked account's login).
+  const socketFactory: typeof options.socketFactory = (config, info) => {
+    const socket = options.socketFactory(config, info)
+    if (banned) setTimeout(() => void (socket as unknown as { close(code: number): Promise<void> }).close(403), 20)
+    return socket
+  }
+  const logger: Logger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined }
+  const transport = baileysTransport({ ...options, socketFactory, reconnect: { initialDelayMs: 5, maxDelayMs: 40, jitter: 0 } })
+  const t = await startGateway({ transport, logger, allowPrivateUrls: true, instances: { heartbeatMs: 200, ttlMs: 2_000 } })
+  try {
+    const { authkey } = await t.register()
+    const device = await connectedDevice({ t, fake, authkey }, 'https://hooks.example.com/loja')
+    banned = true
+    const sockets = fake.socketsOf(device.id).length
+    await fake.current(device.id).close(403)
+    const state = async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo
+    await waitFor(async () => (await state())?.estado === 'closed', 5_000, 'closed')
+    await new Promise(resolve => setTimeout(resolve, 10 * 200)) // ten heartbeats
+    assert.is(fake.socketsOf(device.id).length, sockets, 'no new login with the refused account (one every heartbeat before)')
+    assert.is((await state())?.estado, 'closed')
+  } finally {
+    await t.stop()
+  }
+})
+
 gateway(
   'operations 3 and 4 answer 503 "cannot be reached" when WhatsApp cannot be reached (DNS failure), never 504 "QR expired"; the cause is logged',
   async () => {

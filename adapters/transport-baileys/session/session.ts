@@ -267,7 +267,7 @@ export class DeviceSession {
     }
     if (action.kind === 'replaced' || action.kind === 'stop') {
       this.failLink(new TransportError('failed', reason))
-      return this.report.set(action.kind === 'replaced' ? 'replaced' : 'closed', { reason })
+      return this.report.set(action.kind === 'replaced' ? 'replaced' : 'closed', { reason, ...(action.kind === 'stop' ? { refused: true } : {}) })
     }
     if (action.kind === 'link-expired')
       return this.endLink(new TransportError('timeout', 'the QR codes expired'), 'link expired: the QR was not scanned in time')

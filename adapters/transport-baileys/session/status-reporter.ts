@@ -5,6 +5,8 @@ interface StatusPatch {
   phone?: string
   lid?: string
   reason?: string
+  /** The network refused the account (a `stop` close): kept only on the status it is given with. */
+  refused?: boolean
 }
 
 /**
@@ -20,6 +22,7 @@ export class StatusReporter {
   /** The account's LID, once known. */
   lid?: string
   private reason?: string
+  private refused?: boolean
   private lastSent?: string
   private waiters: (() => void)[] = []
   private queue: Promise<void> = Promise.resolve()
@@ -35,6 +38,7 @@ export class StatusReporter {
     if (this.phone) status.phone = this.phone
     if (this.lid) status.lid = this.lid
     if (this.reason) status.reason = this.reason
+    if (this.refused) status.refused = true
     return status
   }
 
@@ -44,6 +48,7 @@ export class StatusReporter {
     if ('phone' in patch) this.phone = patch.phone
     if ('lid' in patch) this.lid = patch.lid
     if ('reason' in patch) this.reason = patch.reason
+    this.refused = patch.refused
     for (const wake of [...this.waiters]) wake()
     const status = this.snapshot()
     const text = JSON.stringify(status)

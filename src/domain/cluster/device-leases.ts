@@ -120,12 +120,12 @@ export class DeviceLeases {
     return false
   }
 
-  /** Every heartbeat: a held, `linked` device whose session is closed (or replaced, clustered) is opened again, or its lease handed back. */
+  /** Every heartbeat: a held, `linked` device whose session is closed (not by the network's refusal of the account) or replaced (clustered) is opened again, or its lease handed back. */
   async reconcile(linked: (deviceId: string) => Promise<boolean>): Promise<void> {
     for (const [deviceId, { epoch }] of [...this.held]) {
       if (!this.instances.standing) return
       const status = await this.transport.status(deviceId).catch(() => undefined)
-      const reopen = status?.state === 'closed' || (status?.state === 'replaced' && this.settings.clustered)
+      const reopen = (status?.state === 'closed' && !status.refused) || (status?.state === 'replaced' && this.settings.clustered)
       if (!reopen || !(await linked(deviceId))) continue
       const lease = await this.leases.load(deviceId)
       if (this.held.get(deviceId)?.epoch !== epoch) continue
