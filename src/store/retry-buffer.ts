@@ -111,7 +111,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
 const [RETRY_FIRST_MS, RETRY_MAX_MS, MEMORY_MAX_BYTES] = [1000, 30_000, 64 * 2 ** 20]
 
 /** A file a gone process spilled that SpillFile.prepare could not take over, and why. */
-export interface SpillTakeoverFailure {
+interface SpillTakeoverFailure {
   file: string
   err: unknown
 }

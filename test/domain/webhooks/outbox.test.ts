@@ -10,11 +10,7 @@ import { waitFor } from '../../helpers/gateway.ts'
 
 const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
 
-import { SECRET, device, devices, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
-import { SpillFile } from '../../../src/store/retry-buffer.ts'
-import { tempDir } from '../../helpers/standalone.ts'
-import { writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { SECRET, device, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
 import type { Devices } from '../../../src/domain/devices.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { GatewayEvents } from '../../../src/events.ts'
@@ -176,34 +172,6 @@ test('a claim left by a gone instance is taken over at once, whatever its lease 
   await box.close()
 })
 
-test('events pending in the store are delivered even when the spill folder cannot be made at start (start rejects, delivery goes on)', async () => {
-  const storage = memoryStorage()
-  const pending = lateRecord('before-restart', 'gone-instance')
-  await storage.set(`webhook-outbox:${outboxKey(pending.deviceId, pending.id)}`, pending)
-  const notADir = join(tempDir('zapgate-outbox-'), 'spill')
-  writeFileSync(notADir, '') // a file where the spill folder should be: mkdir fails
-  const sender = recordingSender()
-  const box = new WebhookOutbox({
-    storage,
-    lock: new KeyedLock(),
-    devices,
-    sender,
-    events: new GatewayEvents(),
-    logger: silentLogger,
-    settings: settings(),
-    liveness: soloLiveness(),
-    spill: new SpillFile(notADir, 'webhooks'),
-  })
-  const started = await box.start().then(
-    () => 'resolved',
-    (err: NodeJS.ErrnoException) => err.code,
-  )
-  assert.ok(started !== 'resolved', 'start says the spilled events were not replayed')
-  await waitFor(() => sender.sent.length === 1, 5000, 'the pending event')
-  assert.equal(texts(sender), ['before-restart'])
-  await box.close()
-})
-
 test('an event of a device that no longer exists is dropped, not sent', async () => {
   const sender = recordingSender()
   const storage = memoryStorage()
@@ -259,57 +227,6 @@ test("a record that appears behind its owner's back (a late write landing after 
   await waitFor(() => sender.sent.length === 1, 5_000, 'the rescan to deliver it')
   assert.is(sender.sent[0]!.headers['webhook-id'], record.id)
   await box.close()
-})
-
-test("a 410 met by one process leaves the event another live process is POSTing to it: that one's 200 counts, no dead letter for a delivered event", async () => {
-  let current = device('d1')
-  const devices = {
-    get: async (id: string) => (id === 'd1' ? current : undefined),
-    update: async (_id: string, change: (d: typeof current) => unknown) => {
-      const copy = structuredClone(current)
-      change(copy)
-      return (current = copy)
-    },
-  } as unknown as Devices
-  const shared = memoryStorage()
-  const alive = new Set(['A', 'B'])
-  const liveness = (id: string) => ({ id, isAlive: (other: string | undefined) => other !== undefined && alive.has(other), onDeparture() {} })
-  let answerB!: () => void
-  const bAnswers = new Promise<void>(resolve => (answerB = resolve))
-  const posted: string[] = []
-  const delivered: string[] = []
-  const senderOf = (name: string, status: number, answered: Promise<void>): WebhookSender => ({
-    async send(delivery) {
-      posted.push(`${name} ${JSON.parse(delivery.body).text}`)
-      await answered
-      return { status }
-    },
-  })
-  const eventsB = new GatewayEvents()
-  eventsB.on('delivery', ({ eventId }) => delivered.push(eventId))
-  const processOf = (name: string, sender: WebhookSender, events: GatewayEvents) =>
-    new WebhookOutbox({
-      ...{ storage: shared.connectAgain(), lock: new KeyedLock(), devices, sender, events, logger: silentLogger },
-      ...{ settings: settings(), liveness: liveness(name) },
-    })
-  const a = processOf('A', senderOf('A', 410, Promise.resolve()), new GatewayEvents())
-  const b = processOf('B', senderOf('B', 200, bAnswers), eventsB)
-  await a.start()
-  await b.start()
-  await b.record(current, message('m1')) // B's attempt: its POST waits for the receiver
-  await waitFor(() => posted.includes('B m1'), 5_000, "B's POST")
-  await a.record(current, message('m2')) // A's: 410, so A switches the webhook off and sweeps the device's pending events
-  await waitFor(async () => (await a.deadLetters()).length > 0 && current.webhookUrl === undefined, 5_000, "A's 410 handled")
-  answerB()
-  await waitFor(() => delivered.length === 1, 5_000, "B's 200")
-  assert.equal(
-    (await a.deadLetters()).map(letter => JSON.parse(letter.body).text),
-    ['m2'],
-    'm1 was being delivered by B: not dead-lettered',
-  )
-  assert.is(await a.pending(), 0)
-  await a.close()
-  await b.close()
 })
 
 test('a 410 from the old receiver after the webhook URL was changed leaves the events meant for the new URL pending', async () => {
