@@ -41,6 +41,8 @@ export class Instances {
   private lastSent = monotonicNow()
   private fenced = false
   private fences = 0
+  /** The highest heartbeat counter this process has written or tried to: every write carries a new one (one whose answer was lost may have landed). */
+  private beatTried = 0
   private beating: Promise<void> | undefined // the heartbeat under way: a stop waits for it (no record renewed or re-registered after its removal)
   private readonly recordTtlMs: number
   private load = 0
@@ -123,7 +125,10 @@ export class Instances {
 
   private async renew(): Promise<void> {
     const wasFenced = this.fenceUp
-    const next = { ...this.record, heartbeatAt: Date.now(), beat: (this.record.beat ?? 0) + 1, devices: this.load }
+    // A counter never written before, even after a write whose answer was lost landed: the same one again would not move it for the
+    // others, who would judge this instance gone a ttl after they first saw it, while this one reckons its fence from this later write.
+    this.beatTried = Math.max(this.beatTried, this.record.beat ?? 0) + 1
+    const next = { ...this.record, heartbeatAt: Date.now(), beat: this.beatTried, devices: this.load }
     const sentAt = monotonicNow()
     try {
       let rejoined = false

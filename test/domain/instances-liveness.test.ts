@@ -52,4 +52,42 @@ test('cut from the store an instance fences before the other judges it gone; bac
   }
 })
 
+test('heartbeat writes that landed with their answers lost, then one answered, then the store cut: the instance still fences before the other judges it gone', async () => {
+  const shared = memoryStorage()
+  let mode: 'ok' | 'answers-lost' | 'one-answer' | 'cut' = 'ok'
+  const writes = new Set(['set', 'add', 'compareAndSet', 'deleteIfEqual', 'delete'])
+  const flaky = new Proxy(shared.connectAgain(), {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver)
+      if (typeof value !== 'function' || name === 'list') return typeof value === 'function' ? value.bind(target) : value
+      return async (...args: unknown[]) => {
+        while (mode === 'cut') await new Promise(resolve => setTimeout(resolve, 20)) // held until the store is back
+        const result = await value.apply(target, args)
+        if (mode === 'answers-lost' && writes.has(String(name))) throw new Error('answer lost (the write landed)')
+        if (mode === 'one-answer' && name === 'set') mode = 'cut' // the heartbeat that registers again is answered; the store is cut right after
+        return result
+      }
+    },
+  })
+  const timing = { heartbeatMs: 100, ttlMs: 1_000 }
+  const a = new Instances(flaky, new KeyedLock(), timing, silentLogger)
+  const b = new Instances(shared, new KeyedLock(), timing, silentLogger)
+  let standingWhenJudgedGone: boolean | undefined
+  b.view.onDeparture(gone => void (gone.includes(a.id) && (standingWhenJudgedGone ??= a.standing)))
+  try {
+    await a.start(true)
+    await b.start(true)
+    await waitFor(() => b.view.liveRecords.some(record => record.id === a.id), 5_000, 'b to see a')
+    mode = 'answers-lost' // longer than the third of the ttl between a's fence and b's verdict
+    await new Promise(resolve => setTimeout(resolve, 600))
+    mode = 'one-answer'
+    await waitFor(() => standingWhenJudgedGone !== undefined, 5_000, 'b to judge a gone')
+    assert.is(standingWhenJudgedGone, false, 'a still stood (holding its devices, unfenced) when b judged it gone and could take them')
+  } finally {
+    mode = 'ok'
+    await a.stop()
+    await b.stop()
+  }
+})
+
 test.run()
