@@ -51,7 +51,8 @@ export interface GatewayOptions {
   /**
    * Folder where incoming events (past 1,000 in memory) and webhook events (past 10,000), or either
    * past 64 MiB, wait while the store is down (created 0700; default `<os tmpdir>/zapgate-spill`). A
-   * process started later on this host replays what a gone one left there.
+   * process started later on this host with the same store replays what a gone one left there (the
+   * files are named by the store's id: gateways on other stores may share the folder).
    */
   spillDir?: string
   /** How long one store call may take before the request answers 503 (default 2000 ms). */

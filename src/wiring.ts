@@ -25,6 +25,7 @@ import { cacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
 import { createRetryBuffer, SpillFile } from './store/retry-buffer.ts'
 import { KeyedLock } from './store/keyed-lock.ts'
+import { storeIdentity } from './store/store-identity.ts'
 
 /** The gateway's parts, wired: what createGateway serves and closes. */
 export type Wiring = Awaited<ReturnType<typeof wireGateway>>
@@ -40,6 +41,8 @@ export async function wireGateway(resolved: ResolvedOptions) {
   let storeAnswers = (): void => {}
   const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }), () => storeAnswers())
   const lock = new KeyedLock()
+  // Names this store's spill files: a gateway on another store sharing the folder (another app, staging by production) leaves them alone.
+  const storeId = await storeIdentity(storage)
   const events = new GatewayEvents()
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
   // This process in the store's registry of live instances: claims on shared work name it.
@@ -97,7 +100,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     logger: childLogger(logger, { module: 'webhooks' }),
     settings: resolved.webhookDelivery,
     liveness: instances.view,
-    spill: new SpillFile(resolved.spillDir, 'webhooks'),
+    spill: new SpillFile(resolved.spillDir, `webhooks-${storeId}`),
   })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices, accounts }, resolved.agents, childLogger(logger, { module: 'agents' }))
   const clustered = resolved.cluster !== undefined
@@ -112,7 +115,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     what: 'incoming events',
     process: recordEvent,
     logger,
-    spill: new SpillFile(resolved.spillDir, 'incoming'),
+    spill: new SpillFile(resolved.spillDir, `incoming-${storeId}`),
   })
 
   async function onTransportEvent(event: TransportEvent): Promise<void> {
