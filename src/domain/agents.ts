@@ -84,6 +84,9 @@ interface AnswerProgress {
 /** Incoming texts waiting for an answer, over all contacts and per contact; more are dropped (and logged): one contact's flood never starves the others. */
 const [MAX_PENDING_TEXTS, MAX_PENDING_PER_CONTACT] = [1_000, 20]
 
+/** How long a graceful stop lets the texts waiting for an agent be answered; those left are kept in their conversations, unanswered. */
+const CLOSE_GRACE_MS = 5_000
+
 /** Start the agents: the responder answers each incoming 1:1 text of a device with an agent, one at a time per contact, its flow conversation as history; `close` stops it. */
 export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger) {
   const { agents, flows, accounts } = services
@@ -92,7 +95,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   const running = new Set<Promise<void>>() // one per text waiting for an answer
   const waiting = new Map<string, number>() // texts waiting per device and contact (absent: none)
   const sleepers = new Set<() => void>() // answers waiting to try again
-  let closed = false
+  let [closing, closed] = [false, false] // closing: a stop began (answers the store fails give up at once); closed: past its grace (nothing more is asked)
 
   /** The responder's reply, trimmed; undefined when it has none, throws, or takes too long (logged). */
   const ask = async (request: Omit<AgentRequest, 'signal'>): Promise<string | undefined> => {
@@ -118,7 +121,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
 
   /** Answer `message` once; `done` records each step taken, so that a try again after the store failed resumes there (never a second question or send). */
   const answer = async (device: Device, contact: string, message: IncomingMessage, done: AnswerProgress): Promise<void> => {
-    if (closed || message.content.kind !== 'text') return
+    if (message.content.kind !== 'text') return
     const text = message.content.text
     if (!done.agent) {
       const agent = await agents.activeFor(device)
@@ -127,6 +130,8 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       done.agent = agent
     }
     const agent = done.agent
+    // Closed (past the stop's grace) before it was asked: kept in the conversation, unanswered (nothing answers it later).
+    if (!done.asked && closed) done.asked = { reply: undefined, full: false, turns: [{ role: 'contact', text, at: message.timestamp }] }
     if (!done.asked) {
       const { turns: history, replies } = await flows.history(device.id, contact)
       const full = replies >= AGENT_REPLIES_PER_MINUTE // spares the responder; countReply's compare-and-set decides what is sent
@@ -172,7 +177,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
         return await answer(device, contact, message, done)
       } catch (err) {
         if (!(err instanceof StorageUnavailableError) || retry === AGENT_RETRIES) throw err
-        if (closed) return void logger.warn({ err, deviceId: device.id }, 'the gateway closed while an agent answer waited for the store; not answered')
+        if (closing) return void logger.warn({ err, deviceId: device.id }, 'the gateway is closing and the store failed under an agent answer; not answered')
         logger.warn({ err, deviceId: device.id, retryInMs: delay }, 'the store failed under an agent answer; trying again')
         await pause(delay)
       }
@@ -206,8 +211,18 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     running.add(run)
   })
   return {
-    /** Stop taking texts, abort the responders still thinking, wait for the rest. */
+    /** Let the texts waiting be answered for CLOSE_GRACE_MS (new ones too; those the store fails under give up), then stop taking texts, abort the responders still thinking and keep the texts left in their conversations, unanswered. */
     async close(): Promise<void> {
+      closing = true
+      for (const wake of [...sleepers]) wake() // an answer waiting for the store to try again gives up: a store that failed keeps no turn either
+      const graceEnd = Date.now() + CLOSE_GRACE_MS
+      while (running.size > 0 && !closed && Date.now() < graceEnd) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([Promise.allSettled([...running]), new Promise(resolve => (timer = setTimeout(resolve, graceEnd - Date.now())))])
+        clearTimeout(timer)
+      }
+      if (running.size > 0)
+        logger.warn({ texts: running.size }, 'the gateway is closing: texts still waiting for an agent are kept in their conversations, unanswered')
       closed = true
       for (const controller of controllers) controller.abort(new Error('the gateway is closing'))
       for (const wake of [...sleepers]) wake()
