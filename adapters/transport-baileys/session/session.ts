@@ -109,7 +109,7 @@ export class DeviceSession {
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.slot.retire()
     await this.deps.auth.flush()
-    if (active) await this.report.set('closed', { reason: 'disconnected' })
+    if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
   /** Unlink from the phone (when connected) and delete the credentials and keys. */
@@ -258,10 +258,10 @@ export class DeviceSession {
       return
     }
     if (action.kind === 'logged-out') {
-      // Reported even when the store fails to delete the keys (a later login with them is refused, and clears again).
+      if (paired) await this.report.set('connecting', { reason: `${reason}; deleting its credentials` }) // not open (nor closed, to be reopened) meanwhile
       await this.deps.auth.clear().catch(err => this.deps.logger.error({ err }, 'deleting the credentials of a logged-out device failed'))
       this.memory.forgetAccount()
-      if (generation !== this.slot.generation) return
+      if (generation !== this.slot.generation && this.report.state === 'linking') return // reported past a failed delete or a stop (keys gone), not over a newer link
       this.failLink(new TransportError('failed', 'WhatsApp refused the link'))
       return this.report.set(paired ? 'logged-out' : 'closed', { phone: undefined, lid: undefined, reason })
     }
