@@ -3,6 +3,7 @@ import { GatewayError } from '../../errors.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
 import { isPlainObject, isSpent, parseJson, readBodyBytes } from '../json-body.ts'
 import { requestState } from '../request-state.ts'
+import { NOT_HOLDER_HEADER } from './send.ts'
 
 /** The largest forwarded body for a gateway limit of `limitBytes`: uploads travel as base64 and form text as JSON (escapes), so twice the limit plus the envelope. */
 export function forwardedBodyLimit(limitBytes: number): number {
@@ -31,6 +32,8 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     // Remembered as its bytes: the base64url text of one signature has variants (padding, the last character's unused bits).
     const signature = verdict === 'ok' ? Buffer.from(headers[ForwardHeaders.signature] as string, 'base64url').toString('base64url') : ''
     if (verdict === 'ok' && seen.has(signature)) verdict = 'replayed'
+    // Signed for another instance (this URL's process before a restart): refused as one that does not hold the device, so the forwarder asks again.
+    if (verdict === 'wrong-destination') ctx.set(NOT_HOLDER_HEADER, '1')
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
     // Kept past the last moment its timestamp passes (at most `toleranceMs` ahead of now), in arrival order for the prune above.
     seen.set(signature, now + 2 * toleranceMs + 1)

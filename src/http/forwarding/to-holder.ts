@@ -52,7 +52,9 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     const url = (await cluster?.instances.recordOf(instanceId))?.url
     if (!cluster || !url || state.forwardedFrom) throw moving(new Error(`the device is held by instance ${instanceId}`))
     const answer = await send(ctx, state, { id: instanceId, url })
-    const key = (answer.body as { status?: unknown }).status !== 503 && !answer.notHolder && callerKey(state.operation!, state.body!.fields)
+    // Refused before anything ran (not the holder, or a new process at its URL): moving, to be tried again, not the refusal relayed.
+    if (answer.notHolder) throw moving(new Error(`instance ${instanceId} refused the forward: it does not hold the device`))
+    const key = (answer.body as { status?: unknown }).status !== 503 && callerKey(state.operation!, state.body!.fields)
     if (key) putBounded(known!, key, { id: instanceId, url }, MAX_KNOWN) // the oldest out through one kept iterator: a new one steps over every deleted entry
     return relayAnswer(ctx, answer) // a refused key was counted by the holder (gatewayRateLimit)
   }
@@ -84,7 +86,9 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
         const { status } = answer.body as { status?: unknown }
         // A key or device gone since (or a bad input), a refused forward (the holder restarted at that URL), or moving.
         if (status === 401 || status === 403 || status === 404 || status === 503) known!.delete(key)
-        return answer.notHolder ? refused(() => relayAnswer(ctx, answer)) : relayAnswer(ctx, answer)
+        return answer.notHolder
+          ? refused(() => Promise.reject(moving(new Error(`instance ${holder.id} refused the forward: it does not hold the device`))))
+          : relayAnswer(ctx, answer)
       },
       err => {
         known!.delete(key)

@@ -129,6 +129,14 @@ test('a refusal is answered in the gateway format of its status mode', async ctx
   assert.match(answer.headers['content-type'] ?? '', /^application\/json/)
 })
 
+test('a request signed for another instance (an earlier process at this URL) is refused as not the holder: the forwarder asks again; a bad signature is not', async ctx => {
+  const url = await receiver(ctx, 'none')
+  const earlier = await forwardOperation({ baseUrl: url, path: '/p', fields: { a: 'b' }, secret: SECRET, from: 'i', to: 'the-process-before-a-restart' })
+  assert.deepEqual([earlier.status, earlier.notHolder], [403, true])
+  const forged = await forwardOperation({ baseUrl: url, path: '/p', fields: { a: 'b' }, secret: 'wrong-secret', from: 'i', to: 'holder' })
+  assert.deepEqual([forged.status, forged.notHolder], [403, false])
+})
+
 test('a signed body that is not a JSON object is 400, after the signature is checked', async () => {
   // Signed by hand: forwardOperation only ever sends an object.
   const { signForward, ForwardHeaders } = await import('../../../src/http/forwarding/signature.ts')
