@@ -1,6 +1,6 @@
 /** Calendar helpers that honour the gateway's time zone, and how far apart hosts' clocks may be. */
 
-/** How long the hosts' clocks may disagree: widens the store expiry of an instance record and a client's schedule time. */
+/** How long the hosts' clocks may disagree: widens a client's schedule time. */
 export const CLOCK_SKEW_ALLOWANCE_MS = 30_000
 
 /** The last date worked out per zone, with its minute: every zone changes date on a minute boundary (formatting one costs ~4 µs, a send asks once). */

@@ -6,8 +6,16 @@ import { reachOf, supportsAtomic, type Storage } from '../ports/storage.ts'
 import { Collection } from '../store/collection.ts'
 import type { KeyedLock } from '../store/keyed-lock.ts'
 import { hostTag, ownStamp, processAlive } from '../store/process-alive.ts'
-import { CLOCK_SKEW_ALLOWANCE_MS } from './clock.ts'
 import { InstanceView, monotonicNow, type InstanceRecord } from './instance-view.ts'
+
+/**
+ * How much longer than `ttlMs` a record lives in a shared store (Redis, PostgreSQL): its expiry is
+ * stamped by the writer's clock and judged by each reader's, and a reader that finds it expired takes
+ * its instance for gone (and its devices). Only records nobody removed need the expiry (liveness is the
+ * counter moving), so it is long: hosts' clocks 10 minutes apart still never part a live instance from
+ * its devices (30 s did: a host 42 s ahead took a live instance's devices, two sessions of each).
+ */
+const RECORD_EXPIRY_MARGIN_MS = 10 * 60_000
 
 /** Timing of the instance registry. */
 export interface InstanceSettings {
@@ -59,7 +67,7 @@ export class Instances {
     this.view = new InstanceView(this.id, this.records, settings.ttlMs, settings.heartbeatMs, logger)
     this.fenceMs = (settings.ttlMs * 2) / 3
     // On a shared store a record outlives the ttl by the clock allowance (readers judge its expiry by their clocks).
-    this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? CLOCK_SKEW_ALLOWANCE_MS : 0)
+    this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? RECORD_EXPIRY_MARGIN_MS : 0)
     const now = Date.now()
     this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }
   }
