@@ -215,6 +215,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
       await step('the scheduler and send queues', () => messaging.close())
       // Sessions closed and leases handed back, so the other instances take the devices at once.
       await step('handing back the leases', () => leases.releaseAll())
+      await step('telling the others', () => instances.leaving()) // they take the devices within a heartbeat, while this one flushes its outbox
       await step('the transport', () => transport.stop())
       await step('the incoming events', () => incoming.close())
       await step('the webhook outbox', () => outbox.close())

@@ -19,6 +19,8 @@ export interface InstanceRecord {
   url?: string
   /** Device sessions it holds, as of its last heartbeat. */
   devices?: number
+  /** A graceful stop handed its devices back: the others take them now, not at its departure (its other work stays its own until then). */
+  leaving?: true
 }
 
 /** Who is alive as of the last registry read (heartbeat counters that move); silent or gone records are removed and told as departed (docs/scaling.md). */
@@ -32,6 +34,9 @@ export class InstanceView {
   /** Ids the last read did not list, with the read count when asked: alive until a later read settles them. */
   private readonly asked = new Map<string, number>()
   private readonly listeners: ((gone: string[]) => void)[] = []
+  private readonly leavingListeners: (() => void)[] = []
+  /** Instances seen leaving (told once each). */
+  private readonly leaving = new Set<string>()
 
   constructor(
     readonly id: string,
@@ -78,6 +83,11 @@ export class InstanceView {
     this.listeners.push(listener)
   }
 
+  /** Call `listener` whenever an instance is first seen leaving (a graceful stop handed its devices back). */
+  onLeaving(listener: () => void): void {
+    this.leavingListeners.push(listener)
+  }
+
   markGone(id: string): void {
     this.gone.add(id)
     if (this.gone.size > 1000) this.gone.delete(this.gone.values().next().value!)
@@ -97,6 +107,10 @@ export class InstanceView {
       if (left && ((await this.records.removeIfEqual(id, record)) || (await this.confirmGone(id)))) this.markGone(id)
       else known.set(id, record)
     }
+    const leaving = read.filter(([id, record]) => record.leaving && id !== this.id && !this.leaving.has(id)).map(([id]) => id)
+    for (const id of leaving) this.leaving.add(id)
+    if (this.leaving.size > 1000) this.leaving.delete(this.leaving.values().next().value!)
+    if (leaving.length > 0) for (const listener of this.leavingListeners) listener()
     const gone = [...this.known.keys()].filter(id => !known.has(id))
     this.known = known
     for (const [id, askedAt] of [...this.asked]) {

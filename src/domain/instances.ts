@@ -55,6 +55,8 @@ export class Instances {
   private readonly recordTtlMs: number
   private load = 0
   private stopped = false
+  /** Its devices handed back (a graceful stop): its records say `leaving` from then on. */
+  private handedBack = false
 
   constructor(
     private readonly storage: Storage,
@@ -116,6 +118,13 @@ export class Instances {
     this.load = devices
   }
 
+  /** Tell the others at once (a heartbeat now) that this instance handed its devices back: they take them within their next heartbeat, not at its departure. */
+  async leaving(): Promise<void> {
+    this.handedBack = true
+    await this.beating
+    await this.beat()
+  }
+
   /** Leave the registry (a graceful stop): the others take over this process's work at once. */
   async stop(): Promise<void> {
     this.stopped = true
@@ -136,7 +145,7 @@ export class Instances {
     // A counter never written before, even after a write whose answer was lost landed: the same one again would not move it for the
     // others, who would judge this instance gone a ttl after they first saw it, while this one reckons its fence from this later write.
     this.beatTried = Math.max(this.beatTried, this.record.beat ?? 0) + 1
-    const next = { ...this.record, heartbeatAt: Date.now(), beat: this.beatTried, devices: this.load }
+    const next = { ...this.record, heartbeatAt: Date.now(), beat: this.beatTried, devices: this.load, ...(this.handedBack ? { leaving: true as const } : {}) }
     const sentAt = monotonicNow()
     try {
       let rejoined = false

@@ -95,6 +95,7 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
   }
 
   instances.view.onDeparture(() => void scan())
+  instances.view.onLeaving(() => void scan()) // a graceful stop handed its devices back
   instances.events.on('fence', () => void (pending = true))
   instances.events.on('rejoin', () => void (pending = true))
   instances.events.on('beat', () => {

@@ -19,7 +19,7 @@ test('a departure whose scan fails: the next heartbeat scans again and the orpha
   const departures: ((gone: string[]) => void)[] = []
   const instances = {
     events,
-    view: { onDeparture: (listener: (gone: string[]) => void) => departures.push(listener), liveRecords: [{ id: 'me' }] },
+    view: { onDeparture: (listener: (gone: string[]) => void) => departures.push(listener), onLeaving: () => {}, liveRecords: [{ id: 'me' }] },
   } as unknown as Instances
   let failing = true
   const opened: string[] = []
@@ -57,7 +57,7 @@ test('a departure whose scan fails: the next heartbeat scans again and the orpha
 
 test('a linked device whose deletion was cut short (marked removing) is never opened: not at start, not by the reconcile', async () => {
   const events = new EventEmitter()
-  const instances = { events, view: { onDeparture: () => {}, liveRecords: [{ id: 'me' }] } } as unknown as Instances
+  const instances = { events, view: { onDeparture: () => {}, onLeaving: () => {}, liveRecords: [{ id: 'me' }] } } as unknown as Instances
   const opened: string[] = []
   const reopenable: string[] = []
   const leases = {

@@ -1,0 +1,64 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
+import type { WebhookSender } from '../../../src/ports/webhooks.ts'
+import { inProcessCluster } from '../../helpers/cluster-in-process.ts'
+import { waitFor } from '../../helpers/gateway.ts'
+import { post } from '../../helpers/http.ts'
+
+/**
+ * A graceful stop (SIGTERM at a deploy) hands its devices back, then flushes its webhook outbox,
+ * which waits for the POSTs in flight (up to the webhook time-out). The other instances take the
+ * devices within a heartbeat of the hand-back (docs/scaling.md), not once the stop has ended: until
+ * then nobody holds them, and their incoming messages and agent replies wait.
+ */
+const test = suite('cluster: devices handed back at a graceful stop')
+
+const HEARTBEAT_MS = 300
+
+test('the other instance holds the devices within a couple of heartbeats of the hand-back, while the stopping one still waits for a slow webhook', async () => {
+  const network = new MemoryNetwork()
+  let posts = 0
+  const slowReceiver: WebhookSender = { send: async () => (posts++, await new Promise(resolve => setTimeout(resolve, 6_000)), { status: 200 }) }
+  const members = await inProcessCluster(2, () => ({
+    transport: memoryTransport({ network }),
+    instances: { heartbeatMs: HEARTBEAT_MS, ttlMs: 3_000 },
+    webhooks: slowReceiver,
+    webhookTimeoutMs: 10_000,
+  }))
+  try {
+    const url = members[0]!.url
+    const registered = await post(`${url}/api/auth`, {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'senha-secreta',
+      telefone: '5511999990000',
+      plano: '1',
+    })
+    const authkey = registered.body.data.authkey as string
+    const added = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: 'loja', webhook: 'https://hooks.example.com/loja' })
+    const deviceId = added.body.id as string
+    await network.scan({ deviceId }, '5511944443333')
+    await waitFor(
+      async () => (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+    )
+    const holder = members.find(member => member.holds(deviceId))!
+    const other = members.find(member => member !== holder)!
+    await network.sendFromPhone('5511955556666', '5511944443333', { type: 'text', text: 'oi' })
+    await waitFor(() => posts > 0, 5_000, 'the webhook POST in flight')
+
+    const started = Date.now()
+    let closedAt: number | undefined
+    const closing = holder.gateway.close().then(() => void (closedAt = Date.now() - started))
+    await waitFor(() => other.holds(deviceId), 10_000, 'the other instance to hold the device')
+    const takenAt = Date.now() - started
+    assert.is(closedAt, undefined, `the stop was still flushing its outbox (${takenAt} ms)`)
+    assert.ok(takenAt < 5 * HEARTBEAT_MS, `taken ${takenAt} ms after the stop began (at its end, about 6 s, before)`)
+    await closing
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
+test.run()
