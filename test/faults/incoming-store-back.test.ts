@@ -1,11 +1,9 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { eventId, outboxKey } from '../../src/domain/webhooks/outbox-store.ts'
-import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
-import type { IncomingMessage } from '../../src/ports/transport.ts'
 import { internalsOf } from '../../src/internals.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
+import { outboxKeyOfText } from '../helpers/messaging.ts'
 import { freePort, tempDir } from '../helpers/standalone.ts'
 import { switchable } from '../helpers/switchable-storage.ts'
 
@@ -28,19 +26,7 @@ test('a message that arrives after the store answers again is in the store when 
     const { authkey } = await t.register()
     // A receiver that is never there: the events stay in the outbox, where the test looks for them.
     const device = await t.linkedDevice(authkey, 'loja', DEVICE_PHONE, { webhook: `http://127.0.0.1:${await freePort()}/hook` })
-    const stored = (id: string, from: string) => {
-      const message: IncomingMessage = {
-        id,
-        chat: from,
-        from,
-        to: DEVICE_PHONE,
-        fromMe: false,
-        isGroup: false,
-        timestamp: 0,
-        content: { kind: 'text', text: '' },
-      }
-      return inner.get(`webhook-outbox:${outboxKey(device.id, eventId(device.id, webhookPayload(device, message)!))}`)
-    }
+    const stored = (id: string, from: string) => inner.get(outboxKeyOfText(device, id, from))
 
     store.down = true
     const during = await t.network.sendFromPhone('5511988880001', DEVICE_PHONE, { type: 'text', text: 'while the store is down' })

@@ -3,13 +3,11 @@ import * as assert from 'uvu/assert'
 import { spawnSync } from 'node:child_process'
 import { readdirSync, renameSync } from 'node:fs'
 import { join } from 'node:path'
-import { eventId, outboxKey } from '../../src/domain/webhooks/outbox-store.ts'
-import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
 import { internalsOf } from '../../src/internals.ts'
-import type { IncomingMessage } from '../../src/ports/transport.ts'
 import { hostTag } from '../../src/store/process-alive.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
+import { outboxKeyOfText } from '../helpers/messaging.ts'
 import { freePort, tempDir } from '../helpers/standalone.ts'
 import { switchable } from '../helpers/switchable-storage.ts'
 
@@ -53,17 +51,7 @@ test("a gateway on another store leaves a gone process's spill files alone; the 
   store.down = false
   const next = await startGateway({ storage: store.storage, cacheTtlMs: 0, allowPrivateUrls: true, rateLimit: false, spillDir })
   try {
-    const message: IncomingMessage = {
-      id,
-      chat: FRIEND,
-      from: FRIEND,
-      to: DEVICE_PHONE,
-      fromMe: false,
-      isGroup: false,
-      timestamp: 0,
-      content: { kind: 'text', text: '' },
-    }
-    const key = `webhook-outbox:${outboxKey(device.id, eventId(device.id, webhookPayload(device, message)!))}`
+    const key = outboxKeyOfText(device, id, FRIEND)
     await waitFor(async () => (await inner.get(key)) !== undefined, 5_000, 'the spilled message recorded in its store by the next process on it')
     assert.not.ok(readdirSync(spillDir).includes(left), 'taken over')
   } finally {

@@ -4,6 +4,9 @@ import type { GatewayOptions } from '../../src/index.ts'
 import type { MemoryNetwork } from '../../adapters/transport-memory/index.ts'
 import { startGateway, type TestGateway } from './gateway.ts'
 import type { Answer, Encoding } from './http.ts'
+import { eventId, outboxKey } from '../../src/domain/webhooks/outbox-store.ts'
+import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
+import type { IncomingMessage } from '../../src/ports/transport.ts'
 
 /** The phone the test device is linked to, and two other phones. */
 export const DEVICE_PHONE = '5511999990001'
@@ -76,4 +79,10 @@ export function inbox(network: MemoryNetwork, phone: string): Record<string, unk
 export function without(body: Record<string, unknown>, field: string): Record<string, unknown> {
   const { [field]: _dropped, ...rest } = body
   return rest
+}
+
+/** The store key of the webhook event a text from `from` with network id `id` gives `device` (its outbox record, while pending). */
+export function outboxKeyOfText(device: Parameters<typeof webhookPayload>[0], id: string, from: string, to = DEVICE_PHONE): string {
+  const message: IncomingMessage = { id, chat: from, from, to, fromMe: false, isGroup: false, timestamp: 0, content: { kind: 'text', text: '' } }
+  return `webhook-outbox:${outboxKey(device.id, eventId(device.id, webhookPayload(device, message)!))}`
 }

@@ -11,6 +11,7 @@ import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import type { Liveness } from '../../src/domain/instances.ts'
 import { eventId, type OutboxRecord } from '../../src/domain/webhooks/outbox-store.ts'
 import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
+import type { SpillFile } from '../../src/store/retry-buffer.ts'
 import { soloLiveness } from './solo-liveness.ts'
 
 /** The webhook secret every test device signs with. */
@@ -69,8 +70,14 @@ export function recordingSender(status: (delivery: WebhookDelivery) => number = 
   }
 }
 
-/** An outbox over `storage` delivering through `sender`. */
-export function outbox(storage: Storage, sender: WebhookSender, extra: Partial<WebhookSettings> = {}, liveness: Liveness = soloLiveness()): WebhookOutbox {
+/** An outbox over `storage` delivering through `sender` (`spill`: its spill file). */
+export function outbox(
+  storage: Storage,
+  sender: WebhookSender,
+  extra: Partial<WebhookSettings> = {},
+  liveness: Liveness = soloLiveness(),
+  spill?: SpillFile,
+): WebhookOutbox {
   return new WebhookOutbox({
     storage,
     lock: new KeyedLock(),
@@ -80,7 +87,22 @@ export function outbox(storage: Storage, sender: WebhookSender, extra: Partial<W
     logger: silentLogger,
     settings: settings(extra),
     liveness,
+    ...(spill ? { spill } : {}),
   })
+}
+
+/** Device d1 whose changes (`update`) are kept: `devices` reads and updates it, `current()` is it now. */
+export function changingDevice(): { devices: Devices; current(): Device; set(device: Device): void } {
+  let current = device('d1')
+  const devices = {
+    get: async (id: string) => (id === 'd1' ? current : undefined),
+    update: async (_id: string, change: (d: Device) => unknown) => {
+      const copy = structuredClone(current)
+      change(copy)
+      return (current = copy)
+    },
+  } as unknown as Devices
+  return { devices, current: () => current, set: next => void (current = next) }
 }
 
 /** An incoming 1:1 text whose text is its id. */

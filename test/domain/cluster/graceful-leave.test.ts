@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
 import type { WebhookSender } from '../../../src/ports/webhooks.ts'
-import { inProcessCluster } from '../../helpers/cluster-in-process.ts'
+import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { post } from '../../helpers/http.ts'
 
@@ -28,15 +28,7 @@ test('the other instance holds the devices within a couple of heartbeats of the 
   }))
   try {
     const url = members[0]!.url
-    const registered = await post(`${url}/api/auth`, {
-      auth: 'registrar',
-      nome: 'Ana',
-      email: 'ana@example.com',
-      senha: 'senha-secreta',
-      telefone: '5511999990000',
-      plano: '1',
-    })
-    const authkey = registered.body.data.authkey as string
+    const authkey = await registerAt(url, 'ana@example.com')
     const added = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: 'loja', webhook: 'https://hooks.example.com/loja' })
     const deviceId = added.body.id as string
     await network.scan({ deviceId }, '5511944443333')

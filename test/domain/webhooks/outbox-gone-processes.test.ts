@@ -1,6 +1,5 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import type { Devices } from '../../../src/domain/devices.ts'
 import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import { GatewayEvents } from '../../../src/events.ts'
 import { silentLogger } from '../../../src/logger.ts'
@@ -8,21 +7,13 @@ import type { WebhookSender } from '../../../src/ports/webhooks.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
-import { device, message, settings } from '../../helpers/outbox.ts'
+import { changingDevice, message, settings } from '../../helpers/outbox.ts'
 
 /** A receiver's 410 Gone with two processes delivering a device's events: each process settles the events it is delivering. */
 const test = suite('WebhookOutbox: a 410 with two processes')
 
 test("a 410 met by one process leaves the event another live process is POSTing to it: that one's 200 counts, no dead letter for a delivered event", async () => {
-  let current = device('d1')
-  const devices = {
-    get: async (id: string) => (id === 'd1' ? current : undefined),
-    update: async (_id: string, change: (d: typeof current) => unknown) => {
-      const copy = structuredClone(current)
-      change(copy)
-      return (current = copy)
-    },
-  } as unknown as Devices
+  const { devices, current } = changingDevice()
   const shared = memoryStorage()
   const alive = new Set(['A', 'B'])
   const liveness = (id: string) => ({ id, isAlive: (other: string | undefined) => other !== undefined && alive.has(other), onDeparture() {} })
@@ -48,10 +39,10 @@ test("a 410 met by one process leaves the event another live process is POSTing 
   const b = processOf('B', senderOf('B', 200, bAnswers), eventsB)
   await a.start()
   await b.start()
-  await b.record(current, message('m1')) // B's attempt: its POST waits for the receiver
+  await b.record(current(), message('m1')) // B's attempt: its POST waits for the receiver
   await waitFor(() => posted.includes('B m1'), 5_000, "B's POST")
-  await a.record(current, message('m2')) // A's: 410, so A switches the webhook off and sweeps the device's pending events
-  await waitFor(async () => (await a.deadLetters()).length > 0 && current.webhookUrl === undefined, 5_000, "A's 410 handled")
+  await a.record(current(), message('m2')) // A's: 410, so A switches the webhook off and sweeps the device's pending events
+  await waitFor(async () => (await a.deadLetters()).length > 0 && current().webhookUrl === undefined, 5_000, "A's 410 handled")
   answerB()
   await waitFor(() => delivered.length === 1, 5_000, "B's 200")
   assert.equal(

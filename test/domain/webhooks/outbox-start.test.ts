@@ -2,15 +2,11 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import { outboxKey } from '../../../src/domain/webhooks/outbox-store.ts'
-import { GatewayEvents } from '../../../src/events.ts'
-import { silentLogger } from '../../../src/logger.ts'
-import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { SpillFile } from '../../../src/store/retry-buffer.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
-import { devices, lateRecord, recordingSender, settings, texts } from '../../helpers/outbox.ts'
+import { lateRecord, outbox, recordingSender, texts } from '../../helpers/outbox.ts'
 import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import { tempDir } from '../../helpers/standalone.ts'
 
@@ -24,17 +20,7 @@ test('events pending in the store are delivered even when the spill folder canno
   const notADir = join(tempDir('zapgate-outbox-'), 'spill')
   writeFileSync(notADir, '') // a file where the spill folder should be: mkdir fails
   const sender = recordingSender()
-  const box = new WebhookOutbox({
-    storage,
-    lock: new KeyedLock(),
-    devices,
-    sender,
-    events: new GatewayEvents(),
-    logger: silentLogger,
-    settings: settings(),
-    liveness: soloLiveness(),
-    spill: new SpillFile(notADir, 'webhooks'),
-  })
+  const box = outbox(storage, sender, {}, soloLiveness(), new SpillFile(notADir, 'webhooks'))
   const started = await box.start().then(
     () => 'resolved',
     (err: NodeJS.ErrnoException) => err.code,

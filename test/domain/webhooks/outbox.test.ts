@@ -10,8 +10,7 @@ import { waitFor } from '../../helpers/gateway.ts'
 
 const test = suite('WebhookOutbox over a Storage: bounded timetable, restarts, leases')
 
-import { SECRET, device, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
-import type { Devices } from '../../../src/domain/devices.ts'
+import { SECRET, changingDevice, device, recordingSender, outbox, message, texts, settings, lateRecord } from '../../helpers/outbox.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { GatewayEvents } from '../../../src/events.ts'
 import { silentLogger } from '../../../src/logger.ts'
@@ -230,15 +229,7 @@ test("a record that appears behind its owner's back (a late write landing after 
 })
 
 test('a 410 from the old receiver after the webhook URL was changed leaves the events meant for the new URL pending', async () => {
-  let current = device('d1')
-  const devices = {
-    get: async (id: string) => (id === 'd1' ? current : undefined),
-    update: async (_id: string, change: (d: typeof current) => unknown) => {
-      const copy = structuredClone(current)
-      change(copy)
-      return (current = copy)
-    },
-  } as unknown as Devices
+  const { devices, current, set } = changingDevice()
   let release!: () => void
   const retired = new Promise<void>(resolve => (release = resolve))
   const sent: WebhookDelivery[] = []
@@ -255,17 +246,17 @@ test('a 410 from the old receiver after the webhook URL was changed leaves the e
     ...{ settings: settings({ concurrencyPerLane: 1 }), liveness: soloLiveness() },
   })
   await box.start()
-  await box.record(current, message('to-old'))
+  await box.record(current(), message('to-old'))
   await waitFor(() => sent.length === 1, 5_000, 'the attempt to the old URL')
-  current = { ...current, webhookUrl: 'https://new.example/hook' } // operation 3 sets a new URL meanwhile
-  await box.record(current, message('to-new'))
+  set({ ...current(), webhookUrl: 'https://new.example/hook' }) // operation 3 sets a new URL meanwhile
+  await box.record(current(), message('to-new'))
   release()
   await waitFor(() => sent.some(d => d.url === 'https://new.example/hook'), 3_000, 'the new event delivered to the new URL')
   assert.equal(
     (await box.deadLetters()).map(letter => JSON.parse(letter.body).text),
     ['to-old'],
   )
-  assert.is(current.webhookUrl, 'https://new.example/hook', 'the new URL is kept')
+  assert.is(current().webhookUrl, 'https://new.example/hook', 'the new URL is kept')
   await box.close()
 })
 
