@@ -65,7 +65,10 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
 /** Send a read receipt for a received message, with its key as received (participant in groups). */
 export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'timeoutMs'>, target: MessageRef): Promise<void> {
   if (!target || typeof target.id !== 'string' || target.id === '') invalid('target must name a message id')
-  const stored = pick(await deps.messages.all(target.id), { ...target, fromMe: false })
+  const all = await deps.messages.all(target.id)
+  // Named by its chat, or (a group message) by its sender's number, as the API's `to` names it: the receipt goes to the group either way.
+  const bySender = all.filter(({ key }) => sentInGroupBy(key, target.chat))
+  const stored = pick(all, { ...target, fromMe: false }) ?? pick(bySender, { id: target.id, chat: '', fromMe: false }) // chat '': any, bySender named it
   if (!stored) throw new TransportError('not-found', `no received message ${target.id} in that chat, or several (senders)`)
   if (isGroupJid(stored.key.remoteJid) && !stored.key.participant) throw new TransportError('not-found', `the sender of ${target.id} is unknown`)
   await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
@@ -181,8 +184,18 @@ function pick(stored: StoredMessage[], target: MessageRef): StoredMessage | unde
  */
 function inChat(key: StoredMessage['key'], chat: string | undefined): boolean {
   if (!chat) return true
+  if (isGroupJid(chat) || isGroupJid(key.remoteJid)) return key.remoteJid === chat
+  return [key.remoteJid, key.remoteJidAlt].some(jid => namesPhone(jid, chat))
+}
+
+/** Whether a remembered key is a group message whose sender is the phone (or `<digits>@lid`) `chat` names. */
+function sentInGroupBy(key: StoredMessage['key'], chat: string | undefined): boolean {
+  return !!chat && !isGroupJid(chat) && isGroupJid(key.remoteJid) && [key.participant, key.participantAlt].some(jid => namesPhone(jid, chat))
+}
+
+/** Whether `jid` is the account `chat` names: its digits, or a Brazilian mobile number's other form (with or without the ninth digit). */
+function namesPhone(jid: string | null | undefined, chat: string): boolean {
   const digits = chat.split('@')[0].replace(/\D/g, '')
   const wanted = [digits, chat.includes('@') ? undefined : brazilianAlternative(digits)]
-  if (isGroupJid(chat) || isGroupJid(key.remoteJid)) return key.remoteJid === chat
-  return [key.remoteJid, key.remoteJidAlt].some(jid => jid !== undefined && wanted.includes(jid.split('@')[0].split(':')[0]))
+  return !!jid && wanted.includes(jid.split('@')[0].split(':')[0])
 }

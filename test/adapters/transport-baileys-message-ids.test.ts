@@ -57,6 +57,22 @@ ids('two messages with one id in two chats are both reported, and each chat reac
   await again.transport.stop()
 })
 
+ids("markRead of a group message named by its sender's number (the API's `to`) reads it in the group; another member's number does not", async () => {
+  const s = await linkedBaileys()
+  const fromBob = waMessage({ chat: GROUP, participant: BOB_JID, id: 'INGROUP', message: { conversation: 'oi, grupo' } })
+  await s.fake.deliver('dev', fromBob)
+  await transportRejection(s.transport.markRead('dev', { chat: CAROL, id: 'INGROUP' }), 'not-found')
+  await s.transport.markRead('dev', { chat: BOB, id: 'INGROUP' })
+  await s.transport.markRead('dev', { chat: GROUP, id: 'INGROUP' })
+  const reads = s.fake.current('dev').calls.filter(c => c.method === 'readMessages')
+  const inGroup = { remoteJid: GROUP, fromMe: false, id: 'INGROUP', participant: BOB_JID }
+  assert.equal(
+    reads.map(c => c.args[0]),
+    [[inGroup], [inGroup]],
+  )
+  await s.transport.stop()
+})
+
 ids('a contact reusing the id of an own send (in its chat or another) is reported; the delete still takes the own message', async () => {
   const s = await linkedBaileys()
   const sent = await s.transport.send('dev', BOB, { kind: 'text', text: 'mine' })
