@@ -28,3 +28,6 @@ export const MP4 = (() => {
 
 /** A minimal PDF. */
 export const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n%%EOF\n')
+
+/** An OLE compound file's header (the container of .doc, .xls and .ppt): sniffed as `application/x-cfb`, whatever it holds. */
+export const CFB = Buffer.concat([Buffer.from('D0CF11E0A1B11AE1', 'hex'), Buffer.alloc(600)])

@@ -3,7 +3,7 @@ import { suite } from 'uvu'
 import { fileServer, type FileServer } from '../helpers/file-server.ts'
 import { FRIEND, assertError, assertOk, inbox, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
 import { freePort } from '../helpers/standalone.ts'
-import { PDF, PNG } from '../helpers/samples.ts'
+import { CFB, PDF, PNG } from '../helpers/samples.ts'
 
 const test = suite<{ g: SendingGateway; files: FileServer }>('operation 9: send media from a URL')
 
@@ -15,6 +15,8 @@ test.before.each(async ctx => {
     '/big-chunked.bin': { body: Buffer.alloc(70 * 1024, 1), chunked: true },
     '/slow.png': { body: PNG, type: 'image/png', delayMs: 60_000 }, // answers long after any test here ends
     '/gone.png': { body: Buffer.from('gone'), status: 410 },
+    '/relatorio.doc': { body: CFB, type: 'application/msword' },
+    '/download.php': { body: PDF, type: 'application/pdf' },
   })
 })
 test.after.each(async ctx => {
@@ -37,6 +39,23 @@ test('send media from a URL sniffs the bytes when the server says octet-stream',
   assert.equal(entry.type, 'document')
   assert.equal(entry.mimetype, 'application/pdf')
   assert.equal(entry.fileName, 'manual.pdf')
+})
+
+test('send media keeps the document type a .doc (an OLE file, sniffed only as its container) is served or named as, and names a PDF from a script URL .pdf', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true })
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/relatorio.doc` }))
+  assertOk(await ctx.g.send({ to: FRIEND, file: CFB.toString('base64'), message: 'contrato.doc' }))
+  assertOk(await ctx.g.send({ to: FRIEND, file: `data:application/msword;base64,${CFB.toString('base64')}`, message: 'contrato' }))
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/download.php?id=42` }))
+  assert.deepEqual(
+    inbox(ctx.g.network, FRIEND).map(entry => [entry.type, entry.fileName, entry.mimetype]),
+    [
+      ['document', 'relatorio.doc', 'application/msword'],
+      ['document', 'contrato.doc', 'application/msword'],
+      ['document', 'contrato.doc', 'application/msword'],
+      ['document', 'download.php.pdf', 'application/pdf'],
+    ],
+  )
 })
 
 test('send media refuses a loopback URL without allowPrivateUrls, with 400 and a clear message, and never fetches it', async ctx => {

@@ -42,8 +42,9 @@ export class MediaLoader {
     const forced = request.format === undefined ? undefined : shapeOfFormat(request.format)
     if (request.format !== undefined && !forced) throw new GatewayError('invalid-input')
     const file = await this.load(request.source, request.hold)
-    const shape = forced ?? (await this.sniff(file))
-    const fileName = nameWithExtension(cleanName(request.fileName) ?? file.name, shape)
+    const name = cleanName(request.fileName) ?? file.name
+    const shape = forced ?? (await this.sniff(file, name))
+    const fileName = nameWithExtension(name, shape)
     const payload: MediaPayload = { data: file.data, mimetype: shape.mimetype, ...(fileName ? { fileName } : {}) }
     const caption = shape.kind === 'audio' ? undefined : request.caption
     return { kind: 'media', media: shape.kind, file: payload, ...(caption ? { caption } : {}), ...(shape.voiceNote ? { voiceNote: true } : {}) }
@@ -91,11 +92,14 @@ export class MediaLoader {
     }
   }
 
-  private async sniff(file: LoadedFile): Promise<MediaShape> {
+  private async sniff(file: LoadedFile, name: string | undefined): Promise<MediaShape> {
     const sniffed = await fileTypeFromBuffer(file.data).catch(() => undefined)
     const declared = file.declared?.split(';')[0].trim().toLowerCase()
     const usable = declared && declared !== 'application/octet-stream' && /^[a-z]+\/[a-z0-9.+-]+$/.test(declared) ? declared : undefined
-    const shape = shapeOfMime(sniffed?.mime ?? usable ?? mimeOfFileName(file.name) ?? 'application/octet-stream')
+    // A container the sniffer names generically (OLE's: .doc, .xls, .ppt; a zip): the document type declared or named says what it is.
+    const specific =
+      sniffed && CONTAINERS.has(sniffed.mime) ? [usable, mimeOfFileName(name)].find(mime => mime && shapeOfMime(mime).kind === 'document') : undefined
+    const shape = shapeOfMime(specific ?? sniffed?.mime ?? usable ?? mimeOfFileName(file.name) ?? 'application/octet-stream')
     // Bytes no sniffer knows are not the image, video or audio a type or name claims (every inline type has a signature): a document, which the phone only saves.
     return sniffed || shape.kind === 'document'
       ? shape
@@ -141,9 +145,13 @@ export function cleanName(name: string | undefined): string | undefined {
   return base && base !== '.' && base !== '..' ? base : undefined
 }
 
-/** The name, with the type's extension appended when it has none; a default name for documents. */
+/** The name, with the type's extension appended when it has none, or a document's of another type (`download.php` of a PDF: `download.php.pdf`, which the phone opens); a default name for documents. */
 function nameWithExtension(name: string | undefined, shape: MediaShape): string | undefined {
   const ext = shape.extension
   if (!name) return shape.kind === 'document' ? `arquivo${ext ? `.${ext}` : ''}` : undefined
-  return ext && !/\.[a-z0-9]{1,10}$/i.test(name) ? `${name}.${ext}` : name
+  const fits = shape.kind === 'document' ? mimeOfFileName(name) === shape.mimetype.split(';')[0] : /\.[a-z0-9]{1,10}$/i.test(name)
+  return ext && !fits ? `${name}.${ext}` : name
 }
+
+/** Types a sniffer gives a family of formats (OLE compound files; zip archives), where a declared or named document type is more precise. */
+const CONTAINERS = new Set(['application/x-cfb', 'application/zip'])
