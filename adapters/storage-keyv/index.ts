@@ -7,7 +7,7 @@ import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
 import { scanPrefix, sweepExpired } from './scan.ts'
 import { warnOfEviction } from './redis-eviction.ts'
-import { storedKey } from './stored-key.ts'
+import { storedKey, checkedNamespace } from './stored-key.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
@@ -19,7 +19,7 @@ export interface KeyvStorageOptions {
 
 /** Options of storageFromUrl. */
 export interface StoreUrlOptions extends KeyvStorageOptions {
-  /** Namespace of the gateway's keys in a shared Redis or SQL database (default "zapgate"). */
+  /** Namespace of the gateway's keys in a shared Redis or SQL database (default "zapgate"; no `:`, which would let two share keys). */
   namespace?: string
   /** Extra options handed to the @keyv/* store adapter (e.g. `{ table }`, `{ busyTimeout }`). */
   adapterOptions?: Record<string, unknown>
@@ -149,7 +149,7 @@ const SQLITE_OPEN_WAIT_MS = 30_000
 /** storageFromUrl's one attempt. */
 async function openStore(url: string, options: StoreUrlOptions): Promise<Storage> {
   const scheme = schemeOf(url)
-  const namespace = options.namespace ?? 'zapgate'
+  const namespace = checkedNamespace(options.namespace ?? 'zapgate')
   const adapterOptions = options.adapterOptions ?? {}
   const storageOptions = { pingTimeoutMs: options.pingTimeoutMs, sweepIntervalMs: options.sweepIntervalMs }
   if (scheme === 'memory') return withReach(keyvStorage(undefined, storageOptions), 'process')

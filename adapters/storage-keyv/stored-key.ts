@@ -26,3 +26,10 @@ function keyLimitOf(keyv: Keyv): number {
   const opts = (keyv.store as { opts?: { dialect?: unknown; keySize?: unknown } } | undefined)?.opts
   return opts?.dialect === 'postgres' ? Number(opts.keySize) || 255 : Infinity
 }
+
+/** A namespace as given; refused when empty or holding `:` (the stores' key separator: namespaces `a` and `a:b` would share keys, `b:x` of one being `x` of the other). */
+export function checkedNamespace(namespace: string): string {
+  if (namespace === '' || namespace.includes(':'))
+    throw new Error(`storage namespace ${JSON.stringify(namespace)}: give a non-empty one without ":" (with one, two namespaces can share keys)`)
+  return namespace
+}
