@@ -86,6 +86,15 @@ export async function checkMediaHost(lib: BaileysModule, message: WAMessage, med
   if (refusal) throw new Error(`received media not downloaded: ${refusal}`)
 }
 
+/** Baileys' re-upload request for its own download, the new message's media host checked as the first one's was (its path is the sender's to choose). */
+export function checkedReupload(lib: BaileysModule, socket: SocketLike, mediaHosts: readonly string[]): (message: WAMessage) => Promise<WAMessage> {
+  return async message => {
+    const updated = await socket.updateMediaMessage(message)
+    await checkMediaHost(lib, updated, mediaHosts)
+    return updated
+  }
+}
+
 // --- Internal helpers ---
 
 async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise<Buffer> {

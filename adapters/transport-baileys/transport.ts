@@ -22,7 +22,7 @@ import { toTransportError, withTimeout } from './errors.ts'
 import { groupCreate, groupInfo, groupJoin, type GroupDeps } from './groups.ts'
 import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
-import { checkMediaHost, downloadThroughAgent } from './media-download.ts'
+import { checkMediaHost, downloadThroughAgent, checkedReupload } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
 import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
 import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
@@ -262,7 +262,7 @@ export class BaileysTransport implements Transport {
           agent || maxBytes !== undefined
             ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs, maxBytes, mediaHosts })
             : checkMediaHost(lib, message, mediaHosts).then(() =>
-                lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: socket.updateMediaMessage } : undefined),
+                lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: checkedReupload(lib, socket, mediaHosts) } : undefined),
               ))
       return { lib, logger, factory, version, downloadMedia }
     })()

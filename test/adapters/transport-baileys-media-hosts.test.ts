@@ -7,6 +7,7 @@ import { encryptedStream } from '@whiskeysockets/baileys'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { waMessage } from '../helpers/baileys-fixtures.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
+import type { SocketLike } from '../../adapters/transport-baileys/types.ts'
 
 /**
  * A received media message's `url` and `directPath` are written by whoever sent it: any WhatsApp
@@ -67,6 +68,20 @@ hosts('`mediaHosts` names another media host (a local peer); WhatsApp media URLs
   assert.ok(refusal({ thumbnailDirectPath: '@10.0.0.1/x' }), 'a thumbnail directPath')
   assert.is(refusal({ url: 'https://127.0.0.1:8443/mms/1' }, ['127.0.0.1:8443']), undefined)
   assert.ok(refusal({ url: 'https://127.0.0.1:9999/mms/1' }, ['127.0.0.1:8443']), 'another port')
+})
+
+hosts("Baileys' own download asks the phone to upload the file again with a message whose media host is checked as the first one's", async () => {
+  const { checkedReupload } = await import('../../adapters/transport-baileys/media-download.ts')
+  const lib = await import('@whiskeysockets/baileys')
+  const image = (fields: Record<string, string>) => waMessage({ chat: BOB_JID, id: 'R', message: { imageMessage: { ...fields, mimetype: 'image/jpeg' } } })
+  const socketAnswering = (answer: ReturnType<typeof image>) => ({ updateMediaMessage: async () => answer }) as unknown as SocketLike
+  const reupload = (answer: ReturnType<typeof image>) => checkedReupload(lib, socketAnswering(answer), [])(image({ directPath: '/v/t62/1.enc' }))
+  const fine = image({ directPath: '/v/t62/2.enc' })
+  assert.is(await reupload(fine), fine)
+  await reupload(image({ directPath: '.attacker.example/x' })).then(
+    () => assert.unreachable('a re-upload naming another host was taken'),
+    (err: Error) => assert.match(err.message, /received media not downloaded/),
+  )
 })
 
 hosts.run()
