@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { GatewayError } from '../errors.ts'
+import { GatewayError, isGatewayError } from '../errors.ts'
 import { hashKey, randomDigits, randomKey, safeEqual } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
@@ -132,7 +132,8 @@ export function createDevices(
     lock.run(linkLock(device), async () => {
       try {
         const marked = (d: Device) => void ((d.removing = true), options.deleteAppkey && (d.removingAppkey = true))
-        const current = (await update(device.id, marked)) ?? device // the hooks see every agent and link added before
+        const current = await update(device.id, marked) // the hooks see every agent and link added before
+        if (!current) throw new GatewayError('device-not-found') // deleted meanwhile: by a deletion that ran first, nothing left to do
         await transport.logout(device.id).catch(async (err: unknown) => {
           // Nothing removed yet, the phone still linked: the device is kept whole (a failure to unmark it leaves it being deleted, finished by the next deletion or link of its name).
           await update(device.id, unmarked).catch(() => undefined)
@@ -148,7 +149,7 @@ export function createDevices(
         await epoch?.bump()
         logger.info({ deviceId: device.id }, 'device deleted')
       } catch (cause) {
-        throw new GatewayError('delete-failed', { cause })
+        throw isGatewayError(cause, 'device-not-found') ? cause : new GatewayError('delete-failed', { cause })
       }
     })
 
