@@ -6,12 +6,20 @@
  * `volatile-lru`. Read from `INFO memory` (managed services may refuse CONFIG); a Redis that will
  * not tell is not warned about.
  */
-export async function warnOfEviction(store: { getClient(): Promise<unknown> }, onWarning: ((message: string) => void) | undefined): Promise<void> {
+export async function warnOfEviction(
+  store: { getClient(): Promise<unknown> },
+  onWarning: ((message: string) => void) | undefined,
+  timeoutMs = 5000,
+): Promise<void> {
   if (!onWarning) return
-  const info = await store
+  let timer: NodeJS.Timeout | undefined
+  // An unreachable Redis: getClient() waits on a client that keeps reconnecting and never settles (the start hung for good); the ping that follows says why.
+  const gaveUp = new Promise<string>(resolve => (timer = setTimeout(() => resolve(''), timeoutMs)))
+  const read = store
     .getClient()
     .then(client => (client as { info(section: string): Promise<string> }).info('memory'))
     .catch(() => '') // not connected: the ping that follows says so
+  const info = await Promise.race([read, gaveUp]).finally(() => clearTimeout(timer))
   const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1]
   const limit = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0)
   if (!policy || policy === 'noeviction' || limit === 0) return

@@ -45,4 +45,13 @@ eviction('warns of a volatile-* or allkeys-* policy with a maxmemory, not of noe
   }
 })
 
+evictionSuite(
+  'an unreachable Redis with onWarning fails the open, as without it (the eviction check waited on a client that never connects: the start hung for good)',
+  async () => {
+    const started = Date.now()
+    await assert.rejects(storageFromUrl('redis://127.0.0.1:1', { onWarning: () => {} }))
+    assert.ok(Date.now() - started < 20_000, `failed after ${Date.now() - started} ms`)
+  },
+)
+
 evictionSuite.run()
