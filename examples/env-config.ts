@@ -70,10 +70,29 @@ const MAX_MEGABYTES = 1024 * 1024
  * trusted (`maxIpsCount`), so a client cannot choose its own IP by sending the header itself.
  */
 export function trustProxy(text: string | undefined): { proxy: boolean; maxIpsCount?: number } {
-  if (text === undefined || text.trim() === '' || text.trim() === '0') return { proxy: false }
+  if (text === undefined || text.trim() === '') return { proxy: false }
   if (!/^\s*\d+\s*$/.test(text))
     throw new Error(`GATEWAY_TRUST_PROXY must be the number of proxies in front of the server, e.g. 1 (got ${JSON.stringify(text)})`)
-  return { proxy: true, maxIpsCount: Number(text) }
+  // Any spelling of 0 (`00`) is off: Koa reads maxIpsCount 0 as "every address", the client's own first one included.
+  return Number(text) === 0 ? { proxy: false } : { proxy: true, maxIpsCount: Number(text) }
+}
+
+/** An on/off variable (`GATEWAY_DOCS`, `GATEWAY_METRICS`, …): `1`/`true`/`on`, `0`/`false`/`off`, unset or empty the default; anything else refused, naming it. */
+export function parseFlag(text: string | undefined, name: string, fallback: boolean): boolean {
+  const value = text?.trim().toLowerCase() ?? ''
+  if (value === '') return fallback
+  if (['1', 'true', 'on', 'yes'].includes(value)) return true
+  if (['0', 'false', 'off', 'no'].includes(value)) return false
+  throw new Error(`${name} must be 1 or 0 (true/false, on/off), got ${JSON.stringify(text)}`)
+}
+
+/** `GATEWAY_BASE_URL`: unset or empty, none (each request's origin); else an absolute http(s) URL, refused otherwise (links made from it would not open). */
+export function parseBaseUrl(text: string | undefined): string | undefined {
+  if (text === undefined || text.trim() === '') return undefined
+  const url = URL.canParse(text.trim()) ? new URL(text.trim()) : undefined
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || url.search || url.hash)
+    throw new Error(`GATEWAY_BASE_URL must be an absolute http:// or https:// URL without query (got ${JSON.stringify(text)})`)
+  return text.trim()
 }
 
 /** Read `off` or `<points>/<seconds>` (`GATEWAY_RATE_LIMIT`): the per-account request limit. */

@@ -62,7 +62,9 @@ import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
 import {
   defaultStore,
   logLevel,
+  parseBaseUrl,
   parseCount,
+  parseFlag,
   parseMegabytes,
   parseMs,
   parsePort,
@@ -94,7 +96,7 @@ async function main(): Promise<void> {
   // The same for the WhatsApp peer; a peer in this process forgets its devices when it stops, so its store does too.
   // Empty is unset, as for the other variables: storageFromUrl('') is a memory store, lost at every restart.
   const storeUrl = env.GATEWAY_STORE || defaultStore(transportName, env.GATEWAY_WA_PEER)
-  const allowPrivateUrls = env.GATEWAY_ALLOW_PRIVATE_URLS === '1' || env.GATEWAY_ALLOW_PRIVATE_URLS === 'true'
+  const allowPrivateUrls = parseFlag(env.GATEWAY_ALLOW_PRIVATE_URLS, 'GATEWAY_ALLOW_PRIVATE_URLS', false)
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
 
   // Every value is read (a bad one refused, naming its variable) before anything is bound or opened.
@@ -105,15 +107,15 @@ async function main(): Promise<void> {
   const settings: GatewayOptions = {
     allowPrivateUrls,
     httpStatus,
-    baseUrl: env.GATEWAY_BASE_URL,
+    baseUrl: parseBaseUrl(env.GATEWAY_BASE_URL),
     ...(agent ? { agentResponder: agent } : {}),
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
     ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
     ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: parseMs(env.GATEWAY_MIN_INTERVAL_MS, 'GATEWAY_MIN_INTERVAL_MS', pacing) } : {}),
     ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: parseMs(env.GATEWAY_INTERVAL_JITTER_MS, 'GATEWAY_INTERVAL_JITTER_MS', pacing) } : {}),
-    ...(env.GATEWAY_METRICS === '1' || env.GATEWAY_METRICS === 'true' ? { metrics: true } : {}),
-    ...(env.GATEWAY_DOCS === '0' || env.GATEWAY_DOCS === 'false' ? { docs: false } : {}),
+    ...(parseFlag(env.GATEWAY_METRICS, 'GATEWAY_METRICS', false) ? { metrics: true } : {}),
+    ...(parseFlag(env.GATEWAY_DOCS, 'GATEWAY_DOCS', true) ? {} : { docs: false }),
     ...(env.GATEWAY_RATE_LIMIT ? { rateLimit: parseRateLimit(env.GATEWAY_RATE_LIMIT) } : {}),
     ...(env.GATEWAY_BODY_TIMEOUT_MS ? { bodyTimeoutMs: parseMs(env.GATEWAY_BODY_TIMEOUT_MS, 'GATEWAY_BODY_TIMEOUT_MS', { min: 1 }) } : {}),
     ...(env.GATEWAY_MEDIA_BUDGET_MB ? { mediaBytesInFlight: parseMegabytes(env.GATEWAY_MEDIA_BUDGET_MB, 'GATEWAY_MEDIA_BUDGET_MB') } : {}),

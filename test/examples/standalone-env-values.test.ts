@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { existsSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import { parsePort } from '../../examples/env-config.ts'
+import { parseFlag, parsePort, trustProxy } from '../../examples/env-config.ts'
 import { runStandaloneToExit, startStandalone, tempDir } from '../helpers/standalone.ts'
 import { startSimulator } from '../helpers/simulator.ts'
 
@@ -46,6 +46,15 @@ test('LOG_LEVEL: empty is info; an unknown level stops the start naming the vari
   assert.match(output, 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent (got "verbose")')
 })
 
+test("GATEWAY_TRUST_PROXY: any spelling of 0 is off (00 made Koa trust every X-Forwarded-For address, the client's own first); on/off variables take on and off", () => {
+  for (const off of ['0', '00', ' 0 ', '']) assert.equal(trustProxy(off), { proxy: false }, JSON.stringify(off))
+  assert.equal(trustProxy('2'), { proxy: true, maxIpsCount: 2 })
+  assert.equal(
+    ['on', 'OFF', '1', 'false', ''].map(text => parseFlag(text, 'X', true)),
+    [true, false, true, false, true],
+  )
+})
+
 test('the numeric variables: a bad or too large value stops the start naming the variable and its range, before the store is opened; empty is unset', async ctx => {
   const cluster = { GATEWAY_CLUSTER_SECRET: 'a-secret-of-sixteen-chars-or-more' }
   const refused: [Record<string, string>, string][] = [
@@ -63,6 +72,11 @@ test('the numeric variables: a bad or too large value stops the start naming the
       'GATEWAY_MAX_DEVICES must be a whole number from 1 to 9007199254740991 (got "99999999999999999999")',
     ],
     [{ GATEWAY_SIM_LOG_LIMIT: '0' }, 'GATEWAY_SIM_LOG_LIMIT must be a whole number from 1 to 10000000 (got "0")'],
+    // On/off variables: another spelling was taken silently as the default (GATEWAY_DOCS=nope kept the docs on).
+    [{ GATEWAY_DOCS: 'nope' }, 'GATEWAY_DOCS must be 1 or 0 (true/false, on/off), got "nope"'],
+    [{ GATEWAY_METRICS: 'si' }, 'GATEWAY_METRICS must be 1 or 0 (true/false, on/off), got "si"'],
+    // A base URL without a scheme made links like `gw.example.com/qr/…` that open nowhere.
+    [{ GATEWAY_BASE_URL: 'gw.example.com' }, 'GATEWAY_BASE_URL must be an absolute http:// or https:// URL without query (got "gw.example.com")'],
     // Past what a Node timer can wait (2^31 - 1 ms: it would fire at once), or past Number.MAX_SAFE_INTEGER.
     [
       { GATEWAY_BODY_TIMEOUT_MS: '99999999999999999999' },
