@@ -55,14 +55,17 @@ export interface ClientOptions {
   authkey?: string
   /** Default: the global `fetch`. */
   fetch?: typeof fetch
+  /** A request with no answer by then is given up (it may have been done: never sent again); default 130 s, past the gateway's own 120 s for a forward. */
+  timeoutMs?: number
 }
 
 /** A request's body as `call` takes it: the operation's request, `authkey` optional when the client has one. */
 export type ClientRequest<N extends OperationName> = Omit<OperationRequest<N>, 'authkey'> & { authkey?: string }
 
-/** What `call` resolves with: the HTTP status, the answer body (the operation's answer when `status` is 200) and the instance that answered. */
+/** What `call` resolves with: the HTTP status, the answer body (the operation's answer when `status` is 200), the instance that answered, and its `Retry-After` in seconds when it gave one (429, 503). */
 export type ClientAnswer<N extends OperationName> =
-  { ok: true; httpStatus: number; body: OperationAnswer<N>; url: string } | { ok: false; httpStatus: number; body: ErrorAnswerBody; url: string }
+  | { ok: true; httpStatus: number; body: OperationAnswer<N>; url: string }
+  | { ok: false; httpStatus: number; body: ErrorAnswerBody; url: string; retryAfter?: number }
 
 /** A typed client of the gateway (see createClient). */
 export interface GatewayClient {
@@ -80,7 +83,7 @@ export interface GatewayClient {
  * the answer: the body and its key go nowhere else). A network error, an answer that is not the
  * gateway's (not JSON, or no numeric `status`: a proxy's error page), or a 503, 401 or 404 makes
  * the client forget the device's holder, so its next request goes to the base URL again (which
- * forwards, and names the new holder).
+ * forwards, and names the new holder). A request unanswered within `timeoutMs` is given up, never sent again.
  */
 export function createClient(options: ClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -92,8 +95,9 @@ export function createClient(options: ClientOptions): GatewayClient {
   const keyOf = (authkey: unknown, device: unknown) =>
     typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
 
+  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
   const post = (url: string, path: string, body: string) =>
-    send(url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body })
+    send(url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(timeoutMs) })
 
   return {
     urlFor(device, authkey = options.authkey) {
@@ -130,11 +134,11 @@ export function createClient(options: ClientOptions): GatewayClient {
       if (typeof answer?.status !== 'number') {
         if (key) holders.delete(key)
         // Not the gateway's answer (a proxy's 413 or 502 page, a redirect, its own JSON error) is still an answer: its HTTP status is the error's.
-        return { ok: false, httpStatus: response.status, body: { status: response.status, message: response.statusText }, url }
+        return { ok: false, httpStatus: response.status, body: { status: response.status, message: response.statusText }, url, ...retryAfterOf(response) }
       }
       if (key) learn(holders, key, response.headers.get(HOLDER_HEADER), answer.status, baseUrl, unreached)
       const ok = answer.status === 200
-      return { ok, httpStatus: response.status, body: answer, url } as ClientAnswer<typeof name>
+      return { ok, httpStatus: response.status, body: answer, url, ...(ok ? {} : retryAfterOf(response)) } as ClientAnswer<typeof name>
     },
   }
 }
@@ -151,15 +155,28 @@ function learn(holders: Map<string, string>, key: string, hint: string | null, s
   const url = hint?.replace(/\/+$/, '') ?? ''
   if ((unreached.get(url) ?? Infinity) <= Date.now()) unreached.delete(url)
   const usable = /^https:/i.test(baseUrl) ? /^https:\/\//i.test(url) : /^https?:\/\//i.test(url)
-  if (usable && !unreached.has(url) && status !== 503) holders.set(key, url)
-  else if (status === 503 || status === 401 || status === 404) holders.delete(key)
+  if (status === 503 || status === 401 || status === 404) holders.delete(key)
+  else if (usable && !unreached.has(url)) holders.set(key, url)
 }
+
+/** The answer's `Retry-After` in seconds, when it gives a number of them. */
+function retryAfterOf(response: Response): { retryAfter?: number } {
+  const seconds = Number(response.headers.get('retry-after') ?? NaN)
+  return Number.isInteger(seconds) && seconds >= 0 ? { retryAfter: seconds } : {}
+}
+
+/** How long a request may go unanswered by default. */
+const DEFAULT_TIMEOUT_MS = 130_000
 
 /** How long a holder URL the client could not connect to is not followed again. */
 const UNREACHED_MS = 60_000
 
-/** Codes of a connection that never opened: refused, a name that does not resolve, no route, undici's connect time-out. */
-const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'])
+/** Codes of a connection that never opened: refused, a name that does not resolve, no route, undici's connect time-out, a TLS handshake that failed (a certificate this client does not trust: nothing was sent). */
+const NOT_CONNECTED = new Set([
+  ...['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'],
+  ...['DEPTH_ZERO_SELF_SIGNED_CERT', 'SELF_SIGNED_CERT_IN_CHAIN', 'UNABLE_TO_VERIFY_LEAF_SIGNATURE', 'UNABLE_TO_GET_ISSUER_CERT_LOCALLY'],
+  ...['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID', 'ERR_TLS_CERT_ALTNAME_INVALID', 'ERR_SSL_WRONG_VERSION_NUMBER'],
+])
 
 /** Whether fetch failed before a connection opened: the request never left, so it may go elsewhere. */
 function notConnected(err: unknown): boolean {

@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import { createClient, HOLDER_HEADER } from '../../../src/client.ts'
+import { json, serve } from '../../helpers/stub-server.ts'
 
 /**
  * The typed client (zapgate/client) against servers that answer what a gateway, a proxy in front
@@ -10,27 +10,6 @@ import { createClient, HOLDER_HEADER } from '../../../src/client.ts'
  */
 
 const FRIEND = '5511988887777'
-
-type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void
-
-/** A server that records each request body and answers as `handler` says. */
-function serve(handler: Handler): Promise<{ url: string; bodies: string[]; close(): void }> {
-  const bodies: string[] = []
-  return new Promise(resolve => {
-    const server = createServer((req, res) => {
-      let body = ''
-      req.on('data', chunk => (body += chunk)).on('end', () => (bodies.push(body), handler(req, body, res)))
-    }).listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      resolve({ url: `http://127.0.0.1:${port}`, bodies, close: () => (server.closeAllConnections(), server.close()) })
-    })
-  })
-}
-
-const json =
-  (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  (_req: IncomingMessage, _body: string, res: ServerResponse) =>
-    res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body))
 
 test('a redirect is an answer, not followed: the body with the caller key never goes to the host it names, nor twice', async () => {
   const elsewhere = await serve(json(200, { status: 200, message: 'Mensagem enviada.', id: '3EB0AAAA' }))
