@@ -94,6 +94,17 @@ test('a refused OTP send (the network fails) keeps the code sent before valid', 
   assertOk(await g.send({ to: FRIEND, message: 'false', verificarOTP: code }))
 })
 
+test('a verification or deletion with its code or id left blank is refused in its own words, never sent as the text "false"', async ctx => {
+  const g = (ctx.g = await sendingGateway())
+  const texts = () => g.network.inbox(FRIEND).flatMap(entry => (entry.type === 'text' ? [entry.text] : []))
+  const otp = await g.send({ to: FRIEND, message: 'false', verificarOTP: '' })
+  assert.equal([otp.status, otp.body], [401, { status: 401, message: 'validation.required', valid: false }])
+  assertError(await g.send({ to: FRIEND, message: 'false', deleteID: ' ' }), 401, 'validation.required')
+  assert.equal(texts(), [], 'nothing reached the phone')
+  assertOk(await g.send({ to: FRIEND, message: 'false' }))
+  assert.equal(texts(), ['false'], 'a body with no such field still sends its text')
+})
+
 test('every operation: a required field missing, null, blank or of a wrong type is refused in the words of the spec (docs/api.md), and stores nothing', async ctx => {
   const storage = new RecordingStorage()
   const t = (ctx.t = await startGateway({ storage, rateLimit: false }))

@@ -31,6 +31,25 @@ test('a blank or null field is absent; one field of a pair is enough', () => {
   assert.is(selected('/api/create-message', { ...keys, longitude: '-46.6' }), 'sendLocation')
 })
 
+test('a blank field of an operation whose message is fixed to false selects it when message is false: the text "false" is never sent', () => {
+  for (const field of ['verificarOTP', 'deleteID', 'listaAgendamento']) {
+    for (const message of ['false', ' FALSE ', false]) {
+      const chosen = selected('/api/create-message', { ...keys, message, [field]: '' })
+      assert.is.not(chosen, 'sendText', `${field}: "" with message ${JSON.stringify(message)}`)
+    }
+    assert.is(selected('/api/create-message', { ...keys, message: 'oi', [field]: '' }), 'sendText', `${field} blank with a real text: the text`)
+    assert.is(selected('/api/create-message', { ...keys, message: '0', [field]: '' }), 'sendText', `${field} blank with the text "0": the text`)
+  }
+  assert.is(selected('/api/create-message', { ...keys, message: 'false', verificarOTP: ' ' }), 'verifyOtp')
+  assert.is(selected('/api/create-message', { ...keys, message: 'false', deleteID: null }), 'deleteMessage')
+  assert.is(selected('/api/create-message', { ...keys, message: 'false', file: '' }), 'sendText', 'a blank field of an operation that takes a message: absent')
+  assert.is(
+    selected('/api/create-message', { ...keys, message: 'false', verificarOTP: '', latitude: '-23.5', longitude: '-46.6' }),
+    'sendLocation',
+    'a present field wins',
+  )
+})
+
 test('a file uploaded under the field name selects its operation; a path without a fallback selects nothing', () => {
   assert.is(selected('/api/create-message', { ...keys, message: 'a.pdf' }, ['file']), 'sendMedia')
   assert.is(selected('/api/create-message', { ...keys, buttons: [{}] }, ['file']), 'sendButtons')
