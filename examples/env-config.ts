@@ -147,3 +147,13 @@ export function defaultStore(transportName: string, waPeer: string | undefined):
   if (waPeer === 'local') return 'memory://'
   return waPeer ? 'sqlite://./data/gateway-wa-peer.sqlite' : 'sqlite://./data/gateway.sqlite'
 }
+
+/** `GATEWAY_TIME_ZONE`: an IANA zone the runtime knows (`America/Sao_Paulo`), else the start stops naming the variable. */
+export function parseTimeZone(text: string): string {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: text.trim() })
+    return text.trim()
+  } catch {
+    throw new Error(`GATEWAY_TIME_ZONE must be an IANA time zone such as America/Sao_Paulo (got ${JSON.stringify(text)})`)
+  }
+}

@@ -17,8 +17,9 @@
  *                                server (`npm run wa-peer`); unset: real WhatsApp (docs/wa-peer.md)
  *   GATEWAY_CLUSTER_SECRET       cluster mode (several instances on one Redis or PostgreSQL): the secret they share
  *   GATEWAY_ADVERTISE_URL        cluster mode: where the other instances reach this one (default http://<host name>:PORT)
- *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit)
- *   GATEWAY_LEASE_TTL_MS         cluster mode: an instance silent this long is gone, its devices and work pass to the others (default 15000; 400 to 3600000)
+ *   GATEWAY_MAX_DEVICES          cluster mode: most device sessions this instance holds (default: no limit; refused without GATEWAY_CLUSTER_SECRET)
+ *   GATEWAY_LEASE_TTL_MS         an instance silent this long is gone: in cluster mode its devices and work pass to the others, and a
+ *                                restart on the store waits at most this long for its own last record to lapse (default 15000; 400 to 3600000)
  *   GATEWAY_HTTP_STATUS          mirror (default: HTTP code = body status) | always200
  *   GATEWAY_AGENT_URL            the agents' HTTP service: each incoming text on a device with an agent
  *                                is POSTed there as JSON, the answer's text is the reply (without it,
@@ -58,7 +59,7 @@ import { hostname } from 'node:os'
 import { createGateway, type Gateway, type GatewayOptions, type Transport } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
 import { httpAgentResponder } from 'zapgate/adapters/agent-http'
-import { waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
+import { checkWaPeer, waPeerMode, type WaPeerMode } from './wa-peer-mode.ts'
 import {
   defaultStore,
   logLevel,
@@ -70,6 +71,7 @@ import {
   parsePort,
   parseRateLimit,
   parseRetrySchedule,
+  parseTimeZone,
   redactPaths,
   simLogLimit,
   trustProxy,
@@ -96,6 +98,7 @@ async function main(): Promise<void> {
   // The same for the WhatsApp peer; a peer in this process forgets its devices when it stops, so its store does too.
   // Empty is unset, as for the other variables: storageFromUrl('') is a memory store, lost at every restart.
   const storeUrl = env.GATEWAY_STORE || defaultStore(transportName, env.GATEWAY_WA_PEER)
+  if (transportName === 'baileys' && env.GATEWAY_WA_PEER) checkWaPeer(env.GATEWAY_WA_PEER)
   const allowPrivateUrls = parseFlag(env.GATEWAY_ALLOW_PRIVATE_URLS, 'GATEWAY_ALLOW_PRIVATE_URLS', false)
   const agent = env.GATEWAY_AGENT_URL ? httpAgentResponder({ url: env.GATEWAY_AGENT_URL, allowPrivateUrls }) : undefined
 
@@ -110,7 +113,7 @@ async function main(): Promise<void> {
     baseUrl: parseBaseUrl(env.GATEWAY_BASE_URL),
     ...(agent ? { agentResponder: agent } : {}),
     ...(env.GATEWAY_WEBHOOK_RETRY_MS ? { webhookRetryMs: parseRetrySchedule(env.GATEWAY_WEBHOOK_RETRY_MS) } : {}),
-    ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}),
+    ...(env.GATEWAY_TIME_ZONE ? { timeZone: parseTimeZone(env.GATEWAY_TIME_ZONE) } : {}),
     ...(env.GATEWAY_OTP_SECRET ? { otpSecret: env.GATEWAY_OTP_SECRET } : {}),
     ...(env.GATEWAY_MIN_INTERVAL_MS ? { minIntervalMs: parseMs(env.GATEWAY_MIN_INTERVAL_MS, 'GATEWAY_MIN_INTERVAL_MS', pacing) } : {}),
     ...(env.GATEWAY_INTERVAL_JITTER_MS ? { intervalJitterMs: parseMs(env.GATEWAY_INTERVAL_JITTER_MS, 'GATEWAY_INTERVAL_JITTER_MS', pacing) } : {}),
@@ -156,9 +159,12 @@ async function main(): Promise<void> {
     })
     const listening = (server.address() as AddressInfo).port // PORT=0: the port the system chose
 
+    // The store's URL and namespace are checked as it opens: a refusal names the variables.
     const storage = await storageFromUrl(storeUrl, {
       ...(env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {}),
       onWarning: message => logger.warn({ store: 'redis' }, message),
+    }).catch((err: Error) => {
+      throw new Error(`GATEWAY_STORE${env.GATEWAY_STORE_NAMESPACE ? ' (GATEWAY_STORE_NAMESPACE)' : ''}: ${err.message}`, { cause: err })
     })
     opened.push(() => storage.close?.())
     let transport: Transport
@@ -217,11 +223,12 @@ async function main(): Promise<void> {
   }
 }
 
-/** Cluster mode's numbers, read before anything is opened: GATEWAY_MAX_DEVICES and GATEWAY_LEASE_TTL_MS (undefined without GATEWAY_CLUSTER_SECRET). */
-function clusterSettings(): { secret: string; maxDevices?: number; ttlMs?: number } | undefined {
-  if (!env.GATEWAY_CLUSTER_SECRET) return undefined
+/** The instances' and cluster mode's numbers, read before anything is opened: GATEWAY_LEASE_TTL_MS (any store) and GATEWAY_MAX_DEVICES (cluster mode only, refused without it). */
+function clusterSettings(): { secret?: string; maxDevices?: number; ttlMs?: number } {
+  if (env.GATEWAY_MAX_DEVICES && !env.GATEWAY_CLUSTER_SECRET)
+    throw new Error('GATEWAY_MAX_DEVICES limits an instance of a cluster: set GATEWAY_CLUSTER_SECRET too, or unset it')
   return {
-    secret: env.GATEWAY_CLUSTER_SECRET,
+    ...(env.GATEWAY_CLUSTER_SECRET ? { secret: env.GATEWAY_CLUSTER_SECRET } : {}),
     ...(env.GATEWAY_MAX_DEVICES ? { maxDevices: parseCount(env.GATEWAY_MAX_DEVICES, 'GATEWAY_MAX_DEVICES') } : {}),
     // At least twice the heartbeat (ttl / 5, 200 ms at least), as createGateway requires; at most an hour, which is
     // already how long a dead instance's devices stay offline, and a restart on the store waits for its lapse.
@@ -229,12 +236,13 @@ function clusterSettings(): { secret: string; maxDevices?: number; ttlMs?: numbe
   }
 }
 
-/** Cluster mode's options: the settings read, and GATEWAY_ADVERTISE_URL (default http://<host name>:<port>). */
+/** The instance options (GATEWAY_LEASE_TTL_MS) and cluster mode's, with GATEWAY_ADVERTISE_URL (default http://<host name>:<port>). */
 function clusterOptions(cluster: ReturnType<typeof clusterSettings>, port: number): Pick<GatewayOptions, 'cluster' | 'instances'> {
-  if (!cluster) return {}
   const { secret, maxDevices, ttlMs } = cluster
   return {
-    cluster: { secret, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...(maxDevices ? { maxDevices } : {}) },
+    ...(secret
+      ? { cluster: { secret, advertiseUrl: env.GATEWAY_ADVERTISE_URL ?? `http://${hostname()}:${port}`, ...(maxDevices ? { maxDevices } : {}) } }
+      : {}),
     ...(ttlMs !== undefined ? { instances: { ttlMs, heartbeatMs: Math.max(200, Math.round(ttlMs / 5)) } } : {}),
   }
 }

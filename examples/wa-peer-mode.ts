@@ -40,7 +40,7 @@ export async function waPeerMode(where: string, logger: Logger): Promise<WaPeerM
       },
     }
   }
-  if (!/^https?:\/\//.test(where)) throw new Error(`GATEWAY_WA_PEER must be local or http://host:port of npm run wa-peer, not ${JSON.stringify(where)}`)
+  checkWaPeer(where)
   // The server starts at once; devices connect and link once the peer's root is trusted (retried each second).
   let stopped = false
   let joined: JoinedWaPeer | undefined
@@ -76,4 +76,10 @@ function afterJoining(transport: Transport, joined: Promise<unknown>): Transport
       }
     },
   })
+}
+
+/** `GATEWAY_WA_PEER` is `local` or the http(s) URL of a peer server; anything else stops the start, naming the variable. */
+export function checkWaPeer(where: string): void {
+  if (where !== 'local' && !/^https?:\/\//.test(where))
+    throw new Error(`GATEWAY_WA_PEER must be local or http://host:port of npm run wa-peer, not ${JSON.stringify(where)}`)
 }

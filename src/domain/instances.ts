@@ -68,7 +68,7 @@ export class Instances {
     this.records = new Collection(storage, lock, 'instance')
     this.view = new InstanceView(this.id, this.records, settings.ttlMs, settings.heartbeatMs, logger)
     this.fenceMs = (settings.ttlMs * 2) / 3
-    // On a shared store a record outlives the ttl by the clock allowance (readers judge its expiry by their clocks).
+    // On a shared store a record outlives the ttl by RECORD_EXPIRY_MARGIN_MS (readers judge its expiry by their clocks).
     this.recordTtlMs = settings.ttlMs + (reachOf(storage) === 'network' ? RECORD_EXPIRY_MARGIN_MS : 0)
     const now = Date.now()
     this.record = { id: this.id, host: hostname(), ...ownStamp(), startedAt: now, heartbeatAt: now, beat: 0, ...(url ? { url } : {}) }

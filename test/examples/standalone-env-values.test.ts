@@ -92,6 +92,15 @@ test('the numeric variables: a bad or too large value stops the start naming the
       'GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds from 400 to 3600000 (got "99999999999999999999")',
     ],
     [{ ...cluster, GATEWAY_LEASE_TTL_MS: '100' }, 'GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds from 400 to 3600000 (got "100")'],
+    // Read without cluster mode too (it sets a single process's wait at start): it was never read there, a bad value ignored.
+    [{ GATEWAY_LEASE_TTL_MS: 'abc' }, 'GATEWAY_LEASE_TTL_MS must be a whole number of milliseconds from 400 to 3600000 (got "abc")'],
+    [{ GATEWAY_MAX_DEVICES: '5' }, 'GATEWAY_MAX_DEVICES limits an instance of a cluster: set GATEWAY_CLUSTER_SECRET too, or unset it'],
+    // Refused before the bind, naming the variable (createGateway's own refusal came after the store was opened and named the option).
+    [{ GATEWAY_TIME_ZONE: 'Mars/Olympus' }, 'GATEWAY_TIME_ZONE must be an IANA time zone such as America/Sao_Paulo (got "Mars/Olympus")'],
+    [
+      { GATEWAY_TRANSPORT: 'baileys', GATEWAY_WA_PEER: 'peer.local:7001' },
+      'GATEWAY_WA_PEER must be local or http://host:port of npm run wa-peer, not "peer.local:7001"',
+    ],
   ]
   await Promise.all(
     refused.map(async ([env, message]) => {
@@ -105,6 +114,20 @@ test('the numeric variables: a bad or too large value stops the start naming the
       assert.not.ok(existsSync(join(dir, 'data')), `${JSON.stringify(env)}: no store file was created for a start refused`)
     }),
   )
+
+  // The store is checked as it opens, after the bind: its refusal names the variable, and nothing is left open.
+  for (const [env, message] of [
+    [{ GATEWAY_STORE: 'foo://x' }, /^GATEWAY_STORE: Unsupported store URL scheme "foo:"/],
+    [{ GATEWAY_STORE: 'memory://', GATEWAY_STORE_NAMESPACE: 'a:b' }, /^GATEWAY_STORE \(GATEWAY_STORE_NAMESPACE\): .*namespace/],
+  ] as const) {
+    const dir = tempDir()
+    ctx.dirs.push(dir)
+    const { code, output } = await runStandaloneToExit({ PORT: '0', ...env }, dir)
+    assert.is(code, 1, output)
+    const fatal = output.split('\n').filter(line => line.includes('"level":60'))
+    assert.is(fatal.length, 1, output)
+    assert.match(JSON.parse(fatal[0]!).msg, message)
+  }
 
   const unset = { GATEWAY_MIN_INTERVAL_MS: '', GATEWAY_INTERVAL_JITTER_MS: '', GATEWAY_SIM_LOG_LIMIT: '', GATEWAY_BODY_TIMEOUT_MS: '' }
   const server = await startStandalone({ GATEWAY_STORE: 'memory://', ...unset })
