@@ -91,8 +91,9 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     complete: (key: string): Promise<boolean> => records.remove(key),
     /**
      * Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss);
-     * `spare`: leave a record it names as it is (undefined then). A record delivered meanwhile (removed between the two writes) takes its
-     * dead letter back with it.
+     * `spare`: leave a record it names as it is (undefined then), taking back the letter this call wrote for it (the record is still
+     * pending). A record gone meanwhile keeps the letter: another dead-lettering of it (two 410s at once) may have removed it, relying
+     * on that letter, which cannot be told from a delivery (then the letter is a duplicate, never a loss).
      */
     async deadLetter(
       key: string,
@@ -104,7 +105,8 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       let written: DeadLetter | undefined
       for (;;) {
         const current = await records.load(key)
-        if (!current || spare?.(current)) {
+        if (!current) return undefined
+        if (spare?.(current)) {
           if (written) await dead.removeIfEqual(written.id, written) // only the letter this call wrote, not one another process wrote since
           return undefined
         }

@@ -2,7 +2,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
-import { createOutboxStore, newOutboxRecord, type DeadLetter } from '../../../src/domain/webhooks/outbox-store.ts'
+import { createOutboxStore, newOutboxRecord, type DeadLetter, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
 import type { Storage } from '../../../src/ports/storage.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
@@ -43,19 +43,43 @@ function storeOfDeadLetters(count: number) {
   return { storage, aliveAtEnd: () => aliveAtEnd }
 }
 
-test('an event delivered while it is being dead-lettered (its record removed between the two writes) leaves no dead letter behind', async () => {
+const GONE = { url: 'https://receiver.example/d1' }
+const RECORD = { id: 'msg_1', deviceId: 'd1', accountId: 'acc', event: 'Texto', body: '{}' } as const
+
+test('an event another live process claims while it is being dead-lettered (between the two writes) keeps its record and leaves no dead letter', async () => {
   const base = memoryStorage()
   const storage: Storage = {
     ...base,
     async set<T>(key: string, value: T, ttlMs?: number) {
       await base.set(key, value, ttlMs)
-      if (key.startsWith('webhook-dead:')) await base.delete('webhook-outbox:d1:msg_1') // another process's 200 completes it right then
+      // Another process claims it right then, to deliver it.
+      if (key.startsWith('webhook-dead:'))
+        await base.set('webhook-outbox:d1:msg_1', { ...(await base.get<object>('webhook-outbox:d1:msg_1')), lease: { owner: 'B' } })
     },
   }
   const store = createOutboxStore(storage, new KeyedLock())
-  await store.add(newOutboxRecord({ id: 'msg_1', deviceId: 'd1', accountId: 'acc', event: 'Texto', body: '{}' }, Date.now(), 'A'))
-  assert.is(await store.deadLetter('d1:msg_1', 'gone', Date.now(), { url: 'https://receiver.example/d1' }), undefined)
-  assert.equal(await store.deadLetters(), [], 'no dead letter for a delivered event (a redrive would deliver it again)')
+  await store.add(newOutboxRecord(RECORD, Date.now(), 'A'))
+  const claimedElsewhere = (record: OutboxRecord) => record.lease?.owner === 'B'
+  assert.is(await store.deadLetter('d1:msg_1', 'gone', Date.now(), GONE, claimedElsewhere), undefined)
+  assert.equal(await store.deadLetters(), [], 'no dead letter for an event still pending (a redrive would deliver it twice)')
+  assert.is(await store.count(), 1, 'its record is left to the process delivering it')
+})
+
+test('two dead-letterings of one event at once (two 410s), in one process or two, leave exactly one letter and no record', async () => {
+  for (const stores of [1, 2]) {
+    const storage = memoryStorage()
+    const one = createOutboxStore(storage, new KeyedLock())
+    const two = stores === 1 ? one : createOutboxStore(storage, new KeyedLock())
+    await one.add(newOutboxRecord(RECORD, Date.now(), 'A'))
+    const answers = await Promise.all([one.deadLetter('d1:msg_1', 'gone', 1, GONE), two.deadLetter('d1:msg_1', 'gone', 2, GONE)])
+    assert.is(answers.filter(Boolean).length, 1, `${stores} store(s): one of them buried it`)
+    assert.equal(
+      (await one.deadLetters()).map(letter => [letter.id, letter.reason, letter.url]),
+      [['msg_1', 'gone', GONE.url]],
+      `${stores} store(s): its letter is kept (the loser took it back as "delivered meanwhile")`,
+    )
+    assert.is(await one.count(), 0)
+  }
 })
 
 test('deadLetters({ limit }) holds about `limit` letters while it scans, not every dead letter of 30 days (bodies carry inline media)', async () => {
