@@ -107,6 +107,7 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
         lanes
           .run(host, device, () => {
             if (signal?.aborted) throw signal.reason
+            if (delivery.closing?.aborted) throw delivery.closing.reason // the gateway is stopping: a POST begun now could be cut and sent twice
             const left = Math.floor(deadline - Date.now())
             if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${host}`)
             return postOnce(loaded, checked.url, delivery, left, answered, signal && streamsOf(signal)).catch(error => {

@@ -51,6 +51,7 @@ export class DueWork<R> {
   private readonly busy = new Map<string, number>()
   private readonly running = new Set<Promise<unknown>>()
   private readonly shutdown = new AbortController()
+  private readonly stopping = new AbortController()
   private timer?: NodeJS.Timeout
   private timerAt = Infinity
   private reconciler?: NodeJS.Timeout
@@ -65,7 +66,7 @@ export class DueWork<R> {
     private readonly clock: () => number = Date.now,
   ) {
     this.timetable = new Timetable(settings.capacity)
-    setMaxListeners(0, this.shutdown.signal)
+    setMaxListeners(0, this.shutdown.signal, this.stopping.signal)
   }
 
   /** Load the due work from storage and start running it; then rescan every `reconcileMs`. */
@@ -85,6 +86,11 @@ export class DueWork<R> {
   /** Whether close() has begun: a run under way should start nothing it could not finish within the grace. */
   get closing(): boolean {
     return this.closed
+  }
+
+  /** Aborted (with a ShutdownAbort) as close() begins: work not yet begun then must not begin (the shutdown signal aborts work under way, at the grace's end). */
+  get closingSignal(): AbortSignal {
+    return this.stopping.signal
   }
 
   /** A record found in storage that this process may not have scheduled: scheduled when it is its to run. */
@@ -133,6 +139,7 @@ export class DueWork<R> {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    this.stopping.abort(new ShutdownAbort())
     clearTimeout(this.timer)
     clearInterval(this.reconciler)
     let graceTimer: NodeJS.Timeout | undefined

@@ -11,6 +11,12 @@ export interface WebhookDelivery {
   /** Aborted when the gateway stops and an attempt is still in flight 1 s past its deadline (a stop lets attempts finish first); shared by every attempt; senders should honour it. */
   signal?: AbortSignal
   /**
+   * Aborted as the gateway begins to stop: a sender that has not begun this POST yet (it waits in
+   * the sender's own queue) must not begin it, and throws; the event is sent after the restart. A POST
+   * under way goes on (until `signal`): one begun during the stop could be cut and sent twice.
+   */
+  closing?: AbortSignal
+  /**
    * When the attempt must have settled (ms since the epoch: now + `webhookTimeoutMs`), time spent
    * waiting in the sender's own queue included. The gateway gives up on a sender 1 s past it and
    * retries later, so a POST a sender still makes after its deadline may arrive twice.

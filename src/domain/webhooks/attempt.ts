@@ -24,13 +24,14 @@ export interface DeliveryDependencies {
   liveness: Liveness
 }
 
-/** What one POST got: a status (and Retry-After), or an error when there was no answer. */
-type Outcome = { status?: number; retryAfter?: string; error?: string }
+/** What one POST got: a status (and Retry-After), or an error when there was no answer (`notBegun`: the sender never began it, the gateway stopping). */
+type Outcome = { status?: number; retryAfter?: string; error?: string; notBegun?: boolean }
 
 /** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), and whether the loop is closing (no POST starts then). */
 interface DeliveryLoop {
   isRunning(key: string): boolean
   readonly closing: boolean
+  readonly closingSignal: AbortSignal
 }
 
 /** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`. */
@@ -62,7 +63,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       return undefined
     }
     const attempt = record.attempts + 1
-    const { status, retryAfter, error } = await send(url, device.webhookSecret, record, shutdown)
+    const { status, retryAfter, error, notBegun } = await send(url, device.webhookSecret, record, shutdown)
     const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
     // A 2xx counts even when it arrives as the gateway stops: retrying it would deliver it twice.
     if (status !== undefined && status >= 200 && status < 300) {
@@ -71,7 +72,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       deps.events.emit('delivery', { ...base, status })
       return undefined
     }
-    if (shutdown.reason instanceof ShutdownAbort) {
+    // Stopped, or closing before the sender began the POST (it waited in the sender's queue): not an attempt, sent after the restart.
+    if (shutdown.reason instanceof ShutdownAbort || notBegun) {
       await store.retryLater(key, deps.liveness.id, { dueAt: now, counted: false })
       return undefined
     }
@@ -94,7 +96,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const timeoutMs = deps.settings.timeoutMs
     try {
       const deadline = Date.now() + timeoutMs
-      const sending = deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, deadline })
+      const closing = loopOf().closingSignal
+      const sending = deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline })
       if (!watched.has(shutdown)) {
         watched.add(shutdown)
         shutdown.addEventListener('abort', () => hangGuard.expireAll(), { once: true })
@@ -103,7 +106,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
       return { status: response.status, retryAfter: response.retryAfter?.toString() }
     } catch (err) {
-      return { error: err instanceof Error ? err.message : String(err) }
+      return { error: err instanceof Error ? err.message : String(err), ...(err instanceof ShutdownAbort ? { notBegun: true } : {}) }
     }
   }
   /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */

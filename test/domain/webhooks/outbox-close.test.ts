@@ -5,6 +5,8 @@ import type { Storage } from '../../../src/ports/storage.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { device, message, outbox, recordingSender, texts } from '../../helpers/outbox.ts'
+import { startReceiver } from '../../helpers/receiver.ts'
+import { httpWebhookSender } from '../../../adapters/webhook-http/index.ts'
 
 /**
  * A graceful stop (gateway.close(), SIGTERM) with a delivery in flight to a receiver that is slow but
@@ -91,6 +93,33 @@ test('an attempt whose claim was still being read when the stop began sends noth
   await waitFor(() => sender.sent.length === 1, 5_000, 'the delivery after the restart')
   assert.equal(texts(sender), ['c'])
   await second.close()
+})
+
+test("deliveries waiting in the default sender's queue at close are not begun: the 4 POSTs under way finish, the other 2 events go after the restart, each once", async () => {
+  const receiver = await startReceiver(() => ({ status: 200, delayMs: 1_500 }))
+  const http = httpWebhookSender({ allowPrivateUrls: true }) // 4 POSTs at once per device
+  const toReceiver: WebhookSender = { send: delivery => http.send({ ...delivery, url: receiver.url }) }
+  try {
+    const storage = memoryStorage()
+    const production = { timeoutMs: 5_000, concurrencyPerLane: 8, capacity: 10_000 } // the defaults: 8 attempts of a device at once, the sender's 4 POSTs
+    const first = outbox(storage, toReceiver, production)
+    await first.start()
+    for (const id of ['a', 'b', 'c', 'd', 'e', 'f']) await first.record(device('d1'), message(id))
+    await receiver.waitForHooks(4)
+    await first.close()
+    assert.is(receiver.hooks.length, 4, 'no POST began once the stop had begun (one begun then could be cut by the grace and sent again)')
+    assert.is(await first.pending(), 2)
+
+    const second = outbox(storage, toReceiver, production)
+    await second.start()
+    await receiver.waitForHooks(6)
+    await waitFor(async () => (await second.pending()) === 0, 5_000, 'both delivered')
+    await second.close()
+    assert.equal(receiver.hooks.map(hook => hook.payload.text).sort(), ['a', 'b', 'c', 'd', 'e', 'f'], 'each event once')
+  } finally {
+    await http.close?.()
+    await receiver.stop()
+  }
 })
 
 test.run()
