@@ -92,4 +92,15 @@ lock(
   },
 )
 
+lock(
+  'the in-process compareAndSet of a store without atomic steps: expected undefined (only while absent) fails when a value is there, leaving it',
+  async () => {
+    const map = memoryStorage()
+    const plain = { get: map.get.bind(map), set: map.set.bind(map), delete: map.delete.bind(map), list: map.list.bind(map) }
+    await plain.set('k', 'a')
+    assert.is(await atomicSteps(plain).compareAndSet('k', undefined, 'b'), false)
+    assert.is(await plain.get('k'), 'a')
+  },
+)
+
 lock.run()
