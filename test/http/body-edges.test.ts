@@ -1,0 +1,71 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { request as httpRequest } from 'node:http'
+import { gatewayWithDevice, type TestGateway } from '../helpers/gateway.ts'
+import { sendRaw } from '../fuzz/harness.ts'
+
+type Ctx = { t: TestGateway; authkey: string }
+/** The body limits at their edges (docs/limits.md: the limit is accepted, one byte or one file past it refused 413) and the encodings a body may come in. */
+const test = suite<Ctx>('request bodies at their limits')
+const LIMIT = 64 * 1024
+test.before(async ctx => {
+  Object.assign(ctx, await gatewayWithDevice({ bodyLimit: '64kb' }))
+})
+test.after(ctx => ctx.t.stop())
+
+const bodyOf = (authkey: string, size: number) => {
+  const base = JSON.stringify({ authkey, message: '', checkDispositivo: 'true' })
+  return JSON.stringify({ authkey, message: 'x'.repeat(size - base.length), checkDispositivo: 'true' })
+}
+function chunked(url: string, body: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(url, { method: 'POST', headers }, res => {
+      res.resume()
+      res.on('end', () => resolve(res.statusCode ?? 0))
+    })
+    req.on('error', reject)
+    req.write(body.slice(0, 10))
+    req.end(body.slice(10))
+  })
+}
+test('a JSON body of exactly bodyLimit bytes is read (not 413)', async ({ t, authkey }) => {
+  const body = bodyOf(authkey, LIMIT)
+  assert.is(Buffer.byteLength(body), LIMIT)
+  const a = await sendRaw(`${t.url}/api/developer`, body, { 'content-type': 'application/json' })
+  assert.is.not(a.status, 413, a.text)
+})
+test('a chunked JSON body of bodyLimit + 1 bytes is 413', async ({ t, authkey }) => {
+  const body = bodyOf(authkey, LIMIT + 1)
+  assert.is(await chunked(`${t.url}/api/developer`, body, { 'content-type': 'application/json' }), 413)
+})
+test('an unknown Content-Encoding is 415, not a 400 of a body read as it came', async ({ t }) => {
+  const a = await sendRaw(`${t.url}/api/auth`, 'a=1', { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'compress' })
+  assert.is(a.status, 415, a.text)
+})
+test('a multipart body of 21 files is 413', async ({ t, authkey }) => {
+  const form = new FormData()
+  form.append('authkey', authkey)
+  form.append('message', 'loja')
+  form.append('checkDispositivo', 'true')
+  for (let i = 0; i < 21; i++) form.append(`f${i}`, new File([Buffer.from('abc')], `f${i}.txt`))
+  const res = await fetch(`${t.url}/api/developer`, { method: 'POST', body: form })
+  assert.is(res.status, 413, await res.text())
+})
+test('a multipart body of 20 files is read', async ({ t, authkey }) => {
+  const form = new FormData()
+  form.append('authkey', authkey)
+  form.append('message', 'loja')
+  form.append('checkDispositivo', 'true')
+  for (let i = 0; i < 20; i++) form.append(`f${i}`, new File([Buffer.from('abc')], `f${i}.txt`))
+  const res = await fetch(`${t.url}/api/developer`, { method: 'POST', body: form })
+  assert.is.not(res.status, 413)
+})
+test('a gzip-compressed JSON body is read', async ({ t, authkey }) => {
+  const { gzipSync } = await import('node:zlib')
+  const a = await sendRaw(`${t.url}/api/developer`, gzipSync(JSON.stringify({ authkey, message: 'loja', checkDispositivo: 'true' })), {
+    'content-type': 'application/json',
+    'content-encoding': 'gzip',
+  })
+  assert.is(a.status, 200, a.text)
+})
+test.run()
