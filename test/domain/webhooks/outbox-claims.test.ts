@@ -1,0 +1,155 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
+import { createOutboxStore, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
+import type { Devices } from '../../../src/domain/devices.ts'
+import type { Liveness } from '../../../src/domain/instances.ts'
+import { newClaim } from '../../../src/domain/claims.ts'
+import type { WebhookSender } from '../../../src/ports/webhooks.ts'
+import type { Storage } from '../../../src/ports/storage.ts'
+import { GatewayEvents } from '../../../src/events.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { memoryStorage } from '../../helpers/memory-storage.ts'
+import { waitFor } from '../../helpers/gateway.ts'
+import { changingDevice, device, devices, lateRecord, message, outbox, settings } from '../../helpers/outbox.ts'
+
+/** The claims (leases) of the outbox's records: who may attempt an event while another attempt of it is under way, and what a hand-back records. */
+const test = suite('WebhookOutbox: claims on a record')
+
+const sleep = (ms: number) => new Promise(resolve => setTimeout(resolve, ms))
+/** The liveness of process `id` in a cluster where the processes in `alive` live. */
+const liveness = (id: string, alive: Set<string>): Liveness => ({ id, isAlive: other => other !== undefined && alive.has(other), onDeparture() {} })
+/** A gateway process's outbox on `storage` (its own view of the store: connectAgain). */
+const processOf = (storage: Storage, me: Liveness, sender: WebhookSender, deviceStore: Devices = devices, events = new GatewayEvents()) =>
+  new WebhookOutbox({ storage, lock: new KeyedLock(), devices: deviceStore, sender, events, logger: silentLogger, settings: settings(), liveness: me })
+/** The one pending record of `storage`. */
+async function onlyRecord(storage: Storage): Promise<[key: string, record: OutboxRecord]> {
+  const found: [string, OutboxRecord][] = []
+  for await (const [key, record] of storage.list<OutboxRecord>('webhook-outbox:')) found.push([key.slice('webhook-outbox:'.length), record])
+  assert.is(found.length, 1, 'one pending record')
+  return found[0]
+}
+
+test('an attempt that outlasts the 1 s time-out (a slow store read, then a POST answered in 900 ms) keeps its claim: another live process redriving the event does not POST it again', async () => {
+  const shared = memoryStorage()
+  const alive = new Set(['A', 'B'])
+  const posted: string[] = []
+  const senderOf = (name: string, answerMs: number): WebhookSender => ({
+    async send(delivery) {
+      posted.push(`${name} ${JSON.parse(delivery.body).text}`)
+      await sleep(answerMs)
+      return { status: 200 }
+    },
+  })
+  // A's store is slow: reading the device takes 500 ms, so its attempt (claim at 0, POST at 500, answer at 1400) lasts longer than the time-out.
+  const slowDevices = { get: async (id: string) => (await sleep(500), devices.get(id)), update: devices.update } as unknown as Devices
+  const eventsA = new GatewayEvents()
+  let deliveredByA = false
+  eventsA.on('delivery', () => (deliveredByA = true))
+  const a = processOf(shared.connectAgain(), liveness('A', alive), senderOf('A', 900), slowDevices, eventsA)
+  const b = processOf(shared.connectAgain(), liveness('B', alive), senderOf('B', 0))
+  await a.start()
+  await b.start()
+  await a.record(device('d1'), message('m1'))
+  await waitFor(async () => (await onlyRecord(shared))[1].lease?.owner === 'A', 5_000, "A's claim")
+  // A dead letter of the same event, as a dead-lettering cut short (a crash between its two writes) leaves it; B redrives it at once.
+  const [, { id, deviceId, accountId, event, body, createdAt }] = await onlyRecord(shared)
+  await shared.set(`webhook-dead:${id}`, { id, deviceId, accountId, event, body, createdAt, attempts: 0, deadAt: Date.now(), reason: 'max-age' })
+  assert.ok(await b.redrive(id))
+  await waitFor(() => deliveredByA, 5_000, "A's delivery")
+  await sleep(300) // B looked again past the time-out (1 s after it first saw A's claim) while A's POST was under way
+  assert.equal(posted, ['A m1'], 'one POST: B left the event to the attempt holding its claim')
+  assert.is(await a.pending(), 0)
+  await a.close()
+  await b.close()
+})
+
+test("a 410 leaves this process's own attempt under way of another event of the device: its 200 counts, no dead letter for it", async () => {
+  const { devices: deviceStore, current } = changingDevice()
+  let postedM2!: () => void
+  const m2Posted = new Promise<void>(resolve => (postedM2 = resolve))
+  let answerM2!: () => void
+  const m2Answers = new Promise<void>(resolve => (answerM2 = resolve))
+  const sender: WebhookSender = {
+    async send(delivery) {
+      if (JSON.parse(delivery.body).text === 'm1') return await m2Posted.then(() => ({ status: 410 })) // gone, once m2's POST is under way
+      postedM2()
+      await m2Answers
+      return { status: 200 }
+    },
+  }
+  const events = new GatewayEvents()
+  const delivered: string[] = []
+  events.on('delivery', ({ eventId }) => delivered.push(eventId))
+  const box = processOf(memoryStorage(), liveness('A', new Set(['A'])), sender, deviceStore, events)
+  await box.start()
+  await box.record(current(), message('m1'))
+  await box.record(current(), message('m2'))
+  await waitFor(async () => (await box.deadLetters()).length > 0 && current().webhookUrl === undefined, 5_000, 'the 410 handled')
+  answerM2()
+  await waitFor(() => delivered.length === 1, 5_000, "m2's 200")
+  assert.equal(
+    (await box.deadLetters()).map(letter => JSON.parse(letter.body).text),
+    ['m1'],
+    'm2 was being delivered by this process: not dead-lettered',
+  )
+  assert.is(await box.pending(), 0)
+  await box.close()
+})
+
+test("retryLater by a process whose claim was taken over leaves the record as the new holder's claim has it", async () => {
+  const storage = memoryStorage()
+  const store = createOutboxStore(storage, new KeyedLock())
+  const alive = new Set(['A', 'B'])
+  const record = lateRecord('m1', 'B')
+  const key = outboxKey('d1', record.id)
+  await store.add(record)
+  assert.type(await store.claim(key, liveness('B', alive), Date.now(), 7_000), 'object', "B's claim")
+  const claimed = await store.get(key)
+  await store.retryLater(key, 'A', { dueAt: Date.now() + 60_000, counted: true, lastStatus: 500 }) // A's attempt failed, too late
+  assert.equal(await store.get(key), claimed, "B's claim, due time and attempts unchanged")
+  assert.type(await store.claim(key, liveness('A', alive), Date.now(), 7_000), 'number', "B's claim still keeps A off")
+})
+
+test("a gone process's record that a live process is POSTing under its claim: another process adopts it but does not POST it while the claim holds", async () => {
+  const shared = memoryStorage()
+  const alive = new Set(['A', 'B']) // C is gone; A holds a claim on C's record (it redrove it)
+  const record = { ...lateRecord('m1', 'C'), lease: newClaim('A', 7_000) }
+  const key = outboxKey('d1', record.id)
+  await shared.set(`webhook-outbox:${key}`, record)
+  const posted: string[] = []
+  const b = processOf(shared.connectAgain(), liveness('B', alive), { send: async delivery => (posted.push(JSON.parse(delivery.body).text), { status: 200 }) })
+  await b.start()
+  await sleep(300)
+  assert.equal(posted, [], "no POST while A's claim holds")
+  const [, stored] = await onlyRecord(shared)
+  assert.is(stored.owner, 'B', 'B adopted it')
+  assert.is(stored.lease?.owner, 'A', "A's claim kept")
+  const store = createOutboxStore(shared.connectAgain(), new KeyedLock())
+  assert.type(await store.claim(key, liveness('B', alive), Date.now(), 7_000), 'number', 'claim() answers when to look again')
+  await b.close()
+})
+
+test("an attempt handed back by a graceful stop (its POST still in the sender's queue) is not counted: the stored record keeps its attempts", async () => {
+  const storage = memoryStorage()
+  let queued = 0
+  // Like the default sender's queue: a POST not begun when the stop begins is never begun (it throws the closing reason).
+  const sender: WebhookSender = {
+    send: delivery =>
+      new Promise((_, reject) => {
+        queued++
+        delivery.closing!.addEventListener('abort', () => reject(delivery.closing!.reason), { once: true })
+      }),
+  }
+  const first = outbox(storage, sender)
+  await first.start()
+  await first.record(device('d1'), message('m1'))
+  await waitFor(() => queued === 1, 5_000, 'the attempt waiting in the queue')
+  await first.close()
+  const [, stored] = await onlyRecord(storage)
+  assert.is(stored.attempts, 0, 'no attempt counted')
+  assert.is(stored.lease, undefined, 'the claim released')
+})
+
+test.run()
