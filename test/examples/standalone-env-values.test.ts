@@ -55,6 +55,15 @@ test("GATEWAY_TRUST_PROXY: any spelling of 0 is off (00 made Koa trust every X-F
   )
 })
 
+/** Start the server with `env` in `dir`, expecting it to stop with exit code 1 and one fatal line: that line's message. */
+async function refusedStart(env: Record<string, string>, dir: string): Promise<string> {
+  const { code, output } = await runStandaloneToExit({ PORT: '0', ...env }, dir)
+  assert.is(code, 1, output)
+  const fatal = output.split('\n').filter(line => line.includes('"level":60'))
+  assert.is(fatal.length, 1, output)
+  return JSON.parse(fatal[0]!).msg
+}
+
 test('the numeric variables: a bad or too large value stops the start naming the variable and its range, before the store is opened; empty is unset', async ctx => {
   const cluster = { GATEWAY_CLUSTER_SECRET: 'a-secret-of-sixteen-chars-or-more' }
   const refused: [Record<string, string>, string][] = [
@@ -106,11 +115,7 @@ test('the numeric variables: a bad or too large value stops the start naming the
     refused.map(async ([env, message]) => {
       const dir = tempDir()
       ctx.dirs.push(dir)
-      const { code, output } = await runStandaloneToExit({ PORT: '0', ...env }, dir)
-      assert.is(code, 1, output)
-      const fatal = output.split('\n').filter(line => line.includes('"level":60'))
-      assert.is(fatal.length, 1, output)
-      assert.is(JSON.parse(fatal[0]!).msg, message)
+      assert.is(await refusedStart(env, dir), message)
       assert.not.ok(existsSync(join(dir, 'data')), `${JSON.stringify(env)}: no store file was created for a start refused`)
     }),
   )
@@ -122,11 +127,7 @@ test('the numeric variables: a bad or too large value stops the start naming the
   ] as const) {
     const dir = tempDir()
     ctx.dirs.push(dir)
-    const { code, output } = await runStandaloneToExit({ PORT: '0', ...env }, dir)
-    assert.is(code, 1, output)
-    const fatal = output.split('\n').filter(line => line.includes('"level":60'))
-    assert.is(fatal.length, 1, output)
-    assert.match(JSON.parse(fatal[0]!).msg, message)
+    assert.match(await refusedStart(env, dir), message)
   }
 
   const unset = { GATEWAY_MIN_INTERVAL_MS: '', GATEWAY_INTERVAL_JITTER_MS: '', GATEWAY_SIM_LOG_LIMIT: '', GATEWAY_BODY_TIMEOUT_MS: '' }

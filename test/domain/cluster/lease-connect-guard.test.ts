@@ -8,6 +8,7 @@ import type { Instances } from '../../../src/domain/instances.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import type { Transport } from '../../../src/ports/transport.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { fakeRegistry } from '../../helpers/fake-registry.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 
 /**
@@ -17,32 +18,8 @@ import { memoryStorage } from '../../helpers/memory-storage.ts'
  */
 const test = suite('device leases: no session opened for a lease lost while waiting for a close')
 
-/** The part of the instance registry that DeviceLeases reads, with a fence to fire by hand. */
-function standingRegistry() {
-  const fenced: (() => void)[] = []
-  const registry = {
-    id: 'instance-a',
-    standing: true,
-    fenceCount: 0,
-    isAlive: () => false,
-    confirmGone: async () => true,
-    setLoad: () => {},
-    liveRecords: () => [],
-    /** Who is alive, as Instances.view tells it: the registry's own members. */
-    get view() {
-      return registry
-    },
-    events: { on: (_event: 'fence', listener: () => void) => void fenced.push(listener) },
-    fence() {
-      registry.fenceCount++
-      for (const listener of fenced) listener()
-    },
-  }
-  return registry
-}
-
 /** Device leases of a clustered instance over a memory store, with that registry and transport. */
-function clusteredLeases(registry: ReturnType<typeof standingRegistry>, transport: ReturnType<typeof slowClosingTransport>): DeviceLeases {
+function clusteredLeases(registry: ReturnType<typeof fakeRegistry>, transport: ReturnType<typeof slowClosingTransport>): DeviceLeases {
   return new DeviceLeases(
     memoryStorage(),
     new KeyedLock(),
@@ -68,7 +45,7 @@ function slowClosingTransport() {
 }
 
 test('a fence while a re-take waits for the earlier close: the session is not opened again', async () => {
-  const registry = standingRegistry()
+  const registry = fakeRegistry()
   const transport = slowClosingTransport()
   const leases = clusteredLeases(registry, transport)
   assert.ok(await leases.open('d1'), 'taken and opened')
@@ -88,7 +65,7 @@ test('a fence while a re-take waits for the earlier close: the session is not op
 })
 
 test('a re-take that keeps its lease opens the session once the earlier close has ended', async () => {
-  const registry = standingRegistry()
+  const registry = fakeRegistry()
   const transport = slowClosingTransport()
   const leases = clusteredLeases(registry, transport)
   assert.ok(await leases.open('d1'))
@@ -102,7 +79,7 @@ test('a re-take that keeps its lease opens the session once the earlier close ha
 })
 
 test('a send that ran while its device was let go and taken again answers 503 for a retry, not 409', async () => {
-  const registry = standingRegistry()
+  const registry = fakeRegistry()
   const transport = slowClosingTransport()
   const leases = clusteredLeases(registry, transport)
   const routing = sessionRouting({} as Devices, leases, true)

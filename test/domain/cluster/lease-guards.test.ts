@@ -11,6 +11,7 @@ import type { Storage } from '../../../src/ports/storage.ts'
 import type { Transport, TransportContext } from '../../../src/ports/transport.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { startGateway } from '../../helpers/gateway.ts'
+import { fakeRegistry } from '../../helpers/fake-registry.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 
 /**
@@ -22,33 +23,6 @@ import { memoryStorage } from '../../helpers/memory-storage.ts'
  * cluster mode does not fight the client that replaced its session.
  */
 const test = suite('device leases: the guards of a take and of a held lease')
-
-/** The part of the instance registry that DeviceLeases reads: `alive` other instances, those whose record still `beats`, a fence to fire by hand. */
-function registry() {
-  const fenced: (() => void)[] = []
-  const registry = {
-    id: 'instance-a',
-    standing: true,
-    fenceCount: 0,
-    alive: new Set<string>(),
-    beats: new Set<string>(),
-    /** The ids confirmGone was asked about. */
-    asked: [] as string[],
-    isAlive: (id: string) => id === registry.id || registry.alive.has(id),
-    confirmGone: async (id: string) => (registry.asked.push(id), !registry.beats.has(id)),
-    setLoad: () => {},
-    liveRecords: [],
-    get view() {
-      return registry
-    },
-    events: { on: (_event: 'fence', listener: () => void) => void fenced.push(listener) },
-    fence() {
-      registry.fenceCount++
-      for (const listener of fenced) listener()
-    },
-  }
-  return registry
-}
 
 /** A transport of one session state for every device, counting connects and disconnects. */
 function sessions(state = 'closed') {
@@ -69,13 +43,13 @@ function sessions(state = 'closed') {
   return transport
 }
 
-function leasesOf(storage: Storage, instances: ReturnType<typeof registry>, transport: ReturnType<typeof sessions>): DeviceLeases {
+function leasesOf(storage: Storage, instances: ReturnType<typeof fakeRegistry>, transport: ReturnType<typeof sessions>): DeviceLeases {
   return new DeviceLeases(storage, new KeyedLock(), instances as unknown as Instances, transport as unknown as Transport, { clustered: true }, silentLogger)
 }
 
 test('a heartbeat finding a closed session whose lease another live instance took since lets the device go and opens nothing here', async () => {
   const store = memoryStorage()
-  const instances = registry()
+  const instances = fakeRegistry()
   instances.alive.add('instance-b')
   const transport = sessions()
   const leases = leasesOf(store, instances, transport)
@@ -91,7 +65,7 @@ test('a heartbeat finding a closed session whose lease another live instance too
 
 test("verify lets go of a lease another instance took at a higher epoch and closes its session; the others' stay", async () => {
   const store = memoryStorage()
-  const instances = registry()
+  const instances = fakeRegistry()
   instances.alive.add('instance-b')
   const transport = sessions()
   const leases = leasesOf(store, instances, transport)
@@ -109,7 +83,7 @@ test("verify lets go of a lease another instance took at a higher epoch and clos
 
 test('a take of a lease whose owner a stale view counts gone, but whose record still beats, is refused', async () => {
   const store = memoryStorage()
-  const instances = registry() // instance-b is not alive by the last registry read...
+  const instances = fakeRegistry() // instance-b is not alive by the last registry read...
   instances.beats.add('instance-b') // ...but its record, read now, has moved on
   const transport = sessions()
   const leases = leasesOf(store, instances, transport)
@@ -128,7 +102,7 @@ test('a take of a lease whose owner a stale view counts gone, but whose record s
 
 test('a take a fence interrupts during its compare-and-set is not kept, even when the instance stands again at once', async () => {
   const store = memoryStorage()
-  const instances = registry()
+  const instances = fakeRegistry()
   let fenceDuringTake = false
   const storage: Storage = {
     ...store,
