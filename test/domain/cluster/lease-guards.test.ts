@@ -47,12 +47,17 @@ function leasesOf(storage: Storage, instances: ReturnType<typeof fakeRegistry>, 
   return new DeviceLeases(storage, new KeyedLock(), instances as unknown as Instances, transport as unknown as Transport, { clustered: true }, silentLogger)
 }
 
-test('a heartbeat finding a closed session whose lease another live instance took since lets the device go and opens nothing here', async () => {
+/** Device leases of instance-a on a memory store, instance-b alive beside it. */
+function withLiveInstanceB() {
   const store = memoryStorage()
   const instances = fakeRegistry()
   instances.alive.add('instance-b')
   const transport = sessions()
-  const leases = leasesOf(store, instances, transport)
+  return { store, instances, transport, leases: leasesOf(store, instances, transport) }
+}
+
+test('a heartbeat finding a closed session whose lease another live instance took since lets the device go and opens nothing here', async () => {
+  const { store, transport, leases } = withLiveInstanceB()
   assert.ok(await leases.open('d1'))
   transport.state = 'closed' // closed under it (a fence, a network drop)...
   await store.set('device-lease:d1', { owner: 'instance-b', epoch: 2 }) // ...and taken over meanwhile
@@ -64,11 +69,7 @@ test('a heartbeat finding a closed session whose lease another live instance too
 })
 
 test("verify lets go of a lease another instance took at a higher epoch and closes its session; the others' stay", async () => {
-  const store = memoryStorage()
-  const instances = fakeRegistry()
-  instances.alive.add('instance-b')
-  const transport = sessions()
-  const leases = leasesOf(store, instances, transport)
+  const { store, transport, leases } = withLiveInstanceB()
   assert.ok(await leases.open('d1'))
   assert.ok(await leases.open('d2'))
   assert.is(leases.epochOf('d1'), 1)
