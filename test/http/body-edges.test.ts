@@ -68,4 +68,19 @@ test('a gzip-compressed JSON body is read', async ({ t, authkey }) => {
   })
   assert.is(a.status, 200, a.text)
 })
+
+test('a multipart body of exactly bodyLimit bytes is read; one declared a byte over is 413 at once', async ({ t, authkey }) => {
+  const multipart = (size: number) => {
+    const part = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+    const head = part('authkey', authkey) + part('message', 'loja') + part('checkDispositivo', 'true')
+    const empty = head + part('x', '') + '--B--\r\n'
+    return head + part('x', 'x'.repeat(size - Buffer.byteLength(empty))) + '--B--\r\n'
+  }
+  const type = { 'content-type': 'multipart/form-data; boundary=B' }
+  assert.is(Buffer.byteLength(multipart(LIMIT)), LIMIT)
+  const atLimit = await sendRaw(`${t.url}/api/developer`, multipart(LIMIT), type)
+  assert.is.not(atLimit.status, 413, atLimit.text)
+  assert.is((await sendRaw(`${t.url}/api/developer`, multipart(LIMIT + 1), type)).status, 413)
+})
+
 test.run()
