@@ -83,12 +83,7 @@ export class DueWork<R> {
     return this.inFlight.has(key)
   }
 
-  /** Whether close() has begun: a run under way should start nothing it could not finish within the grace. */
-  get closing(): boolean {
-    return this.closed
-  }
-
-  /** Aborted (with a ShutdownAbort) as close() begins: work not yet begun then must not begin (the shutdown signal aborts work under way, at the grace's end). */
+  /** Aborted (with a ShutdownAbort) as close() begins: a run under way starts nothing it could not finish within the grace (the shutdown signal aborts work under way, at the grace's end). */
   get closingSignal(): AbortSignal {
     return this.stopping.signal
   }

@@ -30,7 +30,6 @@ type Outcome = { status?: number; retryAfter?: string; error?: string; notBegun?
 /** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), and whether the loop is closing (no POST starts then). */
 interface DeliveryLoop {
   isRunning(key: string): boolean
-  readonly closing: boolean
   readonly closingSignal: AbortSignal
 }
 
@@ -58,7 +57,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     if (!url) return bury(key, record, 'no-webhook', {})
 
     // Closing since this attempt began (its claim and reads took a while): no POST now, for one the grace would cut short could have reached its receiver and be sent again.
-    if (loopOf().closing) {
+    if (loopOf().closingSignal.aborted) {
       await store.retryLater(key, deps.liveness.id, { dueAt: now, counted: false })
       return undefined
     }
