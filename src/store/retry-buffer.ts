@@ -110,6 +110,13 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
 
 const [RETRY_FIRST_MS, RETRY_MAX_MS, MEMORY_MAX_BYTES] = [1000, 30_000, 64 * 2 ** 20]
 
+let lastTakenStamp = 0
+
+/** The time (ms) in a `.taken` file's name, never the same twice in this process: two takeovers in one millisecond renamed onto one name, the second replaced a file the first had to leave (its copy failed) or failed itself, left untaken. */
+function takenStamp(): number {
+  return (lastTakenStamp = Math.max(Date.now(), lastTakenStamp + 1))
+}
+
 /** A file a gone process spilled that SpillFile.prepare could not take over, and why. */
 interface SpillTakeoverFailure {
   file: string
@@ -145,7 +152,7 @@ export class SpillFile {
   }
 
   /**
-   * Create the folder (0700) and take over the files left by gone processes of this host; resolves with the files that could not be
+   * Create the folder (0700) and take over the files left by gone processes of this host, in name order (each renamed to a `.taken` name of its own first); resolves with the files that could not be
    * taken over (each skipped and left where it is for a later start: one that cannot be read must not stop this process spilling, nor
    * what waits behind the buffer from going out). A folder that cannot be made rejects, and is tried again at the next call.
    */
@@ -153,11 +160,11 @@ export class SpillFile {
     this.prepared ??= (async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 })
       const failures: SpillTakeoverFailure[] = []
-      for (const file of await readdir(this.dir)) {
+      for (const file of (await readdir(this.dir)).sort()) {
         const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?\\.jsonl(\\.closing|\\.\\d+\\.taken)?$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1)) continue
         if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
-        const taken = `${this.path}.${Date.now()}.taken`
+        const taken = `${this.path}.${takenStamp()}.taken`
         if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
         try {
           const { lines, bytes } = await appendFileTail(taken, 0, this.path)

@@ -123,17 +123,25 @@ test("a line cut short in a gone process's spill file (killed mid-append) is ski
 test("a gone process's spill file that cannot be taken over is logged and left for the next start: the others are replayed, and this process still spills", async () => {
   const dir = tempDir('zapgate-retry-')
   const host = hostname().replace(/[^A-Za-z0-9.]/g, '_')
-  const [goneA, goneB] = [spawnSync(globalThis.process.execPath, ['-e', '0']).pid, spawnSync(globalThis.process.execPath, ['-e', '0']).pid]
+  const gone = [spawnSync(globalThis.process.execPath, ['-e', '0']).pid, spawnSync(globalThis.process.execPath, ['-e', '0']).pid]
   // A copy that fails (an I/O error, a full disk) stands as a directory under a spill file's name (EISDIR); the other file is whole.
-  mkdirSync(join(dir, `test-${host}-${goneA}.jsonl`))
-  writeFileSync(join(dir, `test-${host}-${goneB}.jsonl`), '1\n2\n')
+  // The failing one is taken first (files are taken in name order) and both in the same millisecond: the one it leaves must not stand in the other's way.
+  const [failing, whole] = gone.map(pid => `test-${host}-${pid}.jsonl`).sort() as [string, string]
+  mkdirSync(join(dir, failing))
+  writeFileSync(join(dir, whole), '1\n2\n')
   const errors: { msg: string; file?: string }[] = []
   const logger = { ...silentLogger, error: (fields: { file?: string }, msg: string) => void errors.push({ msg, file: fields.file }) }
   const { store, process } = flakyStore()
   store.down = false
   const spill = new SpillFile(dir, 'test')
   const buffer = createRetryBuffer<number>({ what: 'numbers', process, logger, spill, memoryLimit: 1 })
-  await buffer.start() // not thrown
+  const now = Date.now
+  Date.now = () => 1_700_000_000_000
+  try {
+    await buffer.start() // not thrown
+  } finally {
+    Date.now = now
+  }
   await waitFor(() => store.taken.length === 2, 5000, 'the replay of the readable file')
   assert.equal(store.taken, [1, 2])
   assert.is(errors.length, 1)
