@@ -55,11 +55,31 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     }
     if (delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
     delayMs = RETRY_FIRST_MS
+    // Emptied by an offer of its own (the store answered again): the backed-off timer goes too, or the next outage's first retry would wait for it.
+    clearTimeout(timer)
+    timer = undefined
   }
   // One offer at a time; it ends in a later tick (one with nothing to offer too), after `flushing` was set.
   const flush = (): Promise<void> => (flushing ??= offer().finally(() => (flushing = undefined)))
+  // At close: offer what waits once more, then what is left into the spill file.
+  const putAway = async (): Promise<void> => {
+    await flush()
+    if (memory.length === 0) return
+    if (!spill) return void logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
+    const items = memory.splice(0)
+    try {
+      await spill.putBack(items) // before the unread lines: it is older
+      logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
+    } catch (err) {
+      // The file's older lines stay; of these, those written before the failure are in its `.closing` file, replayed at the next start.
+      logger.error(
+        { err, count: items.length, file: spill.path },
+        `${what} lost (up to this many): the store was still down when the gateway stopped and the spill file could not be written`,
+      )
+    }
+  }
   return {
-    /** Replay what a gone process of this host left in its spill file (call once, at start). */
+    /** Replay what a gone process of this host, or a closed buffer of this process, left in its spill file (call once, at start). */
     async start(): Promise<void> {
       for (const { file, err } of (await spill?.prepare()) ?? [])
         logger.error({ err, file }, `${what} a gone process spilled could not be taken over; left in that file for the next start`)
@@ -90,19 +110,10 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     async close(): Promise<void> {
       closed = true
       clearTimeout(timer)
-      await flush()
-      if (memory.length === 0) return
-      if (!spill) return void logger.error({ count: memory.length }, `${what} lost: the store was still down when the gateway stopped`)
-      const items = memory.splice(0)
       try {
-        await spill.putBack(items) // before the unread lines: it is older
-        logger.error({ count: spill.size, file: spill.path }, `${what} kept in a spill file: the store was still down when the gateway stopped`)
-      } catch (err) {
-        // The file's older lines stay; of these, those written before the failure are in its `.closing` file, replayed at the next start.
-        logger.error(
-          { err, count: items.length, file: spill.path },
-          `${what} lost (up to this many): the store was still down when the gateway stopped and the spill file could not be written`,
-        )
+        await putAway()
+      } finally {
+        spill?.release()
       }
     },
   }
@@ -111,6 +122,12 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
 const [RETRY_FIRST_MS, RETRY_MAX_MS, MEMORY_MAX_BYTES] = [1000, 30_000, 64 * 2 ** 20]
 
 let lastTakenStamp = 0
+
+/** The files the SpillFiles of this process hold (a file is let go by `release`, its buffer closed). */
+const heldSpillFiles = new Set<string>()
+
+/** SpillFiles made in this process per folder and name: each one past the first gets a file of its own (`.<n>` before `.jsonl`). */
+const spillFilesMade = new Map<string, number>()
 
 /** The time (ms) in a `.taken` file's name, never the same twice in this process: two takeovers in one millisecond renamed onto one name, the second replaced a file the first had to leave (its copy failed) or failed itself, left untaken. */
 function takenStamp(): number {
@@ -123,7 +140,12 @@ interface SpillTakeoverFailure {
   err: unknown
 }
 
-/** A RetryBuffer's overflow: a JSON-lines file per process (`<name>-<host>-<pid>[-<ticks>-<boot>].jsonl`), taking over gone processes' files of this host, with the `.taken` ones their killed takeovers left and the `.closing` one a crashed close() left (its events in memory are only there; some may be recorded twice, none is lost). */
+/**
+ * A RetryBuffer's overflow: a JSON-lines file per buffer (`<name>-<host>-<pid>[-<ticks>-<boot>][.<n>].jsonl`: `.<n>` for the
+ * n-th one of that name in the process, two gateways of one process on one store, or one made after another closed), taking over
+ * the files of gone processes of this host and those this process's closed buffers let go, with the `.taken` ones their killed
+ * takeovers left and the `.closing` one a crashed close() left (its events in memory are only there; some may be recorded twice, none is lost).
+ */
 export class SpillFile {
   readonly path: string
   /** Byte offset of the first line not read back yet. */
@@ -138,7 +160,15 @@ export class SpillFile {
     private readonly dir: string,
     private readonly name: string,
   ) {
-    this.path = join(dir, `${name}-${hostTag()}-${stampTag(ownStamp())}.jsonl`)
+    const made = spillFilesMade.get(join(dir, name)) ?? 0
+    spillFilesMade.set(join(dir, name), made + 1)
+    this.path = join(dir, `${name}-${hostTag()}-${stampTag(ownStamp())}${made === 0 ? '' : `.${made}`}.jsonl`)
+    heldSpillFiles.add(this.path)
+  }
+
+  /** Let go of the file (its buffer closed): what it still holds is taken over by the next SpillFile of this name made in this process, or at the next start. */
+  release(): void {
+    heldSpillFiles.delete(this.path)
   }
 
   /** Lines waiting to be read back. */
@@ -152,7 +182,7 @@ export class SpillFile {
   }
 
   /**
-   * Create the folder (0700) and take over the files left by gone processes of this host, in name order (each renamed to a `.taken` name of its own first); resolves with the files that could not be
+   * Create the folder (0700) and take over the files left by gone processes of this host and those this process let go, in name order (each renamed to a `.taken` name of its own first); resolves with the files that could not be
    * taken over (each skipped and left where it is for a later start: one that cannot be read must not stop this process spilling, nor
    * what waits behind the buffer from going out). A folder that cannot be made rejects, and is tried again at the next call.
    */
@@ -161,9 +191,11 @@ export class SpillFile {
       await mkdir(this.dir, { recursive: true, mode: 0o700 })
       const failures: SpillTakeoverFailure[] = []
       for (const file of (await readdir(this.dir)).sort()) {
-        const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?\\.jsonl(\\.closing|\\.\\d+\\.taken)?$`).exec(file)
-        if (!owner || file === this.path.slice(this.dir.length + 1)) continue
-        if (owner[1] !== hostTag() || processAlive(stampOfFile(owner))) continue
+        const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?(?:\\.\\d+)?\\.jsonl(\\.closing|\\.\\d+\\.taken)?$`).exec(file)
+        if (!owner || file === this.path.slice(this.dir.length + 1) || owner[1] !== hostTag()) continue
+        // This process's own: taken over once no SpillFile of it holds the file it came from (its buffer closed); another's once that process is gone.
+        const ofThisProcess = file.startsWith(`${this.name}-${owner[1]}-${stampTag(ownStamp())}.`)
+        if (ofThisProcess ? heldSpillFiles.has(join(this.dir, file.replace(/\.closing$|\.\d+\.taken$/, ''))) : processAlive(stampOfFile(owner))) continue
         const taken = `${this.path}.${takenStamp()}.taken`
         if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
         try {
