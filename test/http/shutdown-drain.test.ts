@@ -78,6 +78,30 @@ test('close({ graceMs }) goes on once the grace time is over, without the reques
   }
 })
 
+test('a request in flight when the drain starts is answered 200 with Connection: close, and its kept-alive connection is closed', async ctx => {
+  const files = await fileServer({ '/lento.png': { body: pngBytes(), type: 'image/png', delayMs: 500 } })
+  try {
+    const t = (ctx.t = await startGateway({ allowPrivateUrls: true, rateLimit: false }))
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511900000004')
+    const socket = await openSocket(t.url)
+    const first = await exchange(socket, rawPost('/api/auth', {}))
+    assert.match(first, /\r\nConnection: keep-alive\r\n/i, 'kept alive before the drain')
+    // In flight: its media download answers after 500 ms.
+    const inFlight = exchange(socket, rawPost('/api/create-message', { appkey: 'loja', authkey, to: CONTACT, file: `${files.url}/lento.png` }))
+    await waitUntil(() => files.requests.length === 1)
+    const closed = t.gateway.close()
+    const answer = await inFlight
+    assert.match(answer, /^HTTP\/1\.1 200/)
+    assert.match(answer, /\r\nConnection: close\r\n/i)
+    await new Promise(resolve => (socket.destroyed ? resolve(undefined) : socket.once('close', resolve)))
+    await closed
+    assert.is(t.network.inbox(CONTACT).length, 1, 'the answered send reached the network')
+  } finally {
+    await files.stop()
+  }
+})
+
 test.run()
 
 // --- Helpers ---
@@ -88,4 +112,9 @@ async function waitUntil(check: () => boolean, timeoutMs = 10_000): Promise<void
     if (Date.now() > deadline) throw new Error('timed out')
     await new Promise(resolve => setTimeout(resolve, 10))
   }
+}
+
+/** A tiny valid PNG. */
+function pngBytes(): Buffer {
+  return Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==', 'base64')
 }

@@ -69,4 +69,19 @@ test('scheduled with its record landing after the whole deletion: 404, nothing s
   await assertTakenBack(ctx, await scheduling)
 })
 
+test('scheduled with its record landing after the removal hooks, while the device is still being deleted (its record not yet removed): 404, nothing stored, the quota place free', async context => {
+  const ctx = await setUp(context)
+  const storing = ctx.store.pause('set', 'schedule:') // the request is past authentication, its item not yet stored
+  const scheduling = schedule(ctx, ctx.device.appkey)
+  await storing.reached
+  const removing = ctx.store.pause('delete', `device:${ctx.device.id}`) // the device marked, its hooks done (no schedule of it listed), its record still there
+  const deleting = deleteDevice(ctx)
+  await removing.reached
+  storing.release()
+  const scheduled = await scheduling
+  removing.release()
+  assert.is((await deleting).status, 200)
+  await assertTakenBack(ctx, scheduled)
+})
+
 test.run()

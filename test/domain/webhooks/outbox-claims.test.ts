@@ -12,7 +12,7 @@ import { silentLogger } from '../../../src/logger.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
-import { changingDevice, device, devices, lateRecord, message, outbox, settings } from '../../helpers/outbox.ts'
+import { changingDevice, device, devices, lateRecord, message, outbox, recordingSender, settings } from '../../helpers/outbox.ts'
 
 /** The claims (leases) of the outbox's records: who may attempt an event while another attempt of it is under way, and what a hand-back records. */
 const test = suite('WebhookOutbox: claims on a record')
@@ -150,6 +150,44 @@ test("an attempt handed back by a graceful stop (its POST still in the sender's 
   const [, stored] = await onlyRecord(storage)
   assert.is(stored.attempts, 0, 'no attempt counted')
   assert.is(stored.lease, undefined, 'the claim released')
+})
+
+test('an event whose claim another live process holds is looked at again when that claim runs out, once, not over and over meanwhile; then delivered once', async () => {
+  const shared = memoryStorage()
+  const alive = new Set(['A', 'B'])
+  const key = outboxKey('d1', 'e1')
+  // B's view of the store, counting its reads of the record (each look at it: a claim attempt reads it first).
+  const mine = shared.connectAgain()
+  let looks = 0
+  const counting: Storage = { ...mine, get: <T>(k: string) => (k === `webhook-outbox:${key}` && looks++, mine.get<T>(k)) }
+  const sender = recordingSender()
+  let looksAtPost = 0
+  const b = processOf(counting, liveness('B', alive), { send: delivery => ((looksAtPost = looks), sender.send(delivery)) })
+  await b.start()
+  // A pending event of d1 that live process A is attempting under a 400 ms claim, and its dead letter (a dead-lettering cut short); B redrives it.
+  const now = Date.now()
+  const event = {
+    id: 'e1',
+    deviceId: 'd1',
+    accountId: 'acc',
+    event: 'Texto' as const,
+    body: JSON.stringify({ event: 'Texto', text: 'e1' }),
+    createdAt: now,
+    attempts: 0,
+  }
+  await shared.set(`webhook-outbox:${key}`, { ...event, dueAt: now, owner: 'A', lease: newClaim('A', 400) } satisfies OutboxRecord)
+  await shared.set('webhook-dead:e1', { ...event, deadAt: now, reason: 'max-age' })
+  assert.ok(await b.redrive('e1'))
+  const redriven = looks
+  await waitFor(() => sender.sent.length === 1, 5_000, "B's delivery once A's claim ran out")
+  assert.ok(
+    looksAtPost - redriven <= 5,
+    `B looked at the event ${looksAtPost - redriven} times before its POST: once, then again when A's claim ran out (a look a millisecond early aside)`,
+  )
+  await sleep(100)
+  assert.is(sender.sent.length, 1, 'delivered once')
+  assert.is(await b.pending(), 0)
+  await b.close()
 })
 
 test.run()
