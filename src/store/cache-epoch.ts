@@ -41,7 +41,11 @@ export function cacheEpoch(storage: Storage, pollMs: number, logger: Logger) {
     /** Tell every process (this one at once) that cached records may be stale. */
     async bump(): Promise<void> {
       forgetAll()
-      seen = await atomicSteps(storage).increment(KEY, 1)
+      const before = seen
+      const now = await atomicSteps(storage).increment(KEY, 1)
+      // Another process bumped it meanwhile (its value skipped): what was cached since the forget above may predate its change.
+      if (now !== (typeof before === 'number' ? before : 0) + 1) forgetAll()
+      seen = now
     },
     /** Stop polling. */
     stop: (): void => clearInterval(timer),

@@ -161,7 +161,18 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     },
 
     /** Stop the timer and wait for the sends under way. */
-    close: (): Promise<void> => work.close(),
+    async close(): Promise<void> {
+      await work.close()
+      // Outcomes the store did not take yet (their retry still waiting): recorded now, all at once (a store still down costs one time-out), else the next process sends them again.
+      await Promise.all(
+        [...outcomes].map(([key, record]) =>
+          record().then(
+            () => void outcomes.delete(key),
+            err => logger.error({ err, key }, 'the outcome of a scheduled send could not be recorded at close: the next process may send it again'),
+          ),
+        ),
+      )
+    },
   }
 }
 

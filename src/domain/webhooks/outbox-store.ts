@@ -141,15 +141,19 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       for await (const [, letter] of dead.all()) if ((deviceId ?? letter.deviceId) === letter.deviceId && letters.push(letter) > 2 * limit + 100) newest()
       return newest()
     },
-    /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero); the new record (the pending one when a dead-lettering cut short left it: overwriting it would drop the lease of an attempt under way), or undefined. */
+    /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero), removing that letter (not a newer one); the new record, or the pending one when a dead-lettering cut short or under way left it (overwriting it would drop the lease of an attempt under way; the letter then stays: the record may yet be removed by that dead-lettering), or undefined. */
     async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
-      const letter = await dead.get(id)
-      if (!letter) return undefined
-      const { deviceId, accountId, event, body } = letter
-      const [key, record] = [outboxKey(deviceId, id), newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)]
-      const pending = (await records.create(key, record)) ? undefined : await records.get(key)
-      await dead.remove(id)
-      return pending ?? record
+      for (;;) {
+        const letter = await dead.get(id)
+        if (!letter) return undefined
+        const { deviceId, accountId, event, body } = letter
+        const [key, record] = [outboxKey(deviceId, id), newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)]
+        // Only the letter read, and only once this call put the event back: a newer letter (the event buried again meanwhile) stays.
+        if (await records.create(key, record)) return (await dead.removeIfEqual(id, letter), record)
+        // Still pending (a dead-lettering cut short, or one under way): its letter stays, for that dead-lettering may yet remove the record.
+        const pending = await records.get(key)
+        if (pending) return pending
+      }
     },
     /** Delete a dead letter; true when it existed. */
     discard: (id: string): Promise<boolean> => dead.remove(id),
