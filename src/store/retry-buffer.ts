@@ -182,7 +182,7 @@ export class SpillFile {
   }
 
   /**
-   * Create the folder (0700) and take over the files left by gone processes of this host and those this process let go, in name order (each renamed to a `.taken` name of its own first); resolves with the files that could not be
+   * Create the folder (0700) and take over the files left by gone processes of this host and those this process let go, in arrival order (byArrival; each renamed to a `.taken` name of its own first); resolves with the files that could not be
    * taken over (each skipped and left where it is for a later start: one that cannot be read must not stop this process spilling, nor
    * what waits behind the buffer from going out). A folder that cannot be made rejects, and is tried again at the next call.
    */
@@ -190,7 +190,7 @@ export class SpillFile {
     this.prepared ??= (async () => {
       await mkdir(this.dir, { recursive: true, mode: 0o700 })
       const failures: SpillTakeoverFailure[] = []
-      for (const file of (await readdir(this.dir)).sort()) {
+      for (const file of (await readdir(this.dir)).sort(byArrival)) {
         const owner = new RegExp(`^${this.name}-([^-]+)-(\\d+)(?:-(\\d+)-([0-9a-f]{8}))?(?:\\.\\d+)?\\.jsonl(\\.closing|\\.\\d+\\.taken)?$`).exec(file)
         if (!owner || file === this.path.slice(this.dir.length + 1) || owner[1] !== hostTag()) continue
         // This process's own: taken over once no SpillFile of it holds the file it came from (its buffer closed); another's once that process is gone.
@@ -271,6 +271,18 @@ export class SpillFile {
     await emptied
     return items.filter(item => item !== undefined)
   }
+}
+
+/** Spill files in the order their events arrived: of one file, what a killed takeover was moving into it (`.<time>.taken`, oldest first), then what a crashed close() was putting back in front of its unread lines (`.closing`), then the file itself. */
+function byArrival(a: string, b: string): number {
+  const [x, y] = [arrivalKey(a), arrivalKey(b)]
+  return x < y ? -1 : x > y ? 1 : 0
+}
+
+function arrivalKey(file: string): string {
+  const leftover = /^(.*\.jsonl)(?:\.(\d+)\.taken|(\.closing))$/.exec(file)
+  if (!leftover) return `${file}\u0000 2`
+  return leftover[2] !== undefined ? `${leftover[1]}\u0000 0 ${leftover[2].padStart(16, '0')}` : `${leftover[1]}\u0000 1`
 }
 
 /** `<pid>-<start ticks>-<boot id, 8 characters>`, or the pid alone where the platform tells no start time. */

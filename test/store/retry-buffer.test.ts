@@ -125,7 +125,7 @@ test("a gone process's spill file that cannot be taken over is logged and left f
   const host = hostname().replace(/[^A-Za-z0-9.]/g, '_')
   const gone = [spawnSync(globalThis.process.execPath, ['-e', '0']).pid, spawnSync(globalThis.process.execPath, ['-e', '0']).pid]
   // A copy that fails (an I/O error, a full disk) stands as a directory under a spill file's name (EISDIR); the other file is whole.
-  // The failing one is taken first (files are taken in name order) and both in the same millisecond: the one it leaves must not stand in the other's way.
+  // The failing one is taken first (files are taken in name order, leftovers of one file before it) and both in the same millisecond: the one it leaves must not stand in the other's way.
   const [failing, whole] = gone.map(pid => `test-${host}-${pid}.jsonl`).sort() as [string, string]
   mkdirSync(join(dir, failing))
   writeFileSync(join(dir, whole), '1\n2\n')
