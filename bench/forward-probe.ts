@@ -14,13 +14,16 @@
  * (each sleep a wake-up paid: bench/lib/process.ts eventLoopSleeps). With BENCH_RATE=<requests a second> every run sends
  * at that rate (open loop) instead of as fast as answered: CPU per request depends on the rate (at a
  * lower rate fewer requests share each wake-up and socket write), and a forward halves the closed-loop
- * rate, so a fixed rate both sides keep compares like with like.
+ * rate, so a fixed rate both sides keep compares like with like. autocannon spends such a rate as a
+ * burst at the start of every second; with BENCH_PACED=<requests a second> the requests leave evenly
+ * spaced instead (bench/lib/paced-load.ts), as from many independent clients.
  *
  *     node --conditions=source --import tsx bench/forward-probe.ts [forwarded | direct]
  */
 import { linkDevices, startCluster, type BenchCluster } from './lib/cluster.ts'
 import { measuredCpu, type Measured } from './lib/cpu-per-request.ts'
 import { load } from './lib/load.ts'
+import { pacedLoad } from './lib/paced-load.ts'
 import { startServer } from './lib/process.ts'
 import { redisUrl } from './lib/redis.ts'
 import { median, note } from './lib/report.ts'
@@ -29,6 +32,7 @@ import { clearStore } from './lib/stores.ts'
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4)
 const RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined
+const PACED = process.env.BENCH_PACED ? Number(process.env.BENCH_PACED) : undefined
 const only = process.argv[2] as 'forwarded' | 'direct' | undefined
 const path = '/api/create-message'
 
@@ -50,7 +54,9 @@ try {
     if (bodies.length === 0) throw new Error('instance A holds no device')
     note(`${build}: A (holder) pid ${a.child.pid}, B pid ${b.child.pid}`)
     const to = (url: string) => (seconds: number) =>
-      load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0, ...(RATE ? { rate: RATE } : {}) })
+      PACED
+        ? pacedLoad({ url, path, body: undefined, bodies, connections: 8, seconds, rate: PACED })
+        : load({ url, path, body: undefined, bodies, connections: 8, seconds, warmupSeconds: 0, ...(RATE ? { rate: RATE } : {}) })
     if (only !== 'forwarded') sides.push({ name: `${build} direct`, run: measuredCpu(sim, [a, b], to(a.url)) })
     if (only !== 'direct') sides.push({ name: `${build} forwarded`, run: measuredCpu(sim, [a, b], to(b.url)) })
   }
