@@ -33,44 +33,18 @@ test('a read during a slow write gets the old value, and the next read the new o
 })
 
 test('a read under way when a write begins does not fill the cache with the value it read', async () => {
-  const base = memoryStorage()
-  let release: (() => void) | undefined
-  const storage: Storage = {
-    ...base,
-    get: async <T>(key: string) => {
-      const value = await base.get<T>(key)
-      if (!release) await new Promise<void>(resolve => (release = resolve))
-      return value
-    },
-  }
-  await base.set('rec:1', { n: 1 })
-  const records = cached(storage)
-  const reading = records.get('1')
-  await tick()
+  const { records, reading, release } = await readHeldAtStore()
   await records.put('1', { n: 2 })
-  release!()
+  release()
   assert.equal(await reading, { n: 1 })
   assert.equal(await records.get('1'), { n: 2 })
 })
 
 test('a read under way when forget() drops the cache (another process changed the record) does not put the value it read back in the cache', async () => {
-  const base = memoryStorage()
-  let release: (() => void) | undefined
-  const storage: Storage = {
-    ...base,
-    get: async <T>(key: string) => {
-      const value = await base.get<T>(key)
-      if (!release) await new Promise<void>(resolve => (release = resolve))
-      return value
-    },
-  }
-  await base.set('rec:1', { n: 1 })
-  const records = cached(storage)
-  const reading = records.get('1')
-  await tick()
+  const { base, records, reading, release } = await readHeldAtStore()
   await base.set('rec:1', { n: 2 }) // another process's write, straight to the store
   records.forget() // the epoch moved: this process drops what it cached
-  release!()
+  release()
   assert.equal(await reading, { n: 1 }, 'the read began before the change')
   assert.equal(await records.get('1'), { n: 2 }, 'the next read sees the change, not the old value cached by the read under way')
   assert.equal(records.peek('1'), { n: 2 })
@@ -94,5 +68,24 @@ test("another process's bump of the epoch drops this process's cached records wi
     mine.stop()
   }
 })
+
+/** Records over a store whose first read is held once it has read (`release` lets it go), with that read of rec 1 ({ n: 1 }) under way. */
+async function readHeldAtStore() {
+  const base = memoryStorage()
+  let release: (() => void) | undefined
+  const storage: Storage = {
+    ...base,
+    get: async <T>(key: string) => {
+      const value = await base.get<T>(key)
+      if (!release) await new Promise<void>(resolve => (release = resolve))
+      return value
+    },
+  }
+  await base.set('rec:1', { n: 1 })
+  const records = cached(storage)
+  const reading = records.get('1')
+  await tick()
+  return { base, records, reading, release: () => release!() }
+}
 
 test.run()

@@ -11,18 +11,9 @@ import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
 import { ownStamp } from '../../src/store/process-alive.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { tempDir } from '../helpers/standalone.ts'
+import { flakyStore } from '../helpers/flaky-store.ts'
 
 const test = suite('RetryBuffer: work the store refused, kept in order, in memory then in a spill file')
-
-/** A store that refuses everything while `down`, and records what it took. */
-function flakyStore() {
-  const store = { down: true, taken: [] as number[] }
-  const process = async (item: number) => {
-    if (store.down) throw new Error('store down')
-    store.taken.push(item)
-  }
-  return { store, process }
-}
 
 test('items past the memory limit go to the spill file, and all are done in arrival order once the store answers', async () => {
   const dir = tempDir('zapgate-retry-')

@@ -5,21 +5,12 @@ import { silentLogger } from '../../src/logger.ts'
 import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { tempDir } from '../helpers/standalone.ts'
+import { flakyStore } from '../helpers/flaky-store.ts'
 
 const test = suite('Spill files of two retry buffers of one name in one process (two gateways on one store, or one made after another closed)')
 
-/** A store that refuses everything while `down`, and records what it took. */
-function flakyStore() {
-  const store = { down: true, taken: [] as number[] }
-  const process = async (item: number) => {
-    if (store.down) throw new Error('store down')
-    store.taken.push(item)
-  }
-  return { store, process }
-}
-
 // src/wiring.ts builds `new SpillFile(resolved.spillDir, \`webhooks-${storeId}\`)` for each gateway: two gateways of one
-// process on one store (same store id, default spillDir) get two SpillFiles with one path.
+// process on one store (same store id, default spillDir) got two SpillFiles with one path, each reading and deleting the other's lines.
 test('each gateway replays every item it spilled', async () => {
   const dir = tempDir('zapgate-race-')
   const [a, b] = [flakyStore(), flakyStore()]
