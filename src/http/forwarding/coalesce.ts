@@ -125,8 +125,9 @@ async function forwardBatch(batch: Waiting[], arrived: () => void, unbatched: ()
     if (!type.startsWith(NDJSON)) {
       const timer = setTimeout(() => answer.body.destroy(new ForwardFailedError('timeout')), Math.max(1, deadline - Date.now()))
       const text = await answer.body.text().finally(() => clearTimeout(timer))
-      // No batch path there (an instance of a version before batches, in a rolling upgrade: its host's 404): nothing ran, so each goes alone.
-      if (answer.statusCode === 404 && !type.includes('json')) return void (unbatched(), pending.forEach(sendAlone), pending.clear())
+      // No batch path there (an instance of a version before batches, in a rolling upgrade: its host's 404, text or JSON as the host words it;
+      // the batch path itself never answers 404): nothing ran, so each goes alone.
+      if (answer.statusCode === 404) return void (unbatched(), pending.forEach(sendAlone), pending.clear())
       // Refused as a whole (shutting down, a bad signature): that answer is each forward's, as a plain forward would have had it.
       const whole = holderAnswer(answer.statusCode, answer.headers, text)
       for (const waiting of pending) waiting.resolve(whole)
