@@ -11,7 +11,7 @@ import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import type { Liveness } from '../../src/domain/instances.ts'
 import { eventId, type OutboxRecord } from '../../src/domain/webhooks/outbox-store.ts'
 import { webhookPayload } from '../../src/domain/webhooks/payload.ts'
-import type { SpillFile } from '../../src/store/retry-buffer.ts'
+import type { SpillFile } from '../../src/store/spill-file.ts'
 import { soloLiveness } from './solo-liveness.ts'
 
 /** The webhook secret every test device signs with. */

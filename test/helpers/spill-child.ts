@@ -9,7 +9,8 @@
  * Prints one JSON line at the end: `{ taken }`, the `n` of each event recorded, in order. Not a test by itself.
  */
 import { silentLogger } from '../../src/logger.ts'
-import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
+import { createRetryBuffer } from '../../src/store/retry-buffer.ts'
+import { SpillFile } from '../../src/store/spill-file.ts'
 
 const [dir, mode, count] = [process.env.SPILL_DIR!, process.env.SPILL_MODE, Number(process.env.SPILL_COUNT ?? 0)]
 const taken: number[] = []

@@ -2,7 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { rmSync } from 'node:fs'
 import { silentLogger } from '../../src/logger.ts'
-import { createRetryBuffer, SpillFile } from '../../src/store/retry-buffer.ts'
+import { createRetryBuffer } from '../../src/store/retry-buffer.ts'
+import { SpillFile } from '../../src/store/spill-file.ts'
 import { tempDir } from '../helpers/standalone.ts'
 
 /** The retry buffer keeps arrival order across its memory and its spill file (docs/api.md: an event arriving meanwhile waits for them). */
