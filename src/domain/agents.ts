@@ -126,7 +126,8 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     if (!done.agent) {
       const agent = await agents.activeFor(device)
       if (!agent || !accounts.active(await accounts.get(device.accountId))) return // suspended or expired: no reply
-      if (!(await flows.take(device.id, contact, message.id, done.tag))) return // handed over again (to this process or another): at most one answer
+      // Handed over again (to this process or another): at most one answer. The sender by its LID first: a redelivery may name its phone too.
+      if (!(await flows.take(device.id, contactKey(message.fromLid ?? message.from ?? message.chat) ?? contact, message.id, done.tag))) return
       done.agent = agent
     }
     const agent = done.agent

@@ -11,12 +11,18 @@ interface FlowConversation {
   contact: string
   turns: AgentTurn[]
   updatedAt: number
-  /** The answer whose turns were added last (`append`'s `answer`): the same answer adding them again adds nothing. */
-  lastAnswer?: string
+  /** The answers whose turns were added, the last ANSWERS_KEPT (`append`'s `answer`): the same answer adding them again adds nothing, even after others' answers. */
+  answers?: string[]
 }
 
 /** The agent's replies to a contact in a window that lasts `ms` from when each process first saw (or started) it, by its monotonic clock (no clocks compared): a record of its own, which deleting the conversation (operation 19) keeps. */
-type ReplyWindow = { token: string; ms: number; count: number; lastAnswer?: string }
+type ReplyWindow = { token: string; ms: number; count: number; answers?: string[] }
+
+/** How many answers' tags a conversation and a reply window keep: a retry of a write that landed (its answer lost) is recognised after this many answers of the contact by other processes. */
+const ANSWERS_KEPT = 50
+
+/** `answers` with `answer` added, the last ANSWERS_KEPT. */
+const withAnswer = (answers: string[] | undefined, answer: string): string[] => [...(answers ?? []), answer].slice(-ANSWERS_KEPT)
 
 /** How long the store keeps a conversation idle (30 days), a message taken for an answer however often it is handed over again (a day), a reply window (10 minutes: longer than it lasts on any process). */
 const [FLOW_TTL_MS, TAKEN_TTL_MS, WINDOW_TTL_MS] = [30 * 86_400_000, 86_400_000, 10 * 60_000]
@@ -40,24 +46,26 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       return { turns: found?.turns ?? [], replies: live(window)?.count ?? 0 }
     },
     /**
-     * Take the contact's message `messageId` for `answer` (a tag unique to one answer): true for its first taker only, in any process on the
-     * store (one create-if-absent), so a message handed over again is answered once; true again for the same answer (its take landed though
-     * the store did not say so in time, and it asks again).
+     * Take the message `messageId` that `sender` sent the device for `answer` (a tag unique to one answer): true for its first taker only, in any
+     * process on the store (one create-if-absent), so a message handed over again is answered once; true again for the same answer (its take
+     * landed though the store did not say so in time, and it asks again). `sender` names the contact as every delivery of the message does: by
+     * its LID when it has one (a first delivery may name only the LID, a later one the phone too), as the webhook-id does (outbox-store.ts eventId).
      */
-    async take(deviceId: string, contact: string, messageId: string, answer: string): Promise<boolean> {
-      const key = `${deviceId}:${contact}:${messageId}`
+    async take(deviceId: string, sender: string, messageId: string, answer: string): Promise<boolean> {
+      const key = `${deviceId}:${sender}:${messageId}`
       return (await taken.create(key, answer, TAKEN_TTL_MS)) || (await taken.get(key)) === answer
     },
     /** Count one agent reply of `answer` in the current window (a new one when it is over) unless `max` are counted there: true when counted (or counted for that answer already). One compare-and-set decides, so processes on one store never count past `max` together. */
     async countReply(deviceId: string, contact: string, max: number, answer: string): Promise<boolean> {
       let counted = false
       const count = (window: ReplyWindow) =>
-        window.lastAnswer === answer
+        window.answers?.includes(answer)
           ? ((counted = true), undefined)
           : (counted = window.count < max)
-            ? { ...window, count: window.count + 1, lastAnswer: answer }
+            ? { ...window, count: window.count + 1, answers: withAnswer(window.answers, answer) }
             : undefined
-      await windows.update(`${deviceId}:${contact}`, current => count(live(current) ?? started()), WINDOW_TTL_MS)
+      // A new window keeps the answers counted in the one before: a count that landed there is not counted (nor refused) again.
+      await windows.update(`${deviceId}:${contact}`, current => count(live(current) ?? { ...started(), answers: current?.answers }), WINDOW_TTL_MS)
       return counted
     },
     /** Add the turns of `answer` to the contact's conversation, keeping the last `limit` (none for 0); the same answer's turns are added once. */
@@ -66,7 +74,10 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       const keep = (c?: FlowConversation) => [...(c?.turns ?? []), ...added].slice(-limit || Infinity)
       await flows.update(
         `${deviceId}:${contact}`,
-        current => (current?.lastAnswer === answer ? undefined : { deviceId, contact, turns: keep(current), updatedAt: Date.now(), lastAnswer: answer }),
+        current =>
+          current?.answers?.includes(answer)
+            ? undefined
+            : { deviceId, contact, turns: keep(current), updatedAt: Date.now(), answers: withAnswer(current?.answers, answer) },
         FLOW_TTL_MS,
       )
     },

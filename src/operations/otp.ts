@@ -1,5 +1,6 @@
 import { literal, optional, string, type } from '../schema/structs.ts'
 import { GatewayError } from '../errors.ts'
+import { TransportError } from '../ports/transport.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
@@ -29,7 +30,8 @@ export const sendOtp = defineOperation({
       const id = await messaging.messenger.perform(device, { kind: 'send', to, message: { kind: 'text', text } }, { publish: false })
       return { message: 'Código OTP enviado.', id }
     } catch (err) {
-      await withdraw().catch(() => undefined)
+      // Withdrawn only when the code certainly did not go out: a send that stalled or timed out on the network may still reach the phone, whose code must then work.
+      if (!mayHaveBeenSent(err)) await withdraw().catch(() => undefined)
       throw err
     }
   },
@@ -52,3 +54,8 @@ export const verifyOtp = defineOperation({
     return { message: 'OTP válido.', valid: true as const }
   },
 })
+
+/** A send failure whose message may still have reached the network (docs/decisions.md: a stalled send may complete later). */
+function mayHaveBeenSent(err: unknown): boolean {
+  return (err instanceof GatewayError && err.code === 'send-stalled') || (err instanceof TransportError && err.code === 'timeout')
+}
