@@ -1,5 +1,5 @@
 import PQueue from 'p-queue'
-import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap } from '@whiskeysockets/baileys'
+import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap, SignalKeyStore } from '@whiskeysockets/baileys'
 import type { Storage } from 'zapgate'
 import type { BaileysModule } from './types.ts'
 
@@ -23,6 +23,10 @@ export interface StoredAuthState {
   clear(): Promise<void>
   /** Resolve once every credential and key write started so far has reached the store. */
   flush(): Promise<void>
+  /** The key store to hand one socket: its writes are dropped once `retireSockets()` is called (the device left this instance). */
+  socketKeys(): SignalKeyStore
+  /** Drop every later key write of the sockets handed keys so far (Baileys commits a transaction, and retries a failed commit, after its socket ended). */
+  retireSockets(): void
 }
 
 /** Load (or create in memory) the auth state stored under `prefix`. */
@@ -35,6 +39,19 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
   let writes: Promise<unknown> = Promise.resolve()
   const queue = (write: () => Promise<unknown>) => (writes = writes.then(write, write))
   const keyWrites = new Set<Promise<unknown>>()
+  /** The last creds write failed: the store has older creds than the socket runs with (retried by the next save, at the latest by flush). */
+  let credsUnsaved = false
+  let socketEpoch = 0
+  const writeCreds = async () => {
+    if (cleared) return
+    try {
+      await storage.set(credsKey, encode(state.creds))
+      credsUnsaved = false
+    } catch (error) {
+      credsUnsaved = true
+      throw error
+    }
+  }
 
   const storedCreds = async () => (decode(await storage.get(credsKey)) as AuthenticationCreds | undefined) ?? lib.initAuthCreds()
 
@@ -74,12 +91,18 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
   return {
     state,
     paired: () => Boolean(state.creds.account),
-    saveCreds: () => queue(() => (cleared ? Promise.resolve() : storage.set(credsKey, encode(state.creds)))).then(() => undefined),
+    saveCreds: () => queue(writeCreds).then(() => undefined),
     async reload() {
-      await queue(async () => (state.creds = await storedCreds()))
+      // The previous socket's key writes under way land first: the caller drops its key cache next, and the new socket reads the store.
+      await Promise.allSettled([...keyWrites])
+      await queue(async () => {
+        state.creds = await storedCreds()
+        credsUnsaved = false
+      })
     },
     async reset() {
       cleared = true
+      await Promise.allSettled([...keyWrites])
       await queue(() => deleteByPrefix(storage, prefix))
       state.creds = lib.initAuthCreds()
       cleared = false
@@ -87,11 +110,23 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
     },
     async clear() {
       cleared = true
+      await Promise.allSettled([...keyWrites]) // a write already on its way would land after the delete
       await queue(() => deleteByPrefix(storage, prefix))
       state.creds = lib.initAuthCreds()
     },
+    socketKeys() {
+      const epoch = socketEpoch
+      return {
+        get: (type, ids) => state.keys.get(type, ids),
+        set: async data => (epoch === socketEpoch ? state.keys.set(data) : undefined),
+      }
+    },
+    retireSockets() {
+      socketEpoch++
+    },
     async flush() {
       await Promise.allSettled([writes, ...keyWrites])
+      if (credsUnsaved) await queue(writeCreds).catch(() => undefined)
     },
   }
 }

@@ -34,8 +34,8 @@ const GROUP_FIELDS = [
 export class GroupCache {
   private readonly entries: BoundedMap<string, GroupMetadata>
   private readonly fetching = new Map<string, Promise<GroupMetadata | undefined>>()
-  /** Groups that changed while their fetch was under way: its answer may predate the change, so it is not cached. */
-  private readonly changedWhileFetching = new Set<string>()
+  /** Per group with a fetch under way (lookup's or fresh's): how many fetch it, and how many changes came meanwhile (an answer older than a change is not cached). */
+  private readonly watched = new Map<string, { fetches: number; changes: number }>()
 
   constructor(limit = 500, ttlMs = 3_600_000) {
     this.entries = new BoundedMap(limit, ttlMs)
@@ -55,7 +55,7 @@ export class GroupCache {
   clear(): void {
     this.entries.clear()
     this.fetching.clear()
-    this.changedWhileFetching.clear()
+    this.watched.clear()
   }
 
   /** Entries held. */
@@ -69,23 +69,31 @@ export class GroupCache {
     if (cached) return cached
     let pending = this.fetching.get(jid)
     if (!pending) {
-      pending = fetch().then(
-        metadata => (this.changedWhileFetching.has(jid) || this.set(metadata), metadata),
-        () => undefined, // Baileys then asks itself, and reports the error to the send
-      )
+      pending = this.fresh(jid, fetch).catch(() => undefined) // Baileys then asks itself, and reports the error to the send
       this.fetching.set(jid, pending)
-      void pending.finally(() => {
-        this.fetching.delete(jid)
-        this.changedWhileFetching.delete(jid)
-      })
+      void pending.finally(() => this.fetching.delete(jid))
     }
     return pending
+  }
+
+  /** Fetch `jid`'s metadata now (groupInfo: not from the cache) and cache it, unless the group changed while the fetch was on its way (the answer may predate the change: the next send fetches again). */
+  async fresh(jid: string, fetch: () => Promise<GroupMetadata | undefined>): Promise<GroupMetadata | undefined> {
+    const watch = this.watched.get(jid) ?? this.watched.set(jid, { fetches: 0, changes: 0 }).get(jid)!
+    const changesBefore = watch.changes
+    watch.fetches++
+    try {
+      const metadata = await fetch()
+      if (metadata && watch.changes === changesBefore) this.set(metadata)
+      return metadata
+    } finally {
+      if (--watch.fetches === 0 && this.watched.get(jid) === watch) this.watched.delete(jid)
+    }
   }
 
   /** `groups.update`: merge the changed fields into a cached entry (full metadata replaces it). */
   applyUpdate(update: Partial<GroupMetadata>): void {
     if (!update?.id) return
-    if (this.fetching.has(update.id)) this.changedWhileFetching.add(update.id)
+    this.changed(update.id)
     if (Array.isArray(update.participants) && typeof update.subject === 'string') return this.set(update as GroupMetadata)
     const cached = this.entries.get(update.id)
     if (!cached) return
@@ -96,7 +104,7 @@ export class GroupCache {
 
   /** `group-participants.update`, applied to a cached entry; `self` names the device (its PN and LID JIDs). */
   applyParticipants(event: BaileysEventMap['group-participants.update'], self: string[]): void {
-    if (this.fetching.has(event.id)) this.changedWhileFetching.add(event.id)
+    this.changed(event.id)
     const cached = this.entries.get(event.id)
     if (!cached) return
     const changed = (event.participants ?? []).map(p => (typeof p === 'string' ? ({ id: p } as GroupParticipant) : p))
@@ -112,6 +120,12 @@ export class GroupCache {
       participants = participants.map(p => (hits(p) ? { ...p, admin, isAdmin: admin !== null, isSuperAdmin: false } : p))
     }
     this.entries.set(event.id, { ...cached, participants, size: participants.length })
+  }
+
+  /** A group event: a fetch of that group under way must not cache its answer. */
+  private changed(jid: string): void {
+    const watch = this.watched.get(jid)
+    if (watch) watch.changes++
   }
 }
 

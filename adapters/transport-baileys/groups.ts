@@ -29,9 +29,11 @@ export async function groupInfo(deps: GroupDeps, ref: GroupRef): Promise<GroupIn
   }
   const address = typeof ref.id === 'string' ? parseAddress(ref.id) : undefined
   if (address?.kind !== 'jid' || !isGroupJid(address.jid)) return undefined
-  const metadata = await missingAsUndefined(socketCall('group metadata', deps.timeoutMs, () => deps.socket.groupMetadata(address.jid)))
+  // Cached unless a group event came while it was on its way (the answer may predate it).
+  const metadata = await deps.session.memory.groups.fresh(address.jid, () =>
+    missingAsUndefined(socketCall('group metadata', deps.timeoutMs, () => deps.socket.groupMetadata(address.jid))),
+  )
   if (!metadata) return undefined
-  deps.session.memory.groups.set(metadata)
   const inviteCode = isAdmin(metadata, deps.session) ? await inviteCodeOf(deps, metadata.id) : undefined
   return toGroupInfo(metadata, inviteCode)
 }

@@ -108,6 +108,8 @@ export class DeviceSession {
     const active = this.slot.socket !== undefined || this.slot.reconnectPending || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.slot.retire()
+    // Another instance may take the device over once this resolves: a late commit of the ended socket must not land over its keys.
+    this.deps.auth.retireSockets()
     await this.deps.auth.flush()
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }

@@ -35,7 +35,7 @@ export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
     syncFullHistory: false,
     ...extra,
     ...(agent ? { agent: agent as SocketConfig['agent'], fetchAgent: agent as SocketConfig['fetchAgent'] } : {}),
-    auth: { creds: auth.state.creds, keys: lib.makeCacheableSignalKeyStore(auth.state.keys, logger, keyCache) },
+    auth: { creds: auth.state.creds, keys: lib.makeCacheableSignalKeyStore(auth.socketKeys(), logger, keyCache) },
     logger,
     browser: options.browser ?? lib.Browsers.ubuntu('Chrome'),
     emitOwnEvents: false,
