@@ -23,7 +23,7 @@ export interface StoredAuthState {
   clear(): Promise<void>
   /** Resolve once every credential and key write started so far has reached the store. */
   flush(): Promise<void>
-  /** The key store to hand one socket: its writes are dropped once `retireSockets()` is called (the device left this instance). */
+  /** The key store to hand one socket: its writes are dropped once `retireSockets()` is called (the device left this instance) or the keys are wiped (`clear`, `reset`). */
   socketKeys(): SignalKeyStore
   /** Drop every later key write of the sockets handed keys so far (Baileys commits a transaction, and retries a failed commit, after its socket ended). */
   retireSockets(): void
@@ -102,6 +102,7 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
     },
     async reset() {
       cleared = true
+      socketEpoch++ // the wiped account's sockets write no key again, after the reset either
       await Promise.allSettled([...keyWrites])
       await queue(() => deleteByPrefix(storage, prefix))
       state.creds = lib.initAuthCreds()
@@ -110,6 +111,7 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
     },
     async clear() {
       cleared = true
+      socketEpoch++
       await Promise.allSettled([...keyWrites]) // a write already on its way would land after the delete
       await queue(() => deleteByPrefix(storage, prefix))
       state.creds = lib.initAuthCreds()

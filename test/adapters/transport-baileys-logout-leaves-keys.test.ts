@@ -1,7 +1,7 @@
 import { test } from 'uvu'
 import * as assert from 'uvu/assert'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
-import { settle } from '../helpers/fake-baileys/index.ts'
+import { settle, waitFor } from '../helpers/fake-baileys/index.ts'
 import { ME } from '../helpers/baileys-fixtures.ts'
 import { pausingStore } from '../helpers/pausing-storage.ts'
 
@@ -24,6 +24,23 @@ test('after logout() no signal key of the device is left in the store, even one 
     await write
     await settle()
     assert.equal(await paused.keys('device:dev:'), [], 'nothing of the device is left')
+  } finally {
+    await s.transport.stop()
+  }
+})
+
+test("unlinked from the phone (a 401) and linked again: a late key write of the old socket does not land in the new link's keys", async () => {
+  const paused = pausingStore()
+  const s = await setupBaileys({ storage: paused.storage })
+  try {
+    await s.linked('dev', ME)
+    const old = s.fake.current('dev')
+    await old.close(401) // its keys are wiped (clear), no disconnect
+    await waitFor(() => s.statuses('dev').at(-1)?.state === 'logged-out', 'logged-out', 10_000)
+    await s.linked('dev', '5511977776666') // a new link: the auth state is reset, its writes allowed again
+    await old.storeKeys({ session: { '5511988887777.0': Buffer.from('old account') } }).catch(() => undefined) // Baileys' late commit of the old socket
+    await settle()
+    assert.equal(await paused.keys('device:dev:auth:key:session:'), [], "no session key of the old account among the new link's keys")
   } finally {
     await s.transport.stop()
   }
