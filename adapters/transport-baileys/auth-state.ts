@@ -23,8 +23,8 @@ export interface StoredAuthState {
   clear(): Promise<void>
   /** Resolve once every credential and key write started so far has reached the store. */
   flush(): Promise<void>
-  /** The key store to hand one socket: its writes are dropped once `retireSockets()` is called (the device left this instance) or the keys are wiped (`clear`, `reset`). */
-  socketKeys(): SignalKeyStore
+  /** The key store to hand one socket, over `keys` (the state's keys behind the signal key cache): its writes are dropped, before they reach the cache, once `retireSockets()` is called (the device left this instance) or the keys are wiped (`clear`, `reset`). */
+  socketKeys(keys: SignalKeyStore): SignalKeyStore
   /** Drop every later key write of the sockets handed keys so far (Baileys commits a transaction, and retries a failed commit, after its socket ended). */
   retireSockets(): void
 }
@@ -116,11 +116,11 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
       await queue(() => deleteByPrefix(storage, prefix))
       state.creds = lib.initAuthCreds()
     },
-    socketKeys() {
+    socketKeys(keys) {
       const epoch = socketEpoch
       return {
-        get: (type, ids) => state.keys.get(type, ids),
-        set: async data => (epoch === socketEpoch ? state.keys.set(data) : undefined),
+        get: (type, ids) => keys.get(type, ids),
+        set: async data => (epoch === socketEpoch ? keys.set(data) : undefined),
       }
     },
     retireSockets() {

@@ -41,6 +41,9 @@ test("unlinked from the phone (a 401) and linked again: a late key write of the 
     await old.storeKeys({ session: { '5511988887777.0': Buffer.from('old account') } }).catch(() => undefined) // Baileys' late commit of the old socket
     await settle()
     assert.equal(await paused.keys('device:dev:auth:key:session:'), [], "no session key of the old account among the new link's keys")
+    // Nor in the signal key cache the new link's socket reads first (the old socket's cache wrapper shares it).
+    const read = await s.fake.current('dev').config.auth.keys.get('session', ['5511988887777.0'])
+    assert.is(read['5511988887777.0'], undefined, "the new link's socket reads no session of the old account")
   } finally {
     await s.transport.stop()
   }

@@ -35,7 +35,8 @@ export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
     syncFullHistory: false,
     ...extra,
     ...(agent ? { agent: agent as SocketConfig['agent'], fetchAgent: agent as SocketConfig['fetchAgent'] } : {}),
-    auth: { creds: auth.state.creds, keys: lib.makeCacheableSignalKeyStore(auth.socketKeys(), logger, keyCache) },
+    // A retired socket's late commit is dropped outside the cache, which the next socket shares.
+    auth: { creds: auth.state.creds, keys: auth.socketKeys(lib.makeCacheableSignalKeyStore(auth.state.keys, logger, keyCache)) },
     logger,
     browser: options.browser ?? lib.Browsers.ubuntu('Chrome'),
     emitOwnEvents: false,
