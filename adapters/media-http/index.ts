@@ -29,57 +29,93 @@ export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
   const urlRules = { allowPrivate, isAllowedAddress }
   let got: Promise<typeof import('got').default> | undefined
   let agent: ReturnType<typeof guardedAgents> | undefined
+  const maxRedirects = options.maxRedirects ?? 3
   return {
     async fetch(url, limits): Promise<FetchedMedia> {
-      const checked = checkUrl(url, urlRules)
+      let checked = checkUrl(url, urlRules)
       if ('refused' in checked) throw new MediaFetchError('refused', `URL refused (${checked.refused})`)
       got ??= import('got').then(module => module.default)
       agent ??= guardedAgents({ isAllowedAddress, lookup: options.lookup })
-      const stream = (await got).stream(checked.url, {
-        agent,
-        timeout: { request: limits.timeoutMs },
-        retry: { limit: 0 },
-        followRedirect: true,
-        maxRedirects: options.maxRedirects ?? 3,
-        headers: { 'user-agent': 'zapgate-media/1' },
-        hooks: {
-          // Runs before the next hop is requested: throwing here stops the redirect.
-          beforeRedirect: [
-            next => {
-              const hop = checkUrl(next.url instanceof URL ? next.url.href : String(next.url), urlRules)
-              if ('refused' in hop) throw new MediaFetchError('refused', `redirect refused (${hop.refused})`)
-            },
-          ],
-        },
-      })
-      // Not got's own `signal`: it stays on the signal after the download, and an abort then is an unhandled stream error.
-      const abort = () => stream.destroy(new MediaFetchError('unreachable', 'download aborted'))
-      if (limits.signal?.aborted) abort()
-      limits.signal?.addEventListener('abort', abort)
-      const chunks: Buffer[] = []
-      let size = 0
-      let contentType: string | undefined
-      let fileName: string | undefined
-      try {
-        stream.on('response', (response: { headers: Record<string, string | undefined>; url?: string }) => {
-          const length = Number(response.headers['content-length'] ?? 0)
-          if (length > limits.maxBytes) stream.destroy(new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`))
-          contentType = response.headers['content-type']?.split(';')[0].trim() || undefined
-          fileName = fileNameOf(response.headers['content-disposition'], checked.url)
+      const client = await got
+      // One time-out for the whole download, redirects included (got's own starts again at each hop).
+      const deadline = Date.now() + limits.timeoutMs
+      for (let hops = 0; ; hops++) {
+        // Redirects followed here, not by got: got drains a redirect's body with its timers off and no byte count, for as long as the server sends it.
+        const stream = client.stream(checked.url, {
+          agent,
+          timeout: { request: Math.max(1, deadline - Date.now()) },
+          retry: { limit: 0 },
+          followRedirect: false,
+          headers: { 'user-agent': 'zapgate-media/1' },
         })
-        for await (const chunk of stream as AsyncIterable<Buffer>) {
-          size += chunk.length
-          if (size > limits.maxBytes) throw new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`)
-          chunks.push(chunk)
+        const next = await download(stream, checked.url, limits, deadline)
+        if ('data' in next) return next
+        if (hops >= maxRedirects) throw new MediaFetchError('unreachable', 'too many redirects')
+        const hop = checkUrl(next.redirect.href, urlRules)
+        if ('refused' in hop) {
+          if (next.redirect.protocol !== 'http:' && next.redirect.protocol !== 'https:')
+            throw new MediaFetchError('refused', 'redirect to a scheme other than http(s)')
+          throw new MediaFetchError('refused', `redirect refused (${hop.refused})`)
         }
-      } catch (err) {
-        stream.destroy()
-        throw toFetchError(err)
-      } finally {
-        limits.signal?.removeEventListener('abort', abort)
+        checked = hop
       }
-      return { data: Buffer.concat(chunks), contentType, fileName }
     },
+  }
+}
+
+/** Read one hop's answer within the limits: the file, or where it redirects (its body not read: the connection is dropped). */
+async function download(
+  stream: ReturnType<typeof import('got').default.stream>,
+  url: URL,
+  limits: Parameters<MediaFetcher['fetch']>[1],
+  deadline: number,
+): Promise<FetchedMedia | { redirect: URL }> {
+  // Not got's own `signal`: it stays on the signal after the download, and an abort then is an unhandled stream error.
+  const abort = () => stream.destroy(new MediaFetchError('unreachable', 'download aborted'))
+  const timer = setTimeout(() => stream.destroy(new MediaFetchError('timeout', 'download timed out')), Math.max(1, deadline - Date.now()))
+  if (limits.signal?.aborted) abort()
+  limits.signal?.addEventListener('abort', abort)
+  const chunks: Buffer[] = []
+  let size = 0
+  let contentType: string | undefined
+  let fileName: string | undefined
+  let redirect: URL | undefined
+  try {
+    stream.on('response', (response: { statusCode: number; headers: Record<string, string | undefined> }) => {
+      const location = response.headers.location
+      if (response.statusCode >= 300 && response.statusCode < 400 && location) {
+        redirect = urlOf(location, url)
+        return stream.destroy(redirect ? undefined : new MediaFetchError('refused', 'redirect refused (not a URL)'))
+      }
+      if (response.statusCode >= 300)
+        return stream.destroy(new MediaFetchError('bad-status', `the server answered ${response.statusCode}`, { statusCode: response.statusCode }))
+      const length = Number(response.headers['content-length'] ?? 0)
+      if (length > limits.maxBytes) stream.destroy(new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`))
+      contentType = response.headers['content-type']?.split(';')[0].trim() || undefined
+      fileName = fileNameOf(response.headers['content-disposition'], url)
+    })
+    for await (const chunk of stream as AsyncIterable<Buffer>) {
+      size += chunk.length
+      if (size > limits.maxBytes) throw new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`)
+      chunks.push(chunk)
+    }
+  } catch (err) {
+    stream.destroy()
+    if (redirect) return { redirect }
+    throw toFetchError(err)
+  } finally {
+    clearTimeout(timer)
+    limits.signal?.removeEventListener('abort', abort)
+  }
+  return redirect ? { redirect } : { data: Buffer.concat(chunks), contentType, fileName }
+}
+
+/** A redirect's target against the URL it came from, or undefined when it is no URL. */
+function urlOf(location: string, base: URL): URL | undefined {
+  try {
+    return new URL(location, base)
+  } catch {
+    return undefined
   }
 }
 
