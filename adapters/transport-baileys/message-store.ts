@@ -1,6 +1,6 @@
 import type { proto, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
 import type { MediaRef, Storage } from 'zapgate'
-import { KeyedLock } from 'zapgate/adapter-kit'
+import { KeyedLock, supportsAtomic } from 'zapgate/adapter-kit'
 import { sameScope, scopeOf, scopeOfRef } from './message-scope.ts'
 import type { BaileysModule } from './types.ts'
 
@@ -26,6 +26,9 @@ interface StoredKey {
 /** At most this many messages are kept under one id (ids are the sender's choice: a contact may reuse any). */
 export const MAX_PER_ID = 8
 
+/** How often one write of an id's records is tried against other instances' writes. */
+const MAX_UPDATE_ATTEMPTS = 10
+
 /**
  * Keys of messages a device sent or received, in the Storage port under `<prefix><id>` with a TTL:
  * delete-for-everyone needs the key of the gateway's own send, reactions and read receipts the key as
@@ -33,7 +36,7 @@ export const MAX_PER_ID = 8
  * its media key for a later download. Ids are chosen by the sender's client, so one id may name
  * messages of several chats (or group senders): the entry holds one record, or an array of them in
  * the order they came, and callers pick theirs by chat (message-scope.ts). Writes of one id are
- * serialised (a device's messages are handled by one process).
+ * compare-and-sets, so two processes writing one id (a device handed over) drop neither's record.
  */
 export class MessageStore {
   private readonly lock = new KeyedLock()
@@ -53,10 +56,9 @@ export class MessageStore {
     if (withContent && message.message) record.content = Buffer.from(this.lib.proto.Message.encode(message.message).finish()).toString('base64')
     const seconds = Number(message.messageTimestamp ?? 0)
     if (seconds > 0) record.timestamp = seconds * 1000
-    await this.lock.run(key.id, async () => {
-      const others = (await this.all(key.id)).filter(stored => !sameKey(stored.key, key))
-      if (others.length >= MAX_PER_ID) return
-      await this.write(key.id, [...others, record])
+    await this.update(key.id, records => {
+      const others = records.filter(stored => !sameKey(stored.key, key))
+      return others.length >= MAX_PER_ID ? undefined : [...others, record]
     })
   }
 
@@ -68,16 +70,17 @@ export class MessageStore {
 
   /** Forget a message (deleted for everyone): it is found no more; others with its id stay. */
   async forget(key: StoredKey): Promise<void> {
-    await this.lock.run(key.id, async () => {
-      const others = (await this.all(key.id)).filter(stored => !sameKey(stored.key, key))
-      await this.write(key.id, others)
-    })
+    await this.update(key.id, records => records.filter(stored => !sameKey(stored.key, key)))
   }
 
-  /** The content of a remembered message (Baileys' getMessage, for retries of own sends), of the key's direction first. */
+  /**
+   * The content of a remembered message (Baileys' getMessage: a retry request answers with it, re-encrypted to
+   * whoever asked) of the key's scope only (message-scope.ts): an own message for a fromMe key, never a message
+   * of another chat (or direction) that reuses the id, which would hand its content to the asker.
+   */
   async content(key: WAMessageKey): Promise<proto.IMessage | undefined> {
-    const kept = (await this.all(key.id ?? '')).filter(stored => stored.content)
-    const stored = kept.find(stored => stored.key.fromMe === Boolean(key.fromMe)) ?? kept[0]
+    const scope = scopeOf(key)
+    const stored = (await this.all(key.id ?? '')).find(stored => stored.content && sameScope(scopeOf(stored.key), scope))
     return stored?.content ? this.lib.proto.Message.decode(Buffer.from(stored.content, 'base64')) : undefined
   }
 
@@ -96,9 +99,27 @@ export class MessageStore {
     return { key: { ...stored.key }, message, ...(stored.timestamp ? { messageTimestamp: Math.floor(stored.timestamp / 1000) } : {}) }
   }
 
-  private async write(id: string, records: StoredMessage[]): Promise<void> {
-    if (records.length === 0) await this.storage.delete(this.prefix + id)
-    else await this.storage.set(this.prefix + id, records.length === 1 ? records[0] : records, this.ttlMs)
+  /**
+   * Replace the records of `id` by `change(records)` (undefined: leave them), serialised in this process and, on a store with
+   * atomic steps, by compare-and-set: another instance writing the id meanwhile (a device handed over) makes this write read
+   * again, so neither drops the other's record.
+   */
+  private async update(id: string, change: (records: StoredMessage[]) => StoredMessage[] | undefined): Promise<void> {
+    const key = this.prefix + id
+    const atomic = supportsAtomic(this.storage) ? this.storage : undefined
+    await this.lock.run(id, async () => {
+      for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
+        const stored = await this.storage.get<StoredMessage | StoredMessage[]>(key)
+        const next = change(Array.isArray(stored) ? stored : stored ? [stored] : [])
+        if (!next) return
+        const value = next.length === 1 ? next[0] : next
+        if (!atomic) return void (await (next.length === 0 ? this.storage.delete(key) : this.storage.set(key, value, this.ttlMs))) // one process: the lock suffices
+        const done =
+          next.length === 0 ? stored === undefined || (await atomic.deleteIfEqual(key, stored)) : await atomic.compareAndSet(key, stored, value, this.ttlMs)
+        if (done) return
+      }
+      throw new Error(`message ${id}: its records kept changing under this write`)
+    })
   }
 }
 
