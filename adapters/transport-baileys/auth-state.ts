@@ -1,6 +1,7 @@
 import PQueue from 'p-queue'
 import type { AuthenticationCreds, AuthenticationState, SignalDataSet, SignalDataTypeMap, SignalKeyStore } from '@whiskeysockets/baileys'
 import type { Storage } from 'zapgate'
+import { BoundedMap } from 'zapgate/adapter-kit'
 import type { BaileysModule } from './types.ts'
 
 /**
@@ -23,7 +24,12 @@ export interface StoredAuthState {
   clear(): Promise<void>
   /** Resolve once every credential and key write started so far has reached the store. */
   flush(): Promise<void>
-  /** The key store to hand one socket, over `keys` (the state's keys behind the signal key cache): its writes are dropped, before they reach the cache, once `retireSockets()` is called (the device left this instance) or the keys are wiped (`clear`, `reset`). */
+  /**
+   * The key store to hand one socket, over `keys` (the state's keys behind the signal key cache). Its writes are dropped, before
+   * they reach the cache, once `retireSockets()` is called (the device left this instance) or the keys are wiped (`clear`,
+   * `reset`); and a key a later socket of this instance wrote is never written again by an earlier one (Baileys retries a failed
+   * commit after its socket ended: a 428, a 515 restart), while the earlier socket's other keys still land.
+   */
   socketKeys(keys: SignalKeyStore): SignalKeyStore
   /** Drop every later key write of the sockets handed keys so far (Baileys commits a transaction, and retries a failed commit, after its socket ended). */
   retireSockets(): void
@@ -42,6 +48,9 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
   /** The last creds write failed: the store has older creds than the socket runs with (retried by the next save, at the latest by flush). */
   let credsUnsaved = false
   let socketEpoch = 0
+  let socketSeq = 0
+  /** `type:id` to the number of the latest socket that wrote it, for as long as an older socket may still commit. */
+  const lastWriter = new BoundedMap<string, number>(50_000, LATE_COMMIT_WINDOW_MS)
   const writeCreds = async () => {
     if (cleared) return
     try {
@@ -117,10 +126,24 @@ export async function loadAuthState(storage: Storage, prefix: string, lib: Baile
       state.creds = lib.initAuthCreds()
     },
     socketKeys(keys) {
-      const epoch = socketEpoch
+      const [epoch, seq] = [socketEpoch, ++socketSeq]
       return {
         get: (type, ids) => keys.get(type, ids),
-        set: async data => (epoch === socketEpoch ? keys.set(data) : undefined),
+        async set(data) {
+          if (epoch !== socketEpoch) return
+          const kept: SignalDataSet = {}
+          let count = 0
+          for (const [type, entries] of Object.entries(data) as [keyof SignalDataSet, Record<string, unknown>][]) {
+            for (const [id, value] of Object.entries(entries ?? {})) {
+              const key = `${type}:${id}`
+              if ((lastWriter.get(key) ?? 0) > seq) continue // a later socket's value stands
+              lastWriter.set(key, seq)
+              ;((kept[type] ??= {}) as Record<string, unknown>)[id] = value
+              count++
+            }
+          }
+          if (count > 0) await keys.set(kept)
+        },
       }
     },
     retireSockets() {
@@ -155,6 +178,9 @@ export async function deleteByPrefix(storage: Storage, prefix: string): Promise<
   await new PQueue({ concurrency: DELETE_CONCURRENCY }).addAll(keys.map(key => () => storage.delete(key)))
   return keys.length
 }
+
+/** How long an ended socket may still commit keys: Baileys retries a failed commit 10 times, 3 s apart (transactionOpts), and more. */
+const LATE_COMMIT_WINDOW_MS = 5 * 60_000
 
 /** How many deletes of one clear the store gets at a time. */
 const DELETE_CONCURRENCY = 8
