@@ -22,15 +22,18 @@ export class DeviceMemory {
   readonly seen = new BoundedMap<string, MessageScope[]>(5_000, 24 * 3_600_000)
   /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
   readonly background = new Set<Promise<unknown>>()
-  /** Resolves when the session shuts down: background work stops waiting and reports what it has. */
-  readonly stopping: Promise<void>
+  /** Resolves when the session shuts down or hands the device over: background work stops waiting and reports what it has. */
+  get stopping(): Promise<void> {
+    return this.stoppingNow
+  }
+  private stoppingNow!: Promise<void>
   private stopped!: () => void
 
   constructor(
     /** Keys (and some contents) of the device's messages. */
     readonly messages: MessageStore,
   ) {
-    this.stopping = new Promise(resolve => (this.stopped = resolve))
+    this.arm()
   }
 
   /** Keep `work` until it settles (shutdown waits for it). */
@@ -43,6 +46,11 @@ export class DeviceMemory {
   async stopBackground(): Promise<void> {
     this.stopped()
     await Promise.allSettled([...this.background])
+    this.arm() // work a later socket of this session starts waits again
+  }
+
+  private arm(): void {
+    this.stoppingNow = new Promise(resolve => (this.stopped = resolve))
   }
 
   /** Forget what belongs to the linked account: cached signal keys and group metadata (a new link may be another account). */

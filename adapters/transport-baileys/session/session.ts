@@ -108,7 +108,11 @@ export class DeviceSession {
     const active = this.slot.socket !== undefined || this.slot.reconnectPending || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.slot.retire()
-    // Another instance may take the device over once this resolves: a late commit of the ended socket must not land over its keys.
+    // Another instance may take the device over once this resolves: the messages the socket upserted (their receipts sent) are
+    // reported and remembered here first, media downloads under way cut short (reported with what they have).
+    await this.settleUpserts()
+    await this.memory.stopBackground()
+    // A late commit of the ended socket must not land over the keys of the instance taking the device over.
     this.deps.auth.retireSockets()
     await this.deps.auth.flush()
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
@@ -134,8 +138,17 @@ export class DeviceSession {
     this.failLink(new TransportError('failed', 'the transport stopped'))
     await this.slot.retire()
     await this.memory.stopBackground()
-    await this.upserts.catch(() => undefined)
+    await this.settleUpserts()
     await this.deps.auth.flush()
+  }
+
+  /** Wait for the incoming messages (and delivery updates) handed over so far, those queued meanwhile too. */
+  private async settleUpserts(): Promise<void> {
+    let upserts: Promise<void>
+    do {
+      upserts = this.upserts
+      await upserts.catch(() => undefined)
+    } while (upserts !== this.upserts)
   }
 
   /** A send on `socket` stalled (half-open connection): end that socket and reconnect (once, however many sends stalled on it). */
