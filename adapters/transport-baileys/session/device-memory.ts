@@ -4,11 +4,12 @@ import { signalKeyCache } from '../cache.ts'
 import { GroupCache } from '../group-cache.ts'
 import type { MessageScope } from '../message-scope.ts'
 import type { MessageStore } from '../message-store.ts'
+import { WorkChain } from './work-chain.ts'
 
 /**
  * What a device keeps across its sockets: its message store (in storage), bounded caches (signal
- * keys, group metadata, own send ids, messages already reported) and the background work (media
- * downloads) that outlives the event that started it. Owned by the device's session; the transport,
+ * keys, group metadata, own send ids, messages already reported), the chain its incoming messages
+ * are handled on, and the background work (media downloads) that outlives the event that started it. Owned by the device's session; the transport,
  * send, receive and groups read it.
  */
 export class DeviceMemory {
@@ -20,6 +21,8 @@ export class DeviceMemory {
   readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
   /** Messages already looked at, by id: the scopes (chat, direction, group sender) seen with it (dedupe of upserts). */
   readonly seen = new BoundedMap<string, MessageScope[]>(5_000, 24 * 3_600_000)
+  /** The sockets' incoming messages and delivery updates, handled one after another. */
+  readonly incoming = new WorkChain()
   /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
   readonly background = new Set<Promise<unknown>>()
   /** Resolves when the session shuts down or hands the device over: background work stops waiting and reports what it has. */
@@ -40,6 +43,12 @@ export class DeviceMemory {
   track(work: Promise<unknown>): void {
     this.background.add(work)
     void work.finally(() => this.background.delete(work)).catch(() => undefined)
+  }
+
+  /** An ended socket's work done: its messages (their receipts sent: WhatsApp sends them no more) reported and remembered, those queued meanwhile too; then downloads under way cut short (reported with what they have). */
+  async endSocketWork(): Promise<void> {
+    await this.incoming.settled()
+    await this.stopBackground()
   }
 
   /** Tell background work to stop waiting, then wait for it to settle. */

@@ -30,7 +30,6 @@ export class DeviceSession {
   private openedAt?: number
   private linking?: LinkAttempt
   private unreachable?: string // why the last socket ended, when WhatsApp could not be reached (link() then answers 'unreachable')
-  private upserts: Promise<void> = Promise.resolve()
   private stopped = false // set by shutdown(): a connect() or link() still under way (stop() takes no device lock) opens no socket after it
 
   constructor(private readonly deps: SessionDeps) {
@@ -108,10 +107,7 @@ export class DeviceSession {
     const active = this.slot.socket !== undefined || this.slot.reconnectPending || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.slot.retire()
-    // Another instance may take the device over once this resolves: the messages the socket upserted (their receipts sent) are
-    // reported and remembered here first, media downloads under way cut short (reported with what they have).
-    await this.settleUpserts()
-    await this.memory.stopBackground()
+    await this.memory.endSocketWork() // another instance may take the device over once this resolves
     // A late commit of the ended socket must not land over the keys of the instance taking the device over.
     this.deps.auth.retireSockets()
     await this.deps.auth.flush()
@@ -137,18 +133,8 @@ export class DeviceSession {
     this.stopped = true
     this.failLink(new TransportError('failed', 'the transport stopped'))
     await this.slot.retire()
-    await this.memory.stopBackground()
-    await this.settleUpserts()
+    await this.memory.endSocketWork()
     await this.deps.auth.flush()
-  }
-
-  /** Wait for the incoming messages (and delivery updates) handed over so far, those queued meanwhile too. */
-  private async settleUpserts(): Promise<void> {
-    let upserts: Promise<void>
-    do {
-      upserts = this.upserts
-      await upserts.catch(() => undefined)
-    } while (upserts !== this.upserts)
   }
 
   /** A send on `socket` stalled (half-open connection): end that socket and reconnect (once, however many sends stalled on it). */
@@ -188,12 +174,8 @@ export class DeviceSession {
       attachHandlers(socket, {
         connection: update => this.slot.queue(() => this.onUpdate(socket, generation, update)),
         creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
-        messages: upsert => {
-          this.upserts = this.upserts.then(() => this.deps.onUpsert(socket, upsert)).catch(log('incoming messages failed'))
-        },
-        messageUpdates: updates => {
-          this.upserts = this.upserts.then(() => reportFailures(failures, updates)).catch(log('delivery failures not reported'))
-        },
+        messages: upsert => this.memory.incoming.add(() => this.deps.onUpsert(socket, upsert), log('incoming messages failed')),
+        messageUpdates: updates => this.memory.incoming.add(() => reportFailures(failures, updates), log('delivery failures not reported')),
         groupsUpserted: groups => groups.forEach(group => this.memory.groups.set(group)),
         groupsUpdated: updates => updates.forEach(update => this.memory.groups.applyUpdate(update)),
         participantsChanged: event => this.memory.groups.applyParticipants(event, ownIds()),
