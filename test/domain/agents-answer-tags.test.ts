@@ -2,11 +2,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { waitFor } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
-import { startAgents, type Agents } from '../../src/domain/agents.ts'
-import { flowConversations, type FlowConversations } from '../../src/domain/flows.ts'
-import type { Device } from '../../src/domain/devices.ts'
+import { AGENT_DEVICE, agentsOver } from '../helpers/agent-runner.ts'
+import { flowConversations } from '../../src/domain/flows.ts'
 import type { AtomicStorage } from '../../src/ports/storage.ts'
-import { silentLogger } from '../../src/logger.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import { StorageUnavailableError } from '../../src/store/guarded-storage.ts'
 
@@ -20,7 +18,7 @@ import { StorageUnavailableError } from '../../src/store/guarded-storage.ts'
 const test = suite('flows: a write that landed is recognised after another answer of the contact')
 
 const CONTACT = '5511988887777'
-const device = { id: 'dev-1', accountId: 'acc-1', name: 'loja', phone: '5511911112222', agentIds: ['agent-1'] } as Device
+const device = AGENT_DEVICE
 
 /** A view of `inner` whose next `step` on a key starting with `prefix`, once armed, lands and then rejects (its answer lost). */
 function losingAnswers(inner: AtomicStorage) {
@@ -49,12 +47,23 @@ test('append: the retry of a write that landed adds nothing, though another answ
   const a = losingAnswers(shared)
   const [flowsA, flowsB] = [flowConversations(a.storage, new KeyedLock(), 20), flowConversations(shared.connectAgain(), new KeyedLock(), 20)]
   a.arm('compareAndSet', 'flow:')
-  const turnsA = [{ role: 'contact' as const, text: 'oi', at: 1 }, { role: 'agent' as const, text: 're: oi', at: 2 }]
+  const turnsA = [
+    { role: 'contact' as const, text: 'oi', at: 1 },
+    { role: 'agent' as const, text: 're: oi', at: 2 },
+  ]
   await flowsA.append(device.id, CONTACT, turnsA, 'answer-a').then(
     () => assert.unreachable('the answer was lost'),
     err => assert.instance(err, StorageUnavailableError),
   )
-  await flowsB.append(device.id, CONTACT, [{ role: 'contact', text: 'preço?', at: 3 }, { role: 'agent', text: 're: preço?', at: 4 }], 'answer-b')
+  await flowsB.append(
+    device.id,
+    CONTACT,
+    [
+      { role: 'contact', text: 'preço?', at: 3 },
+      { role: 'agent', text: 're: preço?', at: 4 },
+    ],
+    'answer-b',
+  )
   await flowsA.append(device.id, CONTACT, turnsA, 'answer-a') // the answer tries again
   const { turns } = await flowsB.history(device.id, CONTACT)
   assert.equal(
@@ -84,7 +93,7 @@ test('agents: at the reply limit, a reply whose count landed (answer lost) is st
   const [flowsA, flowsB] = [flowConversations(a.storage, new KeyedLock(), 20), flowConversations(shared.connectAgain(), new KeyedLock(), 20)]
   // Eight replies counted in this window already (by either process): two more are allowed.
   for (let i = 0; i < 8; i++) assert.ok(await flowsB.countReply(device.id, CONTACT, 10, `earlier-${i}`))
-  const [processA, processB] = [agentsOver(flowsA), agentsOver(flowsB)]
+  const [processA, processB] = [agentsOver(flowsA, CONTACT), agentsOver(flowsB, CONTACT)]
   a.arm('compareAndSet', 'flow-replies:') // A's count (the 9th) lands, its answer is lost: A tries again after 1 s
   processA.receive('oi')
   await waitFor(() => a.storage !== undefined && processA.asked.length === 1, 2000, 'A asked its responder')
@@ -101,7 +110,7 @@ test('agents: the history holds each turn once when an append landed (answer los
   const shared = memoryStorage()
   const a = losingAnswers(shared)
   const [flowsA, flowsB] = [flowConversations(a.storage, new KeyedLock(), 20), flowConversations(shared.connectAgain(), new KeyedLock(), 20)]
-  const [processA, processB] = [agentsOver(flowsA), agentsOver(flowsB)]
+  const [processA, processB] = [agentsOver(flowsA, CONTACT), agentsOver(flowsB, CONTACT)]
   a.arm('compareAndSet', 'flow:') // A's turns land, the answer is lost: A tries again after 1 s
   processA.receive('oi')
   await waitFor(() => processA.sent.length === 1, 2000, 'A sent its reply')
@@ -117,27 +126,5 @@ test('agents: the history holds each turn once when an append landed (answer los
   )
   await Promise.all([processA.runner.close(), processB.runner.close()])
 })
-
-/** The agents over `flows`, with a responder answering `re: <text>`: what it was asked, what was sent, and a way to receive a contact's text. */
-function agentsOver(flows: FlowConversations) {
-  const asked: string[] = []
-  const sent: string[] = []
-  let publish!: (device: Device, message: unknown) => void
-  const runner = startAgents(
-    {
-      agents: { activeFor: async () => ({ id: 'agent-1', accountId: 'acc-1', deviceId: device.id, name: 'Bot', createdAt: 0 }) } as unknown as Agents,
-      flows,
-      messaging: { messenger: { perform: async (_device: Device, op: { message: { text: string } }) => void sent.push(op.message.text) } } as any,
-      feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
-      devices: { onRemove: () => {}, load: async () => ({}) } as any,
-      accounts: { get: async () => ({}), active: () => true } as any,
-    },
-    { responder: ({ text }: { text: string }) => (asked.push(text), `re: ${text}`), timeoutMs: 5000, historyLimit: 20 },
-    silentLogger,
-  )
-  const receive = (text: string) =>
-    publish(device, { id: `m-${text}`, chat: CONTACT, from: CONTACT, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text } })
-  return { runner, asked, sent, receive }
-}
 
 test.run()

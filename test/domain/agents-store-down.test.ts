@@ -2,11 +2,9 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { waitFor } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
-import { startAgents, type Agents } from '../../src/domain/agents.ts'
-import { flowConversations, type FlowConversations } from '../../src/domain/flows.ts'
-import type { Device } from '../../src/domain/devices.ts'
+import { AGENT_DEVICE, agentsOver } from '../helpers/agent-runner.ts'
+import { flowConversations } from '../../src/domain/flows.ts'
 import type { Storage } from '../../src/ports/storage.ts'
-import { silentLogger } from '../../src/logger.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import { StorageUnavailableError } from '../../src/store/guarded-storage.ts'
 
@@ -19,7 +17,7 @@ import { StorageUnavailableError } from '../../src/store/guarded-storage.ts'
 const test = suite('agents: an answer tried again while the store fails under it')
 
 const CONTACT = '5511988887777'
-const device = { id: 'dev-1', accountId: 'acc-1', name: 'loja', phone: '5511911112222', agentIds: ['agent-1'] } as Device
+const device = AGENT_DEVICE
 
 /** A store whose `calls` on keys starting with `prefix` fail (as the guarded store reports an outage) for `ms` from the first such call; `landed`: each failing write is done first (its answer lost, as when the store's time limit passed). */
 function failingFor(prefix: string, ms: number, calls: string[] = ['get', 'set', 'add', 'compareAndSet'], landed = false, failures = { count: 0 }): Storage {
@@ -58,7 +56,7 @@ for (const [step, prefix, calls, landed] of [
   test(`the store down while ${step} (1.5 s): the reply is sent once, the responder asked once, each turn kept once, the reply counted once`, async () => {
     const failures = { count: 0 }
     const flows = flowConversations(failingFor(prefix, 1500, [...calls], landed, failures), new KeyedLock(), 20)
-    const { runner, asked, sent, receive } = agentsOver(flows)
+    const { runner, asked, sent, receive } = agentsOver(flows, CONTACT)
     receive('oi')
     await waitFor(() => sent.length > 0, 8000, 'the reply, once the store is back')
     await waitFor(async () => (await flows.history(device.id, CONTACT)).turns.length === 2, 8000, 'the turns kept')
@@ -76,7 +74,7 @@ for (const [step, prefix, calls, landed] of [
 
 test('a closing gateway stops waiting to try again: close() resolves at once, nothing sent', async () => {
   const flows = flowConversations(failingFor('flow:', 60_000), new KeyedLock(), 20)
-  const { runner, sent, receive } = agentsOver(flows)
+  const { runner, sent, receive } = agentsOver(flows, CONTACT)
   receive('oi')
   await new Promise(resolve => setTimeout(resolve, 100)) // the first try failed; waiting 1 s to try again
   const started = Date.now()
@@ -84,27 +82,5 @@ test('a closing gateway stops waiting to try again: close() resolves at once, no
   assert.ok(Date.now() - started < 500, `close() waited ${Date.now() - started} ms`)
   assert.equal(sent, [])
 })
-
-/** The agents over `flows`, with a responder answering `re: <text>`: what it was asked, what was sent, and a way to receive a contact's text. */
-function agentsOver(flows: FlowConversations) {
-  const asked: string[] = []
-  const sent: string[] = []
-  let publish!: (device: Device, message: unknown) => void
-  const runner = startAgents(
-    {
-      agents: { activeFor: async () => ({ id: 'agent-1', accountId: 'acc-1', deviceId: device.id, name: 'Bot', createdAt: 0 }) } as unknown as Agents,
-      flows,
-      messaging: { messenger: { perform: async (_device: Device, op: { message: { text: string } }) => void sent.push(op.message.text) } } as any,
-      feed: { subscribe: (subscriber: typeof publish) => void (publish = subscriber) } as any,
-      devices: { onRemove: () => {}, load: async () => ({}) } as any,
-      accounts: { get: async () => ({}), active: () => true } as any,
-    },
-    { responder: ({ text }: { text: string }) => (asked.push(text), `re: ${text}`), timeoutMs: 5000, historyLimit: 20 },
-    silentLogger,
-  )
-  const receive = (text: string) =>
-    publish(device, { id: `m-${text}`, chat: CONTACT, from: CONTACT, fromMe: false, isGroup: false, timestamp: Date.now(), content: { kind: 'text', text } })
-  return { runner, asked, sent, receive }
-}
 
 test.run()

@@ -60,45 +60,50 @@ test("a batch, its items' paths, clients and URLs included, stays within the for
   }
 })
 
-test('a holder without a batch path (a version before batches, in a rolling upgrade) gets each forward alone, then every later one alone', async () => {
-  const paths: string[] = []
-  // Such a holder's host answers 404 text for the batch path and the operation for a plain forward.
-  const server = createServer((req, res) => {
-    paths.push(req.url ?? '')
-    req.resume()
-    req.on('end', () =>
-      req.url === BATCH_PATH
-        ? res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found')
-        : res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":200,"message":"Mensagem de texto enviada."}'),
-    )
+// Such a holder's host answers its 404 as text, or as JSON (a common Koa 404 middleware; before, that 404 was each forward's answer though none ran).
+for (const [type, notFound] of [
+  ['text/plain', 'Not Found'],
+  ['application/json; charset=utf-8', '{"error":"Not Found"}'],
+]) {
+  test(`a holder without a batch path (a version before batches, in a rolling upgrade; its 404 ${type}) gets each forward alone, then every later one alone`, async () => {
+    const paths: string[] = []
+    const server = createServer((req, res) => {
+      paths.push(req.url ?? '')
+      req.resume()
+      req.on('end', () =>
+        req.url === BATCH_PATH
+          ? res.writeHead(404, { 'content-type': type! }).end(notFound)
+          : res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":200,"message":"Mensagem de texto enviada."}'),
+      )
+    })
+    server.listen(0, '127.0.0.1')
+    await new Promise(resolve => server.once('listening', resolve))
+    try {
+      const forward = coalescedForwards()
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+      const request = {
+        baseUrl,
+        path: '/api/create-message',
+        fields: {},
+        uploads: new Map(),
+        raw: Buffer.from('{"message":"oi"}'),
+        secret: 's',
+        from: 'a',
+        to: 'b',
+      }
+      for (const outcome of await Promise.allSettled([forward(request), forward(request)])) {
+        assert.is(outcome.status, 'fulfilled', 'answered by the holder, not 503')
+        assert.is((outcome as PromiseFulfilledResult<{ status: number }>).value.status, 200)
+      }
+      assert.equal(paths, [BATCH_PATH, '/api/create-message', '/api/create-message'], 'the batch refused, each then sent alone')
+      await Promise.all([forward(request), forward(request)])
+      assert.equal(paths.slice(3), ['/api/create-message', '/api/create-message'], 'no batch tried again')
+    } finally {
+      server.closeAllConnections()
+      await new Promise(resolve => server.close(resolve))
+    }
   })
-  server.listen(0, '127.0.0.1')
-  await new Promise(resolve => server.once('listening', resolve))
-  try {
-    const forward = coalescedForwards()
-    const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-    const request = {
-      baseUrl,
-      path: '/api/create-message',
-      fields: {},
-      uploads: new Map(),
-      raw: Buffer.from('{"message":"oi"}'),
-      secret: 's',
-      from: 'a',
-      to: 'b',
-    }
-    for (const outcome of await Promise.allSettled([forward(request), forward(request)])) {
-      assert.is(outcome.status, 'fulfilled', 'answered by the holder, not 503')
-      assert.is((outcome as PromiseFulfilledResult<{ status: number }>).value.status, 200)
-    }
-    assert.equal(paths, [BATCH_PATH, '/api/create-message', '/api/create-message'], 'the batch refused, each then sent alone')
-    await Promise.all([forward(request), forward(request)])
-    assert.equal(paths.slice(3), ['/api/create-message', '/api/create-message'], 'no batch tried again')
-  } finally {
-    server.closeAllConnections()
-    await new Promise(resolve => server.close(resolve))
-  }
-})
+}
 
 for (const mode of ['mirror', 'always200'] as const)
   test(`a forward whose answer JSON cannot hold is answered as an internal error, and its batch still ends (${mode}: HTTP ${mode === 'mirror' ? 500 : 200})`, async () => {
