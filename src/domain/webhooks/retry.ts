@@ -11,7 +11,23 @@ export function retryDelay(delays: readonly number[], failures: number, random: 
 export function parseRetryAfter(value: string | undefined, now = Date.now()): number | undefined {
   const text = value?.trim()
   if (!text) return undefined
-  const at = /^\d+$/.test(text) ? now + Number(text) * 1000 : /[a-z]/i.test(text) ? Date.parse(text) : NaN
+  const at = /^\d+$/.test(text) ? now + Number(text) * 1000 : httpDate(text)
   if (Number.isNaN(at)) return undefined
   return Math.min(Math.max(at - now, MIN_RETRY_AFTER_MS), MAX_RETRY_AFTER_MS)
+}
+
+const DAY = '(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)'
+const MONTH = '(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)'
+const TIME = '\\d{2}:\\d{2}:\\d{2}'
+/** The three HTTP-date forms (RFC 9110 5.6.7): IMF-fixdate, RFC 850, asctime (GMT, though it does not say so). */
+const HTTP_DATES = [
+  new RegExp(`^${DAY}, \\d{1,2} ${MONTH} \\d{4} ${TIME} GMT$`, 'i'),
+  new RegExp(`^(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day, \\d{1,2}-${MONTH}-\\d{2} ${TIME} GMT$`, 'i'),
+]
+const ASCTIME = new RegExp(`^${DAY} ${MONTH} [ \\d]?\\d ${TIME} \\d{4}$`, 'i')
+
+/** The time an HTTP date names, NaN for any other text (Date.parse alone reads many a garbage text as some date: "retry in 60"). */
+function httpDate(text: string): number {
+  if (HTTP_DATES.some(form => form.test(text))) return Date.parse(text)
+  return ASCTIME.test(text) ? Date.parse(`${text} GMT`) : NaN
 }
