@@ -108,12 +108,13 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
       ? `INSERT INTO ${table} AS t (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = CASE
            WHEN jsonb_typeof(t.value::jsonb -> 'expires') = 'number' AND (t.value::jsonb ->> 'expires')::numeric < $3 THEN excluded.value
            WHEN jsonb_typeof(t.value::jsonb -> 'value') = 'number' AND (t.value::jsonb ->> 'value')::numeric % 1 = 0
+             AND abs((t.value::jsonb ->> 'value')::numeric) <= 9007199254740991
              THEN jsonb_set(t.value::jsonb, '{value}', to_jsonb((t.value::jsonb ->> 'value')::bigint + $4::bigint))::text
            ELSE t.value
          END RETURNING value`
       : `INSERT INTO ${table} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = CASE
            WHEN json_type(value, '$.expires') IN ('integer', 'real') AND json_extract(value, '$.expires') < ?3 THEN excluded.value
-           WHEN json_type(value, '$.value') = 'integer' THEN json_set(value, '$.value', json_extract(value, '$.value') + CAST(?4 AS INTEGER))
+           WHEN json_type(value, '$.value') = 'integer' AND abs(json_extract(value, '$.value')) <= 9007199254740991 THEN json_set(value, '$.value', json_extract(value, '$.value') + CAST(?4 AS INTEGER))
            ELSE value
          END RETURNING value`
   return {

@@ -11,12 +11,21 @@ import type Keyv from 'keyv'
  */
 export function storedKey(base: string, keyv: Keyv): (key: string) => string {
   const limit = keyLimitOf(keyv)
-  if (limit === Infinity) return key => base + key
   return key => {
     const whole = base + key
+    // A lone surrogate reaches the store as U+FFFD (UTF-8 has none): `x\uD800` and `x\uD801` would be one key. Such a key
+    // is stored under its well-formed form, `~` and a hash of its UTF-16 code units, as a long key is.
+    if (LONE_SURROGATE.test(whole)) {
+      const hash = createHash('sha256').update(Buffer.from(whole, 'utf16le')).digest('base64url')
+      return `${whole.replace(LONE_SURROGATE_ALL, '\uFFFD').slice(0, limit === Infinity ? undefined : limit - HASHED_TAIL)}~${hash}`
+    }
     return whole.length <= limit ? whole : `${whole.slice(0, limit - HASHED_TAIL)}~${createHash('sha256').update(whole).digest('base64url')}`
   }
 }
+
+/** A UTF-16 code unit of a surrogate pair standing alone. */
+const LONE_SURROGATE = /\p{Cs}/u
+const LONE_SURROGATE_ALL = /\p{Cs}/gu
 
 /** `~` and a base64url SHA-256. */
 const HASHED_TAIL = 44
