@@ -15,8 +15,7 @@ test.after.each(async ctx => {
   await ctx.g?.stop()
 })
 
-const codes = (g: SendingGateway) =>
-  (g.network.inbox(FRIEND).filter(e => e.type === 'text') as { text: string }[]).map(e => /\b(\d{6})\b/.exec(e.text)![1]!)
+const codes = (g: SendingGateway) => (g.network.inbox(FRIEND).filter(e => e.type === 'text') as { text: string }[]).map(e => /\b(\d{6})\b/.exec(e.text)![1]!)
 
 test('the network holds the OTP send past sendTimeoutMs (504), then delivers it: the delivered code verifies', async ctx => {
   const g = (ctx.g = await sendingGateway({ sendTimeoutMs: 300 }))
