@@ -15,8 +15,7 @@
 //
 // Usage: node test/run.mjs [--dir <folder>] [filter-substring ...]
 //   --dir: where to look for *.test.ts (default test/); folders named `fixtures` are never entered.
-//   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_HEAVY_CONCURRENCY (default 2: heavy
-//   files at once, below), TEST_FILE_TIMEOUT_MS (default 300000),
+//   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_FILE_TIMEOUT_MS (default 300000),
 //   TEST_LINGER_MS: how long a file may run on after uvu's summary before the runner makes it exit
 //   (default 3000; SIGUSR2, below: it exits with its own exit code, its `exit` handlers run).
 import { spawn } from 'node:child_process'
@@ -176,13 +175,13 @@ function runFile(file) {
 
 // Longest first (test/durations.txt), so that no long file starts last and runs alone at the end.
 // Files that start processes and wait on leases or links (heavy) would crowd the cores together: a
-// free worker takes the longest heavy file only while fewer than `concurrency - 1` heavy files run,
-// and at most TEST_HEAVY_CONCURRENCY (default 2) (a slot at least for the others), else the longest
-// other file, else (only heavy ones left) the longest heavy file.
+// free worker takes the longest heavy file only while fewer than `concurrency - 1` heavy files run
+// (one slot at least for the others), else the longest other file, else (only heavy ones left) the
+// longest heavy file.
 const isHeavy = f => /\/(examples|real-stack|faults)\/|conformance\/real-stack/.test(f)
 const estimate = durations(join(root, 'test', 'durations.txt'))
 const pending = [...files].sort((a, b) => estimate(b) - estimate(a))
-const heavyCap = Math.max(1, Math.min(concurrency - 1, Number(process.env.TEST_HEAVY_CONCURRENCY ?? 2)))
+const heavyCap = Math.max(1, concurrency - 1)
 let heavyRunning = 0
 function next() {
   const at = pending.findIndex(f => !isHeavy(f) || heavyRunning < heavyCap)
