@@ -44,12 +44,21 @@ for (const backend of backends) {
   )
 }
 
-/** 30 concurrent registrations with one e-mail, spread over the 3: exactly one account. */
+/**
+ * 30 concurrent registrations with one e-mail, spread over the 3: exactly one account. The others are
+ * 409, or 503 where a store call came late under the load (docs/limits.md, a hung store: nothing
+ * registered); then one more, once all are answered, is 409: the one account stands.
+ */
 async function uniqueRegistration(at: (i: number) => string): Promise<void> {
   const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => post(`${at(i)}/api/auth`, registration('mesmo@example.com'))))
   const statuses = answers.map(answer => answer.status).sort()
   assert.equal(statuses.filter(status => status === 200).length, 1, `one registration wins: ${statuses}`)
-  assert.equal(statuses.filter(status => status === 409).length, 29)
+  assert.equal(
+    statuses.filter(status => status !== 200 && status !== 409 && status !== 503),
+    [],
+    `the others are 409 (or 503 under load): ${statuses}`,
+  )
+  for (let i = 0; i < 3; i++) assert.is((await post(`${at(i)}/api/auth`, registration('mesmo@example.com'))).status, 409, 'the e-mail is taken')
 }
 
 /**
