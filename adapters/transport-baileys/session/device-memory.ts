@@ -1,10 +1,9 @@
 import type { CacheStore } from '@whiskeysockets/baileys'
-import { BoundedMap } from 'zapgate/adapter-kit'
+import { BoundedMap, KeyedLock } from 'zapgate/adapter-kit'
 import { signalKeyCache } from '../cache.ts'
 import { GroupCache } from '../group-cache.ts'
 import type { MessageScope } from '../message-scope.ts'
 import type { MessageStore } from '../message-store.ts'
-import { WorkChain } from './work-chain.ts'
 
 /**
  * What a device keeps across its sockets: its message store (in storage), bounded caches (signal
@@ -21,8 +20,8 @@ export class DeviceMemory {
   readonly ownIds = new BoundedMap<string, true>(2_000, 3_600_000)
   /** Messages already looked at, by id: the scopes (chat, direction, group sender) seen with it (dedupe of upserts). */
   readonly seen = new BoundedMap<string, MessageScope[]>(5_000, 24 * 3_600_000)
-  /** The sockets' incoming messages and delivery updates, handled one after another. */
-  readonly incoming = new WorkChain()
+  /** The sockets' incoming messages and delivery updates, handled one after another (one key of a KeyedLock). */
+  private readonly incoming = new KeyedLock()
   /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
   readonly background = new Set<Promise<unknown>>()
   /** Resolves when the session shuts down or hands the device over: background work stops waiting and reports what it has. */
@@ -45,9 +44,16 @@ export class DeviceMemory {
     void work.finally(() => this.background.delete(work)).catch(() => undefined)
   }
 
+  /** Handle `work` (a socket's messages or delivery updates) after those handed over before it; its failure goes to `onError`. */
+  handleIncoming(work: () => Promise<unknown>, onError: (err: unknown) => void): void {
+    this.incoming.run(INCOMING, work).catch(onError)
+  }
+
   /** An ended socket's work done: its messages (their receipts sent: WhatsApp sends them no more) reported and remembered, those queued meanwhile too; then downloads under way cut short (reported with what they have). */
   async endSocketWork(): Promise<void> {
-    await this.incoming.settled()
+    // Until the chain is empty: work queued while waiting is waited for too.
+    do await this.incoming.run(INCOMING, async () => {})
+    while (this.incoming.size > 0)
     await this.stopBackground()
   }
 
@@ -68,3 +74,6 @@ export class DeviceMemory {
     this.groups.clear()
   }
 }
+
+/** The one key the incoming work is chained under. */
+const INCOMING = 'incoming'

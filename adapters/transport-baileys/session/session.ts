@@ -174,8 +174,8 @@ export class DeviceSession {
       attachHandlers(socket, {
         connection: update => this.slot.queue(() => this.onUpdate(socket, generation, update)),
         creds: () => void this.deps.auth.saveCreds().catch(log('saving credentials failed')),
-        messages: upsert => this.memory.incoming.add(() => this.deps.onUpsert(socket, upsert), log('incoming messages failed')),
-        messageUpdates: updates => this.memory.incoming.add(() => reportFailures(failures, updates), log('delivery failures not reported')),
+        messages: upsert => this.memory.handleIncoming(() => this.deps.onUpsert(socket, upsert), log('incoming messages failed')),
+        messageUpdates: updates => this.memory.handleIncoming(() => reportFailures(failures, updates), log('delivery failures not reported')),
         groupsUpserted: groups => groups.forEach(group => this.memory.groups.set(group)),
         groupsUpdated: updates => updates.forEach(update => this.memory.groups.applyUpdate(update)),
         participantsChanged: event => this.memory.groups.applyParticipants(event, ownIds()),
