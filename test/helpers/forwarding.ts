@@ -15,6 +15,7 @@ import { answerError } from '../../src/http/render.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { sendingGateway, type SendingGateway } from './messaging.ts'
 import { listen } from './http.ts'
+import { freePort } from './standalone.ts'
 
 export const SECRET = 'forwarding-test-secret-0123456789'
 
@@ -124,14 +125,9 @@ export async function startFakeHolder(behaviour: 'destroy-mid-body' | 'destroy-a
   }
 }
 
-/** A URL nothing listens on (a port that was just free). */
+/** A URL nothing listens on (a port that was just free, drawn where no connection's own port lands: `freePort`). */
 export async function deadUrl(): Promise<string> {
-  const server = createServer()
-  server.listen(0, '127.0.0.1')
-  await new Promise(resolve => server.once('listening', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise(resolve => server.close(resolve))
-  return `http://127.0.0.1:${port}`
+  return `http://127.0.0.1:${await freePort()}`
 }
 
 /**

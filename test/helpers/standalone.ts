@@ -27,15 +27,35 @@ export function watch(child: ChildProcess): { output(): string; exited(): boolea
   return { output: () => output, exited: () => exited }
 }
 
-/** A free TCP port on 127.0.0.1. */
+/**
+ * A free TCP port on 127.0.0.1 for a child process to bind a moment later. Drawn at random below the
+ * kernel's ephemeral range (32768 and up on Linux), not by `listen(0)`: a port from `listen(0)` is in
+ * that range, where, in the second a child takes to start, another test file's `listen(0)` or any
+ * outgoing connection (a store client's) could be handed it, and the child's bind failed with
+ * EADDRINUSE. Here only another pick of the same random port in that second could take it, and this
+ * process never hands out one port twice.
+ */
 export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const address = server.address()
-  const port = typeof address === 'object' && address ? address.port : 0
-  await new Promise(resolve => server.close(resolve))
-  return port
+  for (;;) {
+    const port = PORTS_FROM + Math.floor(Math.random() * PORTS_SPAN)
+    if (handedOut.has(port)) continue
+    const server = createServer()
+    const bound = await new Promise<boolean>(resolve => {
+      server.once('error', () => resolve(false))
+      server.listen(port, '127.0.0.1', () => resolve(true))
+    })
+    if (!bound) continue
+    await new Promise(resolve => server.close(resolve))
+    handedOut.add(port)
+    return port
+  }
 }
+
+/** Where `freePort` draws from: 10000 to 31999, under the ephemeral range and above the services' ports (RabbitMQ's 25672 fails its check). */
+const PORTS_FROM = 10_000
+const PORTS_SPAN = 22_000
+/** The ports `freePort` returned in this process. */
+const handedOut = new Set<number>()
 
 /** A fresh temporary directory for a test's SQLite file. */
 export function tempDir(prefix = 'zapgate-'): string {
