@@ -130,6 +130,11 @@ export class RemoteNetwork implements DeviceNetwork {
     return (await this.client.call<{ id: string | null }>('POST', this.commandPath(deviceId, 'group-join'), { invite })).id ?? undefined
   }
 
+  /** GET the server's stats: throws (`unreachable`, `timeout` after 5 s) when it does not answer. */
+  async ping(): Promise<void> {
+    await this.client.call('GET', '/_sim/stats', undefined, 5_000)
+  }
+
   async close(): Promise<void> {
     this.stopped = true
     await Promise.all([...this.links.keys()].map(deviceId => this.dropLink(deviceId)))

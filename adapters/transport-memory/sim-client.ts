@@ -44,8 +44,8 @@ export class SimClient {
     this.streamAgent = new Agent({ keepAlive: false })
   }
 
-  /** POST (or DELETE) JSON; the answer's body, or the TransportError it stands for (`unreachable` when the server cannot be reached or the connection drops mid-answer). */
-  async call<T>(method: 'POST' | 'DELETE', path: string, body?: unknown, timeoutMs = 60_000): Promise<T> {
+  /** POST (or DELETE, or GET) JSON; the answer's body, or the TransportError it stands for (`unreachable` when the server cannot be reached or the connection drops mid-answer). */
+  async call<T>(method: 'POST' | 'DELETE' | 'GET', path: string, body?: unknown, timeoutMs = 60_000): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body)
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const request = this.request(method, path, this.agent, payload, response => {

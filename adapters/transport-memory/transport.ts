@@ -23,10 +23,7 @@ import type { DeviceCredentials, DeviceEndpoint, DeviceNetwork } from './types.t
 export interface MemoryTransportOptions {
   /** The in-process network to join; share one between transports so that their devices reach each other. */
   network?: MemoryNetwork
-  /**
-   * Join a simulator server (`npm run sim`) at this URL instead of an in-process network: several
-   * gateway processes then share one network (see docs/simulator.md).
-   */
+  /** Join a simulator server (`npm run sim`) at this URL instead of an in-process network: several gateway processes then share one network (docs/simulator.md). */
   simUrl?: string
   /** Rotate a pending QR this often, emitting `qr` events (default 0: never rotate). */
   qrRefreshMs?: number
@@ -134,6 +131,11 @@ export class MemoryTransport implements Transport {
       return current
     })
     if (session) await this.emitStatus(deviceId, session)
+  }
+
+  /** Throws when the simulator server (`simUrl`) cannot be reached; the in-process network always answers. */
+  async ping(): Promise<void> {
+    await this.net.ping?.()
   }
 
   send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {

@@ -138,4 +138,6 @@ export interface DeviceNetwork {
   groupJoin(deviceId: string, invite: string, endpoint: DeviceEndpoint): Promise<string | undefined>
   /** Release what the network keeps for this endpoint (the simulator server's connections). */
   close?(endpoint: DeviceEndpoint): Promise<void>
+  /** Throws when the network cannot be reached (a simulator server down): what `/health` asks. */
+  ping?(): Promise<void>
 }
