@@ -21,21 +21,34 @@
  *   median-ratio round.
  * - cluster-expected-3-vs-1: what 3 machines serve against 1 behind a round-robin client, from
  *   those figures (expectedRatio). Report only.
+ * Closed loop, each side runs at its own top rate: the 1 instance at two to three times the rate of
+ * the 3 forwarding, so more of its requests share each wake-up and socket write, and the 3 instances
+ * share 2 vCPUs with the simulator, Redis and the client (routed, with no forward at all, costs 1.3
+ * to 1.8 times direct). So the sides are then also measured at one and the same even pace
+ * (bench/lib/paced-load.ts: request i leaves at i / rate, answered or not, as from many independent
+ * clients), PACED_ROUNDS rounds of the three sides (order rotated), at BENCH_CLUSTER_PACE requests a
+ * second (default: half the median closed-loop rate of the all-forwarded side, so every side keeps it):
+ * - cluster-cpu-direct-paced / -routed-paced / -forwarded-paced: CPU per request at that pace, the
+ *   median-ratio round of each against direct. Report only: the target stays on the closed loop's
+ *   figure, as issue 25 set it; at an even pace every request pays its own wake-ups on every process
+ *   it passes through, which a forward doubles (bench/README.md, "The cluster at an even pace").
  * BENCH_CLUSTER_ROOT=<another build's root> runs that build's instances (a before/after).
  */
 import os from 'node:os'
 import { load, type LoadResult } from './lib/load.ts'
+import { pacedLoad } from './lib/paced-load.ts'
 import { oneAndThree, type BenchCluster } from './lib/cluster.ts'
 import { startServer } from './lib/process.ts'
 import { expectedRatio, measuredCpu, type Measured } from './lib/cpu-per-request.ts'
 import { redisUrl } from './lib/redis.ts'
-import { medianBy, note, report } from './lib/report.ts'
+import { median, medianBy, note, report } from './lib/report.ts'
 import { clearStore } from './lib/stores.ts'
 
 const DEVICES = 12
 const CONNECTIONS = 12
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5)
 const SECONDS = 5
+const PACED_ROUNDS = Number(process.env.BENCH_PACED_ROUNDS ?? 3)
 const path = '/api/create-message'
 const cores = os.cpus().length
 
@@ -150,12 +163,65 @@ try {
     baselineUnit: 'µs/request (direct)',
     target: { of: 'ratio', op: '<=', limit: 2 },
   })
+  note(
+    `closed loop: forwarded / routed (the same 3 instances, no forward) ${(cpuForwarded.forwarded.cpuGateways / cpuForwarded.routed.cpuGateways).toFixed(2)} in the median-ratio round; routed / direct ${(cpuRouted.routed.cpuGateways / cpuRouted.single.cpuGateways).toFixed(2)}`,
+  )
   report({
     name: 'cluster-expected-3-vs-1',
     value: expectedRatio(cpuForwarded.single.cpuGateways, cpuForwarded.forwarded.cpuGateways),
     unit: 'x (3 machines, round robin)',
     baseline: 1,
     baselineUnit: 'x (1 machine)',
+  })
+
+  // The same sides at one even pace (see the head of this file).
+  const pace = Number(process.env.BENCH_CLUSTER_PACE ?? Math.max(300, Math.floor(median(rounds.map(r => r.forwarded.rps)) / 2 / 100) * 100))
+  const paced = (url: string, bodies: unknown[], rate: number) => (seconds: number) =>
+    pacedLoad({ url, path, body: undefined, bodies, connections: CONNECTIONS / 3, seconds, rate })
+  const pacedSides = {
+    direct: measuredCpu(sim, one.instances, paced(one.instances[0]!.url, bodiesOf(oneFixture), pace)),
+    routed: measuredCpu(sim, three.instances, async seconds =>
+      sum(await Promise.all(three.instances.map((instance, i) => paced(instance.url, bodiesOf(threeFixture, held[i]), pace / 3)(seconds)))),
+    ),
+    forwarded: measuredCpu(sim, three.instances, async seconds =>
+      sum(await Promise.all(three.instances.map((instance, i) => paced(instance.url, bodiesOf(threeFixture, held[(i + 1) % 3]), pace / 3)(seconds)))),
+    ),
+  }
+  const pacedOrder: (keyof typeof pacedSides)[] = ['direct', 'routed', 'forwarded']
+  const pacedRounds: Record<keyof typeof pacedSides, Measured>[] = []
+  for (let r = 0; r < PACED_ROUNDS; r++) {
+    const result = {} as Record<keyof typeof pacedSides, Measured>
+    for (let k = 0; k < pacedOrder.length; k++) {
+      const side = pacedOrder[(k + r) % pacedOrder.length]!
+      result[side] = await pacedSides[side](SECONDS)
+    }
+    pacedRounds.push(result)
+    note(
+      `paced round ${r + 1} (${pace} req/s): ${pacedOrder.map(side => `${side} ${us(result[side])}, sleeps ${result[side].sleepsEach.map(s => s.toFixed(2)).join('/')} a request`).join('; ')}; forwarded / direct ${(result.forwarded.cpuGateways / result.direct.cpuGateways).toFixed(2)}, forwarded / routed ${(result.forwarded.cpuGateways / result.routed.cpuGateways).toFixed(2)}`,
+    )
+  }
+  const pacedDirect = medianBy(pacedRounds, r => r.direct.cpuGateways)
+  const pacedRouted = medianBy(pacedRounds, r => r.routed.cpuGateways / r.direct.cpuGateways)
+  const pacedForwarded = medianBy(pacedRounds, r => r.forwarded.cpuGateways / r.direct.cpuGateways)
+  report({
+    name: 'cluster-cpu-direct-paced',
+    value: pacedDirect.direct.cpuGateways,
+    unit: `µs/request at ${pace} req/s`,
+    baseline: pacedDirect.direct.cpuGateways,
+  })
+  report({
+    name: 'cluster-cpu-routed-paced',
+    value: pacedRouted.routed.cpuGateways,
+    unit: 'µs/request',
+    baseline: pacedRouted.direct.cpuGateways,
+    baselineUnit: 'µs/request (direct, same pace)',
+  })
+  report({
+    name: 'cluster-cpu-forwarded-paced',
+    value: pacedForwarded.forwarded.cpuGateways,
+    unit: 'µs/request',
+    baseline: pacedForwarded.direct.cpuGateways,
+    baselineUnit: 'µs/request (direct, same pace)',
   })
 } finally {
   for (const cluster of clusters) {
