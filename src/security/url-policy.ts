@@ -4,6 +4,9 @@ import { BlockList, isIP } from 'node:net'
  * Address ranges a server-side request must never reach unless the host opts in: loopback, private,
  * CGNAT, link-local (cloud metadata), multicast, reserved, documentation, and their IPv6 forms, with the
  * IPv6 ranges IANA lists as not globally reachable (local-use NAT64, the dummy prefix, SRv6 SIDs).
+ * Cloud metadata outside those ranges is listed by address: Azure's wireserver 168.63.129.16 (a
+ * public address every Azure VM reaches as its host). Alibaba's 100.100.100.200 is CGNAT, Oracle's
+ * 192.0.0.192 is in 192.0.0.0/24, AWS's fd00:ec2::254 is ULA, GCP's metadata.google.internal a name.
  */
 const blocked = new BlockList()
 for (const [net, prefix] of [
@@ -11,6 +14,7 @@ for (const [net, prefix] of [
   ['10.0.0.0', 8],
   ['100.64.0.0', 10],
   ['127.0.0.0', 8],
+  ['168.63.129.16', 32],
   ['169.254.0.0', 16],
   ['172.16.0.0', 12],
   ['192.0.0.0', 24],
