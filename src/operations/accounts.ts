@@ -8,8 +8,11 @@ import { deviceErrors } from './error-answers.ts'
 /** Passwords shorter than this are refused. */
 const MIN_PASSWORD = 6
 
+/** local@domain.tld, with no space or control character (NUL, DEL, C1) anywhere once trimmed. */
+const emailShape = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u
+
 const email = documentStruct(
-  refine(text(254), 'email', v => /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v.trim()) || 'expected an e-mail address'),
+  refine(text(254), 'email', v => emailShape.test(v.trim()) || 'expected an e-mail address'),
   { format: 'email' },
 )
 

@@ -73,6 +73,21 @@ register('answers 401 validation.required for invalid fields: auth value, e-mail
   }
 })
 
+register('answers 401 validation.required for an e-mail with a control character, and registers nothing', async ({ t }) => {
+  for (const email of [
+    'ana\u0000@x.com',
+    'ana\n@x.com',
+    'ana\t@x.com',
+    'ana@x\r.com',
+    '\u0007ana@x.com',
+    'ana@x.com\u0000',
+    'ana\u007f@x.com',
+    'ana\u0085@x.com',
+  ])
+    answers(await t.post('/api/auth', { ...valid, email }), 401, 'validation.required')
+  assert.is((await t.post('/api/auth', { ...valid, email: 'ana@x.com' })).status, 200, 'the clean address was never taken')
+})
+
 register('a rejected registration leaves the e-mail free', async ({ t }) => {
   await t.post('/api/auth', { ...valid, email: 'later@example.com', plano: 'nope' })
   assert.is((await t.post('/api/auth', { ...valid, email: 'later@example.com' })).status, 200)
