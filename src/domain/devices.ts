@@ -69,9 +69,12 @@ export function createDevices(
   const byAppkey = new UniqueIndex<IndexEntry>(storage, lock, 'device-appkey', cache)
   const removalHooks: ((device: Device) => Promise<void>)[] = []
 
-  const find = async (account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> => {
+  // A reference as written, then trimmed: names are stored trimmed (one made before that keeps its spaces, found as written).
+  const find = async (account: Account, value: string, match: DeviceMatch[] = ['id', 'name', 'appkey']): Promise<Device | undefined> =>
+    (await findExact(account, value, match)) ?? (value.trim() === value ? undefined : findExact(account, value.trim(), match))
+  const findExact = async (account: Account, value: string, match: DeviceMatch[]): Promise<Device | undefined> => {
     // Read by id only a value of the id form (randomUUID): any other text of a client (a NUL, which PostgreSQL refuses in a key) names no id.
-    const byId = match.includes('id') && /^[\da-f]{8}(-[\da-f]{4}){3}-[\da-f]{12}$/.test(value) ? await records.get(value) : undefined
+    const byId = match.includes('id') && isDeviceId(value) ? await records.get(value) : undefined
     if (ofAccount(byId, account)) return byId
     const valueHash = match.includes('appkey') || match.includes('name') ? hashKey(value) : ''
     if (match.includes('appkey')) {
@@ -185,8 +188,9 @@ export function createDevices(
     /** The device named `name` in the account, created when absent (a random appkey unless given); `created` tells which. */
     async ensure(
       account: Account,
-      input: { name: string; appkey?: string; webhookUrl?: string },
+      wanted: { name: string; appkey?: string; webhookUrl?: string },
     ): Promise<{ device: Device; created: boolean; appkey?: string }> {
+      const input = { ...wanted, name: wanted.name.trim(), appkey: wanted.appkey?.trim() } // trimmed like every other name
       let existing = await find(account, input.name, ['name', 'appkey'])
       // A deletion cut short (the store or the network failed half-way): finished now, and the name made anew.
       if (existing?.removing) {
@@ -196,6 +200,8 @@ export function createDevices(
         existing = undefined
       }
       if (existing) return { device: existing, created: false, appkey: existing.appkeyIsName ? existing.name : input.appkey }
+      // The id of another device of the account would shadow the name wherever a reference is tried as an id first (operations 5 to 7).
+      if (isDeviceId(input.name) && (await find(account, input.name, ['id']))) throw new GatewayError('invalid-input')
       const appkey = input.appkey ?? randomKey(18)
       const device: Device = {
         id: randomUUID(),
@@ -270,6 +276,11 @@ export function createDevices(
 function ofAccount(device: Device | undefined, account: Account, match?: { appkeyHash: string } | { name: string }): device is Device {
   if (device === undefined || device.accountId !== account.id) return false
   return !match || ('name' in match ? device.name === match.name : safeEqual(device.appkeyHash, match.appkeyHash))
+}
+
+/** Whether `value` has the form of a device id (a randomUUID). */
+function isDeviceId(value: string): boolean {
+  return /^[\da-f]{8}(-[\da-f]{4}){3}-[\da-f]{12}$/.test(value)
 }
 
 /** The id of a name or appkey index entry: the account and the value's hash. */
