@@ -59,6 +59,14 @@ function emojiOf(message: string): string {
   return message.trim().toLowerCase() === 'remove' ? '' : message.trim()
 }
 
+/**
+ * One emoji grapheme (UTS #51): a flag (two regional indicators, or a tag sequence), a keycap
+ * (`0-9#*`, an optional U+FE0F, U+20E3), or pictographs (each with an optional variation selector or
+ * skin tone) joined by ZWJ. A lone mark (U+20E3, U+FE0F, a skin tone's base missing) is none.
+ */
+const emojiGrapheme =
+  /^(?:\p{Regional_Indicator}{2}|[0-9#*]\ufe0f?\u20e3|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}|(?:\p{Extended_Pictographic}[\ufe0e\ufe0f]?\p{Emoji_Modifier}?|\p{Emoji_Modifier})(?:\u200d\p{Extended_Pictographic}[\ufe0e\ufe0f]?\p{Emoji_Modifier}?)*)$/u
+
 /** One emoji (a single grapheme that is a pictograph, flag or keycap), or `remove`. */
 function reaction() {
   const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
@@ -66,7 +74,7 @@ function reaction() {
     const s = v.trim()
     if (s.toLowerCase() === 'remove') return true
     const graphemes = [...segmenter.segment(s)]
-    return (graphemes.length === 1 && /\p{Extended_Pictographic}|\p{Regional_Indicator}|\u20e3/u.test(s)) || 'expected one emoji or remove'
+    return (graphemes.length === 1 && emojiGrapheme.test(s)) || 'expected one emoji or remove'
   })
   return documentStruct(struct, { description: 'One emoji, or `remove` to take the reaction back.' })
 }

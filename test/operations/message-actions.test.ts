@@ -43,6 +43,35 @@ test('react answers 401 validation.required for a missing field or a text that i
   assert.deepEqual(g.network.inbox(FRIEND), [])
 })
 
+test('react accepts exactly one real emoji: a pictograph (with its variation or skin tone), a keycap, a flag, a ZWJ sequence', async ({ g, sent }) => {
+  const valid = ['👍', '❤️', '❤', '1️⃣', '#️⃣', '🇧🇷', '👨‍👩‍👧', '👍🏽', '🏳️‍🌈', '🧑🏽‍🚀', '🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}', ' 😀 ']
+  for (const message of valid) assertOk(await g.send({ to: FRIEND, reactionMessage: 'true', message, id: sent }))
+  assert.deepEqual(
+    inbox(g.network, FRIEND).map(e => e.emoji),
+    valid.map(e => e.trim()),
+  )
+})
+
+test('react refuses a lone combining mark, keycap or variation selector, a lone regional indicator, a letter, two emoji (401)', async ({ g, sent }) => {
+  const body = { to: FRIEND, reactionMessage: 'true', id: sent }
+  for (const message of [
+    '\u20e3',
+    '\u20e3\u20e3',
+    'a\u20e3',
+    '\ufe0f',
+    '\u0301',
+    '👍\u0301',
+    '\u{1F1E7}',
+    '\u{1F1E7}\u{1F1F7}\u{1F1E7}',
+    'a',
+    '👍👍',
+    '🇧🇷🇧🇷',
+    '👍\u200d',
+  ])
+    assertError(await g.send({ ...body, message }), 401, 'validation.required')
+  assert.deepEqual(g.network.inbox(FRIEND), [])
+})
+
 test('react answers 404 for an unknown target message', async ({ g }) => {
   assertError(await g.send({ to: FRIEND, reactionMessage: 'true', message: '👍', id: '3EB0000000000000DEAD' }), 404, 'Mensagem não encontrada nesta conversa.')
   assertError(await g.send({ to: OTHER, reactionMessage: 'true', message: '👍', id: '3EB0000000000000DEAD' }), 404, 'Mensagem não encontrada nesta conversa.')
