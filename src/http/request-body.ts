@@ -163,7 +163,8 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
   // As readBodyBytes: a body declared too large is refused at once, not read for up to the body time-out holding its declared size of the media budget.
   if (Number(ctx.req.headers['content-length']) > limitBytes) return (ctx.req.resume(), Promise.reject(new GatewayError('body-too-large')))
   return new Promise((resolve, reject) => {
-    const fields: Record<string, unknown> = Object.create(null)
+    const fields: [string, unknown][] = [] // in order, a name sent twice twice (nestFields)
+    const fileNames = new Map<string, string>()
     let total = 0
     let failed = false
     const fail = (err: GatewayError) => {
@@ -184,7 +185,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     parser.on('field', (name, value, info) => {
       if (info.valueTruncated) return fail(new GatewayError('body-too-large'))
       count(value.length)
-      fields[name] = value
+      fields.push([name, value])
     })
     parser.on('file', (name, stream, info) => {
       const chunks: Buffer[] = []
@@ -196,13 +197,16 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
         // A form's file input left empty (no name, no bytes, as browsers send it) is no file: absent, like an empty field.
         if (failed || (!info.filename && chunks.length === 0)) return
         uploads.set(name, { data: Buffer.concat(chunks), fileName: info.filename || undefined, mimetype: info.mimeType || undefined })
-        if (!(name in fields)) fields[name] = info.filename || name
+        fileNames.set(name, info.filename || name)
       })
     })
     for (const limit of ['partsLimit', 'filesLimit', 'fieldsLimit'] as const) parser.on(limit, () => fail(new GatewayError('body-too-large')))
     parser.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
     parser.on('close', () => {
-      if (!failed) resolve({ ...nestFields(fields) })
+      if (failed) return
+      // A file is a field by its file name, unless a text field has its name.
+      for (const [name, fileName] of fileNames) if (!fields.some(([field]) => field === name)) fields.push([name, fileName])
+      resolve({ ...nestFields(fields) })
     })
     // A client gone mid-body stops the pipe short of the parser's end (`complete` would say the bytes were parsed, not delivered).
     ctx.req.on('close', () => {

@@ -26,6 +26,54 @@ bodies('JSON, urlencoded and multipart bodies give the same answers', async ({ t
   }
 })
 
+bodies('a name sent twice, plain and bracketed or plain twice, answers the same in urlencoded and multipart bodies', async ({ t, authkey }) => {
+  // Ordered [name, value] pairs, sent once as a urlencoded form (qs reads them) and once as multipart.
+  const send = (pairs: [string, string][], enc: 'form' | 'multipart') => {
+    const all: [string, string][] = [['authkey', authkey], ['checkDispositivo', 'true'], ...pairs]
+    if (enc === 'form') {
+      const headers = { 'content-type': 'application/x-www-form-urlencoded' }
+      return request(`${t.url}/api/developer`, {
+        method: 'POST',
+        headers,
+        body: all.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&'),
+      })
+    }
+    const form = new FormData()
+    for (const [name, value] of all) form.append(name, value)
+    return request(`${t.url}/api/developer`, { method: 'POST', body: form })
+  }
+  const cases: [string, string][][] = [
+    [['message', 'loja']],
+    [
+      ['message[x]', '1'],
+      ['message', 'loja'],
+    ],
+    [
+      ['message', 'loja'],
+      ['message[x]', '1'],
+    ],
+    [
+      ['message', 'loja'],
+      ['message', 'loja'],
+    ],
+    [
+      ['message[]', 'loja'],
+      ['message', 'loja'],
+    ],
+    [
+      ['message', 'loja'],
+      ['message[]', 'loja'],
+    ],
+    [['message[0]', 'loja']],
+  ]
+  for (const pairs of cases) {
+    const [form, multipart] = await Promise.all([send(pairs, 'form'), send(pairs, 'multipart')])
+    assert.equal(multipart.body, form.body, `multipart vs urlencoded for ${JSON.stringify(pairs)}`)
+    assert.is(multipart.status, form.status)
+  }
+  assert.equal((await send(cases[1], 'multipart')).body, { status: 401, message: 'validation.required' }, 'message is a list of two values: not a text')
+})
+
 bodies("a browser form's file input left empty (a part with no file name and no bytes) is no file: the text is sent", async ({ t, authkey }) => {
   const device = await t.linkedDevice(authkey, 'formulario', '5511944443333')
   const boundary = '----zapgateEmptyFile'
