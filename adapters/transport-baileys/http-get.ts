@@ -1,10 +1,18 @@
 import { request as httpRequest, type Agent } from 'node:http'
 import { request as httpsRequest } from 'node:https'
+import { pipeline, Readable, Transform } from 'node:stream'
 
 /** A GET's answer. */
 interface HttpAnswer {
   status: number
   body: Buffer
+}
+
+/** A GET's answer whose body is read as it comes. */
+interface HttpStreamAnswer {
+  status: number
+  /** Fails past `maxBytes`, at the deadline, or when the connection ends the body early. */
+  body: Readable
 }
 
 /** Options of httpGet. */
@@ -24,28 +32,43 @@ interface HttpGetOptions {
  * reachability check) use this to go through the same Node proxy agent as the WebSocket. Rejects
  * with the network error (its `code`, e.g. ENOTFOUND or ECONNREFUSED, kept) or a timeout.
  */
-export function httpGet(url: string, options: HttpGetOptions): Promise<HttpAnswer> {
+export async function httpGet(url: string, options: HttpGetOptions): Promise<HttpAnswer> {
+  const { status, body } = await httpGetStream(url, options)
+  const chunks: Buffer[] = []
+  for await (const chunk of body) chunks.push(chunk as Buffer)
+  return { status, body: Buffer.concat(chunks) }
+}
+
+/**
+ * httpGet, answering once the head has come: the body is a stream, read at the pace of its reader
+ * (memory bounded by the stream buffers). `timeoutMs` still bounds the whole request, its body
+ * included: at the deadline the body fails (ETIMEDOUT), as it does past `maxBytes`.
+ */
+export function httpGetStream(url: string, options: HttpGetOptions): Promise<HttpStreamAnswer> {
   return new Promise((resolve, reject) => {
     const target = new URL(url)
     const request = target.protocol === 'https:' ? httpsRequest : httpRequest
+    let body: Transform | undefined
+    const fail = (error: Error) => (body ? body.destroy(error) : req.destroy(error))
     const req = request(target, { method: 'GET', agent: options.agent, headers: options.headers }, res => {
       const status = res.statusCode ?? 0
       if (options.maxBytes === 0) {
         res.destroy()
-        return resolve({ status, body: Buffer.alloc(0) })
+        return resolve({ status, body: Readable.from([]) })
       }
-      const chunks: Buffer[] = []
       let size = 0
-      res.on('data', (chunk: Buffer) => {
-        size += chunk.length
-        if (size > options.maxBytes) req.destroy(new Error(`the answer of ${target.host} is larger than ${options.maxBytes} bytes`))
-        else chunks.push(chunk)
+      body = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          size += chunk.length
+          if (size > options.maxBytes) done(new Error(`the answer of ${target.host} is larger than ${options.maxBytes} bytes`))
+          else done(null, chunk)
+        },
       })
-      res.on('end', () => resolve({ status, body: Buffer.concat(chunks) }))
-      res.on('error', reject)
+      // A failure of either side (the connection cut mid-body, the limit, the deadline) ends both.
+      resolve({ status, body: pipeline(res, body, () => clearTimeout(timer)) })
     })
     const timer = setTimeout(
-      () => req.destroy(Object.assign(new Error(`no answer from ${target.host} within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })),
+      () => fail(Object.assign(new Error(`no answer from ${target.host} within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })),
       options.timeoutMs,
     )
     // https-proxy-agent reports the proxy's answer to CONNECT: anything but 200 is the proxy's refusal, not the target's.
@@ -54,7 +77,7 @@ export function httpGet(url: string, options: HttpGetOptions): Promise<HttpAnswe
         req.destroy(Object.assign(new Error(`the proxy refused the connection to ${target.host} (HTTP ${connect.statusCode})`), { code: 'EPROXYREFUSED' }))
     })
     req.on('error', reject)
-    req.on('close', () => clearTimeout(timer))
+    req.on('close', () => body === undefined && clearTimeout(timer))
     req.end()
   })
 }

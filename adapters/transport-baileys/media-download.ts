@@ -1,7 +1,8 @@
 import { createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto'
 import type { Agent } from 'node:http'
 import type { MediaType, WAMessage } from '@whiskeysockets/baileys'
-import { httpGet } from './http-get.ts'
+import { pipeline, Transform, type Readable } from 'node:stream'
+import { httpGetStream } from './http-get.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 
 /** What a download through an agent needs. */
@@ -19,20 +20,50 @@ interface AgentDownload {
 }
 
 /**
- * Download and decrypt a received media message through a Node agent (the device's proxy). Baileys'
- * downloadMediaMessage reads the file with `fetch`, which only takes undici dispatchers, so through
- * a proxy the adapter fetches the encrypted file itself (node:https with the agent), checks its MAC
- * (HMAC-SHA256 over iv and ciphertext, the last 10 bytes) and decrypts it (AES-256-CBC) with the keys
- * Baileys derives (`getMediaKeys`). A 404 or 410 asks the phone to upload the file again, once.
+ * Download and decrypt a received media message through a Node agent (the device's proxy), or
+ * directly without one. Baileys' downloadMediaMessage reads the file with `fetch`, which only takes
+ * undici dispatchers, so the adapter fetches the encrypted file itself (node:https with the agent),
+ * checks its MAC (HMAC-SHA256 over iv and ciphertext, the last 10 bytes) and decrypts it
+ * (AES-256-CBC) with the keys Baileys derives (`getMediaKeys`). A 404 or 410 asks the phone to
+ * upload the file again, once. The file is read whole: see streamMedia for one read as it comes.
  */
 export async function downloadThroughAgent(message: WAMessage, deps: AgentDownload): Promise<Buffer> {
+  return readAll(await streamMedia(message, deps))
+}
+
+/**
+ * downloadThroughAgent as a stream: the decrypted bytes come as the file arrives, at the reader's
+ * pace, so memory stays bounded whatever the file's size. Resolves once the media host has answered
+ * (a refused host, an error status or a failed re-upload reject, unread). The stream fails when the
+ * connection ends early, past `maxBytes`, at the deadline (`timeoutMs`, from the request to the last
+ * byte), or when the MAC does not match: checked at the end, and the last block of the file is held
+ * back until then, so a corrupt or cut file never ends as a whole one. Unlike Baileys' own
+ * stream (downloadContentFromMessage), which checks no MAC and pipes without passing on a failure of
+ * the connection (its reader waits forever).
+ */
+export async function streamMedia(message: WAMessage, deps: AgentDownload): Promise<Readable> {
   try {
-    return await fetchAndDecrypt(message, deps)
+    return await fetchDecrypting(message, deps)
   } catch (error) {
     const status = (error as { status?: unknown }).status
     if ((status !== 404 && status !== 410) || !deps.socket) throw error
-    return fetchAndDecrypt(await deps.socket.updateMediaMessage(message), deps)
+    return fetchDecrypting(await deps.socket.updateMediaMessage(message), deps)
   }
+}
+
+/** All the bytes of `stream`; past `maxBytes` it is destroyed and this rejects. */
+export async function readAll(stream: Readable, maxBytes = Infinity): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length
+    if (size > maxBytes) {
+      stream.destroy()
+      throw new Error(`the media file is larger than ${maxBytes} bytes`)
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
 }
 
 /** The media fields of a received message that say where its file is. */
@@ -97,7 +128,10 @@ export function checkedReupload(lib: BaileysModule, socket: SocketLike, mediaHos
 
 // --- Internal helpers ---
 
-async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise<Buffer> {
+/** The MAC at the end of an encrypted media file. */
+const MAC_BYTES = 10
+
+async function fetchDecrypting(message: WAMessage, deps: AgentDownload): Promise<Readable> {
   const { lib } = deps
   const { type, media } = mediaFieldsOf(lib, message) ?? {}
   if (!type || !media?.mediaKey || !(media.url || media.directPath)) throw new Error('not a downloadable media message')
@@ -105,19 +139,45 @@ async function fetchAndDecrypt(message: WAMessage, deps: AgentDownload): Promise
   if (refusal) throw new Error(`received media not downloaded: ${refusal}`)
   const host = media.url ? new URL(media.url).host : undefined
   const url = media.directPath ? lib.getUrlFromDirectPath(media.directPath, host) : media.url!
-  const { status, body } = await httpGet(url, {
+  const keys = await lib.getMediaKeys(media.mediaKey!, type.replace('Message', '') as MediaType)
+  const { status, body } = await httpGetStream(url, {
     agent: deps.agent,
     timeoutMs: deps.timeoutMs,
     // The encrypted file: the media padded to whole AES blocks (up to 16 bytes more), then a 10-byte MAC.
-    maxBytes: deps.maxBytes === undefined ? 2 ** 31 - 1 : deps.maxBytes + 26,
+    maxBytes: deps.maxBytes === undefined ? 2 ** 31 - 1 : deps.maxBytes + 16 + MAC_BYTES,
     headers: { Origin: lib.DEFAULT_ORIGIN },
   })
-  if (status !== 200) throw Object.assign(new Error(`media download answered ${status}`), { status })
-  const keys = await lib.getMediaKeys(media.mediaKey!, type.replace('Message', '') as MediaType)
-  if (body.length < 26 || (body.length - 10) % 16 !== 0) throw new Error('the media file is truncated')
-  const ciphertext = body.subarray(0, -10)
-  const mac = createHmac('sha256', keys.macKey!).update(keys.iv).update(ciphertext).digest().subarray(0, 10)
-  if (!timingSafeEqual(mac, body.subarray(-10))) throw new Error('the media file failed its integrity check')
+  if (status !== 200) {
+    body.destroy()
+    throw Object.assign(new Error(`media download answered ${status}`), { status })
+  }
+  return pipeline(body, decrypting(keys), () => undefined)
+}
+
+/** Decrypts an encrypted media file as it passes, and fails at its end unless its MAC matches (the last plaintext block comes after the check). */
+function decrypting(keys: { cipherKey: Uint8Array; iv: Uint8Array; macKey?: Uint8Array }): Transform {
+  const hmac = createHmac('sha256', keys.macKey!).update(keys.iv)
   const decipher = createDecipheriv('aes-256-cbc', keys.cipherKey, keys.iv)
-  return Buffer.concat([decipher.update(ciphertext), decipher.final()])
+  let tail = Buffer.alloc(0) // the last bytes seen: the MAC, once the file has ended
+  let size = 0
+  return new Transform({
+    transform(chunk: Buffer, _encoding, done) {
+      size += chunk.length
+      const data = tail.length > 0 ? Buffer.concat([tail, chunk]) : chunk
+      const ciphertext = data.subarray(0, Math.max(0, data.length - MAC_BYTES))
+      tail = Buffer.from(data.subarray(ciphertext.length))
+      hmac.update(ciphertext)
+      done(null, decipher.update(ciphertext))
+    },
+    flush(done) {
+      if (size < 16 + MAC_BYTES || (size - MAC_BYTES) % 16 !== 0) return done(new Error('the media file is truncated'))
+      const mac = hmac.digest().subarray(0, MAC_BYTES)
+      if (!timingSafeEqual(mac, tail)) return done(new Error('the media file failed its integrity check'))
+      try {
+        done(null, decipher.final())
+      } catch (error) {
+        done(error as Error)
+      }
+    },
+  })
 }

@@ -36,7 +36,7 @@ export interface BaileysTransportOptions {
    * else the current one read from web.whatsapp.com (5 s timeout, through the proxy), else Baileys' bundled one.
    */
   resolveVersion?: () => Promise<WAVersion | undefined>
-  /** Downloads received media. Default: Baileys' downloadMediaMessage (re-upload requested on 404/410); through the proxy when there is one, else through `socketConfig.fetchAgent` when given (the agent uploads go through). */
+  /** Downloads received media. Default: the adapter's own download (MAC checked, re-upload requested on 404/410), a stream for `downloadMedia` (GET /media/:token); through the proxy when there is one, else through `socketConfig.fetchAgent` when given (the agent uploads go through). */
   downloadMedia?: MediaDownloader
   /**
    * Hosts (`host[:port]`, as in a URL) the default downloader may fetch received media from besides

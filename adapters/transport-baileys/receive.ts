@@ -8,6 +8,7 @@ import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
 import { isIgnoredJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
 import { sameScope, scopeOf } from './message-scope.ts'
 import { MAX_PER_ID, type MessageStore } from './message-store.ts'
+import { readAll } from './media-download.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 
@@ -119,7 +120,9 @@ async function report(
 async function inlineMedia(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage, content: MediaContent): Promise<MediaContent> {
   try {
     const download = withTimeout(
-      deps.downloadMedia(message, { socket, logger: deps.logger, agent: deps.agent, maxBytes: deps.inlineMediaMaxBytes }),
+      deps
+        .downloadMedia(message, { socket, logger: deps.logger, agent: deps.agent, maxBytes: deps.inlineMediaMaxBytes })
+        .then(data => (Buffer.isBuffer(data) ? data : readAll(data, deps.inlineMediaMaxBytes))),
       deps.downloadTimeoutMs,
       'media download',
     )

@@ -6,7 +6,7 @@ import type {
   GroupRef,
   LinkChallenge,
   LinkRequest,
-  MediaPayload,
+  ReceivedMedia,
   MediaRef,
   MessageRef,
   OutgoingMessage,
@@ -22,7 +22,7 @@ import { toTransportError, withTimeout } from './errors.ts'
 import { groupCreate, groupInfo, groupJoin, type GroupDeps } from './groups.ts'
 import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
-import { checkMediaHost, downloadThroughAgent, checkedReupload } from './media-download.ts'
+import { downloadThroughAgent, streamMedia } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
 import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
 import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
@@ -151,9 +151,10 @@ export class BaileysTransport implements Transport {
   /**
    * The bytes of a received media message (for media above `inlineMediaMaxBytes`, whose message event
    * carries metadata only): the one `target` names in its scope (MessageStore.message). Undefined when
-   * the device does not remember the message or it is not media.
+   * the device does not remember the message or it is not media. With the default downloader the bytes
+   * are a stream, decrypted as the file arrives (see streamMedia).
    */
-  async downloadMedia(deviceId: string, target: MediaRef): Promise<MediaPayload | undefined> {
+  async downloadMedia(deviceId: string, target: MediaRef): Promise<ReceivedMedia | undefined> {
     const session = await this.lock.run(deviceId, () => this.session(deviceId))
     const message = await session.memory.messages.message(target)
     const { lib, downloadMedia } = await this.load()
@@ -255,15 +256,14 @@ export class BaileysTransport implements Transport {
       const custom = this.options.resolveVersion
       const version = new VersionSource(custom ? () => custom() : defaultVersionResolver(this.ctx().logger))
       const { sendTimeoutMs: timeoutMs, mediaHosts } = this.options
+      // The adapter's own download, from media hosts only, MAC checked: media to inline is read whole within its bound;
+      // media for GET /media/:token is a stream (Baileys' own stream checks no MAC and never fails when its connection does).
       const downloadMedia: MediaDownloader =
         this.options.downloadMedia ??
-        // A bounded download (media to inline) is the adapter's own: Baileys' reads the whole file, whatever its size. Either fetches from media hosts only.
-        ((message, { socket, agent = this.options.socketConfig.fetchAgent as Agent | undefined, maxBytes }) =>
-          agent || maxBytes !== undefined
-            ? downloadThroughAgent(message, { lib, agent, socket, timeoutMs, maxBytes, mediaHosts })
-            : checkMediaHost(lib, message, mediaHosts).then(() =>
-                lib.downloadMediaMessage(message, 'buffer', {}, socket ? { logger, reuploadRequest: checkedReupload(lib, socket, mediaHosts) } : undefined),
-              ))
+        ((message, { socket, agent = this.options.socketConfig.fetchAgent as Agent | undefined, maxBytes }) => {
+          const deps = { lib, agent, socket, timeoutMs, maxBytes, mediaHosts }
+          return maxBytes !== undefined ? downloadThroughAgent(message, deps) : streamMedia(message, deps)
+        })
       return { lib, logger, factory, version, downloadMedia }
     })()
     this.loaded.catch(() => (this.loaded = undefined))

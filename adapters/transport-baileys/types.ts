@@ -12,6 +12,7 @@ import type {
   WAMessageKey,
 } from '@whiskeysockets/baileys'
 import type { Agent } from 'node:http'
+import type { Readable } from 'node:stream'
 import type { Logger } from 'zapgate'
 
 /** The Baileys module (loaded lazily: users of other transports never load it). */
@@ -74,9 +75,14 @@ export interface SocketInfo {
 export type SocketFactory = (config: UserFacingSocketConfig, info: SocketInfo) => SocketLike | Promise<SocketLike>
 
 /**
- * Downloads the bytes of a received media message (default: Baileys' downloadMediaMessage, with a
- * re-upload request through `socket` when given; through `agent`, the device's proxy, when it has one).
- * `maxBytes` (media inlined in message events): a file larger than this may fail the download
- * instead of being read whole (a message's announced size is the sender's word, or absent).
+ * Downloads the bytes of a received media message (default: the adapter's own download, MAC checked,
+ * with a re-upload request through `socket` when given; through `agent`, the device's proxy, when it
+ * has one). `maxBytes` (media inlined in message events): a file larger than this may fail the
+ * download instead of being read whole (a message's announced size is the sender's word, or absent).
+ * It may answer a stream (read as `GET /media/:token` answers, so memory stays bounded; the default
+ * does without `maxBytes`), which must fail rather than end when its file is cut or corrupt.
  */
-export type MediaDownloader = (message: WAMessage, context: { socket?: SocketLike; logger: Logger; agent?: Agent; maxBytes?: number }) => Promise<Buffer>
+export type MediaDownloader = (
+  message: WAMessage,
+  context: { socket?: SocketLike; logger: Logger; agent?: Agent; maxBytes?: number },
+) => Promise<Buffer | Readable>

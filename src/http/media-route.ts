@@ -2,10 +2,12 @@ import type Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import type { Devices } from '../domain/devices.ts'
 import type { MediaLinks } from '../domain/media-links.ts'
-import type { Transport } from '../ports/transport.ts'
+import { TransportError, type Transport } from '../ports/transport.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Instances } from '../domain/instances.ts'
+import type { Logger } from '../logger.ts'
 import { relayMediaToHolder } from './forwarding/media-relay.ts'
+import { firstBytes } from './first-bytes.ts'
 
 /** What the media route reads. */
 export interface MediaRouteDeps {
@@ -14,18 +16,20 @@ export interface MediaRouteDeps {
   devices: Devices
   leases: DeviceLeases
   cluster?: { instances: Instances }
+  logger: Logger
 }
 
-/** `GET /media/:token`: received media too large for its webhook event (404 for a bad token); the sender chose the bytes, so most types are attachments. */
+/** `GET /media/:token`: received media too large for its webhook event (404 for a bad token), streamed when the transport gives a stream; the sender chose the bytes, so most types are attachments. */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
+  const { logger } = services
   router.get('/media/:token', boundary, async (ctx: Context) => {
     ctx.set({ 'Cache-Control': 'private, no-store', 'X-Content-Type-Options': 'nosniff', 'Content-Security-Policy': "sandbox; default-src 'none'" })
     const token = String(ctx.params.token)
     const target = await services.mediaLinks.verify(token)
     if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return
-    const media = target && (await services.transport.downloadMedia?.(target.deviceId, target.message))
     const device = target && (await services.devices.get(target.deviceId))
-    if (!media || !device) {
+    const media = device && (await services.transport.downloadMedia?.(target.deviceId, target.message))
+    if (!media) {
       ctx.status = 404
       ctx.body = { status: 404, message: 'Mídia não encontrada ou link expirado.' }
       return
@@ -34,7 +38,17 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     const disposition = isInlineSafe(ctx.type) ? 'inline' : 'attachment'
     if (media.fileName) ctx.attachment(media.fileName, { type: disposition })
     else ctx.set('Content-Disposition', disposition)
-    ctx.body = media.data
+    const data = media.data
+    if (Buffer.isBuffer(data)) return void (ctx.body = data)
+    // A stream is served as it comes; one failing before its first bytes is still a download error (502).
+    await firstBytes(data).catch(cause => {
+      data.destroy()
+      throw new TransportError('failed', 'the media download failed', { cause })
+    })
+    // Koa pipes a stream body with stream.pipeline: a failure part-way destroys the answer's connection, so the
+    // client sees an incomplete answer (no final chunk), never a shorter file that looks whole.
+    data.once('error', err => logger.warn({ err, deviceId: target.deviceId }, 'a media download failed while its answer was sent: connection cut'))
+    ctx.body = data
   })
 }
 

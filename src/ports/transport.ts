@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream'
 import type { Storage } from './storage.ts'
 import type { Logger } from '../logger.ts'
 
@@ -51,9 +52,9 @@ export interface Transport {
    * Optional: the bytes of a received media message that was not inlined as base64 (too large), or
    * undefined when the device remembers no such message or it is not media. When present, the gateway
    * gives media events a `url` that serves them (needs `baseUrl`). See MediaRef: never the media of
-   * another message with the same id.
+   * another message with the same id. The bytes may be a stream (ReceivedMedia), served as they come.
    */
-  downloadMedia?(deviceId: string, target: MediaRef): Promise<MediaPayload | undefined>
+  downloadMedia?(deviceId: string, target: MediaRef): Promise<ReceivedMedia | undefined>
   /** Reachability probe for health checks; throws when the network cannot be reached. */
   ping?(): Promise<void>
 }
@@ -154,6 +155,18 @@ export interface Card {
 /** Media bytes and their description. */
 export interface MediaPayload {
   data: Buffer
+  mimetype: string
+  fileName?: string
+}
+
+/**
+ * Received media as `downloadMedia` gives it: its bytes whole, or a stream read while `GET /media/:token`
+ * answers (memory bounded by the stream's buffers, whatever the file's size). A stream must fail
+ * (emit 'error') when its file turns out incomplete or corrupt, even after its last bytes: that cuts
+ * the answer's connection, so the client never takes a shorter file for the whole one.
+ */
+export interface ReceivedMedia {
+  data: Buffer | Readable
   mimetype: string
   fileName?: string
 }

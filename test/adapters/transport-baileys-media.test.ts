@@ -9,6 +9,8 @@ import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { waMessage } from '../helpers/baileys-fixtures.ts'
 import { startProxy } from '../helpers/baileys-proxy.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
+import { readAll } from '../../adapters/transport-baileys/media-download.ts'
+import type { Readable } from 'node:stream'
 
 const media = suite('Baileys transport: received media')
 
@@ -82,10 +84,13 @@ media('through a proxy, received media is fetched over the proxy tunnel and decr
     assert.equal(byId.GOOD, { kind: 'image', mimetype: 'image/jpeg', base64: plain.toString('base64') })
     assert.equal(byId.BAD, { kind: 'image', mimetype: 'image/jpeg' }, 'a file failing its MAC is not passed on')
     assert.ok(proxy.tunnels.includes(host), `the downloads went through the proxy: ${proxy.tunnels}`)
-    assert.equal(
-      await s.transport.downloadMedia('dev', { chat: BOB_JID, id: 'GOOD', fromMe: false }),
-      { data: plain, mimetype: 'image/jpeg' },
-      'and so does a later download',
+    const later = await s.transport.downloadMedia('dev', { chat: BOB_JID, id: 'GOOD', fromMe: false })
+    assert.ok(later && !Buffer.isBuffer(later.data), 'a later download (GET /media/:token) is a stream')
+    assert.equal({ ...later, data: await readAll(later!.data as Readable) }, { data: plain, mimetype: 'image/jpeg' }, 'and so does a later download')
+    const bad = await s.transport.downloadMedia('dev', { chat: BOB_JID, id: 'BAD', fromMe: false })
+    await readAll(bad!.data as Readable).then(
+      () => assert.unreachable('a stream of a file failing its MAC ended as if whole'),
+      (error: Error) => assert.match(error.message, /integrity check/),
     )
   } finally {
     await s.transport.stop()
