@@ -110,7 +110,7 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
             if (delivery.closing?.aborted) throw delivery.closing.reason // the gateway is stopping: a POST begun now could be cut and sent twice
             const left = Math.floor(deadline - Date.now())
             if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${host}`)
-            return postOnce(loaded, checked.url, delivery, left, answered, signal && streamsOf(signal)).catch(error => {
+            return postOnce(loaded, checked.url, delivery, { deadline, answered, cancellable: signal && streamsOf(signal) }).catch(error => {
               if (!signal?.aborted) lanes.narrow(host, device)
               throw error
             })
@@ -122,8 +122,10 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
       closed = true
       const loaded = await clients
       await loaded?.lanes.onIdle()
-      loaded?.agent.http.destroy()
-      loaded?.agent.https.destroy()
+      for (const agents of [loaded?.agent, loaded?.fresh]) {
+        agents?.http.destroy()
+        agents?.https.destroy()
+      }
     },
   }
 }
@@ -134,31 +136,43 @@ type Clients = {
   got: typeof import('got').default
   lanes: FairLanes
   agent: { http: HttpAgent; https: HttpsAgent }
+  /** Agents that never keep a connection: the one retry of a POST whose kept-alive connection was stale. */
+  fresh: { http: HttpAgent; https: HttpsAgent }
 }
 
 async function loadClients(isAllowedAddress: AddressPolicy | undefined, lookup: LookupFunction | undefined, limits: LaneLimits): Promise<Clients> {
   const [{ default: baseGot }, { default: PQueueClass }] = await Promise.all([import('got'), import('p-queue')])
   const agent = guardedAgents({ isAllowedAddress, lookup })
   const got = webhookClient(baseGot, agent)
-  return { got, lanes: new FairLanes(PQueueClass, limits), agent }
+  const fresh = guardedAgents({ isAllowedAddress, lookup, keepAlive: false })
+  return { got, lanes: new FairLanes(PQueueClass, limits), agent, fresh }
+}
+
+/** What one POST needs besides the client, the URL and the delivery. */
+interface PostOptions {
+  /** When the attempt must be over (ms since the epoch). */
+  deadline: number
+  /** Gets the status as soon as the response head arrives. */
+  answered: (response: WebhookResponse) => void
+  cancellable?: Set<{ destroy(error?: Error): void }>
+  /** Through agents that open a new connection (the retry of a stale one). */
+  fresh?: boolean
 }
 
 /**
  * POST once: `answered` gets the status as soon as the response head arrives; resolves once the
  * response is over (its body drained, dropped past 64 KiB, or cut by the time-out), rejects when
- * there was no answer.
+ * there was no answer. A kept-alive connection the receiver had closed (ECONNRESET or EPIPE on a
+ * reused socket before any byte of an answer: the receiver never saw the POST) is no attempt: the
+ * POST goes again at once, once, on a new connection, within the same deadline and slot.
  */
-function postOnce(
-  { got }: Clients,
-  url: URL,
-  delivery: WebhookDelivery,
-  timeoutMs: number,
-  answered: (response: WebhookResponse) => void,
-  cancellable?: Set<{ destroy(error?: Error): void }>,
-): Promise<void> {
+function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options: PostOptions): Promise<void> {
+  const { cancellable, answered } = options
   return new Promise<void>((resolve, reject) => {
     // No redirects, no retries of got's own, any status answered (set on the client in loadClients).
-    const stream = got.stream.post(url, { body: delivery.body, headers: delivery.headers, timeout: { request: timeoutMs } })
+    const timeout = { request: Math.max(1, Math.floor(options.deadline - Date.now())) }
+    const agent = options.fresh ? { agent: clients.fresh } : {}
+    const stream = clients.got.stream.post(url, { body: delivery.body, headers: delivery.headers, timeout, ...agent })
     if (cancellable) {
       // A got stream whose body was given as an option never emits 'close' unless destroyed (its
       // writable side stays open), so it leaves the set when its response ends or it fails.
@@ -179,7 +193,17 @@ function postOnce(
       bytes += chunk.length
       if (bytes > MAX_RESPONSE_BYTES) stream.destroy()
     })
-    const over = (error?: Error) => (status !== undefined ? resolve() : reject(error ?? new Error('the connection closed without an answer')))
+    let settled = false
+    const over = (error?: Error) => {
+      if (settled) return
+      settled = true
+      if (status !== undefined) return resolve()
+      const code = (error as { code?: unknown } | undefined)?.code
+      const stopped = delivery.signal?.aborted || delivery.closing?.aborted // cancelled, or the gateway is stopping: no new POST
+      if (!options.fresh && !stopped && stream.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && Date.now() < options.deadline)
+        return resolve(postOnce(clients, url, delivery, { ...options, fresh: true }))
+      reject(error ?? new Error('the connection closed without an answer'))
+    }
     stream.once('end', () => over())
     stream.once('close', () => over())
     stream.once('error', over)

@@ -1,0 +1,97 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { createServer, type Socket } from 'node:net'
+import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
+
+const test = suite('httpWebhookSender: a kept-alive connection the receiver closed')
+
+const delivery = (url: string) => ({ url, body: '{"event":"Texto"}', deviceId: 'd1', headers: { 'webhook-id': 'msg_1' } })
+
+/**
+ * A TCP receiver: `answer(requestOnConnection, connection)` says what to do with each whole request
+ * (`ok`: 200 kept alive; `reset`: an RST before any byte of an answer, as a receiver does that closed
+ * an idle connection at the moment the sender reused it).
+ */
+async function receiver(answer: (requestOnConnection: number, connection: number) => 'ok' | 'reset') {
+  let connections = 0
+  let requests = 0
+  const sockets = new Set<Socket>()
+  const server = createServer(socket => {
+    const connection = connections++
+    let served = 0
+    sockets.add(socket)
+    socket.on('close', () => sockets.delete(socket))
+    socket.on('error', () => {})
+    let buffer = Buffer.alloc(0)
+    socket.on('data', chunk => {
+      buffer = Buffer.concat([buffer, chunk])
+      for (;;) {
+        const end = buffer.indexOf('\r\n\r\n')
+        if (end < 0) return
+        const length = Number(/content-length: *(\d+)/i.exec(buffer.subarray(0, end).toString())?.[1] ?? 0)
+        if (buffer.length < end + 4 + length) return
+        buffer = buffer.subarray(end + 4 + length)
+        requests++
+        if (answer(served++, connection) === 'reset') return void socket.resetAndDestroy()
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n')
+      }
+    })
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  return {
+    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    counts: () => ({ connections, requests }),
+    stop: () => new Promise<void>(resolve => (sockets.forEach(s => s.destroy()), server.close(() => resolve()))),
+  }
+}
+
+test('a reused connection reset before any answer byte is retried at once on a new connection: one delivery, not a failed attempt', async () => {
+  const server = await receiver(requestOnConnection => (requestOnConnection === 0 ? 'ok' : 'reset'))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 })
+  try {
+    assert.equal(await sender.send(delivery(server.url)), { status: 200 })
+    assert.equal(
+      await sender.send(delivery(server.url)),
+      { status: 200 },
+      'the second POST went out on the kept-alive connection, was reset, and was sent again',
+    )
+    assert.equal(server.counts(), { connections: 2, requests: 3 })
+  } finally {
+    await sender.close!()
+    await server.stop()
+  }
+})
+
+test('a receiver that resets every request after the first still fails the delivery: one retry on a new connection, never a loop', async () => {
+  const server = await receiver((requestOnConnection, connection) => (connection === 0 && requestOnConnection === 0 ? 'ok' : 'reset'))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 })
+  try {
+    assert.equal(await sender.send(delivery(server.url)), { status: 200 })
+    const error = await sender.send(delivery(server.url)).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string },
+    )
+    assert.ok(error, 'the delivery failed')
+    assert.is(error.code, 'ECONNRESET')
+    assert.equal(server.counts(), { connections: 2, requests: 3 }, 'the reused connection, then one new one')
+  } finally {
+    await sender.close!()
+    await server.stop()
+  }
+})
+
+test('a reset on a new connection is a failed attempt at once (nothing stale to blame)', async () => {
+  const server = await receiver(() => 'reset')
+  const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 })
+  try {
+    let threw = false
+    await sender.send(delivery(server.url)).catch(() => (threw = true))
+    assert.ok(threw)
+    assert.equal(server.counts(), { connections: 1, requests: 1 })
+  } finally {
+    await sender.close!()
+    await server.stop()
+  }
+})
+
+test.run()
