@@ -19,7 +19,7 @@ export interface HttpWebhookOptions {
   lookup?: LookupFunction
   /** Per-attempt timeout, from the call to send() (queue wait and the whole request). Default 15 s; a delivery's own `deadline` may shorten it. */
   timeoutMs?: number
-  /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others (nor be flooded). Default 8. */
+  /** Deliveries in flight per receiver host, so one slow receiver cannot stall the others (nor be flooded). Default 8; at most `concurrency` - 1 (a larger value is lowered to it). */
   concurrencyPerHost?: number
   /**
    * Deliveries in flight per device (its `deviceId`; by URL without one) to one receiver host, so a
@@ -30,7 +30,7 @@ export interface HttpWebhookOptions {
    * timed out once, `concurrencyPerDevice` each before.
    */
   concurrencyPerDevice?: number
-  /** Deliveries in flight in all, whatever their receiver. Default 256. */
+  /** Deliveries in flight in all, whatever their receiver. Default 256. One host gets at most `concurrencyPerHost` of them, and never all. */
   concurrency?: number
   /** Deliveries waiting per receiver host beyond those in flight; more fail at once ("busy"). Default 1000. */
   maxQueuedPerHost?: number
@@ -50,11 +50,13 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
   const allowPrivate = options.allowPrivateUrls ?? false
   const isAllowedAddress: AddressPolicy | undefined = allowPrivate ? () => true : options.isAllowedAddress
   const timeoutMs = options.timeoutMs ?? 15_000
-  const perHost = options.concurrencyPerHost ?? 8
+  const overall = options.concurrency ?? 256
+  // One host never holds every slot of the sender: at most all but one, so other receivers keep a way through.
+  const perHost = Math.max(1, Math.min(options.concurrencyPerHost ?? 8, overall - 1))
   const limits: LaneLimits = {
     perHost,
     perDevice: options.concurrencyPerDevice ?? Math.ceil(perHost / 2),
-    overall: options.concurrency ?? 256,
+    overall,
     maxWaitingPerHost: options.maxQueuedPerHost ?? 1_000,
   }
   let clients: Promise<Clients> | undefined
