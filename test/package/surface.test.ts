@@ -50,6 +50,7 @@ const SURFACE: Record<string, Surface> = {
       'RateLimitOptions',
       'RateLimitRules',
       'RateRule',
+      'ReceivedMedia',
       'SendKind',
       'SentMessage',
       'ServiceOptions',
