@@ -1,8 +1,9 @@
 import type Keyv from 'keyv'
 import { jsonEqual } from 'zapgate/adapter-kit'
 import type { Raw, RawStore } from './raw-stores.ts'
+import { originalField } from './stored-key.ts'
 
-/** The Storage steps built on a RawStore, on Keyv keys (the key handed to `keyv.get`). */
+/** The Storage steps built on a RawStore, on whole Keyv keys (`<namespace>:` and the key; `sweep` on stored names). */
 export interface KeyvAtomicSteps {
   get(key: string): Promise<unknown>
   add(key: string, value: unknown, ttlMs?: number): Promise<boolean>
@@ -23,17 +24,20 @@ export interface KeyvAtomicSteps {
  * `get` reads the same way: an expired entry is removed only if it is still the expired one (Keyv's
  * own get removes the key unconditionally, which could remove a claim just added in its place).
  */
-export function keyvAtomicSteps(keyv: Keyv, raw: RawStore): KeyvAtomicSteps {
+export function keyvAtomicSteps(keyv: Keyv, raw: RawStore, nameOf: (key: string) => string): KeyvAtomicSteps {
   const compressed = Boolean((keyv.opts as { compression?: unknown }).compression)
   const decode = async (stored: Raw | undefined): Promise<Entry | undefined> => {
     if (stored === undefined || stored === null) return undefined
     const data = typeof stored === 'string' || compressed ? await keyv.deserializeData(stored as string) : stored
     return data === undefined || data === null ? undefined : (data as Entry)
   }
-  const encode = (value: unknown, expires: number | undefined): Promise<Raw> => keyv.serializeData({ value, expires } as never)
+  // An entry whose name was hashed also keeps its whole key (ORIGINAL_KEY), for listings.
+  const encode = (key: string, value: unknown, expires: number | undefined): Promise<Raw> =>
+    keyv.serializeData({ value, expires, ...originalField(key, nameOf(key)) } as never)
 
   /** Read, check `matches`, write `next` (or remove, for REMOVE) on the bytes read; again while others get in between. */
-  const conditional = async (key: string, step: string, matches: (live: Entry | undefined) => boolean, next: unknown, ttlMs?: number) => {
+  const conditional = async (whole: string, step: string, matches: (live: Entry | undefined) => boolean, next: unknown, ttlMs?: number) => {
+    const key = nameOf(whole)
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const stored = await raw.read(key)
       const entry = await decode(stored)
@@ -43,14 +47,15 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore): KeyvAtomicSteps {
         if (await raw.swap(key, stored, undefined)) return true
         continue
       }
-      const written = await encode(next, expiry(ttlMs))
+      const written = await encode(whole, next, expiry(ttlMs))
       if (stored === undefined ? await raw.insert(key, written, ttlMs) : await raw.swap(key, stored, written, ttlMs)) return true
     }
     throw new Error(`${step}: ${MAX_ATTEMPTS} writes in a row lost to other writers`)
   }
 
   return {
-    async get(key) {
+    async get(whole) {
+      const key = nameOf(whole)
       const stored = await raw.read(key)
       const entry = await decode(stored)
       if (!entry) return undefined
@@ -59,7 +64,7 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore): KeyvAtomicSteps {
       return undefined
     },
     async add(key, value, ttlMs) {
-      if (await raw.insert(key, await encode(value, expiry(ttlMs)), ttlMs)) return true
+      if (await raw.insert(nameOf(key), await encode(key, value, expiry(ttlMs)), ttlMs)) return true
       return conditional(key, 'add', live => live === undefined, value, ttlMs)
     },
     async compareAndSet(key, expected, next, ttlMs) {
@@ -71,11 +76,12 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore): KeyvAtomicSteps {
       if (expected === undefined) throw new TypeError('deleteIfEqual: expected must not be undefined')
       return conditional(key, 'deleteIfEqual', live => live !== undefined && jsonEqual(live.value, expected), REMOVE)
     },
-    async increment(key, by, ttlMs) {
+    async increment(whole, by, ttlMs) {
+      const key = nameOf(whole)
       if (!Number.isSafeInteger(by)) throw new TypeError(`increment: by must be a safe integer, got ${by}`)
       if (raw.increment) {
         const now = Date.now()
-        const written = await decode(await raw.increment(key, by, await encode(by, expiry(ttlMs, now)), now, ttlMs))
+        const written = await decode(await raw.increment(key, by, await encode(whole, by, expiry(ttlMs, now)), now, ttlMs))
         return integer(written?.value)
       }
       // No native counter (the Keyv does not write plain JSON): a compare-and-swap loop.
@@ -86,7 +92,7 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore): KeyvAtomicSteps {
         const value = live === undefined ? by : integer(live.value) + by
         const expires = live ? (typeof live.expires === 'number' ? live.expires : undefined) : expiry(ttlMs)
         const keptTtl = expires === undefined ? undefined : Math.max(1, Math.ceil(expires - Date.now()))
-        const written = await encode(value, expires)
+        const written = await encode(whole, value, expires)
         if (stored === undefined ? await raw.insert(key, written, ttlMs) : await raw.swap(key, stored, written, keptTtl)) return value
       }
       throw new Error(`increment: ${MAX_ATTEMPTS} writes in a row lost to other writers`)

@@ -7,7 +7,7 @@ import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
 import { scanPrefix, sweepExpired } from './scan.ts'
 import { warnOfEviction } from './redis-eviction.ts'
-import { storedKey, checkedNamespace } from './stored-key.ts'
+import { storedKey, checkedNamespace, setNamed } from './stored-key.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
@@ -42,7 +42,7 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
   // Keys are handed to Keyv already namespaced: Keyv leaves a key that starts with `<namespace>:`
   // as it is, so without this a caller's `keyv:x` and `x` would be the same record.
   const base = keyv.useKeyPrefix && keyv.namespace ? `${keyv.namespace}:` : ''
-  const at = storedKey(base, keyv)
+  const nameOf = storedKey(keyv)
   let lastError: unknown
   const onError = (error: unknown) => (lastError = error)
   keyv.on('error', onError)
@@ -50,22 +50,22 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
   if (keyv.store && typeof keyv.store === 'object' && 'throwOnErrors' in keyv.store) keyv.store.throwOnErrors = true
   let closing: Promise<void> | undefined
   const raw = rawStoreOf(keyv)
-  const steps = raw && keyvAtomicSteps(keyv, raw)
+  const steps = raw && keyvAtomicSteps(keyv, raw, nameOf)
   // A store without expiry of its own keeps an expired entry until it is read: swept now and then instead.
   const sweeps = steps && sweepExpired(keyv, steps, base, options.sweepIntervalMs ?? 3_600_000)
 
   const storage: Storage = {
     get<T>(key: string): Promise<T | undefined> {
-      return attempt('get', key, () => (steps ? (steps.get(at(key)) as Promise<T | undefined>) : keyv.get<T>(at(key))))
+      return attempt('get', key, () => (steps ? (steps.get(base + key) as Promise<T | undefined>) : keyv.get<T>(nameOf(base + key))))
     },
     async set(key, value, ttlMs) {
       const ttl = ttlOf('set', key, ttlMs)
       const errorBefore = lastError
-      const ok = await attempt('set', key, () => keyv.set(at(key), value, ttl))
+      const ok = await attempt('set', key, () => setNamed(keyv, nameOf, base + key, value, ttl))
       if (!ok) throw failure('set', key, lastError !== errorBefore ? lastError : new Error('the Keyv store returned false'))
     },
     delete(key) {
-      return attempt('delete', key, () => (raw?.remove ? raw.remove(at(key)) : keyv.delete(at(key))))
+      return attempt('delete', key, () => (raw?.remove ? raw.remove(nameOf(base + key)) : keyv.delete(nameOf(base + key))))
     },
     async *list<T>(prefix: string): AsyncIterable<[string, T]> {
       try {
@@ -102,21 +102,21 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
     // Arguments are checked before the store is asked, so a caller's mistake throws as itself.
     storage.add = async (key, value, ttlMs) => {
       const ttl = ttlOf('add', key, ttlMs)
-      return attempt('add', key, () => steps.add(at(key), value, ttl))
+      return attempt('add', key, () => steps.add(base + key, value, ttl))
     }
     storage.compareAndSet = async (key, expected, next, ttlMs) => {
       const ttl = ttlOf('compareAndSet', key, ttlMs)
       if (next === undefined) throw new TypeError(`Storage compareAndSet(${JSON.stringify(key)}): next must not be undefined (deleteIfEqual removes a key)`)
-      return attempt('compareAndSet', key, () => steps.compareAndSet(at(key), expected, next, ttl))
+      return attempt('compareAndSet', key, () => steps.compareAndSet(base + key, expected, next, ttl))
     }
     storage.deleteIfEqual = async (key, expected) => {
       if (expected === undefined) throw new TypeError(`Storage deleteIfEqual(${JSON.stringify(key)}): expected must not be undefined`)
-      return attempt('deleteIfEqual', key, () => steps.deleteIfEqual(at(key), expected))
+      return attempt('deleteIfEqual', key, () => steps.deleteIfEqual(base + key, expected))
     }
     storage.increment = async (key, by, ttlMs) => {
       const ttl = ttlOf('increment', key, ttlMs)
       if (!Number.isSafeInteger(by)) throw new TypeError(`Storage increment(${JSON.stringify(key)}): by must be a safe integer, got ${by}`)
-      return attempt('increment', key, () => steps.increment(at(key), by, ttl))
+      return attempt('increment', key, () => steps.increment(base + key, by, ttl))
     }
   }
   return storage

@@ -82,7 +82,7 @@ function mapStore(map: Map<string, Raw>, json: boolean): RawStore {
           return fresh
         }
         if (!Number.isSafeInteger(data.value)) return raw
-        const written = JSON.stringify({ value: (data.value as number) + by, expires: data.expires })
+        const written = JSON.stringify({ ...data, value: (data.value as number) + by })
         map.set(key, written)
         return written
       },
@@ -167,7 +167,8 @@ return 1`
  * Counter over Keyv's JSON wrapper: ARGV = by, now, fresh entry, ttl ms ("" for none). A live safe
  * integer is raised by `by` (its ttl kept; any other value is left as it is, and the JS side rejects
  * it: %d of 1e20 would write -2^63); a missing or expired entry becomes the fresh one.
- * Numbers are written with %d, so they stay exact (cjson would round them to 14 digits).
+ * Numbers are written with %d, so they stay exact (cjson would round them to 14 digits); a hashed name's `zapgateKey`
+ * (base64url: nothing to escape) is kept.
  */
 const INCREMENT = `local raw = redis.call('GET', KEYS[1])
 if raw then
@@ -178,6 +179,7 @@ if raw then
     if type(value) ~= 'number' or value ~= math.floor(value) or math.abs(value) > 9007199254740991 then return raw end
     local text = '{"value":' .. string.format('%d', value + tonumber(ARGV[1]))
     if type(expires) == 'number' then text = text .. ',"expires":' .. string.format('%d', expires) end
+    if type(data['zapgateKey']) == 'string' then text = text .. ',"zapgateKey":"' .. data['zapgateKey'] .. '"' end
     text = text .. '}'
     redis.call('SET', KEYS[1], text, 'KEEPTTL')
     return text

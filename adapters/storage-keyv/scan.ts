@@ -1,15 +1,18 @@
 import type Keyv from 'keyv'
 import type { KeyvAtomicSteps } from './atomic.ts'
+import { nameStart, originalKey } from './stored-key.ts'
 
 /**
  * Every live entry whose Keyv key (the key handed to `keyv.get`) starts with `prefix`, as
  * `[keyvKey, value]`. The prefix goes down to the store as an indexed range (SQLite), an escaped
  * LIKE (PostgreSQL) or an escaped SCAN MATCH (Redis), so listing one collection does not read the
  * others; a Map (the memory store) is scanned by key before any value is parsed; other stores
- * fall back to Keyv's own iterator, filtered here.
+ * fall back to Keyv's own iterator, filtered here. The store is asked for the start that every
+ * stored name of such a key has (a hashed name keeps only the key's start, see stored-key.ts), and
+ * each entry is kept by the key it was written for (its ORIGINAL_KEY, where its name is hashed).
  */
 export async function* scanPrefix(keyv: Keyv, prefix: string): AsyncIterable<[string, unknown]> {
-  const entries = rawEntries(keyv, prefix)
+  const entries = rawEntries(keyv, nameStart(keyv, prefix))
   if (entries === undefined) {
     if (typeof keyv.iterator !== 'function') throw new Error('this Keyv store cannot list its keys (no iterator)')
     // Keyv's iterator yields keys without its `<namespace>:` prefix and values already decoded.
@@ -28,11 +31,12 @@ export async function* scanPrefix(keyv: Keyv, prefix: string): AsyncIterable<[st
     if (failure !== undefined) throw failure
     return
   }
-  for await (const [key, stored] of entries) {
+  for await (const [name, stored] of entries) {
     const data = await keyv.deserializeData(stored as string)
     if (data === undefined || data === null) continue
     if (typeof data.expires === 'number' && Date.now() > data.expires) continue
-    yield [key, data.value]
+    const key = originalKey(name, data)
+    if (key.startsWith(prefix)) yield [key, data.value]
   }
 }
 

@@ -7,12 +7,11 @@ import type Keyv from 'keyv'
  * first characters, `~` and a hash of the whole: one key always maps to one stored key, a listing of
  * a short prefix still finds it (the gateway lists short prefixes: a device's, a kind's), and two long
  * keys that start alike never meet. The store refused such a key before, with a message id a sender
- * chose in it (an agent's `flow-taken` mark, a Baileys `msg:` key).
+ * chose in it (an agent's `flow-taken` mark, a Baileys `msg:` key). Such an entry also keeps its whole key (ORIGINAL_KEY).
  */
-export function storedKey(base: string, keyv: Keyv): (key: string) => string {
+export function storedKey(keyv: Keyv): (whole: string) => string {
   const limit = keyLimitOf(keyv)
-  return key => {
-    const whole = base + key
+  return whole => {
     // A lone surrogate reaches the store as U+FFFD (UTF-8 has none): `x\uD800` and `x\uD801` would be one key. Such a key
     // is stored under its well-formed form, `~` and a hash of its UTF-16 code units, as a long key is.
     if (LONE_SURROGATE.test(whole)) {
@@ -22,6 +21,50 @@ export function storedKey(base: string, keyv: Keyv): (key: string) => string {
     return whole.length <= limit ? whole : `${whole.slice(0, limit - HASHED_TAIL)}~${createHash('sha256').update(whole).digest('base64url')}`
   }
 }
+
+/**
+ * The start shared by the stored names of every Keyv key that starts with `prefix` (`<namespace>:` included): the prefix
+ * with its lone surrogates as stored (U+FFFD), cut where a long key's name is cut, and without a last high surrogate (the
+ * next character of a longer key may pair with it, or the cut may split the pair). A listing asks the store for this start,
+ * then keeps the keys that start with `prefix` itself, read from each entry's ORIGINAL_KEY where its name was hashed.
+ */
+export function nameStart(keyv: Keyv, prefix: string): string {
+  const limit = keyLimitOf(keyv)
+  const start = prefix.replace(TRAILING_HIGH, '').replace(LONE_SURROGATE_ALL, '\uFFFD')
+  return limit === Infinity || start.length <= limit - HASHED_TAIL ? start : start.slice(0, limit - HASHED_TAIL).replace(TRAILING_HIGH, '')
+}
+
+/**
+ * The field of Keyv's stored wrapper (`{value, expires}`) that holds the whole Keyv key of an entry whose name was hashed
+ * (a long key on PostgreSQL, a key holding a lone surrogate), as the base64url of its UTF-16 code units: the name alone
+ * cannot tell a listing whether the key starts with a prefix longer than its kept start, nor give the key back. Keyv
+ * itself reads only `value` and `expires`.
+ */
+const ORIGINAL_KEY = 'zapgateKey'
+
+/** The ORIGINAL_KEY field for Keyv key `whole` stored under `name`: none where the name is the key itself. */
+export function originalField(whole: string, name: string): { [ORIGINAL_KEY]?: string } {
+  return name === whole ? {} : { [ORIGINAL_KEY]: Buffer.from(whole, 'utf16le').toString('base64url') }
+}
+
+/** The Keyv key an entry stored under `name` was written for: its ORIGINAL_KEY when it has one (a hashed name), else the name. */
+export function originalKey(name: string, data: object): string {
+  const field = (data as { [ORIGINAL_KEY]?: unknown })[ORIGINAL_KEY]
+  return typeof field === 'string' ? Buffer.from(field, 'base64url').toString('utf16le') : name
+}
+
+/** Keyv's `set` of Keyv key `whole` under its stored name; where the name is hashed, with the whole key kept in the entry (ORIGINAL_KEY). */
+export async function setNamed(keyv: Keyv, nameOf: (whole: string) => string, whole: string, value: unknown, ttlMs: number | undefined): Promise<boolean> {
+  const name = nameOf(whole)
+  if (name === whole) return keyv.set(name, value, ttlMs)
+  // What Keyv's set does (its wrapper, its store's set), with the one more field. Its key prefix leaves `name` as it is.
+  const expires = ttlMs === undefined ? undefined : Date.now() + ttlMs
+  const written = await keyv.store.set(name, await keyv.serializeData({ value, expires, ...originalField(whole, name) } as never), ttlMs)
+  return typeof written === 'boolean' ? written : true
+}
+
+/** A high surrogate ending a string. */
+const TRAILING_HIGH = /[\uD800-\uDBFF]$/
 
 /** A UTF-16 code unit of a surrogate pair standing alone. */
 const LONE_SURROGATE = /\p{Cs}/u
