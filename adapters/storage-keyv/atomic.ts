@@ -10,6 +10,8 @@ export interface KeyvAtomicSteps {
   compareAndSet(key: string, expected: unknown, next: unknown, ttlMs?: number): Promise<boolean>
   deleteIfEqual(key: string, expected: unknown): Promise<boolean>
   increment(key: string, by: number, ttlMs?: number): Promise<number>
+  /** Remove the entry; true only when it was live (an expired one is removed too, and answers false, as an absent key). */
+  remove(key: string): Promise<boolean>
   /** Remove each of `entries` (raw, as read) that has expired, only while it is still that entry, until `stopped()`; resolves how many it removed. */
   sweep(entries: AsyncIterable<[key: string, stored: Raw]>, stopped: () => boolean): Promise<number>
 }
@@ -96,6 +98,10 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore, nameOf: (key: string)
         if (stored === undefined ? await raw.insert(key, written, ttlMs) : await raw.swap(key, stored, written, keptTtl)) return value
       }
       throw new Error(`increment: ${MAX_ATTEMPTS} writes in a row lost to other writers`)
+    },
+    async remove(key) {
+      const entry = await decode(await raw.remove(nameOf(key)))
+      return entry !== undefined && !expired(entry)
     },
     async sweep(entries, stopped) {
       let removed = 0

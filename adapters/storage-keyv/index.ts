@@ -7,7 +7,7 @@ import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
 import { scanPrefix, sweepExpired } from './scan.ts'
 import { warnOfEviction } from './redis-eviction.ts'
-import { storedKey, checkedNamespace, setNamed } from './stored-key.ts'
+import { storedKey, checkedNamespace, setNamed, deleteLive } from './stored-key.ts'
 
 /** Options of keyvStorage. */
 export interface KeyvStorageOptions {
@@ -64,9 +64,7 @@ export function keyvStorage(keyv: Keyv = memoryKeyv(), options: KeyvStorageOptio
       const ok = await attempt('set', key, () => setNamed(keyv, nameOf, base + key, value, ttl))
       if (!ok) throw failure('set', key, lastError !== errorBefore ? lastError : new Error('the Keyv store returned false'))
     },
-    delete(key) {
-      return attempt('delete', key, () => (raw?.remove ? raw.remove(nameOf(base + key)) : keyv.delete(nameOf(base + key))))
-    },
+    delete: key => attempt('delete', key, () => (steps ? steps.remove(base + key) : deleteLive(keyv, nameOf(base + key)))),
     async *list<T>(prefix: string): AsyncIterable<[string, T]> {
       try {
         for await (const [key, value] of scanPrefix(keyv, base + prefix)) yield [key.slice(base.length), value as T]

@@ -22,8 +22,8 @@ export interface RawStore {
    * its value is not an integer).
    */
   increment?(key: string, by: number, fresh: Raw, now: number, ttlMs?: number): Promise<Raw>
-  /** Remove the entry in one step; true when this call removed one (only where the Keyv store's own delete reads first, then deletes). */
-  remove?(key: string): Promise<boolean>
+  /** Remove the entry in one step; resolves the entry this call removed (expired or not: the caller judges), or undefined. */
+  remove(key: string): Promise<Raw | undefined>
 }
 
 /**
@@ -72,6 +72,11 @@ function mapStore(map: Map<string, Raw>, json: boolean): RawStore {
       if (next === undefined) map.delete(key)
       else map.set(key, next)
       return true
+    },
+    async remove(key) {
+      // Both in one synchronous step; awaited together for a Map-like store whose methods are async.
+      const [raw] = await Promise.all([map.get(key), map.delete(key)])
+      return raw
     },
     ...(json && {
       async increment(key, by, fresh, now) {
@@ -136,7 +141,7 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
     },
     // @keyv/sqlite and @keyv/postgres delete with a SELECT then a DELETE: concurrent deletes of one key would all answer true.
     async remove(key) {
-      return (await store.query(`DELETE FROM ${table} WHERE key = ${$(1)} RETURNING key`, [key])).length === 1
+      return (await store.query(`DELETE FROM ${table} WHERE key = ${$(1)} RETURNING value`, [key]))[0]?.value ?? undefined
     },
     ...(json && {
       async increment(key, by, fresh, now) {
@@ -188,6 +193,11 @@ end
 if ARGV[4] == '' then redis.call('SET', KEYS[1], ARGV[3]) else redis.call('SET', KEYS[1], ARGV[3], 'PX', ARGV[4]) end
 return ARGV[3]`
 
+/** GET then DEL in one step (GETDEL needs Redis 6.2). */
+const REMOVE = `local raw = redis.call('GET', KEYS[1])
+if raw then redis.call('DEL', KEYS[1]) end
+return raw`
+
 /** @keyv/redis: SET NX PX for insert, a Lua script (EVALSHA, loaded on first use) for the others. */
 function redisStore(
   store: {
@@ -221,6 +231,8 @@ function redisStore(
       const args = next === undefined ? [current, 'del', '', ''] : [current, 'set', text(next), ttlMs === undefined ? '' : String(ttlMs)]
       return (await script(SWAP, key, args)) === 1
     },
+    // The entry, to judge by its wrapper's expiry (as get does): Redis's own expiry of the key runs on the server's clock.
+    remove: async key => ((await script(REMOVE, key, [])) ?? undefined) as Raw | undefined,
     ...(json && {
       increment: (key, by, fresh, now, ttlMs) => script(INCREMENT, key, [String(by), String(now), text(fresh), ttlMs === undefined ? '' : String(ttlMs)]),
     }),

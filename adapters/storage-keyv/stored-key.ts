@@ -63,6 +63,15 @@ export async function setNamed(keyv: Keyv, nameOf: (whole: string) => string, wh
   return typeof written === 'boolean' ? written : true
 }
 
+/**
+ * Keyv's `delete` of a stored name, answering true only for a live entry, as the port's `delete` does on every store (a
+ * store with the atomic steps removes and judges in one step; over any other, for one process, one read more, which
+ * also removes an expired entry). Keyv's own answers true for an expired entry where the store keeps it until read.
+ */
+export async function deleteLive(keyv: Keyv, name: string): Promise<boolean> {
+  return (await keyv.get(name)) !== undefined && keyv.delete(name)
+}
+
 /** A high surrogate ending a string. */
 const TRAILING_HIGH = /[\uD800-\uDBFF]$/
 

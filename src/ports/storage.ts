@@ -23,7 +23,7 @@ export interface Storage {
   get<T = unknown>(key: string): Promise<T | undefined>
   /** Store `value` under `key`, replacing any value; `ttlMs` makes it expire. Resolves once durable. */
   set(key: string, value: unknown, ttlMs?: number): Promise<void>
-  /** Remove `key`; resolves true when something was removed. */
+  /** Remove `key`; resolves true when a live entry was removed, false when it was absent (an expired entry is absent: removed too, it answers false). */
   delete(key: string): Promise<boolean>
   /** Every entry whose key starts with `prefix`, in no particular order. */
   list<T = unknown>(prefix: string): AsyncIterable<[key: string, value: T]>

@@ -99,6 +99,14 @@ export function storageContract(
     assert.equal(await storage.delete(key('missing')), false)
   })
 
+  it('delete(key) returns false for an expired key (there was no live entry), and it stays absent', async (storage, key) => {
+    await storage.set(key('a'), 'soon gone', 100)
+    await sleep(250)
+    assert.equal(await storage.delete(key('a')), false)
+    assert.equal(await storage.get(key('a')), undefined)
+    assert.equal(await storage.delete(key('a')), false)
+  })
+
   it('list(prefix) yields only keys with that prefix, with their values', async (storage, key) => {
     await storage.set(key('users:1'), { n: 1 })
     await storage.set(key('users:2'), { n: 2 })
