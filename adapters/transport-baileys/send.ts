@@ -116,7 +116,7 @@ async function send(deps: SendDeps, jid: string, content: AnyMessageContent): Pr
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
   deps.session.memory.ownIds.set(id, true)
   // No link preview: Baileys would fetch a text's first URL from this server (with link-preview-js installed), past the URL guard.
-  const sent = await watched(deps, () => deps.socket.sendMessage(jid, 'text' in content ? { ...content, linkPreview: null } : content, { messageId: id }))
+  const sent = await watched(deps, jid, () => deps.socket.sendMessage(jid, 'text' in content ? { ...content, linkPreview: null } : content, { messageId: id }))
   const message: WAMessage = sent ?? { key: { remoteJid: jid, fromMe: true, id }, messageTimestamp: Math.floor(Date.now() / 1000) }
   return remember(deps, message)
 }
@@ -125,22 +125,27 @@ async function relay(deps: SendDeps, jid: string, content: proto.IMessage): Prom
   const id = deps.lib.generateMessageIDV2(deps.socket.user?.id)
   deps.session.memory.ownIds.set(id, true)
   const message = deps.lib.generateWAMessageFromContent(jid, content, { userJid: deps.socket.user?.id ?? '', messageId: id })
-  await watched(deps, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes() }))
+  await watched(deps, jid, () => deps.socket.relayMessage(jid, message.message!, { messageId: id, additionalNodes: interactiveNodes() }))
   return remember(deps, message)
 }
 
 /**
  * A send with its deadline. A send that times out on an open socket means a half-open connection
  * (receiving may still work, every send stalls): the socket is restarted, and the send fails with
- * 'timeout' (it may or may not have reached WhatsApp).
+ * 'timeout' (it may or may not have reached WhatsApp). A group send WhatsApp refuses as `forbidden`
+ * is one to a group the device is not in (every group send asks for the participant list, which
+ * WhatsApp refuses to non-members; a member's post it refuses later, as a delivery failure): the
+ * group is not found, as on the simulated network, rather than "not admin".
  */
-async function watched<T>(deps: SendDeps, call: () => Promise<T>): Promise<T> {
+async function watched<T>(deps: SendDeps, jid: string, call: () => Promise<T>): Promise<T> {
   try {
     return await socketCall('send', deps.timeoutMs, call)
   } catch (error) {
     // Not awaited: the restart waits for the device's lock, and the caller should hear of its timeout now.
     if (error instanceof TransportError && error.code === 'timeout')
       void deps.stalled(deps.socket).catch(err => deps.logger.error({ err }, 'restarting a stalled socket failed'))
+    if (error instanceof TransportError && error.code === 'not-admin' && isGroupJid(jid))
+      throw new TransportError('not-found', `send: the device is not a member of ${jid}`, { cause: error })
     throw error
   }
 }
