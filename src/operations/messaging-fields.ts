@@ -32,9 +32,14 @@ export function recipient(): Struct<string, null> {
   })
 }
 
-/** An absolute http(s) URL of at most `max` characters. */
-function httpUrl(max = 2048): Struct<string, null> {
+/**
+ * An absolute http(s) URL of at most `max` characters. `link`: a URL sent as text (a button's), with
+ * no whitespace or control character inside: new URL() encodes a space and drops tabs and newlines,
+ * but the network takes the text as written (the Baileys adapter refuses such a button).
+ */
+function httpUrl(max = 2048, { link = false } = {}): Struct<string, null> {
   const struct = refine(text(max), 'url', v => {
+    if (link && /[\s\u0000-\u001f\u007f]/.test(v.trim())) return 'expected a URL without spaces'
     try {
       const url = new URL(v.trim())
       return url.protocol === 'http:' || url.protocol === 'https:' || 'expected an http(s) URL'
@@ -68,7 +73,7 @@ export const sendFields = {
   }),
 }
 
-const urlButton = type({ type: literal('urlButton'), displaytext: text(MAX_LABEL), action: httpUrl() })
+const urlButton = type({ type: literal('urlButton'), displaytext: text(MAX_LABEL), action: httpUrl(2048, { link: true }) })
 const callButton = type({ type: literal('callButton'), displaytext: text(MAX_LABEL), action: phone() })
 const replyButton = type({ type: literal('replyButton'), displaytext: text(MAX_LABEL), id: optionalText(256) })
 const quickReplyButton = type({ type: literal('quickReplyButton'), displaytext: text(MAX_LABEL), id: text(256) })

@@ -1,0 +1,48 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
+import { FakeBaileys } from '../helpers/fake-baileys/index.ts'
+import { startGateway, waitFor } from '../helpers/gateway.ts'
+
+const urls = suite('Baileys transport behind the HTTP API: a urlButton the network would refuse is refused as invalid input')
+
+const BOB = '5511888880000'
+
+urls('a urlButton action with a space, tab or newline inside answers 401 validation.required, and nothing is sent', async () => {
+  const fake = new FakeBaileys({})
+  const transport = baileysTransport({ ...fake.transportOptions(), reconnect: { initialDelayMs: 5, maxDelayMs: 40, jitter: 0 } })
+  const t = await startGateway({ transport })
+  try {
+    const { authkey } = await t.register()
+    const device = await t.addDevice(authkey, 'loja')
+    await fake.completeLink(device.id, '5511999990000')
+    await waitFor(
+      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
+      5_000,
+    )
+    // new URL() accepts each of these (it encodes the space and drops tabs and newlines): the adapter then refused the button (400) after the gateway had accepted it.
+    for (const action of ['https://example.com/minha loja', 'https://exam\tple.com/', 'https://example.com/\nloja']) {
+      const answer = await t.post('/api/create-message', {
+        appkey: 'loja',
+        authkey,
+        to: BOB,
+        message: 'Veja:',
+        buttons: [{ type: 'urlButton', displaytext: 'Site', action }],
+      })
+      assert.equal(answer.body, { status: 401, message: 'validation.required' }, JSON.stringify(action))
+    }
+    assert.equal(fake.sent(device.id), [])
+    const ok = await t.post('/api/create-message', {
+      appkey: 'loja',
+      authkey,
+      to: BOB,
+      message: 'Veja:',
+      buttons: [{ type: 'urlButton', displaytext: 'Site', action: '  https://example.com/loja  ' }],
+    })
+    assert.is(ok.body.status, 200, 'spaces around the URL are trimmed, as before')
+  } finally {
+    await t.stop()
+  }
+})
+
+urls.run()
