@@ -4,8 +4,12 @@ export interface ScheduleTime {
   text: string
 }
 
-/** Read `YYYY-MM-DD HH:MM:SS` (or with `T`, or without seconds) as a wall-clock time in `timeZone`: undefined when malformed, impossible (2026-02-30, 24:00) or skipped by a daylight-saving change; a repeated time (clocks set back) is its first occurrence. */
-export function parseScheduleTime(input: string, timeZone: string): ScheduleTime | undefined {
+/**
+ * Read `YYYY-MM-DD HH:MM:SS` (or with `T`, or without seconds) as a wall-clock time in `timeZone`: undefined when malformed, impossible
+ * (2026-02-30, 24:00) or skipped by a daylight-saving change. A repeated time (clocks set back) is its first occurrence not before
+ * `notBefore` (asked during the second pass of the hour, its first occurrence is past: the second is meant), else its first.
+ */
+export function parseScheduleTime(input: string, timeZone: string, notBefore = -Infinity): ScheduleTime | undefined {
   const match = /^\s*(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(input)
   if (!match) return undefined
   const [year, month, day, hour, minute, second] = match.slice(1).map(v => Number(v ?? 0))
@@ -16,7 +20,7 @@ export function parseScheduleTime(input: string, timeZone: string): ScheduleTime
   // The zone's offset at the instant, tried for the offsets before and after a change.
   const candidates = [naive - offsetAt(naive - 86_400_000, timeZone), naive - offsetAt(naive + 86_400_000, timeZone)]
   const matching = candidates.filter(at => formatWallClock(at, timeZone) === text).sort((a, b) => a - b)
-  return matching.length > 0 ? { at: matching[0], text } : undefined
+  return matching.length > 0 ? { at: matching.find(at => at >= notBefore) ?? matching[0], text } : undefined
 }
 
 /** The wall-clock text (`YYYY-MM-DD HH:MM:SS`) of an instant in `timeZone`. */

@@ -48,6 +48,14 @@ test('parseScheduleTime refuses a local time skipped by a daylight-saving change
   assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon')?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
 })
 
+test('parseScheduleTime takes the second occurrence of a repeated time when the first is before notBefore', () => {
+  // Europe/Lisbon 2030-10-27: 01:30 happens at 00:30Z (WEST) and again at 01:30Z (WET).
+  assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 1, 0, 0))?.at, Date.UTC(2030, 9, 27, 1, 30, 0))
+  assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 0, 0, 0))?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
+  // Both past: the first (refused as past by the caller).
+  assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 2, 0, 0))?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
+})
+
 test('formatWallClock writes an instant as YYYY-MM-DD HH:MM:SS in a zone', () => {
   assert.equal(formatWallClock(Date.UTC(2030, 0, 2, 3, 4, 5), 'UTC'), '2030-01-02 03:04:05')
   assert.equal(formatWallClock(Date.UTC(2030, 0, 2, 0, 4, 5), 'America/Sao_Paulo'), '2030-01-01 21:04:05')
