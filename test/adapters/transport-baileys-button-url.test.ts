@@ -2,7 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
 import { FakeBaileys } from '../helpers/fake-baileys/index.ts'
-import { startGateway, waitFor } from '../helpers/gateway.ts'
+import { connectedBaileysDevice } from '../helpers/baileys-gateway.ts'
+import { startGateway } from '../helpers/gateway.ts'
 
 const urls = suite('Baileys transport behind the HTTP API: a urlButton the network would refuse is refused as invalid input')
 
@@ -14,12 +15,7 @@ urls('a urlButton action with a space, tab or newline inside answers 401 validat
   const t = await startGateway({ transport })
   try {
     const { authkey } = await t.register()
-    const device = await t.addDevice(authkey, 'loja')
-    await fake.completeLink(device.id, '5511999990000')
-    await waitFor(
-      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
-      5_000,
-    )
+    const device = await connectedBaileysDevice(t, fake, authkey)
     // new URL() accepts each of these (it encodes the space and drops tabs and newlines): the adapter then refused the button (400) after the gateway had accepted it.
     for (const action of ['https://example.com/minha loja', 'https://exam\tple.com/', 'https://example.com/\nloja']) {
       const answer = await t.post('/api/create-message', {

@@ -2,7 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
 import { FakeBaileys } from '../helpers/fake-baileys/index.ts'
-import { startGateway, waitFor } from '../helpers/gateway.ts'
+import { connectedBaileysDevice } from '../helpers/baileys-gateway.ts'
+import { startGateway } from '../helpers/gateway.ts'
 
 const foreign = suite('Baileys transport behind the HTTP API: a send to a group the device is not in')
 
@@ -15,12 +16,7 @@ foreign('answers 404 Destino não encontrado na rede. (as on the simulated netwo
   const t = await startGateway({ transport })
   try {
     const { authkey } = await t.register()
-    const device = await t.addDevice(authkey, 'loja')
-    await fake.completeLink(device.id, DEVICE_PHONE)
-    await waitFor(
-      async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
-      5_000,
-    )
+    const device = await connectedBaileysDevice(t, fake, authkey, { phone: DEVICE_PHONE })
     // WhatsApp refuses a group's participant list (`forbidden`, 403) to a non-member; every group send asks for it.
     const group = fake.addGroup({ subject: 'Dos outros', members: [{ phone: BOB, admin: true }] })
     const send = (body: Record<string, unknown>) => t.post('/api/create-message', { appkey: 'loja', authkey, to: group.id, ...body })

@@ -8,6 +8,7 @@ import type { BaileysTransportOptions } from '../../adapters/transport-baileys/o
 import { internalsOf } from '../../src/internals.ts'
 import { BOB_JID, BOB_LID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
 import { FakeBaileys, type FakeBehaviour } from '../helpers/fake-baileys/index.ts'
+import { connectedBaileysDevice } from '../helpers/baileys-gateway.ts'
 import { startGateway, waitFor } from '../helpers/gateway.ts'
 import { startReceiver } from '../helpers/receiver.ts'
 
@@ -29,14 +30,7 @@ async function start(behaviour: FakeBehaviour = {}, options: Partial<BaileysTran
 
 /** Device `loja` with the webhook `webhook`, linked on the fake network (phone 5511999990000) and reported connected. */
 async function connectedDevice({ t, fake, authkey }: Pick<Awaited<ReturnType<typeof start>>, 't' | 'fake' | 'authkey'>, webhook: string) {
-  const device = await t.addDevice(authkey, 'loja', { webhook })
-  await fake.completeLink(device.id, '5511999990000')
-  await waitFor(
-    async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
-    5_000,
-    'connected',
-  )
-  return device
+  return connectedBaileysDevice(t, fake, authkey, { webhook })
 }
 
 gateway('an account WhatsApp refuses (403, banned) is left closed: not logged in again at every heartbeat', async () => {

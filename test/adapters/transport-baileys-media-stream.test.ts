@@ -9,7 +9,8 @@ import { baileysTransport } from '../../adapters/transport-baileys/index.ts'
 import { internalsOf } from '../../src/internals.ts'
 import { BOB_JID, waMessage } from '../helpers/baileys-fixtures.ts'
 import { FakeBaileys } from '../helpers/fake-baileys/index.ts'
-import { startGateway, waitFor } from '../helpers/gateway.ts'
+import { connectedBaileysDevice } from '../helpers/baileys-gateway.ts'
+import { startGateway } from '../helpers/gateway.ts'
 import { startReceiver } from '../helpers/receiver.ts'
 
 /**
@@ -52,13 +53,7 @@ async function start(mediaHosts: string[]) {
   ;(internalsOf(t.gateway).resolved as { baseUrl?: string }).baseUrl = t.url
   const receiver = await startReceiver()
   const { authkey } = await t.register()
-  const device = await t.addDevice(authkey, 'loja', { webhook: receiver.url })
-  await fake.completeLink(device.id, '5511999990000')
-  await waitFor(
-    async () => (await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).body.dispositivo?.conectado === true,
-    5_000,
-    'connected',
-  )
+  const device = await connectedBaileysDevice(t, fake, authkey, { webhook: receiver.url })
   return { t, fake, receiver, device, stop: async () => (await t.stop(), await receiver.stop()) }
 }
 

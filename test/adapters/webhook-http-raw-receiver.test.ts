@@ -1,7 +1,8 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createServer, type Socket } from 'node:net'
+import type { Socket } from 'node:net'
 import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
+import { rawServer as rawTcpServer } from '../helpers/raw-receiver.ts'
 
 const test = suite('helper-hooks: raw receivers of the default sender')
 
@@ -12,40 +13,8 @@ const delivery = (url: string, body = '{"event":"Texto"}') => ({
   headers: { 'webhook-id': 'msg_1', 'webhook-timestamp': '1', 'webhook-signature': 'v1,x' },
 })
 
-/** A TCP server that, once it has read a whole request (headers + content-length body), runs `onRequest`. */
-async function rawServer(onRequest: (socket: Socket, index: number) => void) {
-  let index = 0
-  const sockets = new Set<Socket>()
-  const server = createServer(socket => {
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    socket.on('error', () => {})
-    let buffer = Buffer.alloc(0)
-    socket.on('data', chunk => {
-      buffer = Buffer.concat([buffer, chunk])
-      for (;;) {
-        const end = buffer.indexOf('\r\n\r\n')
-        if (end < 0) return
-        const head = buffer.subarray(0, end).toString()
-        const length = Number(/content-length: *(\d+)/i.exec(head)?.[1] ?? 0)
-        if (buffer.length < end + 4 + length) return
-        buffer = buffer.subarray(end + 4 + length)
-        onRequest(socket, index++)
-      }
-    })
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    count: () => index,
-    stop: () =>
-      new Promise<void>(resolve => {
-        for (const s of sockets) s.destroy()
-        server.close(() => resolve())
-      }),
-  }
-}
+/** The shared raw server, its callback given the socket and the request's index as before. */
+const rawServer = (onRequest: (socket: Socket, index: number) => void) => rawTcpServer(({ socket, index }) => onRequest(socket, index))
 
 test('a 200 whose body is cut by the receiver closing the connection is an answer (delivered)', async () => {
   const server = await rawServer(socket => {

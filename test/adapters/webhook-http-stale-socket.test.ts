@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { createServer, type Socket } from 'node:net'
 import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
+import { rawServer } from '../helpers/raw-receiver.ts'
 
 const test = suite('httpWebhookSender: a kept-alive connection the receiver closed')
 
@@ -13,36 +13,11 @@ const delivery = (url: string) => ({ url, body: '{"event":"Texto"}', deviceId: '
  * an idle connection at the moment the sender reused it).
  */
 async function receiver(answer: (requestOnConnection: number, connection: number) => 'ok' | 'reset') {
-  let connections = 0
-  let requests = 0
-  const sockets = new Set<Socket>()
-  const server = createServer(socket => {
-    const connection = connections++
-    let served = 0
-    sockets.add(socket)
-    socket.on('close', () => sockets.delete(socket))
-    socket.on('error', () => {})
-    let buffer = Buffer.alloc(0)
-    socket.on('data', chunk => {
-      buffer = Buffer.concat([buffer, chunk])
-      for (;;) {
-        const end = buffer.indexOf('\r\n\r\n')
-        if (end < 0) return
-        const length = Number(/content-length: *(\d+)/i.exec(buffer.subarray(0, end).toString())?.[1] ?? 0)
-        if (buffer.length < end + 4 + length) return
-        buffer = buffer.subarray(end + 4 + length)
-        requests++
-        if (answer(served++, connection) === 'reset') return void socket.resetAndDestroy()
-        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n')
-      }
-    })
+  const server = await rawServer(({ socket, onConnection, connection }) => {
+    if (answer(onConnection, connection) === 'reset') return void socket.resetAndDestroy()
+    socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n')
   })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    counts: () => ({ connections, requests }),
-    stop: () => new Promise<void>(resolve => (sockets.forEach(s => s.destroy()), server.close(() => resolve()))),
-  }
+  return { url: server.url, counts: () => ({ connections: server.connections(), requests: server.count() }), stop: server.stop }
 }
 
 test('a reused connection reset before any answer byte is retried at once on a new connection: one delivery, not a failed attempt', async () => {
