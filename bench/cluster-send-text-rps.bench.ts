@@ -39,7 +39,7 @@ import { load, type LoadResult } from './lib/load.ts'
 import { pacedLoad } from './lib/paced-load.ts'
 import { oneAndThree, type BenchCluster } from './lib/cluster.ts'
 import { startServer } from './lib/process.ts'
-import { expectedRatio, measuredCpu, type Measured } from './lib/cpu-per-request.ts'
+import { expectedRatio, measuredCpu, rotatedRounds, type Measured } from './lib/cpu-per-request.ts'
 import { redisUrl } from './lib/redis.ts'
 import { median, medianBy, note, report } from './lib/report.ts'
 import { clearStore } from './lib/stores.ts'
@@ -113,20 +113,13 @@ try {
     forwarded: measuredCpu(sim, three.instances, forwardedOnly),
   }
   const order: (keyof typeof sides)[] = ['single', 'roundRobin', 'routed', 'forwarded']
-  const rounds: Record<keyof typeof sides, Measured>[] = []
   const us = (result: Measured) =>
     `CPU ${result.cpuGateways.toFixed(0)} µs gateways (idle ${result.cpuIdle.toFixed(0)} µs more) + ${result.cpuSim.toFixed(0)} µs simulator per request`
-  for (let r = 0; r < ROUNDS; r++) {
-    const result = {} as Record<keyof typeof sides, Measured>
-    for (let k = 0; k < order.length; k++) {
-      const side = order[(k + r) % order.length]!
-      result[side] = await sides[side](SECONDS)
-    }
-    rounds.push(result)
+  const rounds = await rotatedRounds(sides, order, { count: ROUNDS, seconds: SECONDS }, (result, r) =>
     note(
       `round ${r + 1}: 1 instance ${result.single.rps.toFixed(0)} req/s (p99 ${result.single.p99} ms, ${us(result.single)}); 3 round robin ${result.roundRobin.rps.toFixed(0)} req/s (p99 ${result.roundRobin.p99} ms, ${us(result.roundRobin)}, ratio ${(result.roundRobin.rps / result.single.rps).toFixed(2)}); 3 routed ${result.routed.rps.toFixed(0)} req/s (p99 ${result.routed.p99} ms, ${us(result.routed)}, ratio ${(result.routed.rps / result.single.rps).toFixed(2)}); 3 all forwarded ${result.forwarded.rps.toFixed(0)} req/s (${us(result.forwarded)}); CPU forwarded / direct ${(result.forwarded.cpuGateways / result.single.cpuGateways).toFixed(2)}, expected 3 vs 1 ${expectedRatio(result.single.cpuGateways, result.forwarded.cpuGateways).toFixed(2)}`,
-    )
-  }
+    ),
+  )
   const forwarded = medianBy(rounds, r => r.roundRobin.rps / r.single.rps)
   const direct = medianBy(rounds, r => r.routed.rps / r.single.rps)
   const enoughCores = cores >= 4
@@ -188,18 +181,11 @@ try {
     ),
   }
   const pacedOrder: (keyof typeof pacedSides)[] = ['direct', 'routed', 'forwarded']
-  const pacedRounds: Record<keyof typeof pacedSides, Measured>[] = []
-  for (let r = 0; r < PACED_ROUNDS; r++) {
-    const result = {} as Record<keyof typeof pacedSides, Measured>
-    for (let k = 0; k < pacedOrder.length; k++) {
-      const side = pacedOrder[(k + r) % pacedOrder.length]!
-      result[side] = await pacedSides[side](SECONDS)
-    }
-    pacedRounds.push(result)
+  const pacedRounds = await rotatedRounds(pacedSides, pacedOrder, { count: PACED_ROUNDS, seconds: SECONDS }, (result, r) =>
     note(
       `paced round ${r + 1} (${pace} req/s): ${pacedOrder.map(side => `${side} ${us(result[side])}, sleeps ${result[side].sleepsEach.map(s => s.toFixed(2)).join('/')} a request`).join('; ')}; forwarded / direct ${(result.forwarded.cpuGateways / result.direct.cpuGateways).toFixed(2)}, forwarded / routed ${(result.forwarded.cpuGateways / result.routed.cpuGateways).toFixed(2)}`,
-    )
-  }
+    ),
+  )
   const pacedDirect = medianBy(pacedRounds, r => r.direct.cpuGateways)
   const pacedRouted = medianBy(pacedRounds, r => r.routed.cpuGateways / r.direct.cpuGateways)
   const pacedForwarded = medianBy(pacedRounds, r => r.forwarded.cpuGateways / r.direct.cpuGateways)

@@ -59,3 +59,26 @@ const SETTLE_MS = 1_000
 export function expectedRatio(direct: number, forwarded: number): number {
   return (3 * direct) / (direct / 3 + (2 / 3) * forwarded)
 }
+
+/**
+ * `count` rounds of one run of each side, `seconds` long, the order rotated every round (so no side
+ * always runs first); `after` sees each round as it ends (to print it). Resolves every round.
+ */
+export async function rotatedRounds<K extends string, T>(
+  sides: Record<K, (seconds: number) => Promise<T>>,
+  order: K[],
+  { count, seconds }: { count: number; seconds: number },
+  after: (round: Record<K, T>, index: number) => void,
+): Promise<Record<K, T>[]> {
+  const rounds: Record<K, T>[] = []
+  for (let r = 0; r < count; r++) {
+    const round = {} as Record<K, T>
+    for (let k = 0; k < order.length; k++) {
+      const side = order[(k + r) % order.length]!
+      round[side] = await sides[side](seconds)
+    }
+    rounds.push(round)
+    after(round, r)
+  }
+  return rounds
+}
