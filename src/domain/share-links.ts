@@ -53,6 +53,10 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
         if (link?.ttlMs) await spentLinks.put(tokenHash, true, link.ttlMs)
       }
     },
+    /** Revoke the links spent on a device the phone has logged out: they stay gone, also once the device is linked again. */
+    async loggedOut(deviceId: string): Promise<void> {
+      for (const tokenHash of (await devices.load(deviceId))?.shareTokens ?? []) if (await spentLinks.get(tokenHash)) await forget(tokenHash)
+    },
     /** Drop the device's links, their spent marks and its QR (removal hook). */
     async removeDevice(device: Device): Promise<void> {
       for (const tokenHash of device.shareTokens) await forget(tokenHash)
