@@ -8,6 +8,8 @@ import type { Device, Devices } from './devices.ts'
 const MAX_LINKS_PER_DEVICE = 5
 /** How long a QR string is shown before the page asks the transport for a fresh one. */
 const QR_TTL_MS = 60_000
+/** How long a pairing code asked by operation 3 keeps the page from starting a QR link of its device (which would void the code). */
+const PAIRING_TTL_MS = 10 * 60_000
 
 /** QR share links (see shareLinks). */
 export type ShareLinks = ReturnType<typeof shareLinks>
@@ -17,6 +19,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
   const links = new Collection<{ deviceId: string; accountId: string; ttlMs: number }>(storage, lock, 'share-link')
   const spentLinks = new Collection<true>(storage, lock, 'share-link-spent') // kept as long as a link lives at most
   const qrs = new Collection<{ qr: string; at: number }>(storage, lock, 'qr')
+  const pairings = new Collection<true>(storage, lock, 'pairing') // a pairing code is pending: no QR to show, none to start
   /** A link gone (revoked, rotated out, or its device deleted), with its spent mark. */
   const forget = (tokenHash: string) => Promise.all([links.remove(tokenHash), spentLinks.remove(tokenHash)])
   return {
@@ -42,12 +45,22 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
       for (const tokenHash of await devices.keepLast(device.id, 'shareTokens', 0)) await forget(tokenHash)
     },
     /** Remember the device's current QR string (from a link call or a transport `qr` event). */
-    rememberQr: (deviceId: string, qr: string): Promise<void> => qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS),
+    async rememberQr(deviceId: string, qr: string): Promise<void> {
+      await qrs.put(deviceId, { qr, at: Date.now() }, QR_TTL_MS)
+      await pairings.remove(deviceId)
+    },
+    /** Remember that the device now waits for a pairing code (operation 3 with `phone`): its last QR no longer links it. */
+    async rememberPairing(deviceId: string): Promise<void> {
+      await pairings.put(deviceId, true, PAIRING_TTL_MS)
+      await qrs.remove(deviceId)
+    },
+    /** Whether a pairing code asked for the device may still be pending (see rememberPairing). */
+    awaitsCode: async (deviceId: string): Promise<boolean> => (await pairings.get(deviceId)) === true,
     /** The device's current QR string, if one is fresh. */
     currentQr: async (deviceId: string): Promise<string | undefined> => (await qrs.get(deviceId))?.qr,
     /** Forget the QR of a device that connected, and spend its links: they never show a QR again. */
     async connected(deviceId: string): Promise<void> {
-      await qrs.remove(deviceId)
+      await Promise.all([qrs.remove(deviceId), pairings.remove(deviceId)])
       for (const tokenHash of (await devices.get(deviceId))?.shareTokens ?? []) {
         const link = await links.get(tokenHash)
         if (link?.ttlMs) await spentLinks.put(tokenHash, true, link.ttlMs)
@@ -60,7 +73,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
     /** Drop the device's links, their spent marks and its QR (removal hook). */
     async removeDevice(device: Device): Promise<void> {
       for (const tokenHash of device.shareTokens) await forget(tokenHash)
-      await qrs.remove(device.id)
+      await Promise.all([qrs.remove(device.id), pairings.remove(device.id)])
     },
   }
 }

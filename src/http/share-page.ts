@@ -43,9 +43,11 @@ async function liveState({ device, spent }: { device: Device; spent: boolean }, 
   // The session lives on the instance holding the device: any other one shows what it stored. A linked device nobody holds is opened here with its credentials, never linked anew.
   const here = leases.holds(device.id) || ((await leases.holder(device.id)) === undefined && (await leases[device.linked ? 'open' : 'acquire'](device.id)))
   // A link whose device has connected since it was made is spent: it says so and never shows a QR again.
-  if (spent || (here ? await devices.status(device) : device).connected) return { conectado: true, qrcode: null }
+  const status = here ? await devices.status(device) : device
+  if (spent || status.connected) return { conectado: true, qrcode: null }
   let qr = await links.currentQr(device.id)
-  if (!qr && here && !device.linked) {
+  // A pairing code pending (operation 3 with phone): a QR link would void the code the user is typing.
+  if (!qr && here && !device.linked && !(status.state === 'linking' && (await links.awaitsCode(device.id)))) {
     // The last QR expired: ask the transport for a fresh one (the page is the user waiting to scan).
     const challenge = await devices.link(device).catch(() => undefined)
     qr = challenge?.kind === 'qr' ? challenge.qr : undefined

@@ -47,6 +47,7 @@ export const generateQrCode = defineOperation({
     const challenge = await linkHere(context, phone, webhookOption(webhook, context.services))
     if (challenge.kind !== 'code') return { message: 'QR code gerado.', ...(await qrAnswer(challenge, context)) }
     const { device, ensured } = context
+    await context.services.links.rememberPairing(device.id) // the QR its share links showed no longer links it
     return { message: 'Código de pareamento gerado.', code: challenge.code, appkey: ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
   },
 })
