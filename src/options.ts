@@ -145,7 +145,7 @@ export interface GatewayOptions {
 export interface RateLimitRules {
   /** Requests per account key (counted by a hash of the presented authkey). Default 3000 per 60 s (50 a second on average, in bursts). */
   perAccount?: RateRule | false
-  /** Failed attempts of one presented authkey from one client IP; past it, that key from that IP is refused until the window ends (other keys from the IP are not). Default 30 per 900 s. */
+  /** Failed attempts of one presented authkey from one client IP; past it, that key from that IP is refused until the window ends (other keys from the IP are not). The key of a suspended or expired account is no failed attempt (it works once resumed or renewed). Default 30 per 900 s. */
   authFailures?: RateRule | false
   /**
    * Failed authkey attempts per client IP, whatever the keys (key spraying). Past it, a request from

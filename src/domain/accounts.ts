@@ -31,6 +31,14 @@ export interface Account {
   suspended?: boolean
 }
 
+/** The cause of an `unauthenticated` refusal of an account's own key while the account is suspended or expired (a real key, not a guess). */
+export const INACTIVE_ACCOUNT = new Error('the account is suspended or expired')
+
+/** Whether `err` refused an account's own key because the account is suspended or expired (not an unknown key). */
+export function refusedInactive(err: unknown): boolean {
+  return err instanceof Error && err.cause === INACTIVE_ACCOUNT
+}
+
 /** Accounts: registration and authkey authentication. Keys are stored and looked up by hash only. */
 export type Accounts = ReturnType<typeof createAccounts>
 
@@ -66,12 +74,16 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     const entry = keyHash ? byKey.peek(keyHash) : undefined
     return entry && valid(records.peek(entry.accountId), keyHash)
   }
-  const authenticate = async (authkey: unknown): Promise<Account | undefined> => {
-    if (!wellFormed(authkey)) return undefined
+  // The account of `authkey` when it is valid; `known`: the key is an account's own (suspended or expired when `account` is undefined).
+  const lookup = async (authkey: unknown): Promise<{ account?: Account; known: boolean }> => {
+    if (!wellFormed(authkey)) return { known: false }
     const keyHash = hashKey(authkey)
     const entry = await byKey.get(keyHash)
-    return valid(entry && (await records.get(entry.accountId)), keyHash)
+    const account = entry && (await records.get(entry.accountId))
+    const known = !!account && safeEqual(account.authkeyHash, keyHash)
+    return known && active(account) ? { account, known } : { known }
   }
+  const authenticate = async (authkey: unknown): Promise<Account | undefined> => (await lookup(authkey)).account
   return {
     /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. */
     async register(input: { name: string; email: string; password: string; phone: string; planId: string }): Promise<{ account: Account; authkey: string }> {
@@ -106,10 +118,10 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     authenticate,
     /** The account of a valid authkey from this process's cached records alone (a send's path, without a promise); undefined: ask `require`. */
     cached,
-    /** The account of an authkey; `unauthenticated` for an unknown or expired one. */
+    /** The account of an authkey; `unauthenticated` for an unknown one, or for the key of a suspended or expired account (then caused by INACTIVE_ACCOUNT). */
     async require(authkey: unknown): Promise<Account> {
-      const account = await authenticate(authkey)
-      if (!account) throw new GatewayError('unauthenticated')
+      const { account, known } = await lookup(authkey)
+      if (!account) throw new GatewayError('unauthenticated', known ? { cause: INACTIVE_ACCOUNT } : {})
       return account
     },
     /** Whether the account is there, not suspended and its `expiresOn` not past (what a valid key needs; work it set up stops without it). */

@@ -1,10 +1,11 @@
 import type { Context, Next } from 'koa'
+import { refusedInactive } from '../domain/accounts.ts'
 import { isGatewayError } from '../errors.ts'
 import type { RateLimits } from '../security/rate-limits.ts'
 import type { Operation } from '../operations/operation.ts'
 import { requestState, type ParsedBody } from './request-state.ts'
 
-/** Middleware (undefined when no limit is on): a request counts against its authkey's limits, an unknown key as a failed attempt (a forwarded one only then: its forwarder counted it); refused, it is answered in the words of the operation `select` names (verificarOTP's `valid: false`). */
+/** Middleware (undefined when no limit is on): a request counts against its authkey's limits, an unknown key as a failed attempt (a forwarded one only then: its forwarder counted it; the key of a suspended or expired account is none, so that it works at once when resumed or renewed); refused, it is answered in the words of the operation `select` names (verificarOTP's `valid: false`). */
 export function rateLimitRequests(rateLimits: RateLimits, select: (body: ParsedBody) => Operation | undefined) {
   if (!rateLimits.limitsRequests) return undefined
   return async function gatewayRateLimit(ctx: Context, next: Next) {
@@ -17,7 +18,7 @@ export function rateLimitRequests(rateLimits: RateLimits, select: (body: ParsedB
     try {
       await next()
     } catch (err) {
-      if (isGatewayError(err, 'unauthenticated')) await rateLimits.authFailed(key, ip)
+      if (isGatewayError(err, 'unauthenticated') && !refusedInactive(err)) await rateLimits.authFailed(key, ip)
       throw err
     }
   }

@@ -56,7 +56,8 @@ export class RateLimits {
   }
 
   /**
-   * Record that `authkey` from `ip` was refused as unknown or expired. Throws 429 (for the caller to
+   * Record that `authkey` from `ip` was refused as unknown (the key of a suspended or expired account
+   * is not counted: resumed or renewed, it must work at once, and its requests count per account). Throws 429 (for the caller to
    * answer instead of 401) when this attempt is past the IP's ceiling or the key's own limit.
    */
   async authFailed(authkey: string, ip: string): Promise<void> {
