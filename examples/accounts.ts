@@ -11,7 +11,7 @@
  */
 import { accountAdmin, GatewayError } from 'zapgate'
 import { storageFromUrl } from 'zapgate/adapters/storage-keyv'
-import { defaultStore } from './env-config.ts'
+import { defaultStore, parseTimeZone } from './env-config.ts'
 
 const env = process.env
 const [command, email, plan] = process.argv.slice(2)
@@ -28,9 +28,20 @@ async function main(): Promise<number> {
     console.error('GATEWAY_WA_PEER=local keeps accounts in the gateway process only: set GATEWAY_STORE to a store both can reach')
     return 2
   }
-  const storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {})
+  // Read as `npm start` reads them; a wrong value is one line naming its variable (exit 1), never a stack trace.
+  let timeZone: string | undefined
+  let storage: Awaited<ReturnType<typeof storageFromUrl>>
   try {
-    const accounts = accountAdmin({ storage, ...(env.GATEWAY_TIME_ZONE ? { timeZone: env.GATEWAY_TIME_ZONE } : {}) })
+    timeZone = env.GATEWAY_TIME_ZONE ? parseTimeZone(env.GATEWAY_TIME_ZONE) : undefined
+    storage = await storageFromUrl(storeUrl, env.GATEWAY_STORE_NAMESPACE ? { namespace: env.GATEWAY_STORE_NAMESPACE } : {}).catch((err: Error) => {
+      throw new Error(`GATEWAY_STORE${env.GATEWAY_STORE_NAMESPACE ? ' (GATEWAY_STORE_NAMESPACE)' : ''}: ${err.message}`)
+    })
+  } catch (err) {
+    console.error((err as Error).message)
+    return 1
+  }
+  try {
+    const accounts = accountAdmin({ storage, ...(timeZone ? { timeZone } : {}) })
     if (command === 'show') {
       const account = await accounts.get(email)
       if (!account) throw new GatewayError('account-not-found')
