@@ -32,7 +32,7 @@ export interface Account {
 }
 
 /** The cause of an `unauthenticated` refusal of an account's own key while the account is suspended or expired (a real key, not a guess). */
-export const INACTIVE_ACCOUNT = new Error('the account is suspended or expired')
+const INACTIVE_ACCOUNT = new Error('the account is suspended or expired')
 
 /** Whether `err` refused an account's own key because the account is suspended or expired (not an unknown key). */
 export function refusedInactive(err: unknown): boolean {
