@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa'
 import QRCode from 'qrcode'
 import { randomBytes } from 'node:crypto'
 import { boolean, nullable, object, string, type Infer } from 'superstruct'
+import type { Accounts } from '../domain/accounts.ts'
 import type { Device, Devices } from '../domain/devices.ts'
 import type { ShareLinks } from '../domain/share-links.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
@@ -11,6 +12,7 @@ import { escapeHtml } from './render.ts'
 /** What the share pages read. */
 export interface SharePageDeps {
   links: ShareLinks
+  accounts: Pick<Accounts, 'active' | 'get'>
   devices: Devices
   leases: DeviceLeases
 }
@@ -20,7 +22,7 @@ const POLL_MS = 2000
 /** The QR share page of operations 3 and 4 (`GET /qr/:token`: the live QR until the device connects) and its JSON feed (`/state`); 404 once expired or revoked. */
 export function sharePageRoutes(router: Router, services: SharePageDeps, boundary: Middleware): void {
   router.get('/qr/:token', boundary, async (ctx: Context) => {
-    const link = await linkedDevice(ctx, services.links, `<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>${GONE}</p>`)
+    const link = await linkedDevice(ctx, services, `<!doctype html><meta charset="utf-8"><title>Link inválido</title><p>${GONE}</p>`)
     if (!link) return
     const state = await liveState(link, services)
     const nonce = randomBytes(16).toString('base64')
@@ -29,7 +31,7 @@ export function sharePageRoutes(router: Router, services: SharePageDeps, boundar
     ctx.body = page(link.device.name, state, nonce)
   })
   router.get('/qr/:token/state', boundary, async (ctx: Context) => {
-    const link = await linkedDevice(ctx, services.links, { status: 404, message: GONE })
+    const link = await linkedDevice(ctx, services, { status: 404, message: GONE })
     if (link) ctx.body = await liveState(link, services)
   })
 }
@@ -56,9 +58,10 @@ async function liveState({ device, spent }: { device: Device; spent: boolean }, 
   return { conectado: false, qrcode: qr ? await QRCode.toDataURL(qr, { margin: 2, scale: 6 }) : null }
 }
 
-/** The device of the request's link, the pages' headers set; none (answered 404 with `revoked`) for an unknown, expired or revoked link. */
-async function linkedDevice(ctx: Context, links: ShareLinks, revoked: string | object) {
-  const link = await links.resolve(String(ctx.params.token))
+/** The device of the request's link, the pages' headers set; none (answered 404 with `revoked`) for an unknown, expired or revoked link, or one of a suspended or expired account (whose key is refused: its devices are not linked either). */
+async function linkedDevice(ctx: Context, { links, accounts }: SharePageDeps, revoked: string | object) {
+  const found = await links.resolve(String(ctx.params.token))
+  const link = found && accounts.active(await accounts.get(found.device.accountId)) ? found : undefined
   ctx.set({
     'Cache-Control': 'no-store',
     'Referrer-Policy': 'no-referrer',
