@@ -261,8 +261,9 @@ async function listen(app: Koa, port: number): Promise<Server> {
   }
 }
 
+// The user info ends at the last @ of the authority (a password may hold a raw @, which URLs allow).
 function redactUrl(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//***@')
+  return url.replace(/\/\/[^/?#]*@/, '//***@')
 }
 
 main().catch(err => {

@@ -293,6 +293,7 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
 
+// The password ends at the last @ of the authority (it may hold a raw @, which URLs allow).
 function redactUrl(url: string): string {
-  return url.replace(/\/\/([^/@:]*):[^/@]*@/, '//$1:***@')
+  return url.replace(/\/\/([^/?#@:]*):[^/?#]*@/, '//$1:***@')
 }
