@@ -128,7 +128,7 @@ export function checkUrl(
   return { url }
 }
 
-/** A URL as it is logged: without credentials, query or fragment, which may carry a token. */
+/** A URL as it is logged: without credentials (up to the authority's last `@`: a password may hold a raw one), query or fragment, which may carry a token. */
 export function loggableUrl(url: string): string {
-  return url.replace(/\/\/[^@/?#]*@/, '//').replace(/[?#][^]*$/, '')
+  return url.replace(/\/\/[^/?#]*@/, '//').replace(/[?#][^]*$/, '')
 }

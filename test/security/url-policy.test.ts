@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { checkUrl, isPrivateAddress } from '../../src/security/url-policy.ts'
+import { checkUrl, isPrivateAddress, loggableUrl } from '../../src/security/url-policy.ts'
 
 const policy = suite('url policy')
 
@@ -100,6 +100,12 @@ policy('isPrivateAddress treats non-addresses as private', () => {
   assert.ok(isPrivateAddress('not-an-ip'))
   assert.ok(!isPrivateAddress('1.1.1.1'))
   assert.ok(isPrivateAddress('::ffff:192.168.0.1'))
+})
+
+policy('a URL as logged keeps no credentials (a password holding a raw @ included), query or fragment', () => {
+  assert.is(loggableUrl('https://user:pass@hooks.example.com/in?token=abc#x'), 'https://hooks.example.com/in')
+  assert.is(loggableUrl('https://user:first@second@hooks.example.com/in'), 'https://hooks.example.com/in')
+  assert.is(loggableUrl('https://hooks.example.com/a@b'), 'https://hooks.example.com/a@b', 'an @ in the path is no credential')
 })
 
 policy.run()
