@@ -61,7 +61,7 @@ export interface BaileysTransportOptions {
   openTimeoutMs?: number
   /** Back-off of automatic reconnects. */
   reconnect?: ReconnectOptions
-  /** Level of Baileys' own logs, written to the gateway's logger. Default 'warn'. */
+  /** Level of Baileys' own logs, written to the gateway's logger. Default 'warn'. At 'trace' and 'debug' Baileys logs whole frames (pairing refs, stanzas): not for production logs. */
   baileysLogLevel?: BaileysLogLevel
   /** How long keys of sent and received messages are remembered (for delete, react, read, downloads). Default 7 days. */
   messageTtlMs?: number
