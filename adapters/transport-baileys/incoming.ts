@@ -151,7 +151,7 @@ function media(
 
 function contact(card: proto.Message.IContactMessage): IncomingContent {
   const vcard = card.vcard ?? undefined
-  const phone = vcard ? (/waid=(\d+)/i.exec(vcard)?.[1] ?? /^TEL[^:]*:([+\d\s\-().]+)$/im.exec(vcard)?.[1]?.replace(/\D/g, '')) : undefined
+  const phone = vcard ? (/waid=(\d+)/i.exec(vcard)?.[1] ?? /^(?:[\w-]+\.)?TEL[^:]*:([+\d\s\-().]+)$/im.exec(vcard)?.[1]?.replace(/\D/g, '')) : undefined
   const name = card.displayName ?? (vcard ? /^FN:(.*)$/im.exec(vcard)?.[1]?.trim() : undefined) ?? ''
   return clean({ kind: 'contact', name, phone: phone || undefined, vcard }) as IncomingContent
 }

@@ -51,6 +51,21 @@ const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
     { kind: 'contact', name: 'Zé', phone: '552133334444', vcard: 'BEGIN:VCARD\nFN:Zé\nTEL;type=CELL:+55 21 3333-4444\nEND:VCARD' },
   ],
   [
+    'contact whose TEL is grouped (item1.TEL, as iPhones write it) and has no waid',
+    {
+      contactMessage: {
+        displayName: 'Ana',
+        vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nitem1.TEL;type=CELL:+55 11 97777-0000\nitem1.X-ABLabel:Celular\nEND:VCARD',
+      },
+    },
+    {
+      kind: 'contact',
+      name: 'Ana',
+      phone: '5511977770000',
+      vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Ana\nitem1.TEL;type=CELL:+55 11 97777-0000\nitem1.X-ABLabel:Celular\nEND:VCARD',
+    },
+  ],
+  [
     'contactsArrayMessage (first contact)',
     {
       contactsArrayMessage: {
