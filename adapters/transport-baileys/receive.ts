@@ -40,7 +40,7 @@ interface ReceiveDeps {
  * recorded by the gateway before the next is looked at. Media that is downloaded to inline its bytes
  * is reported once its download ends (or fails, or times out: then with metadata only), on the
  * device's download queue: a slow download never holds back the device's later messages, which may
- * therefore be reported before it; past MAX_WAITING_DOWNLOADS waiting, with metadata only at once. Skipped: stubs without content, statuses, broadcasts and channels,
+ * therefore be reported before it; past MAX_WAITING_DOWNLOADS waiting, with metadata only at once. Skipped: stubs without content, view-once messages (`key.isViewOnce`), statuses, broadcasts and channels,
  * duplicates (the same id in the same scope: chat, direction, group sender; see message-scope.ts), echoes of the gateway's own sends
  * (the core publishes those itself), and content the gateway does not report. Revokes are taken from here only (never from
  * messages.update), reactions from here only (never from messages.reaction).
@@ -60,6 +60,9 @@ export async function receiveUpsert(deps: ReceiveDeps, session: DeviceSession, s
 async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, message: WAMessage): Promise<void> {
   const { remoteJid, id } = message.key ?? {}
   if (!message.message || !remoteJid || !id || isIgnoredJid(remoteJid)) return
+  // View-once media is the phone's only (docs/api.md): Baileys marks its placeholder's key, and the phone's answer
+  // to the placeholder resend it then asks for comes under that key, with the content.
+  if (message.key.isViewOnce) return
   // Nothing to report is not marked seen: a group message that decrypted only in part (the sender key, not
   // the skmsg: a CIPHERTEXT stub) comes again whole, with the same id, after Baileys' retry receipt.
   const content = classifyContent(deps.lib, message)

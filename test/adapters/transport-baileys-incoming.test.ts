@@ -105,6 +105,28 @@ incoming('stubs without content, statuses, broadcasts and channels are skipped',
   await s.transport.stop()
 })
 
+incoming('a message Baileys marks view-once (key.isViewOnce) is not reported, also when the phone resends its content', async () => {
+  // decryptMessageNode sets key.isViewOnce on <unavailable type="view_once"/>; the CIPHERTEXT stub then asks the
+  // phone for the content (placeholder resend) and Baileys upserts the answer under the cached original key.
+  const s = await linkedBaileys({ inlineMediaMaxBytes: 0 })
+  const placeholder = waMessage({ chat: BOB_JID, message: null, stubType: 2 })
+  placeholder.key.isViewOnce = true
+  const resent = waMessage({
+    chat: BOB_JID,
+    id: placeholder.key.id!,
+    message: { viewOnceMessageV2: { message: { imageMessage: { mimetype: 'image/jpeg', viewOnce: true } } } },
+  })
+  resent.key.isViewOnce = true
+  await s.fake.deliver('dev', placeholder)
+  await s.fake.deliver('dev', resent)
+  await s.fake.deliver('dev', waMessage({ chat: BOB_JID, message: { conversation: 'after' } }))
+  assert.equal(
+    s.messages('dev').map(m => m.content),
+    [{ kind: 'text', text: 'after' }],
+  )
+  await s.transport.stop()
+})
+
 incoming('a group message that decrypted only in part (its sender key, not its text) is reported when the retry brings it whole', async () => {
   // Baileys' decryptMessageNode: the pairwise <enc> (the sender key distribution) decrypts, the skmsg fails;
   // the message is upserted with that part only and messageStubType CIPHERTEXT, a retry receipt goes out,
