@@ -1,28 +1,12 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { execFile } from 'node:child_process'
 import { join } from 'node:path'
-import { promisify } from 'node:util'
+import { accounts, registration } from '../helpers/accounts-cli.ts'
 import { post } from '../helpers/http.ts'
 import { startStandalone, tempDir } from '../helpers/standalone.ts'
 
-const run = promisify(execFile)
-const root = new URL('../..', import.meta.url).pathname
 /** examples/accounts.ts given the environment `npm start` takes, or a wrong one. */
 const test = suite('npm run accounts: the environment of npm start, and bad values of it')
-
-/** `npm run accounts -- <args>` with `env`; resolves with its exit code and output. */
-async function accounts(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'accounts', '--', ...args], { cwd: root, env: { ...process.env, ...env } })
-    return { code: 0, out: stdout, err: stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, out: failed.stdout, err: failed.stderr }
-  }
-}
-
-const registration = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }
 
 test('a GATEWAY_TIME_ZONE npm start accepts (with the blank an .env line leaves) is accepted by the command too', async () => {
   const env = { GATEWAY_STORE: `sqlite://${join(tempDir(), 'gateway.sqlite')}`, GATEWAY_RATE_LIMIT: 'off', GATEWAY_TIME_ZONE: 'America/Sao_Paulo ' }

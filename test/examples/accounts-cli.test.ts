@@ -7,6 +7,7 @@ import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { waitFor } from '../helpers/gateway.ts'
+import { accounts, registration } from '../helpers/accounts-cli.ts'
 import { post } from '../helpers/http.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 import { startStandalone, tempDir, type StandaloneServer } from '../helpers/standalone.ts'
@@ -16,18 +17,6 @@ const root = new URL('../..', import.meta.url).pathname
 /** examples/accounts.ts, as `npm run accounts` runs it. */
 const test = suite('npm run accounts: the operator command beside running servers')
 
-/** `npm run accounts -- <args>` with `env`; resolves with its exit code and output. */
-async function accounts(env: Record<string, string>, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  try {
-    const { stdout, stderr } = await run('npm', ['run', '--silent', 'accounts', '--', ...args], { cwd: root, env: { ...process.env, ...env } })
-    return { code: 0, out: stdout, err: stderr }
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string }
-    return { code: failed.code, out: failed.stdout, err: failed.stderr }
-  }
-}
-
-const registration = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }
 const accepted = async (url: string, authkey: string) =>
   (await post(`${url}/api/developer`, { authkey, message: 'nada', checkDispositivo: 'true' })).status === 404
 
