@@ -5,6 +5,7 @@ import { post, request, type Answer } from './http.ts'
 import { waitFor } from './gateway.ts'
 import { startSimulator, type SimulatorProcess } from './simulator.ts'
 import { startStandalone, type StandaloneServer } from './standalone.ts'
+import { clearStore } from '../../bench/lib/stores.ts'
 
 /** A cluster under test: the simulator server and gateway instances (each a process of its own) on one store. */
 export interface Cluster {
@@ -58,6 +59,7 @@ export async function startCluster(storeUrl: string, count: number, extra: Recor
         await instance.kill('SIGKILL')
       }
       await sim.kill('SIGKILL')
+      await dropNamespace(storeUrl, env.GATEWAY_STORE_NAMESPACE)
     },
   }
   // The first alone (it sets the store up), the others together: each start is mostly node and tsx loading.
@@ -94,4 +96,16 @@ export function qrText(dataUri: string): string {
   const text = jsQR.default(new Uint8ClampedArray(image.data.buffer, image.data.byteOffset, image.data.length), image.width, image.height)?.data
   if (!text) throw new Error('no QR in the image')
   return text
+}
+
+/**
+ * Delete what a stopped cluster left under its store namespace (each cluster test has one of its own:
+ * left behind, they piled up, and every listing of a Redis store SCANs all of them). Within 10 s, and
+ * quietly: a store a fault test took away may not answer.
+ */
+export async function dropNamespace(storeUrl: string, namespace: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>(resolve => (timer = setTimeout(resolve, 10_000)))
+  await Promise.race([clearStore(storeUrl, namespace).catch(() => undefined), late])
+  clearTimeout(timer)
 }

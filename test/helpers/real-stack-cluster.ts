@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { post, request } from './http.ts'
-import { deviceState, qrText, type Cluster } from './cluster.ts'
+import { deviceState, dropNamespace, qrText, type Cluster } from './cluster.ts'
 import { waitFor } from './gateway.ts'
 import type { SimulatorProcess } from './simulator.ts'
 import { freePort, startStandalone, watch, type StandaloneServer } from './standalone.ts'
@@ -164,6 +164,7 @@ export async function startPeerCluster(storeUrl: string, count: number, extra: R
         await instance.kill('SIGKILL')
       }
       await cluster.sim.kill('SIGKILL')
+      await dropNamespace(storeUrl, env.GATEWAY_STORE_NAMESPACE)
     },
   }
   return cluster
