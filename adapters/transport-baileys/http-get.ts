@@ -34,9 +34,22 @@ interface HttpGetOptions {
  */
 export async function httpGet(url: string, options: HttpGetOptions): Promise<HttpAnswer> {
   const { status, body } = await httpGetStream(url, options)
+  return { status, body: await readAll(body) }
+}
+
+/** All the bytes of `stream`; past `maxBytes` it is destroyed and this rejects. */
+export async function readAll(stream: Readable, maxBytes = Infinity): Promise<Buffer> {
   const chunks: Buffer[] = []
-  for await (const chunk of body) chunks.push(chunk as Buffer)
-  return { status, body: Buffer.concat(chunks) }
+  let size = 0
+  for await (const chunk of stream) {
+    size += (chunk as Buffer).length
+    if (size > maxBytes) {
+      stream.destroy()
+      throw new Error(`the download is larger than ${maxBytes} bytes`)
+    }
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks)
 }
 
 /**

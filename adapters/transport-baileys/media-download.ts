@@ -2,7 +2,7 @@ import { createDecipheriv, createHmac, timingSafeEqual } from 'node:crypto'
 import type { Agent } from 'node:http'
 import type { MediaType, WAMessage } from '@whiskeysockets/baileys'
 import { pipeline, Transform, type Readable } from 'node:stream'
-import { httpGetStream } from './http-get.ts'
+import { httpGetStream, readAll } from './http-get.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
 
 /** What a download through an agent needs. */
@@ -51,21 +51,6 @@ export async function streamMedia(message: WAMessage, deps: AgentDownload): Prom
   }
 }
 
-/** All the bytes of `stream`; past `maxBytes` it is destroyed and this rejects. */
-export async function readAll(stream: Readable, maxBytes = Infinity): Promise<Buffer> {
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of stream) {
-    size += (chunk as Buffer).length
-    if (size > maxBytes) {
-      stream.destroy()
-      throw new Error(`the media file is larger than ${maxBytes} bytes`)
-    }
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks)
-}
-
 /** The media fields of a received message that say where its file is. */
 interface MediaFields {
   url?: string | null
@@ -108,22 +93,6 @@ function mediaFieldsOf(lib: BaileysModule, message: WAMessage): { type: string; 
   const type = content ? lib.getContentType(content) : undefined
   const media = type ? (content![type] as MediaFields | undefined) : undefined
   return type && media && typeof media === 'object' ? { type, media } : undefined
-}
-
-/** Reject a received media message whose file is not on a media host (see mediaUrlRefusal), before Baileys' own download. */
-export async function checkMediaHost(lib: BaileysModule, message: WAMessage, mediaHosts: readonly string[]): Promise<void> {
-  const fields = mediaFieldsOf(lib, message)
-  const refusal = fields && mediaUrlRefusal(lib, fields.media, mediaHosts)
-  if (refusal) throw new Error(`received media not downloaded: ${refusal}`)
-}
-
-/** Baileys' re-upload request for its own download, the new message's media host checked as the first one's was (its path is the sender's to choose). */
-export function checkedReupload(lib: BaileysModule, socket: SocketLike, mediaHosts: readonly string[]): (message: WAMessage) => Promise<WAMessage> {
-  return async message => {
-    const updated = await socket.updateMediaMessage(message)
-    await checkMediaHost(lib, updated, mediaHosts)
-    return updated
-  }
 }
 
 // --- Internal helpers ---

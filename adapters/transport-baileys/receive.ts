@@ -8,7 +8,7 @@ import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
 import { isIgnoredJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
 import { sameScope, scopeOf } from './message-scope.ts'
 import { MAX_PER_ID, type MessageStore } from './message-store.ts'
-import { readAll } from './media-download.ts'
+import { readAll } from './http-get.ts'
 import type { DeviceSession } from './session/session.ts'
 import type { BaileysModule, MediaDownloader, SocketLike } from './types.ts'
 

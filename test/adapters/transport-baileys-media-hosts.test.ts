@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { rm } from 'node:fs/promises'
-import { Agent } from 'node:http'
+import { Agent, createServer as createHttpServer } from 'node:http'
 import { createServer, type AddressInfo } from 'node:net'
 import { encryptedStream } from '@whiskeysockets/baileys'
 import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
@@ -70,18 +70,39 @@ hosts('`mediaHosts` names another media host (a local peer); WhatsApp media URLs
   assert.ok(refusal({ url: 'https://127.0.0.1:9999/mms/1' }, ['127.0.0.1:8443']), 'another port')
 })
 
-hosts("Baileys' own download asks the phone to upload the file again with a message whose media host is checked as the first one's", async () => {
-  const { checkedReupload } = await import('../../adapters/transport-baileys/media-download.ts')
+hosts("a file WhatsApp no longer has (404) is asked of the phone again, and the new message's media host is checked as the first one's", async () => {
+  const { streamMedia } = await import('../../adapters/transport-baileys/media-download.ts')
   const lib = await import('@whiskeysockets/baileys')
-  const image = (fields: Record<string, string>) => waMessage({ chat: BOB_JID, id: 'R', message: { imageMessage: { ...fields, mimetype: 'image/jpeg' } } })
-  const socketAnswering = (answer: ReturnType<typeof image>) => ({ updateMediaMessage: async () => answer }) as unknown as SocketLike
-  const reupload = (answer: ReturnType<typeof image>) => checkedReupload(lib, socketAnswering(answer), [])(image({ directPath: '/v/t62/1.enc' }))
-  const fine = image({ directPath: '/v/t62/2.enc' })
-  assert.is(await reupload(fine), fine)
-  await reupload(image({ directPath: '.attacker.example/x' })).then(
-    () => assert.unreachable('a re-upload naming another host was taken'),
-    (err: Error) => assert.match(err.message, /received media not downloaded/),
-  )
+  const paths: string[] = []
+  const server = createHttpServer((req, res) => {
+    paths.push(req.url ?? '')
+    res.writeHead(req.url === '/gone' ? 404 : 200).end('x'.repeat(26))
+  })
+  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`
+  const { mediaKey } = await encryptedStream(Buffer.from('x'), 'image').then(async e => (await rm(e.encFilePath, { force: true }), e))
+  const image = (fields: Record<string, string>) =>
+    waMessage({ chat: BOB_JID, id: 'R', message: { imageMessage: { ...fields, mediaKey, mimetype: 'image/jpeg' } } })
+  const download = (answer: ReturnType<typeof image>) =>
+    streamMedia(image({ url: `http://${host}/gone` }), {
+      lib,
+      socket: { updateMediaMessage: async () => answer } as unknown as SocketLike,
+      timeoutMs: 5_000,
+      mediaHosts: [host],
+    })
+  try {
+    const fine = await download(image({ url: `http://${host}/again` }))
+    fine.destroy()
+    assert.equal(paths, ['/gone', '/again'], 'the re-uploaded file is fetched from its (allowed) host')
+    await download(image({ directPath: '.attacker.example/x' })).then(
+      () => assert.unreachable('a re-upload naming another host was taken'),
+      (err: Error) => assert.match(err.message, /received media not downloaded/),
+    )
+    assert.equal(paths, ['/gone', '/again', '/gone'], 'nothing asked of the other host')
+  } finally {
+    server.closeAllConnections()
+    await new Promise(resolve => server.close(resolve))
+  }
 })
 
 hosts.run()

@@ -9,7 +9,7 @@ import { setupBaileys, type SetupOptions } from '../helpers/baileys-setup.ts'
 import { waMessage } from '../helpers/baileys-fixtures.ts'
 import { startProxy } from '../helpers/baileys-proxy.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
-import { readAll } from '../../adapters/transport-baileys/media-download.ts'
+import { readAll } from '../../adapters/transport-baileys/http-get.ts'
 import type { Readable } from 'node:stream'
 
 const media = suite('Baileys transport: received media')
