@@ -24,6 +24,8 @@ interface HttpGetOptions {
   headers?: Record<string, string>
   /** Read at most this many bytes of the body (more fails the request); 0: read no body. */
   maxBytes: number
+  /** httpGetStream only: once the head has come, `timeoutMs` no longer bounds the body, which fails after this long without a byte instead (a body read at a slow reader's pace takes what it takes). */
+  bodyIdleMs?: number
 }
 
 /**
@@ -54,8 +56,10 @@ export async function readAll(stream: Readable, maxBytes = Infinity): Promise<Bu
 
 /**
  * httpGet, answering once the head has come: the body is a stream, read at the pace of its reader
- * (memory bounded by the stream buffers). `timeoutMs` still bounds the whole request, its body
- * included: at the deadline the body fails (ETIMEDOUT), as it does past `maxBytes`.
+ * (memory bounded by the stream buffers). `timeoutMs` bounds the whole request, its body included,
+ * unless `bodyIdleMs` is given: then it bounds the wait for the head, and the body fails once no byte
+ * has come for `bodyIdleMs` (while its reader is slow to take them too). At the deadline the body
+ * fails (ETIMEDOUT), as it does past `maxBytes`.
  */
 export function httpGetStream(url: string, options: HttpGetOptions): Promise<HttpStreamAnswer> {
   return new Promise((resolve, reject) => {
@@ -70,8 +74,14 @@ export function httpGetStream(url: string, options: HttpGetOptions): Promise<Htt
         return resolve({ status, body: Readable.from([]) })
       }
       let size = 0
+      const idleMs = options.bodyIdleMs
+      if (idleMs !== undefined) {
+        clearTimeout(timer)
+        timer = setTimeout(() => fail(Object.assign(new Error(`no bytes from ${target.host} for ${idleMs} ms`), { code: 'ETIMEDOUT' })), idleMs)
+      }
       body = new Transform({
         transform(chunk: Buffer, _encoding, done) {
+          if (idleMs !== undefined) timer.refresh()
           size += chunk.length
           if (size > options.maxBytes) done(new Error(`the answer of ${target.host} is larger than ${options.maxBytes} bytes`))
           else done(null, chunk)
@@ -80,7 +90,7 @@ export function httpGetStream(url: string, options: HttpGetOptions): Promise<Htt
       // A failure of either side (the connection cut mid-body, the limit, the deadline) ends both.
       resolve({ status, body: pipeline(res, body, () => clearTimeout(timer)) })
     })
-    const timer = setTimeout(
+    let timer = setTimeout(
       () => fail(Object.assign(new Error(`no answer from ${target.host} within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' })),
       options.timeoutMs,
     )

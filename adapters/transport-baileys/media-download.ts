@@ -28,26 +28,27 @@ interface AgentDownload {
  * upload the file again, once. The file is read whole: see streamMedia for one read as it comes.
  */
 export async function downloadThroughAgent(message: WAMessage, deps: AgentDownload): Promise<Buffer> {
-  return readAll(await streamMedia(message, deps))
+  return readAll(await streamMedia(message, deps, true))
 }
 
 /**
  * downloadThroughAgent as a stream: the decrypted bytes come as the file arrives, at the reader's
  * pace, so memory stays bounded whatever the file's size. Resolves once the media host has answered
- * (a refused host, an error status or a failed re-upload reject, unread). The stream fails when the
- * connection ends early, past `maxBytes`, at the deadline (`timeoutMs`, from the request to the last
- * byte), or when the MAC does not match: checked at the end, and the last block of the file is held
+ * (a refused host, an error status or a failed re-upload reject, unread; `timeoutMs` bounds the wait
+ * for that). The stream fails when the connection ends early, past `maxBytes`, once no byte has come
+ * for `timeoutMs` (a slow reader's download takes what it takes while bytes keep coming; one that
+ * takes nothing that long is cut too), or when the MAC does not match: checked at the end, and the last block of the file is held
  * back until then, so a corrupt or cut file never ends as a whole one. Unlike Baileys' own
  * stream (downloadContentFromMessage), which checks no MAC and pipes without passing on a failure of
  * the connection (its reader waits forever).
  */
-export async function streamMedia(message: WAMessage, deps: AgentDownload): Promise<Readable> {
+export async function streamMedia(message: WAMessage, deps: AgentDownload, whole = false): Promise<Readable> {
   try {
-    return await fetchDecrypting(message, deps)
+    return await fetchDecrypting(message, deps, whole)
   } catch (error) {
     const status = (error as { status?: unknown }).status
     if ((status !== 404 && status !== 410) || !deps.socket) throw error
-    return fetchDecrypting(await deps.socket.updateMediaMessage(message), deps)
+    return fetchDecrypting(await deps.socket.updateMediaMessage(message), deps, whole)
   }
 }
 
@@ -100,7 +101,8 @@ function mediaFieldsOf(lib: BaileysModule, message: WAMessage): { type: string; 
 /** The MAC at the end of an encrypted media file. */
 const MAC_BYTES = 10
 
-async function fetchDecrypting(message: WAMessage, deps: AgentDownload): Promise<Readable> {
+/** `whole`: read into memory at once, so `timeoutMs` bounds the whole download; else the body may take as long as its reader needs, failing after `timeoutMs` without a byte. */
+async function fetchDecrypting(message: WAMessage, deps: AgentDownload, whole: boolean): Promise<Readable> {
   const { lib } = deps
   const { type, media } = mediaFieldsOf(lib, message) ?? {}
   if (!type || !media?.mediaKey || !(media.url || media.directPath)) throw new Error('not a downloadable media message')
@@ -112,6 +114,7 @@ async function fetchDecrypting(message: WAMessage, deps: AgentDownload): Promise
   const { status, body } = await httpGetStream(url, {
     agent: deps.agent,
     timeoutMs: deps.timeoutMs,
+    ...(whole ? {} : { bodyIdleMs: deps.timeoutMs }),
     // The encrypted file: the media padded to whole AES blocks (up to 16 bytes more), then a 10-byte MAC.
     maxBytes: deps.maxBytes === undefined ? 2 ** 31 - 1 : deps.maxBytes + 16 + MAC_BYTES,
     headers: { Origin: lib.DEFAULT_ORIGIN },

@@ -46,9 +46,15 @@ async function mediaHost(file: Buffer) {
 }
 
 /** A gateway over the Baileys transport (its default media download) on a fake network, one connected device whose events go to a receiver. */
-async function start(mediaHosts: string[]) {
+async function start(mediaHosts: string[], sendTimeoutMs?: number) {
   const fake = new FakeBaileys()
-  const transport = baileysTransport({ ...fake.transportOptions(), downloadMedia: undefined, mediaHosts, inlineMediaMaxBytes: 10 })
+  const transport = baileysTransport({
+    ...fake.transportOptions(),
+    downloadMedia: undefined,
+    mediaHosts,
+    inlineMediaMaxBytes: 10,
+    ...(sendTimeoutMs ? { sendTimeoutMs } : {}),
+  })
   const t = await startGateway({ transport, allowPrivateUrls: true })
   ;(internalsOf(t.gateway).resolved as { baseUrl?: string }).baseUrl = t.url
   const receiver = await startReceiver()
@@ -137,5 +143,58 @@ stream('a download failing part-way (connection cut, or a MAC that does not matc
     await host.stop()
   }
 })
+
+stream(
+  'a slow client gets the whole file however long it takes, while bytes keep coming; a media host that stops sending is cut after sendTimeoutMs',
+  async () => {
+    const { plain, file, mediaKey } = await encrypted(16 * MB)
+    const host = await mediaHost(file)
+    const g = await start([host.host], 800)
+    try {
+      const document = (path: string, id: string) => ({
+        url: `http://${host.host}${path}`,
+        mediaKey,
+        mimetype: 'application/pdf',
+        fileName: `${id}.pdf`,
+        fileLength: plain.length,
+      })
+      await g.fake.deliver(g.device.id, waMessage({ chat: BOB_JID, id: 'SLOW', message: { documentMessage: document('/whole', 'SLOW') } }))
+      await g.fake.deliver(g.device.id, waMessage({ chat: BOB_JID, id: 'STALL', message: { documentMessage: document('/gated', 'STALL') } }))
+      await g.receiver.waitForHooks(2)
+      const url = Object.fromEntries(g.receiver.verified(g.device.webhookSecret).map(e => [e.idMessagem, e.url]))
+      // About 6 MiB a second: the 16 MiB take over twice the deadline, more than the socket buffers between can hold.
+      const answer = await fetch(url.SLOW)
+      assert.is(answer.status, 200)
+      const reader = answer.body!.getReader()
+      const chunks: Buffer[] = []
+      const started = Date.now()
+      let failure: unknown
+      try {
+        for (let next = await reader.read(); !next.done; next = await reader.read()) {
+          chunks.push(Buffer.from(next.value))
+          await new Promise(resolve => setTimeout(resolve, (next.value.length / (6 * MB)) * 1000))
+        }
+      } catch (err) {
+        failure = err
+      }
+      const received = Buffer.concat(chunks)
+      assert.is(failure, undefined, `the slow read was cut after ${received.length} bytes (before: at the deadline from the request)`)
+      assert.ok(Date.now() - started > 1_600, 'the read took longer than twice the deadline')
+      assert.is(sha(received), sha(plain), 'the whole file, decrypted')
+
+      const stalled = await fetch(url.STALL)
+      assert.is(stalled.status, 200)
+      const outcome = await stalled.arrayBuffer().then(
+        b => `${b.byteLength} bytes, ended as if whole`,
+        () => 'cut',
+      )
+      assert.is(outcome, 'cut', 'a host that sent 1 MiB and then nothing: the answer is cut, never ended as a whole file')
+    } finally {
+      host.open()
+      await g.stop()
+      await host.stop()
+    }
+  },
+)
 
 stream.run()
