@@ -1,5 +1,5 @@
 import type { proto, WAMessage } from '@whiskeysockets/baileys'
-import type { IncomingContent, IncomingMessage, MediaKind } from 'zapgate'
+import type { IncomingContent, IncomingMessage, MediaKind, SharedContact } from 'zapgate'
 import { isGroupJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
 import type { BaileysModule } from './types.ts'
 
@@ -40,8 +40,8 @@ export function classifyContent(lib: BaileysModule, message: WAMessage): Incomin
     case 'contactMessage':
       return contact(c.contactMessage!)
     case 'contactsArrayMessage': {
-      const first = c.contactsArrayMessage!.contacts?.[0]
-      return first ? contact(first) : undefined
+      const cards = (c.contactsArrayMessage!.contacts ?? []).map(contact)
+      return cards.length > 1 ? { ...cards[0]!, contacts: cards.map(({ name, phone, vcard }) => clean({ name, phone, vcard }) as SharedContact) } : cards[0]
     }
     case 'locationMessage':
       return location(c.locationMessage!.degreesLatitude, c.locationMessage!.degreesLongitude, c.locationMessage!.name ?? c.locationMessage!.address)
@@ -149,11 +149,11 @@ function media(
   return clean({ kind, mimetype: message.mimetype, caption: extra.caption, fileName: extra.fileName, voiceNote: extra.voiceNote }) as IncomingContent
 }
 
-function contact(card: proto.Message.IContactMessage): IncomingContent {
+function contact(card: proto.Message.IContactMessage): Extract<IncomingContent, { kind: 'contact' }> {
   const vcard = card.vcard ?? undefined
   const phone = vcard ? (/waid=(\d+)/i.exec(vcard)?.[1] ?? /^(?:[\w-]+\.)?TEL[^:]*:([+\d\s\-().]+)$/im.exec(vcard)?.[1]?.replace(/\D/g, '')) : undefined
   const name = card.displayName ?? (vcard ? /^FN:(.*)$/im.exec(vcard)?.[1]?.trim() : undefined) ?? ''
-  return clean({ kind: 'contact', name, phone: phone || undefined, vcard }) as IncomingContent
+  return clean({ kind: 'contact', name, phone: phone || undefined, vcard }) as Extract<IncomingContent, { kind: 'contact' }>
 }
 
 function location(latitude: number | null | undefined, longitude: number | null | undefined, name: string | null | undefined): IncomingContent {

@@ -200,13 +200,21 @@ export type IncomingContent =
       url?: string
       voiceNote?: boolean
     }
-  | { kind: 'contact'; name: string; phone?: string; vcard?: string }
+  /** One contact shared; several: the first here, and every one of them in `contacts`. */
+  | { kind: 'contact'; name: string; phone?: string; vcard?: string; contacts?: SharedContact[] }
   | { kind: 'location'; latitude: number; longitude: number; name?: string }
   /** An empty emoji means the reaction was removed. */
   | { kind: 'reaction'; target: string; emoji: string }
   | { kind: 'delete'; target: string }
   /** A tap on a button (`list` false) or a list row (`list` true) of message `target`. */
   | { kind: 'button'; target?: string; buttonId: string; text?: string; list?: boolean }
+
+/** A contact card of a received message. */
+export interface SharedContact {
+  name: string
+  phone?: string
+  vcard?: string
+}
 
 /** A message seen by a device. */
 export interface IncomingMessage {

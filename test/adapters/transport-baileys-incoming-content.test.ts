@@ -66,7 +66,7 @@ const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
     },
   ],
   [
-    'contactsArrayMessage (first contact)',
+    'contactsArrayMessage (the first contact, and every one in contacts)',
     {
       contactsArrayMessage: {
         displayName: '2 contacts',
@@ -76,6 +76,20 @@ const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
         ],
       },
     },
+    {
+      kind: 'contact',
+      name: 'A',
+      phone: '111',
+      vcard: 'TEL;waid=111:+111',
+      contacts: [
+        { name: 'A', phone: '111', vcard: 'TEL;waid=111:+111' },
+        { name: 'B', vcard: 'x' },
+      ],
+    },
+  ],
+  [
+    'contactsArrayMessage of one contact (no contacts list)',
+    { contactsArrayMessage: { displayName: '1 contact', contacts: [{ displayName: 'A', vcard: 'TEL;waid=111:+111' }] } },
     { kind: 'contact', name: 'A', phone: '111', vcard: 'TEL;waid=111:+111' },
   ],
   [

@@ -56,6 +56,7 @@ const SURFACE: Record<string, Surface> = {
       'ServiceOptions',
       'SessionState',
       'SessionStatus',
+      'SharedContact',
       'Storage',
       'Transport',
       'TransportContext',

@@ -87,7 +87,14 @@ function kindFields(content: IncomingContent): Record<string, unknown> {
       const { caption, fileName, mimetype, base64, url } = content
       return defined({ caption, fileName, mimetype, base64, url, voiceNote: content.voiceNote ? true : undefined })
     case 'contact':
-      return { name: content.name, ...defined({ phone: content.phone, vcard: content.vcard }) }
+      return {
+        name: content.name,
+        ...defined({
+          phone: content.phone,
+          vcard: content.vcard,
+          contacts: content.contacts?.map(card => ({ name: card.name, ...defined({ phone: card.phone, vcard: card.vcard }) })),
+        }),
+      }
     case 'location':
       const { latitude, longitude } = content
       return { latitude, longitude, ...defined({ name: content.name }), mapUrl: `https://www.google.com/maps?q=${latitude},${longitude}` }
