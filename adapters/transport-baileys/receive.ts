@@ -141,13 +141,16 @@ async function inlineMedia(deps: ReceiveDeps, session: DeviceSession, socket: So
 
 /**
  * The message to remember: a 1:1 LID chat reported under a phone its key does not carry (found in the
- * LID mappings) keeps that phone as `remoteJidAlt`, so that a reaction or read receipt naming the chat
- * the webhook gave finds it.
+ * LID mappings) keeps that phone as `remoteJidAlt`, so that a reaction, delete or read receipt naming the
+ * chat the webhook gave finds it. On an own message (sent from the phone) Baileys' `remoteJidAlt` is the
+ * sender's alternate id (`sender_pn`): the account itself, never the chat, so it is not kept as the chat's.
  */
 function withChatPhone(message: WAMessage, incoming: IncomingMessage): WAMessage {
-  const { remoteJid, remoteJidAlt } = message.key
-  if (remoteJidAlt || !isLidJid(remoteJid) || !/^\d+$/.test(incoming.chat)) return message
-  return { ...message, key: { ...message.key, remoteJidAlt: `${incoming.chat}@s.whatsapp.net` } }
+  const { remoteJid, remoteJidAlt, fromMe } = message.key
+  const ownAlt = !!fromMe && !!remoteJidAlt && (phoneOf(remoteJidAlt) === incoming.from || normalizeJid(remoteJidAlt) === incoming.fromLid)
+  if ((remoteJidAlt && !ownAlt) || !isLidJid(remoteJid)) return message
+  const chatPhone = /^\d+$/.test(incoming.chat) ? `${incoming.chat}@s.whatsapp.net` : undefined
+  return chatPhone || ownAlt ? { ...message, key: { ...message.key, remoteJidAlt: chatPhone } } : message
 }
 
 type MediaContent = Extract<IncomingContent, { kind: MediaKind }>

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
-import { BOB, BOB_JID, BOB_LID, waMessage } from '../helpers/baileys-fixtures.ts'
+import { BOB, BOB_JID, BOB_LID, ME, waMessage } from '../helpers/baileys-fixtures.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 /**
@@ -37,6 +37,20 @@ lidChat('the phone of a LID chat is remembered only for that LID: another phone 
   const received = waMessage({ chat: BOB_LID, message: { conversation: 'oi' } })
   await s.fake.deliver('dev', received)
   await transportRejection(s.transport.markRead('dev', { chat: '5511977770003', id: received.key.id! }), 'not-found')
+  await s.transport.stop()
+})
+
+lidChat('a message the account sent from its phone to a LID chat (its key carrying our own phone as alt) is deleted by the chat the webhook gave', async () => {
+  const s = await linkedBaileys()
+  s.fake.lidMappings.set(BOB_LID, BOB_JID)
+  // Baileys 7 takes `sender_pn` as remoteJidAlt: on a message of our own that is our own phone, not the contact's.
+  await s.fake.deliver('dev', waMessage({ chat: BOB_LID, fromMe: true, remoteJidAlt: `${ME}@s.whatsapp.net`, message: { conversation: 'do celular' } }))
+  const [reported] = s.messages('dev')
+  assert.equal([reported.fromMe, reported.chat], [true, BOB])
+  await s.transport.send('dev', reported.chat, { kind: 'delete', target: { chat: reported.chat, id: reported.id, fromMe: true } })
+  const deletion = s.fake.sent('dev').at(-1)!
+  assert.is(deletion.jid, BOB_LID, 'the deletion goes to the chat of its target, as received')
+  await transportRejection(s.transport.send('dev', ME, { kind: 'delete', target: { chat: ME, id: reported.id, fromMe: true } }), 'not-found')
   await s.transport.stop()
 })
 
