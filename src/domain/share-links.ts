@@ -36,7 +36,9 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
       const tokenHash = hashKey(token)
       const link = token.length <= 64 ? await links.get(tokenHash) : undefined
       if (!link?.ttlMs) return undefined // gone at its ttl (or made before links expired)
-      const [device, spent] = await Promise.all([devices.get(link.deviceId), spentLinks.get(tokenHash)])
+      const [cached, spent] = await Promise.all([devices.get(link.deviceId), spentLinks.get(tokenHash)])
+      // Spent on a device this process has cached as unlinked: it connected on another instance since (its status is not broadcast), or logged out: the store says which.
+      const device = spent && cached && !cached.linked ? await devices.load(link.deviceId) : cached
       const shown = device?.accountId === link.accountId && device.shareTokens.includes(tokenHash) && (device.linked || !spent)
       return shown ? { device, spent: spent === true } : undefined
     },
