@@ -3,7 +3,7 @@ import { any, boolean, enums, literal, nullable, object, optional, refine, strin
 import { coerceWhen, isString, lowerKeyword } from '../schema/coerce-when.ts'
 import { GatewayError } from '../errors.ts'
 import { answer, defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
-import { falseFlag, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
+import { falseFlag, isAbsent, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
 import { TransportError, type LinkChallenge } from '../ports/transport.ts'
 import { deviceErrors } from './error-answers.ts'
@@ -34,8 +34,9 @@ export const generateQrCode = defineOperation({
   },
   schema: type({
     authkey: optional(any()),
-    setAppkey: optional(coerceWhen(deviceName, isString, s => (s.trim() === '' ? undefined : s))),
-    phone: optional(coerceWhen(phone(), isString, s => (s.trim() === '' ? undefined : s))),
+    // Null or blank: absent, as every optional field.
+    setAppkey: optional(coerceWhen(deviceName, isAbsent, () => undefined)),
+    phone: optional(coerceWhen(phone(), isAbsent, () => undefined)),
     webhook: optionalText(2048),
   }),
   device: {

@@ -94,6 +94,16 @@ qrcode('answers 400 for invalid parameters: phone, webhook URL, private webhook,
     answers(await t.post('/api/v2/qrcode', { authkey, ...body }), 400, 'Parâmetros inválidos.')
 })
 
+qrcode('setAppkey and phone sent as null are absent, as every optional field (docs/decisions.md): a QR for a generated device', async ({ t, authkey }) => {
+  const answer = await t.post('/api/v2/qrcode', { authkey, setAppkey: null, phone: null, webhook: null })
+  answers(answer, 200, 'QR code gerado.')
+  assert.match(answer.body.qrcode, /^data:image\/png;base64,/)
+  assert.match(answer.body.appkey, /^[A-Za-z0-9_-]{24}$/)
+  const named = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'com-nulo', phone: null })
+  answers(named, 200, 'QR code gerado.')
+  assert.is(named.body.appkey, 'com-nulo')
+})
+
 qrcode.run()
 
 // --- Operation 4 ---------------------------------------------------------------------------
