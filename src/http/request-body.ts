@@ -177,7 +177,12 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     const count = (bytes: number) => (total += bytes) > limitBytes && fail(new GatewayError('body-too-large'))
     let parser: Busboy.Busboy
     try {
-      parser = Busboy({ headers: ctx.req.headers, limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 } })
+      // defParamCharset: a file name is read as UTF-8 (browsers, curl and fetch write its bytes so), not busboy's default Latin-1; `filename*` still says its own.
+      parser = Busboy({
+        headers: ctx.req.headers,
+        defParamCharset: 'utf8',
+        limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
+      })
     } catch (cause) {
       reject(new GatewayError('body-not-object', { cause }))
       return

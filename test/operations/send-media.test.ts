@@ -85,6 +85,13 @@ test('send media takes an uploaded multipart file', async ({ g }) => {
   assert.deepEqual(last(g), { id: body.id, from: DEVICE_PHONE, type: 'image', caption: 'logo', fileName: 'logo.png', mimetype: 'image/png', bytes: PNG.length })
 })
 
+test("an uploaded file keeps a non-ASCII name as browsers, curl and fetch write it (the part's UTF-8 bytes), not read as Latin-1", async ({ g }) => {
+  for (const fileName of ['relatório de ações.pdf', 'تقرير.pdf', '报告📄.pdf']) {
+    assertOk(await g.send({ to: FRIEND, file: new File([PDF], fileName, { type: 'application/pdf' }) }, 'multipart'))
+    assert.deepEqual(without(last(g)), { type: 'document', fileName, mimetype: 'application/pdf', bytes: PDF.length })
+  }
+})
+
 test('send media gives the same answer and delivery for JSON, urlencoded and multipart bodies', async ({ g }) => {
   const base64 = PNG.toString('base64')
   const answers = []
