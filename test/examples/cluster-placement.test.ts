@@ -1,9 +1,10 @@
 import { suite } from 'uvu'
 import { needing, REDIS } from '../helpers/requires.ts'
 import * as assert from 'uvu/assert'
-import { startCluster, deviceState, qrText } from '../helpers/cluster.ts'
+import { startCluster, deviceState, linkDevice, qrText } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
+import { startReceiver } from '../helpers/receiver.ts'
 
 /**
  * Issue 27, finding 8a: new devices are made on the least loaded instance. 12 devices created one
@@ -46,6 +47,39 @@ onRedis('12 devices linked round-robin through 3 instances end 4 ± 1 on each', 
     )
     for (const count of held) assert.ok(count >= 3 && count <= 5, `held ${held.join('/')}`)
   } finally {
+    await cluster.stop()
+  }
+})
+
+onRedis('a device linked while an instance stops gracefully is made on one that stays (the leaving one holds none, and answers 503)', async () => {
+  const cluster = await startCluster(REDIS.value!, 2)
+  // The stop flushes the webhook outbox: a receiver answering in 8 s keeps the leaving instance registered meanwhile.
+  const receiver = await startReceiver(() => ({ status: 200, delayMs: 8_000 }))
+  try {
+    const registered = await cluster.call(0, '/api/auth', {
+      auth: 'registrar',
+      nome: 'Ana',
+      email: 'ana@example.com',
+      senha: 'senha-secreta',
+      telefone: '5511912345678',
+      plano: '1',
+    })
+    const authkey = registered.body.data.authkey as string
+    const device = await linkDevice(cluster, 0, authkey, 'loja', '5511900008200', receiver.url)
+    const held = await Promise.all(cluster.instances.map(instance => cluster.health(instance)))
+    const leaving = held.findIndex(h => h.devices.includes(device.id))
+    const staying = 1 - leaving
+    await post(`${cluster.sim.url}/_sim/send`, { from: '5511970008200', to: '5511900008200', type: 'text', text: 'oi' })
+    await receiver.waitForHooks(1, 10_000)
+
+    const stopped = cluster.instances[leaving]!.kill('SIGTERM')
+    await waitFor(async () => (await cluster.health(cluster.instances[staying]!)).devices.includes(device.id), 10_000, 'the handed-back device taken')
+    const linked = await cluster.call(staying, '/api/v2/qrcode', { authkey, setAppkey: 'nova' })
+    assert.is(linked.status, 200, linked.text)
+    assert.ok((await cluster.health(cluster.instances[staying]!)).devices.includes(linked.body.id), 'made on the instance that stays')
+    await stopped
+  } finally {
+    await receiver.stop()
     await cluster.stop()
   }
 })

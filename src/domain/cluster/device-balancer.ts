@@ -69,9 +69,12 @@ export function deviceBalancer(leases: DeviceLeases, instances: Instances, devic
     return found.sort()
   }
 
-  /** Share the orphans out, least loaded instance first; open this instance's share (and any orphan left over for two heartbeats). */
+  /** Share the orphans out, least loaded staying instance first; open this instance's share (and any orphan left over for two heartbeats). */
   const takeShare = async (orphans: string[]): Promise<void> => {
-    const loads = new Map(instances.view.liveRecords.map(record => [record.id, record.id === leases.me ? leases.count : (record.devices ?? 0)]))
+    // Never to an instance leaving (it handed its devices back): the others would wait two heartbeats before taking its share.
+    const loads = new Map(
+      instances.view.liveRecords.filter(record => !record.leaving).map(record => [record.id, record.id === leases.me ? leases.count : (record.devices ?? 0)]),
+    )
     const overdue = Date.now() - 2 * heartbeatMs
     const mine: string[] = []
     for (const deviceId of orphans) {

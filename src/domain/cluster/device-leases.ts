@@ -46,9 +46,9 @@ export class DeviceLeases {
     return this.held.has(deviceId) && this.instances.standing
   }
 
-  /** The live instance a new device goes to: the fewest leases counted in the store now (heartbeat counts lag), this one on a tie, else the smallest id. */
+  /** The live instance a new device goes to (never one leaving): the fewest leases counted in the store now (heartbeat counts lag), this one on a tie, else the smallest id. */
   async leastLoaded(): Promise<string> {
-    const loads = new Map(this.instances.view.liveRecords.map(record => [record.id, 0]))
+    const loads = new Map(this.instances.view.liveRecords.filter(record => !record.leaving).map(record => [record.id, 0]))
     for await (const [, lease] of this.leases.all()) {
       const count = lease.owner ? loads.get(lease.owner) : undefined
       if (count !== undefined) loads.set(lease.owner!, count + 1)

@@ -16,7 +16,8 @@ const test = suite('cluster: devices handed back at a graceful stop')
 
 const HEARTBEAT_MS = 300
 
-test('the other instance holds the devices within a couple of heartbeats of the hand-back, while the stopping one still waits for a slow webhook', async () => {
+/** Two instances, device `loja` linked and held by one (`holder`) with a webhook POST in flight (6 s); `closing`: the holder's graceful stop, begun at `started`. */
+async function stopWithSlowWebhook() {
   const network = new MemoryNetwork()
   let posts = 0
   const slowReceiver: WebhookSender = { send: async () => (posts++, await new Promise(resolve => setTimeout(resolve, 6_000)), { status: 200 }) }
@@ -26,27 +27,44 @@ test('the other instance holds the devices within a couple of heartbeats of the 
     webhooks: slowReceiver,
     webhookTimeoutMs: 10_000,
   }))
-  try {
-    const url = members[0]!.url
-    const authkey = await registerAt(url, 'ana@example.com')
-    const added = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: 'loja', webhook: 'https://hooks.example.com/loja' })
-    const deviceId = added.body.id as string
-    await network.scan({ deviceId }, '5511944443333')
-    await waitFor(
-      async () => (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
-    )
-    const holder = members.find(member => member.holds(deviceId))!
-    const other = members.find(member => member !== holder)!
-    await network.sendFromPhone('5511955556666', '5511944443333', { type: 'text', text: 'oi' })
-    await waitFor(() => posts > 0, 5_000, 'the webhook POST in flight')
+  const url = members[0]!.url
+  const authkey = await registerAt(url, 'ana@example.com')
+  const added = await post(`${url}/api/v2/qrcode`, { authkey, setAppkey: 'loja', webhook: 'https://hooks.example.com/loja' })
+  const deviceId = added.body.id as string
+  await network.scan({ deviceId }, '5511944443333')
+  await waitFor(async () => (await post(`${url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true)
+  const holder = members.find(member => member.holds(deviceId))!
+  const other = members.find(member => member !== holder)!
+  await network.sendFromPhone('5511955556666', '5511944443333', { type: 'text', text: 'oi' })
+  await waitFor(() => posts > 0, 5_000, 'the webhook POST in flight')
+  const started = Date.now()
+  const closing = holder.gateway.close()
+  return { members, authkey, deviceId, holder, other, started, closing }
+}
 
-    const started = Date.now()
+test('the other instance holds the devices within a couple of heartbeats of the hand-back, while the stopping one still waits for a slow webhook', async () => {
+  const { members, deviceId, other, started, closing } = await stopWithSlowWebhook()
+  try {
     let closedAt: number | undefined
-    const closing = holder.gateway.close().then(() => void (closedAt = Date.now() - started))
+    void closing.then(() => void (closedAt = Date.now() - started))
     await waitFor(() => other.holds(deviceId), 10_000, 'the other instance to hold the device')
     const takenAt = Date.now() - started
     assert.is(closedAt, undefined, `the stop was still flushing its outbox (${takenAt} ms)`)
     assert.ok(takenAt < 5 * HEARTBEAT_MS, `taken ${takenAt} ms after the stop began (at its end, about 6 s, before)`)
+    await closing
+  } finally {
+    for (const member of members) await member.stop().catch(() => {})
+  }
+})
+
+test('a device linked while an instance stops is made on one that stays, not on the leaving one (it holds no device, but answers 503)', async () => {
+  const { members, authkey, deviceId, holder, other, closing } = await stopWithSlowWebhook()
+  try {
+    await waitFor(() => other.holds(deviceId), 10_000, 'the other instance to hold the handed-back device')
+    const linked = await post(`${other.url}/api/v2/qrcode`, { authkey, setAppkey: 'nova' })
+    assert.is(linked.status, 200, linked.text)
+    assert.ok(other.holds(linked.body.id), 'made on the instance that stays')
+    assert.not.ok(holder.holds(linked.body.id))
     await closing
   } finally {
     for (const member of members) await member.stop().catch(() => {})
