@@ -141,7 +141,13 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       for await (const [, letter] of dead.all()) if ((deviceId ?? letter.deviceId) === letter.deviceId && letters.push(letter) > 2 * limit + 100) newest()
       return newest()
     },
-    /** Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero), removing that letter (not a newer one); the new record, or the pending one when a dead-lettering cut short or under way left it (overwriting it would drop the lease of an attempt under way; the letter then stays: the record may yet be removed by that dead-lettering), or undefined. */
+    /**
+     * Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero), removing that letter (not a newer
+     * one); the new record, or the pending one when a dead-lettering cut short or under way left it (overwriting it would drop the
+     * lease of an attempt under way; the letter then stays: the record may yet be removed by that dead-lettering), or undefined. The
+     * call that removes the letter it read is the one that redrove it: another (a redrive by another process, a discard) took it
+     * first, and the record this call put back is taken back (else an event redriven at once by two processes was delivered twice).
+     */
     async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
       for (;;) {
         const letter = await dead.get(id)
@@ -149,7 +155,11 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
         const { deviceId, accountId, event, body } = letter
         const [key, record] = [outboxKey(deviceId, id), newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)]
         // Only the letter read, and only once this call put the event back: a newer letter (the event buried again meanwhile) stays.
-        if (await records.create(key, record)) return (await dead.removeIfEqual(id, letter), record)
+        if (await records.create(key, record)) {
+          if (await dead.removeIfEqual(id, letter)) return record
+          await records.removeIfEqual(key, record) // the letter was taken meanwhile: read it again (gone, or a newer one)
+          continue
+        }
         // Still pending (a dead-lettering cut short, or one under way): its letter stays, for that dead-lettering may yet remove the record.
         const pending = await records.get(key)
         if (pending) return pending

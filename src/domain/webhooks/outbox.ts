@@ -15,7 +15,7 @@ import { failurePayload, webhookPayload, type MessageFailure, type WebhookPayloa
 export interface WebhookAdmin {
   /** Events that stopped being retried, newest first (kept 30 days). */
   deadLetters(filter?: { deviceId?: string; limit?: number }): Promise<DeadLetter[]>
-  /** Put a dead letter back in the outbox (same `webhook-id`, fresh age); false when there is no such dead letter. */
+  /** Put a dead letter back in the outbox (same `webhook-id`, fresh age); false when there is no such dead letter (also when another redrive, in any process, or a discard took it first). */
   redrive(id: string): Promise<boolean>
   /** Delete a dead letter; false when there was none. */
   discard(id: string): Promise<boolean>
