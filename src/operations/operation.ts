@@ -70,8 +70,15 @@ export function deviceByAppkey<I extends { appkey: string }>(session?: SessionNe
   return { ref: 'appkey', match: ['appkey', 'name'], ...(session ? { session } : {}) }
 }
 
-/** A success answer: `{status: 200, message}` plus exactly `fields` (an unexpected field fails it). */
-export function answer<S extends Record<string, Struct<any, any>>>(fields: S) {
+/** The fields of a success answer: `status` 200 and `message`, then the operation's own. */
+type AnswerFields<S> = { status: Struct<200, 200>; message: Struct<string, null> } & S
+
+/**
+ * A success answer: `{status: 200, message}` plus exactly `fields` (an unexpected field fails it).
+ * Its type is spelled through superstruct's public `object`, so the declaration files name no
+ * module of superstruct's own dist/ (which a host's compiler cannot resolve).
+ */
+export function answer<S extends Record<string, Struct<any, any>>>(fields: S): ReturnType<typeof object<AnswerFields<S>>> {
   return object({ status: literal(200), message: string(), ...fields })
 }
 
