@@ -72,6 +72,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
       docs: options.docs ?? DEFAULTS.docs,
       metrics: options.metrics ? { registry: typeof options.metrics === 'object' ? options.metrics.registry : undefined } : false,
       healthTimeoutMs: timer(positive(options.healthTimeoutMs ?? DEFAULTS.healthTimeoutMs, 'healthTimeoutMs')),
+      httpStatus,
     },
     rateLimits: resolveRateLimits(options.rateLimit),
   }

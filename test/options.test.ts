@@ -46,7 +46,7 @@ test('nothing given: the documented defaults', () => {
     otpTtlMs: 300_000,
     otpMaxTries: 5,
   })
-  assert.equal(resolved.service, { docs: true, metrics: false, healthTimeoutMs: 5000 })
+  assert.equal(resolved.service, { docs: true, metrics: false, healthTimeoutMs: 5000, httpStatus: 'mirror' })
   assert.is(resolved.shareLinkTtlMs, 86_400_000)
   assert.equal(resolved.rateLimits.perAccount, { points: 3000, duration: 60 })
   assert.equal(resolved.rateLimits.registrations, { points: 20, duration: 3600 })
@@ -66,7 +66,7 @@ test('given values win; undefined takes the default; the cluster secret derives 
   assert.is(resolved.messaging.mediaTimeoutMs, 30_000)
   assert.is(resolved.messaging.sendQueueLimit, 5)
   assert.is(resolved.bodyLimitBytes, 1024)
-  assert.equal(resolved.service, { docs: false, metrics: { registry: undefined }, healthTimeoutMs: 5000 })
+  assert.equal(resolved.service, { docs: false, metrics: { registry: undefined }, healthTimeoutMs: 5000, httpStatus: 'mirror' })
   assert.is(resolved.rateLimits.perAccount, false)
   assert.is(resolved.baseUrl, 'https://gw.example/api')
   assert.is(resolved.cluster?.advertiseUrl, 'http://10.0.0.1:3000')

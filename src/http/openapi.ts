@@ -1,6 +1,7 @@
 import { errorAnswers, type AnswerCode, type ErrorAnswer } from '../operations/error-answers.ts'
 import { distinguishingFields, operationsOf, type Operation, type PathEntry } from '../operations/operation.ts'
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
+import type { HttpStatusMode } from './render.ts'
 
 /** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow) and the shutdown drain's; then the request rate limits, the store, the unexpected. */
 const beforeChoice: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout', 'shutting-down']
@@ -17,8 +18,17 @@ export function operationAnswer(operation: Operation, code: AnswerCode): ErrorAn
   return operation.errorExtra && !beforeChoice.includes(code) ? { ...answer, extra: { ...answer.extra, ...operation.errorExtra } } : answer
 }
 
-/** The OpenAPI 3.1 document of the table: each path a `oneOf` of its operations, each excluding the fields that take precedence, so exactly one matches. */
-export function openApiDocument(table: readonly PathEntry[], version: string, servicePaths: Record<string, unknown>): Record<string, unknown> {
+/**
+ * The OpenAPI 3.1 document of the table: each path a `oneOf` of its operations, each excluding the
+ * fields that take precedence, so exactly one matches. Its responses are the HTTP codes `mode`
+ * answers with: under `always200` every answer of an operation path is a 200, errors included.
+ */
+export function openApiDocument(
+  table: readonly PathEntry[],
+  version: string,
+  servicePaths: Record<string, unknown>,
+  mode: HttpStatusMode,
+): Record<string, unknown> {
   const schemas: Record<string, JsonSchema> = { ErrorAnswer: errorAnswerSchema }
   const paths: Record<string, unknown> = {}
   for (const entry of table) {
@@ -27,7 +37,7 @@ export function openApiDocument(table: readonly PathEntry[], version: string, se
       schemas[componentName(operation, 'Request')] = requestSchema(entry, operation, index)
       schemas[componentName(operation, 'Answer')] = { title: operation.name, ...(structSchema(operation.answer) as object) }
     })
-    paths[entry.path] = { post: postOperation(entry, ordered) }
+    paths[entry.path] = { post: postOperation(entry, ordered, mode) }
   }
   Object.assign(paths, servicePaths)
   return {
@@ -91,7 +101,7 @@ function present(field: string): JsonSchema {
   return { required: [field], properties: { [field]: { not: { anyOf: [{ type: 'null' }, { type: 'string', pattern: '^\\s*$' }] } } } }
 }
 
-function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, unknown> {
+function postOperation(entry: PathEntry, ordered: Operation[], mode: HttpStatusMode): Record<string, unknown> {
   const requests = { oneOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Request')}` })) }
   const hasFile = ordered.some(operation => (operation.schema.schema as Record<string, unknown> | null)?.file !== undefined)
   return {
@@ -108,20 +118,44 @@ function postOperation(entry: PathEntry, ordered: Operation[]): Record<string, u
         'multipart/form-data': { schema: requests, ...(hasFile ? { encoding: { file: { contentType: '*/*' } } } : {}) },
       },
     },
-    responses: {
-      '200': {
-        description: 'The answer of the operation the body chose (anyOf: operations of a path may answer alike).',
-        content: {
-          'application/json': { schema: { anyOf: ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })) } },
-        },
-      },
-      ...errorResponses(entry, ordered),
+    responses: (mode === 'always200' ? allAs200 : byStatus)(
+      ordered.map(operation => ({ $ref: `#/components/schemas/${componentName(operation, 'Answer')}` })),
+      errorResponses(entry, ordered),
+    ),
+  }
+}
+
+/** An error answer's response in the document: its schema, an example per distinct answer, and `Retry-After` when it carries one. */
+type ErrorResponse = { description: string; headers?: unknown; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }
+
+/** The responses of an operation path when the HTTP code is the body's `status`: the success answers under 200, each error under its own code. */
+function byStatus(answers: JsonSchema[], errors: Record<string, ErrorResponse>): Record<string, unknown> {
+  const success = {
+    description: 'The answer of the operation the body chose (anyOf: operations of a path may answer alike).',
+    content: { 'application/json': { schema: { anyOf: answers } } },
+  }
+  return { '200': success, ...errors }
+}
+
+/** The responses of an operation path under `httpStatus: 'always200'`: one 200 whose body is the success answer or an error answer (its real status in `status`), with every error's example and `Retry-After`. */
+function allAs200(answers: JsonSchema[], errors: Record<string, ErrorResponse>): Record<string, unknown> {
+  const examples = Object.fromEntries(
+    Object.entries(errors).flatMap(([status, response]) =>
+      Object.entries(response.content['application/json'].examples).map(([name, example]) => [`${status}-${name}`, example]),
+    ),
+  )
+  return {
+    '200': {
+      description:
+        "Every answer is HTTP 200 (`httpStatus: 'always200'`), its real status in the body's `status`: the answer of the operation the body chose, or an error answer.",
+      ...(Object.values(errors).some(response => response.headers) ? { headers: RETRY_AFTER } : {}),
+      content: { 'application/json': { schema: { anyOf: [...answers, { $ref: '#/components/schemas/ErrorAnswer' }] }, examples } },
     },
   }
 }
 
 /** One response per error status, with an example per distinct answer and the operations giving it. */
-function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, unknown> {
+function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, ErrorResponse> {
   const byAnswer = new Map<string, { answer: ErrorAnswer; operations: Set<string> }>()
   const add = (answer: ErrorAnswer, operation: string) => {
     const key = JSON.stringify([answer.status, answer.message, answer.extra ?? {}])
@@ -133,7 +167,7 @@ function errorResponses(entry: PathEntry, ordered: Operation[]): Record<string, 
     for (const code of ['invalid-input' as const, ...operation.errors, ...anyErrors, ...(operation.device?.session ? heldErrors : [])])
       add(operationAnswer(operation, code), operation.name)
   if (!entry.fallback) add(errorAnswers['invalid-input'], 'no operation chosen')
-  const responses: Record<string, { description: string; content: { 'application/json': { schema: unknown; examples: Record<string, unknown> } } }> = {}
+  const responses: Record<string, ErrorResponse> = {}
   for (const { answer, operations } of [...byAnswer.values()].sort((a, b) => a.answer.status - b.answer.status)) {
     const response = (responses[answer.status] ??= {
       description: '',

@@ -15,13 +15,15 @@ import { structSchema } from '../schema/struct-schema.ts'
 import { openApiDocument, RETRY_AFTER } from './openapi.ts'
 import { docsPage } from './docs-page.ts'
 import { pageState } from './share-page.ts'
-import { mountPrefix } from './render.ts'
+import { mountPrefix, type HttpStatusMode } from './render.ts'
 
 /** The service routes beside the API, after defaults (the options and their defaults: src/options.ts). */
 export interface ServiceSettings {
   docs: boolean
   metrics: false | { registry?: Registry }
   healthTimeoutMs: number
+  /** The HTTP codes of the API's answers, as the OpenAPI document lists them. */
+  httpStatus: HttpStatusMode
 }
 
 /** What the service routes read (the metrics' deps among them: logger, leases). */
@@ -57,7 +59,7 @@ export async function addServiceRoutes(
   if (settings.docs) {
     let document: Record<string, unknown> | undefined
     router.get('/openapi.json', services.front, (ctx: Context) => {
-      document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined))
+      document ??= openApiDocument(table, packageVersion(), serviceRouteDocs(metrics !== undefined), settings.httpStatus)
       ctx.set({ 'Cache-Control': 'no-cache', 'Access-Control-Allow-Origin': '*' })
       ctx.body = { ...document, servers: [{ url: services.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
     })
