@@ -106,7 +106,7 @@ function vcard(name: string, phone: string): string {
   const escaped = name
     .replace(/\\/g, '\\\\')
     .replace(/[,;]/g, m => `\\${m}`)
-    .replace(/\r?\n/g, '\\n')
+    .replace(/\r\n|[\r\n\u0085\u2028\u2029]/g, '\\n') // any line break (a lone CR too: some readers end a line there), so no text of the name starts a line of its own
   return ['BEGIN:VCARD', 'VERSION:3.0', `FN:${escaped}`, `N:;${escaped};;;`, `TEL;type=CELL;type=VOICE;waid=${digits}:+${digits}`, 'END:VCARD'].join('\n')
 }
 

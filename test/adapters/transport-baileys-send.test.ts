@@ -82,6 +82,21 @@ send('contact: a vCard with waid', async () => {
   await s.transport.stop()
 })
 
+send('contact: a line break of any kind in the name (CR alone too) stays inside FN and N, never starts a vCard line of its own', async () => {
+  const s = await open()
+  await s.transport.send('dev', BOB, { kind: 'contact', name: 'Ana\rTEL;waid=1:+1\r\nX\u2028Y', phone: '+55 11 97777-0000' })
+  const { vcard } = (lastSent(s) as { content: { contacts: { contacts: { vcard: string }[] } } }).content.contacts.contacts[0]!
+  assert.equal(vcard.split(/\r\n|\r|\n|\u2028|\u2029|\u0085/), [
+    'BEGIN:VCARD',
+    'VERSION:3.0',
+    'FN:Ana\\nTEL\\;waid=1:+1\\nX\\nY',
+    'N:;Ana\\nTEL\\;waid=1:+1\\nX\\nY;;;',
+    'TEL;type=CELL;type=VOICE;waid=5511977770000:+5511977770000',
+    'END:VCARD',
+  ])
+  await s.transport.stop()
+})
+
 send('location: degrees and the optional name', async () => {
   const s = await open()
   await s.transport.send('dev', BOB, { kind: 'location', latitude: -23.5, longitude: -46.6, text: 'Praça' })
