@@ -50,6 +50,8 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
       }
       memory.shift()
     }
+    // All done, those read back from the spill file too: only now is it deleted (a process killed before leaves them on disk, done again at the next start).
+    await spill?.forgetRead().catch(err => logger.warn({ err, file: spill.path }, `a spill file of ${what} all done could not be deleted`))
     if (delayMs !== RETRY_FIRST_MS) logger.info({}, `${what} kept while the store was down are done now`)
     delayMs = RETRY_FIRST_MS
     // Emptied by an offer of its own (the store answered again): the backed-off timer goes too, or the next outage's first retry would wait for it.

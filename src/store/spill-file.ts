@@ -114,7 +114,7 @@ export class SpillFile {
     return done
   }
 
-  /** Up to `max` of the oldest unread items, and no more once `maxBytes` of lines are read (the file is deleted once all are read). */
+  /** Up to `max` of the oldest unread items, and no more once `maxBytes` of lines are read. The file keeps them (a process killed before they are done leaves them to the next start) until `forgetRead`. */
   async read(max: number, maxBytes = Infinity): Promise<unknown[]> {
     await this.writing
     if (this.unread === 0) return []
@@ -147,11 +147,17 @@ export class SpillFile {
       await handle.close()
     }
     this.unread = Math.max(0, this.unread - items.length)
-    // Emptied in the write chain: an append made meanwhile (unread again) keeps the file, a later one is written after the deletion.
-    const emptied = this.writing.then(() => (this.unread === 0 ? ((this.offset = this.bytes = 0), rm(this.path, { force: true })) : undefined))
-    this.writing = emptied.then(undefined, () => undefined)
-    await emptied
     return items.filter(item => item !== undefined)
+  }
+
+  /** The items read back are done (recorded): the file is deleted once none is unread. */
+  forgetRead(): Promise<void> {
+    // Emptied in the write chain: an append made meanwhile (unread again) keeps the file, a later one is written after the deletion.
+    const emptied = this.writing.then(() =>
+      this.unread === 0 && this.bytes > 0 ? ((this.offset = this.bytes = 0), rm(this.path, { force: true })) : undefined,
+    )
+    this.writing = emptied.then(undefined, () => undefined)
+    return emptied
   }
 }
 

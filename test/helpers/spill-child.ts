@@ -5,7 +5,9 @@
  *     over them with the store down (it reads 64 MiB of them back and the store refuses the first),
  *     then closes it;
  *   - `replay`: starts a buffer (it takes over the spill files of gone processes) with the store up,
- *     and waits until it has recorded everything.
+ *     and waits until it has recorded everything;
+ *   - `down`: starts a buffer (it takes over the spill files of gone processes) with the store down again,
+ *     prints `{ refused }` once the store refused the first event read back, and waits to be killed.
  * Prints one JSON line at the end: `{ taken }`, the `n` of each event recorded, in order. Not a test by itself.
  */
 import { silentLogger } from '../../src/logger.ts'
@@ -22,11 +24,13 @@ const buffer = createRetryBuffer<{ n: number; body: string }>({
   logger: silentLogger,
   spill,
   process: async item => {
-    if (mode === 'close') throw new Error('store down')
+    if (mode === 'down') console.log(JSON.stringify({ refused: item.n }))
+    if (mode === 'close' || mode === 'down') throw new Error('store down')
     taken.push(item.n)
   },
 })
 await buffer.start()
+if (mode === 'down') await new Promise(() => setInterval(() => {}, 60_000)) // until killed
 if (mode === 'replay') while (buffer.size > 0) await new Promise(resolve => setTimeout(resolve, 50))
 await buffer.close()
 console.log(JSON.stringify({ taken }))

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { readdirSync, renameSync, statSync, writeFileSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { silentLogger } from '../../src/logger.ts'
@@ -8,7 +8,7 @@ import { hostTag } from '../../src/store/process-alive.ts'
 import { createRetryBuffer } from '../../src/store/retry-buffer.ts'
 import { SpillFile } from '../../src/store/spill-file.ts'
 import { waitFor } from '../helpers/gateway.ts'
-import { tempDir } from '../helpers/standalone.ts'
+import { tempDir, watch } from '../helpers/standalone.ts'
 
 const test = suite('RetryBuffer.close() and the next start: a spill file larger than memory may hold')
 
@@ -50,6 +50,23 @@ test('close() with the store down and 256 MiB spilled runs in a 192 MB heap, and
     'the 64 read back before the close first, then the rest, each once',
   )
   assert.equal(readdirSync(dir), [], 'the spill file is deleted once recorded')
+})
+
+test('a start killed (SIGKILL) while it replays a spill file, the store down again: the events it read back are still on disk, and the next start records them', async () => {
+  const dir = tempDir('zapgate-spill-killed-')
+  assert.is(runChild(dir, 'close', 4).status, 0, 'a graceful stop with the store down spilled the 4 events')
+  endOwner(dir)
+  // The next process takes the file over and reads the 4 events back; the store refuses the first, and the process is killed.
+  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/spill-child.ts'], {
+    env: { ...process.env, SPILL_DIR: dir, SPILL_MODE: 'down' },
+  })
+  const seen = watch(child)
+  await waitFor(() => seen.output().includes('"refused":0') || seen.exited(), 30_000, 'the first event read back and refused')
+  child.kill('SIGKILL')
+  await waitFor(() => seen.exited(), 5000, 'the killed process to end')
+  const next = runChild(dir, 'replay')
+  assert.is(next.status, 0, `the next start ended the process: ${next.stderr}`)
+  assert.equal(next.taken, [0, 1, 2, 3], 'every event, though the killed process had read them all back')
 })
 
 test('an item kept while close() puts the items in memory back in the spill file is spilled behind them, not lost', async () => {
