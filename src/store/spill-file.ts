@@ -125,16 +125,19 @@ export class SpillFile {
       while (!full()) {
         const { bytesRead } = await handle.read(block, 0, block.length, this.offset)
         if (bytesRead === 0) break
-        const text = block.subarray(0, bytesRead).toString('utf8')
-        const end = text.lastIndexOf('\n')
+        const data = block.subarray(0, bytesRead)
+        const end = data.lastIndexOf(10)
         if (end < 0) {
           if (bytesRead < block.length) break // a last line without its newline: not written whole yet
           block = Buffer.alloc(block.length * 2) // a line longer than the block
           continue
         }
-        for (const line of text.slice(0, end).split('\n')) {
-          if (full()) break
-          this.offset += Buffer.byteLength(line) + 1
+        // Counted in the file's bytes: a line cut inside a character decodes to more (U+FFFD), which would move the offset into the next line.
+        for (let start = 0; start <= end && !full();) {
+          const newline = data.indexOf(10, start)
+          const line = data.toString('utf8', start, newline)
+          this.offset += newline + 1 - start
+          start = newline + 1
           if (line.trim() === '') continue
           try {
             items.push(JSON.parse(line))

@@ -69,6 +69,29 @@ test('a start killed (SIGKILL) while it replays a spill file, the store down aga
   assert.equal(next.taken, [0, 1, 2, 3], 'every event, though the killed process had read them all back')
 })
 
+test('a line a killed process cut inside a multi-byte character, read back in batches: the events after it are all replayed', async () => {
+  const dir = tempDir('zapgate-spill-cut-')
+  // Two gone processes' files, taken over in name order: the first one's last append cut inside "á" (its first byte of two).
+  const [first, second] = [0, 1].map(() => spawnSync(process.execPath, ['-e', '0']).pid).sort((a, b) => (String(a) < String(b) ? -1 : 1))
+  const named = (pid: number) => join(dir, `test-${hostTag()}-${pid}.jsonl`)
+  writeFileSync(named(first), Buffer.concat([Buffer.from('1\n{"text":"Ol'), Buffer.from([0xc3])]))
+  writeFileSync(named(second), '2\n3\n')
+  const taken: number[] = []
+  // 2 lines read back at a time: the cut line ends the first batch.
+  const next = createRetryBuffer<number>({
+    what: 'numbers',
+    process: async item => void taken.push(item),
+    logger: silentLogger,
+    memoryLimit: 2,
+    spill: new SpillFile(dir, 'test'),
+  })
+  await next.start()
+  await waitFor(() => taken.includes(3), 5000, 'the replay of the last event')
+  await next.close()
+  assert.equal(taken, [1, 2, 3], 'the cut line dropped, every whole one recorded')
+  assert.is(next.size, 0, 'nothing is left waiting')
+})
+
 test('an item kept while close() puts the items in memory back in the spill file is spilled behind them, not lost', async () => {
   const dir = tempDir('zapgate-spill-close-')
   let buffer!: ReturnType<typeof createRetryBuffer<number>>
