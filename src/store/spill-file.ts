@@ -1,4 +1,4 @@
-import { appendFile, mkdir, open, readdir, rename, rm } from 'node:fs/promises'
+import { appendFile, mkdir, open, readdir, rename, rm, stat, truncate } from 'node:fs/promises'
 import { join } from 'node:path'
 import { appendFileTail, prependJsonLines } from '../file-lines.ts'
 import { hostTag, ownStamp, processAlive, type ProcessStamp } from './process-alive.ts'
@@ -81,7 +81,7 @@ export class SpillFile {
         const taken = `${this.path}.${takenStamp()}.taken`
         if ((await rename(join(this.dir, file), taken).catch(() => false)) === false) continue // another process took it first
         try {
-          const { lines, bytes } = await appendFileTail(taken, 0, this.path)
+          const { lines, bytes } = await allOrNothing(this.path, () => appendFileTail(taken, 0, this.path))
           ;[this.unread, this.bytes] = [this.unread + lines, this.bytes + bytes]
           await rm(taken, { force: true })
         } catch (err) {
@@ -101,7 +101,7 @@ export class SpillFile {
     const text = items.map(item => JSON.stringify(item)).join('\n') + '\n'
     this.unread += items.length
     this.bytes += Buffer.byteLength(text)
-    const written = this.writing.then(() => this.prepare()).then(() => appendFile(this.path, text, { mode: 0o600 }))
+    const written = this.writing.then(() => this.prepare()).then(() => allOrNothing(this.path, () => appendFile(this.path, text, { mode: 0o600 })))
     this.writing = written.catch(() => void (this.unread = Math.max(0, this.unread - items.length)))
     return written
   }
@@ -161,6 +161,20 @@ export class SpillFile {
     )
     this.writing = emptied.then(undefined, () => undefined)
     return emptied
+  }
+}
+
+/** Append to file `path` with `write`, all or nothing: the part of a write cut short (a full disk) is taken back, or the next append would go on its last line (losing its item too) and the file would hold lines it does not count. */
+async function allOrNothing<T>(path: string, write: () => Promise<T>): Promise<T> {
+  const size = await stat(path).then(
+    file => file.size,
+    (err: NodeJS.ErrnoException) => (err.code === 'ENOENT' ? 0 : Promise.reject(err)),
+  )
+  try {
+    return await write()
+  } catch (err) {
+    await truncate(path, size).catch(() => {})
+    throw err
   }
 }
 
