@@ -13,7 +13,9 @@
  * Each instance gets GATEWAY_TRANSPORT=memory, GATEWAY_SIM_URL, GATEWAY_STORE,
  * GATEWAY_CLUSTER_SECRET and GATEWAY_ADVERTISE_URL; anything else in the environment (LOG_LEVEL,
  * GATEWAY_STORE_NAMESPACE, ...) passes through. Ctrl-C or SIGTERM stops them all (gracefully; later
- * signals are ignored, a second Ctrl-C ends them all at once).
+ * signals are ignored, a second Ctrl-C ends them all at once): the instances first, then the simulator,
+ * which runs in a process group of its own, so that a signal to the whole group (Ctrl-C in a terminal,
+ * a supervisor's stop) does not stop it while the instances drain.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -30,9 +32,16 @@ const count = Number(env.INSTANCES ?? 3)
 const secret = env.GATEWAY_CLUSTER_SECRET ?? randomBytes(24).toString('base64url')
 const children: ChildProcess[] = []
 
-/** Start `file` (an example) with `extra` in its environment; resolves once `ready` answers. */
-async function start(name: string, file: string, extra: Record<string, string>, ready: string): Promise<void> {
-  const child = spawn(process.execPath, [...process.execArgv, `${here}${file}`], { env: { ...env, ...extra }, stdio: ['ignore', 'pipe', 'inherit'] })
+/**
+ * Start `file` (an example) with `extra` in its environment; resolves once `ready` answers. `own`: in a process group of its own,
+ * which a signal to this one's group (Ctrl-C, a group stop) does not reach; it stops when told, or when this process goes (its IPC channel ends).
+ */
+async function start(name: string, file: string, extra: Record<string, string>, ready: string, own = false): Promise<void> {
+  const child = spawn(process.execPath, [...process.execArgv, `${here}${file}`], {
+    env: { ...env, ...extra },
+    stdio: ['ignore', 'pipe', 'inherit', ...(own ? ['ipc' as const] : [])],
+    detached: own,
+  })
   children.push(child)
   child.stdout!.on('data', (chunk: Buffer) => {
     for (const line of chunk.toString().split('\n')) if (line.trim()) process.stdout.write(`[${name}] ${line}\n`)
@@ -70,7 +79,8 @@ handleShutdownSignals({ info: say, warn: say }, { beforeExit: () => children.for
 })
 
 try {
-  await start('sim', 'simulator.ts', { PORT: String(simPort) }, `http://127.0.0.1:${simPort}/_sim/stats`)
+  // The network outlives the instances: a group stop reaches them, not it, and it is stopped once they have drained (their sends in flight go out).
+  await start('sim', 'simulator.ts', { PORT: String(simPort) }, `http://127.0.0.1:${simPort}/_sim/stats`, true)
   const urls: string[] = []
   for (let i = 0; i < count; i++) {
     const port = firstPort + i

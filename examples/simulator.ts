@@ -22,6 +22,8 @@ const env = process.env
 const logger = pino({ level: logLevel(env.LOG_LEVEL) })
 // Every SIGTERM/SIGINT of the process's life: the first stops it, later ones are ignored (a second Ctrl-C exits).
 const signals = handleShutdownSignals(logger)
+// Started by `npm run cluster` (an IPC channel to it), in a process group of its own: it ends when that process goes (killed), its output gone with it.
+if (process.channel) process.once('disconnect', () => process.exit(0))
 
 async function main(): Promise<void> {
   const port = parsePort(env.PORT, 4000)

@@ -31,7 +31,7 @@ async function freeRun(count: number): Promise<number> {
 const onRedis = needing(test, REDIS, 'the local cluster recipe (npm run cluster) on Redis')
 
 onRedis(
-  'npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM to the process group stops them all',
+  'npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM to the process group stops them all, the sends in flight answered',
   async () => {
     const redis = REDIS.value!
     const base = await freeRun(4)
@@ -44,6 +44,7 @@ onRedis(
         PORT: String(base),
         SIM_PORT: String(base + 3),
         LOG_LEVEL: 'warn',
+        GATEWAY_MIN_INTERVAL_MS: '1000', // passed through to the instances: a device's sends a second apart
       },
       stdio: ['ignore', 'pipe', 'pipe'],
       // Its own process group: a failed test kills the recipe and every process it started.
@@ -84,9 +85,18 @@ onRedis(
       assert.is(stats.replaced, 0, 'no two instances fought over the device')
       // Each instance learns who is alive at its heartbeat (every 3 s).
       await waitFor(async () => (await request(`${urls[0]}/health`)).body.instance.live.length === 3, 10_000, 'three live instances')
+      // Sends in flight as the group stops: the first on its way to the network, the others waiting for their turn in the device's queue.
+      const inFlight = [1, 2, 3, 4].map(i =>
+        post(`${urls[0]}/api/create-message`, { authkey, appkey: 'loja', to: '5511988887777', message: `in flight ${i}` }).then(
+          answer => answer.status,
+          () => 0,
+        ),
+      )
+      await waitFor(async () => (await request(`${sim}/_sim/stats`)).body.sent > 3, 10_000, 'the first send in flight to reach the network')
       // As systemd's control-group stop does: every process of the group gets SIGTERM, the instances
       // once from the kernel and once more from the recipe (ignored: their drain goes on).
       process.kill(-child.pid!, 'SIGTERM')
+      assert.equal(await Promise.all(inFlight), [200, 200, 200, 200], 'each send in flight is answered 200: the network outlives the instances draining')
       assert.is(await exited, 0)
       for (const url of [...urls, sim])
         assert.ok(
