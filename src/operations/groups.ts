@@ -22,7 +22,8 @@ export const groupInfo = defineOperation({
   device: deviceByAppkey('device'),
   async handle({ infoConvite: ref }, { services, device }) {
     const info = await services.messaging.groups.info(device, ref)
-    const participantes = info.participants.map(p => ({ id: p.id, admin: p.admin }))
+    // By phone when the network gave it (a LID-addressed group names members by LID, with the phone beside), as webhooks name senders.
+    const participantes = info.participants.map(p => ({ id: p.phone ? `${p.phone}@s.whatsapp.net` : p.id, admin: p.admin }))
     return { message: 'Grupo encontrado.', grupo: { id: info.id, titulo: info.subject, descricao: info.description ?? '', participantes } }
   },
 })

@@ -129,6 +129,7 @@ export interface GroupInfo {
   id: string
   subject: string
   description?: string
+  /** Each member: its network id (a LID in a group addressed by LID), its phone digits when the network shows them, its admin flag. */
   participants: { id: string; phone?: string; admin: boolean }[]
   inviteCode?: string
 }
