@@ -28,7 +28,7 @@ export interface GatewayEventMap {
   ]
   /** The gateway performed a network action for a device (a send, a reaction, a read receipt...), or failed to. */
   send: [{ deviceId: string; kind: SendKind; ok: boolean; /** Why: a TransportError or GatewayError code, else `error`. */ reason?: string }]
-  /** This instance took a device's lease (cluster): `from` names the instance it was taken over from. */
+  /** This instance took a device's lease (cluster): `from` names the instance it was taken over from (gone, or having handed it back). */
   lease: [{ deviceId: string; epoch: number; from?: string }]
   /** This instance forwarded an operation to the instance holding its device (cluster); `ok: false` when that one could not answer. */
   forward: [{ operation?: string; to: string; ok: boolean }]

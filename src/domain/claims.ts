@@ -7,6 +7,8 @@ import type { Liveness } from './instances.ts'
 export interface Claim {
   /** The holding instance; null when handed back; absent only in claims written before instances existed. */
   owner?: string | null
+  /** With `owner` null: the instance that handed it back (a device lease taken next is taken over from it). */
+  handedBackBy?: string
   /** When it ends, by the holder's clock: only the holder reads it against its own clock. */
   until?: number
   /** Its length: another process gives it this long from when it first saw it, by its own clock. */

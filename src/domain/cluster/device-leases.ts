@@ -96,6 +96,8 @@ export class DeviceLeases {
     const fences = this.instances.fenceCount
     const current = await this.leases.load(deviceId)
     const other = current?.owner && current.owner !== this.me ? current.owner : undefined
+    // Taken over from the instance holding it (gone), or from the one that handed it back (a graceful stop): the `lease` event's `from`.
+    const from = other ?? (current?.handedBackBy !== this.me ? current?.handedBackBy : undefined)
     if (other && (claimedUntil(current, this.instances.view) !== undefined || !(await this.instances.view.confirmGone(other)))) return false
     const next = { owner: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
@@ -104,8 +106,8 @@ export class DeviceLeases {
     // A handover (a device leased before) notes when: its session lived elsewhere, or here before a fence.
     this.held.set(deviceId, { epoch: next.epoch, ...(current ? { takenAt: Date.now() } : {}) })
     this.instances.setLoad(this.held.size)
-    this.logger.debug({ deviceId, epoch: next.epoch, from: other }, 'device lease taken')
-    this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(other ? { from: other } : {}) })
+    this.logger.debug({ deviceId, epoch: next.epoch, from }, 'device lease taken')
+    this.events?.emit('lease', { deviceId, epoch: next.epoch, ...(from ? { from } : {}) })
     return true
   }
 
@@ -149,7 +151,7 @@ export class DeviceLeases {
     if (epoch === undefined) return
     this.drop(deviceId)
     await this.close(deviceId, err => this.logger.warn({ err, deviceId }, 'device session not closed'))
-    await this.leases.replace(deviceId, { owner: this.me, epoch }, { owner: null, epoch })
+    await this.leases.replace(deviceId, { owner: this.me, epoch }, { owner: null, epoch, handedBackBy: this.me })
   }
 
   /** Forget a deleted device's lease. */
