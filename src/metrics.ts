@@ -24,7 +24,7 @@ export interface GatewayMetrics {
   registry: Registry
   /** Text exposition of every metric (what `GET /metrics` answers) and its content type. */
   scrape(): Promise<{ contentType: string; text: string }>
-  /** Stop listening to the gateway's events. */
+  /** Stop listening to the gateway's events; a host's Registry loses the gateway's metrics (its own keeps them). */
   close(): void
 }
 
@@ -220,6 +220,8 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
       events.off('delivery-failed', onDeliveryFailed)
       events.off('lease', onLease)
       events.off('forward', onForward)
+      // A host's Registry outlives the gateway: it keeps no metric of a closed one (stale, read from a closed store), and a new gateway can fill it.
+      if (registry) for (const name of METRIC_NAMES) register.removeSingleMetric(name)
     },
   }
 }

@@ -127,7 +127,7 @@ export interface GatewayOptions {
   // Service routes beside the API (ServiceOptions)
   /** Serve the OpenAPI document at `/openapi.json` and Swagger UI at `/docs` (default true). */
   docs?: boolean
-  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own. */
+  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own (until `close()`, which takes the gateway's metrics out of it). */
   metrics?: boolean | { registry?: Registry }
   /** How long `/health` waits for the store and the transport (default 5000 ms). */
   healthTimeoutMs?: number

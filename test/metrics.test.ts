@@ -168,6 +168,23 @@ metrics('two gateways in one process count apart; a host can pass its own Regist
   }
 })
 
+metrics("a closed gateway leaves the host's Registry: no stale metrics of it, and a new gateway fills it again", async () => {
+  const registry = new Registry()
+  const first = await startGateway({ metrics: { registry } })
+  await first.register()
+  await first.stop()
+  assert.equal(
+    (await registry.getMetricsAsJSON()).map(metric => metric.name),
+    [],
+  )
+  const second = await startGateway({ metrics: { registry } })
+  try {
+    assert.is((await scrape(second.url)).value('zapgate_http_requests_total', { operation: 'registerUser' }), 0)
+  } finally {
+    await second.stop()
+  }
+})
+
 metrics('off by default: no /metrics route and no registry', async () => {
   await withGateway({}, async t => {
     assert.is((await request(`${t.url}/metrics`)).status, 404)
