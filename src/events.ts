@@ -55,12 +55,14 @@ export class GatewayEvents extends EventEmitter<GatewayEventMap> {
     this.setMaxListeners(50)
   }
 
-  /** Emit to every listener in turn, none letting a throw escape into the gateway or keep the listeners after it from their call. */
+  /** Emit to every listener in turn, none letting a throw (or an async listener's rejection) escape into the gateway or keep the listeners after it from their call. */
   override emit<K extends keyof GatewayEventMap>(event: K, ...args: GatewayEventMap[K]): boolean {
     const listeners = this.rawListeners(event as any) as ((...values: unknown[]) => void)[] // a copy: `once` wrappers remove themselves
     for (const listener of listeners) {
       try {
-        listener.apply(this, args)
+        const result: unknown = listener.apply(this, args)
+        // An async listener's rejection too: unhandled, it would stop the process.
+        if (result instanceof Promise) result.catch(() => {})
       } catch {
         // a host's bug, not the gateway's
       }

@@ -18,4 +18,21 @@ test('never reaches the gateway, and the listeners after it are still called (on
   assert.is(events.emit('lease', { deviceId: 'd', action: 'acquired' } as never), false, 'nobody listens')
 })
 
+test('an async listener whose promise rejects never reaches the gateway either: no unhandled rejection (the process would stop)', async () => {
+  const events = new GatewayEvents()
+  const unhandled: unknown[] = []
+  const seen = (reason: unknown) => void unhandled.push(reason)
+  process.on('unhandledRejection', seen)
+  try {
+    events.on('send', async () => {
+      throw new Error('a host bug in an async listener')
+    })
+    assert.is(events.emit('send', { deviceId: 'd', kind: 'text', ok: true }), true)
+    await new Promise(resolve => setImmediate(resolve)) // unhandled rejections are reported once the microtasks ran
+    assert.equal(unhandled, [])
+  } finally {
+    process.off('unhandledRejection', seen)
+  }
+})
+
 test.run()
