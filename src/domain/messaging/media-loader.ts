@@ -43,7 +43,8 @@ export class MediaLoader {
     if (request.format !== undefined && !forced) throw new GatewayError('invalid-input')
     const file = await this.load(request.source, request.hold)
     const name = cleanName(request.fileName) ?? file.name
-    const shape = forced ?? (await this.sniff(file, name))
+    const chosen = forced ?? (await this.sniff(file, name))
+    const shape = chosen.voiceNote ? await ownAudioType(file.data, chosen) : chosen
     const fileName = nameWithExtension(name, shape)
     const payload: MediaPayload = { data: file.data, mimetype: shape.mimetype, ...(fileName ? { fileName } : {}) }
     const caption = shape.kind === 'audio' ? undefined : request.caption
@@ -133,6 +134,12 @@ async function decodeInline(source: string): Promise<LoadedFile> {
   const data = Buffer.from(text, 'base64')
   if (!dataUri && text.startsWith('/') && !(await fileTypeFromBuffer(data).catch(() => undefined))) throw new GatewayError('invalid-input')
   return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
+}
+
+/** A voice note whose bytes are other audio than Ogg/Opus (MP3 with `format: ogg`, Ogg Vorbis) keeps their own type: the transport converts them, or sends them as the ordinary audio they are, never labelled Opus. */
+async function ownAudioType(data: Buffer, shape: MediaShape): Promise<MediaShape> {
+  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined)
+  return sniffed?.mime.startsWith('audio/') && sniffed.mime !== shape.mimetype ? { ...shape, mimetype: sniffed.mime } : shape
 }
 
 /** A safe display name: the last path segment, no control characters (C0, DEL, C1), at most 200 characters. */
