@@ -41,6 +41,14 @@ test('send media with unknown bytes sends a document named arquivo', async ({ g 
   assert.deepEqual(without(last(g)), { type: 'document', fileName: 'arquivo', mimetype: 'application/octet-stream', bytes: 20 })
 })
 
+test('send media types bytes no sniffer knows (text formats have no signature) by the file name given in message', async ({ g }) => {
+  const csv = Buffer.from('produto;preco\ncafe;12,50\n')
+  assertOk(await g.send({ to: FRIEND, file: csv.toString('base64'), message: 'vendas.csv' }))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'vendas.csv', mimetype: 'text/csv', bytes: csv.length })
+  assertOk(await g.send({ to: FRIEND, file: new File([csv], 'upload.bin'), message: 'pedidos.txt' }, 'multipart'))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'pedidos.txt', mimetype: 'text/plain', bytes: csv.length })
+})
+
 test('send media sends bytes no sniffer knows as a document, whatever image or audio type they claim', async ({ g }) => {
   const text = Buffer.from('<html>not an image</html>')
   assertOk(await g.send({ to: FRIEND, file: `data:image/jpeg;base64,${text.toString('base64')}`, message: 'foto' }))

@@ -100,7 +100,7 @@ export class MediaLoader {
     // A container the sniffer names generically (OLE's: .doc, .xls, .ppt; a zip): the document type declared or named says what it is.
     const specific =
       sniffed && CONTAINERS.has(sniffed.mime) ? [usable, mimeOfFileName(name)].find(mime => mime && shapeOfMime(mime).kind === 'document') : undefined
-    const shape = shapeOfMime(specific ?? sniffed?.mime ?? usable ?? mimeOfFileName(file.name) ?? 'application/octet-stream')
+    const shape = shapeOfMime(specific ?? sniffed?.mime ?? usable ?? mimeOfFileName(name) ?? 'application/octet-stream')
     // Bytes no sniffer knows are not the image, video or audio a type or name claims (every inline type has a signature): a document, which the phone only saves.
     return sniffed || shape.kind === 'document'
       ? shape
