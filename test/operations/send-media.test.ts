@@ -25,6 +25,16 @@ test('send media reads a base64 data URI', async ({ g }) => {
   assert.deepEqual(without(last(g)), { type: 'document', fileName: 'contrato.pdf', mimetype: 'application/pdf', bytes: PDF.length })
 })
 
+test('send media reads a data URI with spaces after its semicolons, as browsers write a type with parameters (Firefox: audio/ogg; codecs=opus)', async ({
+  g,
+}) => {
+  assertOk(await g.send({ to: FRIEND, file: `data:audio/ogg; codecs=opus;base64,${OPUS.toString('base64')}` }))
+  assert.deepEqual(without(last(g)), { type: 'audio', mimetype: 'audio/ogg; codecs=opus', bytes: OPUS.length, voiceNote: true })
+  const csv = Buffer.from('produto;preco\n')
+  assertOk(await g.send({ to: FRIEND, file: `data:text/csv; charset=utf-8; base64,${csv.toString('base64')}`, message: 'precos' }))
+  assert.deepEqual(without(last(g)), { type: 'document', fileName: 'precos.csv', mimetype: 'text/csv', bytes: csv.length })
+})
+
 test('send media sniffs the bytes rather than trusting the file name', async ({ g }) => {
   assertOk(await g.send({ to: FRIEND, file: JPEG.toString('base64'), message: 'relatorio.pdf' }))
   assert.deepEqual(without(last(g)), { type: 'image', fileName: 'relatorio.pdf', mimetype: 'image/jpeg', bytes: JPEG.length })

@@ -126,9 +126,9 @@ function isHttpUrl(value: string): boolean {
   return /^https?:\/\//i.test(value)
 }
 
-/** Base64 (standard or URL-safe) or a base64 data URI, else 401; a value starting with `/` (a path?) only when its bytes are a known file type. */
+/** Base64 (standard or URL-safe) or a base64 data URI (spaces after its `;` as browsers write them: `data:audio/ogg; codecs=opus;base64,`), else 401; a value starting with `/` (a path?) only when its bytes are a known file type. */
 async function decodeInline(source: string): Promise<LoadedFile> {
-  const dataUri = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)?((?:;[a-z0-9-]+=[^;,]*)*);base64,/i.exec(source.trimStart())
+  const dataUri = /^data:([a-z0-9.+-]+\/[a-z0-9.+-]+)?((?:;[ \t]*[a-z0-9-]+=[^;,]*)*);[ \t]*base64,/i.exec(source.trimStart())
   const text = (dataUri ? source.trimStart().slice(dataUri[0].length) : source).replace(/\s+/g, '')
   if (text.length === 0 || text.length % 4 === 1 || !/^[A-Za-z0-9+/_-]+={0,2}$/.test(text)) throw new GatewayError('invalid-input')
   const data = Buffer.from(text, 'base64')
