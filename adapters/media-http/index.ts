@@ -121,11 +121,34 @@ function urlOf(location: string, base: URL): URL | undefined {
 
 // --- Internal helpers ---
 
+/**
+ * The name a Content-Disposition gives, as browsers read it: `filename*` (RFC 5987) before `filename`,
+ * whose value is then often an ASCII fallback (`"??.pdf"`); a `filename` of raw UTF-8 bytes (Node reads
+ * header values as Latin-1) as UTF-8. Else the URL's last path segment.
+ */
 function fileNameOf(disposition: string | undefined, url: URL): string | undefined {
-  const match = disposition && /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition)
-  if (match) return basename(safeDecode(match[1]))
+  const extended = disposition && /(?:^|;)\s*filename\*\s*=\s*"?([\w!#$&+.^`|~-]+)'[^']*'([^";\s]+)/i.exec(disposition)
+  const plain = disposition && /(?:^|;)\s*filename\s*=\s*(?:"([^"]+)"|([^";\s]+))/i.exec(disposition)
+  const named = extended ? percentDecoded(extended[2]!, extended[1]!) : plain ? safeDecode(asUtf8(plain[1] ?? plain[2]!)) : undefined
+  if (named) return basename(named)
   const last = basename(safeDecode(url.pathname))
   return last && last !== '/' ? last : undefined
+}
+
+/** An RFC 5987 value's %XX bytes in its charset (UTF-8, else read as Latin-1). */
+function percentDecoded(value: string, charset: string): string {
+  if (charset.toLowerCase() === 'utf-8') return safeDecode(value)
+  return value.replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)))
+}
+
+/** A header value (each byte one Latin-1 character) read as UTF-8 when its bytes are valid UTF-8. */
+function asUtf8(value: string): string {
+  if (!/[\x80-\xff]/.test(value) || /[^\x00-\xff]/.test(value)) return value
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(value, 'latin1'))
+  } catch {
+    return value
+  }
 }
 
 function safeDecode(text: string): string {

@@ -10,6 +10,8 @@ export interface ServedFile {
   delayMs?: number
   /** Send no Content-Length (chunked), so only the streamed size tells. */
   chunked?: boolean
+  /** More headers (a value's characters go out as its bytes: Latin-1). */
+  headers?: Record<string, string>
 }
 
 /** A local HTTP server that serves fixed files (for media URL tests). */
@@ -38,7 +40,7 @@ export async function fileServer(files: Record<string, ServedFile>): Promise<Fil
       return
     }
     const answer = () => {
-      const headers: Record<string, string> = {}
+      const headers: Record<string, string> = { ...file.headers }
       if (file.type) headers['content-type'] = file.type
       if (!file.chunked) headers['content-length'] = String(file.body.length)
       res.writeHead(file.status ?? 200, headers)

@@ -17,6 +17,12 @@ test.before.each(async ctx => {
     '/gone.png': { body: Buffer.from('gone'), status: 410 },
     '/relatorio.doc': { body: CFB, type: 'application/msword' },
     '/download.php': { body: PDF, type: 'application/pdf' },
+    '/express': {
+      body: PDF,
+      type: 'application/pdf',
+      headers: { 'content-disposition': `attachment; filename="??.pdf"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf` },
+    },
+    '/php': { body: PDF, type: 'application/pdf', headers: { 'content-disposition': `attachment; filename="${latin1('relatório de ações.pdf')}"` } },
   })
 })
 test.after.each(async ctx => {
@@ -58,6 +64,16 @@ test('send media keeps the document type a .doc (an OLE file, sniffed only as it
   )
 })
 
+test('send media names a file from its Content-Disposition as browsers do: filename* first (the ASCII fallback beside it is no name), raw UTF-8 in filename read as UTF-8', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true })
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/express` }))
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/php` }))
+  assert.deepEqual(
+    inbox(ctx.g.network, FRIEND).map(entry => entry.fileName),
+    ['报告.pdf', 'relatório de ações.pdf'],
+  )
+})
+
 test('send media refuses a loopback URL without allowPrivateUrls, with 400 and a clear message, and never fetches it', async ctx => {
   ctx.g = await sendingGateway()
   for (const url of [
@@ -95,3 +111,10 @@ test('send media answers 400 when the download times out or the server is unreac
 })
 
 test.run()
+
+// --- Internal helpers ---
+
+/** A header value carrying `text` as its UTF-8 bytes (what a PHP script writing a UTF-8 name sends). */
+function latin1(text: string): string {
+  return Buffer.from(text, 'utf8').toString('latin1')
+}
