@@ -75,6 +75,8 @@ interface AnswerProgress {
   /** Unique to this answer: what its store writes are recognised by. */
   tag: string
   agent?: Agent
+  /** The key of the contact's flow conversation (flows.conversationOf). */
+  conversation?: string
   asked?: { reply: string | undefined; full: boolean; turns: AgentTurn[] }
   sent?: true
   /** The turns are in the contact's conversation. */
@@ -131,10 +133,12 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       done.agent = agent
     }
     const agent = done.agent
+    done.conversation ??= (await flows.conversationOf(device.id, ...senderKeys(message))) ?? contact
+    const conversation = done.conversation
     // Closed (past the stop's grace) before it was asked: kept in the conversation, unanswered (nothing answers it later).
     if (!done.asked && closed) done.asked = { reply: undefined, full: false, turns: [{ role: 'contact', text, at: message.timestamp }] }
     if (!done.asked) {
-      const { turns: history, replies } = await flows.history(device.id, contact)
+      const { turns: history, replies } = await flows.history(device.id, conversation)
       const full = replies >= AGENT_REPLIES_PER_MINUTE // spares the responder; countReply's compare-and-set decides what is sent
       const reply = full
         ? undefined
@@ -150,7 +154,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     const { reply, full, turns } = done.asked
     if (!done.sent) {
       // A store failure counting the reply is tried again (nothing sent yet); a send that fails is not (it is logged, the contact's text kept).
-      if (reply && (await flows.countReply(device.id, contact, AGENT_REPLIES_PER_MINUTE, done.tag))) {
+      if (reply && (await flows.countReply(device.id, conversation, AGENT_REPLIES_PER_MINUTE, done.tag))) {
         try {
           await services.messaging.messenger.perform(device, { kind: 'send', to: message.chat, message: { kind: 'text', text: reply } })
           turns.push({ role: 'agent', text: reply, at: Date.now() })
@@ -161,7 +165,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
       done.sent = true
     }
     if (!done.kept) {
-      await flows.append(device.id, contact, turns, done.tag) // the contact's text too when no reply was sent
+      await flows.append(device.id, conversation, turns, done.tag) // the contact's text too when no reply was sent
       done.kept = true
     }
     const stored = await services.devices.load(device.id) // deleted meanwhile (its removal may have listed the flows before these writes): removed here
@@ -234,4 +238,10 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
 
 function contactOf({ from: phone, fromLid: lid, pushName: name, chat }: IncomingMessage): AgentContact {
   return { ...(phone ? { phone } : {}), ...(lid ? { lid } : {}), ...(name ? { name } : {}), chat }
+}
+
+/** The sender's phone and LID as the text shows them, in contactKey form (the chat of a 1:1 text is the sender). */
+function senderKeys({ from, fromLid, chat }: IncomingMessage): [phone: string | undefined, lid: string | undefined] {
+  const keys = [from, fromLid, chat].flatMap(address => (address ? (contactKey(address) ?? []) : []))
+  return [keys.find(key => !key.endsWith('@lid')), keys.find(key => key.endsWith('@lid'))]
 }

@@ -37,9 +37,35 @@ export type FlowConversations = ReturnType<typeof flowConversations>
 export function flowConversations(storage: Storage, lock: KeyedLock, limit: number) {
   const flows = new Collection<FlowConversation>(storage, lock, 'flow')
   const [windows, taken] = [new Collection<ReplyWindow>(storage, lock, 'flow-replies'), new Collection<string | true>(storage, lock, 'flow-taken')]
+  // The phone of a contact's LID (`flow-lid:<deviceId>:<lid>`), as a text showing both last named it: the LID alone names that phone's conversation.
+  const phones = new Collection<string>(storage, lock, 'flow-lid')
   const live = (window?: ReplyWindow) => (window?.token && window.ms - sinceFirstSeen(window) > 0 ? window : undefined)
   const started = (window = { token: uniqueTag(), ms: 60_000, count: 0 }) => (sinceFirstSeen(window), window)
   return {
+    /**
+     * The key of the conversation with the sender of a text (`phone`, `lid`: contactKey forms): the phone when the text shows one, else
+     * the phone its LID was last shown with, else the LID. A text showing both remembers the pair and moves into the phone's conversation
+     * the turns kept under the LID while the number was hidden, so the contact keeps one history (its number may be learned later).
+     */
+    async conversationOf(deviceId: string, phone: string | undefined, lid: string | undefined): Promise<string | undefined> {
+      if (!lid) return phone
+      if (!phone) return (await phones.get(`${deviceId}:${lid}`)) ?? lid
+      if ((await phones.get(`${deviceId}:${lid}`)) !== phone) await phones.put(`${deviceId}:${lid}`, phone, FLOW_TTL_MS)
+      const hidden = await flows.get(`${deviceId}:${lid}`)
+      if (hidden) {
+        const merged = (c?: FlowConversation): FlowConversation | undefined =>
+          hidden.answers?.every(answer => c?.answers?.includes(answer)) // moved already (a try again after the store failed)
+            ? undefined
+            : {
+                ...{ deviceId, contact: phone, updatedAt: Date.now() },
+                turns: [...hidden.turns, ...(c?.turns ?? [])].sort((a, b) => a.at - b.at).slice(-limit || Infinity),
+                answers: [...(hidden.answers ?? []), ...(c?.answers ?? [])].slice(-ANSWERS_KEPT),
+              }
+        await flows.update(`${deviceId}:${phone}`, merged, FLOW_TTL_MS)
+        await flows.removeIfEqual(`${deviceId}:${lid}`, hidden)
+      }
+      return phone
+    },
     /** The contact's turns, oldest first (empty when there is no conversation), and the agent's replies counted in the current window. */
     async history(deviceId: string, contact: string): Promise<{ turns: AgentTurn[]; replies: number }> {
       const [found, window] = await Promise.all([flows.get(`${deviceId}:${contact}`), windows.get(`${deviceId}:${contact}`)])
@@ -81,12 +107,16 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
         FLOW_TTL_MS,
       )
     },
-    /** Delete the conversation with one contact, or without `contact` every conversation of the device (reply windows stay); resolves how many there were. */
-    remove: (deviceId: string, contact?: string): Promise<number> =>
-      contact === undefined ? flows.removeWithPrefix(`${deviceId}:`) : flows.remove(`${deviceId}:${contact}`).then(Number),
-    /** Delete everything of a deleted device: conversations, reply windows, taken texts (each listed by the device's prefix: a scan of the store). */
+    /** Delete the conversation with one contact (a LID: also that of the phone it was last shown with), or without `contact` every conversation of the device (reply windows stay); resolves how many there were. */
+    async remove(deviceId: string, contact?: string): Promise<number> {
+      if (contact === undefined) return flows.removeWithPrefix(`${deviceId}:`)
+      const phone = contact.endsWith('@lid') ? await phones.get(`${deviceId}:${contact}`) : undefined
+      const removed = await Promise.all([contact, ...(phone ? [phone] : [])].map(key => flows.remove(`${deviceId}:${key}`)))
+      return removed.filter(Boolean).length
+    },
+    /** Delete everything of a deleted device: conversations, reply windows, taken texts, LIDs' phones (each listed by the device's prefix: a scan of the store). */
     async removeDevice(deviceId: string): Promise<void> {
-      for (const records of [flows, windows, taken] as Collection<unknown>[]) await records.removeWithPrefix(`${deviceId}:`)
+      for (const records of [flows, windows, taken, phones] as Collection<unknown>[]) await records.removeWithPrefix(`${deviceId}:`)
     },
   }
 }
