@@ -146,7 +146,8 @@ export async function wireGateway(resolved: ResolvedOptions) {
       } else if (event.type === 'message') {
         const device = await devices.get(event.deviceId)
         logger.debug({ deviceId: event.deviceId, messageId: event.message.id, known: device !== undefined }, 'incoming message')
-        if (device) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
+        // A code the account sent through another of its devices (linked to this phone too) never reaches a webhook either.
+        if (device && !(await messaging.otps.isCodeText(device, event.message))) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
       } else if (event.type === 'message-failed') {
         const device = await devices.get(event.deviceId)
         if (device) await outbox.recordFailure(device, event)

@@ -3,6 +3,7 @@ import type { Storage } from '../../ports/storage.ts'
 import { safeEqual } from '../../security/keys.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
+import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
 
 /** An issued code as stored: never the code itself, only its keyed hash (HMAC key: `secret`). */
@@ -17,6 +18,12 @@ interface StoredOtp {
 /** One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once. */
 export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: number; maxTries: number; secret: string }) {
   const codes = new Collection<StoredOtp>(storage, lock, 'otp')
+  // The texts that carried codes, by keyed hash of sender phone, recipient and text: the account's other linked devices see each as their own (fromMe).
+  const texts = new Collection<true>(storage, lock, 'otp-text')
+  const textId = (phone: string, to: string, text: string) =>
+    createHmac('sha256', options.secret)
+      .update(JSON.stringify([phone, to, text]))
+      .digest('base64url')
   // What is left of a code's life by this host's clock, never more than a whole one (the issuer may be another host).
   const lifeLeft = (record: StoredOtp): number => Math.min(options.ttlMs, record.expiresAt - Date.now())
   const hash = (salt: string, code: string): string => createHmac('sha256', options.secret).update(salt).update(':').update(code).digest('base64')
@@ -60,6 +67,14 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
             : await codes.replace(id, record, { ...record, tries }, Math.max(1, lifeLeft(record)))
         if (counted) return false
       }
+    },
+    /** Remember that `device` sends `text` (carrying a code) to `to`, before it goes out: any device of its phone that sees it is told by isCodeText. */
+    rememberText: (device: Device, to: string, text: string): Promise<void> =>
+      device.phone ? texts.put(textId(device.phone, to, text), true, options.ttlMs) : Promise.resolve(),
+    /** Whether a text `device` sees as its own (sent from its phone or another of its linked devices) is one that carried a code (it never reaches a webhook). */
+    async isCodeText(device: Device, message: IncomingMessage): Promise<boolean> {
+      if (!message.fromMe || message.content.kind !== 'text' || !device.phone) return false
+      return (await texts.get(textId(device.phone, message.chat, message.content.text))) === true
     },
     /** Drop the codes of a deleted device. */
     removeDevice: (device: Device): Promise<number> => codes.removeWithPrefix(`${device.id}:`),
