@@ -90,11 +90,11 @@ redis('operation 6 removes every record of the device, keeps the other device, a
 /**
  * The listings a device deletion needs (measured: 7 with the memory transport, 8 SCAN passes per listing on a Redis of 7,000
  * keys; the Baileys transport lists its auth state too): one per kind whose keys it cannot know, each under its collection's
- * name (`schedule:`, `otp:`, `flow:`, `flow-replies:`, `flow-taken:`, `webhook-outbox:`, then the device id), so no common
- * prefix covers two, and the dead letters (`webhook-dead:<id>`, found by their `deviceId`). A new kind of device record
- * raises this on purpose.
+ * name (`schedule:`, `otp:`, `flow:`, `flow-replies:`, `flow-taken:`, `flow-lid:`, `webhook-outbox:`, then the device id), so
+ * no common prefix covers two, and the dead letters (`webhook-dead:<id>`, found by their `deviceId`). A new kind of device
+ * record raises this on purpose: 8 since the contacts' LID-to-phone pairs of the flow conversations (`flow-lid:`, 7f134b5).
  */
-const LISTINGS = 7
+const LISTINGS = 8
 
 type Entries = Array<[key: string, json: string]>
 
