@@ -276,7 +276,8 @@ export class DeviceSession {
     }
     const delay = backoffDelay(this.attempts++, this.deps.options.reconnect, this.deps.random)
     this.slot.schedule(delay, () => this.openSocket())
-    await this.report.set(this.linking ? 'linking' : 'connecting', { reason: `${reason}; reconnecting in ${Math.ceil(delay / 1000)} s` })
+    // Paired (the phone scanned or entered the code): the device is linked and reconnecting, never offered to a new link that would wipe it.
+    await this.report.set(this.linking && !paired ? 'linking' : 'connecting', { reason: `${reason}; reconnecting in ${Math.ceil(delay / 1000)} s` })
   }
 
   /** The link failed or expired: reject a pending link() and report the session closed. */
