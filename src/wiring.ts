@@ -140,6 +140,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
         // Another connection took the session: another instance (its lease shows it), or another client.
         if (event.status.state === 'replaced') await leases.verify()
         if (event.status.connected && !elsewhere) await links.connected(event.deviceId)
+        if (['closed', 'replaced', 'logged-out'].includes(event.status.state) && !elsewhere) await links.linkEnded(event.deviceId)
         if (event.status.state === 'logged-out' && !elsewhere) await links.loggedOut(event.deviceId)
       } else if (event.type === 'qr') {
         await links.rememberQr(event.deviceId, event.qr)

@@ -60,6 +60,10 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
     awaitsCode: async (deviceId: string): Promise<boolean> => (await pairings.get(deviceId)) === true,
     /** The device's current QR string, if one is fresh. */
     currentQr: async (deviceId: string): Promise<string | undefined> => (await qrs.get(deviceId))?.qr,
+    /** Forget the QR of a link that ended unscanned (its QR codes ran out, it timed out, was cancelled or refused): no phone can scan it, the page asks for a fresh one. */
+    async linkEnded(deviceId: string): Promise<void> {
+      await qrs.remove(deviceId)
+    },
     /** Forget the QR of a device that connected, and spend its links: they never show a QR again. */
     async connected(deviceId: string): Promise<void> {
       await Promise.all([qrs.remove(deviceId), pairings.remove(deviceId)])
