@@ -28,7 +28,7 @@ export interface Device {
   phone?: string
   connected: boolean
   state: SessionState
-  /** Linked once and not logged out since: resumed when the gateway starts. */
+  /** Linked once and not logged out (nor linked anew) since: resumed when the gateway starts. */
   linked: boolean
   /** Hashes of the QR share link tokens. */
   shareTokens: string[]
@@ -261,7 +261,8 @@ export function createDevices(
         d.state = status.state
         if (status.phone) d.phone = status.phone
         if (status.state === 'open') d.linked = true
-        if (status.state === 'logged-out') d.linked = false
+        // A new link began (operation 3 or 4 on a device replaced, refused or logged out): what it was linked with is gone, until this link opens.
+        if (status.state === 'logged-out' || status.state === 'linking') d.linked = false
       })
       if (device) events.emit('device-status', { deviceId, accountId: device.accountId, status })
     },
