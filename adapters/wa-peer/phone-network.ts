@@ -116,7 +116,11 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     const number = digits(phone)
     const wanted = typeof profile.lid === 'string' ? profile.lid.replace(/@lid$/, '') : undefined
     if (wanted !== undefined && !/^\d{5,20}$/.test(wanted)) throw new TransportError('invalid', 'lid must be <digits>@lid')
-    const known = this.peer.phones().find(p => p.pn === number)
+    const phones = this.peer.phones()
+    // The peer finds an account by number or LID in one table: another phone's LID or number would take over its messages.
+    const owner = wanted === undefined ? undefined : phones.find(p => p.pn !== number && (p.lid === `${wanted}@lid` || p.pn === wanted))
+    if (owner) throw new TransportError('invalid', `${wanted}@lid is the ${owner.pn === wanted ? 'number' : 'LID'} of another phone`)
+    const known = phones.find(p => p.pn === number)
     if (known && wanted && known.lid !== `${wanted}@lid`)
       throw new TransportError('invalid', `${number} already has the LID ${known.lid}: register it before its first use`)
     const handset = known ?? this.peer.phone(number, wanted ? { lid: wanted } : {})
