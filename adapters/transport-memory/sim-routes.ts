@@ -55,7 +55,9 @@ export function simulatorRoutes(network: PhoneNetwork, options: SimulatorRoutesO
   })
 
   router.get('/inbox/:phone', ctx => {
-    ctx.body = network.inbox(ctx.params.phone)
+    const phone = parsePhone(ctx.params.phone)
+    if (!phone) throw new SimError(400, `not a phone number: ${ctx.params.phone}`)
+    ctx.body = network.inbox(phone)
   })
 
   router.get('/invite/:groupId', ctx => {

@@ -1,12 +1,21 @@
-import { array, boolean, enums, literal, nonempty, number, object, optional, refine, string } from 'superstruct'
+import { array, boolean, coerce, enums, literal, nonempty, number, object, optional, refine, string } from 'superstruct'
 import { coerceWhen, isBoolean, isNumber, isString, isStringOrNumber } from 'zapgate/adapter-kit'
 import type { Struct } from 'superstruct'
+import { parsePhone } from './addresses.ts'
 
-/** A phone number field: a string (or a JSON number) of digits, `+` allowed. */
+/**
+ * A phone number field: a string (or a JSON number) the network reads as a phone number (5 to 20
+ * digits; `+`, spaces, dashes, brackets, dots and `@s.whatsapp.net` allowed), handed on as its digits:
+ * every PhoneNetwork gets the same number, and none makes a phone of what is no number.
+ */
 const Phone = refine(
-  coerceWhen(string(), isNumber, n => String(n)),
+  coerce(
+    coerceWhen(string(), isNumber, n => String(n)),
+    string(),
+    v => parsePhone(v) ?? v,
+  ),
   'phone',
-  v => /^\+?[\d\s\-().]{5,30}$/.test(v.trim()),
+  v => parsePhone(v) === v || `not a phone number: ${v}`,
 )
 /** A number field that may arrive as a string (form bodies). */
 const Num = refine(
