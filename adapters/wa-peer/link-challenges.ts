@@ -6,6 +6,11 @@ export interface WatchedTransport {
   transport: Transport
   /** The QR (latest refresh) or pairing code the device shows now; undefined once it linked or never asked. */
   challengeOf(deviceId: string): LinkChallenge | undefined
+  /**
+   * The device that shows the QR text or pairing code `shown` now (a QR by its keys, the same in
+   * each refresh of one link), for scans by QR or code; undefined when no device shows it.
+   */
+  deviceShowing(shown: string): string | undefined
 }
 
 /**
@@ -34,5 +39,16 @@ export function watchLinkChallenges(transport: Transport): WatchedTransport {
       return typeof value === 'function' ? value.bind(target) : value
     },
   })
-  return { transport: watched, challengeOf: deviceId => challenges.get(deviceId) }
+  const deviceShowing = (shown: string) => {
+    for (const [deviceId, challenge] of challenges) {
+      if (challenge.kind === 'qr' ? qrKeys(challenge.qr) === qrKeys(shown) : challenge.code === shown) return deviceId
+    }
+    return undefined
+  }
+  return { transport: watched, challengeOf: deviceId => challenges.get(deviceId), deviceShowing }
+}
+
+/** A QR text without its ref (`ref,noise key,identity key,secret...`): what each refresh of one link keeps. */
+function qrKeys(qr: string): string {
+  return qr.slice(qr.indexOf(',') + 1)
 }

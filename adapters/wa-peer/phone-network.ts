@@ -13,6 +13,8 @@ export interface PeerPhoneNetworkOptions {
    * appkey; absent on a peer server (apart from the gateway), where scans go by `{qr}` or `{code}`.
    */
   challengeOf?(deviceId: string): LinkChallenge | undefined
+  /** The gateway's device that shows a QR text or pairing code now (`WatchedTransport.deviceShowing`): a scan by QR or code is then unlinked by appkey too. */
+  deviceShowing?(shown: string): string | undefined
 }
 
 /**
@@ -40,9 +42,10 @@ export class PeerPhoneNetwork implements PhoneNetwork {
           ? { kind: 'qr' as const, qr: target.qr }
           : { kind: 'code' as const, code: target.code }
     const handset = this.peer.phone(digits(phone))
+    const deviceId = 'deviceId' in target ? target.deviceId : this.options.deviceShowing?.(challenge.kind === 'qr' ? challenge.qr : challenge.code)
     try {
       const device = challenge.kind === 'qr' ? await handset.scan(challenge.qr) : await handset.enterCode(challenge.code)
-      if ('deviceId' in target) this.linked.set(target.deviceId, device.jid)
+      if (deviceId !== undefined) this.linked.set(deviceId, device.jid)
       return 'deviceId' in target ? target.deviceId : device.jid
     } catch (err) {
       const message = err instanceof Error ? err.message : String(err)
