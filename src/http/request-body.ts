@@ -26,7 +26,9 @@ export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: n
       try {
         state.mediaHold = deps.mediaBudget.hold(Number(declared))
       } catch (err) {
-        ctx.req.resume()
+        // A forward refused so is still remembered once its body is seen to be signed: never run if played again (receive.ts).
+        if (readForwarded) readForwarded.refusedUnread(ctx)
+        else ctx.req.resume()
         throw err
       }
     }

@@ -1,6 +1,7 @@
+import { createHash } from 'node:crypto'
 import type { Context } from 'koa'
 import { GatewayError } from '../../errors.ts'
-import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward } from './signature.ts'
+import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward, type ForwardSigned } from './signature.ts'
 import { isPlainObject, isSpent, parseJson, readBodyBytes } from '../json-body.ts'
 import { requestState } from '../request-state.ts'
 import { NOT_HOLDER_HEADER } from './send.ts'
@@ -10,7 +11,7 @@ export function forwardedBodyLimit(limitBytes: number): number {
   return 2 * limitBytes + 64 * 1024
 }
 
-/** Read a forwarded request (`x-zapgate-forwarded-by`): its raw body checked before parsing (docs/scaling.md), else 403; marked `forwardedFrom`. */
+/** Read a forwarded request (`x-zapgate-forwarded-by`): its raw body checked before parsing (docs/scaling.md), else 403; marked `forwardedFrom`. `refusedUnread` drains a request refused before its body was read. */
 export function forwardedRequestReader(secret: string | Buffer, limitBytes: number, instanceId: string, toleranceMs = FORWARD_TOLERANCE_MS) {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
   if (instanceId === '') throw new Error('the instance id is empty')
@@ -20,23 +21,30 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
   let oldest: Iterator<[string, number]> | undefined
   let next: [string, number] | undefined
   const limit = forwardedBodyLimit(limitBytes)
-  return async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {
+  /** A forward's verdict: its signature checked, and remembered when `ok` and new (else `replayed`). */
+  const admit = (ctx: Context, body: ForwardSigned['body']): string => {
+    const headers = ctx.req.headers
+    const now = Date.now()
+    for (; (next ??= (oldest ??= seen.entries()).next().value) !== undefined && next[1] <= now; next = undefined) seen.delete(next[0])
+    if (next === undefined) oldest = undefined // read to the end: a finished iterator sees no later entry
+    const verdict = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, now, toleranceMs)
+    if (verdict !== 'ok') return verdict
+    // Remembered as its bytes: the base64url text of one signature has variants (padding, the last character's unused bits).
+    const signature = Buffer.from(headers[ForwardHeaders.signature] as string, 'base64url').toString('base64url')
+    if (seen.has(signature)) return 'replayed'
+    // Kept past the last moment its timestamp passes (at most `toleranceMs` ahead of now), in arrival order for the prune above.
+    seen.set(signature, now + 2 * toleranceMs + 1)
+    return verdict
+  }
+  const readForwarded = async function readForwarded(ctx: Context): Promise<Record<string, unknown> | undefined> {
     const headers = ctx.req.headers
     const from = headers[ForwardHeaders.forwardedBy]
     if (typeof from !== 'string' || from === '') return undefined
     const body = await bodyBytes(ctx, limit)
-    const now = Date.now()
-    for (; (next ??= (oldest ??= seen.entries()).next().value) !== undefined && next[1] <= now; next = undefined) seen.delete(next[0])
-    if (next === undefined) oldest = undefined // read to the end: a finished iterator sees no later entry
-    let verdict: string = verifyForward(secret, { receiver: instanceId, method: ctx.method, path: ctx.originalUrl, headers, body }, now, toleranceMs)
-    // Remembered as its bytes: the base64url text of one signature has variants (padding, the last character's unused bits).
-    const signature = verdict === 'ok' ? Buffer.from(headers[ForwardHeaders.signature] as string, 'base64url').toString('base64url') : ''
-    if (verdict === 'ok' && seen.has(signature)) verdict = 'replayed'
+    const verdict = admit(ctx, body)
     // Signed for another instance (this URL's process before a restart): refused as one that does not hold the device, so the forwarder asks again.
     if (verdict === 'wrong-destination') ctx.set(NOT_HOLDER_HEADER, '1')
     if (verdict !== 'ok') throw new GatewayError('forward-refused', { cause: new Error(`forwarded request refused: ${verdict}`) })
-    // Kept past the last moment its timestamp passes (at most `toleranceMs` ahead of now), in arrival order for the prune above.
-    seen.set(signature, now + 2 * toleranceMs + 1)
     const fields = body.length === 0 ? {} : parseJson(body)
     if (!isPlainObject(fields)) throw new GatewayError('body-not-object')
     ;(ctx.request as { body?: unknown }).body = fields
@@ -44,9 +52,30 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     requestState(ctx).forwardedFrom = { instanceId: from, ...(clientIp ? { clientIp } : {}), ...(baseUrl ? { baseUrl } : {}) }
     return fields
   }
+  /**
+   * A request refused before its body was read (the media budget's 429): its body drained; a forward's
+   * hashed as it drains (not kept) and its signature remembered once it verifies, so that the same bytes
+   * played again within the window are refused as a replay, never run after the forwarder relayed that 429.
+   */
+  const refusedUnread = (ctx: Context): void => {
+    const { req } = ctx
+    const from = req.headers[ForwardHeaders.forwardedBy]
+    if (typeof from === 'string' && from !== '' && !isSpent(req)) {
+      const digest = createHash('sha256')
+      let size = 0
+      req.on('data', (chunk: Buffer) => void ((size += chunk.length) <= limit && digest.update(chunk)))
+      req.once('end', () => void (size <= limit && admit(ctx, { sha256: digest.digest('hex') })))
+    } else if (typeof from === 'string' && from !== '') {
+      bodyBytes(ctx, limit).then(body => admit(ctx, body), ignore) // a host parser read it first
+    }
+    req.resume()
+  }
+  return Object.assign(readForwarded, { refusedUnread })
 }
 
 // --- Internal helpers ---
+
+const ignore = () => {}
 
 /** The body bytes: read from the request, or what a host bodyparser that read them first kept. */
 function bodyBytes(ctx: Context, limitBytes: number): Promise<Buffer> {

@@ -18,7 +18,8 @@ export interface ForwardSigned {
   /** Path and query as sent on the request line (`/api/create-message`, `/gw/api/x?a=1`). */
   path: string
   timestamp: number
-  body: Buffer | string
+  /** The body's bytes, or (a body hashed as it streamed by, not kept) their hex SHA-256. */
+  body: Buffer | string | { sha256: string }
   nonce?: string
   from?: string
   to?: string
@@ -81,7 +82,8 @@ export function sameBytes(given: Buffer, expected: Buffer): boolean {
 
 function hmac(secret: string | Buffer, signed: ForwardSigned): Buffer {
   if (secret.length === 0) throw new Error('the cluster secret is empty')
-  const bodyHash = hash('sha256', signed.body, 'hex')
+  const { body } = signed
+  const bodyHash = typeof body === 'string' || Buffer.isBuffer(body) ? hash('sha256', body, 'hex') : body.sha256
   const canonical = [
     'zapgate-forward-v2',
     signed.method.toUpperCase(),
