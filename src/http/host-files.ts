@@ -28,6 +28,13 @@ export async function hostUploads(ctx: Context, limitBytes: number): Promise<Map
   return uploads.size > 0 ? uploads : undefined
 }
 
+/** Whether a host's multipart parser left files on the request, where hostUploads reads them. */
+export function hasHostFiles(ctx: Context): boolean {
+  const request = ctx.request as { files?: unknown; file?: unknown }
+  const holder = ctx as { files?: unknown; file?: unknown }
+  return [request.files, holder.files, request.file, holder.file].some(found => found != null && (typeof found !== 'object' || Object.keys(found).length > 0))
+}
+
 // --- Internal helpers ---
 
 /** What a host parser's file object may hold (formidable and multer names). */

@@ -4,6 +4,7 @@ import { GatewayError } from '../../errors.ts'
 import { FORWARD_TOLERANCE_MS, ForwardHeaders, verifyForward, type ForwardSigned } from './signature.ts'
 import { isPlainObject, isSpent, parseJson, readBodyBytes } from '../json-body.ts'
 import { requestState } from '../request-state.ts'
+import { hasHostFiles } from '../host-files.ts'
 import { NOT_HOLDER_HEADER } from './send.ts'
 
 /** The largest forwarded body for a gateway limit of `limitBytes`: uploads travel as base64 and form text as JSON (escapes), so twice the limit plus the envelope. */
@@ -40,6 +41,8 @@ export function forwardedRequestReader(secret: string | Buffer, limitBytes: numb
     const headers = ctx.req.headers
     const from = headers[ForwardHeaders.forwardedBy]
     if (typeof from !== 'string' || from === '') return undefined
+    // Its uploads travel in its signed JSON (data URIs): files a host parser took from the request (made multipart on its way) were signed by nobody.
+    if (hasHostFiles(ctx)) throw new GatewayError('forward-refused', { cause: new Error('forwarded request refused: files beside its signed body') })
     const body = await bodyBytes(ctx, limit)
     const verdict = admit(ctx, body)
     // Signed for another instance (this URL's process before a restart): refused as one that does not hold the device, so the forwarder asks again.
