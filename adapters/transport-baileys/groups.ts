@@ -74,6 +74,12 @@ function toGroupInfo(metadata: GroupMetadata, inviteCode?: string): GroupInfo {
   return info
 }
 
+/** Whether the device's own account is an admin of the group `metadata` describes. */
+export function isAdmin(metadata: GroupMetadata, session: DeviceSession): boolean {
+  const me = metadata.participants?.find(p => isSelf(p.phoneNumber ?? p.id, session) || isSelf(p.id, session))
+  return Boolean(me && (me.admin === 'admin' || me.admin === 'superadmin'))
+}
+
 // --- Internal helpers ---
 
 /** Not found, not a member, gone or refused invites read as "no such group". */
@@ -84,11 +90,6 @@ async function missingAsUndefined<T>(call: Promise<T>): Promise<T | undefined> {
     if (error instanceof TransportError && (error.code === 'not-found' || error.code === 'not-admin' || error.code === 'invalid')) return undefined
     throw error
   }
-}
-
-function isAdmin(metadata: GroupMetadata, session: DeviceSession): boolean {
-  const me = metadata.participants?.find(p => isSelf(p.phoneNumber ?? p.id, session) || isSelf(p.id, session))
-  return Boolean(me && (me.admin === 'admin' || me.admin === 'superadmin'))
 }
 
 /** Whether `jid` (PN or LID) names the device's own account. */

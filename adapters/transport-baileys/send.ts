@@ -5,6 +5,7 @@ import type { Logger } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
+import { isAdmin } from './groups.ts'
 import { brazilianAlternative, isGroupJid } from './jid.ts'
 import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
 import { sameScope, scopeOf, scopeOfRef } from './message-scope.ts'
@@ -38,7 +39,7 @@ export async function sendOutgoing(deps: SendDeps, to: string, message: Outgoing
   if (message.kind === 'reaction' || message.kind === 'delete') {
     const target = await requireTarget(deps.messages, message.target)
     if (message.kind === 'reaction') return send(deps, target.key.remoteJid, { react: { text: message.emoji, key: messageKey(target.key) } })
-    if (!target.key.fromMe && !isGroupJid(target.key.remoteJid)) invalid('only the sender can delete a message in a 1:1 chat')
+    if (!target.key.fromMe) await requireAdmin(deps, target.key.remoteJid)
     const sent = await send(deps, target.key.remoteJid, { delete: messageKey(target.key) })
     // Deleted for everyone: no later reaction, delete or read names it (as on the network, where it is gone).
     await deps.messages.forget(target.key).catch(err => deps.logger.warn({ err, messageId: target.key.id }, 'could not forget a deleted message'))
@@ -156,6 +157,17 @@ async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage
   await deps.messages.remember(message, true).catch(err => deps.logger.warn({ err, messageId: id }, 'could not remember a sent message'))
   const seconds = Number(message.messageTimestamp ?? 0)
   return { id, timestamp: seconds > 0 ? seconds * 1000 : Date.now() }
+}
+
+/**
+ * Someone else's message is deleted for everyone only by a group admin (WhatsApp's admin revoke): in a 1:1
+ * chat, or in a group whose known members do not list the device as admin, the delete is `invalid` rather
+ * than sent and answered as deleted. Metadata that cannot be fetched decides nothing: the send reports its own error.
+ */
+async function requireAdmin(deps: SendDeps, chat: string): Promise<void> {
+  if (!isGroupJid(chat)) invalid('only the sender can delete a message in a 1:1 chat')
+  const metadata = await deps.session.memory.groups.lookup(chat, () => socketCall('group metadata', deps.timeoutMs, () => deps.socket.groupMetadata(chat)))
+  if (metadata && !isAdmin(metadata, deps.session)) invalid(`only the sender or a group admin can delete a member's message in ${chat}`)
 }
 
 async function requireTarget(messages: MessageStore, target: MessageRef): Promise<StoredMessage> {

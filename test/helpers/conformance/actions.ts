@@ -31,6 +31,22 @@ export function actionCases(test: Case): void {
     assertError(await send(world, { to: FRIEND, message: false, deleteID: sent }), 404, NOT_IN_CHAT)
   })
 
+  test("operation 13: a group member's message, in a group where the device is no admin, is refused 400 and not deleted", async world => {
+    const created = await world.post('/_sim/groups', { creator: FRIEND, subject: 'Sem admin', members: [SHOP, OTHER] })
+    assert.equal(created.status, 200, created.text)
+    const group = created.body.group.id
+    const theirs = await phoneSends(world, { from: FRIEND, to: group, type: 'text', text: 'não apague' })
+    await hooks(world, [theirs])
+    assertError(await send(world, { to: group, message: 'false', deleteID: theirs }), 400, 'Mensagem recusada pela rede.')
+    const mine = assertOk(await send(world, { to: group, message: 'depois' })).id
+    await arrived(world, OTHER, mine)
+    assert.deepEqual(
+      (await inbox(world, OTHER)).filter(entry => entry.type === 'delete'),
+      [],
+      'no deletion reached the members',
+    )
+  })
+
   test('operation 14: mark as read sends a read receipt to the sender; 404 for a message of another chat', async world => {
     const received = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'text', text: 'leia' })
     await hooks(world, [received])
