@@ -6,7 +6,7 @@ import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
 import { isAdmin } from './groups.ts'
-import { brazilianAlternative, isGroupJid } from './jid.ts'
+import { brazilianAlternative, isGroupJid, isLidJid, normalizeJid } from './jid.ts'
 import { messageKey, type MessageStore, type StoredMessage } from './message-store.ts'
 import { sameScope, scopeOf, scopeOfRef } from './message-scope.ts'
 import type { DeviceSession } from './session/session.ts'
@@ -37,7 +37,7 @@ interface SendDeps {
 export async function sendOutgoing(deps: SendDeps, to: string, message: OutgoingMessage): Promise<SentMessage> {
   validateOutgoing(message)
   if (message.kind === 'reaction' || message.kind === 'delete') {
-    const target = await requireTarget(deps.messages, message.target)
+    const target = await requireTarget(deps, message.target)
     if (message.kind === 'reaction') return send(deps, target.key.remoteJid, { react: { text: message.emoji, key: messageKey(target.key) } })
     if (!target.key.fromMe) await requireAdmin(deps, target.key.remoteJid)
     const sent = await send(deps, target.key.remoteJid, { delete: messageKey(target.key) })
@@ -69,7 +69,8 @@ export async function markRead(deps: Pick<SendDeps, 'socket' | 'messages' | 'tim
   const all = await deps.messages.all(target.id)
   // Named by its chat, or (a group message) by its sender's number, as the API's `to` names it: the receipt goes to the group either way.
   const bySender = all.filter(({ key }) => sentInGroupBy(key, target.chat))
-  const stored = pick(all, { ...target, fromMe: false }) ?? pick(bySender, { id: target.id, chat: '', fromMe: false }) // chat '': any, bySender named it
+  const phones = await lidPhones(deps.socket, [target.chat, ...all.map(({ key }) => key.remoteJid)])
+  const stored = pick(all, { ...target, fromMe: false }, phones) ?? pick(bySender, { id: target.id, chat: '', fromMe: false }) // chat '': any, bySender named it
   if (!stored) throw new TransportError('not-found', `no received message ${target.id} in that chat, or several (senders)`)
   if (isGroupJid(stored.key.remoteJid) && !stored.key.participant) throw new TransportError('not-found', `the sender of ${target.id} is unknown`)
   await socketCall('read receipt', deps.timeoutMs, () => deps.socket.readMessages([{ ...messageKey(stored.key), fromMe: false }]))
@@ -170,8 +171,9 @@ async function requireAdmin(deps: SendDeps, chat: string): Promise<void> {
   if (metadata && !isAdmin(metadata, deps.session)) invalid(`only the sender or a group admin can delete a member's message in ${chat}`)
 }
 
-async function requireTarget(messages: MessageStore, target: MessageRef): Promise<StoredMessage> {
-  const stored = pick(await messages.all(target.id), target)
+async function requireTarget(deps: SendDeps, target: MessageRef): Promise<StoredMessage> {
+  const all = await deps.messages.all(target.id)
+  const stored = pick(all, target, await lidPhones(deps.socket, [target.chat, ...all.map(({ key }) => key.remoteJid)]))
   if (!stored) throw new TransportError('not-found', `no message ${target.id} of that chat known to this device, or several`)
   return stored
 }
@@ -184,8 +186,8 @@ async function requireTarget(messages: MessageStore, target: MessageRef): Promis
  * they all are (one scope, message-scope.ts: the first record of it). When they are several (two group
  * members, or an own message and a contact's copy of its id), undefined: the caller cannot tell which.
  */
-function pick(stored: StoredMessage[], target: MessageRef): StoredMessage | undefined {
-  const named = stored.filter(({ key }) => inChat(key, target.chat) && (!target.participant || sameScope(scopeOf(key), scopeOfRef(target))))
+function pick(stored: StoredMessage[], target: MessageRef, phones = new Map<string, string>()): StoredMessage | undefined {
+  const named = stored.filter(({ key }) => inChat(key, target.chat, phones) && (!target.participant || sameScope(scopeOf(key), scopeOfRef(target))))
   const own = named.find(message => message.key.fromMe)
   if (own && target.fromMe === true) return own
   const candidates = target.fromMe === false ? named.filter(message => !message.key.fromMe) : named
@@ -196,13 +198,30 @@ function pick(stored: StoredMessage[], target: MessageRef): StoredMessage | unde
 /**
  * Whether a remembered key belongs to the chat the caller named (`MessageRef.chat`: phone digits, a
  * `<digits>@lid` or a group id; none: any chat; a Brazilian mobile number also names its other form, with
- * or without the ninth digit, as the send resolved it). A target of another chat is not found, as on
- * the network: a reaction or read receipt never goes to a chat other than the one the caller named.
+ * or without the ninth digit, as the send resolved it; a LID also names the phone `phones` maps it to,
+ * either side). A target of another chat is not found, as on the network: a reaction or read receipt
+ * never goes to a chat other than the one the caller named.
  */
-function inChat(key: StoredMessage['key'], chat: string | undefined): boolean {
+function inChat(key: StoredMessage['key'], chat: string | undefined, phones: Map<string, string>): boolean {
   if (!chat) return true
   if (isGroupJid(chat) || isGroupJid(key.remoteJid)) return key.remoteJid === chat
-  return [key.remoteJid, key.remoteJidAlt].some(jid => namesPhone(jid, chat))
+  const named = [chat, phones.get(chat)]
+  const forms = [key.remoteJid, key.remoteJidAlt, phones.get(normalizeJid(key.remoteJid))]
+  return named.some(form => !!form && forms.some(jid => namesPhone(jid, form)))
+}
+
+/**
+ * The phone JID of each LID among `jids` as the socket's LID mappings know it (their store: no network
+ * query), so that a 1:1 chat named by the contact's LID (the webhook's `fromLid`) finds a message sent
+ * to its phone, and a chat named by the phone one sent to (or received from) its LID.
+ */
+async function lidPhones(socket: SocketLike, jids: (string | undefined)[]): Promise<Map<string, string>> {
+  const phones = new Map<string, string>()
+  for (const lid of new Set(jids.filter(isLidJid).map(normalizeJid))) {
+    const phone = await socket.signalRepository?.lidMapping.getPNForLID(lid).catch(() => null)
+    if (phone) phones.set(lid, normalizeJid(phone))
+  }
+  return phones
 }
 
 /** Whether a remembered key is a group message whose sender is the phone (or `<digits>@lid`) `chat` names. */

@@ -5,6 +5,8 @@ import type { Case } from './suite.ts'
 import { arrived, FRIEND, hooks, inbox, OTHER, phoneSends, send, SHOP } from './world.ts'
 
 const NOT_IN_CHAT = 'Mensagem não encontrada nesta conversa.'
+/** A phone that shows the device its LID (a phone of its own: the other cases see FRIEND and OTHER by number only). */
+const WITH_LID = '5511955550005'
 
 /** Operations 12 to 14 (react, delete, mark as read) and the acks of a send: server ack, delivery, read, error ack. */
 export function actionCases(test: Case): void {
@@ -45,6 +47,19 @@ export function actionCases(test: Case): void {
       [],
       'no deletion reached the members',
     )
+  })
+
+  test("operations 12 and 13: the device's own message is found by the contact's LID (the webhook's fromLid) as to, and one sent to the LID by the phone", async world => {
+    const lid = (await world.post('/_sim/phones', { phone: WITH_LID, lid: true })).body.lid
+    const [hook] = await hooks(world, [await phoneSends(world, { from: WITH_LID, to: SHOP, type: 'text', text: 'meu LID' })])
+    assert.deepEqual([hook.chat, hook.fromLid], [WITH_LID, lid])
+    const toPhone = assertOk(await send(world, { to: WITH_LID, message: 'ao número' })).id
+    const toLid = assertOk(await send(world, { to: lid, message: 'ao LID' })).id
+    await arrived(world, WITH_LID, toLid)
+    const reaction = assertOk(await send(world, { to: lid, reactionMessage: 'true', message: '👍', id: toPhone }))
+    assert.deepEqual(await arrived(world, WITH_LID, reaction.id), { id: reaction.id, from: SHOP, type: 'reaction', target: toPhone, emoji: '👍' })
+    const deleted = assertOk(await send(world, { to: `+${WITH_LID}`, message: 'false', deleteID: toLid }))
+    assert.deepEqual(await arrived(world, WITH_LID, deleted.id), { id: deleted.id, from: SHOP, type: 'delete', target: toLid })
   })
 
   test('operation 14: mark as read sends a read receipt to the sender; 404 for a message of another chat', async world => {
