@@ -1,7 +1,7 @@
 import type { proto, WAMessage, WAMessageKey } from '@whiskeysockets/baileys'
 import type { MediaRef, Storage } from 'zapgate'
 import { KeyedLock, supportsAtomic } from 'zapgate/adapter-kit'
-import { sameScope, scopeOf, scopeOfRef } from './message-scope.ts'
+import { sameScope, scopeOf, scopeOfRef, type MessageScope } from './message-scope.ts'
 import type { BaileysModule } from './types.ts'
 
 /** A remembered message: its key as the network knows it, and (for own sends and media) its content. */
@@ -71,6 +71,11 @@ export class MessageStore {
   /** Forget a message (deleted for everyone): it is found no more; others with its id stay. */
   async forget(key: StoredKey): Promise<void> {
     await this.update(key.id, records => records.filter(stored => !sameKey(stored.key, key)))
+  }
+
+  /** Forget the messages with this id of one scope (message-scope.ts: deleted for everyone by their sender); others with the id stay. */
+  async forgetScope(id: string, scope: MessageScope): Promise<void> {
+    await this.update(id, records => records.filter(stored => !sameScope(scopeOf(stored.key), scope)))
   }
 
   /**

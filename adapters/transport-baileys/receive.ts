@@ -5,7 +5,7 @@ import type { IncomingContent, IncomingMessage, MediaKind, TransportEvent } from
 import type { Logger } from 'zapgate'
 import { withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
-import { isIgnoredJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
+import { isGroupJid, isIgnoredJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
 import { sameScope, scopeOf } from './message-scope.ts'
 import { MAX_PER_ID, type MessageStore } from './message-store.ts'
 import { readAll } from './http-get.ts'
@@ -110,6 +110,7 @@ async function report(
   const withBytes = download && media ? await inlineMedia(deps, session, socket, message, content) : content
   const incoming = await describeMessage(message, withBytes, session.self(), lid => lidToPhone(socket, lid))
   await deps.emit({ type: 'message', deviceId: deps.deviceId, message: incoming })
+  if (content.kind === 'delete') await forgetRevoked(deps, socket, message, content.target)
   await deps.messages
     .remember(withChatPhone(message, incoming), media)
     .catch(err => deps.logger.warn({ err, messageId: message.key.id }, 'could not remember a message key'))
@@ -151,6 +152,19 @@ function withChatPhone(message: WAMessage, incoming: IncomingMessage): WAMessage
   if ((remoteJidAlt && !ownAlt) || !isLidJid(remoteJid)) return message
   const chatPhone = /^\d+$/.test(incoming.chat) ? `${incoming.chat}@s.whatsapp.net` : undefined
   return chatPhone || ownAlt ? { ...message, key: { ...message.key, remoteJidAlt: chatPhone } } : message
+}
+
+/**
+ * A message deleted for everyone is gone (as after the device's own deletes, send.ts): no later reaction, delete or
+ * read receipt names it. The revoke names its sender's own message (its scope: chat, direction, group sender), or in
+ * a group, an admin's revoke, the member its key names.
+ */
+async function forgetRevoked(deps: ReceiveDeps, socket: SocketLike, revoke: WAMessage, target: string): Promise<void> {
+  const named = deps.lib.normalizeMessageContent(revoke.message)?.protocolMessage?.key
+  const scope = scopeOf(revoke.key, await otherForms(socket, revoke.key))
+  const member = isGroupJid(revoke.key.remoteJid) && named?.participant ? normalizeJid(named.participant) : undefined
+  const deleted = member && !scope.senders.includes(member) ? { fromMe: false, chats: [normalizeJid(revoke.key.remoteJid!)], senders: [member] } : scope
+  await deps.messages.forgetScope(target, deleted).catch(err => deps.logger.warn({ err, messageId: target }, 'could not forget a message deleted for everyone'))
 }
 
 type MediaContent = Extract<IncomingContent, { kind: MediaKind }>

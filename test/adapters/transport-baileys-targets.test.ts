@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
-import { BOB, BOB_JID, waMessage } from '../helpers/baileys-fixtures.ts'
+import { BOB, BOB_JID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 /**
@@ -36,5 +36,31 @@ targets('a message deleted for everyone is forgotten: deleting or reacting to it
   await transportRejection(s.transport.send('dev', BOB, { kind: 'reaction', target: { chat: BOB, id: sent.id }, emoji: '👍' }), 'not-found')
   await s.transport.stop()
 })
+
+targets(
+  "a group message deleted for everyone by its sender, or by an admin, is forgotten: a reaction or read receipt is not-found; another member's message with the id stays",
+  async () => {
+    const s = await linkedBaileys()
+    const admin = `${CAROL}@s.whatsapp.net`
+    const revoke = (from: string, id: string, participant: string) =>
+      waMessage({ chat: GROUP, participant: from, message: { protocolMessage: { type: 0, key: { remoteJid: GROUP, fromMe: false, id, participant } } } })
+    const own = waMessage({ chat: GROUP, participant: BOB_JID, message: { conversation: 'apago eu' } })
+    const removed = waMessage({ chat: GROUP, participant: BOB_JID, message: { conversation: 'o admin apaga' } })
+    const kept = waMessage({ chat: GROUP, participant: admin, id: removed.key.id!, message: { conversation: 'mesmo id, outro membro' } })
+    await s.fake.deliver('dev', [own, removed, kept])
+    await s.fake.deliver('dev', [revoke(BOB_JID, own.key.id!, BOB_JID), revoke(admin, removed.key.id!, BOB_JID)])
+    await transportRejection(s.transport.send('dev', GROUP, { kind: 'reaction', target: { chat: GROUP, id: own.key.id! }, emoji: '👍' }), 'not-found')
+    await transportRejection(s.transport.markRead('dev', { chat: BOB, id: own.key.id! }), 'not-found')
+    await transportRejection(s.transport.markRead('dev', { chat: BOB, id: removed.key.id! }), 'not-found')
+    await s.transport.markRead('dev', { chat: GROUP, id: kept.key.id! })
+    const reads = s.fake.current('dev').calls.filter(c => c.method === 'readMessages')
+    assert.equal(
+      reads.map(c => c.args[0]),
+      [[{ remoteJid: GROUP, fromMe: false, id: kept.key.id, participant: admin }]],
+      "the other member's message is still read",
+    )
+    await s.transport.stop()
+  },
+)
 
 targets.run()

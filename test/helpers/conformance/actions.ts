@@ -72,6 +72,14 @@ export function actionCases(test: Case): void {
     assertError(await send(world, { to: OTHER, markRead: received }), 404, NOT_IN_CHAT)
   })
 
+  test('operations 12 and 14: a message its sender deleted for everyone (the Deletada webhook) is gone: a reaction or read receipt is 404', async world => {
+    const gone = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'text', text: 'vou apagar' })
+    await hooks(world, [gone])
+    await hooks(world, [await phoneSends(world, { from: FRIEND, to: SHOP, type: 'delete', target: gone })])
+    assertError(await send(world, { to: FRIEND, reactionMessage: 'true', message: '👍', id: gone }), 404, NOT_IN_CHAT)
+    assertError(await send(world, { to: FRIEND, markRead: gone }), 404, NOT_IN_CHAT)
+  })
+
   test('acks: each send answers once the network took the message (its own id); the phone gets them in order', async world => {
     const ids: string[] = []
     for (const text of ['um', 'dois', 'três']) ids.push(assertOk(await send(world, { to: FRIEND, message: text })).id)
