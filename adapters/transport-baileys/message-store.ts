@@ -11,6 +11,8 @@ export interface StoredMessage {
   content?: string
   /** Milliseconds since the epoch. */
   timestamp?: number
+  /** A reaction or a deletion (protocol message): kept for Baileys' retries and the duplicate check, never a target of one. */
+  action?: true
 }
 
 /** The parts of a message key the adapter needs again (delete, react, read receipts, re-upload). */
@@ -56,6 +58,8 @@ export class MessageStore {
     if (withContent && message.message) record.content = Buffer.from(this.lib.proto.Message.encode(message.message).finish()).toString('base64')
     const seconds = Number(message.messageTimestamp ?? 0)
     if (seconds > 0) record.timestamp = seconds * 1000
+    const content = this.lib.normalizeMessageContent(message.message)
+    if (content?.reactionMessage || content?.protocolMessage) record.action = true
     await this.update(key.id, records => {
       const others = records.filter(stored => !sameKey(stored.key, key))
       return others.length >= MAX_PER_ID ? undefined : [...others, record]

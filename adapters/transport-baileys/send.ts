@@ -179,7 +179,8 @@ async function requireTarget(deps: SendDeps, target: MessageRef): Promise<Stored
 }
 
 /**
- * The remembered message a MessageRef names among those with its id. Ids are the sender's choice (any
+ * The remembered message a MessageRef names among those with its id (never a reaction or deletion: no message to
+ * react to, delete or read, as on the network). Ids are the sender's choice (any
  * chat, group member or the device itself may use one), so only those of the named chat (and sender,
  * when `participant` is given) count: for a delete (`fromMe` true) the device's own message first (one
  * id is one own message); for a read receipt (`fromMe` false) received ones only; then the message
@@ -187,7 +188,9 @@ async function requireTarget(deps: SendDeps, target: MessageRef): Promise<Stored
  * members, or an own message and a contact's copy of its id), undefined: the caller cannot tell which.
  */
 function pick(stored: StoredMessage[], target: MessageRef, phones = new Map<string, string>()): StoredMessage | undefined {
-  const named = stored.filter(({ key }) => inChat(key, target.chat, phones) && (!target.participant || sameScope(scopeOf(key), scopeOfRef(target))))
+  const named = stored.filter(
+    ({ key, action }) => !action && inChat(key, target.chat, phones) && (!target.participant || sameScope(scopeOf(key), scopeOfRef(target))),
+  )
   const own = named.find(message => message.key.fromMe)
   if (own && target.fromMe === true) return own
   const candidates = target.fromMe === false ? named.filter(message => !message.key.fromMe) : named

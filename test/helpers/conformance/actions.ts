@@ -80,6 +80,19 @@ export function actionCases(test: Case): void {
     assertError(await send(world, { to: FRIEND, markRead: gone }), 404, NOT_IN_CHAT)
   })
 
+  test("operations 12 to 14: a reaction is no message to react to, delete or mark as read (404), the device's or the phone's", async world => {
+    const sent = assertOk(await send(world, { to: FRIEND, message: 'reaja' })).id
+    await arrived(world, FRIEND, sent)
+    const mine = assertOk(await send(world, { to: FRIEND, reactionMessage: 'true', message: '👍', id: sent })).id
+    await arrived(world, FRIEND, mine)
+    const theirs = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'reaction', target: sent, emoji: '😂' })
+    await hooks(world, [theirs])
+    assertError(await send(world, { to: FRIEND, reactionMessage: 'true', message: '❤️', id: mine }), 404, NOT_IN_CHAT)
+    assertError(await send(world, { to: FRIEND, message: 'false', deleteID: mine }), 404, NOT_IN_CHAT)
+    assertError(await send(world, { to: FRIEND, reactionMessage: 'true', message: '❤️', id: theirs }), 404, NOT_IN_CHAT)
+    assertError(await send(world, { to: FRIEND, markRead: theirs }), 404, NOT_IN_CHAT)
+  })
+
   test('acks: each send answers once the network took the message (its own id); the phone gets them in order', async world => {
     const ids: string[] = []
     for (const text of ['um', 'dois', 'três']) ids.push(assertOk(await send(world, { to: FRIEND, message: text })).id)
