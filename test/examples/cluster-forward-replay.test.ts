@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import { needing, REDIS } from '../helpers/requires.ts'
 import * as assert from 'uvu/assert'
-import { startCluster, linkDevice, type Cluster } from '../helpers/cluster.ts'
+import { startCluster, linkDevice, type Cluster, registerAccount } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { startHoldingProxy, type HoldingProxy } from '../helpers/holding-proxy.ts'
@@ -31,16 +31,7 @@ onRedis('the same bytes replayed to the instance that took the device are refuse
       proxies.push(proxy)
       cluster.instances.push(await startStandalone({ ...cluster.env, GATEWAY_ADVERTISE_URL: `http://127.0.0.1:${proxy.port}` }, port))
     }
-    const authkey = (
-      await cluster.call(0, '/api/auth', {
-        auth: 'registrar',
-        nome: 'Ana',
-        email: 'ana@example.com',
-        senha: 'senha-secreta',
-        telefone: '5511912345678',
-        plano: '1',
-      })
-    ).body.data.authkey as string
+    const authkey = await registerAccount(cluster)
     const device = await linkDevice(cluster, 0, authkey, 'alvo', PHONE)
     const holderIndex = await holderOf(cluster, device.id)
     const entry = (holderIndex + 1) % 3

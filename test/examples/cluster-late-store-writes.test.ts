@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 import * as assert from 'uvu/assert'
-import { startCluster, linkDevice } from '../helpers/cluster.ts'
+import { startCluster, linkDevice, registerAccount } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
 import { startHoldingProxy } from '../helpers/holding-proxy.ts'
@@ -36,16 +36,7 @@ for (const backend of backends) {
     const receiver = await startReceiver()
     const cluster = await startCluster(target.toString(), 1)
     try {
-      const authkey = (
-        await cluster.call(0, '/api/auth', {
-          auth: 'registrar',
-          nome: 'Ana',
-          email: 'ana@example.com',
-          senha: 'senha-secreta',
-          telefone: '5511912345678',
-          plano: '1',
-        })
-      ).body.data.authkey as string
+      const authkey = await registerAccount(cluster)
       await linkDevice(cluster, 0, authkey, 'loja', PHONE, receiver.url)
       const ids: string[] = []
       const receive = async (i: number) =>

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import { needing, REDIS } from '../helpers/requires.ts'
 import * as assert from 'uvu/assert'
-import { startCluster, deviceState, linkDevice, qrText } from '../helpers/cluster.ts'
+import { startCluster, deviceState, linkDevice, qrText, registerAccount } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
 import { startReceiver } from '../helpers/receiver.ts'
@@ -19,16 +19,7 @@ const onRedis = needing(test, REDIS, 'the new-device placement test')
 onRedis('12 devices linked round-robin through 3 instances end 4 ± 1 on each', async () => {
   const cluster = await startCluster(REDIS.value!, 3)
   try {
-    const authkey = (
-      await cluster.call(0, '/api/auth', {
-        auth: 'registrar',
-        nome: 'Ana',
-        email: 'ana@example.com',
-        senha: 'senha-secreta',
-        telefone: '5511912345678',
-        plano: '1',
-      })
-    ).body.data.authkey as string
+    const authkey = await registerAccount(cluster)
     const qrs: string[] = []
     for (let d = 0; d < 12; d++) {
       const created = await cluster.call(d, '/api/v2/qrcode', { authkey, setAppkey: `p${d}` })
@@ -56,15 +47,7 @@ onRedis('a device linked while an instance stops gracefully is made on one that 
   // The stop flushes the webhook outbox: a receiver answering in 8 s keeps the leaving instance registered meanwhile.
   const receiver = await startReceiver(() => ({ status: 200, delayMs: 8_000 }))
   try {
-    const registered = await cluster.call(0, '/api/auth', {
-      auth: 'registrar',
-      nome: 'Ana',
-      email: 'ana@example.com',
-      senha: 'senha-secreta',
-      telefone: '5511912345678',
-      plano: '1',
-    })
-    const authkey = registered.body.data.authkey as string
+    const authkey = await registerAccount(cluster)
     const device = await linkDevice(cluster, 0, authkey, 'loja', '5511900008200', receiver.url)
     const held = await Promise.all(cluster.instances.map(instance => cluster.health(instance)))
     const leaving = held.findIndex(h => h.devices.includes(device.id))

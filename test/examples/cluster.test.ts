@@ -3,7 +3,7 @@ import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
-import { startCluster, linkDevice, deviceState, type Cluster } from '../helpers/cluster.ts'
+import { startCluster, linkDevice, deviceState, type Cluster, registerAccount } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
 import { post, request } from '../helpers/http.ts'
@@ -27,16 +27,7 @@ for (const service of [REDIS, POSTGRES]) {
     const receiver = await startReceiver()
     const cluster = await startCluster(service.value!, 3, process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {})
     try {
-      const authkey = (
-        await cluster.call(0, '/api/auth', {
-          auth: 'registrar',
-          nome: 'Ana',
-          email: 'ana@example.com',
-          senha: 'senha-secreta',
-          telefone: '5511912345678',
-          plano: '1',
-        })
-      ).body.data.authkey as string
+      const authkey = await registerAccount(cluster)
       assert.is((await request(`${cluster.instances[0]!.url}/_sim/stats`)).status, 404, 'a gateway joined to a simulator server mounts no /_sim routes')
       const byAppkey = await post(`${cluster.sim.url}/_sim/scan`, { authkey, appkey: 'd0', phone: devicePhone(0) })
       assert.is(byAppkey.status, 400, 'the simulator server has no gateway store: scan by code or QR')

@@ -7,7 +7,7 @@ import { startNpmGroup, type NpmGroup } from '../helpers/npm-group.ts'
 import { killRedis, REDIS_SERVER, startRedis } from '../helpers/redis-server.ts'
 import { needing } from '../helpers/requires.ts'
 import { post, type Answer } from '../helpers/http.ts'
-import { linkDevice, startCluster } from '../helpers/cluster.ts'
+import { linkDevice, startCluster, registerAccount } from '../helpers/cluster.ts'
 
 /**
  * Issue 27.3: the store hangs (a redis-server of this test's own, stopped with SIGSTOP; never the
@@ -74,16 +74,7 @@ withRedis(
     const redis = await startRedis(port, dir)
     const cluster = await startCluster(`redis://127.0.0.1:${port}`, 2, { GATEWAY_RATE_LIMIT: '3000/60' })
     try {
-      const authkey = (
-        await cluster.call(0, '/api/auth', {
-          auth: 'registrar',
-          nome: 'Ana',
-          email: 'ana@example.com',
-          senha: 'segredo1',
-          telefone: '5511900000000',
-          plano: '1',
-        })
-      ).body.data.authkey
+      const authkey = await registerAccount(cluster)
       for (let d = 0; d < 2; d++) await linkDevice(cluster, d, authkey, `loja${d}`, `551190000001${d}`)
       redis.kill('SIGSTOP')
       const answers: { status: number; ms: number }[] = []

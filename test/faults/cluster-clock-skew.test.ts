@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { formatWallClock } from '../../src/domain/messaging/schedule-time.ts'
-import { startCluster, linkDevice, type Cluster } from '../helpers/cluster.ts'
+import { startCluster, linkDevice, type Cluster, registerAccount } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { needing, POSTGRES, REDIS, type Service } from '../helpers/requires.ts'
@@ -51,16 +51,7 @@ for (const backend of [REDIS, POSTGRES]) {
       let current = OFFSETS[0]!
       // The second normal instance and the skewed one start together.
       let [odd] = await Promise.all([addSkewed(cluster, current), cluster.add()])
-      const authkey = (
-        await cluster.call(0, '/api/auth', {
-          auth: 'registrar',
-          nome: 'Ana',
-          email: 'ana@example.com',
-          senha: 'senha-secreta',
-          telefone: '5511912345678',
-          plano: '1',
-        })
-      ).body.data.authkey as string
+      const authkey = await registerAccount(cluster)
       for (let d = 0; d < DEVICES; d++) await linkDevice(cluster, d, authkey, `d${d}`, devicePhone(d))
       for (const offset of OFFSETS) {
         if (offset !== current) {

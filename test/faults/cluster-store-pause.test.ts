@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs'
 import { suite } from 'uvu'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import * as assert from 'uvu/assert'
-import { startCluster, linkDevice, deviceState, type Cluster } from '../helpers/cluster.ts'
+import { startCluster, linkDevice, deviceState, type Cluster, registerAccount } from '../helpers/cluster.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
 import { startReceiver } from '../helpers/receiver.ts'
@@ -46,16 +46,7 @@ withRedis(
         ...(process.env.CLUSTER_LOG_LEVEL ? { LOG_LEVEL: process.env.CLUSTER_LOG_LEVEL } : {}),
       })
       const c = cluster
-      const authkey = (
-        await c.call(0, '/api/auth', {
-          auth: 'registrar',
-          nome: 'Ana',
-          email: 'ana@example.com',
-          senha: 'senha-secreta',
-          telefone: '5511912345678',
-          plano: '1',
-        })
-      ).body.data.authkey as string
+      const authkey = await registerAccount(c)
       for (let d = 0; d < DEVICES; d++) await linkDevice(c, d, authkey, `d${d}`, devicePhone(d), receiver.url)
       const sentBefore = (await c.sim.stats()).sent
       const replacedBefore = (await c.sim.stats()).replaced

@@ -68,6 +68,16 @@ export async function startCluster(storeUrl: string, count: number, extra: Recor
   return cluster
 }
 
+/** Register the sample account (operation 1) through instance `i` of a cluster (a simulator's or a peer's); its authkey. */
+export async function registerAccount(cluster: Pick<Cluster, 'call'>, i = 0): Promise<string> {
+  const registered = await cluster.call(i, '/api/auth', REGISTRATION)
+  if (registered.status !== 200) throw new Error(`registration failed: ${registered.text}`)
+  return registered.body.data.authkey as string
+}
+
+/** The sample account the cluster tests register. */
+const REGISTRATION = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'senha-secreta', telefone: '5511912345678', plano: '1' }
+
 /** Create device `name` (operation 3) through instance `i` and link it to `phone` on the simulator by its QR. */
 export async function linkDevice(
   cluster: Cluster,

@@ -2,6 +2,7 @@ import { Webhook } from 'standardwebhooks'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { waitFor } from '../helpers/gateway.ts'
+import { registerAccount } from '../helpers/cluster.ts'
 import { post, request } from '../helpers/http.ts'
 import { linkOnPeer, startPeerCluster, type PeerCluster } from '../helpers/real-stack-cluster.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
@@ -42,16 +43,7 @@ onRedis('kill -9 of a holder: its devices log in on the others from the stored a
     },
   )
   try {
-    const authkey = (
-      await cluster.call(0, '/api/auth', {
-        auth: 'registrar',
-        nome: 'Ana',
-        email: 'ana@example.com',
-        senha: 'senha-secreta',
-        telefone: '5511912345678',
-        plano: '1',
-      })
-    ).body.data.authkey as string
+    const authkey = await registerAccount(cluster)
     for (let d = 0; d < DEVICES; d++) {
       const phoned = await post(`${cluster.sim.url}/_sim/phones`, { phone: contact(d), pushName: `Contato ${d}` })
       assert.is(phoned.status, 200, phoned.text)
