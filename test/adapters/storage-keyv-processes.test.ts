@@ -1,27 +1,18 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
-import { needing, POSTGRES, REDIS, type Service } from '../helpers/requires.ts'
+import { needing } from '../helpers/requires.ts'
+import { processStores } from '../helpers/shared-backends.ts'
 
 /** Separate node processes, each with its own connection, racing on one store (shared work shown with real processes). */
 const PROCESSES = 3
 const CONTENDERS = 30
 const TOTAL = PROCESSES * CONTENDERS
 
-const dir = mkdtempSync(join(tmpdir(), 'zapgate-processes-'))
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
-
-const stores: Array<[name: string, url: string | undefined, service?: Service]> = [
-  ['sqlite (one file)', `sqlite://${join(dir, 'shared.sqlite')}`],
-  ['redis', REDIS.value, REDIS],
-  ['postgres', POSTGRES.value, POSTGRES],
-]
+const stores = processStores('zapgate-processes-')
 
 const processes = suite('storage-keyv: separate processes on one store')
 

@@ -1,15 +1,13 @@
 import assert from 'node:assert/strict'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { flowConversations } from '../../src/domain/flows.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
-import { needing, POSTGRES, REDIS, type Service } from '../helpers/requires.ts'
+import { needing } from '../helpers/requires.ts'
+import { processStores } from '../helpers/shared-backends.ts'
 
 /**
  * A contact's text handed over more than once (a transport redelivers what it was not sure the
@@ -20,14 +18,7 @@ import { needing, POSTGRES, REDIS, type Service } from '../helpers/requires.ts'
  */
 const PROCESSES = 2
 
-const dir = mkdtempSync(join(tmpdir(), 'zapgate-agents-'))
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
-
-const stores: Array<[name: string, url: string | undefined, service?: Service]> = [
-  ['sqlite (one file)', `sqlite://${join(dir, 'shared.sqlite')}`],
-  ['redis', REDIS.value, REDIS],
-  ['postgres', POSTGRES.value, POSTGRES],
-]
+const stores = processStores('zapgate-agents-')
 
 const test = suite('agents: a redelivered text is answered once, across processes')
 

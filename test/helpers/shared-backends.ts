@@ -76,3 +76,18 @@ export function withoutAtomicSteps(storage: Storage): Storage {
     list: prefix => storage.list(prefix),
   }
 }
+
+/**
+ * The stores separate node processes can share, as `[name, url, service]`: one SQLite file (in a temp
+ * dir removed when this process exits), Redis and PostgreSQL (undefined url and their `service`, for
+ * `needing`, when REDIS_URL / POSTGRES_URL are not set).
+ */
+export function processStores(prefix: string): Array<[name: string, url: string | undefined, service?: Service]> {
+  const dir = mkdtempSync(join(tmpdir(), prefix))
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
+  return [
+    ['sqlite (one file)', `sqlite://${join(dir, 'shared.sqlite')}`],
+    ['redis', REDIS.value, REDIS],
+    ['postgres', POSTGRES.value, POSTGRES],
+  ]
+}

@@ -1,8 +1,5 @@
 import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
@@ -11,21 +8,15 @@ import { createOutboxStore, outboxKey } from '../../../src/domain/webhooks/outbo
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { lateRecord } from '../../helpers/outbox.ts'
 import { startReceiver, type Receiver } from '../../helpers/receiver.ts'
-import { needing, POSTGRES, REDIS, type Service } from '../../helpers/requires.ts'
+import { needing } from '../../helpers/requires.ts'
+import { processStores } from '../../helpers/shared-backends.ts'
 
 /**
  * Two gateway processes on one store redrive the same dead letter at once (a host's "redrive the dead
  * letters" job running in each process, two operators clicking the same letter): separate node
  * processes (test/helpers/redrive-contender.ts). What the receiver relies on: the event arrives once.
  */
-const dir = mkdtempSync(join(tmpdir(), 'zapgate-redrive-'))
-process.on('exit', () => rmSync(dir, { recursive: true, force: true }))
-
-const stores: Array<[name: string, url: string | undefined, service?: Service]> = [
-  ['sqlite (one file)', `sqlite://${join(dir, 'shared.sqlite')}`],
-  ['redis', REDIS.value, REDIS],
-  ['postgres', POSTGRES.value, POSTGRES],
-]
+const stores = processStores('zapgate-redrive-')
 
 const test = suite('Outbox: one dead letter redriven by two processes at once, or discarded while redriven')
 
