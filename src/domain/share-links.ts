@@ -31,7 +31,7 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
       for (const old of await devices.keepLast(device.id, 'shareTokens', MAX_LINKS_PER_DEVICE, tokenHash)) await forget(old)
       return token
     },
-    /** The device a token shows and whether it has connected since (`spent`); undefined when the token is unknown, revoked, expired, or spent on a device logged out since. */
+    /** The device a token shows and whether it has connected since (`spent`); undefined when the token is unknown, revoked, expired, its device being deleted, or spent on a device logged out since. */
     async resolve(token: string): Promise<{ device: Device; spent: boolean } | undefined> {
       const tokenHash = hashKey(token)
       const link = token.length <= 64 ? await links.get(tokenHash) : undefined
@@ -39,7 +39,8 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
       const [cached, spent] = await Promise.all([devices.get(link.deviceId), spentLinks.get(tokenHash)])
       // Spent on a device this process has cached as unlinked: it connected on another instance since (its status is not broadcast), or logged out: the store says which.
       const device = spent && cached && !cached.linked ? await devices.load(link.deviceId) : cached
-      const shown = device?.accountId === link.accountId && device.shareTokens.includes(tokenHash) && (device.linked || !spent)
+      // A device being deleted (a deletion cut short: only operation 6 still finds it) shows nothing: never linked again.
+      const shown = device?.accountId === link.accountId && !device.removing && device.shareTokens.includes(tokenHash) && (device.linked || !spent)
       return shown ? { device, spent: spent === true } : undefined
     },
     /** Revoke every share link of the device. */

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert'
 import { startGateway } from '../helpers/gateway.ts'
 import { memoryStorage } from '../helpers/memory-storage.ts'
 import { internalsOf } from '../../src/internals.ts'
+import { request } from '../helpers/http.ts'
 
 /**
  * Operation 6 when the store fails half-way through a deletion (after the device record is gone,
@@ -81,6 +82,23 @@ test('operation 6 again finishes a deletion cut short', async () => {
     const again = await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })
     assert.equal([again.status, again.body.message], [200, 'Dispositivo excluído com sucesso.'])
     assert.is(await internalsOf(t.gateway).devices.get(first.id), undefined)
+  } finally {
+    await t.stop()
+  }
+})
+
+test("a deletion cut short leaves no share link: the device's page answers 404 revoked and takes no lease of the device", async () => {
+  const { t, first, deleted } = await deletionCutShort()
+  try {
+    assert.is(deleted.status, 500)
+    const link: string = first.answer.body.link
+    const state = await request(`${link}/state`)
+    assert.equal([state.status, state.body], [404, { status: 404, message: 'Link inválido, expirado ou excluído.' }])
+    const page = await request(link)
+    assert.is(page.status, 404)
+    assert.match(page.text, 'Link inválido, expirado ou excluído.')
+    const health = await request(`${t.url}/health`)
+    assert.not.ok(health.body.instance.devices.includes(first.id), 'the page took the lease of a device being deleted')
   } finally {
     await t.stop()
   }
