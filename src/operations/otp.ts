@@ -27,7 +27,7 @@ export const sendOtp = defineOperation({
     const minutes = String(Math.max(1, Math.round(settings.otpTtlMs / 60_000)))
     const text = (template ?? DEFAULT_TEMPLATE).replaceAll('{code}', code).replaceAll('{minutes}', minutes)
     try {
-      await messaging.otps.rememberText(device, to, text) // before the send: the account's other devices may see it at once
+      await messaging.otps.rememberText(device, text) // before the send: the phone's other linked devices may see it at once
       const id = await messaging.messenger.perform(device, { kind: 'send', to, message: { kind: 'text', text } }, { publish: false })
       return { message: 'Código OTP enviado.', id }
     } catch (err) {

@@ -33,4 +33,24 @@ test("another account's device linked to the same phone gets the device's texts,
   assert.ok(!ctx.receiver.hooks.some(hook => hook.body.includes(`Código: ${code}`)), 'no webhook carries the code')
 })
 
+test("a code sent to the contact's LID stays off the webhook of another account's device on the phone, which names that chat by the phone", async ctx => {
+  Object.assign(ctx, await receiverWorld('watcher'))
+  const lid = ctx.t.network.registerPhone(FRIEND, { lid: true })!
+  const { authkey } = await ctx.t.register()
+  const sender = await ctx.t.linkedDevice(authkey, 'otp-sender', DEVICE_PHONE)
+  const otp = await ctx.t.post('/api/create-message', { appkey: sender.appkey, authkey, to: lid, enviarOTP: 'true', message: 'Código: {code}' })
+  assert.equal(otp.status, 200, otp.text)
+  const code = /Código: (\d{6})/.exec(JSON.stringify(ctx.t.network.inbox(FRIEND)))![1]
+  const text = await ctx.t.post('/api/create-message', { appkey: sender.appkey, authkey, to: lid, message: 'depois do código' })
+  assert.equal(text.status, 200, text.text)
+  await ctx.receiver.waitForHooks(1)
+  const payloads = ctx.receiver.verified(ctx.device.webhookSecret)
+  assert.deepEqual(
+    payloads.map(p => [p.event, p.fromMe, p.chat, p.text]),
+    [['Texto', true, FRIEND, 'depois do código']],
+    'the plain text only',
+  )
+  assert.ok(!ctx.receiver.hooks.some(hook => hook.body.includes(`Código: ${code}`)), 'no webhook carries the code')
+})
+
 test.run()

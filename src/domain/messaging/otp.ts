@@ -18,11 +18,12 @@ interface StoredOtp {
 /** One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once. */
 export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: number; maxTries: number; secret: string }) {
   const codes = new Collection<StoredOtp>(storage, lock, 'otp')
-  // The texts that carried codes, by keyed hash of sender phone, recipient and text: the account's other linked devices see each as their own (fromMe).
+  // The texts that carried codes, by keyed hash of sender phone and text: the phone's other linked devices see each as their own (fromMe).
+  // Not by recipient: they may name its chat otherwise than the send did (by the phone for a code sent to the LID, or the reverse), and the text holds a fresh code.
   const texts = new Collection<true>(storage, lock, 'otp-text')
-  const textId = (phone: string, to: string, text: string) =>
+  const textId = (phone: string, text: string) =>
     createHmac('sha256', options.secret)
-      .update(JSON.stringify([phone, to, text]))
+      .update(JSON.stringify([phone, text]))
       .digest('base64url')
   // What is left of a code's life by this host's clock, never more than a whole one (the issuer may be another host).
   const lifeLeft = (record: StoredOtp): number => Math.min(options.ttlMs, record.expiresAt - Date.now())
@@ -68,13 +69,13 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
         if (counted) return false
       }
     },
-    /** Remember that `device` sends `text` (carrying a code) to `to`, before it goes out: any device of its phone that sees it is told by isCodeText. */
-    rememberText: (device: Device, to: string, text: string): Promise<void> =>
-      device.phone ? texts.put(textId(device.phone, to, text), true, options.ttlMs) : Promise.resolve(),
+    /** Remember that `device` sends `text` (carrying a code), before it goes out: any device of its phone that sees it, in whichever chat it names, is told by isCodeText. */
+    rememberText: (device: Device, text: string): Promise<void> =>
+      device.phone ? texts.put(textId(device.phone, text), true, options.ttlMs) : Promise.resolve(),
     /** Whether a text `device` sees as its own (sent from its phone or another of its linked devices) is one that carried a code (it never reaches a webhook). */
     async isCodeText(device: Device, message: IncomingMessage): Promise<boolean> {
       if (!message.fromMe || message.content.kind !== 'text' || !device.phone) return false
-      return (await texts.get(textId(device.phone, message.chat, message.content.text))) === true
+      return (await texts.get(textId(device.phone, message.content.text))) === true
     },
     /** Drop the codes of a deleted device. */
     removeDevice: (device: Device): Promise<number> => codes.removeWithPrefix(`${device.id}:`),
