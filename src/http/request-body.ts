@@ -92,7 +92,11 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
         return readPlainJson(ctx)
       } else if ((plainJson || ctx.is('json', 'urlencoded', 'application/*+json')) && parsers.has(ctx.request.charset.toLowerCase())) {
         ;(ctx.request as { body?: unknown }).body = undefined
-        await inTime(ctx, parsers.get(ctx.request.charset.toLowerCase())!(ctx, async () => {}).catch(mapParserError))
+        const parse = parsers.get(ctx.request.charset.toLowerCase())!
+        await inTime(
+          ctx,
+          parse(ctx, async () => {}).catch((err: ParserError) => mapParserError(err, ctx.req)),
+        )
         formFieldsWithin(ctx)
         body = (ctx.request as { body?: unknown }).body
       } else {
@@ -150,8 +154,16 @@ function hasBody(ctx: Context): boolean {
   return length ? Number(length) > 0 : (headers['transfer-encoding'] ?? '') !== ''
 }
 
-/** A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included. */
-function mapParserError(err: { status?: number; type?: string; code?: unknown; body?: unknown }): never {
+/** What koa-bodyparser (co-body, raw-body, inflation) throws. */
+type ParserError = { status?: number; type?: string; code?: unknown; body?: unknown }
+
+/**
+ * A body the parser cannot read is the client's to fix (413, 415 or 400), a Content-Encoding that does not match its bytes included.
+ * The parser stops reading where it failed (raw-body pauses the stream): the rest is discarded, so a kept-alive connection can carry the next request.
+ */
+function mapParserError(err: ParserError, req: Context['req']): never {
+  req.unpipe() // from the decompressor, for a gzip, deflate or br body
+  req.resume()
   // The parser's error carries the raw body (passwords, keys), a JSON one's message the bytes around the fault: neither may reach a log as a cause.
   delete err.body
   if (err.status === 413 || err.type === 'entity.too.large') throw new GatewayError('body-too-large', { cause: err })

@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert'
 import { request as httpRequest } from 'node:http'
 import { gatewayWithDevice, type TestGateway } from '../helpers/gateway.ts'
 import { sendRaw } from '../fuzz/harness.ts'
+import { exchange, openSocket, rawPost } from '../helpers/raw-http.ts'
 
 type Ctx = { t: TestGateway; authkey: string }
 /** The body limits at their edges (docs/limits.md: the limit is accepted, one byte or one file past it refused 413) and the encodings a body may come in. */
@@ -81,6 +82,32 @@ test('a multipart body of exactly bodyLimit bytes is read; one declared a byte o
   const atLimit = await sendRaw(`${t.url}/api/developer`, multipart(LIMIT), type)
   assert.is.not(atLimit.status, 413, atLimit.text)
   assert.is((await sendRaw(`${t.url}/api/developer`, multipart(LIMIT + 1), type)).status, 413)
+})
+
+test('a body refused 413 part-way (a form, JSON in Latin-1, gzip) leaves its kept-alive connection able to carry the next request', async ({ t, authkey }) => {
+  const { gzipSync } = await import('node:zlib')
+  const { randomBytes } = await import('node:crypto')
+  const big = 'x'.repeat(1024 * 1024)
+  const bodies: [string, Buffer, string][] = [
+    ['application/x-www-form-urlencoded', Buffer.from(`authkey=${authkey}&message=${big}`), ''],
+    ['application/json; charset=iso-8859-1', Buffer.from(JSON.stringify({ authkey, message: big })), ''],
+    ['application/json', gzipSync(JSON.stringify({ authkey, message: randomBytes(1024 * 1024).toString('base64') })), 'Content-Encoding: gzip\r\n'],
+  ]
+  for (const [type, body, encoding] of bodies) {
+    const socket = await openSocket(t.url)
+    try {
+      const head = `POST /api/developer HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\n${encoding}Transfer-Encoding: chunked\r\n\r\n`
+      const refused = await exchange(socket, Buffer.concat([Buffer.from(`${head}${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]))
+      assert.match(refused, /^HTTP\/1\.1 413 /, type)
+      const next = exchange(socket, rawPost('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }))
+      let timer: NodeJS.Timeout | undefined
+      const hung = new Promise<string>(resolve => (timer = setTimeout(resolve, 10_000, 'no answer within 10 s')))
+      const answer = await Promise.race([next, hung]).finally(() => clearTimeout(timer))
+      assert.match(answer, /^HTTP\/1\.1 200 /, `${type}${encoding ? ' (gzip)' : ''}: the next request on the connection`)
+    } finally {
+      socket.destroy()
+    }
+  }
 })
 
 test.run()
