@@ -8,21 +8,25 @@ import { nestFields } from '../schema/nested-fields.ts'
 import { hostUploads } from './host-files.ts'
 import type { UploadedFile } from '../operations/operation.ts'
 import type { MediaBudget } from '../domain/messaging/media-budget.ts'
-import { forwardedRequestReader } from './forwarding/receive.ts'
+import { forwardedBodyLimit, forwardedRequestReader } from './forwarding/receive.ts'
+import { ForwardHeaders } from './forwarding/signature.ts'
 import type { ClusterRouting } from './forwarding/to-holder.ts'
 import { requestState, type ParsedBody } from './request-state.ts'
 
 /** Bodies from this size on (declared by Content-Length) count against the media budget while the request lasts. */
 const MEDIA_BODY_BYTES = 64 * 1024
 
-/** Middleware: the body parsed (bodyReader); one that may carry media holds its size of the media budget (429 past it); a forwarded one verified first. */
+/** Middleware: the body parsed (bodyReader); one that may carry media holds its size of the media budget (429 past it; one declared past its size limit is 413 instead); a forwarded one verified first. */
 export function readRequestBody(deps: { bodyLimitBytes: number; bodyTimeoutMs: number; mediaBudget: MediaBudget; cluster?: ClusterRouting }): Middleware {
   const readForwarded = deps.cluster ? forwardedRequestReader(deps.cluster.secret, deps.bodyLimitBytes, deps.cluster.instances.id) : undefined
   const readBody = bodyReader(deps.bodyLimitBytes, deps.bodyTimeoutMs, readForwarded)
+  const forwardedLimit = forwardedBodyLimit(deps.bodyLimitBytes)
   return function gatewayBody(ctx: Context, next: Next) {
     const state = requestState(ctx)
     const declared = ctx.req.headers['content-length']
-    if (declared !== undefined && declared.length >= 5 && Number(declared) >= MEDIA_BODY_BYTES) {
+    // A body declared past its limit holds nothing: the reader answers it 413 (final), never 429 (try again) while the budget is busy.
+    const largest = readForwarded && ctx.req.headers[ForwardHeaders.forwardedBy] ? forwardedLimit : deps.bodyLimitBytes
+    if (declared !== undefined && declared.length >= 5 && Number(declared) >= MEDIA_BODY_BYTES && Number(declared) <= largest) {
       try {
         state.mediaHold = deps.mediaBudget.hold(Number(declared))
       } catch (err) {

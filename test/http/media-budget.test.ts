@@ -3,6 +3,7 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { fileServer, type FileServer } from '../helpers/file-server.ts'
+import { exchange, openSocket } from '../helpers/raw-http.ts'
 
 /**
  * The media budget (issue 20.6) counts a media URL while it downloads (the largest file allowed)
@@ -89,6 +90,23 @@ test('a multipart body declaring more than bodyLimit is 413 at once: its lie nev
   liar.destroy()
   assert.is(other.status, 200, 'another send is not refused 429 meanwhile')
   assert.is(status, 413)
+})
+
+test('a body declaring more than bodyLimit while the budget is busy is 413, final, never 429 to try again', async ({ t, files, authkey }) => {
+  const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
+  while (!files.requests.includes('/lenta.png')) await new Promise(resolve => setTimeout(resolve, 10))
+  const tooLarge = String(20 * 1024 * 1024 + 1) // one byte past the default bodyLimit, 20 MB
+  const answers: string[] = []
+  for (const type of ['application/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x']) {
+    const socket = await openSocket(t.url)
+    answers.push(await exchange(socket, `POST /api/create-message HTTP/1.1\r\nHost: localhost\r\nContent-Type: ${type}\r\nContent-Length: ${tooLarge}\r\n\r\n`))
+    socket.destroy()
+  }
+  assert.is((await slow).status, 200)
+  for (const answer of answers) {
+    assert.match(answer, /^HTTP\/1\.1 413 /, answer)
+    assert.equal(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)), { status: 413, message: 'Corpo da requisição grande demais.' })
+  }
 })
 
 test('mediaBytesInFlight must be a size above 0', async () => {
