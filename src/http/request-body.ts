@@ -1,4 +1,6 @@
 import Busboy from 'busboy'
+import type { Transform } from 'node:stream'
+import { createBrotliDecompress, createUnzip } from 'node:zlib'
 import koaBodyParser from 'koa-bodyparser'
 import type { Context, Middleware, Next } from 'koa'
 import { GatewayError } from '../errors.ts'
@@ -180,6 +182,8 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
   if (isSpent(ctx.req)) return Promise.reject(new GatewayError('body-not-object'))
   // As readBodyBytes: a body declared too large is refused at once, not read for up to the body time-out holding its declared size of the media budget.
   if (Number(ctx.req.headers['content-length']) > limitBytes) return (ctx.req.resume(), Promise.reject(new GatewayError('body-too-large')))
+  const decoder = decoderFor(ctx.req.headers['content-encoding'])
+  if (decoder === null) return (ctx.req.resume(), Promise.reject(new GatewayError('body-unsupported-type')))
   return new Promise((resolve, reject) => {
     const fields: [string, unknown][] = [] // in order, a name sent twice twice (nestFields)
     const fileNames = new Map<string, string>()
@@ -188,7 +192,8 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     const fail = (err: GatewayError) => {
       if (failed) return
       failed = true
-      ctx.req.unpipe(parser)
+      ctx.req.unpipe()
+      decoder?.destroy()
       ctx.req.resume()
       reject(err)
     }
@@ -202,7 +207,7 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
         limits: { fileSize: limitBytes, fieldSize: limitBytes, files: 20, fields: 500, parts: 520 },
       })
     } catch (cause) {
-      reject(new GatewayError('body-not-object', { cause }))
+      fail(new GatewayError('body-not-object', { cause }))
       return
     }
     parser.on('field', (name, value, info) => {
@@ -235,6 +240,15 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     ctx.req.on('close', () => {
       if (!ctx.req.readableEnded) fail(new GatewayError('body-not-object'))
     })
-    ctx.req.pipe(parser)
+    // Its bytes decoded as the JSON and form parser decodes them; bytes that are not in their encoding: 400.
+    decoder?.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
+    ;(decoder ? ctx.req.pipe(decoder) : ctx.req).pipe(parser)
   })
+}
+
+/** The decoder of a body's Content-Encoding, as koa-bodyparser's (inflation) reads JSON and forms: none for identity, zlib's for gzip, deflate and br; null for any other (415). */
+function decoderFor(encoding = 'identity'): Transform | undefined | null {
+  if (encoding === 'identity') return undefined
+  if (encoding === 'gzip' || encoding === 'deflate') return createUnzip()
+  return encoding === 'br' ? createBrotliDecompress() : null
 }

@@ -70,6 +70,30 @@ test('a gzip-compressed JSON body is read', async ({ t, authkey }) => {
   assert.is(a.status, 200, a.text)
 })
 
+test('a multipart body is read in its Content-Encoding as JSON and forms are: gzip, deflate and br decoded, an unknown one 415 (never read as it came)', async ({
+  t,
+  authkey,
+}) => {
+  const { brotliCompressSync, deflateSync, gzipSync } = await import('node:zlib')
+  const part = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const multipart = Buffer.from(part('authkey', authkey) + part('message', 'loja') + part('checkDispositivo', 'true') + '--B--\r\n')
+  const send = (encoding: string, body: Buffer) =>
+    sendRaw(`${t.url}/api/developer`, body, { 'content-type': 'multipart/form-data; boundary=B', 'content-encoding': encoding })
+  for (const [encoding, body] of [
+    ['gzip', gzipSync(multipart)],
+    ['deflate', deflateSync(multipart)],
+    ['br', brotliCompressSync(multipart)],
+  ] as const) {
+    const read = await send(encoding, body)
+    assert.is(read.status, 200, `${encoding}: ${read.text}`)
+    assert.is(read.body.dispositivo.nome, 'loja')
+  }
+  const unknown = await send('compress', multipart)
+  assert.equal([unknown.status, unknown.body], [415, { status: 415, message: 'Tipo de conteúdo não suportado.' }], 'an unknown encoding')
+  const mislabelled = await send('gzip', multipart)
+  assert.equal([mislabelled.status, mislabelled.body], [400, { status: 400, message: 'Corpo da requisição inválido.' }], 'bytes that are not gzip')
+})
+
 test('a multipart body of exactly bodyLimit bytes is read; one declared a byte over is 413 at once', async ({ t, authkey }) => {
   const multipart = (size: number) => {
     const part = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
