@@ -242,6 +242,10 @@ function readMultipart(ctx: Context, limitBytes: number, uploads: Map<string, Up
     })
     // Its bytes decoded as the JSON and form parser decodes them; bytes that are not in their encoding: 400.
     decoder?.on('error', cause => fail(new GatewayError('body-not-object', { cause })))
+    // Every (decoded) byte counts against the limit, the framing and what comes before the first part too (which the parser skips):
+    // a few KiB of gzip that decode to gigabytes, or a chunked body of endless preamble, are refused at the limit, not read until the body time-out.
+    let read = 0
+    ;(decoder ?? ctx.req).on('data', (chunk: Buffer) => (read += chunk.length) > limitBytes && fail(new GatewayError('body-too-large')))
     ;(decoder ? ctx.req.pipe(decoder) : ctx.req).pipe(parser)
   })
 }

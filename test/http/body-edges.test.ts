@@ -94,6 +94,23 @@ test('a multipart body is read in its Content-Encoding as JSON and forms are: gz
   assert.equal([mislabelled.status, mislabelled.body], [400, { status: 400, message: 'Corpo da requisição inválido.' }], 'bytes that are not gzip')
 })
 
+test('a compressed multipart body that decodes past bodyLimit is 413, the bytes before its first part counted too (no decompression bomb)', async ({
+  t,
+  authkey,
+}) => {
+  const { gzipSync } = await import('node:zlib')
+  const part = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const fields = part('authkey', authkey) + part('message', 'loja') + part('checkDispositivo', 'true') + '--B--\r\n'
+  // 16 MiB of zeros before the first boundary (a preamble the parser skips) compress to about 16 KiB, well inside the limit.
+  const bomb = gzipSync(Buffer.concat([Buffer.alloc(16 * 1024 * 1024), Buffer.from(`\r\n${fields}`)]))
+  assert.ok(bomb.length < LIMIT)
+  const answer = await sendRaw(`${t.url}/api/developer`, bomb, { 'content-type': 'multipart/form-data; boundary=B', 'content-encoding': 'gzip' })
+  assert.equal([answer.status, answer.body], [413, { status: 413, message: answer.body.message }], answer.text)
+  // Not compressed, chunked (no Content-Length to refuse it by): the same preamble is counted as it comes.
+  const chunkedAnswer = await chunked(`${t.url}/api/developer`, `${'x'.repeat(2 * LIMIT)}\r\n${fields}`, { 'content-type': 'multipart/form-data; boundary=B' })
+  assert.is(chunkedAnswer, 413)
+})
+
 test('a multipart body of exactly bodyLimit bytes is read; one declared a byte over is 413 at once', async ({ t, authkey }) => {
   const multipart = (size: number) => {
     const part = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
