@@ -67,11 +67,12 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     const wakesBefore = wakes
     const device = await devices.get(item.deviceId)
     const away = device !== undefined && !(await devices.status(device)).connected
-    if (away && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
+    // A suspended or expired account's item is failed when due, its device away or not (else sent once both are back).
+    const active = accounts.active(await accounts.get(item.accountId))
+    if (away && active && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
     const claimed = await store.claim(item, options.leaseMs, liveness)
     if (!claimed) return undefined
     if (claimed.quota) return void (await store.settle(claimed)) // an add or a removal cut short (a crash, a store failure): finished here
-    const active = accounts.active(await accounts.get(claimed.accountId))
     const body = device && !away && active ? await store.body(claimed) : undefined
     if (!device || !body) {
       const why = away ? `the device was not connected within ${Math.round(options.maxWaitMs / 1000)} s of the due time` : 'action missing'
