@@ -99,7 +99,7 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
         phone: input.phone,
         planId: input.planId,
         planName: plan.name,
-        expiresOn: dateInZone(timeZone, plan.days),
+        expiresOn: addDays(dateInZone(timeZone), plan.days), // calendar days: 24-hour days would move it by one across a daylight-saving change
         passwordHash: await hashPassword(input.password),
         authkeyHash: hashKey(authkey),
         createdAt: Date.now(),
