@@ -37,7 +37,7 @@ export function sendOrSchedule<I extends { agendamento?: string }>(
   const schedule = async (input: I, context: OperationContext) => {
     // Malformed, impossible, past (beyond the clock skew allowance) or over a year ahead: refused.
     const now = Date.now()
-    const time = parseScheduleTime(input.agendamento!, context.services.settings.timeZone, now - CLOCK_SKEW_ALLOWANCE_MS)
+    const time = parseScheduleTime(input.agendamento!, context.services.settings.timeZone, now, CLOCK_SKEW_ALLOWANCE_MS)
     if (!time || time.at < now - CLOCK_SKEW_ALLOWANCE_MS || time.at > now + MAX_SCHEDULE_AHEAD_MS) throw new GatewayError('invalid-input')
     const item = await context.services.messaging.scheduler.schedule(context.device, await build(input, context), time)
     return { message: 'Mensagem agendada.', id: item.id, agendamento: item.agendamento }

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import { internalsOf } from '../../src/internals.ts'
 import type { ScheduleItem } from '../../src/domain/messaging/schedule-store.ts'
-import { FRIEND, assertOk, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
+import { FRIEND, assertError, assertOk, sendingGateway, type SendingGateway } from '../helpers/messaging.ts'
 
-const test = suite<{ g: SendingGateway }>('agendamento in an hour repeated by a daylight-saving change, asked during its second pass')
+const test = suite<{ g: SendingGateway }>('agendamento in an hour repeated by a daylight-saving change')
 
 test.after.each(async ctx => {
   await ctx.g?.stop()
@@ -47,6 +47,16 @@ test('while both occurrences are ahead, the first one is taken (as before)', asy
     items.map(i => new Date(i.dueAt).toISOString()),
     ['2027-04-03T15:45:00.000Z'],
   )
+})
+
+test('asked during the first pass, a time of the repeated hour already past is refused as past (401), not moved to its second occurrence an hour on', async ctx => {
+  const g = (ctx.g = await sendingGateway({ timeZone: 'Australia/Sydney', plans: { '1': { name: 'Longo', days: 3650 } } }))
+  // Now: 02:40 AEDT (15:40Z), the first pass; 02:30 was ten minutes ago, and comes again only after the clocks go back (16:30Z).
+  const now = Date.UTC(2027, 3, 3, 15, 40, 0)
+  assertError(await at(now, () => g.send({ to: FRIEND, message: 'dez minutos atrás', agendamento: '2027-04-04 02:30:00' })), 401, 'validation.required')
+  const items: ScheduleItem[] = []
+  for await (const [, item] of internalsOf(g.t.gateway).storage.list<ScheduleItem>('schedule:')) items.push(item)
+  assert.deepEqual(items, [])
 })
 
 test.run()

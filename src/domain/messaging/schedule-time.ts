@@ -6,10 +6,11 @@ export interface ScheduleTime {
 
 /**
  * Read `YYYY-MM-DD HH:MM:SS` (or with `T`, or without seconds) as a wall-clock time in `timeZone`: undefined when malformed, impossible
- * (2026-02-30, 24:00) or skipped by a daylight-saving change. A repeated time (clocks set back) is its first occurrence not before
- * `notBefore` (asked during the second pass of the hour, its first occurrence is past: the second is meant), else its first.
+ * (2026-02-30, 24:00) or skipped by a daylight-saving change. A repeated time (clocks set back) is its first occurrence, or its second
+ * when asked (`now`) during the second pass of the hour, the second not past by more than `skewMs` (asked during the first pass, a
+ * time of the hour already gone is past: not moved an hour on).
  */
-export function parseScheduleTime(input: string, timeZone: string, notBefore = -Infinity): ScheduleTime | undefined {
+export function parseScheduleTime(input: string, timeZone: string, now?: number, skewMs = 0): ScheduleTime | undefined {
   const match = /^\s*(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2})(?::(\d{2}))?\s*$/.exec(input)
   if (!match) return undefined
   const [year, month, day, hour, minute, second] = match.slice(1).map(v => Number(v ?? 0))
@@ -19,8 +20,11 @@ export function parseScheduleTime(input: string, timeZone: string, notBefore = -
   const text = formatWallClock(naive, 'UTC')
   // The zone's offset at the instant, tried for the offsets before and after a change.
   const candidates = [naive - offsetAt(naive - 86_400_000, timeZone), naive - offsetAt(naive + 86_400_000, timeZone)]
-  const matching = candidates.filter(at => formatWallClock(at, timeZone) === text).sort((a, b) => a - b)
-  return matching.length > 0 ? { at: matching.find(at => at >= notBefore) ?? matching[0], text } : undefined
+  const [first, again] = candidates.filter(at => formatWallClock(at, timeZone) === text).sort((a, b) => a - b)
+  if (first === undefined) return undefined
+  // The second pass: past the first occurrence, the clocks already set back (the zone's offset now is the later one).
+  const secondPass = again !== undefined && now !== undefined && now >= first && again >= now - skewMs && offsetAt(now, timeZone) === naive - again
+  return { at: secondPass ? again : first, text }
 }
 
 /** The wall-clock text (`YYYY-MM-DD HH:MM:SS`) of an instant in `timeZone`. */

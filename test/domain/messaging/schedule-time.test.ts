@@ -48,10 +48,12 @@ test('parseScheduleTime refuses a local time skipped by a daylight-saving change
   assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon')?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
 })
 
-test('parseScheduleTime takes the second occurrence of a repeated time when the first is before notBefore', () => {
-  // Europe/Lisbon 2030-10-27: 01:30 happens at 00:30Z (WEST) and again at 01:30Z (WET).
+test('parseScheduleTime takes the second occurrence of a repeated time when asked (now) during the second pass', () => {
+  // Europe/Lisbon 2030-10-27: 01:30 happens at 00:30Z (WEST) and again at 01:30Z (WET); the clocks go back at 01:00Z.
   assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 1, 0, 0))?.at, Date.UTC(2030, 9, 27, 1, 30, 0))
   assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 0, 0, 0))?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
+  // Asked during the first pass (01:40 WEST), after the first occurrence: the first, past (refused by the caller), not the second.
+  assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 0, 40, 0))?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
   // Both past: the first (refused as past by the caller).
   assert.equal(parseScheduleTime('2030-10-27 01:30:00', 'Europe/Lisbon', Date.UTC(2030, 9, 27, 2, 0, 0))?.at, Date.UTC(2030, 9, 27, 0, 30, 0))
 })
