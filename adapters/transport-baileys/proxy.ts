@@ -17,7 +17,7 @@ export function parseProxyUrl(text: string): URL | undefined {
 }
 
 /** The proxy URL for a device, from the `proxy` option (a URL for all, or a function per device). */
-export function proxyUrlFor(option: ProxyOption | undefined, deviceId: string): string | undefined {
+function proxyUrlFor(option: ProxyOption | undefined, deviceId: string): string | undefined {
   const chosen = typeof option === 'function' ? option(deviceId) : option
   if (chosen === undefined || chosen === '') return undefined
   if (typeof chosen !== 'string' || !parseProxyUrl(chosen))
@@ -30,9 +30,15 @@ export function proxyUrlFor(option: ProxyOption | undefined, deviceId: string): 
  * https-proxy-agent tunnels with CONNECT through an http(s) proxy, socks-proxy-agent through a
  * SOCKS 4/5 proxy. Both are Node Agents, so one agent serves the WebSocket (ws), media uploads
  * (Baileys' `fetchAgent`, sent with node:https) and the adapter's own requests (downloads, version).
+ * A device's session holds its URL's agent until the device is logged out: the agent of a URL no
+ * device holds any more is destroyed (its pooled tunnels closed), so proxies chosen per device
+ * (one URL each) leave nothing behind their deleted devices.
  */
 export class ProxyAgents {
   private readonly agents = new Map<string, Promise<Agent>>()
+  /** The URL each device holds, and how many devices hold each URL. */
+  private readonly held = new Map<string, string>()
+  private readonly holders = new Map<string, number>()
 
   /** The agent for `url` (created on first use). */
   get(url: string): Promise<Agent> {
@@ -40,15 +46,51 @@ export class ProxyAgents {
     if (!agent) {
       agent = createAgent(url)
       this.agents.set(url, agent)
-      agent.catch(() => this.agents.delete(url))
+      agent.catch(() => this.agents.get(url) === agent && this.agents.delete(url))
     }
     return agent
+  }
+
+  /** The agent of the device's proxy (from the `proxy` option), if it has one; `hold` (its session's): kept until `release(deviceId)`. */
+  forDevice(option: ProxyOption | undefined, deviceId: string, { hold = false } = {}): Promise<Agent | undefined> {
+    const url = proxyUrlFor(option, deviceId)
+    return url === undefined ? Promise.resolve(undefined) : hold ? this.hold(deviceId, url) : this.get(url)
+  }
+
+  /** The device no longer uses its proxy: its URL's agent is destroyed when no other device holds it. */
+  release(deviceId: string): void {
+    const url = this.held.get(deviceId)
+    if (url === undefined) return
+    this.held.delete(deviceId)
+    this.letGo(url)
   }
 
   /** Close the agents' pooled connections. */
   destroy(): void {
     for (const agent of this.agents.values()) void agent.then(a => a.destroy()).catch(() => undefined)
     this.agents.clear()
+    this.held.clear()
+    this.holders.clear()
+  }
+
+  /** The agent for `url`, held for `deviceId` until `release(deviceId)` (holding another URL lets the first go). */
+  private hold(deviceId: string, url: string): Promise<Agent> {
+    const before = this.held.get(deviceId)
+    if (before !== url) {
+      this.held.set(deviceId, url)
+      this.holders.set(url, (this.holders.get(url) ?? 0) + 1)
+      if (before !== undefined) this.letGo(before)
+    }
+    return this.get(url)
+  }
+
+  private letGo(url: string): void {
+    const left = (this.holders.get(url) ?? 1) - 1
+    if (left > 0) return void this.holders.set(url, left)
+    this.holders.delete(url)
+    const agent = this.agents.get(url)
+    this.agents.delete(url)
+    void agent?.then(a => a.destroy()).catch(() => undefined)
   }
 }
 

@@ -25,7 +25,7 @@ import { baileysLogger, type BaileysLogger } from './logger.ts'
 import { downloadThroughAgent, streamMedia } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
 import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
-import { ProxyAgents, proxyUrlFor, redactProxy } from './proxy.ts'
+import { ProxyAgents, redactProxy } from './proxy.ts'
 import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
 import { quietSignalLogs } from './signal-logs.ts'
@@ -98,6 +98,7 @@ export class BaileysTransport implements Transport {
       if (session) await session.logout()
       const removed = await deleteByPrefix(context.storage, devicePrefix(deviceId))
       this.sessions.delete(deviceId)
+      this.proxies.release(deviceId)
       if (!session && removed > 0) {
         await context.emit({ type: 'status', deviceId, status: { state: 'closed', connected: false, reason: 'logged out' } })
       }
@@ -163,7 +164,11 @@ export class BaileysTransport implements Transport {
     const media = type ? (content[type] as { mimetype?: string | null; fileName?: string | null; url?: string | null } | undefined) : undefined
     if (!message || !media || typeof media !== 'object' || !('mimetype' in media || 'url' in media)) return undefined
     try {
-      const download = downloadMedia(message, { socket: session.socketIfOpen(), logger: this.ctx().logger, agent: await this.agentFor(deviceId) })
+      const download = downloadMedia(message, {
+        socket: session.socketIfOpen(),
+        logger: this.ctx().logger,
+        agent: await this.proxies.forDevice(this.options.proxy, deviceId),
+      })
       const data = await withTimeout(download, this.options.sendTimeoutMs, 'media download')
       return { data, mimetype: media.mimetype || 'application/octet-stream', ...(media.fileName ? { fileName: media.fileName } : {}) }
     } catch (error) {
@@ -172,12 +177,6 @@ export class BaileysTransport implements Transport {
   }
 
   // --- Internal helpers ---
-
-  /** The proxy agent of a device, when it has a proxy. */
-  private async agentFor(deviceId: string): Promise<Agent | undefined> {
-    const url = proxyUrlFor(this.options.proxy, deviceId)
-    return url ? this.proxies.get(url) : undefined
-  }
 
   /** Log whether WhatsApp can be reached (through the proxy when there is one for every device). */
   private async checkReachability(): Promise<void> {
@@ -214,7 +213,7 @@ export class BaileysTransport implements Transport {
     const context = this.ctx()
     const { lib, factory, version, logger: baileysLog, downloadMedia } = await this.load()
     const logger = context.logger
-    const agent = await this.agentFor(deviceId)
+    const agent = await this.proxies.forDevice(this.options.proxy, deviceId, { hold: true })
     const auth = await loadAuthState(context.storage, authPrefix(deviceId), lib)
     const messages = new MessageStore(context.storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
     const receive = {
