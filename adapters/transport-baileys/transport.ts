@@ -20,7 +20,6 @@ import { AddressResolver } from './addresses.ts'
 import { deleteByPrefix, loadAuthState, storedPhone } from './auth-state.ts'
 import { toTransportError, withTimeout } from './errors.ts'
 import { groupCreate, groupInfo, groupJoin, type GroupDeps } from './groups.ts'
-import { parsePhone } from './jid.ts'
 import { baileysLogger, type BaileysLogger } from './logger.ts'
 import { downloadThroughAgent, streamMedia } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
@@ -33,6 +32,7 @@ import { markRead, sendOutgoing } from './send.ts'
 import { DeviceSession } from './session/session.ts'
 import { withSharedAsyncContext } from './shared-async-context.ts'
 import type { BaileysModule, MediaDownloader, SocketFactory, SocketLike } from './types.ts'
+import { linkRequest } from './validate.ts'
 import { defaultVersionResolver, VersionSource } from './version.ts'
 
 /** The optional peer package this transport runs on, and the version it is built for. */
@@ -97,16 +97,19 @@ export class BaileysTransport implements Transport {
       const session = this.sessions.get(deviceId)
       if (session) await session.logout()
       const removed = await deleteByPrefix(context.storage, devicePrefix(deviceId))
-      this.sessions.delete(deviceId)
-      this.proxies.release(deviceId)
+      this.drop(deviceId)
       if (!session && removed > 0) {
         await context.emit({ type: 'status', deviceId, status: { state: 'closed', connected: false, reason: 'logged out' } })
       }
     })
   }
 
+  /** Close the session without unlinking, and forget it: another instance may take the device over (and delete it); connect() makes it anew from the store. */
   async disconnect(deviceId: string): Promise<void> {
-    await this.lock.run(deviceId, async () => this.sessions.get(deviceId)?.disconnect())
+    await this.lock.run(deviceId, async () => {
+      await this.sessions.get(deviceId)?.disconnect()
+      this.drop(deviceId)
+    })
   }
 
   async send(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {
@@ -188,6 +191,13 @@ export class BaileysTransport implements Transport {
     await logReachability(this.options.socketConfig.waWebSocketUrl ?? WHATSAPP_WS_URL, agent, logger, proxy && redactProxy(proxy)).catch(err =>
       logger.error({ err }, 'the reachability check failed'),
     )
+  }
+
+  /** Forget the device's session here: its memory, its signal key cache, its proxy agent (unless another device uses it). */
+  private drop(deviceId: string): void {
+    this.sessions.get(deviceId)?.memory.forgetAccount()
+    this.sessions.delete(deviceId)
+    this.proxies.release(deviceId)
   }
 
   private ctx(): TransportContext {
@@ -286,14 +296,4 @@ function devicePrefix(deviceId: string): string {
 
 function authPrefix(deviceId: string): string {
   return `${devicePrefix(deviceId)}auth:`
-}
-
-function linkRequest(request: LinkRequest): LinkRequest {
-  if (!request || typeof request !== 'object') throw new TransportError('invalid', 'a link request must be an object')
-  if ((request.phone === undefined) !== (request.code === undefined)) throw new TransportError('invalid', 'phone and code go together')
-  if (request.phone === undefined) return {}
-  const phone = typeof request.phone === 'string' ? parsePhone(request.phone) : undefined
-  if (!phone) throw new TransportError('invalid', 'phone must be a phone number with its country code')
-  if (typeof request.code !== 'string' || !/^[A-Za-z0-9]{8}$/.test(request.code)) throw new TransportError('invalid', 'a pairing code has 8 letters or digits')
-  return { phone, code: request.code.toUpperCase() }
 }

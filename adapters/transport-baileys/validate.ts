@@ -1,6 +1,17 @@
 import { TransportError } from 'zapgate'
-import type { Button, Card, MediaPayload, OutgoingMessage } from 'zapgate'
+import type { Button, Card, LinkRequest, MediaPayload, OutgoingMessage } from 'zapgate'
 import { parsePhone } from './jid.ts'
+
+/** Check a link request (a QR link, or a phone with its pairing code); the phone normalised, the code in capitals. */
+export function linkRequest(request: LinkRequest): LinkRequest {
+  if (!request || typeof request !== 'object') throw new TransportError('invalid', 'a link request must be an object')
+  if ((request.phone === undefined) !== (request.code === undefined)) throw new TransportError('invalid', 'phone and code go together')
+  if (request.phone === undefined) return {}
+  const phone = typeof request.phone === 'string' ? parsePhone(request.phone) : undefined
+  if (!phone) throw new TransportError('invalid', 'phone must be a phone number with its country code')
+  if (typeof request.code !== 'string' || !/^[A-Za-z0-9]{8}$/.test(request.code)) throw new TransportError('invalid', 'a pairing code has 8 letters or digits')
+  return { phone, code: request.code.toUpperCase() }
+}
 
 /** Check an outgoing message before anything reaches the network; TransportError('invalid') when it is malformed. */
 export function validateOutgoing(message: OutgoingMessage): void {
