@@ -154,9 +154,15 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       void work.refresh(deviceId).finally(() => eager.delete(deviceId))
     },
 
+    /** Devices the scheduler remembers in memory (a wait for an away device, the last wake): one entry each, none of a deleted device. */
+    get devicesRemembered(): number {
+      return new Set([...away.keys(), ...woken.keys()]).size
+    },
+
     /** Forget the items of a deleted device. */
     async removeDevice(device: Device): Promise<void> {
       work.forgetLane(device.id)
+      away.delete(device.id)
       woken.delete(device.id)
       await store.removeDevice(device.id, liveness.id)
     },
