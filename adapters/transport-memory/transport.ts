@@ -121,9 +121,11 @@ export class MemoryTransport implements Transport {
     if (changed) await this.emitStatus(deviceId, { state: 'closed', reason: 'logged out' })
   }
 
+  /** Close the session without unlinking, and forget it: another instance may take the device over (and delete it); connect() opens it anew from the store. */
   async disconnect(deviceId: string): Promise<void> {
     const session = await this.lock.run(deviceId, async () => {
       const current = this.sessions.get(deviceId)
+      this.sessions.delete(deviceId)
       if (!current || (current.state !== 'open' && current.state !== 'linking' && current.state !== 'connecting')) return undefined
       await this.close(deviceId, current)
       current.state = 'closed'
