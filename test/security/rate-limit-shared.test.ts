@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
-import { post } from '../helpers/http.ts'
+import { post, type Answer } from '../helpers/http.ts'
 import { assertError } from '../helpers/messaging.ts'
 import { assertLimited } from '../helpers/rate-limit.ts'
 import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
@@ -47,17 +47,28 @@ for (const service of [REDIS, POSTGRES]) {
         return answer.body.data.authkey as string
       }
       const status = (i: number, authkey: string) => call(i, '/api/developer', { authkey, message: 'nenhum', checkDispositivo: 'true' })
+      // The request past the limit is refused (429). A store call over a second lets its request through uncounted, as
+      // documented and logged ("request let through"): on a loaded host one of those counted may have been, and only then
+      // is one more let through (at most 3), never without that warning in a process's log.
+      const refusedNext = async (send: (i: number) => Promise<Answer>, retryAfterMax: number, expected: [number, string]) => {
+        let answer = await send(0)
+        for (let extra = 1; extra <= 3 && answer.status !== 429 && servers.some(s => s.output().includes('request let through')); extra++) {
+          assertError(answer, ...expected)
+          answer = await send(extra)
+        }
+        assertLimited(answer, retryAfterMax)
+      }
 
       // Per account key, 40 an hour: 20 requests through each process, then the 41st is refused by both.
       const first = await register(`ana-${namespace}@example.com`)
       for (let i = 0; i < 40; i++) assertError(await status(i, first), 404, 'Nenhum dispositivo encontrado.')
-      assertLimited(await status(0, first), 3600)
+      await refusedNext(i => status(i, first), 3600, [404, 'Nenhum dispositivo encontrado.'])
       assertLimited(await status(1, first), 3600)
 
       // One wrong key 30 times, alternating processes: 401 each; then that key is refused by both.
       const wrong = { authkey: 'chave-errada', device: 'loja', agent_name: 'Bia' }
       for (let i = 0; i < 30; i++) assertError(await call(i, '/api/v2/ia', wrong), 401, 'Authkey invalida ou expirada.')
-      assertLimited(await call(0, '/api/v2/ia', wrong), 900)
+      await refusedNext(i => call(i, '/api/v2/ia', wrong), 900, [401, 'Authkey invalida ou expirada.'])
       assertLimited(await call(1, '/api/v2/ia', wrong), 900)
 
       // Another tenant behind the same address (127.0.0.1) is not locked out by those failures.
