@@ -5,7 +5,7 @@ import { createServer } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { post, request } from '../helpers/http.ts'
 import { waitFor } from '../helpers/gateway.ts'
-import { qrText } from '../helpers/cluster.ts'
+import { dropNamespace, qrText } from '../helpers/cluster.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 
 const root = new URL('../..', import.meta.url).pathname
@@ -34,13 +34,14 @@ onRedis(
   'npm run cluster (examples/local-cluster.ts): the simulator and 3 instances on one store; a device linked through one is used through the others; SIGTERM to the process group stops them all, the sends in flight answered',
   async () => {
     const redis = REDIS.value!
+    const namespace = `local-cluster-${randomBytes(4).toString('hex')}`
     const base = await freeRun(4)
     const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `${root}examples/local-cluster.ts`], {
       cwd: root,
       env: {
         ...process.env,
         GATEWAY_STORE: redis,
-        GATEWAY_STORE_NAMESPACE: `local-cluster-${randomBytes(4).toString('hex')}`,
+        GATEWAY_STORE_NAMESPACE: namespace,
         PORT: String(base),
         SIM_PORT: String(base + 3),
         LOG_LEVEL: 'warn',
@@ -112,6 +113,7 @@ onRedis(
       } catch {
         // the group is gone already
       }
+      await dropNamespace(redis, namespace) // CI runs against the services as a session leaves them
     }
   },
 )
