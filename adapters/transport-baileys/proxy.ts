@@ -36,9 +36,8 @@ function proxyUrlFor(option: ProxyOption | undefined, deviceId: string): string 
  */
 export class ProxyAgents {
   private readonly agents = new Map<string, Promise<Agent>>()
-  /** The URL each device holds, and how many devices hold each URL. */
+  /** The URL each device holds. */
   private readonly held = new Map<string, string>()
-  private readonly holders = new Map<string, number>()
 
   /** The agent for `url` (created on first use). */
   get(url: string): Promise<Agent> {
@@ -70,24 +69,19 @@ export class ProxyAgents {
     for (const agent of this.agents.values()) void agent.then(a => a.destroy()).catch(() => undefined)
     this.agents.clear()
     this.held.clear()
-    this.holders.clear()
   }
 
   /** The agent for `url`, held for `deviceId` until `release(deviceId)` (holding another URL lets the first go). */
   private hold(deviceId: string, url: string): Promise<Agent> {
     const before = this.held.get(deviceId)
-    if (before !== url) {
-      this.held.set(deviceId, url)
-      this.holders.set(url, (this.holders.get(url) ?? 0) + 1)
-      if (before !== undefined) this.letGo(before)
-    }
+    this.held.set(deviceId, url)
+    if (before !== undefined && before !== url) this.letGo(before)
     return this.get(url)
   }
 
+  /** Destroy `url`'s agent unless a device still holds it (a scan of the holds: a logout's, not a send's). */
   private letGo(url: string): void {
-    const left = (this.holders.get(url) ?? 1) - 1
-    if (left > 0) return void this.holders.set(url, left)
-    this.holders.delete(url)
+    for (const held of this.held.values()) if (held === url) return
     const agent = this.agents.get(url)
     this.agents.delete(url)
     void agent?.then(a => a.destroy()).catch(() => undefined)

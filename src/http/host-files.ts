@@ -12,9 +12,7 @@ import type { UploadedFile } from '../operations/operation.ts'
  * would select another operation and send its name as a text. Past `limitBytes` in all: 413.
  */
 export async function hostUploads(ctx: Context, limitBytes: number): Promise<Map<string, UploadedFile> | undefined> {
-  const request = ctx.request as { files?: unknown; file?: unknown }
-  const holder = ctx as { files?: unknown; file?: unknown }
-  const found = [...entriesOf(request.files ?? holder.files), ...oneFile(request.file ?? holder.file)]
+  const found = located(ctx)
   if (found.length === 0) return undefined
   const uploads = new Map<string, UploadedFile>()
   let total = 0
@@ -28,14 +26,23 @@ export async function hostUploads(ctx: Context, limitBytes: number): Promise<Map
   return uploads.size > 0 ? uploads : undefined
 }
 
-/** Whether a host's multipart parser left files on the request, where hostUploads reads them. */
+/** Whether a host's multipart parser left files on the request, where hostUploads reads them (a shape it cannot read counts). */
 export function hasHostFiles(ctx: Context): boolean {
-  const request = ctx.request as { files?: unknown; file?: unknown }
-  const holder = ctx as { files?: unknown; file?: unknown }
-  return [request.files, holder.files, request.file, holder.file].some(found => found != null && (typeof found !== 'object' || Object.keys(found).length > 0))
+  try {
+    return located(ctx).length > 0
+  } catch {
+    return true
+  }
 }
 
 // --- Internal helpers ---
+
+/** The `[field, file]` pairs of a host parser's files, where koa-body and @koa/multer leave them (unread). */
+function located(ctx: Context): [string, HostFile][] {
+  const request = ctx.request as { files?: unknown; file?: unknown }
+  const holder = ctx as { files?: unknown; file?: unknown }
+  return [...entriesOf(request.files ?? holder.files), ...oneFile(request.file ?? holder.file)]
+}
 
 /** What a host parser's file object may hold (formidable and multer names). */
 interface HostFile {
