@@ -151,7 +151,8 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     return {
       connections: devices.filter(d => d.connected).length,
       replaced: this.peer.stats.replaced,
-      sent: phones.reduce((n, p) => n + p.inbox.filter(m => !m.sentByOwnDevice).length, 0),
+      // One per message a device sent: a group message is in every member phone's inbox (and a 1:1 one also in the sender's phone, as a copy), under one id.
+      sent: new Set(phones.flatMap(p => p.inbox.map(m => m.id))).size,
       received: this.peer.stats.phoneMessages,
       waiting: devices.reduce((n, d) => n + d.waiting, 0),
       peer: { ...this.peer.stats },
