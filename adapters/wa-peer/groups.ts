@@ -163,7 +163,7 @@ export function phoneSendsToGroup(core: PeerCore, from: Account, group: PeerGrou
   if (!group.members.has(from.pn)) throw new Error(`${from.pn} is no member of ${group.jid}`)
   const sent = { id, to: group.jid, message }
   from.sent.push(sent)
-  core.stats.phoneMessages++
+  if ([...group.members.values()].some(({ account }) => account !== from && account.devices.size > 0)) core.stats.phoneMessages++
   const encrypted = from.signal.encryptGroup(group.jid, from.jid, message)
   encrypted.catch(() => {}) // reported by each delivery
   for (const { account } of group.members.values()) {

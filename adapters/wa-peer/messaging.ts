@@ -63,7 +63,7 @@ export function ackFromDevice(core: PeerCore, channel: Channel, node: BinaryNode
 export function phoneSends(core: PeerCore, from: Account, to: Account, message: proto.IMessage, id = messageId()): PhoneSent {
   const sent = { id, to: to.pn, message }
   from.sent.push(sent)
-  core.stats.phoneMessages++
+  if (to.devices.size > 0) core.stats.phoneMessages++
   for (const device of to.devices.values()) deliver(core, device, phoneMessage(core, from, message, id))
   return sent
 }

@@ -171,7 +171,7 @@ export interface PeerStats {
   replaced: number
   /** Messages from devices that the phones decrypted. */
   decrypted: number
-  /** Messages phones sent to devices (delivered or waiting). */
+  /** Messages phones sent that reached at least one linked device (delivered or waiting). */
   phoneMessages: number
 }
 
