@@ -93,6 +93,10 @@ export class PeerPhoneNetwork implements PhoneNetwork {
 
   /** `creator` creates a group with `members` (phones of the peer): its devices and theirs get the add notification. */
   createGroup(creator: string, subject: string, members: string[] = [], options: { description?: string } = {}): GroupInfo {
+    // As the simulated network answers (WhatsApp's phones allow 1 to 100 characters).
+    if (typeof subject !== 'string' || subject.trim() === '' || subject.length > 100) {
+      throw new TransportError('invalid', 'group subject must have 1 to 100 characters')
+    }
     if (options.description) throw new TransportError('invalid', "the local WhatsApp peer's groups have no description yet")
     const phone = this.peer.phone(digits(creator))
     const jid = phone.createGroup(subject, ...members.map(m => this.recipient(m)))
