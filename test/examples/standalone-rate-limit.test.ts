@@ -11,7 +11,8 @@ const test = suite('standalone server: GATEWAY_RATE_LIMIT')
 const registration = { auth: 'registrar', nome: 'Ana', email: 'ana@example.com', senha: 'segredo1', telefone: '5511900000000', plano: '1' }
 
 test('GATEWAY_RATE_LIMIT=<points>/<seconds> limits the requests of an account key', async () => {
-  const server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_RATE_LIMIT: '3/60' })
+  // An hour's window (fixed windows): the four requests fall in one but once in thousands of runs (a minute's could end among them).
+  const server = await startStandalone({ GATEWAY_STORE: 'memory://', GATEWAY_RATE_LIMIT: '3/3600' })
   try {
     const authkey = (await post(`${server.url}/api/auth`, registration)).body.data.authkey
     const status = () => post(`${server.url}/api/developer`, { authkey, message: 'nenhum', checkDispositivo: 'true' })
@@ -33,7 +34,7 @@ withRedis('two standalone servers in cluster mode on one redis:// store share th
   try {
     redis = await startRedis(port, tempDir('zapgate-redis-'))
     // Several processes on one store run in cluster mode (a second plain one is refused at start).
-    const env = { GATEWAY_STORE: `redis://127.0.0.1:${port}`, GATEWAY_RATE_LIMIT: '3/60', GATEWAY_CLUSTER_SECRET: 'a-secret-both-servers-share' }
+    const env = { GATEWAY_STORE: `redis://127.0.0.1:${port}`, GATEWAY_RATE_LIMIT: '3/3600', GATEWAY_CLUSTER_SECRET: 'a-secret-both-servers-share' }
     for (let i = 0; i < 2; i++) {
       const serverPort = await freePort()
       servers.push(await startStandalone({ ...env, GATEWAY_ADVERTISE_URL: `http://127.0.0.1:${serverPort}` }, serverPort))
