@@ -87,6 +87,9 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
     let body: unknown = hostBody
     if (hostBody === undefined || (unread && isPlainObject(hostBody) && Object.keys(hostBody).length === 0)) {
       const headers = ctx.req.headers
+      // A content coding is case-insensitive (RFC 9110 8.4.1): `GZIP` or `Identity` was 415. Written back lower-case, as the JSON and form parser (inflation) reads it from the request.
+      const encoding = headers['content-encoding']
+      if (encoding !== undefined && encoding !== encoding.toLowerCase()) headers['content-encoding'] = encoding.toLowerCase()
       const plainJson = PLAIN_JSON.test(headers['content-type'] ?? '')
       if (!plainJson && ctx.is('multipart')) {
         const files = new Map<string, UploadedFile>()

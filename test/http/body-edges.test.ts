@@ -70,6 +70,31 @@ test('a gzip-compressed JSON body is read', async ({ t, authkey }) => {
   assert.is(a.status, 200, a.text)
 })
 
+test('a Content-Encoding is read whatever its case (RFC 9110: content codings are case-insensitive): JSON, form and multipart alike', async ({
+  t,
+  authkey,
+}) => {
+  const { gzipSync } = await import('node:zlib')
+  const part = (name: string, value: string) => `--B\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+  const fields = { authkey, message: 'loja', checkDispositivo: 'true' }
+  const bodies = {
+    'application/json': Buffer.from(JSON.stringify(fields)),
+    'application/x-www-form-urlencoded': Buffer.from(new URLSearchParams(fields).toString()),
+    'multipart/form-data; boundary=B': Buffer.from(part('authkey', authkey) + part('message', 'loja') + part('checkDispositivo', 'true') + '--B--\r\n'),
+  }
+  for (const [type, body] of Object.entries(bodies))
+    for (const [encoding, bytes] of [
+      ['GZIP', gzipSync(body)],
+      ['Gzip', gzipSync(body)],
+      ['Identity', body],
+      ['IDENTITY', body],
+    ] as const) {
+      const read = await sendRaw(`${t.url}/api/developer`, bytes, { 'content-type': type, 'content-encoding': encoding })
+      assert.is(read.status, 200, `${type}, ${encoding}: ${read.text}`)
+      assert.is(read.body.dispositivo.nome, 'loja', `${type}, ${encoding}`)
+    }
+})
+
 test('a multipart body is read in its Content-Encoding as JSON and forms are: gzip, deflate and br decoded, an unknown one 415 (never read as it came)', async ({
   t,
   authkey,
