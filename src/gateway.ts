@@ -18,7 +18,7 @@ import { accountAdminOf, type AccountAdmin } from './account-admin.ts'
 export interface Gateway {
   /** The gateway's @koa/router, to mount under a prefix with another router. */
   router: Router
-  /** Koa middleware serving the gateway's routes (and 405/501 for wrong methods on them). */
+  /** Koa middleware serving the gateway's routes (and JSON 405/501 for wrong methods on them, src/http/wrong-method.ts). */
   routes(): Middleware
   /** Typed events for observability: `message`, `device-status`, `delivery`, `delivery-failed`, `send`, `lease`, `forward`, `request` (src/events.ts). */
   events: GatewayEvents

@@ -15,6 +15,7 @@ import { routeToHolder, type ClusterRouting } from './forwarding/to-holder.ts'
 import { BATCH_PATH, coalescedForwards } from './forwarding/coalesce.ts'
 import { forwardedBatch, forwardedBody } from './forwarding/batch-receive.ts'
 import { readRequestBody } from './request-body.ts'
+import { answerWrongMethods } from './wrong-method.ts'
 import { operationSelector, selectOperation } from './select-operation.ts'
 import { authenticate } from './authenticate.ts'
 import { runOperation } from './run-operation.ts'
@@ -65,5 +66,6 @@ export function buildRouter(table: readonly PathEntry[], deps: RouterDeps): Rout
   if (deps.cluster) router.post(BATCH_PATH, compose<Context>([...shared, forwardedBatch(batched, deps.httpStatus)]))
   sharePageRoutes(router, deps, boundary)
   mediaRoutes(router, deps, boundary)
+  answerWrongMethods(router)
   return router
 }
