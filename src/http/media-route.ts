@@ -1,6 +1,7 @@
 import type Router from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import type { Devices } from '../domain/devices.ts'
+import type { Accounts } from '../domain/accounts.ts'
 import type { MediaLinks } from '../domain/media-links.ts'
 import { TransportError, type Transport } from '../ports/transport.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
@@ -14,12 +15,14 @@ export interface MediaRouteDeps {
   mediaLinks: MediaLinks
   transport: Transport
   devices: Devices
+  /** A suspended or expired account's links serve nothing (as its QR links). */
+  accounts: Pick<Accounts, 'get' | 'active'>
   leases: DeviceLeases
   cluster?: { instances: Instances }
   logger: Logger
 }
 
-/** `GET /media/:token`: received media too large for its webhook event (404 for a bad token), streamed when the transport gives a stream; the sender chose the bytes, so most types are attachments. */
+/** `GET /media/:token`: received media too large for its webhook event (404 for a bad token, or one of a suspended or expired account), streamed when the transport gives a stream; the sender chose the bytes, so most types are attachments. */
 export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: Middleware): void {
   const { logger } = services
   router.get('/media/:token', boundary, async (ctx: Context) => {
@@ -28,7 +31,9 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     const target = await services.mediaLinks.verify(token)
     if (target && (await relayMediaToHolder(ctx, token, target.deviceId, services.leases, services.cluster?.instances))) return
     const device = target && (await services.devices.get(target.deviceId))
-    const media = device && (await services.transport.downloadMedia?.(target.deviceId, target.message))
+    // A suspended or expired account gets nothing in its name: no download by its device's session (as its key and QR links, refused).
+    const active = device && services.accounts.active(await services.accounts.get(device.accountId))
+    const media = active && (await services.transport.downloadMedia?.(target.deviceId, target.message))
     if (!media) {
       ctx.status = 404
       ctx.body = { status: 404, message: 'Mídia não encontrada ou link expirado.' }
