@@ -141,17 +141,31 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
       }),
     /** Suspend the account (its key is refused everywhere at once) or resume it. */
     suspend: (email: string, suspended: boolean): Promise<Account> => change(email, account => ({ ...account, suspended })),
-    /** Give the account a new authkey (answered once, in clear); the old one stops working everywhere within the cache epoch's poll. */
+    /**
+     * Give the account a new authkey (answered once, in clear); the old one stops working everywhere within the cache epoch's poll.
+     * Once the account's new key hash is stored, the new key is answered whatever fails after (the old key is refused by that hash);
+     * a rejection means the old key still works, unless the store could not even be read back (then rotate again).
+     */
     async rotateKey(email: string): Promise<{ account: Account; authkey: string }> {
       const authkey = randomKey(24)
       const authkeyHash = hashKey(authkey)
-      let old: string | undefined
-      const account = await change(email, async current => {
-        old = current.authkeyHash
-        await byKey.put(authkeyHash, { accountId: current.id })
-        return { ...current, authkeyHash }
-      })
-      if (old && old !== authkeyHash) await byKey.remove(old)
+      let old: Account | undefined
+      let account: Account
+      try {
+        account = await change(email, async current => {
+          old = current
+          await byKey.put(authkeyHash, { accountId: current.id })
+          return { ...current, authkeyHash }
+        })
+      } catch (err) {
+        // The new hash may be stored all the same (the write's answer lost, or the epoch bump failed after it): the rotation took place.
+        const stored = old && (await records.load(old.id).catch(() => undefined))
+        if (stored?.authkeyHash !== authkeyHash) throw err
+        account = stored
+        await epoch?.bump().catch(() => undefined) // else other processes keep their cached copy for its ttl (cacheTtlMs)
+      }
+      // Left behind, the old entry is refused all the same (the account's own hash decides).
+      if (old && old.authkeyHash !== authkeyHash) await byKey.remove(old.authkeyHash).catch(() => undefined)
       return { account, authkey }
     },
   }
