@@ -32,7 +32,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
   const work = new DueWork<ScheduleItem>(
     {
       what: 'schedule',
-      all: () => store.all(),
+      all: () => remembering(store.all()),
       ofLane: deviceId => store.all(deviceId),
       laneOf: item => item?.deviceId,
       orderOf: item => item?.createdAt ?? 0,
@@ -43,6 +43,14 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     logger,
   )
   liveness.onDeparture(() => void (started && work.rescan()))
+
+  /** A full scan of the stored items; once listed to the end, the devices remembered with none left are forgotten (deleted by another process, whose removal hooks ran there). A wake since the scan began is kept (a send may be checking it). */
+  async function* remembering(items: AsyncIterable<[string, ScheduleItem]>): AsyncIterable<[string, ScheduleItem]> {
+    const [listed, wakesBefore] = [new Set<string>(), wakes]
+    for await (const entry of items) yield (listed.add(entry[1].deviceId), entry)
+    for (const id of away.keys()) if (!listed.has(id)) away.delete(id)
+    for (const [id, wake] of woken) if (!listed.has(id) && wake <= wakesBefore) woken.delete(id)
+  }
 
   /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
   function dueOf(key: string, item: ScheduleItem, now: number): number | undefined {
