@@ -13,6 +13,8 @@ export interface StoredMessage {
   timestamp?: number
   /** A reaction or a deletion (protocol message): kept for Baileys' retries and the duplicate check, never a target of one. */
   action?: true
+  /** When it is forgotten (milliseconds since the epoch): `messageTtlMs` after it was remembered, whatever is written under its id since. Absent in records of zapgate 0.x before it: given one at their id's next write. */
+  until?: number
 }
 
 /** The parts of a message key the adapter needs again (delete, react, read receipts, re-upload). */
@@ -60,16 +62,17 @@ export class MessageStore {
     if (seconds > 0) record.timestamp = seconds * 1000
     const content = this.lib.normalizeMessageContent(message.message)
     if (content?.reactionMessage || content?.protocolMessage) record.action = true
-    await this.update(key.id, records => {
+    await this.update(key.id, (records, now) => {
       const others = records.filter(stored => !sameKey(stored.key, key))
-      return others.length >= MAX_PER_ID ? undefined : [...others, record]
+      return others.length >= MAX_PER_ID ? undefined : [...others, { ...record, until: now + this.ttlMs }]
     })
   }
 
   /** The remembered messages with this id, oldest first. */
   async all(id: string): Promise<StoredMessage[]> {
     const stored = await this.storage.get<StoredMessage | StoredMessage[]>(this.prefix + id)
-    return Array.isArray(stored) ? stored : stored ? [stored] : []
+    const now = Date.now()
+    return (Array.isArray(stored) ? stored : stored ? [stored] : []).filter(record => (record.until ?? Infinity) > now)
   }
 
   /** Forget a message (deleted for everyone): it is found no more; others with its id stay. */
@@ -113,18 +116,24 @@ export class MessageStore {
    * atomic steps, by compare-and-set: another instance writing the id meanwhile (a device handed over) makes this write read
    * again, so neither drops the other's record.
    */
-  private async update(id: string, change: (records: StoredMessage[]) => StoredMessage[] | undefined): Promise<void> {
+  private async update(id: string, change: (records: StoredMessage[], now: number) => StoredMessage[] | undefined): Promise<void> {
     const key = this.prefix + id
     const atomic = supportsAtomic(this.storage) ? this.storage : undefined
     await this.lock.run(id, async () => {
       for (let attempt = 0; attempt < MAX_UPDATE_ATTEMPTS; attempt++) {
         const stored = await this.storage.get<StoredMessage | StoredMessage[]>(key)
-        const next = change(Array.isArray(stored) ? stored : stored ? [stored] : [])
+        // Each record keeps its own expiry (one without: a ttl from now); the entry lives as long as its last record.
+        const now = Date.now()
+        const live = (Array.isArray(stored) ? stored : stored ? [stored] : [])
+          .map(record => ({ ...record, until: record.until ?? now + this.ttlMs }))
+          .filter(record => record.until > now)
+        const next = change(live, now)
         if (!next) return
         const value = next.length === 1 ? next[0] : next
-        if (!atomic) return void (await (next.length === 0 ? this.storage.delete(key) : this.storage.set(key, value, this.ttlMs))) // one process: the lock suffices
+        const ttlMs = Math.max(1, ...next.map(record => record.until! - now))
+        if (!atomic) return void (await (next.length === 0 ? this.storage.delete(key) : this.storage.set(key, value, ttlMs))) // one process: the lock suffices
         const done =
-          next.length === 0 ? stored === undefined || (await atomic.deleteIfEqual(key, stored)) : await atomic.compareAndSet(key, stored, value, this.ttlMs)
+          next.length === 0 ? stored === undefined || (await atomic.deleteIfEqual(key, stored)) : await atomic.compareAndSet(key, stored, value, ttlMs)
         if (done) return
       }
       throw new Error(`message ${id}: its records kept changing under this write`)

@@ -267,11 +267,13 @@ incoming('each message is recorded by the gateway before the next is looked at',
 incoming('received keys are remembered with the TTL (for reactions, deletes and read receipts)', async () => {
   const s = await linkedBaileys({ messageTtlMs: 60_000 })
   await s.fake.deliver('dev', waMessage({ chat: GROUP, id: 'G1', participant: BOB_LID, participantAlt: BOB_JID, message: { conversation: 'x' } }))
-  assert.equal(await s.storage.get('device:dev:msg:G1'), {
+  const stored = await s.storage.get<{ until: number }>('device:dev:msg:G1')
+  assert.equal(stored, {
     key: { remoteJid: GROUP, fromMe: false, id: 'G1', participant: BOB_LID, participantAlt: BOB_JID },
     timestamp: 1_700_000_000_000,
+    until: stored!.until,
   })
-  assert.ok(s.storage.writes.some(w => w.key === 'device:dev:msg:G1' && w.ttlMs === 60_000))
+  assert.ok(s.storage.writes.some(w => w.key === 'device:dev:msg:G1' && w.ttlMs === 60_000 && stored!.until - Date.now() <= 60_000))
   await s.transport.stop()
 })
 
