@@ -114,10 +114,15 @@ export class DeviceSession {
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
-  /** Unlink from the phone (when connected) and delete the credentials and keys. */
+  /**
+   * Unlink from the phone (when connected) and delete the credentials and keys. A linked device that is reconnecting is opened first
+   * (a pending reconnect at once), so that WhatsApp hears of the logout and the phone drops the device; when it does not open within
+   * `openTimeoutMs` the logout fails ('unreachable' or 'timeout') and nothing is deleted: the phone still lists the device.
+   */
   async logout(): Promise<void> {
     const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
+    if (this.deps.auth.paired() && this.report.state === 'connecting') await this.openForLogout()
     const socket = this.socketIfOpen()
     if (socket) {
       this.slot.quiet()
@@ -141,6 +146,16 @@ export class DeviceSession {
   async restartStalled(socket: SocketLike): Promise<void> {
     if (socket !== this.slot.socket || this.report.state !== 'open') return
     await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
+  }
+
+  /** Wait for a linked, reconnecting device to open (opening a pending reconnect now); throws when it is still reconnecting at the deadline. */
+  private async openForLogout(): Promise<void> {
+    if (this.slot.reconnectPending) await this.openSocket()
+    const deadline = Date.now() + this.deps.options.openTimeoutMs
+    while (this.report.state === 'connecting' && this.deps.auth.paired() && Date.now() < deadline) await this.report.nextChange(deadline - Date.now())
+    if (this.report.state !== 'connecting' || !this.deps.auth.paired()) return
+    const why = 'the device is linked and reconnecting: WhatsApp must hear of the logout, or the phone keeps listing it'
+    throw new TransportError(this.unreachable ? 'unreachable' : 'timeout', this.unreachable ? `${why} (${this.unreachable})` : why)
   }
 
   private async openSocket(): Promise<void> {

@@ -1,0 +1,54 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
+import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
+
+/**
+ * A logout (operation 6) of a linked device whose socket closed for a moment (reconnecting): the
+ * phone lists the device until WhatsApp hears of the logout, so the logout waits for the socket to
+ * open again and unlinks through it; one that does not open in time fails and keeps the credentials
+ * (the deletion answers 500 and the device stays whole, still linked).
+ */
+const test = suite('Baileys transport: a logout while the device reconnects')
+
+test('a logout while reconnecting unlinks through the socket once it opens, then deletes the state', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage, behaviour: { autoOpen: true } })
+  await s.linked('dev', '5511999990000')
+  s.fake.behaviour.autoOpen = false // the next socket stays connecting until the test opens it
+  const before = s.fake.socketsOf('dev').length
+  await s.fake.current('dev').close(428)
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'connecting', 'connecting')
+  let done = false
+  const logout = s.transport.logout('dev').finally(() => (done = true))
+  await waitFor(() => done || s.fake.socketsOf('dev').length > before, 'a new socket or the logout', 10_000)
+  if (!done) s.fake.latest('dev')!.open() // WhatsApp answers again
+  await logout
+  assert.ok(
+    s.fake.socketsOf('dev').some(socket => socket.calls.some(c => c.method === 'logout')),
+    'WhatsApp heard of the logout (the phone drops the linked device)',
+  )
+  assert.equal(storage.keys('device:dev:'), [])
+  assert.equal(s.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'logged out' })
+  await s.transport.stop()
+})
+
+test('a logout while reconnecting fails when the socket does not open in time, and keeps the credentials', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage, openTimeoutMs: 300 })
+  await s.linked('dev', '5511999990000')
+  s.fake.behaviour.autoOpen = false // no socket opens again
+  await s.fake.current('dev').close(428)
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'connecting', 'connecting')
+  const failure = await s.transport.logout('dev').then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  assert.ok(failure instanceof Error, 'the logout failed')
+  assert.ok(s.fake.socketsOf('dev').every(socket => !socket.calls.some(c => c.method === 'logout')))
+  assert.equal(storage.keys('device:dev:auth:creds'), ['device:dev:auth:creds'], 'the credentials stay (the phone still lists the device)')
+  await s.transport.stop()
+})
+
+test.run()
