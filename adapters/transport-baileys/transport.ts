@@ -156,19 +156,21 @@ export class BaileysTransport implements Transport {
    * The bytes of a received media message (for media above `inlineMediaMaxBytes`, whose message event
    * carries metadata only): the one `target` names in its scope (MessageStore.message). Undefined when
    * the device does not remember the message or it is not media. With the default downloader the bytes
-   * are a stream, decrypted as the file arrives (see streamMedia).
+   * are a stream, decrypted as the file arrives (see streamMedia). A device this process does not run (another instance holds it) is
+   * read from the store alone: no session is made for it here.
    */
   async downloadMedia(deviceId: string, target: MediaRef): Promise<ReceivedMedia | undefined> {
-    const session = await this.lock.run(deviceId, () => this.session(deviceId))
-    const message = await session.memory.messages.message(target)
     const { lib, downloadMedia } = await this.load()
+    const session = this.sessions.get(deviceId)
+    const messages = session?.memory.messages ?? this.messageStore(deviceId, lib)
+    const message = await messages.message(target)
     const content = message && lib.normalizeMessageContent(message.message)
     const type = content && lib.getContentType(content)
     const media = type ? (content[type] as { mimetype?: string | null; fileName?: string | null; url?: string | null } | undefined) : undefined
     if (!message || !media || typeof media !== 'object' || !('mimetype' in media || 'url' in media)) return undefined
     try {
       const download = downloadMedia(message, {
-        socket: session.socketIfOpen(),
+        socket: session?.socketIfOpen(),
         logger: this.ctx().logger,
         agent: await this.proxies.forDevice(this.options.proxy, deviceId),
       })
@@ -225,7 +227,7 @@ export class BaileysTransport implements Transport {
     const logger = context.logger
     const agent = await this.proxies.forDevice(this.options.proxy, deviceId, { hold: true })
     const auth = await loadAuthState(context.storage, authPrefix(deviceId), lib)
-    const messages = new MessageStore(context.storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
+    const messages = this.messageStore(deviceId, lib)
     const receive = {
       deviceId,
       lib,
@@ -254,6 +256,11 @@ export class BaileysTransport implements Transport {
     })
     this.sessions.set(deviceId, session)
     return session
+  }
+
+  /** The device's message store (its `msg:` records in the transport's storage). */
+  private messageStore(deviceId: string, lib: BaileysModule): MessageStore {
+    return new MessageStore(this.ctx().storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
   }
 
   /** Import Baileys (once) and fill in the defaults that need it. */
