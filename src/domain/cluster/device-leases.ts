@@ -14,6 +14,8 @@ export class DeviceLeases {
   private readonly held = new Map<string, { epoch: number; takenAt?: number }>()
   /** Sessions being closed: a session opened again waits for its close. */
   private readonly closing = new Map<string, Promise<void>>()
+  /** Held devices whose session was replaced and reopened: how often in a row, heartbeats still to skip, heartbeats seen open since. */
+  private readonly replacedBackoff = new Map<string, { tries: number; skip: number; openBeats: number }>()
 
   constructor(
     storage: Storage,
@@ -122,11 +124,16 @@ export class DeviceLeases {
     return false
   }
 
-  /** Every heartbeat: a held, `linked` device whose session is closed (not by the network's refusal of the account) or replaced (clustered) is opened again, or its lease handed back. */
+  /**
+   * Every heartbeat: a held, `linked` device whose session is closed (not by the network's refusal of the account) or replaced (clustered)
+   * is opened again, or its lease handed back. A replaced one is reopened at once the first time (an instance that lost the lease let go),
+   * then with back-off in heartbeats (1, 3, 7, ... up to 63 skipped): a client outside the cluster with the same credentials is not fought at every heartbeat.
+   */
   async reconcile(linked: (deviceId: string) => Promise<boolean>): Promise<void> {
     for (const [deviceId, { epoch }] of [...this.held]) {
       if (!this.instances.standing) return
       const status = await this.transport.status(deviceId).catch(() => undefined)
+      if (!this.backOffReplaced(deviceId, status?.state)) continue
       const reopen = (status?.state === 'closed' && !status.refused) || (status?.state === 'replaced' && this.settings.clustered)
       if (!reopen || !(await linked(deviceId))) continue
       const lease = await this.leases.load(deviceId)
@@ -172,13 +179,33 @@ export class DeviceLeases {
       if (claimedUntil(lease, this.instances.view, { epoch }) !== undefined || this.held.get(deviceId)?.epoch !== epoch) continue // or let go and taken again meanwhile
       this.logger.warn({ deviceId, holder: lease?.owner }, 'device lease taken over by another instance; closing its session here')
       this.held.delete(deviceId)
+      this.replacedBackoff.delete(deviceId)
       await this.close(deviceId)
     }
     this.instances.setLoad(this.held.size)
   }
 
+  /** Whether a heartbeat may reopen the device now (false: a replaced session's back-off skips this one); keeps the back-off's count. */
+  private backOffReplaced(deviceId: string, state: string | undefined): boolean {
+    const backoff = this.replacedBackoff.get(deviceId)
+    if (state === 'open') {
+      // Open for as long as the last wait (at least 20 heartbeats): the fight is over.
+      if (backoff && ++backoff.openBeats > Math.max(20, 2 ** backoff.tries)) this.replacedBackoff.delete(deviceId)
+      return true
+    }
+    if (state !== 'replaced' || !this.settings.clustered) return true
+    if (backoff && backoff.skip > 0) {
+      backoff.skip--
+      return false
+    }
+    const tries = (backoff?.tries ?? 0) + 1
+    this.replacedBackoff.set(deviceId, { tries, skip: Math.min(2 ** tries - 1, 63), openBeats: 0 })
+    return true
+  }
+
   private drop(deviceId: string): void {
     this.held.delete(deviceId)
+    this.replacedBackoff.delete(deviceId)
     this.instances.setLoad(this.held.size)
   }
 
@@ -187,6 +214,7 @@ export class DeviceLeases {
     const devices = [...this.held.keys()]
     this.logger.warn({ count: devices.length, why }, 'closing every device session of this instance')
     this.held.clear()
+    this.replacedBackoff.clear()
     this.instances.setLoad(0)
     await Promise.all(devices.map(deviceId => this.close(deviceId)))
   }
