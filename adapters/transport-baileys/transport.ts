@@ -156,13 +156,12 @@ export class BaileysTransport implements Transport {
    * The bytes of a received media message (for media above `inlineMediaMaxBytes`, whose message event
    * carries metadata only): the one `target` names in its scope (MessageStore.message). Undefined when
    * the device does not remember the message or it is not media. With the default downloader the bytes
-   * are a stream, decrypted as the file arrives (see streamMedia). A device this process does not run (another instance holds it) is
-   * read from the store alone: no session is made for it here.
+   * are a stream, decrypted as the file arrives (see streamMedia). A device not run here is read from the store alone (no session made).
    */
   async downloadMedia(deviceId: string, target: MediaRef): Promise<ReceivedMedia | undefined> {
     const { lib, downloadMedia } = await this.load()
     const session = this.sessions.get(deviceId)
-    const messages = session?.memory.messages ?? this.messageStore(deviceId, lib)
+    const messages = session?.memory.messages ?? new MessageStore(this.ctx().storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
     const message = await messages.message(target)
     const content = message && lib.normalizeMessageContent(message.message)
     const type = content && lib.getContentType(content)
@@ -227,7 +226,7 @@ export class BaileysTransport implements Transport {
     const logger = context.logger
     const agent = await this.proxies.forDevice(this.options.proxy, deviceId, { hold: true })
     const auth = await loadAuthState(context.storage, authPrefix(deviceId), lib)
-    const messages = this.messageStore(deviceId, lib)
+    const messages = new MessageStore(context.storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
     const receive = {
       deviceId,
       lib,
@@ -256,11 +255,6 @@ export class BaileysTransport implements Transport {
     })
     this.sessions.set(deviceId, session)
     return session
-  }
-
-  /** The device's message store (its `msg:` records in the transport's storage). */
-  private messageStore(deviceId: string, lib: BaileysModule): MessageStore {
-    return new MessageStore(this.ctx().storage, `${devicePrefix(deviceId)}msg:`, this.options.messageTtlMs, lib)
   }
 
   /** Import Baileys (once) and fill in the defaults that need it. */

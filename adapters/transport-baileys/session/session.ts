@@ -78,18 +78,12 @@ export class DeviceSession {
   /**
    * Start a new link from fresh credentials and return the wait for its challenge (the first QR, or the pairing code once WhatsApp
    * accepted it); the caller awaits it outside the device lock. Stored credentials are tried first (unless another client replaced this
-   * session): a device that opens with them is already connected, and one that is still reconnecting keeps them (never wiped while the
-   * phone may still be linked): 'unreachable' when WhatsApp cannot be reached, else 'timeout'.
+   * session): a device that opens with them is already connected, one still reconnecting keeps them (the phone may still list it).
    */
   async beginLink(request: LinkRequest): Promise<{ challenge: Promise<LinkChallenge> }> {
     if (this.report.state !== 'replaced') await this.resume()
-    const deadline = Date.now() + this.deps.options.openTimeoutMs
-    while (this.report.state === 'connecting' && this.deps.auth.paired() && Date.now() < deadline) await this.report.nextChange(deadline - Date.now())
+    await this.awaitReconnect('the device is linked and still reconnecting; try again shortly')
     if (this.report.state === 'open') throw new TransportError('already-connected', 'the device is already connected')
-    if (this.report.state === 'connecting' && this.deps.auth.paired()) {
-      if (this.unreachable) throw new TransportError('unreachable', `the device is linked and reconnecting: ${this.unreachable}`)
-      throw new TransportError('timeout', 'the device is linked and still reconnecting; try again shortly')
-    }
     this.failLink(new TransportError('failed', 'superseded by a newer link request'))
     await this.slot.retire()
     await this.deps.auth.reset()
@@ -114,15 +108,11 @@ export class DeviceSession {
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
-  /**
-   * Unlink from the phone (when connected) and delete the credentials and keys. A linked device that is reconnecting is opened first
-   * (a pending reconnect at once), so that WhatsApp hears of the logout and the phone drops the device; when it does not open within
-   * `openTimeoutMs` the logout fails ('unreachable' or 'timeout') and nothing is deleted: the phone still lists the device.
-   */
+  /** Unlink from the phone and delete the credentials and keys; a reconnecting device is opened first: not open in time, nothing is deleted. */
   async logout(): Promise<void> {
     const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
-    if (this.deps.auth.paired() && this.report.state === 'connecting') await this.openForLogout()
+    if (this.deps.auth.paired() && this.report.state === 'connecting') await this.awaitReconnect('reconnecting: WhatsApp must hear of the logout', true)
     const socket = this.socketIfOpen()
     if (socket) {
       this.slot.quiet()
@@ -148,14 +138,11 @@ export class DeviceSession {
     await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
   }
 
-  /** Wait for a linked, reconnecting device to open (opening a pending reconnect now); throws when it is still reconnecting at the deadline. */
-  private async openForLogout(): Promise<void> {
-    if (this.slot.reconnectPending) await this.openSocket()
-    const deadline = Date.now() + this.deps.options.openTimeoutMs
-    while (this.report.state === 'connecting' && this.deps.auth.paired() && Date.now() < deadline) await this.report.nextChange(deadline - Date.now())
-    if (this.report.state !== 'connecting' || !this.deps.auth.paired()) return
-    const why = 'the device is linked and reconnecting: WhatsApp must hear of the logout, or the phone keeps listing it'
-    throw new TransportError(this.unreachable ? 'unreachable' : 'timeout', this.unreachable ? `${why} (${this.unreachable})` : why)
+  /** Wait (openTimeoutMs; `now`: a pending reconnect opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`). */
+  private async awaitReconnect(why: string, now = false): Promise<void> {
+    if (now && this.slot.reconnectPending) await this.openSocket() // a logout: WhatsApp must hear of it, or the phone keeps listing the device
+    if (!(await this.report.whileConnecting(this.deps.options.openTimeoutMs, () => this.deps.auth.paired()))) return
+    throw new TransportError(this.unreachable ? 'unreachable' : 'timeout', this.unreachable ? `device linked and reconnecting: ${this.unreachable}` : why)
   }
 
   private async openSocket(): Promise<void> {

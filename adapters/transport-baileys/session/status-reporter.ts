@@ -64,6 +64,13 @@ export class StatusReporter {
     return sent
   }
 
+  /** Wait up to `ms` while the state is `connecting` and `still()` holds; resolves whether it still is. */
+  async whileConnecting(ms: number, still: () => boolean): Promise<boolean> {
+    const deadline = Date.now() + ms
+    while (this.state === 'connecting' && still() && Date.now() < deadline) await this.nextChange(deadline - Date.now())
+    return this.state === 'connecting' && still()
+  }
+
   /** Resolve at the next status change, or after `ms`. */
   nextChange(ms: number): Promise<void> {
     return new Promise(resolve => {
