@@ -5,7 +5,8 @@ import { GatewayError } from '../errors.ts'
 import { answer, defineOperation, deviceByAppkey, type OperationContext, type OperationServices } from './operation.ts'
 import { falseFlag, isAbsent, optionalFlag, optionalText, phone, text, trueFlag } from '../schema/fields.ts'
 import { checkUrl } from '../security/url-policy.ts'
-import { TransportError, type LinkChallenge } from '../ports/transport.ts'
+import { TransportError, type LinkChallenge, type SessionStatus } from '../ports/transport.ts'
+import type { Device } from '../domain/devices.ts'
 import { deviceErrors } from './error-answers.ts'
 
 /** Longest device name or chosen appkey. */
@@ -97,7 +98,7 @@ export const deviceStatus = defineOperation({
       dispositivo: {
         id: device.id,
         nome: device.name,
-        telefone: status.phone ?? device.phone ?? null,
+        telefone: status.phone ?? (stillLinked(device, status) ? device.phone : undefined) ?? null,
         webhook: device.webhookUrl ?? null,
         conectado: status.connected,
         estado: status.state,
@@ -147,6 +148,11 @@ export const deleteShareLink = defineOperation({
 })
 
 // --- Internal helpers ---
+
+/** Whether the phone the device last linked with is still its linked phone: not once the phone logged it out, nor while it is linked anew (docs/api.md, operation 5). */
+function stillLinked(device: Device, status: SessionStatus): boolean {
+  return device.linked && status.state !== 'logged-out' && status.state !== 'linking'
+}
 
 /** Start linking the request's device; a device this request made is deleted again when that fails. */
 async function linkHere({ services, device, ensured }: OperationContext, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {

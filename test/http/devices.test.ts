@@ -167,6 +167,21 @@ manage('operation 5 reports a linked device as connected with its phone', async 
   })
 })
 
+manage(
+  'operation 5 shows no telefone once the phone has unlinked the device, nor while it is linked anew, until the new phone links it',
+  async ({ t, authkey }) => {
+    const device = await t.linkedDevice(authkey, 'desligado', '5511966664444')
+    const shown = async () => (await t.post('/api/developer', { authkey, message: 'desligado', checkDispositivo: 'true' })).body.dispositivo
+    await t.network.unlink(device.id)
+    await waitFor(async () => (await shown()).estado === 'logged-out')
+    assert.equal([(await shown()).conectado, (await shown()).telefone], [false, null], 'logged out: no phone is linked')
+    assert.is((await t.post('/api/v2/qrcode', { authkey, setAppkey: 'desligado' })).status, 200)
+    assert.equal([(await shown()).estado, (await shown()).telefone], ['linking', null], 'linking anew: still none')
+    await t.network.scan({ deviceId: device.id }, '5511955553333')
+    await waitFor(async () => (await shown()).conectado === true)
+    assert.is((await shown()).telefone, '5511955553333')
+  },
+)
 manage('operation 5 answers 404 for an unknown device and 401 for a missing field', async ({ t, authkey }) => {
   answers(await t.post('/api/developer', { authkey, message: 'ghost', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
   answers(await t.post('/api/developer', { authkey, checkDispositivo: 'true' }), 401, 'validation.required')
