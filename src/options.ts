@@ -69,7 +69,8 @@ export interface GatewayOptions {
   /**
    * Processes sharing one store register in it and renew their record every `heartbeatMs` (default
    * 3000); one silent for `ttlMs` (default 15000) is gone, and its claims on webhook events and
-   * scheduled messages pass to the others (within about `ttlMs + heartbeatMs`).
+   * scheduled messages pass to the others (within about `ttlMs + heartbeatMs`). A `heartbeatMs`
+   * past 2^31 - 1 ms (24.8 days, a Node timer's limit) is read as that.
    */
   instances?: { heartbeatMs?: number; ttlMs?: number }
   /**
@@ -111,7 +112,7 @@ export interface GatewayOptions {
   sendQueueLimit?: number
   /** Delays before retrying a failed scheduled send; after the last one it is marked failed. Default 1 min, 5 min, 15 min. */
   scheduleRetryMs?: number[]
-  /** How often the scheduler re-reads the store (new items of other processes, retries). Default 15 000 ms. */
+  /** How often the scheduler re-reads the store (new items of other processes, retries). Default 15 000 ms; more than 2^31 - 1 ms (24.8 days, a Node timer's limit) is read as that. */
   schedulePollMs?: number
   /** How long a scheduled message due while its device is not connected waits for it before it is marked failed (default 24 h). */
   scheduleMaxWaitMs?: number

@@ -100,7 +100,8 @@ function resolveInstances(given: { heartbeatMs?: number; ttlMs?: number }): Inst
   const heartbeatMs = positive(given.heartbeatMs ?? DEFAULTS.instances.heartbeatMs, 'instances.heartbeatMs')
   const ttlMs = positive(given.ttlMs ?? DEFAULTS.instances.ttlMs, 'instances.ttlMs')
   if (ttlMs < heartbeatMs * 2) throw new Error('createGateway: instances.ttlMs must be at least twice instances.heartbeatMs')
-  return { heartbeatMs, ttlMs }
+  // The heartbeat is a setInterval: past timer()'s bound it would beat every millisecond.
+  return { heartbeatMs: timer(heartbeatMs), ttlMs }
 }
 
 /** Cluster settings checked: a secret long enough to sign with, an absolute advertised URL. */
@@ -192,6 +193,8 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
     throw new Error('createGateway: scheduleQuota.maxPending must be a whole number > 0')
   // Node timers wait for these (the send queue's close for their sum): at most a third of timer()'s bound each.
   for (const name of ['mediaTimeoutMs', 'sendTimeoutMs', 'minIntervalMs', 'intervalJitterMs'] as const) resolved[name] = Math.min(resolved[name], 715_827_882)
+  // The scheduler's rescan is a setInterval: past timer()'s bound it would run every millisecond.
+  resolved.schedulePollMs = timer(resolved.schedulePollMs)
   return resolved
 }
 

@@ -100,4 +100,25 @@ test('shutdownGraceMs past 24.8 days: close() still waits for a request in fligh
   assert.ok(authkey)
 })
 
+test('schedulePollMs and instances.heartbeatMs past 24.8 days: no interval that fires every millisecond', async () => {
+  // Before: setInterval clamps a delay past 2^31 - 1 ms to 1 ms (a TimeoutOverflowWarning): the
+  // scheduler rescanned the store, and the instance heartbeat wrote to it, a thousand times a second.
+  const warnings: string[] = []
+  const onWarning = (warning: Error) => void (warning.name === 'TimeoutOverflowWarning' && warnings.push(warning.message))
+  process.on('warning', onWarning)
+  try {
+    const gateway = await createGateway({
+      transport: memoryTransport({ network: new MemoryNetwork() }),
+      schedulePollMs: 2 ** 31,
+      instances: { heartbeatMs: 2 ** 31, ttlMs: 2 ** 33 },
+    })
+    await gateway.ready
+    await new Promise(resolve => setImmediate(resolve)) // process 'warning' is emitted on a later tick
+    await gateway.close()
+    assert.equal(warnings, [], 'no timer overflowed')
+  } finally {
+    process.off('warning', onWarning)
+  }
+})
+
 test.run()
