@@ -29,7 +29,7 @@ export interface GatewayOptions {
   httpStatus?: HttpStatusMode
   /** Plans by id. Default `{ "1": { name: "Gratuito", days: 30 } }`. */
   plans?: Record<string, Plan>
-  /** Absolute URL the gateway is reachable at, for links (default: the request's origin and mount path). */
+  /** Absolute http(s) URL the gateway is reachable at, for links (default: the request's origin and mount path); one without scheme, or with a query, is refused at start. */
   baseUrl?: string
   /**
    * How long a QR share link (`link` of operations 3 and 4) works, in ms (default 24 h). Once its

@@ -52,7 +52,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     logger: options.logger ?? silentLogger,
     httpStatus,
     plans: resolvePlans(options.plans),
-    baseUrl: options.baseUrl?.replace(/\/+$/, ''),
+    baseUrl: resolveBaseUrl(options.baseUrl),
     shareLinkTtlMs: positive(options.shareLinkTtlMs ?? DEFAULTS.shareLinkTtlMs, 'shareLinkTtlMs'),
     allowPrivateUrls: options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls,
     timeZone,
@@ -94,6 +94,15 @@ export function resolveTimeZone(timeZone: string = DEFAULTS.timeZone): string {
 }
 
 // --- Internal helpers ---
+
+/** The base URL of links (none: each request's origin): an absolute http(s) URL without query or fragment, its trailing slashes dropped. */
+function resolveBaseUrl(given: string | undefined): string | undefined {
+  if (given == null) return undefined
+  const url = typeof given === 'string' && URL.canParse(given) ? new URL(given) : undefined
+  if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:') || /[?#]/.test(given))
+    throw new Error(`createGateway: baseUrl must be an absolute http:// or https:// URL without query, not ${JSON.stringify(given)}`)
+  return given.trim().replace(/\/+$/, '')
+}
 
 /** Instance registry timing: the heartbeat must come well inside the time-to-live. */
 function resolveInstances(given: { heartbeatMs?: number; ttlMs?: number }): InstanceSettings {

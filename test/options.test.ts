@@ -89,6 +89,12 @@ test('bad values are refused at start-up, naming the option', () => {
     [{ instances: { heartbeatMs: 3000, ttlMs: 4000 } }, /ttlMs must be at least twice/],
     [{ plans: { '1': { name: 'x', days: 0 } } }, /plan 1/],
     [{ bodyLimit: 'lots' }, /cannot read size/],
+    // Links were made from these as given: `gw.example.com/qr/…` (no scheme), `/qr/…` (empty), `https://gw.example/?a=1/qr/…`.
+    [{ baseUrl: 'gw.example.com' }, /baseUrl must be an absolute http/],
+    [{ baseUrl: 'gw.example.com:3000/api' }, /baseUrl must be an absolute http/],
+    [{ baseUrl: '' }, /baseUrl must be an absolute http/],
+    [{ baseUrl: 'ftp://gw.example' }, /baseUrl must be an absolute http/],
+    [{ baseUrl: 'https://gw.example/?a=1' }, /baseUrl must be an absolute http/],
   ]
   for (const [options, message] of refused) assert.throws(() => resolveOptions(options), message, JSON.stringify(options))
 })
