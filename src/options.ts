@@ -36,7 +36,7 @@ export interface GatewayOptions {
    * device has connected it shows no QR again; past this time, or once the device is logged out, it answers 404.
    */
   shareLinkTtlMs?: number
-  /** Let webhook and media URLs reach loopback and private addresses (default false). */
+  /** Let webhook and media URLs reach loopback and private addresses (default false; a value other than true or false, such as the string 'false', is refused at start). */
   allowPrivateUrls?: boolean
   /** IANA time zone for `agendamento` and `expiracao` (default UTC). */
   timeZone?: string
@@ -126,9 +126,9 @@ export interface GatewayOptions {
   otpSecret?: string
 
   // Service routes beside the API (ServiceOptions)
-  /** Serve the OpenAPI document at `/openapi.json` and Swagger UI at `/docs` (default true). */
+  /** Serve the OpenAPI document at `/openapi.json` and Swagger UI at `/docs` (default true; not a boolean: refused at start). */
   docs?: boolean
-  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own (until `close()`, which takes the gateway's metrics out of it). */
+  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own (until `close()`, which takes the gateway's metrics out of it). Anything else is refused at start. */
   metrics?: boolean | { registry?: Registry }
   /** How long `/health` waits for the store and the transport (default 5000 ms). */
   healthTimeoutMs?: number

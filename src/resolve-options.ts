@@ -1,6 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Registry } from 'prom-client'
 import { silentLogger, type Logger } from './logger.ts'
 import type { HttpStatusMode } from './http/render.ts'
 import type { ServiceSettings } from './http/service-routes.ts'
@@ -54,7 +55,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     plans: resolvePlans(options.plans),
     baseUrl: resolveBaseUrl(options.baseUrl),
     shareLinkTtlMs: positive(options.shareLinkTtlMs ?? DEFAULTS.shareLinkTtlMs, 'shareLinkTtlMs'),
-    allowPrivateUrls: options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls,
+    allowPrivateUrls: flag(options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls, 'allowPrivateUrls'),
     timeZone,
     bodyLimitBytes: positiveSize(options.bodyLimit ?? DEFAULTS.bodyLimit, 'bodyLimit'),
     cacheTtlMs,
@@ -69,8 +70,8 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     agents: resolveAgents(options),
     messaging: resolveMessaging(options),
     service: {
-      docs: options.docs ?? DEFAULTS.docs,
-      metrics: options.metrics ? { registry: typeof options.metrics === 'object' ? options.metrics.registry : undefined } : false,
+      docs: flag(options.docs ?? DEFAULTS.docs, 'docs'),
+      metrics: resolveMetrics(options.metrics ?? DEFAULTS.metrics),
       healthTimeoutMs: timer(positive(options.healthTimeoutMs ?? DEFAULTS.healthTimeoutMs, 'healthTimeoutMs')),
       httpStatus,
     },
@@ -225,6 +226,19 @@ function resolveRateLimits(given: RateLimitRules | false = {}): RateLimitSetting
 /** The options named that are given (one left undefined or null takes its default). */
 function defined<T extends object, K extends keyof T>(object: T, names: K[]): Partial<Pick<T, K>> {
   return Object.fromEntries(names.filter(name => object[name] != null).map(name => [name, object[name]])) as Partial<Pick<T, K>>
+}
+
+/** `value` when it is a boolean, else a clear start-up Error naming the option (a string such as 'false' is true to JavaScript). */
+function flag(value: boolean, name: string): boolean {
+  if (typeof value !== 'boolean') throw new Error(`createGateway: ${name} must be true or false, not ${JSON.stringify(value)}`)
+  return value
+}
+
+/** The metrics option: true, false or `{ registry? }`. */
+function resolveMetrics(given: boolean | { registry?: Registry }): ServiceSettings['metrics'] {
+  if (typeof given === 'boolean') return given ? { registry: undefined } : false
+  if (given === null || typeof given !== 'object') throw new Error(`createGateway: metrics must be true, false or { registry }, not ${JSON.stringify(given)}`)
+  return { registry: given.registry }
 }
 
 /** `value` when it is a positive finite number, else a clear start-up Error naming the option. */

@@ -95,6 +95,11 @@ test('bad values are refused at start-up, naming the option', () => {
     [{ baseUrl: '' }, /baseUrl must be an absolute http/],
     [{ baseUrl: 'ftp://gw.example' }, /baseUrl must be an absolute http/],
     [{ baseUrl: 'https://gw.example/?a=1' }, /baseUrl must be an absolute http/],
+    // On/off options read as JavaScript truth: 'false' (an environment value passed on) let webhook and media URLs reach private addresses, served /docs, turned /metrics on.
+    [{ allowPrivateUrls: 'false' as unknown as boolean }, /allowPrivateUrls must be true or false/],
+    [{ allowPrivateUrls: 1 as unknown as boolean }, /allowPrivateUrls must be true or false/],
+    [{ docs: 'false' as unknown as boolean }, /docs must be true or false/],
+    [{ metrics: 'false' as unknown as boolean }, /metrics must be true, false or/],
   ]
   for (const [options, message] of refused) assert.throws(() => resolveOptions(options), message, JSON.stringify(options))
 })
