@@ -5,6 +5,7 @@ import type { Storage } from 'zapgate'
 import { keyvAtomicSteps } from './atomic.ts'
 import { pooledPostgres } from './postgres.ts'
 import { rawStoreOf } from './raw-stores.ts'
+import { redactUrl, withoutPassword } from './url-secrets.ts'
 import { scanPrefix, sweepExpired } from './scan.ts'
 import { warnOfEviction } from './redis-eviction.ts'
 import { storedKey, checkedNamespace, setNamed, deleteLive } from './stored-key.ts'
@@ -135,7 +136,8 @@ export async function storageFromUrl(url: string, options: StoreUrlOptions = {})
     } catch (error) {
       // A SQLite file other processes keep busy past the busy timeout (a write lock held under load, or
       // several opening a new file at once) is tried again, for up to 30 s in all: starting is not failing.
-      if ((error as { cause?: { code?: unknown } }).cause?.code !== 'SQLITE_BUSY' || Date.now() - started > SQLITE_OPEN_WAIT_MS) throw error
+      if ((error as { cause?: { code?: unknown } }).cause?.code !== 'SQLITE_BUSY' || Date.now() - started > SQLITE_OPEN_WAIT_MS)
+        throw withoutPassword(error, url)
       await new Promise(resolve => setTimeout(resolve, 100 + Math.random() * 400))
     }
   }
@@ -291,9 +293,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 
 function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
-}
-
-// The password ends at the last @ of the authority (it may hold a raw @, which URLs allow).
-function redactUrl(url: string): string {
-  return url.replace(/\/\/([^/?#@:]*):[^/?#]*@/, '//$1:***@')
 }
