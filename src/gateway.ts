@@ -50,7 +50,7 @@ export interface Gateway {
 export interface DeviceSummary {
   id: string
   name: string
-  /** The linked phone number, once known. */
+  /** The linked phone number, once known: none once the phone has logged the device out, nor while it is linked anew (as operation 5's `telefone`). */
   phone?: string
   connected: boolean
 }
@@ -117,7 +117,13 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       const found = new Map<string, DeviceSummary>()
       for (const match of ['id', 'appkey', 'name'] as const) {
         const device = await devices.find(account, ref, [match])
-        if (device) found.set(device.id, { id: device.id, name: device.name, ...(device.phone ? { phone: device.phone } : {}), connected: device.connected })
+        if (device)
+          found.set(device.id, {
+            id: device.id,
+            name: device.name,
+            ...(device.phone && device.linked ? { phone: device.phone } : {}),
+            connected: device.connected,
+          })
       }
       return [...found.values()]
     },

@@ -58,6 +58,36 @@ test('finds a device of the account by id, appkey or name, never another account
   assert.equal(await gateway.findDevices(b.authkey, created.body.appkey), [])
 })
 
+test('shows no phone once the phone has logged the device out, nor while it is linked anew, until the new phone links it', async ctx => {
+  const { t } = await start(ctx)
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'loja', PHONE_A)
+  const shown = async () => (await t.gateway.findDevices(authkey, 'loja'))?.[0]
+  assert.equal(await shown(), { id: device.id, name: 'loja', phone: PHONE_A, connected: true }, 'linked: its phone')
+  // The device record follows the status event before the event is emitted: once seen, findDevices reads it.
+  const stored = (state: string) =>
+    new Promise<void>(resolve => {
+      const seen = ({ deviceId, status }: { deviceId: string; status: { state: string } }) => {
+        if (deviceId !== device.id || status.state !== state) return
+        t.gateway.events.off('device-status', seen)
+        resolve()
+      }
+      t.gateway.events.on('device-status', seen)
+    })
+  const loggedOut = stored('logged-out')
+  await t.network.unlink(device.id)
+  await loggedOut
+  assert.equal(await shown(), { id: device.id, name: 'loja', connected: false }, 'logged out: no phone is linked')
+  const linking = stored('linking')
+  assert.is((await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja' })).status, 200)
+  await linking
+  assert.equal(await shown(), { id: device.id, name: 'loja', connected: false }, 'linking anew: still none')
+  const open = stored('open')
+  await t.network.scan({ deviceId: device.id }, PHONE_B)
+  await open
+  assert.equal(await shown(), { id: device.id, name: 'loja', phone: PHONE_B, connected: true }, 'the new phone')
+})
+
 test('POST /_sim/scan by name links the device of the authkey’s account, even when another account was first with that name', async ctx => {
   const { t, sim } = await start(ctx)
   const a = await t.register()
