@@ -23,7 +23,8 @@ export interface AccountSummary {
  * What the host app (which owns billing) can do with accounts, beside operation 1: renew a plan,
  * give an account a new authkey, suspend and resume it. Every change reaches every gateway process
  * on the store at once (within 100 ms). Unknown e-mail: GatewayError `account-not-found`; unknown
- * plan: `invalid-input`.
+ * plan: `invalid-input`. A call that rejects changed nothing (retry it); once a change is stored it
+ * is answered, even when the store then fails (others may then see it only after `cacheTtlMs`).
  */
 export interface AccountAdmin {
   /** The account registered with `email`, or undefined. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { GatewayError } from '../errors.ts'
-import { hashKey, hashPassword, randomKey, safeEqual } from '../security/keys.ts'
+import { hashKey, hashPassword, randomKey, safeEqual, uniqueTag } from '../security/keys.ts'
 import { Collection } from '../store/collection.ts'
 import { UniqueIndex } from '../store/unique-index.ts'
 import type { CacheEpoch } from '../store/cache-epoch.ts'
@@ -29,6 +29,8 @@ export interface Account {
   createdAt: number
   /** Suspended by the host (its key is refused until resumed). */
   suspended?: boolean
+  /** A tag of the host's last change (renew, suspend, rotateKey): tells that change's record, stored though its write's answer was lost. */
+  revision?: string
 }
 
 /** The cause of an `unauthenticated` refusal of an account's own key while the account is suspended or expired (a real key, not a guess). */
@@ -58,11 +60,22 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     return entry && records.load(entry.accountId)
   }
   // Change the account of `email` (compare-and-set), then drop every process's cached copy; `account-not-found` when there is none.
+  // Once the change is stored it is answered, whatever fails after (a host retries a rejected renew: stored twice, it gives a period away).
   const change = async (email: string, next: (account: Account) => Account | Promise<Account>): Promise<Account> => {
     const found = await byEmailAddress(email)
-    const updated = found && (await records.update(found.id, current => (current ? next(current) : undefined)))
+    if (!found) throw new GatewayError('account-not-found')
+    const revision = uniqueTag()
+    let updated: Account | undefined
+    try {
+      updated = await records.update(found.id, async current => (current ? { ...(await next(current)), revision } : undefined))
+    } catch (err) {
+      // The write may be stored all the same (its answer lost): its revision tells.
+      const stored = await records.load(found.id).catch(() => undefined)
+      if (stored?.revision !== revision) throw err
+      updated = stored
+    }
     if (!updated) throw new GatewayError('account-not-found')
-    await epoch?.bump()
+    await epoch?.bump().catch(() => undefined) // else other processes keep their cached copy for its ttl (cacheTtlMs)
     return updated
   }
   const wellFormed = (authkey: unknown): authkey is string => typeof authkey === 'string' && authkey.length > 0 && authkey.length <= 256
