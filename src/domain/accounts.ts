@@ -98,7 +98,7 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
   }
   const authenticate = async (authkey: unknown): Promise<Account | undefined> => (await lookup(authkey)).account
   return {
-    /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. */
+    /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. Once the e-mail is claimed, the key is answered. */
     async register(input: { name: string; email: string; password: string; phone: string; planId: string }): Promise<{ account: Account; authkey: string }> {
       const plan = planOf(input.planId)
       const email = input.email.trim().toLowerCase()
@@ -120,7 +120,12 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
       // The e-mail is claimed last, atomically: of concurrent registrations one wins, the others take back what they wrote.
       await records.put(account.id, account)
       await byKey.put(account.authkeyHash, { accountId: account.id })
-      if (!(await byEmail.claim(emailId, { accountId: account.id }))) {
+      const claimed = await byEmail.claim(emailId, { accountId: account.id }).catch(async err => {
+        // The claim may be stored all the same (its answer lost): then the e-mail is this account's, and its key must be answered.
+        if ((await byEmail.load(emailId).catch(() => undefined))?.accountId !== account.id) throw err
+        return true
+      })
+      if (!claimed) {
         await byKey.remove(account.authkeyHash)
         await records.remove(account.id)
         throw new GatewayError('email-taken')

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { createAccounts } from '../../src/domain/accounts.ts'
+import { isGatewayError } from '../../src/errors.ts'
+import type { Storage } from '../../src/ports/storage.ts'
+import { KeyedLock } from '../../src/store/keyed-lock.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+
+/**
+ * register writes the account and its key entry, then claims the e-mail (set-if-absent). A store
+ * failure at the claim must not leave the e-mail taken by an account nobody was given the key of:
+ * a registration that rejected is retried by its user, who must then get an account.
+ */
+const test = suite('register: a store failure at the e-mail claim never leaves the e-mail taken by an account without a known key')
+
+/** A memory store whose `add` rejects once for a key starting with `prefix`, after `armed` is set (`lost`: done, then rejected, as a lost answer). */
+function failingOnce(prefix: string, lost: boolean) {
+  const inner = memoryStorage()
+  const state = { armed: true, failed: false }
+  const storage = new Proxy(inner, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver)
+      if (name !== 'add' || typeof value !== 'function') return value
+      return async (key: string, ...rest: unknown[]) => {
+        if (state.armed && !state.failed && key.startsWith(prefix)) {
+          state.failed = true
+          if (lost) await value.call(target, key, ...rest)
+          throw new Error('ECONNRESET')
+        }
+        return value.call(target, key, ...rest)
+      }
+    },
+  }) as Storage
+  return { storage, state }
+}
+
+const PLANS = { basic: { name: 'Básico', days: 30 } }
+const INPUT = { name: 'Ana', email: 'ana@example.com', password: 'segredo123', phone: '5511988880001', planId: 'basic' }
+
+for (const lost of [false, true]) {
+  test(`the e-mail claim ${lost ? 'written, its answer lost' : 'not written'}: answered, its key works; rejected, a retry registers`, async () => {
+    const { storage, state } = failingOnce('account-email:', lost)
+    const accounts = createAccounts(storage, new KeyedLock(), PLANS, 'America/Sao_Paulo')
+    const first = await accounts.register(INPUT).catch(() => undefined)
+    assert.ok(state.failed, 'the store failed once during the registration')
+    if (first) {
+      assert.equal((await accounts.authenticate(first.authkey))?.id, first.account.id, 'the key answered works')
+      assert.equal((await accounts.byEmailAddress(INPUT.email))?.id, first.account.id, 'the e-mail is its account')
+      return
+    }
+    const retried = await accounts.register(INPUT).catch(err => err)
+    assert.ok(!isGatewayError(retried, 'email-taken'), 'the retry is not refused as email-taken: the e-mail is held by no account whose key was given')
+    assert.equal((await accounts.authenticate(retried.authkey))?.id, retried.account.id)
+    assert.equal((await accounts.byEmailAddress(INPUT.email))?.id, retried.account.id)
+  })
+}
+
+test.run()
