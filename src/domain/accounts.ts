@@ -126,8 +126,9 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
         return true
       })
       if (!claimed) {
-        await byKey.remove(account.authkeyHash)
-        await records.remove(account.id)
+        // Best effort: what a failed clean-up leaves is never found (no e-mail names it) nor authenticated (its key was never answered).
+        await byKey.remove(account.authkeyHash).catch(() => undefined)
+        await records.remove(account.id).catch(() => undefined)
         throw new GatewayError('email-taken')
       }
       return { account, authkey }

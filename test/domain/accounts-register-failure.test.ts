@@ -9,18 +9,21 @@ import { memoryStorage } from '../helpers/memory-storage.ts'
 /**
  * register writes the account and its key entry, then claims the e-mail (set-if-absent). A store
  * failure at the claim must not leave the e-mail taken by an account nobody was given the key of:
- * a registration that rejected is retried by its user, who must then get an account.
+ * a registration that rejected is retried by its user, who must then get an account. One that lost
+ * a race for the e-mail takes back what it wrote: when that fails it is still answered email-taken.
  */
-const test = suite('register: a store failure at the e-mail claim never leaves the e-mail taken by an account without a known key')
+const test = suite(
+  'register: a store failure never leaves the e-mail taken by an account without a known key, nor answers a lost race otherwise than email-taken',
+)
 
-/** A memory store whose `add` rejects once for a key starting with `prefix`, after `armed` is set (`lost`: done, then rejected, as a lost answer). */
-function failingOnce(prefix: string, lost: boolean) {
+/** A memory store whose `method` rejects once for a key starting with `prefix`, after `armed` is set (`lost`: done, then rejected, as a lost answer). */
+function failingOnce(prefix: string, lost: boolean, method: 'add' | 'delete' = 'add') {
   const inner = memoryStorage()
   const state = { armed: true, failed: false }
   const storage = new Proxy(inner, {
     get(target, name, receiver) {
       const value = Reflect.get(target, name, receiver)
-      if (name !== 'add' || typeof value !== 'function') return value
+      if (name !== method || typeof value !== 'function') return value
       return async (key: string, ...rest: unknown[]) => {
         if (state.armed && !state.failed && key.startsWith(prefix)) {
           state.failed = true
@@ -52,6 +55,20 @@ for (const lost of [false, true]) {
     assert.ok(!isGatewayError(retried, 'email-taken'), 'the retry is not refused as email-taken: the e-mail is held by no account whose key was given')
     assert.equal((await accounts.authenticate(retried.authkey))?.id, retried.account.id)
     assert.equal((await accounts.byEmailAddress(INPUT.email))?.id, retried.account.id)
+  })
+}
+
+for (const prefix of ['authkey:', 'account:']) {
+  test(`two registrations of one e-mail, the loser's clean-up of its ${prefix.slice(0, -1)} record failing: the loser is answered email-taken`, async () => {
+    const { storage, state } = failingOnce(prefix, false, 'delete')
+    const accounts = createAccounts(storage, new KeyedLock(), PLANS, 'America/Sao_Paulo')
+    const answers = await Promise.allSettled([accounts.register(INPUT), accounts.register(INPUT)])
+    assert.ok(state.failed, "the store failed once during the loser's clean-up")
+    const [won, lost] = answers[0].status === 'fulfilled' ? answers : [answers[1], answers[0]]
+    assert.equal(won.status, 'fulfilled')
+    assert.equal(lost.status, 'rejected')
+    assert.ok(isGatewayError((lost as PromiseRejectedResult).reason, 'email-taken'), `refused as email-taken, not ${(lost as PromiseRejectedResult).reason}`)
+    assert.equal((await accounts.byEmailAddress(INPUT.email))?.id, (won as PromiseFulfilledResult<{ account: { id: string } }>).value.account.id)
   })
 }
 
