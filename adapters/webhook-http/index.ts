@@ -1,4 +1,4 @@
-import type { Agent as HttpAgent } from 'node:http'
+import type { ClientRequest, Agent as HttpAgent } from 'node:http'
 import type { Agent as HttpsAgent } from 'node:https'
 import type { WebhookDelivery, WebhookResponse, WebhookSender } from 'zapgate'
 import { guardedAgents, type AddressPolicy, type LookupFunction } from 'zapgate/adapter-kit'
@@ -186,6 +186,15 @@ function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options
     }
     let status: number | undefined
     let bytes = 0
+    // Bytes the connection had read when this request got it: any more read by a failure means the receiver began an answer (it read the POST).
+    let socket: { bytesRead: number } | undefined
+    let readBefore = 0
+    stream.once('request', (request: ClientRequest) =>
+      request.once('socket', connection => {
+        socket = connection
+        readBefore = connection.bytesRead
+      }),
+    )
     stream.once('response', response => {
       status = response.statusCode
       const retryAfter = response.headers['retry-after']
@@ -202,7 +211,8 @@ function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options
       if (status !== undefined) return resolve()
       const code = (error as { code?: unknown } | undefined)?.code
       const stopped = delivery.signal?.aborted || delivery.closing?.aborted // cancelled, or the gateway is stopping: no new POST
-      if (!options.fresh && !stopped && stream.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && Date.now() < options.deadline)
+      const answerBegun = socket !== undefined && socket.bytesRead > readBefore
+      if (!options.fresh && !stopped && !answerBegun && stream.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && Date.now() < options.deadline)
         return resolve(postOnce(clients, url, delivery, { ...options, fresh: true }))
       reject(error ?? new Error('the connection closed without an answer'))
     }

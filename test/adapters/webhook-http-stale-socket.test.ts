@@ -10,11 +10,14 @@ const delivery = (url: string) => ({ url, body: '{"event":"Texto"}', deviceId: '
 /**
  * A TCP receiver: `answer(requestOnConnection, connection)` says what to do with each whole request
  * (`ok`: 200 kept alive; `reset`: an RST before any byte of an answer, as a receiver does that closed
- * an idle connection at the moment the sender reused it).
+ * an idle connection at the moment the sender reused it; `partial`: the first bytes of a status line,
+ * then an RST, as a receiver does that read the request and failed while answering).
  */
-async function receiver(answer: (requestOnConnection: number, connection: number) => 'ok' | 'reset') {
+async function receiver(answer: (requestOnConnection: number, connection: number) => 'ok' | 'reset' | 'partial') {
   const server = await rawServer(({ socket, onConnection, connection }) => {
-    if (answer(onConnection, connection) === 'reset') return void socket.resetAndDestroy()
+    const what = answer(onConnection, connection)
+    if (what === 'reset') return void socket.resetAndDestroy()
+    if (what === 'partial') return void socket.write('HTTP/1.1 20', () => socket.resetAndDestroy())
     socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n')
   })
   return { url: server.url, counts: () => ({ connections: server.connections(), requests: server.count() }), stop: server.stop }
@@ -49,6 +52,23 @@ test('a receiver that resets every request after the first still fails the deliv
     assert.ok(error, 'the delivery failed')
     assert.is(error.code, 'ECONNRESET')
     assert.equal(server.counts(), { connections: 2, requests: 3 }, 'the reused connection, then one new one')
+  } finally {
+    await sender.close!()
+    await server.stop()
+  }
+})
+
+test('a reused connection reset after the first bytes of an answer is a failed attempt, not sent again: the receiver read it', async () => {
+  const server = await receiver(requestOnConnection => (requestOnConnection === 0 ? 'ok' : 'partial'))
+  const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 })
+  try {
+    assert.equal(await sender.send(delivery(server.url)), { status: 200 })
+    const error = await sender.send(delivery(server.url)).then(
+      () => undefined,
+      (e: unknown) => e as { code?: string },
+    )
+    assert.ok(error, 'the delivery failed')
+    assert.equal(server.counts(), { connections: 1, requests: 2 }, 'the POST the receiver began to answer was not sent again on a new connection')
   } finally {
     await sender.close!()
     await server.stop()
