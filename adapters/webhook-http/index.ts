@@ -166,7 +166,8 @@ interface PostOptions {
  * response is over (its body drained, dropped past 64 KiB, or cut by the time-out), rejects when
  * there was no answer. A kept-alive connection the receiver had closed (ECONNRESET or EPIPE on a
  * reused socket before any byte of an answer: the receiver never saw the POST) is no attempt: the
- * POST goes again at once, once, on a new connection, within the same deadline and slot.
+ * POST goes again at once, once, on a new connection, within the same deadline and slot; while the
+ * gateway is closing it rejects with the `closing` reason instead, as a POST not begun.
  */
 function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options: PostOptions): Promise<void> {
   const { cancellable, answered } = options
@@ -210,10 +211,11 @@ function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options
       settled = true
       if (status !== undefined) return resolve()
       const code = (error as { code?: unknown } | undefined)?.code
-      const stopped = delivery.signal?.aborted || delivery.closing?.aborted // cancelled, or the gateway is stopping: no new POST
       const answerBegun = socket !== undefined && socket.bytesRead > readBefore
-      if (!options.fresh && !stopped && !answerBegun && stream.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && Date.now() < options.deadline)
-        return resolve(postOnce(clients, url, delivery, { ...options, fresh: true }))
+      const stale = !options.fresh && !answerBegun && stream.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && Date.now() < options.deadline
+      // Stale, and the gateway is stopping: no new POST, and none was read: like a POST not begun (sent after the restart).
+      if (stale && !delivery.signal?.aborted && delivery.closing?.aborted) return reject(delivery.closing.reason)
+      if (stale && !delivery.signal?.aborted) return resolve(postOnce(clients, url, delivery, { ...options, fresh: true }))
       reject(error ?? new Error('the connection closed without an answer'))
     }
     stream.once('end', () => over())

@@ -75,6 +75,28 @@ test('a reused connection reset after the first bytes of an answer is a failed a
   }
 })
 
+test('a stale reused connection met while the gateway is closing is not sent again, and not an attempt: it throws the closing reason (sent after the restart)', async () => {
+  const closing = new AbortController()
+  const server = await rawServer(({ socket, onConnection }) => {
+    if (onConnection === 0) return void socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n')
+    closing.abort(new Error('the gateway is closing'))
+    socket.resetAndDestroy()
+  })
+  const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 })
+  try {
+    assert.equal(await sender.send(delivery(server.url)), { status: 200 })
+    const error = await sender.send({ ...delivery(server.url), closing: closing.signal }).then(
+      () => undefined,
+      (e: unknown) => e,
+    )
+    assert.is(error, closing.signal.reason, 'rejected with the closing reason, as a POST not begun')
+    assert.is(server.count(), 2, 'not sent again during the stop')
+  } finally {
+    await sender.close!()
+    await server.stop()
+  }
+})
+
 test('a reset on a new connection is a failed attempt at once (nothing stale to blame)', async () => {
   const server = await receiver(() => 'reset')
   const sender = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 2_000 })
