@@ -108,16 +108,16 @@ export class DeviceSession {
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
-  /** Unlink from the phone and delete the credentials and keys; a reconnecting device is opened first: not open in time, nothing is deleted. */
+  /** Unlink from the phone and delete the credentials and keys; a reconnecting device is opened first: not open in time, or the unlink failed, nothing is deleted. */
   async logout(): Promise<void> {
     const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
     if (this.deps.auth.paired() && this.report.state === 'connecting') await this.awaitReconnect('reconnecting: WhatsApp must hear of the logout', true)
-    const socket = this.socketIfOpen()
-    if (socket) {
-      this.slot.quiet()
-      await withTimeout(socket.logout(), 10_000, 'logout').catch(() => socket.end(undefined).catch(() => undefined))
-    } else await this.slot.retire()
+    const failed = await this.slot.unlink(this.socketIfOpen(), 10_000)
+    if (failed) {
+      await this.report.set('connecting', { reason: `${failed.message}; reconnecting` }).then(() => this.openSocket())
+      throw failed // WhatsApp did not hear of it: the phone still lists the device, which stays whole (its credentials, on a new socket)
+    }
     await this.deps.auth.clear()
     this.memory.forgetAccount()
     if (hadSession) await this.report.set('closed', { phone: undefined, lid: undefined, reason: 'logged out' })

@@ -1,7 +1,7 @@
 import { TransportError } from 'zapgate'
 import type { Logger } from 'zapgate'
 import type { ConnectionWatch } from './connection-watch.ts'
-import { withTimeout } from '../errors.ts'
+import { toTransportError, withTimeout } from '../errors.ts'
 import type { SocketLike } from '../types.ts'
 
 /**
@@ -69,6 +69,22 @@ export class SocketSlot {
     const socket = this.current
     this.quiet()
     if (socket) await withTimeout(socket.end(undefined), 5_000, 'closing the socket').catch(() => undefined)
+  }
+
+  /**
+   * Unlink `socket` (the current one, open) on WhatsApp's side and let it go: Baileys' logout (its remove-companion-device frame, then its
+   * end). Rejected or not done within `timeoutMs`, WhatsApp did not hear of it: the socket is ended and the failure returned. No socket:
+   * the current one (or a pending reconnect) is retired.
+   */
+  async unlink(socket: SocketLike | undefined, timeoutMs: number): Promise<TransportError | undefined> {
+    if (!socket) return void (await this.retire())
+    this.quiet()
+    try {
+      await withTimeout(socket.logout(), timeoutMs, 'logout')
+    } catch (error) {
+      void socket.end(undefined).catch(() => undefined)
+      return toTransportError(error, 'logout')
+    }
   }
 
   /** Make the current socket's events irrelevant: new generation, no timers, no listeners, no socket. */
