@@ -16,7 +16,7 @@ type LidLookup = (lid: string) => Promise<string | undefined>
  * The gateway's view of a message's content, or undefined for what the gateway does not report
  * (stickers, polls, edits, protocol messages other than a revoke, key distribution only, statuses
  * posted to a group, ...). Wrappers (ephemeral, view once, document with caption, edited) are
- * unwrapped first. Media carries no bytes yet (see receive.ts).
+ * unwrapped first. Buttons, lists and templates another client sent are their text. Media carries no bytes yet (see receive.ts).
  */
 export function classifyContent(lib: BaileysModule, message: WAMessage): IncomingContent | undefined {
   if (isGroupStatus(message.message)) return undefined
@@ -47,6 +47,13 @@ export function classifyContent(lib: BaileysModule, message: WAMessage): Incomin
       return location(c.locationMessage!.degreesLatitude, c.locationMessage!.degreesLongitude, c.locationMessage!.name ?? c.locationMessage!.address)
     case 'liveLocationMessage':
       return location(c.liveLocationMessage!.degreesLatitude, c.liveLocationMessage!.degreesLongitude, c.liveLocationMessage!.caption)
+    case 'interactiveMessage':
+    case 'buttonsMessage':
+    case 'listMessage':
+    case 'templateMessage': {
+      const text = offeredText(c)
+      return text ? { kind: 'text', text } : undefined
+    }
     case 'reactionMessage': {
       const target = c.reactionMessage!.key?.id
       return target ? { kind: 'reaction', target, emoji: c.reactionMessage!.text ?? '' } : undefined
@@ -139,6 +146,13 @@ function isGroupStatus(message: proto.IMessage | null | undefined): boolean {
     m = WRAPPERS.map(wrapper => m![wrapper]).find(Boolean)?.message
   }
   return false
+}
+
+/** The text of buttons, a list or a template another client (a bot) sent: what the phone shows above its buttons or list. */
+function offeredText(c: proto.IMessage): string | null | undefined {
+  return (
+    c.interactiveMessage?.body?.text || c.buttonsMessage?.contentText || c.listMessage?.description || c.templateMessage?.hydratedTemplate?.hydratedContentText
+  )
 }
 
 function media(

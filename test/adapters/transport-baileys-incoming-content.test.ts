@@ -145,6 +145,42 @@ const cases: [string, proto.IMessage, IncomingContent | undefined][] = [
     { interactiveResponseMessage: { body: { text: 'B' }, nativeFlowResponseMessage: { name: 'single_select', paramsJson: '{"id":"b"}' } } },
     { kind: 'button', buttonId: 'b', text: 'B', list: true },
   ],
+  // docs/api.md: content another client merely wraps in a viewOnceMessage (some bots send their buttons so) is unwrapped and reported.
+  [
+    'buttons a bot sent wrapped in viewOnceMessage (interactiveMessage): their text',
+    {
+      viewOnceMessage: {
+        message: {
+          messageContextInfo: { deviceListMetadataVersion: 2 },
+          interactiveMessage: {
+            body: { text: 'Escolha uma opção' },
+            footer: { text: 'loja' },
+            nativeFlowMessage: { buttons: [{ name: 'quick_reply', buttonParamsJson: '{"display_text":"Sim","id":"s"}' }] },
+          },
+        },
+      },
+    },
+    { kind: 'text', text: 'Escolha uma opção' },
+  ],
+  [
+    'buttonsMessage wrapped in viewOnceMessage: its text',
+    {
+      viewOnceMessage: { message: { buttonsMessage: { contentText: 'Confirma?', buttons: [{ buttonId: 'y', buttonText: { displayText: 'Sim' }, type: 1 }] } } },
+    },
+    { kind: 'text', text: 'Confirma?' },
+  ],
+  [
+    'listMessage: its description',
+    { listMessage: { title: 'Menu', description: 'Veja o cardápio', buttonText: 'Abrir', listType: 1, sections: [{ rows: [{ title: 'A', rowId: 'a' }] }] } },
+    { kind: 'text', text: 'Veja o cardápio' },
+  ],
+  [
+    'templateMessage: its text',
+    {
+      templateMessage: { hydratedTemplate: { hydratedContentText: 'Pedido pronto', hydratedButtons: [{ quickReplyButton: { displayText: 'Ok', id: 'ok' } }] } },
+    },
+    { kind: 'text', text: 'Pedido pronto' },
+  ],
   ['stickerMessage (not reported)', { stickerMessage: { mimetype: 'image/webp' } }, undefined],
   ['pollCreationMessage (not reported)', { pollCreationMessage: { name: 'poll' } }, undefined],
 ]
