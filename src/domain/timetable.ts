@@ -23,12 +23,13 @@ export class Timetable {
     return this.leftOutFrom
   }
 
-  /** Hold an entry (replacing the key's earlier one), or leave it to storage when it is due too late to fit. */
+  /** Hold an entry (replacing the key's earlier one), or leave it to storage when it comes too late (by `earlier`: due time, then order) to fit. */
   add(entry: Entry): void {
     this.remove(entry.key)
     if (this.order.length >= this.capacity) {
       const latest = this.order[this.order.length - 1]
-      if (latest === undefined || !(entry.due < latest.due)) return this.leaveOut(entry.due)
+      // By the full order, not the due time alone: else, among entries due at once, whichever the store listed last was left out, to run after ones scheduled later.
+      if (latest === undefined || !earlier(entry, latest)) return this.leaveOut(entry.due)
       this.order.pop()
       this.byKey.delete(latest.key)
       this.leaveOut(latest.due)

@@ -97,12 +97,12 @@ test('random adds, removes and partial takes agree with a simple sorted model, f
         model = model.filter(item => item.key !== key)
         const latest = model[model.length - 1]
         if (model.length < capacity) model.push({ key, due })
-        else if (due < latest.due) {
-          // Full: the entry due last gives way to an earlier newcomer...
+        else if (due < latest.due || (due === latest.due && key < latest.key)) {
+          // Full: the entry last in order (due time, then key) gives way to a newcomer before it...
           model.pop()
           model.push({ key, due })
           horizon = Math.min(horizon, latest.due)
-        } else horizon = Math.min(horizon, due) // ...and a newcomer due no earlier is left out.
+        } else horizon = Math.min(horizon, due) // ...and a newcomer after it is left out.
         sort()
       } else if (roll < 0.75) {
         const key = `k${Math.floor(random() * 400)}`
