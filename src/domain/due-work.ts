@@ -47,6 +47,9 @@ export class DueWork<R> {
   private readonly overflowed = new Map<string, number>()
   private overflows = 0
   private readonly refilling = new Set<string>()
+  /** Each lane's read under way, and the one more read asked (refresh) while it was. */
+  private readonly refills = new Map<string, Promise<void>>()
+  private readonly refreshes = new Map<string, Promise<void>>()
   private readonly inFlight = new Set<string>()
   private readonly busy = new Map<string, number>()
   private readonly running = new Set<Promise<unknown>>()
@@ -109,9 +112,13 @@ export class DueWork<R> {
     this.overflowed.delete(lane)
   }
 
-  /** Read a lane's records again now (their due times may have changed: a device just connected). */
+  /** Read a lane's records again now (their due times may have changed: a device just connected); asked while a read of the lane is under way (it may have read some records before the change), once more after it, resolving then. */
   refresh(lane: string): Promise<void> {
-    return this.refill(lane, true)
+    const under = this.refills.get(lane)
+    if (!under) return this.refill(lane, true)
+    let again = this.refreshes.get(lane)
+    if (!again) this.refreshes.set(lane, (again = under.then(() => (this.refreshes.delete(lane), this.refill(lane, true)))))
+    return again
   }
 
   /** Rebuild the timetable from storage (once more when asked during a scan). */
@@ -262,7 +269,8 @@ export class DueWork<R> {
       },
     )
     this.running.add(run)
-    void run.finally(() => this.running.delete(run))
+    this.refills.set(lane, run)
+    void run.finally(() => (this.running.delete(run), this.refills.get(lane) === run && this.refills.delete(lane)))
     return run
   }
 
