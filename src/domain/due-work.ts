@@ -153,10 +153,10 @@ export class DueWork<R> {
     await this.reloading
   }
 
-  /** Set the one timer for the earliest due entry (or a reload, when there is room). */
+  /** Set the one timer for the earliest due entry (or a reload, when there is room or work left in storage is due before every entry held). */
   private arm(): void {
     if (this.closed) return
-    const horizon = !this.reloading && this.roomToReload() ? this.timetable.horizon : Infinity
+    const horizon = !this.reloading && this.shouldReload() ? this.timetable.horizon : Infinity
     const next = Math.min(this.timetable.peek()?.due ?? Infinity, horizon)
     if (next === Infinity || (this.timer && this.timerAt <= next)) return
     clearTimeout(this.timer)
@@ -178,14 +178,14 @@ export class DueWork<R> {
       lanes.add(item.lane)
     }
     for (const lane of lanes) this.pump(lane)
-    if (this.timetable.horizon <= now && this.roomToReload() && !this.reloading) void this.rescan()
+    if (this.timetable.horizon <= now && this.shouldReload() && !this.reloading) void this.rescan()
     else this.arm()
   }
 
-  /** Whether half the timetable is free (reloads bring batches and stay rare). */
-  private roomToReload(): boolean {
-    const { capacity } = this.timetable
-    return capacity - this.timetable.size >= Math.max(1, Math.floor(capacity / 2))
+  /** Whether half the timetable is free (reloads bring batches and stay rare), or what was left in storage is due before every entry held (the timetable filled up since with later work, retries: else it waited for the periodic rescan). */
+  private shouldReload(): boolean {
+    const { capacity, horizon } = this.timetable
+    return capacity - this.timetable.size >= Math.max(1, Math.floor(capacity / 2)) || horizon < (this.timetable.peek()?.due ?? Infinity)
   }
 
   /** Put a due key in its lane's line; false when full (the lane is marked overflowed, the key stays in storage). */
