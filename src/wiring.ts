@@ -83,6 +83,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     feed,
     events,
     liveness: instances.view,
+    fenced: () => resolved.cluster !== undefined && instances.fenceUp,
     logger: childLogger(logger, { module: 'messaging' }),
   })
   devices.onRemove(device => messaging.removeDevice(device))

@@ -49,6 +49,8 @@ interface MessagingDeps {
   logger: Logger
   /** This instance and who else is alive (claims of gone instances are void). */
   liveness: Liveness
+  /** Whether this instance is fenced (cluster mode: its heartbeat is late); a scheduled send checks it right before the network. */
+  fenced?: () => boolean
 }
 
 /** Build the messaging services; a device that connects gets its waiting scheduled items at once. */

@@ -18,17 +18,24 @@ export class Messenger {
     private readonly events: GatewayEvents,
   ) {}
 
-  /** Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it. */
-  perform(device: Device, action: Action, options: { publish?: boolean; status?: SessionStatus } = {}): Promise<string | undefined> {
+  /** Do `action` now; resolves with the network's message id (undefined for a read receipt). `publish: false` keeps a sent text off the message feed (OTP codes never reach webhooks); `status`: the session status, when the caller has just read it; `before`: run in the device's queue right before the network call (after the queue's wait), which it prevents by rejecting (a scheduled send checks its claim there). */
+  perform(
+    device: Device,
+    action: Action,
+    options: { publish?: boolean; status?: SessionStatus; before?: () => Promise<void> } = {},
+  ): Promise<string | undefined> {
     const kind: SendKind = action.kind === 'read' ? 'read' : action.message.kind === 'media' ? action.message.media : action.message.kind
+    const before = options.before
     // One promise chained on the queue's, not awaits in async functions: a text send's path costs six promises less.
     if (action.kind === 'read') {
-      const read = this.call(device, () => this.transport.markRead(device.id, action.target), true)
+      const markRead = () => this.transport.markRead(device.id, action.target)
+      const read = this.call(device, before ? () => before().then(markRead) : markRead, true)
       return this.reported(device, kind, read)
     }
     const { message, to } = action
     const targeted = message.kind === 'reaction' || message.kind === 'delete'
-    const sent = this.call(device, () => this.transport.send(device.id, to, message), targeted)
+    const send = () => this.transport.send(device.id, to, message)
+    const sent = this.call(device, before ? () => before().then(send) : send, targeted)
     // A sent text is published on the feed as the device's own before its id is answered.
     if (message.kind !== 'text' || options.publish === false) return this.reported(device, kind, sent)
     return this.reported(device, kind, sent, sent => this.publishSent(device, to, message.text, sent, options.status))

@@ -125,6 +125,8 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     get: (key: string): Promise<ScheduleItem | undefined> => items.get(key),
     /** The stored action of an item. */
     body: (item: ScheduleItem): Promise<StoredAction | undefined> => bodies.get(item.id),
+    /** Whether the store still holds `item`'s claim (one read): false once another process took the item over, or it was finished. */
+    holds: async (item: ScheduleItem): Promise<boolean> => (await items.load(itemKey(item)))?.claim?.token === item.claim?.token,
     /** Claim a pending item (or one marked `quota`, to settle it) for `leaseMs` unless a claim holds it: the claimed item, or undefined. */
     async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
       const claim = newClaim(liveness.id, leaseMs)

@@ -13,13 +13,20 @@ import type { ScheduleTime } from './schedule-time.ts'
 
 /** Delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
 type Timing = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { retryMs: number[] }
-type Services = { devices: Devices; accounts: Pick<Accounts, 'get' | 'active'>; liveness: Liveness }
+/** `fenced`: whether this instance's heartbeat is late (cluster mode: the others may soon judge it gone and take its claims). */
+type Services = { devices: Devices; accounts: Pick<Accounts, 'get' | 'active'>; liveness: Liveness; fenced?: () => boolean }
 
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
 
 /** Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just before it is sent, so waiting behind other sends is never an attempt. Items of a device not connected here wait for it (up to `maxWaitMs`) without spending retries. */
-export function createScheduler(store: ScheduleStore, messenger: Messenger, { devices, accounts, liveness }: Services, options: Timing, logger: Logger) {
+export function createScheduler(
+  store: ScheduleStore,
+  messenger: Messenger,
+  { devices, accounts, liveness, fenced }: Services,
+  options: Timing,
+  logger: Logger,
+) {
   /** Devices that just connected, and the items found then waiting for a retry: those go at once (their next failure waits again). */
   const [eager, hurried] = [new Set<string>(), new Set<string>()]
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
@@ -88,10 +95,17 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       return undefined
     }
     try {
-      const id = await messenger.perform(device, decodeAction(body))
+      const id = await messenger.perform(device, decodeAction(body), { before: () => stillHeld(claimed) })
       outcomes.set(key, async () => void (await store.complete(claimed)))
       logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
     } catch (err) {
+      if (err instanceof NotHeld) {
+        // Nothing reached the network: not an attempt. Taken over (this process was judged gone meanwhile): the new holder's to send.
+        logger.warn({ scheduleId: claimed.id, deviceId: device.id }, err.message)
+        if (!err.fenced) return undefined
+        await store.release(claimed)
+        return Date.now() + REQUEUE_MS
+      }
       const notConnected = (err as { code?: string }).code === 'not-connected'
       // Waiting (shutdown, a full or slow queue, the device gone away meanwhile) is never an attempt; a device that says it is connected
       // and refuses the send once the item's wait ran out is one (else it is tried again at once, for ever, never counted).
@@ -105,6 +119,16 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       logger.warn({ err, scheduleId: claimed.id, deviceId: device.id, retryAt }, retryAt ? 'scheduled send failed, will retry' : 'scheduled send failed')
     }
     return send(key)
+  }
+
+  /**
+   * Right before the transport send (after the wait in the device's queue): the store still holds this process's claim (one read), and
+   * this instance's heartbeat is on time after that read, so nobody may judge it gone (and take the item over) for a third of the ttl
+   * yet. A process stalled after its claim (a pause, a long GC, the store away) and taken over meanwhile sends nothing (docs/scaling.md).
+   */
+  async function stillHeld(claimed: ScheduleItem): Promise<void> {
+    if (!(await store.holds(claimed))) throw new NotHeld('scheduled send dropped: another process took the item over (this one was judged gone)', false)
+    if (fenced?.()) throw new NotHeld('scheduled send put off: this instance is fenced (its heartbeat is late)', true)
   }
 
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out; connected again since `wakesBefore` (the wake came while this send was on its way): tried again shortly, the device not parked. */
@@ -192,6 +216,16 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
 }
 
 // --- Internal helpers ---
+
+/** A scheduled send stopped before the network: its claim is no longer this process's, or this instance is fenced (then released, tried again shortly). */
+class NotHeld extends Error {
+  constructor(
+    message: string,
+    readonly fenced: boolean,
+  ) {
+    super(message)
+  }
+}
 
 /** The gateway's refusals that mean the send never started (not an attempt), and those never tried again (see isPermanent). */
 const NEVER_STARTED = new Set<ErrorCode>(['shutting-down', 'send-queue-full', 'send-queue-timeout', 'not-connected'])
