@@ -34,12 +34,14 @@ export function recipient(): Struct<string, null> {
 
 /**
  * An absolute http(s) URL of at most `max` characters. `link`: a URL sent as text (a button's), with
- * no whitespace or control character inside: new URL() encodes a space and drops tabs and newlines,
+ * no whitespace or control character inside and `//` after its scheme: new URL() encodes a space, drops
+ * tabs and newlines and reads `https:example.com` or `https:\\example.com` as `https://example.com/`,
  * but the network takes the text as written (the Baileys adapter refuses such a button).
  */
 function httpUrl(max = 2048, { link = false } = {}): Struct<string, null> {
   const struct = refine(text(max), 'url', v => {
     if (link && /[\s\u0000-\u001f\u007f]/.test(v.trim())) return 'expected a URL without spaces'
+    if (link && !/^https?:\/\//i.test(v.trim())) return 'expected an http(s) URL'
     try {
       const url = new URL(v.trim())
       return url.protocol === 'http:' || url.protocol === 'https:' || 'expected an http(s) URL'

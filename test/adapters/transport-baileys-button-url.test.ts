@@ -41,4 +41,36 @@ urls('a urlButton action with a space, tab or newline inside answers 401 validat
   }
 })
 
+urls('a urlButton action without the // after its scheme (https:example.com) answers 401 validation.required, and nothing is sent', async () => {
+  const fake = new FakeBaileys({})
+  const transport = baileysTransport({ ...fake.transportOptions(), reconnect: { initialDelayMs: 5, maxDelayMs: 40, jitter: 0 } })
+  const t = await startGateway({ transport })
+  try {
+    const { authkey } = await t.register()
+    const device = await connectedBaileysDevice(t, fake, authkey)
+    // new URL() reads each as https://example.com/ (a special scheme's slashes are optional to it, a backslash is a slash), but the button carries the text as written: the adapter refused it (400).
+    for (const action of ['https:example.com', 'https:/example.com/loja', 'http:\\\\example.com']) {
+      const answer = await t.post('/api/create-message', {
+        appkey: 'loja',
+        authkey,
+        to: BOB,
+        message: 'Veja:',
+        buttons: [{ type: 'urlButton', displaytext: 'Site', action }],
+      })
+      assert.equal(answer.body, { status: 401, message: 'validation.required' }, JSON.stringify(action))
+    }
+    assert.equal(fake.sent(device.id), [])
+    const ok = await t.post('/api/create-message', {
+      appkey: 'loja',
+      authkey,
+      to: BOB,
+      message: 'Veja:',
+      buttons: [{ type: 'urlButton', displaytext: 'Site', action: 'HTTPS://example.com/loja' }],
+    })
+    assert.is(ok.body.status, 200, 'the scheme in any case, as before')
+  } finally {
+    await t.stop()
+  }
+})
+
 urls.run()
