@@ -37,14 +37,24 @@ export interface GuardedAgentOptions {
 }
 
 /**
+ * How long a kept-alive connection may sit idle in the pool before it is closed: an idle connection a
+ * NAT or load balancer dropped without a word would hang the next request on it until its time-out.
+ * Node 20's agent heeds a receiver's `Keep-Alive: timeout=N` (closing 1 s before it) only when it has
+ * a timeout of its own, and then only to shorten it. 4 s, as undici's default.
+ */
+const IDLE_SOCKET_TIMEOUT_MS = 4_000
+
+/**
  * HTTP and HTTPS agents that check every address they connect to: a literal IP host before
  * connecting, and every address a name resolves to (so a public-looking name pointing inside, or a
  * redirect to one, is refused after DNS, at connect time, where rebinding cannot slip past it).
+ * A kept-alive connection idle for 4 s, or past the receiver's `Keep-Alive: timeout=N` less 1 s, is
+ * closed, never reused (a connection in use is not cut: its request's own time-out applies).
  */
 export function guardedAgents(options: GuardedAgentOptions = {}): { http: HttpAgent; https: HttpsAgent } {
   const policy = options.isAllowedAddress ?? publicAddressesOnly
   const lookup = guardedLookup(options.lookup ?? (dnsLookup as LookupFunction), policy)
-  const agentOptions: AgentOptions = { keepAlive: options.keepAlive ?? true }
+  const agentOptions: AgentOptions = { keepAlive: options.keepAlive ?? true, timeout: IDLE_SOCKET_TIMEOUT_MS }
   return { http: guardedAgent(HttpAgent, agentOptions, policy, lookup), https: guardedAgent(HttpsAgent, agentOptions, policy, lookup) }
 }
 
