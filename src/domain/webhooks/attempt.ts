@@ -1,7 +1,7 @@
 import type { GatewayEvents } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import type { WebhookSender } from '../../ports/webhooks.ts'
-import { Deadlines } from '../../store/deadlines.ts'
+import { Deadlines, invoke } from '../../store/deadlines.ts'
 import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
@@ -96,7 +96,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     try {
       const deadline = Date.now() + timeoutMs
       const closing = loopOf().closingSignal
-      const sending = deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline })
+      // invoke: a JavaScript sender may answer with a plain value (or a thenable), not a native promise.
+      const sending = invoke(() => deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline }))
       if (!watched.has(shutdown)) {
         watched.add(shutdown)
         shutdown.addEventListener('abort', () => hangGuard.expireAll(), { once: true })
