@@ -2,6 +2,7 @@ import type { GatewayEvents } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
 import type { WebhookSender } from '../../ports/webhooks.ts'
 import { Deadlines, invoke } from '../../store/deadlines.ts'
+import { putBounded } from '../../store/bounded-map.ts'
 import type { Devices } from '../devices.ts'
 import type { Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
@@ -39,8 +40,17 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
   const hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
   // At shutdown every attempt stops waiting: one listener on the engine's signal (one for its life), not one per attempt (that cost ~3% of an event's CPU).
   const watched = new WeakSet<AbortSignal>()
+  /** Records a 410's sweep left to this process's attempt under way (by key), with the URL that answered 410: that attempt ends them as `gone` too. */
+  const goneWhileRunning = new Map<string, string>()
   /** Attempt the record under `key`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
   async function run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
+    try {
+      return await attempt(key, shutdown)
+    } finally {
+      if (goneWhileRunning.size > 0) goneWhileRunning.delete(key)
+    }
+  }
+  async function attempt(key: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = deps
     const now = Date.now()
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
@@ -54,7 +64,10 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     }
     if (now - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url: device.webhookUrl })
     const url = device.webhookUrl
-    if (!url) return bury(key, record, 'no-webhook', {})
+    if (!url) {
+      const goneUrl = goneWhileRunning.get(key)
+      return goneUrl === undefined ? bury(key, record, 'no-webhook', {}) : bury(key, record, 'gone', { url: goneUrl })
+    }
 
     // Closing since this attempt began (its claim and reads took a while): no POST now, for one the grace would cut short could have reached its receiver and be sent again.
     if (loopOf().closingSignal.aborted) {
@@ -80,6 +93,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
 
     const failedAt = Date.now()
     const failure = { lastStatus: status, lastError: error }
+    // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt.
+    if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true })
     if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true })
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
@@ -109,7 +124,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       return { error: err instanceof Error ? err.message : String(err), ...(err instanceof ShutdownAbort ? { notBegun: true } : {}) }
     }
   }
-  /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events. */
+  /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events (those this process is attempting: when their attempt ends undelivered). */
   async function gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
     const { store, devices, logger } = deps
     await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
@@ -117,7 +132,10 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     if (after?.webhookUrl) return undefined // a URL set since this attempt began: the pending events are that receiver's
     logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
-    for await (const entry of store.ofDevice(record.deviceId)) if (!loopOf().isRunning(entry[0])) others.push(entry)
+    for await (const entry of store.ofDevice(record.deviceId)) {
+      if (!loopOf().isRunning(entry[0])) others.push(entry)
+      else if (entry[0] !== key) putBounded(goneWhileRunning, entry[0], url, 10_000) // its attempt buries it as gone unless it delivers
+    }
     // One another live process is attempting now is its to finish: delivered, or buried by it (its receiver's 410, or no URL left).
     const attemptedElsewhere = (other: OutboxRecord) => other.lease?.owner !== deps.liveness.id && claimedUntil(other.lease, deps.liveness) !== undefined
     for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url }, attemptedElsewhere)

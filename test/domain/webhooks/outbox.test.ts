@@ -260,4 +260,37 @@ test('a 410 from the old receiver after the webhook URL was changed leaves the e
   await box.close()
 })
 
+test("a 410 dead-letters as gone the device's other events this process was attempting meanwhile, not as no-webhook", async () => {
+  const { devices, current } = changingDevice()
+  const sent: WebhookDelivery[] = []
+  const sender: WebhookSender = {
+    async send(delivery) {
+      sent.push(delivery)
+      if (JSON.parse(delivery.body).text === 'first') return { status: 410 }
+      // The other attempt's POST was under way when the 410 came: it fails (the receiver is being retired).
+      await waitFor(() => current().webhookUrl === undefined, 5_000, 'the 410 to switch the webhook off')
+      return { status: 503 }
+    },
+  }
+  const events = new GatewayEvents()
+  const final: string[] = []
+  events.on('delivery-failed', e => void (e.final && final.push(`${e.reason}`)))
+  const box = new WebhookOutbox({
+    ...{ storage: memoryStorage(), lock: new KeyedLock(), devices, sender, events, logger: silentLogger },
+    ...{ settings: settings({ concurrencyPerLane: 2 }), liveness: soloLiveness() },
+  })
+  await box.start()
+  try {
+    await box.record(current(), message('second'))
+    await waitFor(() => sent.length === 1, 5_000, 'the attempt of the second event')
+    await box.record(current(), message('first'))
+    await waitFor(async () => (await box.pending()) === 0, 5_000, 'both events to leave the outbox')
+    const letters = await box.deadLetters()
+    assert.equal(Object.fromEntries(letters.map(letter => [JSON.parse(letter.body).text, letter.reason])), { first: 'gone', second: 'gone' })
+    assert.equal(final.sort(), ['gone', 'gone'])
+  } finally {
+    await box.close()
+  }
+})
+
 test.run()
