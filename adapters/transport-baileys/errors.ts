@@ -22,16 +22,21 @@ export function toTransportError(error: unknown, what: string): TransportError {
   return fail('failed', message)
 }
 
-/** Await `promise`, failing with TransportError('timeout') after `ms`. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+/** Await `promise`, failing with TransportError('timeout') after `ms` (or once `signal` aborts). */
+export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string, signal?: AbortSignal): Promise<T> {
   let timer: NodeJS.Timeout | undefined
+  let given: (() => void) | undefined
   const timeout = new Promise<never>((_, reject) => {
     timer = setTimeout(() => reject(new TransportError('timeout', `${what}: no answer within ${ms} ms`)), ms)
+    given = () => reject(new TransportError('timeout', `${what}: given up before it answered`))
+    if (signal?.aborted) given()
+    else signal?.addEventListener('abort', given)
   })
   try {
     return await Promise.race([promise, timeout])
   } finally {
     clearTimeout(timer)
+    if (given) signal?.removeEventListener('abort', given)
   }
 }
 

@@ -91,16 +91,15 @@ export class BaileysTransport implements Transport {
     return this.sessions.get(deviceId)?.status()
   }
 
-  async logout(deviceId: string): Promise<void> {
+  async logout(deviceId: string, signal?: AbortSignal): Promise<void> {
     const context = this.ctx()
     await this.lock.run(deviceId, async () => {
+      if (signal?.aborted) throw new TransportError('timeout', 'the logout was given up before it started: nothing was unlinked or deleted')
       const session = this.sessions.get(deviceId)
-      if (session) await session.logout()
+      if (session) await session.logout(signal)
       const removed = await deleteByPrefix(context.storage, devicePrefix(deviceId))
       this.drop(deviceId)
-      if (!session && removed > 0) {
-        await context.emit({ type: 'status', deviceId, status: { state: 'closed', connected: false, reason: 'logged out' } })
-      }
+      if (!session && removed > 0) await context.emit({ type: 'status', deviceId, status: { state: 'closed', connected: false, reason: 'logged out' } })
     })
   }
 

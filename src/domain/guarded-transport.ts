@@ -2,11 +2,21 @@ import { GatewayError } from '../errors.ts'
 import { TransportError, type MediaRef, type SessionStatus, type Transport } from '../ports/transport.ts'
 import { Deadlines } from '../store/deadlines.ts'
 
-/** Wrap a transport: what it throws is a TransportError ('failed', 502), and `status`, `link`, `logout` time out (504) after `timeoutMs`. */
+/**
+ * Wrap a transport: what it throws is a TransportError ('failed', 502), and `status`, `link` time out (504) after `timeoutMs`. A `logout`
+ * is asked to give up (its signal aborted) after `timeoutMs`, and its answer, which tells whether it unlinked, is waited for up to as long
+ * again: before, it was answered as timed out at once while it ran on, and could unlink and delete a device the gateway then kept.
+ */
 export function guardTransport(transport: Transport, timeoutMs: number): Transport {
   const deadlines = new Deadlines(timeoutMs)
-  const timed = <T>(name: string, call: () => Promise<T>): Promise<T> =>
-    deadlines.run(converted(call), () => new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`))
+  const backstop = new Deadlines(Math.min(2 * timeoutMs, 2 ** 31 - 1)) // a transport that does not heed the signal: the deletion still ends
+  const late = (name: string) => () => new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`)
+  const timed = <T>(name: string, call: () => Promise<T>): Promise<T> => deadlines.run(converted(call), late(name))
+  const logout = (deviceId: string): Promise<void> => {
+    const abort = new AbortController()
+    const answered = deadlines.watch(() => abort.abort(late('logout')()))
+    return backstop.run(converted(() => transport.logout(deviceId, abort.signal)).finally(answered), late('logout'))
+  }
   return {
     start: context => transport.start(context),
     stop: () => transport.stop(),
@@ -15,7 +25,7 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     link: (deviceId, request) => timed('link', () => transport.link(deviceId, request)),
     status: deviceId => timed('status', () => transport.status(deviceId)),
     ...(transport.statusNow ? { statusNow: (deviceId: string) => statusNow(transport, deviceId) } : {}),
-    logout: deviceId => timed('logout', () => transport.logout(deviceId)),
+    logout,
     send: (deviceId, to, message) => converted(() => transport.send(deviceId, to, message)),
     markRead: (deviceId, target) => converted(() => transport.markRead(deviceId, target)),
     groupInfo: (deviceId, group) => converted(() => transport.groupInfo(deviceId, group)),

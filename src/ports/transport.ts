@@ -32,8 +32,13 @@ export interface Transport {
    * spares it a promise and a time-out watch.
    */
   statusNow?(deviceId: string): SessionStatus | undefined
-  /** Unlink the device from the network and delete all its session state (credentials, keys). */
-  logout(deviceId: string): Promise<void>
+  /**
+   * Unlink the device from the network and delete all its session state (credentials, keys). The gateway
+   * aborts `signal` when its deadline passes (`sendTimeoutMs`) and then waits for the answer (up to as long
+   * again): a transport that sees it aborted before it unlinked gives up, keeps everything and rejects, so
+   * a deletion the gateway answers as failed never unlinks or deletes the device afterwards.
+   */
+  logout(deviceId: string, signal?: AbortSignal): Promise<void>
   /** Close the device's session without unlinking (it can resume later). */
   disconnect(deviceId: string): Promise<void>
   /** Send one message; resolves with the network's id for it. */

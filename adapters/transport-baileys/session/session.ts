@@ -102,18 +102,18 @@ export class DeviceSession {
     this.failLink(new TransportError('failed', 'the link was cancelled by a disconnect'))
     await this.slot.retire()
     await this.memory.endSocketWork() // another instance may take the device over once this resolves
-    // A late commit of the ended socket must not land over the keys of the instance taking the device over.
-    this.deps.auth.retireSockets()
+    this.deps.auth.retireSockets() // a late commit of the ended socket must not land over the keys of the instance taking the device over
     await this.deps.auth.flush()
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
-  /** Unlink from the phone and delete the credentials and keys; a reconnecting device is opened first: not open in time, or the unlink failed, nothing is deleted. */
-  async logout(): Promise<void> {
+  /** Unlink from the phone and delete the credentials and keys; a reconnecting device is opened first: not open in time (or before `signal`), or the unlink failed (or was cut by it), nothing is deleted. */
+  async logout(signal?: AbortSignal): Promise<void> {
     const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
-    if (this.deps.auth.paired() && this.report.state === 'connecting') await this.awaitReconnect('reconnecting: WhatsApp must hear of the logout', true)
-    const failed = await this.slot.unlink(this.socketIfOpen(), 10_000)
+    if (this.deps.auth.paired() && this.report.state === 'connecting') await this.awaitReconnect('reconnecting: WhatsApp must hear of the logout', true, signal)
+    if (signal?.aborted) throw new TransportError('timeout', 'the logout was given up (the deadline passed) before it unlinked: nothing was deleted')
+    const failed = await this.slot.unlink(this.socketIfOpen(), 10_000, signal)
     if (failed) {
       await this.report.set('connecting', { reason: `${failed.message}; reconnecting` }).then(() => this.openSocket())
       throw failed // WhatsApp did not hear of it: the phone still lists the device, which stays whole (its credentials, on a new socket)
@@ -138,10 +138,10 @@ export class DeviceSession {
     await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
   }
 
-  /** Wait (openTimeoutMs; `now`: a pending reconnect opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`). */
-  private async awaitReconnect(why: string, now = false): Promise<void> {
+  /** Wait (openTimeoutMs, or till `signal`; `now`: a pending reconnect opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`). */
+  private async awaitReconnect(why: string, now = false, signal?: AbortSignal): Promise<void> {
     if (now && this.slot.reconnectPending) await this.openSocket() // a logout: WhatsApp must hear of it, or the phone keeps listing the device
-    if (!(await this.report.whileConnecting(this.deps.options.openTimeoutMs, () => this.deps.auth.paired()))) return
+    if (!(await this.report.whileConnecting(this.deps.options.openTimeoutMs, () => this.deps.auth.paired(), signal))) return
     throw new TransportError(this.unreachable ? 'unreachable' : 'timeout', this.unreachable ? `device linked and reconnecting: ${this.unreachable}` : why)
   }
 

@@ -73,14 +73,14 @@ export class SocketSlot {
 
   /**
    * Unlink `socket` (the current one, open) on WhatsApp's side and let it go: Baileys' logout (its remove-companion-device frame, then its
-   * end). Rejected or not done within `timeoutMs`, WhatsApp did not hear of it: the socket is ended and the failure returned. No socket:
-   * the current one (or a pending reconnect) is retired.
+   * end). Rejected or not done within `timeoutMs` (or before `signal` aborts), WhatsApp did not hear of it: the socket is ended and the
+   * failure returned. No socket: the current one (or a pending reconnect) is retired.
    */
-  async unlink(socket: SocketLike | undefined, timeoutMs: number): Promise<TransportError | undefined> {
+  async unlink(socket: SocketLike | undefined, timeoutMs: number, signal?: AbortSignal): Promise<TransportError | undefined> {
     if (!socket) return void (await this.retire())
     this.quiet()
     try {
-      await withTimeout(socket.logout(), timeoutMs, 'logout')
+      await withTimeout(socket.logout(), timeoutMs, 'logout', signal)
     } catch (error) {
       void socket.end(undefined).catch(() => undefined)
       return toTransportError(error, 'logout')

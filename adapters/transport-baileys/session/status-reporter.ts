@@ -64,22 +64,24 @@ export class StatusReporter {
     return sent
   }
 
-  /** Wait up to `ms` while the state is `connecting` and `still()` holds; resolves whether it still is. */
-  async whileConnecting(ms: number, still: () => boolean): Promise<boolean> {
+  /** Wait up to `ms` (or till `signal` aborts) while the state is `connecting` and `still()` holds; resolves whether it still is. */
+  async whileConnecting(ms: number, still: () => boolean, signal?: AbortSignal): Promise<boolean> {
     const deadline = Date.now() + ms
-    while (this.state === 'connecting' && still() && Date.now() < deadline) await this.nextChange(deadline - Date.now())
+    while (this.state === 'connecting' && still() && !signal?.aborted && Date.now() < deadline) await this.nextChange(deadline - Date.now(), signal)
     return this.state === 'connecting' && still()
   }
 
-  /** Resolve at the next status change, or after `ms`. */
-  nextChange(ms: number): Promise<void> {
+  /** Resolve at the next status change, or after `ms`, or once `signal` aborts. */
+  nextChange(ms: number, signal?: AbortSignal): Promise<void> {
     return new Promise(resolve => {
       const done = () => {
         clearTimeout(timer)
+        signal?.removeEventListener('abort', done)
         this.waiters = this.waiters.filter(w => w !== done)
         resolve()
       }
       const timer = setTimeout(done, ms)
+      signal?.addEventListener('abort', done)
       this.waiters.push(done)
     })
   }
