@@ -107,11 +107,11 @@ export class DeviceSession {
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
-  /** Unlink from the phone and delete the credentials and keys; a reconnecting device is opened first: not open in time (or before `signal`), or the unlink failed (or was cut by it), nothing is deleted. */
+  /** Unlink from the phone and delete the credentials and keys; a reconnecting or replaced device is opened first: not open in time (or before `signal`), or the unlink failed (or was cut by it), nothing is deleted. */
   async logout(signal?: AbortSignal): Promise<void> {
     const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
-    if (this.deps.auth.paired() && this.report.state === 'connecting') await this.awaitReconnect('reconnecting: WhatsApp must hear of the logout', true, signal)
+    if (this.deps.auth.paired() && /^(connecting|replaced)$/.test(this.report.state)) await this.awaitReconnect('not open in time for the logout', true, signal)
     if (signal?.aborted) throw new TransportError('timeout', 'the logout was given up (the deadline passed) before it unlinked: nothing was deleted')
     const failed = await this.slot.unlink(this.socketIfOpen(), 10_000, signal)
     if (failed) {
@@ -138,9 +138,9 @@ export class DeviceSession {
     await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
   }
 
-  /** Wait (openTimeoutMs, or till `signal`; `now`: a pending reconnect opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`). */
+  /** Wait (openTimeoutMs, or till `signal`; `now`: a pending reconnect, or a replaced session, opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`). */
   private async awaitReconnect(why: string, now = false, signal?: AbortSignal): Promise<void> {
-    if (now && this.slot.reconnectPending) await this.openSocket() // a logout: WhatsApp must hear of it, or the phone keeps listing the device
+    if (now) await (this.report.state === 'replaced' ? this.resume() : this.slot.reconnectPending && this.openSocket()) // a logout: WhatsApp must hear of it, or the phone keeps listing the device (a replaced session's credentials still work)
     if (!(await this.report.whileConnecting(this.deps.options.openTimeoutMs, () => this.deps.auth.paired(), signal))) return
     throw new TransportError(this.unreachable ? 'unreachable' : 'timeout', this.unreachable ? `device linked and reconnecting: ${this.unreachable}` : why)
   }

@@ -1,0 +1,51 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { RecordingStorage } from '../helpers/recording-storage.ts'
+import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { waitFor } from '../helpers/fake-baileys/index.ts'
+
+/**
+ * A logout (operation 6) of a linked device whose session another client replaced (440): its
+ * credentials are still good for WhatsApp (the other client uses them), and the phone lists the
+ * device until WhatsApp hears of the logout. So the logout opens the session again and unlinks
+ * through it; one that does not open in time fails and keeps the credentials. Before, the
+ * credentials were deleted without unlinking: the phone kept listing the device, still in use.
+ */
+const test = suite('Baileys transport: a logout of a replaced session')
+
+test('a logout of a replaced session opens it again and unlinks it before deleting the state', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage })
+  await s.linked('dev', '5511999990000')
+  const before = s.fake.socketsOf('dev').length
+  await s.fake.current('dev').close(440)
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'replaced', 'replaced')
+  await s.transport.logout('dev')
+  assert.ok(s.fake.socketsOf('dev').length > before, 'the session was opened again')
+  assert.ok(
+    s.fake.socketsOf('dev').some(socket => socket.calls.some(c => c.method === 'logout')),
+    'WhatsApp heard of the logout (the phone drops the linked device)',
+  )
+  assert.equal(storage.keys('device:dev:'), [])
+  assert.equal(s.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'logged out' })
+  await s.transport.stop()
+})
+
+test('a logout of a replaced session that does not open in time fails and keeps the credentials', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage, openTimeoutMs: 300 })
+  await s.linked('dev', '5511999990000')
+  s.fake.behaviour.autoOpen = false // no socket opens again
+  await s.fake.current('dev').close(440)
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'replaced', 'replaced')
+  const failure = await s.transport.logout('dev').then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  assert.ok(failure instanceof Error, 'the logout failed')
+  assert.ok(s.fake.socketsOf('dev').every(socket => !socket.calls.some(c => c.method === 'logout')))
+  assert.equal(storage.keys('device:dev:auth:creds'), ['device:dev:auth:creds'], 'the credentials stay (the phone still lists the device)')
+  await s.transport.stop()
+})
+
+test.run()
