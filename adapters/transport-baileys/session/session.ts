@@ -107,12 +107,12 @@ export class DeviceSession {
     if (active && this.report.state !== 'logged-out') await this.report.set('closed', { reason: 'disconnected' }) // a logout stands: it needs a new link
   }
 
-  /** Unlink from the phone and delete the credentials and keys; a reconnecting or replaced device is opened first: not open in time (or before `signal`), or the unlink failed (or was cut by it), nothing is deleted. */
+  /** Unlink from the phone and delete the credentials and keys; a reconnecting or replaced device is opened first: not open in time (or before `signal`, or replaced meanwhile), or the unlink failed (or was cut by it), nothing is deleted. */
   async logout(signal?: AbortSignal): Promise<void> {
     const hadSession = this.deps.auth.paired() || this.report.state !== 'closed'
     this.failLink(new TransportError('failed', 'the link was cancelled by a logout'))
     if (this.deps.auth.paired() && /^(connecting|replaced)$/.test(this.report.state)) await this.awaitReconnect('not open in time for the logout', true, signal)
-    if (signal?.aborted) throw new TransportError('timeout', 'the logout was given up (the deadline passed) before it unlinked: nothing was deleted')
+    if (signal?.aborted || this.report.state === 'replaced') throw new TransportError('timeout', 'not unlinked: deadline passed, or another client took over')
     const failed = await this.slot.unlink(this.socketIfOpen(), 10_000, signal)
     if (failed) {
       await this.report.set('connecting', { reason: `${failed.message}; reconnecting` }).then(() => this.openSocket())
