@@ -71,7 +71,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
 
     // Closing since this attempt began (its claim and reads took a while): no POST now, for one the grace would cut short could have reached its receiver and be sent again.
     if (loopOf().closingSignal.aborted) {
-      await store.retryLater(key, deps.liveness.id, { dueAt: now, counted: false })
+      await store.retryLater(key, record.lease?.token, { dueAt: now, counted: false })
       return undefined
     }
     const attempt = record.attempts + 1
@@ -86,7 +86,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     }
     // Stopped, or closing before the sender began the POST (it waited in the sender's queue): not an attempt, sent after the restart.
     if (shutdown.reason instanceof ShutdownAbort || notBegun) {
-      await store.retryLater(key, deps.liveness.id, { dueAt: now, counted: false })
+      await store.retryLater(key, record.lease?.token, { dueAt: now, counted: false })
       return undefined
     }
     if (status === 410) return gone(key, record, url)
@@ -98,7 +98,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true })
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
-    await store.retryLater(key, deps.liveness.id, { dueAt, counted: true, ...failure })
+    await store.retryLater(key, record.lease?.token, { dueAt, counted: true, ...failure })
     deps.logger.debug({ ...base, url: loggableUrl(url), status, error, retryInMs: dueAt - failedAt }, 'webhook attempt failed')
     deps.events.emit('delivery-failed', { ...base, ...defined({ status, error }), final: false })
     return dueAt

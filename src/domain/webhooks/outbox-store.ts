@@ -78,10 +78,14 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       })
       return taken
     },
-    /** After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim. */
-    async retryLater(key: string, owner: string, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }) {
+    /**
+     * After an attempt that did not deliver: set the next due time, count the attempt (unless `counted` is false), release the claim;
+     * only while the record still holds that attempt's claim (`token`): one taken over since (its holder judged gone, the event adopted
+     * and attempted by another, that claim released or not) is the new holder's, and a late word of the lost attempt changes nothing.
+     */
+    async retryLater(key: string, token: string | undefined, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }) {
       return records.update(key, current => {
-        if (!current || (current.lease && current.lease.owner !== owner)) return undefined
+        if (!current || token === undefined || current.lease?.token !== token) return undefined
         const { lease: _released, ...rest } = current
         const { dueAt, counted, lastStatus, lastError } = next
         return { ...rest, dueAt, attempts: current.attempts + (counted ? 1 : 0), ...defined({ lastStatus, lastError }) }

@@ -107,9 +107,34 @@ test("retryLater by a process whose claim was taken over leaves the record as th
   await store.add(record)
   assert.type(await store.claim(key, liveness('B', alive), Date.now(), 7_000), 'object', "B's claim")
   const claimed = await store.get(key)
-  await store.retryLater(key, 'A', { dueAt: Date.now() + 60_000, counted: true, lastStatus: 500 }) // A's attempt failed, too late
+  const lost = newClaim('A', 7_000) // A's claim, taken over since
+  await store.retryLater(key, lost.token, { dueAt: Date.now() + 60_000, counted: true, lastStatus: 500 }) // A's attempt failed, too late
   assert.equal(await store.get(key), claimed, "B's claim, due time and attempts unchanged")
   assert.type(await store.claim(key, liveness('A', alive), Date.now(), 7_000), 'number', "B's claim still keeps A off")
+})
+
+test('a late retryLater of a claim taken over, once the new holder released its own, leaves the record as that holder left it (its due time and attempts)', async () => {
+  const store = createOutboxStore(memoryStorage(), new KeyedLock())
+  const alive = new Set(['A', 'B'])
+  const record = lateRecord('m1', 'A')
+  const key = outboxKey('d1', record.id)
+  await store.add(record)
+  // A claims the event and POSTs it, then stalls (SIGSTOP); B judges it gone, adopts the event, attempts it (a 503) and plans its retry in an hour.
+  const byA = await store.claim(key, liveness('A', alive), Date.now(), 7_000)
+  assert.type(byA, 'object', "A's claim")
+  alive.delete('A')
+  assert.ok(await store.adopt(key, liveness('B', alive)), 'B adopted it')
+  const byB = await store.claim(key, liveness('B', alive), Date.now(), 7_000)
+  assert.type(byB, 'object', "B's claim")
+  const planned = Date.now() + 3_600_000
+  await store.retryLater(key, (byB as OutboxRecord).lease!.token, { dueAt: planned, counted: true, lastStatus: 503 })
+  const left = await store.get(key)
+  assert.equal({ dueAt: left?.dueAt, attempts: left?.attempts, lease: left?.lease }, { dueAt: planned, attempts: 1, lease: undefined })
+  // A resumes: its POST had not begun (a stop), so it hands its attempt back, due now and not counted; or it failed (a 500), counted.
+  await store.retryLater(key, (byA as OutboxRecord).lease!.token, { dueAt: Date.now(), counted: false })
+  assert.equal(await store.get(key), left, "B's due time kept: A's hand-back of a claim it lost changes nothing")
+  await store.retryLater(key, (byA as OutboxRecord).lease!.token, { dueAt: Date.now() + 20, counted: true, lastStatus: 500 })
+  assert.equal(await store.get(key), left, "B's due time and attempts kept: A's late failure of a claim it lost changes nothing")
 })
 
 test("a gone process's record that a live process is POSTing under its claim: another process adopts it but does not POST it while the claim holds", async () => {
