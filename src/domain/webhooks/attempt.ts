@@ -95,7 +95,9 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const failure = { lastStatus: status, lastError: error }
     // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt.
     if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true })
-    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true })
+    // Too old by the record this attempt claimed: only while the store still holds that claim (taken over since, the event may have been buried and redriven fresh).
+    const claimLost = (current: OutboxRecord) => current.lease?.token !== record.lease?.token
+    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, claimLost)
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, record.lease?.token, { dueAt, counted: true, ...failure })

@@ -137,6 +137,44 @@ test('a late retryLater of a claim taken over, once the new holder released its 
   assert.equal(await store.get(key), left, "B's due time and attempts kept: A's late failure of a claim it lost changes nothing")
 })
 
+test('an attempt that stalled past the maximum age, its event buried and redriven meanwhile by another process, leaves the redriven event pending when its POST fails late', async () => {
+  const shared = memoryStorage()
+  const alive = new Set(['A', 'B'])
+  const maxAgeMs = 60_000
+  // A pending event of A's, 2 s short of the maximum age: A's attempt of it (its last) starts at once.
+  const record = { ...lateRecord('m1', 'A'), createdAt: Date.now() - maxAgeMs + 2_000 }
+  const key = outboxKey('d1', record.id)
+  await shared.set(`webhook-outbox:${key}`, record)
+  let posted = false
+  let answer!: () => void
+  const answered = new Promise<void>(resolve => (answer = resolve))
+  const a = new WebhookOutbox({
+    storage: shared.connectAgain(),
+    lock: new KeyedLock(),
+    devices,
+    sender: { send: async () => ((posted = true), await answered, { status: 500 }) },
+    events: new GatewayEvents(),
+    logger: silentLogger,
+    settings: settings({ maxAgeMs, timeoutMs: 30_000 }),
+    liveness: liveness('A', alive),
+  })
+  await a.start()
+  await waitFor(() => posted, 5_000, "A's POST")
+  // A stalls in its POST past the event's maximum age; B judges it gone, adopts the event and buries it (too old); the host redrives it through B.
+  await sleep(record.createdAt + maxAgeMs - Date.now() + 10)
+  alive.delete('A')
+  const b = createOutboxStore(shared.connectAgain(), new KeyedLock())
+  assert.ok(await b.adopt(key, liveness('B', alive)), 'B adopted it')
+  assert.ok(await b.deadLetter(key, 'max-age', Date.now()), 'B buried it')
+  const redriven = await b.redrive(record.id, Date.now(), 'B')
+  assert.ok(redriven, 'the host redrove it')
+  // A resumes: its POST failed (a 500), past the age of the event it claimed.
+  answer()
+  await a.close()
+  assert.equal(await b.get(key), redriven, 'the redriven event is pending as the redrive left it, fresh')
+  assert.equal(await b.deadLetters(), [], 'no dead letter: A judged the age of the event it had claimed, not of the redriven one')
+})
+
 test("a gone process's record that a live process is POSTing under its claim: another process adopts it but does not POST it while the claim holds", async () => {
   const shared = memoryStorage()
   const alive = new Set(['A', 'B']) // C is gone; A holds a claim on C's record (it redrove it)
