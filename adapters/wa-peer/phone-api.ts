@@ -5,6 +5,7 @@ import type { Account, DeviceReceipt, PeerCore, PeerGroup, PhoneSent } from './m
 import { pairByQr } from './pairing.ts'
 import { enterCode } from './pairing-code.ts'
 import type { PhoneMessage } from './phone.ts'
+import { tapReply } from './taps.ts'
 
 /** A companion device as a test sees it. */
 export interface WaDeviceInfo {
@@ -147,17 +148,18 @@ export class WaPhone {
     return this.send(to, { contactMessage: { displayName, vcard } })
   }
 
-  /** Tap a button of message `messageId` (a buttons message `to`'s side sent). */
-  tapButton(to: WaPhone | string, messageId: string, buttonId: string, text: string): PhoneSent {
-    const { proto } = this.core.lib
-    return this.send(to, {
-      buttonsResponseMessage: {
-        selectedButtonId: buttonId,
-        selectedDisplayText: text,
-        type: proto.Message.ButtonsResponseMessage.Type.DISPLAY_TEXT,
-        contextInfo: { stanzaId: messageId },
-      },
-    })
+  /**
+   * Tap button `buttonId` of message `messageId`, one `to`'s side sent this phone, as a phone answers
+   * it (see `tapReply`): a native-flow quick reply (operations 15 and 16) is an
+   * `interactiveResponseMessage`, a legacy `buttonsMessage`'s button a `buttonsResponseMessage`; the
+   * display text is the button's. Throws for a message this phone did not get from `to`, one without
+   * buttons, and a button it does not show as a quick reply.
+   */
+  tapButton(to: WaPhone | string, messageId: string, buttonId: string): PhoneSent {
+    const target = this.target(to)
+    const tapped = this.account.inbox.find(m => m.id === messageId && m.from === target.pn && !m.sentByOwnDevice)
+    if (!tapped) throw new Error(`${this.pn} has no message ${messageId} from ${target.pn}`)
+    return this.send(to, tapReply(this.core.lib, tapped, buttonId))
   }
 
   /** Delete for everyone a message this phone sent to `to`. */

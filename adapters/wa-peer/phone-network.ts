@@ -77,7 +77,7 @@ export class PeerPhoneNetwork implements PhoneNetwork {
         const flow = tapped.interactiveMessage?.nativeFlowMessage ?? tapped.interactiveMessage?.carouselMessage
         if (!flow && !tapped.buttonsMessage && !tapped.listMessage)
           throw new TransportError('invalid', `message ${message.target} has no buttons for this phone`)
-        if (!message.list) return phone.tapButton(recipient, message.target, message.buttonId, message.text ?? '').id
+        if (!message.list) return this.tap(phone, recipient, message.target, message.buttonId)
         const reply = {
           title: message.text ?? '',
           listType: 1,
@@ -214,6 +214,15 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     const content = await this.plainContent(phone, message)
     if (!content) throw new TransportError('invalid', `the local WhatsApp peer's phones do not send ${message.type} to groups yet`)
     return phone.sendToGroup(groupId, content).id
+  }
+
+  /** `phone` taps a button of `target`; a button the message does not show as a quick reply is `invalid`. */
+  private tap(phone: WaPhone, recipient: WaPhone, target: string, buttonId: string): string {
+    try {
+      return phone.tapButton(recipient, target, buttonId).id
+    } catch (err) {
+      throw new TransportError('invalid', err instanceof Error ? err.message : String(err))
+    }
   }
 
   /** A message `recipient`'s devices sent `phone`: a reaction or a tap names one. */

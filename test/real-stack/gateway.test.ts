@@ -151,15 +151,24 @@ real('location, contact, reaction and delete from the gateway reach the phone de
 })
 
 real('reaction, location, contact, delete and a button tap from the phone become Reação, Localização, Contato, Deletada and Botão webhooks', async world => {
-  const { peer, receiver } = world
+  const { t, peer, receiver, authkey, device } = world
   const friend = peer.phone(FRIEND)
+  const buttons = await t.post('/api/create-message', {
+    appkey: device.appkey,
+    authkey,
+    to: FRIEND,
+    message: 'Confirma?',
+    buttons: [{ type: 'replyButton', displaytext: 'Sim', id: 'sim' }],
+  })
+  assert.is(buttons.status, 200, buttons.text)
+  await waitFor(() => friend.inbox.some(m => m.id === buttons.body.id), 10_000, 'the friend to decrypt the buttons')
   const before = receiver.hooks.length
   const target = friend.inbox[0].id
   const reaction = friend.react(SHOP, target, '❤️')
   const location = friend.sendLocation(SHOP, -22.9068, -43.1729, 'Rio')
   const contact = friend.sendContact(SHOP, 'João', '5511966660004')
   const revoke = friend.revoke(SHOP, friend.sent.find(m => m.message.conversation === 'Quero um orçamento')!.id)
-  const tap = friend.tapButton(SHOP, target, 'sim', 'Sim')
+  const tap = friend.tapButton(SHOP, buttons.body.id, 'sim')
   for (const { id } of [reaction, location, contact, revoke, tap]) await hookFor(receiver, id)
   const byId = new Map(receiver.hooks.slice(before).map(h => [h.payload.idMessagem, h.payload]))
   assert.equal([byId.get(reaction.id)?.event, byId.get(reaction.id)?.emoji, byId.get(reaction.id)?.target], ['Reação', '❤️', target])
@@ -169,7 +178,10 @@ real('reaction, location, contact, delete and a button tap from the phone become
   )
   assert.equal([byId.get(contact.id)?.event, byId.get(contact.id)?.name, byId.get(contact.id)?.phone], ['Contato', 'João', '5511966660004'])
   assert.is(byId.get(revoke.id)?.event, 'Deletada', JSON.stringify([...byId.values()]))
-  assert.equal([byId.get(tap.id)?.event, byId.get(tap.id)?.buttonId, byId.get(tap.id)?.text, byId.get(tap.id)?.target], ['Botão', 'sim', 'Sim', target])
+  assert.equal(
+    [byId.get(tap.id)?.event, byId.get(tap.id)?.buttonId, byId.get(tap.id)?.text, byId.get(tap.id)?.target],
+    ['Botão', 'sim', 'Sim', buttons.body.id],
+  )
 })
 
 real('a phone that addresses its messages from its LID: the webhook names its number (from sender_pn), and a reply to the chat reaches it', async world => {

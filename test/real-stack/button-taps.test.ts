@@ -1,0 +1,110 @@
+import Koa from 'koa'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { waitFor } from '../helpers/gateway.ts'
+import { listen } from '../helpers/http.ts'
+import { SHOP, startRealStack, type RealStack } from '../helpers/real-stack.ts'
+import { PNG } from '../helpers/samples.ts'
+
+/**
+ * Taps on the gateway's native-flow buttons (operation 15) and carousel quick replies (operation 16)
+ * on the real Baileys stack: the peer's phone answers as a WhatsApp phone does (an
+ * interactiveResponseMessage with a quick_reply nativeFlowResponseMessage, quoting the tapped
+ * message), and the gateway reports the Botão webhook with the tapped button's id and the target.
+ */
+const taps = suite<World>('button taps on the real Baileys stack against the local WhatsApp peer')
+
+const FRIEND = '5511988880002'
+
+type World = RealStack & { images: { url: string; stop(): Promise<void> } }
+
+taps.before(async world => {
+  Object.assign(world, await startRealStack({ peer: { media: true } }))
+  const app = new Koa()
+  app.use(ctx => {
+    ctx.type = 'image/png'
+    ctx.body = PNG
+  })
+  world.images = await listen(app)
+})
+
+taps.after(async world => {
+  await world.images?.stop()
+  await world.close?.()
+})
+
+/** Send `body` through /api/create-message to FRIEND; the id once the phone decrypted it. */
+async function delivered(world: World, body: Record<string, unknown>): Promise<string> {
+  const { t, peer, authkey, device } = world
+  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, ...body })
+  assert.is(sent.status, 200, sent.text)
+  await waitFor(() => peer.phone(FRIEND).inbox.some(m => m.id === sent.body.id), 15_000, `the phone to decrypt ${sent.body.id}`)
+  return sent.body.id
+}
+
+taps('a tap on a reply button of operation 15: an interactiveResponseMessage as a phone sends it, and a Botão webhook', async world => {
+  const friend = world.peer.phone(FRIEND)
+  const target = await delivered(world, {
+    message: 'Como ajudar?',
+    buttons: [
+      { type: 'urlButton', displaytext: 'Ver cardápio', action: 'https://example.com/cardapio' },
+      { type: 'replyButton', displaytext: 'Fazer pedido', id: 'pedido' },
+    ],
+  })
+  const tap = friend.tapButton(SHOP, target, 'pedido')
+  const reply = tap.message.interactiveResponseMessage
+  assert.ok(reply, `an interactiveResponseMessage (got ${Object.keys(tap.message).join(', ')})`)
+  assert.equal([reply!.nativeFlowResponseMessage?.name, JSON.parse(reply!.nativeFlowResponseMessage?.paramsJson ?? '{}').id], ['quick_reply', 'pedido'])
+  assert.equal([reply!.body?.text, reply!.contextInfo?.stanzaId], ['Fazer pedido', target])
+  assert.ok(reply!.contextInfo?.quotedMessage?.interactiveMessage, 'the reply quotes the tapped message')
+  const hook = await world.hookFor(tap.id)
+  assert.equal([hook.event, hook.buttonId, hook.text, hook.target, hook.from], ['Botão', 'pedido', 'Fazer pedido', target, FRIEND])
+})
+
+taps('a tap on a quick reply of a carousel card (operation 16): a Botão webhook with that button id and the carousel as target', async world => {
+  const friend = world.peer.phone(FRIEND)
+  const target = await delivered(world, {
+    message: 'Nossas pizzas',
+    cards: [
+      { image_url: `${world.images.url}/a.png`, title: 'Margherita', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id: 'margherita' }] },
+      {
+        image_url: `${world.images.url}/b.png`,
+        title: 'Calabresa',
+        buttons: [
+          { type: 'urlButton', displaytext: 'Detalhes', action: 'https://example.com/calabresa' },
+          { type: 'quickReplyButton', displaytext: 'Eu quero', id: 'calabresa' },
+        ],
+      },
+    ],
+  })
+  const tap = friend.tapButton(SHOP, target, 'calabresa')
+  assert.is(tap.message.interactiveResponseMessage?.nativeFlowResponseMessage?.name, 'quick_reply')
+  const hook = await world.hookFor(tap.id)
+  assert.equal([hook.event, hook.buttonId, hook.text, hook.target, hook.from], ['Botão', 'calabresa', 'Eu quero', target, FRIEND])
+})
+
+taps(
+  'a phone taps only what the message shows: not a URL button, not a button it does not have (the phone route answers 400), not a message without buttons',
+  async world => {
+    const friend = world.peer.phone(FRIEND)
+    const target = await delivered(world, {
+      message: 'Escolha',
+      buttons: [
+        { type: 'replyButton', displaytext: 'Sim', id: 'sim' },
+        { type: 'urlButton', displaytext: 'Site', action: 'https://example.com/' },
+      ],
+    })
+    const text = await delivered(world, { message: 'Só texto' })
+    const sent = friend.sent.length
+    assert.throws(() => friend.tapButton(SHOP, target, 'Site'), /no quick reply button Site/)
+    assert.throws(() => friend.tapButton(SHOP, target, 'nao'), /no quick reply button nao/)
+    assert.throws(() => friend.tapButton(SHOP, text, 'sim'), /no buttons/)
+    assert.throws(() => friend.tapButton(SHOP, 'NOPE', 'sim'), /no message NOPE/)
+    const route = await world.t.post('/_sim/send', { from: FRIEND, to: SHOP, type: 'button', target, buttonId: 'nao', text: 'Não' })
+    assert.equal([route.status, route.body?.message], [400, `message ${target} has no quick reply button nao`], route.text)
+    assert.is(friend.sent.length, sent, 'nothing was sent')
+    assert.equal(world.peer.records.problems, [])
+  },
+)
+
+taps.run()
