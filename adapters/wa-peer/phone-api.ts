@@ -152,14 +152,15 @@ export class WaPhone {
    * Tap button `buttonId` of message `messageId`, one `to`'s side sent this phone, as a phone answers
    * it (see `tapReply`): a native-flow quick reply (operations 15 and 16) is an
    * `interactiveResponseMessage`, a legacy `buttonsMessage`'s button a `buttonsResponseMessage`; the
-   * display text is the button's. Throws for a message this phone did not get from `to`, one without
+   * display text is the button's. A tap on buttons sent to a group goes to the group. Throws for a message this phone did not get from `to`, one without
    * buttons, and a button it does not show as a quick reply.
    */
   tapButton(to: WaPhone | string, messageId: string, buttonId: string): PhoneSent {
     const target = this.target(to)
     const tapped = this.account.inbox.find(m => m.id === messageId && m.from === target.pn && !m.sentByOwnDevice)
     if (!tapped) throw new Error(`${this.pn} has no message ${messageId} from ${target.pn}`)
-    return this.send(to, tapReply(this.core.lib, tapped, buttonId))
+    const reply = tapReply(this.core.lib, tapped, buttonId)
+    return tapped.to.endsWith('@g.us') ? this.sendToGroup(tapped.to, reply) : this.send(to, reply)
   }
 
   /** Delete for everyone a message this phone sent to `to`. */

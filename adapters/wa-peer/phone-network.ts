@@ -208,9 +208,14 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     }
   }
 
-  /** `phone` sends to a group it is a member of (text, contact, location, media). */
+  /** `phone` sends to a group it is a member of (text, contact, location, media, a tap on buttons sent to the group). */
   private async sendToGroup(phone: WaPhone, groupId: string, message: PhoneMessage): Promise<string> {
     if (!this.peer.group(groupId)?.members.includes(phone.pn)) throw new TransportError('not-found', `${phone.pn} is no member of ${groupId}`)
+    if (message.type === 'button' && !message.list) {
+      const tapped = phone.inbox.find(m => m.id === message.target && m.to === groupId && !m.sentByOwnDevice)
+      if (!tapped) throw new TransportError('not-found', `no message ${message.target} in that chat`)
+      return this.tap(phone, this.recipient(tapped.from), message.target, message.buttonId)
+    }
     const content = await this.plainContent(phone, message)
     if (!content) throw new TransportError('invalid', `the local WhatsApp peer's phones do not send ${message.type} to groups yet`)
     return phone.sendToGroup(groupId, content).id

@@ -59,6 +59,8 @@ taps('a tap on a reply button of operation 15: an interactiveResponseMessage as 
   assert.ok(reply!.contextInfo?.quotedMessage?.interactiveMessage, 'the reply quotes the tapped message')
   const hook = await world.hookFor(tap.id)
   assert.equal([hook.event, hook.buttonId, hook.text, hook.target, hook.from], ['Botão', 'pedido', 'Fazer pedido', target, FRIEND])
+  assert.equal([hook.device, hook.chat, hook.to, hook.fromMe, hook.isGroup, hook.list], [world.device.id, FRIEND, SHOP, false, false, undefined])
+  assert.ok(hook.timestamp > 1e12, `timestamp ${hook.timestamp} is in milliseconds`)
 })
 
 taps('a tap on a quick reply of a carousel card (operation 16): a Botão webhook with that button id and the carousel as target', async world => {
@@ -81,6 +83,37 @@ taps('a tap on a quick reply of a carousel card (operation 16): a Botão webhook
   assert.is(tap.message.interactiveResponseMessage?.nativeFlowResponseMessage?.name, 'quick_reply')
   const hook = await world.hookFor(tap.id)
   assert.equal([hook.event, hook.buttonId, hook.text, hook.target, hook.from], ['Botão', 'calabresa', 'Eu quero', target, FRIEND])
+})
+
+taps('a tap on buttons the gateway sent to a group goes to the group (the phone route sends it so too): Botão webhooks from the group', async world => {
+  const { t, peer, authkey, device } = world
+  const friend = peer.phone(FRIEND)
+  const group = friend.createGroup('Clientes', SHOP)
+  const sent = await t.post('/api/create-message', {
+    appkey: device.appkey,
+    authkey,
+    to: group,
+    message: 'Quem vem?',
+    buttons: [{ type: 'replyButton', displaytext: 'Eu', id: 'eu' }],
+  })
+  assert.is(sent.status, 200, sent.text)
+  await waitFor(
+    () => friend.inbox.some(m => m.id === sent.body.id),
+    15_000,
+    `the member to decrypt the group buttons (problems: ${peer.records.problems.join('; ')})`,
+  )
+  const tap = friend.tapButton(SHOP, sent.body.id, 'eu')
+  assert.is(tap.to, group, 'the tap goes to the group, where the buttons are')
+  const hook = await world.hookFor(tap.id)
+  assert.equal(
+    [hook.event, hook.buttonId, hook.text, hook.target, hook.isGroup, hook.group, hook.from],
+    ['Botão', 'eu', 'Eu', sent.body.id, true, group, FRIEND],
+  )
+  const routed = await t.post('/_sim/send', { from: FRIEND, to: group, type: 'button', target: sent.body.id, buttonId: 'eu', text: 'Eu' })
+  assert.is(routed.status, 200, routed.text)
+  const again = await world.hookFor(routed.body.id)
+  assert.equal([again.event, again.buttonId, again.target, again.group], ['Botão', 'eu', sent.body.id, group])
+  assert.equal(peer.records.problems, [])
 })
 
 taps(
