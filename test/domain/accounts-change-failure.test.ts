@@ -3,10 +3,9 @@ import { suite } from 'uvu'
 import { createAccounts, type Accounts } from '../../src/domain/accounts.ts'
 import { addDays, dateInZone } from '../../src/domain/clock.ts'
 import { silentLogger } from '../../src/logger.ts'
-import type { Storage } from '../../src/ports/storage.ts'
 import { cacheEpoch } from '../../src/store/cache-epoch.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
-import { memoryStorage } from '../helpers/memory-storage.ts'
+import { failingOnce } from '../helpers/failing-once-storage.ts'
 
 /**
  * renew, suspend and resume store the account's new record (a compare-and-set), then bump the cache
@@ -15,27 +14,6 @@ import { memoryStorage } from '../helpers/memory-storage.ts'
  * failed that took effect misleads the host.
  */
 const test = suite('renew, suspend (and resume): a rejected call changed nothing; an answered one tells what is stored')
-
-/** A memory store whose `method` rejects once for a key starting with `prefix`, after `armed` is set (`lost`: done, then rejected, as a lost answer). */
-function failingOnce(method: 'increment' | 'compareAndSet', prefix: string, lost = false) {
-  const inner = memoryStorage()
-  const state = { armed: false, failed: false }
-  const storage = new Proxy(inner, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver)
-      if (name !== method || typeof value !== 'function') return value
-      return async (key: string, ...rest: unknown[]) => {
-        if (state.armed && !state.failed && key.startsWith(prefix)) {
-          state.failed = true
-          if (lost) await value.call(target, key, ...rest)
-          throw new Error('ECONNRESET')
-        }
-        return value.call(target, key, ...rest)
-      }
-    },
-  }) as Storage
-  return { storage, state }
-}
 
 const PLANS = { basic: { name: 'Básico', days: 30 } }
 const TZ = 'America/Sao_Paulo'
@@ -53,7 +31,7 @@ const calls = {
 for (const [step, [method, prefix, lost]] of Object.entries(steps) as [string, readonly ['increment' | 'compareAndSet', string, boolean?]][]) {
   for (const [name, call] of Object.entries(calls)) {
     test(`${name}, ${step}: rejected, the account is as before; answered, as answered`, async () => {
-      const { storage, state } = failingOnce(method, prefix, lost)
+      const { storage, state } = failingOnce(method, prefix, { lost })
       const epoch = cacheEpoch(storage, 60_000, silentLogger)
       const accounts = createAccounts(storage, new KeyedLock(), PLANS, TZ, 2_000, epoch)
       await accounts.register({ name: 'Ana', email: EMAIL, password: 'segredo123', phone: '5511988880001', planId: 'basic' })
@@ -75,7 +53,7 @@ for (const [step, [method, prefix, lost]] of Object.entries(steps) as [string, r
 
 test('a host that retries a rejected renew until it is answered renews the plan once', async () => {
   for (const [method, prefix, lost] of Object.values(steps) as (readonly ['increment' | 'compareAndSet', string, boolean?])[]) {
-    const { storage, state } = failingOnce(method, prefix, lost)
+    const { storage, state } = failingOnce(method, prefix, { lost })
     const accounts = createAccounts(storage, new KeyedLock(), PLANS, TZ, 2_000, cacheEpoch(storage, 60_000, silentLogger))
     const { account } = await accounts.register({ name: 'Ana', email: EMAIL, password: 'segredo123', phone: '5511988880001', planId: 'basic' })
     state.armed = true

@@ -2,9 +2,8 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import { createAccounts } from '../../src/domain/accounts.ts'
 import { isGatewayError } from '../../src/errors.ts'
-import type { Storage } from '../../src/ports/storage.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
-import { memoryStorage } from '../helpers/memory-storage.ts'
+import { failingOnce } from '../helpers/failing-once-storage.ts'
 
 /**
  * register writes the account and its key entry, then claims the e-mail (set-if-absent). A store
@@ -16,33 +15,12 @@ const test = suite(
   'register: a store failure never leaves the e-mail taken by an account without a known key, nor answers a lost race otherwise than email-taken',
 )
 
-/** A memory store whose `method` rejects once for a key starting with `prefix`, after `armed` is set (`lost`: done, then rejected, as a lost answer). */
-function failingOnce(prefix: string, lost: boolean, method: 'add' | 'delete' = 'add') {
-  const inner = memoryStorage()
-  const state = { armed: true, failed: false }
-  const storage = new Proxy(inner, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver)
-      if (name !== method || typeof value !== 'function') return value
-      return async (key: string, ...rest: unknown[]) => {
-        if (state.armed && !state.failed && key.startsWith(prefix)) {
-          state.failed = true
-          if (lost) await value.call(target, key, ...rest)
-          throw new Error('ECONNRESET')
-        }
-        return value.call(target, key, ...rest)
-      }
-    },
-  }) as Storage
-  return { storage, state }
-}
-
 const PLANS = { basic: { name: 'Básico', days: 30 } }
 const INPUT = { name: 'Ana', email: 'ana@example.com', password: 'segredo123', phone: '5511988880001', planId: 'basic' }
 
 for (const lost of [false, true]) {
   test(`the e-mail claim ${lost ? 'written, its answer lost' : 'not written'}: answered, its key works; rejected, a retry registers`, async () => {
-    const { storage, state } = failingOnce('account-email:', lost)
+    const { storage, state } = failingOnce('add', 'account-email:', { lost, armed: true })
     const accounts = createAccounts(storage, new KeyedLock(), PLANS, 'America/Sao_Paulo')
     const first = await accounts.register(INPUT).catch(() => undefined)
     assert.ok(state.failed, 'the store failed once during the registration')
@@ -60,7 +38,7 @@ for (const lost of [false, true]) {
 
 for (const prefix of ['authkey:', 'account:']) {
   test(`two registrations of one e-mail, the loser's clean-up of its ${prefix.slice(0, -1)} record failing: the loser is answered email-taken`, async () => {
-    const { storage, state } = failingOnce(prefix, false, 'delete')
+    const { storage, state } = failingOnce('delete', prefix, { armed: true })
     const accounts = createAccounts(storage, new KeyedLock(), PLANS, 'America/Sao_Paulo')
     const answers = await Promise.allSettled([accounts.register(INPUT), accounts.register(INPUT)])
     assert.ok(state.failed, "the store failed once during the loser's clean-up")

@@ -2,10 +2,9 @@ import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import { createAccounts, type Accounts } from '../../src/domain/accounts.ts'
 import { silentLogger } from '../../src/logger.ts'
-import type { Storage } from '../../src/ports/storage.ts'
 import { cacheEpoch } from '../../src/store/cache-epoch.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
-import { memoryStorage } from '../helpers/memory-storage.ts'
+import { failingOnce } from '../helpers/failing-once-storage.ts'
 
 /**
  * rotateKey writes the new key's index entry, then the account's key hash, then removes the old entry
@@ -13,27 +12,6 @@ import { memoryStorage } from '../helpers/memory-storage.ts'
  * rotation that rejected, the old key still works; after one that resolved, the new key it answered does.
  */
 const test = suite('rotateKey: a store failure part-way never leaves the account without a working key')
-
-/** A memory store whose `method` rejects once for a key starting with `prefix`, after `rotating` is set (`lost`: done, then rejected, as a lost answer). */
-function failingOnce(method: 'set' | 'delete' | 'increment' | 'compareAndSet', prefix: string, lost = false) {
-  const inner = memoryStorage()
-  const state = { rotating: false, failed: false }
-  const storage = new Proxy(inner, {
-    get(target, name, receiver) {
-      const value = Reflect.get(target, name, receiver)
-      if (name !== method || typeof value !== 'function') return value
-      return async (key: string, ...rest: unknown[]) => {
-        if (state.rotating && !state.failed && key.startsWith(prefix)) {
-          state.failed = true
-          if (lost) await value.call(target, key, ...rest)
-          throw new Error('ECONNRESET')
-        }
-        return value.call(target, key, ...rest)
-      }
-    },
-  }) as Storage
-  return { storage, state }
-}
 
 const PLANS = { basic: { name: 'Básico', days: 30 } }
 const steps = {
@@ -46,7 +24,7 @@ const steps = {
 
 for (const [step, [method, prefix, lost]] of Object.entries(steps) as [string, readonly [Parameters<typeof failingOnce>[0], string, boolean?]][]) {
   test(`${step}: the old key works after a rejected rotation, the new one after an answered one`, async () => {
-    const { storage, state } = failingOnce(method, prefix, lost)
+    const { storage, state } = failingOnce(method, prefix, { lost })
     const epoch = cacheEpoch(storage, 60_000, silentLogger)
     const accounts: Accounts = createAccounts(storage, new KeyedLock(), PLANS, 'America/Sao_Paulo', 2_000, epoch)
     const { authkey: oldKey } = await accounts.register({
@@ -57,7 +35,7 @@ for (const [step, [method, prefix, lost]] of Object.entries(steps) as [string, r
       planId: 'basic',
     })
     assert.ok(await accounts.authenticate(oldKey), 'the old key works before the rotation')
-    state.rotating = true
+    state.armed = true
     const rotated = await accounts.rotateKey('ana@example.com').then(
       answer => answer,
       () => undefined,
