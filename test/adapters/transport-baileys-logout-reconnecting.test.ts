@@ -34,21 +34,27 @@ test('a logout while reconnecting unlinks through the socket once it opens, then
   await s.transport.stop()
 })
 
-test('a logout while reconnecting fails when the socket does not open in time, and keeps the credentials', async () => {
-  const storage = new RecordingStorage()
-  const s = await setupBaileys({ storage, openTimeoutMs: 300 })
-  await s.linked('dev', '5511999990000')
-  s.fake.behaviour.autoOpen = false // no socket opens again
-  await s.fake.current('dev').close(428)
-  await waitFor(() => s.statuses('dev').at(-1)?.state === 'connecting', 'connecting')
-  const failure = await s.transport.logout('dev').then(
-    () => undefined,
-    (error: unknown) => error,
-  )
-  assert.ok(failure instanceof Error, 'the logout failed')
-  assert.ok(s.fake.socketsOf('dev').every(socket => !socket.calls.some(c => c.method === 'logout')))
-  assert.equal(storage.keys('device:dev:auth:creds'), ['device:dev:auth:creds'], 'the credentials stay (the phone still lists the device)')
-  await s.transport.stop()
-})
+// A replaced session (440, another client took it) is opened again for its logout as a reconnecting one is (transport-baileys-logout-replaced).
+for (const [code, state] of [
+  [428, 'connecting'],
+  [440, 'replaced'],
+] as const) {
+  test(`a logout of a ${state} session (${code}) fails when the socket does not open in time, and keeps the credentials`, async () => {
+    const storage = new RecordingStorage()
+    const s = await setupBaileys({ storage, openTimeoutMs: 300 })
+    await s.linked('dev', '5511999990000')
+    s.fake.behaviour.autoOpen = false // no socket opens again
+    await s.fake.current('dev').close(code)
+    await waitFor(() => s.statuses('dev').at(-1)?.state === state, state)
+    const failure = await s.transport.logout('dev').then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    assert.ok(failure instanceof Error, 'the logout failed')
+    assert.ok(s.fake.socketsOf('dev').every(socket => !socket.calls.some(c => c.method === 'logout')))
+    assert.equal(storage.keys('device:dev:auth:creds'), ['device:dev:auth:creds'], 'the credentials stay (the phone still lists the device)')
+    await s.transport.stop()
+  })
+}
 
 test.run()

@@ -32,22 +32,7 @@ test('a logout of a replaced session opens it again and unlinks it before deleti
   await s.transport.stop()
 })
 
-test('a logout of a replaced session that does not open in time fails and keeps the credentials', async () => {
-  const storage = new RecordingStorage()
-  const s = await setupBaileys({ storage, openTimeoutMs: 300 })
-  await s.linked('dev', '5511999990000')
-  s.fake.behaviour.autoOpen = false // no socket opens again
-  await s.fake.current('dev').close(440)
-  await waitFor(() => s.statuses('dev').at(-1)?.state === 'replaced', 'replaced')
-  const failure = await s.transport.logout('dev').then(
-    () => undefined,
-    (error: unknown) => error,
-  )
-  assert.ok(failure instanceof Error, 'the logout failed')
-  assert.ok(s.fake.socketsOf('dev').every(socket => !socket.calls.some(c => c.method === 'logout')))
-  assert.equal(storage.keys('device:dev:auth:creds'), ['device:dev:auth:creds'], 'the credentials stay (the phone still lists the device)')
-  await s.transport.stop()
-})
+// One that does not open in time: test/adapters/transport-baileys-logout-reconnecting, for both states.
 
 test('a logout whose reopened session another client takes (440) before it opens fails and keeps the credentials', async () => {
   const storage = new RecordingStorage()
