@@ -113,12 +113,20 @@ export class DeviceLeases {
     return true
   }
 
-  /** Take the device's lease and open its session; false when another instance holds it. */
+  /** Take the device's lease and open its session; false when another instance holds it, or when its session did not open (the lease is handed back). */
   async open(deviceId: string): Promise<boolean> {
     if (!(await this.acquire(deviceId))) return false
     const epoch = this.held.get(deviceId)?.epoch
-    await this.connect(deviceId, epoch).catch(err => this.logger.warn({ err, deviceId }, 'device resume failed'))
-    if (this.held.get(deviceId)?.epoch === epoch) return true
+    const opened = await this.connect(deviceId, epoch).then(
+      () => true,
+      err => (this.logger.warn({ err, deviceId }, 'a device session could not be opened: handing its lease back'), false),
+    )
+    if (this.held.get(deviceId)?.epoch === epoch) {
+      if (opened) return true
+      // Not kept as if open here: a request would run on a session this process never opened (a deletion's logout could not unlink it).
+      await this.release(deviceId)
+      return false
+    }
     // Let go while it opened: its session is closed, unless taken again since (then it is the newer take's).
     if (!this.held.has(deviceId)) await this.close(deviceId)
     return false
