@@ -26,7 +26,7 @@ export interface GatewayEventMap {
       attempted?: boolean
     },
   ]
-  /** The gateway performed a network action for a device (a send, a reaction, a read receipt...), or failed to. */
+  /** The gateway performed a network action for a device (a send, a reaction, a read receipt...), or failed to; a scheduled send dropped before the network is none. */
   send: [{ deviceId: string; kind: SendKind; ok: boolean; /** Why: a TransportError or GatewayError code, else `error`. */ reason?: string }]
   /** This instance took a device's lease (cluster): `from` names the instance it was taken over from (gone, or having handed it back). */
   lease: [{ deviceId: string; epoch: number; from?: string }]

@@ -29,13 +29,13 @@ export class Messenger {
     // One promise chained on the queue's, not awaits in async functions: a text send's path costs six promises less.
     if (action.kind === 'read') {
       const markRead = () => this.transport.markRead(device.id, action.target)
-      const read = this.call(device, before ? () => before().then(markRead) : markRead, true)
+      const read = this.call(device, before ? () => before().then(markRead, prevented) : markRead, true)
       return this.reported(device, kind, read)
     }
     const { message, to } = action
     const targeted = message.kind === 'reaction' || message.kind === 'delete'
     const send = () => this.transport.send(device.id, to, message)
-    const sent = this.call(device, before ? () => before().then(send) : send, targeted)
+    const sent = this.call(device, before ? () => before().then(send, prevented) : send, targeted)
     // A sent text is published on the feed as the device's own before its id is answered.
     if (message.kind !== 'text' || options.publish === false) return this.reported(device, kind, sent)
     return this.reported(device, kind, sent, sent => this.publishSent(device, to, message.text, sent, options.status))
@@ -50,7 +50,7 @@ export class Messenger {
     })
   }
 
-  /** `done`'s id (after `published`, when given), with its `send` event, ok or not. */
+  /** `done`'s id (after `published`, when given), with its `send` event, ok or not; none when `before` prevented the network call (nothing was asked of the network). */
   private reported(
     device: Device,
     kind: SendKind,
@@ -63,6 +63,7 @@ export class Messenger {
         return publishing ? publishing.then(() => this.succeeded(device, kind, sent.id)) : this.succeeded(device, kind, sent ? sent.id : undefined)
       },
       err => {
+        if (err instanceof Prevented) throw err.cause
         const reason = err instanceof TransportError || err instanceof GatewayError ? err.code : 'error'
         this.events.emit('send', { deviceId: device.id, kind, ok: false, reason })
         throw err
@@ -103,4 +104,15 @@ export class Messenger {
   private unpublished(err: unknown, device: Device, sent: SentMessage): void {
     this.logger.error({ err, deviceId: device.id, messageId: sent.id }, 'sent text not published')
   }
+}
+
+// --- Internal helpers ---
+
+/** A network call that `before` prevented (its rejection, as `cause`): no network action, so no `send` event; the caller gets the cause. */
+class Prevented {
+  constructor(readonly cause: unknown) {}
+}
+
+const prevented = (cause: unknown): never => {
+  throw new Prevented(cause)
 }
