@@ -96,6 +96,8 @@ export async function wireGateway(resolved: ResolvedOptions) {
     storage,
     lock,
     devices,
+    accounts,
+    epoch,
     feed,
     sender: adapters.webhooks,
     events,

@@ -13,6 +13,7 @@ import { parseRetryAfter, retryDelay } from './retry.ts'
 import { defined } from './payload.ts'
 import { webhookHeaders } from './signer.ts'
 import { loggableUrl } from '../../security/url-policy.ts'
+import { pausedDevices, PAUSED_TEXT, type AccountCheck } from './paused.ts'
 
 /** What delivering needs from the gateway. */
 export interface DeliveryDependencies {
@@ -23,18 +24,21 @@ export interface DeliveryDependencies {
   logger: Logger
   settings: WebhookSettings
   liveness: Liveness
+  /** The accounts whose suspension or expiry holds their devices' events (undefined: none is held). */
+  accounts?: AccountCheck
 }
 
 /** What one POST got: a status (and Retry-After), or an error when there was no answer (`notBegun`: the sender never began it, the gateway stopping). */
 type Outcome = { status?: number; retryAfter?: string; error?: string; notBegun?: boolean }
 
-/** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), and whether the loop is closing (no POST starts then). */
+/** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), whether the loop is closing (no POST starts then), and to read a device's records again (its held events, once its account is active). */
 interface DeliveryLoop {
   isRunning(key: string): boolean
   readonly closingSignal: AbortSignal
+  refresh(lane: string): Promise<void>
 }
 
-/** One delivery attempt of an outbox record: claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`. */
+/** One delivery attempt of an outbox record: hold it while its account is paused, claim it, check its age and URL, sign, POST once, record the outcome; emits `delivery` and `delivery-failed`; `wake`: an account changed. */
 export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () => DeliveryLoop) {
   // Gives up on a sender that never settles (it should time out by itself first).
   const hangGuard = new Deadlines(deps.settings.timeoutMs + 1_000)
@@ -42,17 +46,21 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
   const watched = new WeakSet<AbortSignal>()
   /** Records a 410's sweep left to this process's attempt under way (by key), with the URL that answered 410: that attempt ends them as `gone` too. */
   const goneWhileRunning = new Map<string, string>()
-  /** Attempt the record under `key`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
-  async function run(key: string, shutdown: AbortSignal): Promise<number | undefined> {
+  const paused = pausedDevices(deps, deviceId => loopOf().refresh(deviceId))
+  /** Attempt the record under `key` of device `deviceId`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
+  async function run(key: string, deviceId: string, shutdown: AbortSignal): Promise<number | undefined> {
     try {
-      return await attempt(key, shutdown)
+      return await attempt(key, deviceId, shutdown)
     } finally {
       if (goneWhileRunning.size > 0) goneWhileRunning.delete(key)
     }
   }
-  async function attempt(key: string, shutdown: AbortSignal): Promise<number | undefined> {
+  async function attempt(key: string, deviceId: string, shutdown: AbortSignal): Promise<number | undefined> {
     const { store, devices, settings } = deps
     const now = Date.now()
+    // Its account suspended or expired: the event waits as stored (not an attempt), until that account is active again or it is too old.
+    const waiting = (await paused.paused(deviceId)) && (await store.get(key))
+    if (waiting && now - waiting.createdAt < settings.maxAgeMs) return paused.hold(waiting, now, settings.maxAgeMs)
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
     const record = await store.claim(key, deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (typeof record !== 'object') return record
@@ -62,7 +70,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       await store.complete(key)
       return undefined
     }
-    if (now - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url: device.webhookUrl })
+    if (now - record.createdAt >= settings.maxAgeMs)
+      return bury(key, record, 'max-age', { url: device.webhookUrl, ...(waiting ? { lastError: PAUSED_TEXT } : {}) })
     const url = device.webhookUrl
     if (!url) {
       const goneUrl = goneWhileRunning.get(key)
@@ -166,7 +175,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     })
     return undefined
   }
-  return { run }
+  return { run, wake: paused.wake, forget: paused.forget }
 }
 
 // --- Internal helpers ---

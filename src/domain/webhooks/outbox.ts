@@ -3,6 +3,7 @@ import type { Storage } from '../../ports/storage.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import { createRetryBuffer, type RetryBuffer } from '../../store/retry-buffer.ts'
 import type { SpillFile } from '../../store/spill-file.ts'
+import type { CacheEpoch } from '../../store/cache-epoch.ts'
 import { claimedUntil } from '../claims.ts'
 import type { Device } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
@@ -30,10 +31,13 @@ export class WebhookOutbox implements WebhookAdmin {
   private readonly store: OutboxStore
   private readonly loop: DueWork<OutboxRecord>
   private readonly unrecorded: RetryBuffer<{ key: string; record: OutboxRecord }>
+  private readonly attempts: ReturnType<typeof createDeliveryAttempts>
 
-  constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile }) {
+  constructor(private readonly deps: Omit<DeliveryDependencies, 'store'> & { storage: Storage; lock: KeyedLock; spill?: SpillFile; epoch?: CacheEpoch }) {
     const store = (this.store = createOutboxStore(deps.storage, deps.lock))
-    const attempts = createDeliveryAttempts({ ...deps, store }, () => this.loop)
+    const attempts = (this.attempts = createDeliveryAttempts({ ...deps, store }, () => this.loop))
+    // Any account change, in any process (a resume, a renewal), drops the cached records: the held events of an account active again go out at once.
+    deps.epoch?.register({ forget: () => attempts.wake() })
     const { liveness, settings } = deps
     this.loop = new DueWork<OutboxRecord>(
       {
@@ -46,7 +50,7 @@ export class WebhookOutbox implements WebhookAdmin {
           const record = found.owner === liveness.id ? found : liveness.isAlive(found.owner) ? undefined : await store.adopt(key, liveness)
           return record && (claimedUntil(record.lease, liveness, { ownYields: true, now }) ?? (Number(record.dueAt) || now))
         },
-        run: (key, _lane, shutdown) => attempts.run(key, shutdown),
+        run: (key, lane, shutdown) => attempts.run(key, lane, shutdown),
       },
       { ...settings, closeGraceMs: settings.timeoutMs + 1_000 },
       deps.logger,
@@ -95,6 +99,7 @@ export class WebhookOutbox implements WebhookAdmin {
   /** Removal hook: a deleted device's events and dead letters are deleted. */
   async removeDevice(device: Device): Promise<void> {
     this.loop.forgetLane(device.id)
+    this.attempts.forget(device.id)
     await this.store.removeDevice(device.id)
   }
 
