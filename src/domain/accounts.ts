@@ -147,6 +147,8 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     active,
     /** An account by id (the id comes from a record of that account). */
     get: (id: string): Promise<Account | undefined> => records.get(id),
+    /** The account if this process has it cached, without a store read (undefined: not cached, or none). */
+    peek: (id: string): Account | undefined => records.peek(id),
     /** The account registered with `email`, or undefined. */
     byEmailAddress,
     /** Renew the account's plan (its own, or `planId`) for the plan's days from its last day, or from today when that has passed. */

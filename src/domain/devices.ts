@@ -171,6 +171,8 @@ export function createDevices(
     },
     /** A device by id, unscoped (ids come from records of the same account). */
     get: (id: string): Promise<Device | undefined> => records.get(id),
+    /** The device if this process has it cached, without a store read (undefined: not cached, or none). */
+    peek: (id: string): Device | undefined => records.peek(id),
     /** Change a device record under its lock; undefined when it no longer exists. */
     update,
     /** Add `id` (when given) to the device's agents or share tokens and keep the last `max`: resolves the ids dropped, `id` itself (never added) when the device is gone or being deleted. */

@@ -53,6 +53,9 @@ export const devices = {
   async get(id: string) {
     return /^d\d$/.test(id) ? device(id) : undefined
   },
+  peek(id: string) {
+    return /^d\d$/.test(id) ? device(id) : undefined
+  },
   async update() {
     return undefined
   },
@@ -96,6 +99,7 @@ export function changingDevice(): { devices: Devices; current(): Device; set(dev
   let current = device('d1')
   const devices = {
     get: async (id: string) => (id === 'd1' ? current : undefined),
+    peek: (id: string) => (id === 'd1' ? current : undefined),
     update: async (_id: string, change: (d: Device) => unknown) => {
       const copy = structuredClone(current)
       change(copy)

@@ -59,7 +59,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const { store, devices, settings } = deps
     const now = Date.now()
     // Its account suspended or expired: the event waits as stored (not an attempt), until that account is active again or it is too old.
-    const waiting = (await paused.paused(deviceId)) && (await store.get(key))
+    const isPaused = paused.paused(deviceId) // no promise when the device and its account are cached
+    const waiting = (isPaused === true || (isPaused !== false && (await isPaused))) && (await store.get(key))
     if (waiting && now - waiting.createdAt < settings.maxAgeMs) return paused.hold(waiting, now, settings.maxAgeMs)
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
     const record = await store.claim(key, deps.liveness, now, settings.timeoutMs * 2 + 5_000)

@@ -1,6 +1,6 @@
 import type { Logger } from '../../logger.ts'
 import { putBounded } from '../../store/bounded-map.ts'
-import type { Accounts } from '../accounts.ts'
+import type { Account, Accounts } from '../accounts.ts'
 import type { Devices } from '../devices.ts'
 import type { OutboxRecord } from './outbox-store.ts'
 
@@ -11,7 +11,7 @@ export const PAUSED_RECHECK_MS = 60_000
 export const PAUSED_TEXT = 'the account was suspended or expired'
 
 /** What the pause reads of the accounts: their record (from this process's cache when it holds it) and whether it is active. */
-export type AccountCheck = Pick<Accounts, 'get' | 'active'>
+export type AccountCheck = Pick<Accounts, 'get' | 'peek' | 'active'>
 
 /**
  * The devices whose webhook events are held because their account is suspended or expired
@@ -45,14 +45,23 @@ export function pausedDevices(deps: { accounts?: AccountCheck; devices: Devices;
         if (wakeAgain) ((wakeAgain = false), wake())
       })
   }
+  /** Paused when `account` is not active; active, the device's other held events go back in line (it was active again before a wake saw it). */
+  const settle = (deviceId: string, account: Account | undefined): boolean => {
+    if (!accounts!.active(account)) return true
+    if (held.size > 0) release(deviceId)
+    return false
+  }
   return {
-    /** Whether the device's account is suspended or expired (cached records; a deleted device is not paused: its attempt drops the event). */
-    async paused(deviceId: string): Promise<boolean> {
-      const device = accounts && (await devices.get(deviceId))
-      if (!device) return false
-      if (!accounts.active(await accounts.get(device.accountId))) return true
-      release(deviceId) // active again before a wake saw it: the device's other held events go back in line
-      return false
+    /**
+     * Whether the device's account is suspended or expired (a deleted device is not paused: its attempt drops the event): at once from
+     * this process's cached records when it holds both (an event's usual case: no promise), else after reading them.
+     */
+    paused(deviceId: string): boolean | Promise<boolean> {
+      if (!accounts) return false
+      const device = devices.peek(deviceId)
+      const account = device && accounts.peek(device.accountId)
+      if (account) return settle(deviceId, account)
+      return devices.get(deviceId).then(found => (found ? accounts.get(found.accountId).then(read => settle(deviceId, read)) : false))
     },
     /** Hold the event `record` of a paused device: when to look at it again (not before it is due, nor after its maximum age). */
     hold(record: OutboxRecord, now: number, maxAgeMs: number): number {

@@ -94,7 +94,7 @@ test('another account on the gateway is not held: its device delivers while the 
 
 test('without an account change to wake them, held events go at their recheck (the rescan) once the account is active, in their order', async () => {
   let active = false
-  const accounts = { get: async () => ({ id: 'acc' }), active: () => active } as unknown as AccountCheck
+  const accounts = { get: async () => ({ id: 'acc' }), peek: () => ({ id: 'acc' }), active: () => active } as unknown as AccountCheck
   const sender = recordingSender()
   const events = new GatewayEvents()
   const failed: unknown[] = []
