@@ -34,6 +34,7 @@ export interface GatewayOptions {
   /**
    * How long a QR share link (`link` of operations 3 and 4) works, in ms (default 24 h). Once its
    * device has connected it shows no QR again; past this time, or once the device is logged out, it answers 404.
+   * At most 365 days (a store ttl: Redis refuses much longer ones); more is refused at start.
    */
   shareLinkTtlMs?: number
   /** Let webhook and media URLs reach loopback and private addresses (default false; a value other than true or false, such as the string 'false', is refused at start). */
@@ -118,7 +119,7 @@ export interface GatewayOptions {
   scheduleMaxWaitMs?: number
   /** Most scheduled messages an account keeps pending, and most bytes they take (media included); past either, 429. Default 10 000 and 256 MB. */
   scheduleQuota?: { maxPending?: number; maxBytes?: number | string }
-  /** How long an OTP code is valid. Default 300 000 ms (5 minutes). */
+  /** How long an OTP code is valid. Default 300 000 ms (5 minutes); at most 365 days (a store ttl), more is refused at start. */
   otpTtlMs?: number
   /** Wrong codes allowed before an OTP is void. Default 5. */
   otpMaxTries?: number

@@ -54,7 +54,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     httpStatus,
     plans: resolvePlans(options.plans),
     baseUrl: resolveBaseUrl(options.baseUrl),
-    shareLinkTtlMs: positive(options.shareLinkTtlMs ?? DEFAULTS.shareLinkTtlMs, 'shareLinkTtlMs'),
+    shareLinkTtlMs: storeTtl(options.shareLinkTtlMs ?? DEFAULTS.shareLinkTtlMs, 'shareLinkTtlMs'),
     allowPrivateUrls: flag(options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls, 'allowPrivateUrls'),
     timeZone,
     bodyLimitBytes: positiveSize(options.bodyLimit ?? DEFAULTS.bodyLimit, 'bodyLimit'),
@@ -180,18 +180,10 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
         ? createHmac('sha256', options.cluster.secret).update('zapgate otp secret').digest('base64')
         : (options.otpSecret ?? randomBytes(32).toString('base64'))),
   }
-  for (const name of [
-    'mediaMaxBytes',
-    'mediaTimeoutMs',
-    'sendTimeoutMs',
-    'sendQueueLimit',
-    'schedulePollMs',
-    'scheduleMaxWaitMs',
-    'otpTtlMs',
-    'otpMaxTries',
-  ] as const) {
+  for (const name of ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'sendQueueLimit', 'schedulePollMs', 'scheduleMaxWaitMs', 'otpMaxTries'] as const) {
     if (!(Number.isFinite(resolved[name]) && resolved[name] > 0)) throw new Error(`createGateway: ${name} must be a positive number`)
   }
+  storeTtl(resolved.otpTtlMs, 'otpTtlMs')
   for (const name of ['minIntervalMs', 'intervalJitterMs'] as const) {
     if (!(Number.isFinite(resolved[name]) && resolved[name] >= 0)) throw new Error(`createGateway: ${name} must be a number >= 0`)
   }
@@ -244,6 +236,16 @@ function resolveMetrics(given: boolean | { registry?: Registry }): ServiceSettin
 /** `value` when it is a positive finite number, else a clear start-up Error naming the option. */
 function positive(value: number, name: string): number {
   if (!(Number.isFinite(value) && value > 0)) throw new Error(`createGateway: ${name} must be a positive number of ms`)
+  return value
+}
+
+/** The longest store ttl option (365 days, as GATEWAY_SHARE_LINK_TTL_MS): Redis refuses a PX past about 9.2e18 ms, so a longer one failed every write. */
+const MAX_STORE_TTL_MS = 365 * 86_400_000
+
+/** `value` when it is a positive number of ms of at most 365 days (a store ttl), else a clear start-up Error naming the option. */
+function storeTtl(value: number, name: string): number {
+  if (!(Number.isFinite(value) && value > 0 && value <= MAX_STORE_TTL_MS))
+    throw new Error(`createGateway: ${name} must be a positive number of ms, at most 365 days`)
   return value
 }
 
