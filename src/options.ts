@@ -109,7 +109,7 @@ export interface GatewayOptions {
   minIntervalMs?: number
   /** Random extra pause, 0 to this many ms, added to `minIntervalMs`. Default 0. */
   intervalJitterMs?: number
-  /** Most sends waiting in one device's queue; more are answered 429. Default 1 000. */
+  /** Most sends waiting in one device's queue (a whole number); more are answered 429. Default 1 000. */
   sendQueueLimit?: number
   /** Delays before retrying a failed scheduled send; after the last one it is marked failed. Default 1 min, 5 min, 15 min. */
   scheduleRetryMs?: number[]
@@ -121,7 +121,7 @@ export interface GatewayOptions {
   scheduleQuota?: { maxPending?: number; maxBytes?: number | string }
   /** How long an OTP code is valid. Default 300 000 ms (5 minutes); at most 365 days (a store ttl), more is refused at start. */
   otpTtlMs?: number
-  /** Wrong codes allowed before an OTP is void. Default 5. */
+  /** Wrong codes allowed before an OTP is void (a whole number). Default 5. */
   otpMaxTries?: number
   /** Key of the OTP code hashes (HMAC); set it (same value on every process) so a leaked store alone cannot reveal codes. */
   otpSecret?: string

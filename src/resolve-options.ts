@@ -180,10 +180,13 @@ function resolveMessaging(options: GatewayOptions): MessagingSettings {
         ? createHmac('sha256', options.cluster.secret).update('zapgate otp secret').digest('base64')
         : (options.otpSecret ?? randomBytes(32).toString('base64'))),
   }
-  for (const name of ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'sendQueueLimit', 'schedulePollMs', 'scheduleMaxWaitMs', 'otpMaxTries'] as const) {
+  for (const name of ['mediaMaxBytes', 'mediaTimeoutMs', 'sendTimeoutMs', 'schedulePollMs', 'scheduleMaxWaitMs'] as const) {
     if (!(Number.isFinite(resolved[name]) && resolved[name] > 0)) throw new Error(`createGateway: ${name} must be a positive number`)
   }
   storeTtl(resolved.otpTtlMs, 'otpTtlMs')
+  for (const name of ['sendQueueLimit', 'otpMaxTries'] as const) {
+    if (!(Number.isInteger(resolved[name]) && resolved[name] > 0)) throw new Error(`createGateway: ${name} must be a whole number > 0`)
+  }
   for (const name of ['minIntervalMs', 'intervalJitterMs'] as const) {
     if (!(Number.isFinite(resolved[name]) && resolved[name] >= 0)) throw new Error(`createGateway: ${name} must be a number >= 0`)
   }

@@ -84,7 +84,10 @@ test('bad values are refused at start-up, naming the option', () => {
     [{ webhookRetryMs: [] }, /webhookRetryMs/],
     [{ webhookMaxAgeMs: Number.NaN }, /webhookMaxAgeMs/],
     [{ agentHistoryLimit: 1.5 }, /agentHistoryLimit/],
-    [{ sendQueueLimit: 0 }, /sendQueueLimit must be a positive number/],
+    [{ sendQueueLimit: 0 }, /sendQueueLimit must be a whole number > 0/],
+    // Counts, as agentHistoryLimit and scheduleQuota.maxPending: 1.5 was taken and acted as 2.
+    [{ sendQueueLimit: 1.5 }, /sendQueueLimit must be a whole number > 0/],
+    [{ otpMaxTries: 1.5 }, /otpMaxTries must be a whole number > 0/],
     [{ otpSecret: '' }, /otpSecret/],
     [{ instances: { heartbeatMs: 3000, ttlMs: 4000 } }, /ttlMs must be at least twice/],
     [{ plans: { '1': { name: 'x', days: 0 } } }, /plan 1/],
