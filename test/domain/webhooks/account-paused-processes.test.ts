@@ -40,6 +40,8 @@ for (const [name, url, service] of processStores('zapgate-paused-')) {
       // Well within the minute's recheck: the resume woke the held events.
       await waitFor(() => w.sent().length === 3, 20_000, 'the held events, after the other process resumed the account')
       assert.equal(w.sent(), ids, 'in their order')
+      // A `delivery` event follows the store's record of the delivery, a moment after the POST arrived.
+      await waitFor(() => w.events.delivery.length === 3, 10_000, 'the three delivery events')
       assert.equal(w.events['delivery-failed'], [])
       assert.equal(
         w.events.delivery.map(d => d.attempt),

@@ -39,6 +39,8 @@ test('a suspended account: its events are held unattempted, then delivered in th
   await w.t.gateway.accounts.resume(w.email)
   await waitFor(() => w.sent().length === 3, 10_000, 'the held events, after the resume')
   assert.equal(w.sent(), ids, 'in the order they happened')
+  // A `delivery` event follows the store's record of the delivery, a moment after the POST arrived.
+  await waitFor(() => w.events.delivery.length === 3, 10_000, 'the three delivery events')
   assert.equal(w.events['delivery-failed'], [], 'no failed attempt was reported')
   assert.equal(
     w.events.delivery.map(d => d.attempt),
