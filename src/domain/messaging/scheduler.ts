@@ -100,9 +100,10 @@ export function createScheduler(
       logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
     } catch (err) {
       if (err instanceof NotHeld) {
-        // Nothing reached the network: not an attempt. Taken over (this process was judged gone meanwhile): the new holder's to send.
-        logger.warn({ scheduleId: claimed.id, deviceId: device.id }, err.message)
-        if (!err.fenced) return undefined
+        // Nothing reached the network: not an attempt. Taken over (this process was judged gone meanwhile): the new holder's to send;
+        // fenced, or the check not answered (the store away): released, tried again shortly, its retries untouched.
+        logger.warn({ err: err.cause, scheduleId: claimed.id, deviceId: device.id }, err.message)
+        if (!err.requeue) return undefined
         await store.release(claimed)
         return Date.now() + REQUEUE_MS
       }
@@ -125,9 +126,16 @@ export function createScheduler(
    * Right before the transport send (after the wait in the device's queue): the store still holds this process's claim (one read), and
    * this instance's heartbeat is on time after that read, so nobody may judge it gone (and take the item over) for a third of the ttl
    * yet. A process stalled after its claim (a pause, a long GC, the store away) and taken over meanwhile sends nothing (docs/scaling.md).
+   * A read the store could not answer is no attempt either: the send is put off (released, tried again shortly).
    */
   async function stillHeld(claimed: ScheduleItem): Promise<void> {
-    if (!(await store.holds(claimed))) throw new NotHeld('scheduled send dropped: another process took the item over (this one was judged gone)', false)
+    let held: boolean
+    try {
+      held = await store.holds(claimed)
+    } catch (err) {
+      throw new NotHeld('scheduled send put off: its claim could not be checked (the store did not answer)', true, err)
+    }
+    if (!held) throw new NotHeld('scheduled send dropped: another process took the item over (this one was judged gone)', false)
     if (fenced?.()) throw new NotHeld('scheduled send put off: this instance is fenced (its heartbeat is late)', true)
   }
 
@@ -217,13 +225,14 @@ export function createScheduler(
 
 // --- Internal helpers ---
 
-/** A scheduled send stopped before the network: its claim is no longer this process's, or this instance is fenced (then released, tried again shortly). */
+/** A scheduled send stopped before the network: its claim is no longer this process's, or (`requeue`: released, tried again shortly) this instance is fenced or the store did not answer the check (`cause`). */
 class NotHeld extends Error {
   constructor(
     message: string,
-    readonly fenced: boolean,
+    readonly requeue: boolean,
+    cause?: unknown,
   ) {
-    super(message)
+    super(message, { cause })
   }
 }
 
