@@ -106,8 +106,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt.
     if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true })
     // Too old by the record this attempt claimed: only while the store still holds that claim (taken over since, the event may have been buried and redriven fresh).
-    const claimLost = (current: OutboxRecord) => current.lease?.token !== record.lease?.token
-    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, claimLost)
+    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, claimLost(record))
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, record.lease?.token, { dueAt, counted: true, ...failure })
@@ -136,10 +135,14 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       return { error: err instanceof Error ? err.message : String(err), ...(err instanceof ShutdownAbort ? { notBegun: true } : {}) }
     }
   }
-  /** The receiver answered 410 Gone: dead-letter the event, clear the device's webhook URL, dead-letter its other pending events (those this process is attempting: when their attempt ends undelivered). */
+  /**
+   * The receiver answered 410 Gone: dead-letter the event (only while the store still holds this attempt's claim: taken over since, the
+   * event may have been buried and redriven, to a new URL), clear the device's webhook URL, dead-letter its other pending events (those
+   * this process is attempting: when their attempt ends undelivered).
+   */
   async function gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
     const { store, devices, logger } = deps
-    await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true })
+    await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true }, claimLost(record))
     const after = await devices.update(record.deviceId, device => void (device.webhookUrl === url && (device.webhookUrl = undefined)))
     if (after?.webhookUrl) return undefined // a URL set since this attempt began: the pending events are that receiver's
     logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
@@ -180,6 +183,12 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
 }
 
 // --- Internal helpers ---
+
+/** Whether the stored record no longer carries `claimed`'s claim (another process took the event over since). */
+const claimLost =
+  (claimed: OutboxRecord) =>
+  (current: OutboxRecord): boolean =>
+    current.lease?.token !== claimed.lease?.token
 
 const reasonText: Record<DeadLetterReason, string> = {
   'max-age': 'older than the maximum age',

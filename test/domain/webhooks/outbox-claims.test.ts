@@ -253,4 +253,42 @@ test('an event whose claim another live process holds is looked at again when th
   await b.close()
 })
 
+test("an attempt that stalled in its POST, its event buried and redriven meanwhile (to a new URL) by another process, leaves the redriven event pending when the old URL's 410 comes late", async () => {
+  const shared = memoryStorage()
+  const alive = new Set(['A', 'B'])
+  const { devices: deviceStore, current, set } = changingDevice()
+  const record = lateRecord('m1', 'A')
+  const key = outboxKey('d1', record.id)
+  await shared.set(`webhook-outbox:${key}`, record)
+  let posted = false
+  let answer!: () => void
+  const answered = new Promise<void>(resolve => (answer = resolve))
+  const a = new WebhookOutbox({
+    storage: shared.connectAgain(),
+    lock: new KeyedLock(),
+    devices: deviceStore,
+    sender: { send: async () => ((posted = true), await answered, { status: 410 }) },
+    events: new GatewayEvents(),
+    logger: silentLogger,
+    settings: settings({ timeoutMs: 30_000 }),
+    liveness: liveness('A', alive),
+  })
+  await a.start()
+  await waitFor(() => posted, 5_000, "A's POST")
+  // A stalls in its POST; B judges it gone, adopts the event and buries it (the host had switched the webhook off); the host sets a new URL and redrives it through B.
+  alive.delete('A')
+  const b = createOutboxStore(shared.connectAgain(), new KeyedLock())
+  assert.ok(await b.adopt(key, liveness('B', alive)), 'B adopted it')
+  assert.ok(await b.deadLetter(key, 'no-webhook', Date.now()), 'B buried it')
+  set({ ...current(), webhookUrl: 'https://new.example/hook' })
+  const redriven = await b.redrive(record.id, Date.now(), 'B')
+  assert.ok(redriven, 'the host redrove it')
+  // A resumes: the old URL answered 410 Gone.
+  answer()
+  await a.close()
+  assert.equal(await b.get(key), redriven, 'the redriven event is pending as the redrive left it, for the new URL')
+  assert.equal(await b.deadLetters(), [], "no dead letter: A's 410 buries only the event it had claimed")
+  assert.is(current().webhookUrl, 'https://new.example/hook', 'the new URL kept')
+})
+
 test.run()
