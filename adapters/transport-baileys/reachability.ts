@@ -1,9 +1,11 @@
 import type { Agent } from 'node:http'
 import type { Logger } from 'zapgate'
 import { httpGet, networkErrorText } from './http-get.ts'
+import type { ResolvedOptions } from './options.ts'
+import { redactProxy, type ProxyAgents } from './proxy.ts'
 
 /** Where Baileys connects by default. */
-export const WHATSAPP_WS_URL = 'wss://web.whatsapp.com/ws/chat'
+const WHATSAPP_WS_URL = 'wss://web.whatsapp.com/ws/chat'
 
 /**
  * Whether WhatsApp's WebSocket endpoint answers from this server (through `agent`, the proxy, when
@@ -23,11 +25,22 @@ async function whyUnreachable(wsUrl: string | URL, agent: Agent | undefined, tim
 }
 
 /** Check at start-up and log the outcome: an error naming the cause when WhatsApp cannot be reached. */
-export async function logReachability(wsUrl: string | URL, agent: Agent | undefined, logger: Logger, via?: string): Promise<void> {
+async function logReachability(wsUrl: string | URL, agent: Agent | undefined, logger: Logger, via?: string): Promise<void> {
   const started = Date.now()
   const problem = await whyUnreachable(wsUrl, agent)
   const where = { url: String(wsUrl), ...(via ? { proxy: via } : {}), ms: Date.now() - started }
   if (problem)
     logger.error({ ...where, cause: problem }, `WhatsApp cannot be reached from this server (${problem}); devices cannot connect or link until it can`)
   else logger.info(where, 'WhatsApp is reachable from this server')
+}
+
+/** Log whether WhatsApp can be reached (through the proxy when there is one for every device). */
+export async function checkReachability(options: ResolvedOptions, proxies: ProxyAgents, logger: Logger): Promise<void> {
+  const proxy = typeof options.proxy === 'string' ? options.proxy : undefined
+  if (typeof options.proxy === 'function')
+    return void logger.info({}, 'proxies are chosen per device: each device reports whether WhatsApp can be reached when it connects')
+  const agent = proxy ? await proxies.get(proxy) : undefined
+  await logReachability(options.socketConfig.waWebSocketUrl ?? WHATSAPP_WS_URL, agent, logger, proxy && redactProxy(proxy)).catch(err =>
+    logger.error({ err }, 'the reachability check failed'),
+  )
 }

@@ -24,8 +24,8 @@ import { baileysLogger, type BaileysLogger } from './logger.ts'
 import { downloadThroughAgent, streamMedia } from './media-download.ts'
 import { MessageStore } from './message-store.ts'
 import { resolveOptions, type BaileysTransportOptions, type ResolvedOptions } from './options.ts'
-import { ProxyAgents, redactProxy } from './proxy.ts'
-import { logReachability, WHATSAPP_WS_URL } from './reachability.ts'
+import { ProxyAgents } from './proxy.ts'
+import { checkReachability } from './reachability.ts'
 import { receiveUpsert } from './receive.ts'
 import { quietSignalLogs } from './signal-logs.ts'
 import { markRead, sendOutgoing } from './send.ts'
@@ -67,7 +67,7 @@ export class BaileysTransport implements Transport {
       this.releaseSignalLogs?.()
       this.releaseSignalLogs = quietSignalLogs(context.logger)
     }
-    if (this.options.checkReachability) void this.checkReachability()
+    if (this.options.checkReachability) void checkReachability(this.options, this.proxies, context.logger)
   }
 
   async connect(deviceId: string): Promise<void> {
@@ -95,8 +95,18 @@ export class BaileysTransport implements Transport {
     const context = this.ctx()
     await this.lock.run(deviceId, async () => {
       if (signal?.aborted) throw new TransportError('timeout', 'the logout was given up before it started: nothing was unlinked or deleted')
-      const session = this.sessions.get(deviceId)
-      if (session) await session.logout(signal)
+      const held = this.sessions.get(deviceId)
+      // A linked device with no session here is opened (as connect does) to unlink it on WhatsApp's side; on failure it is closed and forgotten again.
+      const paired = !held && (await storedPhone(context.storage, authPrefix(deviceId))) !== undefined
+      const session = held ?? (paired ? await this.session(deviceId) : undefined)
+      try {
+        if (paired) await session!.resume()
+        await session?.logout(signal)
+      } catch (error) {
+        if (paired) await session!.disconnect().catch(() => undefined)
+        if (paired) this.drop(deviceId)
+        throw error
+      }
       const removed = await deleteByPrefix(context.storage, devicePrefix(deviceId))
       this.drop(deviceId)
       if (!session && removed > 0) await context.emit({ type: 'status', deviceId, status: { state: 'closed', connected: false, reason: 'logged out' } })
@@ -180,18 +190,6 @@ export class BaileysTransport implements Transport {
   }
 
   // --- Internal helpers ---
-
-  /** Log whether WhatsApp can be reached (through the proxy when there is one for every device). */
-  private async checkReachability(): Promise<void> {
-    const logger = this.ctx().logger
-    const proxy = typeof this.options.proxy === 'string' ? this.options.proxy : undefined
-    if (typeof this.options.proxy === 'function')
-      return void logger.info({}, 'proxies are chosen per device: each device reports whether WhatsApp can be reached when it connects')
-    const agent = proxy ? await this.proxies.get(proxy) : undefined
-    await logReachability(this.options.socketConfig.waWebSocketUrl ?? WHATSAPP_WS_URL, agent, logger, proxy && redactProxy(proxy)).catch(err =>
-      logger.error({ err }, 'the reachability check failed'),
-    )
-  }
 
   /** Forget the device's session here: its memory, its signal key cache, its proxy agent (unless another device uses it). */
   private drop(deviceId: string): void {
