@@ -112,7 +112,7 @@ export class MemoryTransport implements Transport {
       clearTimer(session)
       const stored = await storage.get<StoredSession>(sessionKey(deviceId))
       await this.net.logout(deviceId, stored?.phone ? credentialsOf(stored) : undefined, this.endpoint).catch(err => {
-        this.context?.logger.warn({ err, deviceId }, 'the network did not hear of the logout')
+        throw err instanceof TransportError ? err : new TransportError('failed', 'the network did not hear of the logout', { cause: err })
       })
       const existed = await storage.delete(sessionKey(deviceId))
       this.sessions.delete(deviceId)
