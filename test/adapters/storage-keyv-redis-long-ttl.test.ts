@@ -39,6 +39,7 @@ redis('on Redis, a share link and an OTP of the longest ttl accepted work (were 
       await g.stop()
     }
   } finally {
+    for await (const [key] of storage.list('')) await storage.delete(key) // its keys would live a year
     await storage.close?.()
   }
 })
