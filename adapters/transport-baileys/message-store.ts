@@ -13,7 +13,7 @@ export interface StoredMessage {
   timestamp?: number
   /** A reaction or a deletion (protocol message): kept for Baileys' retries and the duplicate check, never a target of one. */
   action?: true
-  /** When it is forgotten (milliseconds since the epoch): `messageTtlMs` after it was remembered, whatever is written under its id since. Absent in records of zapgate 0.x before it: given one at their id's next write. */
+  /** When it is forgotten (milliseconds since the epoch): `messageTtlMs` after it was remembered, whatever is written under its id since. Absent in records of zapgate 0.x before it: given one at their id's next write. Written by the remembering host's clock and read by the reader's (a device handed over): across hosts it holds within their skew (CLOCK_SKEW_ALLOWANCE_MS, 30 s, against a ttl of days); the entry's own store ttl is the store's. */
   until?: number
 }
 
