@@ -68,7 +68,7 @@ export class PeerPhoneNetwork implements PhoneNetwork {
       }
       case 'delete':
         if (!phone.sent.some(m => m.id === message.target && m.to === recipient.pn)) {
-          if (phone.inbox.some(m => m.id === message.target)) throw new TransportError('invalid', 'only the sender can delete a message')
+          if (this.inChat(phone, recipient, message.target)) throw new TransportError('invalid', 'only the sender can delete a message')
           throw new TransportError('not-found', `no message ${message.target} in that chat`)
         }
         return phone.revoke(recipient, message.target).id
@@ -230,11 +230,16 @@ export class PeerPhoneNetwork implements PhoneNetwork {
     }
   }
 
-  /** A message `recipient`'s devices sent `phone`: a reaction or a tap names one. */
+  /** A message `recipient`'s devices sent `phone` in their 1:1 chat: a reaction or a tap names one (as on the simulator, one of a group they share is not in that chat: 404). */
   private received(phone: WaPhone, recipient: WaPhone, target: string) {
-    const message = phone.inbox.find(m => m.id === target && m.from === recipient.pn && !m.sentByOwnDevice)
+    const message = this.inChat(phone, recipient, target)
     if (!message) throw new TransportError('not-found', `no message ${target} in that chat`)
     return message
+  }
+
+  /** Message `target` of `recipient`'s devices in `phone`'s inbox, sent to their 1:1 chat (not to a group). */
+  private inChat(phone: WaPhone, recipient: WaPhone, target: string) {
+    return phone.inbox.find(m => m.id === target && m.from === recipient.pn && !m.sentByOwnDevice && !m.to.endsWith('@g.us'))
   }
 }
 

@@ -113,6 +113,19 @@ taps('a tap on buttons the gateway sent to a group goes to the group (the phone 
   assert.is(routed.status, 200, routed.text)
   const again = await world.hookFor(routed.body.id)
   assert.equal([again.event, again.buttonId, again.target, again.group], ['Botão', 'eu', sent.body.id, group])
+
+  // The 1:1 chat does not show the group's message: the phone route answers 404 as the simulator does, and sends nothing.
+  const before = friend.sent.length
+  for (const body of [
+    { type: 'button', buttonId: 'eu', text: 'Eu' },
+    { type: 'button', buttonId: 'eu', text: 'Eu', list: true },
+    { type: 'reaction', emoji: '👍' },
+    { type: 'delete' },
+  ]) {
+    const wrongChat = await t.post('/_sim/send', { from: FRIEND, to: SHOP, target: sent.body.id, ...body })
+    assert.equal([wrongChat.status, wrongChat.body?.message], [404, `no message ${sent.body.id} in that chat`], `${JSON.stringify(body)}: ${wrongChat.text}`)
+  }
+  assert.is(friend.sent.length, before, 'nothing was sent')
   assert.equal(peer.records.problems, [])
 })
 
