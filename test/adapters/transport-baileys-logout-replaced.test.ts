@@ -56,4 +56,26 @@ test('a logout whose reopened session another client takes (440) before it opens
   await s.transport.stop()
 })
 
+test('a logout of a replaced session that gives up before it opens leaves it replaced, not reconnecting by itself', async () => {
+  const storage = new RecordingStorage()
+  const s = await setupBaileys({ storage, openTimeoutMs: 300 })
+  await s.linked('dev', '5511999990000')
+  await s.fake.current('dev').close(440)
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'replaced', 'replaced')
+  s.fake.behaviour.autoOpen = false // the reopened session does not open before the logout gives up
+  const failure = await s.transport.logout('dev').then(
+    () => undefined,
+    (error: unknown) => error,
+  )
+  assert.ok(failure instanceof Error, 'the logout failed')
+  // 440 decided (adapters/transport-baileys/README.md): a replaced session is never reopened by the adapter itself, or it takes the session from the other client
+  assert.is(s.transport.statusNow('dev')?.state, 'replaced', 'still replaced once the logout gave up')
+  assert.ok(s.fake.current('dev').closed, 'the socket the logout opened is ended')
+  assert.equal(storage.keys('device:dev:auth:creds'), ['device:dev:auth:creds'], 'the credentials stay')
+  s.fake.behaviour.autoOpen = true
+  await s.transport.connect('dev') // the caller (the lease holder) decides when to reopen it
+  await waitFor(() => s.statuses('dev').at(-1)?.state === 'open', 'open again through connect()')
+  await s.transport.stop()
+})
+
 test.run()

@@ -71,8 +71,7 @@ export class DeviceSession {
     await this.deps.auth.reload().then(() => this.memory.forgetAccount())
     if (!this.deps.auth.paired()) return
     this.linking = undefined
-    await this.report.set('connecting', { reason: undefined })
-    await this.openSocket()
+    await this.report.set('connecting', { reason: undefined }).then(() => this.openSocket())
   }
 
   /**
@@ -91,8 +90,7 @@ export class DeviceSession {
     const attempt = new LinkAttempt(request.phone, request.code, this.deps.options.linkTimeoutMs, () => this.linkTimedOut(attempt))
     this.linking = attempt
     this.linkRetries = 0
-    await this.report.set('linking', { phone: undefined, lid: undefined, reason: undefined })
-    await this.openSocket()
+    await this.report.set('linking', { phone: undefined, lid: undefined, reason: undefined }).then(() => this.openSocket())
     return { challenge: attempt.promise }
   }
 
@@ -138,10 +136,12 @@ export class DeviceSession {
     await this.abandon(socket, this.slot.generation, new ConnectionProblem('stalled: a send timed out'))
   }
 
-  /** Wait (openTimeoutMs, or till `signal`; `now`: a pending reconnect, or a replaced session, opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`). */
+  /** Wait (openTimeoutMs, or till `signal`; `now`: a pending reconnect, or a replaced session, opened at once) while the linked device reconnects; still then: 'unreachable' or 'timeout' (`why`), and a replaced session opened here is ended and `replaced` again (the adapter never reopens one by itself: it would take the session from the other client). */
   private async awaitReconnect(why: string, now = false, signal?: AbortSignal): Promise<void> {
-    if (now) await (this.report.state === 'replaced' ? this.resume() : this.slot.reconnectPending && this.openSocket()) // a logout: WhatsApp must hear of it, or the phone keeps listing the device (a replaced session's credentials still work)
+    const replaced = now && this.report.state === 'replaced' ? { reason: this.report.snapshot().reason } : undefined
+    if (now) await (replaced ? this.resume() : this.slot.reconnectPending && this.openSocket()) // a logout: WhatsApp must hear of it, or the phone keeps listing the device (a replaced session's credentials still work)
     if (!(await this.report.whileConnecting(this.deps.options.openTimeoutMs, () => this.deps.auth.paired(), signal))) return
+    if (replaced) await this.slot.retire().then(() => this.report.set('replaced', replaced))
     throw new TransportError(this.unreachable ? 'unreachable' : 'timeout', this.unreachable ? `device linked and reconnecting: ${this.unreachable}` : why)
   }
 
