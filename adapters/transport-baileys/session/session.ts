@@ -116,7 +116,7 @@ export class DeviceSession {
       await this.report.set('connecting', { reason: `${failed.message}; reconnecting` }).then(() => this.openSocket())
       throw failed // WhatsApp did not hear of it: the phone still lists the device, which stays whole (its credentials, on a new socket)
     }
-    await this.deps.auth.clear()
+    await this.memory.endSocketWork().then(() => this.deps.auth.clear()) // messages already received reported and remembered first: none lands after the deletion
     this.memory.forgetAccount()
     if (hadSession) await this.report.set('closed', { phone: undefined, lid: undefined, reason: 'logged out' })
   }
