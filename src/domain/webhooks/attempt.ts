@@ -103,8 +103,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
 
     const failedAt = Date.now()
     const failure = { lastStatus: status, lastError: error }
-    // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt.
-    if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true })
+    // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt (while it holds its claim: taken over since, the event may have been buried and redriven, to a new URL).
+    if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true }, claimLost(record))
     // Too old by the record this attempt claimed: only while the store still holds that claim (taken over since, the event may have been buried and redriven fresh).
     if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, claimLost(record))
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
