@@ -71,12 +71,14 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       await store.complete(key)
       return undefined
     }
+    // Buried only while the store still holds this attempt's claim: taken over since (this process stalled), the event is the new holder's.
+    const lost = claimLost(record)
     if (now - record.createdAt >= settings.maxAgeMs)
-      return bury(key, record, 'max-age', { url: device.webhookUrl, ...(waiting ? { lastError: PAUSED_TEXT } : {}) })
+      return bury(key, record, 'max-age', { url: device.webhookUrl, ...(waiting ? { lastError: PAUSED_TEXT } : {}) }, lost)
     const url = device.webhookUrl
     if (!url) {
       const goneUrl = goneWhileRunning.get(key)
-      return goneUrl === undefined ? bury(key, record, 'no-webhook', {}) : bury(key, record, 'gone', { url: goneUrl })
+      return goneUrl === undefined ? bury(key, record, 'no-webhook', {}, lost) : bury(key, record, 'gone', { url: goneUrl }, lost)
     }
 
     // Closing since this attempt began (its claim and reads took a while): no POST now, for one the grace would cut short could have reached its receiver and be sent again.
@@ -104,9 +106,9 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const failedAt = Date.now()
     const failure = { lastStatus: status, lastError: error }
     // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt (while it holds its claim: taken over since, the event may have been buried and redriven, to a new URL).
-    if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true }, claimLost(record))
+    if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true }, lost)
     // Too old by the record this attempt claimed: only while the store still holds that claim (taken over since, the event may have been buried and redriven fresh).
-    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, claimLost(record))
+    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, lost)
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, record.lease?.token, { dueAt, counted: true, ...failure })
