@@ -69,14 +69,14 @@ export interface LocalServer {
   stop(): Promise<void>
 }
 
-/** Serve `handle` on `host` (127.0.0.1 by default; 127.0.0.2 plays a private address). */
-export async function localServer(handle: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1'): Promise<LocalServer> {
+/** Serve `handle` on `host` (127.0.0.1 by default; 127.0.0.2 plays a private address), on port `wanted` (default: any free one). */
+export async function localServer(handle: (req: IncomingMessage, res: ServerResponse) => void, host = '127.0.0.1', wanted = 0): Promise<LocalServer> {
   const requests: string[] = []
   const server: Server = createServer((req, res) => {
     requests.push(req.url ?? '/')
     handle(req, res)
   })
-  await new Promise<void>(resolve => server.listen(0, host, resolve))
+  await new Promise<void>(resolve => server.listen(wanted, host, resolve))
   const { port } = server.address() as AddressInfo
   return {
     url: `http://${host}:${port}`,
