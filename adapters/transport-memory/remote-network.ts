@@ -105,9 +105,13 @@ export class RemoteNetwork implements DeviceNetwork {
     if (this.connections.get(deviceId)?.endpoint === endpoint) await this.drop(deviceId)
   }
 
+  /** The server hears of it first (naming this connection, which it then does not close as `logged-out`): a logout that fails leaves the connection as it was. */
   async logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint: DeviceEndpoint): Promise<void> {
+    const held = this.connections.get(deviceId)
+    const connection = held?.endpoint === endpoint ? held.id : undefined
+    const body = connection === undefined ? credentials : { ...credentials, connection }
+    if (credentials) await this.client.call('POST', `/_sim/devices/${encodeURIComponent(deviceId)}/logout`, body)
     await this.disconnect(deviceId, endpoint)
-    if (credentials) await this.client.call('POST', `/_sim/devices/${encodeURIComponent(deviceId)}/logout`, credentials)
   }
 
   async sendFromDevice(deviceId: string, to: string, message: OutgoingMessage): Promise<SentMessage> {

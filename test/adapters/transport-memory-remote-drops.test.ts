@@ -89,4 +89,44 @@ test('a refusal of a stream cut off mid-answer fails link() as unreachable and l
   await new Promise(resolve => other.server.close(resolve))
 })
 
+test('a logout the simulator server did not hear of fails and leaves the device open on its connection (sends still go), as in process', async () => {
+  const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
+  let failLogout = true
+  // A proxy in front of the simulator: every call passes, except the first logout, whose answer is cut off.
+  const proxy = await serve((req, res) => {
+    if (failLogout && /\/_sim\/devices\/[^/]+\/logout$/.test(req.url ?? '')) {
+      failLogout = false
+      return dropMidAnswer(req, res, 200)
+    }
+    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
+      res.writeHead(answer.statusCode!, answer.headers)
+      answer.pipe(res)
+    })
+    req.pipe(upstream)
+  })
+  const storage = memoryStorage()
+  const transport = memoryTransport({ simUrl: proxy.url })
+  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
+  const challenge = await transport.link('d1', {})
+  assert.ok(challenge.kind === 'qr')
+  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+
+  await assert.rejects(transport.logout('d1'), (err: unknown) => err instanceof TransportError)
+  assert.ok(await storage.get('session:d1'), 'the credentials stay')
+  assert.equal(sim.network.linkedPhone('d1'), PHONE, 'still linked on the server')
+  assert.equal((await transport.status('d1')).state, 'open')
+  // The status says open: the device's connection is still there, so a send goes.
+  await transport.send('d1', FRIEND, { kind: 'text', text: 'after a failed logout' })
+  assert.equal(sim.network.stats().connections, 1)
+
+  await transport.logout('d1')
+  assert.equal(await storage.get('session:d1'), undefined)
+  assert.equal(sim.network.linkedPhone('d1'), undefined, 'a retry unlinks the device')
+  assert.equal((await transport.status('d1')).state, 'closed')
+  await transport.stop()
+  proxy.server.closeAllConnections()
+  await new Promise(resolve => proxy.server.close(resolve))
+  await sim.close()
+})
+
 test.run()
