@@ -115,8 +115,10 @@ export class PeerPhoneNetwork implements PhoneNetwork {
   }
 
   inbox(phone: string): InboxEntry[] {
-    const handset = this.peer.phone(digits(phone))
-    return inboxEntries(handset.inbox, handset.receipts)
+    const number = digits(phone)
+    // A read creates no phone: one made here took a random LID (a later POST /_sim/phones {lid} was refused) and stayed for good.
+    const handset = this.peer.phones().find(p => p.pn === number)
+    return handset ? inboxEntries(handset.inbox, handset.receipts) : []
   }
 
   registerPhone(phone: string, profile: PhoneProfile): string | undefined {

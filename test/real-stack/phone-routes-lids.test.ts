@@ -42,4 +42,15 @@ lids("a LID that is another phone's number is refused, and the gateway's text to
   assert.equal(await inbox(t, THIRD), [])
 })
 
+lids('reading the inbox of a phone the peer never saw creates no phone: that phone can still be given its LID', async world => {
+  const NEW = '5511955550005'
+  assert.equal(await inbox(world.t, NEW), [])
+  const registered = await post(`${world.t.url}/_sim/phones`, { phone: NEW, lid: '777777777005@lid' })
+  assert.equal([registered.status, registered.body.lid], [200, '777777777005@lid'], registered.text)
+  // A read is no use of the phone: a flood of reads of unknown numbers must not grow the peer's phones.
+  const phones = world.peer.phones().length
+  for (let n = 0; n < 20; n++) assert.equal(await inbox(world.t, `55119000000${String(n).padStart(2, '0')}`), [])
+  assert.is(world.peer.phones().length, phones)
+})
+
 lids.run()
