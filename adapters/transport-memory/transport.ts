@@ -14,10 +14,11 @@ import type {
 } from 'zapgate'
 import { KeyedLock } from 'zapgate/adapter-kit'
 import { qrString } from './addresses.ts'
+import { deviceEndpoint } from './device-endpoint.ts'
 import { MemoryNetwork } from './network.ts'
 import { RemoteNetwork } from './remote-network.ts'
 import { checkLinkRequest, clearTimer, credentialsOf, forgetRefused, sessionKey, snapshot, type Session, type StoredSession } from './session-state.ts'
-import type { DeviceCredentials, DeviceEndpoint, DeviceNetwork } from './types.ts'
+import type { DeviceEndpoint, DeviceNetwork } from './types.ts'
 
 /** Options of the simulated transport. */
 export interface MemoryTransportOptions {
@@ -51,13 +52,15 @@ export class MemoryTransport implements Transport {
     if (options.simUrl !== undefined && options.network) throw new TypeError('memoryTransport: give network or simUrl, not both')
     this.network = options.simUrl === undefined ? (options.network ?? new MemoryNetwork()) : undefined
     this.net = this.network ?? new RemoteNetwork(options.simUrl!, () => this.context?.logger)
-    this.endpoint = {
-      linked: (deviceId, credentials) => this.linked(deviceId, credentials),
-      receive: (deviceId, message) => this.emit({ type: 'message', deviceId, message }),
-      closed: (deviceId, state, reason) => this.closed(deviceId, state, reason),
-      interrupted: (deviceId, reason) => this.interrupted(deviceId, reason),
-      resumed: (deviceId, lid) => this.resumed(deviceId, lid),
-    }
+    this.endpoint = deviceEndpoint({
+      sessions: this.sessions,
+      lock: this.lock,
+      storage: () => this.ctx().storage,
+      open: (deviceId, stored) => this.open(deviceId, stored),
+      announce: (deviceId, session) => this.announce(deviceId, session),
+      emitStatus: (deviceId, session) => this.emitStatus(deviceId, session),
+      emit: event => this.emit(event),
+    })
   }
 
   async start(context: TransportContext): Promise<void> {
@@ -168,55 +171,6 @@ export class MemoryTransport implements Transport {
   }
 
   // --- Internal helpers ---
-
-  /** A simulated phone completed the device's pending link: keep the credentials, then connect with them. */
-  private async linked(deviceId: string, credentials: Required<DeviceCredentials>): Promise<void> {
-    const storage = this.ctx().storage
-    const session = await this.lock.run(deviceId, async () => {
-      if (this.sessions.get(deviceId)?.state !== 'linking') throw new TransportError('not-found', 'the device is no longer linking')
-      clearTimer(this.sessions.get(deviceId))
-      const stored: StoredSession = { phone: credentials.phone, linkedAt: Date.now(), secret: credentials.secret }
-      await storage.set(sessionKey(deviceId), stored)
-      return this.open(deviceId, stored)
-    })
-    await this.announce(deviceId, session)
-  }
-
-  /** The network closed the session (replaced by another client, or unlinked). Nothing reconnects it. */
-  private async closed(deviceId: string, state: 'replaced' | 'logged-out', reason: string): Promise<void> {
-    const session = await this.lock.run(deviceId, async () => {
-      const current = this.sessions.get(deviceId)
-      if (state === 'replaced' && current?.state !== 'open' && current?.state !== 'connecting') return undefined
-      clearTimer(current)
-      if (state === 'logged-out') await this.ctx().storage.delete(sessionKey(deviceId))
-      const next: Session = { state, reason, phone: state === 'replaced' ? current?.phone : undefined }
-      this.sessions.set(deviceId, next)
-      return next
-    })
-    if (session) await this.emitStatus(deviceId, session)
-  }
-
-  /** The simulator server's connection was lost; the network retries it. */
-  private async interrupted(deviceId: string, reason: string): Promise<void> {
-    const session = await this.lock.run(deviceId, async () => {
-      const current = this.sessions.get(deviceId)
-      if (current?.state !== 'open') return undefined
-      Object.assign(current, { state: 'connecting', reason })
-      return current
-    })
-    if (session) await this.emitStatus(deviceId, session)
-  }
-
-  /** A connection that was being retried is open again. */
-  private async resumed(deviceId: string, lid: string | undefined): Promise<void> {
-    const session = await this.lock.run(deviceId, async () => {
-      const current = this.sessions.get(deviceId)
-      if (current?.state !== 'connecting') return undefined
-      Object.assign(current, { state: 'open', lid, reason: undefined })
-      return current
-    })
-    if (session) await this.announce(deviceId, session)
-  }
 
   /** Connect the device with its stored credentials (under the device's lock). */
   private async open(deviceId: string, stored: StoredSession): Promise<Session> {
