@@ -92,12 +92,7 @@ export function deviceRoutes(network: MemoryNetwork, options: DeviceRoutesOption
   })
 
   router.post('/devices/:deviceId/logout', async ctx => {
-    const { deviceId } = ctx.params
-    const body = (ctx.request.body ?? {}) as Record<string, unknown>
-    // The connection logging out (named by the gateway) is closed by that gateway, not as `logged-out`.
-    const own = typeof body.connection === 'string' ? connections.get(body.connection) : undefined
-    network.devices.cancelLink(deviceId)
-    await network.logout(deviceId, credentialsOf(body), own?.kind === 'device' && own.deviceId === deviceId ? own.endpoint : undefined)
+    await network.logout(ctx.params.deviceId, credentialsOf(ctx.request.body))
     ctx.body = { status: 200, message: 'logged out' }
   })
 

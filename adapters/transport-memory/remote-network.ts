@@ -18,6 +18,10 @@ interface Connection {
   openSeq?: number
   /** Set by disconnect: nothing reopens it. */
   closing?: boolean
+  /** Set while this transport logs the device out: the server closing it as `logged-out` is that logout's doing. */
+  loggingOut?: boolean
+  /** The server closed it as `logged-out` during this transport's logout: the server heard of it. */
+  unlinked?: boolean
   failures: number
   timer?: NodeJS.Timeout
 }
@@ -105,12 +109,22 @@ export class RemoteNetwork implements DeviceNetwork {
     if (this.connections.get(deviceId)?.endpoint === endpoint) await this.drop(deviceId)
   }
 
-  /** The server hears of it first (naming this connection, which it then does not close as `logged-out`): a logout that fails leaves the connection as it was. */
-  async logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint: DeviceEndpoint): Promise<void> {
+  /**
+   * The server hears of it first, then the connection is closed: a logout that fails (or is given up
+   * through `signal`) before the server unlinked leaves the connection as it was. The server closes
+   * this connection as `logged-out` when it unlinks: that is the logout's own doing, not reported.
+   */
+  async logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint: DeviceEndpoint, signal?: AbortSignal): Promise<void> {
     const held = this.connections.get(deviceId)
-    const connection = held?.endpoint === endpoint ? held.id : undefined
-    const body = connection === undefined ? credentials : { ...credentials, connection }
-    if (credentials) await this.client.call('POST', `/_sim/devices/${encodeURIComponent(deviceId)}/logout`, body)
+    const mine = held?.endpoint === endpoint ? held : undefined
+    if (credentials) {
+      if (mine) mine.loggingOut = true
+      await this.client.call('POST', `/_sim/devices/${encodeURIComponent(deviceId)}/logout`, credentials, undefined, signal).catch((err: unknown) => {
+        if (mine?.unlinked) return // the answer was lost, but the server closed the connection as unlinked: it heard
+        if (mine) mine.loggingOut = false
+        throw err
+      })
+    }
     await this.disconnect(deviceId, endpoint)
   }
 
@@ -181,6 +195,11 @@ export class RemoteNetwork implements DeviceNetwork {
     const { deviceId, endpoint } = connection
     if (connection.stream !== stream || connection.closing || this.connections.get(deviceId) !== connection) return
     Object.assign(connection, { id: undefined, stream: undefined, openSeq: undefined })
+    if (closed?.state === 'logged-out' && connection.loggingOut) {
+      connection.unlinked = true
+      this.connections.delete(deviceId)
+      return
+    }
     if (closed && closed.state !== 'closed') {
       this.connections.delete(deviceId)
       await endpoint.closed(deviceId, closed.state, closed.reason)

@@ -44,9 +44,13 @@ export class SimClient {
     this.streamAgent = new Agent({ keepAlive: false })
   }
 
-  /** POST (or DELETE, or GET) JSON; the answer's body, or the TransportError it stands for (`unreachable` when the server cannot be reached or the connection drops mid-answer). */
-  async call<T>(method: 'POST' | 'DELETE' | 'GET', path: string, body?: unknown, timeoutMs = 60_000): Promise<T> {
+  /**
+   * POST (or DELETE, or GET) JSON; the answer's body, or the TransportError it stands for (`unreachable` when the server cannot be
+   * reached or the connection drops mid-answer; `timeout` after `timeoutMs`, or once `signal` aborts: the call is cut off).
+   */
+  async call<T>(method: 'POST' | 'DELETE' | 'GET', path: string, body?: unknown, timeoutMs = 60_000, signal?: AbortSignal): Promise<T> {
     const payload = body === undefined ? undefined : JSON.stringify(body)
+    if (signal?.aborted) throw givenUp()
     const { status, text } = await new Promise<{ status: number; text: string }>((resolve, reject) => {
       const request = this.request(method, path, this.agent, payload, response => {
         let text = ''
@@ -57,6 +61,9 @@ export class SimClient {
         response.on('error', err => reject(asTransportError(err)))
       })
       request.setTimeout(timeoutMs, () => request.destroy(new TransportError('timeout', `the simulator did not answer within ${timeoutMs} ms`)))
+      const abort = () => request.destroy(givenUp())
+      signal?.addEventListener('abort', abort, { once: true })
+      request.on('close', () => signal?.removeEventListener('abort', abort))
       request.on('error', err => reject(asTransportError(err)))
       request.end(payload)
     })
@@ -151,6 +158,11 @@ function parseJson(text: string): unknown {
   } catch {
     return undefined
   }
+}
+
+/** A call cut off by its signal (the caller gave up): the server may not have heard of it. */
+function givenUp(): TransportError {
+  return new TransportError('timeout', 'the call to the simulator was given up (its deadline passed)')
 }
 
 function asTransportError(err: unknown): TransportError {

@@ -108,13 +108,15 @@ export class MemoryTransport implements Transport {
     return session && this.snapshot(session)
   }
 
-  async logout(deviceId: string): Promise<void> {
+  /** Given up through `signal` (the gateway's deadline) before the network unlinked the device: nothing is unlinked or deleted, and it rejects. */
+  async logout(deviceId: string, signal?: AbortSignal): Promise<void> {
     const storage = this.ctx().storage
     const changed = await this.lock.run(deviceId, async () => {
+      if (signal?.aborted) throw new TransportError('timeout', 'the logout was given up before it started: nothing was unlinked or deleted')
       const session = this.sessions.get(deviceId)
       clearTimer(session)
       const stored = await storage.get<StoredSession>(sessionKey(deviceId))
-      await this.net.logout(deviceId, stored?.phone ? credentialsOf(stored) : undefined, this.endpoint).catch(err => {
+      await this.net.logout(deviceId, stored?.phone ? credentialsOf(stored) : undefined, this.endpoint, signal).catch(err => {
         throw err instanceof TransportError ? err : new TransportError('failed', 'the network did not hear of the logout', { cause: err })
       })
       const existed = await storage.delete(sessionKey(deviceId))

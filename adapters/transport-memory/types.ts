@@ -129,8 +129,8 @@ export interface DeviceNetwork {
   flush(deviceId: string, endpoint: DeviceEndpoint): Promise<void>
   /** Close this endpoint's connection of the device (it stays linked). */
   disconnect(deviceId: string, endpoint: DeviceEndpoint): Promise<void>
-  /** Unlink the device (its credentials stop working); a connection held elsewhere closes as `logged-out`. */
-  logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint: DeviceEndpoint): Promise<void>
+  /** Unlink the device (its credentials stop working); a connection held elsewhere closes as `logged-out`. Cut off by `signal` before the network heard of it, it rejects and changes nothing. */
+  logout(deviceId: string, credentials: DeviceCredentials | undefined, endpoint: DeviceEndpoint, signal?: AbortSignal): Promise<void>
   sendFromDevice(deviceId: string, to: string, message: OutgoingMessage, endpoint: DeviceEndpoint): Promise<SentMessage>
   markRead(deviceId: string, target: MessageRef, endpoint: DeviceEndpoint): Promise<void>
   groupInfo(deviceId: string, ref: GroupRef, endpoint: DeviceEndpoint): Promise<GroupInfo | undefined>

@@ -129,4 +129,73 @@ test('a logout the simulator server did not hear of fails and leaves the device 
   await sim.close()
 })
 
+test('a logout given up (its signal aborted) before the server answered rejects and keeps the device open, instead of waiting on', async () => {
+  const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
+  let logoutArrived = () => {}
+  const arrived = new Promise<void>(resolve => (logoutArrived = resolve))
+  // A proxy in front of the simulator that never answers (nor forwards) a logout: a server that hangs.
+  const proxy = await serve((req, res) => {
+    if (/\/_sim\/devices\/[^/]+\/logout$/.test(req.url ?? '')) return void (req.resume(), logoutArrived())
+    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
+      res.writeHead(answer.statusCode!, answer.headers)
+      answer.pipe(res)
+    })
+    req.pipe(upstream)
+  })
+  const storage = memoryStorage()
+  const transport = memoryTransport({ simUrl: proxy.url })
+  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
+  const challenge = await transport.link('d1', {})
+  assert.ok(challenge.kind === 'qr')
+  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+
+  const abort = new AbortController()
+  const logout = transport.logout('d1', abort.signal)
+  await arrived
+  abort.abort()
+  // The gateway aborts at its deadline and waits for the answer (guardTransport): it must come, and say nothing was unlinked.
+  assert.ok(await settles(logout), 'the aborted logout settles')
+  await assert.rejects(logout, (err: unknown) => err instanceof TransportError && err.code === 'timeout')
+  assert.ok(await storage.get('session:d1'), 'the credentials stay')
+  assert.equal(sim.network.linkedPhone('d1'), PHONE)
+  assert.equal((await transport.status('d1')).state, 'open')
+  await transport.send('d1', FRIEND, { kind: 'text', text: 'still linked' })
+  await assert.rejects(transport.logout('d1', AbortSignal.abort()), (err: unknown) => err instanceof TransportError && err.code === 'timeout')
+  await transport.stop()
+  proxy.server.closeAllConnections()
+  await new Promise(resolve => proxy.server.close(resolve))
+  await sim.close()
+})
+
+test('a logout the server heard of but whose answer was lost ends with the device unlinked and its status saying so, never open', async () => {
+  const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
+  // A proxy in front of the simulator: a logout reaches it, but its answer is cut off on the way back.
+  const proxy = await serve((req, res) => {
+    const logout = /\/_sim\/devices\/[^/]+\/logout$/.test(req.url ?? '')
+    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
+      if (logout) return void (answer.resume(), answer.on('end', () => dropMidAnswer(req, res, 200)))
+      res.writeHead(answer.statusCode!, answer.headers)
+      answer.pipe(res)
+    })
+    req.pipe(upstream)
+  })
+  const storage = memoryStorage()
+  const transport = memoryTransport({ simUrl: proxy.url })
+  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
+  const challenge = await transport.link('d1', {})
+  assert.ok(challenge.kind === 'qr')
+  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+
+  // Whether the logout answers done (it saw the server close its connection as unlinked first) or failed, the device ends unlinked.
+  await transport.logout('d1').catch(() => undefined)
+  assert.equal(sim.network.linkedPhone('d1'), undefined, 'unlinked on the server')
+  for (let tries = 0; (await transport.status('d1')).state === 'open' && tries < 200; tries++) await new Promise(resolve => setTimeout(resolve, 25))
+  assert.ok(['closed', 'logged-out'].includes((await transport.status('d1')).state), 'no longer open')
+  assert.equal(await storage.get('session:d1'), undefined, 'its credentials deleted')
+  await transport.stop()
+  proxy.server.closeAllConnections()
+  await new Promise(resolve => proxy.server.close(resolve))
+  await sim.close()
+})
+
 test.run()
