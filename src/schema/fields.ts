@@ -12,12 +12,12 @@ import { documentStruct } from './struct-schema.ts'
 /** Longest value of an ordinary field (names, keys, ids); text content has its own limit. */
 const MAX_FIELD = 1024
 
-/** A required, non-blank string of at most `max` characters (numbers are taken as their text). */
+/** A required, non-blank string of at most `max` characters (code points, as JSON Schema's maxLength counts them; numbers are taken as their text). */
 export function text(max = MAX_FIELD): Struct<string, null> {
   const struct = refine(
     coerceWhen(string(), isNumber, n => String(n)),
     'text',
-    value => (value.length <= max && value.trim().length > 0) || `expected 1 to ${max} characters`,
+    value => (fitsLength(value, max) && value.trim().length > 0) || `expected 1 to ${max} characters`,
   )
   return withFastCheck(struct, textCheck(max))
 }
@@ -111,8 +111,21 @@ function textCheck(max: number): FastCheck {
   return value => {
     const s = isNumber(value) ? String(value) : value
     if (typeof s !== 'string') return UNSURE
-    return s.length <= max && s.trim().length > 0 ? s : UNSURE
+    return fitsLength(s, max) && s.trim().length > 0 ? s : UNSURE
   }
+}
+
+/**
+ * Whether `s` has at most `max` characters, counted as code points (an emoji outside the BMP is one,
+ * though two UTF-16 units), as the OpenAPI document's maxLength counts them; counted no further than
+ * needed, and not at all when the UTF-16 length settles it.
+ */
+function fitsLength(s: string, max: number): boolean {
+  if (s.length <= max) return true
+  if (s.length > 2 * max) return false
+  let count = 0
+  for (const _ of s) if (++count > max) return false
+  return true
 }
 
 /** flag() as a fast check. */

@@ -120,6 +120,31 @@ docs("a path's oneOf matches exactly the operation the router's precedence choos
   assert.equal(matches('/api/groups', { ...keys, message: 'false', infoConvite: 'x', entrarConvite: 'y' }), ['groupInfo'])
 })
 
+docs(
+  'a text as long as the document allows is taken: a length counts characters (code points, as maxLength does), an emoji as one',
+  async ({ t, document }) => {
+    const matches = await requestMatcher(document as never)
+    const schemas = document.components.schemas
+    const emoji = '🎉' // one character, two UTF-16 code units
+    const nome = emoji.repeat(schemas.RegisterUserRequest.properties.nome.maxLength)
+    const { authkey } = await t.register({ nome })
+    await t.linkedDevice(authkey, 'rotulos', '5511999990007')
+    const label = schemas.SendButtonsRequest.properties.buttons.anyOf[0].items.oneOf[0].properties.displaytext
+    const body = {
+      appkey: 'rotulos',
+      authkey,
+      to: '5511988880002',
+      message: 'Escolha',
+      buttons: [{ type: 'replyButton', displaytext: emoji.repeat(label.maxLength) }],
+    }
+    assert.equal(matches('/api/create-message', body), ['sendButtons'])
+    assert.equal((await t.post('/api/create-message', body)).body.status, 200)
+    const over = { ...body, buttons: [{ type: 'replyButton', displaytext: emoji.repeat(label.maxLength + 1) }] }
+    assert.equal(matches('/api/create-message', over), [])
+    assert.equal((await t.post('/api/create-message', over)).body, { status: 401, message: 'validation.required' })
+  },
+)
+
 docs('the server URL is the request origin and mount prefix; the document answers under a prefix', async () => {
   const gateway = await createGateway({ transport: memoryTransport() })
   const host = new Router()
