@@ -122,6 +122,8 @@ function stringSchema(struct: Struct<any, any>): JsonSchema {
   const schema: Record<string, unknown> = { type: 'string' }
   if (!accepts(struct, 'a')) return schema
   if (!accepts(struct, '') && !accepts(struct, ' ')) schema.minLength = 1
+  // A blank text (spaces, tabs, newlines only) refused: what ECMAScript's \s (and String.trim) counts as blank.
+  if (schema.minLength && !accepts(struct, ' \t\n\u00a0') && accepts(struct, ' a ')) schema.pattern = '\\S'
   let low = 1
   let high = 2
   while (high <= LONGEST_PROBE && accepts(struct, 'a'.repeat(high))) [low, high] = [high, high * 2]

@@ -120,6 +120,18 @@ docs("a path's oneOf matches exactly the operation the router's precedence choos
   assert.equal(matches('/api/groups', { ...keys, message: 'false', infoConvite: 'x', entrarConvite: 'y' }), ['groupInfo'])
 })
 
+docs('a blank required text (spaces, a tab, a newline) matches no branch, as the gateway refuses it', async ({ t, document }) => {
+  const matches = await requestMatcher(document as never)
+  const { authkey } = await t.register()
+  await t.linkedDevice(authkey, 'brancos', '5511999990008')
+  for (const message of [' ', '\t\n ']) {
+    const body = { appkey: 'brancos', authkey, to: '5511988880002', message }
+    assert.equal((await t.post('/api/create-message', body)).body, { status: 401, message: 'validation.required' })
+    assert.equal(matches('/api/create-message', body), [], JSON.stringify(message))
+    assert.equal(matches('/api/create-message', { ...body, message: ` ${message}oi` }), ['sendText'])
+  }
+})
+
 docs(
   'a text as long as the document allows is taken: a length counts characters (code points, as maxLength does), an emoji as one',
   async ({ t, document }) => {

@@ -19,10 +19,10 @@ walk('tells required fields from optional ones by validating undefined', () => {
   )
 })
 
-walk('finds the length limits of a text field by probing', () => {
-  assert.equal(structSchema(text(64)), { type: 'string', minLength: 1, maxLength: 64 })
+walk('finds the length limits of a text field, and that a required one may not be blank, by probing', () => {
+  assert.equal(structSchema(text(64)), { type: 'string', minLength: 1, pattern: '\\S', maxLength: 64 })
   assert.equal(structSchema(optionalText(40)), { type: ['string', 'null'], maxLength: 40 })
-  assert.equal(structSchema(text(Number.MAX_SAFE_INTEGER)), { type: 'string', minLength: 1 })
+  assert.equal(structSchema(text(Number.MAX_SAFE_INTEGER)), { type: 'string', minLength: 1, pattern: '\\S' })
 })
 
 walk('lists the spellings a coerced flag accepts', () => {
@@ -65,7 +65,7 @@ walk('documents the shapes a dynamic struct chooses between, and a list that may
 walk('documentation attached to one struct never leaks to another', () => {
   const plain = text(10)
   documentStruct(text(10), { description: 'only mine' })
-  assert.equal(structSchema(plain), { type: 'string', minLength: 1, maxLength: 10 })
+  assert.equal(structSchema(plain), { type: 'string', minLength: 1, pattern: '\\S', maxLength: 10 })
 })
 
 walk.run()
