@@ -3,9 +3,28 @@ import { GatewayError } from '../errors.ts'
 import { TransportError } from '../ports/transport.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
+import { documentStruct } from '../schema/struct-schema.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
 import { deviceErrors, queueErrors } from './error-answers.ts'
+
+/** `to` of an OTP: a recipient, never a group (`accepts` refuses one; the OpenAPI document says so). */
+const otpRecipient = documentStruct(recipient(), {
+  description: 'Recipient: a phone number with the country code (any spelling, or `<digits>@s.whatsapp.net`) or a LID (`<digits>@lid`); never a group.',
+  wire: schema => ({ ...schema, not: { pattern: '@[gG]\\.[uU][sS]\\s*$' } }),
+})
+
+/** `message` of an OTP send: an optional template that has its `{code}` (`accepts` refuses one without). */
+const otpTemplate = documentStruct(optionalText(1024), {
+  description: 'The text sent, a template with `{code}` (and optionally `{minutes}`); absent, a default text.',
+  wire: schema => ({ ...schema, pattern: '^\\s*$|\\{code\\}' }),
+})
+
+/** `agendamento` of an OTP send: read only to refuse it (an OTP is never scheduled), blank aside. */
+const neverScheduled = documentStruct(optionalText(40), {
+  description: 'Not allowed: an OTP is never scheduled (any value but a blank one is refused).',
+  wire: schema => ({ ...schema, pattern: '^\\s*$' }),
+})
 
 /** The text sent when `message` gives no template. */
 const DEFAULT_TEMPLATE = 'Seu código de verificação é {code}. Ele expira em {minutes} minutos.'
@@ -17,7 +36,7 @@ export const sendOtp = defineOperation({
   summary: 'Send a one-time code through the device',
   answer: answer({ id: optional(string()) }),
   errors: [...deviceErrors, ...queueErrors, 'not-found'],
-  schema: type({ appkey: text(), authkey: text(256), to: recipient(), enviarOTP: trueFlag(), message: optionalText(1024), agendamento: optionalText(40) }),
+  schema: type({ appkey: text(), authkey: text(256), to: otpRecipient, enviarOTP: trueFlag(), message: otpTemplate, agendamento: neverScheduled }),
   // Not to a group, never scheduled, and a template has its {code}.
   accepts: ({ to, message: template, agendamento }) =>
     !isGroupAddress(to) && agendamento === undefined && (template === undefined || template.includes('{code}')),

@@ -157,6 +157,19 @@ docs(
   },
 )
 
+docs('an OTP send the gateway refuses (scheduled, a template without {code}, to a group) matches no branch', async ({ t, document }) => {
+  const matches = await requestMatcher(document as never)
+  const { authkey } = await t.register()
+  await t.linkedDevice(authkey, 'codigos', '5511999990009')
+  const otp = { appkey: 'codigos', authkey, to: '5511988880002', enviarOTP: 'true' }
+  assert.equal(matches('/api/create-message', { ...otp, message: 'Seu código: {code}', agendamento: ' ' }), ['sendOtp'])
+  for (const refused of [{ agendamento: '2030-01-01 10:00:00' }, { message: 'Seu código chegou' }, { to: '120363000000000001@g.us' }]) {
+    const body = { ...otp, ...refused }
+    assert.equal((await t.post('/api/create-message', body)).body, { status: 401, message: 'validation.required' }, JSON.stringify(refused))
+    assert.equal(matches('/api/create-message', body), [], JSON.stringify(refused))
+  }
+})
+
 docs('the server URL is the request origin and mount prefix; the document answers under a prefix', async () => {
   const gateway = await createGateway({ transport: memoryTransport() })
   const host = new Router()
