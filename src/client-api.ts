@@ -148,15 +148,31 @@ export function createClient(options: ClientOptions): GatewayClient {
 /**
  * Remember the holder the answer names; forget the device's holder on a 503 (the instance is
  * leaving, full or cut off from the holder) and on a refusal or not-found (which name none). A hint
- * that is not an http(s) URL, or plain http while the base URL is https, is ignored (the caller's
- * key never leaves TLS because of a hint), and so is one `unreached` keeps off until a later time.
+ * that is not a usable URL (holderUrl) is ignored, and so is one `unreached` keeps off until a later time.
  */
 function learn(holders: Map<string, string>, key: string, hint: string | null, status: number, baseUrl: string, unreached: Map<string, number>): void {
-  const url = hint?.replace(/\/+$/, '') ?? ''
-  if ((unreached.get(url) ?? Infinity) <= Date.now()) unreached.delete(url)
-  const usable = /^https:/i.test(baseUrl) ? /^https:\/\//i.test(url) : /^https?:\/\//i.test(url)
+  const url = holderUrl(hint, baseUrl)
+  if (url && (unreached.get(url) ?? Infinity) <= Date.now()) unreached.delete(url)
   if (status === 503 || status === 401 || status === 404) holders.delete(key)
-  else if (usable && !unreached.has(url)) holders.set(key, url)
+  else if (url && !unreached.has(url)) holders.set(key, url)
+}
+
+/**
+ * The hint as the URL to post to (no trailing slash), or undefined when it is no usable one: not
+ * an absolute http(s) URL, plain http while the base URL is https (the caller's key never leaves
+ * TLS because of a hint), with credentials, a query or a fragment (the operation's path could not
+ * follow it), or several joined (`headers.get` joins repeated headers with a comma).
+ */
+function holderUrl(hint: string | null, baseUrl: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(hint ?? '')
+  } catch {
+    return undefined
+  }
+  const scheme = /^https:/i.test(baseUrl) ? url.protocol === 'https:' : url.protocol === 'https:' || url.protocol === 'http:'
+  const plain = !url.username && !url.password && !/[\s,?#]/.test(hint!)
+  return scheme && plain && url.host ? url.origin + url.pathname.replace(/\/+$/, '') : undefined
 }
 
 /** The answer's `Retry-After` in seconds, when it gives a number of them. */

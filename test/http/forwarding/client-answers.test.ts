@@ -96,4 +96,36 @@ test('a holder hint the client cannot connect to (a name that does not resolve) 
   }
 })
 
+test('a holder hint that is no usable URL (credentials, a query or fragment, two joined, not parseable, not http) is ignored: every call answers, each from the base URL', async () => {
+  // The hints name the base's own host, so a request the client did send to one shows in its answer's url (and its path).
+  const odd = (host: string) => [
+    '',
+    'holder-1',
+    'javascript:alert(1)',
+    `http://user:pass@${host}`,
+    `http://${host}/?to=x`,
+    `http://${host}/#x`,
+    `http://${host}, http://${host}`,
+    'http://exa mple.com',
+  ]
+  for (const hint of odd('127.0.0.1:0')) {
+    let base: Awaited<ReturnType<typeof serve>> | undefined
+    base = await serve((req, body, res) =>
+      json(200, { status: 200, message: 'ok', path: req.url }, { [HOLDER_HEADER]: hint.replace('127.0.0.1:0', new URL(base!.url).host) })(req, body, res),
+    )
+    try {
+      const client = createClient({ baseUrl: base.url, authkey: 'k' })
+      const answers = []
+      for (const message of ['um', 'dois']) {
+        const answer = await client.call('sendText', { appkey: 'loja', to: FRIEND, message }).catch(err => String(err))
+        answers.push(typeof answer === 'string' ? answer : [answer.ok, answer.url, (answer.body as { path?: string }).path])
+      }
+      const direct = [true, base.url, '/api/create-message']
+      assert.equal(answers, [direct, direct], `hint ${JSON.stringify(hint)}`)
+    } finally {
+      base.close()
+    }
+  }
+})
+
 test.run()
