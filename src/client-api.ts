@@ -88,9 +88,9 @@ export interface GatewayClient {
 export function createClient(options: ClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
   const send = options.fetch ?? fetch
-  /** The holder's URL by caller key and device reference. */
+  /** The holder's URL by caller key and device reference, for the MAX_HOLDERS devices answered last. */
   const holders = new Map<string, string>()
-  /** Holder URLs the client could not connect to, and until when they are not followed. */
+  /** Holder URLs the client could not connect to, and until when they are not followed (at most MAX_UNREACHED). */
   const unreached = new Map<string, number>()
   const keyOf = (authkey: unknown, device: unknown) =>
     typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
@@ -118,7 +118,7 @@ export function createClient(options: ClientOptions): GatewayClient {
         if (!remembered) throw err
         holders.delete(key!)
         if (!notConnected(err)) throw err
-        unreached.set(remembered, Date.now() + UNREACHED_MS)
+        putNewest(unreached, remembered, Date.now() + UNREACHED_MS, MAX_UNREACHED)
         url = baseUrl
         response = await post(url, route.path, body)
       }
@@ -154,7 +154,18 @@ function learn(holders: Map<string, string>, key: string, hint: string | null, s
   const url = holderUrl(hint, baseUrl)
   if (url && (unreached.get(url) ?? Infinity) <= Date.now()) unreached.delete(url)
   if (status === 503 || status === 401 || status === 404) holders.delete(key)
-  else if (url && !unreached.has(url)) holders.set(key, url)
+  else if (url && !unreached.has(url)) putNewest(holders, key, url, MAX_HOLDERS)
+}
+
+/** Set `key` as the newest entry of `map`; past `limit` entries the oldest quarter goes, in one pass (a cost per put that does not grow with the map). */
+function putNewest<V>(map: Map<string, V>, key: string, value: V, limit: number): void {
+  map.delete(key)
+  map.set(key, value)
+  let drop = map.size > limit ? map.size - Math.floor((limit * 3) / 4) : 0
+  for (const old of map.keys()) {
+    if (drop-- <= 0) break
+    map.delete(old)
+  }
 }
 
 /**
@@ -186,6 +197,12 @@ const DEFAULT_TIMEOUT_MS = 130_000
 
 /** How long a holder URL the client could not connect to is not followed again. */
 const UNREACHED_MS = 60_000
+
+/** How many devices' holders (per caller key) a client remembers: the least recently answered go first, and their next request goes through the base URL. */
+const MAX_HOLDERS = 10_000
+
+/** How many holder URLs the client could not connect to it keeps off at once (the oldest go first). */
+const MAX_UNREACHED = 1_000
 
 /** Codes of a connection that never opened: refused, a name that does not resolve, no route, undici's connect time-out, a TLS handshake that failed (a certificate this client does not trust: nothing was sent). */
 const NOT_CONNECTED = new Set([

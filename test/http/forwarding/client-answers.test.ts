@@ -128,4 +128,26 @@ test('a holder hint that is no usable URL (credentials, a query or fragment, two
   }
 })
 
+test('the client remembers a bounded number of holders: a client of many devices (or one whose devices come and go) forgets the least recently used first', async () => {
+  const fetch = (async (url: string, init: RequestInit) => {
+    const { appkey } = JSON.parse(String(init.body)) as { appkey: string }
+    if (!url.startsWith('https://api.example.com/')) throw Object.assign(new TypeError('fetch failed'), { cause: { code: 'ECONNREFUSED' } })
+    const hint = appkey.startsWith('gone-') ? `https://${appkey}.example.com` : 'https://holder-1.example.com'
+    return new Response(JSON.stringify({ status: 200, message: 'ok' }), { headers: { 'content-type': 'application/json', [HOLDER_HEADER]: hint } })
+  }) as typeof globalThis.fetch
+  const client = createClient({ baseUrl: 'https://api.example.com', authkey: 'k', fetch })
+  const sendFor = (appkey: string) => client.call('sendText', { appkey, to: FRIEND, message: 'oi' })
+  await sendFor('first')
+  for (let i = 0; i < 20_000; i++) await sendFor(`device-${i}`)
+  assert.is(client.urlFor('device-19999'), 'https://holder-1.example.com', 'the last device is remembered')
+  assert.is(client.urlFor('first'), 'https://api.example.com', 'the first one, not used since, is forgotten')
+  // Holder URLs it could not connect to are kept off a minute each, also within a bound: 20 000 instances come and go.
+  for (let i = 0; i < 20_000; i++) {
+    await sendFor(`gone-${i}`) // names the holder
+    await sendFor(`gone-${i}`) // refused there: to the base URL, the holder kept off
+  }
+  await sendFor('gone-0')
+  assert.is(client.urlFor('gone-0'), 'https://gone-0.example.com', 'the oldest unreachable holder is no longer kept off')
+})
+
 test.run()
