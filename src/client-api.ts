@@ -84,6 +84,7 @@ export interface GatewayClient {
  * gateway's (not JSON, or no numeric `status`: a proxy's error page), or a 503, 401 or 404 makes
  * the client forget the device's holder, so its next request goes to the base URL again (which
  * forwards, and names the new holder). A request unanswered within `timeoutMs` is given up, never sent again.
+ * A remembered holder that gave no answer at all (a network error, the time-out) is not followed for a minute either.
  */
 export function createClient(options: ClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -117,8 +118,9 @@ export function createClient(options: ClientOptions): GatewayClient {
       } catch (err) {
         if (!remembered) throw err
         holders.delete(key!)
-        if (!notConnected(err)) throw err
+        // No answer: not followed for a minute (a connect that hangs past timeoutMs is no connect error, but the same unreachable address).
         putNewest(unreached, remembered, Date.now() + UNREACHED_MS, MAX_UNREACHED)
+        if (!notConnected(err)) throw err
         url = baseUrl
         response = await post(url, route.path, body)
       }

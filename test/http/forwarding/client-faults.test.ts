@@ -106,4 +106,32 @@ test('a hint on a 401 or 404 is not followed: the device forgets its holder, the
   }
 })
 
+test('a holder hint whose connection hangs past timeoutMs (an advertised address that drops packets) fails one call, not every other one: the hint is then left a minute', async () => {
+  const toHolder: string[] = []
+  const fetch = ((url: string, init: RequestInit) => {
+    if (url.startsWith('https://10.0.0.7')) {
+      // Never connects (no SYN answered): only the client's time-out ends it, before undici's own 10 s connect time-out.
+      toHolder.push(String(init.body))
+      return new Promise((_resolve, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)))
+    }
+    const headers = { 'content-type': 'application/json', [HOLDER_HEADER]: 'https://10.0.0.7:3000' }
+    return Promise.resolve(new Response(JSON.stringify({ status: 200, message: 'ok' }), { headers }))
+  }) as typeof globalThis.fetch
+  const client = createClient({ baseUrl: 'https://api.example.com', authkey: 'k', timeoutMs: 200, fetch })
+  const outcomes = []
+  const awake = setInterval(() => {}, 1_000) // AbortSignal.timeout's timer keeps no process alive (a socket would)
+  for (const message of ['1', '2', '3', '4', '5', '6']) {
+    outcomes.push(
+      await send(client, message).then(
+        answer => answer.url,
+        (err: Error) => err.name,
+      ),
+    )
+  }
+  const base = 'https://api.example.com'
+  clearInterval(awake)
+  assert.equal(outcomes, [base, 'TimeoutError', base, base, base, base]) // before: base, TimeoutError, base, TimeoutError, ...
+  assert.is(toHolder.length, 1, 'the call that timed out is not sent again, and no other went to that holder')
+})
+
 test.run()
