@@ -29,7 +29,7 @@ export async function waPeerMode(where: string, logger: Logger): Promise<WaPeerM
     const peer = await peerKit.startWaPeer()
     const restoreRoot = peer.trustRoot()
     const watched = peerKit.watchLinkChallenges(onPeer(peer.url))
-    const network = new peerKit.PeerPhoneNetwork(peer, { challengeOf: watched.challengeOf, deviceShowing: watched.deviceShowing })
+    const network = new peerKit.PeerPhoneNetwork(peer, watched)
     return {
       transport: watched.transport,
       phoneRouter: gateway => simulatorRoutes(network, { findDevices: gateway.findDevices, logger }),

@@ -11,6 +11,11 @@ export interface WatchedTransport {
    * each refresh of one link), for scans by QR or code; undefined when no device shows it.
    */
   deviceShowing(shown: string): string | undefined
+  /**
+   * Resolves once the gateway has taken the device's next `open` status (its emit settled: operation 5
+   * then reads it open); rejects when `signal` aborts first. What a phone's scan waits for, as on the simulator.
+   */
+  whenOpen(deviceId: string, signal: AbortSignal): Promise<void>
 }
 
 /**
@@ -20,6 +25,7 @@ export interface WatchedTransport {
  */
 export function watchLinkChallenges(transport: Transport): WatchedTransport {
   const challenges = new Map<string, LinkChallenge>()
+  const openWaiters = new Map<string, Set<() => void>>()
   const note = (event: TransportEvent) => {
     if (event.type === 'qr') challenges.set(event.deviceId, { kind: 'qr', qr: event.qr })
     else if (event.type === 'status' && event.status.state === 'open') challenges.delete(event.deviceId)
@@ -27,7 +33,15 @@ export function watchLinkChallenges(transport: Transport): WatchedTransport {
   const watched = new Proxy(transport, {
     get(target, key) {
       if (key === 'start')
-        return (context: Parameters<Transport['start']>[0]) => target.start({ ...context, emit: event => (note(event), context.emit(event)) })
+        return (context: Parameters<Transport['start']>[0]) =>
+          target.start({
+            ...context,
+            emit: async event => {
+              note(event)
+              await context.emit(event)
+              if (event.type === 'status' && event.status.state === 'open') for (const opened of openWaiters.get(event.deviceId) ?? []) opened()
+            },
+          })
       if (key === 'link') {
         return async (deviceId: string, request: Parameters<Transport['link']>[1]) => {
           const challenge = await target.link(deviceId, request)
@@ -45,7 +59,22 @@ export function watchLinkChallenges(transport: Transport): WatchedTransport {
     }
     return undefined
   }
-  return { transport: watched, challengeOf: deviceId => challenges.get(deviceId), deviceShowing }
+  const whenOpen = (deviceId: string, signal: AbortSignal) =>
+    new Promise<void>((resolve, reject) => {
+      const waiters = openWaiters.get(deviceId) ?? new Set()
+      openWaiters.set(deviceId, waiters)
+      const done = () => {
+        waiters.delete(settle)
+        if (waiters.size === 0 && openWaiters.get(deviceId) === waiters) openWaiters.delete(deviceId)
+        signal.removeEventListener('abort', aborted)
+      }
+      const settle = () => (done(), resolve())
+      const aborted = () => (done(), reject(signal.reason))
+      if (signal.aborted) return aborted()
+      waiters.add(settle)
+      signal.addEventListener('abort', aborted, { once: true })
+    })
+  return { transport: watched, challengeOf: deviceId => challenges.get(deviceId), deviceShowing, whenOpen }
 }
 
 /** A QR text without its ref (`ref,noise key,identity key,secret...`): what each refresh of one link keeps. */

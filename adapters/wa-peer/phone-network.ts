@@ -15,7 +15,16 @@ export interface PeerPhoneNetworkOptions {
   challengeOf?(deviceId: string): LinkChallenge | undefined
   /** The gateway's device that shows a QR text or pairing code now (`WatchedTransport.deviceShowing`): a scan by QR or code is then unlinked by appkey too. */
   deviceShowing?(shown: string): string | undefined
+  /**
+   * Resolves once the gateway shows device `deviceId` open (`WatchedTransport.whenOpen`): a scan of a
+   * gateway device answers then, after the 515 and the login, as on the simulated network; absent on a
+   * peer server, where a scan answers once the phone paired the device.
+   */
+  whenOpen?(deviceId: string, signal: AbortSignal): Promise<void>
 }
+
+/** How long a scan waits for the gateway to show the paired device open (Baileys' openTimeoutMs). */
+const OPEN_WAIT_MS = 30_000
 
 /**
  * The local WhatsApp peer's phones behind the simulator's phone routes (`/_sim`, docs/simulator.md):
@@ -43,15 +52,24 @@ export class PeerPhoneNetwork implements PhoneNetwork {
           : { kind: 'code' as const, code: target.code }
     const handset = this.peer.phone(digits(phone))
     const deviceId = 'deviceId' in target ? target.deviceId : this.options.deviceShowing?.(challenge.kind === 'qr' ? challenge.qr : challenge.code)
+    // Waiting from before the pairing: the device may open as soon as it is paired.
+    const paired = new AbortController()
+    const opened = deviceId === undefined ? undefined : this.options.whenOpen?.(deviceId, AbortSignal.any([paired.signal, AbortSignal.timeout(OPEN_WAIT_MS)]))
+    opened?.catch(() => undefined) // awaited below once paired
+    let device: Awaited<ReturnType<WaPhone['scan']>>
     try {
-      const device = challenge.kind === 'qr' ? await handset.scan(challenge.qr) : await handset.enterCode(challenge.code)
-      if (deviceId !== undefined) this.linked.set(deviceId, device.jid)
-      return 'deviceId' in target ? target.deviceId : device.jid
+      device = challenge.kind === 'qr' ? await handset.scan(challenge.qr) : await handset.enterCode(challenge.code)
     } catch (err) {
+      paired.abort()
       const message = err instanceof Error ? err.message : String(err)
       // What the simulator answers for a QR or code nobody shows (404) and for one that does not fit (400).
       throw new TransportError(/^no (connection|client)/.test(message) ? 'not-found' : 'invalid', message)
     }
+    if (deviceId !== undefined) this.linked.set(deviceId, device.jid)
+    await opened?.catch(() => {
+      throw new TransportError('timeout', `the phone paired the device, but the gateway did not show it open within ${OPEN_WAIT_MS / 1000} s`)
+    })
+    return 'deviceId' in target ? target.deviceId : device.jid
   }
 
   async sendFromPhone(from: string, to: string, message: PhoneMessage): Promise<string> {

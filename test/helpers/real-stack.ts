@@ -99,7 +99,7 @@ export async function realStackGateway(
 ): Promise<RealStackGateway> {
   const watched = watchLinkChallenges(peerTransport(peer, transport))
   const gateway = await createGateway({ allowPrivateUrls: true, ...options, transport: watched.transport })
-  return servedWithPhones(gateway, new PeerPhoneNetwork(peer, { challengeOf: watched.challengeOf, deviceShowing: watched.deviceShowing }))
+  return servedWithPhones(gateway, new PeerPhoneNetwork(peer, watched))
 }
 
 /** Serve `gateway` over HTTP on a free port with `network`'s phone routes (`/_sim`) beside its own, as the standalone server mounts them. */
