@@ -1,7 +1,7 @@
 import { TransportError } from 'zapgate'
 import { BoundedMap } from 'zapgate/adapter-kit'
 import { socketCall } from './errors.ts'
-import { brazilianAlternative, isGroupJid, parseAddress } from './jid.ts'
+import { brazilianAlternative, isGroupJid, isLidJid, normalizeJid, parseAddress, phoneOf } from './jid.ts'
 import type { SocketLike } from './types.ts'
 
 /**
@@ -36,6 +36,18 @@ export class AddressResolver {
     if (isGroupJid(parseAddress(to)?.kind === 'jid' ? to.trim() : undefined)) throw new TransportError('invalid', `a group cannot be a participant: ${to}`)
     return this.resolve(socket, to, timeoutMs)
   }
+}
+
+/**
+ * A JID named as the gateway names chats (as IncomingMessage does): the group id, a user's phone, else
+ * their LID (its phone when the socket's LID mappings know it). What a send answers as its chat, and
+ * the chat of a delivery failure.
+ */
+export async function chatName(jid: string, socket: SocketLike): Promise<string> {
+  const normalized = normalizeJid(jid)
+  if (isGroupJid(normalized)) return normalized
+  const lidPhone = async () => phoneOf((await socket.signalRepository?.lidMapping.getPNForLID(normalized).catch(() => null)) ?? undefined)
+  return phoneOf(normalized) ?? (isLidJid(normalized) ? await lidPhone() : undefined) ?? normalized
 }
 
 // --- Internal helpers ---

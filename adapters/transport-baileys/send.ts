@@ -2,7 +2,7 @@ import type { AnyMessageContent, proto, WAMessage } from '@whiskeysockets/bailey
 import { TransportError } from 'zapgate'
 import type { MessageRef, OutgoingMessage, SentMessage } from 'zapgate'
 import type { Logger } from 'zapgate'
-import type { AddressResolver } from './addresses.ts'
+import { chatName, type AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { buttonsContent, buttonsText, carouselContent, carouselText, checkInteractive, interactiveNodes } from './interactive.ts'
 import { isAdmin } from './groups.ts'
@@ -157,7 +157,9 @@ async function remember(deps: SendDeps, message: WAMessage): Promise<SentMessage
   deps.session.memory.ownIds.set(id, true)
   await deps.messages.remember(message, true).catch(err => deps.logger.warn({ err, messageId: id }, 'could not remember a sent message'))
   const seconds = Number(message.messageTimestamp ?? 0)
-  return { id, timestamp: seconds > 0 ? seconds * 1000 : Date.now() }
+  // The chat as the contact's replies and the send's failures name it (`to` may be the ninth digit's other form, or a LID).
+  const chat = await chatName(message.key.remoteJid!, deps.socket).catch(() => undefined)
+  return { id, timestamp: seconds > 0 ? seconds * 1000 : Date.now(), ...(chat ? { chat } : {}) }
 }
 
 /**

@@ -207,7 +207,7 @@ export class MemoryNetwork implements DeviceNetwork {
     if (holder && holder !== endpoint) await holder.closed(deviceId, 'logged-out', 'logged out').catch(() => undefined)
   }
 
-  /** Send a device's message (through `endpoint`, when given: only the connection holding the device may); checks faults, the address and any target. */
+  /** Send a device's message (through `endpoint`, when given: only the connection holding the device may); checks faults, the address and any target. Answers the id, the time and the chat as the recipient's replies name it. */
   async sendFromDevice(deviceId: string, to: string, message: OutgoingMessage, endpoint?: DeviceEndpoint): Promise<SentMessage> {
     const gated = this.gate(deviceId, endpoint)
     const phone = typeof gated === 'string' ? gated : await gated
@@ -217,7 +217,7 @@ export class MemoryNetwork implements DeviceNetwork {
     const { sent } = this.post.send({ phone, deviceId }, destination, content, loggable(message.kind))
     if (message.kind === 'delete') this.post.forget(message.target.id)
     this.counts.sent++
-    return sent
+    return { ...sent, chat: 'group' in destination ? destination.group : (this.post.hiddenLid(destination.phone) ?? destination.phone) } // as replies name it
   }
 
   /** Send a read receipt for a message the device received. */

@@ -144,6 +144,12 @@ export interface SentMessage {
   id: string
   /** Milliseconds since the epoch. */
   timestamp: number
+  /**
+   * The chat as the network names it, named as IncomingMessage names chats, when the transport knows it:
+   * `to` may name it otherwise (a Brazilian mobile written with its ninth digit and registered without
+   * it, a LID whose phone is known). The device's sent text is reported in this chat; absent: in `to`.
+   */
+  chat?: string
 }
 
 /** A button of a buttons message. */

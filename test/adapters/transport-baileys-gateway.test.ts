@@ -133,6 +133,39 @@ gateway('a message WhatsApp reports as not delivered reaches the device webhook 
   }
 })
 
+gateway(
+  "a sent text's Texto names the chat as the contact's replies and the send's Falha do: a Brazilian mobile's registered form, a LID's phone",
+  async () => {
+    const receiver = await startReceiver()
+    const { t, fake, authkey } = await start()
+    const [WRITTEN, REGISTERED] = ['5511977776666', '551177776666'] // registered without its ninth digit
+    fake.canonical.set(WRITTEN, REGISTERED)
+    fake.lidMappings.set(BOB_LID, BOB_JID)
+    try {
+      const device = await connectedDevice({ t, fake, authkey }, receiver.url)
+      const hooks = () => receiver.verified(device.webhookSecret)
+      for (const [to, jid, phone] of [
+        [WRITTEN, `${REGISTERED}@s.whatsapp.net`, REGISTERED],
+        [BOB_LID, BOB_LID, BOB],
+      ]) {
+        const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to, message: 'Pedido saiu' })
+        assert.is(sent.status, 200, sent.text)
+        await fake.deliver(device.id, waMessage({ chat: jid, id: `REPLY-${phone}`, message: { conversation: 'Obrigado' } }))
+        fake.current(device.id).errorAck(jid, sent.body.id, '463')
+        await waitFor(() => hooks().filter(h => h.idMessagem === sent.body.id).length === 2 && hooks().some(h => h.idMessagem === `REPLY-${phone}`))
+        const text = hooks().find(h => h.idMessagem === sent.body.id && h.event === 'Texto')
+        const failure = hooks().find(h => h.idMessagem === sent.body.id && h.event === 'Falha')
+        const reply = hooks().find(h => h.idMessagem === `REPLY-${phone}`)
+        assert.equal([reply.chat, failure.chat, failure.to], [phone, phone, phone], `to ${to}`)
+        assert.equal([text.chat, text.to], [phone, phone], `the Texto of the text sent to ${to}`)
+      }
+    } finally {
+      await t.stop()
+      await receiver.stop()
+    }
+  },
+)
+
 gateway("large media: each event's url serves its own message, also when a contact reuses the id in another chat or group sender", async () => {
   const receiver = await startReceiver()
   // Bytes that say which message the adapter downloaded: its chat and group sender.

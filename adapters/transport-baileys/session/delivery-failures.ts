@@ -1,6 +1,6 @@
 import type { WAMessageUpdate } from '@whiskeysockets/baileys'
 import type { TransportEvent } from 'zapgate'
-import { isGroupJid, isLidJid, normalizeJid, phoneOf } from '../jid.ts'
+import { chatName } from '../addresses.ts'
 import type { MessageStore } from '../message-store.ts'
 import type { SocketLike } from '../types.ts'
 
@@ -30,7 +30,7 @@ export async function reportFailures(deps: FailureDeps, updates: WAMessageUpdate
     const [first, second] = update.messageStubParameters ?? []
     const code = Number.parseInt(String(first ?? ''), 10)
     const stored = (await deps.messages.all(key.id).catch(() => [])).find(message => message.key.fromMe)
-    const chat = await chatName(stored?.key.remoteJid ?? key.remoteJid, deps)
+    const chat = await chatName(stored?.key.remoteJid ?? key.remoteJid, deps.socket)
     const event: TransportEvent = {
       type: 'message-failed',
       deviceId: deps.deviceId,
@@ -57,14 +57,4 @@ function failureReason(code: number | undefined, detail?: string): string {
     default:
       return `not delivered: WhatsApp reported error ${code}`
   }
-}
-
-// --- Internal helpers ---
-
-/** A JID named as the gateway names chats: the group id, a user's phone, else their LID. */
-async function chatName(jid: string, deps: Pick<FailureDeps, 'socket'>): Promise<string> {
-  const normalized = normalizeJid(jid)
-  if (isGroupJid(normalized)) return normalized
-  const lidPhone = async () => phoneOf((await deps.socket.signalRepository?.lidMapping.getPNForLID(normalized).catch(() => null)) ?? undefined)
-  return phoneOf(normalized) ?? (isLidJid(normalized) ? await lidPhone() : undefined) ?? normalized
 }

@@ -86,14 +86,16 @@ export class Messenger {
       .then(status => this.publishText(device, to, text, sent, status))
   }
 
-  /** A sent text on the feed as the device's own (from the phone `status` names); a failure is logged, never the send's. */
+  /** A sent text on the feed as the device's own (from the phone `status` names, in the chat the send answered); a failure is logged, never the send's. */
   private publishText(device: Device, to: string, text: string, sent: SentMessage, status: SessionStatus | undefined): Promise<void> | void {
     try {
-      const group = isGroupAddress(to)
+      // In the chat as the network names it (the contact's replies name it so), else as the caller did.
+      const chat = sent.chat || to
+      const group = isGroupAddress(chat)
       const phone = status?.phone ?? device.phone
-      const message: IncomingMessage = { id: sent.id, chat: to, to, fromMe: true, isGroup: group, timestamp: sent.timestamp, content: { kind: 'text', text } }
+      const message: IncomingMessage = { id: sent.id, chat, to: chat, fromMe: true, isGroup: group, timestamp: sent.timestamp, content: { kind: 'text', text } }
       if (phone) message.from = phone
-      if (group) message.group = to
+      if (group) message.group = chat
       const published = this.feed.publish(device, message)
       return published && published.catch(err => this.unpublished(err, device, sent))
     } catch (err) {

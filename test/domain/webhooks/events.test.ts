@@ -151,6 +151,22 @@ test("the device's own text (sent from its phone) is a Texto with fromMe true", 
   assert.is(payload.to, FRIEND)
 })
 
+test("the device's text sent through the API is a Texto in the chat the contact's replies come from: a LID's phone, a hidden number's LID", async ctx => {
+  const friendLid = ctx.t.network.registerPhone(FRIEND, { lid: true })!
+  const hiddenLid = ctx.t.network.registerPhone(HIDDEN, { lid: true, hidePhone: true })!
+  for (const [to, phone, chat] of [
+    [friendLid, FRIEND, FRIEND],
+    [HIDDEN, HIDDEN, hiddenLid],
+  ]) {
+    const sent = await ctx.t.post('/api/create-message', { appkey: ctx.device.appkey, authkey: ctx.authkey, to, message: 'Pedido saiu' })
+    assert.is(sent.status, 200, sent.text)
+    const text = await payloadOf(ctx, sent.body.id)
+    const reply = await payloadOf(ctx, await ctx.t.network.sendFromPhone(phone, DEVICE_PHONE, { type: 'text', text: 'Obrigado' }))
+    assert.is(reply.chat, chat)
+    assert.equal([text.event, text.fromMe, text.chat, text.to], ['Texto', true, chat, chat], `sent to ${to}`)
+  }
+})
+
 test('every delivery of a run passes the standardwebhooks verifier and carries a distinct webhook-id', async ctx => {
   for (let i = 0; i < 5; i++) await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: `n${i}` })
   await ctx.receiver.waitForHooks(5)
