@@ -37,7 +37,7 @@ export type FlowConversations = ReturnType<typeof flowConversations>
 export function flowConversations(storage: Storage, lock: KeyedLock, limit: number) {
   const flows = new Collection<FlowConversation>(storage, lock, 'flow')
   const [windows, taken] = [new Collection<ReplyWindow>(storage, lock, 'flow-replies'), new Collection<string | true>(storage, lock, 'flow-taken')]
-  // The phone of a contact's LID (`flow-lid:<deviceId>:<lid>`), as a text showing both last named it: the LID alone names that phone's conversation.
+  // The phone of a contact's LID (`flow-lid:<deviceId>:<lid>`), as a text showing both last named it: the LID alone names that phone's conversation (kept 30 days after the last text naming the LID).
   const phones = new Collection<string>(storage, lock, 'flow-lid')
   const live = (window?: ReplyWindow) => (window?.token && window.ms - sinceFirstSeen(window) > 0 ? window : undefined)
   const started = (window = { token: uniqueTag(), ms: 60_000, count: 0 }) => (sinceFirstSeen(window), window)
@@ -49,8 +49,9 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
      */
     async conversationOf(deviceId: string, phone: string | undefined, lid: string | undefined): Promise<string | undefined> {
       if (!lid) return phone
-      if (!phone) return (await phones.get(`${deviceId}:${lid}`)) ?? lid
-      if ((await phones.get(`${deviceId}:${lid}`)) !== phone) await phones.put(`${deviceId}:${lid}`, phone, FLOW_TTL_MS)
+      // Each text naming the LID keeps its phone 30 days more, as its conversation is (a compare-and-set: never over a phone shown meanwhile).
+      if (!phone) return (await phones.update(`${deviceId}:${lid}`, shown => shown, FLOW_TTL_MS)) ?? lid
+      await phones.put(`${deviceId}:${lid}`, phone, FLOW_TTL_MS)
       const hidden = await flows.get(`${deviceId}:${lid}`)
       if (hidden) {
         const merged = (c?: FlowConversation): FlowConversation | undefined =>

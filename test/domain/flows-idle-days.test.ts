@@ -1,0 +1,40 @@
+import { mock } from 'node:test'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+import { flowConversations } from '../../src/domain/flows.ts'
+import { KeyedLock } from '../../src/store/keyed-lock.ts'
+
+/**
+ * A flow conversation is "kept 30 days after the last" turn (docs/decisions.md, README: "kept 30 idle
+ * days"), one conversation whether a text names the contact by phone, LID or both. The store's own
+ * expiry is what forgets, so the clock here is Date's (the memory store expires by it).
+ */
+const test = suite('flows: what the store keeps of a conversation while the contact writes')
+
+const DAY = 86_400_000
+const [DEVICE, PHONE, LID] = ['device-1', '5511988887777', '123456789012345@lid']
+
+test.before.each(() => mock.timers.enable({ apis: ['Date'], now: Date.UTC(2025, 0, 1) }))
+test.after.each(() => mock.timers.reset())
+
+const turn = (text: string) => [{ role: 'contact' as const, text, at: Date.now() }]
+
+test('a contact that writes every few days keeps its history by its LID alone, past 30 days from when its phone was first shown', async () => {
+  const flows = flowConversations(memoryStorage(), new KeyedLock(), 20)
+  assert.is(await flows.conversationOf(DEVICE, PHONE, LID), PHONE, 'a text showing phone and LID: the phone names the conversation')
+  await flows.append(DEVICE, PHONE, turn('oi'), 'answer-1')
+  for (let day = 10; day <= 40; day += 10) {
+    mock.timers.setTime(Date.UTC(2025, 0, 1) + day * DAY)
+    const conversation = await flows.conversationOf(DEVICE, undefined, LID) // the LID alone, as a text hiding the number shows it
+    assert.is(conversation, PHONE, `day ${day}: the LID still names the phone's conversation (never idle more than 10 days)`)
+    await flows.append(DEVICE, conversation!, turn(`day ${day}`), `answer-${day}`)
+  }
+  const { turns } = await flows.history(DEVICE, PHONE)
+  assert.equal(
+    turns.map(t => t.text),
+    ['oi', 'day 10', 'day 20', 'day 30', 'day 40'],
+  )
+})
+
+test.run()
