@@ -30,6 +30,17 @@ const [FLOW_TTL_MS, TAKEN_TTL_MS, WINDOW_TTL_MS] = [30 * 86_400_000, 86_400_000,
 /** Longest text kept per turn (longer texts are cut; the reply sent is not). */
 const MAX_TURN_TEXT = 4_000
 
+/** `text` cut to its first `max` characters, counted as code points as every length of the gateway is (never half an emoji). */
+function cut(text: string, max: number): string {
+  if (text.length <= max) return text
+  let [count, end] = [0, 0]
+  for (const char of text) {
+    if (count++ === max) break
+    end += char.length
+  }
+  return text.slice(0, end)
+}
+
 /** Flow conversations per device and contact (see flowConversations). */
 export type FlowConversations = ReturnType<typeof flowConversations>
 
@@ -97,7 +108,7 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
     },
     /** Add the turns of `answer` to the contact's conversation, keeping the last `limit` (none for 0); the same answer's turns are added once. */
     async append(deviceId: string, contact: string, turns: AgentTurn[], answer: string): Promise<void> {
-      const added = turns.map(turn => ({ ...turn, text: turn.text.slice(0, MAX_TURN_TEXT) }))
+      const added = turns.map(turn => ({ ...turn, text: cut(turn.text, MAX_TURN_TEXT) }))
       const keep = (c?: FlowConversation) => [...(c?.turns ?? []), ...added].slice(-limit || Infinity)
       await flows.update(
         `${deviceId}:${contact}`,

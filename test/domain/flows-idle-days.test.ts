@@ -37,4 +37,14 @@ test('a contact that writes every few days keeps its history by its LID alone, p
   )
 })
 
+test('a turn is kept cut to 4,000 characters, counted as code points (limits.md, decisions.md): never half an emoji', async () => {
+  const flows = flowConversations(memoryStorage(), new KeyedLock(), 20)
+  const [emoji, odd] = ['🎉'.repeat(4_000), `a${'🎉'.repeat(4_000)}`]
+  await flows.append(DEVICE, PHONE, [...turn(emoji), ...turn(odd)], 'answer-1')
+  const { turns } = await flows.history(DEVICE, PHONE)
+  assert.is([...turns[0]!.text].length, 4_000, 'a text of 4,000 emoji is kept whole')
+  assert.is(turns[1]!.text, `a${'🎉'.repeat(3_999)}`, 'a longer one is cut after its 4,000th character')
+  assert.not.match(turns[1]!.text, /[\uD800-\uDBFF](?![\uDC00-\uDFFF])/, 'no lone surrogate')
+})
+
 test.run()
