@@ -133,12 +133,12 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
   }
 }
 
-/** The key of a contact in flow conversations: phone digits for a number in any spelling, else the lower-case LID; undefined otherwise. */
+/** The key of a contact in flow conversations: phone digits for a number in any spelling (`…@s.whatsapp.net`, `…@c.us` too), else the lower-case LID; undefined otherwise. */
 export function contactKey(address: string): string | undefined {
   const text = `${address ?? ''}`.trim().toLowerCase()
   const lid = /^(\d{1,32})(?::\d+)?@lid$/.exec(text)
   if (lid) return `${lid[1]}@lid`
-  const jid = /^(\d{8,15})(?::\d+)?@s\.whatsapp\.net$/.exec(text)
+  const jid = /^(\d{8,15})(?::\d+)?@(?:s\.whatsapp\.net|c\.us)$/.exec(text) // as a `to` of any operation may name it (addresses.ts)
   if (jid) return jid[1]
   const digits = text.replace(/[\s().+-]/g, '')
   return /^\d{8,15}$/.test(digits) ? digits : undefined

@@ -10,7 +10,10 @@ import { deviceErrors } from './error-answers.ts'
 /** `to` of operation 19: `todos` (every contact) or one contact's number or LID. */
 const flowTarget = documentStruct(
   refine(text(64), 'flowTarget', v => v.trim().toLowerCase() === 'todos' || contactKey(v) !== undefined || 'expected todos, a phone number or a LID'),
-  { description: '`todos` (every contact), or one contact: a phone number (any spelling) or a LID (`<digits>@lid`).' },
+  {
+    description:
+      '`todos` (every contact), or one contact: a phone number (any spelling, `<digits>@s.whatsapp.net` or `<digits>@c.us` too) or a LID (`<digits>@lid`).',
+  },
 )
 
 /** Operation 19: delete the device's flow conversations with one contact, or all of them (`to: "todos"`). */

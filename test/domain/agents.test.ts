@@ -115,6 +115,23 @@ test('operation 19 with to "todos" clears every conversation of the device', asy
   )
 })
 
+test('operation 19 takes the contact in every spelling `to` has (decisions.md): <digits>@c.us and @s.whatsapp.net too', async ctx => {
+  await setUp(ctx)
+  await say(ctx, 'a')
+  await say(ctx, 'b', OTHER)
+  await waitFor(() => inbox(ctx).length === 1 && inbox(ctx, OTHER).length === 1)
+  const base = { appkey: ctx.device.appkey, authkey: ctx.authkey, message: 'false', deleteConversaFluxo: 'true' }
+  const answers = [await ctx.t.post('/api/settings', { ...base, to: `${FRIEND}@c.us` })]
+  answers.push(await ctx.t.post('/api/settings', { ...base, to: `${OTHER}@S.WhatsApp.net` }))
+  assert.equal(
+    answers.map(a => [a.status, a.body.excluidas]),
+    [
+      [200, 1],
+      [200, 1],
+    ],
+  )
+})
+
 test('the history is bounded by agentHistoryLimit', async ctx => {
   await setUp(ctx, { agentHistoryLimit: 3 })
   for (const text of ['1', '2', '3']) {
