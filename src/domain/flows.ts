@@ -70,8 +70,9 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
             ? undefined
             : {
                 ...{ deviceId, contact: phone, updatedAt: Date.now() },
-                turns: [...hidden.turns, ...(c?.turns ?? [])].sort((a, b) => a.at - b.at).slice(-limit || Infinity),
-                answers: [...(hidden.answers ?? []), ...(c?.answers ?? [])].slice(-ANSWERS_KEPT),
+                // Those moved before (a move whose LID record changed before its delete) are there already: each turn once.
+                turns: [...notIn(hidden.turns, c?.turns ?? []), ...(c?.turns ?? [])].sort((a, b) => a.at - b.at).slice(-limit || Infinity),
+                answers: [...new Set([...(hidden.answers ?? []), ...(c?.answers ?? [])])].slice(-ANSWERS_KEPT),
               }
         await flows.update(`${deviceId}:${phone}`, merged, FLOW_TTL_MS)
         await flows.removeIfEqual(`${deviceId}:${lid}`, hidden)
@@ -131,6 +132,15 @@ export function flowConversations(storage: Storage, lock: KeyedLock, limit: numb
       for (const records of [flows, windows, taken, phones] as Collection<unknown>[]) await records.removeWithPrefix(`${deviceId}:`)
     },
   }
+}
+
+/** `turns` less those `kept` holds (each as often as it holds it). */
+function notIn(turns: AgentTurn[], kept: AgentTurn[]): AgentTurn[] {
+  const left = kept.map(turn => JSON.stringify([turn.role, turn.text, turn.at]))
+  return turns.filter(turn => {
+    const at = left.indexOf(JSON.stringify([turn.role, turn.text, turn.at]))
+    return at === -1 || (left.splice(at, 1), false)
+  })
 }
 
 /** The key of a contact in flow conversations: phone digits for a number in any spelling (`…@s.whatsapp.net`, `…@c.us` too), else the lower-case LID; undefined otherwise. */
