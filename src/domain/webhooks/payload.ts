@@ -97,7 +97,12 @@ function kindFields(content: IncomingContent): Record<string, unknown> {
       }
     case 'location':
       const { latitude, longitude } = content
-      return { latitude, longitude, ...defined({ name: content.name }), mapUrl: `https://www.google.com/maps?q=${latitude},${longitude}` }
+      return {
+        latitude,
+        longitude,
+        ...defined({ name: content.name }),
+        mapUrl: `https://www.google.com/maps?q=${plainDecimal(latitude)},${plainDecimal(longitude)}`,
+      }
     case 'reaction':
       return { emoji: content.emoji, removed: content.emoji === '', target: content.target }
     case 'delete':
@@ -105,4 +110,14 @@ function kindFields(content: IncomingContent): Record<string, unknown> {
     case 'button':
       return { buttonId: content.buttonId, ...defined({ text: content.text, target: content.target }) }
   }
+}
+
+/** A number in plain decimals, as a map link needs them: JavaScript writes 1e-7 (under 1e-6) and 1e+21 in exponent notation. */
+function plainDecimal(value: number): string {
+  const text = String(value)
+  const match = /^(-?)(\d)(?:\.(\d+))?e([+-]\d+)$/.exec(text)
+  if (!match) return text
+  const [, sign, lead, rest = '', exponent] = match
+  const power = Number(exponent)
+  return power < 0 ? `${sign}0.${'0'.repeat(-power - 1)}${lead}${rest}` : `${sign}${lead}${rest}${'0'.repeat(power - rest.length)}`
 }

@@ -94,6 +94,14 @@ test('a location is Localização with coordinates and a map link', async ctx =>
   assert.is(payload.mapUrl, 'https://www.google.com/maps?q=-23.5505,-46.6333')
 })
 
+test('a map link carries plain decimals, also for a coordinate under 1e-6 (JavaScript writes 1e-7)', async ctx => {
+  const id = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'location', latitude: 1e-7, longitude: -2.5e-7 })
+  const payload = await payloadOf(ctx, id)
+  assert.is(payload.latitude, 1e-7)
+  assert.is(payload.longitude, -2.5e-7)
+  assert.is(payload.mapUrl, 'https://www.google.com/maps?q=0.0000001,-0.00000025')
+})
+
 test('a reaction is Reação with the emoji and the target message id; removing it says so', async ctx => {
   const target = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'text', text: 'reaja' })
   const id = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'reaction', target, emoji: '👍' })
