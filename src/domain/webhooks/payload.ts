@@ -53,9 +53,12 @@ export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: Me
   return { ...envelope('Falha', device, own), ...defined({ code: failure.code }), reason: failure.reason }
 }
 
-/** The object without its undefined fields (so bodies never carry `key: null` for absent facts). */
+/**
+ * The object without its undefined and null fields, so bodies never carry `key: null` for absent facts: not even from a transport that
+ * gives null where its port says absent (one in JavaScript, or one passing a protobuf's `string | null` on; before, that null was POSTed).
+ */
 export function defined<T extends Record<string, unknown>>(object: T): Partial<T> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined)) as Partial<T>
+  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined && value !== null)) as Partial<T>
 }
 
 // --- Internal helpers ---
