@@ -45,13 +45,14 @@ for (const [net, prefix] of [
 ] as const)
   blocked.addSubnet(net, prefix, 'ipv6')
 
-/** IPv6 forms that embed an IPv4 address: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d), NAT64, 6to4. */
+/** IPv6 forms that embed an IPv4 address: mapped (::ffff:a.b.c.d), translated (::ffff:0:a.b.c.d, SIIT), compatible (::a.b.c.d), NAT64, 6to4. */
 function embeddedIPv4(ip: string): string | undefined {
   const words = expandIPv6(ip)
   if (!words) return undefined
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`
   const zeros = (n: number) => words.slice(0, n).every(w => w === 0)
   if (zeros(5) && words[5] === 0xffff) return v4(words[6], words[7]) // ::ffff:0:0/96
+  if (zeros(4) && words[4] === 0xffff && words[5] === 0) return v4(words[6], words[7]) // ::ffff:0:0:0/96 (IPv4-translated: a SIIT translator reaches a.b.c.d)
   if (zeros(6)) return v4(words[6], words[7]) // ::/96 (deprecated compatible form)
   if (words[0] === 0x64 && words[1] === 0xff9b) return v4(words[6], words[7]) // 64:ff9b::/96
   if (words[0] === 0x2002) return v4(words[1], words[2]) // 2002::/16 (6to4)

@@ -64,6 +64,14 @@ policy('refuses the IPv6 ranges IANA lists as not globally reachable, an IPv4 at
   assert.is(refused('http://[64:ff9b::808:808]/'), undefined, 'the well-known NAT64 prefix is judged by its IPv4 address')
 })
 
+policy('refuses the IPv4-translated form (::ffff:0:a.b.c.d, SIIT) of a private address, as the mapped and NAT64 forms', () => {
+  // ::ffff:0:0:0/96 (RFC 2765, the stateless translation of RFC 7915): a SIIT translator turns ::ffff:0:10.0.0.1 into 10.0.0.1.
+  for (const url of ['http://[::ffff:0:127.0.0.1]/', 'http://[::ffff:0:7f00:1]/', 'http://[::ffff:0:10.0.0.1]/', 'http://[::ffff:0:169.254.169.254]/'])
+    assert.is(refused(url), 'private', url)
+  assert.ok(isPrivateAddress('::ffff:0:192.168.0.1'))
+  assert.is(refused('http://[::ffff:0:808:808]/'), undefined, 'judged by its IPv4 address, as the well-known NAT64 prefix is')
+})
+
 policy('refuses internal host names', () => {
   for (const url of [
     'http://localhost/',
