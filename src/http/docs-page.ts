@@ -4,10 +4,14 @@ import { readFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { isInstalled } from '../optional-package.ts'
-import { escapeHtml, mountPrefix } from './render.ts'
+import type { Logger } from '../logger.ts'
+import { answerErrors, escapeHtml, mountPrefix } from './render.ts'
 
-/** `GET /docs`: Swagger UI from the optional swagger-ui-dist package (no CDN) under a strict CSP, else a page saying how to get it. */
-export function docsPage(router: Router, front: Middleware): void {
+/**
+ * `GET /docs`: Swagger UI from the optional swagger-ui-dist package (no CDN) under a strict CSP, else a page saying how to get it.
+ * A file that cannot be read is answered 500 `{status, message}` (logged), and read again by the next request.
+ */
+export function docsPage(router: Router, front: Middleware, logger: Logger): void {
   router.get('/docs', front, (ctx: Context) => {
     const prefix = escapeHtml(mountPrefix(ctx, '/docs'))
     ctx.set(
@@ -18,14 +22,15 @@ export function docsPage(router: Router, front: Middleware): void {
     ctx.type = 'text/html; charset=utf-8'
     ctx.body = page(prefix, (swaggerInstalled ??= isInstalled(SWAGGER_UI)))
   })
-  router.get('/docs/:asset', front, async (ctx: Context) => {
+  router.get('/docs/:asset', front, answerErrors('mirror', logger), async (ctx: Context) => {
     const name = String(ctx.params.asset)
     // Own keys only: `constructor`, `__proto__` or `toString` must not find Object.prototype's members.
     const asset = Object.hasOwn(ASSETS, name) ? ASSETS[name] : undefined
     if (!asset || (asset.file && !(swaggerInstalled ??= isInstalled(SWAGGER_UI)))) return
+    const body = asset.text ?? (await swaggerFile(asset.file!)) // read first: a failed read's answer is not cached for an hour
     ctx.set({ 'Cache-Control': 'public, max-age=3600', 'X-Content-Type-Options': 'nosniff' })
     ctx.type = asset.type
-    ctx.body = asset.text ?? (await swaggerFile(asset.file!))
+    ctx.body = body
   })
 }
 
@@ -51,10 +56,15 @@ let swaggerInstalled: boolean | undefined
 
 const files = new Map<string, Promise<Buffer>>()
 
-/** A file of the installed swagger-ui-dist, read once. */
+/** A file of the installed swagger-ui-dist, read once; a read that fails is forgotten (before, every later request got its failure). */
 function swaggerFile(name: string): Promise<Buffer> {
-  if (!files.has(name)) files.set(name, readFile(join(dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`)), name)))
-  return files.get(name)!
+  let read = files.get(name)
+  if (!read) {
+    read = readFile(join(dirname(createRequire(import.meta.url).resolve(`${SWAGGER_UI}/package.json`)), name))
+    files.set(name, read)
+    read.catch(() => files.get(name) === read && files.delete(name))
+  }
+  return read
 }
 
 /** The `/docs` page: Swagger UI, or without swagger-ui-dist where the document is and how to get the UI. */

@@ -63,7 +63,7 @@ export async function addServiceRoutes(
       ctx.set({ 'Cache-Control': 'no-cache', 'Access-Control-Allow-Origin': '*' })
       ctx.body = { ...document, servers: [{ url: services.baseUrl ?? `${ctx.protocol}://${ctx.host}${mountPrefix(ctx, '/openapi.json')}` }] }
     })
-    docsPage(router, services.front)
+    docsPage(router, services.front, services.logger)
   }
   if (metrics) {
     router.get('/metrics', services.front, async (ctx: Context) => {
