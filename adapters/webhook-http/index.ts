@@ -36,6 +36,9 @@ export interface HttpWebhookOptions {
   maxQueuedPerHost?: number
 }
 
+/** Why a delivery was not begun: its `mayBegin` said no. */
+const NOT_HELD = 'not begun: this process may no longer hold the event'
+
 /** Response bytes read before the connection is dropped (the status is all that matters). */
 const MAX_RESPONSE_BYTES = 64 * 1024
 
@@ -110,6 +113,7 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
           .run(host, device, () => {
             if (signal?.aborted) throw signal.reason
             if (delivery.closing?.aborted) throw delivery.closing.reason // the gateway is stopping: a POST begun now could be cut and sent twice
+            if (delivery.mayBegin?.() === false) throw new Error(NOT_HELD) // this process may no longer hold the event (its heartbeat was late)
             const left = Math.floor(deadline - Date.now())
             if (left <= 0) throw new Error(`no answer within the time-out: still queued behind other deliveries to ${host}`)
             return postOnce(loaded, checked.url, delivery, { deadline, answered, cancellable: signal && streamsOf(signal) }).catch(error => {
@@ -215,6 +219,7 @@ function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options
       const stale = !options.fresh && !answerBegun && stream.reusedSocket && (code === 'ECONNRESET' || code === 'EPIPE') && Date.now() < options.deadline
       // Stale, and the gateway is stopping: no new POST, and none was read: like a POST not begun (sent after the restart).
       if (stale && !delivery.signal?.aborted && delivery.closing?.aborted) return reject(delivery.closing.reason)
+      if (stale && delivery.mayBegin?.() === false) return reject(new Error(NOT_HELD)) // none was read: not begun, as above
       if (stale && !delivery.signal?.aborted) return resolve(postOnce(clients, url, delivery, { ...options, fresh: true }))
       reject(error ?? new Error('the connection closed without an answer'))
     }

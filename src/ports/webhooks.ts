@@ -22,6 +22,14 @@ export interface WebhookDelivery {
    * retries later, so a POST a sender still makes after its deadline may arrive twice.
    */
   deadline?: number
+  /**
+   * Whether the POST may begin now: false once this process may no longer hold the event (cluster
+   * mode: its heartbeat was late since the attempt claimed it, so another process may have taken the
+   * event over and delivered it). A sender calls it right before it begins the POST, after any wait
+   * in its own queue, and when false does not begin it and throws; the event is attempted again (not
+   * counted) by the process that holds it. Present in cluster mode only; cheap (no store call).
+   */
+  mayBegin?: () => boolean
 }
 
 /** What the receiver answered. A thrown error means no answer (network error, timeout, refused URL). */

@@ -1,6 +1,6 @@
 import type { GatewayEvents } from '../../events.ts'
 import type { Logger } from '../../logger.ts'
-import type { WebhookSender } from '../../ports/webhooks.ts'
+import type { WebhookDelivery, WebhookSender } from '../../ports/webhooks.ts'
 import { Deadlines, invoke } from '../../store/deadlines.ts'
 import { putBounded } from '../../store/bounded-map.ts'
 import type { Devices } from '../devices.ts'
@@ -26,10 +26,21 @@ export interface DeliveryDependencies {
   liveness: Liveness
   /** The accounts whose suspension or expiry holds their devices' events (undefined: none is held). */
   accounts?: AccountCheck
+  /** This instance's fence (cluster mode; undefined: none): a POST begins only while it is down and was not raised since the attempt's claim. */
+  fence?: Fence
 }
 
-/** What one POST got: a status (and Retry-After), or an error when there was no answer (`notBegun`: the sender never began it, the gateway stopping). */
-type Outcome = { status?: number; retryAfter?: string; error?: string; notBegun?: boolean }
+/** Whether this instance is fenced (its heartbeat late: another may judge it gone) now, and how many fences it has had (one raised and lifted since a step began moves it). */
+interface Fence {
+  readonly fenceUp: boolean
+  readonly fenceCount: number
+}
+
+/** A fenced attempt's event is looked at again this much later (by this process while it still holds it; else by its new holder). */
+const FENCED_RETRY_MS = 1_000
+
+/** What one POST got: a status (and Retry-After), or an error when there was no answer (`notBegun`: the sender never began it, the gateway stopping; `fenced`: never begun, this instance fenced since the claim). */
+type Outcome = { status?: number; retryAfter?: string; error?: string; notBegun?: boolean; fenced?: boolean }
 
 /** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), whether the loop is closing (no POST starts then), and to read a device's records again (its held events, once its account is active). */
 interface DeliveryLoop {
@@ -62,6 +73,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const isPaused = paused.paused(deviceId) // no promise when the device and its account are cached
     const waiting = (isPaused === true || (isPaused !== false && (await isPaused))) && (await store.get(key))
     if (waiting && now - waiting.createdAt < settings.maxAgeMs) return paused.hold(waiting, now, settings.maxAgeMs)
+    // Read before the claim is written: a fence raised from then on (and lifted or not) may have let another process judge this one gone and take the event over.
+    const fences = deps.fence?.fenceCount
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
     const record = await store.claim(key, deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (typeof record !== 'object') return record
@@ -87,7 +100,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       return undefined
     }
     const attempt = record.attempts + 1
-    const { status, retryAfter, error, notBegun } = await send(url, device.webhookSecret, record, shutdown)
+    const { status, retryAfter, error, notBegun, fenced } = await send(url, device.webhookSecret, record, shutdown, fences)
     const base = { deviceId: record.deviceId, eventId: record.id, url, attempt }
     // A 2xx counts even when it arrives as the gateway stops: retrying it would deliver it twice.
     if (status !== undefined && status >= 200 && status < 300) {
@@ -96,8 +109,18 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       deps.events.emit('delivery', { ...base, status })
       return undefined
     }
+    // Fenced since the claim, before the POST began (a pause, a long GC, the store away: another process may have delivered it since): not an attempt; its holder's to send.
+    if (fenced && !shutdown.aborted) {
+      const dueAt = Date.now() + FENCED_RETRY_MS
+      await store.retryLater(key, record.lease?.token, { dueAt, counted: false })
+      deps.logger.warn(
+        { key },
+        "webhook POST not begun: this instance is fenced (its heartbeat was late since the claim), the event may be another process's now",
+      )
+      return dueAt
+    }
     // Stopped, or closing before the sender began the POST (it waited in the sender's queue): not an attempt, sent after the restart.
-    if (shutdown.reason instanceof ShutdownAbort || notBegun) {
+    if (shutdown.reason instanceof ShutdownAbort || notBegun || fenced) {
       await store.retryLater(key, record.lease?.token, { dueAt: now, counted: false })
       return undefined
     }
@@ -116,16 +139,23 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     deps.events.emit('delivery-failed', { ...base, ...defined({ status, error }), final: false })
     return dueAt
   }
-  /** POST once through the sender, within the time-out; never throws. */
-  async function send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal): Promise<Outcome> {
+  /** POST once through the sender, within the time-out, unless this instance was fenced since `fences` (checked here and by the sender right before it begins); never throws. */
+  async function send(url: string, secret: string, record: OutboxRecord, shutdown: AbortSignal, fences: number | undefined): Promise<Outcome> {
     if (shutdown.aborted) return { error: 'the gateway is stopping' }
+    const fence = deps.fence
+    let refused = false
+    // No store call: the fence is judged by this process's own clock, before anyone may judge it gone (docs/scaling.md).
+    const mayBegin = fence && (() => !(refused ||= fence.fenceUp || fence.fenceCount !== fences))
+    if (mayBegin && !mayBegin()) return { error: FENCED_TEXT, fenced: true }
     const headers = webhookHeaders(secret, record.id, record.body)
     const timeoutMs = deps.settings.timeoutMs
     try {
       const deadline = Date.now() + timeoutMs
       const closing = loopOf().closingSignal
       // invoke: a JavaScript sender may answer with a plain value (or a thenable), not a native promise.
-      const sending = invoke(() => deps.sender.send({ url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline }))
+      const delivery: WebhookDelivery = { url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline }
+      if (mayBegin) delivery.mayBegin = mayBegin
+      const sending = invoke(() => deps.sender.send(delivery))
       if (!watched.has(shutdown)) {
         watched.add(shutdown)
         shutdown.addEventListener('abort', () => hangGuard.expireAll(), { once: true })
@@ -134,6 +164,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
       return { status: response.status, retryAfter: response.retryAfter?.toString() }
     } catch (err) {
+      // The sender heeded mayBegin: nothing was POSTed.
+      if (refused) return { error: FENCED_TEXT, fenced: true }
       return { error: err instanceof Error ? err.message : String(err), ...(err instanceof ShutdownAbort ? { notBegun: true } : {}) }
     }
   }
@@ -191,6 +223,8 @@ const claimLost =
   (claimed: OutboxRecord) =>
   (current: OutboxRecord): boolean =>
     current.lease?.token !== claimed.lease?.token
+
+const FENCED_TEXT = 'not begun: this instance was fenced (its heartbeat late) since the claim'
 
 const reasonText: Record<DeadLetterReason, string> = {
   'max-age': 'older than the maximum age',
