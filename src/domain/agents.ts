@@ -89,7 +89,7 @@ const [MAX_PENDING_TEXTS, MAX_PENDING_PER_CONTACT] = [1_000, 20]
 /** How long a graceful stop lets the texts waiting for an agent be answered; those left are kept in their conversations, unanswered. */
 const CLOSE_GRACE_MS = 5_000
 
-/** Start the agents: the responder answers each incoming 1:1 text of a device with an agent, one at a time per contact, its flow conversation as history; `close` stops it. */
+/** Start the agents: the responder answers each incoming 1:1 text of a device with an agent, one at a time per contact (in this process: its phone, its LID or both), its flow conversation as history; `close` stops it. */
 export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, logger: Logger) {
   const { agents, flows, accounts } = services
   const perContact = new KeyedLock()
@@ -175,8 +175,8 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
    * Answer, trying again while the store fails under it (AGENT_RETRIES times more, after 1 s, doubling). Each step is done once per
    * answer even when a write the store timed out did land (take, count and append know the answer's tag); a closing gateway stops waiting.
    */
-  const answerKept = async (device: Device, contact: string, message: IncomingMessage): Promise<void> => {
-    const done: AnswerProgress = { tag: uniqueTag() }
+  const answerKept = async (device: Device, contact: string, message: IncomingMessage, conversation?: string): Promise<void> => {
+    const done: AnswerProgress = { tag: uniqueTag(), ...(conversation ? { conversation } : {}) }
     for (let retry = 0, delay = 1000; ; retry++, delay *= 2) {
       try {
         return await answer(device, contact, message, done)
@@ -199,15 +199,23 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   services.feed.subscribe((device, message) => {
     if (closed || device.agentIds.length === 0) return
     if (message.fromMe || message.isGroup || message.content.kind !== 'text') return
-    const contact = contactKey(message.from ?? message.fromLid ?? message.chat)
+    const [phone, lid] = senderKeys(message)
+    const contact = phone ?? lid
     if (!contact) return
     const key = `${device.id}:${contact}`
     const mine = waiting.get(key) ?? 0
     if (running.size >= MAX_PENDING_TEXTS || mine >= MAX_PENDING_PER_CONTACT)
       return void logger.warn({ deviceId: device.id }, 'too many texts waiting; not answered')
     waiting.set(key, mine + 1)
-    const run = perContact
-      .run(key, () => answerKept(device, contact, message))
+    const inLine = (name: string, work: () => Promise<void>) => perContact.run(`${device.id}:${name}`, work)
+    // One line per contact whatever its texts name: a text naming the LID waits in the LID's line, then in that of the phone it shows or the
+    // store knows (conversationOf; a store failure: the LID's line only), a text by phone alone in the phone's. Never the phone's line first: no two wait for each other.
+    const answerInLine = async (): Promise<void> => {
+      const conversation = phone ?? (await flows.conversationOf(device.id, undefined, lid).catch(() => undefined))
+      const work = () => answerKept(device, contact, message, phone ? undefined : conversation)
+      return conversation && conversation !== lid ? inLine(conversation, work) : work()
+    }
+    const run = (lid ? inLine(lid, answerInLine) : inLine(contact, () => answerKept(device, contact, message)))
       .catch(err => logger.error({ err, deviceId: device.id }, 'agent reply failed'))
       .finally(() => {
         if (waiting.set(key, waiting.get(key)! - 1).get(key) === 0) waiting.delete(key)
