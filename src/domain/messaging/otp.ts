@@ -6,14 +6,22 @@ import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { IncomingMessage } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
 
-/** An issued code as stored: never the code itself, only its keyed hash (HMAC key: `secret`). */
-interface StoredOtp {
+/** An issued code: never the code itself, only its keyed hash (HMAC key: `secret`); its salt names it. */
+interface OtpCode {
   salt: string
   hash: string
   /** By the issuer's clock: only sets the TTL of a rewrite (capped at `ttlMs`, so another host's clock can stretch a code's life by no more than their skew); the store's TTL ends the code. */
   expiresAt: number
   tries: number
 }
+
+/** The record of a recipient: its valid code, and the live codes it replaced, newest first (a failed send puts back the newest one not withdrawn). */
+interface StoredOtp extends OtpCode {
+  replaced?: OtpCode[]
+}
+
+/** How many replaced codes a record keeps: more sends than this failing in a row leave no code rather than an older one. */
+const MAX_REPLACED = 5
 
 /** One-time passwords: a 6-digit code per device and recipient, replacing the previous one, stored as HMAC-SHA256(secret, salt + code); it expires after `ttlMs`, allows `maxTries` attempts and works once. */
 export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: number; maxTries: number; secret: string }) {
@@ -26,23 +34,44 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
       .update(JSON.stringify([phone, text]))
       .digest('base64url')
   // What is left of a code's life by this host's clock, never more than a whole one (the issuer may be another host).
-  const lifeLeft = (record: StoredOtp): number => Math.min(options.ttlMs, record.expiresAt - Date.now())
+  const lifeLeft = (record: OtpCode): number => Math.min(options.ttlMs, record.expiresAt - Date.now())
+  const usable = (code: OtpCode): boolean => lifeLeft(code) > 0 && code.tries < options.maxTries
+  // `valid` as the record, with the usable codes of `older` (newest first) as those it replaced.
+  const recordOf = ({ salt, hash, expiresAt, tries }: OtpCode, older: OtpCode[]): StoredOtp => {
+    const replaced = older.filter(usable).slice(0, MAX_REPLACED)
+    return replaced.length ? { salt, hash, expiresAt, tries, replaced } : { salt, hash, expiresAt, tries }
+  }
+  // A record's codes, newest (the valid one) first.
+  const codesOf = ({ replaced = [], ...valid }: StoredOtp): [OtpCode, ...OtpCode[]] => [valid, ...replaced]
   const hash = (salt: string, code: string): string => createHmac('sha256', options.secret).update(salt).update(':').update(code).digest('base64')
   return {
-    /** Issue a new code for `recipient`: the code in clear, once, and `withdraw()` to put back the one it replaced when its send fails. */
+    /**
+     * Issue a new code for `recipient`: the code in clear, once, and `withdraw()` for when its send fails: the code is
+     * voided, and when it is the valid one, the newest code before it not withdrawn is valid again (each step one
+     * compare-and-set of the record, so sends of several processes failing in any order leave the code from before them).
+     */
     async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
       const id = `${device.id}:${recipient}`
       const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
       const salt = randomBytes(16).toString('base64')
-      const record: StoredOtp = { salt, hash: hash(salt, code), expiresAt: Date.now() + options.ttlMs, tries: 0 }
-      // Replace what is stored as it was read (compare-and-set), so a withdraw never puts back a code used or tried meanwhile.
-      let replaced = await codes.load(id)
-      while (!(await codes.replace(id, replaced, record, options.ttlMs))) replaced = await codes.load(id)
-      // Only while the new code is still the stored one (not used, not replaced again, by any process).
+      const issued: OtpCode = { salt, hash: hash(salt, code), expiresAt: Date.now() + options.ttlMs, tries: 0 }
+      // Replace what is stored as it was read (compare-and-set), keeping its codes (with their tries) as the replaced ones.
+      let stored = await codes.load(id)
+      while (!(await codes.replace(id, stored, recordOf(issued, stored ? codesOf(stored) : []), options.ttlMs))) stored = await codes.load(id)
+      // Drop the code from the record as read, wherever it is in it (not there: used, void or withdrawn; nothing to do).
       const withdraw = async () => {
-        const left = replaced ? lifeLeft(replaced) : 0
-        if (replaced && left > 0) await codes.replace(id, record, replaced, left)
-        else await codes.removeIfEqual(id, record)
+        for (;;) {
+          const record = await codes.load(id)
+          if (!record) return
+          const [valid, ...older] = codesOf(record)
+          const mine = (c: OtpCode) => c.salt === salt
+          if (!mine(valid) && !older.some(mine)) return
+          // Replaced since: it leaves the codes kept. The valid one: the newest usable code before it (none withdrawn) is valid again.
+          const kept = older.filter(c => usable(c) && !mine(c))
+          const next = mine(valid) ? kept[0] && recordOf(kept[0], kept.slice(1)) : recordOf(valid, kept)
+          const done = next ? await codes.replace(id, record, next, Math.max(1, lifeLeft(next))) : await codes.removeIfEqual(id, record)
+          if (done) return
+        }
       }
       return { code, withdraw }
     },

@@ -16,7 +16,8 @@ import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
  * (test/helpers/otp-quota-contender.ts, each with its own connection and locks): a code is verified
  * once however many processes present it at once, every wrong try counts (none lost to another
  * process's write), a code is void after `otpMaxTries` tries whichever processes made them, and an
- * account's `scheduleQuota.maxPending` holds exactly against adds from every process at once.
+ * account's `scheduleQuota.maxPending` holds exactly against adds from every process at once; codes
+ * issued by two processes whose sends both fail leave the code from before them valid.
  */
 const test = suite('one-time codes and the schedule quota across processes')
 
@@ -75,6 +76,28 @@ for (const service of [REDIS, POSTGRES]) {
       assert.equal((await storage.get<{ count: number }>('schedule-quota:acc-1'))?.count, 10)
     } finally {
       for (const child of children) child.end()
+      await clean(storage)
+    }
+  })
+
+  onStore(`codes issued by two node processes whose sends both fail, the first first, on ${service.name}: the code from before is back`, async () => {
+    const namespace = `zapgate-test-otpw-${randomBytes(4).toString('hex')}`
+    const storage = await storageFromUrl(service.value!, { namespace })
+    const [a, b] = [startContender(0, service.value!, namespace), startContender(1, service.value!, namespace)]
+    try {
+      await Promise.all([a.ready, b.ready])
+      const otps = createOtps(storage, new KeyedLock(), { ttlMs: 60_000, maxTries: 5, secret: 'test-secret' })
+      const { code: c0 } = await otps.issue(device, to) // delivered
+      const { code: c1 } = await a.ask<{ code: string }>({ race: 'issue' }) // A: c1 replaces c0, its send under way
+      const { code: c2 } = await b.ask<{ code: string }>({ race: 'issue' }) // B: c2 replaces c1, its send under way
+      await a.ask({ race: 'withdraw' }) // A's send failed
+      await b.ask({ race: 'withdraw' }) // then B's
+      if (c1 !== c0) assert.equal(await otps.verify(device, to, c1), false, 'c1, never delivered, is not valid')
+      if (c2 !== c0) assert.equal(await otps.verify(device, to, c2), false, 'c2, never delivered, is not valid')
+      assert.equal(await otps.verify(device, to, c0), true, 'c0, the code the recipient holds, is valid again')
+    } finally {
+      a.end()
+      b.end()
       await clean(storage)
     }
   })
