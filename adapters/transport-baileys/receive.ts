@@ -1,12 +1,12 @@
 import type { Agent } from 'node:http'
-import type { BaileysEventMap, WAMessage } from '@whiskeysockets/baileys'
+import type { BaileysEventMap, GroupParticipant, WAMessage } from '@whiskeysockets/baileys'
 import type PQueue from 'p-queue'
 import type { IncomingContent, IncomingMessage, MediaKind, TransportEvent } from 'zapgate'
 import type { Logger } from 'zapgate'
-import { withTimeout } from './errors.ts'
+import { socketCall, withTimeout } from './errors.ts'
 import { announcedSize, classifyContent, describeMessage } from './incoming.ts'
 import { isGroupJid, isIgnoredJid, isLidJid, isPnJid, normalizeJid, phoneOf } from './jid.ts'
-import { sameScope, scopeOf } from './message-scope.ts'
+import { sameScope, scopeOf, type MessageScope } from './message-scope.ts'
 import { MAX_PER_ID, type MessageStore } from './message-store.ts'
 import { readAll } from './http-get.ts'
 import type { DeviceSession } from './session/session.ts'
@@ -110,7 +110,7 @@ async function report(
   const withBytes = download && media ? await inlineMedia(deps, session, socket, message, content) : content
   const incoming = await describeMessage(message, withBytes, session.self(), lid => lidToPhone(socket, lid))
   await deps.emit({ type: 'message', deviceId: deps.deviceId, message: incoming })
-  if (content.kind === 'delete') await forgetRevoked(deps, socket, message, content.target)
+  if (content.kind === 'delete') await forgetRevoked(deps, session, socket, message, content.target)
   await deps.messages
     .remember(withChatPhone(message, incoming), media)
     .catch(err => deps.logger.warn({ err, messageId: message.key.id }, 'could not remember a message key'))
@@ -156,15 +156,37 @@ function withChatPhone(message: WAMessage, incoming: IncomingMessage): WAMessage
 
 /**
  * A message deleted for everyone is gone (as after the device's own deletes, send.ts): no later reaction, delete or
- * read receipt names it. The revoke names its sender's own message (its scope: chat, direction, group sender), or in
- * a group, an admin's revoke, the member its key names.
+ * read receipt names it, and no retry request is answered with its content. The revoke names its sender's own message
+ * (its scope: chat, direction, group sender), or in a group, an admin's revoke, the member its key names: the device's
+ * own message when that member is the device's account (by phone or LID).
  */
-async function forgetRevoked(deps: ReceiveDeps, socket: SocketLike, revoke: WAMessage, target: string): Promise<void> {
+async function forgetRevoked(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage, target: string): Promise<void> {
   const named = deps.lib.normalizeMessageContent(revoke.message)?.protocolMessage?.key
   const scope = scopeOf(revoke.key, await otherForms(socket, revoke.key))
   const member = isGroupJid(revoke.key.remoteJid) && named?.participant ? normalizeJid(named.participant) : undefined
-  const deleted = member && !scope.senders.includes(member) ? { fromMe: false, chats: [normalizeJid(revoke.key.remoteJid!)], senders: [member] } : scope
+  const self = session.self()
+  const ownMessage = !!member && !revoke.key.fromMe && ((!!self.phone && phoneOf(member) === self.phone) || member === self.lid)
+  const own = ownMessage && (await byGroupAdmin(deps, session, socket, revoke))
+  const deleted: MessageScope = own
+    ? { fromMe: true, chats: [], senders: [] }
+    : member && !scope.senders.includes(member)
+      ? { fromMe: false, chats: [normalizeJid(revoke.key.remoteJid!)], senders: [member] }
+      : scope
   await deps.messages.forgetScope(target, deleted).catch(err => deps.logger.warn({ err, messageId: target }, 'could not forget a message deleted for everyone'))
+}
+
+/**
+ * Whether a group revoke's sender is an admin of the group (its metadata cached, else asked for): only an admin
+ * deletes another member's message, so a member's revoke naming the device's own message (WhatsApp's clients ignore
+ * it) never makes the device forget it. False when the metadata cannot be had.
+ */
+async function byGroupAdmin(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage): Promise<boolean> {
+  const group = normalizeJid(revoke.key.remoteJid!)
+  const sender = [revoke.key.participant, revoke.key.participantAlt].filter((jid): jid is string => !!jid).map(normalizeJid)
+  const fetch = () => socketCall('group metadata', deps.downloadTimeoutMs, () => socket.groupMetadata(group))
+  const metadata = await session.memory.groups.lookup(group, fetch).catch(() => undefined)
+  const admin = (p: GroupParticipant) => p.admin === 'admin' || p.admin === 'superadmin'
+  return !!metadata?.participants?.some(p => admin(p) && [p.id, p.phoneNumber, p.lid].some(jid => !!jid && sender.includes(normalizeJid(jid))))
 }
 
 type MediaContent = Extract<IncomingContent, { kind: MediaKind }>

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
-import { BOB, BOB_JID, GROUP, waMessage } from '../helpers/baileys-fixtures.ts'
+import { BOB, BOB_JID, GROUP, ME, ME_LID, waMessage } from '../helpers/baileys-fixtures.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 /**
@@ -59,6 +59,51 @@ targets(
       [[{ remoteJid: GROUP, fromMe: false, id: kept.key.id, participant: admin }]],
       "the other member's message is still read",
     )
+    await s.transport.stop()
+  },
+)
+
+targets(
+  "the device's own group message deleted for everyone by an admin is forgotten: a retry request is not answered with it, a reaction or delete naming it is not-found",
+  async () => {
+    const s = await linkedBaileys()
+    const admin = `${CAROL}@s.whatsapp.net`
+    const group = s.fake.addGroup({ subject: 'Loja', members: [{ phone: ME }, { phone: CAROL, admin: true }, { phone: BOB }] })
+    const getMessage = s.fake.current('dev').config.getMessage!
+    // A member who is no admin cannot delete the device's message (WhatsApp's clients ignore such a revoke): it stays.
+    const kept = await s.transport.send('dev', group.id, { kind: 'text', text: 'fica' })
+    await s.fake.deliver(
+      'dev',
+      waMessage({
+        chat: group.id,
+        participant: BOB_JID,
+        message: { protocolMessage: { type: 0, key: { remoteJid: group.id, fromMe: false, id: kept.id, participant: `${ME}@s.whatsapp.net` } } },
+      }),
+    )
+    assert.ok(await getMessage({ remoteJid: group.id, fromMe: true, id: kept.id, participant: BOB_JID }), "a member's revoke leaves it")
+    await s.transport.send('dev', group.id, { kind: 'delete', target: { chat: group.id, id: kept.id, fromMe: true } })
+    // The admin's client names the author (the device's account) by phone in one case, by LID in the other.
+    for (const author of [`${ME}@s.whatsapp.net`, ME_LID]) {
+      const sent = await s.transport.send('dev', group.id, { kind: 'text', text: 'apagada pelo admin' })
+      assert.ok(await getMessage({ remoteJid: group.id, fromMe: true, id: sent.id, participant: admin }), 'found before the revoke')
+      const revoke = waMessage({
+        chat: group.id,
+        participant: admin,
+        message: { protocolMessage: { type: 0, key: { remoteJid: group.id, fromMe: false, id: sent.id, participant: author } } },
+      })
+      await s.fake.deliver('dev', revoke)
+      assert.ok(
+        s.messages('dev').some(m => m.content.kind === 'delete' && m.content.target === sent.id),
+        'the Deletada is reported',
+      )
+      assert.is(
+        await getMessage({ remoteJid: group.id, fromMe: true, id: sent.id, participant: admin }),
+        undefined,
+        `a retry would send the deleted text again (author ${author})`,
+      )
+      await transportRejection(s.transport.send('dev', group.id, { kind: 'reaction', target: { chat: group.id, id: sent.id }, emoji: '👍' }), 'not-found')
+      await transportRejection(s.transport.send('dev', group.id, { kind: 'delete', target: { chat: group.id, id: sent.id, fromMe: true } }), 'not-found')
+    }
     await s.transport.stop()
   },
 )
