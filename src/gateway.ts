@@ -18,7 +18,7 @@ import { accountAdminOf, type AccountAdmin } from './account-admin.ts'
 export interface Gateway {
   /** The gateway's @koa/router, to mount under a prefix with another router. */
   router: Router
-  /** Koa middleware serving the gateway's routes (and JSON 405/501 for wrong methods on them, src/http/wrong-method.ts). */
+  /** Koa middleware serving the gateway's routes (and JSON 405/501 for wrong methods on them, src/http/wrong-method.ts); a host Router's `use('/prefix', gateway.routes())` mounts them under its prefix, as it does `router.routes()`. */
   routes(): Middleware
   /** Typed events for observability: `message`, `device-status`, `delivery`, `delivery-failed`, `send`, `lease`, `forward`, `request` (src/events.ts). */
   events: GatewayEvents
@@ -104,7 +104,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     routes() {
       const routes = router.routes() as unknown as Middleware
       const methods = router.allowedMethods() as unknown as Middleware
-      return (ctx, next) => routes(ctx, () => methods(ctx, next))
+      // `router` marks it as a router's routes(): a host Router's use(prefix, ...) then mounts the gateway's routes under its prefix (a plain middleware would see the whole path and match none).
+      return Object.assign((ctx: Context, next: () => Promise<unknown>) => routes(ctx, () => methods(ctx, next)), { router })
     },
     events,
     webhooks: outbox,

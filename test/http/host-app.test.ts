@@ -1,0 +1,62 @@
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import Koa from 'koa'
+import Router from '@koa/router'
+import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.ts'
+import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
+import { listen, post, request } from '../helpers/http.ts'
+
+/**
+ * The gateway embedded in a host's own Koa app, as hosts mount it: each case a real Koa app on a
+ * local port, the gateway under a prefix beside the host's own routes and middleware.
+ */
+const test = suite<{ stops: (() => Promise<unknown>)[] }>('a host app embedding the gateway')
+test.before.each(ctx => {
+  ctx.stops = []
+})
+test.after.each(async ctx => {
+  for (const stop of ctx.stops.reverse()) await stop()
+})
+
+let emails = 0
+const registration = () => ({ auth: 'registrar', nome: 'Host', email: `host${++emails}@example.com`, senha: 'segredo1', telefone: '5511912345678', plano: '1' })
+
+/** A gateway on a fresh simulated network, closed after the case. */
+async function gatewayFor(ctx: { stops: (() => Promise<unknown>)[] }, options: GatewayOptions = {}): Promise<Gateway> {
+  const gateway = await createGateway({ transport: memoryTransport({ network: new MemoryNetwork() }), ...options })
+  ctx.stops.push(() => gateway.close())
+  return gateway
+}
+
+/** The host app `build` makes, listening on a free port (stopped before its gateways close). */
+async function hostApp(ctx: { stops: (() => Promise<unknown>)[] }, build: (app: Koa) => void): Promise<string> {
+  const app = new Koa()
+  build(app)
+  const server = await listen(app)
+  ctx.stops.push(() => server.stop())
+  return server.url
+}
+
+test("router.use(prefix, gateway.routes()) serves the gateway under the prefix, as the router's own routes() does", async ctx => {
+  const gateway = await gatewayFor(ctx)
+  for (const mount of ['use', 'prefix'] as const) {
+    const url = await hostApp(ctx, app => {
+      const host = mount === 'use' ? new Router() : new Router({ prefix: '/zap' })
+      if (mount === 'use') host.use('/zap', gateway.routes())
+      else host.use(gateway.routes())
+      host.get('/mine', c => void (c.body = { mine: true }))
+      app.use(host.routes()).use(host.allowedMethods())
+    })
+    const registered = await post(`${url}/zap/api/auth`, registration())
+    assert.is(registered.status, 200, `${mount}: ${registered.text}`)
+    const device = await post(`${url}/zap/api/v2/qrcode`, { authkey: registered.body.data.authkey, setAppkey: 'loja' })
+    assert.match(device.body.link, new RegExp(`^${url}/zap/qr/`), 'the share link carries the prefix')
+    assert.is((await request(device.body.link)).status, 200)
+    assert.equal((await request(`${url}/zap/openapi.json`)).body.servers, [{ url: `${url}/zap` }])
+    assert.is((await request(`${url}/zap/api/auth`)).status, 405, "a wrong method: the host router's allowedMethods()")
+    assert.equal((await request(`${url}${mount === 'use' ? '' : '/zap'}/mine`)).body, { mine: true }, "the host's own route")
+    assert.is((await request(`${url}/api/auth`, { method: 'POST' })).status, 404, 'nothing outside the prefix')
+  }
+})
+
+test.run()
