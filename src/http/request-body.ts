@@ -113,6 +113,8 @@ export function bodyReader(limitBytes: number, timeoutMs: number, readForwarded?
       }
     } else {
       // A host's parser read the body first (koa-bodyparser's form: its fields within qs's count too), and its files, where it put them.
+      // Its own limit may be past bodyLimit: the body is held to it here (a forward's by its reader, to the forwarded limit).
+      if (!requestState(ctx).forwardedFrom) hostBodyWithin(ctx, limitBytes)
       formFieldsWithin(ctx)
       const files = await hostUploads(ctx, limitBytes)
       if (files && isPlainObject(body)) {
@@ -149,6 +151,15 @@ function formFieldsWithin(ctx: Context): void {
   let parts = 1
   for (let at = raw.indexOf('&'); at !== -1 && parts <= FORM_FIELDS; at = raw.indexOf('&', at + 1)) parts++
   if (parts > FORM_FIELDS) throw new GatewayError('body-too-large')
+}
+
+/** A body a host's parser read is 413 past `limitBytes`, as the gateway's own reading: its declared size, or the text that parser kept (koa-bodyparser's `rawBody`: decoded, a chunked or compressed body's too). */
+function hostBodyWithin(ctx: Context, limitBytes: number): void {
+  const raw = (ctx.request as { rawBody?: unknown }).rawBody
+  const past =
+    Number(ctx.req.headers['content-length'] ?? 0) > limitBytes ||
+    (typeof raw === 'string' && raw.length > limitBytes / 3 && Buffer.byteLength(raw) > limitBytes)
+  if (past) throw new GatewayError('body-too-large')
 }
 
 /** Whether the whole declared body is already buffered in the request stream. */

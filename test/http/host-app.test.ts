@@ -2,6 +2,8 @@ import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import Koa from 'koa'
 import Router from '@koa/router'
+import bodyParser from 'koa-bodyparser'
+import { gzipSync } from 'node:zlib'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { listen, post, request } from '../helpers/http.ts'
@@ -57,6 +59,34 @@ test("router.use(prefix, gateway.routes()) serves the gateway under the prefix, 
     assert.equal((await request(`${url}${mount === 'use' ? '' : '/zap'}/mine`)).body, { mine: true }, "the host's own route")
     assert.is((await request(`${url}/api/auth`, { method: 'POST' })).status, 404, 'nothing outside the prefix')
   }
+})
+
+test("a host parser that read the body first: the gateway's bodyLimit still holds (413), declared, chunked or compressed", async ctx => {
+  const network = new MemoryNetwork()
+  const gateway = await gatewayFor(ctx, { transport: memoryTransport({ network }), bodyLimit: '64kb' })
+  const url = await hostApp(ctx, app => {
+    app.use(bodyParser({ jsonLimit: '20mb', formLimit: '20mb' }))
+    const host = new Router()
+    host.use('/zap', gateway.router.routes(), gateway.router.allowedMethods())
+    app.use(host.routes())
+  })
+  const authkey = (await post(`${url}/zap/api/auth`, registration())).body.data.authkey
+  const device = await post(`${url}/zap/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
+  await network.scan({ deviceId: device.body.id }, '5511912340000')
+  await network.settled()
+  const send = { appkey: 'loja', authkey, to: '5511988880002', file: Buffer.alloc(96 * 1024, 7).toString('base64'), message: 'dados.bin' }
+  const tooLarge = { status: 413, message: 'Corpo da requisição grande demais.' }
+  assert.equal((await post(`${url}/zap/api/create-message`, send)).body, tooLarge, 'JSON')
+  assert.equal((await post(`${url}/zap/api/create-message`, send, 'form')).body, tooLarge, 'a form')
+  const json = JSON.stringify(send)
+  const chunked = new ReadableStream({ start: c => (c.enqueue(new TextEncoder().encode(json)), c.close()) })
+  const init = { method: 'POST', headers: { 'content-type': 'application/json' }, duplex: 'half' } as RequestInit
+  assert.equal((await request(`${url}/zap/api/create-message`, { ...init, body: chunked })).body, tooLarge, 'chunked')
+  const gzip = { ...init, headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' }, body: gzipSync(json) }
+  assert.equal((await request(`${url}/zap/api/create-message`, gzip)).body, tooLarge, 'gzip: counted decoded')
+  const small = await post(`${url}/zap/api/create-message`, { ...send, file: Buffer.alloc(16 * 1024, 7).toString('base64') })
+  assert.equal([small.status, small.body.message], [200, 'Arquivo enviado.'])
+  assert.is(network.inbox('5511988880002').length, 1, 'only the one within the limit was sent')
 })
 
 test.run()
