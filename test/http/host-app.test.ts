@@ -7,6 +7,9 @@ import { gzipSync } from 'node:zlib'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { listen, post, request } from '../helpers/http.ts'
+import { waitFor } from '../helpers/gateway.ts'
+import { memoryStorage } from '../helpers/memory-storage.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 /**
  * The gateway embedded in a host's own Koa app, as hosts mount it: each case a real Koa app on a
@@ -87,6 +90,41 @@ test("a host parser that read the body first: the gateway's bodyLimit still hold
   const small = await post(`${url}/zap/api/create-message`, { ...send, file: Buffer.alloc(16 * 1024, 7).toString('base64') })
   assert.equal([small.status, small.body.message], [200, 'Arquivo enviado.'])
   assert.is(network.inbox('5511988880002').length, 1, 'only the one within the limit was sent')
+})
+
+test('cluster mode under a prefix behind a host parser: links and holder hints carry the prefix; a forwarded upload needs the parser to take the forwarded size', async ctx => {
+  /** Two instances on one store, each in a host app (error handler, koa-bodyparser with `limit`, the gateway under /zap); an upload sent through the one that does not hold the device. */
+  const uploadThroughOther = async (limit: string) => {
+    const [network, store] = [new MemoryNetwork(), memoryStorage()]
+    const members: { url: string; holds(id: string): boolean }[] = []
+    for (const storage of [store, store.connectAgain()]) {
+      let routes: Koa.Middleware = (_c, next) => next()
+      const url = await hostApp(ctx, app => {
+        app.use(async (c, next) => next().catch((err: { status?: number }) => ((c.status = err.status ?? 500), (c.body = { host: true }))))
+        app.use(bodyParser({ jsonLimit: limit, formLimit: limit }))
+        app.use((c, next) => routes(c, next))
+      })
+      const cluster = { secret: 'a cluster secret of enough length', advertiseUrl: `${url}/zap` }
+      const gateway = await gatewayFor(ctx, { storage, transport: memoryTransport({ network }), bodyLimit: '256kb', cluster })
+      routes = new Router().use('/zap', gateway.routes()).routes() as unknown as Koa.Middleware
+      const leases = (internalsOf(gateway) as { leases: { holds(id: string): boolean } }).leases
+      members.push({ url, holds: id => leases.holds(id) })
+    }
+    const authkey = (await post(`${members[0]!.url}/zap/api/auth`, registration())).body.data.authkey
+    const added = await post(`${members[0]!.url}/zap/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
+    assert.match(added.body.link, new RegExp(`^${members[0]!.url}/zap/qr/`))
+    await network.scan({ deviceId: added.body.id }, '5511944443333')
+    const status = () => post(`${members[1]!.url}/zap/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })
+    await waitFor(async () => (await status()).body?.dispositivo?.conectado === true)
+    const [holder, other] = members[0]!.holds(added.body.id) ? members : [members[1]!, members[0]!]
+    assert.is((await status()).headers.get('x-zapgate-holder'), `${holder!.url}/zap`, 'the holder hint carries the prefix')
+    const file = new File([Buffer.alloc(200 * 1024, 7)], 'dados.bin')
+    return post(`${other!.url}/zap/api/create-message`, { appkey: 'loja', authkey, to: '5511988880002', message: 'dados.bin', file }, 'multipart')
+  }
+  // The upload (200 KiB, within bodyLimit) travels to the holder as base64 JSON: past a parser limit of bodyLimit, the host's own 413.
+  assert.equal(await uploadThroughOther('256kb').then(a => [a.status, a.body]), [413, { host: true }])
+  // docs/scaling.md: a host parser in front of a cluster member takes twice bodyLimit plus 64 KiB.
+  assert.equal(await uploadThroughOther(`${2 * 256 + 64}kb`).then(a => [a.status, a.body.message]), [200, 'Arquivo enviado.'])
 })
 
 test.run()
