@@ -4,6 +4,7 @@ import Koa from 'koa'
 import Router from '@koa/router'
 import bodyParser from 'koa-bodyparser'
 import { gzipSync } from 'node:zlib'
+import compose from 'koa-compose'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { listen, post, request } from '../helpers/http.ts'
@@ -125,6 +126,111 @@ test('cluster mode under a prefix behind a host parser: links and holder hints c
   assert.equal(await uploadThroughOther('256kb').then(a => [a.status, a.body]), [413, { host: true }])
   // docs/scaling.md: a host parser in front of a cluster member takes twice bodyLimit plus 64 KiB.
   assert.equal(await uploadThroughOther(`${2 * 256 + 64}kb`).then(a => [a.status, a.body.message]), [200, 'Arquivo enviado.'])
+})
+
+/** koa-mount's way: under `prefix` the path is taken off ctx.path (ctx.originalUrl keeps it), and put back for what runs after. */
+function mounted(prefix: string, middleware: Koa.Middleware): Koa.Middleware {
+  return async (ctx, next) => {
+    const path = ctx.path
+    if (path !== prefix && !path.startsWith(`${prefix}/`)) return next()
+    ctx.path = path.slice(prefix.length) || '/'
+    await middleware(ctx, async () => {
+      ctx.path = path
+      await next()
+      ctx.path = path.slice(prefix.length) || '/'
+    })
+    ctx.path = path
+  }
+}
+
+test("koa-mount style (the prefix taken off ctx.path): links, the OpenAPI server and the docs page carry it; wrong methods are the gateway's", async ctx => {
+  const gateway = await gatewayFor(ctx)
+  const url = await hostApp(ctx, app => app.use(mounted('/zap', gateway.routes())).use(c => void (c.path === '/elsewhere' && (c.body = { host: c.path }))))
+  const authkey = (await post(`${url}/zap/api/auth`, registration())).body.data.authkey
+  const device = await post(`${url}/zap/api/v2/qrcode?x=1`, { authkey, setAppkey: 'loja' })
+  assert.match(device.body.link, new RegExp(`^${url}/zap/qr/`))
+  assert.is((await request(`${device.body.link}/state`)).body.conectado, false)
+  assert.equal((await request(`${url}/zap/openapi.json`)).body.servers, [{ url: `${url}/zap` }])
+  assert.match((await request(`${url}/zap/docs`)).text, /"\/zap\/openapi\.json"/)
+  assert.equal((await request(`${url}/zap/api/auth`)).body, { status: 405, message: 'Método não permitido.' })
+  assert.equal((await request(`${url}/elsewhere`)).body, { host: '/elsewhere' }, "the host's own")
+})
+
+test("the host's error handler, after-next rewriter, compression and CORS around the gateway: its answers unchanged", async ctx => {
+  const gateway = await gatewayFor(ctx)
+  const seen: unknown[] = []
+  const url = await hostApp(ctx, app => {
+    app.use(async (c, next) => next().catch(err => (seen.push(err), (c.status = 500), (c.body = { host: 'error' }))))
+    app.use(async (c, next) => (await next(), c.status === 404 && c.body == null && (c.body = { host: 'not found' })))
+    app.use(async (c, next) => {
+      c.set('Access-Control-Allow-Origin', '*')
+      if (c.method === 'OPTIONS') return void (c.status = 204)
+      await next()
+      // A compressor: the JSON answer gzipped when the client takes it.
+      if (c.acceptsEncodings('gzip') === 'gzip' && c.body && typeof c.body === 'object' && !Buffer.isBuffer(c.body)) {
+        const type = c.type
+        c.body = gzipSync(JSON.stringify(c.body))
+        c.type = type
+        c.set('Content-Encoding', 'gzip')
+      }
+    })
+    app.use(compose([new Router().use('/zap', gateway.routes()).routes() as unknown as Koa.Middleware]))
+  })
+  const registered = await post(`${url}/zap/api/auth`, registration())
+  assert.equal(
+    [registered.status, registered.body.message, registered.headers.get('access-control-allow-origin')],
+    [200, 'Usuário registrado com sucesso.', '*'],
+  )
+  const refused = await post(`${url}/zap/api/v2/qrcode`, { authkey: 'wrong', setAppkey: 'loja' })
+  assert.equal([refused.status, refused.headers.get('content-encoding')], [401, 'gzip'])
+  assert.equal(refused.body, { status: 401, message: 'Authkey inválida ou não encontrada.' })
+  assert.equal((await request(`${url}/zap/qr/nope/state`)).body, { status: 404, message: 'Link inválido, expirado ou excluído.' })
+  assert.equal((await request(`${url}/zap/api/auth`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' })).body, {
+    status: 400,
+    message: 'JSON inválido.',
+  })
+  assert.is((await request(`${url}/zap/api/auth`, { method: 'OPTIONS' })).status, 204, "the host's preflight")
+  assert.equal((await request(`${url}/nowhere`)).body, { host: 'not found' })
+  assert.equal(seen, [], "no gateway error reached the host's handler")
+})
+
+test('X-Forwarded-Proto and -Host make the links only when the host trusts its proxy (app.proxy)', async ctx => {
+  const gateway = await gatewayFor(ctx)
+  for (const proxy of [false, true]) {
+    const url = await hostApp(ctx, app => ((app.proxy = proxy), app.use(new Router().use('/zap', gateway.routes()).routes())))
+    const headers = { 'content-type': 'application/json', 'x-forwarded-proto': 'https', 'x-forwarded-host': 'gw.example.com' }
+    const authkey = (await post(`${url}/zap/api/auth`, registration())).body.data.authkey
+    const device = await request(`${url}/zap/api/v2/qrcode`, { method: 'POST', headers, body: JSON.stringify({ authkey, setAppkey: `loja-${proxy}` }) })
+    const base = proxy ? 'https://gw.example.com/zap' : `${url}/zap`
+    assert.ok(device.body.link.startsWith(`${base}/qr/`), `${proxy}: ${device.body.link}`)
+    assert.equal((await request(`${url}/zap/openapi.json`, { headers })).body.servers, [{ url: base }])
+  }
+})
+
+test('two gateways under two prefixes: their stores, events and metrics apart; one closed answers 503, the other and the host serve on', async ctx => {
+  const [a, b] = [await gatewayFor(ctx, { metrics: true }), await gatewayFor(ctx, { metrics: true })]
+  const routes = { a: [] as string[], b: [] as string[] }
+  a.events.on('request', e => routes.a.push(e.route))
+  b.events.on('request', e => routes.b.push(e.route))
+  const url = await hostApp(ctx, app => {
+    const host = new Router().use('/a', a.routes()).use('/b', b.routes())
+    host.get('/mine', c => void (c.body = { mine: true }))
+    app.use(host.routes())
+  })
+  const same = registration()
+  const [inA, inB] = [await post(`${url}/a/api/auth`, same), await post(`${url}/b/api/auth`, same)]
+  assert.equal([inA.status, inB.status], [200, 200], 'one email in each store')
+  assert.is((await post(`${url}/b/api/v2/qrcode`, { authkey: inA.body.data.authkey, setAppkey: 'loja' })).status, 401, "A's key means nothing to B")
+  assert.equal(routes, { a: ['/a/api/auth'], b: ['/b/api/auth', '/b/api/v2/qrcode'] })
+  const count = async (prefix: string) => (await request(`${url}${prefix}/metrics`)).text.match(/^zapgate_http_requests_total\{.*$/gm)
+  assert.equal(await count('/a'), ['zapgate_http_requests_total{route="/a/api/auth",operation="registerUser",status="200"} 1'])
+  await a.close()
+  for (const path of ['/a/api/auth', '/a/health', '/a/qr/x']) {
+    const closed = path.includes('/api/') ? await post(`${url}${path}`, registration()) : await request(`${url}${path}`)
+    assert.equal([closed.status, closed.body.status, closed.headers.get('retry-after')], [503, 503, '5'], path)
+  }
+  assert.is((await post(`${url}/b/api/auth`, registration())).status, 200)
+  assert.equal((await request(`${url}/mine`)).body, { mine: true })
 })
 
 test.run()
