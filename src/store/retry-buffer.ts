@@ -27,6 +27,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
   let [delayMs, memoryBytes] = [RETRY_FIRST_MS, 0] // memoryBytes: JSON bytes kept since the buffer was last empty (inline media make items large)
   let flushing: Promise<void> | undefined
   let closed = false
+  let answeredSince = false // the store answered while an offer was under way
   const size = () => memory.length + (spill?.size ?? 0)
   const schedule = (ms: number): void => {
     if (timer || closed) return
@@ -58,8 +59,15 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     clearTimeout(timer)
     timer = undefined
   }
-  // One offer at a time; it ends in a later tick (one with nothing to offer too), after `flushing` was set.
-  const flush = (): Promise<void> => (flushing ??= offer().finally(() => (flushing = undefined)))
+  // One offer at a time; it ends in a later tick (one with nothing to offer too), after `flushing` was set. The store answered
+  // meanwhile (`answeredSince`): an offer it refused may have had its refusal before, so what is left is offered once more at once.
+  const offerWhileAnswered = async (): Promise<void> => {
+    do {
+      answeredSince = false
+      await offer()
+    } while (answeredSince && size() > 0 && !closed)
+  }
+  const flush = (): Promise<void> => (flushing ??= offerWhileAnswered().finally(() => (flushing = undefined)))
   // At close: offer what waits once more, then what is left into the spill file.
   const putAway = async (): Promise<void> => {
     await flush()
@@ -90,9 +98,12 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     get size(): number {
       return size()
     },
-    /** The offer under way, or with `now` (the store answers again) a new one at once: true once it left nothing waiting; false at once without one. */
+    /** The offer under way, or with `now` (the store answers again) a new one at once (after the one under way, when that one leaves items waiting): true once it left nothing waiting; false at once without one. */
     async offered(now = false): Promise<boolean> {
-      if (now && !closed) void flush()
+      if (now && !closed) {
+        if (flushing) answeredSince = true
+        void flush()
+      }
       return flushing !== undefined && (await flushing, size() === 0)
     },
     /** Keep an item the store refused (or one that must wait behind those), to be offered again. */

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { silentLogger } from '../../src/logger.ts'
-import { createRetryBuffer } from '../../src/store/retry-buffer.ts'
+import { createRetryBuffer, type RetryBuffer } from '../../src/store/retry-buffer.ts'
 import { withFakeClock, type FakeClock } from '../helpers/fake-clock.ts'
 
 /**
@@ -30,6 +30,28 @@ test('the store came back and an offer of its own emptied the buffer (storeAnswe
     assert.equal(store.taken, [1])
     await theNextOutageFromOneSecond(clock, { store, attempts, buffer })
   }))
+
+test('the store answers another call while an offer is under way, and that offer is then refused: what waits is offered again at once, not at the next retry (30 s at most)', async () => {
+  const taken: number[] = []
+  let offers = 0
+  const buffer: RetryBuffer<number> = createRetryBuffer<number>({
+    what: 'numbers',
+    logger: silentLogger,
+    async process(item) {
+      if (++offers > 1) return void taken.push(item)
+      await new Promise(resolve => setImmediate(resolve))
+      // Another store call is answered now (the guarded storage's onAnswer: wiring.ts storeAnswers), while this one's refusal, sent before the store came back, is on its way.
+      void buffer.offered(true)
+      throw new Error('store down')
+    },
+  })
+  buffer.keep(1)
+  await buffer.offered(true)
+  await buffer.offered() // the offer under way, if any
+  assert.equal(taken, [1], 'offered again once the refused offer ended')
+  assert.is(buffer.size, 0)
+  await buffer.close()
+})
 
 /** A buffer whose store refused item 1 at 1, 3 and 7 s after it was kept (backed off 1, 2, 4 s: the next wait 8 s); the store still down. */
 async function backedOff(clock: FakeClock) {
