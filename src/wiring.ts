@@ -123,14 +123,22 @@ export async function wireGateway(resolved: ResolvedOptions) {
     spill: new SpillFile(resolved.spillDir, `incoming-${storeId}`),
   })
 
+  // Events the transport handed over whose record (or keeping) is under way: the stop waits for them before it puts the kept ones away.
+  let recording = 0
+  let allRecorded: (() => void) | undefined
   async function onTransportEvent(event: TransportEvent): Promise<void> {
-    // Behind those already waiting (events keep their order): kept at once while the store is down, but while they are
-    // offered to it (it answers again) this one waits, and is recorded before the transport is told it was.
-    if (incoming.size > 0 && !(await incoming.offered())) return incoming.keep(event)
+    recording++
     try {
-      await recordEvent(event)
-    } catch (err) {
-      incoming.keep(event, err)
+      // Behind those already waiting (events keep their order): kept at once while the store is down, but while they are
+      // offered to it (it answers again) this one waits, and is recorded before the transport is told it was.
+      if (incoming.size > 0 && !(await incoming.offered())) return incoming.keep(event)
+      try {
+        await recordEvent(event)
+      } catch (err) {
+        incoming.keep(event, err)
+      }
+    } finally {
+      if (--recording === 0) allRecorded?.()
     }
   }
 
@@ -225,7 +233,8 @@ export async function wireGateway(resolved: ResolvedOptions) {
       await step('handing back the leases', () => leases.releaseAll())
       await step('telling the others', () => instances.leaving()) // they take the devices within a heartbeat, while this one flushes its outbox
       await step('the transport', () => transport.stop())
-      await step('the incoming events', () => incoming.close())
+      // Those under way first (a store call that fails now keeps its event): kept after the buffer closed, it was lost.
+      await step('the incoming events', async () => (recording > 0 && (await new Promise<void>(resolve => (allRecorded = resolve))), incoming.close()))
       await step('the webhook outbox', () => outbox.close())
       await step('the instance record', () => instances.stop())
       epoch.stop()

@@ -26,7 +26,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
   let timer: NodeJS.Timeout | undefined
   let [delayMs, memoryBytes] = [RETRY_FIRST_MS, 0] // memoryBytes: JSON bytes kept since the buffer was last empty (inline media make items large)
   let flushing: Promise<void> | undefined
-  let closed = false
+  let [closed, putAwayDone] = [false, false] // putAwayDone: close() ended, its spill file let go: nothing kept now is written anywhere
   let answeredSince = false // the store answered while an offer was under way
   const size = () => memory.length + (spill?.size ?? 0)
   const schedule = (ms: number): void => {
@@ -108,6 +108,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
     },
     /** Keep an item the store refused (or one that must wait behind those), to be offered again. */
     keep(item: T, err?: unknown): void {
+      if (putAwayDone) return void logger.error({ err }, `${what} lost: kept after the stop put the others away`)
       if (size() === 0) logger.warn({ err }, `the store did not take ${what}; keeping them until it does`)
       memoryBytes = (size() === 0 ? 0 : memoryBytes) + Buffer.byteLength(JSON.stringify(item) ?? '')
       if (memory.length < memoryLimit && memoryBytes <= MEMORY_MAX_BYTES && (spill?.size ?? 0) === 0) memory.push(item)
@@ -123,6 +124,7 @@ export function createRetryBuffer<T>(options: RetryBufferOptions<T>) {
       try {
         await putAway()
       } finally {
+        putAwayDone = true
         spill?.release()
       }
     },
