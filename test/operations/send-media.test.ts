@@ -72,6 +72,16 @@ test('send media keeps only the last path segment of a file name, without C0 or 
   assert.equal(last(g).fileName, 'relatorio.pdf')
 })
 
+test('send media keeps a long file name whole up to 200 characters counted as code points, and cuts a longer one between characters, never inside an emoji', async ({
+  g,
+}) => {
+  const name = 'a'.repeat(199) + '📄' // 200 code points: the longest name `message` takes
+  assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), message: name }))
+  assert.equal(last(g).fileName, `${name}.pdf`)
+  assertOk(await g.send({ to: FRIEND, file: new File([PDF], `${'b'.repeat(199)}📄📄.pdf`, { type: 'application/pdf' }) }, 'multipart'))
+  assert.equal(last(g).fileName, `${'b'.repeat(199)}📄.pdf`)
+})
+
 test('send media with format forces the kind: mp3 audio, ogg voice note, mp4 video, png image, pdf and others document', async ({ g }) => {
   const cases: [string, Record<string, unknown>][] = [
     ['mp3', { type: 'audio', mimetype: 'audio/mpeg' }],

@@ -142,13 +142,16 @@ async function ownAudioType(data: Buffer, shape: MediaShape): Promise<MediaShape
   return sniffed?.mime.startsWith('audio/') && sniffed.mime !== shape.mimetype ? { ...shape, mimetype: sniffed.mime } : shape
 }
 
-/** A safe display name: the last path segment, no control characters (C0, DEL, C1), at most 200 characters. */
+/** A safe display name: the last path segment, no control characters (C0, DEL, C1), at most 200 characters (code points, as `message` counts them: never half an emoji). */
 export function cleanName(name: string | undefined): string | undefined {
   if (!name) return undefined
-  const base = basename(name.replace(/\\/g, '/'))
-    .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
-    .trim()
+  const base = Array.from(
+    basename(name.replace(/\\/g, '/'))
+      .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+      .trim(),
+  )
     .slice(0, 200)
+    .join('')
   return base && base !== '.' && base !== '..' ? base : undefined
 }
 
