@@ -67,6 +67,29 @@ test('send media sends bytes no sniffer knows as a document, whatever image or a
   assert.deepEqual(without(last(g)), { type: 'document', fileName: 'arquivo.ogg', mimetype: 'audio/ogg', bytes: text.length })
 })
 
+test("send media names a document of a type only the sniffer knows (RAR, AVI, FLAC) with the sniffer's extension, and keeps a name already ending in its type's extension", async ({
+  g,
+}) => {
+  const rar = Buffer.concat([Buffer.from('Rar!\x1a\x07\x01\x00', 'latin1'), Buffer.alloc(40, 1)])
+  const avi = Buffer.concat([Buffer.from('RIFF\x24\x00\x00\x00AVI LIST', 'latin1'), Buffer.alloc(40, 0)])
+  const flac = Buffer.concat([Buffer.from('fLaC\x00\x00\x00\x22', 'latin1'), Buffer.alloc(40, 0)])
+  const cases: [Buffer, string | undefined, string, string][] = [
+    [rar, undefined, 'arquivo.rar', 'application/x-rar-compressed'],
+    [rar, 'backup', 'backup.rar', 'application/x-rar-compressed'],
+    [rar, 'backup.rar', 'backup.rar', 'application/x-rar-compressed'],
+    [rar, 'backup.RAR', 'backup.RAR', 'application/x-rar-compressed'],
+    [avi, 'aula', 'aula.avi', 'video/vnd.avi'],
+    [flac, undefined, 'arquivo.flac', 'audio/x-flac'],
+  ]
+  for (const [bytes, message, fileName, mimetype] of cases) {
+    assertOk(await g.send({ to: FRIEND, file: bytes.toString('base64'), ...(message ? { message } : {}) }))
+    assert.deepEqual(without(last(g)), { type: 'document', fileName, mimetype, bytes: bytes.length }, message)
+  }
+  // A format TYPES does not know: a name already ending in its extension keeps it (it was 'dados.xyz.xyz').
+  assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), format: 'xyz', message: 'dados.xyz' }))
+  assert.equal(last(g).fileName, 'dados.xyz')
+})
+
 test('send media keeps only the last path segment of a file name, without C0 or C1 control characters', async ({ g }) => {
   assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), message: '..\\..\\etc/re\u0007la\u0085to\u009brio\n.pdf' }))
   assert.equal(last(g).fileName, 'relatorio.pdf')

@@ -100,7 +100,10 @@ export class MediaLoader {
     // A container the sniffer names generically (OLE's: .doc, .xls, .ppt; a zip): the document type declared or named says what it is.
     const specific =
       sniffed && CONTAINERS.has(sniffed.mime) ? [usable, mimeOfFileName(name)].find(mime => mime && shapeOfMime(mime).kind === 'document') : undefined
-    const shape = shapeOfMime(specific ?? sniffed?.mime ?? usable ?? mimeOfFileName(name) ?? 'application/octet-stream')
+    const mime = specific ?? sniffed?.mime ?? usable ?? mimeOfFileName(name) ?? 'application/octet-stream'
+    const known = shapeOfMime(mime)
+    // A type the sniffer knows and TYPES does not (RAR, AVI, FLAC): the extension the sniffer gives it.
+    const shape = !known.extension && sniffed && mime === sniffed.mime ? { ...known, extension: sniffed.ext } : known
     // Bytes no sniffer knows are not the image, video or audio a type or name claims (every inline type has a signature): a document, which the phone only saves.
     return sniffed || shape.kind === 'document'
       ? shape
@@ -159,7 +162,10 @@ export function cleanName(name: string | undefined): string | undefined {
 function nameWithExtension(name: string | undefined, shape: MediaShape): string | undefined {
   const ext = shape.extension
   if (!name) return shape.kind === 'document' ? `arquivo${ext ? `.${ext}` : ''}` : undefined
-  const fits = shape.kind === 'document' ? mimeOfFileName(name) === shape.mimetype.split(';')[0] : /\.[a-z0-9]{1,10}$/i.test(name)
+  const fits =
+    shape.kind === 'document'
+      ? mimeOfFileName(name) === shape.mimetype.split(';')[0] || name.toLowerCase().endsWith(`.${ext}`)
+      : /\.[a-z0-9]{1,10}$/i.test(name)
   return ext && !fits ? `${name}.${ext}` : name
 }
 
