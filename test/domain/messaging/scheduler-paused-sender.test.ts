@@ -1,6 +1,4 @@
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { storageFromUrl } from '../../../adapters/storage-keyv/index.ts'
@@ -16,6 +14,7 @@ import { waitFor } from '../../helpers/gateway.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
+import { startLineProcess } from '../../helpers/line-process.ts'
 
 /**
  * Each schedule is sent once (docs/scaling.md, "Guaranteed"), also when the process that claimed it
@@ -106,28 +105,5 @@ test.run()
 type Sender = ReturnType<typeof startSender>
 
 function startSender(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/schedule-sender.ts'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', chunk => (stderr += chunk))
-  const lines: string[] = []
-  const waiters: (() => void)[] = []
-  createInterface({ input: child.stdout! }).on('line', line => (lines.push(line), waiters.splice(0).forEach(wake => wake())))
-  const exited = new Promise<never>((_, reject) =>
-    child.on('exit', code => reject(new Error(`scheduler process exited (${code}): ${stderr.trim() || 'no output'}`))),
-  )
-  exited.catch(() => {})
-  /** The first line of its output (so far or to come) that `matches`. */
-  const line = async (matches: (line: string) => boolean, timeoutMs = 30_000): Promise<string> => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const found = lines.find(matches)
-      if (found !== undefined) return found
-      if (Date.now() > deadline) throw new Error(`no such line within ${timeoutMs} ms; output: ${lines.join(' | ')}; stderr: ${stderr.trim()}`)
-      await Promise.race([new Promise<void>(wake => (waiters.push(wake), setTimeout(wake, 500))), exited])
-    }
-  }
-  return { process: child, lines, line }
+  return startLineProcess('test/helpers/schedule-sender.ts', env, 'scheduler process')
 }

@@ -1,8 +1,6 @@
-import { spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { createInterface } from 'node:readline'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { storageFromUrl } from '../../../adapters/storage-keyv/index.ts'
@@ -18,6 +16,7 @@ import { device, devices, message, settings } from '../../helpers/outbox.ts'
 import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
+import { startLineProcess } from '../../helpers/line-process.ts'
 
 /**
  * A webhook event is POSTed by a process only while it holds the event (docs/scaling.md, "Where a
@@ -152,28 +151,5 @@ async function countingReceiver() {
 type Deliverer = ReturnType<typeof startDeliverer>
 
 function startDeliverer(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/webhook-deliverer.ts'], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', chunk => (stderr += chunk))
-  const lines: string[] = []
-  const waiters: (() => void)[] = []
-  createInterface({ input: child.stdout! }).on('line', line => (lines.push(line), waiters.splice(0).forEach(wake => wake())))
-  const exited = new Promise<never>((_, reject) =>
-    child.on('exit', code => reject(new Error(`webhook process exited (${code}): ${stderr.trim() || 'no output'}`))),
-  )
-  exited.catch(() => {})
-  /** The first line of its output (so far or to come) that `matches`. */
-  const line = async (matches: (line: string) => boolean, timeoutMs = 30_000): Promise<string> => {
-    const deadline = Date.now() + timeoutMs
-    for (;;) {
-      const found = lines.find(matches)
-      if (found !== undefined) return found
-      if (Date.now() > deadline) throw new Error(`no such line within ${timeoutMs} ms; output: ${lines.join(' | ')}; stderr: ${stderr.trim()}`)
-      await Promise.race([new Promise<void>(wake => (waiters.push(wake), setTimeout(wake, 500))), exited])
-    }
-  }
-  return { process: child, lines, line }
+  return startLineProcess('test/helpers/webhook-deliverer.ts', env, 'webhook process')
 }
