@@ -41,32 +41,49 @@ async function settles(promise: Promise<unknown>, ms = 10_000): Promise<boolean>
   return Promise.race([done, late]).finally(() => clearTimeout(timer))
 }
 
+/** Pass `req` on to the simulator at `simUrl` and its answer back, unless `answered` takes the answer (true). */
+function passOn(req: IncomingMessage, res: ServerResponse, simUrl: string, answered?: (answer: IncomingMessage) => boolean): void {
+  const upstream = httpRequest(new URL(req.url!, simUrl), { method: req.method, headers: req.headers }, answer => {
+    if (answered?.(answer)) return
+    res.writeHead(answer.statusCode!, answer.headers)
+    answer.pipe(res)
+  })
+  req.pipe(upstream)
+}
+
+/** A started transport on the simulator through `proxyUrl`, its device d1 linked to PHONE (the QR scanned on the simulator itself). */
+async function linkedThrough(proxyUrl: string, simUrl: string, storage = memoryStorage()) {
+  const transport = memoryTransport({ simUrl: proxyUrl })
+  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
+  const challenge = await transport.link('d1', {})
+  assert.ok(challenge.kind === 'qr')
+  assert.equal((await post(`${simUrl}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+  return transport
+}
+
+/** Stop the transport, the proxy and the simulator server. */
+async function closeAll(transport: { stop(): Promise<void> }, proxy: { server: Server }, sim: { close(): Promise<void> }): Promise<void> {
+  await transport.stop()
+  proxy.server.closeAllConnections()
+  await new Promise(resolve => proxy.server.close(resolve))
+  await sim.close()
+}
+
 test('a command whose answer is cut off is `unreachable` (HTTP 503 from the gateway), as a server that cannot be reached', async () => {
   const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
   // A proxy in front of the simulator: every call passes, except a device's sends, whose answer is cut off.
   const proxy = await serve((req, res) => {
     if (/\/_sim\/connections\/[^/]+\/send$/.test(req.url ?? '')) return dropMidAnswer(req, res, 200)
-    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
-      res.writeHead(answer.statusCode!, answer.headers)
-      answer.pipe(res)
-    })
-    req.pipe(upstream)
+    passOn(req, res, sim.url)
   })
-  const transport = memoryTransport({ simUrl: proxy.url })
-  await transport.start({ storage: memoryStorage(), logger: silentLogger, emit: async () => {} })
-  const challenge = await transport.link('d1', {})
-  assert.ok(challenge.kind === 'qr')
-  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+  const transport = await linkedThrough(proxy.url, sim.url)
   assert.equal((await transport.status('d1')).state, 'open')
 
   await assert.rejects(
     transport.send('d1', FRIEND, { kind: 'text', text: 'cut off' }),
     (err: unknown) => err instanceof TransportError && err.code === 'unreachable' && /cannot be reached/.test(err.message),
   )
-  await transport.stop()
-  proxy.server.closeAllConnections()
-  await new Promise(resolve => proxy.server.close(resolve))
-  await sim.close()
+  await closeAll(transport, proxy, sim)
 })
 
 test('a refusal of a stream cut off mid-answer fails link() as unreachable and leaves connect() retrying, instead of hanging', async () => {
@@ -98,18 +115,10 @@ test('a logout the simulator server did not hear of fails and leaves the device 
       failLogout = false
       return dropMidAnswer(req, res, 200)
     }
-    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
-      res.writeHead(answer.statusCode!, answer.headers)
-      answer.pipe(res)
-    })
-    req.pipe(upstream)
+    passOn(req, res, sim.url)
   })
   const storage = memoryStorage()
-  const transport = memoryTransport({ simUrl: proxy.url })
-  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
-  const challenge = await transport.link('d1', {})
-  assert.ok(challenge.kind === 'qr')
-  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+  const transport = await linkedThrough(proxy.url, sim.url, storage)
 
   await assert.rejects(transport.logout('d1'), (err: unknown) => err instanceof TransportError)
   assert.ok(await storage.get('session:d1'), 'the credentials stay')
@@ -123,10 +132,7 @@ test('a logout the simulator server did not hear of fails and leaves the device 
   assert.equal(await storage.get('session:d1'), undefined)
   assert.equal(sim.network.linkedPhone('d1'), undefined, 'a retry unlinks the device')
   assert.equal((await transport.status('d1')).state, 'closed')
-  await transport.stop()
-  proxy.server.closeAllConnections()
-  await new Promise(resolve => proxy.server.close(resolve))
-  await sim.close()
+  await closeAll(transport, proxy, sim)
 })
 
 test('a logout given up (its signal aborted) before the server answered rejects and keeps the device open, instead of waiting on', async () => {
@@ -136,18 +142,10 @@ test('a logout given up (its signal aborted) before the server answered rejects 
   // A proxy in front of the simulator that never answers (nor forwards) a logout: a server that hangs.
   const proxy = await serve((req, res) => {
     if (/\/_sim\/devices\/[^/]+\/logout$/.test(req.url ?? '')) return void (req.resume(), logoutArrived())
-    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
-      res.writeHead(answer.statusCode!, answer.headers)
-      answer.pipe(res)
-    })
-    req.pipe(upstream)
+    passOn(req, res, sim.url)
   })
   const storage = memoryStorage()
-  const transport = memoryTransport({ simUrl: proxy.url })
-  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
-  const challenge = await transport.link('d1', {})
-  assert.ok(challenge.kind === 'qr')
-  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+  const transport = await linkedThrough(proxy.url, sim.url, storage)
 
   const abort = new AbortController()
   const logout = transport.logout('d1', abort.signal)
@@ -161,10 +159,7 @@ test('a logout given up (its signal aborted) before the server answered rejects 
   assert.equal((await transport.status('d1')).state, 'open')
   await transport.send('d1', FRIEND, { kind: 'text', text: 'still linked' })
   await assert.rejects(transport.logout('d1', AbortSignal.abort()), (err: unknown) => err instanceof TransportError && err.code === 'timeout')
-  await transport.stop()
-  proxy.server.closeAllConnections()
-  await new Promise(resolve => proxy.server.close(resolve))
-  await sim.close()
+  await closeAll(transport, proxy, sim)
 })
 
 test('a logout the server heard of but whose answer was lost ends with the device unlinked and its status saying so, never open', async () => {
@@ -172,19 +167,10 @@ test('a logout the server heard of but whose answer was lost ends with the devic
   // A proxy in front of the simulator: a logout reaches it, but its answer is cut off on the way back.
   const proxy = await serve((req, res) => {
     const logout = /\/_sim\/devices\/[^/]+\/logout$/.test(req.url ?? '')
-    const upstream = httpRequest(new URL(req.url!, sim.url), { method: req.method, headers: req.headers }, answer => {
-      if (logout) return void (answer.resume(), answer.on('end', () => dropMidAnswer(req, res, 200)))
-      res.writeHead(answer.statusCode!, answer.headers)
-      answer.pipe(res)
-    })
-    req.pipe(upstream)
+    passOn(req, res, sim.url, answer => logout && (answer.resume(), answer.on('end', () => dropMidAnswer(req, res, 200)), true))
   })
   const storage = memoryStorage()
-  const transport = memoryTransport({ simUrl: proxy.url })
-  await transport.start({ storage, logger: silentLogger, emit: async () => {} })
-  const challenge = await transport.link('d1', {})
-  assert.ok(challenge.kind === 'qr')
-  assert.equal((await post(`${sim.url}/_sim/scan`, { qr: challenge.qr, phone: PHONE })).status, 200)
+  const transport = await linkedThrough(proxy.url, sim.url, storage)
 
   // Whether the logout answers done (it saw the server close its connection as unlinked first) or failed, the device ends unlinked.
   await transport.logout('d1').catch(() => undefined)
@@ -192,10 +178,7 @@ test('a logout the server heard of but whose answer was lost ends with the devic
   for (let tries = 0; (await transport.status('d1')).state === 'open' && tries < 200; tries++) await new Promise(resolve => setTimeout(resolve, 25))
   assert.ok(['closed', 'logged-out'].includes((await transport.status('d1')).state), 'no longer open')
   assert.equal(await storage.get('session:d1'), undefined, 'its credentials deleted')
-  await transport.stop()
-  proxy.server.closeAllConnections()
-  await new Promise(resolve => proxy.server.close(resolve))
-  await sim.close()
+  await closeAll(transport, proxy, sim)
 })
 
 test.run()
