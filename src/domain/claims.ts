@@ -34,6 +34,24 @@ export function claimedUntil(claim: Claim | undefined, liveness: Liveness, check
   return end > now ? end : undefined
 }
 
+/**
+ * `claimedUntil`, for a decision to take over the claim's work: a claim of another instance that the last registry read took for gone
+ * is void only once a read of that instance's record, now, still finds it gone (`Liveness.confirmGone`): the registry read may be a
+ * heartbeat old, and a process back from a pause registers again before anything it claims counts (its fence), so its claims made
+ * since hold. One store read, only when the claim's owner is judged gone.
+ */
+export async function claimedUntilConfirmed(claim: Claim | undefined, liveness: Liveness, check: ClaimCheck = {}): Promise<number | undefined> {
+  const until = claimedUntil(claim, liveness, check)
+  const owner = claim?.owner
+  if (until !== undefined || !owner || owner === liveness.id || liveness.isAlive(owner) || (await ownerGone(owner, liveness))) return until
+  return claimedUntil(claim, { id: liveness.id, isAlive: id => id === owner || liveness.isAlive(id), onDeparture: () => {} }, check)
+}
+
+/** Whether `owner` (named by a record this process would take over) is gone: by the last registry read, and by its record read now when that read took it for gone. */
+export async function ownerGone(owner: string | undefined, liveness: Liveness): Promise<boolean> {
+  return !liveness.isAlive(owner) && (owner === undefined || !liveness.confirmGone || (await liveness.confirmGone(owner)))
+}
+
 /** A new claim of `owner` for `ms` from `now`. */
 export function newClaim(owner: string, ms: number, now = Date.now()): Claim {
   return { owner, until: now + ms, ms, token: uniqueTag() } // random bytes per claim were 2% of a webhook's CPU

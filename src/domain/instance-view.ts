@@ -71,11 +71,11 @@ export class InstanceView {
     return record
   }
 
-  /** Read `instanceId`'s record now: gone when there is none, or its counter is the one watched unmoving for the time-to-live. */
+  /** Read `instanceId`'s record now: gone when there is none, its counter is the one watched unmoving for the time-to-live, or its process of this host is gone. */
   async confirmGone(instanceId: string): Promise<boolean> {
     if (instanceId === this.id) return false
     const record = await this.records.load(instanceId)
-    return !record || this.watch.stillSilent(instanceId, beatOf(record))
+    return !record || this.watch.stillSilent(instanceId, beatOf(record)) || goneFromThisHost(instanceId)
   }
 
   /** Call `listener` with the instances that stopped heartbeating (or left), whenever some did. */

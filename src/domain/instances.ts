@@ -30,6 +30,8 @@ export interface Liveness {
   readonly id: string
   isAlive(instanceId: string | undefined): boolean
   onDeparture(listener: (gone: string[]) => void): void
+  /** Read the instance's record now: true while it is still gone (absent, or silent); false once it registered again (back from a pause) or beats. Absent: `isAlive` is the truth. */
+  confirmGone?(instanceId: string): Promise<boolean>
 }
 
 /** The registry of live gateway processes (`instance:<id>`, heartbeats every `heartbeatMs`), fencing this one while its heartbeat is late (docs/scaling.md). */

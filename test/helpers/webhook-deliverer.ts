@@ -5,6 +5,8 @@
  * PER_DEVICE POSTs of a device at once, default 4; attempt time-out 30 s). With RECORD set (texts,
  * comma-separated) it records an incoming text event of d1 for each, in order, each once the sender was called for the one before. Prints `instance <id>`
  * once started, and `sender <text> <status or error>` as each call to the sender settles. Not a test by itself.
+ * Optional: HEARTBEAT_MS and TTL_MS (its registry timing), RECONCILE_MS (its outbox rescan period, default 60 s),
+ * RECORD_ON_REJOIN (a text recorded each time it registers again after a pause: `rejoined` printed first).
  */
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
@@ -20,7 +22,12 @@ import { device, message, settings } from './outbox.ts'
 
 const storage = requireAtomic(await storageFromUrl(process.env.STORE_URL!, { namespace: process.env.STORE_NAMESPACE }), 'webhook deliverer')
 const lock = new KeyedLock()
-const instances = new Instances(storage, lock, { heartbeatMs: 200, ttlMs: 1_500 }, silentLogger)
+const instances = new Instances(
+  storage,
+  lock,
+  { heartbeatMs: Number(process.env.HEARTBEAT_MS ?? 200), ttlMs: Number(process.env.TTL_MS ?? 1_500) },
+  silentLogger,
+)
 await instances.start(true)
 const http = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 30_000, concurrencyPerDevice: Number(process.env.PER_DEVICE ?? 4) })
 /** Texts the sender was called for, and who waits for each. */
@@ -42,10 +49,16 @@ const d1 = { ...device('d1'), webhookUrl: process.env.RECEIVER_URL! }
 const devices = { get: async (id: string) => (id === 'd1' ? d1 : undefined), peek: (id: string) => (id === 'd1' ? d1 : undefined) } as unknown as Devices
 const outbox = new WebhookOutbox({
   ...{ storage, lock, devices, sender, events: new GatewayEvents(), logger: silentLogger },
-  ...{ settings: settings({ timeoutMs: 30_000, concurrencyPerLane: 8, retryMs: [60_000] }), liveness: instances.view, fence: instances },
+  ...{
+    settings: settings({ timeoutMs: 30_000, concurrencyPerLane: 8, retryMs: [60_000], reconcileMs: Number(process.env.RECONCILE_MS ?? 60_000) }),
+    liveness: instances.view,
+    fence: instances,
+  },
 })
 await outbox.start()
 console.log(`instance ${instances.id}`)
+const onRejoin = process.env.RECORD_ON_REJOIN
+if (onRejoin) instances.events.on('rejoin', () => (console.log('rejoined'), void outbox.record(d1, message(onRejoin))))
 // Each recorded once the sender was called for the one before (so the second waits in its queue behind the first).
 for (const text of process.env.RECORD ? process.env.RECORD.split(',') : []) {
   const sent = new Promise<void>(resolve => called.set(text, resolve))

@@ -26,9 +26,12 @@ claims('no claim expiry is compared with a clock outside the one check: no `.unt
   assert.equal(where(/\.(lease|claim)!?\??\.until\b/), [])
 })
 
-claims('schedules, the outbox and device leases all judge their claims with claimedUntil', () => {
-  for (const file of ['src/domain/messaging/schedule-store.ts', 'src/domain/webhooks/outbox-store.ts', 'src/domain/cluster/device-leases.ts'])
-    assert.match(readFileSync(join(root, file), 'utf8'), /import \{[^}]*\bclaimedUntil\b[^}]*\} from '\.\.\/claims\.ts'/, file)
-})
+claims(
+  "schedules, the outbox and device leases all judge their claims with claimedUntil (or claimedUntilConfirmed, which reads a gone owner's record before relying on it)",
+  () => {
+    for (const file of ['src/domain/messaging/schedule-store.ts', 'src/domain/webhooks/outbox-store.ts', 'src/domain/cluster/device-leases.ts'])
+      assert.match(readFileSync(join(root, file), 'utf8'), /import \{[^}]*\bclaimedUntil(Confirmed)?\b[^}]*\} from '\.\.\/claims\.ts'/, file)
+  },
+)
 
 claims.run()

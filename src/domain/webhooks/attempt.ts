@@ -74,7 +74,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const waiting = (isPaused === true || (isPaused !== false && (await isPaused))) && (await store.get(key))
     if (waiting && now - waiting.createdAt < settings.maxAgeMs) return paused.hold(waiting, now, settings.maxAgeMs)
     // Read before the claim is written: a fence raised from then on (and lifted or not) may have let another process judge this one gone and take the event over.
-    const fences = deps.fence?.fenceCount
+    // Fenced already (back from a pause, its heartbeat not yet in the store): the claim may land before this instance is registered again, and be dropped as a gone one's; no POST then (NaN matches no count).
+    const fences = deps.fence && (deps.fence.fenceUp ? NaN : deps.fence.fenceCount)
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
     const record = await store.claim(key, deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (typeof record !== 'object') return record

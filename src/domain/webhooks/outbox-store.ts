@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import { claimedUntil, newClaim, type Claim } from '../claims.ts'
+import { claimedUntilConfirmed, newClaim, ownerGone, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
 import { defined, type WebhookEventName, type WebhookPayload } from './payload.ts'
 
@@ -55,13 +55,17 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
   return {
     /** Record a new event; false when it is already pending (the same message published twice, by any process). */
     add: (record: OutboxRecord): Promise<boolean> => records.create(outboxKey(record.deviceId, record.id), record),
-    /** Take over a record whose owner is gone (or that has none), dropping a void lease; the record when it is `me`'s now. */
+    /**
+     * Take over a record whose owner is gone (or that has none), dropping a void lease; the record when it is `me`'s now. Gone by the
+     * last registry read and by its instance record read after this record (as a device lease's takeover): the last read may be a
+     * heartbeat old, and a process back from a pause registers again before it claims anything (docs/scaling.md).
+     */
     async adopt(key: string, liveness: Liveness): Promise<OutboxRecord | undefined> {
       const me = liveness.id
-      const result = await records.update(key, current => {
-        if (!current || current.owner === me || liveness.isAlive(current.owner)) return undefined
+      const result = await records.update(key, async current => {
+        if (!current || current.owner === me || !(await ownerGone(current.owner, liveness))) return undefined
         const { lease, ...rest } = current
-        return { ...rest, owner: me, ...(claimedUntil(lease, liveness) !== undefined ? { lease } : {}) }
+        return { ...rest, owner: me, ...((await claimedUntilConfirmed(lease, liveness)) !== undefined ? { lease } : {}) }
       })
       return result?.owner === me ? result : undefined
     },
@@ -70,9 +74,10 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     /** Claim a record for one attempt, for `leaseMs`: the claimed record; when to look again while another instance's claim holds or it is not due (the record is the truth, the timetable a hint); undefined when it is gone. */
     async claim(key: string, liveness: Liveness, now: number, leaseMs: number): Promise<OutboxRecord | number | undefined> {
       let taken: OutboxRecord | number | undefined
-      await records.update(key, current => {
-        // `change` may run again on a newer record: decide from it alone.
-        const held = current && (claimedUntil(current.lease, liveness, { ownYields: true, now }) ?? (current.dueAt > now ? current.dueAt : undefined))
+      await records.update(key, async current => {
+        // `change` may run again on a newer record: decide from it alone (and from its lease holder's instance record, read after it).
+        const held =
+          current && ((await claimedUntilConfirmed(current.lease, liveness, { ownYields: true, now })) ?? (current.dueAt > now ? current.dueAt : undefined))
         taken = current && (held ?? { ...current, lease: newClaim(liveness.id, leaseMs, now) })
         return typeof taken === 'object' ? taken : undefined
       })

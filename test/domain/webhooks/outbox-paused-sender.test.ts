@@ -1,9 +1,8 @@
 import { randomBytes } from 'node:crypto'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { storageFromUrl } from '../../../adapters/storage-keyv/index.ts'
+import type { Devices } from '../../../src/domain/devices.ts'
 import { eventId, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
 import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import { webhookPayload } from '../../../src/domain/webhooks/payload.ts'
@@ -16,7 +15,7 @@ import { device, devices, message, settings } from '../../helpers/outbox.ts'
 import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
-import { startLineProcess } from '../../helpers/line-process.ts'
+import { countingReceiver, startDeliverer, type Deliverer } from '../../helpers/webhook-processes.ts'
 
 /**
  * A webhook event is POSTed by a process only while it holds the event (docs/scaling.md, "Where a
@@ -119,37 +118,33 @@ test("an event whose process was fenced (and the fence lifted) while it waited i
   }
 })
 
-test.run()
-
-// --- Internal helpers ---
-
-/** A receiver counting POSTs per event text; the first POST of `first` is answered only once `release()` is called. */
-async function countingReceiver() {
-  const seen: { text: string; id: string }[] = []
-  let release!: () => void
-  const released = new Promise<void>(resolve => (release = resolve))
-  const server = createServer((req, res) => {
-    let body = ''
-    req.on('data', chunk => (body += chunk))
-    req.on('end', async () => {
-      const text = JSON.parse(body).text as string
-      seen.push({ text, id: String(req.headers['webhook-id']) })
-      if (text === 'first' && seen.filter(post => post.text === 'first').length === 1) await released
-      res.end('ok')
-    })
-  })
-  await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
-    posts: (text: string) => seen.filter(post => post.text === text).length,
-    ids: (text: string) => new Set(seen.filter(post => post.text === text).map(post => post.id)),
-    release,
-    close: () => (release(), server.closeAllConnections(), new Promise<void>(resolve => server.close(() => resolve()))),
+test('an event claimed while its process was still fenced (back from a pause, its heartbeat not yet in the store) is not POSTed by that attempt, even once the fence lifts', async () => {
+  const storage = memoryStorage()
+  const fence = { fenceUp: true, fenceCount: 1 }
+  // The device is read right after the claim: the heartbeat lands then (the fence lifts, its count unchanged), as it can after a claim written first.
+  let reads = 0
+  const liftingDevices = { ...devices, get: async (id: string) => (++reads === 1 && (fence.fenceUp = false), devices.get(id)) } as unknown as Devices
+  const posted: number[] = []
+  const sender: WebhookSender = {
+    async send(delivery) {
+      if (delivery.mayBegin?.() === false) throw new Error('not begun')
+      posted.push(reads)
+      return { status: 200 }
+    },
   }
-}
+  const box = new WebhookOutbox({
+    ...{ storage, lock: new KeyedLock(), devices: liftingDevices, sender, events: new GatewayEvents(), logger: silentLogger },
+    ...{ settings: settings({ retryMs: [60_000] }), liveness: soloLiveness(), fence },
+  })
+  await box.start()
+  try {
+    await box.record(device('d1'), message('m1'))
+    await waitFor(async () => (await box.pending()) === 0, 5_000, 'delivered')
+    // Its claim may have landed before the heartbeat that registered this process again, and been taken for a gone process's claim.
+    assert.equal(posted, [2], 'POSTed by the next attempt, whose claim came after the fence lifted, not by the one claimed while fenced')
+  } finally {
+    await box.close()
+  }
+})
 
-type Deliverer = ReturnType<typeof startDeliverer>
-
-function startDeliverer(env: Record<string, string>) {
-  return startLineProcess('test/helpers/webhook-deliverer.ts', env, 'webhook process')
-}
+test.run()
