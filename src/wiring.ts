@@ -104,7 +104,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     logger: childLogger(logger, { module: 'webhooks' }),
     settings: resolved.webhookDelivery,
     liveness: instances.view,
-    ...(resolved.cluster !== undefined ? { fence: instances } : {}),
+    fence: instances, // also outside cluster mode: a process that starts once this one's heartbeat lapsed (a pause) adopts its events
     spill: new SpillFile(resolved.spillDir, `webhooks-${storeId}`),
   })
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices, accounts }, resolved.agents, childLogger(logger, { module: 'agents' }))

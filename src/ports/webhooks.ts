@@ -23,11 +23,12 @@ export interface WebhookDelivery {
    */
   deadline?: number
   /**
-   * Whether the POST may begin now: false once this process may no longer hold the event (cluster
-   * mode: its heartbeat was late since the attempt claimed it, so another process may have taken the
-   * event over and delivered it). A sender calls it right before it begins the POST, after any wait
+   * Whether the POST may begin now: false once this process may no longer hold the event (its
+   * heartbeat was late since, or at, the attempt's claim, so another process may have taken the event
+   * over and delivered it: a cluster instance, or outside cluster mode one started on the store once
+   * this one's heartbeat lapsed). A sender calls it right before it begins the POST, after any wait
    * in its own queue, and when false does not begin it and throws; the event is attempted again (not
-   * counted) by the process that holds it. Present in cluster mode only; cheap (no store call).
+   * counted) by the process that holds it. The gateway always passes it; cheap (no store call).
    */
   mayBegin?: () => boolean
 }

@@ -6,7 +6,8 @@
  * comma-separated) it records an incoming text event of d1 for each, in order, each once the sender was called for the one before. Prints `instance <id>`
  * once started, and `sender <text> <status or error>` as each call to the sender settles. Not a test by itself.
  * Optional: HEARTBEAT_MS and TTL_MS (its registry timing), RECONCILE_MS (its outbox rescan period, default 60 s),
- * RECORD_ON_REJOIN (a text recorded each time it registers again after a pause: `rejoined` printed first).
+ * RECORD_ON_REJOIN (a text recorded each time it registers again after a pause: `rejoined` printed first), CLUSTER=0 (outside
+ * cluster mode, wired as src/wiring.ts wires a gateway without the cluster option).
  */
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { httpWebhookSender } from '../../adapters/webhook-http/index.ts'
@@ -28,7 +29,8 @@ const instances = new Instances(
   { heartbeatMs: Number(process.env.HEARTBEAT_MS ?? 200), ttlMs: Number(process.env.TTL_MS ?? 1_500) },
   silentLogger,
 )
-await instances.start(true)
+const cluster = process.env.CLUSTER !== '0'
+await instances.start(cluster)
 const http = httpWebhookSender({ allowPrivateUrls: true, timeoutMs: 30_000, concurrencyPerDevice: Number(process.env.PER_DEVICE ?? 4) })
 /** Texts the sender was called for, and who waits for each. */
 const called = new Map<string, () => void>()
@@ -52,7 +54,7 @@ const outbox = new WebhookOutbox({
   ...{
     settings: settings({ timeoutMs: 30_000, concurrencyPerLane: 8, retryMs: [60_000], reconcileMs: Number(process.env.RECONCILE_MS ?? 60_000) }),
     liveness: instances.view,
-    fence: instances,
+    fence: instances, // as src/wiring.ts, in and outside cluster mode
   },
 })
 await outbox.start()

@@ -26,7 +26,7 @@ export interface DeliveryDependencies {
   liveness: Liveness
   /** The accounts whose suspension or expiry holds their devices' events (undefined: none is held). */
   accounts?: AccountCheck
-  /** This instance's fence (cluster mode; undefined: none): a POST begins only while it is down and was not raised since the attempt's claim. */
+  /** This instance's fence (undefined: none): a POST begins only while it is down and was not raised since the attempt's claim. */
   fence?: Fence
 }
 

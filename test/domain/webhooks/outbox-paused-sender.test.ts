@@ -24,51 +24,58 @@ import { countingReceiver, startDeliverer, type Deliverer } from '../../helpers/
  * waits in its sender's queue (one POST of a device at once) behind a first one the receiver holds;
  * A is stopped, B judges it gone (its heartbeat stood still for the ttl), adopts both and delivers
  * the second; then A resumes. Before, A POSTed the second event too once its queue moved on (the
- * receiver got it twice, the second time from a process that no longer held it).
+ * receiver got it twice, the second time from a process that no longer held it). Outside cluster mode
+ * too: B then starts once A's heartbeat lapsed (the wait at start), and adopts A's events.
  */
 const test = suite('webhook outbox: a process paused between its claim and its POST')
 
 for (const service of [REDIS, POSTGRES]) {
   const storeTest = needing(test, service, `paused webhook processes on ${service.name}`)
 
-  storeTest(`on ${service.name}, an event claimed by a process that stalls before POSTing it, adopted and delivered by another, is POSTed once`, async () => {
-    const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
-    const storage = await storageFromUrl(service.value!, { namespace })
-    const receiver = await countingReceiver()
-    const children: Deliverer[] = []
-    const start = (env: Record<string, string>) => (
-      children.push(startDeliverer({ STORE_URL: service.value!, STORE_NAMESPACE: namespace, RECEIVER_URL: receiver.url, ...env })),
-      children.at(-1)!
+  for (const cluster of [true, false])
+    storeTest(
+      `on ${service.name}${cluster ? '' : " outside cluster mode (a process started once the first one's heartbeat lapsed)"}, an event claimed by a process that stalls before POSTing it, adopted and delivered by another, is POSTed once`,
+      async () => {
+        const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
+        const storage = await storageFromUrl(service.value!, { namespace })
+        const receiver = await countingReceiver()
+        const children: Deliverer[] = []
+        const start = (env: Record<string, string>) => (
+          children.push(
+            startDeliverer({ STORE_URL: service.value!, STORE_NAMESPACE: namespace, RECEIVER_URL: receiver.url, CLUSTER: cluster ? '1' : '0', ...env }),
+          ),
+          children.at(-1)!
+        )
+        const record = async (text: string) => {
+          for await (const [, found] of storage.list<OutboxRecord>('webhook-outbox:')) if (JSON.parse(found.body).text === text) return found
+          return undefined
+        }
+        try {
+          const a = start({ RECORD: 'first,second', PER_DEVICE: '1' })
+          const aId = (await a.line(line => line.startsWith('instance '))).slice('instance '.length)
+          await waitFor(() => receiver.posts('first') === 1, 10_000, "A's POST of the first event")
+          await waitFor(async () => (await record('second'))?.lease?.owner === aId, 10_000, 'A claimed the second event')
+          a.process.kill('SIGSTOP')
+          try {
+            start({})
+            await waitFor(async () => receiver.posts('second') === 1 && (await record('second')) === undefined, 15_000, 'B delivered the second event')
+          } finally {
+            a.process.kill('SIGCONT')
+          }
+          receiver.release()
+          const outcome = await a.line(line => line.startsWith('sender second '))
+          const posts = receiver.posts('second')
+          assert.is(posts, 1, `the second event was POSTed ${posts} times (A: ${a.lines.join(' | ')})`)
+          assert.is(receiver.ids('second').size, 1, 'one webhook-id')
+          assert.match(outcome, 'not begun', "A's sender did not begin the POST")
+        } finally {
+          for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL')
+          await receiver.close()
+          for await (const [key] of storage.list('')) await storage.delete(key)
+          await storage.close!()
+        }
+      },
     )
-    const record = async (text: string) => {
-      for await (const [, found] of storage.list<OutboxRecord>('webhook-outbox:')) if (JSON.parse(found.body).text === text) return found
-      return undefined
-    }
-    try {
-      const a = start({ RECORD: 'first,second', PER_DEVICE: '1' })
-      const aId = (await a.line(line => line.startsWith('instance '))).slice('instance '.length)
-      await waitFor(() => receiver.posts('first') === 1, 10_000, "A's POST of the first event")
-      await waitFor(async () => (await record('second'))?.lease?.owner === aId, 10_000, 'A claimed the second event')
-      a.process.kill('SIGSTOP')
-      try {
-        start({})
-        await waitFor(async () => receiver.posts('second') === 1 && (await record('second')) === undefined, 15_000, 'B delivered the second event')
-      } finally {
-        a.process.kill('SIGCONT')
-      }
-      receiver.release()
-      const outcome = await a.line(line => line.startsWith('sender second '))
-      const posts = receiver.posts('second')
-      assert.is(posts, 1, `the second event was POSTed ${posts} times (A: ${a.lines.join(' | ')})`)
-      assert.is(receiver.ids('second').size, 1, 'one webhook-id')
-      assert.match(outcome, 'not begun', "A's sender did not begin the POST")
-    } finally {
-      for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL')
-      await receiver.close()
-      for await (const [key] of storage.list('')) await storage.delete(key)
-      await storage.close!()
-    }
-  })
 }
 
 test("an event whose process was fenced (and the fence lifted) while it waited in the sender's queue is not POSTed then, not counted, and goes once its holder tries again", async () => {
