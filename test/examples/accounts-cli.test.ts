@@ -11,6 +11,7 @@ import { accounts, registration } from '../helpers/accounts-cli.ts'
 import { post } from '../helpers/http.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 import { startStandalone, tempDir, type StandaloneServer } from '../helpers/standalone.ts'
+import { clearStore } from '../../bench/lib/stores.ts'
 
 const run = promisify(execFile)
 const root = new URL('../..', import.meta.url).pathname
@@ -69,6 +70,7 @@ onRedis('a key rotated by the command stops working on both of two gateway proce
     for (const server of servers) await waitFor(async () => !(await accepted(server.url, authkey)), 1_500, `the old key to be refused by ${server.url}`)
   } finally {
     for (const server of servers) await server.kill('SIGKILL')
+    await clearStore(env.GATEWAY_STORE, env.GATEWAY_STORE_NAMESPACE) // the shared Redis keeps no keys of the run (they have no ttl)
   }
 })
 

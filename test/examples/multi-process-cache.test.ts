@@ -5,6 +5,7 @@ import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 import { startStandalone, type StandaloneServer } from '../helpers/standalone.ts'
+import { clearStore } from '../../bench/lib/stores.ts'
 
 /**
  * Two standalone gateway processes on one Redis, each caching the records requests read (2 s by
@@ -41,6 +42,7 @@ onRedis(
       assert.equal(after.body, { status: 404, message: 'Nenhum dispositivo encontrado.' })
     } finally {
       for (const proc of procs) await proc.kill('SIGKILL')
+      await clearStore(env.GATEWAY_STORE, env.GATEWAY_STORE_NAMESPACE) // the shared Redis keeps no keys of the run (they have no ttl)
     }
   },
 )
