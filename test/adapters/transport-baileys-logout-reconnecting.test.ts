@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { assertLoggedOut, setupBaileys } from '../helpers/baileys-setup.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
 
 /**
@@ -25,12 +25,7 @@ test('a logout while reconnecting unlinks through the socket once it opens, then
   await waitFor(() => done || s.fake.socketsOf('dev').length > before, 'a new socket or the logout', 10_000)
   if (!done) s.fake.latest('dev')!.open() // WhatsApp answers again
   await logout
-  assert.ok(
-    s.fake.socketsOf('dev').some(socket => socket.calls.some(c => c.method === 'logout')),
-    'WhatsApp heard of the logout (the phone drops the linked device)',
-  )
-  assert.equal(storage.keys('device:dev:'), [])
-  assert.equal(s.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'logged out' })
+  assertLoggedOut(s, storage)
   await s.transport.stop()
 })
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { RecordingStorage } from '../helpers/recording-storage.ts'
-import { setupBaileys } from '../helpers/baileys-setup.ts'
+import { assertLoggedOut, setupBaileys } from '../helpers/baileys-setup.ts'
 import { waitFor } from '../helpers/fake-baileys/index.ts'
 
 /**
@@ -23,12 +23,7 @@ test('a logout of a replaced session opens it again and unlinks it before deleti
   await waitFor(() => s.statuses('dev').at(-1)?.state === 'replaced', 'replaced')
   await s.transport.logout('dev')
   assert.ok(s.fake.socketsOf('dev').length > before, 'the session was opened again')
-  assert.ok(
-    s.fake.socketsOf('dev').some(socket => socket.calls.some(c => c.method === 'logout')),
-    'WhatsApp heard of the logout (the phone drops the linked device)',
-  )
-  assert.equal(storage.keys('device:dev:'), [])
-  assert.equal(s.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'logged out' })
+  assertLoggedOut(s, storage)
   await s.transport.stop()
 })
 

@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { TransportError } from '../../src/ports/transport.ts'
-import { setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
+import { assertLoggedOut, setupBaileys, storedDevice } from '../helpers/baileys-setup.ts'
 
 /**
  * A logout (operation 6) in a process with no session of a linked device (stored credentials, no
@@ -16,12 +16,7 @@ test('a logout of a linked device with no session here opens it and unlinks it b
   const storage = await storedDevice()
   const s = await setupBaileys({ storage })
   await s.transport.logout('dev')
-  assert.ok(
-    s.fake.socketsOf('dev').some(socket => socket.calls.some(c => c.method === 'logout')),
-    'WhatsApp heard of the logout (the phone drops the linked device)',
-  )
-  assert.equal(storage.keys('device:dev:'), [])
-  assert.equal(s.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'logged out' })
+  assertLoggedOut(s, storage)
   await s.transport.stop()
 })
 

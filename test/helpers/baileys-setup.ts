@@ -6,6 +6,7 @@ import type { BaileysTransportOptions } from '../../adapters/transport-baileys/o
 import { FakeBaileys, settle, waitFor, type FakeBehaviour } from './fake-baileys/index.ts'
 import { ME, ME_LID } from './baileys-fixtures.ts'
 import { RecordingStorage } from './recording-storage.ts'
+import * as assert from 'uvu/assert'
 
 /** A started Baileys transport over a FakeBaileys network, with every event it emitted recorded. */
 export interface BaileysSetup {
@@ -71,4 +72,14 @@ export async function storedDevice(lid?: string): Promise<RecordingStorage> {
   await first.linked('dev', ME, lid)
   await first.transport.stop()
   return storage
+}
+
+/** Device `deviceId` was unlinked (a socket of it called Baileys' `logout`) and then deleted: none of its keys left, its last status closed, logged out. */
+export function assertLoggedOut(s: BaileysSetup, storage: RecordingStorage, deviceId = 'dev'): void {
+  assert.ok(
+    s.fake.socketsOf(deviceId).some(socket => socket.calls.some(c => c.method === 'logout')),
+    'WhatsApp heard of the logout (the phone drops the linked device)',
+  )
+  assert.equal(storage.keys(`device:${deviceId}:`), [])
+  assert.equal(s.statuses(deviceId).at(-1), { state: 'closed', connected: false, reason: 'logged out' })
 }
