@@ -5,6 +5,8 @@ import { INVITE_BASE, groupId, inviteCode, parseAddress, parseInvite, userId } f
 
 /** The most members a group can have, as on the real network. */
 const MAX_MEMBERS = 1024
+/** The longest group subject, in characters (code points). */
+const MAX_SUBJECT = 100
 
 /** A group of the simulated network. */
 export interface Group {
@@ -28,8 +30,9 @@ export class GroupRegistry {
 
   /** Create a group whose creator is its admin; `phones` (already parsed) join as members. */
   create(creator: string, subject: string, phones: string[], description?: string): Group {
-    if (typeof subject !== 'string' || subject.trim() === '' || subject.length > 100) {
-      throw new TransportError('invalid', 'group subject must have 1 to 100 characters')
+    // Characters as code points (an emoji is one, though two UTF-16 units), as the gateway counts the name it takes (docs/decisions.md).
+    if (typeof subject !== 'string' || subject.trim() === '' || subject.length > 2 * MAX_SUBJECT || [...subject].length > MAX_SUBJECT) {
+      throw new TransportError('invalid', `group subject must have 1 to ${MAX_SUBJECT} characters`)
     }
     const members = new Map<string, boolean>([[creator, true]])
     for (const phone of phones) if (!members.has(phone)) members.set(phone, false)

@@ -73,6 +73,14 @@ test('create group answers 401 validation.required for a missing name, missing o
   assertError(await g.groups({ ...body, criarGrupo: 'talvez' }), 401, 'validation.required')
 })
 
+test('create group takes a name of 100 characters counted as code points: 100 emoji make a group of that name', async ({ g }) => {
+  // decisions.md: lengths count code points (an emoji is one, though two UTF-16 units); before, the simulated network counted UTF-16 units and refused it: 400 Mensagem recusada pela rede.
+  const name = '🎉'.repeat(100)
+  const body = assertOk(await g.groups({ message: name, usuarios: FRIEND, criarGrupo: 'true' }))
+  assert.equal(g.network.group(body.grupoId)!.subject, name)
+  assertError(await g.groups({ message: name + '🎉', usuarios: FRIEND, criarGrupo: 'true' }), 401, 'validation.required')
+})
+
 test('create group answers 401 validation.required for a usuarios entry that is not a phone: a nested list, an object, a flag', async ({ g }) => {
   const body = { message: 'Grupo', criarGrupo: 'true' }
   for (const usuarios of [[[FRIEND]], [[FRIEND, OTHER]], [FRIEND, [OTHER]], `[["${FRIEND}"]]`, [{ phone: FRIEND }], [true]]) {
