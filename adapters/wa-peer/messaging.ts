@@ -104,6 +104,27 @@ export function phoneReceipt(core: PeerCore, account: Account, message: PhoneMes
 }
 
 /**
+ * The phone of `account` could not decrypt `message` and asks its sender's devices to send it again:
+ * a retry receipt (`type="retry"` with a `<retry count id t v/>` child) from the phone (device 0), as
+ * WhatsApp delivers one. Baileys answers it by sending the message again under the same id.
+ */
+export function phoneRetryReceipt(core: PeerCore, account: Account, message: PhoneMessage, count = 1): void {
+  const sender = core.accountByUser(message.from)
+  if (!sender) return
+  const t = core.now()
+  for (const device of sender.devices.values()) {
+    deliver(core, device, {
+      id: message.id,
+      build: async () => ({
+        tag: 'receipt',
+        attrs: { id: message.id, from: account.addressing === 'pn' ? account.jid : account.lidJid, t, type: 'retry' },
+        content: [{ tag: 'retry', attrs: { count: String(count), id: message.id, t, v: '1' } }],
+      }),
+    })
+  }
+}
+
+/**
  * Tell every other linked device that `device` was added to or removed from its account (a `devices`
  * notification), as WhatsApp does: Baileys caches device lists, and without it a send would miss
  * a device linked after the list was cached (or keep encrypting for a removed one).

@@ -1,6 +1,6 @@
 import type { proto } from '@whiskeysockets/baileys'
 import { changeMembers, createGroup, phoneSendsToGroup } from './groups.ts'
-import { announceDevice, phoneReceipt, phoneSends } from './messaging.ts'
+import { announceDevice, phoneReceipt, phoneRetryReceipt, phoneSends } from './messaging.ts'
 import type { Account, DeviceReceipt, PeerCore, PeerGroup, PhoneSent } from './model.ts'
 import { pairByQr } from './pairing.ts'
 import { enterCode } from './pairing-code.ts'
@@ -175,6 +175,13 @@ export class WaPhone {
     const message = this.account.inbox.find(m => m.id === messageId)
     if (!message) throw new Error(`${this.pn} has no message ${messageId}`)
     phoneReceipt(this.core, this.account, message, 'read')
+  }
+
+  /** Ask the devices that sent a message of the inbox to send it again (a retry receipt, as a phone that could not decrypt it); `count`: which attempt. */
+  askResend(messageId: string, count = 1): void {
+    const message = this.account.inbox.find(m => m.id === messageId && !m.sentByOwnDevice)
+    if (!message) throw new Error(`${this.pn} has no message ${messageId}`)
+    phoneRetryReceipt(this.core, this.account, message, count)
   }
 
   /** Unlink one device (by JID) or every device of the account: each connected one gets stream error 401 and its next login fails. */

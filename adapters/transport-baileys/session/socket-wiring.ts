@@ -1,6 +1,7 @@
 import type { Agent } from 'node:http'
 import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, SocketConfig, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
 import type { StoredAuthState } from '../auth-state.ts'
+import { InteractiveResends } from '../interactive-retry.ts'
 import type { BaileysLogger } from '../logger.ts'
 import type { MessageStore } from '../message-store.ts'
 import type { ResolvedOptions } from '../options.ts'
@@ -25,12 +26,15 @@ interface SocketConfigInput {
  * undefined would override a default (and `version: undefined` crashes): undefined values are left out.
  * The phone keeps its notifications (not marked online), no full history sync, no echo of own sends;
  * statuses, broadcast lists and channels are ignored by Baileys itself (acked, never decrypted); a
- * proxy agent carries the WebSocket (`agent`) and media uploads (`fetchAgent`).
+ * proxy agent carries the WebSocket (`agent`) and media uploads (`fetchAgent`). getMessage answers
+ * Baileys' retries from the message store, interactive messages excepted (interactive-retry.ts: sent
+ * again with their `<biz>` node once createSocket attached the socket).
  */
 export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
   const { lib, options, auth, logger, keyCache, messages, version, agent } = input
   const extra = Object.fromEntries(Object.entries(options.socketConfig).filter(([, value]) => value !== undefined))
-  return {
+  const resends = new InteractiveResends(lib, logger)
+  const config: UserFacingSocketConfig = {
     markOnlineOnConnect: false,
     syncFullHistory: false,
     ...extra,
@@ -41,11 +45,16 @@ export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
     browser: options.browser ?? lib.Browsers.ubuntu('Chrome'),
     emitOwnEvents: false,
     shouldIgnoreJid: jid => lib.isJidBroadcast(jid) || lib.isJidNewsletter(jid),
-    getMessage: async key => (key.id ? messages.content(key) : undefined),
+    getMessage: async key => resends.answer(key, key.id ? await messages.content(key) : undefined),
     cachedGroupMetadata: jid => input.groupMetadata(jid),
     ...(version ? { version } : {}),
   }
+  resendsOf.set(config, resends)
+  return config
 }
+
+/** The interactive resends of each config socketConfig made, attached to its socket by createSocket. */
+const resendsOf = new WeakMap<UserFacingSocketConfig, InteractiveResends>()
 
 /** What a session does with a socket's events. */
 interface SocketHandlers {
@@ -93,5 +102,7 @@ export function attachHandlers(socket: SocketLike, handlers: SocketHandlers): ()
 /** Call the factory, synchronously when it answers synchronously, so that no event can slip past the listeners. */
 export async function createSocket(factory: SocketFactory, config: UserFacingSocketConfig, info: SocketInfo): Promise<SocketLike> {
   const made = factory(config, info)
-  return typeof (made as { then?: unknown }).then === 'function' ? await made : (made as SocketLike)
+  const socket = typeof (made as { then?: unknown }).then === 'function' ? await made : (made as SocketLike)
+  resendsOf.get(config)?.attach(socket)
+  return socket
 }

@@ -1,0 +1,90 @@
+import type { BinaryNode, proto, WAMessageKey } from '@whiskeysockets/baileys'
+import { interactiveNodes } from './interactive.ts'
+import type { BaileysLogger } from './logger.ts'
+import type { BaileysModule, SocketLike } from './types.ts'
+
+/** The parts of a real Baileys socket the resends use (a fake socket may have none: then Baileys' own resend stands). */
+interface RetrySocket extends SocketLike {
+  receiptMutex?: { mutex<T>(code: () => Promise<T>): Promise<T> }
+  messageRetryManager?: { getRecentMessage(to: string, id: string): { message: proto.IMessage } | undefined } | null
+}
+
+/** Retry receipts seen and not yet answered are forgotten past this many (a flood of them keeps no memory). */
+const MAX_PENDING = 512
+
+/**
+ * Interactive messages (buttons, carousels) sent again on a retry receipt with their `<biz>` node.
+ * When a contact's device cannot decrypt one of our messages it sends a retry receipt, and Baileys
+ * sends the message again from its recent-message cache or getMessage (messages-recv.js
+ * sendMessagesAgain), through relayMessage with no additional nodes: an interactive message went out
+ * with `<biz>` (interactive.ts) and its copy sent again without it, which WhatsApp delivers and does
+ * not render as buttons. Baileys has no hook into that stanza, so for an interactive message (and only
+ * for a getMessage call that answers a retry receipt this socket saw) Baileys is handed nothing: it
+ * still prepares the session with the asker (the key bundle of the receipt, a fresh session) and then
+ * finds no message; the resend is queued on Baileys' receipt queue behind that work and sends the
+ * message as Baileys would (to every device of a primary asker, else to the asking device under the
+ * receipt's count), with `<biz>`. Baileys' limit of resends per message (maxMsgRetryCount) still
+ * decides whether getMessage is asked at all.
+ */
+export class InteractiveResends {
+  private socket?: RetrySocket
+  /** `<id> <asker>` of retry receipts seen: the receipt's retry count. */
+  private readonly pending = new Map<string, number>()
+
+  constructor(
+    private readonly lib: BaileysModule,
+    private readonly logger: BaileysLogger,
+  ) {}
+
+  /** Watch `socket`'s retry receipts, and keep interactive messages out of Baileys' recent-message cache answers. */
+  attach(socket: RetrySocket): void {
+    if (!socket.receiptMutex || typeof socket.ws?.on !== 'function') return
+    this.socket = socket
+    const manager = socket.messageRetryManager // none with enableRecentMessageCache: false (getMessage answers every retry)
+    if (manager) {
+      const recent = manager.getRecentMessage.bind(manager)
+      manager.getRecentMessage = (to, id) => {
+        const found = recent(to, id)
+        return found && this.interactive(found.message) ? undefined : found // then getMessage: answered below
+      }
+    }
+    ;(socket.ws as unknown as { on(event: string, listener: (node: BinaryNode) => void): unknown }).on('CB:receipt', node => this.sawReceipt(node))
+  }
+
+  /**
+   * What getMessage answers Baileys for `key` whose remembered content is `content`: an interactive message
+   * asked for by a retry receipt is sent again here (with `<biz>`) and Baileys gets nothing; anything else as is.
+   */
+  answer(key: WAMessageKey, content: proto.IMessage | undefined): proto.IMessage | undefined {
+    const socket = this.socket
+    const asker = key.participant ?? key.remoteJid
+    const seen = `${key.id} ${asker}`
+    const count = this.pending.get(seen)
+    if (!content || !socket?.receiptMutex || count === undefined || !asker || !key.remoteJid || !this.interactive(content)) return content
+    this.pending.delete(seen)
+    const { remoteJid, id } = key
+    // Queued behind the receipt's handling, which goes on to prepare the session with the asker.
+    void socket.receiptMutex
+      .mutex(() => this.resend(socket, remoteJid, id!, content, asker, count))
+      .catch(err => this.logger.warn({ err, id, asker }, 'could not send an interactive message again on a retry receipt'))
+    return undefined
+  }
+
+  private async resend(socket: RetrySocket, remoteJid: string, id: string, content: proto.IMessage, asker: string, count: number): Promise<void> {
+    // As Baileys: a primary device (no device number) asking gets the message on every device again, another only on itself.
+    const toAll = !this.lib.jidDecode(asker)?.device
+    const target = toAll ? { useUserDevicesCache: false } : { participant: { jid: asker, count } }
+    await socket.relayMessage(remoteJid, content, { messageId: id, additionalNodes: interactiveNodes(), ...target })
+  }
+
+  private sawReceipt(node: BinaryNode): void {
+    if (node.attrs.type !== 'retry' || !node.attrs.id) return
+    const retry = Array.isArray(node.content) ? node.content.find(child => child.tag === 'retry') : undefined
+    if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!)
+    this.pending.set(`${node.attrs.id} ${node.attrs.participant || node.attrs.from}`, Number(retry?.attrs.count) || 1)
+  }
+
+  private interactive(content: proto.IMessage): boolean {
+    return !!this.lib.normalizeMessageContent(content)?.interactiveMessage
+  }
+}

@@ -1,0 +1,83 @@
+import type { BinaryNode, proto } from '@whiskeysockets/baileys'
+import Koa from 'koa'
+import { suite } from 'uvu'
+import * as assert from 'uvu/assert'
+import { waitFor } from '../helpers/gateway.ts'
+import { listen } from '../helpers/http.ts'
+import { startRealStack, type RealStack } from '../helpers/real-stack.ts'
+import { PNG } from '../helpers/samples.ts'
+
+/**
+ * A contact's phone that could not decrypt one of the gateway's interactive messages asks for it
+ * again (a retry receipt); Baileys answers by sending it again under the same id. WhatsApp renders
+ * buttons and carousels only from a message stanza carrying the `<biz>` node (interactive.ts): the
+ * copy sent again must carry it too, or the contact's retried copy shows no buttons.
+ */
+const retries = suite<World>('interactive messages sent again on a retry receipt, on the real Baileys stack')
+
+const FRIEND = '5511988880002'
+
+type World = RealStack & { images: { url: string; stop(): Promise<void> } }
+
+retries.before(async world => {
+  Object.assign(world, await startRealStack({ peer: { media: true } }))
+  const app = new Koa()
+  app.use(ctx => {
+    ctx.type = 'image/png'
+    ctx.body = PNG
+  })
+  world.images = await listen(app)
+})
+
+retries.after(async world => {
+  await world.images?.stop()
+  await world.close?.()
+})
+
+/** Send `body` through /api/create-message to FRIEND, let the phone ask for it again; the stanzas the device sent under its id, in order, and what the phone decrypted of the copy sent again. */
+async function sentAgain(world: World, body: Record<string, unknown>): Promise<{ stanzas: BinaryNode[]; again: proto.IMessage }> {
+  const { t, peer, authkey, device } = world
+  const friend = peer.phone(FRIEND)
+  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, ...body })
+  assert.is(sent.status, 200, sent.text)
+  const copies = () => friend.inbox.filter(m => m.id === sent.body.id)
+  await waitFor(() => copies().length === 1, 15_000, `the phone to decrypt ${sent.body.id}`)
+  friend.askResend(sent.body.id)
+  await waitFor(() => copies().length === 2, 15_000, `the phone to decrypt ${sent.body.id} sent again`)
+  assert.equal(peer.records.problems, [])
+  return { stanzas: peer.records.nodes.filter(n => n.tag === 'message' && n.attrs.id === sent.body.id), again: copies()[1].message }
+}
+
+function bizNodes(stanza: BinaryNode): BinaryNode[] {
+  return Array.isArray(stanza.content) ? stanza.content.filter(c => c.tag === 'biz') : []
+}
+
+retries('buttons (operation 15) sent again on a retry receipt carry the <biz> node, as the first send did', async world => {
+  const { stanzas, again } = await sentAgain(world, {
+    message: 'Como ajudar?',
+    buttons: [{ type: 'replyButton', displaytext: 'Fazer pedido', id: 'pedido' }],
+  })
+  assert.is(again.interactiveMessage?.nativeFlowMessage?.buttons?.[0]?.name, 'quick_reply', `the buttons sent again (got ${Object.keys(again)})`)
+  assert.is(stanzas.length, 2, 'the first send and the one sent again')
+  assert.is(bizNodes(stanzas[0]).length, 1, 'the first send carries <biz>')
+  assert.is(bizNodes(stanzas[1]).length, 1, 'the copy sent again carries <biz>: without it WhatsApp renders no buttons')
+})
+
+retries('a carousel (operation 16) sent again on a retry receipt carries the <biz> node', async world => {
+  const { stanzas, again } = await sentAgain(world, {
+    message: 'Nossas pizzas',
+    cards: [{ image_url: `${world.images.url}/a.png`, title: 'Margherita', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id: 'margherita' }] }],
+  })
+  assert.is(again.interactiveMessage?.carouselMessage?.cards?.length, 1, `the carousel sent again (got ${Object.keys(again)})`)
+  assert.is(stanzas.length, 2)
+  assert.is(bizNodes(stanzas[1]).length, 1, 'the copy sent again carries <biz>')
+})
+
+retries('a text sent again on a retry receipt carries no <biz> node (only interactive messages are sent with one)', async world => {
+  const { stanzas, again } = await sentAgain(world, { message: 'Olá' })
+  assert.is(again.extendedTextMessage?.text ?? again.conversation, 'Olá')
+  assert.is(stanzas.length, 2)
+  assert.equal([bizNodes(stanzas[0]).length, bizNodes(stanzas[1]).length], [0, 0])
+})
+
+retries.run()
