@@ -1,11 +1,17 @@
 /**
- * One gateway process's scheduler for test/domain/messaging/scheduler-paused-sender.test.ts: joins the
+ * One gateway process's scheduler for test/domain/messaging/scheduler-paused-sender.test.ts and
+ * scheduler-rejoin-takeover.test.ts: joins the
  * instance registry on STORE_URL (namespace STORE_NAMESPACE; heartbeat 200 ms, ttl 1.5 s, cluster
  * mode) and sends device d1's scheduled items through a real Messenger and send queue paced by
  * MIN_INTERVAL_MS, over a transport that prints `network <text>` for each message it puts on the
  * network. With WARM_UP set it first sends one message of its own (so a scheduled one waits
  * MIN_INTERVAL_MS in the device's queue after its claim). Prints `instance <id>` once started, and
  * `performed ok` or `performed failed <code or message>` for each scheduled send. Not a test by itself.
+ * Optional: HEARTBEAT_MS and TTL_MS (its registry timing), POLL_MS (its store rescan period, default 200 ms),
+ * SCHEDULE_ON_REJOIN (a text it schedules, due at once, when it first registers again after a pause: `rejoined`
+ * printed first, then `scheduled` or `schedule failed <code or message>`), HOLD (a text whose transport send,
+ * once it printed `network <text>`, answers only when the process gets SIGUSR2: the network took it, its answer is slow),
+ * DEFER_START=1 (its scheduler starts, and first scans the store, only when the process gets SIGUSR2).
  */
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import type { Device, Devices } from '../../src/domain/devices.ts'
@@ -23,13 +29,20 @@ import { KeyedLock } from '../../src/store/keyed-lock.ts'
 
 const storage = requireAtomic(await storageFromUrl(process.env.STORE_URL!, { namespace: process.env.STORE_NAMESPACE }), 'schedule sender')
 const lock = new KeyedLock()
-const instances = new Instances(storage, lock, { heartbeatMs: 200, ttlMs: 1_500 }, silentLogger)
+const instances = new Instances(
+  storage,
+  lock,
+  { heartbeatMs: Number(process.env.HEARTBEAT_MS ?? 200), ttlMs: Number(process.env.TTL_MS ?? 1_500) },
+  silentLogger,
+)
 await instances.start(true)
 const events = new GatewayEvents()
 let sent = 0
+const signalled = new Promise<void>(resolve => process.on('SIGUSR2', resolve))
 const transport = {
   async send(_deviceId: string, _to: string, message: { kind: string; text?: string }) {
     console.log(`network ${message.text}`)
+    if (message.text === process.env.HOLD) await signalled
     return { id: `${process.pid}-${++sent}`, timestamp: Date.now() }
   },
   statusNow: () => ({ connected: true, state: 'open' }),
@@ -49,8 +62,20 @@ const device = { id: 'd1', accountId: 'a1', linked: true } as Device
 const devices = { get: async () => device, load: async () => device, status: async () => ({ connected: true, state: 'open' }) } as unknown as Devices
 const accounts = { get: async () => ({}), active: () => true } as never
 const store = createScheduleStore(storage, lock)
-const timing = { retryMs: [60_000], pollMs: 200, leaseMs: 90_000, maxWaitMs: 600_000 }
-const scheduler = createScheduler(store, messenger, { devices, accounts, liveness: instances.view }, timing, silentLogger)
+const timing = { retryMs: [60_000], pollMs: Number(process.env.POLL_MS ?? 200), leaseMs: 90_000, maxWaitMs: 600_000 }
+// As src/wiring.ts wires it in cluster mode: a send is put off while this instance is fenced.
+const scheduler = createScheduler(store, messenger, { devices, accounts, liveness: instances.view, fenced: () => instances.fenceUp }, timing, silentLogger)
 if (process.env.WARM_UP) await perform(device, { kind: 'send', to: '5511988880002', message: { kind: 'text', text: 'warm-up' } })
-scheduler.start()
+if (process.env.DEFER_START) void signalled.then(() => scheduler.start())
+else scheduler.start()
 console.log(`instance ${instances.id}`)
+const onRejoin = process.env.SCHEDULE_ON_REJOIN
+if (onRejoin)
+  instances.events.once('rejoin', () => {
+    console.log('rejoined')
+    const action = { kind: 'send' as const, to: '5511988880002', message: { kind: 'text' as const, text: onRejoin } }
+    scheduler.schedule(device, action, { at: Date.now(), text: '2030-01-01 00:00:00' }).then(
+      () => console.log('scheduled'),
+      err => console.log(`schedule failed ${(err as { code?: string }).code ?? (err as Error).message}`),
+    )
+  })

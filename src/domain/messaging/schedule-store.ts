@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import { claimedUntil, newClaim, writingClaim, type Claim } from '../claims.ts'
+import { claimedUntilConfirmed, newClaim, writingClaim, type Claim } from '../claims.ts'
 import type { Liveness } from '../instances.ts'
 import type { StoredAction } from './actions.ts'
 import { GatewayError } from '../../errors.ts'
@@ -127,11 +127,16 @@ export function createScheduleStore(storage: Storage, lock: KeyedLock, quota: Sc
     body: (item: ScheduleItem): Promise<StoredAction | undefined> => bodies.get(item.id),
     /** Whether the store still holds `item`'s claim (one read): false once another process took the item over, or it was finished. */
     holds: async (item: ScheduleItem): Promise<boolean> => (await items.load(itemKey(item)))?.claim?.token === item.claim?.token,
-    /** Claim a pending item (or one marked `quota`, to settle it) for `leaseMs` unless a claim holds it: the claimed item, or undefined. */
+    /**
+     * Claim a pending item (or one marked `quota`, to settle it) for `leaseMs` unless a claim holds it: the claimed item, or undefined.
+     * Another instance's claim is taken over only when that instance's record, read after the item's, is still gone (the last registry
+     * read may be a heartbeat old: a process back from a pause holds what it claimed once registered again).
+     */
     async claim(item: ScheduleItem, leaseMs: number, liveness: Liveness): Promise<ScheduleItem | undefined> {
       const claim = newClaim(liveness.id, leaseMs)
-      const claiming = items.update(itemKey(item), current => {
-        if (!current || (current.state !== 'pending' && !current.quota) || claimedUntil(current.claim, liveness) !== undefined) return undefined
+      const claiming = items.update(itemKey(item), async current => {
+        if (!current || (current.state !== 'pending' && !current.quota) || (await claimedUntilConfirmed(current.claim, liveness)) !== undefined)
+          return undefined
         return { ...current, claim }
       })
       const result = await writingClaim(claim, claiming) // its answer lost: taken again at our next try, not after its length

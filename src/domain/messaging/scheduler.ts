@@ -59,7 +59,7 @@ export function createScheduler(
     for (const [id, wake] of woken) if (!listed.has(id) && wake <= wakesBefore) woken.delete(id)
   }
 
-  /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time. */
+  /** When a stored item is next due here: at the end of a claim held elsewhere, after its device's wait, at its (retry) time (a hint by the last registry read: `store.claim` decides, reading a gone holder's record). */
   function dueOf(key: string, item: ScheduleItem, now: number): number | undefined {
     if (item.state !== 'pending' && !item.quota) return undefined
     const claimed = claimedUntil(item.claim, liveness, { now })
