@@ -15,6 +15,9 @@ test.before.each(async ctx => {
     '/big-chunked.bin': { body: Buffer.alloc(70 * 1024, 1), chunked: true },
     '/slow.png': { body: PNG, type: 'image/png', delayMs: 60_000 }, // answers long after any test here ends
     '/gone.png': { body: Buffer.from('gone'), status: 410 },
+    '/empty.png': { body: Buffer.alloc(0), type: 'image/png' },
+    '/empty-chunked.pdf': { body: Buffer.alloc(0), chunked: true },
+    '/no-content': { body: Buffer.alloc(0), status: 204 },
     '/relatorio.doc': { body: CFB, type: 'application/msword' },
     '/download.php': { body: PDF, type: 'application/pdf' },
     '/express': {
@@ -100,6 +103,16 @@ test('send media answers 400 with the HTTP status when the file server answers a
   ctx.g = await sendingGateway({ allowPrivateUrls: true })
   assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/missing.png` }), 400, 'O servidor do arquivo respondeu com erro. (HTTP 404)')
   assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/gone.png` }), 400, 'O servidor do arquivo respondeu com erro. (HTTP 410)')
+})
+
+test('send media answers 400 when the file server answers success with no bytes (200 empty, chunked or 204), never 401 validation.required', async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true })
+  for (const path of ['/empty.png', '/empty-chunked.pdf', '/no-content']) {
+    assertError(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}${path}` }), 400, 'O servidor do arquivo respondeu com erro. (arquivo vazio)')
+  }
+  const cards = [{ image_url: `${ctx.files.url}/empty.png`, title: 'Pizza', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id: 'q' }] }]
+  assertError(await ctx.g.send({ to: FRIEND, message: 'Ofertas', cards }), 400, 'O servidor do arquivo respondeu com erro. (arquivo vazio)')
+  assert.deepEqual(ctx.g.network.inbox(FRIEND), [])
 })
 
 test('send media answers 400 when the download times out or the server is unreachable', async ctx => {

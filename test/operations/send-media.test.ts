@@ -171,9 +171,11 @@ test('send media never reads a local path: a path or file URL is 401 validation.
   assert.deepEqual(g.network.inbox(FRIEND), [])
 })
 
-test('send media answers 401 validation.required for bad base64, an unknown format or a missing to', async ({ g }) => {
+test('send media answers 401 validation.required for bad base64, an empty file (data URI or upload), an unknown format or a missing to', async ({ g }) => {
   assertError(await g.send({ to: FRIEND, file: 'not base64!' }), 401, 'validation.required')
   assertError(await g.send({ to: FRIEND, file: 'data:image/png;base64,' }), 401, 'validation.required')
+  assertError(await g.send({ to: FRIEND, file: 'data:image/png;base64, \n' }), 401, 'validation.required')
+  assertError(await g.send({ to: FRIEND, file: new File([], 'vazio.png', { type: 'image/png' }) }, 'multipart'), 401, 'validation.required')
   assertError(await g.send({ to: FRIEND, file: PNG.toString('base64'), format: 'p n g' }), 401, 'validation.required')
   assertError(await g.send({ file: PNG.toString('base64') }), 401, 'validation.required')
   assertError(await g.send({ authkey: 'nope', to: FRIEND, file: PNG.toString('base64') }), 401, 'validation.required')

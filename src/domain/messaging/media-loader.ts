@@ -72,7 +72,8 @@ export class MediaLoader {
     if (typeof source !== 'string') file = { data: source.data, declared: source.mimetype, name: cleanName(source.fileName) }
     else if (url) file = await this.heldDownload(source.trim(), hold, signal)
     else file = await decodeInline(source)
-    if (file.data.length === 0) throw new GatewayError('invalid-input')
+    // An empty download is the file server's failure (200 or 204 with no bytes), not the client's field: 400, never 401.
+    if (file.data.length === 0) throw url ? new GatewayError('media-bad-status', { detail: 'arquivo vazio' }) : new GatewayError('invalid-input')
     if (file.data.length > this.limits.maxBytes) throw this.tooLarge()
     if (!url && hold?.held() === 0) hold.add(file.data.length) // a body that held nothing (no Content-Length): its media counts once decoded
     return file
