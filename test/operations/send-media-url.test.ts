@@ -25,6 +25,8 @@ test.before.each(async ctx => {
       type: 'application/pdf',
       headers: { 'content-disposition': `attachment; filename="??.pdf"; filename*=UTF-8''%E6%8A%A5%E5%91%8A.pdf` },
     },
+    '/fatura%E2%80%AEfdp.exe': { body: PDF, type: 'application/pdf' },
+    '/rlo': { body: PDF, type: 'application/pdf', headers: { 'content-disposition': `attachment; filename*=UTF-8''invoice%E2%80%AEfdp.exe` } },
     '/php': { body: PDF, type: 'application/pdf', headers: { 'content-disposition': `attachment; filename="${latin1('relatório de ações.pdf')}"` } },
   })
 })
@@ -74,6 +76,16 @@ test('send media names a file from its Content-Disposition as browsers do: filen
   assert.deepEqual(
     inbox(ctx.g.network, FRIEND).map(entry => entry.fileName),
     ['报告.pdf', 'relatório de ações.pdf'],
+  )
+})
+
+test("send media drops bidirectional controls from a URL's file name (Content-Disposition or last path segment)", async ctx => {
+  ctx.g = await sendingGateway({ allowPrivateUrls: true })
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/rlo` }))
+  assertOk(await ctx.g.send({ to: FRIEND, file: `${ctx.files.url}/fatura%E2%80%AEfdp.exe` }))
+  assert.deepEqual(
+    inbox(ctx.g.network, FRIEND).map(entry => entry.fileName),
+    ['invoicefdp.exe.pdf', 'faturafdp.exe.pdf'],
   )
 })
 

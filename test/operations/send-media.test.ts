@@ -95,6 +95,20 @@ test('send media keeps only the last path segment of a file name, without C0 or 
   assert.equal(last(g).fileName, 'relatorio.pdf')
 })
 
+test('send media drops bidirectional controls from a file name (given or uploaded), so `invoice<U+202E>fdp.exe` cannot show as invoiceexe.pdf', async ({
+  g,
+}) => {
+  const spoof = 'invoice\u202Efdp.exe'
+  assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), message: spoof }))
+  assert.equal(last(g).fileName, 'invoicefdp.exe.pdf')
+  assertOk(await g.send({ to: FRIEND, file: new File([PDF], spoof, { type: 'application/pdf' }) }, 'multipart'))
+  assert.equal(last(g).fileName, 'invoicefdp.exe.pdf')
+  // Every bidi format character (LRM, RLM, ALM, embeddings, overrides, isolates) goes; joiners that emoji and scripts need stay.
+  const marks = '\u200E\u200F\u061C\u202A\u202B\u202C\u202D\u202E\u2066\u2067\u2068\u2069'
+  assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), message: `re${marks}la\u200Ctório 👩\u200D💻.pdf` }))
+  assert.equal(last(g).fileName, 'rela\u200Ctório 👩\u200D💻.pdf')
+})
+
 test('send media keeps a long file name whole up to 200 characters counted as code points, and cuts a longer one between characters, never inside an emoji', async ({
   g,
 }) => {

@@ -146,12 +146,12 @@ async function ownAudioType(data: Buffer, shape: MediaShape): Promise<MediaShape
   return sniffed?.mime.startsWith('audio/') && sniffed.mime !== shape.mimetype ? { ...shape, mimetype: sniffed.mime } : shape
 }
 
-/** A safe display name: the last path segment, no control characters (C0, DEL, C1), at most 200 characters (code points, as `message` counts them: never half an emoji). */
+/** A safe display name: the last path segment, no control characters (C0, DEL, C1) nor bidirectional controls (which make `invoice<U+202E>fdp.exe` show as invoiceexe.pdf), at most 200 characters (code points, as `message` counts them: never half an emoji). */
 export function cleanName(name: string | undefined): string | undefined {
   if (!name) return undefined
   const base = Array.from(
     basename(name.replace(/\\/g, '/'))
-      .replace(/[\u0000-\u001f\u007f-\u009f]/g, '')
+      .replace(/[\u0000-\u001f\u007f-\u009f]|[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g, '')
       .trim(),
   )
     .slice(0, 200)
