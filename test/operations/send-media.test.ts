@@ -120,21 +120,43 @@ test('send media keeps a long file name whole up to 200 characters counted as co
 })
 
 test('send media with format forces the kind: mp3 audio, ogg voice note, mp4 video, png image, pdf and others document', async ({ g }) => {
-  const cases: [string, Record<string, unknown>][] = [
-    ['mp3', { type: 'audio', mimetype: 'audio/mpeg' }],
-    ['ogg', { type: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
-    ['opus', { type: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
-    ['mp4', { type: 'video', mimetype: 'video/mp4' }],
-    ['PNG', { type: 'image', mimetype: 'image/png' }],
-    ['jpg', { type: 'image', mimetype: 'image/jpeg' }],
-    ['pdf', { type: 'document', mimetype: 'application/pdf', fileName: 'arquivo.pdf' }],
-    ['.xlsx', { type: 'document', mimetype: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: 'arquivo.xlsx' }],
-    ['xyz', { type: 'document', mimetype: 'application/octet-stream', fileName: 'arquivo.xyz' }],
+  const cases: [string, Buffer, Record<string, unknown>][] = [
+    ['mp3', MP3, { type: 'audio', mimetype: 'audio/mpeg' }],
+    ['ogg', OPUS, { type: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
+    ['opus', OPUS, { type: 'audio', mimetype: 'audio/ogg; codecs=opus', voiceNote: true }],
+    ['ogg', MP3, { type: 'audio', mimetype: 'audio/mpeg', voiceNote: true }],
+    ['mp4', MP4, { type: 'video', mimetype: 'video/mp4' }],
+    ['PNG', PNG, { type: 'image', mimetype: 'image/png' }],
+    ['jpg', PNG, { type: 'image', mimetype: 'image/jpeg' }],
+    ['pdf', PDF, { type: 'document', mimetype: 'application/pdf', fileName: 'arquivo.pdf' }],
+    ['pdf', PNG, { type: 'document', mimetype: 'application/pdf', fileName: 'arquivo.pdf' }],
+    ['.xlsx', PDF, { type: 'document', mimetype: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: 'arquivo.xlsx' }],
+    ['xyz', PDF, { type: 'document', mimetype: 'application/octet-stream', fileName: 'arquivo.xyz' }],
   ]
-  for (const [format, expected] of cases) {
-    assertOk(await g.send({ to: FRIEND, file: PDF.toString('base64'), format }))
-    assert.deepEqual(without(last(g)), { ...expected, bytes: PDF.length }, format)
+  for (const [format, bytes, expected] of cases) {
+    assertOk(await g.send({ to: FRIEND, file: bytes.toString('base64'), format }))
+    assert.deepEqual(without(last(g)), { ...expected, bytes: bytes.length }, format)
   }
+})
+
+test('send media refuses an audio, video or image format for bytes of another kind (a PDF or an image is no voice note): 401, nothing sent', async ({ g }) => {
+  const text = Buffer.from('produto;preco\n')
+  const cases: [string, Buffer][] = [
+    ['ogg', PDF],
+    ['opus', PNG],
+    ['ogg', text],
+    ['mp3', PDF],
+    ['m4a', JPEG],
+    ['mp4', PNG],
+    ['3gp', PDF],
+    ['png', PDF],
+    ['jpg', MP4],
+  ]
+  for (const [format, bytes] of cases) {
+    const answer = await g.send({ to: FRIEND, file: bytes.toString('base64'), format, message: 'arquivo' })
+    assert.deepEqual([answer.status, answer.body], [401, { status: 401, message: 'validation.required' }], format)
+  }
+  assert.deepEqual(g.network.inbox(FRIEND), [])
 })
 
 test('send media drops the caption of audio (WhatsApp shows none) and keeps it for documents', async ({ g }) => {

@@ -30,7 +30,7 @@ interface MediaLimits {
   timeoutMs: number
 }
 
-/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format`, else the sniffed bytes, else the declared type or the file name (as a document: bytes no sniffer knows are no image, video or audio). */
+/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format` (an image, video or audio one only for bytes of that kind), else the sniffed bytes, else the declared type or the file name (as a document: bytes no sniffer knows are no image, video or audio). */
 export class MediaLoader {
   constructor(
     private readonly fetcher: MediaFetcher,
@@ -43,7 +43,7 @@ export class MediaLoader {
     if (request.format !== undefined && !forced) throw new GatewayError('invalid-input')
     const file = await this.load(request.source, request.hold)
     const name = cleanName(request.fileName) ?? file.name
-    const chosen = forced ?? (await this.sniff(file, name))
+    const chosen = forced ? await fitting(forced, file.data) : await this.sniff(file, name)
     const shape = chosen.voiceNote ? await ownAudioType(file.data, chosen) : chosen
     const fileName = nameWithExtension(name, shape)
     const payload: MediaPayload = { data: file.data, mimetype: shape.mimetype, ...(fileName ? { fileName } : {}) }
@@ -138,6 +138,14 @@ async function decodeInline(source: string): Promise<LoadedFile> {
   const data = Buffer.from(text, 'base64')
   if (!dataUri && text.startsWith('/') && !(await fileTypeFromBuffer(data).catch(() => undefined))) throw new GatewayError('invalid-input')
   return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
+}
+
+/** A forced image, video or audio kind takes only bytes the sniffer knows as that kind, else 401: `format: ogg` on a PDF or an image would go as a voice note labelled Opus, `png` on a PDF as a broken image. A forced document takes any bytes. */
+async function fitting(forced: MediaShape, data: Buffer): Promise<MediaShape> {
+  if (forced.kind === 'document') return forced
+  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined)
+  if (!sniffed?.mime.startsWith(`${forced.kind}/`)) throw new GatewayError('invalid-input')
+  return forced
 }
 
 /** A voice note whose bytes are other audio than Ogg/Opus (MP3 with `format: ogg`, Ogg Vorbis) keeps their own type: the transport converts them, or sends them as the ordinary audio they are, never labelled Opus. */
