@@ -1,6 +1,6 @@
 import type { GroupMetadata } from '@whiskeysockets/baileys'
 import { TransportError } from 'zapgate'
-import type { GroupInfo, GroupRef } from 'zapgate'
+import type { GroupInfo, GroupJoinRequest, GroupRef } from 'zapgate'
 import type { AddressResolver } from './addresses.ts'
 import { socketCall } from './errors.ts'
 import { isGroupJid, normalizeJid, parseAddress, parseInviteCode, phoneOf } from './jid.ts'
@@ -50,12 +50,21 @@ export async function groupCreate(deps: GroupDeps, subject: string, participants
   return toGroupInfo(metadata, await inviteCodeOf(deps, metadata.id))
 }
 
-/** Join by invite code or link; the group id, or undefined when the invite is invalid or expired. */
-export async function groupJoin(deps: GroupDeps, invite: string): Promise<string | undefined> {
+/**
+ * Join by invite code or link; the group id, a request awaiting approval, or undefined when the invite
+ * is invalid or expired. A group that requires admin approval answers the join with
+ * `<membership_approval_request jid>` instead of `<group jid>` (whatsmeow's JoinGroupWithLink reads both);
+ * Baileys' groupAcceptInvite reads only `<group>` and resolves undefined without an error, so the group's
+ * id comes from the invite's preview.
+ */
+export async function groupJoin(deps: GroupDeps, invite: string): Promise<string | GroupJoinRequest | undefined> {
   const code = parseInviteCode(invite)
   if (!code) return undefined
-  const jid = await missingAsUndefined(socketCall('group join', deps.timeoutMs, () => deps.socket.groupAcceptInvite(code)))
-  return jid ? normalizeJid(jid) : undefined
+  // null: WhatsApp answered without `<group>` (a request); undefined: a refused invite
+  const jid = await missingAsUndefined(socketCall('group join', deps.timeoutMs, () => deps.socket.groupAcceptInvite(code)).then(joined => joined ?? null))
+  if (jid !== null) return jid ? normalizeJid(jid) : undefined
+  const group = await missingAsUndefined(socketCall('group invite info', deps.timeoutMs, () => deps.socket.groupGetInviteInfo(code)))
+  return group && { id: normalizeJid(group.id), awaitingApproval: true }
 }
 
 /** GroupMetadata as the gateway reports it: LID participants carry their phone number when WhatsApp gave it. */

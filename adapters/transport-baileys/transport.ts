@@ -3,6 +3,7 @@ import PQueue from 'p-queue'
 import { TransportError } from 'zapgate'
 import type {
   GroupInfo,
+  GroupJoinRequest,
   GroupRef,
   LinkChallenge,
   LinkRequest,
@@ -147,7 +148,7 @@ export class BaileysTransport implements Transport {
     return groupCreate(this.groupDeps(deviceId), subject, participants)
   }
 
-  async groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined> {
+  async groupJoin(deviceId: string, inviteCode: string): Promise<string | GroupJoinRequest | undefined> {
     return groupJoin(this.groupDeps(deviceId), inviteCode)
   }
 

@@ -33,8 +33,10 @@ export function groupIq(core: PeerCore, device: LinkedDevice, iq: BinaryNode): B
       const group = [...core.groups.values()].find(g => g.inviteCode === first.attrs.code)
       if (!group) return groupError(iq, '406', 'not-acceptable')
       if (type === 'get') return iqResult(iq, [metadataNode(group)])
-      if (!group.members.has(me.pn)) changeMembers(core, group, device, 'add', [me])
-      return iqResult(iq, [{ tag: 'group', attrs: { jid: group.jid } }])
+      const request = group.joinRequests && !group.members.has(me.pn) // approval required: WhatsApp answers a request to the admins, not a join
+      if (request) group.joinRequests!.add(me.pn)
+      else if (!group.members.has(me.pn)) changeMembers(core, group, device, 'add', [me])
+      return iqResult(iq, [{ tag: request ? 'membership_approval_request' : 'group', attrs: { jid: group.jid } }])
     }
     if (type === 'get' && first?.tag === 'participating') {
       const mine = [...core.groups.values()].filter(g => g.members.has(me.pn))

@@ -107,6 +107,8 @@ export interface PeerGroup {
   /** Members by phone number. */
   members: Map<string, GroupMember>
   inviteCode: string
+  /** Set when the group requires admin approval: the phone numbers that asked to join by invite (not members until approved). */
+  joinRequests?: Set<string>
   /** `<sender pn> <device jid>` pairs: the device got that phone's sender key distribution message. */
   senderKeysSent: Set<string>
 }

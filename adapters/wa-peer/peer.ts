@@ -41,6 +41,8 @@ export interface WaGroupInfo {
   /** Admins' phone numbers (the creator is one). */
   admins: string[]
   inviteCode: string
+  /** Phone numbers that asked to join by invite, waiting for an admin (empty unless the group requires approval). */
+  joinRequests: string[]
 }
 
 /** A fault the peer injects on a device's connection. */
@@ -150,7 +152,15 @@ export class WaPeer {
       members: members.map(m => m.account.pn),
       admins: members.filter(m => m.admin).map(m => m.account.pn),
       inviteCode: group.inviteCode,
+      joinRequests: [...(group.joinRequests ?? [])],
     }
+  }
+
+  /** The group requires admin approval from now on: a join by invite becomes a request (`membership_approval_request`), the device no member. */
+  requireJoinApproval(jid: string): void {
+    const group = this.state.core.groups.get(jid)
+    if (!group) throw new Error(`no group ${jid}`)
+    group.joinRequests ??= new Set()
   }
 
   /** Refuse every WebSocket upgrade with this HTTP status from now on, as an edge or a proxy in front of WhatsApp does (undefined: accept again). */

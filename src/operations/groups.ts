@@ -43,7 +43,7 @@ export const createGroup = defineOperation({
   },
 })
 
-/** Operation 23: join a group by its invite link (or code); answers `grupoId`. */
+/** Operation 23: join a group by its invite link (or code); answers `grupoId` (also when the group's admins must approve the request first: then the message says so). */
 export const joinGroup = defineOperation({
   field: 'entrarConvite',
   name: 'joinGroup',
@@ -53,12 +53,15 @@ export const joinGroup = defineOperation({
   schema: type({ appkey: text(), authkey: text(256), message: falseFlag(), entrarConvite: text(512) }),
   device: deviceByAppkey('device'),
   async handle({ entrarConvite: invite }, { services, device }) {
-    const grupoId = await services.messaging.groups.join(device, invite)
-    return { message: 'Entrou no grupo.', grupoId }
+    const joined = await services.messaging.groups.join(device, invite)
+    return { message: joined.awaitingApproval ? JOIN_REQUESTED : 'Entrou no grupo.', grupoId: joined.id }
   },
 })
 
 // --- Internal helpers ---
+
+/** Operation 23's message when the group requires admin approval: WhatsApp sent the admins a request. */
+const JOIN_REQUESTED = 'Pedido de entrada enviado; aguarda aprovação de um administrador do grupo.'
 
 /** `usuarios`: phone numbers separated by `-` (or `,`), or a JSON list (or one number as a JSON number); 1 to 1 023 entries (more are refused unparsed), distinct phones; an entry that is no string or number (a nested list) is refused, never stringified. */
 function members() {

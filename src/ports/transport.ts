@@ -49,8 +49,11 @@ export interface Transport {
   groupInfo(deviceId: string, group: GroupRef): Promise<GroupInfo | undefined>
   /** Create a group with the device as admin; participants are phone numbers. */
   groupCreate(deviceId: string, subject: string, participants: string[]): Promise<GroupInfo>
-  /** Join a group by invite code; undefined when the invite is invalid or expired. */
-  groupJoin(deviceId: string, inviteCode: string): Promise<string | undefined>
+  /**
+   * Join a group by invite code: the group id, or a GroupJoinRequest when the group requires admin
+   * approval (the network sent a request instead); undefined when the invite is invalid or expired.
+   */
+  groupJoin(deviceId: string, inviteCode: string): Promise<string | GroupJoinRequest | undefined>
   /** Close every session (without unlinking) and release resources. */
   stop(): Promise<void>
   /**
@@ -128,6 +131,13 @@ export type MediaRef = MessageRef | { id: string; chat?: undefined }
 
 /** A group, by its id or by an invite code (or link). */
 export type GroupRef = { id: string } | { invite: string }
+
+/** A join by invite the network took as a request to the group's admins (the group requires approval): the device is no member until one approves. */
+export interface GroupJoinRequest {
+  /** The group's id (`...@g.us`). */
+  id: string
+  awaitingApproval: true
+}
 
 /** Group metadata. */
 export interface GroupInfo {

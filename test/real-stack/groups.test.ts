@@ -162,4 +162,27 @@ groups(
   },
 )
 
+groups(
+  'operation 23 on a group that requires admin approval: WhatsApp takes a join request; 200 with the group id and a message that it awaits approval, the device no member',
+  async world => {
+    const { t, peer, authkey, device } = world
+    const ana = peer.phone(ANA)
+    const club = ana.createGroup('Clube', peer.phone(BETO))
+    peer.requireJoinApproval(club)
+    const asked = await t.post('/api/groups', {
+      appkey: device.appkey,
+      authkey,
+      message: 'false',
+      entrarConvite: `https://chat.whatsapp.com/${peer.group(club)!.inviteCode}`,
+    })
+    assert.equal(
+      [asked.status, asked.body.status, asked.body.grupoId, asked.body.message],
+      [200, 200, club, 'Pedido de entrada enviado; aguarda aprovação de um administrador do grupo.'],
+      asked.text,
+    )
+    assert.equal([peer.group(club)!.members.includes(SHOP), peer.group(club)!.joinRequests], [false, [SHOP]])
+    assert.equal(peer.records.problems, [])
+  },
+)
+
 groups.run()

@@ -27,13 +27,13 @@ export class Groups {
     return this.messenger.call(device, () => this.transport.groupCreate(device.id, subject, participants))
   }
 
-  /** Join by invite link or code; the group id, or 404 `Convite inválido ou expirado.` */
-  async join(device: Device, invite: string): Promise<string> {
+  /** Join by invite link or code; the group id (and whether the group's admins must still approve), or 404 `Convite inválido ou expirado.` */
+  async join(device: Device, invite: string): Promise<{ id: string; awaitingApproval: boolean }> {
     const code = parseInviteCode(invite)
     if (!code) throw new GatewayError('invite-invalid')
-    const id = await this.messenger.call(device, () => this.transport.groupJoin(device.id, code)).catch(notFound('invite-invalid'))
-    if (!id) throw new GatewayError('invite-invalid')
-    return id
+    const joined = await this.messenger.call(device, () => this.transport.groupJoin(device.id, code)).catch(notFound('invite-invalid'))
+    if (!joined) throw new GatewayError('invite-invalid')
+    return typeof joined === 'string' ? { id: joined, awaitingApproval: false } : { id: joined.id, awaitingApproval: true }
   }
 }
 
