@@ -19,7 +19,7 @@ export interface ForwardedFrom {
   baseUrl?: string
 }
 
-/** What the gateway's middleware learn about a request, each field set by one of them (`ctx.state.gateway`; the handler's view: OperationContext). */
+/** What the gateway's middleware learn about a request, each field set by one of them (kept on ctx.state under a Symbol of its own, requestState; the handler's view: OperationContext). */
 export class RequestState {
   /** Set when the request was forwarded by another instance and verified (it is then never forwarded again). */
   forwardedFrom: ForwardedFrom | undefined = undefined
@@ -40,9 +40,12 @@ export class RequestState {
   refusedBy: { id: string; answer(): unknown } | undefined = undefined
 }
 
+// A Symbol, not a name: a host's own `ctx.state.gateway` (a payment gateway's, a tenant's) is neither used nor written, and JSON or a template given ctx.state never shows it.
+const STATE = Symbol('zapgate request state')
+
 /** The request's gateway state, made on first use. */
 export function requestState(ctx: Context): RequestState {
-  return ((ctx.state as { gateway?: RequestState }).gateway ??= new RequestState())
+  return ((ctx.state as { [STATE]?: RequestState })[STATE] ??= new RequestState())
 }
 
 /** The route a request matched (`/qr/:token`: never a link's token, which is a capability), else its path: what logs and events name. */

@@ -8,7 +8,7 @@ import { bodyReader } from '../../src/http/request-body.ts'
 import type { Context, Middleware, Next } from 'koa'
 import { forwardOperation, relayAnswer } from '../../src/http/forwarding/send.ts'
 import { forwardedRequestReader } from '../../src/http/forwarding/receive.ts'
-import type { ForwardedFrom } from '../../src/http/request-state.ts'
+import { requestState, type ForwardedFrom } from '../../src/http/request-state.ts'
 import type { Logger } from '../../src/logger.ts'
 import type { HttpStatusMode } from '../../src/http/render.ts'
 import { answerError } from '../../src/http/render.ts'
@@ -51,7 +51,7 @@ export async function startHolder(): Promise<{ g: SendingGateway; transport: Rec
   const app = new Koa()
   app.use(verifyForwardedRequests(SECRET, { limitBytes: 1024 * 1024, instanceId: HOLDER_ID, httpStatus: 'mirror', logger: silentLogger }))
   app.use(async (ctx, next) => {
-    const forwardedFrom = ctx.state.gateway?.forwardedFrom
+    const forwardedFrom = requestState(ctx).forwardedFrom
     marked.push({ path: ctx.path, forwardedBy: forwardedFrom?.instanceId, forwardedFrom })
     await next()
   })

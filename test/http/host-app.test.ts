@@ -207,6 +207,22 @@ test('X-Forwarded-Proto and -Host make the links only when the host trusts its p
   }
 })
 
+test("a host's own ctx.state.gateway (a payment gateway's, a tenant's name): the gateway serves beside it and leaves it as it was", async ctx => {
+  const gateway = await gatewayFor(ctx)
+  for (const own of ['tenant-a', { name: 'pix', status: 'pending' }]) {
+    const after: unknown[] = []
+    const url = await hostApp(ctx, app => {
+      app.use(async (c, next) => ((c.state.gateway = typeof own === 'object' ? { ...own } : own), await next(), after.push(c.state.gateway)))
+      app.use(new Router().use('/zap', gateway.routes()).routes())
+    })
+    const registered = await post(`${url}/zap/api/auth`, registration())
+    assert.equal([registered.status, registered.body.message], [200, 'Usuário registrado com sucesso.'], JSON.stringify(own))
+    const added = await post(`${url}/zap/api/v2/qrcode`, { authkey: registered.body.data.authkey, setAppkey: `loja-${after.length}` })
+    assert.is(added.status, 200, JSON.stringify(own))
+    assert.equal(after, [own, own], "the host's value, nothing of the gateway's in it")
+  }
+})
+
 test('two gateways under two prefixes: their stores, events and metrics apart; one closed answers 503, the other and the host serve on', async ctx => {
   const [a, b] = [await gatewayFor(ctx, { metrics: true }), await gatewayFor(ctx, { metrics: true })]
   const routes = { a: [] as string[], b: [] as string[] }

@@ -5,6 +5,7 @@ import koaBodyParser from 'koa-bodyparser'
 import { forwardOperation } from '../../../src/http/forwarding/send.ts'
 import { forwardedBodyLimit } from '../../../src/http/forwarding/receive.ts'
 import { silentLogger } from '../../../src/logger.ts'
+import { requestState } from '../../../src/http/request-state.ts'
 import { listen, post, request } from '../../helpers/http.ts'
 import { SECRET, verifyForwardedRequests } from '../../helpers/forwarding.ts'
 
@@ -42,8 +43,8 @@ async function receiver(ctx: { servers: Server[] }, parser: HostParser, httpStat
       status: 200,
       message: 'ok',
       received: (c.request as { body?: unknown }).body ?? null,
-      forwardedBy: c.state.gateway?.forwardedFrom?.instanceId ?? null,
-      from: c.state.gateway?.forwardedFrom ?? null,
+      forwardedBy: requestState(c).forwardedFrom?.instanceId ?? null,
+      from: requestState(c).forwardedFrom ?? null,
     }
   })
   const server = await listen(app)
