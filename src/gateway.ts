@@ -74,6 +74,7 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       ? { cluster: { secret: resolved.cluster.secret, advertiseUrl: resolved.cluster.advertiseUrl, instances: wiring.instances, events } }
       : {}),
   })
+  // A start that fails past the wiring (metrics refused) stops what the wiring started: nothing of it is left live on the store.
   const metrics = await addServiceRoutes(
     router,
     {
@@ -91,7 +92,10 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
     operationTable,
     outbox,
     resolved.service,
-  )
+  ).catch(async err => {
+    await wiring.close().catch(closeErr => logger.error({ err: closeErr }, 'stopping a gateway that failed to start failed'))
+    throw err
+  })
   const ready = wiring.balancer.start().then(
     () => logger.info({ count: wiring.leases.count }, 'devices resumed'),
     err => logger.error({ err }, 'resuming devices failed'),

@@ -58,6 +58,12 @@ export const METRIC_NAMES = [
 export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin, registry?: Registry): Promise<GatewayMetrics> {
   const prom = await importOptional('prom-client', 'The metrics option', () => import('prom-client'), '^15')
   const register = registry ?? new prom.Registry()
+  // Checked before any is registered: a Registry holding one of them (another gateway's) gets none of this one's.
+  const taken = METRIC_NAMES.find(name => register.getSingleMetric(name) !== undefined)
+  if (taken)
+    throw new Error(
+      `createGateway: the metrics Registry already holds ${taken} (another gateway's): two gateways cannot fill one Registry; give each its own (metrics: true, each serving /metrics under its mount), or close the other first`,
+    )
   const registers = [register]
   const { events, devices, messaging, logger, leases } = services
 

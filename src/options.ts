@@ -129,7 +129,7 @@ export interface GatewayOptions {
   // Service routes beside the API (ServiceOptions)
   /** Serve the OpenAPI document at `/openapi.json` and Swagger UI at `/docs` (default true; not a boolean: refused at start). */
   docs?: boolean
-  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own (until `close()`, which takes the gateway's metrics out of it). Anything else is refused at start. */
+  /** Serve Prometheus metrics at `/metrics` (default false). `{ registry }` fills a prom-client Registry of the host's instead of the gateway's own (until `close()`, which takes the gateway's metrics out of it; one gateway a Registry: a second is refused at start). Anything else is refused at start. */
   metrics?: boolean | { registry?: Registry }
   /** How long `/health` waits for the store and the transport (default 5000 ms). */
   healthTimeoutMs?: number

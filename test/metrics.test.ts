@@ -6,6 +6,7 @@ import type { WebhookSender } from '../src/index.ts'
 import { startGateway, waitFor, withGateway } from './helpers/gateway.ts'
 import { request } from './helpers/http.ts'
 import { scrape } from './helpers/metrics.ts'
+import { memoryStorage } from './helpers/memory-storage.ts'
 
 const DEVICE_PHONE = '5511999990001'
 const FRIEND = '5511988880002'
@@ -184,6 +185,31 @@ metrics("a closed gateway leaves the host's Registry: no stale metrics of it, an
     await second.stop()
   }
 })
+
+metrics(
+  "a second gateway on a Registry that holds another's metrics: refused with what to do, nothing of it left running (started again on its store, it serves)",
+  async () => {
+    const registry = new Registry()
+    const first = await startGateway({ metrics: { registry } })
+    const store = memoryStorage()
+    try {
+      const refused = await startGateway({ storage: store, metrics: { registry } }).then(
+        () => 'started',
+        (err: Error) => err.message,
+      )
+      assert.match(refused, /metrics Registry already holds zapgate_http_requests_total/)
+      assert.match(refused, /metrics: true/, 'it says what to do')
+      const again = await startGateway({ storage: store.connectAgain(), metrics: true })
+      await again.register()
+      assert.is((await scrape(again.url)).value('zapgate_http_requests_total', { operation: 'registerUser' }), 1)
+      await again.stop()
+      await first.register()
+      assert.is((await scrape(first.url)).value('zapgate_http_requests_total', { operation: 'registerUser' }), 1, "the first one's, untouched")
+    } finally {
+      await first.stop()
+    }
+  },
+)
 
 metrics('off by default: no /metrics route and no registry', async () => {
   await withGateway({}, async t => {
