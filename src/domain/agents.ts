@@ -8,6 +8,8 @@ import type { IncomingMessage } from '../ports/transport.ts'
 import { Collection } from '../store/collection.ts'
 import { KeyedLock } from '../store/keyed-lock.ts'
 import { abortable } from './abortable.ts'
+import { MAX_TEXT } from './messaging/actions.ts'
+import { fitsLength } from '../schema/fields.ts'
 import { StorageUnavailableError } from '../store/guarded-storage.ts'
 import type { Account, Accounts } from './accounts.ts'
 import type { Device, Devices } from './devices.ts'
@@ -111,7 +113,10 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
         controller.signal,
       )
       if (reply !== undefined && reply !== null && typeof reply !== 'string') throw new Error(`the agent answered a ${typeof reply}, not text`)
-      return reply?.trim() || undefined
+      const text = reply?.trim()
+      // WhatsApp's limit, which the API's `message` keeps (an HTTP responder's answer is held to 64 KiB): never sent past it.
+      if (text && !fitsLength(text, MAX_TEXT)) throw new Error(`the agent answered more than ${MAX_TEXT} characters`)
+      return text || undefined
     } catch (err) {
       logger.warn({ err, deviceId: request.device.id, agentId: request.agent.id }, 'agent responder failed; no reply sent')
       return undefined

@@ -2,11 +2,12 @@ import { dynamic, literal, never, refine, string, type, type Infer, type Struct 
 import { coerceWhen, isAnything, isStringOrNumber } from '../schema/coerce-when.ts'
 import { optionalText, phone, sizedArray, text } from '../schema/fields.ts'
 import { parseRecipient } from '../domain/messaging/addresses.ts'
+import { MAX_TEXT } from '../domain/messaging/actions.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { UNSURE, withFastCheck } from '../schema/fast-check.ts'
 
-/** Longest text message (WhatsApp's own limit). */
-export const MAX_TEXT = 65_536
+/** Longest text message (WhatsApp's own limit; the domain's, which an agent's reply keeps too). */
+export { MAX_TEXT }
 /** Longest media caption, buttons body or carousel text (WhatsApp: 1 024). */
 export const MAX_CAPTION = 1024
 /** Longest header or footer of an interactive message (WhatsApp: 60). */

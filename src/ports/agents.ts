@@ -4,7 +4,7 @@
  * agent and sends back what it answers.
  */
 export interface AgentResponder {
-  /** The reply to send (trimmed; empty or undefined: no reply). Called one at a time per contact. */
+  /** The reply to send (trimmed; empty or undefined: no reply; past 65,536 characters, WhatsApp's limit: none, logged). Called one at a time per contact. */
   respond(request: AgentRequest): AgentReply | Promise<AgentReply>
 }
 

@@ -120,7 +120,7 @@ function textCheck(max: number): FastCheck {
  * though two UTF-16 units), as the OpenAPI document's maxLength counts them; counted no further than
  * needed, and not at all when the UTF-16 length settles it.
  */
-function fitsLength(s: string, max: number): boolean {
+export function fitsLength(s: string, max: number): boolean {
   if (s.length <= max) return true
   if (s.length > 2 * max) return false
   let count = 0

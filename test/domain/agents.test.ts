@@ -177,6 +177,19 @@ test('a responder that throws or answers nothing sends no reply, and the next te
   )
 })
 
+test("a reply past WhatsApp's text limit (65,536 characters, as the API's `message`) is not sent, as an HTTP responder's past its size is not", async ctx => {
+  await setUp(ctx)
+  ctx.respond = ({ text }) => (text === 'longo' ? 'a'.repeat(65_537) : text === 'limite' ? '😀'.repeat(65_536) : `ok ${text}`)
+  await say(ctx, 'longo')
+  await say(ctx, 'limite')
+  await say(ctx, 'fale')
+  await waitFor(() => inbox(ctx).includes('ok fale'))
+  assert.equal(
+    inbox(ctx).map(text => (text.length > 20 ? `${[...text].length} code points` : text)),
+    ['65536 code points', 'ok fale'],
+  )
+})
+
 test('a responder slower than agentTimeoutMs is given up on (its signal aborts) and the contact’s next text is answered', async ctx => {
   await setUp(ctx, { agentTimeoutMs: 100 })
   let aborted = false

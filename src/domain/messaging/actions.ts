@@ -1,5 +1,8 @@
 import type { MediaPayload, MessageRef, OutgoingMessage } from '../../ports/transport.ts'
 
+/** Longest text message, in characters (code points): WhatsApp's own limit, what the API's `message` takes and an agent's reply may be. */
+export const MAX_TEXT = 65_536
+
 /** Something a send operation does on the network: send a message, or send a read receipt. */
 export type Action = { kind: 'send'; to: string; message: OutgoingMessage } | { kind: 'read'; to: string; target: MessageRef }
 
