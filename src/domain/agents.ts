@@ -97,7 +97,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
   const perContact = new KeyedLock()
   const controllers = new Set<AbortController>()
   const running = new Set<Promise<void>>() // one per text waiting for an answer
-  const waiting = new Map<string, number>() // texts waiting per device and contact (absent: none)
+  const waiting = new Map<string, number>() // texts waiting per device and contact name, phone or LID (absent: none)
   const sleepers = new Set<() => void>() // answers waiting to try again
   let [closing, closed] = [false, false] // closing: a stop began (answers the store fails give up at once); closed: past its grace (nothing more is asked)
 
@@ -207,11 +207,11 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     const [phone, lid] = senderKeys(message)
     const contact = phone ?? lid
     if (!contact) return
-    const key = `${device.id}:${contact}`
-    const mine = waiting.get(key) ?? 0
-    if (running.size >= MAX_PENDING_TEXTS || mine >= MAX_PENDING_PER_CONTACT)
+    // Counted under each name the text shows: a text by the LID alone and one showing the phone and LID (one contact) share the LID's count.
+    const keys = [phone, lid].flatMap(name => (name ? [`${device.id}:${name}`] : []))
+    if (running.size >= MAX_PENDING_TEXTS || keys.some(key => (waiting.get(key) ?? 0) >= MAX_PENDING_PER_CONTACT))
       return void logger.warn({ deviceId: device.id }, 'too many texts waiting; not answered')
-    waiting.set(key, mine + 1)
+    for (const key of keys) waiting.set(key, (waiting.get(key) ?? 0) + 1)
     const inLine = (name: string, work: () => Promise<void>) => perContact.run(`${device.id}:${name}`, work)
     // One line per contact whatever its texts name: a text naming the LID waits in the LID's line, then in that of the phone it shows or the
     // store knows (conversationOf; a store failure: the LID's line only), a text by phone alone in the phone's. Never the phone's line first: no two wait for each other.
@@ -223,7 +223,7 @@ export function startAgents(services: AgentRunnerDeps, settings: AgentSettings, 
     const run = (lid ? inLine(lid, answerInLine) : inLine(contact, () => answerKept(device, contact, message)))
       .catch(err => logger.error({ err, deviceId: device.id }, 'agent reply failed'))
       .finally(() => {
-        if (waiting.set(key, waiting.get(key)! - 1).get(key) === 0) waiting.delete(key)
+        for (const key of keys) if (waiting.set(key, waiting.get(key)! - 1).get(key) === 0) waiting.delete(key)
         running.delete(run)
       })
     running.add(run)

@@ -77,7 +77,20 @@ test("another contact's text is not held back", async () => {
   assert.equal(run.sent, ['re: a', 're: b'])
 })
 
-function agentsOver() {
+test('at most 20 texts of one contact wait, whether they name its LID alone or its phone and LID (docs/limits.md: 20 per contact)', async () => {
+  const run = agentsOver(false) // no replies: the reply limit (10 a minute) never spares the responder
+  run.publish('a', 'both')
+  await waitFor(() => run.asked.length === 1, 5000, 'the first text to be asked')
+  for (let i = 0; i < 25; i++) (run.publish(`lid ${i}`, 'lid'), run.publish(`both ${i}`, 'both'))
+  run.release('a')
+  for (let answered = 1; answered < run.asked.length || (await new Promise(resolve => setTimeout(resolve, 50)), answered < run.asked.length); answered++)
+    await run.release(run.asked[answered]!.text)
+  await run.runner.close()
+  assert.is(run.asked.length, 20, `asked: ${run.asked.map(asked => asked.text).join(', ')}`)
+})
+
+/** The runner over an in-memory store, its responder held per text until released; it replies `re: <text>` unless `replies` is false. */
+function agentsOver(replies = true) {
   const sent: string[] = []
   const asked: { text: string; history: string[] }[] = []
   const overlapping: string[] = []
@@ -99,7 +112,7 @@ function agentsOver() {
         thinking++
         asked.push({ text, history: history.map(turn => turn.text) })
         await new Promise<void>(resolve => gates.set(text, resolve)).finally(() => thinking--)
-        return `re: ${text}`
+        return replies ? `re: ${text}` : undefined
       },
       timeoutMs: 5000,
       historyLimit: 20,
