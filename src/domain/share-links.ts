@@ -37,8 +37,10 @@ export function shareLinks(storage: Storage, lock: KeyedLock, devices: Devices, 
       const link = token.length <= 64 ? await links.get(tokenHash) : undefined
       if (!link?.ttlMs) return undefined // gone at its ttl (or made before links expired)
       const [cached, spent] = await Promise.all([devices.get(link.deviceId), spentLinks.get(tokenHash)])
-      // Spent on a device this process has cached as unlinked: it connected on another instance since (its status is not broadcast), or logged out: the store says which.
-      const device = spent && cached && !cached.linked ? await devices.load(link.deviceId) : cached
+      // The store says, not this process's cache: a link its cached device does not list was made since on another instance (before this process's epoch poll dropped the device: 404 there for up to 100 ms),
+      // and one spent on a device cached as unlinked connected on another instance since (its status is not broadcast) or logged out.
+      const stale = cached && (!cached.shareTokens.includes(tokenHash) || (spent && !cached.linked))
+      const device = stale ? await devices.load(link.deviceId) : cached
       // A device being deleted (a deletion cut short: only operation 6 still finds it) shows nothing: never linked again.
       const shown = device?.accountId === link.accountId && !device.removing && device.shareTokens.includes(tokenHash) && (device.linked || !spent)
       return shown ? { device, spent: spent === true } : undefined
