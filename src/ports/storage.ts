@@ -1,7 +1,8 @@
 /**
  * The storage port: a small async key-value store. The domain keeps its typed collections and
  * secondary indexes on top of it (see src/store/). Values are JSON-compatible; an adapter may
- * serialise them however it likes but must give back an equal value.
+ * serialise them however it likes but must give back an equal value, and a copy: every write (`set`,
+ * `add`, `compareAndSet`) keeps a copy of the caller's value and every read (`get`, `list`) gives one.
  *
  * Several gateway processes may share one store. Whatever another process must see is written with
  * one of the optional atomic steps below (`add`, `compareAndSet`, `deleteIfEqual`, `increment`),

@@ -38,6 +38,22 @@ export function atomicSemantics(it: AtomicIt): void {
     assert.equal(await storage.add(key('a'), 'again'), true)
   })
 
+  it('add and compareAndSet store a copy (mutating the value afterwards does not change the stored value)', async (storage, key) => {
+    const added = { list: [1], nested: { n: 1 } }
+    assert.equal(await storage.add(key('a'), added), true)
+    added.list.push(2)
+    added.nested.n = 99
+    assert.deepEqual(await storage.get(key('a')), { list: [1], nested: { n: 1 } })
+    const next = { list: [3] }
+    assert.equal(await storage.compareAndSet(key('a'), { list: [1], nested: { n: 1 } }, next), true)
+    next.list.push(4)
+    assert.deepEqual(await storage.get(key('a')), { list: [3] })
+    const created = { list: [5] }
+    assert.equal(await storage.compareAndSet(key('b'), undefined, created), true)
+    created.list.push(6)
+    assert.deepEqual(await storage.get(key('b')), { list: [5] })
+  })
+
   it('compareAndSet(key, expected, next) replaces an equal value and returns true', async (storage, key) => {
     await storage.set(key('a'), { version: 1, tags: ['x'] })
     assert.equal(await storage.compareAndSet(key('a'), { version: 1, tags: ['x'] }, { version: 2, tags: [] }), true)

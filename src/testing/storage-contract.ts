@@ -75,6 +75,13 @@ export function storageContract(
     assert.deepEqual(await storage.get(key('a')), { list: [1] })
   })
 
+  it('list(prefix) yields a copy of each value (mutating a listed value does not change the stored value)', async (storage, key) => {
+    await storage.set(key('a'), { list: [1] })
+    for await (const [, value] of storage.list<{ list: number[] }>(key(''))) value.list.push(2)
+    assert.deepEqual(await storage.get(key('a')), { list: [1] })
+    assert.deepEqual(await collect(storage, key('')), [[key('a'), { list: [1] }]])
+  })
+
   it('set(key, value, ttlMs) expires the value', async (storage, key) => {
     await storage.set(key('a'), 'soon gone', 150)
     assert.equal(await storage.get(key('a')), 'soon gone')

@@ -1,0 +1,74 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import type { AtomicStorage, Storage } from '../../src/ports/storage.ts'
+import { jsonEqual } from '../../src/store/json-equal.ts'
+import { storageContract } from '../../src/testing/storage-contract.ts'
+import { contractCases, failingCases } from '../helpers/contract-cases.ts'
+import { memoryStorage, type MemoryStorage } from '../helpers/memory-storage.ts'
+
+/** What a broken adapter changes: the steps it does its own way, given the right storage and its entries (shared by both connections). */
+type Breakage = (right: MemoryStorage, entries: Entries) => Partial<AtomicStorage>
+type Entries = Map<string, { value: unknown; expires?: number }>
+
+/** A storage that is the test Map storage but for the steps `breakage` replaces (its second connection is broken alike). */
+function broken(breakage: Breakage, entries: Entries = new Map()): MemoryStorage {
+  const right = memoryStorage(entries)
+  const { get, set, delete: remove, list, add, compareAndSet, deleteIfEqual, increment } = right
+  return Object.assign(
+    { get, set, delete: remove, list, add, compareAndSet, deleteIfEqual, increment, size: 0, connectAgain: () => broken(breakage, entries) },
+    breakage(right, entries),
+  )
+}
+
+/** The cases of the storage contract named with `part`, each run against `breakage`: the names of those it fails. */
+function failedBy(breakage: Breakage, part: string): Promise<string[]> {
+  const register = (test: Parameters<typeof storageContract>[0]) =>
+    storageContract(test, async (): Promise<Storage> => broken(breakage), { connectAgain: async first => (first as MemoryStorage).connectAgain(), ping: false })
+  return failingCases(contractCases(register, part))
+}
+
+/** Assert that of the contract's cases named with `part`, `breakage` fails at least one. */
+async function assertCaught(breakage: Breakage, part: string): Promise<void> {
+  assert.notDeepEqual(await failedBy(breakage, part), [], `the contract's cases named with ${JSON.stringify(part)} all passed the broken storage`)
+}
+
+/** The live entry under `key` of the Map (an expired one counts as none), read in the same step as the write that follows. */
+function liveEntry(entries: Entries, key: string) {
+  const entry = entries.get(key)
+  return entry && (entry.expires === undefined || entry.expires > Date.now()) ? entry : undefined
+}
+const entryOf = (value: unknown, ttlMs?: number) => ({ value, ...(ttlMs ? { expires: Date.now() + ttlMs } : {}) })
+
+const bites = suite('zapgate/testing: the storage contract fails a broken storage')
+
+bites('the test Map storage itself passes the cases these tests run', async () => {
+  for (const part of ['copy', 'null', 'deleteIfEqual']) assert.deepEqual(await failedBy(() => ({}), part), [], part)
+})
+
+bites('add and compareAndSet that keep the caller’s object (mutating it afterwards changes the stored value)', async () => {
+  const byReference: Breakage = (_, entries) => ({
+    async add(key, value, ttlMs) {
+      if (liveEntry(entries, key)) return false
+      entries.set(key, entryOf(value, ttlMs))
+      return true
+    },
+    async compareAndSet(key, expected, next, ttlMs) {
+      const entry = liveEntry(entries, key)
+      if (expected === undefined ? entry !== undefined : entry === undefined || !jsonEqual(entry.value, expected)) return false
+      entries.set(key, entryOf(next, ttlMs))
+      return true
+    },
+  })
+  await assertCaught(byReference, 'copy')
+})
+
+bites('a list that yields the stored objects themselves (mutating a listed value changes the stored one)', async () => {
+  const byReference: Breakage = (_, entries) => ({
+    async *list<T>(prefix: string): AsyncIterable<[string, T]> {
+      for (const [key] of entries) if (key.startsWith(prefix) && liveEntry(entries, key)) yield [key, liveEntry(entries, key)!.value as T]
+    },
+  })
+  await assertCaught(byReference, 'copy')
+})
+
+bites.run()
