@@ -11,7 +11,7 @@
  *
  * Words used by the atomic steps:
  * - *absent*: no entry under the key, or an entry whose ttl has passed (exactly the entries for
- *   which `get` answers undefined).
+ *   which `get` answers undefined). A stored `null` is a live entry, as any other value.
  * - *equal*: deep JSON equality, judged on the JSON form of both values: the same JSON type; equal
  *   numbers, strings, booleans, null; arrays of the same length with equal items in order; objects
  *   with the same set of keys, in any order, and equal values (a property whose value is undefined

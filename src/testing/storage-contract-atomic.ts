@@ -54,6 +54,19 @@ export function atomicSemantics(it: AtomicIt): void {
     assert.deepEqual(await storage.get(key('b')), { list: [5] })
   })
 
+  it('a stored null is a live entry: add and compareAndSet(key, undefined) leave it, the steps expecting null match it', async (storage, key) => {
+    await storage.set(key('a'), null)
+    assert.equal(await storage.add(key('a'), 'taken'), false)
+    assert.equal(await storage.compareAndSet(key('a'), undefined, 'taken'), false)
+    assert.equal(await storage.get(key('a')), null)
+    assert.equal(await storage.compareAndSet(key('a'), null, 'replaced'), true)
+    assert.equal(await storage.get(key('a')), 'replaced')
+    await storage.set(key('b'), null)
+    assert.equal(await storage.deleteIfEqual(key('b'), 'other'), false)
+    assert.equal(await storage.deleteIfEqual(key('b'), null), true)
+    assert.equal(await storage.get(key('b')), undefined)
+  })
+
   it('compareAndSet(key, expected, next) replaces an equal value and returns true', async (storage, key) => {
     await storage.set(key('a'), { version: 1, tags: ['x'] })
     assert.equal(await storage.compareAndSet(key('a'), { version: 1, tags: ['x'] }, { version: 2, tags: [] }), true)

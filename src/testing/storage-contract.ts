@@ -82,6 +82,15 @@ export function storageContract(
     assert.deepEqual(await collect(storage, key('')), [[key('a'), { list: [1] }]])
   })
 
+  it('a stored null is a live entry: get answers null, list yields it, delete removes it and answers true', async (storage, key) => {
+    await storage.set(key('a'), null)
+    assert.equal(await storage.get(key('a')), null)
+    assert.deepEqual(await collect(storage, key('')), [[key('a'), null]])
+    assert.equal(await storage.delete(key('a')), true)
+    assert.equal(await storage.get(key('a')), undefined)
+    assert.equal(await storage.delete(key('a')), false)
+  })
+
   it('set(key, value, ttlMs) expires the value', async (storage, key) => {
     await storage.set(key('a'), 'soon gone', 150)
     assert.equal(await storage.get(key('a')), 'soon gone')

@@ -71,4 +71,33 @@ bites('a list that yields the stored objects themselves (mutating a listed value
   await assertCaught(byReference, 'copy')
 })
 
+bites('steps that take a stored null for an absent key (add, compareAndSet(key, undefined), delete, deleteIfEqual, list)', async () => {
+  const nullIsAbsent: Record<string, Breakage> = {
+    add: (_, entries) => ({
+      async add(key, value, ttlMs) {
+        if (liveEntry(entries, key)?.value != null) return false
+        entries.set(key, entryOf(structuredClone(value), ttlMs))
+        return true
+      },
+    }),
+    compareAndSet: (right, entries) => ({
+      async compareAndSet(key, expected, next, ttlMs) {
+        if (expected !== undefined || next === undefined || liveEntry(entries, key)?.value != null) return right.compareAndSet(key, expected, next, ttlMs)
+        entries.set(key, entryOf(structuredClone(next), ttlMs))
+        return true
+      },
+    }),
+    delete: right => ({ delete: async key => (await right.get(key)) != null && right.delete(key) }),
+    deleteIfEqual: right => ({ deleteIfEqual: async (key, expected) => (await right.get(key)) != null && right.deleteIfEqual(key, expected) }),
+    list: right => ({
+      async *list<T>(prefix: string): AsyncIterable<[string, T]> {
+        for await (const [key, value] of right.list<T>(prefix)) if (value != null) yield [key, value]
+      },
+    }),
+  }
+  const passed: string[] = []
+  for (const [step, breakage] of Object.entries(nullIsAbsent)) if ((await failedBy(breakage, 'null')).length === 0) passed.push(step)
+  assert.deepEqual(passed, [], 'the broken steps that passed the contract')
+})
+
 bites.run()
