@@ -55,6 +55,17 @@ export function atomicRaces(it: AtomicIt): void {
     assert.equal(await other.get(key('lease')), undefined)
   })
 
+  it(`deleteIfEqual(key, v) raced by compareAndSet(key, v, next) over two connections: exactly one of the ${N} wins`, async (storage, key, scope) => {
+    const other = await scope.second()
+    await storage.set(key('lease'), { owner: 'me', until: 123 })
+    const results = await race(storage, other, (s, i) =>
+      i % 2 === 0 ? s.deleteIfEqual(key('lease'), { until: 123, owner: 'me' }) : s.compareAndSet(key('lease'), { owner: 'me', until: 123 }, { owner: i }),
+    )
+    const winners = indexesOf(results, true)
+    assert.equal(winners.length, 1, `winners: ${winners} (even: deleteIfEqual, odd: compareAndSet)`)
+    assert.deepEqual(await other.get(key('lease')), winners[0] % 2 === 0 ? undefined : { owner: winners[0] }, 'what the winner left')
+  })
+
   it(`increment(key, 1) raced by ${N} contenders over two connections ends at exactly ${N}, each answer distinct`, async (storage, key, scope) => {
     const other = await scope.second()
     const results = await race(storage, other, s => s.increment(key('count'), 1, 60_000))

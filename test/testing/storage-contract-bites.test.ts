@@ -100,4 +100,14 @@ bites('steps that take a stored null for an absent key (add, compareAndSet(key, 
   assert.deepEqual(passed, [], 'the broken steps that passed the contract')
 })
 
+bites('a deleteIfEqual that reads, compares, then deletes (another writer can change the value between)', async () => {
+  const readThenDelete: Breakage = right => ({
+    async deleteIfEqual(key, expected) {
+      const current = await right.get(key)
+      return current !== undefined && jsonEqual(current, expected) && right.delete(key)
+    },
+  })
+  await assertCaught(readThenDelete, 'deleteIfEqual')
+})
+
 bites.run()
