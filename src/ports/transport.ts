@@ -72,7 +72,13 @@ export interface TransportContext {
   /** A storage namespace reserved for the transport (auth state, message keys). */
   storage: Storage
   logger: Logger
-  /** Report something that happened on the network. Never throws; returns once recorded, or once kept to be recorded later (the store is down: in memory, then a spill file; see docs/api.md, Delivery). */
+  /**
+   * Report something that happened on the network, in the order it happened: the gateway keeps each device's
+   * state from its status events, so once a transition is done the device's latest status event says what
+   * `status` answers (a stale `linking` arriving after the `open` would show the device unlinked). Never
+   * throws; returns once recorded, or once kept to be recorded later (the store is down: in memory, then a
+   * spill file; see docs/api.md, Delivery).
+   */
   emit(event: TransportEvent): Promise<void>
 }
 

@@ -59,6 +59,19 @@ export function waitForMessage(h: TransportHarness, since: number, id: string): 
   return waitFor(h, since, e => e.type === 'message' && e.message.id === id, `message ${id}`)
 }
 
+/** After a transition has settled, the device's latest status event says what `status` answers (its state, and whether connected). */
+export async function assertLatestStatusAgrees(h: TransportHarness, deviceId: string, after: string): Promise<void> {
+  await settle()
+  const statuses = h.events.flatMap(e => (e.type === 'status' && e.deviceId === deviceId ? [e.status] : []))
+  const latest = statuses.at(-1)
+  const now = await h.transport.status(deviceId)
+  assert.deepEqual(
+    latest && { state: latest.state, connected: latest.connected },
+    { state: now.state, connected: now.connected },
+    `after ${after}, the latest status event disagrees with status(); status events: ${JSON.stringify(statuses.map(s => s.state))}`,
+  )
+}
+
 /** Let asynchronous reconnection attempts (if any) happen before asserting that nothing opened. */
 export function settle(): Promise<void> {
   return new Promise(resolve => setTimeout(resolve, 20))

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import type { ContractCase } from './contract-types.ts'
-import { DEVICE, FRIEND, PHONE, assertOpen, linkDevice, rejectsWith, settle, waitFor, waitForStatus } from './contract-helpers.ts'
+import { DEVICE, FRIEND, PHONE, assertLatestStatusAgrees, assertOpen, linkDevice, rejectsWith, settle, waitFor, waitForStatus } from './contract-helpers.ts'
 
 /** The Transport contract, sessions: linking by QR or code, status, disconnect, resume, logout. */
 export function sessionCases(it: ContractCase): void {
@@ -63,6 +63,26 @@ export function sessionCases(it: ContractCase): void {
     await h.transport.connect(DEVICE)
     await waitForStatus(h, mark, DEVICE, 'open')
     assertOpen(await h.transport.status(DEVICE), PHONE)
+  })
+
+  it('status events arrive in order: after each transition the latest status event says what status answers', async h => {
+    await linkDevice(h)
+    await assertLatestStatusAgrees(h, DEVICE, 'the link opened')
+    let mark = h.events.length
+    await h.transport.disconnect(DEVICE)
+    await waitFor(h, mark, e => e.type === 'status' && e.deviceId === DEVICE && !e.status.connected, 'a closed status')
+    await assertLatestStatusAgrees(h, DEVICE, 'disconnect')
+    mark = h.events.length
+    await h.transport.connect(DEVICE)
+    await waitForStatus(h, mark, DEVICE, 'open')
+    await assertLatestStatusAgrees(h, DEVICE, 'connect')
+    await h.restart()
+    mark = h.events.length
+    await h.transport.connect(DEVICE)
+    await waitForStatus(h, mark, DEVICE, 'open')
+    await assertLatestStatusAgrees(h, DEVICE, 'connect after a restart')
+    await h.transport.logout(DEVICE)
+    await assertLatestStatusAgrees(h, DEVICE, 'logout')
   })
 
   it('a linked session resumes after a restart without a new link', async h => {
