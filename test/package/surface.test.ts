@@ -33,6 +33,7 @@ const SURFACE: Record<string, Surface> = {
       'GatewayEvents',
       'GatewayOptions',
       'GroupInfo',
+      'GroupJoinRequest',
       'GroupRef',
       'IncomingContent',
       'IncomingMessage',
