@@ -83,7 +83,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     feed,
     events,
     liveness: instances.view,
-    fenced: () => resolved.cluster !== undefined && instances.fenceUp,
+    fence: instances, // also outside cluster mode: a process that starts once this one's heartbeat lapsed (a pause) takes its claims over
     logger: childLogger(logger, { module: 'messaging' }),
   })
   devices.onRemove(device => messaging.removeDevice(device))

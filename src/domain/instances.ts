@@ -34,8 +34,24 @@ export interface Liveness {
   confirmGone?(instanceId: string): Promise<boolean>
 }
 
+/** Whether this instance is fenced (its heartbeat late: another may judge it gone) now, and how many fences it has had (one raised and lifted since a step began moves it). */
+export interface Fence {
+  readonly fenceUp: boolean
+  readonly fenceCount: number
+}
+
+/** The mark of a step on shared work that begins now (read before its claim is written): the fence count, or NaN while fenced (back from a pause, its heartbeat not yet in the store: its claim may land first and be taken for a gone process's), which no count matches. */
+export function fenceMark(fence: Fence): number {
+  return fence.fenceUp ? NaN : fence.fenceCount
+}
+
+/** Whether a step marked `mark` may still act on what it claimed (a POST, a send): not fenced now, and no fence raised since the mark (docs/scaling.md). */
+export function unfencedSince(fence: Fence, mark: number): boolean {
+  return !fence.fenceUp && fence.fenceCount === mark
+}
+
 /** The registry of live gateway processes (`instance:<id>`, heartbeats every `heartbeatMs`), fencing this one while its heartbeat is late (docs/scaling.md). */
-export class Instances {
+export class Instances implements Fence {
   /** `<host>-<pid>-<start time, base 36>-<random>`: an id tells when its instance started. */
   readonly id = `${hostTag()}-${process.pid}-${Date.now().toString(36)}-${randomBytes(3).toString('hex')}`
   private readonly records: Collection<InstanceRecord>

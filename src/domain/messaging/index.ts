@@ -6,7 +6,7 @@ import type { Transport } from '../../ports/transport.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
 import type { Accounts } from '../accounts.ts'
 import type { Device, Devices } from '../devices.ts'
-import type { Liveness } from '../instances.ts'
+import type { Fence, Liveness } from '../instances.ts'
 import type { MessageFeed } from '../message-feed.ts'
 import { Groups } from './groups.ts'
 import { MediaLoader } from './media-loader.ts'
@@ -49,8 +49,8 @@ interface MessagingDeps {
   logger: Logger
   /** This instance and who else is alive (claims of gone instances are void). */
   liveness: Liveness
-  /** Whether this instance is fenced (cluster mode: its heartbeat is late); a scheduled send checks it right before the network. */
-  fenced?: () => boolean
+  /** This instance's fence (undefined: none): a scheduled send begins only if its claim was made unfenced and no fence was raised since. */
+  fence?: Fence
 }
 
 /** Build the messaging services; a device that connects gets its waiting scheduled items at once. */

@@ -5,7 +5,7 @@ import type { Accounts } from '../accounts.ts'
 import { claimedUntil } from '../claims.ts'
 import type { Device, Devices } from '../devices.ts'
 import { DueWork } from '../due-work.ts'
-import type { Liveness } from '../instances.ts'
+import { fenceMark, unfencedSince, type Fence, type Liveness } from '../instances.ts'
 import { decodeAction, describeAction, encodeAction, type Action } from './actions.ts'
 import type { Messenger } from './messenger.ts'
 import { itemKey, type ScheduleItem, type ScheduleStore } from './schedule-store.ts'
@@ -13,20 +13,14 @@ import type { ScheduleTime } from './schedule-time.ts'
 
 /** Delays before each retry (then failed), store rescan period, claim length (longer than any send), wait for an away device (then failed). */
 type Timing = Record<'pollMs' | 'leaseMs' | 'maxWaitMs', number> & { retryMs: number[] }
-/** `fenced`: whether this instance's heartbeat is late (cluster mode: the others may soon judge it gone and take its claims). */
-type Services = { devices: Devices; accounts: Pick<Accounts, 'get' | 'active'>; liveness: Liveness; fenced?: () => boolean }
+/** `fence`: this instance's (its heartbeat late, the others may soon judge it gone and take its claims); a send begins only if its claim was made unfenced and no fence was raised since. */
+type Services = { devices: Devices; accounts: Pick<Accounts, 'get' | 'active'>; liveness: Liveness; fence?: Fence }
 
 /** When a send that never started (it waited too long in the device's queue) is tried again. */
 const REQUEUE_MS = 1_000
 
 /** Sends scheduled items when due, one at a time per device (DueWork lanes of one), each claimed just before it is sent, so waiting behind other sends is never an attempt. Items of a device not connected here wait for it (up to `maxWaitMs`) without spending retries. */
-export function createScheduler(
-  store: ScheduleStore,
-  messenger: Messenger,
-  { devices, accounts, liveness, fenced }: Services,
-  options: Timing,
-  logger: Logger,
-) {
+export function createScheduler(store: ScheduleStore, messenger: Messenger, { devices, accounts, liveness, fence }: Services, options: Timing, logger: Logger) {
   /** Devices that just connected, and the items found then waiting for a retry: those go at once (their next failure waits again). */
   const [eager, hurried] = [new Set<string>(), new Set<string>()]
   /** Devices not connected here, with when the first of their due items runs out of waiting. */
@@ -85,6 +79,9 @@ export function createScheduler(
     // A suspended or expired account's item is failed when due, its device away or not (else sent once both are back).
     const active = accounts.active(await accounts.get(item.accountId))
     if (away && active && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
+    // Read before the claim is written: fenced then (back from a pause, not yet registered again), the claim may land first and be taken
+    // over by a process that read this one's record still absent; a fence raised since may have let another judge this one gone.
+    const fences = fence && fenceMark(fence)
     const claimed = await store.claim(item, options.leaseMs, liveness)
     if (!claimed) return undefined
     if (claimed.quota) return void (await store.settle(claimed)) // an add or a removal cut short (a crash, a store failure): finished here
@@ -95,13 +92,13 @@ export function createScheduler(
       return undefined
     }
     try {
-      const id = await messenger.perform(device, decodeAction(body), { before: () => stillHeld(claimed) })
+      const id = await messenger.perform(device, decodeAction(body), { before: () => stillHeld(claimed, fences) })
       outcomes.set(key, async () => void (await store.complete(claimed)))
       logger.info({ scheduleId: claimed.id, deviceId: device.id, messageId: id }, 'scheduled message sent')
     } catch (err) {
       if (err instanceof NotHeld) {
         // Nothing reached the network: not an attempt. Taken over (this process was judged gone meanwhile): the new holder's to send;
-        // fenced, or the check not answered (the store away): released, tried again shortly, its retries untouched.
+        // fenced at or since the claim, or the check not answered (the store away): released (while still ours), tried again shortly, its retries untouched.
         logger.warn({ err: err.cause, scheduleId: claimed.id, deviceId: device.id }, err.message)
         if (!err.requeue) return undefined
         await store.release(claimed)
@@ -124,11 +121,12 @@ export function createScheduler(
 
   /**
    * Right before the transport send (after the wait in the device's queue): the store still holds this process's claim (one read), and
-   * this instance's heartbeat is on time after that read, so nobody may judge it gone (and take the item over) for a third of the ttl
-   * yet. A process stalled after its claim (a pause, a long GC, the store away) and taken over meanwhile sends nothing (docs/scaling.md).
-   * A read the store could not answer is no attempt either: the send is put off (released, tried again shortly).
+   * this instance was not fenced at the claim (`fences`, its mark) nor since, so its heartbeat is on time after that read (nobody may judge
+   * it gone for a third of the ttl yet) and nobody could take the claim over on a read of its record while it was gone, landing after
+   * this check. A process stalled after its claim (a pause, a long GC, the store away) sends nothing (docs/scaling.md). A read the store
+   * could not answer is no attempt either: the send is put off (released, tried again shortly).
    */
-  async function stillHeld(claimed: ScheduleItem): Promise<void> {
+  async function stillHeld(claimed: ScheduleItem, fences: number | undefined): Promise<void> {
     let held: boolean
     try {
       held = await store.holds(claimed)
@@ -136,7 +134,8 @@ export function createScheduler(
       throw new NotHeld('scheduled send put off: its claim could not be checked (the store did not answer)', true, err)
     }
     if (!held) throw new NotHeld('scheduled send dropped: another process took the item over (this one was judged gone)', false)
-    if (fenced?.()) throw new NotHeld('scheduled send put off: this instance is fenced (its heartbeat is late)', true)
+    if (fence && !unfencedSince(fence, fences ?? NaN))
+      throw new NotHeld('scheduled send put off: this instance was fenced (its heartbeat late) at or since its claim', true)
   }
 
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out; connected again since `wakesBefore` (the wake came while this send was on its way): tried again shortly, the device not parked. */
@@ -225,7 +224,7 @@ export function createScheduler(
 
 // --- Internal helpers ---
 
-/** A scheduled send stopped before the network: its claim is no longer this process's, or (`requeue`: released, tried again shortly) this instance is fenced or the store did not answer the check (`cause`). */
+/** A scheduled send stopped before the network: its claim is no longer this process's, or (`requeue`: released, tried again shortly) this instance was fenced at or since the claim or the store did not answer the check (`cause`). */
 class NotHeld extends Error {
   constructor(
     message: string,

@@ -4,7 +4,7 @@ import type { WebhookDelivery, WebhookSender } from '../../ports/webhooks.ts'
 import { Deadlines, invoke } from '../../store/deadlines.ts'
 import { putBounded } from '../../store/bounded-map.ts'
 import type { Devices } from '../devices.ts'
-import type { Liveness } from '../instances.ts'
+import { fenceMark, unfencedSince, type Fence, type Liveness } from '../instances.ts'
 import type { WebhookSettings } from './config.ts'
 import { ShutdownAbort } from '../due-work.ts'
 import { claimedUntil } from '../claims.ts'
@@ -28,12 +28,6 @@ export interface DeliveryDependencies {
   accounts?: AccountCheck
   /** This instance's fence (undefined: none): a POST begins only while it is down and was not raised since the attempt's claim. */
   fence?: Fence
-}
-
-/** Whether this instance is fenced (its heartbeat late: another may judge it gone) now, and how many fences it has had (one raised and lifted since a step began moves it). */
-interface Fence {
-  readonly fenceUp: boolean
-  readonly fenceCount: number
 }
 
 /** A fenced attempt's event is looked at again this much later (by this process while it still holds it; else by its new holder). */
@@ -75,7 +69,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     if (waiting && now - waiting.createdAt < settings.maxAgeMs) return paused.hold(waiting, now, settings.maxAgeMs)
     // Read before the claim is written: a fence raised from then on (and lifted or not) may have let another process judge this one gone and take the event over.
     // Fenced already (back from a pause, its heartbeat not yet in the store): the claim may land before this instance is registered again, and be dropped as a gone one's; no POST then (NaN matches no count).
-    const fences = deps.fence && (deps.fence.fenceUp ? NaN : deps.fence.fenceCount)
+    const fences = deps.fence && fenceMark(deps.fence)
     // The claim lasts twice the attempt time-out plus a margin, so a live attempt never loses it.
     const record = await store.claim(key, deps.liveness, now, settings.timeoutMs * 2 + 5_000)
     if (typeof record !== 'object') return record
@@ -146,7 +140,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const fence = deps.fence
     let refused = false
     // No store call: the fence is judged by this process's own clock, before anyone may judge it gone (docs/scaling.md).
-    const mayBegin = fence && (() => !(refused ||= fence.fenceUp || fence.fenceCount !== fences))
+    const mayBegin = fence && (() => !(refused ||= !unfencedSince(fence, fences ?? NaN)))
     if (mayBegin && !mayBegin()) return { error: FENCED_TEXT, fenced: true }
     const headers = webhookHeaders(secret, record.id, record.body)
     const timeoutMs = deps.settings.timeoutMs

@@ -39,15 +39,22 @@ test('a scheduled send put off while this instance is fenced is no send event; t
   const accounts = { get: async () => ({}), active: () => true } as never
   let fenced = true
   let checks = 0
-  const services = { devices, accounts, liveness: soloLiveness(), fenced: () => (checks++, fenced) }
+  // Read at each claim and right before the network.
+  const fence = {
+    get fenceUp() {
+      return (checks++, fenced)
+    },
+    fenceCount: 0,
+  }
+  const services = { devices, accounts, liveness: soloLiveness(), fence }
   const timing = { retryMs: [50, 50, 50], pollMs: 100, leaseMs: 120_000, maxWaitMs: 600_000 }
   const scheduler = createScheduler(createScheduleStore(memoryStorage(), new KeyedLock()), messenger, services, timing, silentLogger)
   const action: Action = { kind: 'send', to: '5511988880002', message: { kind: 'text', text: 'oi' } }
   try {
     scheduler.start()
     await scheduler.schedule(device, action, { at: Date.now(), text: '2030-01-01 00:00:00' })
-    // Checked right before the network, put off, released and tried again (about 1 s later): the first try has ended.
-    await waitFor(() => checks > 1, 10_000, 'the scheduler put the send off and tried again')
+    // Read at the claim, checked right before the network, put off, released and claimed again (about 1 s later): the first try has ended.
+    await waitFor(() => checks > 2, 10_000, 'the scheduler put the send off and tried again')
     assert.equal(sent, [], 'nothing reached the network')
     assert.equal(reported, [], 'a send put off before the network is no send event (no failure counted)')
     fenced = false

@@ -77,8 +77,13 @@ test('a send whose instance is fenced (its heartbeat late) right before the netw
     perform: async (_device: Device, _action: Action, options: { before?: () => Promise<void> } = {}) => (await options.before?.(), sends++, 'm1'),
   } as unknown as Messenger
   const timing = { retryMs: [60_000], pollMs: 100, leaseMs: 120_000, maxWaitMs: 600_000 }
-  const fence = () => (checks++, fenced)
-  const scheduler = createScheduler(store, messenger, { devices, accounts, liveness: soloLiveness(), fenced: fence }, timing, silentLogger)
+  const fence = {
+    get fenceUp() {
+      return (checks++, fenced)
+    },
+    fenceCount: 0,
+  }
+  const scheduler = createScheduler(store, messenger, { devices, accounts, liveness: soloLiveness(), fence }, timing, silentLogger)
   try {
     scheduler.start()
     await scheduler.schedule(
