@@ -34,10 +34,28 @@ export type Wiring = Awaited<ReturnType<typeof wireGateway>>
 /**
  * Build the gateway's parts from its resolved options: the adapters (defaults filled in), the guarded
  * store and transport, the domain services, the webhook outbox and the agents; start the transport.
+ * A start that fails partway stops what it set going (newest first; a step that fails to stop is
+ * logged) and rejects with the failure: no instance record left live on the store, no heartbeat or poller.
  */
 export async function wireGateway(resolved: ResolvedOptions) {
+  const started: [name: string, stop: () => unknown][] = []
+  try {
+    return await wireParts(resolved, (name, stop) => void started.push([name, stop]))
+  } catch (err) {
+    for (const [name, stop] of started.reverse())
+      await Promise.resolve()
+        .then(stop)
+        .catch(stopErr => resolved.logger.error({ err: stopErr }, `failed start: stopping ${name} failed; going on with the rest`))
+    throw err
+  }
+}
+
+/** wireGateway's steps; `started` learns how to stop each thing as it is set going. */
+async function wireParts(resolved: ResolvedOptions, started: (name: string, stop: () => unknown) => void) {
   const logger = resolved.logger
   const adapters = await defaultAdapters(resolved)
+  if (adapters.ownsStorage) started('the store', () => adapters.storage.close?.())
+  started('the webhook sender', () => adapters.webhooks.close?.())
   // The store answering again after a failure: what the incoming buffer and the webhook outbox kept is offered at once (set once the incoming buffer started).
   let storeAnswers = (): void => {}
   const storage = guardStorage(adapters.storage, resolved.storageTimeoutMs, childLogger(logger, { module: 'store' }), () => storeAnswers())
@@ -45,12 +63,15 @@ export async function wireGateway(resolved: ResolvedOptions) {
   // Names this store's spill files: a gateway on another store sharing the folder (another app, staging by production) leaves them alone.
   const storeId = await storeIdentity(storage)
   const events = new GatewayEvents()
+  started('the event listeners', () => events.removeAllListeners())
   const transport = guardTransport(adapters.transport, resolved.messaging.sendTimeoutMs)
   // This process in the store's registry of live instances: claims on shared work name it.
   const instances = new Instances(storage, lock, resolved.instances, childLogger(logger, { module: 'instances' }), resolved.cluster?.advertiseUrl)
+  started('the instance record', () => instances.stop()) // also one written by a start that failed after it
   await instances.start(resolved.cluster !== undefined)
   // Records read by requests are cached in the process; a change others must see at once drops them everywhere.
   const epoch = cacheEpoch(storage, 100, childLogger(logger, { module: 'cache' }))
+  started('the cache epoch poll', () => epoch.stop())
   await epoch.start()
   const accounts = createAccounts(storage, lock, resolved.plans, resolved.timeZone, resolved.cacheTtlMs, epoch)
   const devices = createDevices(storage, lock, transport, events, childLogger(logger, { module: 'devices' }), resolved.cacheTtlMs, epoch)
@@ -86,6 +107,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     fence: instances, // also outside cluster mode: a process that starts once this one's heartbeat lapsed (a pause) takes its claims over
     logger: childLogger(logger, { module: 'messaging' }),
   })
+  started('the scheduler and send queues', () => messaging.close())
   devices.onRemove(device => messaging.removeDevice(device))
   const flows = flowConversations(storage, lock, resolved.agents.historyLimit)
   devices.onRemove(device => flows.removeDevice(device.id))
@@ -107,7 +129,9 @@ export async function wireGateway(resolved: ResolvedOptions) {
     fence: instances, // also outside cluster mode: a process that starts once this one's heartbeat lapsed (a pause) adopts its events
     spill: new SpillFile(resolved.spillDir, `webhooks-${storeId}`),
   })
+  started('the webhook outbox', () => outbox.close())
   const agentRunner = startAgents({ agents, flows, messaging, feed, devices, accounts }, resolved.agents, childLogger(logger, { module: 'agents' }))
+  started('the agents', () => agentRunner.close())
   const clustered = resolved.cluster !== undefined
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,
@@ -180,6 +204,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
     return { ...message, content: { ...content, url: `${resolved.baseUrl}/media/${token}` } }
   }
 
+  started('the incoming events', () => incoming.close())
   await incoming.start()
   storeAnswers = () => {
     void incoming.offered(true)
@@ -187,6 +212,7 @@ export async function wireGateway(resolved: ResolvedOptions) {
   }
   // Cluster mode: while this instance is fenced another may hold its devices, so the transport's writes (signal keys, creds) are refused (docs/scaling.md).
   const fenced = () => (clustered && instances.fenceUp ? fencedWriteError() : undefined)
+  started('the transport', () => transport.stop()) // a start that threw partway lets go of what it opened
   await transport.start({
     storage: prefixedStorage(storage, 'transport:', fenced),
     logger: childLogger(logger, { module: 'transport' }),

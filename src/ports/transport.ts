@@ -54,7 +54,7 @@ export interface Transport {
    * approval (the network sent a request instead); undefined when the invite is invalid or expired.
    */
   groupJoin(deviceId: string, inviteCode: string): Promise<string | GroupJoinRequest | undefined>
-  /** Close every session (without unlinking) and release resources. */
+  /** Close every session (without unlinking) and release resources. Also called when `start` threw (createGateway then fails): let go of what it had opened. */
   stop(): Promise<void>
   /**
    * Optional: the bytes of a received media message that was not inlined as base64 (too large), or
