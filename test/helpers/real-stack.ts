@@ -13,6 +13,7 @@ import { waitFor } from './gateway.ts'
 import { listen, post, type Answer, type Encoding } from './http.ts'
 import { startReceiver, type Receiver } from './receiver.ts'
 import { RecordingStorage } from './recording-storage.ts'
+import { PNG } from './samples.ts'
 
 /**
  * The set-up every real-stack test shares: a local WhatsApp peer whose certificate root this process
@@ -165,6 +166,31 @@ export async function startRealStack(options: RealStackOptions = {}): Promise<Re
     await stack.close()
     throw err
   }
+}
+
+/** A real-stack world with an HTTP server answering every request with a PNG (`images.url`: the cards' and media sends' image URL); close() stops it too. */
+export type ImageStack = RealStack & { images: { url: string; stop(): Promise<void> } }
+
+/** Start a real-stack world (startRealStack) and an image server beside it. */
+export async function startImageStack(options: RealStackOptions = {}): Promise<ImageStack> {
+  const stack = (await startRealStack(options)) as ImageStack
+  try {
+    const app = new Koa()
+    app.use(ctx => {
+      ctx.type = 'image/png'
+      ctx.body = PNG
+    })
+    stack.images = await listen(app)
+  } catch (err) {
+    await stack.close()
+    throw err
+  }
+  const close = stack.close
+  stack.close = async () => {
+    await stack.images.stop()
+    await close()
+  }
+  return stack
 }
 
 /** Create device `name` with operation 3 (webhook: the stack's receiver), let `phone` scan its QR, wait until it is connected. */

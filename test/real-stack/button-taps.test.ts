@@ -1,10 +1,7 @@
-import Koa from 'koa'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { waitFor } from '../helpers/gateway.ts'
-import { listen } from '../helpers/http.ts'
-import { SHOP, startRealStack, type RealStack } from '../helpers/real-stack.ts'
-import { PNG } from '../helpers/samples.ts'
+import { SHOP, startImageStack, type ImageStack } from '../helpers/real-stack.ts'
 
 /**
  * Taps on the gateway's native-flow buttons (operation 15) and carousel quick replies (operation 16)
@@ -16,20 +13,13 @@ const taps = suite<World>('button taps on the real Baileys stack against the loc
 
 const FRIEND = '5511988880002'
 
-type World = RealStack & { images: { url: string; stop(): Promise<void> } }
+type World = ImageStack
 
 taps.before(async world => {
-  Object.assign(world, await startRealStack({ peer: { media: true } }))
-  const app = new Koa()
-  app.use(ctx => {
-    ctx.type = 'image/png'
-    ctx.body = PNG
-  })
-  world.images = await listen(app)
+  Object.assign(world, await startImageStack({ peer: { media: true } }))
 })
 
 taps.after(async world => {
-  await world.images?.stop()
   await world.close?.()
 })
 

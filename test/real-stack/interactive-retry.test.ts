@@ -1,11 +1,8 @@
 import type { BinaryNode, proto } from '@whiskeysockets/baileys'
-import Koa from 'koa'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { waitFor } from '../helpers/gateway.ts'
-import { listen } from '../helpers/http.ts'
-import { startRealStack, type RealStack } from '../helpers/real-stack.ts'
-import { PNG } from '../helpers/samples.ts'
+import { startImageStack, type ImageStack } from '../helpers/real-stack.ts'
 
 /**
  * A contact's phone that could not decrypt one of the gateway's interactive messages asks for it
@@ -17,20 +14,13 @@ const retries = suite<World>('interactive messages sent again on a retry receipt
 
 const FRIEND = '5511988880002'
 
-type World = RealStack & { images: { url: string; stop(): Promise<void> } }
+type World = ImageStack
 
 retries.before(async world => {
-  Object.assign(world, await startRealStack({ peer: { media: true } }))
-  const app = new Koa()
-  app.use(ctx => {
-    ctx.type = 'image/png'
-    ctx.body = PNG
-  })
-  world.images = await listen(app)
+  Object.assign(world, await startImageStack({ peer: { media: true } }))
 })
 
 retries.after(async world => {
-  await world.images?.stop()
   await world.close?.()
 })
 
