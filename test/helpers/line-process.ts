@@ -34,3 +34,34 @@ export function startLineProcess(script: string, env: Record<string, string>, na
   }
   return { process: child, lines, line }
 }
+
+/** The processes of one test, each `script` run with `base` and its own env added; killAll ends those still running (a test's `finally`). */
+export function processGroup(script: string, base: Record<string, string>, name: string) {
+  const started: LineProcess[] = []
+  return {
+    started,
+    start(env: Record<string, string> = {}): LineProcess {
+      const child = startLineProcess(script, { ...base, ...env }, name)
+      started.push(child)
+      return child
+    },
+    killAll(): void {
+      for (const child of started) if (child.process.exitCode === null) child.process.kill('SIGKILL')
+    },
+  }
+}
+
+/** The instance id a helper process prints once registered (`instance <id>`). */
+export async function instanceIdOf(child: LineProcess): Promise<string> {
+  return (await child.line(line => line.startsWith('instance '))).slice('instance '.length)
+}
+
+/** Run `meanwhile` with `child` stopped (SIGSTOP: a long GC, a frozen VM), then let it go on (SIGCONT), also when `meanwhile` throws. */
+export async function whilePaused<T>(child: LineProcess, meanwhile: () => Promise<T>): Promise<T> {
+  child.process.kill('SIGSTOP')
+  try {
+    return await meanwhile()
+  } finally {
+    child.process.kill('SIGCONT')
+  }
+}

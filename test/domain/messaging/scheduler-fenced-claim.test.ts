@@ -11,7 +11,7 @@ import { createScheduler } from '../../../src/domain/messaging/scheduler.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { waitFor } from '../../helpers/gateway.ts'
-import { startLineProcess, type LineProcess } from '../../helpers/line-process.ts'
+import { instanceIdOf, processGroup, whilePaused } from '../../helpers/line-process.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
 
@@ -99,35 +99,26 @@ for (const service of [REDIS, POSTGRES]) {
         const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
         const storage = await storageFromUrl(service.value!, { namespace })
         const store = createScheduleStore(storage, new KeyedLock())
-        const children: LineProcess[] = []
-        const start = (env: Record<string, string>) => (
-          children.push(
-            startLineProcess(
-              'test/helpers/schedule-sender.ts',
-              { STORE_URL: service.value!, STORE_NAMESPACE: namespace, CLUSTER: cluster ? '1' : '0', ...env },
-              'scheduler process',
-            ),
-          ),
-          children.at(-1)!
+        const children = processGroup(
+          'test/helpers/schedule-sender.ts',
+          { STORE_URL: service.value!, STORE_NAMESPACE: namespace, CLUSTER: cluster ? '1' : '0' },
+          'scheduler process',
         )
         try {
           // A's warm-up send holds the device's queue until the test answers it: the scheduled message waits behind it, claimed.
-          const a = start({ WARM_UP: '1', HOLD: 'warm-up,late' })
-          const aId = (await a.line(line => line.startsWith('instance '))).slice('instance '.length)
+          const a = children.start({ WARM_UP: '1', HOLD: 'warm-up,late' })
+          const aId = await instanceIdOf(a)
           await a.line(line => line === 'network warm-up')
           const late = { kind: 'send' as const, to: '5511988880002', message: { kind: 'text' as const, text: 'late' } }
           const input = { accountId: 'a1', deviceId: 'd1', to: late.to, summary: 'late', dueAt: Date.now(), agendamento: '2030-01-01 00:00:00' }
           await store.add(input, encodeAction(late))
           await waitFor(async () => (await store.forDevice('d1'))[0]?.claim?.owner === aId, 10_000, 'A claimed the item')
-          a.process.kill('SIGSTOP')
-          let b: LineProcess
-          try {
-            // B judges A gone (removes its record), reads that record absent to take the item over; its compare-and-set waits.
-            b = start({ HOLD_TAKEOVER: '1' })
-            await b.line(line => line === 'takeover held', 20_000)
-          } finally {
-            a.process.kill('SIGCONT')
-          }
+          // B judges A gone (removes its record), reads that record absent to take the item over; its compare-and-set waits.
+          const b = await whilePaused(a, async () => {
+            const taker = children.start({ HOLD_TAKEOVER: '1' })
+            await taker.line(line => line === 'takeover held', 20_000)
+            return taker
+          })
           await a.line(line => line === 'rejoined')
           a.process.kill('SIGUSR2') // the warm-up answered: A's scheduled send is checked now
           await a.line(line => line === 'network late' || line.startsWith('performed failed'))
@@ -135,10 +126,10 @@ for (const service of [REDIS, POSTGRES]) {
           await b.line(line => line === 'network late')
           a.process.kill('SIGUSR2')
           await waitFor(async () => (await store.forDevice('d1')).length === 0, 10_000, 'the item removed once sent')
-          const sends = children.flatMap(child => child.lines).filter(line => line === 'network late').length
+          const sends = children.started.flatMap(child => child.lines).filter(line => line === 'network late').length
           assert.is(sends, 1, `the scheduled message reached the network ${sends} times (A: ${a.lines.join(' | ')}; B: ${b.lines.join(' | ')})`)
         } finally {
-          for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL')
+          children.killAll()
           for await (const [key] of storage.list('')) await storage.delete(key)
           await storage.close!()
         }

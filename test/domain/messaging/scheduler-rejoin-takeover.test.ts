@@ -9,7 +9,7 @@ import { encodeAction } from '../../../src/domain/messaging/actions.ts'
 import { createScheduleStore, itemKey } from '../../../src/domain/messaging/schedule-store.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { waitFor } from '../../helpers/gateway.ts'
-import { startLineProcess, type LineProcess } from '../../helpers/line-process.ts'
+import { instanceIdOf, processGroup, whilePaused } from '../../helpers/line-process.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
 
@@ -33,29 +33,18 @@ for (const service of [REDIS, POSTGRES]) {
       const namespace = `zapgate-test-${randomBytes(4).toString('hex')}`
       const storage = await storageFromUrl(service.value!, { namespace })
       const store = createScheduleStore(storage, new KeyedLock())
-      const children: LineProcess[] = []
-      const start = (env: Record<string, string>) => (
-        children.push(
-          startLineProcess(
-            'test/helpers/schedule-sender.ts',
-            { STORE_URL: service.value!, STORE_NAMESPACE: namespace, TTL_MS: '4500', ...env },
-            'scheduler process',
-          ),
-        ),
-        children.at(-1)!
+      const children = processGroup(
+        'test/helpers/schedule-sender.ts',
+        { STORE_URL: service.value!, STORE_NAMESPACE: namespace, TTL_MS: '4500' },
+        'scheduler process',
       )
       const instance = (id: string) => storage.get<InstanceRecord>(`instance:${id}`)
       try {
-        const a = start({ SCHEDULE_ON_REJOIN: 'late', HOLD: 'late' })
-        const aId = (await a.line(line => line.startsWith('instance '))).slice('instance '.length)
-        const b = start({ HEARTBEAT_MS: '1500', POLL_MS: '50', DEFER_START: '1' })
-        const bId = (await b.line(line => line.startsWith('instance '))).slice('instance '.length)
-        a.process.kill('SIGSTOP')
-        try {
-          await waitFor(async () => (await instance(aId)) === undefined, 20_000, 'B judged A gone (it removed its record)')
-        } finally {
-          a.process.kill('SIGCONT')
-        }
+        const a = children.start({ SCHEDULE_ON_REJOIN: 'late', HOLD: 'late' })
+        const aId = await instanceIdOf(a)
+        const b = children.start({ HEARTBEAT_MS: '1500', POLL_MS: '50', DEFER_START: '1' })
+        const bId = await instanceIdOf(b)
+        await whilePaused(a, () => waitFor(async () => (await instance(aId)) === undefined, 20_000, 'B judged A gone (it removed its record)'))
         await a.line(line => line === 'rejoined')
         await a.line(line => line === 'network late', 10_000)
         b.process.kill('SIGUSR2') // B's first scan, within a heartbeat of A's return
@@ -65,11 +54,11 @@ for (const service of [REDIS, POSTGRES]) {
         a.process.kill('SIGUSR2')
         await a.line(line => line.startsWith('performed '))
         await waitFor(async () => (await store.forDevice('d1')).length === 0, 10_000, 'the item removed once sent')
-        const sends = children.flatMap(child => child.lines).filter(line => line === 'network late').length
+        const sends = children.started.flatMap(child => child.lines).filter(line => line === 'network late').length
         assert.is(sends, 1, `the scheduled message reached the network ${sends} times (A: ${a.lines.join(' | ')}; B: ${b.lines.join(' | ')})`)
         assert.ok(a.lines.includes('scheduled'), `A's schedule answered (A: ${a.lines.join(' | ')})`)
       } finally {
-        for (const child of children) if (child.process.exitCode === null) child.process.kill('SIGKILL')
+        children.killAll()
         for await (const [key] of storage.list('')) await storage.delete(key)
         await storage.close!()
       }

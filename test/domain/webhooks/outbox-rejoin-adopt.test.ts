@@ -7,6 +7,7 @@ import type { InstanceRecord } from '../../../src/domain/instance-view.ts'
 import type { Liveness } from '../../../src/domain/instances.ts'
 import { createOutboxStore, newOutboxRecord, outboxKey, type OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { instanceIdOf, whilePaused } from '../../helpers/line-process.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
@@ -40,15 +41,10 @@ for (const service of [REDIS, POSTGRES]) {
       const instance = (id: string) => storage.get<InstanceRecord>(`instance:${id}`)
       try {
         const a = start({ RECORD_ON_REJOIN: 'late' })
-        const aId = (await a.line(line => line.startsWith('instance '))).slice('instance '.length)
+        const aId = await instanceIdOf(a)
         const b = start({ HEARTBEAT_MS: '1500', RECONCILE_MS: '50' })
-        const bId = (await b.line(line => line.startsWith('instance '))).slice('instance '.length)
-        a.process.kill('SIGSTOP')
-        try {
-          await waitFor(async () => (await instance(aId)) === undefined, 20_000, 'B judged A gone (it removed its record)')
-        } finally {
-          a.process.kill('SIGCONT')
-        }
+        const bId = await instanceIdOf(b)
+        await whilePaused(a, () => waitFor(async () => (await instance(aId)) === undefined, 20_000, 'B judged A gone (it removed its record)'))
         await a.line(line => line === 'rejoined')
         await waitFor(() => receiver.posts('late') >= 1, 10_000, "A's POST of the event it recorded once back")
         // B has read the registry since A registered again once two more of its heartbeats landed.
