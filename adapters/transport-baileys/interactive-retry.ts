@@ -9,8 +9,9 @@ interface RetrySocket extends SocketLike {
   messageRetryManager?: { getRecentMessage(to: string, id: string): { message: proto.IMessage } | undefined } | null
 }
 
-/** Retry receipts seen and not yet answered are forgotten past this many (a flood of them keeps no memory). */
+/** Retry receipts seen and not yet answered are forgotten past this many askers' messages, and past this many receipts of one (a flood of them keeps no memory). */
 const MAX_PENDING = 512
+const MAX_PENDING_PER_MESSAGE = 8
 
 /**
  * Interactive messages (buttons, carousels) sent again on a retry receipt with their `<biz>` node.
@@ -23,13 +24,14 @@ const MAX_PENDING = 512
  * still prepares the session with the asker (the key bundle of the receipt, a fresh session) and then
  * finds no message; the resend is queued on Baileys' receipt queue behind that work and sends the
  * message as Baileys would (to every device of a primary asker, else to the asking device under the
- * receipt's count), with `<biz>`. Baileys' limit of resends per message (maxMsgRetryCount) still
+ * receipt's count), with `<biz>`, once for each receipt seen (a second receipt arriving before the
+ * first is answered is answered the same way, not handed to Baileys). Baileys' limit of resends per message (maxMsgRetryCount) still
  * decides whether getMessage is asked at all.
  */
 export class InteractiveResends {
   private socket?: RetrySocket
-  /** `<id> <asker>` of retry receipts seen: the receipt's retry count. */
-  private readonly pending = new Map<string, number>()
+  /** `<id> <asker>` of retry receipts seen: each receipt's retry count, oldest first (Baileys handles them one by one, each asking getMessage). */
+  private readonly pending = new Map<string, number[]>()
 
   constructor(
     private readonly lib: BaileysModule,
@@ -59,9 +61,10 @@ export class InteractiveResends {
     const socket = this.socket
     const asker = key.participant ?? key.remoteJid
     const seen = `${key.id} ${asker}`
-    const count = this.pending.get(seen)
-    if (!content || !socket?.receiptMutex || count === undefined || !asker || !key.remoteJid || !this.interactive(content)) return content
-    this.pending.delete(seen)
+    const counts = this.pending.get(seen)
+    if (!content || !socket?.receiptMutex || !counts || !asker || !key.remoteJid || !this.interactive(content)) return content
+    const count = counts.shift()!
+    if (counts.length === 0) this.pending.delete(seen)
     const { remoteJid, id } = key
     // Queued behind the receipt's handling, which goes on to prepare the session with the asker.
     void socket.receiptMutex
@@ -80,8 +83,15 @@ export class InteractiveResends {
   private sawReceipt(node: BinaryNode): void {
     if (node.attrs.type !== 'retry' || !node.attrs.id) return
     const retry = Array.isArray(node.content) ? node.content.find(child => child.tag === 'retry') : undefined
+    const seen = `${node.attrs.id} ${node.attrs.participant || node.attrs.from}`
+    const counts = this.pending.get(seen)
+    if (counts) {
+      if (counts.length >= MAX_PENDING_PER_MESSAGE) counts.shift()
+      counts.push(Number(retry?.attrs.count) || 1)
+      return
+    }
     if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!)
-    this.pending.set(`${node.attrs.id} ${node.attrs.participant || node.attrs.from}`, Number(retry?.attrs.count) || 1)
+    this.pending.set(seen, [Number(retry?.attrs.count) || 1])
   }
 
   private interactive(content: proto.IMessage): boolean {

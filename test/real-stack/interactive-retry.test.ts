@@ -63,6 +63,31 @@ retries('a carousel (operation 16) sent again on a retry receipt carries the <bi
   assert.is(bizNodes(stanzas[1]).length, 1, 'the copy sent again carries <biz>')
 })
 
+retries('buttons asked for again by two retry receipts at once: every copy sent again carries the <biz> node', async world => {
+  const { t, peer, authkey, device } = world
+  const friend = peer.phone(FRIEND)
+  const sent = await t.post('/api/create-message', {
+    appkey: device.appkey,
+    authkey,
+    to: FRIEND,
+    message: 'Como ajudar?',
+    buttons: [{ type: 'replyButton', displaytext: 'Fazer pedido', id: 'pedido' }],
+  })
+  assert.is(sent.status, 200, sent.text)
+  const stanzas = () => peer.records.nodes.filter(n => n.tag === 'message' && n.attrs.id === sent.body.id)
+  await waitFor(() => friend.inbox.some(m => m.id === sent.body.id), 15_000, `the phone to decrypt ${sent.body.id}`)
+  friend.askResend(sent.body.id, 1)
+  friend.askResend(sent.body.id, 2)
+  await waitFor(() => stanzas().length >= 3, 15_000, `two copies of ${sent.body.id} sent again`)
+  await new Promise(resolve => setTimeout(resolve, 500)) // a late third copy would show here
+  assert.equal(peer.records.problems, [])
+  assert.equal(
+    stanzas().map(s => bizNodes(s).length),
+    [1, 1, 1],
+    'the first send and each copy sent again carry <biz>: one without it renders no buttons',
+  )
+})
+
 retries('a text sent again on a retry receipt carries no <biz> node (only interactive messages are sent with one)', async world => {
   const { stanzas, again } = await sentAgain(world, { message: 'Olá' })
   assert.is(again.extendedTextMessage?.text ?? again.conversation, 'Olá')
