@@ -31,3 +31,6 @@ export const PDF = Buffer.from('%PDF-1.4\n1 0 obj\n<<>>\nendobj\ntrailer\n<<>>\n
 
 /** An OLE compound file's header (the container of .doc, .xls and .ppt): sniffed as `application/x-cfb`, whatever it holds. */
 export const CFB = Buffer.concat([Buffer.from('D0CF11E0A1B11AE1', 'hex'), Buffer.alloc(600)])
+
+/** Bytes that start like a WebM file (the EBML header, DocType webm): what a browser's MediaRecorder records a voice in (Opus in WebM); sniffed as `video/webm`. */
+export const WEBM = Buffer.concat([Buffer.from('1a45dfa39f4286810142f7810142f2810442f381084282847765626d4287810442858102', 'hex'), Buffer.alloc(64)])

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingSuite, type SendingGateway } from '../helpers/messaging.ts'
-import { JPEG, MP3, MP4, OPUS, PDF, PNG } from '../helpers/samples.ts'
+import { JPEG, MP3, MP4, OPUS, PDF, PNG, WEBM } from '../helpers/samples.ts'
 
 const test = sendingSuite('operation 9: send media', { mediaMaxBytes: 64 * 1024 })
 
@@ -157,6 +157,21 @@ test('send media refuses an audio, video or image format for bytes of another ki
     assert.deepEqual([answer.status, answer.body], [401, { status: 401, message: 'validation.required' }], format)
   }
   assert.deepEqual(g.network.inbox(FRIEND), [])
+})
+
+test("send media takes an audio format for audio in a container file-type calls video (a browser's WebM voice, an MP4 recording): sent as audio of its own type, never labelled Opus", async ({
+  g,
+}) => {
+  const cases: [string, Buffer, Record<string, unknown>][] = [
+    ['ogg', WEBM, { type: 'audio', mimetype: 'audio/webm', voiceNote: true }],
+    ['opus', MP4, { type: 'audio', mimetype: 'audio/mp4', voiceNote: true }],
+    ['m4a', MP4, { type: 'audio', mimetype: 'audio/mp4' }],
+  ]
+  for (const [format, bytes, expected] of cases) {
+    const answer = await g.send({ to: FRIEND, file: bytes.toString('base64'), format })
+    assert.deepEqual([answer.status, answer.body.message], [200, 'Arquivo enviado.'], format)
+    assert.deepEqual(without(last(g)), { ...expected, bytes: bytes.length }, format)
+  }
 })
 
 test('send media drops the caption of audio (WhatsApp shows none) and keeps it for documents', async ({ g }) => {

@@ -44,7 +44,7 @@ export class MediaLoader {
     const file = await this.load(request.source, request.hold)
     const name = cleanName(request.fileName) ?? file.name
     const chosen = forced ? await fitting(forced, file.data) : await this.sniff(file, name)
-    const shape = chosen.voiceNote ? await ownAudioType(file.data, chosen) : chosen
+    const shape = !forced && chosen.voiceNote ? await ownAudioType(file.data, chosen) : chosen // a forced one is typed by fitting (one sniff)
     const fileName = nameWithExtension(name, shape)
     const payload: MediaPayload = { data: file.data, mimetype: shape.mimetype, ...(fileName ? { fileName } : {}) }
     const caption = shape.kind === 'audio' ? undefined : request.caption
@@ -140,19 +140,36 @@ async function decodeInline(source: string): Promise<LoadedFile> {
   return { data, ...(dataUri?.[1] ? { declared: dataUri[1].toLowerCase() } : {}) }
 }
 
-/** A forced image, video or audio kind takes only bytes the sniffer knows as that kind, else 401: `format: ogg` on a PDF or an image would go as a voice note labelled Opus, `png` on a PDF as a broken image. A forced document takes any bytes. */
+/**
+ * A forced image, video or audio kind takes only bytes the sniffer knows as that kind, else 401: `format: ogg` on a PDF or an image would go
+ * as a voice note labelled Opus, `png` on a PDF as a broken image. An audio kind also takes a container of sound as well as video (a browser's
+ * WebM voice, a phone's MP4 recording: file-type calls them video); a voice note keeps its bytes' own audio type. A forced document takes any bytes.
+ */
 async function fitting(forced: MediaShape, data: Buffer): Promise<MediaShape> {
   if (forced.kind === 'document') return forced
-  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined)
-  if (!sniffed?.mime.startsWith(`${forced.kind}/`)) throw new GatewayError('invalid-input')
-  return forced
+  const sniffed = (await fileTypeFromBuffer(data).catch(() => undefined))?.mime
+  const own = forced.kind === 'audio' ? audioType(sniffed) : sniffed?.startsWith(`${forced.kind}/`) && sniffed
+  if (!own) throw new GatewayError('invalid-input')
+  return forced.voiceNote ? withOwnType(forced, own) : forced
 }
 
-/** A voice note whose bytes are other audio than Ogg/Opus (MP3 with `format: ogg`, Ogg Vorbis) keeps their own type: the transport converts them, or sends them as the ordinary audio they are, never labelled Opus. */
+/** A voice note whose bytes are other audio than Ogg/Opus (Ogg Vorbis) keeps their own type: the transport converts them, or sends them as the ordinary audio they are, never labelled Opus. */
 async function ownAudioType(data: Buffer, shape: MediaShape): Promise<MediaShape> {
-  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined)
-  return sniffed?.mime.startsWith('audio/') && sniffed.mime !== shape.mimetype ? { ...shape, mimetype: sniffed.mime } : shape
+  const own = audioType((await fileTypeFromBuffer(data).catch(() => undefined))?.mime)
+  return own ? withOwnType(shape, own) : shape
 }
+
+function withOwnType(shape: MediaShape, mimetype: string): MediaShape {
+  return mimetype !== shape.mimetype ? { ...shape, mimetype } : shape
+}
+
+/** The audio type of sniffed bytes: an audio type as is, a container of sound as well as video as its audio type, else undefined. */
+function audioType(sniffed: string | undefined): string | undefined {
+  return sniffed?.startsWith('audio/') ? sniffed : sniffed && AUDIO_CONTAINERS[sniffed]
+}
+
+/** Containers file-type names as video that recorders use for sound alone (MediaRecorder's WebM/Opus, Android's MP4 and 3GPP). */
+const AUDIO_CONTAINERS: Record<string, string | undefined> = { 'video/webm': 'audio/webm', 'video/mp4': 'audio/mp4', 'video/3gpp': 'audio/3gpp' }
 
 /** A safe display name: the last path segment, no control characters (C0, DEL, C1) nor bidirectional controls (which make `invoice<U+202E>fdp.exe` show as invoiceexe.pdf), at most 200 characters (code points, as `message` counts them: never half an emoji). */
 export function cleanName(name: string | undefined): string | undefined {
