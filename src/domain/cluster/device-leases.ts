@@ -4,7 +4,7 @@ import type { Storage } from '../../ports/storage.ts'
 import type { Transport } from '../../ports/transport.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
-import type { Instances } from '../instances.ts'
+import { fenceMark, unfencedSince, type Instances } from '../instances.ts'
 import { claimedUntil, type Claim } from '../claims.ts'
 
 /** Device leases (`device-lease:<deviceId>`, a Claim with a fencing epoch): only the holder opens a session (docs/scaling.md, "Claims and clocks"). */
@@ -94,8 +94,10 @@ export class DeviceLeases {
   /** Take the device's lease when nobody alive holds it: true when this instance holds it now (of concurrent takers, one wins). */
   async acquire(deviceId: string): Promise<boolean> {
     if (this.holds(deviceId)) return true
+    // Nothing is taken while fenced (back from a pause, not yet registered again: a lease written then could land first and be
+    // taken for a gone instance's); the mark is read before the lease is written, as for every claim on shared work.
     if (!this.hasRoom || !this.instances.standing) return false
-    const fences = this.instances.fenceCount
+    const mark = fenceMark(this.instances)
     const current = await this.leases.load(deviceId)
     const other = current?.owner && current.owner !== this.me ? current.owner : undefined
     // Taken over from the instance holding it (gone), or from the one that handed it back (a graceful stop): the `lease` event's `from`.
@@ -103,8 +105,8 @@ export class DeviceLeases {
     if (other && (claimedUntil(current, this.instances.view) !== undefined || !(await this.instances.view.confirmGone(other)))) return false
     const next = { owner: this.me, epoch: (current?.epoch ?? 0) + 1 }
     if (!(await this.leases.replace(deviceId, current, next))) return false
-    // A fence came meanwhile: the lease names this instance, which holds nothing until it stands again.
-    if (this.instances.fenceCount !== fences || !this.instances.standing) return false
+    // A fence came meanwhile (raised, even if lifted since), or a stop: the lease names this instance, which holds nothing until it stands again.
+    if (!unfencedSince(this.instances, mark) || !this.instances.standing) return false
     // A handover (a device leased before) notes when: its session lived elsewhere, or here before a fence.
     this.held.set(deviceId, { epoch: next.epoch, ...(current ? { takenAt: Date.now() } : {}) })
     this.instances.setLoad(this.held.size)
