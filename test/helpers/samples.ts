@@ -1,4 +1,5 @@
 /** Small files whose type a sniffer recognises from their bytes. */
+import { crc32 } from 'node:zlib'
 
 /** A 1x1 PNG. */
 export const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==', 'base64')
@@ -34,3 +35,45 @@ export const CFB = Buffer.concat([Buffer.from('D0CF11E0A1B11AE1', 'hex'), Buffer
 
 /** Bytes that start like a WebM file (the EBML header, DocType webm): what a browser's MediaRecorder records a voice in (Opus in WebM); sniffed as `video/webm`. */
 export const WEBM = Buffer.concat([Buffer.from('1a45dfa39f4286810142f7810142f2810442f381084282847765626d4287810442858102', 'hex'), Buffer.alloc(64)])
+
+/** A zip archive holding the named entries, stored uncompressed (as a sniffer reads one: local headers, then the central directory). */
+export function zipOf(entries: Record<string, string>): Buffer {
+  const locals: Buffer[] = []
+  const centrals: Buffer[] = []
+  let offset = 0
+  for (const [name, text] of Object.entries(entries)) {
+    const [path, data] = [Buffer.from(name), Buffer.from(text)]
+    // version needed, flags, method (stored), time, date; crc-32, sizes; name and extra lengths
+    const common = Buffer.concat([u16(10), u16(0), u16(0), u16(0), u16(0), u32(crc32(data)), u32(data.length), u32(data.length), u16(path.length), u16(0)])
+    const local = Buffer.concat([u32(0x04034b50), common, path, data])
+    // comment length, disk, internal and external attributes, then where the local header is
+    centrals.push(Buffer.concat([u32(0x02014b50), u16(10), common, u16(0), u16(0), u16(0), u32(0), u32(offset), path]))
+    locals.push(local)
+    offset += local.length
+  }
+  const directory = Buffer.concat(centrals)
+  const count = u16(centrals.length)
+  return Buffer.concat([...locals, directory, u32(0x06054b50), u16(0), u16(0), count, count, u32(directory.length), u32(offset), u16(0)])
+}
+
+/** A Word document as a sniffer knows it: a zip whose [Content_Types].xml names its main part. */
+export const DOCX = zipOf({
+  '[Content_Types].xml':
+    '<Types><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>',
+  'word/document.xml': '<w:document/>',
+})
+
+/** A zip the sniffer names only as a zip (no entry it knows a type by): also what it reports for an office file it cannot read further. */
+export const ZIP = zipOf({ 'word/document.xml': '<w:document/>' })
+
+function u32(value: number): Buffer {
+  const bytes = Buffer.alloc(4)
+  bytes.writeUInt32LE(value >>> 0, 0)
+  return bytes
+}
+
+function u16(value: number): Buffer {
+  const bytes = Buffer.alloc(2)
+  bytes.writeUInt16LE(value, 0)
+  return bytes
+}

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { DEVICE_PHONE, FRIEND, assertError, assertOk, inbox, sendingSuite, type SendingGateway } from '../helpers/messaging.ts'
-import { JPEG, MP3, MP4, OPUS, PDF, PNG, WEBM } from '../helpers/samples.ts'
+import { CFB, DOCX, JPEG, MP3, MP4, OPUS, PDF, PNG, WEBM, ZIP } from '../helpers/samples.ts'
 
 const test = sendingSuite('operation 9: send media', { mediaMaxBytes: 64 * 1024 })
 
@@ -129,8 +129,7 @@ test('send media with format forces the kind: mp3 audio, ogg voice note, mp4 vid
     ['PNG', PNG, { type: 'image', mimetype: 'image/png' }],
     ['jpg', PNG, { type: 'image', mimetype: 'image/jpeg' }],
     ['pdf', PDF, { type: 'document', mimetype: 'application/pdf', fileName: 'arquivo.pdf' }],
-    ['pdf', PNG, { type: 'document', mimetype: 'application/pdf', fileName: 'arquivo.pdf' }],
-    ['.xlsx', PDF, { type: 'document', mimetype: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: 'arquivo.xlsx' }],
+    ['.xlsx', ZIP, { type: 'document', mimetype: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: 'arquivo.xlsx' }],
     ['xyz', PDF, { type: 'document', mimetype: 'application/octet-stream', fileName: 'arquivo.xyz' }],
   ]
   for (const [format, bytes, expected] of cases) {
@@ -171,6 +170,44 @@ test("send media takes an audio format for audio in a container file-type calls 
     const answer = await g.send({ to: FRIEND, file: bytes.toString('base64'), format })
     assert.deepEqual([answer.status, answer.body.message], [200, 'Arquivo enviado.'], format)
     assert.deepEqual(without(last(g)), { ...expected, bytes: bytes.length }, format)
+  }
+})
+
+test('send media refuses a document format for bytes file-type knows as another type (a PNG is no PDF): 401, nothing sent', async ({ g }) => {
+  const cases: [string, Buffer][] = [
+    ['pdf', PNG],
+    ['pdf', JPEG],
+    ['docx', PDF],
+    ['.xlsx', PDF],
+    ['xlsx', DOCX],
+    ['pdf', DOCX],
+    ['pdf', CFB],
+    ['zip', PDF],
+    ['mov', PNG],
+  ]
+  for (const [format, bytes] of cases) {
+    const answer = await g.send({ to: FRIEND, file: bytes.toString('base64'), format, message: 'contrato' })
+    assert.deepEqual([answer.status, answer.body], [401, { status: 401, message: 'validation.required' }], format)
+  }
+  assert.deepEqual(g.network.inbox(FRIEND), [])
+})
+
+test('send media takes a document format for bytes of its type, its container (a docx file-type reads only as a zip) or that file-type does not know', async ({
+  g,
+}) => {
+  const text = Buffer.from('produto;preco\n')
+  const cases: [string, Buffer, string, string][] = [
+    ['docx', DOCX, 'contrato.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+    ['docx', ZIP, 'contrato.docx', 'application/vnd.openxmlformats-officedocument.wordprocessingml.document'],
+    ['zip', DOCX, 'contrato.zip', 'application/zip'],
+    ['doc', CFB, 'contrato.doc', 'application/msword'],
+    ['csv', text, 'contrato.csv', 'text/csv'],
+    ['pdf', text, 'contrato.pdf', 'application/pdf'],
+    ['mov', MP4, 'contrato.mov', 'video/quicktime'],
+  ]
+  for (const [format, bytes, fileName, mimetype] of cases) {
+    assertOk(await g.send({ to: FRIEND, file: bytes.toString('base64'), format, message: 'contrato' }))
+    assert.deepEqual(without(last(g)), { type: 'document', fileName, mimetype, bytes: bytes.length }, format)
   }
 })
 

@@ -4,7 +4,7 @@ import { GatewayError } from '../../errors.ts'
 import { MediaFetchError, type MediaFetcher } from '../../ports/media.ts'
 import type { MediaPayload, OutgoingMessage } from '../../ports/transport.ts'
 import type { MediaHold } from './media-budget.ts'
-import { mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
+import { fitsDocumentFormat, mimeOfFileName, shapeOfFormat, shapeOfMime, type MediaShape } from './media-types.ts'
 
 /** A file part of a multipart body (the shape the HTTP edge hands over). */
 export interface UploadedFile {
@@ -30,7 +30,7 @@ interface MediaLimits {
   timeoutMs: number
 }
 
-/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format` (an image, video or audio one only for bytes of that kind), else the sniffed bytes, else the declared type or the file name (as a document: bytes no sniffer knows are no image, video or audio). */
+/** Turns the `file` of a send into bytes with a kind: a URL through the MediaFetcher, base64 or a data URI, or an uploaded part (never a local path). The kind comes from `format` (an image, video or audio one only for bytes of that kind, a document one not for bytes of another known type), else the sniffed bytes, else the declared type or the file name (as a document: bytes no sniffer knows are no image, video or audio). */
 export class MediaLoader {
   constructor(
     private readonly fetcher: MediaFetcher,
@@ -141,14 +141,19 @@ async function decodeInline(source: string): Promise<LoadedFile> {
 }
 
 /**
- * A forced image, video or audio kind takes only bytes the sniffer knows as that kind, else 401: `format: ogg` on a PDF or an image would go
- * as a voice note labelled Opus, `png` on a PDF as a broken image. An audio kind also takes a container of sound as well as video (a browser's
- * WebM voice, a phone's MP4 recording: file-type calls them video); a voice note keeps its bytes' own audio type. A forced document takes any bytes.
+ * A forced kind takes only bytes that can be it, else 401: an image, video or audio kind only bytes the sniffer knows as that kind
+ * (`format: ogg` on a PDF or an image would go as a voice note labelled Opus, `png` on a PDF as a broken image); an audio kind also a
+ * container of sound as well as video (a browser's WebM voice, a phone's MP4 recording: file-type calls them video), and a voice note keeps
+ * its bytes' own audio type; a document type only bytes the sniffer does not know as another type (`pdf` on a PNG would go as a PDF no
+ * reader opens; see fitsDocumentFormat).
  */
 async function fitting(forced: MediaShape, data: Buffer): Promise<MediaShape> {
-  if (forced.kind === 'document') return forced
-  const sniffed = (await fileTypeFromBuffer(data).catch(() => undefined))?.mime
-  const own = forced.kind === 'audio' ? audioType(sniffed) : sniffed?.startsWith(`${forced.kind}/`) && sniffed
+  const sniffed = await fileTypeFromBuffer(data).catch(() => undefined)
+  if (forced.kind === 'document') {
+    if (!fitsDocumentFormat(forced, sniffed)) throw new GatewayError('invalid-input')
+    return forced
+  }
+  const own = forced.kind === 'audio' ? audioType(sniffed?.mime) : sniffed?.mime.startsWith(`${forced.kind}/`) && sniffed.mime
   if (!own) throw new GatewayError('invalid-input')
   return forced.voiceNote ? withOwnType(forced, own) : forced
 }

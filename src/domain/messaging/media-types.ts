@@ -1,3 +1,4 @@
+import { supportedExtensions, supportedMimeTypes } from 'file-type'
 import type { MediaKind } from '../../ports/transport.ts'
 
 /** How a file goes out: its kind on the network, its mime type, whether it is a voice note. */
@@ -27,6 +28,24 @@ export function shapeOfMime(mime: string): MediaShape {
 export function mimeOfFileName(name: string | undefined): string | undefined {
   const ext = name && /\.([a-z0-9]{1,10})$/i.exec(name)?.[1]?.toLowerCase()
   return ext ? TYPES[ext]?.[0].split(';')[0] : undefined
+}
+
+/** Whether bytes the sniffer reads as `sniffed` can go labelled as the forced document `shape`: yes when it does not know them (text, CSV, a PDF with bytes before its header) or cannot recognise the type (TXT, CSV, JSON, HTML, .doc: nothing disproves it; a format TYPES does not know goes untyped), else only for its own type, any of the kind of an image, video or audio type (an MP4 as `mov`), or its container either way (a docx is a zip, and the sniffer reads some only as a zip). A PNG is no PDF, a PDF no docx. */
+export function fitsDocumentFormat(shape: MediaShape, sniffed: { ext: string; mime: string } | undefined): boolean {
+  const mime = shape.mimetype.split(';')[0]!
+  const format = shape.extension ?? ''
+  const checkable = TYPES[format] !== undefined && (supportedMimeTypes.has(mime) || supportedExtensions.has(format))
+  if (!sniffed || !checkable || sniffed.ext === format || shapeOfMime(sniffed.mime).mimetype === mime) return true
+  const family = mime.split('/')[0]!
+  if (['image', 'video', 'audio'].includes(family) && sniffed.mime.startsWith(`${family}/`)) return true
+  return Boolean(CONTAINS[format]?.has(sniffed.ext) || CONTAINS[sniffed.ext]?.has(format))
+}
+
+/** Types whose files are also files of another the sniffer may report instead (its extension: theirs): office and other zip-based formats are zips (the sniffer names them by an entry inside, else just zip), an APK a signed jar, an Illustrator file a PDF. */
+const CONTAINS: Record<string, Set<string>> = {
+  zip: new Set('docx docm dotx dotm xlsx xlsm xltx xltm pptx pptm potx potm ppsx ppsm vsdx odt ott ods ots odp otp odg otg epub 3mf jar xpi apk'.split(' ')),
+  jar: new Set(['apk']),
+  pdf: new Set(['ai']),
 }
 
 function shapeOf(extension: string, [mimetype, kind = 'document']: Type): MediaShape {
