@@ -3,6 +3,7 @@ import type { Context, Middleware } from 'koa'
 import type { Devices } from '../domain/devices.ts'
 import type { Accounts } from '../domain/accounts.ts'
 import type { MediaLinks } from '../domain/media-links.ts'
+import { cleanName } from '../domain/messaging/media-loader.ts'
 import { TransportError, type Transport } from '../ports/transport.ts'
 import type { DeviceLeases } from '../domain/cluster/device-leases.ts'
 import type { Instances } from '../domain/instances.ts'
@@ -41,7 +42,8 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     }
     ctx.type = MEDIA_TYPE.test(media.mimetype ?? '') ? media.mimetype! : 'application/octet-stream' // the sender's word: no bytes a header may not carry
     const disposition = isInlineSafe(ctx.type) ? 'inline' : 'attachment'
-    if (media.fileName) ctx.attachment(media.fileName, { type: disposition })
+    const fileName = cleanName(media.fileName) // as the webhook event shows it: no bidi control to spoof the extension a browser saves
+    if (fileName) ctx.attachment(fileName, { type: disposition })
     else ctx.set('Content-Disposition', disposition)
     const data = media.data
     if (Buffer.isBuffer(data)) return void (ctx.body = data)

@@ -191,6 +191,24 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
   }
 })
 
+route(
+  'a received file name is served without bidirectional controls, as its webhook event shows it: `invoice<U+202E>fdp.exe.pdf` cannot save as invoiceexe.pdf',
+  async ({ t }) => {
+    const { authkey } = await t.register()
+    const device = await t.linkedDevice(authkey, 'nomes', '5511944443336')
+    const { transport, mediaLinks } = internalsOf(t.gateway) as unknown as { transport: { downloadMedia?: unknown }; mediaLinks: MediaLinks }
+    const previous = transport.downloadMedia
+    transport.downloadMedia = async () => ({ data: Buffer.from('%PDF-1.7'), mimetype: 'application/pdf', fileName: 'invoice\u202Efdp.exe.pdf' })
+    try {
+      const answer = await fetch(`${t.url}/media/${await mediaLinks.sign({ deviceId: device.id, message: { id: '3EB0NOME' } })}`)
+      assert.is(answer.status, 200)
+      assert.is(answer.headers.get('content-disposition'), 'inline; filename="invoicefdp.exe.pdf"')
+    } finally {
+      transport.downloadMedia = previous
+    }
+  },
+)
+
 route.run()
 
 const test = suite('GET /media/:token and httpStatus')

@@ -1,5 +1,6 @@
 import type { IncomingContent, IncomingMessage, TransportEvent } from '../../ports/transport.ts'
 import type { Device } from '../devices.ts'
+import { cleanName } from '../messaging/media-loader.ts'
 
 /** The spec's event names (the `event` field of every webhook body). */
 export type WebhookEventName =
@@ -87,8 +88,9 @@ function kindFields(content: IncomingContent): Record<string, unknown> {
     case 'video':
     case 'audio':
     case 'document':
-      const { caption, fileName, mimetype, base64, url } = content
-      return defined({ caption, fileName, mimetype, base64, url, voiceNote: content.voiceNote ? true : undefined })
+      const { caption, mimetype, base64, url } = content
+      // The sender's name cleaned as a sent one is (SECURITY.md, File names): no bidi control makes `invoice<U+202E>fdp.exe.pdf` show as invoiceexe.pdf, no path.
+      return defined({ caption, fileName: cleanName(content.fileName), mimetype, base64, url, voiceNote: content.voiceNote ? true : undefined })
     case 'contact':
       return {
         name: content.name,

@@ -75,6 +75,18 @@ test('media become Imagem, Vídeo, Áudio and Documento with caption, file name 
   }
 })
 
+test("a received file name loses bidirectional controls and path, as a sent one does, so `invoice<U+202E>fdp.exe.pdf` cannot show as invoiceexe.pdf to the webhook's reader", async ctx => {
+  const marks = '\u200E\u200F\u061C\u202A\u202B\u202C\u202D\u2066\u2067\u2068\u2069'
+  const cases = [
+    ['invoice\u202Efdp.exe.pdf', 'invoicefdp.exe.pdf'],
+    [`../re${marks}la\u200Ctório 👩\u200D💻\u0007.pdf`, 'rela\u200Ctório 👩\u200D💻.pdf'],
+  ]
+  for (const [sent, shown] of cases) {
+    const id = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'document', fileName: sent, mimetype: 'application/pdf' })
+    assert.is((await payloadOf(ctx, id)).fileName, shown)
+  }
+})
+
 test('a contact is Contato with name, phone and vCard', async ctx => {
   const id = await ctx.t.network.sendFromPhone(FRIEND, DEVICE_PHONE, { type: 'contact', name: 'João', phone: '5511966660000' })
   const payload = await payloadOf(ctx, id)
