@@ -1,4 +1,5 @@
-import type { BinaryNode, proto, WAMessageKey } from '@whiskeysockets/baileys'
+import type { BinaryNode, CacheStore, proto, WAMessageKey } from '@whiskeysockets/baileys'
+import { putBounded } from 'zapgate/adapter-kit'
 import { interactiveNodes } from './interactive.ts'
 import type { BaileysLogger } from './logger.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
@@ -13,6 +14,44 @@ interface RetrySocket extends SocketLike {
 const MAX_PENDING = 512
 const MAX_PENDING_PER_MESSAGE = 8
 
+/** Retry counts kept, oldest out first, each for an hour after its last write (Baileys' own cache keeps them an hour, without bound). */
+const MAX_RETRY_COUNTS = 20_000
+const RETRY_COUNT_TTL_MS = 60 * 60 * 1000
+
+/**
+ * The socket's `msgRetryCounterCache` when its config names none (Baileys then makes its own, which the
+ * adapter cannot read): Baileys' retry counts, per received message id and per `<id>:<asker>` of the
+ * device's messages sent again, which the adapter's resends count in too.
+ */
+export class RetryCounts implements CacheStore {
+  private readonly entries = new Map<string, { value: unknown; expires: number }>()
+
+  get<T>(key: string): T | undefined {
+    const entry = this.entries.get(key)
+    if (!entry || entry.expires > Date.now()) return entry?.value as T | undefined
+    this.entries.delete(key)
+    return undefined
+  }
+
+  set<T>(key: string, value: T): void {
+    putBounded(this.entries, key, { value, expires: Date.now() + RETRY_COUNT_TTL_MS }, MAX_RETRY_COUNTS)
+  }
+
+  del(key: string): void {
+    this.entries.delete(key)
+  }
+
+  flushAll(): void {
+    this.entries.clear()
+  }
+}
+
+/** Baileys' limit of resends: the socket's retry counts and its `maxMsgRetryCount`. */
+interface ResendLimit {
+  counts: CacheStore
+  maxMsgRetryCount: number
+}
+
 /**
  * Interactive messages (buttons, carousels) sent again on a retry receipt with their `<biz>` node.
  * When a contact's device cannot decrypt one of our messages it sends a retry receipt, and Baileys
@@ -25,8 +64,11 @@ const MAX_PENDING_PER_MESSAGE = 8
  * finds no message; the resend is queued on Baileys' receipt queue behind that work and sends the
  * message as Baileys would (to every device of a primary asker, else to the asking device under the
  * receipt's count), with `<biz>`, once for each receipt seen (a second receipt arriving before the
- * first is answered is answered the same way, not handed to Baileys). Baileys' limit of resends per message (maxMsgRetryCount) still
- * decides whether getMessage is asked at all.
+ * first is answered is answered the same way, not handed to Baileys), under Baileys' own limit: the
+ * socket's retry counts (`<id>:<asker>` in its msgRetryCounterCache) are checked against its
+ * maxMsgRetryCount and counted up as Baileys does before it sends any message again, so an interactive
+ * message is sent again no more often than a text (Baileys counts a retry receipt once on its own
+ * before it asks getMessage, and does not count a message getMessage has no content for).
  */
 export class InteractiveResends {
   private socket?: RetrySocket
@@ -36,6 +78,7 @@ export class InteractiveResends {
   constructor(
     private readonly lib: BaileysModule,
     private readonly logger: BaileysLogger,
+    private readonly limit: ResendLimit,
   ) {}
 
   /** Watch `socket`'s retry receipts, and keep interactive messages out of Baileys' recent-message cache answers. */
@@ -57,7 +100,7 @@ export class InteractiveResends {
    * What getMessage answers Baileys for `key` whose remembered content is `content`: an interactive message
    * asked for by a retry receipt is sent again here (with `<biz>`) and Baileys gets nothing; anything else as is.
    */
-  answer(key: WAMessageKey, content: proto.IMessage | undefined): proto.IMessage | undefined {
+  async answer(key: WAMessageKey, content: proto.IMessage | undefined): Promise<proto.IMessage | undefined> {
     const socket = this.socket
     const asker = key.participant ?? key.remoteJid
     const seen = `${key.id} ${asker}`
@@ -66,6 +109,10 @@ export class InteractiveResends {
     const count = counts.shift()!
     if (counts.length === 0) this.pending.delete(seen)
     const { remoteJid, id } = key
+    if (!(await this.countResend(`${id}:${asker}`))) {
+      this.logger.debug({ id, asker }, 'interactive message not sent again: sent again too many times')
+      return undefined
+    }
     // Queued behind the receipt's handling, which goes on to prepare the session with the asker.
     void socket.receiptMutex
       .mutex(() => this.resend(socket, remoteJid, id!, content, asker, count))
@@ -78,6 +125,14 @@ export class InteractiveResends {
     const toAll = !this.lib.jidDecode(asker)?.device
     const target = toAll ? { useUserDevicesCache: false } : { participant: { jid: asker, count } }
     await socket.relayMessage(remoteJid, content, { messageId: id, additionalNodes: interactiveNodes(), ...target })
+  }
+
+  /** As Baileys' willSendMessageAgain and updateSendMessageAgainCount: false past the limit, else counted. */
+  private async countResend(key: string): Promise<boolean> {
+    const sent = (await this.limit.counts.get<number>(key)) || 0
+    if (sent >= this.limit.maxMsgRetryCount) return false
+    await this.limit.counts.set(key, sent + 1)
+    return true
   }
 
   private sawReceipt(node: BinaryNode): void {

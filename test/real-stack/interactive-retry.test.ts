@@ -88,6 +88,49 @@ retries('buttons asked for again by two retry receipts at once: every copy sent 
   )
 })
 
+/** Send `body` through /api/create-message to FRIEND and wait until the phone decrypted it; its id. */
+async function delivered(world: World, body: Record<string, unknown>): Promise<string> {
+  const { t, peer, authkey, device } = world
+  const sent = await t.post('/api/create-message', { appkey: device.appkey, authkey, to: FRIEND, ...body })
+  assert.is(sent.status, 200, sent.text)
+  await waitFor(() => peer.phone(FRIEND).inbox.some(m => m.id === sent.body.id), 15_000, `the phone to decrypt ${sent.body.id}`)
+  return sent.body.id
+}
+
+/** The stanzas the device sent under message `id`, in order. */
+function stanzasOf(world: World, id: string): BinaryNode[] {
+  return world.peer.records.nodes.filter(n => n.tag === 'message' && n.attrs.id === id)
+}
+
+/** The phone asks for message `id` again `times` times (counts 1, 2, ...); waits until the device acked each of those receipts (its answers to them, Baileys' and the adapter's, are queued by then). */
+async function askRepeatedly(world: World, id: string, times: number): Promise<void> {
+  const acks = () =>
+    world.peer.records.nodes.filter(n => n.tag === 'ack' && n.attrs.class === 'receipt' && n.attrs.type === 'retry' && n.attrs.id === id).length
+  const before = acks()
+  for (let count = 1; count <= times; count++) world.peer.phone(FRIEND).askResend(id, count)
+  await waitFor(() => acks() === before + times, 15_000, `the device to ack ${times} retry receipts for ${id}`)
+}
+
+const BUTTONS = { message: 'Como ajudar?', buttons: [{ type: 'replyButton', displaytext: 'Fazer pedido', id: 'pedido' }] }
+
+retries('buttons asked for again by many retry receipts are sent again no more often than Baileys sends a text again', async world => {
+  const buttons = await delivered(world, BUTTONS)
+  const text = await delivered(world, { message: 'Olá' })
+  await askRepeatedly(world, buttons, 5)
+  // The adapter's resends of the buttons are queued on Baileys' receipt queue before these receipts are handled.
+  await askRepeatedly(world, text, 5)
+  const textAgain = stanzasOf(world, text).length - 1
+  const buttonsAgain = stanzasOf(world, buttons).length - 1
+  assert.ok(textAgain > 0 && textAgain < 5, `Baileys sends a text again under its limit (${textAgain} of 5)`)
+  assert.ok(buttonsAgain > 0, 'the buttons are sent again')
+  assert.ok(buttonsAgain <= textAgain, `buttons sent again ${buttonsAgain} times for 5 retry receipts, a text ${textAgain} times`)
+  assert.equal(
+    stanzasOf(world, buttons).map(s => bizNodes(s).length),
+    Array(buttonsAgain + 1).fill(1),
+  )
+  assert.equal(world.peer.records.problems, [])
+})
+
 retries('a text sent again on a retry receipt carries no <biz> node (only interactive messages are sent with one)', async world => {
   const { stanzas, again } = await sentAgain(world, { message: 'Olá' })
   assert.is(again.extendedTextMessage?.text ?? again.conversation, 'Olá')

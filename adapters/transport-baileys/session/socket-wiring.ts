@@ -1,7 +1,7 @@
 import type { Agent } from 'node:http'
 import type { BaileysEventMap, CacheStore, ConnectionState, GroupMetadata, SocketConfig, UserFacingSocketConfig, WAVersion } from '@whiskeysockets/baileys'
 import type { StoredAuthState } from '../auth-state.ts'
-import { InteractiveResends } from '../interactive-retry.ts'
+import { InteractiveResends, RetryCounts } from '../interactive-retry.ts'
 import type { BaileysLogger } from '../logger.ts'
 import type { MessageStore } from '../message-store.ts'
 import type { ResolvedOptions } from '../options.ts'
@@ -28,16 +28,21 @@ interface SocketConfigInput {
  * statuses, broadcast lists and channels are ignored by Baileys itself (acked, never decrypted); a
  * proxy agent carries the WebSocket (`agent`) and media uploads (`fetchAgent`). getMessage answers
  * Baileys' retries from the message store, interactive messages excepted (interactive-retry.ts: sent
- * again with their `<biz>` node once createSocket attached the socket).
+ * again with their `<biz>` node once createSocket attached the socket, counted in the socket's
+ * msgRetryCounterCache, which is therefore always one the adapter holds).
  */
 export function socketConfig(input: SocketConfigInput): UserFacingSocketConfig {
   const { lib, options, auth, logger, keyCache, messages, version, agent } = input
   const extra = Object.fromEntries(Object.entries(options.socketConfig).filter(([, value]) => value !== undefined))
-  const resends = new InteractiveResends(lib, logger)
+  // Baileys' retry counts where the adapter reads them too (an application's own cache, else one of this socket).
+  const counts = options.socketConfig.msgRetryCounterCache ?? new RetryCounts()
+  const maxMsgRetryCount = options.socketConfig.maxMsgRetryCount ?? lib.DEFAULT_CONNECTION_CONFIG.maxMsgRetryCount
+  const resends = new InteractiveResends(lib, logger, { counts, maxMsgRetryCount })
   const config: UserFacingSocketConfig = {
     markOnlineOnConnect: false,
     syncFullHistory: false,
     ...extra,
+    msgRetryCounterCache: counts,
     ...(agent ? { agent: agent as SocketConfig['agent'], fetchAgent: agent as SocketConfig['fetchAgent'] } : {}),
     // A retired socket's late commit is dropped outside the cache, which the next socket shares.
     auth: { creds: auth.state.creds, keys: auth.socketKeys(lib.makeCacheableSignalKeyStore(auth.state.keys, logger, keyCache)) },
