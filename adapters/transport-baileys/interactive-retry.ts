@@ -68,7 +68,9 @@ interface ResendLimit {
  * socket's retry counts (`<id>:<asker>` in its msgRetryCounterCache) are checked against its
  * maxMsgRetryCount and counted up as Baileys does before it sends any message again, so an interactive
  * message is sent again no more often than a text (Baileys counts a retry receipt once on its own
- * before it asks getMessage, and does not count a message getMessage has no content for).
+ * before it asks getMessage, and does not count a message getMessage has no content for). A receipt
+ * naming several messages (a `<list>` of `<item id>`) is taken for each of them, as Baileys asks
+ * getMessage for each.
  */
 export class InteractiveResends {
   private socket?: RetrySocket
@@ -135,18 +137,25 @@ export class InteractiveResends {
     return true
   }
 
+  /** Every message id a retry receipt names, as Baileys reads them: its own, then the `<item id>` children of its first child (a `<list>`). */
   private sawReceipt(node: BinaryNode): void {
     if (node.attrs.type !== 'retry' || !node.attrs.id) return
-    const retry = Array.isArray(node.content) ? node.content.find(child => child.tag === 'retry') : undefined
-    const seen = `${node.attrs.id} ${node.attrs.participant || node.attrs.from}`
+    const children = Array.isArray(node.content) ? node.content : []
+    const retryCount = Number(children.find(child => child.tag === 'retry')?.attrs.count) || 1
+    const items = Array.isArray(children[0]?.content) ? children[0].content.filter(child => child.tag === 'item') : []
+    const asker = node.attrs.participant || node.attrs.from
+    for (const id of [node.attrs.id, ...items.map(item => item.attrs.id)]) if (id) this.remember(`${id} ${asker}`, retryCount)
+  }
+
+  private remember(seen: string, retryCount: number): void {
     const counts = this.pending.get(seen)
     if (counts) {
       if (counts.length >= MAX_PENDING_PER_MESSAGE) counts.shift()
-      counts.push(Number(retry?.attrs.count) || 1)
+      counts.push(retryCount)
       return
     }
     if (this.pending.size >= MAX_PENDING) this.pending.delete(this.pending.keys().next().value!)
-    this.pending.set(seen, [Number(retry?.attrs.count) || 1])
+    this.pending.set(seen, [retryCount])
   }
 
   private interactive(content: proto.IMessage): boolean {

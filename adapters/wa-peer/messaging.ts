@@ -106,19 +106,22 @@ export function phoneReceipt(core: PeerCore, account: Account, message: PhoneMes
 /**
  * The phone of `account` could not decrypt `message` and asks its sender's devices to send it again:
  * a retry receipt (`type="retry"` with a `<retry count id t v/>` child) from the phone (device 0), as
- * WhatsApp delivers one. Baileys answers it by sending the message again under the same id.
+ * WhatsApp delivers one. Baileys answers it by sending the message again under the same id. `more`:
+ * further messages of the same sender the one receipt names, in a `<list>` of `<item id>` (its first child).
  */
-export function phoneRetryReceipt(core: PeerCore, account: Account, message: PhoneMessage, count = 1): void {
+export function phoneRetryReceipt(core: PeerCore, account: Account, message: PhoneMessage, count = 1, more: PhoneMessage[] = []): void {
   const sender = core.accountByUser(message.from)
   if (!sender) return
   const t = core.now()
+  const retry: BinaryNode = { tag: 'retry', attrs: { count: String(count), id: message.id, t, v: '1' } }
+  const list: BinaryNode[] = more.length ? [{ tag: 'list', attrs: {}, content: more.map(m => ({ tag: 'item', attrs: { id: m.id } })) }] : []
   for (const device of sender.devices.values()) {
     deliver(core, device, {
       id: message.id,
       build: async () => ({
         tag: 'receipt',
         attrs: { id: message.id, from: account.addressing === 'pn' ? account.jid : account.lidJid, t, type: 'retry' },
-        content: [{ tag: 'retry', attrs: { count: String(count), id: message.id, t, v: '1' } }],
+        content: [...list, retry],
       }),
     })
   }

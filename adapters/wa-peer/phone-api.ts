@@ -177,11 +177,18 @@ export class WaPhone {
     phoneReceipt(this.core, this.account, message, 'read')
   }
 
-  /** Ask the devices that sent a message of the inbox to send it again (a retry receipt, as a phone that could not decrypt it); `count`: which attempt. */
-  askResend(messageId: string, count = 1): void {
-    const message = this.account.inbox.find(m => m.id === messageId && !m.sentByOwnDevice)
-    if (!message) throw new Error(`${this.pn} has no message ${messageId}`)
-    phoneRetryReceipt(this.core, this.account, message, count)
+  /**
+   * Ask the devices that sent a message of the inbox to send it again (a retry receipt, as a phone that could not decrypt it); `count`: which attempt.
+   * Several ids (messages of one sender): one receipt naming them all, the first as its id, the others in its `<list>`.
+   */
+  askResend(messageId: string | string[], count = 1): void {
+    const [first, ...more] = [messageId].flat().map(id => {
+      const message = this.account.inbox.find(m => m.id === id && !m.sentByOwnDevice)
+      if (!message) throw new Error(`${this.pn} has no message ${id}`)
+      return message
+    })
+    if (more.some(m => m.from !== first.from)) throw new Error('one retry receipt names messages of one sender only')
+    phoneRetryReceipt(this.core, this.account, first, count, more)
   }
 
   /** Unlink one device (by JID) or every device of the account: each connected one gets stream error 401 and its next login fails. */

@@ -131,6 +131,25 @@ retries('buttons asked for again by many retry receipts are sent again no more o
   assert.equal(world.peer.records.problems, [])
 })
 
+retries('one retry receipt naming several interactive messages: each is sent again with the <biz> node', async world => {
+  const first = await delivered(world, BUTTONS)
+  const second = await delivered(world, { ...BUTTONS, message: 'Mais alguma coisa?' })
+  world.peer.phone(FRIEND).askResend([first, second])
+  await waitFor(() => stanzasOf(world, first).length === 2 && stanzasOf(world, second).length === 2, 15_000, `${first} and ${second} sent again`)
+  assert.equal(world.peer.records.problems, [])
+  assert.equal(
+    [first, second].map(id => stanzasOf(world, id).map(s => bizNodes(s).length)),
+    [
+      [1, 1],
+      [1, 1],
+    ],
+    'every copy sent again carries <biz>: one without it renders no buttons',
+  )
+  const copies = (id: string) => world.peer.phone(FRIEND).inbox.filter(m => m.id === id)
+  await waitFor(() => copies(first).length === 2 && copies(second).length === 2, 15_000, 'the phone to decrypt both copies')
+  assert.is(copies(second)[1].message.interactiveMessage?.nativeFlowMessage?.buttons?.[0]?.name, 'quick_reply')
+})
+
 retries('a text sent again on a retry receipt carries no <biz> node (only interactive messages are sent with one)', async world => {
   const { stanzas, again } = await sentAgain(world, { message: 'Olá' })
   assert.is(again.extendedTextMessage?.text ?? again.conversation, 'Olá')
