@@ -1,5 +1,5 @@
 import type { BinaryNode, CacheStore, proto, WAMessageKey } from '@whiskeysockets/baileys'
-import { putBounded } from 'zapgate/adapter-kit'
+import { BoundedMap } from 'zapgate/adapter-kit'
 import { interactiveNodes } from './interactive.ts'
 import type { BaileysLogger } from './logger.ts'
 import type { BaileysModule, SocketLike } from './types.ts'
@@ -24,17 +24,14 @@ const RETRY_COUNT_TTL_MS = 60 * 60 * 1000
  * device's messages sent again, which the adapter's resends count in too.
  */
 export class RetryCounts implements CacheStore {
-  private readonly entries = new Map<string, { value: unknown; expires: number }>()
+  private readonly entries = new BoundedMap<string, unknown>(MAX_RETRY_COUNTS, RETRY_COUNT_TTL_MS)
 
   get<T>(key: string): T | undefined {
-    const entry = this.entries.get(key)
-    if (!entry || entry.expires > Date.now()) return entry?.value as T | undefined
-    this.entries.delete(key)
-    return undefined
+    return this.entries.get(key) as T | undefined
   }
 
   set<T>(key: string, value: T): void {
-    putBounded(this.entries, key, { value, expires: Date.now() + RETRY_COUNT_TTL_MS }, MAX_RETRY_COUNTS)
+    this.entries.set(key, value)
   }
 
   del(key: string): void {
