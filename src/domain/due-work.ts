@@ -121,8 +121,9 @@ export class DueWork<R> {
     return again
   }
 
-  /** Rebuild the timetable from storage (once more when asked during a scan). */
+  /** Rebuild the timetable from storage (once more when asked during a scan); nothing once closed (a start or a departure coming after close() reads no more). */
   rescan(): Promise<void> {
+    if (this.closed) return Promise.resolve()
     if (this.reloading) {
       this.reloadAgain = true
       return this.reloading
