@@ -1,12 +1,19 @@
 #!/usr/bin/env node
-// Runs every test/**/*.test.ts in its own Node process (tsx loader), a few at a time, the longest
-// first (test/durations.txt, order below), prints each file's output as it finishes, then the totals,
-// alone on the last line:
+// Runs every test/**/*.test.ts, a few at a time, the longest first (test/durations.txt, order below),
+// prints each file's output as it finishes, then the totals, alone on the last line:
 // `N passed, N failed, N skipped`, from uvu's own summary of each file (uvu's `Total` leaves the
 // skipped tests out: failed = Total - Passed).
 //
+// Where a file runs: TypeScript goes through the tests' loader (test/loader/register.mjs).
+//   - Most files run in a shared process (test/run-shared.mjs), one after another, each as alone: the
+//     modules they import load once per process instead of once per file (about 1 s of CPU a file on
+//     a 2-core machine). A file that leaves anything behind (a server, a timer, a listener, a global)
+//     is the last its process runs; `process.env` is put back after every file.
+//   - In its own process, as before: the files that start processes and wait on leases or links
+//     (heavy, below), and any file whose source says `test/run.mjs: own process` (with the reason).
+//
 // The run fails (exit 1), and each cause counts as one failed test when uvu counted none, when a file
-//   - exits non-zero or is killed (a crash, a time-out, a failing test),
+//   - exits non-zero or is killed (a crash, a time-out, a failing test), or its process does,
 //   - exits without uvu's summary, or with a summary of no test at all (its suites never ran),
 //   - is focused: `.only(` in the file or in any project file it imports (its helpers, the shared
 //     contract suites). uvu prints nothing for a focused test (the others only count as skipped),
@@ -16,8 +23,9 @@
 // Usage: node test/run.mjs [--dir <folder>] [filter-substring ...]
 //   --dir: where to look for *.test.ts (default test/); folders named `fixtures` are never entered.
 //   TEST_CONCURRENCY (default: the CPU count, at least 2), TEST_FILE_TIMEOUT_MS (default 300000),
-//   TEST_LINGER_MS: how long a file may run on after uvu's summary before the runner makes it exit
-//   (default 3000; SIGUSR2, below: it exits with its own exit code, its `exit` handlers run).
+//   TEST_LINGER_MS: how long a file in its own process may run on after uvu's summary before the
+//   runner makes it exit (default 3000; SIGUSR2, below: it exits with its own exit code, its `exit`
+//   handlers run). TEST_SHARED=0: every file in its own process.
 import { spawn } from 'node:child_process'
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
@@ -32,6 +40,13 @@ const files = walk(dir)
 const concurrency = Number(process.env.TEST_CONCURRENCY ?? Math.max(2, cpus().length))
 const timeoutMs = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 300_000)
 const lingerMs = Number(process.env.TEST_LINGER_MS ?? 3_000)
+const sharing = process.env.TEST_SHARED !== '0'
+/** Node's arguments before the script: the `source` export condition and the tests' TypeScript loader. */
+const NODE_TS = ['--conditions=source', '--import', new URL('./loader/register.mjs', import.meta.url).href]
+/** The line a shared process prints after each file (test/run-shared.mjs), followed by JSON and a newline. */
+const DONE = '\u001ezapgate-test-file-done '
+/** A file that must run in its own process says so (with why) in its source. */
+const OWN_PROCESS = /test\/run\.mjs: own process\b/
 let passed = 0
 let failed = 0
 let skipped = 0
@@ -118,10 +133,37 @@ function killGroup(child) {
   }
 }
 
-function runFile(file) {
+/** Count a finished file and print its output: `out`, how its process ended, and whether the runner ended it. */
+function report(file, { out, started, code, signal, timedOut = false, ended = false, shared = false }) {
+  const summary = summaryOf(out)
+  const reasons = []
+  let bad = 0
+  if (summary) {
+    passed += summary.passed
+    skipped += summary.skipped
+    bad = summary.total - summary.passed
+  }
+  if (timedOut) reasons.push(`timed out after ${timeoutMs} ms`)
+  // Ended by the runner: a file already tearing down when SIGUSR2 came (its handler gone) dies of it; uvu's summary judges it.
+  else if (code !== 0 && !(ended && signal === 'SIGUSR2')) reasons.push(signal ? `killed by ${signal}` : `exit ${code}`)
+  if (!summary) reasons.push('no uvu summary (a suite never ran, or the file stopped before uvu finished)')
+  else if (summary.total === 0 && summary.skipped === 0) reasons.push('no test ran or was skipped')
+  const focused = [...new Set(focusedIn(file))]
+  if (focused.length) reasons.push(`focused with .only at ${focused.join(', ')}`)
+  if (reasons.length && bad === 0) bad = 1
+  failed += bad
+  if (reasons.length) failing.push(`${relative(root, file)}: ${reasons.join('; ')}`)
+  const secs = ((Date.now() - started) / 1000).toFixed(1)
+  const end = ended ? `, ended ${lingerMs / 1000} s after its summary` : ''
+  const where = shared ? ', in a shared process' : ''
+  process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code ?? signal}${end}${where})\n${out.trimEnd()}\n`)
+}
+
+/** Run `file` in a process of its own. */
+function runAlone(file) {
   return new Promise(done => {
     const started = Date.now()
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', '--import', EXIT_ON_SIGNAL, file], {
+    const child = spawn(process.execPath, [...NODE_TS, '--import', EXIT_ON_SIGNAL, file], {
       cwd: root,
       env: { ...process.env, FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -147,30 +189,61 @@ function runFile(file) {
       running.delete(child)
       killGroup(child)
       clearTimeout(lingering)
-      const summary = summaryOf(out)
-      const reasons = []
-      let bad = 0
-      if (summary) {
-        passed += summary.passed
-        skipped += summary.skipped
-        bad = summary.total - summary.passed
-      }
-      if (timedOut) reasons.push(`timed out after ${timeoutMs} ms`)
-      // Ended by the runner: a file already tearing down when SIGUSR2 came (its handler gone) dies of it; uvu's summary judges it.
-      else if (code !== 0 && !(ended && signal === 'SIGUSR2')) reasons.push(signal ? `killed by ${signal}` : `exit ${code}`)
-      if (!summary) reasons.push('no uvu summary (a suite never ran, or the file stopped before uvu finished)')
-      else if (summary.total === 0 && summary.skipped === 0) reasons.push('no test ran or was skipped')
-      const focused = [...new Set(focusedIn(file))]
-      if (focused.length) reasons.push(`focused with .only at ${focused.join(', ')}`)
-      if (reasons.length && bad === 0) bad = 1
-      failed += bad
-      if (reasons.length) failing.push(`${relative(root, file)}: ${reasons.join('; ')}`)
-      const secs = ((Date.now() - started) / 1000).toFixed(1)
-      const end = ended ? `, ended ${lingerMs / 1000} s after its summary` : ''
-      process.stdout.write(`\n## ${relative(root, file)} (${secs}s, exit ${code ?? signal}${end})\n${out.trimEnd()}\n`)
+      report(file, { out, started, code, signal, timedOut, ended })
       done()
     })
   })
+}
+
+/** A shared process (test/run-shared.mjs): `run(file)` runs one file in it; `end()` lets it exit. `alive` is false once it has exited. */
+function startShared() {
+  const child = spawn(process.execPath, [...NODE_TS, join(root, 'test/run-shared.mjs')], {
+    cwd: root,
+    env: { ...process.env, FORCE_COLOR: '0' },
+    stdio: ['pipe', 'pipe', 'pipe'],
+    detached: true,
+  })
+  running.add(child)
+  const shared = { alive: true, run, end: () => child.stdin.end() }
+  let out = ''
+  /** The file running now: its name, start, time-out and the callback its promise resolves with. */
+  let current
+  const read = d => {
+    out += d
+    const at = out.indexOf(DONE)
+    const eol = at === -1 ? -1 : out.indexOf('\n', at)
+    if (eol === -1 || !current) return
+    const { code } = JSON.parse(out.slice(at + DONE.length, eol))
+    const { file, started, timer, done } = current
+    current = undefined
+    clearTimeout(timer)
+    report(file, { out: out.slice(0, at), started, code, signal: null, shared: true })
+    out = out.slice(eol + 1)
+    done()
+  }
+  child.stdout.on('data', read)
+  child.stderr.on('data', read)
+  child.stdin.on('error', () => {}) // it exited; 'close' tells the file's fate
+  child.on('close', (code, signal) => {
+    shared.alive = false
+    running.delete(child)
+    killGroup(child)
+    if (!current) return
+    const { file, started, timer, done, timedOut } = current
+    current = undefined
+    clearTimeout(timer)
+    report(file, { out, started, code, signal, timedOut: timedOut(), shared: true })
+    done()
+  })
+  function run(file) {
+    return new Promise(done => {
+      let timedOut = false
+      const timer = setTimeout(() => ((timedOut = true), killGroup(child)), timeoutMs)
+      current = { file, started: Date.now(), timer, done, timedOut: () => timedOut }
+      child.stdin.write(`${relative(root, file)}\n`)
+    })
+  }
+  return shared
 }
 
 // Longest first (test/durations.txt), so that no long file starts last and runs alone at the end.
@@ -187,16 +260,23 @@ function next() {
   const at = pending.findIndex(f => !isHeavy(f) || heavyRunning < heavyCap)
   return pending.splice(at === -1 ? 0 : at, 1)[0]
 }
+const sharedProcesses = []
 await Promise.all(
   Array.from({ length: Math.min(concurrency, pending.length) }, async () => {
+    let shared
     for (let file = next(); file; file = next()) {
       const heavy = isHeavy(file)
       if (heavy) heavyRunning++
-      await runFile(file)
+      if (!sharing || heavy || OWN_PROCESS.test(readFileSync(file, 'utf8'))) await runAlone(file)
+      else {
+        if (!shared?.alive) sharedProcesses.push((shared = startShared()))
+        await shared.run(file)
+      }
       if (heavy) heavyRunning--
     }
   }),
 )
+for (const shared of sharedProcesses) if (shared.alive) shared.end()
 if (files.length === 0) {
   failing.push(`no test file under ${relative(root, dir) || '.'} matches ${filters.join(' ') || '*.test.ts'}`)
   failed += 1

@@ -8,6 +8,7 @@ import { join } from 'node:path'
 import { suite } from 'uvu'
 import { missingPackageError, storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { needing, POSTGRES, REDIS } from '../helpers/requires.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 const execFileAsync = promisify(execFile)
 const dir = mkdtempSync(join(tmpdir(), 'zapgate-storage-url-'))
@@ -206,7 +207,7 @@ fromUrl.run()
       'await storage.close()',
       'setTimeout(() => console.log(JSON.stringify(process.getActiveResourcesInfo())), 1000).unref()',
     ].join('\n')
-    const { stdout } = await execFileAsync(process.execPath, ['--conditions=source', '--import', 'tsx', '--input-type=module', '-e', script])
+    const { stdout } = await execFileAsync(process.execPath, [...NODE_TS, '--input-type=module', '-e', script])
     assert.equal(stdout.trim(), '', 'the process ended on its own once the store was closed')
   })
 

@@ -6,6 +6,7 @@ import { suite } from 'uvu'
 import { storageFromUrl } from '../../adapters/storage-keyv/index.ts'
 import { needing } from '../helpers/requires.ts'
 import { processStores } from '../helpers/shared-backends.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 /** Separate node processes, each with its own connection, racing on one store (shared work shown with real processes). */
 const PROCESSES = 3
@@ -79,7 +80,7 @@ interface ContenderResult {
 }
 
 function startContender(id: number, url: string, namespace: string): { process: ChildProcess; ready: Promise<void>; result: Promise<ContenderResult> } {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/storage-contender.ts'], {
+  const child = spawn(process.execPath, [...NODE_TS, 'test/helpers/storage-contender.ts'], {
     env: { ...process.env, CONTENDER_ID: String(id), CONTENDERS: String(CONTENDERS), STORE_URL: url, STORE_NAMESPACE: namespace },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -15,6 +15,7 @@ import { Boom } from '@hapi/boom'
 import { getCodeFromWSError } from '@whiskeysockets/baileys'
 import { setupBaileys } from '../helpers/baileys-setup.ts'
 import { readTerminalQr } from '../helpers/terminal-qr.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 const module = suite('Baileys transport: module')
 const adapterDir = fileURLToPath(new URL('../../adapters/transport-baileys/', import.meta.url))
@@ -68,7 +69,7 @@ module('importing the adapter and creating a transport does not load Baileys; fi
   const root = fileURLToPath(new URL('../../', import.meta.url))
   const result = spawnSync(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
+    [...NODE_TS, '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
     {
       cwd: root,
       encoding: 'utf8',
@@ -91,7 +92,7 @@ module('without Baileys installed, creating the transport or a gateway on the de
   const root = fileURLToPath(new URL('../../', import.meta.url))
   const result = spawnSync(
     process.execPath,
-    ['--conditions=source', '--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
+    [...NODE_TS, '--import', `data:text/javascript,${encodeURIComponent(register)}`, '--input-type=module', '-e', script],
     {
       cwd: root,
       encoding: 'utf8',

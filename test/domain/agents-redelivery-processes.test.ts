@@ -8,6 +8,7 @@ import { flowConversations } from '../../src/domain/flows.ts'
 import { KeyedLock } from '../../src/store/keyed-lock.ts'
 import { needing } from '../helpers/requires.ts'
 import { processStores } from '../helpers/shared-backends.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 /**
  * A contact's text handed over more than once (a transport redelivers what it was not sure the
@@ -64,7 +65,7 @@ function startContender(
   namespace: string,
   messageId: string,
 ): { process: ChildProcess; ready: Promise<void>; result: Promise<{ sent: string[] }> } {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/agent-contender.ts'], {
+  const child = spawn(process.execPath, [...NODE_TS, 'test/helpers/agent-contender.ts'], {
     env: { ...process.env, STORE_URL: url, STORE_NAMESPACE: namespace, MESSAGE_ID: messageId },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -4,10 +4,10 @@ import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
-import { pathToFileURL } from 'node:url'
 import { promisify } from 'node:util'
 import { waitFor } from '../helpers/gateway.ts'
 import { accounts, registration } from '../helpers/accounts-cli.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 import { post } from '../helpers/http.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
 import { startStandalone, tempDir, type StandaloneServer } from '../helpers/standalone.ts'
@@ -77,9 +77,8 @@ onRedis('a key rotated by the command stops working on both of two gateway proce
 test("without GATEWAY_STORE it opens the store npm start uses with the same variables: the peer server's file, never the real WhatsApp one", async () => {
   const dir = tempDir()
   const { GATEWAY_STORE: _unset, ...inherited } = process.env
-  const tsx = pathToFileURL(join(root, 'node_modules/tsx/dist/loader.mjs')).href // from a folder outside the project
   const cli = (env: Record<string, string>) =>
-    run(process.execPath, ['--conditions=source', '--import', tsx, join(root, 'examples/accounts.ts'), 'show', 'ana@example.com'], {
+    run(process.execPath, [...NODE_TS, join(root, 'examples/accounts.ts'), 'show', 'ana@example.com'], {
       cwd: dir,
       env: { ...inherited, ...env },
     }).then(

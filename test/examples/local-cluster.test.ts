@@ -7,6 +7,7 @@ import { post, request } from '../helpers/http.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { dropNamespace, qrText } from '../helpers/cluster.ts'
 import { needing, REDIS } from '../helpers/requires.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
@@ -36,7 +37,7 @@ onRedis(
     const redis = REDIS.value!
     const namespace = `local-cluster-${randomBytes(4).toString('hex')}`
     const base = await freeRun(4)
-    const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', `${root}examples/local-cluster.ts`], {
+    const child = spawn(process.execPath, [...NODE_TS, `${root}examples/local-cluster.ts`], {
       cwd: root,
       env: {
         ...process.env,

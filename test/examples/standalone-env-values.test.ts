@@ -112,7 +112,7 @@ test('the numeric variables: a bad or too large value stops the start naming the
       'GATEWAY_WA_PEER must be local or http://host:port of npm run wa-peer, not "peer.local:7001"',
     ],
   ]
-  // Four starts at a time: all 21 at once (each a node with tsx compiling the standalone program) starved some past the 60 s a start
+  // Four starts at a time: all 21 at once (each a node loading the standalone program) starved some past the 60 s a start
   // may take on a loaded 2-core machine (killed: exit code null), without finishing sooner.
   const starts = new PQueue({ concurrency: 4 })
   await Promise.all(

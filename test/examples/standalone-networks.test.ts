@@ -6,6 +6,7 @@ import { waitFor } from '../helpers/gateway.ts'
 import { post } from '../helpers/http.ts'
 import { startReceiver, type Receiver } from '../helpers/receiver.ts'
 import { freePort, startStandalone, watch, type StandaloneServer } from '../helpers/standalone.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 /**
  * One black-box scenario, written against the simulator's phone routes (`/_sim`), run by `npm start`
@@ -45,7 +46,7 @@ test('the real Baileys stack against a WhatsApp peer in the same process (GATEWA
 
 test('the real Baileys stack joining a peer server (npm run wa-peer, GATEWAY_WA_PEER=http://host:port): scan by the QR text', async () => {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/wa-peer.ts`], {
+  const child = spawn(process.execPath, [...NODE_TS, `${root}examples/wa-peer.ts`], {
     cwd: root,
     env: { ...process.env, PORT: String(port), LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -62,7 +62,7 @@ export async function startCluster(storeUrl: string, count: number, extra: Recor
       await dropNamespace(storeUrl, env.GATEWAY_STORE_NAMESPACE)
     },
   }
-  // The first alone (it sets the store up), the others together: each start is mostly node and tsx loading.
+  // The first alone (it sets the store up), the others together: each start is mostly node loading the modules.
   if (count > 0) await cluster.add()
   instances.push(...(await Promise.all(Array.from({ length: Math.max(0, count - 1) }, () => startStandalone(env)))))
   return cluster

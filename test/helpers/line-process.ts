@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
+import { NODE_TS } from './node-ts.ts'
 
-/** A helper script run as a separate `node` process (TypeScript through tsx), whose output lines a test waits for. */
+/** A helper script run as a separate `node` process (TypeScript through the tests' loader), whose output lines a test waits for. */
 export interface LineProcess {
   process: ChildProcess
   /** Its output lines so far. */
@@ -12,7 +13,7 @@ export interface LineProcess {
 
 /** Start `script` (a path from the repo root) with `env` added; `name` says which process in an error. */
 export function startLineProcess(script: string, env: Record<string, string>, name: string): LineProcess {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', script], {
+  const child = spawn(process.execPath, [...NODE_TS, script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

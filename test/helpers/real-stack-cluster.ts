@@ -5,6 +5,7 @@ import { deviceState, dropNamespace, qrText, type Cluster } from './cluster.ts'
 import { waitFor } from './gateway.ts'
 import type { SimulatorProcess } from './simulator.ts'
 import { freePort, startStandalone, watch, type StandaloneServer } from './standalone.ts'
+import { NODE_TS } from './node-ts.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
@@ -49,14 +50,14 @@ export interface PeerProcess extends SimulatorProcess {
 /** Start `npm run wa-peer`'s program on `port` (default: a free one) and wait until it listens. */
 export async function startPeerServer(env: Record<string, string> = {}, port?: number): Promise<PeerProcess> {
   port ??= await freePort()
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/wa-peer.ts`], {
+  const child = spawn(process.execPath, [...NODE_TS, `${root}examples/wa-peer.ts`], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const { output } = watch(child)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  const deadline = Date.now() + 60_000 // node + tsx + Baileys start slowly on a loaded machine
+  const deadline = Date.now() + 60_000 // node, the TypeScript loader and Baileys start slowly on a loaded machine
   while (!output().includes('WhatsApp peer listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { freePort } from './standalone.ts'
+import { NODE_TS } from './node-ts.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
@@ -19,7 +20,7 @@ export interface SimulatorProcess {
 /** Start the simulator server with `env` on a free port and wait until it listens. */
 export async function startSimulator(env: Record<string, string> = {}): Promise<SimulatorProcess> {
   const port = await freePort()
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/simulator.ts`], {
+  const child = spawn(process.execPath, [...NODE_TS, `${root}examples/simulator.ts`], {
     cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -28,7 +29,7 @@ export async function startSimulator(env: Record<string, string> = {}): Promise<
   child.stdout!.on('data', d => (output += d))
   child.stderr!.on('data', d => (output += d))
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  const deadline = Date.now() + 60_000 // node + tsx start slowly on a loaded machine
+  const deadline = Date.now() + 60_000 // node and the TypeScript loader start slowly on a loaded machine
   while (!output.includes('simulator listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')

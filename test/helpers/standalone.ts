@@ -3,6 +3,7 @@ import { createServer } from 'node:net'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { NODE_TS } from './node-ts.ts'
 
 const root = new URL('../..', import.meta.url).pathname
 
@@ -64,7 +65,7 @@ export function tempDir(prefix = 'zapgate-'): string {
 
 /** Run `npm start`'s program in `cwd` with `env` (GATEWAY_TRANSPORT=memory unless given; PORT as given, even empty) until it exits: its exit code and output. */
 export async function runStandaloneToExit(env: Record<string, string>, cwd = root): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/standalone.ts`], {
+  const child = spawn(process.execPath, [...NODE_TS, `${root}examples/standalone.ts`], {
     cwd,
     env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -83,14 +84,14 @@ export async function runStandaloneToExit(env: Record<string, string>, cwd = roo
  */
 export async function startStandalone(env: Record<string, string> = {}, port?: number, cwd = root): Promise<StandaloneServer> {
   const chosenPort = port ?? (await freePort())
-  const child = spawn(process.execPath, ['--conditions=source', '--import', import.meta.resolve('tsx'), `${root}examples/standalone.ts`], {
+  const child = spawn(process.execPath, [...NODE_TS, `${root}examples/standalone.ts`], {
     cwd,
     env: { ...process.env, GATEWAY_TRANSPORT: 'memory', LOG_LEVEL: 'info', ...env, PORT: String(chosenPort) },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   const { output } = watch(child)
   const exited = new Promise<number | null>(resolve => child.once('exit', code => resolve(code)))
-  const deadline = Date.now() + 60_000 // node + tsx start slowly on a loaded machine
+  const deadline = Date.now() + 60_000 // node and the TypeScript loader start slowly on a loaded machine
   while (!output().includes('gateway listening')) {
     if (child.exitCode !== null || Date.now() > deadline) {
       child.kill('SIGKILL')

@@ -9,12 +9,13 @@ import { createRetryBuffer } from '../../src/store/retry-buffer.ts'
 import { SpillFile } from '../../src/store/spill-file.ts'
 import { waitFor } from '../helpers/gateway.ts'
 import { tempDir, watch } from '../helpers/standalone.ts'
+import { NODE_TS } from '../helpers/node-ts.ts'
 
 const test = suite('RetryBuffer.close() and the next start: a spill file larger than memory may hold')
 
 /** Run test/helpers/spill-child.ts with a 192 MB heap: its exit status, its error (stderr's first line naming one) and what it recorded. */
 function runChild(dir: string, mode: 'close' | 'replay', count = 0): { status: number | null; stderr: string; taken: number[] } {
-  const child = spawnSync(process.execPath, ['--max-old-space-size=192', '--conditions=source', '--import', 'tsx', 'test/helpers/spill-child.ts'], {
+  const child = spawnSync(process.execPath, ['--max-old-space-size=192', ...NODE_TS, 'test/helpers/spill-child.ts'], {
     env: { ...process.env, SPILL_DIR: dir, SPILL_MODE: mode, SPILL_COUNT: String(count) },
     encoding: 'utf8',
     maxBuffer: 2 ** 24,
@@ -57,7 +58,7 @@ test('a start killed (SIGKILL) while it replays a spill file, the store down aga
   assert.is(runChild(dir, 'close', 4).status, 0, 'a graceful stop with the store down spilled the 4 events')
   endOwner(dir)
   // The next process takes the file over and reads the 4 events back; the store refuses the first, and the process is killed.
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/spill-child.ts'], {
+  const child = spawn(process.execPath, [...NODE_TS, 'test/helpers/spill-child.ts'], {
     env: { ...process.env, SPILL_DIR: dir, SPILL_MODE: 'down' },
   })
   const seen = watch(child)

@@ -10,6 +10,7 @@ import type { ScheduleItem } from '../../../src/domain/messaging/schedule-store.
 import type { Storage } from '../../../src/ports/storage.ts'
 import { KeyedLock } from '../../../src/store/keyed-lock.ts'
 import { needing, POSTGRES, REDIS } from '../../helpers/requires.ts'
+import { NODE_TS } from '../../helpers/node-ts.ts'
 
 /**
  * One-time codes and the schedule quota with separate node processes on one Redis or PostgreSQL
@@ -113,7 +114,7 @@ async function clean(storage: Storage): Promise<void> {
 }
 
 function startContender(id: number, url: string, namespace: string) {
-  const child: ChildProcess = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/otp-quota-contender.ts'], {
+  const child: ChildProcess = spawn(process.execPath, [...NODE_TS, 'test/helpers/otp-quota-contender.ts'], {
     env: { ...process.env, CONTENDER_ID: String(id), CONTENDERS: String(CONTENDERS), STORE_URL: url, STORE_NAMESPACE: namespace },
     stdio: ['pipe', 'pipe', 'pipe'],
   })

@@ -14,6 +14,7 @@ import { waitFor } from '../../helpers/gateway.ts'
 import { needing } from '../../helpers/requires.ts'
 import { processStores } from '../../helpers/shared-backends.ts'
 import { soloLiveness } from '../../helpers/solo-liveness.ts'
+import { NODE_TS } from '../../helpers/node-ts.ts'
 
 /**
  * A process's scheduler waits for devices held by other processes (not connected here) and remembers
@@ -71,7 +72,7 @@ test.run()
 
 /** Delete a device's records in a separate node process; resolves once it exited. */
 function removeElsewhere(url: string, namespace: string, deviceId: string): Promise<void> {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/schedule-remover.ts'], {
+  const child = spawn(process.execPath, [...NODE_TS, 'test/helpers/schedule-remover.ts'], {
     env: { ...process.env, STORE_URL: url, STORE_NAMESPACE: namespace, DEVICE_ID: deviceId },
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -10,6 +10,7 @@ import { lateRecord } from '../../helpers/outbox.ts'
 import { startReceiver, type Receiver } from '../../helpers/receiver.ts'
 import { needing } from '../../helpers/requires.ts'
 import { processStores } from '../../helpers/shared-backends.ts'
+import { NODE_TS } from '../../helpers/node-ts.ts'
 
 /**
  * Two gateway processes on one store redrive the same dead letter at once (a host's "redrive the dead
@@ -88,7 +89,7 @@ async function withDeadLetter(
 }
 
 function startContender(env: Record<string, string>) {
-  const child = spawn(process.execPath, ['--conditions=source', '--import', 'tsx', 'test/helpers/redrive-contender.ts'], {
+  const child = spawn(process.execPath, [...NODE_TS, 'test/helpers/redrive-contender.ts'], {
     env: { ...process.env, ...env },
     stdio: ['pipe', 'pipe', 'pipe'],
   })
