@@ -8,27 +8,29 @@ const cache = new URL('../../node_modules/.cache/zapgate-test-loader/', import.m
 mkdirSync(cache, { recursive: true })
 /** esbuild, imported at the first file the cache does not hold. */
 let esbuild
+/** esbuild's transform options but the file's name; part of the cache key (the cache lives in node_modules/, which `npm ci` empties with esbuild's version). */
+const OPTIONS = {
+  loader: 'ts',
+  format: 'esm',
+  target: 'node20',
+  sourcemap: 'inline',
+  tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022' } },
+}
+const OPTIONS_KEY = JSON.stringify(OPTIONS)
 
 /** Node's load hook: `.ts` under a file: URL is compiled, the rest passes through. */
 export async function load(url, context, nextLoad) {
   if (!url.startsWith('file:') || !url.endsWith('.ts')) return nextLoad(url, context)
   const path = fileURLToPath(url)
   const source = readFileSync(path, 'utf8')
-  const key = createHash('sha1').update(path).update('\0').update(source).digest('hex')
+  const key = createHash('sha1').update(OPTIONS_KEY).update('\0').update(path).update('\0').update(source).digest('hex')
   const cached = new URL(`${key}.js`, cache)
   let code
   try {
     code = readFileSync(cached, 'utf8')
   } catch {
     esbuild ??= await import('esbuild')
-    code = esbuild.transformSync(source, {
-      loader: 'ts',
-      format: 'esm',
-      target: 'node20',
-      sourcemap: 'inline',
-      sourcefile: path,
-      tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022' } },
-    }).code
+    code = esbuild.transformSync(source, { ...OPTIONS, sourcefile: path }).code
     // Written aside, then renamed: processes compiling the same file at once never read half a file.
     const partial = new URL(`${key}.${process.pid}.partial`, cache)
     writeFileSync(partial, code)
