@@ -5,8 +5,8 @@
 // (`process.env`) or, where it cannot be, ends the process:
 //   - a file that leaves anything running (a server, a socket, a timer, a child process: Node's active
 //     resources after its tests, beyond this process's own stdio), adds a `process` listener other
-//     than for `exit`, replaces or removes a global (a fake clock, a patched `fetch`), or changes the
-//     working folder, is the last this process runs: it exits with the file's exit code (its `exit`
+//     than for `exit`, replaces or removes a global (a fake clock, a patched `fetch`) or a console
+//     method (a log filter left installed), or changes the working folder, is the last this process runs: it exits with the file's exit code (its `exit`
 //     handlers run, as when a file runs in its own process), and the runner starts a fresh one for the
 //     next file;
 //   - a file that throws while loading, or calls `process.exit`, ends the process as it would its own.
@@ -41,7 +41,8 @@ for (const key of Reflect.ownKeys(globalThis)) {
 function snapshot() {
   const globals = new Map(Reflect.ownKeys(globalThis).map(key => [key, Object.getOwnPropertyDescriptor(globalThis, key)]))
   const listeners = new Map(process.eventNames().map(name => [name, process.listenerCount(name)]))
-  return { env: { ...process.env }, cwd: process.cwd(), globals, listeners, resources: process.getActiveResourcesInfo() }
+  const consoleMethods = new Map(Object.keys(console).map(name => [name, console[name]]))
+  return { env: { ...process.env }, cwd: process.cwd(), globals, listeners, consoleMethods, resources: process.getActiveResourcesInfo() }
 }
 
 const sameDescriptor = (a, b) => Object.is(a.value, b.value) && a.get === b.get && a.set === b.set
@@ -60,6 +61,7 @@ function changesSince(before) {
     if (old && !sameDescriptor(old, descriptor)) changes.push(`global ${String(key)} replaced`)
   }
   for (const key of before.globals.keys()) if (!now.globals.has(key)) changes.push(`global ${String(key)} removed`)
+  for (const [name, method] of now.consoleMethods) if (before.consoleMethods.get(name) !== method) changes.push(`console.${name} replaced`)
   if (now.cwd !== before.cwd) changes.push(`working folder changed to ${now.cwd}`)
   return changes
 }
