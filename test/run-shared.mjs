@@ -5,8 +5,9 @@
 // (`process.env`) or, where it cannot be, ends the process:
 //   - a file that leaves anything running (a server, a socket, a timer, a child process: Node's active
 //     resources after its tests, beyond this process's own stdio), adds a `process` listener other
-//     than for `exit`, replaces or removes a global (a fake clock, a patched `fetch`) or a console
-//     method (a log filter left installed), or changes the working folder, is the last this process runs: it exits with the file's exit code (its `exit`
+//     than for `exit`, replaces or removes a global (a fake clock, a patched `fetch`), a console
+//     method (a log filter left installed) or a patched built-in (PATCHED: Date.now, Math.random...),
+//     or changes the working folder, is the last this process runs: it exits with the file's exit code (its `exit`
 //     handlers run, as when a file runs in its own process), and the runner starts a fresh one for the
 //     next file;
 //   - a file that throws while loading, or calls `process.exit`, ends the process as it would its own.
@@ -17,6 +18,7 @@
 // After a file that leaves the process clean, a line `RS zapgate-test-file-done {"code":N}` (RS is
 // U+001E) on stdout tells the runner the file is done, with uvu's exit code; the next line of stdin is
 // the next file. A file's stderr goes to stdout, so that all a file printed comes before that line.
+import { EventEmitter } from 'node:events'
 import { createInterface } from 'node:readline'
 import { pathToFileURL } from 'node:url'
 
@@ -37,12 +39,29 @@ for (const key of Reflect.ownKeys(globalThis)) {
   }
 }
 
+/** Properties of built-ins that tests patch (fake clocks, seeded randomness, captured output): each [object, name, label]. */
+const PATCHED = [
+  [Date, 'now', 'Date.now'],
+  [Math, 'random', 'Math.random'],
+  [performance, 'now', 'performance.now'],
+  [process, 'hrtime', 'process.hrtime'],
+  [process.hrtime, 'bigint', 'process.hrtime.bigint'],
+  [process, 'exit', 'process.exit'],
+  [process, 'emitWarning', 'process.emitWarning'],
+  [process.stdout, 'write', 'process.stdout.write'],
+  [process.stderr, 'write', 'process.stderr.write'],
+  [Error, 'prepareStackTrace', 'Error.prepareStackTrace'],
+  [Error, 'stackTraceLimit', 'Error.stackTraceLimit'],
+  [EventEmitter, 'defaultMaxListeners', 'EventEmitter.defaultMaxListeners'],
+]
+
 /** What a file could change in this process and must not leave changed. */
 function snapshot() {
   const globals = new Map(Reflect.ownKeys(globalThis).map(key => [key, Object.getOwnPropertyDescriptor(globalThis, key)]))
   const listeners = new Map(process.eventNames().map(name => [name, process.listenerCount(name)]))
   const consoleMethods = new Map(Object.keys(console).map(name => [name, console[name]]))
-  return { env: { ...process.env }, cwd: process.cwd(), globals, listeners, consoleMethods, resources: process.getActiveResourcesInfo() }
+  const patched = PATCHED.map(([object, name]) => object[name])
+  return { env: { ...process.env }, cwd: process.cwd(), globals, listeners, consoleMethods, patched, resources: process.getActiveResourcesInfo() }
 }
 
 const sameDescriptor = (a, b) => Object.is(a.value, b.value) && a.get === b.get && a.set === b.set
@@ -62,6 +81,7 @@ function changesSince(before) {
   }
   for (const key of before.globals.keys()) if (!now.globals.has(key)) changes.push(`global ${String(key)} removed`)
   for (const [name, method] of now.consoleMethods) if (before.consoleMethods.get(name) !== method) changes.push(`console.${name} replaced`)
+  PATCHED.forEach(([, , label], i) => Object.is(now.patched[i], before.patched[i]) || changes.push(`${label} replaced`))
   if (now.cwd !== before.cwd) changes.push(`working folder changed to ${now.cwd}`)
   return changes
 }

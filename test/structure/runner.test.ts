@@ -115,7 +115,7 @@ function pids(output: string): Record<string, number> {
   return Object.fromEntries([...output.matchAll(/shared-(\d): pid (\d+)/g)].map(m => [m[1], Number(m[2])]))
 }
 
-test('files share a process one after another, with process.env put back after each; one that leaves a timer or replaces a global is the last of its process, whose exit handlers run', () => {
+test('files share a process one after another, with process.env put back after each; one that leaves a timer or replaces a global or a built-in method is the last of its process, whose exit handlers run', () => {
   const run = runner('shared-1-env', 'shared-2-clean', 'shared-3-leak', 'shared-4-after')
   assert.is(run.closing, '4 passed, 0 failed, 0 skipped', run.output)
   assert.is(run.code, 0, run.output)
@@ -123,7 +123,7 @@ test('files share a process one after another, with process.env put back after e
   assert.is(pid[2], pid[1], run.output)
   assert.is(pid[3], pid[1], run.output)
   assert.is.not(pid[4], pid[3], run.output)
-  assert.match(run.output, 'this process ends after this file: 1 Timeout left running, global escape replaced')
+  assert.match(run.output, 'this process ends after this file: 1 Timeout left running, global escape replaced, Math.random replaced')
   assert.match(run.output, 'shared-3: exit handler ran')
   assert.match(run.output, /shared-4-after\.test\.ts \([\d.]+s, exit 0, in a shared process\)/)
 })
