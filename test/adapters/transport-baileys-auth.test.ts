@@ -129,6 +129,7 @@ transport('connect() without stored creds opens nothing', async () => {
   assert.is(s.fake.sockets.length, 0)
   assert.equal(s.events, [])
   assert.equal(await s.transport.status('never-linked'), { state: 'closed', connected: false })
+  await s.transport.stop()
 })
 
 transport('connect() does not resume the leftovers of an unfinished pairing-code link', async () => {
@@ -141,6 +142,7 @@ transport('connect() does not resume the leftovers of an unfinished pairing-code
   await settle()
   assert.is(s.fake.sockets.length, 0)
   assert.is(await storedPhone(storage, 'device:dev:auth:'), undefined)
+  await s.transport.stop()
 })
 
 transport('a new link resets creds that have `me` but no `account`', async () => {
@@ -257,6 +259,7 @@ transport('logout of a device that is stored but not running deletes its state',
   assert.equal(storage.keys('device:dev:'), [])
   assert.equal(second.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'logged out' })
   assert.equal(await second.transport.status('dev'), { state: 'closed', connected: false })
+  await second.transport.stop()
 })
 
 transport('deleteByPrefix removes only matching keys', async () => {

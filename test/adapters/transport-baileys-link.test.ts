@@ -102,6 +102,7 @@ link('link() refuses malformed requests', async () => {
   await transportRejection(s.transport.link('dev', { phone: 'abc', code: '12345678' }), 'invalid')
   await transportRejection(s.transport.link('dev', { phone: '5511999990000', code: '1234' }), 'invalid')
   assert.is(s.fake.sockets.length, 0)
+  await s.transport.stop()
 })
 
 link('link() times out when WhatsApp shows no QR, and the session closes', async () => {
@@ -137,6 +138,7 @@ link('disconnect() while linking ends the socket and reports closed', async () =
   assert.equal(s.statuses('dev').at(-1), { state: 'closed', connected: false, reason: 'disconnected' })
   await settle()
   assert.is(s.fake.sockets.length, 1)
+  await s.transport.stop()
 })
 
 link('the socket config: fresh creds, pinned version, quiet presence, no own-event echoes, no undefined keys', async () => {

@@ -109,6 +109,7 @@ module('status() of an unknown device is closed, and never throws', async () => 
   const s = await setupBaileys()
   assert.equal(await s.transport.status('nobody'), { state: 'closed', connected: false })
   assert.equal(await baileysTransport().status('not-started'), { state: 'closed', connected: false })
+  await s.transport.stop()
 })
 
 module('methods before start() fail clearly', async () => {
