@@ -247,11 +247,12 @@ function startShared() {
 }
 
 // Longest first (test/durations.txt), so that no long file starts last and runs alone at the end.
-// Files that start processes and wait on leases or links (heavy) would crowd the cores together: a
+// Files that start processes and wait on leases or links (heavy; test/docs/commands too: it starts
+// every documented server through npm and tsx, 60 s each at most) would crowd the cores together: a
 // free worker takes the longest heavy file only while fewer than `concurrency - 1` heavy files run
 // (one slot at least for the others), else the longest other file, else (only heavy ones left) the
 // longest heavy file.
-const isHeavy = f => /\/(examples|real-stack|faults)\/|conformance\/real-stack/.test(f)
+const isHeavy = f => /\/(examples|real-stack|faults)\/|conformance\/real-stack|docs\/commands\.test/.test(f)
 const estimate = durations(join(root, 'test', 'durations.txt'))
 const pending = [...files].sort((a, b) => estimate(b) - estimate(a))
 const heavyCap = Math.max(1, concurrency - 1)
