@@ -126,7 +126,7 @@ export function createDevices(
       if (device) return device
       await new Promise(resolve => setTimeout(resolve, 25))
     }
-    throw new GatewayError('link-failed', { detail: 'the device name was taken but its device is not there' })
+    throw new GatewayError('link-failed', { cause: new Error('the device name was taken but its device is not there') })
   }
   const unmarked = (d: Device) => void (delete d.removing, delete d.removingAppkey)
   // A deletion and a link of one device run one after the other (in the process holding it): a link never starts a deleted device's session again.
@@ -197,7 +197,7 @@ export function createDevices(
       // A deletion cut short (the store or the network failed half-way): finished now, and the name made anew.
       if (existing?.removing) {
         await remove(existing, { deleteAppkey: existing.removingAppkey === true }).catch(cause => {
-          throw new GatewayError('link-failed', { cause, detail: 'a deletion of the device cut short could not be finished' })
+          throw new GatewayError('link-failed', { cause: new Error('a deletion of the device cut short could not be finished', { cause }) })
         })
         existing = undefined
       }
@@ -243,7 +243,7 @@ export function createDevices(
     link: (device: Device, phone?: string, webhookUrl?: string): Promise<LinkChallenge> =>
       lock.run(linkLock(device), async () => {
         const stored = await records.load(device.id)
-        if (!stored || stored.removing) throw new GatewayError('link-failed', { detail: 'the device was deleted meanwhile' })
+        if (!stored || stored.removing) throw new GatewayError('link-failed', { cause: new Error('the device was deleted meanwhile') })
         if ((await transport.status(device.id)).connected) throw new GatewayError('already-connected')
         const challenge = await transport.link(device.id, phone ? { phone, code: randomDigits(8, PAIRING_ALPHABET) } : {})
         if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await update(device.id, d => void (d.webhookUrl = webhookUrl))
