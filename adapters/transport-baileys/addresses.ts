@@ -31,6 +31,37 @@ export class AddressResolver {
     return jid
   }
 
+  /**
+   * Look up many phone numbers at once (a group's members): one onWhatsApp query per LOOKUP_BATCH numbers
+   * not cached yet, whose found JIDs are cached as resolve's lookups would cache them (a Brazilian mobile
+   * found under its other form, with or without the ninth digit, too). What a batch leaves unanswered
+   * (not found, a JID that names none of the numbers asked for, no answer at all) is left to resolve,
+   * one number at a time, so every answer stays resolve's.
+   */
+  async prime(socket: SocketLike, inputs: string[], timeoutMs: number): Promise<void> {
+    const phones = new Set<string>()
+    for (const input of inputs) {
+      const address = parseAddress(input)
+      if (address?.kind === 'phone' && this.cache.get(address.phone) === undefined) phones.add(address.phone)
+    }
+    const pending = [...phones]
+    for (let start = 0; start < pending.length; start += LOOKUP_BATCH) {
+      const batch = pending.slice(start, start + LOOKUP_BATCH)
+      const results = await socketCall('number lookup', timeoutMs, () => socket.onWhatsApp(...batch))
+      if (!Array.isArray(results)) continue
+      const found = new Map<string, string>()
+      for (const result of results) {
+        const phone = result?.exists !== false && typeof result?.jid === 'string' ? phoneOf(result.jid) : undefined
+        if (phone) found.set(phone, result.jid)
+      }
+      for (const phone of batch) {
+        const alternative = brazilianAlternative(phone)
+        const jid = found.get(phone) ?? (alternative ? found.get(alternative) : undefined)
+        if (jid) this.cache.set(phone, jid)
+      }
+    }
+  }
+
   /** Like resolve, but a group id is refused (group participants must be users). */
   async resolveUser(socket: SocketLike, to: string, timeoutMs: number): Promise<string> {
     if (isGroupJid(parseAddress(to)?.kind === 'jid' ? to.trim() : undefined)) throw new TransportError('invalid', `a group cannot be a participant: ${to}`)
@@ -51,6 +82,9 @@ export async function chatName(jid: string, socket: SocketLike): Promise<string>
 }
 
 // --- Internal helpers ---
+
+/** The most numbers prime asks WhatsApp about in one query. */
+const LOOKUP_BATCH = 100
 
 /**
  * The JID WhatsApp registers `phone` under, or undefined when it is not on WhatsApp (Baileys leaves

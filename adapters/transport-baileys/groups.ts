@@ -43,6 +43,7 @@ export async function groupCreate(deps: GroupDeps, subject: string, participants
   if (typeof subject !== 'string' || subject.trim() === '') throw new TransportError('invalid', 'a group needs a subject')
   if (!Array.isArray(participants)) throw new TransportError('invalid', 'participants must be a list of phone numbers')
   const jids = new Set<string>() // once each (two spellings of a number, with and without the ninth digit, are one JID), never the device itself
+  await deps.resolver.prime(deps.socket, participants, deps.timeoutMs) // a few queries for all, not one round trip each
   for (const participant of participants) jids.add(await deps.resolver.resolveUser(deps.socket, participant, deps.timeoutMs))
   for (const jid of jids) if (isSelf(jid, deps.session)) jids.delete(jid)
   // Not cached: WhatsApp's answer also lists the participants it could not add (privacy: invited instead), with an error code Baileys drops.

@@ -125,6 +125,30 @@ groups('a member WhatsApp could not add at creation is not among the participant
   await s.transport.stop()
 })
 
+groups('groupCreate looks up many members in a few number lookups, not one round trip each', async () => {
+  // Before: one onWhatsApp (a USync round trip to WhatsApp) per member, one after the other: 1 023 members
+  // took 1 023 round trips, far past the 30 s a group operation may take at WhatsApp's latency (504, and
+  // the group still created afterwards, so a retry made a second one), in a burst of queries WhatsApp rate-limits.
+  const s = await linkedBaileys()
+  const members = Array.from({ length: 300 }, (_, i) => `55119${String(10_000_000 + i)}`)
+  s.fake.canonical.set(members[7]!, members[7]!.slice(0, 4) + members[7]!.slice(5)) // registered without the ninth digit
+  s.fake.notOnWhatsApp.add(members[9]!) // not on WhatsApp under that form...
+  s.fake.canonical.set(members[9]!.slice(0, 4) + members[9]!.slice(5), members[9]!.slice(0, 4) + members[9]!.slice(5)) // ...but without the ninth digit
+  await s.transport.groupCreate('dev', 'Muitos', members)
+  const socket = s.fake.current('dev')
+  const lookups = socket.calls.filter(c => c.method === 'onWhatsApp')
+  assert.ok(lookups.length <= 6, `${lookups.length} number lookups for 300 members`)
+  const asked = socket.calls.find(c => c.method === 'groupCreate')?.args[1] as string[]
+  assert.is(asked.length, 300)
+  assert.equal(asked[7], `${members[7]!.slice(0, 4) + members[7]!.slice(5)}@s.whatsapp.net`)
+  assert.equal(asked[9], `${members[9]!.slice(0, 4) + members[9]!.slice(5)}@s.whatsapp.net`)
+  assert.equal(
+    asked.slice(10),
+    members.slice(10).map(m => `${m}@s.whatsapp.net`),
+  )
+  await s.transport.stop()
+})
+
 groups('groupCreate refuses a participant not on WhatsApp (not-found) or a group id (invalid)', async () => {
   const s = await linkedBaileys()
   s.fake.notOnWhatsApp.add('15550001111')
