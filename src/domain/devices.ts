@@ -246,7 +246,12 @@ export function createDevices(
         if (!stored || stored.removing) throw new GatewayError('link-failed', { cause: new Error('the device was deleted meanwhile') })
         if ((await transport.status(device.id)).connected) throw new GatewayError('already-connected')
         const challenge = await transport.link(device.id, phone ? { phone, code: randomDigits(8, PAIRING_ALPHABET) } : {})
-        if (webhookUrl !== undefined && webhookUrl !== device.webhookUrl) await update(device.id, d => void (d.webhookUrl = webhookUrl))
+        // Compared with the record now, not as the request read it: a receiver's 410 (or another request) may have changed it since.
+        let changed = false
+        const set = (d?: Device) =>
+          (changed = !!d && webhookUrl !== undefined && d.webhookUrl !== webhookUrl) ? { ...structuredClone(d!), webhookUrl } : undefined
+        if (webhookUrl !== undefined) await records.update(device.id, set)
+        if (changed) await epoch?.bump()
         return challenge
       }),
     /** The device's live session status (from the transport; at once, without a promise, when it knows it in memory). */
