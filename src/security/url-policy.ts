@@ -122,7 +122,7 @@ export function checkUrl(
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { refused: 'scheme' }
   if (url.username || url.password) return { refused: 'credentials' }
   if (options.allowPrivate) return { url }
-  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '')
+  const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '') // every trailing dot: the parser keeps `localhost..` as written
   if (!host) return { refused: 'malformed' }
   if (isIP(host)) return (options.isAllowedAddress ? !options.isAllowedAddress(host) : isPrivateAddress(host)) ? { refused: 'private' } : { url }
   if (internalNames.test(host) || !host.includes('.')) return { refused: 'private' }

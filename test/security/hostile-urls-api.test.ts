@@ -46,7 +46,7 @@ test('a media file or card image at a private address is 400 URL do arquivo não
 
 test('a local server is never asked by default, whatever the spelling of its address', async ({ g, local }) => {
   const { port } = local
-  for (const host of ['127.0.0.1', '2130706433', '0x7f000001', '127.1', '[::ffff:127.0.0.1]', 'localhost']) {
+  for (const host of ['127.0.0.1', '2130706433', '0x7f000001', '127.1', '[::ffff:127.0.0.1]', 'localhost', 'localhost..']) {
     assertError(await g.send({ to: FRIEND, file: `http://${host}:${port}/a.png` }), 400, REFUSED_MEDIA)
     assertError(
       await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'hook-3', webhook: `http://${host}:${port}/hook` }),

@@ -84,6 +84,18 @@ policy('refuses internal host names', () => {
     assert.is(refused(url), 'private', url)
 })
 
+policy('refuses internal host names and private addresses written with trailing dots, one or more (the URL parser keeps them all)', () => {
+  for (const url of [
+    'http://localhost./',
+    'http://localhost../',
+    'http://metadata.google.internal../',
+    'http://printer.local.../',
+    'http://intranet../',
+    'http://127.0.0.1../',
+  ])
+    assert.is(refused(url), 'private', url)
+})
+
 policy('refuses non-http schemes, credentials and garbage', () => {
   assert.is(refused('file:///etc/passwd'), 'scheme')
   assert.is(refused('ftp://example.com/x'), 'scheme')
