@@ -128,6 +128,15 @@ test('files share a process one after another, with process.env put back after e
   assert.match(run.output, /shared-4-after\.test\.ts \([\d.]+s, exit 0, in a shared process\)/)
 })
 
+test("a suite queued after uvu ran the file's others (its .run() behind a timer) still runs and counts, shared or not", () => {
+  for (const shared of ['1', '0']) {
+    const run = runnerIn({ CI: '', TEST_SHARED: shared }, 'late-run')
+    assert.match(run.closing, / 1 failed, 0 skipped$/, run.output)
+    assert.is(run.code, 1, run.output)
+    assert.match(run.output, 'the late suite fails', run.output)
+  }
+})
+
 test('with TEST_SHARED=0 every file runs in its own process', () => {
   const run = runnerIn({ CI: '', TEST_SHARED: '0' }, 'shared-1-env', 'shared-2-clean')
   assert.is(run.closing, '2 passed, 0 failed, 0 skipped', run.output)
