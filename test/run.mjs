@@ -146,6 +146,9 @@ function report(file, { out, started, code, signal, timedOut = false, ended = fa
   if (timedOut) reasons.push(`timed out after ${timeoutMs} ms`)
   // Ended by the runner: a file already tearing down when SIGUSR2 came (its handler gone) dies of it; uvu's summary judges it.
   else if (code !== 0 && !(ended && signal === 'SIGUSR2')) reasons.push(signal ? `killed by ${signal}` : `exit ${code}`)
+  // uvu counts a suite whose `before` hook threw as that many tests not passed, shows no error and exits 0.
+  if (bad > 0 && reasons.length === 0)
+    reasons.push(`${bad} of ${summary.total} tests not passed${code === 0 ? ", yet exit 0 (a suite's before hook threw: uvu shows no error)" : ''}`)
   if (!summary) reasons.push('no uvu summary (a suite never ran, or the file stopped before uvu finished)')
   else if (summary.total === 0 && summary.skipped === 0) reasons.push('no test ran or was skipped')
   const focused = [...new Set(focusedIn(file))]

@@ -61,6 +61,13 @@ test("a file that exits 0 without uvu's summary (its suite never ran) fails the 
   assert.match(run.output, /silent\.test\.ts: no uvu summary/)
 })
 
+test('a suite whose before hook throws (uvu counts its tests as not passed, prints no error and exits 0) is named among the failing files', () => {
+  const run = runner('before-hook')
+  assert.is(run.closing, '0 passed, 2 failed, 0 skipped', run.output)
+  assert.is(run.code, 1, run.output)
+  assert.match(run.output, /Failing:\n {2}test\/structure\/fixtures\/runner\/before-hook\.test\.ts: 2 of 2 tests not passed, yet exit 0/)
+})
+
 test('a focused test fails the run, though uvu prints it as passed with the other test skipped', () => {
   const run = runner('focused')
   assert.is(run.closing, '1 passed, 1 failed, 1 skipped', run.output)
