@@ -8,7 +8,7 @@ const cache = new URL('../../node_modules/.cache/zapgate-test-loader/', import.m
 mkdirSync(cache, { recursive: true })
 /** esbuild, imported at the first file the cache does not hold. */
 let esbuild
-/** esbuild's transform options but the file's name; part of the cache key (the cache lives in node_modules/, which `npm ci` empties with esbuild's version). */
+/** esbuild's transform options but the file's name; part of the cache key with esbuild's version (the cache lives in node_modules/, which `npm ci` empties, but an `npm install` of another esbuild keeps). */
 const OPTIONS = {
   loader: 'ts',
   format: 'esm',
@@ -16,7 +16,8 @@ const OPTIONS = {
   sourcemap: 'inline',
   tsconfigRaw: { compilerOptions: { verbatimModuleSyntax: true, target: 'ES2022' } },
 }
-const OPTIONS_KEY = JSON.stringify(OPTIONS)
+const ESBUILD_VERSION = JSON.parse(readFileSync(new URL('../../node_modules/esbuild/package.json', import.meta.url), 'utf8')).version
+const OPTIONS_KEY = JSON.stringify({ ...OPTIONS, esbuild: ESBUILD_VERSION })
 
 /** Node's load hook: `.ts` under a file: URL is compiled, the rest passes through. */
 export async function load(url, context, nextLoad) {
