@@ -43,7 +43,7 @@ export interface ResolvedOptions {
 
 /** Fill in defaults and reject contradictory options early (a clear Error at start-up). */
 export function resolveOptions(options: GatewayOptions): ResolvedOptions {
-  const timeZone = resolveTimeZone(options.timeZone)
+  const timeZone = resolveTimeZone(options.timeZone ?? undefined)
   const httpStatus = options.httpStatus ?? DEFAULTS.httpStatus
   if (httpStatus !== 'mirror' && httpStatus !== 'always200') throw new Error(`createGateway: httpStatus must be 'mirror' or 'always200'`)
   const cacheTtlMs = options.cacheTtlMs ?? DEFAULTS.cacheTtlMs
@@ -52,7 +52,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     adapters: { storage: options.storage, transport: options.transport, webhooks: options.webhooks, media: options.media },
     logger: options.logger ?? silentLogger,
     httpStatus,
-    plans: resolvePlans(options.plans),
+    plans: resolvePlans(options.plans ?? undefined), // null (a JSON config's "not set") as not given, as `??` takes every other option
     baseUrl: resolveBaseUrl(options.baseUrl),
     shareLinkTtlMs: storeTtl(options.shareLinkTtlMs ?? DEFAULTS.shareLinkTtlMs, 'shareLinkTtlMs'),
     allowPrivateUrls: flag(options.allowPrivateUrls ?? DEFAULTS.allowPrivateUrls, 'allowPrivateUrls'),
@@ -65,7 +65,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
     shutdownGraceMs: timer(atLeastZero(options.shutdownGraceMs ?? DEFAULTS.shutdownGraceMs, 'shutdownGraceMs')),
     mediaBytesInFlight: positiveSize(options.mediaBytesInFlight ?? DEFAULTS.mediaBytesInFlight, 'mediaBytesInFlight'),
     instances: resolveInstances(options.instances ?? {}),
-    cluster: resolveCluster(options.cluster),
+    cluster: resolveCluster(options.cluster ?? undefined),
     webhookDelivery: resolveWebhooks(options),
     agents: resolveAgents(options),
     messaging: resolveMessaging(options),
@@ -75,7 +75,7 @@ export function resolveOptions(options: GatewayOptions): ResolvedOptions {
       healthTimeoutMs: timer(positive(options.healthTimeoutMs ?? DEFAULTS.healthTimeoutMs, 'healthTimeoutMs')),
       httpStatus,
     },
-    rateLimits: resolveRateLimits(options.rateLimit),
+    rateLimits: resolveRateLimits(options.rateLimit ?? undefined),
   }
 }
 

@@ -121,4 +121,22 @@ test('schedulePollMs and instances.heartbeatMs past 24.8 days: no interval that 
   }
 })
 
+test('an option given as null (a JSON config\'s "not set") is as not given, as every other option already is', async () => {
+  // Before: rateLimit, cluster and plans null made createGateway throw a TypeError naming none of them
+  // ("Cannot read properties of null (reading 'perAccount')"), where timeZone, logger, cacheTtlMs... took their default.
+  for (const key of ['rateLimit', 'cluster', 'plans', 'instances', 'timeZone', 'cacheTtlMs'] as const) {
+    // The OTP secret is drawn anew when none is given: left out of the comparison.
+    const resolved = { ...resolveOptions({ [key]: null } as unknown as Parameters<typeof resolveOptions>[0]), messaging: undefined }
+    const defaults = { ...resolveOptions({}), messaging: undefined }
+    assert.equal(JSON.stringify(resolved), JSON.stringify(defaults), key)
+  }
+  const t = await startGateway({ rateLimit: null, cluster: null, plans: null } as unknown as Parameters<typeof startGateway>[0])
+  try {
+    const answer = await t.post('/api/auth', REGISTER)
+    assert.is(answer.status, 200, answer.text)
+  } finally {
+    await t.stop()
+  }
+})
+
 test.run()
