@@ -45,13 +45,14 @@ export const generateQrCode = defineOperation({
     session: 'link',
     create: ({ setAppkey, webhook }, services) => ({ appkey: setAppkey, webhookUrl: webhookOption(webhook, services) }),
   },
-  async handle({ phone, webhook }, context) {
-    const challenge = await linkHere(context, phone, webhookOption(webhook, context.services))
-    if (challenge.kind !== 'code') return { message: 'QR code gerado.', ...(await qrAnswer(challenge, context)) }
-    const { device, ensured } = context
-    await context.services.links.rememberPairing(device.id) // the QR its share links showed no longer links it
-    return { message: 'Código de pareamento gerado.', code: challenge.code, appkey: ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
-  },
+  handle: ({ phone, webhook }, context) =>
+    undoneOnFailure(context, async () => {
+      const challenge = await context.services.devices.link(context.device, phone, webhookOption(webhook, context.services))
+      if (challenge.kind !== 'code') return { message: 'QR code gerado.', ...(await qrAnswer(challenge, context)) }
+      const { device, ensured } = context
+      await context.services.links.rememberPairing(device.id) // the QR its share links showed no longer links it
+      return { message: 'Código de pareamento gerado.', code: challenge.code, appkey: ensured?.appkey, id: device.id, webhookSecret: device.webhookSecret }
+    }),
 })
 
 /** Operation 4: add a device by name and return its QR code. */
@@ -63,13 +64,14 @@ export const addDevice = defineOperation({
   errors: ['invalid-input', 'unauthenticated', 'link-failed', 'already-connected', 'unreachable'],
   schema: type({ authkey: text(256), message: deviceName, conecteQR: trueFlag(), webhook: optionalText(2048) }),
   device: { ref: 'message', session: 'link', create: ({ webhook }, services) => ({ webhookUrl: webhookOption(webhook, services) }) },
-  async handle({ webhook }, context) {
-    const challenge = await linkHere(context, undefined, webhookOption(webhook, context.services)).catch(cause => {
-      if (cause instanceof GatewayError || (cause instanceof TransportError && ['unreachable', 'already-connected'].includes(cause.code))) throw cause
-      throw new GatewayError('link-failed', { cause })
-    })
-    return { message: 'Dispositivo adicionado.', ...(await qrAnswer(challenge, context)) }
-  },
+  handle: ({ webhook }, context) =>
+    undoneOnFailure(context, async () => {
+      const challenge = await context.services.devices.link(context.device, undefined, webhookOption(webhook, context.services)).catch(cause => {
+        if (cause instanceof GatewayError || (cause instanceof TransportError && ['unreachable', 'already-connected'].includes(cause.code))) throw cause
+        throw new GatewayError('link-failed', { cause })
+      })
+      return { message: 'Dispositivo adicionado.', ...(await qrAnswer(challenge, context)) }
+    }),
 })
 
 /** Operation 5: a device's status, by id, name or appkey. */
@@ -154,9 +156,9 @@ function stillLinked(device: Device, status: SessionStatus): boolean {
   return device.linked && status.state !== 'logged-out' && status.state !== 'linking'
 }
 
-/** Start linking the request's device; a device this request made is deleted again when that fails. */
-async function linkHere({ services, device, ensured }: OperationContext, phone?: string, webhookUrl?: string): Promise<LinkChallenge> {
-  return services.devices.link(device, phone, webhookUrl).catch(async err => {
+/** Run operation 3's or 4's work (starting the link, then saving its QR, share link or pairing mark); a device this request made is deleted again when any of it fails: a refused request changes nothing. */
+async function undoneOnFailure<T>({ services, device, ensured }: OperationContext, work: () => Promise<T>): Promise<T> {
+  return work().catch(async err => {
     if (ensured?.created) await services.devices.discard(device)
     throw err
   })
