@@ -33,7 +33,8 @@ export interface Gateway {
   /**
    * The devices of the account of `authkey` whose id, appkey or name is `ref`: none, one, or several
    * when `ref` is one device's name and another's appkey. Undefined for an unknown or expired
-   * authkey. For tools beside the API, such as the simulator's routes.
+   * authkey; never a device whose deletion was cut short (as operation 5 answers 404 for it). For tools
+   * beside the API, such as the simulator's routes.
    */
   findDevices(authkey: string, ref: string): Promise<DeviceSummary[] | undefined>
   /**
@@ -122,7 +123,8 @@ export async function createGateway(options: GatewayOptions = {}): Promise<Gatew
       const found = new Map<string, DeviceSummary>()
       for (const match of ['id', 'appkey', 'name'] as const) {
         const device = await devices.find(account, ref, [match])
-        if (device)
+        // A device whose deletion was cut short is found by operation 6 alone (docs/decisions.md, "Deleting a device").
+        if (device && !device.removing)
           found.set(device.id, {
             id: device.id,
             name: device.name,

@@ -5,6 +5,8 @@ import { simulatorRoutes } from '../adapters/transport-memory/index.ts'
 import type { DeviceSummary, Gateway } from '../src/gateway.ts'
 import { startGateway, type TestGateway } from './helpers/gateway.ts'
 import { listen, post } from './helpers/http.ts'
+import { memoryStorage } from './helpers/memory-storage.ts'
+import { internalsOf } from '../src/internals.ts'
 
 const PHONE_A = '5511911110001'
 const PHONE_B = '5511922220002'
@@ -127,6 +129,30 @@ test('POST /_sim/scan answers 409 when the ref is one deviceâ€™s id and anotherâ
     message: 'unknown or expired authkey',
   })
   assert.equal((await post(`${sim.url}/_sim/scan`, { authkey, appkey: 'nenhum', phone: PHONE_A })).body, { status: 404, message: 'device not found' })
+})
+
+test('a device whose deletion was cut short (marked removing) is not found, as everywhere but operation 6: /_sim/scan answers 404', async ctx => {
+  const store = memoryStorage()
+  let failing = false
+  const storage = {
+    ...store,
+    delete: async (key: string) => {
+      if (failing && key.includes('share-link:')) throw new Error('store connection lost')
+      return store.delete(key)
+    },
+  }
+  const t = (ctx.t = await startGateway({ storage }))
+  const app = new Koa()
+  app.use(simulatorRoutes(t.network, { findDevices: t.gateway.findDevices }).routes())
+  const sim = (ctx.sim = await listen(app))
+  const { authkey } = await t.register()
+  const device = await t.addDevice(authkey, 'loja') // with a share link, whose deletion fails below
+  failing = true
+  assert.is((await t.post('/api/developer', { authkey, message: 'loja', apagarDispositivo: 'true' })).status, 500)
+  failing = false
+  assert.is((await internalsOf(t.gateway).devices.get(device.id))?.removing, true, 'the deletion was cut short')
+  for (const ref of ['loja', device.id]) assert.equal(await t.gateway.findDevices(authkey, ref), [], `by ${ref}`)
+  assert.equal((await post(`${sim.url}/_sim/scan`, { authkey, appkey: 'loja', phone: PHONE_A })).body, { status: 404, message: 'device not found' })
 })
 
 test.run()
