@@ -91,12 +91,12 @@ export class DeviceLeases {
     return !this.held.has(deviceId) && (await this.leases.load(deviceId))?.owner === this.me
   }
 
-  /** Take the device's lease when nobody alive holds it: true when this instance holds it now (of concurrent takers, one wins). */
-  async acquire(deviceId: string): Promise<boolean> {
+  /** Take the device's lease when nobody alive holds it: true when this instance holds it now (of concurrent takers, one wins); `evenWhenFull`: also past `maxDevices` (a deletion's brief hold, which opens no session). */
+  async acquire(deviceId: string, { evenWhenFull = false } = {}): Promise<boolean> {
     if (this.holds(deviceId)) return true
     // Nothing is taken while fenced (back from a pause, not yet registered again: a lease written then could land first and be
     // taken for a gone instance's); the mark is read before the lease is written, as for every claim on shared work.
-    if (!this.hasRoom || !this.instances.standing) return false
+    if ((!this.hasRoom && !evenWhenFull) || !this.instances.standing) return false
     const mark = fenceMark(this.instances)
     const current = await this.leases.load(deviceId)
     const other = current?.owner && current.owner !== this.me ? current.owner : undefined

@@ -23,8 +23,12 @@ export type SessionRouting = ReturnType<typeof sessionRouting>
 
 /** Which instance works a request for a device: this one when it holds or takes the lease, else the holder to forward to (docs/scaling.md, "Forwarding"). */
 export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered: boolean) {
-  /** The instance to forward to, or undefined when this one works the device; a request `forwarded` here is never sent on (`holder-unavailable`). */
-  const holderOf = async (device: Device, forwarded: boolean, linking = false): Promise<string | undefined> => {
+  /**
+   * The instance to forward to, or undefined when this one works the device; a request `forwarded` here is never sent on (`holder-unavailable`).
+   * A deletion (`deleting`) of an unlinked device nobody holds takes its lease too, in a cluster: a link starting on another instance then
+   * forwards to this one (its deletion and the link run one after the other), never left pending where this one's logout cannot cancel it.
+   */
+  const holderOf = async (device: Device, forwarded: boolean, linking = false, deleting = false): Promise<string | undefined> => {
     if (leases.holds(device.id)) return undefined
     for (let attempt = 0; attempt < 3; attempt++) {
       const holder = await leases.holder(device.id)
@@ -33,14 +37,14 @@ export function sessionRouting(devices: Devices, leases: DeviceLeases, clustered
         if (forwarded) throw moving() // the holder it was meant for let the device go
         return holder
       }
-      if (!linking && !device.linked) return undefined
+      if (!linking && !(deleting && clustered) && !device.linked) return undefined
       if (linking && clustered && !forwarded) {
         const target = await leases.leastLoaded()
         if (target !== leases.me) return target
       }
       // A fenced instance (its heartbeat late, the store away) takes nothing; a device linked before is opened, never linked anew.
       if (!leases.standing) throw moving()
-      if (linking && !device.linked ? await leases.acquire(device.id) : await leases.open(device.id)) return undefined
+      if (!device.linked ? await leases.acquire(device.id, { evenWhenFull: !linking }) : await leases.open(device.id)) return undefined
       if (!leases.hasRoom) throw new GatewayError('instance-full')
     }
     throw moving()

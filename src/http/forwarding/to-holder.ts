@@ -100,7 +100,7 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
   /** Not held here now: the holder the store names gets it, else this instance takes the device and works it. */
   const notHeld = async (ctx: Context, next: Next, state: RequestState, device: Device) => {
     const forwarded = state.forwardedFrom !== undefined
-    const holder = await routing.holderOf(device, forwarded).catch(err => {
+    const holder = await routing.holderOf(device, forwarded, false, state.operation?.device?.deletes === true).catch(err => {
       // Forwarded here for a device this instance does not hold: refused before anything ran.
       if (forwarded && isGatewayError(err, 'holder-unavailable')) ctx.set(NOT_HOLDER_HEADER, '1')
       throw err
