@@ -34,7 +34,7 @@ export const createGroup = defineOperation({
   name: 'createGroup',
   summary: 'Create a group with the device as admin',
   answer: answer({ grupoId: string(), convite: optional(string()) }),
-  errors: [...deviceErrors, ...queueErrors, 'not-admin', 'not-found'],
+  errors: [...deviceErrors, ...queueErrors, 'invalid', 'not-admin', 'not-found'],
   schema: type({ appkey: text(), authkey: text(256), message: text(100), usuarios: members(), criarGrupo: trueFlag() }),
   device: deviceByAppkey('device'),
   async handle({ message: subject, usuarios: participants }, { services, device }) {

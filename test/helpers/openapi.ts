@@ -56,3 +56,29 @@ export async function answerChecker(document: Record<string, unknown>): Promise<
     return check(body) ? [] : [`${key}: ${JSON.stringify(body)} does not fit: ${ajv.errorsText(check.errors)}`]
   }
 }
+
+/** Where an answer is not declared by the operation that gave it (empty: it is); see declarationChecker. */
+export type DeclarationCheck = (path: string, operation: string, status: number, body: { status: number; message: string }) => string[]
+
+/**
+ * Build a DeclarationCheck over a document's `POST` responses: an answer is declared when an example of
+ * its path and status has its exact body (a message with a detail, `… (16 MB)`, matching the example's
+ * message before it) and names the operation among those giving it. An AnswerCheck passes any
+ * `{status, message}` under a status the path lists; this one fails an answer its operation's error list leaves out.
+ */
+export function declarationChecker(document: any): DeclarationCheck {
+  return (path, operation, status, body) => {
+    const examples = Object.values(document.paths[path]?.post?.responses[String(status)]?.content?.['application/json']?.examples ?? {}) as {
+      summary: string
+      value: { message: string }
+    }[]
+    const declared = examples.some(({ summary, value }) => {
+      const operations = /\(([^()]*)\)$/.exec(summary)?.[1].split(', ') ?? []
+      const same =
+        JSON.stringify(value) === JSON.stringify(body) ||
+        (JSON.stringify({ ...value, message: body.message }) === JSON.stringify(body) && body.message.startsWith(`${value.message} (`))
+      return same && operations.includes(operation)
+    })
+    return declared ? [] : [`${path} ${operation}: ${status} ${JSON.stringify(body)} not declared`]
+  }
+}
