@@ -35,7 +35,7 @@ export const sendOtp = defineOperation({
   name: 'sendOtp',
   summary: 'Send a one-time code through the device',
   answer: answer({ id: optional(string()) }),
-  errors: [...deviceErrors, ...queueErrors, 'not-found'],
+  errors: [...deviceErrors, ...queueErrors, 'invalid', 'not-found'],
   schema: type({ appkey: text(), authkey: text(256), to: otpRecipient, enviarOTP: trueFlag(), message: otpTemplate, agendamento: neverScheduled }),
   // Not to a group, never scheduled, and a template has its {code}.
   accepts: ({ to, message: template, agendamento }) =>

@@ -273,4 +273,28 @@ test("the network's 400 refusal of a group operation is an answer the operation 
   }
 })
 
+test("the network's 400 refusal of the OTP send (a text, as operation 8's) is an answer sendOtp declares", async () => {
+  const t = await startGateway()
+  try {
+    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511999990001')
+    // As the Baileys transport refuses a message the server answers `bad-request` to.
+    internalsOf(t.gateway).transport.send = async () => {
+      throw new TransportError('invalid', 'bad-request')
+    }
+    const keys = { authkey, appkey: 'loja', to: '5511988880002' }
+    for (const [body, operation] of [
+      [{ ...keys, message: 'oi' }, 'sendText'],
+      [{ ...keys, enviarOTP: 'true' }, 'sendOtp'],
+    ] as const) {
+      const answer = await t.post('/api/create-message', body)
+      assert.equal(answer.body, { status: 400, message: 'Mensagem recusada pela rede.' }, operation)
+      assert.equal(declared('/api/create-message', operation, answer.status, answer.body), [])
+    }
+  } finally {
+    await t.stop()
+  }
+})
+
 test.run()
