@@ -64,8 +64,17 @@ export const errorAnswers: Record<AnswerCode, ErrorAnswer> = {
 /** The refusals of an operation that names a device of the account by `appkey`. */
 export const deviceErrors: AnswerCode[] = ['invalid-input', 'unauthenticated', 'device-not-found']
 
-/** The refusals of a network call through the device's send queue (sends, groups, read receipts). */
-export const queueErrors: AnswerCode[] = ['not-connected', 'send-queue-full', 'rate-limited', 'send-queue-timeout', 'send-stalled', 'timeout', 'failed']
+/** The refusals of a network call through the device's send queue (sends, groups, read receipts); `unreachable`: the network cannot be reached from this server (the memory transport's simulator server away). */
+export const queueErrors: AnswerCode[] = [
+  'not-connected',
+  'send-queue-full',
+  'rate-limited',
+  'send-queue-timeout',
+  'send-stalled',
+  'timeout',
+  'unreachable',
+  'failed',
+]
 
 /** The refusals of operations 8 to 16 (send now, or schedule with `agendamento` within the account's quota; `not-admin`: a group the device may not post to; `not-found`: a recipient the network does not know). */
 export const sendErrors: AnswerCode[] = [...deviceErrors, ...queueErrors, 'invalid', 'not-admin', 'not-found', 'quota-exceeded']

@@ -7,7 +7,7 @@ import { operationTable } from '../../src/operations/table.ts'
 import { operationsOf, type PathEntry } from '../../src/operations/operation.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
-import { answerChecker, declarationChecker } from '../helpers/openapi.ts'
+import { answerChecker } from '../helpers/openapi.ts'
 import { exchange, openSocket } from '../helpers/raw-http.ts'
 
 /**
@@ -250,48 +250,6 @@ test("a send scheduled past the account's schedule quota is refused with a 429 i
         ),
         `${name} documents 429 ${answer.body.message}`,
       )
-  } finally {
-    await t.stop()
-  }
-})
-
-test("the network's 400 refusal of a group operation is an answer the operation declares (docs/api.md: the group operations too)", async () => {
-  const t = await startGateway()
-  try {
-    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
-    const { authkey } = await t.register()
-    await t.linkedDevice(authkey, 'loja', '5511999990001')
-    // As the Baileys transport refuses a subject or participant list it cannot send.
-    internalsOf(t.gateway).transport.groupCreate = async () => {
-      throw new TransportError('invalid', 'a group needs a subject')
-    }
-    const answer = await t.post('/api/groups', { authkey, appkey: 'loja', message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' })
-    assert.equal(answer.body, { status: 400, message: 'Mensagem recusada pela rede.' })
-    assert.equal(declared('/api/groups', 'createGroup', answer.status, answer.body), [])
-  } finally {
-    await t.stop()
-  }
-})
-
-test("the network's 400 refusal of the OTP send (a text, as operation 8's) is an answer sendOtp declares", async () => {
-  const t = await startGateway()
-  try {
-    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
-    const { authkey } = await t.register()
-    await t.linkedDevice(authkey, 'loja', '5511999990001')
-    // As the Baileys transport refuses a message the server answers `bad-request` to.
-    internalsOf(t.gateway).transport.send = async () => {
-      throw new TransportError('invalid', 'bad-request')
-    }
-    const keys = { authkey, appkey: 'loja', to: '5511988880002' }
-    for (const [body, operation] of [
-      [{ ...keys, message: 'oi' }, 'sendText'],
-      [{ ...keys, enviarOTP: 'true' }, 'sendOtp'],
-    ] as const) {
-      const answer = await t.post('/api/create-message', body)
-      assert.equal(answer.body, { status: 400, message: 'Mensagem recusada pela rede.' }, operation)
-      assert.equal(declared('/api/create-message', operation, answer.status, answer.body), [])
-    }
   } finally {
     await t.stop()
   }

@@ -1,0 +1,91 @@
+import { test } from 'uvu'
+import * as assert from 'uvu/assert'
+import { internalsOf } from '../../src/internals.ts'
+import { TransportError } from '../../src/ports/transport.ts'
+import { startGateway } from '../helpers/gateway.ts'
+import { request } from '../helpers/http.ts'
+import { declarationChecker } from '../helpers/openapi.ts'
+
+/**
+ * The network's refusals each operation answers, each declared by that operation: its exact body
+ * an example of the OpenAPI document's response for its path and status, naming the operation
+ * (the error list of the operation table, which docs/api.md words). A schema check alone passes any
+ * `{status, message}` under a status the path lists (openapi-error-answers.test.ts).
+ */
+
+test("the network's 400 refusal of a group operation is an answer the operation declares (docs/api.md: the group operations too)", async () => {
+  const t = await startGateway()
+  try {
+    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511999990001')
+    // As the Baileys transport refuses a subject or participant list it cannot send.
+    internalsOf(t.gateway).transport.groupCreate = async () => {
+      throw new TransportError('invalid', 'a group needs a subject')
+    }
+    const answer = await t.post('/api/groups', { authkey, appkey: 'loja', message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' })
+    assert.equal(answer.body, { status: 400, message: 'Mensagem recusada pela rede.' })
+    assert.equal(declared('/api/groups', 'createGroup', answer.status, answer.body), [])
+  } finally {
+    await t.stop()
+  }
+})
+
+test("the network's 400 refusal of the OTP send (a text, as operation 8's) is an answer sendOtp declares", async () => {
+  const t = await startGateway()
+  try {
+    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511999990001')
+    // As the Baileys transport refuses a message the server answers `bad-request` to.
+    internalsOf(t.gateway).transport.send = async () => {
+      throw new TransportError('invalid', 'bad-request')
+    }
+    const keys = { authkey, appkey: 'loja', to: '5511988880002' }
+    for (const [body, operation] of [
+      [{ ...keys, message: 'oi' }, 'sendText'],
+      [{ ...keys, enviarOTP: 'true' }, 'sendOtp'],
+    ] as const) {
+      const answer = await t.post('/api/create-message', body)
+      assert.equal(answer.body, { status: 400, message: 'Mensagem recusada pela rede.' }, operation)
+      assert.equal(declared('/api/create-message', operation, answer.status, answer.body), [])
+    }
+  } finally {
+    await t.stop()
+  }
+})
+
+test('a network call the transport cannot make, the network unreachable (the simulator server away: docs/simulator.md), is a 503 the sends, read receipts, OTP send and group operations declare', async () => {
+  const t = await startGateway()
+  try {
+    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    await t.linkedDevice(authkey, 'loja', '5511999990001')
+    // As the memory transport joined to a simulator server (simUrl) throws when that server cannot be reached.
+    const transport = internalsOf(t.gateway).transport
+    const away = async (): Promise<never> => {
+      throw new TransportError('unreachable', 'the simulator cannot be reached: connect ECONNREFUSED')
+    }
+    Object.assign(transport, { send: away, markRead: away, groupInfo: away, groupCreate: away, groupJoin: away })
+    const keys = { authkey, appkey: 'loja' }
+    const failures: string[] = []
+    for (const [path, body, operation] of [
+      ['/api/create-message', { ...keys, to: '5511988880002', message: 'oi' }, 'sendText'],
+      ['/api/create-message', { ...keys, to: '5511988880002', markRead: '3EB0AAAA' }, 'markMessageRead'],
+      ['/api/create-message', { ...keys, to: '5511988880002', enviarOTP: 'true' }, 'sendOtp'],
+      ['/api/groups', { ...keys, message: 'false', infoConvite: '120363000000000001@g.us' }, 'groupInfo'],
+      ['/api/groups', { ...keys, message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' }, 'createGroup'],
+      ['/api/groups', { ...keys, message: 'false', entrarConvite: 'https://chat.whatsapp.com/GPiWoLO26dKzFBO2wMKjZD' }, 'joinGroup'],
+    ] as const) {
+      const answer = await t.post(path, body)
+      assert.equal(answer.body, { status: 503, message: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.' }, operation)
+      assert.is(answer.headers.get('retry-after'), '30', operation)
+      failures.push(...declared(path, operation, answer.status, answer.body))
+    }
+    assert.equal(failures, [])
+  } finally {
+    await t.stop()
+  }
+})
+
+test.run()
