@@ -7,13 +7,16 @@ import { falseFlag, isAbsent, optionalFlag, optionalText, phone, text, trueFlag 
 import { checkUrl } from '../security/url-policy.ts'
 import { TransportError, type LinkChallenge, type SessionStatus } from '../ports/transport.ts'
 import type { Device } from '../domain/devices.ts'
-import { deviceErrors } from './error-answers.ts'
+import { deviceErrors, errorAnswers, type AnswerCode } from './error-answers.ts'
 
 /** Longest device name or chosen appkey. */
 const MAX_DEVICE_NAME = 64
 
 /** A device name: 1 to 64 printable characters. */
 const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u001f\u007f]/.test(v) || 'no control characters')
+
+/** The network's refusals of a link that are none of operation 3's own (TransportError codes: a pairing code WhatsApp refuses, a connection closed meanwhile). */
+const linkRefusals: AnswerCode[] = ['invalid', 'not-found', 'not-admin', 'not-connected']
 
 /** Operation 3: QR code or pairing code for a (new or existing, unlinked) device. */
 export const generateQrCode = defineOperation({
@@ -28,10 +31,13 @@ export const generateQrCode = defineOperation({
     id: string(),
     webhookSecret: string(),
   }),
-  errors: ['invalid-input', 'unauthenticated', 'already-connected', 'link-failed', 'unreachable', 'timeout', 'failed'],
+  errors: ['invalid-input', 'unauthenticated', 'already-connected', 'link-failed', 'unreachable', 'timeout', 'failed', ...linkRefusals],
+  // The spec's 400 also for a link request the network refuses (a pairing code for a phone WhatsApp will not take); its other refusals (a closed connection, a 403 or 404 of the server) are the network's failure, never a message's or a group's.
   answers: {
     'invalid-input': { status: 400, message: 'Parâmetros inválidos.' },
+    invalid: { status: 400, message: 'Parâmetros inválidos.' },
     unauthenticated: { status: 401, message: 'Authkey inválida ou não encontrada.' },
+    ...Object.fromEntries(linkRefusals.filter(code => code !== 'invalid').map(code => [code, errorAnswers.failed])),
   },
   schema: type({
     authkey: optional(any()),

@@ -88,4 +88,31 @@ test('a network call the transport cannot make, the network unreachable (the sim
   }
 })
 
+test("a link the network refuses is answered as operation 3 declares: its 400 is the spec's `Parâmetros inválidos.`, any other refusal the network's failure (502)", async () => {
+  const t = await startGateway()
+  try {
+    const declared = declarationChecker((await request(`${t.url}/openapi.json`)).body)
+    const { authkey } = await t.register()
+    const transport = internalsOf(t.gateway).transport
+    const failures: string[] = []
+    // As the Baileys transport fails a link when WhatsApp refuses the pairing code (its error mapped by toTransportError).
+    for (const [code, status, message] of [
+      ['invalid', 400, 'Parâmetros inválidos.'],
+      ['not-found', 502, 'Falha na rede de mensagens.'],
+      ['not-admin', 502, 'Falha na rede de mensagens.'],
+      ['not-connected', 502, 'Falha na rede de mensagens.'],
+    ] as const) {
+      transport.link = async () => {
+        throw new TransportError(code, 'pairing code: refused')
+      }
+      const answer = await t.post('/api/v2/qrcode', { authkey, setAppkey: `loja-${code}`, phone: '+55 11 99999-0001' })
+      assert.equal(answer.body, { status, message }, code)
+      failures.push(...declared('/api/v2/qrcode', 'generateQrCode', answer.status, answer.body))
+    }
+    assert.equal(failures, [])
+  } finally {
+    await t.stop()
+  }
+})
+
 test.run()
