@@ -3,8 +3,16 @@ import { distinguishingFields, operationsOf, type Operation, type PathEntry } fr
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 import type { HttpStatusMode } from './render.ts'
 
-/** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow) and the shutdown drain's; then the request rate limits, the store, the unexpected. */
-const beforeChoice: AnswerCode[] = ['body-malformed', 'body-not-object', 'body-too-large', 'body-unsupported-type', 'body-timeout', 'shutting-down']
+/** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow, or a large one while the media budget is busy: request-body.ts) and the shutdown drain's; then the request rate limits, the store, the unexpected. */
+const beforeChoice: AnswerCode[] = [
+  'body-malformed',
+  'body-not-object',
+  'body-too-large',
+  'body-unsupported-type',
+  'body-timeout',
+  'media-budget-exceeded',
+  'shutting-down',
+]
 const anyErrors: AnswerCode[] = [...beforeChoice, 'rate-limited', 'storage-unavailable', 'internal']
 /** The refusals of an operation worked on its device's holder (a `session` need): the holder away or changing, this instance full. */
 const heldErrors: AnswerCode[] = ['holder-unavailable', 'instance-full']

@@ -5,6 +5,9 @@ import { TransportError } from '../../src/ports/transport.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
 import { declarationChecker } from '../helpers/openapi.ts'
+import { openSocket } from '../helpers/raw-http.ts'
+import { operationTable } from '../../src/operations/table.ts'
+import { operationsOf } from '../../src/operations/operation.ts'
 
 /**
  * The network's refusals each operation answers, each declared by that operation: its exact body
@@ -111,6 +114,32 @@ test("a link the network refuses is answered as operation 3 declares: its 400 is
     }
     assert.equal(failures, [])
   } finally {
+    await t.stop()
+  }
+})
+
+test('a large body refused before it is read because the media budget is busy (429, docs/limits.md) is declared by every operation of every path, as the other refusals of an unread body', async () => {
+  const t = await startGateway({ mediaBytesInFlight: '1mb', rateLimit: false })
+  // A body of 900 KB declared and never sent holds that much of the budget until its time-out.
+  const holder = await openSocket(t.url)
+  try {
+    const document = (await request(`${t.url}/openapi.json`)).body
+    const declared = declarationChecker(document)
+    holder.write('POST /api/create-message HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 900000\r\n\r\n{"file":"')
+    await new Promise(resolve => setTimeout(resolve, 100)) // the holder's headers read
+    const failures: string[] = []
+    for (const entry of operationTable) {
+      const answer = await t.post(entry.path, { authkey: 'k', appkey: 'loja', message: 'x'.repeat(200_000) })
+      assert.equal(
+        [answer.status, answer.body],
+        [429, { status: 429, message: 'Servidor ocupado com outros arquivos. Tente novamente em instantes.' }],
+        entry.path,
+      )
+      for (const { name } of operationsOf(entry)) failures.push(...declared(entry.path, name, answer.status, answer.body))
+    }
+    assert.equal(failures, [])
+  } finally {
+    holder.destroy()
     await t.stop()
   }
 })
