@@ -99,6 +99,9 @@ export function clientNetwork(address: string): string {
 
 const internalNames = /(^|\.)(localhost|local|internal|localdomain|home\.arpa)$/i
 
+/** Names refused whatever an address policy allows: loopback by definition (RFC 6761) and GCP's metadata service. */
+const neverNames = /^((.+\.)?localhost|metadata(\.google\.internal)?)$/i
+
 /** Why a URL is refused, or undefined when it may be fetched. */
 export type UrlRefusal = 'malformed' | 'scheme' | 'credentials' | 'private'
 
@@ -107,7 +110,10 @@ export type UrlRefusal = 'malformed' | 'scheme' | 'credentials' | 'private'
  * `allowPrivate`) no literal private address or internal host name. The URL parser canonicalises
  * decimal, hex and octal IPv4 forms first, so `http://2130706433/` is seen as 127.0.0.1. Names that
  * resolve to private addresses are caught again at connect time by the HTTP adapters.
- * `isAllowedAddress` replaces the private-address rule for literal addresses (the adapters' seam).
+ * `isAllowedAddress` (the adapters' seam) replaces the private-address rule: a literal address is
+ * judged by it, and an internal name (`*.internal`, `*.local`, a single label) is let through to DNS,
+ * where the adapters judge every address it resolves to by it at connect time; `localhost` and the
+ * cloud metadata names stay refused.
  */
 export function checkUrl(
   input: string,
@@ -125,6 +131,7 @@ export function checkUrl(
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '') // every trailing dot: the parser keeps `localhost..` as written
   if (!host) return { refused: 'malformed' }
   if (isIP(host)) return (options.isAllowedAddress ? !options.isAllowedAddress(host) : isPrivateAddress(host)) ? { refused: 'private' } : { url }
+  if (options.isAllowedAddress) return neverNames.test(host) ? { refused: 'private' } : { url }
   if (internalNames.test(host) || !host.includes('.')) return { refused: 'private' }
   return { url }
 }

@@ -116,6 +116,32 @@ policy('allowPrivate lets private targets through but still checks the scheme', 
   assert.ok('refused' in checkUrl('file:///etc/passwd', { allowPrivate: true }))
 })
 
+policy('isAllowedAddress judges literal addresses and lets internal names through to DNS, but never localhost or the metadata names', () => {
+  const seam = { allowPrivate: false, isAllowedAddress: (address: string) => address === '10.0.0.5' }
+  const verdict = (url: string) => {
+    const result = checkUrl(url, seam)
+    return 'refused' in result ? result.refused : undefined
+  }
+  for (const url of [
+    'http://10.0.0.5/hook',
+    'http://hooks.svc.cluster.local:8080/hook',
+    'http://hooks.internal/',
+    'http://intranet/',
+    'http://printer.local./',
+  ])
+    assert.is(verdict(url), undefined, url)
+  for (const url of [
+    'http://10.0.0.6/',
+    'http://169.254.169.254/',
+    'http://localhost/',
+    'http://app.localhost../',
+    'http://metadata.google.internal/',
+    'http://METADATA/',
+  ])
+    assert.is(verdict(url), 'private', url)
+  assert.is(verdict('file:///etc/passwd'), 'scheme')
+})
+
 policy('isPrivateAddress treats non-addresses as private', () => {
   assert.ok(isPrivateAddress('not-an-ip'))
   assert.ok(!isPrivateAddress('1.1.1.1'))
