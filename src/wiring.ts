@@ -135,6 +135,7 @@ async function wireParts(resolved: ResolvedOptions, started: (name: string, stop
   const clustered = resolved.cluster !== undefined
   const settings: OperationServices['settings'] = {
     allowPrivateUrls: resolved.allowPrivateUrls,
+    acceptsWebhookUrl: adapters.webhooks.accepts?.bind(adapters.webhooks),
     timeZone: resolved.timeZone,
     otpTtlMs: resolved.messaging.otpTtlMs,
   }

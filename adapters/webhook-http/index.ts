@@ -85,6 +85,9 @@ export function httpWebhookSender(options: HttpWebhookOptions = {}): WebhookSend
   }
 
   return {
+    accepts(url: string): boolean {
+      return 'url' in checkUrl(url, { allowPrivate, isAllowedAddress })
+    },
     async send(delivery: WebhookDelivery): Promise<WebhookResponse> {
       if (closed) throw new Error('the webhook sender is closed')
       const checked = checkUrl(delivery.url, { allowPrivate, isAllowedAddress })

@@ -170,11 +170,17 @@ async function undoneOnFailure<T>({ services, device, ensured }: OperationContex
   })
 }
 
-/** The checked webhook URL, undefined when absent; `invalid-input` for one the URL policy refuses. */
+/**
+ * The checked webhook URL, undefined when absent; `invalid-input` for one the URL policy refuses: the
+ * webhook sender's own (its `accepts`, e.g. an address policy allowing one internal receiver) when it
+ * has one, else public addresses only; any http(s) URL with `allowPrivateUrls`.
+ */
 function webhookOption(value: string | undefined, services: OperationServices): string | undefined {
   if (value === undefined) return undefined
-  const checked = checkUrl(value.trim(), { allowPrivate: services.settings.allowPrivateUrls })
-  if ('refused' in checked) throw new GatewayError('invalid-input')
+  const { allowPrivateUrls, acceptsWebhookUrl } = services.settings
+  const bySender = !allowPrivateUrls && acceptsWebhookUrl !== undefined
+  const checked = checkUrl(value.trim(), { allowPrivate: allowPrivateUrls || bySender })
+  if ('refused' in checked || (bySender && !acceptsWebhookUrl(checked.url.href))) throw new GatewayError('invalid-input')
   return checked.url.href
 }
 

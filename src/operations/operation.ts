@@ -26,6 +26,8 @@ export interface OperationServices {
   rateLimits: RateLimits
   settings: {
     allowPrivateUrls: boolean
+    /** The webhook sender's own URL policy (WebhookSender.accepts), when it has one: operations 3 and 4 take a webhook URL by it. */
+    acceptsWebhookUrl?: (url: string) => boolean
     /** IANA zone of `agendamento`. */
     timeZone: string
     otpTtlMs: number

@@ -47,6 +47,13 @@ export interface WebhookResponse {
 export interface WebhookSender {
   /** POST the delivery once and report the receiver's status. Throws when no status was obtained. */
   send(delivery: WebhookDelivery): Promise<WebhookResponse>
+  /**
+   * Whether this sender would POST to `url` (an http(s) URL without credentials) by its own URL
+   * policy, e.g. an address policy that allows one internal receiver. When given, operations 3 and 4
+   * take a webhook URL by it instead of the gateway's rule (public addresses only, unless
+   * `allowPrivateUrls`, which takes any). The sender still checks what it connects to at send time.
+   */
+  accepts?(url: string): boolean
   /** Stop accepting work and wait for deliveries in flight. */
   close?(): Promise<void>
 }

@@ -38,8 +38,8 @@ test.before(async ctx => {
   ctx.secret = await localServer((_, res) => res.writeHead(200, { 'content-type': 'image/png' }).end(PNG), '127.0.0.2')
   const webhooks = httpWebhookSender({ isAllowedAddress: allowed, lookup: dns, timeoutMs: 2000 })
   const media = httpMediaFetcher({ isAllowedAddress: allowed, lookup: dns })
-  // allowPrivateUrls lets the API store these local URLs: the adapters are what is under test here.
-  ctx.g = await sendingGateway({ allowPrivateUrls: true, webhooks, media, webhookRetryMs: [50], webhookMaxAgeMs: 600 })
+  // No allowPrivateUrls: operations 3 and 4 take a webhook URL by the sender's own policy.
+  ctx.g = await sendingGateway({ webhooks, media, webhookRetryMs: [50], webhookMaxAgeMs: 600 })
 })
 test.after(async ctx => {
   await ctx.g.stop()
@@ -53,12 +53,56 @@ async function deviceWithWebhook({ g }: Ctx, name: string, phone: string, webhoo
   return device.id
 }
 
+test('operations 3 and 4 take a receiver at the allowed address, by address and by name, and it gets its webhook', async ctx => {
+  const { g, receiver } = ctx
+  const before = receiver.hooks.length
+  await deviceWithWebhook(ctx, 'literal', '5511999991010', receiver.url) // operation 3
+  const webhook = `http://hooks.internal:${new URL(receiver.url).port}/hook`
+  const linked = assertOk(await g.t.post('/api/developer', { authkey: g.authkey, message: 'nomeado', conecteQR: 'true', webhook })) // operation 4
+  await g.t.network.scan({ deviceId: linked.id }, '5511999991011')
+  await waitFor(
+    async () => (await g.t.post('/api/developer', { authkey: g.authkey, message: 'nomeado', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
+  )
+  await g.t.network.sendFromPhone(FRIEND, '5511999991011', { type: 'text', text: 'olá nomeado' })
+  const hooks = await receiver.waitForHooks(before + 2)
+  assert.deepEqual(
+    hooks
+      .slice(before)
+      .map(hook => hook.payload.text)
+      .sort(),
+    ['olá literal', 'olá nomeado'],
+  )
+})
+
+test('operations 3 and 4 still refuse every other private address, localhost and the metadata services', async ({ g, secret, receiver }) => {
+  const port = new URL(receiver.url).port
+  for (const url of [
+    `http://127.0.0.2:${secret.port}/hook`,
+    'http://10.0.0.1/hook',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://[fd00:ec2::254]/latest/meta-data/',
+    `http://localhost:${port}/hook`,
+    `http://metadata.google.internal:${port}/hook`,
+    'ftp://hooks.internal/hook',
+  ]) {
+    assertError(await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'recusado-3', webhook: url }), 400, 'Parâmetros inválidos.')
+    assertError(await g.t.post('/api/developer', { authkey: g.authkey, message: 'recusado-4', conecteQR: 'true', webhook: url }), 401, 'validation.required')
+  }
+})
+
 test('a receiver named by an internal name that resolves to the allowed address gets its webhook', async ctx => {
   const port = new URL(ctx.receiver.url).port
+  const before = ctx.receiver.hooks.length
   const names = ['hooks.svc.cluster.local', 'hooks.internal', 'hooks']
   for (const [i, name] of names.entries()) await deviceWithWebhook(ctx, `nome-${i}`, `551199999100${i}`, `http://${name}:${port}/hook`)
-  const hooks = await ctx.receiver.waitForHooks(names.length)
-  assert.deepEqual(hooks.map(hook => hook.payload.text).sort(), names.map((_, i) => `olá nome-${i}`).sort())
+  const hooks = await ctx.receiver.waitForHooks(before + names.length)
+  assert.deepEqual(
+    hooks
+      .slice(before)
+      .map(hook => hook.payload.text)
+      .sort(),
+    names.map((_, i) => `olá nome-${i}`).sort(),
+  )
 })
 
 test('a media file at an internal name that resolves to the allowed address is fetched', async ({ g, files }) => {
