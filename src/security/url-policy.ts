@@ -106,7 +106,8 @@ const neverNames = /^((.+\.)?localhost|metadata(\.google\.internal)?)$/i
 export type UrlRefusal = 'malformed' | 'scheme' | 'credentials' | 'private'
 
 /**
- * Check a user-supplied URL before any server-side request: http(s) only, no credentials, and (unless
+ * Check a user-supplied URL before any server-side request: http(s) only, no credentials, not port 0
+ * (which no connection reaches, whatever the policy), and (unless
  * `allowPrivate`) no literal private address or internal host name. The URL parser canonicalises
  * decimal, hex and octal IPv4 forms first, so `http://2130706433/` is seen as 127.0.0.1. Names that
  * resolve to private addresses are caught again at connect time by the HTTP adapters.
@@ -127,6 +128,7 @@ export function checkUrl(
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') return { refused: 'scheme' }
   if (url.username || url.password) return { refused: 'credentials' }
+  if (url.port === '0') return { refused: 'malformed' } // no connection reaches port 0: a webhook there would only fail until its dead letter
   if (options.allowPrivate) return { url }
   const host = url.hostname.replace(/^\[|\]$/g, '').replace(/\.+$/, '') // every trailing dot: the parser keeps `localhost..` as written
   if (!host) return { refused: 'malformed' }

@@ -57,6 +57,15 @@ test('a local server is never asked by default, whatever the spelling of its add
   assert.deepEqual(local.requests, [])
 })
 
+test('a webhook URL no delivery can reach (port 0, in any spelling) is refused, as an empty host is, and nothing is created', async ({ g }) => {
+  for (const webhook of ['https://hooks.example.com:0/hook', 'http://hooks.example.com:000/hook', 'http://8.8.8.8:0/', 'http://[2606:4700:4700::1111]:0/']) {
+    assertError(await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'porta-3', webhook }), 400, 'Parâmetros inválidos.')
+    assertError(await g.t.post('/api/developer', { authkey: g.authkey, message: 'porta-4', conecteQR: 'true', webhook }), 401, 'validation.required')
+  }
+  assertError(await g.t.post('/api/developer', { authkey: g.authkey, message: 'porta-3', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
+  assertError(await g.t.post('/api/developer', { authkey: g.authkey, message: 'porta-4', checkDispositivo: 'true' }), 404, 'Nenhum dispositivo encontrado.')
+})
+
 test.run()
 
 const optIn = suite('allowPrivateUrls opts in')
@@ -72,6 +81,8 @@ optIn('with allowPrivateUrls a local webhook URL, media file and card image are 
     // Non-http schemes stay refused.
     assertError(await g.send({ to: FRIEND, file: 'file:///etc/passwd' }), 401, 'validation.required')
     assertError(await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'hook-5', webhook: 'file:///etc/passwd' }), 400, 'Parâmetros inválidos.')
+    // So does a URL no delivery can reach.
+    assertError(await g.t.post('/api/v2/qrcode', { authkey: g.authkey, setAppkey: 'hook-6', webhook: `http://127.0.0.1:0/hook` }), 400, 'Parâmetros inválidos.')
   } finally {
     await g.stop()
     await local.stop()

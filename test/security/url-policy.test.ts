@@ -106,6 +106,13 @@ policy('refuses non-http schemes, credentials and garbage', () => {
   assert.is(refused(''), 'malformed')
 })
 
+policy('refuses port 0, which no connection can reach, in any spelling and whatever allowPrivate says', () => {
+  for (const url of ['https://example.com:0/hook', 'http://example.com:00/', 'http://8.8.8.8:0/', 'http://[2606:4700:4700::1111]:0/'])
+    assert.is(refused(url), 'malformed', url)
+  assert.equal(checkUrl('http://127.0.0.1:0/', { allowPrivate: true }), { refused: 'malformed' })
+  assert.equal(checkUrl('http://hooks.internal:0/', { allowPrivate: false, isAllowedAddress: () => true }), { refused: 'malformed' })
+})
+
 policy('accepts public addresses and names', () => {
   for (const url of ['https://example.com/hook', 'http://8.8.8.8/', 'https://[2606:4700:4700::1111]/', 'https://api.example.com.br:8443/a?b=c'])
     assert.is(refused(url), undefined, url)
