@@ -118,8 +118,16 @@ function contact(name: string, phone: string): Content {
   const number = parsePhone(phone)
   if (!number) invalid('contact phone must be a phone number')
   const fn = str(name, 'contact name')
-  const vcard = `BEGIN:VCARD\nVERSION:3.0\nFN:${fn}\nTEL;type=CELL;waid=${number}:+${number}\nEND:VCARD`
+  const vcard = `BEGIN:VCARD\nVERSION:3.0\nFN:${vcardText(fn)}\nTEL;type=CELL;waid=${number}:+${number}\nEND:VCARD`
   return pair({ type: 'contact', name: fn, phone: number }, { kind: 'contact', name: fn, phone: number, vcard })
+}
+
+/** A vCard text value: a backslash, `,` and `;` escaped with a backslash, any line break (a lone CR too) written `\n`, so no text of a name starts a line of its own (as the Baileys adapter writes it). */
+function vcardText(value: string): string {
+  return value
+    .replace(/\\/g, '\\\\')
+    .replace(/[,;]/g, m => `\\${m}`)
+    .replace(/\r\n|[\r\n\u0085\u2028\u2029]/g, '\\n')
 }
 
 function location(latitude: number, longitude: number, text?: string): Content {
