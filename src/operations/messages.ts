@@ -1,4 +1,5 @@
 import { refine } from '../schema/structs.ts'
+import { coerceWhen, isNumber } from '../schema/coerce-when.ts'
 import { optionalText, phone, text } from '../schema/fields.ts'
 import { MAX_CAPTION, MAX_TEXT } from './messaging-fields.ts'
 import { sendOperation, sendOrSchedule } from './send-support.ts'
@@ -61,11 +62,17 @@ export const sendLocation = sendOperation({
 
 // --- Internal helpers ---
 
-/** A decimal coordinate within ±`limit` (as text: `-23.5505`). */
+/** A decimal coordinate within ±`limit` (as text: `-23.5505`; a JSON number as its decimal text). */
 function coordinate(limit: number) {
-  const struct = refine(text(32), 'coordinate', v => {
+  const struct = refine(coerceWhen(text(32), isNumber, decimalText), 'coordinate', v => {
     const s = v.trim()
     return (/^[-+]?\d{1,3}(\.\d{1,15})?$/.test(s) && Math.abs(Number(s)) <= limit) || `expected a decimal number within ±${limit}`
   })
   return documentStruct(struct, { description: `Decimal degrees as text, within ±${limit} (e.g. \`-23.5505\`).` })
+}
+
+/** A number as plain decimal text: String() writes one under 1e-6 in exponent form (`1e-7`), which is no decimal; it is written to 15 decimals (the most a coordinate takes). */
+function decimalText(n: number): string {
+  const s = String(n)
+  return /e/i.test(s) && Math.abs(n) < 1 ? n.toFixed(15).replace(/\.?0+$/, '') : s
 }

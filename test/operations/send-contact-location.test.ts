@@ -30,6 +30,14 @@ test('send location delivers the coordinates and the optional text', async ({ g 
   ])
 })
 
+test('send location reads a coordinate sent as a JSON number as its decimal, also one JSON writes in exponent form (1e-7)', async ({ g }) => {
+  // JSON.stringify(0.0000001) is '1e-7': a client sending its coordinates as numbers sends that.
+  const body = assertOk(await g.send({ to: FRIEND, latitude: 0.0000001, longitude: -0.00000025 }))
+  assert.equal(body.message, 'Localização enviada.')
+  assert.deepEqual(inbox(g.network, FRIEND), [{ id: body.id, from: DEVICE_PHONE, type: 'location', latitude: 1e-7, longitude: -2.5e-7 }])
+  assertError(await g.send({ to: FRIEND, latitude: 1e21, longitude: 0 }), 401, 'validation.required')
+})
+
 test('send location answers 401 validation.required for a missing coordinate or one out of range', async ({ g }) => {
   const body = { to: FRIEND, latitude: '-23.5', longitude: '-46.6' }
   assertError(await g.send(without(body, 'latitude')), 401, 'validation.required')
