@@ -67,12 +67,17 @@ function emojiOf(message: string): string {
 const emojiGrapheme =
   /^(?:\p{Regional_Indicator}{2}|[0-9#*]\ufe0f?\u20e3|\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}|(?:\p{Extended_Pictographic}[\ufe0e\ufe0f]?\p{Emoji_Modifier}?|\p{Emoji_Modifier})(?:\u200d\p{Extended_Pictographic}[\ufe0e\ufe0f]?\p{Emoji_Modifier}?)*)$/u
 
-/** One emoji (a single grapheme that is a pictograph, flag or keycap), or `remove`. */
+/** Longest reaction the network takes, in UTF-16 units (the transports' limit; the longest emoji, a couple with two skin tones, is 15). */
+const MAX_EMOJI_UNITS = 32
+
+/** One emoji (a single grapheme that is a pictograph, flag or keycap, of at most MAX_EMOJI_UNITS), or `remove`. */
 function reaction() {
   const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
   const struct = refine(text(32), 'emoji', v => {
     const s = v.trim()
     if (s.toLowerCase() === 'remove') return true
+    // A long tag sequence or ZWJ chain is one grapheme the network refuses: invalid here, never sent.
+    if (s.length > MAX_EMOJI_UNITS) return 'expected one emoji or remove'
     const graphemes = [...segmenter.segment(s)]
     return (graphemes.length === 1 && emojiGrapheme.test(s)) || 'expected one emoji or remove'
   })

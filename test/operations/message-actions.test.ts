@@ -72,6 +72,19 @@ test('react refuses a lone combining mark, keycap or variation selector, a lone 
   assert.deepEqual(g.network.inbox(FRIEND), [])
 })
 
+test('react refuses one grapheme longer than the network takes (32 UTF-16 units): 401, rather than sent and refused by the network (400)', async ({
+  g,
+  sent,
+}) => {
+  // No emoji is that long (the longest, a couple with two skin tones, is 15 units); each of these passes for one emoji grapheme.
+  const tags = [...'abcdefghijklmnopqrst'].map(c => String.fromCodePoint(0xe0000 + c.codePointAt(0)!)).join('')
+  const body = { to: FRIEND, reactionMessage: 'true', id: sent }
+  for (const message of [`\u{1F3F4}${tags}\u{E007F}`, Array(12).fill('\u{1F600}').join('\u200d')]) {
+    assertError(await g.send({ ...body, message }), 401, 'validation.required')
+  }
+  assert.deepEqual(g.network.inbox(FRIEND), [])
+})
+
 test('react answers 404 for an unknown target message', async ({ g }) => {
   assertError(await g.send({ to: FRIEND, reactionMessage: 'true', message: '👍', id: '3EB0000000000000DEAD' }), 404, 'Mensagem não encontrada nesta conversa.')
   assertError(await g.send({ to: OTHER, reactionMessage: 'true', message: '👍', id: '3EB0000000000000DEAD' }), 404, 'Mensagem não encontrada nesta conversa.')
