@@ -87,7 +87,7 @@ export class MemoryNetwork implements DeviceNetwork {
     const sender = requirePhone(from)
     const destination = destinationOf(this.post, this.groups, sender, to)
     if (message?.type === 'reaction' || message?.type === 'delete' || message?.type === 'button') {
-      checkTarget(this.post, this.groups, sender, destination, message.target, message.type)
+      checkTarget(this.post, this.groups, sender, destination, message.target, message.type, message.type === 'button' ? message : undefined)
     }
     const content = phoneContent(message)
     const { sent, deliveries } = this.post.send({ phone: sender }, destination, content, loggable(message.type))

@@ -15,6 +15,8 @@ export interface LoggedMessage {
   to: string
   type: InboxContent['type']
   timestamp: number
+  /** The ids of its quick reply buttons (a buttons message or a carousel's cards): the only buttons a phone can tap. */
+  replies?: string[]
 }
 
 /** Who sends: a phone, and the device it sends through (which gets no copy of its own message). */
@@ -143,7 +145,7 @@ export class Post {
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
     for (const phone of recipients) this.file(phone, { id, from: sender.phone, timestamp, group, content: content.inbox })
-    if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp }, this.limits.logLimit)
+    if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp, ...repliesOf(content.inbox) }, this.limits.logLimit)
     if (this.listeners.size > 0) {
       // A copy: the inboxes share content.inbox, and a listener must not be able to change them.
       const traffic: Traffic = {
@@ -230,4 +232,11 @@ function asInboxEntry({ id, from, timestamp, group, content }: Filed): InboxEntr
   const entry = { id, from, ...content, timestamp } as InboxEntry
   if (group) entry.group = group
   return entry
+}
+
+/** The quick reply ids of a buttons message or carousel, to log with it (none for other content). */
+function repliesOf(content: InboxContent): { replies?: string[] } {
+  const buttons = content.type === 'buttons' ? content.buttons : content.type === 'carousel' ? content.cards.flatMap(card => card.buttons) : []
+  const replies = buttons.flatMap(button => (button.type === 'reply' ? [button.id] : []))
+  return replies.length > 0 ? { replies } : {}
 }

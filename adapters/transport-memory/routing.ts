@@ -20,8 +20,16 @@ export function destinationOf(post: Post, groups: GroupRegistry, sender: string,
   return { group: group.id, members: [...group.members.keys()] }
 }
 
-/** A reaction, delete or button tap must name a message of that chat (deletes: one the sender sent). */
-export function checkTarget(post: Post, groups: GroupRegistry, sender: string, destination: Destination, id: string | undefined, kind: string): void {
+/** A reaction, delete or button tap must name a message of that chat (deletes: one the sender sent; a tap: one of its quick replies, a list row any id). */
+export function checkTarget(
+  post: Post,
+  groups: GroupRegistry,
+  sender: string,
+  destination: Destination,
+  id: string | undefined,
+  kind: string,
+  tap?: { buttonId: string; list?: boolean },
+): void {
   const message = typeof id === 'string' ? post.message(id) : undefined
   const chat = 'group' in destination ? destination.group : destination.phone
   const inChat =
@@ -32,6 +40,9 @@ export function checkTarget(post: Post, groups: GroupRegistry, sender: string, d
   if (kind === 'button' && (!receivedBy(groups, message, sender) || (message.type !== 'buttons' && message.type !== 'carousel'))) {
     throw new TransportError('invalid', `message ${id} has no buttons for this phone`)
   }
+  // A phone taps only what the message shows as a quick reply (a URL or call button opens a page or a call); a list row's id is its own.
+  if (tap && !tap.list && !message.replies?.includes(tap.buttonId))
+    throw new TransportError('invalid', `message ${id} has no quick reply button ${tap.buttonId}`)
 }
 
 /** Whether `phone` received `message` (it was sent to it, or to a group it belongs to, by someone else). */
