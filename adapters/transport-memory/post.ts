@@ -145,7 +145,7 @@ export class Post {
     const recipients = 'group' in destination ? destination.members.filter(p => p !== sender.phone) : [destination.phone]
     const to = group ?? recipients[0]
     for (const phone of recipients) this.file(phone, { id, from: sender.phone, timestamp, group, content: content.inbox })
-    if (log) putBounded(this.log, id, { id, from: sender.phone, to, type: content.inbox.type, timestamp, ...repliesOf(content.inbox) }, this.limits.logLimit)
+    if (log) putBounded(this.log, id, logged({ id, from: sender.phone, to, type: content.inbox.type, timestamp }, content.inbox), this.limits.logLimit)
     if (this.listeners.size > 0) {
       // A copy: the inboxes share content.inbox, and a listener must not be able to change them.
       const traffic: Traffic = {
@@ -234,9 +234,11 @@ function asInboxEntry({ id, from, timestamp, group, content }: Filed): InboxEntr
   return entry
 }
 
-/** The quick reply ids of a buttons message or carousel, to log with it (none for other content). */
-function repliesOf(content: InboxContent): { replies?: string[] } {
-  const buttons = content.type === 'buttons' ? content.buttons : content.type === 'carousel' ? content.cards.flatMap(card => card.buttons) : []
+/** A log entry with the quick reply ids of a buttons message or carousel (a text, the most of sends, takes no copy or list: the send path). */
+function logged(entry: LoggedMessage, content: InboxContent): LoggedMessage {
+  if (content.type !== 'buttons' && content.type !== 'carousel') return entry
+  const buttons = content.type === 'buttons' ? content.buttons : content.cards.flatMap(card => card.buttons)
   const replies = buttons.flatMap(button => (button.type === 'reply' ? [button.id] : []))
-  return replies.length > 0 ? { replies } : {}
+  if (replies.length > 0) entry.replies = replies
+  return entry
 }
