@@ -55,8 +55,12 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     if (!plan) throw new GatewayError('invalid-input', details)
     return plan
   }
+  // The index entry of `email`; before addresses were NFC-normalised, a non-ASCII one was indexed as it came (such an entry is found so too).
+  const emailEntry = async (email: string) =>
+    (await byEmail.get(hashKey(normalEmail(email)))) ??
+    (normalEmail(email) === email.trim().toLowerCase() ? undefined : await byEmail.get(hashKey(email.trim().toLowerCase())))
   const byEmailAddress = async (email: string): Promise<Account | undefined> => {
-    const entry = await byEmail.get(hashKey(email.trim().toLowerCase()))
+    const entry = await emailEntry(email)
     return entry && records.load(entry.accountId)
   }
   // Change the account of `email` (compare-and-set), then drop every process's cached copy; `account-not-found` when there is none.
@@ -101,9 +105,9 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     /** Create an account and its authkey (returned once, in clear); `email-taken`, or `invalid-input` for an unknown plan. Once the e-mail is claimed, the key is answered. */
     async register(input: { name: string; email: string; password: string; phone: string; planId: string }): Promise<{ account: Account; authkey: string }> {
       const plan = planOf(input.planId)
-      const email = input.email.trim().toLowerCase()
+      const email = normalEmail(input.email)
       const emailId = hashKey(email)
-      if (await byEmail.get(emailId)) throw new GatewayError('email-taken')
+      if (await emailEntry(input.email)) throw new GatewayError('email-taken')
       const authkey = randomKey(24)
       const account: Account = {
         id: randomUUID(),
@@ -190,4 +194,14 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
       return { account, authkey }
     },
   }
+}
+
+// --- Internal helpers ---
+
+/**
+ * An e-mail address as accounts are found by it: trimmed, lower case, in Unicode's composed form (NFC), so that one address typed as
+ * `é` or as `e` + a combining accent (macOS, some forms) is one account, as canonically equivalent texts are the same text.
+ */
+function normalEmail(email: string): string {
+  return email.normalize('NFC').trim().toLowerCase()
 }

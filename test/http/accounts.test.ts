@@ -3,6 +3,7 @@ import * as assert from 'uvu/assert'
 import { gatewayWithDevice, startGateway, type TestGateway } from '../helpers/gateway.ts'
 import type { Answer } from '../helpers/http.ts'
 import { internalsOf } from '../../src/internals.ts'
+import { hashKey } from '../../src/security/keys.ts'
 
 /** Assert the body status, the HTTP code and the exact message. */
 function answers(answer: Answer, status: number, message: string) {
@@ -43,6 +44,21 @@ register('a plan id maps to its name and its duration', async ({ t }) => {
 register('answers 409 when the e-mail is taken, whatever its case', async ({ t }) => {
   await t.post('/api/auth', { ...valid, email: 'taken@example.com' })
   answers(await t.post('/api/auth', { ...valid, email: 'TAKEN@example.com' }), 409, 'Usuario ja registrado com este e-mail.')
+})
+
+register('an e-mail is one address whatever its Unicode form: composed or decomposed, 409 and the host finds it either way', async ({ t }) => {
+  const composed = 'jos\u00e9@example.com' // é as one code point (NFC), as most keyboards type it
+  const decomposed = 'jose\u0301@example.com' // e + combining acute (NFD), as macOS and some forms send it
+  const first = await t.post('/api/auth', { ...valid, email: decomposed })
+  assert.is(first.status, 200, first.text)
+  answers(await t.post('/api/auth', { ...valid, email: composed.toUpperCase() }), 409, 'Usuario ja registrado com este e-mail.')
+  assert.is((await t.gateway.accounts.get(composed))?.name, 'Ana Souza', 'the host finds the account by the address as its billing wrote it')
+  // An address indexed as it came, before addresses were composed, is still found by it (and taken).
+  const { storage } = internalsOf(t.gateway)
+  const older = 'rene\u0301@example.com'
+  await storage.set(`account-email:${hashKey(older)}`, await storage.get(`account-email:${hashKey(composed)}`))
+  assert.is((await t.gateway.accounts.get(older))?.name, 'Ana Souza')
+  answers(await t.post('/api/auth', { ...valid, email: older }), 409, 'Usuario ja registrado com este e-mail.')
 })
 
 register('concurrent registrations of one e-mail create exactly one account', async ({ t }) => {
