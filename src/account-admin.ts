@@ -60,7 +60,9 @@ export function accountAdminOf(accounts: Accounts): AccountAdmin {
 export function accountAdmin(options: { storage: Storage; plans?: Record<string, Plan>; timeZone?: string }): AccountAdmin {
   const storage = guardStorage(options.storage)
   const epoch = cacheEpoch(storage, 60_000, silentLogger)
-  return accountAdminOf(createAccounts(storage, new KeyedLock(), resolvePlans(options.plans), resolveTimeZone(options.timeZone), 0, epoch))
+  // null (a JSON config's "not set") as not given, as createGateway takes it
+  const plans = resolvePlans(options.plans ?? undefined)
+  return accountAdminOf(createAccounts(storage, new KeyedLock(), plans, resolveTimeZone(options.timeZone ?? undefined), 0, epoch))
 }
 
 // --- Internal helpers ---

@@ -4,6 +4,7 @@ import { rejects } from 'node:assert/strict'
 import { GatewayError } from '../../src/errors.ts'
 import { dateInZone } from '../../src/domain/clock.ts'
 import { internalsOf } from '../../src/internals.ts'
+import { accountAdmin, type Plan } from '../../src/index.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 
 const test = suite<{ t: TestGateway }>('the host account API (gateway.accounts): renew, rotate a key, suspend and resume')
@@ -73,6 +74,17 @@ test('an unknown e-mail is account-not-found, an unknown plan invalid-input (and
   )
   assert.equal(await t.gateway.accounts.get(email), before)
   assert.is(await t.gateway.accounts.get('nobody@example.com'), undefined)
+})
+
+test('accountAdmin({ storage, plans, timeZone }) takes plans and timeZone null (a JSON config\'s "not set") as not given, as createGateway does', async ({
+  t,
+}) => {
+  const { email } = await t.register()
+  // The host's config, shared with createGateway, which takes these nulls as its defaults.
+  const config = JSON.parse('{"plans": null, "timeZone": null}') as { plans?: Record<string, Plan>; timeZone?: string }
+  const admin = accountAdmin({ storage: internalsOf(t.gateway).storage, ...config })
+  assert.is((await admin.get(email))?.expiresOn, dateInZone('UTC', 30))
+  assert.is((await admin.renew(email, '1')).expiresOn, dateInZone('UTC', 60))
 })
 
 test.run()
