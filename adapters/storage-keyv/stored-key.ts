@@ -11,12 +11,13 @@ import type Keyv from 'keyv'
  */
 export function storedKey(keyv: Keyv): (whole: string) => string {
   const limit = keyLimitOf(keyv)
+  const { one, all } = unsendableOf(keyv)
   return whole => {
-    // A lone surrogate reaches the store as U+FFFD (UTF-8 has none): `x\uD800` and `x\uD801` would be one key. Such a key
-    // is stored under its well-formed form, `~` and a hash of its UTF-16 code units, as a long key is.
-    if (LONE_SURROGATE.test(whole)) {
+    // A lone surrogate reaches the store as U+FFFD (UTF-8 has none): `x\uD800` and `x\uD801` would be one key; PostgreSQL refuses
+    // a NUL in text. Such a key is stored under its form with each of them as U+FFFD, `~` and a hash of its UTF-16 code units, as a long key is.
+    if (one.test(whole)) {
       const hash = createHash('sha256').update(Buffer.from(whole, 'utf16le')).digest('base64url')
-      return `${whole.replace(LONE_SURROGATE_ALL, '\uFFFD').slice(0, limit === Infinity ? undefined : limit - HASHED_TAIL)}~${hash}`
+      return `${whole.replace(all, '\uFFFD').slice(0, limit === Infinity ? undefined : limit - HASHED_TAIL)}~${hash}`
     }
     return whole.length <= limit ? whole : `${whole.slice(0, limit - HASHED_TAIL)}~${createHash('sha256').update(whole).digest('base64url')}`
   }
@@ -24,13 +25,13 @@ export function storedKey(keyv: Keyv): (whole: string) => string {
 
 /**
  * The start shared by the stored names of every Keyv key that starts with `prefix` (`<namespace>:` included): the prefix
- * with its lone surrogates as stored (U+FFFD), cut where a long key's name is cut, and without a last high surrogate (the
+ * with its lone surrogates (and, on PostgreSQL, its NULs) as stored (U+FFFD), cut where a long key's name is cut, and without a last high surrogate (the
  * next character of a longer key may pair with it, or the cut may split the pair). A listing asks the store for this start,
  * then keeps the keys that start with `prefix` itself, read from each entry's ORIGINAL_KEY where its name was hashed.
  */
 export function nameStart(keyv: Keyv, prefix: string): string {
   const limit = keyLimitOf(keyv)
-  const start = prefix.replace(TRAILING_HIGH, '').replace(LONE_SURROGATE_ALL, '\uFFFD')
+  const start = prefix.replace(TRAILING_HIGH, '').replace(unsendableOf(keyv).all, '\uFFFD')
   return limit === Infinity || start.length <= limit - HASHED_TAIL ? start : start.slice(0, limit - HASHED_TAIL).replace(TRAILING_HIGH, '')
 }
 
@@ -79,13 +80,30 @@ const TRAILING_HIGH = /[\uD800-\uDBFF]$/
 const LONE_SURROGATE = /\p{Cs}/u
 const LONE_SURROGATE_ALL = /\p{Cs}/gu
 
+/** A lone surrogate or a NUL (which PostgreSQL refuses in text). */
+const LONE_SURROGATE_OR_NUL = /[\p{Cs}\u0000]/u
+const LONE_SURROGATE_OR_NUL_ALL = /[\p{Cs}\u0000]/gu
+
+/** The characters a key cannot reach the store with as they are (`one` finds one, `all` each): a lone surrogate, and on PostgreSQL a NUL. */
+function unsendableOf(keyv: Keyv): { one: RegExp; all: RegExp } {
+  return isPostgres(keyv) ? { one: LONE_SURROGATE_OR_NUL, all: LONE_SURROGATE_OR_NUL_ALL } : { one: LONE_SURROGATE, all: LONE_SURROGATE_ALL }
+}
+
 /** `~` and a base64url SHA-256. */
 const HASHED_TAIL = 44
 
 /** The longest key the store takes, in characters (JavaScript's UTF-16 units: never fewer than PostgreSQL's characters). */
 function keyLimitOf(keyv: Keyv): number {
-  const opts = (keyv.store as { opts?: { dialect?: unknown; keySize?: unknown } } | undefined)?.opts
-  return opts?.dialect === 'postgres' ? Number(opts.keySize) || 255 : Infinity
+  return isPostgres(keyv) ? Number(storeOpts(keyv)?.keySize) || 255 : Infinity
+}
+
+/** Whether the Keyv's store is @keyv/postgres. */
+function isPostgres(keyv: Keyv): boolean {
+  return storeOpts(keyv)?.dialect === 'postgres'
+}
+
+function storeOpts(keyv: Keyv): { dialect?: unknown; keySize?: unknown } | undefined {
+  return (keyv.store as { opts?: { dialect?: unknown; keySize?: unknown } } | undefined)?.opts
 }
 
 /** A namespace as given; refused when empty or holding `:` (the stores' key separator: namespaces `a` and `a:b` would share keys, `b:x` of one being `x` of the other). */
