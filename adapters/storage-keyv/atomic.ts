@@ -83,10 +83,10 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore, nameOf: (key: string)
       if (!Number.isSafeInteger(by)) throw new TypeError(`increment: by must be a safe integer, got ${by}`)
       if (raw.increment) {
         const now = Date.now()
-        const written = await decode(await raw.increment(key, by, await encode(whole, by, expiry(ttlMs, now)), now, ttlMs))
-        return integer(written?.value)
+        const written = await raw.increment(key, by, await encode(whole, by, expiry(ttlMs, now)), now, ttlMs)
+        if (written !== undefined) return integer((await decode(written))?.value)
       }
-      // No native counter (the Keyv does not write plain JSON): a compare-and-swap loop.
+      // No native counter (the Keyv does not write plain JSON), or one that cannot read this entry: a compare-and-swap loop.
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const stored = await raw.read(key)
         const entry = await decode(stored)

@@ -19,9 +19,10 @@ export interface RawStore {
    * Native counter over Keyv's JSON wrapper `{"value":n,"expires":t}` (only when the Keyv writes
    * plain JSON): add `by`, restart at `by` when the entry is missing or expired at `now` (writing
    * `fresh`), keep the expiry otherwise; resolves the raw entry written (or the unchanged one when
-   * its value is not an integer).
+   * its value is not an integer); undefined when the backend cannot read this entry's JSON (the caller then
+   * increments with a compare-and-swap).
    */
-  increment?(key: string, by: number, fresh: Raw, now: number, ttlMs?: number): Promise<Raw>
+  increment?(key: string, by: number, fresh: Raw, now: number, ttlMs?: number): Promise<Raw | undefined>
   /** Remove the entry in one step; resolves the entry this call removed (expired or not: the caller judges), or undefined. */
   remove(key: string): Promise<Raw | undefined>
 }
@@ -145,8 +146,14 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
     },
     ...(json && {
       async increment(key, by, fresh, now) {
-        const rows = await store.query(increment, [key, fresh, now, by])
-        return rows[0].value
+        try {
+          return (await store.query(increment, [key, fresh, now, by]))[0].value
+        } catch (error) {
+          // jsonb refuses a JSON text holding an escaped NUL (22P05) or lone surrogate (22P02), in a string the port takes as any other:
+          // no counter, live or expired, and the compare-and-swap judges it.
+          if (['22P05', '22P02'].includes((error as { code?: unknown })?.code as string)) return undefined
+          throw error
+        }
       },
     }),
   }

@@ -1,0 +1,39 @@
+import assert from 'node:assert/strict'
+import { suite } from 'uvu'
+import { sharedBackends } from '../helpers/shared-backends.ts'
+import { needing } from '../helpers/requires.ts'
+
+/**
+ * The port: an expired entry is absent, and `increment` of an absent key starts at `by`; a live value
+ * that is not a safe integer makes it reject, changing nothing. PostgreSQL's increment read the entry
+ * as jsonb, which refuses a JSON text holding an escaped NUL ("\u0000", a value the port takes as any
+ * string): increment of such an entry, live or expired, rejected with "unsupported Unicode escape
+ * sequence"; a lone surrogate, "\ud800", with "invalid input syntax for type json"), and an expired one was never replaced.
+ */
+const test = suite('storage-keyv: increment over a stored text holding a NUL or a lone surrogate')
+
+for (const backend of sharedBackends()) {
+  needing(
+    test,
+    backend.service,
+    `the increment-over-text test on ${backend.name}`,
+  )(`${backend.name}: an expired one starts the counter again, a live one is refused, unchanged`, async () => {
+    const { a, close } = await backend.open()
+    try {
+      for (const text of ['a\u0000b', 'a\uD800b']) {
+        await a.set('old', text, 50)
+        await new Promise(resolve => setTimeout(resolve, 200))
+        assert.equal(await a.increment!('old', 2), 2, `an expired entry is absent: the counter starts at by (${JSON.stringify(text)})`)
+        assert.equal(await a.get('old'), 2)
+        await a.set('live', text)
+        await assert.rejects(a.increment!('live', 1))
+        assert.equal(await a.get('live'), text, 'a refused increment changes nothing')
+      }
+    } finally {
+      for (const key of ['old', 'live']) await a.delete(key).catch(() => {})
+      await close()
+    }
+  })
+}
+
+test.run()
