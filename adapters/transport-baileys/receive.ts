@@ -158,15 +158,18 @@ function withChatPhone(message: WAMessage, incoming: IncomingMessage): WAMessage
  * A message deleted for everyone is gone (as after the device's own deletes, send.ts): no later reaction, delete or
  * read receipt names it, and no retry request is answered with its content. The revoke names its sender's own message
  * (its scope: chat, direction, group sender), or in a group, an admin's revoke, the member its key names: the device's
- * own message when that member is the device's account (by phone or LID).
+ * own message when that member is the device's account (by phone or LID). A contact's revoke naming another member's
+ * message is an admin's only: one from a member who is no admin is ignored, as WhatsApp's clients ignore it, so a
+ * member cannot make the device lose another's message (the account's own phone is trusted).
  */
 async function forgetRevoked(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage, target: string): Promise<void> {
   const named = deps.lib.normalizeMessageContent(revoke.message)?.protocolMessage?.key
   const scope = scopeOf(revoke.key, await otherForms(socket, revoke.key))
   const member = isGroupJid(revoke.key.remoteJid) && named?.participant ? normalizeJid(named.participant) : undefined
+  const othersMessage = !!member && !revoke.key.fromMe && !(await oneMember(socket, member, scope.senders))
+  if (othersMessage && !(await byGroupAdmin(deps, session, socket, revoke))) return
   const self = session.self()
-  const ownMessage = !!member && !revoke.key.fromMe && ((!!self.phone && phoneOf(member) === self.phone) || member === self.lid)
-  const own = ownMessage && (await byGroupAdmin(deps, session, socket, revoke))
+  const own = !!member && !revoke.key.fromMe && ((!!self.phone && phoneOf(member) === self.phone) || member === self.lid)
   const deleted: MessageScope = own
     ? { fromMe: true, chats: [], senders: [] }
     : member && !scope.senders.includes(member)
@@ -187,6 +190,16 @@ async function byGroupAdmin(deps: ReceiveDeps, session: DeviceSession, socket: S
   const metadata = await session.memory.groups.lookup(group, fetch).catch(() => undefined)
   const admin = (p: GroupParticipant) => p.admin === 'admin' || p.admin === 'superadmin'
   return !!metadata?.participants?.some(p => admin(p) && [p.id, p.phoneNumber, p.lid].some(jid => !!jid && sender.includes(normalizeJid(jid))))
+}
+
+/** Whether `member` is one of `senders` (normalised JIDs of one group sender): by the same JID, or by the phone the LID mappings give. */
+async function oneMember(socket: SocketLike, member: string, senders: string[]): Promise<boolean> {
+  if (senders.includes(member)) return true
+  const phone = async (jid: string) => phoneOf(jid) ?? (isLidJid(jid) ? await lidToPhone(socket, jid).catch(() => undefined) : undefined)
+  const memberPhone = await phone(member)
+  if (!memberPhone) return false
+  for (const sender of senders) if ((await phone(sender)) === memberPhone) return true
+  return false
 }
 
 type MediaContent = Extract<IncomingContent, { kind: MediaKind }>

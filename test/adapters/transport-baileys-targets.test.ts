@@ -1,7 +1,7 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import { linkedBaileys } from '../helpers/baileys-setup.ts'
-import { BOB, BOB_JID, GROUP, ME, ME_LID, waMessage } from '../helpers/baileys-fixtures.ts'
+import { BOB, BOB_JID, BOB_LID, GROUP, ME, ME_LID, waMessage } from '../helpers/baileys-fixtures.ts'
 import { transportRejection } from '../helpers/transport-errors.ts'
 
 /**
@@ -42,6 +42,8 @@ targets(
   async () => {
     const s = await linkedBaileys()
     const admin = `${CAROL}@s.whatsapp.net`
+    // Carol deletes Bob's message as an admin of the group (its metadata says so).
+    s.fake.addGroup({ id: GROUP, subject: 'Loja', members: [{ phone: ME }, { phone: BOB }, { phone: CAROL, admin: true }] })
     const revoke = (from: string, id: string, participant: string) =>
       waMessage({ chat: GROUP, participant: from, message: { protocolMessage: { type: 0, key: { remoteJid: GROUP, fromMe: false, id, participant } } } })
     const own = waMessage({ chat: GROUP, participant: BOB_JID, message: { conversation: 'apago eu' } })
@@ -62,6 +64,27 @@ targets(
     await s.transport.stop()
   },
 )
+
+targets("a plain member's revoke of another member's group message (WhatsApp's clients ignore it) leaves it: it is still read and reacted to", async () => {
+  const s = await linkedBaileys()
+  const group = s.fake.addGroup({ subject: 'Loja', members: [{ phone: ME }, { phone: BOB }, { phone: CAROL }] })
+  const message = waMessage({ chat: group.id, participant: BOB_JID, message: { conversation: 'meu pedido' } })
+  await s.fake.deliver('dev', message)
+  const forged = { protocolMessage: { type: 0, key: { remoteJid: group.id, fromMe: false, id: message.key.id, participant: BOB_JID } } }
+  await s.fake.deliver('dev', waMessage({ chat: group.id, participant: `${CAROL}@s.whatsapp.net`, message: forged }))
+  await s.transport.markRead('dev', { chat: group.id, id: message.key.id! })
+  await s.transport.send('dev', group.id, { kind: 'reaction', target: { chat: group.id, id: message.key.id! }, emoji: '👍' })
+  const reads = s.fake.current('dev').calls.filter(c => c.method === 'readMessages')
+  assert.equal(
+    reads.map(c => c.args[0]),
+    [[{ remoteJid: group.id, fromMe: false, id: message.key.id, participant: BOB_JID }]],
+  )
+  // Bob's own revoke, sent from his LID and naming him by phone (the LID mappings tell they are one member), still deletes it.
+  s.fake.lidMappings.set(BOB_LID, BOB_JID)
+  await s.fake.deliver('dev', waMessage({ chat: group.id, participant: BOB_LID, message: forged }))
+  await transportRejection(s.transport.markRead('dev', { chat: group.id, id: message.key.id! }), 'not-found')
+  await s.transport.stop()
+})
 
 targets(
   "the device's own group message deleted for everyone by an admin is forgotten: a retry request is not answered with it, a reaction or delete naming it is not-found",
