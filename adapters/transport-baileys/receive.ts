@@ -66,7 +66,7 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   // Nothing to report is not marked seen: a group message that decrypted only in part (the sender key, not
   // the skmsg: a CIPHERTEXT stub) comes again whole, with the same id, after Baileys' retry receipt.
   const content = classifyContent(deps.lib, message)
-  if (!content) return
+  if (!content || (content.kind === 'delete' && (await ignoredRevoke(deps, session, socket, message)))) return
   const scope = scopeOf(message.key, await otherForms(socket, message.key))
   const seen = session.memory.seen.get(id) ?? []
   if (seen.some(earlier => sameScope(earlier, scope))) return
@@ -155,21 +155,35 @@ function withChatPhone(message: WAMessage, incoming: IncomingMessage): WAMessage
 }
 
 /**
+ * Whether WhatsApp's clients ignore a contact's revoke (the server cannot read it to refuse it): in a 1:1 chat one naming
+ * a message the contact received (its key's fromMe false: the device's own), in a group one naming another member's
+ * message (compared by JID, or by the phone the LID mappings give) from a member the group's metadata shows is no admin
+ * (metadata that cannot be had ignores none). Such a revoke deletes nothing: it is no Deletada, and the device forgets
+ * nothing for it. The account's own phone is trusted.
+ */
+async function ignoredRevoke(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage): Promise<boolean> {
+  if (revoke.key.fromMe) return false
+  const named = deps.lib.normalizeMessageContent(revoke.message)?.protocolMessage?.key
+  if (!isGroupJid(revoke.key.remoteJid)) return named?.fromMe === false
+  const member = named?.participant ? normalizeJid(named.participant) : undefined
+  if (!member || (await oneMember(socket, member, scopeOf(revoke.key).senders))) return false
+  return (await groupAdmin(deps, session, socket, revoke)) === false
+}
+
+/**
  * A message deleted for everyone is gone (as after the device's own deletes, send.ts): no later reaction, delete or
  * read receipt names it, and no retry request is answered with its content. The revoke names its sender's own message
- * (its scope: chat, direction, group sender), or in a group, an admin's revoke, the member its key names: the device's
- * own message when that member is the device's account (by phone or LID). A contact's revoke naming another member's
- * message is an admin's only: one from a member who is no admin is ignored, as WhatsApp's clients ignore it, so a
- * member cannot make the device lose another's message (the account's own phone is trusted).
+ * (its scope: chat, direction, group sender), or in a group, an admin's revoke (ignoredRevoke let through no member's
+ * known to be none), the member its key names: the device's own message when that member is the device's account (by
+ * phone or LID) and the sender is an admin in the group's metadata.
  */
 async function forgetRevoked(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage, target: string): Promise<void> {
   const named = deps.lib.normalizeMessageContent(revoke.message)?.protocolMessage?.key
   const scope = scopeOf(revoke.key, await otherForms(socket, revoke.key))
   const member = isGroupJid(revoke.key.remoteJid) && named?.participant ? normalizeJid(named.participant) : undefined
-  const othersMessage = !!member && !revoke.key.fromMe && !(await oneMember(socket, member, scope.senders))
-  if (othersMessage && !(await byGroupAdmin(deps, session, socket, revoke))) return
   const self = session.self()
-  const own = !!member && !revoke.key.fromMe && ((!!self.phone && phoneOf(member) === self.phone) || member === self.lid)
+  const ownMessage = !!member && !revoke.key.fromMe && ((!!self.phone && phoneOf(member) === self.phone) || member === self.lid)
+  const own = ownMessage && (await groupAdmin(deps, session, socket, revoke)) === true
   const deleted: MessageScope = own
     ? { fromMe: true, chats: [], senders: [] }
     : member && !scope.senders.includes(member)
@@ -181,15 +195,16 @@ async function forgetRevoked(deps: ReceiveDeps, session: DeviceSession, socket: 
 /**
  * Whether a group revoke's sender is an admin of the group (its metadata cached, else asked for): only an admin
  * deletes another member's message, so a member's revoke naming the device's own message (WhatsApp's clients ignore
- * it) never makes the device forget it. False when the metadata cannot be had.
+ * it) never makes the device forget it. Undefined when the metadata cannot be had.
  */
-async function byGroupAdmin(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage): Promise<boolean> {
+async function groupAdmin(deps: ReceiveDeps, session: DeviceSession, socket: SocketLike, revoke: WAMessage): Promise<boolean | undefined> {
   const group = normalizeJid(revoke.key.remoteJid!)
   const sender = [revoke.key.participant, revoke.key.participantAlt].filter((jid): jid is string => !!jid).map(normalizeJid)
   const fetch = () => socketCall('group metadata', deps.downloadTimeoutMs, () => socket.groupMetadata(group))
   const metadata = await session.memory.groups.lookup(group, fetch).catch(() => undefined)
   const admin = (p: GroupParticipant) => p.admin === 'admin' || p.admin === 'superadmin'
-  return !!metadata?.participants?.some(p => admin(p) && [p.id, p.phoneNumber, p.lid].some(jid => !!jid && sender.includes(normalizeJid(jid))))
+  if (!metadata?.participants) return undefined
+  return metadata.participants.some(p => admin(p) && [p.id, p.phoneNumber, p.lid].some(jid => !!jid && sender.includes(normalizeJid(jid))))
 }
 
 /** Whether `member` is one of `senders` (normalised JIDs of one group sender): by the same JID, or by the phone the LID mappings give. */
