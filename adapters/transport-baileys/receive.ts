@@ -40,7 +40,7 @@ interface ReceiveDeps {
  * recorded by the gateway before the next is looked at. Media that is downloaded to inline its bytes
  * is reported once its download ends (or fails, or times out: then with metadata only), on the
  * device's download queue: a slow download never holds back the device's later messages, which may
- * therefore be reported before it; past MAX_WAITING_DOWNLOADS waiting, with metadata only at once. Skipped: stubs without content, view-once messages (`key.isViewOnce`), statuses, broadcasts and channels,
+ * therefore be reported before it (a revoke of it excepted: reported after it); past MAX_WAITING_DOWNLOADS waiting, with metadata only at once. Skipped: stubs without content, view-once messages (`key.isViewOnce`), statuses, broadcasts and channels,
  * duplicates (the same id in the same scope: chat, direction, group sender; see message-scope.ts), echoes of the gateway's own sends
  * (the core publishes those itself), and content the gateway does not report. Revokes are taken from here only (never from
  * messages.update), reactions from here only (never from messages.reaction).
@@ -87,9 +87,27 @@ async function receiveOne(deps: ReceiveDeps, session: DeviceSession, socket: Soc
   const size = isMediaContent(content) ? announcedSize(deps.lib, message) : undefined
   if (isMediaContent(content) && (size === undefined || size <= deps.inlineMediaMaxBytes) && deps.downloads.size < MAX_WAITING_DOWNLOADS) {
     const work = deps.downloads.add(() => report(deps, session, socket, message, content, true).catch(unseen))
-    return session.memory.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')))
+    return pendingMedia(
+      session,
+      id,
+      work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming media not reported')),
+    )
+  }
+  // A revoke of media still waiting for its download comes after it (its Deletada, then the forgetting of what was remembered).
+  const media = content.kind === 'delete' ? session.memory.mediaReports.get(content.target) : undefined
+  if (media) {
+    const work = media.then(() => report(deps, session, socket, message, content, false).catch(unseen))
+    return session.memory.track(work.catch(err => deps.logger.error({ err, deviceId: deps.deviceId, messageId: id }, 'incoming revoke not reported')))
   }
   await report(deps, session, socket, message, content, false).catch(unseen)
+}
+
+/** Track the report of media on the download queue (it never rejects), known by its id until it settles. */
+function pendingMedia(session: DeviceSession, id: string, reported: Promise<unknown>): void {
+  const reports = session.memory.mediaReports
+  const entry = Promise.all([reports.get(id), reported])
+  reports.set(id, entry)
+  session.memory.track(entry.finally(() => reports.get(id) === entry && reports.delete(id)))
 }
 
 /**

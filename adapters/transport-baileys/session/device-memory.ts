@@ -22,6 +22,8 @@ export class DeviceMemory {
   readonly seen = new BoundedMap<string, MessageScope[]>(5_000, 24 * 3_600_000)
   /** The sockets' incoming messages and delivery updates, handled one after another (one key of a KeyedLock). */
   private readonly incoming = new KeyedLock()
+  /** Reports of media waiting on the download queue, by message id (settled once reported): a revoke of one is reported after it. */
+  readonly mediaReports = new Map<string, Promise<unknown>>()
   /** Work that outlives its event (media downloads); cut short and awaited at shutdown. */
   readonly background = new Set<Promise<unknown>>()
   /** Resolves when the session shuts down or hands the device over: background work stops waiting and reports what it has. */
