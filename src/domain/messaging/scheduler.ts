@@ -75,9 +75,12 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     hurried.delete(key)
     const wakesBefore = wakes
     const device = await devices.get(item.deviceId)
-    const away = device !== undefined && !(await devices.status(device)).connected
+    let away = device !== undefined && !(await devices.status(device)).connected
     // A suspended or expired account's item is failed when due, its device away or not (else sent once both are back).
     const active = accounts.active(await accounts.get(item.accountId))
+    // Connected since its status was read (the wake came meanwhile): read again, so this item goes now, ahead of the device's later ones
+    // (put off, it went after them: a wake finds those already waiting in the device's line).
+    if (away && (woken.get(item.deviceId) ?? 0) > wakesBefore) away = !(await devices.status(device!)).connected
     if (away && active && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
     // Read before the claim is written: fenced then (back from a pause, not yet registered again), the claim may land first and be taken
     // over by a process that read this one's record still absent; a fence raised since may have let another judge this one gone.
