@@ -40,8 +40,10 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
       ctx.body = { status: 404, message: 'Mídia não encontrada ou link expirado.' }
       return
     }
-    ctx.type = MEDIA_TYPE.test(media.mimetype ?? '') ? media.mimetype! : 'application/octet-stream' // the sender's word: no bytes a header may not carry
-    const disposition = isInlineSafe(ctx.type) ? 'inline' : 'attachment'
+    const type = MEDIA_TYPE.test(media.mimetype ?? '') ? media.mimetype! : 'application/octet-stream' // the sender's word: no bytes a header may not carry
+    ctx.type = type
+    // The header's whole value decides (`ctx.type` reads back the first type alone: a list after a parameter is a list too).
+    const disposition = isInlineSafe(type) ? 'inline' : 'attachment'
     const fileName = cleanName(media.fileName) // as the webhook event shows it: no bidi control to spoof the extension a browser saves
     if (fileName) ctx.attachment(fileName, { type: disposition })
     else ctx.set('Content-Disposition', disposition)

@@ -163,6 +163,9 @@ route('the served media never runs in the browser: sandbox CSP and nosniff on ev
     // The sender writes the type: a browser reads the last type of a list (Fetch's "extract a MIME type").
     ['image/png, text/html', 'foto.png', 'attachment'],
     ['video/mp4,text/html', undefined, 'attachment'],
+    // A list after a parameter is a list too: Chromium renders `image/png; x=a, text/html` as HTML.
+    ['image/png; x=a, text/html', 'foto.png', 'attachment'],
+    ['audio/ogg; codecs=opus,text/html', undefined, 'attachment'],
     // Bytes a header may not carry (the sender's word): served as opaque bytes, never a 500.
     ['image/png\r\nSet-Cookie: a=1', undefined, 'attachment'],
     ['image/png', 'foto\r\nSet-Cookie: a=1.png', 'inline'],
