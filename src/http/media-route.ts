@@ -45,7 +45,8 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
     // The header's whole value decides (`ctx.type` reads back the first type alone: a list after a parameter is a list too).
     const disposition = isInlineSafe(type) ? 'inline' : 'attachment'
     const fileName = cleanName(media.fileName) // as the webhook event shows it: no bidi control to spoof the extension a browser saves
-    if (fileName) ctx.attachment(fileName, { type: disposition })
+    // The header in ASCII: Node writes a Latin-1 name's bytes as it likes (`ação` went out as `a\xfd\xfdo`); the name itself in `filename*`.
+    if (fileName) ctx.attachment(fileName, { type: disposition, fallback: asciiName(fileName) })
     else ctx.set('Content-Disposition', disposition)
     const data = media.data
     if (Buffer.isBuffer(data)) return void (ctx.body = data)
@@ -65,6 +66,14 @@ export function mediaRoutes(router: Router, services: MediaRouteDeps, boundary: 
 
 /** A content type as a header may carry it: `type/subtype`, then parameters of visible ASCII. */
 const MEDIA_TYPE = /^[\w.+-]+\/[\w.+-]+(\s*;[\x20-\x7e]*)?$/
+
+/** The name in printable ASCII, for the plain `filename` beside `filename*` (accents dropped, other characters `_`); the name itself when it is ASCII already. */
+function asciiName(name: string): string {
+  return name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^\x20-\x7e]/g, '_')
+}
 
 /** Whether a browser may show media of this type inline: images (but SVG, which runs scripts), audio, video, PDF and plain text; never a list, whose last type a browser reads ('image/png, text/html'). */
 function isInlineSafe(type: string): boolean {

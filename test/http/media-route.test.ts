@@ -212,6 +212,32 @@ route(
   },
 )
 
+route('a received file name with accents (`relatório ação.pdf`) is served as its event shows it: UTF-8 in `filename*`, the header in ASCII', async ({ t }) => {
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'acentos', '5511944443337')
+  const { transport, mediaLinks } = internalsOf(t.gateway) as unknown as { transport: { downloadMedia?: unknown }; mediaLinks: MediaLinks }
+  const previous = transport.downloadMedia
+  const names = ['relatório ação.pdf', 'café.pdf', '日本語.pdf', 'plain.pdf']
+  transport.downloadMedia = async (_deviceId: string, target: MediaRef) => ({
+    data: Buffer.from('%PDF-1.7'),
+    mimetype: 'application/pdf',
+    fileName: names[Number(target.id.slice(9))],
+  })
+  try {
+    for (const [i, name] of names.entries()) {
+      const answer = await fetch(`${t.url}/media/${await mediaLinks.sign({ deviceId: device.id, message: { id: `3EB0NOME-${i}` } })}`)
+      assert.is(answer.status, 200)
+      const header = answer.headers.get('content-disposition') ?? ''
+      assert.ok(/^[\x20-\x7e]*$/.test(header), `bytes a client reads as it likes (Latin-1 or UTF-8): ${header}`)
+      const extended = /filename\*=UTF-8''([^;]+)/.exec(header)?.[1]
+      assert.is(extended === undefined ? /filename="([^"]*)"/.exec(header)?.[1] : decodeURIComponent(extended), name, header)
+      await answer.arrayBuffer()
+    }
+  } finally {
+    transport.downloadMedia = previous
+  }
+})
+
 route.run()
 
 const test = suite('GET /media/:token and httpStatus')
