@@ -23,8 +23,8 @@ export class RequestDrain {
       this.inFlight++
       const answered = () => {
         if (this.draining) ctx.set('Connection', 'close')
-        // A streamed answer (a media download) is counted until it is written.
-        if (ctx.body instanceof Stream && !ctx.res.writableEnded) ctx.res.once('close', () => this.done())
+        // A streamed answer (a media download) is counted until it is written; one whose client has gone already (its `close` came) is done.
+        if (ctx.body instanceof Stream && !ctx.res.writableEnded && !ctx.res.closed) ctx.res.once('close', () => this.done())
         else this.done()
       }
       // Chained, not awaited in an async function: a promise less per request.

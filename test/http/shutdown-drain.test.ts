@@ -3,6 +3,11 @@ import * as assert from 'uvu/assert'
 import { exchange, openSocket, rawPost } from '../helpers/raw-http.ts'
 import { startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { fileServer } from '../helpers/file-server.ts'
+import { listen } from '../helpers/http.ts'
+import { Readable } from 'node:stream'
+import Koa from 'koa'
+import { internalsOf } from '../../src/internals.ts'
+import type { MediaLinks } from '../../src/domain/media-links.ts'
 
 /**
  * gateway.close() in a host app whose server keeps its connections (issue 20.2): the requests in
@@ -99,6 +104,37 @@ test('a request in flight when the drain starts is answered 200 with Connection:
     assert.is(t.network.inbox(CONTACT).length, 1, 'the answered send reached the network')
   } finally {
     await files.stop()
+  }
+})
+
+test('a media download whose client left before its stream began is no request in flight: close() finds none left', async ctx => {
+  const warnings: string[] = []
+  const keep = (_: unknown, message?: string) => void warnings.push(message ?? '')
+  const t = (ctx.t = await startGateway({ logger: { debug() {}, info() {}, warn: keep, error: keep } }))
+  const { authkey } = await t.register()
+  const device = await t.linkedDevice(authkey, 'midia', '5511900000005')
+  // The gateway's router in a host app that sees when the media answer's connection closes.
+  let clientLeft!: () => void
+  const left = new Promise<void>(resolve => (clientLeft = resolve))
+  const app = new Koa()
+  app.use((koa, next) => (koa.res.once('close', () => clientLeft()), next()))
+  app.use(t.gateway.routes())
+  const host = await listen(app)
+  try {
+    const { transport, mediaLinks } = internalsOf(t.gateway) as unknown as { transport: { downloadMedia?: unknown }; mediaLinks: MediaLinks }
+    let asked!: () => void
+    const asking = new Promise<void>(resolve => (asked = resolve))
+    // The transport gives its stream once the client has gone (a slow start of a download from WhatsApp).
+    transport.downloadMedia = async () => (asked(), await left, { data: Readable.from([Buffer.alloc(1024, 1)]), mimetype: 'video/mp4' })
+    const client = new AbortController()
+    const download = fetch(`${host.url}/media/${await mediaLinks.sign({ deviceId: device.id, message: { id: '3EB0SAIU' } })}`, { signal: client.signal })
+    await asking
+    client.abort()
+    await download.catch(() => undefined)
+    await t.gateway.close({ graceMs: 1000 })
+    assert.equal(warnings, [], 'no request left in flight')
+  } finally {
+    await host.stop()
   }
 })
 
