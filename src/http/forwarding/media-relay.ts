@@ -25,13 +25,20 @@ export async function relayMediaToHolder(
   if (holder === undefined || holder === leases.me) return false
   const url = (await instances.recordOf(holder))?.url
   if (!url) return false
+  // The wait bounds the holder's answer, not the download: a long file streams as long as its bytes keep coming (as the holder's own answer does).
+  const wait = AbortSignal.timeout(RELAY_TIMEOUT_MS)
+  const relay = new AbortController()
+  const waited = () => relay.abort(wait.reason)
+  wait.addEventListener('abort', waited)
   const response = await fetch(`${url.replace(/\/+$/, '')}/media/${encodeURIComponent(token)}`, {
     headers: { [MEDIA_RELAY_HEADER]: instances.id },
     redirect: 'manual',
-    signal: AbortSignal.timeout(RELAY_TIMEOUT_MS),
-  }).catch(cause => {
-    throw moving(cause)
+    signal: relay.signal,
   })
+    .catch(cause => {
+      throw moving(cause)
+    })
+    .finally(() => wait.removeEventListener('abort', waited))
   ctx.status = response.status
   for (const name of RELAYED) {
     const value = response.headers.get(name)

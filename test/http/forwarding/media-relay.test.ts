@@ -1,10 +1,12 @@
 import { test } from 'uvu'
+import { Readable } from 'node:stream'
+import { setTimeout as sleep } from 'node:timers/promises'
 import * as assert from 'uvu/assert'
 import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memory/index.ts'
 import { internalsOf } from '../../../src/internals.ts'
-import type { MediaPayload } from '../../../src/ports/transport.ts'
+import type { MediaPayload, ReceivedMedia } from '../../../src/ports/transport.ts'
 import { MEDIA_RELAY_HEADER } from '../../../src/http/forwarding/media-relay.ts'
-import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
+import { inProcessCluster, linkedDeviceInCluster, registerAt } from '../../helpers/cluster-in-process.ts'
 import { post, request } from '../../helpers/http.ts'
 import { startReceiver } from '../../helpers/receiver.ts'
 import { waitFor } from '../../helpers/gateway.ts'
@@ -64,6 +66,48 @@ test('a media link works through any instance of a cluster: the holder of the de
   } finally {
     for (const instance of instances) await instance.stop().catch(() => {})
     await receiver.stop()
+  }
+})
+
+test("a relayed download takes as long as the holder's bytes keep coming: the relay's wait bounds the holder's answer, never the whole download", async () => {
+  const { network, instances } = await twoInstances()
+  const timeout = AbortSignal.timeout
+  try {
+    const { deviceId, holder, other } = await linkedDeviceInCluster(instances, network, 'relay-long@example.com', '5511944443338')
+    // The relay's wait for the holder (120 s) made short: a download longer than it, bytes coming all along.
+    AbortSignal.timeout = () => timeout(300)
+    const chunks = Array.from({ length: 8 }, (_, i) => Buffer.from(`part ${i} `.repeat(100)))
+    const { transport, mediaLinks } = internalsOf(holder.gateway) as unknown as {
+      transport: { downloadMedia?: unknown }
+      mediaLinks: { sign(target: { deviceId: string; message: { id: string } }): Promise<string> }
+    }
+    transport.downloadMedia = async (_deviceId: string, target: { id: string }): Promise<ReceivedMedia> => {
+      if (target.id === 'SLOW-START') await sleep(1000) // the holder answers nothing within the wait: 503
+      return {
+        data: Readable.from(
+          (async function* () {
+            for (const [i, chunk] of chunks.entries()) {
+              if (i > 0) await sleep(150)
+              yield chunk
+            }
+          })(),
+        ),
+        mimetype: 'application/pdf',
+      }
+    }
+    const long = await fetch(`${other.url}/media/${await mediaLinks.sign({ deviceId, message: { id: 'LONG' } })}`)
+    assert.is(long.status, 200)
+    const body = await long.arrayBuffer().then(
+      data => Buffer.from(data),
+      (err: Error) => err,
+    )
+    assert.ok(Buffer.isBuffer(body), `the whole file, not a cut connection: ${body}`)
+    assert.ok(body.equals(Buffer.concat(chunks)))
+    const late = await request(`${other.url}/media/${await mediaLinks.sign({ deviceId, message: { id: 'SLOW-START' } })}`)
+    assert.is(late.status, 503, 'a holder that does not answer within the wait: try again')
+  } finally {
+    AbortSignal.timeout = timeout
+    for (const instance of instances) await instance.stop().catch(() => {})
   }
 })
 
