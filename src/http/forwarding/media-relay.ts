@@ -9,8 +9,8 @@ export const MEDIA_RELAY_HEADER = 'x-zapgate-media-relay'
 
 const RELAY_TIMEOUT_MS = 120_000
 
-/** The holder's headers a relayed answer keeps (the media route's own security headers among them). */
-const RELAYED = ['content-type', 'content-length', 'content-disposition', 'content-security-policy', 'x-content-type-options', 'cache-control']
+/** The holder's headers a relayed answer keeps (the media route's own security headers among them; a 503's Retry-After). */
+const RELAYED = ['content-type', 'content-length', 'content-disposition', 'content-security-policy', 'x-content-type-options', 'cache-control', 'retry-after']
 
 /** Cluster mode: fetch media from the live instance holding its device (same token) and stream it back; false when none or relayed, 503 if unreachable. */
 export async function relayMediaToHolder(
