@@ -238,14 +238,17 @@ export class DueWork<R> {
     this.running.add(run)
   }
 
-  /** Read a lane's records: due ones into its line (until full), the others into the timetable. */
+  /** Read a lane's records: due ones into its line (the earliest, until full; the rest stays in storage, the lane overflowed), the others into the timetable. */
   private refill(lane: string, asked = false): Promise<void> {
     if (this.refilling.has(lane) || this.closed) return Promise.resolve()
     this.refilling.add(lane)
     const since = this.overflowed.get(lane)
     const run = (async () => {
       const now = this.clock()
-      const dueNow: { key: string; lane: string; due: number; order?: number }[] = []
+      // What is due already, in the timetable's order (the store lists in its own): the earliest the line can take now only (a batch, not the backlog).
+      const room = Math.max(this.settings.lineLimit, this.settings.capacity)
+      let [dueNow, leftOut] = [[] as { key: string; lane: string; due: number; order?: number }[], false]
+      const earliest = () => void (dueNow.sort((a, b) => (earlier(a, b) ? -1 : 1)).length > room && ([dueNow, leftOut] = [dueNow.slice(0, room), true]))
       for await (const [key, record] of this.policy.ofLane(lane)) {
         if (this.closed) return
         if (this.inFlight.has(key) || this.queued.has(key)) continue
@@ -253,11 +256,13 @@ export class DueWork<R> {
         if (due === undefined) continue
         const entry = { key, lane, due, order: this.policy.orderOf?.(record) }
         if (due > now) this.timetable.add(entry)
-        else dueNow.push(entry)
+        else if (dueNow.push(entry) > 2 * room) earliest()
       }
-      // What is due already goes into the line in the timetable's order (the store lists in its own).
-      for (const { key } of dueNow.sort((a, b) => (earlier(a, b) ? -1 : 1))) if ((this.timetable.remove(key), !this.toLine(lane, key))) return // the line is full again: still overflowed
-      if (this.overflowed.get(lane) === since) this.overflowed.delete(lane)
+      earliest()
+      for (const { key } of dueNow) if ((this.timetable.remove(key), !this.toLine(lane, key))) return // the line is full again: still overflowed
+      // Due work left in storage (leftOut): read again once the line is half empty.
+      if (leftOut) this.overflowed.set(lane, ++this.overflows)
+      else if (this.overflowed.get(lane) === since) this.overflowed.delete(lane)
     })().then(
       () => {
         this.refilling.delete(lane)
