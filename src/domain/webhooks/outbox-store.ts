@@ -36,6 +36,7 @@ export interface DeadLetter extends Pick<OutboxRecord, 'id' | 'deviceId' | 'acco
   reason: DeadLetterReason
   /** The receiver it was last tried against. */
   url?: string
+  /** The outcome of its last attempt: the status it got, or the error when it got none (or, for one held unattempted at its maximum age, `lastError` says why). */
   lastStatus?: number
   lastError?: string
 }
@@ -91,9 +92,11 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     async retryLater(key: string, token: string | undefined, next: { dueAt: number; counted: boolean; lastStatus?: number; lastError?: string }) {
       return records.update(key, current => {
         if (!current || token === undefined || current.lease?.token !== token) return undefined
-        const { lease: _released, ...rest } = current
+        const { lease: _released, lastStatus: keptStatus, lastError: keptError, ...rest } = current
         const { dueAt, counted, lastStatus, lastError } = next
-        return { ...rest, dueAt, attempts: current.attempts + (counted ? 1 : 0), ...defined({ lastStatus, lastError }) }
+        // A counted attempt's outcome replaces the last one whole (its status, or its error when it got none); an uncounted one keeps it.
+        const last = counted ? { lastStatus, lastError } : { lastStatus: keptStatus, lastError: keptError }
+        return { ...rest, dueAt, attempts: current.attempts + (counted ? 1 : 0), ...defined(last) }
       })
     },
     /** Forget a pending event: delivered, or its device is gone. */
@@ -120,12 +123,14 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
           return undefined
         }
         const { id, deviceId, accountId, event, body, createdAt } = current
+        // The attempt that ends it is the last one: its outcome alone, not beside an earlier attempt's.
+        const last = details.attempted ? details : { lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }
         const letter: DeadLetter = {
           ...{ id, deviceId, accountId, event, body, createdAt },
           attempts: current.attempts + (details.attempted ? 1 : 0),
           deadAt: now,
           reason,
-          ...defined({ url: details.url, lastStatus: details.lastStatus ?? current.lastStatus, lastError: details.lastError ?? current.lastError }),
+          ...defined({ url: details.url, lastStatus: last.lastStatus, lastError: last.lastError }),
         }
         await dead.put(letter.id, letter, DEAD_LETTER_TTL_MS)
         written = letter
