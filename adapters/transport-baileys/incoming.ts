@@ -163,9 +163,15 @@ function media(
   return clean({ kind, mimetype: message.mimetype, caption: extra.caption, fileName: extra.fileName, voiceNote: extra.voiceNote }) as IncomingContent
 }
 
+/**
+ * A card's name and phone: the `waid` of a TEL line (only there: a name may say `waid=` too), else a
+ * TEL line's number.
+ */
 function contact(card: proto.Message.IContactMessage): Extract<IncomingContent, { kind: 'contact' }> {
   const vcard = card.vcard ?? undefined
-  const phone = vcard ? (/waid=(\d+)/i.exec(vcard)?.[1] ?? /^(?:[\w-]+\.)?TEL[^:]*:([+\d\s\-().]+)$/im.exec(vcard)?.[1]?.replace(/\D/g, '')) : undefined
+  const phone = vcard
+    ? (/^(?:[\w-]+\.)?TEL[^:\r\n]*waid=(\d+)/im.exec(vcard)?.[1] ?? /^(?:[\w-]+\.)?TEL[^:]*:([+\d\s\-().]+)$/im.exec(vcard)?.[1]?.replace(/\D/g, ''))
+    : undefined
   const name = card.displayName ?? (vcard ? /^FN:(.*)$/im.exec(vcard)?.[1]?.trim() : undefined) ?? ''
   return clean({ kind: 'contact', name, phone: phone || undefined, vcard }) as Extract<IncomingContent, { kind: 'contact' }>
 }

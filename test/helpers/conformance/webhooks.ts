@@ -69,6 +69,12 @@ export function webhookCases(test: Case): void {
     assert.deepEqual(pick(deleted, ['event', 'target']), { event: 'Deletada', target: own })
   })
 
+  test('webhook Contato: the phone is the number of the card, whatever its name says (a name with waid=)', async world => {
+    const id = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'contact', name: 'Zé (waid=123)', phone: '5511966660004' })
+    const [contact] = await hooks(world, [id])
+    assert.deepEqual(pick(contact, ['event', 'name', 'phone']), { event: 'Contato', name: 'Zé (waid=123)', phone: '5511966660004' })
+  })
+
   test('webhooks Botão and Lista: a tap on a button and on a list row of the buttons the device sent', async world => {
     const buttons = [
       { type: 'replyButton', displaytext: 'Pedido', id: 'pedido' },
