@@ -173,7 +173,9 @@ export class Post {
       for (const deviceId of this.sessions.devicesOf(phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, message))
     }
     if (!recipients.includes(sender.phone) && this.sessions.hasDevicesBesides(sender.phone, sender.deviceId)) {
-      const echo = incoming(sent, group, content.incoming, to, to, true)
+      // In the chat the contact's messages name: its LID when it hides its number (never the number it hides).
+      const chat = group ?? this.hiddenLid(to) ?? to
+      const echo = incoming(sent, group, content.incoming, chat, chat, true)
       echo.from = sender.phone
       for (const deviceId of this.sessions.devicesOf(sender.phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, echo))
     }

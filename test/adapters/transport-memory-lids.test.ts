@@ -14,6 +14,11 @@ const LID = '123456789012345@lid'
 
 const test = suite('transport-memory: LIDs name one phone')
 
+/** Wait until `count` message events arrived (a device's send reaches the other devices just after it answers). */
+async function waitForMessages(h: MemoryHarness, count: number): Promise<void> {
+  for (let i = 0; i < 200 && messages(h).length < count; i++) await new Promise(resolve => setTimeout(resolve, 10))
+}
+
 const messages = (h: MemoryHarness) => h.events.flatMap(e => (e.type === 'message' ? [e.message as IncomingMessage] : []))
 
 test('a LID another phone already has is refused, and a reply to the LID reaches the phone that showed it', async () => {
@@ -45,6 +50,28 @@ test('a LID given in another form (upper case, a device suffix) is the same user
   assert.deepEqual([received.chat, received.fromLid], [LID, LID])
   await h.transport.send('d1', received.chat, { kind: 'text', text: 'reply' })
   assert.equal(h.network.inbox(FRIEND).length, 1)
+  await h.close()
+})
+
+test("the account's own messages to a contact who hides the number are in the chat its replies name (its LID), not under its number", async () => {
+  const h = await memoryHarness()
+  await linkAs(h, 'd1', PHONE)
+  await linkAs(h, 'd2', PHONE)
+  h.network.registerPhone(FRIEND, { lid: LID, hidePhone: true })
+  await h.network.sendFromPhone(FRIEND, PHONE, { type: 'text', text: 'hidden' })
+  await h.network.sendFromPhone(PHONE, FRIEND, { type: 'text', text: 'typed on the phone' })
+  const sent = await h.transport.send('d2', LID, { kind: 'text', text: 'sent by another device' })
+  await waitForMessages(h, 5)
+  const seenByD1 = h.events.flatMap(e => (e.type === 'message' && e.deviceId === 'd1' ? [e.message] : []))
+  assert.deepEqual(
+    seenByD1.map(m => [(m.content as { text: string }).text, m.fromMe, m.chat, m.to]),
+    [
+      ['hidden', false, LID, PHONE],
+      ['typed on the phone', true, LID, LID],
+      ['sent by another device', true, LID, LID],
+    ],
+  )
+  assert.equal(sent.chat, LID)
   await h.close()
 })
 
