@@ -6,6 +6,7 @@ import { pairByQr } from './pairing.ts'
 import { enterCode } from './pairing-code.ts'
 import type { PhoneMessage } from './phone.ts'
 import { tapReply } from './taps.ts'
+import { contactVcard } from './vcard.ts'
 
 /** A companion device as a test sees it. */
 export interface WaDeviceInfo {
@@ -144,8 +145,7 @@ export class WaPhone {
 
   /** Send a contact card. */
   sendContact(to: WaPhone | string, displayName: string, phone: string): PhoneSent {
-    const vcard = `BEGIN:VCARD\nVERSION:3.0\nFN:${displayName}\nTEL;type=CELL;waid=${phone}:+${phone}\nEND:VCARD`
-    return this.send(to, { contactMessage: { displayName, vcard } })
+    return this.send(to, { contactMessage: { displayName, vcard: contactVcard(displayName, phone) } })
   }
 
   /**

@@ -2,6 +2,7 @@ import type { proto } from '@whiskeysockets/baileys'
 import { TransportError, type GroupInfo, type LinkChallenge } from 'zapgate'
 import type { InboxEntry, LinkTarget, NetworkStats, PhoneMessage, PhoneNetwork, PhoneProfile } from 'zapgate/adapters/transport-memory'
 import { inboxEntries } from './inbox.ts'
+import { contactVcard } from './vcard.ts'
 import type { PeerStats } from './model.ts'
 import type { WaPeer } from './peer.ts'
 import type { WaPhone } from './phone-api.ts'
@@ -204,9 +205,7 @@ export class PeerPhoneNetwork implements PhoneNetwork {
         return { conversation: message.text }
       case 'contact': {
         const pn = digits(message.phone)
-        return {
-          contactMessage: { displayName: message.name, vcard: `BEGIN:VCARD\nVERSION:3.0\nFN:${message.name}\nTEL;type=CELL;waid=${pn}:+${pn}\nEND:VCARD` },
-        }
+        return { contactMessage: { displayName: message.name, vcard: contactVcard(message.name, pn) } }
       }
       case 'location': {
         const name = message.name ?? message.text

@@ -75,6 +75,18 @@ export function webhookCases(test: Case): void {
     assert.deepEqual(pick(contact, ['event', 'name', 'phone']), { event: 'Contato', name: 'Zé (waid=123)', phone: '5511966660004' })
   })
 
+  test('webhook Contato: a name with line breaks, commas and semicolons is written escaped in the vCard, and adds no phone to it', async world => {
+    const name = 'Loja; Centro, SP\nTEL;waid=999:+999'
+    const id = await phoneSends(world, { from: FRIEND, to: SHOP, type: 'contact', name, phone: '5511966660004' })
+    const [contact] = await hooks(world, [id])
+    assert.deepEqual(pick(contact, ['event', 'name', 'phone', 'vcard']), {
+      event: 'Contato',
+      name,
+      phone: '5511966660004',
+      vcard: 'BEGIN:VCARD\nVERSION:3.0\nFN:Loja\\; Centro\\, SP\\nTEL\\;waid=999:+999\nTEL;type=CELL;waid=5511966660004:+5511966660004\nEND:VCARD',
+    })
+  })
+
   test('webhooks Botão and Lista: a tap on a button and on a list row of the buttons the device sent', async world => {
     const buttons = [
       { type: 'replyButton', displaytext: 'Pedido', id: 'pedido' },
