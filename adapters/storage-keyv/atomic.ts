@@ -86,12 +86,13 @@ export function keyvAtomicSteps(keyv: Keyv, raw: RawStore, nameOf: (key: string)
         const written = await raw.increment(key, by, await encode(whole, by, expiry(ttlMs, now)), now, ttlMs)
         if (written !== undefined) return integer((await decode(written))?.value)
       }
-      // No native counter (the Keyv does not write plain JSON), or one that cannot read this entry: a compare-and-swap loop.
+      // No native counter (the Keyv does not write plain JSON), or one that wrote nothing (not a safe integer, a sum past one,
+      // or an entry it cannot read): a compare-and-swap loop, which refuses before it writes.
       for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
         const stored = await raw.read(key)
         const entry = await decode(stored)
         const live = entry && !expired(entry) ? entry : undefined
-        const value = live === undefined ? by : integer(live.value) + by
+        const value = live === undefined ? by : sum(integer(live.value), by)
         const expires = live ? (typeof live.expires === 'number' ? live.expires : undefined) : expiry(ttlMs)
         const keptTtl = expires === undefined ? undefined : Math.max(1, Math.ceil(expires - Date.now()))
         const written = await encode(whole, value, expires)
@@ -137,6 +138,12 @@ function expired(entry: Entry, now = Date.now()): boolean {
 /** Keyv's `expires` for a ttl (ms from now), or undefined for none. */
 function expiry(ttlMs: number | undefined, now = Date.now()): number | undefined {
   return ttlMs === undefined ? undefined : now + ttlMs
+}
+
+/** `value + by`, or a RangeError when that is not a safe integer (it would be written inexact, and no later increment could read it). */
+function sum(value: number, by: number): number {
+  if (!Number.isSafeInteger(value + by)) throw new RangeError(`increment: ${value} + ${by} is not a safe integer; the counter is left at ${value}`)
+  return value + by
 }
 
 function integer(value: unknown): number {

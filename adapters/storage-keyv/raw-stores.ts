@@ -18,9 +18,9 @@ export interface RawStore {
   /**
    * Native counter over Keyv's JSON wrapper `{"value":n,"expires":t}` (only when the Keyv writes
    * plain JSON): add `by`, restart at `by` when the entry is missing or expired at `now` (writing
-   * `fresh`), keep the expiry otherwise; resolves the raw entry written (or the unchanged one when
-   * its value is not an integer); undefined when the backend cannot read this entry's JSON (the caller then
-   * increments with a compare-and-swap).
+   * `fresh`), keep the expiry otherwise; resolves the raw entry written. Resolves undefined, writing
+   * nothing, when the live value or the sum would not be a safe integer, or when the backend cannot read
+   * this entry's JSON: the caller then judges with a compare-and-swap.
    */
   increment?(key: string, by: number, fresh: Raw, now: number, ttlMs?: number): Promise<Raw | undefined>
   /** Remove the entry in one step; resolves the entry this call removed (expired or not: the caller judges), or undefined. */
@@ -87,7 +87,7 @@ function mapStore(map: Map<string, Raw>, json: boolean): RawStore {
           map.set(key, fresh)
           return fresh
         }
-        if (!Number.isSafeInteger(data.value)) return raw
+        if (!Number.isSafeInteger(data.value) || !Number.isSafeInteger((data.value as number) + by)) return undefined
         const written = JSON.stringify({ ...data, value: (data.value as number) + by })
         map.set(key, written)
         return written
@@ -113,16 +113,21 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
     dialect === 'postgres'
       ? `INSERT INTO ${table} AS t (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = CASE
            WHEN jsonb_typeof(t.value::jsonb -> 'expires') = 'number' AND (t.value::jsonb ->> 'expires')::numeric < $3 THEN excluded.value
-           WHEN jsonb_typeof(t.value::jsonb -> 'value') = 'number' AND (t.value::jsonb ->> 'value')::numeric % 1 = 0
+           ELSE jsonb_set(t.value::jsonb, '{value}', to_jsonb((t.value::jsonb ->> 'value')::bigint + $4::bigint))::text
+         END
+         WHERE (jsonb_typeof(t.value::jsonb -> 'expires') = 'number' AND (t.value::jsonb ->> 'expires')::numeric < $3)
+           OR (jsonb_typeof(t.value::jsonb -> 'value') = 'number' AND (t.value::jsonb ->> 'value')::numeric % 1 = 0
              AND abs((t.value::jsonb ->> 'value')::numeric) <= 9007199254740991
-             THEN jsonb_set(t.value::jsonb, '{value}', to_jsonb((t.value::jsonb ->> 'value')::bigint + $4::bigint))::text
-           ELSE t.value
-         END RETURNING value`
+             AND abs((t.value::jsonb ->> 'value')::numeric + $4::numeric) <= 9007199254740991)
+         RETURNING value`
       : `INSERT INTO ${table} (key, value) VALUES (?1, ?2) ON CONFLICT (key) DO UPDATE SET value = CASE
            WHEN json_type(value, '$.expires') IN ('integer', 'real') AND json_extract(value, '$.expires') < ?3 THEN excluded.value
-           WHEN json_type(value, '$.value') = 'integer' AND abs(json_extract(value, '$.value')) <= 9007199254740991 THEN json_set(value, '$.value', json_extract(value, '$.value') + CAST(?4 AS INTEGER))
-           ELSE value
-         END RETURNING value`
+           ELSE json_set(value, '$.value', json_extract(value, '$.value') + CAST(?4 AS INTEGER))
+         END
+         WHERE (json_type(value, '$.expires') IN ('integer', 'real') AND json_extract(value, '$.expires') < ?3)
+           OR (json_type(value, '$.value') = 'integer' AND abs(json_extract(value, '$.value')) <= 9007199254740991
+             AND abs(json_extract(value, '$.value') + CAST(?4 AS INTEGER)) <= 9007199254740991)
+         RETURNING value`
   return {
     async read(key) {
       const rows = await store.query(`SELECT value FROM ${table} WHERE key = ${$(1)}`, [key])
@@ -147,7 +152,8 @@ function sqlStore(store: { query(sql: string, values?: unknown[]): Promise<any[]
     ...(json && {
       async increment(key, by, fresh, now) {
         try {
-          return (await store.query(increment, [key, fresh, now, by]))[0].value
+          // No row: the upsert's WHERE refused the update (not a safe integer, or a sum past one).
+          return (await store.query(increment, [key, fresh, now, by]))[0]?.value ?? undefined
         } catch (error) {
           // jsonb refuses a JSON text holding an escaped NUL (22P05) or lone surrogate (22P02), in a string the port takes as any other:
           // no counter, live or expired, and the compare-and-swap judges it.
@@ -177,8 +183,9 @@ return 1`
 
 /**
  * Counter over Keyv's JSON wrapper: ARGV = by, now, fresh entry, ttl ms ("" for none). A live safe
- * integer is raised by `by` (its ttl kept; any other value is left as it is, and the JS side rejects
- * it: %d of 1e20 would write -2^63); a missing or expired entry becomes the fresh one.
+ * integer is raised by `by` when the sum is one too (its ttl kept); any other value, or a sum past a
+ * safe integer, is left as it is and answers nil (the JS side judges it: %d of 1e20 would write
+ * -2^63); a missing or expired entry becomes the fresh one.
  * Numbers are written with %d, so they stay exact (cjson would round them to 14 digits); a hashed name's `zapgateKey`
  * (base64url: nothing to escape) is kept.
  */
@@ -188,8 +195,10 @@ if raw then
   local expires = data['expires']
   if type(expires) ~= 'number' or expires >= tonumber(ARGV[2]) then
     local value = data['value']
-    if type(value) ~= 'number' or value ~= math.floor(value) or math.abs(value) > 9007199254740991 then return raw end
-    local text = '{"value":' .. string.format('%d', value + tonumber(ARGV[1]))
+    if type(value) ~= 'number' or value ~= math.floor(value) or math.abs(value) > 9007199254740991 then return false end
+    local sum = value + tonumber(ARGV[1])
+    if math.abs(sum) > 9007199254740991 then return false end
+    local text = '{"value":' .. string.format('%d', sum)
     if type(expires) == 'number' then text = text .. ',"expires":' .. string.format('%d', expires) end
     if type(data['zapgateKey']) == 'string' then text = text .. ',"zapgateKey":"' .. data['zapgateKey'] .. '"' end
     text = text .. '}'
@@ -241,7 +250,8 @@ function redisStore(
     // The entry, to judge by its wrapper's expiry (as get does): Redis's own expiry of the key runs on the server's clock.
     remove: async key => ((await script(REMOVE, key, [])) ?? undefined) as Raw | undefined,
     ...(json && {
-      increment: (key, by, fresh, now, ttlMs) => script(INCREMENT, key, [String(by), String(now), text(fresh), ttlMs === undefined ? '' : String(ttlMs)]),
+      increment: async (key, by, fresh, now, ttlMs) =>
+        ((await script(INCREMENT, key, [String(by), String(now), text(fresh), ttlMs === undefined ? '' : String(ttlMs)])) ?? undefined) as Raw | undefined,
     }),
   }
 }

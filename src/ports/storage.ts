@@ -67,7 +67,7 @@ export interface Storage {
    * an absent key counting as 0, and resolve with the new value. When this call creates the entry
    * (the key was absent), `ttlMs` makes it expire; an existing entry keeps its expiry (so the first
    * increment starts a fixed window). Rejects, changing nothing, when the stored value is not a safe
-   * integer. N concurrent increments by 1 of one key end at exactly N, each resolving a distinct value.
+   * integer, or when the sum would not be one (the counter stays as it was). N concurrent increments by 1 of one key end at exactly N, each resolving a distinct value.
    */
   increment?(key: string, by: number, ttlMs?: number): Promise<number>
 }

@@ -185,6 +185,19 @@ export function atomicSemantics(it: AtomicIt): void {
     await assert.rejects(storage.increment(key('bad-by'), 0.5))
   })
 
+  it('increment(key, by) rejects and changes nothing when the sum would not be a safe integer', async (storage, key) => {
+    for (const [i, [value, by]] of [
+      [Number.MAX_SAFE_INTEGER, 1],
+      [-Number.MAX_SAFE_INTEGER, -1],
+      [2 ** 52, 2 ** 52],
+    ].entries()) {
+      await storage.set(key(`s${i}`), value)
+      await assert.rejects(storage.increment(key(`s${i}`), by), `${value} + ${by}`)
+      assert.equal(await storage.get(key(`s${i}`)), value, `${value} + ${by} was refused, and the stored value changed`)
+      assert.equal(await storage.increment(key(`s${i}`), -Math.sign(by)), value - Math.sign(by), 'the counter still counts the other way')
+    }
+  })
+
   it('values written by the atomic steps read back through get and list, with their ttl', async (storage, key) => {
     await storage.add(key('added'), { a: 'olá 🚀', n: [1, null] })
     await storage.compareAndSet(key('swapped'), undefined, ':base64:aGVsbG8=')

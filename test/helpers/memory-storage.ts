@@ -67,7 +67,9 @@ export function memoryStorage(entries: Entries = new Map()): MemoryStorage {
         return by
       }
       if (!Number.isSafeInteger(entry.value)) throw new TypeError(`increment(${JSON.stringify(key)}): the stored value is not an integer`)
-      entry.value = (entry.value as number) + by
+      const sum = (entry.value as number) + by
+      if (!Number.isSafeInteger(sum)) throw new RangeError(`increment(${JSON.stringify(key)}): ${entry.value} + ${by} is not a safe integer`)
+      entry.value = sum
       return entry.value as number
     },
     get size() {

@@ -110,4 +110,18 @@ bites('a deleteIfEqual that reads, compares, then deletes (another writer can ch
   await assertCaught(readThenDelete, 'deleteIfEqual')
 })
 
+bites('an increment that writes a sum past a safe integer, then rejects (the counter is stuck)', async () => {
+  const writesThenRejects: Breakage = (_, entries) => ({
+    async increment(key, by, ttlMs) {
+      const entry = liveEntry(entries, key)
+      if (!entry) return (entries.set(key, entryOf(by, ttlMs)), by)
+      if (!Number.isSafeInteger(entry.value)) throw new TypeError('not an integer')
+      entry.value = (entry.value as number) + by
+      if (!Number.isSafeInteger(entry.value)) throw new RangeError('not a safe integer')
+      return entry.value as number
+    },
+  })
+  await assertCaught(writesThenRejects, 'the sum would not be a safe integer')
+})
+
 bites.run()
