@@ -185,13 +185,15 @@ return 1`
  * Counter over Keyv's JSON wrapper: ARGV = by, now, fresh entry, ttl ms ("" for none). A live safe
  * integer is raised by `by` when the sum is one too (its ttl kept); any other value, or a sum past a
  * safe integer, is left as it is and answers nil (the JS side judges it: %d of 1e20 would write
- * -2^63); a missing or expired entry becomes the fresh one.
+ * -2^63); a missing or expired entry becomes the fresh one. An entry cjson cannot decode (a string holding
+ * a lone surrogate's escape, nesting past its depth) also answers nil: the JS side reads it, expired or not.
  * Numbers are written with %d, so they stay exact (cjson would round them to 14 digits); a hashed name's `zapgateKey`
  * (base64url: nothing to escape) is kept.
  */
 const INCREMENT = `local raw = redis.call('GET', KEYS[1])
 if raw then
-  local data = cjson.decode(raw)
+  local decoded, data = pcall(cjson.decode, raw)
+  if not decoded or type(data) ~= 'table' then return false end
   local expires = data['expires']
   if type(expires) ~= 'number' or expires >= tonumber(ARGV[2]) then
     local value = data['value']
