@@ -1,6 +1,7 @@
 import { setMaxListeners } from 'node:events'
 import type { Logger } from '../logger.ts'
-import { earlier, Timetable } from './timetable.ts'
+import { DueLines } from './due-lines.ts'
+import { earlier, Timetable, type Entry } from './timetable.ts'
 
 /** One kind of stored due work (webhook events, scheduled messages): its policy; `what` names it in the logs. */
 interface DuePolicy<R> {
@@ -41,12 +42,13 @@ const [MAX_TIMER_MS, INTERNAL_RETRY_MS, CLOSE_GRACE_MS] = [3_600_000, 5_000, 2_0
 /** Runs stored due work in per-lane (per-device) lines under a bounded timetable; what does not fit waits in storage, refilled, reloaded and rescanned (docs/architecture.md). */
 export class DueWork<R> {
   private readonly timetable: Timetable
-  private readonly lines = new Map<string, string[]>()
-  private readonly queued = new Set<string>()
+  private readonly lines = new DueLines()
   /** Lanes with due work in storage only, with the number of their last overflow. */
   private readonly overflowed = new Map<string, number>()
   private overflows = 0
   private readonly refilling = new Set<string>()
+  /** Lanes whose asked read (refresh) is under way: none of their work starts until what it finds took its place in the line. */
+  private readonly holding = new Set<string>()
   /** Each lane's read under way, and the one more read asked (refresh) while it was. */
   private readonly refills = new Map<string, Promise<void>>()
   private readonly refreshes = new Map<string, Promise<void>>()
@@ -93,22 +95,21 @@ export class DueWork<R> {
 
   /** A record found in storage that this process may not have scheduled: scheduled when it is its to run. */
   async track(key: string, record: R): Promise<void> {
-    if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
+    if (this.closed || this.inFlight.has(key) || this.lines.has(key)) return
     const due = await this.policy.dueOf(key, record, this.clock())
     if (due !== undefined) this.enqueue(key, this.policy.laneOf(record), due, this.policy.orderOf?.(record))
   }
 
   /** The work under `key` is due at `due` (`order`: which of the lane's work due then runs first). */
   enqueue(key: string, lane: string, due: number, order?: number): void {
-    if (this.closed || this.inFlight.has(key) || this.queued.has(key)) return
+    if (this.closed || this.inFlight.has(key) || this.lines.has(key)) return
     this.timetable.add({ key, lane, due, order })
     this.arm()
   }
 
   /** Forget what memory holds of a lane (its records are deleted by the caller). */
   forgetLane(lane: string): void {
-    for (const key of this.lines.get(lane) ?? []) this.queued.delete(key)
-    this.lines.delete(lane)
+    this.lines.forget(lane)
     this.overflowed.delete(lane)
   }
 
@@ -175,7 +176,7 @@ export class DueWork<R> {
     const now = this.clock()
     const lanes = new Set<string>()
     for (const item of this.timetable.takeDue(now)) {
-      this.toLine(item.lane, item.key)
+      this.toLine(item)
       lanes.add(item.lane)
     }
     for (const lane of lanes) this.pump(lane)
@@ -189,34 +190,28 @@ export class DueWork<R> {
     return capacity - this.timetable.size >= Math.max(1, Math.floor(capacity / 2)) || horizon < (this.timetable.peek()?.due ?? Infinity)
   }
 
-  /** Put a due key in its lane's line; false when full (the lane is marked overflowed, the key stays in storage). */
-  private toLine(lane: string, key: string): boolean {
-    if (this.queued.has(key) || this.inFlight.has(key)) return true
-    const line = this.lines.get(lane) ?? []
-    if (line.length >= this.settings.lineLimit && this.queued.size >= this.settings.capacity) {
-      this.overflowed.set(lane, ++this.overflows)
+  /** Put due work in its lane's line, in its place; false when full (the lane is marked overflowed, the key stays in storage). */
+  private toLine(entry: Entry): boolean {
+    if (this.lines.has(entry.key) || this.inFlight.has(entry.key)) return true
+    if (this.lines.length(entry.lane) >= this.settings.lineLimit && this.lines.size >= this.settings.capacity) {
+      this.overflowed.set(entry.lane, ++this.overflows)
       return false
     }
-    line.push(key)
-    this.lines.set(lane, line)
-    this.queued.add(key)
+    this.lines.add(entry)
     return true
   }
 
   /** Start a lane's waiting keys while it has free slots; refill an overflowed lane once half empty. */
   private pump(lane: string): void {
-    const line = this.lines.get(lane)
     const { concurrencyPerLane, maxLanes = Infinity, lineLimit } = this.settings
-    while (!this.closed && line?.length && (this.busy.get(lane) ?? 0) < concurrencyPerLane && (this.busy.has(lane) || this.busy.size < maxLanes)) {
-      const key = line.shift()!
-      this.queued.delete(key)
-      this.launch(key, lane)
-    }
-    if (line?.length === 0) this.lines.delete(lane)
-    if (this.overflowed.has(lane) && (line?.length ?? 0) <= lineLimit / 2) void this.refill(lane)
+    const free = () => (this.busy.get(lane) ?? 0) < concurrencyPerLane && (this.busy.has(lane) || this.busy.size < maxLanes)
+    while (!this.closed && !this.holding.has(lane) && this.lines.length(lane) && free()) this.launch(this.lines.take(lane)!)
+    if (this.overflowed.has(lane) && this.lines.length(lane) <= lineLimit / 2) void this.refill(lane)
   }
 
-  private launch(key: string, lane: string): void {
+  /** Run one entry; what it answers (due again) keeps the entry's order: due already, straight back into its place in the line. */
+  private launch(entry: Entry): void {
+    const { key, lane } = entry
     this.inFlight.add(key)
     this.busy.set(lane, (this.busy.get(lane) ?? 0) + 1)
     const run: Promise<void> = this.policy
@@ -231,9 +226,10 @@ export class DueWork<R> {
         const left = (this.busy.get(lane) ?? 1) - 1
         if (left > 0) this.busy.set(lane, left)
         else this.busy.delete(lane)
-        if (nextDue !== undefined) this.enqueue(key, lane, nextDue)
+        if (nextDue !== undefined && nextDue <= this.clock() && !this.closed) this.toLine({ ...entry, due: nextDue })
+        else if (nextDue !== undefined) this.enqueue(key, lane, nextDue, entry.order)
         this.pump(lane)
-        if (this.settings.maxLanes !== undefined) for (const waiting of [...this.lines.keys()]) this.pump(waiting)
+        if (this.settings.maxLanes !== undefined) for (const waiting of this.lines.lanes()) this.pump(waiting)
       })
     this.running.add(run)
   }
@@ -242,16 +238,17 @@ export class DueWork<R> {
   private refill(lane: string, asked = false): Promise<void> {
     if (this.refilling.has(lane) || this.closed) return Promise.resolve()
     this.refilling.add(lane)
+    if (asked) this.holding.add(lane)
     const since = this.overflowed.get(lane)
     const run = (async () => {
       const now = this.clock()
       // What is due already, in the timetable's order (the store lists in its own): the earliest the line can take now only (a batch, not the backlog).
       const room = Math.max(this.settings.lineLimit, this.settings.capacity)
-      let [dueNow, leftOut] = [[] as { key: string; lane: string; due: number; order?: number }[], false]
+      let [dueNow, leftOut] = [[] as Entry[], false]
       const earliest = () => void (dueNow.sort((a, b) => (earlier(a, b) ? -1 : 1)).length > room && ([dueNow, leftOut] = [dueNow.slice(0, room), true]))
       for await (const [key, record] of this.policy.ofLane(lane)) {
         if (this.closed) return
-        if (this.inFlight.has(key) || this.queued.has(key)) continue
+        if (this.inFlight.has(key) || this.lines.has(key)) continue
         const due = await this.policy.dueOf(key, record, now)
         if (due === undefined) continue
         const entry = { key, lane, due, order: this.policy.orderOf?.(record) }
@@ -259,18 +256,20 @@ export class DueWork<R> {
         else if (dueNow.push(entry) > 2 * room) earliest()
       }
       earliest()
-      for (const { key } of dueNow) if ((this.timetable.remove(key), !this.toLine(lane, key))) return // the line is full again: still overflowed
+      for (const entry of dueNow) if ((this.timetable.remove(entry.key), !this.toLine(entry))) return // the line is full again: still overflowed
       // Due work left in storage (leftOut): read again once the line is half empty.
       if (leftOut) this.overflowed.set(lane, ++this.overflows)
       else if (this.overflowed.get(lane) === since) this.overflowed.delete(lane)
     })().then(
       () => {
         this.refilling.delete(lane)
+        this.holding.delete(lane)
         this.pump(lane)
         this.arm()
       },
       err => {
         this.logger.error({ err, lane }, `loading the ${this.policy.what} backlog of a lane failed; trying again soon`)
+        if (this.holding.delete(lane)) this.pump(lane)
         setTimeout(() => (this.refilling.delete(lane), asked ? void this.refill(lane) : this.pump(lane)), INTERNAL_RETRY_MS).unref()
       },
     )
@@ -287,7 +286,7 @@ export class DueWork<R> {
       for await (const [key, record] of this.policy.all()) {
         if (this.closed) return
         const lane = this.policy.laneOf(record)
-        if (typeof lane !== 'string' || this.overflowed.has(lane) || this.inFlight.has(key) || this.queued.has(key)) continue
+        if (typeof lane !== 'string' || this.overflowed.has(lane) || this.inFlight.has(key) || this.lines.has(key)) continue
         const due = await this.policy.dueOf(key, record, now)
         if (due !== undefined) this.timetable.add({ key, lane, due, order: this.policy.orderOf?.(record) })
       }

@@ -1,5 +1,5 @@
 /** A pending run; among runs due at the same time the lower `order` goes first (then the key): e.g. when a message was scheduled. */
-interface Entry {
+export interface Entry {
   key: string
   lane: string
   due: number

@@ -67,20 +67,20 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
   async function send(key: string): Promise<number | undefined> {
     const recorded = await outcomes.get(key)?.()
     if (outcomes.delete(key)) return recorded
+    const wakesBefore = wakes
     const item = await store.get(key)
     const now = Date.now()
     const due = item && dueOf(key, item, now)
     if (!item || due === undefined) return void hurried.delete(key)
     if (due > now) return due
-    hurried.delete(key)
-    const wakesBefore = wakes
     const device = await devices.get(item.deviceId)
-    let away = device !== undefined && !(await devices.status(device)).connected
+    const away = device !== undefined && !(await devices.status(device)).connected
     // A suspended or expired account's item is failed when due, its device away or not (else sent once both are back).
     const active = accounts.active(await accounts.get(item.accountId))
-    // Connected since its status was read (the wake came meanwhile): read again, so this item goes now, ahead of the device's later ones
-    // (put off, it went after them: a wake finds those already waiting in the device's line).
-    if (away && (woken.get(item.deviceId) ?? 0) > wakesBefore) away = !(await devices.status(device!)).connected
+    // Connected since this run began (the wake came meanwhile): given back at its due time, so it takes its place in the device's line
+    // among the items the wake found waiting (parked before it, or in the line behind it); the line waits for that read.
+    if (wokenSince(item, wakesBefore)) return item.dueAt
+    hurried.delete(key)
     if (away && active && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
     // Read before the claim is written: fenced then (back from a pause, not yet registered again), the claim may land first and be taken
     // over by a process that read this one's record still absent; a fence raised since may have let another judge this one gone.
@@ -141,9 +141,14 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       throw new NotHeld('scheduled send put off: this instance was fenced (its heartbeat late) at or since its claim', true)
   }
 
+  /** Whether the item's device connected here since `wakesBefore`. */
+  function wokenSince(item: ScheduleItem, wakesBefore: number): boolean {
+    return (woken.get(item.deviceId) ?? 0) > wakesBefore
+  }
+
   /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out; connected again since `wakesBefore` (the wake came while this send was on its way): tried again shortly, the device not parked. */
   function waitAway(item: ScheduleItem, now: number, wakesBefore: number): number {
-    if ((woken.get(item.deviceId) ?? 0) > wakesBefore) return now + REQUEUE_MS
+    if (wokenSince(item, wakesBefore)) return now + REQUEUE_MS
     const current = away.get(item.deviceId) ?? 0
     const until = Math.min(current > now ? current : Infinity, item.dueAt + options.maxWaitMs)
     away.set(item.deviceId, until)
