@@ -81,7 +81,7 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     // among the items the wake found waiting (parked before it, or in the line behind it); the line waits for that read.
     if (wokenSince(item, wakesBefore)) return item.dueAt
     hurried.delete(key)
-    if (away && active && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now, wakesBefore)
+    if (away && active && !item.quota && now < item.dueAt + options.maxWaitMs) return waitAway(item, now)
     // Read before the claim is written: fenced then (back from a pause, not yet registered again), the claim may land first and be taken
     // over by a process that read this one's record still absent; a fence raised since may have let another judge this one gone.
     const fences = fence && fenceMark(fence)
@@ -112,7 +112,10 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
       // and refuses the send once the item's wait ran out is one (else it is tried again at once, for ever, never counted).
       if (neverStarted(err) && !(notConnected && Date.now() >= item.dueAt + options.maxWaitMs)) {
         await store.release(claimed)
-        return notConnected ? waitAway(item, Date.now(), wakesBefore) : Date.now() + REQUEUE_MS
+        if (!notConnected) return Date.now() + REQUEUE_MS
+        // Connected again while the send was refused (the wake came meanwhile, finding this item in flight): given back at its due time,
+        // so it takes its place in the device's line ahead of the later items (put off a second, it went after them), hurried as the wake would have.
+        return wokenSince(item, wakesBefore) ? (hurried.add(key), item.dueAt) : waitAway(item, Date.now())
       }
       const delay = isPermanent(err) ? undefined : options.retryMs[claimed.attempts]
       const retryAt = delay === undefined ? undefined : Date.now() + delay
@@ -146,9 +149,8 @@ export function createScheduler(store: ScheduleStore, messenger: Messenger, { de
     return (woken.get(item.deviceId) ?? 0) > wakesBefore
   }
 
-  /** The device is not connected here: its items wait for it (a connection wakes them) until the first one's wait runs out; connected again since `wakesBefore` (the wake came while this send was on its way): tried again shortly, the device not parked. */
-  function waitAway(item: ScheduleItem, now: number, wakesBefore: number): number {
-    if (wokenSince(item, wakesBefore)) return now + REQUEUE_MS
+  /** The device is not connected here (and did not connect since the item's run began): its items wait for it (a connection wakes them) until the first one's wait runs out. */
+  function waitAway(item: ScheduleItem, now: number): number {
     const current = away.get(item.deviceId) ?? 0
     const until = Math.min(current > now ? current : Infinity, item.dueAt + options.maxWaitMs)
     away.set(item.deviceId, until)
