@@ -193,7 +193,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     details: DeadLetterDetails,
     spare?: (record: OutboxRecord) => boolean,
   ): Promise<undefined> {
-    const letter = await deps.store.deadLetter(key, reason, Date.now(), details, spare)
+    const letter = await deps.store.deadLetter(key, reason, Date.now(), details, spare, deviceGone)
     if (!letter) return undefined
     deps.logger.warn({ deviceId: record.deviceId, eventId: record.id, reason, attempts: letter.attempts }, 'webhook event moved to the dead letters')
     deps.events.emit('delivery-failed', {
@@ -207,6 +207,11 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       attempted: details.attempted === true,
     })
     return undefined
+  }
+  /** Whether a device is deleted or being deleted, as stored now (its removal hook deletes its dead letters). */
+  const deviceGone = async (deviceId: string): Promise<boolean> => {
+    const device = await deps.devices.load(deviceId)
+    return !device || device.removing === true
   }
   return { run, wake: paused.wake, forget: paused.forget }
 }

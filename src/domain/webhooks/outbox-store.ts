@@ -105,7 +105,8 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
      * Move a pending event to the dead letters (written before the record is removed: a crash between leaves a duplicate, never a loss);
      * `spare`: leave a record it names as it is (undefined then), taking back the letter this call wrote for it (the record is still
      * pending). A record gone meanwhile keeps the letter: another dead-lettering of it (two 410s at once) may have removed it, relying
-     * on that letter, which cannot be told from a delivery (then the letter is a duplicate, never a loss).
+     * on that letter, which cannot be told from a delivery (then the letter is a duplicate, never a loss); but when `deviceGone` says
+     * its device is being deleted (removeDevice's scan of the letters may have run before this call wrote it), the letter goes too.
      */
     async deadLetter(
       key: string,
@@ -113,11 +114,15 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       now: number,
       details: DeadLetterDetails = {},
       spare?: (record: OutboxRecord) => boolean,
+      deviceGone?: (deviceId: string) => Promise<boolean>,
     ): Promise<DeadLetter | undefined> {
       let written: DeadLetter | undefined
       for (;;) {
         const current = await records.load(key)
-        if (!current) return undefined
+        if (!current) {
+          if (written && (await deviceGone?.(written.deviceId))) await dead.removeIfEqual(written.id, written)
+          return undefined
+        }
         if (spare?.(current)) {
           if (written) await dead.removeIfEqual(written.id, written) // only the letter this call wrote, not one another process wrote since
           return undefined
