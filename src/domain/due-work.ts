@@ -53,6 +53,7 @@ export class DueWork<R> {
   private readonly refills = new Map<string, Promise<void>>()
   private readonly refreshes = new Map<string, Promise<void>>()
   private readonly inFlight = new Set<string>()
+  private readonly askedAgain = new Map<string, number>() // keys enqueued while their run was under way: run once it ends (the earlier due)
   private readonly busy = new Map<string, number>()
   private readonly running = new Set<Promise<unknown>>()
   private readonly shutdown = new AbortController()
@@ -100,9 +101,9 @@ export class DueWork<R> {
     if (due !== undefined) this.enqueue(key, this.policy.laneOf(record), due, this.policy.orderOf?.(record))
   }
 
-  /** The work under `key` is due at `due` (`order`: which of the lane's work due then runs first). */
+  /** The work under `key` is due at `due` (`order`: which of the lane's work due then runs first); while a run of it is under way, once that run ends. */
   enqueue(key: string, lane: string, due: number, order?: number): void {
-    if (this.closed || this.inFlight.has(key) || this.lines.has(key)) return
+    if (this.closed || this.lines.has(key) || (this.inFlight.has(key) && this.askedAgain.set(key, Math.min(due, this.askedAgain.get(key) ?? due)))) return
     this.timetable.add({ key, lane, due, order })
     this.arm()
   }
@@ -223,11 +224,12 @@ export class DueWork<R> {
       .then(nextDue => {
         this.inFlight.delete(key)
         this.running.delete(run)
-        const left = (this.busy.get(lane) ?? 1) - 1
+        const [left, due] = [(this.busy.get(lane) ?? 1) - 1, Math.min(nextDue ?? Infinity, this.askedAgain.get(key) ?? Infinity)]
         if (left > 0) this.busy.set(lane, left)
         else this.busy.delete(lane)
-        if (nextDue !== undefined && nextDue <= this.clock() && !this.closed) this.toLine({ ...entry, due: nextDue })
-        else if (nextDue !== undefined) this.enqueue(key, lane, nextDue, entry.order)
+        this.askedAgain.delete(key)
+        if (due < Infinity && due <= this.clock() && !this.closed) this.toLine({ ...entry, due })
+        else if (due < Infinity) this.enqueue(key, lane, due, entry.order)
         this.pump(lane)
         if (this.settings.maxLanes !== undefined) for (const waiting of this.lines.lanes()) this.pump(waiting)
       })

@@ -1,10 +1,16 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
+import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
+import type { Device, Devices } from '../../../src/domain/devices.ts'
+import { GatewayEvents } from '../../../src/events.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { KeyedLock } from '../../../src/store/keyed-lock.ts'
+import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import type { WebhookDelivery, WebhookSender } from '../../../src/ports/webhooks.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
-import { device, outbox, message } from '../../helpers/outbox.ts'
+import { device, outbox, message, recordingSender, settings } from '../../helpers/outbox.ts'
 
 const test = suite('WebhookOutbox: a dead-lettering cut short')
 
@@ -42,6 +48,51 @@ test('redriving a dead letter whose event is still pending (a crash between the 
   await waitFor(async () => (await a.pending()) === 0, 5_000, 'the event to be delivered')
   await a.close()
   await b.close()
+})
+
+test('an event redriven while the attempt that buried it is still ending is attempted again, not left to the next rescan', async () => {
+  const storage = memoryStorage()
+  // Device d1: its receiver answers 410; the webhook switch-off the 410 asks (devices.update) waits, and by then the host set a new URL.
+  let current: Device = device('d1')
+  let reached!: () => void
+  const updating = new Promise<void>(resolve => (reached = resolve))
+  let release!: () => void
+  const held = new Promise<void>(resolve => (release = resolve))
+  const devices = {
+    get: async (id: string) => (id === 'd1' ? current : undefined),
+    load: async (id: string) => (id === 'd1' ? current : undefined),
+    peek: (id: string) => (id === 'd1' ? current : undefined),
+    update: async (_id: string, change: (d: Device) => unknown) => {
+      reached()
+      await held
+      const copy = structuredClone(current)
+      change(copy)
+      return (current = copy)
+    },
+  } as unknown as Devices
+  const sender = recordingSender(delivery => (delivery.url.endsWith('/new') ? 200 : 410))
+  const webhooks = new WebhookOutbox({
+    storage,
+    lock: new KeyedLock(),
+    devices,
+    sender,
+    events: new GatewayEvents(),
+    logger: silentLogger,
+    settings: settings({ reconcileMs: 3_600_000 }), // no rescan within this test
+    liveness: soloLiveness(),
+  })
+  await webhooks.start()
+  await webhooks.record(device('d1'), message('again'))
+  await updating // the event is a dead letter now; its attempt is still under way
+  const [letter] = await webhooks.deadLetters()
+  assert.ok(letter, 'the 410 dead-lettered the event')
+  current = { ...current, webhookUrl: 'https://receiver.example/new' }
+  assert.ok(await webhooks.redrive(letter!.id))
+  release()
+  await waitFor(() => sender.sent.length === 2, 5_000, 'the redriven event to be attempted')
+  assert.is(sender.sent[1]!.url, 'https://receiver.example/new')
+  await waitFor(async () => (await webhooks.pending()) === 0, 5_000, 'the event to be delivered')
+  await webhooks.close()
 })
 
 test.run()
