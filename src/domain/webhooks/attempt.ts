@@ -218,11 +218,11 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
 
 // --- Internal helpers ---
 
-/** Whether the stored record no longer carries `claimed`'s claim (another process took the event over since). */
+/** Whether the stored record no longer carries `claimed`'s claim (another process took the event over since), or was redriven since (fresh). */
 const claimLost =
   (claimed: OutboxRecord) =>
   (current: OutboxRecord): boolean =>
-    current.lease?.token !== claimed.lease?.token
+    current.lease?.token !== claimed.lease?.token || current.redrive !== claimed.redrive
 
 const FENCED_TEXT = 'not begun: this instance was fenced (its heartbeat late) since the claim'
 

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Storage } from '../../ports/storage.ts'
 import { Collection } from '../../store/collection.ts'
 import type { KeyedLock } from '../../store/keyed-lock.ts'
@@ -25,6 +25,8 @@ export interface OutboxRecord {
   lease?: Claim
   lastStatus?: number
   lastError?: string
+  /** Set anew by each redrive: a dead-lettering (or an attempt) that read the record before it leaves the event pending. */
+  redrive?: string
 }
 
 /** Why an event stopped being retried (older than webhookMaxAgeMs, the receiver answered 410, the device has no webhook URL any more). */
@@ -107,6 +109,7 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
      * pending). A record gone meanwhile keeps the letter: another dead-lettering of it (two 410s at once) may have removed it, relying
      * on that letter, which cannot be told from a delivery (then the letter is a duplicate, never a loss); but when `deviceGone` says
      * its device is being deleted (removeDevice's scan of the letters may have run before this call wrote it), the letter goes too.
+     * A record redriven since it was read (a new `redrive`) stays pending, and the letter this call wrote is taken back.
      */
     async deadLetter(
       key: string,
@@ -116,14 +119,15 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
       spare?: (record: OutboxRecord) => boolean,
       deviceGone?: (deviceId: string) => Promise<boolean>,
     ): Promise<DeadLetter | undefined> {
-      let written: DeadLetter | undefined
+      let [written, first]: [DeadLetter | undefined, OutboxRecord | undefined] = [undefined, undefined]
       for (;;) {
         const current = await records.load(key)
         if (!current) {
           if (written && (await deviceGone?.(written.deviceId))) await dead.removeIfEqual(written.id, written)
           return undefined
         }
-        if (spare?.(current)) {
+        first ??= current
+        if (spare?.(current) || current.redrive !== first.redrive) {
           if (written) await dead.removeIfEqual(written.id, written) // only the letter this call wrote, not one another process wrote since
           return undefined
         }
@@ -162,8 +166,8 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
     },
     /**
      * Put a dead letter back in the outbox as a fresh event (same id, age and attempts from zero), removing that letter (not a newer
-     * one); the new record, or the pending one when a dead-lettering cut short or under way left it (overwriting it would drop the
-     * lease of an attempt under way; the letter then stays: the record may yet be removed by that dead-lettering), or undefined. The
+     * one); the new record, or the pending one a dead-lettering cut short or under way left, made fresh in place (its lease kept: an
+     * attempt may be under way) with a new `redrive`, so that dead-lettering leaves it pending; or undefined. The
      * call that removes the letter it read is the one that redrove it: another (a redrive by another process, a discard) took it
      * first, and the record this call put back is taken back (else an event redriven at once by two processes was delivered twice).
      */
@@ -172,16 +176,21 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
         const letter = await dead.get(id)
         if (!letter) return undefined
         const { deviceId, accountId, event, body } = letter
-        const [key, record] = [outboxKey(deviceId, id), newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner)]
+        const fresh = { ...newOutboxRecord({ id, deviceId, accountId, event, body }, now, owner), redrive: randomUUID() }
+        const [key, record] = [outboxKey(deviceId, id), fresh]
         // Only the letter read, and only once this call put the event back: a newer letter (the event buried again meanwhile) stays.
         if (await records.create(key, record)) {
           if (await dead.removeIfEqual(id, letter)) return record
           await records.removeIfEqual(key, record) // the letter was taken meanwhile: read it again (gone, or a newer one)
           continue
         }
-        // Still pending (a dead-lettering cut short, or one under way): its letter stays, for that dead-lettering may yet remove the record.
-        const pending = await records.get(key)
-        if (pending) return pending
+        // Still pending (a dead-lettering cut short, or one under way): made fresh, its scheduler and lease kept; gone meanwhile: read again.
+        const { createdAt, dueAt, attempts, redrive } = fresh
+        const pending = await records.update(key, current => {
+          const { lastStatus: _status, lastError: _error, ...kept } = current ?? {}
+          return current && { ...(kept as OutboxRecord), createdAt, dueAt, attempts, redrive }
+        })
+        if (pending) return (await dead.removeIfEqual(id, letter), pending)
       }
     },
     /** Delete a dead letter; true when it existed. */

@@ -50,6 +50,33 @@ test('redriving a dead letter whose event is still pending (a crash between the 
   await b.close()
 })
 
+test('an event redriven fresh during an attempt is not dead-lettered as too old by the age that attempt read', async () => {
+  const storage = memoryStorage()
+  let release!: () => void
+  const held = new Promise<void>(resolve => (release = resolve))
+  const sender = recordingSender(() => 200)
+  const answering = {
+    send: async (delivery: WebhookDelivery) => (sender.sent.length === 0 ? (sender.sent.push(delivery), await held, { status: 500 }) : sender.send(delivery)),
+  }
+  const webhooks = outbox(storage, answering, { maxAgeMs: 1_000, timeoutMs: 5_000, reconcileMs: 3_600_000 })
+  await webhooks.start()
+  await webhooks.record(device('d1'), message('fresh'))
+  await waitFor(() => sender.sent.length === 1, 5_000, 'the first attempt')
+  // Its letter, as a dead-lettering cut short leaves it beside the pending record; redriven 0.7 s into the event's 1 s of age.
+  const [, record] = (await (webhooks as any).store.pending()[Symbol.asyncIterator]().next()).value as [string, OutboxRecord]
+  const { id, deviceId, accountId, event, body, createdAt } = record
+  await storage.set(`webhook-dead:${id}`, { id, deviceId, accountId, event, body, createdAt, attempts: 0, deadAt: Date.now(), reason: 'max-age' })
+  await new Promise(resolve => setTimeout(resolve, 700))
+  assert.ok(await webhooks.redrive(id))
+  // The attempt fails past the age it read at its claim, not past the redriven one.
+  await new Promise(resolve => setTimeout(resolve, 400))
+  release()
+  await waitFor(() => sender.sent.length === 2, 5_000, 'the redriven event to be attempted again')
+  await waitFor(async () => (await webhooks.pending()) === 0, 5_000, 'the event to be delivered')
+  assert.equal(await webhooks.deadLetters(), [], 'the redriven event was dead-lettered')
+  await webhooks.close()
+})
+
 test('an event redriven while the attempt that buried it is still ending is attempted again, not left to the next rescan', async () => {
   const storage = memoryStorage()
   // Device d1: its receiver answers 410; the webhook switch-off the 410 asks (devices.update) waits, and by then the host set a new URL.

@@ -32,6 +32,23 @@ test('a redrive while another process is moving the pending event to the dead le
   assert.ok(where.pending || where.dead, `the event is neither pending nor a dead letter: lost (${JSON.stringify(where)})`)
 })
 
+test('a redrive that answers true while a dead-lettering of the event is under way: the event ends pending, its letter gone', async () => {
+  const store = pausingStore()
+  const [a, b] = [createOutboxStore(store.storage, new KeyedLock()), createOutboxStore(store.storage, new KeyedLock())]
+  const record = lateRecord('redriven-in-the-race', 'instance-a')
+  const key = outboxKey(record.deviceId, record.id)
+  assert.ok(await a.add(record))
+  // A buries it: its letter is written, the removal of the record is held.
+  const removal = store.pause('deleteIfEqual' as 'delete', 'webhook-outbox:')
+  const burying = a.deadLetter(key, 'max-age', Date.now())
+  await removal.reached
+  // The host redrives the letter through B, which answers that the event is back in the outbox.
+  assert.ok(await b.redrive(record.id, Date.now(), 'instance-b'), 'the redrive found the letter')
+  removal.release()
+  await burying
+  assert.equal(await whereIs(store.storage, key, record.id), { pending: true, dead: false }, 'redriven (true), yet not put back')
+})
+
 test('a redriven event buried again before the redrive removed its old letter: the new letter stays', async () => {
   const store = pausingStore()
   const a = createOutboxStore(store.storage, new KeyedLock())
