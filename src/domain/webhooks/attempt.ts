@@ -36,9 +36,8 @@ const FENCED_RETRY_MS = 1_000
 /** What one POST got: a status (and Retry-After), or an error when there was no answer (`notBegun`: the sender never began it, the gateway stopping; `fenced`: never begun, this instance fenced since the claim). */
 type Outcome = { status?: number; retryAfter?: string; error?: string; notBegun?: boolean; fenced?: boolean }
 
-/** What an attempt asks of the delivery loop: whether this process is delivering a record now (a 410 sweep leaves those alone), whether the loop is closing (no POST starts then), and to read a device's records again (its held events, once its account is active). */
+/** What an attempt asks of the delivery loop: whether the loop is closing (no POST starts then), and to read a device's records again (its held events, once its account is active). */
 interface DeliveryLoop {
-  isRunning(key: string): boolean
   readonly closingSignal: AbortSignal
   refresh(lane: string): Promise<void>
 }
@@ -51,12 +50,16 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
   const watched = new WeakSet<AbortSignal>()
   /** Records a 410's sweep left to this process's attempt under way (by key), with the URL that answered 410: that attempt ends them as `gone` too. */
   const goneWhileRunning = new Map<string, string>()
+  /** Keys whose attempt is under way here (a 410 sweep leaves those to it): until its last look at goneWhileRunning, not its run's end in the loop (a few microtasks later, when an entry would outlive it). */
+  const underWay = new Set<string>()
   const paused = pausedDevices(deps, deviceId => loopOf().refresh(deviceId))
   /** Attempt the record under `key` of device `deviceId`: when to look at it again (undefined: done); `shutdown` aborts with a ShutdownAbort. */
   async function run(key: string, deviceId: string, shutdown: AbortSignal): Promise<number | undefined> {
+    underWay.add(key)
     try {
       return await attempt(key, deviceId, shutdown)
     } finally {
+      underWay.delete(key)
       if (goneWhileRunning.size > 0) goneWhileRunning.delete(key)
     }
   }
@@ -177,7 +180,7 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
     for await (const entry of store.ofDevice(record.deviceId)) {
-      if (!loopOf().isRunning(entry[0])) others.push(entry)
+      if (!underWay.has(entry[0])) others.push(entry)
       else if (entry[0] !== key) putBounded(goneWhileRunning, entry[0], url, 10_000) // its attempt buries it as gone unless it delivers
     }
     // One another live process is attempting now is its to finish: delivered, or buried by it (its receiver's 410, or no URL left).
