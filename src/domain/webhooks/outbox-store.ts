@@ -169,7 +169,9 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
      * one); the new record, or the pending one a dead-lettering cut short or under way left, made fresh in place (its lease kept: an
      * attempt may be under way) with a new `redrive`, so that dead-lettering leaves it pending; or undefined. The
      * call that removes the letter it read is the one that redrove it: another (a redrive by another process, a discard) took it
-     * first, and the record this call put back is taken back (else an event redriven at once by two processes was delivered twice).
+     * first, and the record this call put back is taken back (else an event redriven at once by two processes was delivered twice), or
+     * the pending one it made fresh is put back as it was, unless changed since (else both redrives answered true, and a discarded
+     * event was kept for delivery).
      */
     async redrive(id: string, now: number, owner: string): Promise<OutboxRecord | undefined> {
       for (;;) {
@@ -186,11 +188,16 @@ export function createOutboxStore(storage: Storage, lock: KeyedLock) {
         }
         // Still pending (a dead-lettering cut short, or one under way): made fresh, its scheduler and lease kept; gone meanwhile: read again.
         const { createdAt, dueAt, attempts, redrive } = fresh
+        let before: OutboxRecord | undefined
         const pending = await records.update(key, current => {
-          const { lastStatus: _status, lastError: _error, ...kept } = current ?? {}
+          const { lastStatus: _status, lastError: _error, ...kept } = (before = current) ?? {}
           return current && { ...(kept as OutboxRecord), createdAt, dueAt, attempts, redrive }
         })
-        if (pending) return (await dead.removeIfEqual(id, letter), pending)
+        if (!pending) continue
+        if (await dead.removeIfEqual(id, letter)) return pending
+        // The letter was taken meanwhile (another redrive, a discard) or buried anew: the record goes back as it was (unless changed since),
+        // and the letter is read again (before, this call answered true as well, and kept a discarded event for delivery).
+        await records.replace(key, pending, before!)
       }
     },
     /** Delete a dead letter; true when it existed. */
