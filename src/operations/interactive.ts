@@ -25,7 +25,7 @@ export const sendCarousel = sendOperation({
   summary: 'Send a carousel of cards',
   errors: [...sendErrors, ...mediaErrors, 'card-image-invalid'],
   fields: { message: text(MAX_CAPTION), cards: list(card, 1, MAX_CARDS), footer_text: optionalText(MAX_HEADER) },
-  accepts: ({ cards }) => !cards.some(c => hasDuplicateIds(c.buttons)),
+  accepts: ({ cards }) => !hasDuplicateIds(cards.flatMap(c => c.buttons)), // a tap names its id alone: unique across the cards, not only within one
   handle: sendOrSchedule('Carrossel enviado.', async ({ message: text, cards, footer_text: footer, to }, { services, mediaHold }) => {
     const images = await services.messaging.media.cardImages(
       cards.map(c => c.image_url.trim()),

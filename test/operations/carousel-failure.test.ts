@@ -25,14 +25,14 @@ test.after(async ctx => {
   await ctx.files.stop()
 })
 
-const card = (url: string) => ({ image_url: url, title: 'Pizza', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id: 'q' }] })
+const card = (url: string, id: string) => ({ image_url: url, title: 'Pizza', buttons: [{ type: 'quickReplyButton', displaytext: 'Quero', id }] })
 
 test('one card image 404, another slow: answered 400 with the 404, and the slow download is aborted, not left running', async ({ g, files }) => {
-  const answer = await g.send({ to: FRIEND, message: 'Ofertas', cards: [card(`${files.url}/lenta.png`), card(`${files.url}/falha.png`)] })
+  const answer = await g.send({ to: FRIEND, message: 'Ofertas', cards: [card(`${files.url}/lenta.png`, 'a'), card(`${files.url}/falha.png`, 'b')] })
   assertError(answer, 400, 'O servidor do arquivo respondeu com erro. (HTTP 404)')
   await waitFor(() => [...files.served, ...files.aborted].includes('/lenta.png'), 10_000, 'the slow download to end')
   assert.deepEqual([files.aborted, files.served.includes('/lenta.png')], [['/lenta.png'], false])
-  assertOk(await g.send({ to: FRIEND, message: 'Ofertas', cards: [card(`${files.url}/rapida.png`), card(`${files.url}/rapida.png`)] }))
+  assertOk(await g.send({ to: FRIEND, message: 'Ofertas', cards: [card(`${files.url}/rapida.png`, 'a'), card(`${files.url}/rapida.png`, 'b')] }))
 })
 
 test.run()

@@ -182,6 +182,18 @@ test('send carousel answers 401 validation.required for a bad card, a bad button
   assert.deepEqual(g.network.inbox(FRIEND), [])
 })
 
+test('send carousel answers 401 validation.required when two cards share a quick reply id, before any image is fetched', async ({ g, files }) => {
+  // A tap carries the button's id (the Botão event's buttonId) and its label: with one id on two cards, which card was tapped is lost.
+  const [a, b] = [card(files, 'A'), card(files, 'B', '/b.jpg')]
+  const shared = (id: string) => ({ ...b, buttons: [{ ...b.buttons[0], id }, b.buttons[1]] })
+  for (const other of [shared('want-A'), shared(' want-A ')])
+    assertError(await g.send({ to: FRIEND, message: 'x', cards: [a, other] }), 401, 'validation.required')
+  assert.deepEqual(g.network.inbox(FRIEND), [])
+  assert.deepEqual(files.requests, [])
+  // Other buttons may repeat across cards (a URL or call button has no id), and distinct ids go through.
+  assertOk(await g.send({ to: FRIEND, message: 'x', cards: [a, b] }))
+})
+
 test('send carousel answers 400 when a card image is not an image or its URL is refused', async ({ g, files }) => {
   assertError(
     await g.send({ to: FRIEND, message: 'x', cards: [card(files, 'A', '/doc.pdf')] }),

@@ -61,7 +61,11 @@ test('text, caption, interactive and group fields: at the limit 200, one past it
     ],
     ['header_title 60', () => buttons(1, { header_title: 'h'.repeat(60) }), () => buttons(1, { header_title: 'h'.repeat(61) })],
     ['footer_text 60', () => buttons(1, { footer_text: 'f'.repeat(60) }), () => buttons(1, { footer_text: 'f'.repeat(61) })],
-    ['10 cards', () => carousel(Array.from({ length: 10 }, () => card())), () => carousel(Array.from({ length: 11 }, () => card()))],
+    [
+      '10 cards',
+      () => carousel(Array.from({ length: 10 }, (_, i) => card({ buttons: [cardButton(i + 1)] }))),
+      () => carousel(Array.from({ length: 11 }, (_, i) => card({ buttons: [cardButton(i + 1)] }))),
+    ],
     ['at least 1 card', () => carousel([card()]), () => carousel([])],
     [
       '2 buttons per card',
