@@ -55,10 +55,15 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
     if (!plan) throw new GatewayError('invalid-input', details)
     return plan
   }
-  // The index entry of `email`; before addresses were NFC-normalised, a non-ASCII one was indexed as it came (such an entry is found so too).
-  const emailEntry = async (email: string) =>
-    (await byEmail.get(hashKey(normalEmail(email)))) ??
-    (normalEmail(email) === email.trim().toLowerCase() ? undefined : await byEmail.get(hashKey(email.trim().toLowerCase())))
+  // The index entry of `email`, under each form an address was indexed by (older first, so an older entry is found by its own form): in NFC
+  // with its invisible characters, before those were dropped; as it came, before addresses were NFC-normalised; now. One read for most.
+  const emailEntry = async (email: string) => {
+    for (const form of new Set([composedEmail(email), email.trim().toLowerCase(), normalEmail(email)])) {
+      const entry = await byEmail.get(hashKey(form))
+      if (entry) return entry
+    }
+    return undefined
+  }
   const byEmailAddress = async (email: string): Promise<Account | undefined> => {
     const entry = await emailEntry(email)
     return entry && records.load(entry.accountId)
@@ -200,8 +205,17 @@ export function createAccounts(storage: Storage, lock: KeyedLock, plans: Record<
 
 /**
  * An e-mail address as accounts are found by it: trimmed, lower case, in Unicode's composed form (NFC), so that one address typed as
- * `é` or as `e` + a combining accent (macOS, some forms) is one account, as canonically equivalent texts are the same text.
+ * `é` or as `e` + a combining accent (macOS, some forms) is one account, as canonically equivalent texts are the same text; without the
+ * characters that do not show (Default_Ignorable_Code_Point: zero-width space and joiners, soft hyphen, direction marks, word joiner,
+ * BOM), which a paste leaves in an address its user sees as the one without them.
  */
-function normalEmail(email: string): string {
+export function normalEmail(email: string): string {
+  return composedEmail(email).replace(INVISIBLE, '')
+}
+
+const INVISIBLE = /\p{Default_Ignorable_Code_Point}/gu
+
+/** An e-mail address as accounts were indexed before invisible characters were dropped (NFC, trimmed, lower case). */
+function composedEmail(email: string): string {
   return email.normalize('NFC').trim().toLowerCase()
 }

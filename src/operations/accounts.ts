@@ -4,6 +4,7 @@ import { answer, defineOperation } from './operation.ts'
 import { phone, text } from '../schema/fields.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { deviceErrors } from './error-answers.ts'
+import { normalEmail } from '../domain/accounts.ts'
 
 /** Passwords shorter than this are refused. */
 const MIN_PASSWORD = 6
@@ -12,7 +13,7 @@ const MIN_PASSWORD = 6
 const emailShape = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+\.[^\s@\p{Cc}]+$/u
 
 const email = documentStruct(
-  refine(text(254), 'email', v => emailShape.test(v.trim()) || 'expected an e-mail address'),
+  refine(text(254), 'email', v => emailShape.test(normalEmail(v)) || 'expected an e-mail address'), // as the account keeps it: an address of invisible characters is none
   { format: 'email' },
 )
 
