@@ -52,6 +52,7 @@ export interface WebhookSender {
    * policy, e.g. an address policy that allows one internal receiver. When given, operations 3 and 4
    * take a webhook URL by it instead of the gateway's rule (public addresses only, unless
    * `allowPrivateUrls`, which takes any). The sender still checks what it connects to at send time.
+   * A URL it throws on is refused as one it refuses, and the error logged.
    */
   accepts?(url: string): boolean
   /** Stop accepting work and wait for deliveries in flight. */
