@@ -18,6 +18,9 @@ const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u
 /** The network's refusals of a link that are none of operation 3's own (TransportError codes: a pairing code WhatsApp refuses, a connection closed meanwhile). */
 const linkRefusals: AnswerCode[] = ['invalid', 'not-found', 'not-admin', 'not-connected']
 
+/** The network's refusals of a status call (a host's transport may throw any TransportError): none is the device's or the request's, each the network's failure (502). */
+const statusRefusals: AnswerCode[] = ['invalid', 'not-found', 'not-admin', 'not-connected', 'already-connected']
+
 /** Operation 3: QR code or pairing code for a (new or existing, unlinked) device. */
 export const generateQrCode = defineOperation({
   name: 'generateQrCode',
@@ -96,7 +99,9 @@ export const deviceStatus = defineOperation({
       webhookSecret: string(),
     }),
   }),
-  errors: deviceErrors,
+  // A status call that fails (throws: 502, or another refusal of the network's, as 502 too), never answers (504), or cannot reach the network (503).
+  errors: [...deviceErrors, 'failed', 'timeout', 'unreachable', ...statusRefusals],
+  answers: Object.fromEntries(statusRefusals.map(code => [code, errorAnswers.failed])),
   schema: type({ authkey: text(256), message: text(), checkDispositivo: trueFlag() }),
   device: { ref: 'message', session: 'device' },
   async handle(_input, { services, device }) {
