@@ -12,7 +12,8 @@ export interface WebhookDelivery {
   signal?: AbortSignal
   /**
    * Aborted as the gateway begins to stop: a sender that has not begun this POST yet (it waits in
-   * the sender's own queue) must not begin it, and throws; the event is sent after the restart. A POST
+   * the sender's own queue) must not begin it, and throws (any error: one thrown once this is aborted is
+   * not counted as an attempt); the event is sent after the restart. A POST
    * under way goes on (until `signal`): one begun during the stop could be cut and sent twice.
    */
   closing?: AbortSignal

@@ -147,9 +147,10 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     if (mayBegin && !mayBegin()) return { error: FENCED_TEXT, fenced: true }
     const headers = webhookHeaders(secret, record.id, record.body)
     const timeoutMs = deps.settings.timeoutMs
+    const closing = loopOf().closingSignal
+    let timedOut = false
     try {
       const deadline = Date.now() + timeoutMs
-      const closing = loopOf().closingSignal
       // invoke: a JavaScript sender may answer with a plain value (or a thenable), not a native promise.
       const delivery: WebhookDelivery = { url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline }
       if (mayBegin) delivery.mayBegin = mayBegin
@@ -158,13 +159,17 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
         watched.add(shutdown)
         shutdown.addEventListener('abort', () => hangGuard.expireAll(), { once: true })
       }
-      const response = await hangGuard.run(sending, () => (shutdown.aborted ? shutdown.reason : new Error(`no answer within ${timeoutMs} ms`)))
+      const response = await hangGuard.run(sending, () =>
+        shutdown.aborted ? shutdown.reason : ((timedOut = true), new Error(`no answer within ${timeoutMs} ms`)),
+      )
       if (!Number.isInteger(response?.status)) return { error: 'the webhook sender returned no status' }
       return { status: response.status, retryAfter: response.retryAfter?.toString() }
     } catch (err) {
       // The sender heeded mayBegin: nothing was POSTed.
       if (refused) return { error: FENCED_TEXT, fenced: true }
-      return { error: err instanceof Error ? err.message : String(err), ...(err instanceof ShutdownAbort ? { notBegun: true } : {}) }
+      // Thrown by the sender once the stop began: a POST it had not begun and must not begin now (docs/api.md: it throws, whatever it throws; before, only the closing reason was taken so, and a plain Error was counted a failed attempt, its retry pushed past the restart).
+      const notBegun = err instanceof ShutdownAbort || (closing.aborted && !timedOut)
+      return { error: err instanceof Error ? err.message : String(err), ...(notBegun ? { notBegun: true } : {}) }
     }
   }
   /**
