@@ -30,7 +30,8 @@ export interface HttpAgentResponder extends AgentResponder {
 /**
  * An AgentResponder that POSTs each agent request (the AgentRequest without its signal) as JSON to
  * `url`, and replies with the answer's text: a `text/plain` body, or `{"text": "…"}` in JSON
- * (`null`, an empty text or a 204: no reply). Another status or shape is an error, and so is an
+ * (`null`, an empty text or a 204: no reply), read in the charset its content type declares (UTF-8
+ * when none; one no decoder knows is an error). Another status or shape is an error, and so is an
  * answer after the gateway stopped waiting (the request's signal aborts the POST): as with any
  * responder, the gateway logs it and sends no reply. No redirects; private and loopback addresses are
  * refused (on the URL, and after DNS at connect time) unless allowed.
@@ -58,9 +59,12 @@ export function httpAgentResponder(options: HttpAgentOptions): HttpAgentResponde
       })
       let status = 0
       let contentType = ''
+      let charset = 'utf-8'
       stream.once('response', (response: { statusCode: number; headers: Record<string, string | undefined> }) => {
         status = response.statusCode
-        contentType = response.headers['content-type']?.split(';')[0].trim().toLowerCase() ?? ''
+        const [type = '', ...parameters] = (response.headers['content-type'] ?? '').split(';')
+        contentType = type.trim().toLowerCase()
+        for (const parameter of parameters) charset = /^\s*charset\s*=\s*"?([^"]*)"?\s*$/i.exec(parameter)?.[1].trim().toLowerCase() || charset
       })
       const chunks: Buffer[] = []
       let size = 0
@@ -73,7 +77,7 @@ export function httpAgentResponder(options: HttpAgentOptions): HttpAgentResponde
       } finally {
         stream.destroy()
       }
-      return replyOf(status, contentType, Buffer.concat(chunks).toString('utf8'))
+      return replyOf(status, contentType, () => decode(Buffer.concat(chunks), charset))
     },
     close() {
       agent.http.destroy()
@@ -85,14 +89,15 @@ export function httpAgentResponder(options: HttpAgentOptions): HttpAgentResponde
 // --- Internal helpers ---
 
 /** The reply in an answer of the agent, or an error saying what is wrong with it. */
-function replyOf(status: number, contentType: string, body: string): AgentReply {
+function replyOf(status: number, contentType: string, body: () => string): AgentReply {
   if (status === 204) return undefined
   if (status < 200 || status > 299) throw new Error(`the agent answered HTTP ${status}`)
-  if (contentType === 'text/plain') return body
+  if (contentType === 'text/plain') return body()
   if (contentType === 'application/json' || contentType.endsWith('+json')) {
     let parsed: unknown
+    const json = body()
     try {
-      parsed = JSON.parse(body)
+      parsed = JSON.parse(json)
     } catch {
       throw new Error('the agent answered JSON that does not parse')
     }
@@ -101,6 +106,17 @@ function replyOf(status: number, contentType: string, body: string): AgentReply 
     throw new Error('the agent answered JSON without a "text" string')
   }
   throw new Error(`the agent answered ${contentType || 'no content type'}, not text/plain or JSON`)
+}
+
+/** `bytes` read in the charset the answer declared (UTF-8 when none: a Java or Spring service answers `text/plain` in ISO-8859-1 by default). */
+function decode(bytes: Buffer, charset: string): string {
+  let decoder: InstanceType<typeof TextDecoder>
+  try {
+    decoder = new TextDecoder(charset)
+  } catch {
+    throw new Error(`the agent answered in charset ${charset.slice(0, 40)}, which cannot be read`)
+  }
+  return decoder.decode(bytes)
 }
 
 /** The URL without credentials, for error messages. */
