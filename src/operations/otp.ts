@@ -3,6 +3,8 @@ import { GatewayError } from '../errors.ts'
 import { TransportError } from '../ports/transport.ts'
 import { answer, defineOperation, deviceByAppkey } from './operation.ts'
 import { falseFlag, optionalText, text, trueFlag } from '../schema/fields.ts'
+import { coerceWhen, isNumber } from '../schema/coerce-when.ts'
+import { fastCheckOf, withFastCheck } from '../schema/fast-check.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
 import { recipient } from './messaging-fields.ts'
@@ -25,6 +27,17 @@ const neverScheduled = documentStruct(optionalText(40), {
   description: 'Not allowed: an OTP is never scheduled (any value but a blank one is refused).',
   wire: schema => ({ ...schema, pattern: '^\\s*$' }),
 })
+
+/** A code sent as a JSON number: its 6 digits (12345 is the code 012345, whose leading zero a number cannot keep); any other number as written. */
+const codeDigits = (n: number): string => (Number.isInteger(n) && n >= 0 && n < 1_000_000 ? String(n).padStart(6, '0') : String(n))
+
+/** `verificarOTP`: the code as text, or as a JSON number (zero-padded: codeDigits). */
+const otpCode = (() => {
+  const code = text(32)
+  const check = fastCheckOf(code)!
+  const struct = withFastCheck(coerceWhen(code, isNumber, codeDigits), value => check(isNumber(value) ? codeDigits(value) : value))
+  return documentStruct(struct, { description: 'The 6-digit code, as text (or a JSON number: 12345 is the code `012345`).' })
+})()
 
 /** The text sent when `message` gives no template. */
 const DEFAULT_TEMPLATE = 'Seu código de verificação é {code}. Ele expira em {minutes} minutos.'
@@ -65,7 +78,7 @@ export const verifyOtp = defineOperation({
   answer: answer({ valid: literal(true) }),
   errors: [...deviceErrors, 'otp-invalid', 'rate-limited'],
   errorExtra: { valid: false },
-  schema: type({ appkey: text(), authkey: text(256), to: recipient(), message: falseFlag(), verificarOTP: text(32) }),
+  schema: type({ appkey: text(), authkey: text(256), to: recipient(), message: falseFlag(), verificarOTP: otpCode }),
   device: deviceByAppkey(),
   async handle({ to, verificarOTP: code }, { services, device }) {
     await services.rateLimits.otpVerification(device.id, to)
