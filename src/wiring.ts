@@ -13,16 +13,15 @@ import { createMessaging } from './domain/messaging/index.ts'
 import { MediaBudget } from './domain/messaging/media-budget.ts'
 import { shareLinks } from './domain/share-links.ts'
 import { startWebhookOutbox } from './domain/webhooks/outbox.ts'
+import { senderPolicy } from './domain/webhooks/sender-policy.ts'
 import { defaultAdapters } from './defaults.ts'
 import { GatewayEvents } from './events.ts'
-import { childLogger, type Logger } from './logger.ts'
+import { childLogger } from './logger.ts'
 import type { OperationServices } from './operations/operation.ts'
 import type { ResolvedOptions } from './resolve-options.ts'
 import { prefixedStorage } from './ports/storage.ts'
 import type { IncomingMessage, TransportEvent } from './ports/transport.ts'
-import type { WebhookSender } from './ports/webhooks.ts'
 import { RateLimits } from './security/rate-limits.ts'
-import { loggableUrl } from './security/url-policy.ts'
 import { cacheEpoch } from './store/cache-epoch.ts'
 import { guardStorage, StorageUnavailableError } from './store/guarded-storage.ts'
 import { createRetryBuffer } from './store/retry-buffer.ts'
@@ -280,17 +279,4 @@ function fencedWriteError(): Error {
   const err = new Error('transport storage write refused: this instance is fenced (its heartbeat is late), another instance may hold its devices now')
   err.name = 'FencedWriteError'
   return err
-}
-
-/** The sender's `accepts`, when it has one; a URL it throws on is refused (400, as one it refuses) and the error logged: before, operations 3 and 4 answered 500. */
-function senderPolicy(sender: WebhookSender, logger: Logger): ((url: string) => boolean) | undefined {
-  if (!sender.accepts) return undefined
-  return url => {
-    try {
-      return sender.accepts!(url)
-    } catch (err) {
-      logger.error({ err, url: loggableUrl(url) }, "the webhook sender's accepts threw: the webhook URL is refused")
-      return false
-    }
-  }
 }

@@ -53,7 +53,7 @@ export interface WebhookSender {
    * policy, e.g. an address policy that allows one internal receiver. When given, operations 3 and 4
    * take a webhook URL by it instead of the gateway's rule (public addresses only, unless
    * `allowPrivateUrls`, which takes any). The sender still checks what it connects to at send time.
-   * A URL it throws on is refused as one it refuses, and the error logged.
+   * A URL it throws on is refused as one it refuses, and the error logged; so is one it answers anything but a boolean for (a promise of an async policy included: the answer is needed at once).
    */
   accepts?(url: string): boolean
   /** Stop accepting work and wait for deliveries in flight. */

@@ -48,4 +48,36 @@ test("a webhook sender's accepts that throws: operations 3 and 4 refuse the URL 
   }
 })
 
+test("a JavaScript sender's async accepts (a promise): the URL is refused and the error logged, its rejection handled, never taken as true", async () => {
+  const lines: string[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
+  const unhandled: unknown[] = []
+  const onUnhandled = (reason: unknown) => void unhandled.push(reason)
+  process.on('unhandledRejection', onUnhandled)
+  const webhooks = {
+    send: async () => ({ status: 200 }),
+    // As a JavaScript host might write it: an async policy where the port asks for a boolean.
+    accepts: async (url: string) => {
+      if (url.includes('internal')) throw new Error('policy: internal receivers refused')
+      return false
+    },
+  } as unknown as WebhookSender
+  const t = await startGateway({ webhooks, logger })
+  try {
+    const { authkey } = await t.register()
+    for (const webhook of ['https://hooks.example.com/refused-later', 'https://internal.example.com/hook']) {
+      const qr = await t.post('/api/v2/qrcode', { authkey, setAppkey: 'loja', webhook })
+      assert.equal([qr.status, qr.body], [400, { status: 400, message: 'Parâmetros inválidos.' }], webhook)
+    }
+    await new Promise(resolve => setTimeout(resolve, 50))
+    assert.equal(unhandled, [])
+    const errors = lines.map(line => JSON.parse(line)).filter(entry => entry.level >= 50 && /accepts answered a promise/.test(entry.msg))
+    assert.is(errors.length, 2, lines.join('\n'))
+    assert.is((await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' })).status, 404)
+  } finally {
+    process.off('unhandledRejection', onUnhandled)
+    await t.stop()
+  }
+})
+
 test.run()
