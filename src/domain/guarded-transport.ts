@@ -11,7 +11,7 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
   const deadlines = new Deadlines(timeoutMs)
   const backstop = new Deadlines(Math.min(2 * timeoutMs, 2 ** 31 - 1)) // a transport that does not heed the signal: the deletion still ends
   const late = (name: string) => () => new TransportError('timeout', `transport ${name} did not answer within ${timeoutMs} ms`)
-  const timed = <T>(name: string, call: () => Promise<T>): Promise<T> => deadlines.run(converted(call), late(name))
+  const timed = <T>(name: string, call: () => Promise<T>, convert = converted): Promise<T> => deadlines.run(convert(call), late(name))
   const logout = (deviceId: string): Promise<void> => {
     const abort = new AbortController()
     const answered = deadlines.watch(() => abort.abort(late('logout')()))
@@ -22,7 +22,7 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
     stop: () => transport.stop(),
     connect: deviceId => converted(() => transport.connect(deviceId)),
     disconnect: deviceId => converted(() => transport.disconnect(deviceId)),
-    link: (deviceId, request) => timed('link', () => transport.link(deviceId, request)),
+    link: (deviceId, request) => timed('link', () => transport.link(deviceId, request), linkConverted),
     status: deviceId => timed('status', () => transport.status(deviceId)),
     ...(transport.statusNow ? { statusNow: (deviceId: string) => statusNow(transport, deviceId) } : {}),
     logout,
@@ -36,13 +36,23 @@ export function guardTransport(transport: Transport, timeoutMs: number): Transpo
   }
 }
 
-/** Run `call`, turning anything it throws (synchronously or not) into a TransportError. */
-function converted<T>(call: () => Promise<T>): Promise<T> {
+/** Run `call`, turning anything it throws (synchronously or not) into a TransportError; `already-connected`, which only `link` may mean (409), is `failed` (502) from any other call: a host's transport throwing it from a send answered a 409 no operation of the kind declares. */
+function converted<T>(call: () => Promise<T>, rethrow: (err: unknown) => never = rethrownBesideLink): Promise<T> {
   try {
-    return Promise.resolve(call()).catch(rethrown)
+    return Promise.resolve(call()).catch(rethrow)
   } catch (err) {
-    return Promise.reject(err).catch(rethrown)
+    return Promise.reject(err).catch(rethrow)
   }
+}
+
+/** `converted` for `link`, whose `already-connected` is its own (the device is linked already: 409). */
+function linkConverted<T>(call: () => Promise<T>): Promise<T> {
+  return converted(call, rethrown)
+}
+
+function rethrownBesideLink(err: unknown): never {
+  if (err instanceof TransportError && err.code === 'already-connected') throw new TransportError('failed', err.message, { cause: err })
+  return rethrown(err)
 }
 
 /** A transport's `statusNow`; one that throws knows nothing (undefined: the gateway asks `status`). */

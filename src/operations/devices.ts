@@ -19,7 +19,7 @@ const deviceName = refine(text(MAX_DEVICE_NAME), 'deviceName', v => !/[\u0000-\u
 const linkRefusals: AnswerCode[] = ['invalid', 'not-found', 'not-admin', 'not-connected']
 
 /** The network's refusals of a status call (a host's transport may throw any TransportError): none is the device's or the request's, each the network's failure (502). */
-const statusRefusals: AnswerCode[] = ['invalid', 'not-found', 'not-admin', 'not-connected', 'already-connected']
+const statusRefusals: AnswerCode[] = ['invalid', 'not-found', 'not-admin', 'not-connected']
 
 /** Operation 3: QR code or pairing code for a (new or existing, unlinked) device. */
 export const generateQrCode = defineOperation({
