@@ -3,8 +3,12 @@ import { distinguishingFields, operationsOf, type Operation, type PathEntry } fr
 import { structSchema, type JsonSchema } from '../schema/struct-schema.ts'
 import type { HttpStatusMode } from './render.ts'
 
-/** The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow, or a large one while the media budget is busy: request-body.ts) and the shutdown drain's; then the request rate limits, the store, the unexpected. */
+/**
+ * The refusals every operation may answer: before the body chooses it (in the table's words) the body's (unreadable, too slow, or a large one while the media budget is busy: request-body.ts),
+ * a forward's whose signature does not verify (cluster mode only: any request carrying the forwarding headers, docs/api.md) and the shutdown drain's; then the request rate limits, the store, the unexpected.
+ */
 const beforeChoice: AnswerCode[] = [
+  'forward-refused',
   'body-malformed',
   'body-not-object',
   'body-too-large',
