@@ -168,7 +168,7 @@ export class Post {
       const fromMe = phone === sender.phone
       const message = incoming(sent, group, content.incoming, group ?? (fromMe ? phone : hidden ? lid! : sender.phone), group ?? phone, fromMe)
       if (!hidden || fromMe) message.from = sender.phone
-      if (lid && !fromMe) message.fromLid = lid
+      if (lid) message.fromLid = lid // the account's own too: its LID, as the Baileys transport reports the self's
       if (profile?.pushName && !fromMe) message.pushName = profile.pushName
       for (const deviceId of this.sessions.devicesOf(phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, message))
     }
@@ -177,6 +177,7 @@ export class Post {
       const chat = group ?? this.hiddenLid(to) ?? to
       const echo = incoming(sent, group, content.incoming, chat, chat, true)
       echo.from = sender.phone
+      if (lid) echo.fromLid = lid
       for (const deviceId of this.sessions.devicesOf(sender.phone)) if (deviceId !== sender.deviceId) deliveries.push(this.sessions.deliver(deviceId, echo))
     }
     return { sent, deliveries }

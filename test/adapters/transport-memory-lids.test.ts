@@ -75,6 +75,28 @@ test("the account's own messages to a contact who hides the number are in the ch
   await h.close()
 })
 
+test("the account's own messages (typed on its phone, sent by another of its devices, in a group) carry its LID as fromLid, as the Baileys transport reports them", async () => {
+  const h = await memoryHarness()
+  await linkAs(h, 'd1', PHONE)
+  await linkAs(h, 'd2', PHONE)
+  const own = h.network.registerPhone(PHONE, { lid: true })!
+  const group = h.network.createGroup(FRIEND, 'Equipe', [PHONE]).id
+  await h.network.sendFromPhone(PHONE, FRIEND, { type: 'text', text: 'typed on the phone' })
+  await h.transport.send('d2', FRIEND, { kind: 'text', text: 'sent by another device' })
+  await h.network.sendFromPhone(PHONE, group, { type: 'text', text: 'in a group' })
+  await waitForMessages(h, 5)
+  const seenByD1 = h.events.flatMap(e => (e.type === 'message' && e.deviceId === 'd1' ? [e.message] : []))
+  assert.deepEqual(
+    seenByD1.map(m => [(m.content as { text: string }).text, m.fromMe, m.from, m.fromLid]),
+    [
+      ['typed on the phone', true, PHONE, own],
+      ['sent by another device', true, PHONE, own],
+      ['in a group', true, PHONE, own],
+    ],
+  )
+  await h.close()
+})
+
 test('POST /_sim/phones answers 400 for a LID another phone has', async () => {
   const sim = await simulatorServer({ port: 0, host: '127.0.0.1' })
   assert.equal((await post(`${sim.url}/_sim/phones`, { phone: FRIEND, lid: LID })).status, 200)

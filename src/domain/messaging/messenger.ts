@@ -86,7 +86,7 @@ export class Messenger {
       .then(status => this.publishText(device, to, text, sent, status))
   }
 
-  /** A sent text on the feed as the device's own (from the phone `status` names, in the chat the send answered); a failure is logged, never the send's. */
+  /** A sent text on the feed as the device's own (from the phone and LID `status` names, as the transports report what the phone sends; in the chat the send answered); a failure is logged, never the send's. */
   private publishText(device: Device, to: string, text: string, sent: SentMessage, status: SessionStatus | undefined): Promise<void> | void {
     try {
       // In the chat as the network names it (the contact's replies name it so), else as the caller did.
@@ -95,6 +95,7 @@ export class Messenger {
       const phone = status?.phone ?? device.phone
       const message: IncomingMessage = { id: sent.id, chat, to: chat, fromMe: true, isGroup: group, timestamp: sent.timestamp, content: { kind: 'text', text } }
       if (phone) message.from = phone
+      if (status?.lid) message.fromLid = status.lid
       if (group) message.group = chat
       const published = this.feed.publish(device, message)
       return published && published.catch(err => this.unpublished(err, device, sent))

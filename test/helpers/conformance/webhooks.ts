@@ -25,6 +25,22 @@ export function webhookCases(test: Case): void {
     assert.equal(typeof hook.timestamp, 'number')
   })
 
+  test("webhook Texto of the device's own text sent through the API: from its number, fromLid its LID (docs/api.md, Payload), as for a text its phone sends", async world => {
+    const id = assertOk(await send(world, { to: FRIEND, message: 'Enviado pela API' })).id
+    const [hook] = await hooks(world, [id])
+    assert.deepEqual(pick(hook, ['event', 'idMessagem', 'chat', 'from', 'fromLid', 'to', 'fromMe', 'isGroup', 'text']), {
+      event: 'Texto',
+      idMessagem: id,
+      chat: FRIEND,
+      from: SHOP,
+      fromLid: world.shopLid,
+      to: FRIEND,
+      fromMe: true,
+      isGroup: false,
+      text: 'Enviado pela API',
+    })
+  })
+
   test('webhooks Imagem, Vídeo, Áudio and Documento: the bytes the phone sent, with caption, file name, mimetype and voice note', async world => {
     const media = [
       { type: 'image', base64: PNG.toString('base64'), mimetype: 'image/png', caption: 'Olha isso' },

@@ -20,6 +20,8 @@ export interface World {
   authkey: string
   appkey: string
   deviceId: string
+  /** The LID of SHOP, the device's phone (every phone has one on the real network; the simulated one gives SHOP one). */
+  shopLid: string
   /** POST to any path of the server (`/api/...`, `/_sim/...`). */
   post(path: string, body: Record<string, unknown>, encoding?: Encoding): Promise<Answer>
   /** What only the real stack can do: its peer (undefined on the simulated network). */
@@ -118,13 +120,14 @@ export async function linkDevice(world: World, name: string, phone: string): Pro
 
 // --- Internal helpers ---
 
-/** Register the world's account and the phones FRIEND (`Amiga`) and OTHER, and link its device `loja` to SHOP. */
+/** Register the world's account and the phones FRIEND (`Amiga`), OTHER and SHOP (with its LID), and link its device `loja` to SHOP. */
 async function linked(world: World): Promise<World> {
   try {
     world.authkey ??= await register(world)
-    for (const profile of [{ phone: FRIEND, pushName: 'Amiga' }, { phone: OTHER }]) {
+    for (const profile of [{ phone: FRIEND, pushName: 'Amiga' }, { phone: OTHER }, { phone: SHOP, lid: true }]) {
       const answer = await world.post('/_sim/phones', profile)
       assert.equal(answer.status, 200, answer.text)
+      if (profile.phone === SHOP) world.shopLid = answer.body.lid
     }
     const device = await linkDevice(world, 'loja', SHOP)
     world.appkey = device.appkey
