@@ -1,7 +1,7 @@
 import { TransportError } from 'zapgate'
 import { BoundedMap } from 'zapgate/adapter-kit'
 import { socketCall } from './errors.ts'
-import { brazilianAlternative, isGroupJid, isLidJid, normalizeJid, parseAddress, phoneOf } from './jid.ts'
+import { brazilianAlternative, isGroupJid, isLidJid, normalizeJid, parseAddress, phoneOf, userOf } from './jid.ts'
 import type { SocketLike } from './types.ts'
 
 /**
@@ -15,11 +15,11 @@ export class AddressResolver {
 
   constructor(private readonly missTtlMs = 10 * 60_000) {}
 
-  /** The JID for `to`; TransportError('invalid') for a malformed address, ('not-found') for a number not on WhatsApp. */
+  /** The JID for `to`; TransportError('invalid') for a malformed address, ('not-found') for a number not on WhatsApp or a LID no account has. */
   async resolve(socket: SocketLike, to: string, timeoutMs: number): Promise<string> {
     const address = parseAddress(to)
     if (!address) throw new TransportError('invalid', `not a phone number or WhatsApp id: ${String(to)}`)
-    if (address.kind === 'jid') return address.jid
+    if (address.kind === 'jid') return isLidJid(address.jid) ? this.knownLid(socket, address.jid, timeoutMs) : address.jid
     const cached = this.cache.get(address.phone)
     if (cached === null) throw notOnWhatsApp(address.phone)
     if (cached) return cached
@@ -62,6 +62,24 @@ export class AddressResolver {
     }
   }
 
+  /**
+   * A LID as the network knows it: its devices asked for once (Baileys' device query, whose answer its
+   * send reuses from its cache), then remembered as resolve remembers numbers. A LID no account has
+   * has no device: WhatsApp takes a message to it all the same and delivers it to nobody, so it is
+   * refused here, not-found, as a number not on WhatsApp is (before, the send answered 200).
+   */
+  private async knownLid(socket: SocketLike, lid: string, timeoutMs: number): Promise<string> {
+    const cached = this.cache.get(lid)
+    if (cached === null) throw noSuchLid(lid)
+    if (cached || !socket.getUSyncDevices) return lid
+    const user = userOf(lid)
+    const devices = await socketCall('device lookup', timeoutMs, () => socket.getUSyncDevices!([lid], true, false))
+    const known = Array.isArray(devices) && devices.some(device => device.user === user)
+    this.cache.set(lid, known ? lid : null, known ? undefined : this.missTtlMs)
+    if (!known) throw noSuchLid(lid)
+    return lid
+  }
+
   /** Like resolve, but a group id is refused (group participants must be users). */
   async resolveUser(socket: SocketLike, to: string, timeoutMs: number): Promise<string> {
     if (isGroupJid(parseAddress(to)?.kind === 'jid' ? to.trim() : undefined)) throw new TransportError('invalid', `a group cannot be a participant: ${to}`)
@@ -95,6 +113,10 @@ async function lookup(socket: SocketLike, phone: string, timeoutMs: number): Pro
   const results = await socketCall('number lookup', timeoutMs, () => socket.onWhatsApp(phone))
   if (!Array.isArray(results)) throw new TransportError('failed', `number lookup: WhatsApp gave no answer for ${phone}`)
   return results.find(result => result.exists !== false && result.jid)?.jid
+}
+
+function noSuchLid(lid: string): TransportError {
+  return new TransportError('not-found', `no WhatsApp account has the LID ${lid}`)
 }
 
 function notOnWhatsApp(phone: string): TransportError {

@@ -40,6 +40,8 @@ export interface SocketLike {
   relayMessage(jid: string, message: proto.IMessage, options: MessageRelayOptions): Promise<string>
   readMessages(keys: WAMessageKey[]): Promise<void>
   onWhatsApp(...phoneNumber: string[]): Promise<{ jid: string; exists: boolean }[] | undefined>
+  /** The devices of users (a USync device query, cached by Baileys): none for a LID no account has (optional: a fake may leave it out). */
+  getUSyncDevices?(jids: string[], useCache: boolean, ignoreZeroDevices: boolean): Promise<{ user: string; device?: number; jid: string }[]>
   requestPairingCode(phoneNumber: string, customPairingCode?: string): Promise<string>
   groupMetadata(jid: string): Promise<GroupMetadata>
   groupGetInviteInfo(code: string): Promise<GroupMetadata>

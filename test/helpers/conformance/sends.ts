@@ -19,6 +19,10 @@ export function sendCases(test: Case): void {
     assertError(await send(world, { appkey: 'ghost', to: FRIEND, message: 'x' }), 404, 'Nenhum dispositivo encontrado.')
   })
 
+  test('operation 8: a LID no phone has (a recipient the device never met) is 404 Destino não encontrado na rede. (docs/api.md)', async world => {
+    assertError(await send(world, { to: '987654321098765@lid', message: 'ninguém' }), 404, 'Destino não encontrado na rede.')
+  })
+
   test('operation 9: send media delivers an image with its caption and a document with its name; 401 for bad base64', async world => {
     const image = assertOk(await send(world, { to: FRIEND, file: PNG.toString('base64'), message: 'foto.png', descricao: 'Nossa loja' }))
     assert.equal(image.message, 'Arquivo enviado.')
