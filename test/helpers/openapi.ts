@@ -82,3 +82,15 @@ export function declarationChecker(document: any): DeclarationCheck {
     return declared ? [] : [`${path} ${operation}: ${status} ${JSON.stringify(body)} not declared`]
   }
 }
+
+/** One request of each operation that makes a network call through the device's send queue (a send, a read receipt, the OTP send, the three group calls), for `keys`' device: [path, body, operation]. */
+export function networkCallRequests(keys: { authkey: string; appkey: string }) {
+  return [
+    ['/api/create-message', { ...keys, to: '5511988880002', message: 'oi' }, 'sendText'],
+    ['/api/create-message', { ...keys, to: '5511988880002', markRead: '3EB0AAAA' }, 'markMessageRead'],
+    ['/api/create-message', { ...keys, to: '5511988880002', enviarOTP: 'true' }, 'sendOtp'],
+    ['/api/groups', { ...keys, message: 'false', infoConvite: '120363000000000001@g.us' }, 'groupInfo'],
+    ['/api/groups', { ...keys, message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' }, 'createGroup'],
+    ['/api/groups', { ...keys, message: 'false', entrarConvite: 'https://chat.whatsapp.com/GPiWoLO26dKzFBO2wMKjZD' }, 'joinGroup'],
+  ] as const
+}

@@ -4,7 +4,7 @@ import { internalsOf } from '../../src/internals.ts'
 import { TransportError } from '../../src/ports/transport.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
-import { declarationChecker } from '../helpers/openapi.ts'
+import { declarationChecker, networkCallRequests } from '../helpers/openapi.ts'
 import { openSocket } from '../helpers/raw-http.ts'
 import { operationTable } from '../../src/operations/table.ts'
 import { operationsOf } from '../../src/operations/operation.ts'
@@ -72,14 +72,7 @@ test('a network call the transport cannot make, the network unreachable (the sim
     Object.assign(transport, { send: away, markRead: away, groupInfo: away, groupCreate: away, groupJoin: away })
     const keys = { authkey, appkey: 'loja' }
     const failures: string[] = []
-    for (const [path, body, operation] of [
-      ['/api/create-message', { ...keys, to: '5511988880002', message: 'oi' }, 'sendText'],
-      ['/api/create-message', { ...keys, to: '5511988880002', markRead: '3EB0AAAA' }, 'markMessageRead'],
-      ['/api/create-message', { ...keys, to: '5511988880002', enviarOTP: 'true' }, 'sendOtp'],
-      ['/api/groups', { ...keys, message: 'false', infoConvite: '120363000000000001@g.us' }, 'groupInfo'],
-      ['/api/groups', { ...keys, message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' }, 'createGroup'],
-      ['/api/groups', { ...keys, message: 'false', entrarConvite: 'https://chat.whatsapp.com/GPiWoLO26dKzFBO2wMKjZD' }, 'joinGroup'],
-    ] as const) {
+    for (const [path, body, operation] of networkCallRequests(keys)) {
       const answer = await t.post(path, body)
       assert.equal(answer.body, { status: 503, message: 'O WhatsApp não pode ser acessado a partir deste servidor. Tente novamente mais tarde.' }, operation)
       assert.is(answer.headers.get('retry-after'), '30', operation)

@@ -4,7 +4,7 @@ import { memoryTransport, MemoryNetwork } from '../../adapters/transport-memory/
 import { TransportError, type Transport } from '../../src/ports/transport.ts'
 import { startGateway } from '../helpers/gateway.ts'
 import { request } from '../helpers/http.ts'
-import { declarationChecker } from '../helpers/openapi.ts'
+import { declarationChecker, networkCallRequests } from '../helpers/openapi.ts'
 
 /**
  * A host's transport that throws `already-connected` (the port's answer to a link of a linked device)
@@ -37,14 +37,7 @@ test('already-connected thrown by a send, a read receipt or a group call is the 
     refusing = true
     const keys = { authkey, appkey: 'loja' }
     const failures: string[] = []
-    for (const [path, body, operation] of [
-      ['/api/create-message', { ...keys, to: '5511988880002', message: 'oi' }, 'sendText'],
-      ['/api/create-message', { ...keys, to: '5511988880002', markRead: '3EB0AAAA' }, 'markMessageRead'],
-      ['/api/create-message', { ...keys, to: '5511988880002', enviarOTP: 'true' }, 'sendOtp'],
-      ['/api/groups', { ...keys, message: 'false', infoConvite: '120363000000000001@g.us' }, 'groupInfo'],
-      ['/api/groups', { ...keys, message: 'Equipe', usuarios: '5511988880002', criarGrupo: 'true' }, 'createGroup'],
-      ['/api/groups', { ...keys, message: 'false', entrarConvite: 'https://chat.whatsapp.com/GPiWoLO26dKzFBO2wMKjZD' }, 'joinGroup'],
-    ] as const) {
+    for (const [path, body, operation] of networkCallRequests(keys)) {
       const answer = await t.post(path, body)
       if (answer.status !== 502 || (answer.body as { message?: string }).message !== 'Falha na rede de mensagens.')
         failures.push(`${operation}: answered ${answer.status} ${answer.text}`)
