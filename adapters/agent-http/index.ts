@@ -30,8 +30,9 @@ export interface HttpAgentResponder extends AgentResponder {
 /**
  * An AgentResponder that POSTs each agent request (the AgentRequest without its signal) as JSON to
  * `url`, and replies with the answer's text: a `text/plain` body, or `{"text": "…"}` in JSON
- * (`null`, an empty text or a 204: no reply), read in the charset its content type declares (UTF-8
- * when none; one no decoder knows is an error). Another status or shape is an error, and so is an
+ * (`{"text": null}`, `{}`, an empty text or a 204: no reply), read in the charset its content type declares (UTF-8
+ * when none; one no decoder knows is an error). Another status or shape (a JSON array, an object with
+ * fields but no `text`, a `text` not a string) is an error, and so is an
  * answer after the gateway stopped waiting (the request's signal aborts the POST): as with any
  * responder, the gateway logs it and sends no reply. No redirects; private and loopback addresses are
  * refused (on the URL, and after DNS at connect time) unless allowed.
@@ -101,8 +102,18 @@ function replyOf(status: number, contentType: string, body: () => string): Agent
     } catch {
       throw new Error('the agent answered JSON that does not parse')
     }
-    const text = (parsed as { text?: unknown } | null)?.text
-    if (typeof parsed === 'object' && parsed !== null && (text === undefined || text === null || typeof text === 'string')) return text
+    // An array (several texts?) or another value is an error, not "no reply": the host sees in its logs why its agent's answers reach no one.
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error(
+        `the agent answered a JSON ${Array.isArray(parsed) ? 'array' : parsed === null ? 'null' : typeof parsed}, not an object with a "text" string`,
+      )
+    // `{}` is no reply (what JSON.stringify({ text: undefined }) gives); an object with other fields but no `text` names its reply another way.
+    if (!('text' in parsed)) {
+      if (Object.keys(parsed).length === 0) return undefined
+      throw new Error('the agent answered a JSON object without "text"')
+    }
+    const text = (parsed as { text: unknown }).text
+    if (text === null || typeof text === 'string') return text
     throw new Error('the agent answered JSON without a "text" string')
   }
   throw new Error(`the agent answered ${contentType || 'no content type'}, not text/plain or JSON`)
