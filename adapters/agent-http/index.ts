@@ -71,13 +71,15 @@ export function httpAgentResponder(options: HttpAgentOptions): HttpAgentResponde
       let size = 0
       try {
         for await (const chunk of stream as AsyncIterable<Buffer>) {
-          size += chunk.length
-          if (size > maxBytes) throw new Error(`the agent answered more than ${maxBytes} bytes`)
+          if ((size += chunk.length) > maxBytes) break
           chunks.push(chunk)
         }
+      } catch (err) {
+        throw requestFailure(err)
       } finally {
         stream.destroy()
       }
+      if (size > maxBytes) throw new Error(`the agent answered more than ${maxBytes} bytes`)
       return replyOf(status, contentType, () => decode(Buffer.concat(chunks), charset))
     },
     close() {
@@ -117,6 +119,17 @@ function replyOf(status: number, contentType: string, body: () => string): Agent
     throw new Error('the agent answered JSON without a "text" string')
   }
   throw new Error(`the agent answered ${contentType || 'no content type'}, not text/plain or JSON`)
+}
+
+/**
+ * A failed request as a plain error, its message and code: got's RequestError keeps the request's
+ * options (the body, with the customer's text and history, and the headers, with an `authorization`)
+ * in an enumerable field that a logger's error serializer writes out.
+ */
+function requestFailure(err: unknown): Error {
+  const { message, code } = (err ?? {}) as { message?: unknown; code?: unknown }
+  const failure = new Error(`the agent request failed: ${typeof message === 'string' ? message : 'unknown error'}`)
+  return typeof code === 'string' ? Object.assign(failure, { code }) : failure
 }
 
 /** `bytes` read in the charset the answer declared (UTF-8 when none: a Java or Spring service answers `text/plain` in ISO-8859-1 by default). */
