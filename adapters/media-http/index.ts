@@ -21,7 +21,8 @@ export interface HttpMediaOptions {
 /**
  * The default MediaFetcher: got, over agents that check every address at connect time (after DNS,
  * so a public name pointing inside is refused too, and so is every redirect hop), each redirect's
- * URL checked before it is followed, a size cap enforced while streaming, and a timeout.
+ * URL checked before it is followed, a size cap enforced while streaming, and a timeout. It reports the bytes a
+ * download holds (its Content-Length, then what arrives past it) so that the gateway's media budget counts them.
  */
 export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
   const allowPrivate = options.allowPrivateUrls ?? false
@@ -31,6 +32,7 @@ export function httpMediaFetcher(options: HttpMediaOptions = {}): MediaFetcher {
   let agent: ReturnType<typeof guardedAgents> | undefined
   const maxRedirects = options.maxRedirects ?? 3
   return {
+    reportsBytes: true,
     async fetch(url, limits): Promise<FetchedMedia> {
       let checked = checkUrl(url, urlRules)
       if ('refused' in checked) throw new MediaFetchError('refused', `URL refused (${checked.refused})`)
@@ -77,6 +79,7 @@ async function download(
   limits.signal?.addEventListener('abort', abort)
   const chunks: Buffer[] = []
   let size = 0
+  let reported = 0 // the bytes told to onBytes: the declared length, then the received ones past it
   let contentType: string | undefined
   let fileName: string | undefined
   let redirect: URL | undefined
@@ -90,13 +93,15 @@ async function download(
       if (response.statusCode >= 300)
         return stream.destroy(new MediaFetchError('bad-status', `the server answered ${response.statusCode}`, { statusCode: response.statusCode }))
       const length = Number(response.headers['content-length'] ?? 0)
-      if (length > limits.maxBytes) stream.destroy(new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`))
+      if (length > limits.maxBytes) return stream.destroy(new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`))
+      if (length > 0) limits.onBytes?.((reported = length)) // NaN (a broken header) too is no declared size
       contentType = response.headers['content-type']?.split(';')[0].trim() || undefined
       fileName = fileNameOf(response.headers['content-disposition'], url)
     })
     for await (const chunk of stream as AsyncIterable<Buffer>) {
       size += chunk.length
       if (size > limits.maxBytes) throw new MediaFetchError('too-large', `file larger than ${limits.maxBytes} bytes`)
+      if (size > reported) limits.onBytes?.((reported = size))
       chunks.push(chunk)
     }
   } catch (err) {

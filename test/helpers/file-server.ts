@@ -8,6 +8,8 @@ export interface ServedFile {
   status?: number
   /** Wait this long before answering. */
   delayMs?: number
+  /** Send the headers (Content-Length included) at once and the body this long after. */
+  bodyDelayMs?: number
   /** Send no Content-Length (chunked), so only the streamed size tells. */
   chunked?: boolean
   /** More headers (a value's characters go out as its bytes: Latin-1). */
@@ -47,6 +49,9 @@ export async function fileServer(files: Record<string, ServedFile>): Promise<Fil
       if (file.chunked) {
         for (let i = 0; i < file.body.length; i += 64 * 1024) res.write(file.body.subarray(i, i + 64 * 1024))
         res.end()
+      } else if (file.bodyDelayMs) {
+        res.flushHeaders()
+        setTimeout(() => res.end(file.body), file.bodyDelayMs).unref()
       } else res.end(file.body)
     }
     if (file.delayMs)

@@ -11,7 +11,8 @@ import { fileServer, type FileServer } from '../helpers/file-server.ts'
  */
 const test = suite<{ t: TestGateway; files: FileServer; authkey: string }>('media budget: the body size from which a request holds it')
 test.before(async ctx => {
-  ctx.files = await fileServer({ '/lenta.png': { body: pngBytes(), type: 'image/png', delayMs: 1500 } })
+  // 40,000 bytes declared at once, sent 1.5 s later: the download holds 40,000 bytes meanwhile.
+  ctx.files = await fileServer({ '/lenta.png': { body: pngOf(40_000), type: 'image/png', bodyDelayMs: 1500 } })
   ctx.t = await startGateway({ allowPrivateUrls: true, mediaMaxBytes: 40_000, mediaBytesInFlight: 100_000, rateLimit: false })
   ctx.authkey = (await ctx.t.register()).authkey
   await ctx.t.linkedDevice(ctx.authkey, 'loja', '5511900000005')
@@ -28,6 +29,7 @@ test('with a download holding 40,000 of 100,000 bytes, text bodies of 65,536 and
 }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
   while (!files.requests.includes('/lenta.png')) await new Promise(resolve => setTimeout(resolve, 10))
+  await new Promise(resolve => setTimeout(resolve, 200)) // its headers reached the gateway
   const textOf = (bytes: number) => t.post('/api/create-message', bodyOf(bytes, { appkey: 'loja', authkey, to: '5511970000005' }))
   const [atThreshold, largest, under] = [await textOf(64 * 1024), await textOf(99_999), await textOf(64 * 1024 - 1)]
   assert.is((await slow).status, 200)
@@ -45,6 +47,11 @@ function bodyOf(bytes: number, fields: Record<string, string>): Record<string, s
   const body = { ...fields, message: 'a'.repeat(bytes - base) }
   assert.is(Buffer.byteLength(JSON.stringify(body)), bytes)
   return body
+}
+
+/** A PNG of `bytes`: the tiny one padded after its end (sniffed as PNG). */
+function pngOf(bytes: number): Buffer {
+  return Buffer.concat([pngBytes(), Buffer.alloc(bytes - pngBytes().length)])
 }
 
 /** A tiny valid PNG. */

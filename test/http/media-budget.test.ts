@@ -6,15 +6,17 @@ import { fileServer, type FileServer } from '../helpers/file-server.ts'
 import { exchange, openSocket } from '../helpers/raw-http.ts'
 
 /**
- * The media budget (issue 20.6) counts a media URL while it downloads (the largest file allowed)
- * and a large body while its request lasts; past it a send is answered 429 with Retry-After, and the
+ * The media budget (issue 20.6) counts a media URL while it downloads (its Content-Length, then the
+ * bytes arriving past it; test/http/media-budget-carousels.test.ts) and a large body while its request lasts; past it a send is answered 429 with Retry-After, and the
  * bytes are given back once each request is answered.
  */
 const test = suite<{ t: TestGateway; files: FileServer; authkey: string }>('mediaBytesInFlight: the process-wide media budget')
 test.before(async ctx => {
   ctx.files = await fileServer({
-    '/lenta.png': { body: pngBytes(), type: 'image/png', delayMs: 1500 },
+    // 4 MB (the largest file): its headers come at once, its body 1.5 s later, and it holds 4 MB meanwhile.
+    '/lenta.png': { body: pngOf(4 * MB), type: 'image/png', bodyDelayMs: 1500 },
     '/rapida.png': { body: pngBytes(), type: 'image/png' },
+    '/grande.png': { body: pngOf(3 * MB), type: 'image/png' },
   })
   ctx.t = await startGateway({ allowPrivateUrls: true, mediaMaxBytes: '4mb', mediaBytesInFlight: '6mb', rateLimit: false })
   ctx.authkey = (await ctx.t.register()).authkey
@@ -27,24 +29,30 @@ test.after(async ctx => {
 
 const BUSY = 'Servidor ocupado com outros arquivos. Tente novamente em instantes.'
 
-test('a download in flight holds the largest file: a second one past the budget is 429, and passes once the first is answered', async ({
+/** Until the `n`th download of /lenta.png has begun and its headers (4 MB declared) reached the gateway. */
+async function lentaHeld(files: FileServer, n: number): Promise<void> {
+  while (files.requests.filter(p => p === '/lenta.png').length < n) await new Promise(resolve => setTimeout(resolve, 10))
+  await new Promise(resolve => setTimeout(resolve, 200))
+}
+
+test('a download in flight holds its declared size: a second one past the budget is 429, and passes once the first is answered', async ({
   t,
   files,
   authkey,
 }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
-  while (!files.requests.includes('/lenta.png')) await new Promise(resolve => setTimeout(resolve, 10))
-  const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/rapida.png` })
+  await lentaHeld(files, 1)
+  const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/grande.png` })
   assert.is(refused.status, 429)
   assert.equal(refused.body, { status: 429, message: BUSY })
   assert.is(refused.headers.get('retry-after'), '5')
   assert.is((await slow).status, 200)
-  assert.is((await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/rapida.png` })).status, 200)
+  assert.is((await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/grande.png` })).status, 200)
 })
 
 test('a large base64 body counts by its size; a refused one is read and dropped so its answer arrives', async ({ t, files, authkey }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
-  while (files.requests.filter(p => p === '/lenta.png').length < 2) await new Promise(resolve => setTimeout(resolve, 10))
+  await lentaHeld(files, 2)
   const big = Buffer.alloc(3 * 1024 * 1024, 1)
   big.write('%PDF-1.4\n')
   const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })
@@ -57,7 +65,7 @@ test('a large base64 body counts by its size; a refused one is read and dropped 
 test('a base64 body sent without Content-Length (chunked) counts by its decoded size once decoded', async ({ t, files, authkey }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
   slow.catch(() => {}) // answered or not, the test says why it failed
-  while (files.requests.filter(p => p === '/lenta.png').length < 3) await new Promise(resolve => setTimeout(resolve, 10))
+  await lentaHeld(files, 3)
   const big = Buffer.alloc(3 * 1024 * 1024, 1)
   big.write('%PDF-1.4\n')
   const text = JSON.stringify({ appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })
@@ -117,6 +125,13 @@ test('mediaBytesInFlight must be a size above 0', async () => {
 })
 
 test.run()
+
+const MB = 1024 * 1024
+
+/** A PNG of `bytes`: the tiny one padded after its end (sniffed as PNG). */
+function pngOf(bytes: number): Buffer {
+  return Buffer.concat([pngBytes(), Buffer.alloc(bytes - pngBytes().length)])
+}
 
 /** A tiny valid PNG. */
 function pngBytes(): Buffer {

@@ -21,7 +21,7 @@ interface MediaRequest {
   caption?: string
   /** Forces the kind (see shapeOfFormat). */
   format?: string
-  /** The request's share of the media budget: a download holds up to the largest file while it runs, then its size. */
+  /** The request's share of the media budget: a download holds what it has downloaded or declared (up to the largest file) while it runs, then its size. */
   hold?: MediaHold
 }
 
@@ -79,18 +79,30 @@ export class MediaLoader {
     return file
   }
 
-  /** A download holds the largest file's bytes of the budget while it runs, then only its size. */
+  /**
+   * A download holds of the budget the bytes its fetcher reports (the declared size, then what arrives past it), at most the largest
+   * file, then only its size; one the budget cannot take is aborted and answered media-budget-exceeded (429). A fetcher that does not
+   * report bytes holds the largest file's bytes while it runs.
+   */
   private async heldDownload(url: string, hold: MediaHold | undefined, signal?: AbortSignal): Promise<LoadedFile> {
-    hold?.add(this.limits.maxBytes)
+    const counted = hold && this.fetcher.reportsBytes ? countedBytes(hold, this.limits.maxBytes, signal) : undefined
+    if (!counted) hold?.add(this.limits.maxBytes)
+    const limits = counted ? { ...this.limits, signal: counted.signal, onBytes: counted.onBytes } : signal ? { ...this.limits, signal } : this.limits
+    const held = () => (counted ? counted.held() : this.limits.maxBytes)
     try {
-      const fetched = await this.fetcher.fetch(url, signal ? { ...this.limits, signal } : this.limits)
-      hold?.add(fetched.data.length - this.limits.maxBytes)
+      const fetched = await this.fetcher.fetch(url, limits)
+      if (counted?.refused()) throw counted.refused()
+      hold?.add(fetched.data.length - held())
       return { data: fetched.data, declared: fetched.contentType, name: cleanName(fetched.fileName) }
     } catch (err) {
-      hold?.add(-this.limits.maxBytes)
+      hold?.add(-held())
+      const refused = counted?.refused()
+      if (refused) throw refused
       if (!(err instanceof MediaFetchError)) throw err
       if (err.reason === 'too-large') throw this.tooLarge(err)
       throw new GatewayError(FETCH_ERRORS[err.reason], { cause: err, ...(err.statusCode ? { detail: `HTTP ${err.statusCode}` } : {}) })
+    } finally {
+      counted?.done()
     }
   }
 
@@ -114,6 +126,33 @@ export class MediaLoader {
   private tooLarge(cause?: unknown): GatewayError {
     const mb = Math.round((this.limits.maxBytes / 1024 / 1024) * 10) / 10
     return new GatewayError('media-too-large', { cause, detail: `${mb} MB` })
+  }
+}
+
+/** The bytes a reporting download holds of `hold`: grown by `onBytes` up to `maxBytes`; past the budget the download is aborted and `refused` says why. */
+function countedBytes(hold: MediaHold, maxBytes: number, outer: AbortSignal | undefined) {
+  const stop = new AbortController()
+  const follow = () => stop.abort(outer?.reason)
+  if (outer?.aborted) follow()
+  else outer?.addEventListener('abort', follow)
+  let held = 0
+  let refusal: unknown
+  return {
+    signal: stop.signal,
+    held: () => held,
+    refused: () => refusal,
+    done: () => outer?.removeEventListener('abort', follow),
+    onBytes: (bytes: number) => {
+      const next = Math.min(Math.max(0, bytes), maxBytes)
+      if (refusal !== undefined || next <= held) return
+      try {
+        hold.add(next - held)
+        held = next
+      } catch (err) {
+        refusal = err
+        stop.abort(err)
+      }
+    },
   }
 }
 
