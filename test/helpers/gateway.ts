@@ -2,6 +2,7 @@ import Koa from 'koa'
 import { createGateway, type Gateway, type GatewayOptions } from '../../src/index.ts'
 import { MemoryNetwork, memoryTransport } from '../../adapters/transport-memory/index.ts'
 import { listen, post, type Answer, type Encoding } from './http.ts'
+import { internalsOf } from '../../src/internals.ts'
 
 /** A gateway on the simulated network, served over real HTTP on a free port. */
 export interface TestGateway {
@@ -92,4 +93,11 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
     await new Promise(resolve => setTimeout(resolve, 10))
   }
+}
+
+/** Until the gateway's requests hold at least `bytes` of its media budget (a download's declared size counted, say), polled every 10 ms for at most 10 s. */
+export async function mediaHeld(gateway: object, bytes: number): Promise<void> {
+  const budget = internalsOf(gateway).mediaBudget
+  for (const until = Date.now() + 10_000; budget.inUse() < bytes; await new Promise(resolve => setTimeout(resolve, 10)))
+    if (Date.now() > until) throw new Error(`the media budget held ${budget.inUse()} bytes after 10 s, not ${bytes}`)
 }

@@ -1,6 +1,6 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { mediaHeld, startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { fileServer, type FileServer } from '../helpers/file-server.ts'
 
 /**
@@ -29,7 +29,7 @@ test('with a download holding 40,000 of 100,000 bytes, text bodies of 65,536 and
 }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
   while (!files.requests.includes('/lenta.png')) await new Promise(resolve => setTimeout(resolve, 10))
-  await new Promise(resolve => setTimeout(resolve, 200)) // its headers reached the gateway
+  await mediaHeld(t.gateway, 40_000) // its headers reached the gateway: its declared 40,000 bytes held
   const textOf = (bytes: number) => t.post('/api/create-message', bodyOf(bytes, { appkey: 'loja', authkey, to: '5511970000005' }))
   const [atThreshold, largest, under] = [await textOf(64 * 1024), await textOf(99_999), await textOf(64 * 1024 - 1)]
   assert.is((await slow).status, 200)

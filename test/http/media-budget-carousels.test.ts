@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { suite } from 'uvu'
 import { fileServer, type FileServer } from '../helpers/file-server.ts'
+import { mediaHeld } from '../helpers/gateway.ts'
 import { FRIEND, assertError, assertOk, inbox, sendingGateway } from '../helpers/messaging.ts'
 import { PNG } from '../helpers/samples.ts'
 
@@ -64,7 +65,7 @@ test('large files still bound memory: past the budget a download is 429 by its C
     ]
     const slow = g.send({ to: FRIEND, message: 'Lenta', cards: one('/lenta-3mb.png') })
     while (!files.requests.includes('/lenta-3mb.png')) await new Promise(resolve => setTimeout(resolve, 10))
-    await new Promise(resolve => setTimeout(resolve, 200)) // its headers reached the gateway: 3 MB held
+    await mediaHeld(g.t.gateway, 3 * 1024 * 1024) // its headers reached the gateway: 3 MB held
     assertError(await g.send({ to: FRIEND, message: 'Declarada', cards: one('/rapida-3mb.png') }), 429, BUSY)
     assertError(await g.send({ to: FRIEND, message: 'Sem tamanho', cards: one('/sem-tamanho-3mb.png') }), 429, BUSY)
     assertError(await g.send({ to: FRIEND, file: `${files.url}/rapida-3mb.png` }), 429, BUSY)

@@ -1,7 +1,7 @@
 import { request } from 'node:http'
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
-import { startGateway, type TestGateway } from '../helpers/gateway.ts'
+import { mediaHeld, startGateway, type TestGateway } from '../helpers/gateway.ts'
 import { fileServer, type FileServer } from '../helpers/file-server.ts'
 import { exchange, openSocket } from '../helpers/raw-http.ts'
 
@@ -29,10 +29,10 @@ test.after(async ctx => {
 
 const BUSY = 'Servidor ocupado com outros arquivos. Tente novamente em instantes.'
 
-/** Until the `n`th download of /lenta.png has begun and its headers (4 MB declared) reached the gateway. */
-async function lentaHeld(files: FileServer, n: number): Promise<void> {
+/** Until the `n`th download of /lenta.png has begun and its headers (4 MB declared) reached the gateway (4 MB held of its budget). */
+async function lentaHeld(t: TestGateway, files: FileServer, n: number): Promise<void> {
   while (files.requests.filter(p => p === '/lenta.png').length < n) await new Promise(resolve => setTimeout(resolve, 10))
-  await new Promise(resolve => setTimeout(resolve, 200))
+  await mediaHeld(t.gateway, 4 * MB)
 }
 
 test('a download in flight holds its declared size: a second one past the budget is 429, and passes once the first is answered', async ({
@@ -41,7 +41,7 @@ test('a download in flight holds its declared size: a second one past the budget
   authkey,
 }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
-  await lentaHeld(files, 1)
+  await lentaHeld(t, files, 1)
   const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/grande.png` })
   assert.is(refused.status, 429)
   assert.equal(refused.body, { status: 429, message: BUSY })
@@ -52,7 +52,7 @@ test('a download in flight holds its declared size: a second one past the budget
 
 test('a large base64 body counts by its size; a refused one is read and dropped so its answer arrives', async ({ t, files, authkey }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
-  await lentaHeld(files, 2)
+  await lentaHeld(t, files, 2)
   const big = Buffer.alloc(3 * 1024 * 1024, 1)
   big.write('%PDF-1.4\n')
   const refused = await t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })
@@ -65,7 +65,7 @@ test('a large base64 body counts by its size; a refused one is read and dropped 
 test('a base64 body sent without Content-Length (chunked) counts by its decoded size once decoded', async ({ t, files, authkey }) => {
   const slow = t.post('/api/create-message', { appkey: 'loja', authkey, to: '5511970000005', file: `${files.url}/lenta.png` })
   slow.catch(() => {}) // answered or not, the test says why it failed
-  await lentaHeld(files, 3)
+  await lentaHeld(t, files, 3)
   const big = Buffer.alloc(3 * 1024 * 1024, 1)
   big.write('%PDF-1.4\n')
   const text = JSON.stringify({ appkey: 'loja', authkey, to: '5511970000005', file: big.toString('base64') })

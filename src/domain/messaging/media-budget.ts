@@ -29,4 +29,9 @@ export class MediaBudget {
     add(bytes)
     return { add, release: () => add(-held), held: () => held }
   }
+
+  /** The bytes every request holds now (what a test waits on, not a limit to read against: it changes at the next await). */
+  inUse(): number {
+    return this.used
+  }
 }
