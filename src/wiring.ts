@@ -189,7 +189,9 @@ async function wireParts(resolved: ResolvedOptions, started: (name: string, stop
         if (device && !(await messaging.otps.isCodeText(device, event.message))) await feed.publish(device, await withMediaUrl(event.deviceId, event.message))
       } else if (event.type === 'message-failed') {
         const device = await devices.get(event.deviceId)
-        if (device) await outbox.recordFailure(device, event)
+        // From the device's LID as its other own messages are (the session's, as the messenger reads it for a sent text).
+        const status = device && (transport.statusNow?.(event.deviceId) ?? (await transport.status(event.deviceId).catch(() => undefined)))
+        if (device) await outbox.recordFailure(device, event, status?.lid)
       }
     } catch (err) {
       if (err instanceof StorageUnavailableError) throw err

@@ -69,9 +69,9 @@ export class WebhookOutbox implements WebhookAdmin {
   readonly record = (device: Device, message: IncomingMessage): Promise<void> | undefined =>
     this.recordPayload(device, wanted(device, message.isGroup) && webhookPayload(device, message))
 
-  /** A sent message the network reports as not delivered: a `Falha` event, recorded like a message's. */
-  recordFailure(device: Device, failure: MessageFailure): Promise<void> | undefined {
-    return this.recordPayload(device, wanted(device, failure.chat.endsWith('@g.us')) && failurePayload(device, failure))
+  /** A sent message the network reports as not delivered: a `Falha` event (from the device's LID, `lid`, when known), recorded like a message's. */
+  recordFailure(device: Device, failure: MessageFailure, lid?: string): Promise<void> | undefined {
+    return this.recordPayload(device, wanted(device, failure.chat.endsWith('@g.us')) && failurePayload(device, failure, lid))
   }
 
   get unrecordedCount(): number {

@@ -47,10 +47,10 @@ export function webhookPayload(device: Pick<Device, 'id'>, message: IncomingMess
   return event && { ...envelope(event, device, message), ...kindFields(content) }
 }
 
-/** The `Falha` body: the envelope of the device's own message (the id its send answered), then `code` and `reason`. */
-export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: MessageFailure): WebhookPayload {
+/** The `Falha` body: the envelope of the device's own message (the id its send answered; `fromLid` the device's LID, `lid`, when its session knows it), then `code` and `reason`. */
+export function failurePayload(device: Pick<Device, 'id' | 'phone'>, failure: MessageFailure, lid?: string): WebhookPayload {
   const { messageId: id, chat, timestamp } = failure
-  const own = { id, chat, from: device.phone ?? chat, to: chat, fromMe: true, isGroup: chat.endsWith('@g.us'), timestamp }
+  const own = { id, chat, from: device.phone ?? chat, fromLid: lid, to: chat, fromMe: true, isGroup: chat.endsWith('@g.us'), timestamp }
   return { ...envelope('Falha', device, own), ...defined({ code: failure.code }), reason: failure.reason }
 }
 

@@ -114,6 +114,8 @@ export function actionCases(test: Case): void {
         { device: failure.device, chat: failure.chat, from: failure.from, fromMe: failure.fromMe, isGroup: failure.isGroup, code: failure.code },
         { device: world.deviceId, chat: FRIEND, from: SHOP, fromMe: true, isGroup: false, code: 463 },
       )
+      // The device's LID, as on its other own messages (docs/api.md, Payload: fromLid); before, a Falha carried none.
+      assert.equal(failure.fromLid, world.shopLid)
       assert.equal(typeof failure.reason, 'string')
     } finally {
       peer.failMessages(undefined)
