@@ -82,14 +82,13 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       await store.complete(key)
       return undefined
     }
-    // Buried only while the store still holds this attempt's claim: taken over since (this process stalled), the event is the new holder's.
-    const lost = claimLost(record)
+    // Buried only while the store still holds this attempt's claim (buryOwn): taken over since (this process stalled), the event is the new holder's.
     if (now - record.createdAt >= settings.maxAgeMs)
-      return bury(key, record, 'max-age', { url: device.webhookUrl, ...(waiting ? { lastError: PAUSED_TEXT } : {}) }, lost)
+      return buryOwn(key, record, 'max-age', { url: device.webhookUrl, ...(waiting ? { lastError: PAUSED_TEXT } : {}) })
     const url = device.webhookUrl
     if (!url) {
       const goneUrl = goneWhileRunning.get(key)
-      return goneUrl === undefined ? bury(key, record, 'no-webhook', {}, lost) : bury(key, record, 'gone', { url: goneUrl }, lost)
+      return goneUrl === undefined ? buryOwn(key, record, 'no-webhook', {}) : buryOwn(key, record, 'gone', { url: goneUrl })
     }
 
     // Closing since this attempt began (its claim and reads took a while): no POST now, for one the grace would cut short could have reached its receiver and be sent again.
@@ -127,9 +126,9 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     const failedAt = Date.now()
     const failure = { lastStatus: status, lastError: error }
     // Its receiver's 410 to another event switched the webhook off meanwhile: the sweep left this one to this attempt (while it holds its claim: taken over since, the event may have been buried and redriven, to a new URL).
-    if (goneWhileRunning.has(key)) return bury(key, record, 'gone', { url, ...failure, attempted: true }, lost)
+    if (goneWhileRunning.has(key)) return buryOwn(key, record, 'gone', { url, ...failure, attempted: true })
     // Too old by the record this attempt claimed: only while the store still holds that claim (taken over since, the event may have been buried and redriven fresh).
-    if (failedAt - record.createdAt >= settings.maxAgeMs) return bury(key, record, 'max-age', { url, ...failure, attempted: true }, lost)
+    if (failedAt - record.createdAt >= settings.maxAgeMs) return buryOwn(key, record, 'max-age', { url, ...failure, attempted: true })
     const delay = parseRetryAfter(retryAfter, failedAt) ?? retryDelay(settings.retryMs, attempt)
     const dueAt = Math.min(failedAt + delay, record.createdAt + settings.maxAgeMs)
     await store.retryLater(key, record.lease?.token, { dueAt, counted: true, ...failure })
@@ -175,13 +174,13 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
   /**
    * The receiver answered 410 Gone: dead-letter the event (only while the store still holds this attempt's claim: taken over since, the
    * event may have been buried and redriven, to a new URL), clear the device's webhook URL, dead-letter its other pending events (those
-   * this process is attempting: when their attempt ends undelivered).
+   * this process is attempting: when their attempt ends undelivered); when to attempt the event again, as buryOwn.
    */
-  async function gone(key: string, record: OutboxRecord, url: string): Promise<undefined> {
+  async function gone(key: string, record: OutboxRecord, url: string): Promise<number | undefined> {
     const { store, devices, logger } = deps
-    await bury(key, record, 'gone', { url, lastStatus: 410, attempted: true }, claimLost(record))
+    const again = await buryOwn(key, record, 'gone', { url, lastStatus: 410, attempted: true })
     const after = await devices.update(record.deviceId, device => void (device.webhookUrl === url && (device.webhookUrl = undefined)))
-    if (after?.webhookUrl) return undefined // a URL set since this attempt began: the pending events are that receiver's
+    if (after?.webhookUrl) return again // a URL set since this attempt began: the pending events are that receiver's
     logger.warn({ deviceId: record.deviceId, url: loggableUrl(url) }, 'webhook receiver answered 410 Gone: the device webhook is switched off')
     const others: [string, OutboxRecord][] = []
     for await (const entry of store.ofDevice(record.deviceId)) {
@@ -191,7 +190,21 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
     // One another live process is attempting now is its to finish: delivered, or buried by it (its receiver's 410, or no URL left).
     const attemptedElsewhere = (other: OutboxRecord) => other.lease?.owner !== deps.liveness.id && claimedUntil(other.lease, deps.liveness) !== undefined
     for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url }, attemptedElsewhere)
-    return undefined
+    return again
+  }
+  /**
+   * Bury the attempt's own record, only while the store still holds its claim and it was not redriven since: undefined, or now when a
+   * redrive since left the event pending under this claim: attempted again at once, here (a redrive in another process schedules it
+   * there only for when this claim runs out: before, up to 35 s later).
+   */
+  async function buryOwn(key: string, record: OutboxRecord, reason: DeadLetterReason, details: DeadLetterDetails): Promise<number | undefined> {
+    let redriven = false
+    const lost = (current: OutboxRecord): boolean => {
+      const claimed = current.lease?.token === record.lease?.token
+      return (redriven = claimed && current.redrive !== record.redrive) || !claimed
+    }
+    await bury(key, record, reason, details, lost)
+    return redriven ? Date.now() : undefined
   }
   /** Move a record to the dead letters (unless `spare` names it) and tell the host (`delivery-failed` with `final`). */
   async function bury(
@@ -225,12 +238,6 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
 }
 
 // --- Internal helpers ---
-
-/** Whether the stored record no longer carries `claimed`'s claim (another process took the event over since), or was redriven since (fresh). */
-const claimLost =
-  (claimed: OutboxRecord) =>
-  (current: OutboxRecord): boolean =>
-    current.lease?.token !== claimed.lease?.token || current.redrive !== claimed.redrive
 
 const FENCED_TEXT = 'not begun: this instance was fenced (its heartbeat late) since the claim'
 
