@@ -187,9 +187,10 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       if (!underWay.has(entry[0])) others.push(entry)
       else if (entry[0] !== key) putBounded(goneWhileRunning, entry[0], url, 10_000) // its attempt buries it as gone unless it delivers
     }
-    // One another live process is attempting now is its to finish: delivered, or buried by it (its receiver's 410, or no URL left).
+    // One another live process is attempting now is its to finish: delivered, or buried by it (its receiver's 410, or no URL left); so is
+    // one whose attempt began here since the listing (before, it was buried as gone while its POST to a URL set meanwhile delivered it).
     const attemptedElsewhere = (other: OutboxRecord) => other.lease?.owner !== deps.liveness.id && claimedUntil(other.lease, deps.liveness) !== undefined
-    for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url }, attemptedElsewhere)
+    for (const [otherKey, other] of others) await bury(otherKey, other, 'gone', { url }, current => underWay.has(otherKey) || attemptedElsewhere(current))
     return again
   }
   /**
