@@ -106,7 +106,7 @@ export class WindowCounters {
  * window (its entry expires when its window ends and the next count starts it again), so a store
  * that keeps expired entries until they are read (SQL) holds one row per counter, not one per window.
  */
-function windowOf(name: string, rule: RateRule, what: readonly string[], now: number): { key: string; ttlMs: number; retryAfterSeconds: number } {
+export function windowOf(name: string, rule: RateRule, what: readonly string[], now: number): { key: string; ttlMs: number; retryAfterSeconds: number } {
   const digest = hashKey(`${name}\n${what.join('\n')}`).slice(0, 32)
   const length = rule.duration * 1000
   const offset = parseInt(digest.slice(0, 8), 16) % length
