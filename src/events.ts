@@ -30,7 +30,7 @@ export interface GatewayEventMap {
   send: [{ deviceId: string; kind: SendKind; ok: boolean; /** Why: a TransportError or GatewayError code, else `error`. */ reason?: string }]
   /** This instance took a device's lease (cluster): `from` names the instance it was taken over from (gone, or having handed it back). */
   lease: [{ deviceId: string; epoch: number; from?: string }]
-  /** This instance forwarded an operation to the instance holding its device (cluster); `ok: false` when that one could not answer. */
+  /** This instance forwarded an operation to the instance holding its device (cluster); `ok: false` when that one could not answer, or refused it as not holding the device. */
   forward: [{ operation?: string; to: string; ok: boolean }]
   /** One of the gateway's HTTP routes answered (only emitted while someone listens). */
   request: [

@@ -58,14 +58,14 @@ export function routeToHolder(entry: PathEntry, deps: HolderRoutingDeps): { earl
     if (key) putBounded(known!, key, { id: instanceId, url }, MAX_KNOWN) // the oldest out through one kept iterator: a new one steps over every deleted entry
     return relayAnswer(ctx, answer) // a refused key was counted by the holder (gatewayRateLimit)
   }
-  /** POST the request, signed, to the holder `to` (a `forward` event either way). */
+  /** POST the request, signed, to the holder `to` (a `forward` event either way: not `ok` when unanswered, or refused by a process not holding the device). */
   const send = async (ctx: Context, state: RequestState, to: KnownHolder): Promise<ForwardAnswer> => {
     const { secret, instances, events } = cluster!
     let ok = false
     try {
       const signed = { secret, from: instances.id, to: to.id, clientIp: ctx.ip, clientBaseUrl: deps.baseUrlOf(ctx, state) }
       const answer = await deps.forward({ baseUrl: to.url, path: entry.path, ...state.body!, ...signed })
-      ok = true
+      ok = !answer.notHolder // refused before anything ran: no holder answered it (forwarded again, or 503 to the client)
       return answer
     } finally {
       events.emit('forward', { operation: state.operation?.name, to: to.id, ok })
