@@ -12,14 +12,14 @@ export function webhookHeaders(secret: string, id: string, body: string, now = D
   return { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signWebhook(secret, id, timestamp, body) }
 }
 
-/** Check a webhook the gateway sent, as a receiver: any `v1,` signature of `webhook-signature` over the raw `body` with the device's secret (constant-time compare), and a timestamp within `toleranceSeconds` (default 300) of now. */
+/** Check a webhook the gateway sent, as a receiver: any `v1,` signature of `webhook-signature` over the raw `body` with the device's secret (constant-time compare), and a timestamp within `toleranceSeconds` (default 300) of now. Header names in any case, as HTTP has them (before, only lower case: `Webhook-Id` from a proxy that canonicalises names was refused). */
 export function verifyWebhook(
   secret: string,
   headers: Record<string, string | string[] | undefined>,
   body: string | Buffer,
   options: { toleranceSeconds?: number; now?: number } = {},
 ): boolean {
-  const header = (name: string) => [headers[name]].flat()[0]
+  const header = (name: string) => [headers[name] ?? headers[Object.keys(headers).find(key => key.toLowerCase() === name) ?? name]].flat()[0]
   const id = header('webhook-id')
   const timestamp = Number(header('webhook-timestamp'))
   const signatures = header('webhook-signature')
