@@ -2,7 +2,7 @@
 export interface WebhookDelivery {
   /** Receiver URL (already checked against the URL policy when it was configured). */
   url: string
-  /** Headers to send, including the Standard Webhooks `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
+  /** Headers to send: `content-type: application/json` and the Standard Webhooks `webhook-id`, `webhook-timestamp`, `webhook-signature`. */
   headers: Record<string, string>
   /** The exact JSON body that was signed. */
   body: string
