@@ -174,7 +174,8 @@ function putNewest<V>(map: Map<string, V>, key: string, value: V, limit: number)
  * The hint as the URL to post to (no trailing slash), or undefined when it is no usable one: not
  * an absolute http(s) URL, plain http while the base URL is https (the caller's key never leaves
  * TLS because of a hint), with credentials, a query or a fragment (the operation's path could not
- * follow it), or several joined (`headers.get` joins repeated headers with a comma).
+ * follow it), several joined (`headers.get` joins repeated headers with a comma), or on a port
+ * `fetch` refuses to call (BAD_PORTS).
  */
 function holderUrl(hint: string | null, baseUrl: string): string | undefined {
   let url: URL
@@ -185,8 +186,19 @@ function holderUrl(hint: string | null, baseUrl: string): string | undefined {
   }
   const scheme = /^https:/i.test(baseUrl) ? url.protocol === 'https:' : url.protocol === 'https:' || url.protocol === 'http:'
   const plain = !url.username && !url.password && !/[\s,?#]/.test(hint!)
-  return scheme && plain && url.host ? url.origin + url.pathname.replace(/\/+$/, '') : undefined
+  return scheme && plain && url.host && !BAD_PORTS.has(url.port) ? url.origin + url.pathname.replace(/\/+$/, '') : undefined
 }
+
+/**
+ * The ports `fetch` refuses to call (the fetch standard's "bad ports": it fails with `bad port`
+ * before connecting), which the instances' own forwards (undici's request) do reach: a hint on
+ * one is not followed (before, it failed the device's next call, each minute).
+ */
+const BAD_PORTS = new Set(
+  `1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 119 123 135 137 139
+  143 161 179 389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049
+  3659 4045 4190 5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080`.split(/\s+/),
+)
 
 /** The answer's `Retry-After` in seconds, when it gives a number of them. */
 function retryAfterOf(response: Response): { retryAfter?: number } {

@@ -96,6 +96,25 @@ test('a holder hint the client cannot connect to (a name that does not resolve) 
   }
 })
 
+test("a holder hint on a port fetch refuses to call (6000, 5060, 10080: the fetch standard's bad ports, which the instances' own forwards reach) is not followed: every call answers, from the base URL", async () => {
+  const base = await serve(json(200, { status: 200, message: 'ok' }, { [HOLDER_HEADER]: 'http://127.0.0.1:6000' }))
+  try {
+    const client = createClient({ baseUrl: base.url, authkey: 'k' })
+    const answers = []
+    for (const message of ['um', 'dois', 'três']) {
+      const answer = await client
+        .call('sendText', { appkey: 'loja', to: FRIEND, message })
+        .catch((err: Error) => `${err.message}: ${(err.cause as Error)?.message}`)
+      answers.push(typeof answer === 'string' ? answer : [answer.ok, answer.url])
+    }
+    assert.equal(answers, Array(3).fill([true, base.url]))
+    assert.is(base.bodies.length, 3)
+    assert.is(client.urlFor('loja'), base.url)
+  } finally {
+    base.close()
+  }
+})
+
 test('a holder hint that is no usable URL (credentials, a query or fragment, two joined, not parseable, not http) is ignored: every call answers, each from the base URL', async () => {
   // The hints name the base's own host, so a request the client did send to one shows in its answer's url (and its path).
   const odd = (host: string) => [
