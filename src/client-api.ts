@@ -55,7 +55,7 @@ export interface ClientOptions {
   authkey?: string
   /** Default: the global `fetch`. */
   fetch?: typeof fetch
-  /** A request with no answer by then is given up (it may have been done: never sent again); default 130 s, past the gateway's own 120 s for a forward. */
+  /** A request with no answer by then is given up (it may have been done: never sent again); default 130 s, past the gateway's own 120 s for a forward. A positive number of ms; past 2^31 - 1 (about 24.8 days, what a timer holds; Infinity too) it is that. */
   timeoutMs?: number
 }
 
@@ -96,7 +96,7 @@ export function createClient(options: ClientOptions): GatewayClient {
   const keyOf = (authkey: unknown, device: unknown) =>
     typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
 
-  const timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS
+  const timeoutMs = timerMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
   const post = (url: string, path: string, body: string) =>
     send(url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(timeoutMs) })
 
@@ -204,6 +204,15 @@ const BAD_PORTS = new Set(
 function retryAfterOf(response: Response): { retryAfter?: number } {
   const seconds = Number(response.headers.get('retry-after') ?? NaN)
   return Number.isInteger(seconds) && seconds >= 0 ? { retryAfter: seconds } : {}
+}
+
+/**
+ * `ms` as a timer's delay: at most 2^31 - 1 (a longer one, Infinity included, is that: a timer
+ * fires after 1 ms past it, and AbortSignal.timeout refuses Infinity), else createClient throws.
+ */
+function timerMs(ms: number): number {
+  if (!(ms > 0)) throw new RangeError(`createClient: timeoutMs must be a positive number of ms, got ${ms}`)
+  return Math.min(ms, 2 ** 31 - 1)
 }
 
 /** How long a request may go unanswered by default. */

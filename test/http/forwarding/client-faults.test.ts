@@ -79,6 +79,30 @@ test('a request with no answer within timeoutMs is given up (rejects), and not s
   }
 })
 
+test('a timeoutMs past what a timer holds (30 days, Infinity: "no time-out") waits for the answer; one that is no positive number is refused by createClient', async () => {
+  const base = await serve((req, body, res) => setTimeout(() => json(200, { status: 200, message: 'ok' })(req, body, res), 100))
+  try {
+    const outcomes = []
+    for (const timeoutMs of [30 * 86_400_000, Infinity]) {
+      const client = createClient({ baseUrl: base.url, authkey: 'k', timeoutMs })
+      outcomes.push(
+        await send(client, 'oi').then(
+          answer => [answer.ok, answer.url],
+          (err: Error) => `${err.name}: ${err.message}`,
+        ),
+      )
+    }
+    assert.equal(outcomes, [
+      [true, base.url],
+      [true, base.url],
+    ]) // before: the 30 days were 1 ms (TimeoutError, the text sent or not), Infinity a RangeError on every call
+    assert.is(base.bodies.length, 2)
+    for (const timeoutMs of [0, -1, NaN]) assert.throws(() => createClient({ baseUrl: base.url, timeoutMs }), /timeoutMs/, String(timeoutMs))
+  } finally {
+    base.close()
+  }
+})
+
 test("an answer's Retry-After reaches the caller (429, 503), in seconds", async () => {
   const base = await serve(json(429, { status: 429, message: 'Muitas requisições. Tente novamente mais tarde.' }, { 'retry-after': '16' }))
   try {
