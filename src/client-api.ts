@@ -84,7 +84,8 @@ export interface GatewayClient {
  * gateway's (not JSON, or no numeric `status`: a proxy's error page), or a 503, 401 or 404 makes
  * the client forget the device's holder, so its next request goes to the base URL again (which
  * forwards, and names the new holder). A request unanswered within `timeoutMs` is given up, never sent again.
- * A remembered holder that gave no answer at all (a network error, the time-out) is not followed for a minute either.
+ * A remembered holder that gave no answer at all (a network error, the time-out) is not followed for a minute either,
+ * for any device (those it held go to the base URL meanwhile).
  */
 export function createClient(options: ClientOptions): GatewayClient {
   const baseUrl = options.baseUrl.replace(/\/+$/, '')
@@ -96,20 +97,29 @@ export function createClient(options: ClientOptions): GatewayClient {
   const keyOf = (authkey: unknown, device: unknown) =>
     typeof authkey === 'string' && typeof device === 'string' && device !== '' ? `${authkey}\n${device}` : undefined
 
+  /** The device's remembered holder, unless another device's call could not reach it (or got no answer) within the minute: it is left for every device it held. */
+  const holderOf = (key: string) => {
+    const url = holders.get(key)
+    if (url === undefined || !((unreached.get(url) ?? 0) > Date.now())) return url
+    holders.delete(key)
+    return undefined
+  }
+
   const timeoutMs = timerMs(options.timeoutMs ?? DEFAULT_TIMEOUT_MS)
   const post = (url: string, path: string, body: string) =>
     send(url + path, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/json' }, body, signal: AbortSignal.timeout(timeoutMs) })
 
   return {
     urlFor(device, authkey = options.authkey) {
-      return holders.get(keyOf(authkey, device) ?? '') ?? baseUrl
+      const key = keyOf(authkey, device)
+      return (key ? holderOf(key) : undefined) ?? baseUrl
     },
     async call(name, request) {
       const route: { path: string; device?: string } = OPERATION_ROUTES[name]
       const fields = { ...request } as Record<string, unknown>
       if (fields.authkey === undefined && options.authkey !== undefined) fields.authkey = options.authkey
       const key = route.device ? keyOf(fields.authkey, fields[route.device]) : undefined
-      const remembered = key ? holders.get(key) : undefined
+      const remembered = key ? holderOf(key) : undefined
       const body = JSON.stringify(fields)
       let url = remembered ?? baseUrl
       let response: Response

@@ -158,4 +158,31 @@ test('a holder hint whose connection hangs past timeoutMs (an advertised address
   assert.is(toHolder.length, 1, 'the call that timed out is not sent again, and no other went to that holder')
 })
 
+test("a holder that gave one device's call no answer is left a minute for the other devices it held too: their calls go to the base, none waits out timeoutMs there", async () => {
+  const toHolder: string[] = []
+  const fetch = ((url: string, init: RequestInit) => {
+    if (url.startsWith('https://10.0.0.7')) {
+      toHolder.push(JSON.parse(String(init.body)).appkey) // a host that went down: no SYN answered, only the time-out ends it
+      return new Promise((_resolve, reject) => init.signal!.addEventListener('abort', () => reject(init.signal!.reason)))
+    }
+    const headers = { 'content-type': 'application/json', [HOLDER_HEADER]: 'https://10.0.0.7:3000' }
+    return Promise.resolve(new Response(JSON.stringify({ status: 200, message: 'ok' }), { headers }))
+  }) as typeof globalThis.fetch
+  const client = createClient({ baseUrl: 'https://api.example.com', authkey: 'k', timeoutMs: 200, fetch })
+  const call = (appkey: string) =>
+    client.call('sendText', { appkey, to: FRIEND, message: 'oi' }).then(
+      answer => answer.url,
+      (err: Error) => err.name,
+    )
+  const awake = setInterval(() => {}, 1_000)
+  const outcomes = []
+  for (const appkey of ['a', 'b', 'c', 'a']) outcomes.push(await call(appkey)) // each learns the holder, then the holder goes down
+  assert.is(client.urlFor('b'), 'https://api.example.com', "b's next request goes to the base")
+  for (const appkey of ['b', 'c']) outcomes.push(await call(appkey))
+  clearInterval(awake)
+  const base = 'https://api.example.com'
+  assert.equal(outcomes, [base, base, base, 'TimeoutError', base, base]) // before: base, base, base, TimeoutError, TimeoutError, TimeoutError
+  assert.equal(toHolder, ['a'], 'only the first call went to the holder that was down')
+})
+
 test.run()
