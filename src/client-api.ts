@@ -202,9 +202,10 @@ function holderUrl(hint: string | null, baseUrl: string): string | undefined {
 /**
  * The ports `fetch` refuses to call (the fetch standard's "bad ports": it fails with `bad port`
  * before connecting), which the instances' own forwards (undici's request) do reach: a hint on
- * one is not followed (before, it failed the device's next call, each minute).
+ * one is not followed (before, it failed the device's next call, each minute), and the gateway
+ * refuses a `cluster.advertiseUrl` on one (src/resolve-options.ts: the media relay fetches it).
  */
-const BAD_PORTS = new Set(
+export const BAD_PORTS: ReadonlySet<string> = new Set(
   `1 7 9 11 13 15 17 19 20 21 22 23 25 37 42 43 53 69 77 79 87 95 101 102 103 104 109 110 111 113 115 117 119 123 135 137 139
   143 161 179 389 427 465 512 513 514 515 526 530 531 532 540 548 554 556 563 587 601 636 989 990 993 995 1719 1720 1723 2049
   3659 4045 4190 5060 5061 6000 6566 6665 6666 6667 6668 6669 6679 6697 10080`.split(/\s+/),

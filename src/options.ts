@@ -77,8 +77,9 @@ export interface GatewayOptions {
   /**
    * Cluster mode: several instances on one Redis or PostgreSQL store, any of them answering any
    * request (forwarded to the instance holding the device). `secret` authenticates the instances to
-   * each other; `advertiseUrl` is where the others reach this one (its mount point); `maxDevices`
-   * caps the device sessions this instance holds.
+   * each other; `advertiseUrl` is where the others reach this one (its mount point; not on a port
+   * `fetch` refuses, such as 6000 or 5060: refused at start); `maxDevices` caps the device sessions
+   * this instance holds.
    */
   cluster?: { secret: string; advertiseUrl: string; maxDevices?: number }
 

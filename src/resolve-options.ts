@@ -7,6 +7,7 @@ import type { HttpStatusMode } from './http/render.ts'
 import type { ServiceSettings } from './http/service-routes.ts'
 import type { Plan } from './domain/accounts.ts'
 import { isValidTimeZone } from './domain/clock.ts'
+import { BAD_PORTS } from './client-api.ts'
 import type { AgentSettings } from './domain/agents.ts'
 import type { InstanceSettings } from './domain/instances.ts'
 import type { MessagingSettings } from './domain/messaging/index.ts'
@@ -127,6 +128,11 @@ function resolveCluster(given: GatewayOptions['cluster']): ResolvedOptions['clus
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:')
     throw new Error('createGateway: cluster.advertiseUrl must be an http(s) URL (GATEWAY_ADVERTISE_URL)')
+  // The other instances relay /media/<token> to it with fetch, and clients follow its hint with fetch: on such a port both always fail.
+  if (BAD_PORTS.has(url.port))
+    throw new Error(
+      `createGateway: cluster.advertiseUrl is on port ${url.port}, which fetch refuses to call (a "bad port" of the fetch standard: media relays to this instance and clients following its hint would fail); advertise another port (GATEWAY_ADVERTISE_URL)`,
+    )
   if (given.maxDevices !== undefined && !(Number.isInteger(given.maxDevices) && given.maxDevices > 0))
     throw new Error('createGateway: cluster.maxDevices must be a whole number > 0')
   return { secret: given.secret, advertiseUrl: url.href.replace(/\/+$/, ''), ...(given.maxDevices ? { maxDevices: given.maxDevices } : {}) }

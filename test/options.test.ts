@@ -107,4 +107,17 @@ test('bad values are refused at start-up, naming the option', () => {
   for (const [options, message] of refused) assert.throws(() => resolveOptions(options), message, JSON.stringify(options))
 })
 
+test('a cluster.advertiseUrl on a port fetch refuses is refused at start-up: the media relay to that instance would fail every time', () => {
+  // Before: taken. The instances' forwards (undici) reached it, but every /media/<token> relayed to it answered 503 (`bad port`), and clients ignored its hint.
+  for (const advertiseUrl of ['http://10.0.0.1:6000', 'http://gw-2.internal:5060/', 'https://10.0.0.1:6666', 'http://10.0.0.1:10080/gw'])
+    assert.throws(
+      () => resolveOptions({ cluster: { secret: 's'.repeat(16), advertiseUrl } }),
+      /cluster\.advertiseUrl .*port .*fetch refuses.*GATEWAY_ADVERTISE_URL/,
+      advertiseUrl,
+    )
+  // The default ports and ordinary ones stay fine.
+  for (const advertiseUrl of ['http://10.0.0.1', 'https://gw-2.internal:443', 'http://10.0.0.1:6001', 'http://10.0.0.1:8080'])
+    assert.ok(resolveOptions({ cluster: { secret: 's'.repeat(16), advertiseUrl } }).cluster, advertiseUrl)
+})
+
 test.run()
