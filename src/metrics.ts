@@ -51,7 +51,8 @@ export const METRIC_NAMES = [
  * Count what the gateway does into a prom-client Registry of its own (never the global default, so
  * several gateways in one process do not clash): requests, sends, webhook deliveries from the
  * gateway's events; outbox depth, devices by state and the scheduler's backlog read from the store
- * at scrape time (a scan of each: keep the scrape interval at tens of seconds for large stores).
+ * at scrape time (a scan of each: keep the scrape interval at tens of seconds for large stores; scrapes
+ * that come while a scan runs share it, so scrapers at once cost the store one scan of each).
  * prom-client (an optional peer package) is loaded only when metrics are on; without it, start-up
  * fails with an error naming it.
  */
@@ -125,15 +126,21 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
     },
   })
 
+  // Each store scan is shared while it runs: by both scheduler gauges (prom-client collects concurrently), and by every scrape that comes meanwhile.
+  const readPending = sharedWhileRunning(() => webhooks.pending())
+  const readDevices = sharedWhileRunning(async () => {
+    const counts: Record<SessionState, number> = { closed: 0, connecting: 0, linking: 0, open: 0, replaced: 0, 'logged-out': 0 }
+    for await (const device of devices.all()) counts[device.state] = (counts[device.state] ?? 0) + 1
+    return counts
+  })
+  const readBacklog = sharedWhileRunning(() => messaging.scheduler.backlog())
+
   new prom.Gauge({
     name: 'zapgate_webhook_outbox_pending',
     help: 'Webhook events waiting for delivery (outbox depth).',
     registers,
     async collect() {
-      await readOrKeep(
-        () => webhooks.pending(),
-        count => this.set(count),
-      )
+      await readOrKeep(readPending, count => this.set(count))
     },
   })
   new prom.Gauge({
@@ -142,21 +149,11 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
     labelNames: ['state'],
     registers,
     async collect() {
-      await readOrKeep(
-        async () => {
-          const counts: Record<SessionState, number> = { closed: 0, connecting: 0, linking: 0, open: 0, replaced: 0, 'logged-out': 0 }
-          for await (const device of devices.all()) counts[device.state] = (counts[device.state] ?? 0) + 1
-          return counts
-        },
-        counts => {
-          for (const [state, count] of Object.entries(counts)) this.set({ state }, count)
-        },
-      )
+      await readOrKeep(readDevices, counts => {
+        for (const [state, count] of Object.entries(counts)) this.set({ state }, count)
+      })
     },
   })
-  // Both scheduler gauges are collected together (prom-client collects concurrently): one scan serves both.
-  let backlog: Promise<{ pending: number; failed: number; due: number }> | undefined
-  const readBacklog = () => (backlog ??= messaging.scheduler.backlog().finally(() => (backlog = undefined)))
   new prom.Gauge({
     name: 'zapgate_scheduled_messages',
     help: 'Scheduled messages in the store, by state (pending, failed).',
@@ -230,4 +227,10 @@ export async function startMetrics(services: MetricsDeps, webhooks: WebhookAdmin
       if (registry) for (const name of METRIC_NAMES) register.removeSingleMetric(name)
     },
   }
+}
+
+/** `read`, its calls merged while one runs: a call that comes meanwhile gets that run's answer (or error); the next call after it reads again. */
+function sharedWhileRunning<T>(read: () => Promise<T>): () => Promise<T> {
+  let running: Promise<T> | undefined
+  return () => (running ??= read().finally(() => (running = undefined)))
 }
