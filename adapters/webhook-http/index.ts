@@ -182,7 +182,9 @@ function postOnce(clients: Clients, url: URL, delivery: WebhookDelivery, options
     // No redirects, no retries of got's own, any status answered (set on the client in loadClients).
     const timeout = { request: Math.max(1, Math.floor(options.deadline - Date.now())) }
     const agent = options.fresh ? { agent: clients.fresh } : {}
-    const stream = clients.got.stream.post(url, { body: delivery.body, headers: delivery.headers, timeout, ...agent })
+    // Signed as the POST begins (after the queue, and again for the retry on a new connection): the timestamp is the POST's.
+    const headers = delivery.freshHeaders?.() ?? delivery.headers
+    const stream = clients.got.stream.post(url, { body: delivery.body, headers, timeout, ...agent })
     if (cancellable) {
       // A got stream whose body was given as an option never emits 'close' unless destroyed (its
       // writable side stays open), so it leaves the set when its response ends or it fails.

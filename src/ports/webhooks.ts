@@ -32,6 +32,13 @@ export interface WebhookDelivery {
    * counted) by the process that holds it. The gateway always passes it; cheap (no store call).
    */
   mayBegin?: () => boolean
+  /**
+   * The headers signed now (`headers` again when signed this second; `headers` becomes them too): a
+   * sender with a queue of its own POSTs these, got right before the POST begins, after the wait, so
+   * that `webhook-timestamp` is of the POST (a standard verifier refuses one over 5 minutes old, and a
+   * delivery may wait up to `webhookTimeoutMs` in a queue). The gateway always passes it; cheap.
+   */
+  freshHeaders?: () => Record<string, string>
 }
 
 /** What the receiver answered. A thrown error means no answer (network error, timeout, refused URL). */

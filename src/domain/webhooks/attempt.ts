@@ -11,7 +11,7 @@ import { claimedUntil } from '../claims.ts'
 import type { DeadLetterDetails, DeadLetterReason, OutboxRecord, OutboxStore } from './outbox-store.ts'
 import { parseRetryAfter, retryDelay } from './retry.ts'
 import { defined } from './payload.ts'
-import { webhookHeaders } from './signer.ts'
+import { freshWebhookHeaders, webhookHeaders } from './signer.ts'
 import { loggableUrl } from '../../security/url-policy.ts'
 import { pausedDevices, PAUSED_TEXT, type AccountCheck } from './paused.ts'
 
@@ -153,6 +153,8 @@ export function createDeliveryAttempts(deps: DeliveryDependencies, loopOf: () =>
       // invoke: a JavaScript sender may answer with a plain value (or a thenable), not a native promise.
       const delivery: WebhookDelivery = { url, headers, body: record.body, deviceId: record.deviceId, signal: shutdown, closing, deadline }
       if (mayBegin) delivery.mayBegin = mayBegin
+      // Signed again when the POST begins, after the sender's queue (up to the time-out): before, a delivery that waited there over 5 minutes was refused by its receiver.
+      delivery.freshHeaders = () => (delivery.headers = freshWebhookHeaders(delivery.headers, secret, record.id, record.body))
       const sending = invoke(() => deps.sender.send(delivery))
       if (!watched.has(shutdown)) {
         watched.add(shutdown)

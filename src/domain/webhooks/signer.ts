@@ -6,7 +6,7 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`
 }
 
-/** The headers of one attempt: `content-type` (a host's sender POSTs them as is) and the three Standard Webhooks ones; the timestamp is the attempt's own (a late retry stays fresh), the id never changes. */
+/** The headers of one attempt: `content-type` (a host's sender POSTs them as is) and the three Standard Webhooks ones; the timestamp is the attempt's own (a late retry stays fresh; freshWebhookHeaders signs again after a wait in the sender's queue), the id never changes. */
 export function webhookHeaders(secret: string, id: string, body: string, now = Date.now()): Record<string, string> {
   const timestamp = Math.floor(now / 1000)
   return {
@@ -15,6 +15,11 @@ export function webhookHeaders(secret: string, id: string, body: string, now = D
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signWebhook(secret, id, timestamp, body),
   }
+}
+
+/** `headers` when their timestamp is this second's, else the same headers signed now: what a sender POSTs after a wait in its queue (a timestamp over 5 minutes old is refused by a standard verifier). */
+export function freshWebhookHeaders(headers: Record<string, string>, secret: string, id: string, body: string, now = Date.now()): Record<string, string> {
+  return Number(headers['webhook-timestamp']) === Math.floor(now / 1000) ? headers : webhookHeaders(secret, id, body, now)
 }
 
 /** Check a webhook the gateway sent, as a receiver: any `v1,` signature of `webhook-signature` over the raw `body` with the device's secret (constant-time compare), and a timestamp within `toleranceSeconds` (default 300) of now. Header names in any case, as HTTP has them (before, only lower case: `Webhook-Id` from a proxy that canonicalises names was refused). */
