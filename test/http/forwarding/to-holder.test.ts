@@ -4,10 +4,8 @@ import { MemoryNetwork, memoryTransport } from '../../../adapters/transport-memo
 import type { GatewayOptions } from '../../../src/index.ts'
 import { forwardOperation } from '../../../src/http/forwarding/send.ts'
 import { inProcessCluster, registerAt } from '../../helpers/cluster-in-process.ts'
-import Koa from 'koa'
-import { createGateway } from '../../../src/index.ts'
-import { memoryStorage } from '../../helpers/memory-storage.ts'
-import { listen, post, request } from '../../helpers/http.ts'
+import { post, request } from '../../helpers/http.ts'
+import { restartedHolder } from '../../helpers/restarted-holder.ts'
 import { waitFor } from '../../helpers/gateway.ts'
 
 const FRIEND = '5511988887777'
@@ -122,47 +120,15 @@ test('a link refused because the instance is full (cluster.maxDevices) answers 5
 })
 
 test("a holder restarted at the same URL (a new instance there, the store not yet moved on): the client gets 503 with Retry-After, not the new process's 403", async () => {
-  const network = new MemoryNetwork()
-  const store = memoryStorage()
-  const secret = 'a cluster secret of enough length'
-  /** A server whose routes can be swapped (the process behind a URL replaced). */
-  const server = async () => {
-    let routes: Koa.Middleware = (_ctx, next) => next()
-    const app = new Koa()
-    app.use((ctx, next) => routes(ctx, next))
-    return { ...(await listen(app)), serve: (next: Koa.Middleware) => void (routes = next) }
-  }
-  const options = (url: string, storage = store.connectAgain()) => ({
-    storage,
-    transport: memoryTransport({ network }),
-    allowPrivateUrls: true,
-    cluster: { secret, advertiseUrl: url },
-  })
-  const [atHolder, atOther] = [await server(), await server()]
-  const holder = await createGateway(options(atHolder.url, store))
-  atHolder.serve(holder.routes())
-  const other = await createGateway(options(atOther.url))
-  atOther.serve(other.routes())
-  // The new process at the holder's URL (spelt another way, so that the old one, still alive in this process, does not stop its start).
-  const restarted = await createGateway(options(atHolder.url.replace('127.0.0.1', 'localhost')))
+  const { network, authkey, atOther, restart, stop } = await restartedHolder('restart@example.com')
   try {
-    await holder.ready
-    await other.ready
-    const authkey = await registerAt(atHolder.url, 'restart@example.com')
-    const added = await post(`${atHolder.url}/api/v2/qrcode`, { authkey, setAppkey: 'loja' })
-    await network.scan({ deviceId: added.body.id }, '5511944443333')
-    await waitFor(
-      async () => (await post(`${atHolder.url}/api/developer`, { authkey, message: 'loja', checkDispositivo: 'true' })).body?.dispositivo?.conectado === true,
-    )
-    atHolder.serve(restarted.routes())
+    restart()
     const sent = await post(`${atOther.url}/api/create-message`, { authkey, appkey: 'loja', to: FRIEND, message: 'oi' })
     assert.equal([sent.status, sent.body.message], [503, 'O dispositivo está mudando de instância. Tente novamente em instantes.'])
     assert.ok(sent.headers.get('retry-after'), 'Retry-After is set')
     assert.equal(network.inbox(FRIEND), [])
   } finally {
-    for (const gateway of [restarted, other, holder]) await gateway.close().catch(() => {})
-    await atHolder.stop()
-    await atOther.stop()
+    await stop()
   }
 })
 
