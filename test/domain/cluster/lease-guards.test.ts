@@ -149,7 +149,7 @@ test('an instance paused past its fence holds nothing when it wakes, before any 
     storage: memoryStorage(),
     transport: memoryTransport(),
     instances: { heartbeatMs: 100, ttlMs: 1_500 },
-    cluster: { secret: 'a cluster secret of enough length', advertiseUrl: 'http://127.0.0.1:1' },
+    cluster: { secret: 'a cluster secret of enough length', advertiseUrl: 'http://127.0.0.1:2' },
   })
   const { leases, instances } = internalsOf(gateway)
   assert.ok(await leases.acquire('d1'))

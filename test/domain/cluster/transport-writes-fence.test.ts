@@ -55,7 +55,7 @@ async function clusterGateway() {
     storage,
     transport,
     instances: INSTANCES,
-    cluster: { secret: 'a cluster secret of enough length', advertiseUrl: 'http://127.0.0.1:1' },
+    cluster: { secret: 'a cluster secret of enough length', advertiseUrl: 'http://127.0.0.1:2' },
   })
   return {
     gateway,
