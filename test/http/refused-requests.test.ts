@@ -177,21 +177,29 @@ needing(
 )(
   'a device reference no device id can be (a NUL, which PostgreSQL refuses in a key) is 404 Nenhum dispositivo encontrado., not 503, on a PostgreSQL store',
   async ctx => {
-    const storage = await storageFromUrl(POSTGRES.value!, { namespace: `zapgate-refused-${process.pid}` })
+    const storage = await storageFromUrl(POSTGRES.value!, { namespace: `zapgate-refused-${process.pid}-${Date.now()}` })
     const t = (ctx.t = await startGateway({ storage, rateLimit: false }))
-    const authkey = (await t.register()).authkey
-    await t.addDevice(authkey, 'loja')
-    for (const ref of ['\u0000', 'loja\u0000']) {
-      const requests: [string, Record<string, unknown>][] = [
-        ['/api/v2/ia', { authkey, device: ref, agent_name: 'Bia' }],
-        ['/api/developer', { authkey, message: ref, checkDispositivo: 'true' }],
-        ['/api/developer', { authkey, message: ref, apagarDispositivo: 'true' }],
-        ['/api/developer', { authkey, appkey: 'loja', message: 'false', to: ref, GerenciarLinks: 'excluir' }],
-        ['/api/settings', { authkey, appkey: 'loja', type: 'chat', message: ref, statusWebhook: 'true' }],
-      ]
-      for (const [path, body] of requests) assertError(await t.post(path, body), 404, 'Nenhum dispositivo encontrado.')
+    try {
+      const authkey = (await t.register()).authkey
+      await t.addDevice(authkey, 'loja')
+      for (const ref of ['\u0000', 'loja\u0000']) {
+        const requests: [string, Record<string, unknown>][] = [
+          ['/api/v2/ia', { authkey, device: ref, agent_name: 'Bia' }],
+          ['/api/developer', { authkey, message: ref, checkDispositivo: 'true' }],
+          ['/api/developer', { authkey, message: ref, apagarDispositivo: 'true' }],
+          ['/api/developer', { authkey, appkey: 'loja', message: 'false', to: ref, GerenciarLinks: 'excluir' }],
+          ['/api/settings', { authkey, appkey: 'loja', type: 'chat', message: ref, statusWebhook: 'true' }],
+        ]
+        for (const [path, body] of requests) assertError(await t.post(path, body), 404, 'Nenhum dispositivo encontrado.')
+      }
+      assertOk(await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }))
+    } finally {
+      // The shared database keeps nothing of this test (before, ten rows a run stayed in the keyv table).
+      await t.stop()
+      ctx.t = undefined
+      for await (const [name] of storage.list('')) await storage.delete(name)
+      await storage.close?.()
     }
-    assertOk(await t.post('/api/developer', { authkey, message: 'loja', checkDispositivo: 'true' }))
   },
 )
 
