@@ -7,6 +7,7 @@ import { coerceWhen, isNumber } from '../schema/coerce-when.ts'
 import { fastCheckOf, withFastCheck } from '../schema/fast-check.ts'
 import { documentStruct } from '../schema/struct-schema.ts'
 import { isGroupAddress } from '../domain/messaging/addresses.ts'
+import { OTP_CODES, otpCodeText } from '../domain/messaging/otp.ts'
 import { recipient } from './messaging-fields.ts'
 import { deviceErrors, queueErrors } from './error-answers.ts'
 
@@ -29,7 +30,7 @@ const neverScheduled = documentStruct(optionalText(40), {
 })
 
 /** A code sent as a JSON number: its 6 digits (12345 is the code 012345, whose leading zero a number cannot keep); any other number as written. */
-const codeDigits = (n: number): string => (Number.isInteger(n) && n >= 0 && n < 1_000_000 ? String(n).padStart(6, '0') : String(n))
+const codeDigits = (n: number): string => (Number.isInteger(n) && n >= 0 && n < OTP_CODES ? otpCodeText(n) : String(n))
 
 /** `verificarOTP`: the code as text, or as a JSON number (zero-padded: codeDigits). */
 const otpCode = (() => {

@@ -73,18 +73,19 @@ export function recordingSender(status: (delivery: WebhookDelivery) => number = 
   }
 }
 
-/** An outbox over `storage` delivering through `sender` (`spill`: its spill file). */
+/** An outbox over `storage` delivering through `sender` (`spill`: its spill file; `withDevices`: the devices it reads, else d1 and d2 as `devices`). */
 export function outbox(
   storage: Storage,
   sender: WebhookSender,
   extra: Partial<WebhookSettings> = {},
   liveness: Liveness = soloLiveness(),
   spill?: SpillFile,
+  withDevices: Devices = devices,
 ): WebhookOutbox {
   return new WebhookOutbox({
     storage,
     lock: new KeyedLock(),
-    devices,
+    devices: withDevices,
     sender,
     events: new GatewayEvents(),
     logger: silentLogger,

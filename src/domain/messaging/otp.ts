@@ -52,7 +52,7 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
      */
     async issue(device: Device, recipient: string): Promise<{ code: string; withdraw(): Promise<void> }> {
       const id = `${device.id}:${recipient}`
-      const code = String(randomInt(0, 1_000_000)).padStart(6, '0')
+      const code = otpCodeText(randomInt(0, OTP_CODES))
       const salt = randomBytes(16).toString('base64')
       const issued: OtpCode = { salt, hash: hash(salt, code), expiresAt: Date.now() + options.ttlMs, tries: 0 }
       // Replace what is stored as it was read (compare-and-set), keeping its codes (with their tries) as the replaced ones.
@@ -109,4 +109,12 @@ export function createOtps(storage: Storage, lock: KeyedLock, options: { ttlMs: 
     /** Drop the codes of a deleted device. */
     removeDevice: (device: Device): Promise<number> => codes.removeWithPrefix(`${device.id}:`),
   }
+}
+
+/** How many codes there are: 6 digits, 000000 to 999999. */
+export const OTP_CODES = 1_000_000
+
+/** Code number `n` (0 to OTP_CODES - 1) as its 6 digits, zeros in front. */
+export function otpCodeText(n: number): string {
+  return String(n).padStart(6, '0')
 }

@@ -1,16 +1,11 @@
 import { suite } from 'uvu'
 import * as assert from 'uvu/assert'
 import type { OutboxRecord } from '../../../src/domain/webhooks/outbox-store.ts'
-import { WebhookOutbox } from '../../../src/domain/webhooks/outbox.ts'
 import type { Device, Devices } from '../../../src/domain/devices.ts'
-import { GatewayEvents } from '../../../src/events.ts'
-import { silentLogger } from '../../../src/logger.ts'
-import { KeyedLock } from '../../../src/store/keyed-lock.ts'
-import { soloLiveness } from '../../helpers/solo-liveness.ts'
 import type { WebhookDelivery, WebhookSender } from '../../../src/ports/webhooks.ts'
 import { memoryStorage } from '../../helpers/memory-storage.ts'
 import { waitFor } from '../../helpers/gateway.ts'
-import { device, outbox, message, recordingSender, settings } from '../../helpers/outbox.ts'
+import { device, outbox, message, recordingSender } from '../../helpers/outbox.ts'
 
 const test = suite('WebhookOutbox: a dead-lettering cut short')
 
@@ -98,16 +93,7 @@ test('an event redriven while the attempt that buried it is still ending is atte
     },
   } as unknown as Devices
   const sender = recordingSender(delivery => (delivery.url.endsWith('/new') ? 200 : 410))
-  const webhooks = new WebhookOutbox({
-    storage,
-    lock: new KeyedLock(),
-    devices,
-    sender,
-    events: new GatewayEvents(),
-    logger: silentLogger,
-    settings: settings({ reconcileMs: 3_600_000 }), // no rescan within this test
-    liveness: soloLiveness(),
-  })
+  const webhooks = outbox(storage, sender, { reconcileMs: 3_600_000 }, undefined, undefined, devices) // no rescan within this test
   await webhooks.start()
   await webhooks.record(device('d1'), message('again'))
   await updating // the event is a dead letter now; its attempt is still under way
